@@ -1,0 +1,28 @@
+# BubbleKit: `make demo` and `make test` do all the set-up on a fresh Debian machine.
+SHELL := /bin/bash
+SWIFT ?= swift
+export FONTCONFIG_FILE := $(CURDIR)/fonts/fonts.conf
+OUT ?= out/demo
+
+.PHONY: bootstrap build demo test bench clean
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+build: bootstrap
+	$(SWIFT) build
+
+demo: bootstrap
+	$(SWIFT) build -c release --product bubbles
+	$$($(SWIFT) build -c release --show-bin-path)/bubbles demo -o $(OUT)
+
+test: bootstrap
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench: bootstrap
+	$(SWIFT) build -c release --product bubbles
+	$$($(SWIFT) build -c release --show-bin-path)/bubbles bench
+
+clean:
+	rm -rf .build out

@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+// BubbleKit: SMS/iMessage-style conversation bubbles, laid out in pure Swift and drawn with Cairo.
+import PackageDescription
+
+let package = Package(
+    name: "BubbleKit",
+    products: [
+        .library(name: "BubbleCore", targets: ["BubbleCore"]),
+        .library(name: "BubbleRender", targets: ["BubbleRender"]),
+        .executable(name: "bubbles", targets: ["BubblesCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Pure Swift (Foundation only): model, geometry, nine-slice, layout.
+        .target(name: "BubbleCore"),
+        // Cairo + Pango (+ libpng) as one system library found with pkg-config.
+        .systemLibrary(
+            name: "CCairo",
+            pkgConfig: "pangocairo",
+            providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpng-dev"])]
+        ),
+        // Swift types that own the C handles; paints what BubbleCore computes.
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo"]),
+        .executableTarget(
+            name: "BubblesCLI",
+            dependencies: [
+                "BubbleCore", "BubbleRender",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
+        .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,25 @@
+import BubbleCore
+
+/// A failure at the C edge (Cairo, Pango, files), with the file or operation it concerns.
+public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Cairo refused an operation; `status` is Cairo's own words.
+    case cairo(operation: String, status: String)
+    /// A file could not be read or decoded as PNG.
+    case unreadableImage(path: String, reason: String)
+    /// An output file could not be written (nothing is left behind).
+    case unwritable(path: String, reason: String)
+    case invalidSize(width: Int, height: Int)
+    case artSizeMismatch(expected: String, actual: String)
+    case nineSlice(path: String?, NineSliceError)
+
+    public var description: String {
+        switch self {
+        case let .cairo(op, status): return "\(op) failed: \(status)"
+        case let .unreadableImage(path, reason): return "\(path): cannot read image: \(reason)"
+        case let .unwritable(path, reason): return "\(path): cannot write: \(reason)"
+        case let .invalidSize(w, h): return "surface size \(w)×\(h) is not usable; expected 1…32767 pixels each way"
+        case let .artSizeMismatch(e, a): return "art is \(a) but its slices describe \(e)"
+        case let .nineSlice(path, error): return (path.map { "\($0): " } ?? "") + error.description
+        }
+    }
+}

@@ -1,0 +1,7 @@
+#ifndef BUBBLEKIT_CCAIRO_SHIM_H
+#define BUBBLEKIT_CCAIRO_SHIM_H
+#include <cairo.h>
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <pango/pangocairo.h>
+#endif

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the system packages BubbleKit needs on Debian, and nothing when all are present.
+# Called by `make demo`, `make test` and `make bench`; safe to run any number of times.
+set -euo pipefail
+
+# C libraries the renderer links (found with pkg-config), the fonts the project's fontconfig file
+# pins (Latin, Arabic/Hebrew, colour emoji, CJK), and tools the tests call (pdftotext, pdftoppm).
+PACKAGES=(
+  pkg-config
+  libcairo2-dev
+  libpango1.0-dev
+  libharfbuzz-dev
+  libfontconfig-dev
+  libpng-dev
+  fonts-liberation2
+  fonts-dejavu-core
+  fonts-noto-color-emoji
+  fonts-noto-cjk
+  poppler-utils
+)
+# Extra packages a caller asks for (the benchmark adds chromium): BOOTSTRAP_EXTRA="chromium".
+if [ -n "${BOOTSTRAP_EXTRA:-}" ]; then
+  read -r -a extra <<<"$BOOTSTRAP_EXTRA"
+  PACKAGES+=("${extra[@]}")
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "bootstrap: need root or sudo to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+
+echo "bootstrap: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
