@@ -31,12 +31,22 @@ public final class ImageSurface {
             throw .unreadableImage(path: path, reason: FileManager.default.fileExists(atPath: path)
                                    ? "permission denied" : "no such file")
         }
+        // Cairo 1.16 reports any decoding failure as "out of memory": look at the signature
+        // ourselves so the message says what is wrong.
+        let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .unreadableImage(path: path, reason: "cannot open the file")
+        }
+        let head = (try? handle.read(upToCount: 8)).flatMap { $0 } ?? Data()
+        try? handle.close()
+        guard [UInt8](head) == signature else {
+            throw .unreadableImage(path: path, reason: "not a PNG file (expected the 8-byte PNG signature)")
+        }
         let surface = cairo_image_surface_create_from_png(path)!
         let status = cairo_surface_status(surface)
         guard status == CAIRO_STATUS_SUCCESS else {
             cairo_surface_destroy(surface)
-            throw .unreadableImage(path: path, reason: status == CAIRO_STATUS_READ_ERROR
-                                   ? "not a valid PNG file" : Self.describe(status))
+            throw .unreadableImage(path: path, reason: "corrupt or truncated PNG data (\(Self.describe(status)))")
         }
         self.init(adopting: surface)
     }

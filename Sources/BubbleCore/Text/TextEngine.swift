@@ -1,0 +1,111 @@
+/// Font weight on the CSS/OpenType scale (400 regular, 700 bold).
+public struct FontWeight: Hashable, Sendable, Comparable {
+    public var value: Int
+    public init(_ value: Int) { self.value = value }
+    public static let regular = FontWeight(400)
+    public static let medium = FontWeight(500)
+    public static let semibold = FontWeight(600)
+    public static let bold = FontWeight(700)
+    public static func < (a: FontWeight, b: FontWeight) -> Bool { a.value < b.value }
+}
+
+/// How text is set: what a theme says about one kind of label. Sizes in points.
+public struct TextStyle: Hashable, Sendable {
+    /// A fontconfig family name or alias ("BubbleKit Sans" is the project's pinned default).
+    public var family: String
+    public var size: Double
+    public var weight: FontWeight
+    /// Line height as a multiple of the font's natural line height (1 = the font's own).
+    public var lineHeight: Double
+    /// BCP 47 language, which steers font fallback (Japanese vs Chinese glyph shapes); nil = none.
+    public var language: String?
+
+    public init(family: String = "BubbleKit Sans", size: Double, weight: FontWeight = .regular,
+                lineHeight: Double = 1, language: String? = nil) {
+        self.family = family; self.size = size; self.weight = weight
+        self.lineHeight = lineHeight; self.language = language
+    }
+}
+
+/// One laid-out line. Ranges are UTF-8 byte offsets into the prepared text; geometry in points,
+/// relative to the top-left of the text box.
+public struct TextLine: Hashable, Sendable {
+    public var range: Range<Int>
+    /// Advance width of the line's ink-bearing content (trailing spaces excluded).
+    public var width: Double
+    /// Top of the line box.
+    public var top: Double
+    public var height: Double
+    /// Baseline, from the top of the text box.
+    public var baseline: Double
+    /// True when the paragraph this line belongs to runs right to left.
+    public var isRightToLeft: Bool
+
+    public init(range: Range<Int>, width: Double, top: Double, height: Double, baseline: Double, isRightToLeft: Bool = false) {
+        self.range = range; self.width = width; self.top = top; self.height = height
+        self.baseline = baseline; self.isRightToLeft = isRightToLeft
+    }
+}
+
+/// A text laid out in a width: its lines and overall size (points).
+public struct TextLayout: Hashable, Sendable {
+    public var lines: [TextLine]
+    /// Width of the widest line.
+    public var width: Double
+    public var height: Double
+    /// True when `maxLines` cut the text and the last line ends in an ellipsis.
+    public var isTruncated: Bool
+
+    public init(lines: [TextLine], width: Double, height: Double, isTruncated: Bool = false) {
+        self.lines = lines; self.width = width; self.height = height; self.isTruncated = isTruncated
+    }
+    public var lineCount: Int { lines.count }
+    public static let empty = TextLayout(lines: [], width: 0, height: 0)
+}
+
+/// Text measured once and laid out at any width. What an engine keeps inside is its own
+/// business (`storage`); callers only hand the value back to the engine that made it.
+public struct PreparedText: @unchecked Sendable {
+    public let text: String
+    public let style: TextStyle
+    /// Engine-private state (shaped runs, a cached layout object…). Immutable once made.
+    public let storage: AnyObject?
+    public init(text: String, style: TextStyle, storage: AnyObject?) {
+        self.text = text; self.style = style; self.storage = storage
+    }
+}
+
+/// Why a text or a width was refused.
+public enum TextError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidWidth(Double)
+    case invalidFontSize(Double)
+    case invalidLineHeight(Double)
+    case unknownFont(String)
+
+    public var description: String {
+        switch self {
+        case let .invalidWidth(w): return "text width \(w) is not usable; expected a finite number > 0"
+        case let .invalidFontSize(s): return "font size \(s) is not usable; expected a finite number > 0"
+        case let .invalidLineHeight(h): return "line height \(h) is not usable; expected a finite multiple > 0"
+        case let .unknownFont(f): return "font family \(f) matches no installed font"
+        }
+    }
+}
+
+/// Measures text in two steps, so the expensive part happens once per text:
+/// `prepare` segments, shapes and measures; `layout` breaks lines for a width.
+///
+/// Contract for every implementation:
+/// - lines break between words; inside a word only when the word alone is wider than the line;
+/// - hard newlines (`\n`, `\r\n`, U+2028) always break; an empty text has no lines and zero size;
+/// - `maxLines` (> 0) cuts the text after that many lines with a tail ellipsis (`isTruncated`);
+/// - the result never has a negative size and does not depend on the output scale or format;
+/// - a width that is not finite and > 0 is refused with `TextError.invalidWidth`.
+///
+///     let engine = PangoTextEngine()
+///     let prepared = try engine.prepare("Here's a little bubble", style: TextStyle(size: 16))
+///     let layout = try engine.layout(prepared, maxWidth: 220, maxLines: nil)
+public protocol TextEngine: AnyObject {
+    func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText
+    func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout
+}
