@@ -22,7 +22,7 @@ let package = Package(
             providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpng-dev"])]
         ),
         // Swift types that own the C handles; paints what BubbleCore computes.
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo"]),
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo"], resources: [.copy("Themes")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [

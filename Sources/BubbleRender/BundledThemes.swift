@@ -1,0 +1,10 @@
+import Foundation
+
+/// The theme files and art that ship inside the package (Sources/BubbleRender/Themes).
+public enum BundledThemes {
+    /// Folder of the bundled themes.
+    public static var folder: URL { Bundle.module.resourceURL!.appendingPathComponent("Themes") }
+
+    /// Path of a bundled file, e.g. `path("classic/incoming@2x.png")`.
+    public static func path(_ relative: String) -> String { folder.appendingPathComponent(relative).path }
+}

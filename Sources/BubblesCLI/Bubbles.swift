@@ -1,0 +1,28 @@
+import ArgumentParser
+import BubbleCore
+import BubbleRender
+import Foundation
+
+@main
+struct Bubbles: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bubbles",
+        abstract: "SMS/iMessage-style conversation bubbles: stretchable art, layout and rendering.",
+        subcommands: [Demo.self, NineSlice.self, Art.self]
+    )
+}
+
+/// An error for the user: one line, names the file or option and what was expected.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `body`, turning library errors into one clear line for the user.
+func reporting<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as RenderError {
+        throw CLIError(error.description)
+    } catch let error as NineSliceError {
+        throw CLIError(error.description)
+    }
+}
