@@ -1,0 +1,185 @@
+import Foundation
+
+/// One row of a laid-out conversation, in conversation coordinates (y grows down from 0).
+public struct LayoutRow: Hashable, Sendable {
+    public enum Content: Hashable, Sendable {
+        /// A message's bubble; `index` is the message's position in the conversation.
+        case message(index: Int, BubbleLayout)
+        /// A date line between days.
+        case daySeparator(LabelLayout)
+        /// A system line (centred, no bubble); `index` as for messages.
+        case system(index: Int, LabelLayout)
+    }
+    public var content: Content
+    /// The row's rectangle: full width, from its top to its bottom (spacing above excluded).
+    public var frame: Rect
+
+    public var messageIndex: Int? {
+        switch content {
+        case let .message(i, _), let .system(i, _): return i
+        case .daySeparator: return nil
+        }
+    }
+    public var bubble: BubbleLayout? {
+        if case let .message(_, b) = content { return b }
+        return nil
+    }
+}
+
+/// A whole conversation laid out at one width: rows with their frames, total height, and
+/// what a scrolling list needs — the rows in a visible rectangle in O(log n), and O(1)
+/// appends that give exactly what a full layout of the longer conversation gives.
+public struct ConversationLayout: Hashable, Sendable {
+    public private(set) var width: Double
+    public private(set) var rows: [LayoutRow] = []
+    /// Height of everything, from 0 to the bottom of the last row.
+    public private(set) var height: Double = 0
+    /// What appending needs to know about the last message.
+    private var last: LastMessage?
+    private var messageCount = 0
+
+    struct LastMessage: Hashable, Sendable {
+        var sender: String?
+        var direction: Direction
+        var kind: Message.Kind
+        var date: Date
+        var day: DateComponents
+        /// Row index of the last message's row.
+        var row: Int
+    }
+
+    init(width: Double) { self.width = width }
+
+    /// Rows that intersect `rect` (only its vertical extent matters), in order. Binary search
+    /// over the rows' tops — they increase — then a walk over the visible ones.
+    public func rows(in rect: Rect) -> ArraySlice<LayoutRow> {
+        let top = rect.minY, bottom = rect.maxY
+        guard bottom > top || rect.height == 0 else { return [] }
+        // First row whose bottom is below `top`.
+        var lo = 0, hi = rows.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if rows[mid].frame.maxY <= top { lo = mid + 1 } else { hi = mid }
+        }
+        var end = lo
+        while end < rows.count, rows[end].frame.minY < bottom { end += 1 }
+        return rows[lo..<end]
+    }
+
+    /// Index range of `rows(in:)`.
+    public func rowIndices(in rect: Rect) -> Range<Int> {
+        let slice = rows(in: rect)
+        return slice.startIndex..<slice.endIndex
+    }
+
+    // MARK: building (used by ConversationLayouter)
+
+    mutating func appendRow(_ content: LayoutRow.Content, height rowHeight: Double, spacing: Double) {
+        let top = rows.isEmpty ? 0 : height + spacing
+        rows.append(LayoutRow(content: content, frame: Rect(x: 0, y: top, width: width, height: rowHeight)))
+        height = top + rowHeight
+    }
+
+    mutating func removeTail(ofRow index: Int) {
+        guard case .message(let i, var bubble) = rows[index].content else { return }
+        bubble.hasTail = false
+        rows[index].content = .message(index: i, bubble)
+    }
+
+    var lastMessage: LastMessage? {
+        get { last }
+        set { last = newValue }
+    }
+    var nextMessageIndex: Int {
+        get { messageCount }
+        set { messageCount = newValue }
+    }
+}
+
+/// Lays out conversations with one style and one text engine.
+///
+///     let layouter = ConversationLayouter(style: LayoutStyle(), engine: PangoTextEngine(), timeZone: .gmt)
+///     var layout = try layouter.layout(conversation, width: 375)
+///     try layouter.append(newMessage, to: &layout)
+///     let visible = layout.rows(in: Rect(x: 0, y: scrollY, width: 375, height: 667))
+public struct ConversationLayouter {
+    public let measurer: BubbleMeasurer
+    public var style: LayoutStyle { measurer.style }
+    /// Zone in which days start (day separators) and times are shown.
+    public let calendar: Calendar
+    private let dayFormatter: DateFormatter
+    private let timeFormatter: DateFormatter
+
+    public init(style: LayoutStyle, engine: any TextEngine, timeZone: TimeZone = .current,
+                locale: Locale = Locale(identifier: "en_US_POSIX")) {
+        self.measurer = BubbleMeasurer(style: style, engine: engine)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        self.calendar = calendar
+        dayFormatter = DateFormatter()
+        dayFormatter.locale = locale
+        dayFormatter.timeZone = timeZone
+        dayFormatter.dateFormat = "EEEE, d MMMM yyyy"
+        timeFormatter = DateFormatter()
+        timeFormatter.locale = locale
+        timeFormatter.timeZone = timeZone
+        timeFormatter.dateFormat = "HH:mm"
+    }
+
+    /// The whole conversation at `width`. Calling it again with another width is the re-layout.
+    public func layout(_ conversation: Conversation, width: Double) throws(LayoutError) -> ConversationLayout {
+        try BubbleMeasurer.validate(rowWidth: width, style: style)
+        var layout = ConversationLayout(width: width)
+        for message in conversation.messages {
+            try append(message, to: &layout)
+        }
+        return layout
+    }
+
+    /// Adds one message at the end, in O(1) (one message measured; the previous bubble only
+    /// loses its tail when the new one continues its group).
+    public func append(_ message: Message, to layout: inout ConversationLayout) throws(LayoutError) {
+        let width = layout.width
+        let day = calendar.dateComponents([.year, .month, .day], from: message.date)
+        let previous = layout.lastMessage
+        let index = layout.nextMessageIndex
+
+        if previous == nil || previous!.day != day {
+            let label = try centredLabel(dayFormatter.string(from: message.date), kind: .daySeparator,
+                                         style: style.separatorText, width: width)
+            layout.appendRow(.daySeparator(label), height: label.frame.maxY + style.separatorPadding,
+                             spacing: style.rowSpacing)
+        }
+        let newDay = previous == nil || previous!.day != day
+        switch message.kind {
+        case .system:
+            let label = try centredLabel(message.text ?? "", kind: .system, style: style.systemText, width: width)
+            layout.appendRow(.system(index: index, label), height: label.frame.maxY + style.separatorPadding,
+                             spacing: style.rowSpacing)
+        case .message:
+            let continues = !newDay && previous.map {
+                $0.kind == .message && $0.sender == message.sender && $0.direction == message.direction
+                    && message.date.timeIntervalSince($0.date) <= style.groupingInterval
+                    && message.date >= $0.date
+            } ?? false
+            if continues, let previous { layout.removeTail(ofRow: previous.row) }
+            let bubble = try measurer.layout(message, rowWidth: width, hasTail: true,
+                                             timeLabel: continues ? nil : timeFormatter.string(from: message.date))
+            let height = bubble.labels.reduce(bubble.bubble.maxY) { max($0, $1.frame.maxY) }
+            layout.appendRow(.message(index: index, bubble), height: height,
+                             spacing: continues ? style.groupedSpacing : style.rowSpacing)
+        }
+        layout.lastMessage = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction,
+                                                            kind: message.kind, date: message.date, day: day,
+                                                            row: layout.rows.count - 1)
+        layout.nextMessageIndex = index + 1
+    }
+
+    private func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
+                              width: Double) throws(LayoutError) -> LabelLayout {
+        let maxWidth = max(1, width * style.maxWidthShare)
+        let (text, wrap) = try measurer.measure(string, style: textStyle, maxWidth: maxWidth)
+        let frame = Rect(x: (width - text.width) / 2, y: style.separatorPadding, width: text.width, height: text.height)
+        return LabelLayout(kind: kind, string: string, frame: frame, text: text, wrapWidth: wrap)
+    }
+}

@@ -1,0 +1,123 @@
+/// How bubbles are measured and arranged: the numbers a theme gives the layout engine.
+/// All lengths in points.
+public struct LayoutStyle: Hashable, Sendable {
+    public enum WidthMode: String, Hashable, Sendable, Codable {
+        /// The bubble hugs its widest line.
+        case fit
+        /// The narrowest bubble that keeps the same number of lines (no lonely last word).
+        case balanced
+    }
+
+    public var text: TextStyle
+    /// Text inset inside an incoming bubble (the tail side is usually wider).
+    public var incomingPadding: EdgeInsets
+    /// Text inset inside an outgoing bubble; by default the mirror of `incomingPadding`.
+    public var outgoingPadding: EdgeInsets
+    /// Smallest bubble the art can be drawn at without shrinking its caps.
+    public var minimumBubbleSize: Size
+    /// Largest bubble width as a share of the row (seed 002: 0.65, seed 003: 0.70).
+    public var maxWidthShare: Double
+    /// Absolute cap on bubble width, whatever the row width; nil for none.
+    public var maxBubbleWidth: Double?
+    /// Distance from the row's edge to the bubble.
+    public var sideMargin: Double
+    public var widthMode: WidthMode
+    /// Inset of a photo inside its bubble.
+    public var imageInset: EdgeInsets
+    /// Gap between a photo and the text under it.
+    public var imageTextSpacing: Double
+    public var maxImageHeight: Double
+    /// Size laid out for a photo whose own size is unusable (0×0, NaN).
+    public var placeholderImageSize: Size
+    /// Space above a row that starts a new group / continues a group.
+    public var rowSpacing: Double
+    public var groupedSpacing: Double
+    /// Messages of one sender closer than this (seconds) form a group.
+    public var groupingInterval: Double
+    /// Day separator and system line text, and their vertical padding.
+    public var separatorText: TextStyle
+    public var separatorPadding: Double
+    public var systemText: TextStyle
+    /// Time label above the first bubble of each group (seed 000's date label).
+    public var showsTimeAboveGroup: Bool
+    public var timeLabelText: TextStyle
+    public var timeLabelSpacing: Double
+
+    public init(text: TextStyle = TextStyle(size: 16),
+                incomingPadding: EdgeInsets = EdgeInsets(top: 4, left: 22, bottom: 7, right: 16),
+                outgoingPadding: EdgeInsets? = nil,
+                minimumBubbleSize: Size = Size(width: 42, height: 30),
+                maxWidthShare: Double = 0.7,
+                maxBubbleWidth: Double? = nil,
+                sideMargin: Double = 10,
+                widthMode: WidthMode = .fit,
+                imageInset: EdgeInsets = EdgeInsets(top: 4, left: 10, bottom: 4, right: 10),
+                imageTextSpacing: Double = 4,
+                maxImageHeight: Double = 240,
+                placeholderImageSize: Size = Size(width: 120, height: 90),
+                rowSpacing: Double = 10,
+                groupedSpacing: Double = 2,
+                groupingInterval: Double = 300,
+                separatorText: TextStyle = TextStyle(size: 12, weight: .bold),
+                separatorPadding: Double = 8,
+                systemText: TextStyle = TextStyle(size: 12),
+                showsTimeAboveGroup: Bool = false,
+                timeLabelText: TextStyle = TextStyle(size: 11),
+                timeLabelSpacing: Double = 2) {
+        self.text = text
+        self.incomingPadding = incomingPadding
+        self.outgoingPadding = outgoingPadding ?? EdgeInsets(top: incomingPadding.top, left: incomingPadding.right,
+                                                             bottom: incomingPadding.bottom, right: incomingPadding.left)
+        self.minimumBubbleSize = minimumBubbleSize
+        self.maxWidthShare = maxWidthShare
+        self.maxBubbleWidth = maxBubbleWidth
+        self.sideMargin = sideMargin
+        self.widthMode = widthMode
+        self.imageInset = imageInset
+        self.imageTextSpacing = imageTextSpacing
+        self.maxImageHeight = maxImageHeight
+        self.placeholderImageSize = placeholderImageSize
+        self.rowSpacing = rowSpacing
+        self.groupedSpacing = groupedSpacing
+        self.groupingInterval = groupingInterval
+        self.separatorText = separatorText
+        self.separatorPadding = separatorPadding
+        self.systemText = systemText
+        self.showsTimeAboveGroup = showsTimeAboveGroup
+        self.timeLabelText = timeLabelText
+        self.timeLabelSpacing = timeLabelSpacing
+    }
+
+    public func padding(for direction: Direction) -> EdgeInsets {
+        direction == .incoming ? incomingPadding : outgoingPadding
+    }
+
+    /// The widest a bubble may be in a row of `rowWidth`.
+    public func maxBubbleWidth(rowWidth: Double) -> Double {
+        min(rowWidth * maxWidthShare, maxBubbleWidth ?? .infinity, rowWidth - 2 * sideMargin)
+    }
+
+    /// Narrowest row this style can lay out: the margins plus the smallest bubble.
+    public var minimumRowWidth: Double {
+        let padding = max(incomingPadding.horizontal, outgoingPadding.horizontal)
+        let bubble = max(minimumBubbleSize.width, padding + 1)
+        return max(2 * sideMargin + bubble, bubble / maxWidthShare)
+    }
+}
+
+/// Why a layout was refused.
+public enum LayoutError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidWidth(Double)
+    case rowTooNarrow(width: Double, minimum: Double)
+    case invalidStyle(String)
+    case text(TextError)
+
+    public var description: String {
+        switch self {
+        case let .invalidWidth(w): return "row width \(w) is not usable; expected a finite number > 0"
+        case let .rowTooNarrow(w, min): return "row width \(w.short) is too narrow for this style; expected at least \(min.short) points"
+        case let .invalidStyle(why): return "layout style: \(why)"
+        case let .text(e): return e.description
+        }
+    }
+}
