@@ -218,7 +218,7 @@ struct ConversationLayoutTests {
 
     @Test("re-layout at a new width equals a fresh layout at that width")
     func relayout() throws {
-        let conversation = RandomConversation.make(count: 200, seed: 7)
+        let conversation = SyntheticConversation.make(count: 200, seed: 7)
         let a = try layouter.layout(conversation, width: 320)
         let b = try layouter.layout(conversation, width: 600)
         #expect(a != b)
@@ -228,7 +228,7 @@ struct ConversationLayoutTests {
 
     @Test("property: appending one by one equals laying out the whole conversation", arguments: [1, 2, 3, 4])
     func appendEqualsFull(seed: UInt64) throws {
-        let conversation = RandomConversation.make(count: 300, seed: seed)
+        let conversation = SyntheticConversation.make(count: 300, seed: seed)
         let full = try layouter.layout(conversation, width: 375)
         var incremental = try layouter.layout(Conversation(), width: 375)
         for m in conversation.messages { try layouter.append(m, to: &incremental) }
@@ -237,9 +237,9 @@ struct ConversationLayoutTests {
 
     @Test("property: rows(in:) equals a brute-force scan", arguments: [11, 12, 13])
     func visibleRows(seed: UInt64) throws {
-        let conversation = RandomConversation.make(count: 400, seed: seed)
+        let conversation = SyntheticConversation.make(count: 400, seed: seed)
         let layout = try layouter.layout(conversation, width: 375)
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(seed: seed)
         for _ in 0..<500 {
             let y = Double(rng.next() % UInt64(layout.height + 200)) - 100
             let h = Double(rng.next() % 900)
@@ -254,7 +254,7 @@ struct ConversationLayoutTests {
     @Test("property: rows never overlap; bubbles stay inside the row and the max width", arguments: [21, 22])
     func geometry(seed: UInt64) throws {
         for width in [240.0, 375, 820] {
-            let conversation = RandomConversation.make(count: 300, seed: seed)
+            let conversation = SyntheticConversation.make(count: 300, seed: seed)
             let layout = try layouter.layout(conversation, width: width)
             let maxBubble = style.maxBubbleWidth(rowWidth: width)
             for (a, b) in zip(layout.rows, layout.rows.dropFirst()) { #expect(a.frame.maxY <= b.frame.minY) }
@@ -278,32 +278,46 @@ struct ConversationLayoutTests {
     @Test("a width too narrow for the style is refused before anything is measured")
     func narrow() {
         #expect(throws: LayoutError.rowTooNarrow(width: 30, minimum: style.minimumRowWidth)) {
-            try layouter.layout(RandomConversation.make(count: 3, seed: 1), width: 30)
+            try layouter.layout(SyntheticConversation.make(count: 3, seed: 1), width: 30)
         }
     }
 }
 
-/// Deterministic synthetic conversations: mixed lengths, both sides, bursts and pauses,
-/// some photos (including broken ones), some system lines.
-enum RandomConversation {
-    static let words = ["ok", "sure", "see", "you", "tomorrow", "haha", "what", "time", "is", "the", "train",
-                        "Andnormallyaddlinebreaksonlyinbetween", "😀", "今日は", "مرحبا", "coffee?", "yes!"]
-    static func make(count: Int, seed: UInt64) -> Conversation {
-        var rng = SplitMix(seed: seed)
-        var date = t0
-        var messages: [Message] = []
-        for _ in 0..<count {
-            date = date.addingTimeInterval(Double(rng.next() % 4 == 0 ? rng.next() % 90_000 : rng.next() % 200))
-            let roll = rng.next() % 20
-            if roll == 0 { messages.append(.system("Someone joined", date: date)); continue }
-            let n = Int(rng.next() % 30)
-            let text = (0..<n).map { _ in words[Int(rng.next() % UInt64(words.count))] }.joined(separator: " ")
-            let image: ImageAttachment? = roll == 1 ? ImageAttachment(width: Double(rng.next() % 2000), height: Double(rng.next() % 2000)) : nil
-            let outgoing = rng.next() % 2 == 0
-            messages.append(Message(sender: outgoing ? "me" : (rng.next() % 3 == 0 ? "bob" : "alice"),
-                                    direction: outgoing ? .outgoing : .incoming, date: date,
-                                    text: n == 0 && image == nil ? "…" : text, image: image))
+
+@Suite("Caching text engine")
+struct CachingTextEngineTests {
+    @Test("gives the wrapped engine's layouts, computes each once, stays bounded")
+    func cache() throws {
+        let cache = CachingTextEngine(MonospaceTextEngine(), capacity: 8)
+        let plain = MonospaceTextEngine()
+        let texts = ["ok", "haha", "see you tomorrow", "ok", "haha", "ok"]
+        for t in texts {
+            let a = try cache.layout(cache.prepare(t, style: TextStyle(size: 16)), maxWidth: 100, maxLines: nil)
+            let b = try plain.layout(plain.prepare(t, style: TextStyle(size: 16)), maxWidth: 100, maxLines: nil)
+            #expect(a == b)
         }
-        return Conversation(messages: messages)
+        #expect(cache.misses == 3 && cache.hits == 3)
+        for i in 0..<100 {
+            _ = try cache.layout(cache.prepare("message \(i)", style: TextStyle(size: 16)), maxWidth: 100, maxLines: nil)
+        }
+        #expect(cache.count <= 8)
+        // A different width or line limit is a different entry.
+        let p = try cache.prepare("ok", style: TextStyle(size: 16))
+        let before = cache.misses
+        _ = try cache.layout(p, maxWidth: 90, maxLines: nil)
+        _ = try cache.layout(p, maxWidth: 90, maxLines: 1)
+        #expect(cache.misses == before + 2)
+        #expect(throws: TextError.invalidWidth(0)) { try cache.layout(p, maxWidth: 0, maxLines: nil) }
+    }
+
+    @Test("a conversation laid out through the cache equals one laid out without it")
+    func sameLayout() throws {
+        let conversation = SyntheticConversation.make(count: 500, seed: 3)
+        let utc = TimeZone(identifier: "UTC")!
+        let direct = try ConversationLayouter(style: LayoutStyle(), engine: MonospaceTextEngine(), timeZone: utc)
+            .layout(conversation, width: 375)
+        let cached = try ConversationLayouter(style: LayoutStyle(), engine: CachingTextEngine(MonospaceTextEngine()), timeZone: utc)
+            .layout(conversation, width: 375)
+        #expect(direct == cached)
     }
 }

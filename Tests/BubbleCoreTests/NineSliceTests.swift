@@ -335,7 +335,7 @@ struct NinePatchTests {
 struct NineSlicePropertyTests {
     @Test("patches tile the target exactly, never negative or inverted", arguments: TileRule.allCases)
     func coverage(rule: TileRule) throws {
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         for _ in 0..<300 {
             let w = Int(rng.next() % 40) + 3, h = Int(rng.next() % 40) + 3
             let l = Int(rng.next() % UInt64(w - 1)), r = Int(rng.next() % UInt64(w - l - 1))
@@ -363,15 +363,3 @@ struct NineSlicePropertyTests {
     }
 }
 
-/// Small deterministic generator for property tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

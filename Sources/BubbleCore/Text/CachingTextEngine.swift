@@ -1,0 +1,77 @@
+/// Wraps any `TextEngine` with a bounded cache of finished layouts, keyed by text, style,
+/// width and line limit. Chats repeat themselves ("ok", "haha", "👍"), and a re-layout at a
+/// width seen before costs a dictionary look-up. `prepare` is lazy: the wrapped engine only
+/// prepares a text when a layout misses the cache.
+///
+/// The cache holds at most `capacity` layouts in two generations: when the young one fills,
+/// the old one is dropped and the young one becomes old (an approximate LRU with O(1) work).
+/// One instance is meant for one thread at a time, like the engines it wraps.
+public final class CachingTextEngine: TextEngine {
+    public let base: any TextEngine
+    public let capacity: Int
+    public private(set) var hits = 0
+    public private(set) var misses = 0
+
+    struct Key: Hashable {
+        var text: String
+        var style: TextStyle
+        var width: Double
+        var maxLines: Int
+    }
+    private var young: [Key: TextLayout] = [:]
+    private var old: [Key: TextLayout] = [:]
+
+    final class Lazy {
+        let text: String
+        let style: TextStyle
+        var prepared: PreparedText?
+        init(text: String, style: TextStyle) { self.text = text; self.style = style }
+    }
+
+    public init(_ base: any TextEngine, capacity: Int = 65_536) {
+        self.base = base
+        self.capacity = max(2, capacity)
+    }
+
+    public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
+        guard style.size.isFinite, style.size > 0 else { throw .invalidFontSize(style.size) }
+        guard style.lineHeight.isFinite, style.lineHeight > 0 else { throw .invalidLineHeight(style.lineHeight) }
+        return PreparedText(text: text, style: style, storage: Lazy(text: text, style: style))
+    }
+
+    public func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout {
+        guard maxWidth.isFinite, maxWidth > 0 else { throw .invalidWidth(maxWidth) }
+        let key = Key(text: prepared.text, style: prepared.style, width: maxWidth, maxLines: maxLines ?? 0)
+        if let hit = young[key] { hits += 1; return hit }
+        if let hit = old[key] {
+            hits += 1
+            store(key, hit)
+            return hit
+        }
+        misses += 1
+        let inner: PreparedText
+        if let lazy = prepared.storage as? Lazy {
+            if let p = lazy.prepared { inner = p } else {
+                inner = try base.prepare(lazy.text, style: lazy.style)
+                lazy.prepared = inner
+            }
+        } else {
+            inner = try base.prepare(prepared.text, style: prepared.style)
+        }
+        let result = try base.layout(inner, maxWidth: maxWidth, maxLines: maxLines)
+        store(key, result)
+        return result
+    }
+
+    /// Number of layouts held.
+    public var count: Int { young.count + old.count }
+
+    private func store(_ key: Key, _ layout: TextLayout) {
+        if young.count >= capacity / 2 {
+            old = young
+            young = [:]
+            young.reserveCapacity(capacity / 2)
+        }
+        young[key] = layout
+    }
+}
