@@ -21,8 +21,8 @@ test: bootstrap
 	$(SWIFT) test --skip-build
 
 bench: bootstrap
-	$(SWIFT) build -c release --product bubbles
-	$$($(SWIFT) build -c release --show-bin-path)/bubbles bench
+	$(SWIFT) build -c release --product BubbleBench
+	$$($(SWIFT) build -c release --show-bin-path)/BubbleBench $(BENCH_ARGS)
 
 clean:
 	rm -rf .build out

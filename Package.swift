@@ -21,8 +21,10 @@ let package = Package(
             pkgConfig: "pangocairo",
             providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpng-dev"])]
         ),
+        // libpng behind a tiny C shim: libpng reports errors with setjmp/longjmp, which Swift cannot use.
+        .target(name: "CPNGShim", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]),
         // Swift types that own the C handles; paints what BubbleCore computes.
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo"], resources: [.copy("Themes")]),
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CPNGShim"], resources: [.copy("Themes")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
@@ -30,6 +32,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // `make bench`: release-build benchmarks, each case in a child process.
+        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleRender"]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
         .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleCore"]),
     ],
