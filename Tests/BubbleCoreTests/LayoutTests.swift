@@ -321,3 +321,50 @@ struct CachingTextEngineTests {
         #expect(direct == cached)
     }
 }
+
+@Suite("Time inside the bubble (WhatsApp)")
+struct TimeInsideTests {
+    var whatsapp: LayoutStyle {
+        var s = style
+        s.timeInsideBubble = true
+        s.timeLabelText = TextStyle(size: 8)  // 4 pt a character: "09:41" is 20 pt wide, 10 pt high
+        return s
+    }
+
+    @Test("after the last line when it fits")
+    func fits() throws {
+        let m = BubbleMeasurer(style: whatsapp, engine: engine)
+        let b = try m.layout(message("Hi"), rowWidth: 400, time: "09:41")
+        // "Hi" is 16 pt; + 6 gap + 20 = 42 pt of text box; the line stays one line high.
+        #expect(b.bubble.width == 42 + 38)
+        #expect(b.bubble.height == 31)
+        let time = try #require(b.labels.first { $0.kind == .timeInside })
+        let text = try #require(b.textFrame)
+        #expect(time.frame == Rect(x: text.minX + 22, y: text.minY + 10, width: 20, height: 10))
+        #expect(b.bubble.contains(time.frame))
+    }
+
+    @Test("on its own line below when the last line is too long")
+    func ownLine() throws {
+        let m = BubbleMeasurer(style: whatsapp, engine: engine)
+        // 30 characters = 240 pt of 242 available: no room for the time.
+        let b = try m.layout(message(String(repeating: "x", count: 30)), rowWidth: 400, time: "09:41")
+        #expect(b.text.lines.count == 1)
+        #expect(b.bubble.height == 31 + 10)
+        let time = try #require(b.labels.first { $0.kind == .timeInside })
+        let text = try #require(b.textFrame)
+        #expect(time.frame.minY == text.minY + 20)
+        #expect(time.frame.maxX == text.minX + 240)
+        #expect(b.bubble.contains(time.frame))
+    }
+
+    @Test("every message of a group shows its time inside; above-group labels stay off")
+    func everyMessage() throws {
+        var t = whatsapp
+        t.showsTimeAboveGroup = false
+        let layout = try ConversationLayouter(style: t, engine: engine, timeZone: TimeZone(identifier: "UTC")!)
+            .layout(Conversation(messages: [message("Hi", at: 0), message("again", at: 5)]), width: 400)
+        let times = layout.rows.compactMap(\.bubble).map { $0.labels.map(\.kind) }
+        #expect(times == [[.timeInside], [.timeInside]])
+    }
+}

@@ -21,7 +21,7 @@ public struct BubbleLayout: Hashable, Sendable {
 
 /// A short text placed by the layout (time, day separator, system line).
 public struct LabelLayout: Hashable, Sendable {
-    public enum Kind: String, Hashable, Sendable { case time, daySeparator, system }
+    public enum Kind: String, Hashable, Sendable { case time, timeInside, daySeparator, system }
     public var kind: Kind
     public var string: String
     public var frame: Rect
@@ -39,9 +39,11 @@ public struct BubbleMeasurer {
         self.style = style; self.engine = engine
     }
 
-    /// Lays out `message` in a row `rowWidth` wide. `timeLabel` (if the style shows one) goes above.
+    /// Lays out `message` in a row `rowWidth` wide. `time` is the message's time as shown: above
+    /// the bubble when the style shows times above groups and `startsGroup`, inside the bubble
+    /// when the style puts it there.
     public func layout(_ message: Message, rowWidth: Double, hasTail: Bool = true,
-                       timeLabel: String? = nil) throws(LayoutError) -> BubbleLayout {
+                       time: String? = nil, startsGroup: Bool = true) throws(LayoutError) -> BubbleLayout {
         try Self.validate(rowWidth: rowWidth, style: style)
         let padding = style.padding(for: message.direction)
         let maxBubble = style.maxBubbleWidth(rowWidth: rowWidth)
@@ -74,10 +76,27 @@ public struct BubbleMeasurer {
             height = style.imageInset.top + imageSize.height + style.imageInset.bottom
         }
         let hasText = !text.lines.isEmpty
+        /// Width of the text box: the widest line, or wider to hold a time inside.
+        var textBoxWidth = text.width
+        // A time inside the bubble: after the last line when it fits there, else below it.
+        var inside: (text: TextLayout, wrap: Double, ownLine: Bool)?
+        if style.timeInsideBubble, let time {
+            let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: max(1, maxText))
+            var ownLine = true
+            if hasText, let last = text.lines.last, !last.isRightToLeft,
+               last.width + style.timeInsideGap + t.width <= maxText {
+                ownLine = false
+                textBoxWidth = max(text.width, last.width + style.timeInsideGap + t.width)
+            } else if hasText {
+                textBoxWidth = max(text.width, t.width)
+            }
+            inside = (t, w, ownLine && hasText)
+        }
         if hasText {
-            contentWidth = max(contentWidth, text.width + padding.horizontal)
+            contentWidth = max(contentWidth, textBoxWidth + padding.horizontal)
             height += imageSize == nil ? padding.vertical + text.height
                 : style.imageTextSpacing - style.imageInset.bottom + text.height + padding.bottom
+            if let inside, inside.ownLine { height += inside.text.height }
         } else if imageSize == nil {
             height = padding.vertical
             contentWidth = padding.horizontal
@@ -88,9 +107,9 @@ public struct BubbleMeasurer {
         // Labels above the bubble.
         var labels: [LabelLayout] = []
         var top = 0.0
-        if style.showsTimeAboveGroup, let timeLabel {
-            let (t, w) = try measure(timeLabel, style: style.timeLabelText, maxWidth: rowWidth - 2 * style.sideMargin)
-            labels.append(LabelLayout(kind: .time, string: timeLabel,
+        if style.showsTimeAboveGroup, startsGroup, let time {
+            let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth - 2 * style.sideMargin)
+            labels.append(LabelLayout(kind: .time, string: time,
                                       frame: Rect(x: (rowWidth - t.width) / 2, y: 0, width: t.width, height: t.height),
                                       text: t, wrapWidth: w))
             top = t.height + style.timeLabelSpacing
@@ -108,6 +127,20 @@ public struct BubbleMeasurer {
             let textTop = imageFrame.map { $0.maxY + style.imageTextSpacing } ?? bubble.minY + padding.top
             textFrame = Rect(x: bubble.minX + padding.left, y: textTop,
                              width: max(0, bubbleSize.width - padding.horizontal), height: text.height)
+            if let inside, inside.ownLine { textFrame!.size.height += inside.text.height }
+        }
+        if let inside, let time {
+            let t = inside.text
+            let frame: Rect
+            if let textFrame, let last = text.lines.last {
+                let bottom = inside.ownLine ? textFrame.minY + text.height + t.height : textFrame.minY + last.top + last.height
+                frame = Rect(x: textFrame.minX + textBoxWidth - t.width, y: bottom - t.height, width: t.width, height: t.height)
+            } else {
+                // Photo only: over the photo's bottom-right corner.
+                let box = imageFrame ?? bubble
+                frame = Rect(x: box.maxX - t.width - 6, y: box.maxY - t.height - 4, width: t.width, height: t.height)
+            }
+            labels.append(LabelLayout(kind: .timeInside, string: time, frame: frame, text: t, wrapWidth: inside.wrap))
         }
         return BubbleLayout(direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
                             textWrapWidth: wrapWidth, imageFrame: imageFrame, imageIsPlaceholder: placeholder, hasTail: hasTail, labels: labels)

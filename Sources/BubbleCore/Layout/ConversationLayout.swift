@@ -164,7 +164,7 @@ public struct ConversationLayouter {
             } ?? false
             if continues, let previous { layout.removeTail(ofRow: previous.row) }
             let bubble = try measurer.layout(message, rowWidth: width, hasTail: true,
-                                             timeLabel: continues ? nil : timeFormatter.string(from: message.date))
+                                             time: timeFormatter.string(from: message.date), startsGroup: !continues)
             let height = bubble.labels.reduce(bubble.bubble.maxY) { max($0, $1.frame.maxY) }
             layout.appendRow(.message(index: index, bubble), height: height,
                              spacing: continues ? style.groupedSpacing : style.rowSpacing)

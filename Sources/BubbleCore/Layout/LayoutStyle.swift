@@ -42,6 +42,11 @@ public struct LayoutStyle: Hashable, Sendable {
     public var showsTimeAboveGroup: Bool
     public var timeLabelText: TextStyle
     public var timeLabelSpacing: Double
+    /// WhatsApp: the message time sits inside the bubble, after the last line when it fits there,
+    /// else on a line of its own below (measured with `timeLabelText`).
+    public var timeInsideBubble: Bool = false
+    /// Gap between the last line and a time inside the bubble.
+    public var timeInsideGap: Double = 6
 
     public init(text: TextStyle = TextStyle(size: 16),
                 incomingPadding: EdgeInsets = EdgeInsets(top: 4, left: 22, bottom: 7, right: 16),

@@ -1,0 +1,203 @@
+import Foundation
+
+/// BubbleKit's native conversation file: versioned JSON, documented in docs/FORMATS.md.
+///
+///     {
+///       "format": "bubblekit-conversation", "version": 1,
+///       "title": "Seed 003", "me": "me",
+///       "participants": [{"id": "me", "name": "Me"}, {"id": "miguel", "name": "Miguel"}],
+///       "messages": [
+///         {"from": "miguel", "date": "2011-11-12T13:01:00Z", "text": "Wow, you are very intense!"},
+///         {"from": "me", "date": "2011-11-12T13:02:00Z", "image": {"path": "cat.png", "width": 320, "height": 240}},
+///         {"type": "system", "date": "2011-11-12T13:03:00Z", "text": "Miguel left"}
+///       ]
+///     }
+public enum ConversationFile {
+    public static let formatName = "bubblekit-conversation"
+    public static let currentVersion = 1
+
+    struct FileV1: Codable {
+        var format: String?
+        var version: Int?
+        var title: String?
+        var me: String?
+        var theme: String?
+        var participants: [Participant]?
+        var messages: [MessageV1]
+    }
+
+    struct MessageV1: Codable {
+        var type: Message.Kind?
+        var from: String?
+        var direction: Direction?
+        var date: String
+        var text: String?
+        var image: ImageAttachment?
+    }
+
+    /// What a file says besides its messages.
+    public struct Hints: Hashable, Sendable {
+        /// Participant id whose messages are outgoing, if the file says.
+        public var me: String?
+        /// Theme the file asks for, if any.
+        public var theme: String?
+    }
+
+    /// Decodes a conversation. `me` (a participant id or name) overrides the file's own `me`:
+    /// that participant's messages are outgoing; without either, a message's `direction` decides,
+    /// and messages with neither are incoming. Errors name the file, the line and column
+    /// (malformed JSON) or the JSON path (wrong values).
+    public static func decode(_ data: Data, path: String, me: String? = nil) throws(ConversationFileError) -> (Conversation, Hints) {
+        let file: FileV1
+        do {
+            file = try JSONDecoder().decode(FileV1.self, from: data)
+        } catch let error as DecodingError {
+            throw ConversationFileError(path: path, location: location(of: error, in: data), reason: reason(of: error))
+        } catch {
+            throw ConversationFileError(path: path, location: nil, reason: "\(error)")
+        }
+        if let format = file.format, format != formatName {
+            throw ConversationFileError(path: path, location: "format", reason: "is \"\(format)\"; expected \"\(formatName)\"")
+        }
+        if let version = file.version, version != currentVersion {
+            throw ConversationFileError(path: path, location: "version",
+                                        reason: "is \(version); this BubbleKit reads version \(currentVersion)")
+        }
+        let participants = file.participants ?? []
+        var ids = Set<String>()
+        for (i, p) in participants.enumerated() where !ids.insert(p.id).inserted {
+            throw ConversationFileError(path: path, location: "participants[\(i)].id", reason: "\"\(p.id)\" appears twice")
+        }
+        // `me` may be an id or a display name.
+        let meID = (me ?? file.me).map { wanted in participants.first { $0.name == wanted && $0.id != wanted }?.id ?? wanted }
+        var messages: [Message] = []
+        messages.reserveCapacity(file.messages.count)
+        for (i, m) in file.messages.enumerated() {
+            guard let date = parseDate(m.date) else {
+                throw ConversationFileError(path: path, location: "messages[\(i)].date",
+                                            reason: "\"\(m.date)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
+            }
+            let kind = m.type ?? .message
+            if kind == .message && m.text == nil && m.image == nil {
+                throw ConversationFileError(path: path, location: "messages[\(i)]", reason: "has neither text nor image")
+            }
+            if let image = m.image, !(image.width.isFinite && image.height.isFinite) || image.width < 0 || image.height < 0 {
+                throw ConversationFileError(path: path, location: "messages[\(i)].image",
+                                            reason: "size \(image.width)×\(image.height) is not usable; expected sizes ≥ 0 (0 = read from the file)")
+            }
+            if let from = m.from, !ids.isEmpty, !ids.contains(from) {
+                throw ConversationFileError(path: path, location: "messages[\(i)].from",
+                                            reason: "\"\(from)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
+            }
+            let direction: Direction = if let meID, let from = m.from { from == meID ? .outgoing : .incoming }
+                else { m.direction ?? .incoming }
+            messages.append(Message(kind: kind, sender: kind == .system ? nil : m.from, direction: direction,
+                                    date: date, text: m.text, image: m.image))
+        }
+        return (Conversation(title: file.title, participants: participants, messages: messages),
+                Hints(me: meID, theme: file.theme))
+    }
+
+    /// Encodes a conversation as version 1 (the same schema `decode` reads).
+    public static func encode(_ conversation: Conversation, me: String? = nil) throws -> Data {
+        let file = FileV1(format: formatName, version: currentVersion, title: conversation.title, me: me, theme: nil,
+                          participants: conversation.participants,
+                          messages: conversation.messages.map {
+                              MessageV1(type: $0.kind == .system ? .system : nil, from: $0.sender,
+                                        direction: me == nil ? $0.direction : nil,
+                                        date: formatDate($0.date), text: $0.text, image: $0.image)
+                          })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(file)
+    }
+
+    static func parseDate(_ s: String) -> Date? {
+        let plain = ISO8601DateFormatter()
+        if let d = plain.date(from: s) { return d }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return fractional.date(from: s)
+    }
+
+    static func formatDate(_ d: Date) -> String {
+        let f = ISO8601DateFormatter()
+        if d.timeIntervalSince1970.rounded() != d.timeIntervalSince1970 { f.formatOptions.insert(.withFractionalSeconds) }
+        return f.string(from: d)
+    }
+
+    /// "line 3, column 14" for malformed JSON, a JSON path ("messages[2].date") for wrong values.
+    static func location(of error: DecodingError, in data: Data) -> String? {
+        switch error {
+        case .dataCorrupted(let ctx) where ctx.codingPath.isEmpty:
+            return syntaxLocation(in: data)
+        case .dataCorrupted(let ctx), .typeMismatch(_, let ctx), .valueNotFound(_, let ctx):
+            return jsonPath(ctx.codingPath)
+        case .keyNotFound(let key, let ctx):
+            return jsonPath(ctx.codingPath + [key])
+        @unknown default:
+            return nil
+        }
+    }
+
+    static func reason(of error: DecodingError) -> String {
+        switch error {
+        case .dataCorrupted(let ctx) where ctx.codingPath.isEmpty:
+            return "is not valid JSON"
+        case .dataCorrupted(let ctx): return ctx.debugDescription
+        case .typeMismatch(let type, _): return "has the wrong type; expected \(typeName(type))"
+        case .valueNotFound(let type, _): return "is null; expected \(typeName(type))"
+        case .keyNotFound: return "is missing"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Double.Type, is Int.Type: return "a number"
+        case is Bool.Type: return "true or false"
+        default:
+            let name = String(describing: type)
+            return name.hasPrefix("Array") ? "an array" : name.hasPrefix("Dictionary") ? "an object" : name
+        }
+    }
+
+    static func jsonPath(_ path: [any CodingKey]) -> String {
+        var out = ""
+        for key in path {
+            if let i = key.intValue { out += "[\(i)]" } else { out += (out.isEmpty ? "" : ".") + key.stringValue }
+        }
+        return out.isEmpty ? "(top level)" : out
+    }
+
+    /// Foundation's parser says "around character N"; turn N into a line and a column.
+    static func syntaxLocation(in data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return nil
+        } catch {
+            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? ""
+            guard let range = text.range(of: "character "),
+                  let offset = Int(text[range.upperBound...].prefix { $0.isNumber }) else { return nil }
+            var line = 1, column = 1, seen = 0
+            // Foundation counts UTF-8 bytes.
+            for byte in data {
+                if seen == offset { break }
+                seen += 1
+                if byte == 0x0A { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
+            }
+            return "line \(line), column \(column)"
+        }
+    }
+}
+
+/// A conversation file that could not be read: the file, where in it, and what was expected.
+public struct ConversationFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var location: String?
+    public var reason: String
+    public var description: String {
+        "\(path)" + (location.map { ": \($0)" } ?? "") + ": \(reason)"
+    }
+}

@@ -1,0 +1,296 @@
+import Foundation
+
+/// A look for conversations: colours, fonts, paddings, bubble shapes (vector or art), spacing.
+/// Themes are JSON files (docs/THEMES.md); the bundled ones live in Sources/BubbleRender/Themes.
+public struct Theme: Hashable, Sendable, Codable {
+    public var name: String
+    public var description: String?
+    public var font: FontSpec
+    public var background: Background
+    public var incoming: BubbleTheme
+    public var outgoing: BubbleTheme
+    public var labels: LabelColors
+    public var layout: LayoutNumbers
+    /// Where message times go: nowhere, above each group (seed 000), or inside the bubble after
+    /// the last line (WhatsApp).
+    public var timestamps: TimestampPlacement
+    /// Colours for the dark appearance, when the theme has one.
+    public var dark: DarkPalette?
+
+    public enum TimestampPlacement: String, Hashable, Sendable, Codable {
+        case none, aboveGroup, inside
+    }
+
+    public struct FontSpec: Hashable, Sendable, Codable {
+        public var family: String
+        public var size: Double
+        /// Size of day separators, system lines and times; default three quarters of `size`.
+        public var labelSize: Double?
+    }
+
+    public enum Background: Hashable, Sendable, Codable {
+        case color(Color)
+        /// Top to bottom.
+        case gradient(Color, Color)
+        /// An image file (relative to the theme file), tiled.
+        case image(String)
+
+        enum CodingKeys: String, CodingKey { case color, gradient, image }
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if let color = try c.decodeIfPresent(Color.self, forKey: .color) { self = .color(color); return }
+            if let pair = try c.decodeIfPresent([Color].self, forKey: .gradient) {
+                guard pair.count == 2 else {
+                    throw DecodingError.dataCorruptedError(forKey: .gradient, in: c, debugDescription: "expected two colours, top and bottom")
+                }
+                self = .gradient(pair[0], pair[1]); return
+            }
+            if let image = try c.decodeIfPresent(String.self, forKey: .image) { self = .image(image); return }
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "expected one of \"color\", \"gradient\" or \"image\""))
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .color(let color): try c.encode(color, forKey: .color)
+            case .gradient(let a, let b): try c.encode([a, b], forKey: .gradient)
+            case .image(let path): try c.encode(path, forKey: .image)
+            }
+        }
+    }
+
+    public struct BubbleTheme: Hashable, Sendable, Codable {
+        public var fill: Color
+        public var textColor: Color
+        /// Text inset inside the bubble.
+        public var padding: EdgeInsets
+        public var shape: Shape
+        /// Colour of a time inside the bubble (WhatsApp); default the text colour at 60 %.
+        public var timeColor: Color?
+    }
+
+    public enum Shape: Hashable, Sendable, Codable {
+        /// A rounded rectangle of corner `radius`; `tail` adds a tail to the last bubble of a
+        /// group; `outline` strokes the border (of `outlineWidth`) instead of filling.
+        case vector(radius: Double, tail: Bool, outline: Bool, outlineWidth: Double)
+        case art(ArtSpec)
+
+        enum CodingKeys: String, CodingKey { case vector, art }
+        struct VectorSpec: Codable {
+            var radius: Double
+            var tail: Bool?
+            var outline: Bool?
+            var outlineWidth: Double?
+        }
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if let v = try c.decodeIfPresent(VectorSpec.self, forKey: .vector) {
+                self = .vector(radius: v.radius, tail: v.tail ?? true, outline: v.outline ?? false, outlineWidth: v.outlineWidth ?? 1)
+                return
+            }
+            if let a = try c.decodeIfPresent(ArtSpec.self, forKey: .art) { self = .art(a); return }
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "expected \"vector\" or \"art\""))
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case let .vector(radius, tail, outline, width):
+                try c.encode(VectorSpec(radius: radius, tail: tail, outline: outline, outlineWidth: width), forKey: .vector)
+            case .art(let spec): try c.encode(spec, forKey: .art)
+            }
+        }
+    }
+
+    /// Bubble art: a PNG (path relative to the theme file; `@2x`/`@3x` siblings are used for
+    /// sharper output when present) cut by `insets`, by `legacyCaps` [left, top], or by its own
+    /// 9-patch border. `tint` recolours the art with the bubble's `fill` (keeping its shading);
+    /// `mirror` flips it, so one template serves both sides as in JSQMessagesViewController.
+    public struct ArtSpec: Hashable, Sendable, Codable {
+        public var image: String
+        public var scale: Double?
+        public var insets: EdgeInsets?
+        public var legacyCaps: [Double]?
+        public var ninePatch: Bool?
+        public var tint: Bool?
+        public var mirror: Bool?
+        public var mode: TileRule?
+    }
+
+    public struct LabelColors: Hashable, Sendable, Codable {
+        public var separator: Color
+        public var system: Color
+        public var time: Color
+    }
+
+    public struct LayoutNumbers: Hashable, Sendable, Codable {
+        public var maxWidthShare: Double
+        public var maxBubbleWidth: Double?
+        public var sideMargin: Double
+        public var widthMode: LayoutStyle.WidthMode
+        public var rowSpacing: Double
+        public var groupedSpacing: Double
+        /// Seconds between two messages of one sender that still form a group.
+        public var groupingInterval: Double
+        public var minimumBubbleSize: Size?
+        public var imageCornerRadius: Double?
+    }
+
+    public struct DarkPalette: Hashable, Sendable, Codable {
+        public var background: Background
+        public var incomingFill: Color
+        public var incomingText: Color
+        public var outgoingFill: Color
+        public var outgoingText: Color
+        public var labels: LabelColors
+    }
+
+    public func bubble(_ direction: Direction) -> BubbleTheme { direction == .incoming ? incoming : outgoing }
+
+    /// This theme with its dark palette applied (itself when it has none).
+    public func appearance(dark useDark: Bool) -> Theme {
+        guard useDark, let dark else { return self }
+        var t = self
+        t.background = dark.background
+        t.incoming.fill = dark.incomingFill
+        t.incoming.textColor = dark.incomingText
+        t.outgoing.fill = dark.outgoingFill
+        t.outgoing.textColor = dark.outgoingText
+        t.labels = dark.labels
+        t.dark = nil
+        return t
+    }
+
+    /// The numbers the layout engine needs from this theme.
+    public var layoutStyle: LayoutStyle {
+        let labelSize = font.labelSize ?? (font.size * 0.75).rounded()
+        let padding = incoming.padding
+        var style = LayoutStyle(
+            text: TextStyle(family: font.family, size: font.size),
+            incomingPadding: incoming.padding,
+            outgoingPadding: outgoing.padding,
+            minimumBubbleSize: layout.minimumBubbleSize
+                ?? Size(width: padding.horizontal + 8, height: padding.vertical + font.size),
+            maxWidthShare: layout.maxWidthShare,
+            maxBubbleWidth: layout.maxBubbleWidth,
+            sideMargin: layout.sideMargin,
+            widthMode: layout.widthMode,
+            rowSpacing: layout.rowSpacing,
+            groupedSpacing: layout.groupedSpacing,
+            groupingInterval: layout.groupingInterval,
+            separatorText: TextStyle(family: font.family, size: labelSize, weight: .bold),
+            systemText: TextStyle(family: font.family, size: labelSize),
+            showsTimeAboveGroup: timestamps == .aboveGroup,
+            timeLabelText: TextStyle(family: font.family, size: labelSize))
+        style.timeInsideBubble = timestamps == .inside
+        return style
+    }
+}
+
+// MARK: Codable for the geometry and colour values used in themes
+
+extension Color: Codable {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let s = try c.decode(String.self)
+        guard let color = Color(hex: s) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "\"\(s)\" is not a colour; expected #rgb, #rrggbb or #rrggbbaa")
+        }
+        self = color
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(hex)
+    }
+}
+
+extension EdgeInsets: Codable {
+    /// JSON: [top, left, bottom, right] (UIKit order).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let v = try c.decode([Double].self)
+        guard v.count == 4, v.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected [top, left, bottom, right], four numbers ≥ 0")
+        }
+        self.init(top: v[0], left: v[1], bottom: v[2], right: v[3])
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode([top, left, bottom, right])
+    }
+}
+
+extension Size: Codable {
+    /// JSON: [width, height].
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let v = try c.decode([Double].self)
+        guard v.count == 2, v.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected [width, height], two numbers ≥ 0")
+        }
+        self.init(width: v[0], height: v[1])
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode([width, height])
+    }
+}
+
+extension TileRule: Codable {}
+
+/// A theme file that could not be used: the file, where in it, and what was expected.
+public struct ThemeError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var location: String?
+    public var reason: String
+    public init(path: String, location: String?, reason: String) {
+        self.path = path; self.location = location; self.reason = reason
+    }
+    public var description: String { "\(path)" + (location.map { ": \($0)" } ?? "") + ": \(reason)" }
+}
+
+extension Theme {
+    /// Decodes a theme file; errors name the file and the line/column or JSON path.
+    public static func decode(_ data: Data, path: String) throws(ThemeError) -> Theme {
+        let theme: Theme
+        do {
+            theme = try JSONDecoder().decode(Theme.self, from: data)
+        } catch let error as DecodingError {
+            throw ThemeError(path: path, location: ConversationFile.location(of: error, in: data),
+                             reason: ConversationFile.reason(of: error))
+        } catch {
+            throw ThemeError(path: path, location: nil, reason: "\(error)")
+        }
+        try theme.validate(path: path)
+        return theme
+    }
+
+    func validate(path: String) throws(ThemeError) {
+        func check(_ ok: Bool, _ location: String, _ reason: String) throws(ThemeError) {
+            if !ok { throw ThemeError(path: path, location: location, reason: reason) }
+        }
+        try check(font.size.isFinite && font.size > 0 && font.size < 500, "font.size",
+                  "is \(font.size); expected a size in points between 0 and 500")
+        if let s = font.labelSize {
+            try check(s.isFinite && s > 0 && s < 500, "font.labelSize", "is \(s); expected a size in points between 0 and 500")
+        }
+        try check(layout.maxWidthShare > 0 && layout.maxWidthShare <= 1, "layout.maxWidthShare",
+                  "is \(layout.maxWidthShare); expected a share of the row between 0 and 1 (e.g. 0.7)")
+        try check(layout.sideMargin >= 0 && layout.sideMargin.isFinite, "layout.sideMargin", "is \(layout.sideMargin); expected ≥ 0")
+        try check(layout.rowSpacing >= 0 && layout.groupedSpacing >= 0, "layout", "rowSpacing and groupedSpacing must be ≥ 0")
+        if let m = layout.maxBubbleWidth { try check(m > 0 && m.isFinite, "layout.maxBubbleWidth", "is \(m); expected > 0") }
+        for (name, bubble) in [("incoming", incoming), ("outgoing", outgoing)] {
+            if case let .vector(radius, _, _, width) = bubble.shape {
+                try check(radius >= 0 && radius.isFinite, "\(name).shape.vector.radius", "is \(radius); expected ≥ 0")
+                try check(width > 0 && width.isFinite, "\(name).shape.vector.outlineWidth", "is \(width); expected > 0")
+            }
+            if case let .art(spec) = bubble.shape {
+                let ways = [spec.insets != nil, spec.legacyCaps != nil, spec.ninePatch == true].filter { $0 }.count
+                try check(ways == 1, "\(name).shape.art", "give exactly one of \"insets\", \"legacyCaps\" or \"ninePatch\": true")
+                if let caps = spec.legacyCaps {
+                    try check(caps.count == 2, "\(name).shape.art.legacyCaps", "expected [leftCapWidth, topCapHeight]")
+                }
+                if let s = spec.scale { try check(s > 0 && s.isFinite, "\(name).shape.art.scale", "is \(s); expected > 0") }
+            }
+        }
+    }
+}
