@@ -21,10 +21,16 @@ let package = Package(
             pkgConfig: "pangocairo",
             providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpng-dev"])]
         ),
+        // gdk-pixbuf decodes photos (JPEG, PNG, GIF, WebP…) for bubbles.
+        .systemLibrary(
+            name: "CGdkPixbuf",
+            pkgConfig: "gdk-pixbuf-2.0",
+            providers: [.apt(["libgdk-pixbuf-2.0-dev"])]
+        ),
         // libpng behind a tiny C shim: libpng reports errors with setjmp/longjmp, which Swift cannot use.
         .target(name: "CPNGShim", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]),
         // Swift types that own the C handles; paints what BubbleCore computes.
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CPNGShim"], resources: [.copy("Themes")]),
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CGdkPixbuf", "CPNGShim"], resources: [.copy("Themes"), .copy("Samples")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [

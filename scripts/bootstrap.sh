@@ -12,6 +12,7 @@ PACKAGES=(
   libharfbuzz-dev
   libfontconfig-dev
   libpng-dev
+  libgdk-pixbuf-2.0-dev
   fonts-liberation2
   fonts-dejavu-core
   fonts-noto-color-emoji

@@ -8,3 +8,9 @@ public enum BundledThemes {
     /// Path of a bundled file, e.g. `path("classic/incoming@2x.png")`.
     public static func path(_ relative: String) -> String { folder.appendingPathComponent(relative).path }
 }
+
+/// The built-in sample conversation (`bubbles demo`): the seeds' messages, one photo.
+public enum BundledSamples {
+    public static var folder: URL { Bundle.module.resourceURL!.appendingPathComponent("Samples") }
+    public static var demoConversation: String { folder.appendingPathComponent("demo.json").path }
+}

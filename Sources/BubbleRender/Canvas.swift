@@ -11,17 +11,23 @@ public final class Canvas {
     public let pixelScale: Double?
 
     /// Draws into `surface`, `scale` pixels per point.
-    public init(surface: ImageSurface, scale: Double = 1) throws(RenderError) {
-        let cr = cairo_create(surface.pointer)!
+    public convenience init(surface: ImageSurface, scale: Double = 1) throws(RenderError) {
+        try self.init(cairoSurface: surface.pointer, owner: surface, scale: scale, raster: true)
+    }
+
+    /// Draws into any Cairo surface kept alive by `owner`. `raster` surfaces snap patch edges
+    /// to device pixels; vector ones (PDF, SVG) do not.
+    init(cairoSurface: OpaquePointer, owner: AnyObject, scale: Double, raster: Bool) throws(RenderError) {
+        let cr = cairo_create(cairoSurface)!
         let status = cairo_status(cr)
         guard status == CAIRO_STATUS_SUCCESS else {
             cairo_destroy(cr)
             throw .cairo(operation: "creating a drawing context", status: ImageSurface.describe(status))
         }
-        cairo_scale(cr, scale, scale)
+        if scale != 1 { cairo_scale(cr, scale, scale) }
         self.context = cr
-        self.target = surface
-        self.pixelScale = scale
+        self.target = owner
+        self.pixelScale = raster ? scale : nil
     }
 
     deinit { cairo_destroy(context) }

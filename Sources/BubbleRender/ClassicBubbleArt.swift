@@ -79,3 +79,34 @@ public enum ClassicBubbleArt {
         cairo_close_path(cr)
     }
 }
+
+/// The demo conversation's photo: a small drawn landscape (no camera pictures in the repo).
+/// `bubbles art` writes it again.
+public enum SamplePhoto {
+    public static func draw() throws(RenderError) -> ImageSurface {
+        let surface = try ImageSurface(width: 480, height: 320)
+        let cr = cairo_create(surface.pointer)!
+        defer { cairo_destroy(cr) }
+        let sky = cairo_pattern_create_linear(0, 0, 0, 320)!
+        cairo_pattern_add_color_stop_rgb(sky, 0, 0.16, 0.35, 0.72)
+        cairo_pattern_add_color_stop_rgb(sky, 0.65, 0.98, 0.62, 0.38)
+        cairo_pattern_add_color_stop_rgb(sky, 1, 0.99, 0.83, 0.55)
+        cairo_set_source(cr, sky)
+        cairo_paint(cr)
+        cairo_pattern_destroy(sky)
+        cairo_set_source_rgb(cr, 1, 0.93, 0.7)
+        cairo_arc(cr, 330, 190, 46, 0, 2 * Double.pi)
+        cairo_fill(cr)
+        for (i, shade) in [(0, 0.22), (1, 0.14)] {
+            cairo_set_source_rgb(cr, shade, shade + 0.12, shade + 0.1)
+            let base = 235.0 + Double(i) * 40
+            cairo_move_to(cr, 0, base)
+            cairo_curve_to(cr, 120, base - 70, 260, base + 30, 480, base - 50)
+            cairo_line_to(cr, 480, 320)
+            cairo_line_to(cr, 0, 320)
+            cairo_close_path(cr)
+            cairo_fill(cr)
+        }
+        return surface
+    }
+}

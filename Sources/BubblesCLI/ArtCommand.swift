@@ -10,8 +10,13 @@ struct Art: ParsableCommand {
         shouldDisplay: false
     )
     @Option(name: .shortAndLong, help: "Output folder (must exist).") var output: String
+    @Flag(help: "Write the demo conversation's photo (demo-photo.png) instead.") var samplePhoto = false
 
     func run() throws {
+        if samplePhoto {
+            try reporting { try SamplePhoto.draw().writePNG(to: "\(output)/demo-photo.png") }
+            return
+        }
         try reporting {
             for (name, top, bottom) in ClassicTheme.artColours {
                 for scale in 1...3 {

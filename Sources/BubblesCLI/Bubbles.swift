@@ -8,7 +8,7 @@ struct Bubbles: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bubbles",
         abstract: "SMS/iMessage-style conversation bubbles: stretchable art, layout and rendering.",
-        subcommands: [Demo.self, NineSlice.self, Art.self]
+        subcommands: [Render.self, Themes.self, Demo.self, NineSlice.self, Art.self]
     )
 }
 
@@ -19,10 +19,17 @@ struct CLIError: Error, CustomStringConvertible {
 }
 
 /// Runs `body`, turning library errors into one clear line for the user.
+@discardableResult
 func reporting<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let error as RenderError {
         throw CLIError(error.description)
     } catch let error as NineSliceError {
+        throw CLIError(error.description)
+    } catch let error as ConversationFileError {
+        throw CLIError(error.description)
+    } catch let error as ThemeError {
+        throw CLIError(error.description)
+    } catch let error as LayoutError {
         throw CLIError(error.description)
     }
 }

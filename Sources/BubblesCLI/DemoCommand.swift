@@ -12,6 +12,29 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        let input = BundledSamples.demoConversation
+        let data = try Data(contentsOf: URL(fileURLWithPath: input))
+        let (conversation, _) = try reporting { try ConversationFile.decode(data, path: input) }
+        let utc = TimeZone(identifier: "UTC")!
+        // Every bundled theme as PNG, the dark variants too; one PDF and one SVG.
+        var jobs: [(String, String, Bool, OutputFormat)] = []
+        for name in ThemeLibrary.bundledNames {
+            let (theme, _) = try reporting { try ThemeLibrary.load(name) }
+            jobs.append((name, "\(output)/demo-\(name).png", false, .png))
+            if theme.dark != nil { jobs.append((name, "\(output)/demo-\(name)-dark.png", true, .png)) }
+        }
+        jobs.append(("imessage", "\(output)/demo.pdf", false, .pdf))
+        jobs.append(("classic", "\(output)/demo.svg", false, .svg))
+        for (name, path, dark, format) in jobs {
+            let (theme, folder) = try reporting { try ThemeLibrary.load(name) }
+            var options = RenderOptions(format: format)
+            options.dark = dark
+            options.timeZone = utc
+            options.scale = 2
+            let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: BundledSamples.folder.path)
+            try reporting { try renderer.render(conversation, to: path, options: options) }
+            print(path)
+        }
         for scale in [1, 2, 3] {
             let path = "\(output)/nineslice@\(scale)x.png"
             try reporting { try NineSliceSheet.render(scale: Double(scale), to: path) }

@@ -21,6 +21,15 @@ public struct ImageAttachment: Hashable, Sendable, Codable {
     public init(path: String? = nil, width: Double, height: Double) {
         self.path = path; self.width = width; self.height = height
     }
+
+    enum CodingKeys: String, CodingKey { case path, width, height }
+    /// `width` and `height` may be left out (0): the renderer reads them from the file.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        path = try c.decodeIfPresent(String.self, forKey: .path)
+        width = try c.decodeIfPresent(Double.self, forKey: .width) ?? 0
+        height = try c.decodeIfPresent(Double.self, forKey: .height) ?? 0
+    }
 }
 
 /// One entry of a conversation: a message in a bubble, or a system line (no bubble, centred).

@@ -1,0 +1,159 @@
+import BubbleCore
+import Foundation
+
+/// Output formats of the Cairo renderer (and the SVG writer).
+public enum OutputFormat: String, Sendable, CaseIterable {
+    case png, pdf, svg
+
+    /// From a file name's extension; nil when it names none of these.
+    public init?(path: String) {
+        self.init(rawValue: (path as NSString).pathExtension.lowercased())
+    }
+}
+
+/// How to render a conversation.
+public struct RenderOptions: Sendable {
+    public var format: OutputFormat
+    /// Width of the conversation in points (PNG and SVG: the image width; PDF: the paper decides).
+    public var width: Double = 375
+    /// Device pixels per point for PNG (1, 2 or 3).
+    public var scale: Double = 2
+    /// PNG only: cut into numbered page images of this height (points); nil for one tall image.
+    public var pageHeight: Double?
+    /// PDF paper size.
+    public var paper: Size = PageSetup.a4
+    public var dark = false
+    public var timeZone: TimeZone = .current
+
+    public init(format: OutputFormat) { self.format = format }
+}
+
+/// Lays out and paints a conversation into PNG, PDF or SVG files.
+///
+///     let (theme, folder) = try ThemeLibrary.load("imessage")
+///     let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: ".")
+///     let files = try renderer.render(conversation, to: "chat.pdf", options: RenderOptions(format: .pdf))
+public final class ConversationRenderer {
+    public let theme: Theme
+    public let themeFolder: String
+    public let engine: PangoTextEngine
+    public let photos: PhotoLoader
+    /// Called with (pages done, pages in all) while rendering.
+    public var progress: ((Int, Int) -> Void)?
+
+    public init(theme: Theme, themeFolder: String, photosFolder: String, engine: PangoTextEngine = PangoTextEngine()) {
+        self.theme = theme
+        self.themeFolder = themeFolder
+        self.engine = engine
+        self.photos = PhotoLoader(baseFolder: photosFolder)
+    }
+
+    /// Photos without a size get the size of their file; a photo whose file cannot be read is
+    /// an error naming it (checked before anything is drawn or written).
+    public func resolvePhotos(_ conversation: Conversation) throws(RenderError) -> Conversation {
+        var result = conversation
+        for (i, message) in conversation.messages.enumerated() {
+            guard var image = message.image else { continue }
+            guard let path = image.path else {
+                if image.width <= 0 || image.height <= 0 {
+                    throw .unreadableImage(path: "messages[\(i)].image", reason: "has neither a path nor a size")
+                }
+                continue
+            }
+            let full = photos.resolve(path)
+            guard let size = PhotoLoader.size(ofFile: full) else {
+                throw .unreadableImage(path: full, reason: FileManager.default.fileExists(atPath: full)
+                                       ? "not an image gdk-pixbuf can read" : "no such file (messages[\(i)].image.path)")
+            }
+            if image.width <= 0 || image.height <= 0 {
+                image.width = Double(size.width)
+                image.height = Double(size.height)
+            }
+            result.messages[i].image = image
+        }
+        return result
+    }
+
+    /// The page geometry for `options`.
+    public func pageSetup(_ options: RenderOptions) -> PageSetup {
+        switch options.format {
+        case .pdf: return .printed(options.paper)
+        case .png: return PageSetup(width: options.width, height: options.pageHeight)
+        case .svg: return PageSetup(width: options.width)
+        }
+    }
+
+    /// Lays out and paginates (no drawing).
+    public func scene(for conversation: Conversation, options: RenderOptions) throws -> [ScenePage] {
+        let theme = self.theme.appearance(dark: options.dark)
+        let setup = pageSetup(options)
+        let layouter = ConversationLayouter(style: theme.layoutStyle, engine: engine, timeZone: options.timeZone)
+        let layout = try layouter.layout(conversation, width: setup.contentWidth)
+        return try SceneBuilder(theme: theme, engine: engine, timeZone: options.timeZone)
+            .pages(for: conversation, layout: layout, setup: setup)
+    }
+
+    /// Renders into `path` (PNG pages: `name-001.png`, `name-002.png`, …). Returns the files
+    /// written. Nothing is left behind on failure.
+    @discardableResult
+    public func render(_ conversation: Conversation, to path: String, options: RenderOptions) throws -> [String] {
+        let resolved = try resolvePhotos(conversation)
+        let pages = try scene(for: resolved, options: options)
+        let painter = ScenePainter(theme: theme.appearance(dark: options.dark), themeFolder: themeFolder,
+                                   engine: engine, photos: photos)
+        switch options.format {
+        case .pdf:
+            let doc = try PDFDocument(path: path, title: conversation.title)
+            for page in pages {
+                try painter.paint(page, on: doc.beginPage(size: page.size))
+                progress?(page.number, pages.count)
+            }
+            try doc.finish()
+            return [path]
+        case .png:
+            let paths = pages.count == 1 && options.pageHeight == nil ? [path]
+                : pages.map { Self.pagePath(path, number: $0.number) }
+            var written: [String] = []
+            do {
+                for (page, file) in zip(pages, paths) {
+                    let surface = try rasterize(page, painter: painter, scale: options.scale)
+                    try surface.writePNG(to: file)
+                    written.append(file)
+                    progress?(page.number, pages.count)
+                }
+            } catch {
+                for file in written { try? FileManager.default.removeItem(atPath: file) }
+                throw error
+            }
+            return written
+        case .svg:
+            let svg = try SVGWriter(theme: theme.appearance(dark: options.dark), themeFolder: themeFolder, photos: photos)
+                .document(pages)
+            try AtomicFile.write(to: path) { (tmp: String) throws(RenderError) in
+                guard FileManager.default.createFile(atPath: tmp, contents: Data(svg.utf8)) else {
+                    throw .unwritable(path: path, reason: "cannot create the file")
+                }
+            }
+            progress?(pages.count, pages.count)
+            return [path]
+        }
+    }
+
+    /// One page as pixels.
+    public func rasterize(_ page: ScenePage, painter: ScenePainter, scale: Double) throws(RenderError) -> ImageSurface {
+        let w = Int((page.size.width * scale).rounded(.up)), h = Int((page.size.height * scale).rounded(.up))
+        guard h <= 32767 else {
+            throw .invalidSize(width: w, height: h)
+        }
+        let surface = try ImageSurface(width: w, height: h)
+        try painter.paint(page, on: Canvas(surface: surface, scale: scale), outputScale: scale)
+        return surface
+    }
+
+    /// `chat.png` → `chat-003.png`.
+    public static func pagePath(_ path: String, number: Int) -> String {
+        let ns = path as NSString
+        let stem = ns.deletingPathExtension
+        return stem + "-" + String(format: "%03d", number) + "." + (ns.pathExtension.isEmpty ? "png" : ns.pathExtension)
+    }
+}

@@ -1,0 +1,82 @@
+import BubbleCore
+import CCairo
+import CGdkPixbuf
+import Foundation
+
+/// Decodes photos for bubbles (JPEG, PNG, GIF, WebP, … whatever gdk-pixbuf reads) into Cairo
+/// surfaces, once per path.
+public final class PhotoLoader {
+    /// Paths are resolved against this folder (the conversation file's).
+    public let baseFolder: String
+    private var cache: [String: ImageSurface] = [:]
+    private var failures: [String: String] = [:]
+
+    public init(baseFolder: String) { self.baseFolder = baseFolder }
+
+    /// The photo's pixel size without decoding it all (nil when unreadable).
+    public static func size(ofFile path: String) -> (width: Int, height: Int)? {
+        var w: Int32 = 0, h: Int32 = 0
+        guard gdk_pixbuf_get_file_info(path, &w, &h) != nil, w > 0, h > 0 else { return nil }
+        return (Int(w), Int(h))
+    }
+
+    public func resolve(_ path: String) -> String {
+        path.hasPrefix("/") ? path : baseFolder + "/" + path
+    }
+
+    /// The decoded photo, or an error naming the file.
+    public func surface(for path: String) throws(RenderError) -> ImageSurface {
+        let full = resolve(path)
+        if let hit = cache[full] { return hit }
+        if let reason = failures[full] { throw .unreadableImage(path: full, reason: reason) }
+        do {
+            let surface = try Self.decode(full)
+            cache[full] = surface
+            return surface
+        } catch {
+            if case let .unreadableImage(_, reason) = error { failures[full] = reason }
+            throw error
+        }
+    }
+
+    static func decode(_ path: String) throws(RenderError) -> ImageSurface {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw .unreadableImage(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
+        }
+        var error: UnsafeMutablePointer<GError>?
+        guard let pixbuf = gdk_pixbuf_new_from_file(path, &error) else {
+            let reason = error.map { String(cString: $0.pointee.message) } ?? "unknown image format"
+            if let error { g_error_free(error) }
+            throw .unreadableImage(path: path, reason: reason)
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(pixbuf)) }
+        // Apply the EXIF orientation so phone photos stand the right way up. The result is a new
+        // reference either way (the same pixbuf when there is nothing to turn).
+        guard let oriented = gdk_pixbuf_apply_embedded_orientation(pixbuf) else {
+            throw .unreadableImage(path: path, reason: "cannot apply its orientation")
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(oriented)) }
+        let width = Int(gdk_pixbuf_get_width(oriented)), height = Int(gdk_pixbuf_get_height(oriented))
+        let channels = Int(gdk_pixbuf_get_n_channels(oriented))
+        let rowstride = Int(gdk_pixbuf_get_rowstride(oriented))
+        guard let src = gdk_pixbuf_read_pixels(oriented), channels == 3 || channels == 4 else {
+            throw .unreadableImage(path: path, reason: "unsupported pixel layout (\(channels) channels)")
+        }
+        let surface = try ImageSurface(width: width, height: height)
+        cairo_surface_flush(surface.pointer)
+        let stride = Int(cairo_image_surface_get_stride(surface.pointer))
+        let dst = cairo_image_surface_get_data(surface.pointer)!
+        for y in 0..<height {
+            let row = (dst + y * stride).withMemoryRebound(to: UInt32.self, capacity: width) { $0 }
+            let s = src + y * rowstride
+            for x in 0..<width {
+                let p = s + x * channels
+                let a = channels == 4 ? UInt32(p[3]) : 255
+                func pm(_ c: UInt8) -> UInt32 { (UInt32(c) * a + 127) / 255 }
+                row[x] = a << 24 | pm(p[0]) << 16 | pm(p[1]) << 8 | pm(p[2])
+            }
+        }
+        cairo_surface_mark_dirty(surface.pointer)
+        return surface
+    }
+}

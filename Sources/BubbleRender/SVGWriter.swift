@@ -1,0 +1,202 @@
+import BubbleCore
+import Foundation
+
+/// Writes scene pages as one SVG document, with text as `<text>` (selectable, searchable),
+/// vector bubbles as `<path>`, bubble art as nine-slice patches of one embedded image, and
+/// photos embedded as data URIs. Pages are stacked top to bottom.
+public struct SVGWriter {
+    public let theme: Theme
+    public let themeFolder: String
+    public let photos: PhotoLoader
+
+    public init(theme: Theme, themeFolder: String, photos: PhotoLoader) throws(RenderError) {
+        self.theme = theme; self.themeFolder = themeFolder; self.photos = photos
+    }
+
+    final class State {
+        var defs: [String] = []
+        var nextID = 0
+        var embedded: [String: String] = [:]
+        var arts: [Direction: (id: String, art: NineSliceArt, mode: NineSliceMode)] = [:]
+        func id(_ prefix: String) -> String { nextID += 1; return "\(prefix)\(nextID)" }
+    }
+
+    public func document(_ pages: [ScenePage]) throws(RenderError) -> String {
+        let state = State()
+        let width = pages.map(\.size.width).max() ?? 0
+        let height = pages.reduce(0) { $0 + $1.size.height }
+        var body = ""
+        var y = 0.0
+        for page in pages {
+            body += "<g transform=\"translate(0 \(n(y)))\">\n"
+            for item in page.items { body += try write(item, state) }
+            body += "</g>\n"
+            y += page.size.height
+        }
+        return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" \
+        width="\(n(width))" height="\(n(height))" viewBox="0 0 \(n(width)) \(n(height))">
+        <defs>
+        \(state.defs.joined(separator: "\n"))
+        </defs>
+        \(body)</svg>
+
+        """
+    }
+
+    func write(_ item: SceneItem, _ state: State) throws(RenderError) -> String {
+        switch item {
+        case let .fill(r, c):
+            return "<rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\"\(paint("fill", c))/>\n"
+        case let .gradient(r, top, bottom):
+            let id = state.id("g")
+            state.defs.append("<linearGradient id=\"\(id)\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\"><stop offset=\"0\"\(paint("stop-color", top, opacity: "stop-opacity"))/><stop offset=\"1\"\(paint("stop-color", bottom, opacity: "stop-opacity"))/></linearGradient>")
+            return "<rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" fill=\"url(#\(id))\"/>\n"
+        case let .tiledImage(path, r):
+            let full = path.hasPrefix("/") ? path : themeFolder + "/" + path
+            let surface = try photos.surface(for: full)
+            let id = state.id("p")
+            state.defs.append("<pattern id=\"\(id)\" patternUnits=\"userSpaceOnUse\" width=\"\(surface.width)\" height=\"\(surface.height)\"><image width=\"\(surface.width)\" height=\"\(surface.height)\" href=\"\(try dataURI(full, state))\"/></pattern>")
+            return "<rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" fill=\"url(#\(id))\"/>\n"
+        case let .path(elements, fill, stroke, lineWidth):
+            var attrs = fill.map { paint("fill", $0) } ?? " fill=\"none\""
+            if let stroke { attrs += paint("stroke", stroke, opacity: "stroke-opacity") + " stroke-width=\"\(n(lineWidth))\"" }
+            return "<path d=\"\(pathData(elements))\"\(attrs)/>\n"
+        case let .art(direction, rect, mirrored, tint):
+            return try art(direction, rect, mirrored: mirrored, tint: tint, state)
+        case let .photo(path, rect, radius):
+            let clip = state.id("c")
+            state.defs.append("<clipPath id=\"\(clip)\"><path d=\"\(pathData(BubbleShape.roundedRect(rect, radius: radius)))\"/></clipPath>")
+            guard let path else {
+                return "<rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" fill=\"#ccccd1\" clip-path=\"url(#\(clip))\"/>\n"
+            }
+            return "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"none\" clip-path=\"url(#\(clip))\" href=\"\(try dataURI(photos.resolve(path), state))\"/>\n"
+        case let .text(text):
+            return self.text(text)
+        case let .clipped(rect, items):
+            let clip = state.id("c")
+            state.defs.append("<clipPath id=\"\(clip)\"><rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\"/></clipPath>")
+            var out = "<g clip-path=\"url(#\(clip))\">\n"
+            for inner in items { out += try write(inner, state) }
+            return out + "</g>\n"
+        }
+    }
+
+    /// One `<text>` with a `<tspan>` per line, at the baselines the layout measured.
+    func text(_ t: SceneText) -> String {
+        let bytes = Array(TextSanitizer.sanitize(t.string).utf8)
+        var out = "<text font-family=\"\(escape(t.style.family)), sans-serif\" font-size=\"\(n(t.style.size))\""
+        if t.style.weight != .regular { out += " font-weight=\"\(t.style.weight.value)\"" }
+        out += paint("fill", t.color) + " xml:space=\"preserve\">"
+        for line in t.layout.lines {
+            let lo = max(0, min(line.range.lowerBound, bytes.count)), hi = max(lo, min(line.range.upperBound, bytes.count))
+            var s = String(decoding: bytes[lo..<hi], as: UTF8.self)
+            while s.last?.isNewline == true { s.removeLast() }
+            if line == t.layout.lines.last, t.layout.isTruncated { s += "…" }
+            let y = t.origin.y + line.baseline
+            if line.isRightToLeft {
+                out += "<tspan x=\"\(n(t.origin.x + t.boxWidth))\" y=\"\(n(y))\" text-anchor=\"end\" direction=\"rtl\">\(escape(s))</tspan>"
+            } else {
+                out += "<tspan x=\"\(n(t.origin.x))\" y=\"\(n(y))\">\(escape(s))</tspan>"
+            }
+        }
+        return out + "</text>\n"
+    }
+
+    /// Nine-slice art: the image once in <defs>, each patch a nested <svg> whose viewBox is the
+    /// patch's source pixels and whose viewport is its (clipped) destination.
+    func art(_ direction: Direction, _ rect: Rect, mirrored: Bool, tint: Color?, _ state: State) throws(RenderError) -> String {
+        if state.arts[direction] == nil {
+            let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: photos)
+            let image = try painter.art(direction, outputScale: 2)
+            let id = state.id("art")
+            let png = try PNGEncoder.fast.encode(image.pixels)
+            state.defs.append("<image id=\"\(id)\" width=\"\(image.art.pixelWidth)\" height=\"\(image.art.pixelHeight)\" href=\"data:image/png;base64,\(Data(png).base64EncodedString())\"/>")
+            var mode = NineSliceMode.uikitStretch
+            if case .art(let spec) = theme.bubble(direction).shape, let rule = spec.mode, rule != .stretch {
+                mode = rule == .tile ? .uikitTile : .css(rule, fill: true)
+            }
+            state.arts[direction] = (id, image.art, mode)
+        }
+        let (id, art, mode) = state.arts[direction]!
+        let patches: [NineSlicePatch]
+        do { patches = try art.patches(for: rect.size, mode: mode) } catch { throw .nineSlice(path: nil, error) }
+        var group = "<g"
+        if mirrored { group += " transform=\"translate(\(n(rect.minX + rect.maxX)) 0) scale(-1 1)\"" }
+        if let tint {
+            let filter = state.id("t")
+            state.defs.append("<filter id=\"\(filter)\"><feFlood flood-color=\"\(tint.opaqueHex)\" flood-opacity=\"\(n(tint.alpha))\"/><feComposite in2=\"SourceAlpha\" operator=\"in\"/></filter>")
+            group += " filter=\"url(#\(filter))\""
+        }
+        var out = group + ">"
+        for p in patches {
+            // The visible part of the tile and the source pixels that land there.
+            let fx = Double(p.source.width) / p.destination.width, fy = Double(p.source.height) / p.destination.height
+            let sx = Double(p.source.x) + (p.clip.minX - p.destination.minX) * fx
+            let sy = Double(p.source.y) + (p.clip.minY - p.destination.minY) * fy
+            out += "<svg x=\"\(n(rect.minX + p.clip.minX))\" y=\"\(n(rect.minY + p.clip.minY))\" width=\"\(n(p.clip.width))\" height=\"\(n(p.clip.height))\" viewBox=\"\(n(sx)) \(n(sy)) \(n(p.clip.width * fx)) \(n(p.clip.height * fy))\" preserveAspectRatio=\"none\"><use href=\"#\(id)\"/></svg>"
+        }
+        return out + "</g>\n"
+    }
+
+    func dataURI(_ path: String, _ state: State) throws(RenderError) -> String {
+        if let hit = state.embedded[path] { return hit }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .unreadableImage(path: path, reason: "cannot be read")
+        }
+        let mime: String = switch (path as NSString).pathExtension.lowercased() {
+        case "jpg", "jpeg": "image/jpeg"
+        case "gif": "image/gif"
+        case "webp": "image/webp"
+        default: "image/png"
+        }
+        let uri = "data:\(mime);base64,\(data.base64EncodedString())"
+        state.embedded[path] = uri
+        return uri
+    }
+
+    func pathData(_ elements: [PathElement]) -> String {
+        elements.map { e -> String in
+            switch e {
+            case .move(let p): return "M\(n(p.x)) \(n(p.y))"
+            case .line(let p): return "L\(n(p.x)) \(n(p.y))"
+            case let .curve(a, b, c): return "C\(n(a.x)) \(n(a.y)) \(n(b.x)) \(n(b.y)) \(n(c.x)) \(n(c.y))"
+            case .close: return "Z"
+            }
+        }.joined()
+    }
+
+    func paint(_ attribute: String, _ c: Color, opacity: String? = nil) -> String {
+        var s = " \(attribute)=\"\(c.opaqueHex)\""
+        if c.alpha < 1 { s += " \(opacity ?? attribute + "-opacity")=\"\(n(c.alpha))\"" }
+        return s
+    }
+
+    func n(_ v: Double) -> String {
+        let r = (v * 1000).rounded() / 1000
+        return r == r.rounded() ? String(Int(r)) : String(r)
+    }
+
+    func escape(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for ch in s.unicodeScalars {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default:
+                // XML 1.0 forbids most C0 controls even escaped.
+                if ch.value < 0x20 && ch != "\t" && ch != "\n" { out += "\u{FFFD}" } else { out.unicodeScalars.append(ch) }
+            }
+        }
+        return out
+    }
+}
+
+extension Color {
+    /// `#rrggbb` without alpha (SVG takes opacity separately).
+    var opaqueHex: String { Color(red: red, green: green, blue: blue).hex }
+}
