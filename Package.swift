@@ -42,6 +42,8 @@ let package = Package(
         .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleRender"]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
         .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleCore"]),
+        // Runs the built `bubbles` tool as a user would.
+        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

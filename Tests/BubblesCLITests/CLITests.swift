@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+/// Runs the built `bubbles` tool the way a user does and checks exit codes, stderr and files.
+enum Tool {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var binary: String {
+        let nextToTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("bubbles").path
+        if FileManager.default.isExecutableFile(atPath: nextToTests) { return nextToTests }
+        return root.appendingPathComponent(".build/debug/bubbles").path
+    }
+
+    struct Result { var status: Int32; var stdout: Data; var stderr: String }
+
+    static func run(_ arguments: [String], stdin: Data? = nil, in folder: URL? = nil) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["FONTCONFIG_FILE"] = root.appendingPathComponent("fonts/fonts.conf").path
+        p.environment = env
+        if let folder { p.currentDirectoryURL = folder }
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = input
+        try p.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: o, stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+private func tempFolder() throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+private let sample = """
+{
+  "format": "bubblekit-conversation", "version": 1, "me": "me",
+  "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann"}],
+  "messages": [
+    {"from": "ann", "date": "2026-11-22T09:40:00Z", "text": "Are we still on for lunch?"},
+    {"from": "me", "date": "2026-11-22T09:41:00Z", "text": "Yes! 12:30 at the usual place 🍜"}
+  ]
+}
+"""
+
+@Suite("bubbles command line", .serialized)
+struct CLITests {
+    @Test("themes lists the bundled themes")
+    func themes() throws {
+        let r = try Tool.run(["themes"])
+        #expect(r.status == 0)
+        let names = String(decoding: r.stdout, as: UTF8.self).split(separator: "\n").map { String($0.prefix { $0 != ":" && $0 != " " }) }
+        #expect(names == ["classic", "imessage", "sms", "whatsapp"])
+    }
+
+    @Test("render writes PNG, PDF and SVG, picked by the extension", arguments: ["png", "pdf", "svg"])
+    func render(ext: String) throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try sample.write(to: dir.appendingPathComponent("chat.json"), atomically: true, encoding: .utf8)
+        let r = try Tool.run(["render", "chat.json", "-o", "chat.\(ext)", "--tz", "UTC"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.isEmpty)  // not a terminal: no progress bar
+        let data = try Data(contentsOf: dir.appendingPathComponent("chat.\(ext)"))
+        let magic: [UInt8] = switch ext {
+        case "png": [0x89, 0x50, 0x4E, 0x47]
+        case "pdf": Array("%PDF".utf8)
+        default: Array("<?xm".utf8)
+        }
+        #expect(Array(data.prefix(4)) == magic)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["chat.\(ext)", "chat.json"].sorted())
+    }
+
+    @Test("standard input to standard output")
+    func pipes() throws {
+        let r = try Tool.run(["render", "-", "-o", "-", "--format", "svg", "--tz", "UTC"], stdin: Data(sample.utf8))
+        #expect(r.status == 0, "\(r.stderr)")
+        let svg = String(decoding: r.stdout, as: UTF8.self)
+        #expect(svg.hasPrefix("<?xml"))
+        #expect(svg.contains("Are we still on for lunch?"))
+    }
+
+    @Test("malformed JSON: one line naming the file, line and column; no output")
+    func malformed() throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try "{\n  \"messages\": [\n    {\"from\": \"a\", \"date\": 12,, }\n  ]\n}".write(to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
+        let r = try Tool.run(["render", "bad.json", "-o", "out.png"], in: dir)
+        #expect(r.status != 0)
+        #expect(r.stderr.split(separator: "\n").count == 1)
+        #expect(r.stderr.contains("bad.json: line 3, column 30: is not valid JSON"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out.png").path))
+    }
+
+    @Test("a wrong value names its JSON path")
+    func wrongValue() throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try sample.replacingOccurrences(of: "\"2026-11-22T09:41:00Z\"", with: "\"yesterday\"")
+            .write(to: dir.appendingPathComponent("c.json"), atomically: true, encoding: .utf8)
+        let r = try Tool.run(["render", "c.json", "-o", "out.pdf"], in: dir)
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("c.json: messages[1].date: \"yesterday\" is not a date; expected ISO 8601"), "\(r.stderr)")
+    }
+
+    @Test("bad arguments and files: one clear error each, non-zero exit, nothing written",
+          arguments: [
+            (["render", "chat.json", "-o", "x.png", "--theme", "nope"], "nope: is not a theme; expected one of classic, imessage, sms, whatsapp"),
+            (["render", "missing.json", "-o", "x.png"], "missing.json: no such file"),
+            (["render", "chat.json", "-o", "no/such/dir/x.png"], "cannot write: folder"),
+            (["render", "chat.json", "-o", "x.gif"], "cannot tell the output format"),
+            (["render", "chat.json", "-o", "x.png", "--tz", "Mars/Olympus"], "is not a time zone; expected an IANA name such as UTC"),
+            (["render", "chat.json", "-o", "chat.json", "--format", "png"], "is the input file; refusing to overwrite it"),
+            (["render", "photo.json", "-o", "x.png"], "gone.jpg: cannot read image: no such file"),
+          ])
+    func badInput(arguments: [String], message: String) throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try sample.write(to: dir.appendingPathComponent("chat.json"), atomically: true, encoding: .utf8)
+        try sample.replacingOccurrences(of: "\"text\": \"Are we still on for lunch?\"", with: "\"image\": {\"path\": \"gone.jpg\"}")
+            .write(to: dir.appendingPathComponent("photo.json"), atomically: true, encoding: .utf8)
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        let r = try Tool.run(arguments, in: dir)
+        #expect(r.status != 0)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+        #expect(!r.stderr.contains("Fatal error"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
+        #expect(try String(contentsOf: dir.appendingPathComponent("chat.json"), encoding: .utf8) == sample)
+    }
+
+    @Test("demo renders every theme and format")
+    func demo() throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try Tool.run(["demo", "-o", dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
+        for f in ["demo-classic.png", "demo-imessage.png", "demo-imessage-dark.png", "demo-sms.png", "demo-whatsapp.png",
+                  "demo.pdf", "demo.svg"] {
+            #expect(files.contains(f), "missing \(f)")
+        }
+    }
+}
