@@ -67,9 +67,123 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
                    peakMemoryMB: peakMemoryMB(), notes: notes)
 }
 
+// MARK: rendering
+
+let renderMessages = 10_000
+
+/// The synthetic conversation with its photos pointed at the demo photo (so they exist).
+func renderConversation(_ count: Int) -> Conversation {
+    var c = SyntheticConversation.make(count: count, seed: 2026)
+    let photo = BundledSamples.folder.appendingPathComponent("demo-photo.png").path
+    for i in c.messages.indices where c.messages[i].image != nil {
+        c.messages[i].image = ImageAttachment(path: photo, width: 0, height: 0)
+    }
+    return c
+}
+
+func scratchFolder() throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-bench-\(getpid())").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+func renderCase(name: String, format: OutputFormat) throws -> Figures {
+    let conversation = renderConversation(renderMessages)
+    let (theme, folder) = try ThemeLibrary.load("imessage")
+    let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: "/")
+    var options = RenderOptions(format: format)
+    options.timeZone = utc
+    options.scale = 2
+    options.pageHeight = format == .png ? 812 : nil
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var files: [String] = []
+    // Phases, measured apart once: layout + pagination (the scene), then the whole render.
+    let resolved = try renderer.resolvePhotos(conversation)
+    let scenePerMessage = try timed(renderMessages) { _ = try renderer.scene(for: resolved, options: options) }
+    let perMessage = try timed(renderMessages) {
+        files = try renderer.render(conversation, to: dir + "/chat.\(format.rawValue)", options: options)
+    }
+    let bytes = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
+    let pages = format == .pdf ? (try? String(contentsOfFile: files[0], encoding: .isoLatin1))?.components(separatedBy: "/Type /Page\n").count ?? 0 : files.count
+    return Figures(name: name, messages: renderMessages, microsPerMessage: ["render": perMessage, "scene": scenePerMessage],
+                   peakMemoryMB: peakMemoryMB(),
+                   notes: ["files": String(files.count), "bytes": String(bytes), "pages": String(max(pages - 1, files.count))])
+}
+
+/// Headless Chromium printing an equivalent HTML page (same messages, CSS bubbles) to PDF.
+/// Peak memory is the largest sum of the resident sizes of Chromium's process tree, sampled.
+func chromiumCase() throws -> Figures {
+    guard let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        throw BenchError("chromium is not installed (make bench installs it)")
+    }
+    let conversation = renderConversation(renderMessages)
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let html = dir + "/chat.html"
+    try BaselineHTML.page(conversation).write(toFile: html, atomically: true, encoding: .utf8)
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: chromium)
+    p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+                   "--user-data-dir=\(dir)/profile", "--print-to-pdf=\(dir)/chat.pdf", "file://\(html)"]
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = FileHandle.nullDevice
+    let start = now()
+    try p.run()
+    var peak = 0.0
+    while p.isRunning {
+        peak = max(peak, treeResidentMB(root: p.processIdentifier))
+        usleep(50_000)
+    }
+    let seconds = now() - start
+    guard p.terminationStatus == 0, FileManager.default.fileExists(atPath: dir + "/chat.pdf") else {
+        throw BenchError("chromium exited with \(p.terminationStatus) and no PDF")
+    }
+    let bytes = (try? FileManager.default.attributesOfItem(atPath: dir + "/chat.pdf")[.size] as? Int) ?? 0
+    return Figures(name: "chromium-pdf", messages: renderMessages, microsPerMessage: ["render": seconds * 1e6 / Double(renderMessages)],
+                   peakMemoryMB: peak, notes: ["bytes": String(bytes), "chromium": chromium])
+}
+
+/// Sum of VmRSS of `root` and all its descendants, from /proc.
+func treeResidentMB(root: Int32) -> Double {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+    var parent: [Int32: Int32] = [:]
+    var rss: [Int32: Double] = [:]
+    for e in entries {
+        guard let pid = Int32(e), let stat = try? String(contentsOfFile: "/proc/\(e)/stat", encoding: .utf8) else { continue }
+        // Fields after the ")" closing the command name: state ppid …
+        guard let close = stat.lastIndex(of: ")") else { continue }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        if fields.count > 1, let ppid = Int32(fields[1]) { parent[pid] = ppid }
+        if let status = try? String(contentsOfFile: "/proc/\(e)/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+           let kb = Double(line.split(separator: " ").dropFirst().first ?? "") {
+            rss[pid] = kb / 1024
+        }
+    }
+    func descends(_ pid: Int32) -> Bool {
+        var p = pid
+        for _ in 0..<64 {
+            if p == root { return true }
+            guard let up = parent[p], up != p else { return false }
+            p = up
+        }
+        return false
+    }
+    return rss.filter { descends($0.key) }.values.reduce(0, +)
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
 let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("layout-pango-naive", { try layoutCase(name: "layout-pango-naive", messages: $0, cached: false) }),
     ("layout-pango-cached", { try layoutCase(name: "layout-pango-cached", messages: $0, cached: true) }),
+    ("render-pdf", { _ in try renderCase(name: "render-pdf", format: .pdf) }),
+    ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
+    ("chromium-pdf", { _ in try chromiumCase() }),
 ]
 
 // MARK: driver
@@ -97,7 +211,7 @@ if let caseName = option("--case") {
     exit(0)
 }
 
-func runChild(_ name: String) throws -> Figures {
+func runChild(_ name: String) throws -> Figures? {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
     process.arguments = ["--case", name, "--messages", String(messageCount)]
@@ -106,7 +220,7 @@ func runChild(_ name: String) throws -> Figures {
     try process.run()
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw NSError(domain: "bench", code: Int(process.terminationStatus)) }
+    guard process.terminationStatus == 0 else { return nil }
     return try JSONDecoder().decode(Figures.self, from: data)
 }
 
@@ -119,6 +233,7 @@ var results: [String: Figures] = [:]
 for (name, _) in cases {
     FileHandle.standardError.write(Data("running \(name)…\n".utf8))
     results[name] = try runChild(name)
+    if results[name] == nil { print("\(name): failed (see the message above)") }
 }
 
 // Layout: naive Pango vs cached, side by side.
@@ -136,4 +251,25 @@ if let naive = results["layout-pango-naive"], let ours = results["layout-pango-c
           + lpad(String(format: "%.2f×", naive.peakMemoryMB / ours.peakMemoryMB), 9))
     print("notes: naive \(naive.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
     print("       ours  \(ours.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
+}
+
+// Rendering: BubbleKit (Cairo) vs headless Chromium printing the same messages.
+if let pdf = results["render-pdf"], let png = results["render-png"] {
+    print("")
+    print("Rendering \(renderMessages) messages (imessage theme; ms per message; ratio = Chromium ÷ ours)")
+    let chrome = results["chromium-pdf"]
+    print(pad("output", 22) + lpad("ms/msg", 10) + lpad("peak MB", 10) + lpad("speed ×", 10) + lpad("memory ×", 10) + "  notes")
+    func row(_ label: String, _ f: Figures) {
+        let ms = f.microsPerMessage["render"]! / 1000
+        var speed = "", memory = ""
+        if let c = chrome, f.name != c.name {
+            speed = String(format: "%.1f×", c.microsPerMessage["render"]! / f.microsPerMessage["render"]!)
+            memory = String(format: "%.1f×", c.peakMemoryMB / f.peakMemoryMB)
+        }
+        print(pad(label, 22) + lpad(String(format: "%.3f", ms), 10) + lpad(String(format: "%.0f", f.peakMemoryMB), 10)
+              + lpad(speed, 10) + lpad(memory, 10) + "  " + f.notes.filter { $0.key != "chromium" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+    }
+    row("BubbleKit PDF", pdf)
+    row("BubbleKit PNG 2× pages", png)
+    if let chrome { row("Chromium print-to-PDF", chrome) } else { print("Chromium print-to-PDF: not measured") }
 }

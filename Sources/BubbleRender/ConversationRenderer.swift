@@ -87,9 +87,11 @@ public final class ConversationRenderer {
     public func scene(for conversation: Conversation, options: RenderOptions) throws -> [ScenePage] {
         let theme = self.theme.appearance(dark: options.dark)
         let setup = pageSetup(options)
-        let layouter = ConversationLayouter(style: theme.layoutStyle, engine: engine, timeZone: options.timeZone)
+        // Chats repeat themselves: identical texts at the same width are measured once.
+        let measuring = CachingTextEngine(engine)
+        let layouter = ConversationLayouter(style: theme.layoutStyle, engine: measuring, timeZone: options.timeZone)
         let layout = try layouter.layout(conversation, width: setup.contentWidth)
-        return try SceneBuilder(theme: theme, engine: engine, timeZone: options.timeZone)
+        return try SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone)
             .pages(for: conversation, layout: layout, setup: setup)
     }
 
