@@ -100,15 +100,15 @@ func renderCase(name: String, format: OutputFormat) throws -> Figures {
     var files: [String] = []
     // Phases, measured apart once: layout + pagination (the scene), then the whole render.
     let resolved = try renderer.resolvePhotos(conversation)
-    let scenePerMessage = try timed(renderMessages) { _ = try renderer.scene(for: resolved, options: options) }
+    var pageCount = 0
+    let scenePerMessage = try timed(renderMessages) { pageCount = try renderer.scene(for: resolved, options: options).count }
     let perMessage = try timed(renderMessages) {
         files = try renderer.render(conversation, to: dir + "/chat.\(format.rawValue)", options: options)
     }
     let bytes = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
-    let pages = format == .pdf ? (try? String(contentsOfFile: files[0], encoding: .isoLatin1))?.components(separatedBy: "/Type /Page\n").count ?? 0 : files.count
     return Figures(name: name, messages: renderMessages, microsPerMessage: ["render": perMessage, "scene": scenePerMessage],
                    peakMemoryMB: peakMemoryMB(),
-                   notes: ["files": String(files.count), "bytes": String(bytes), "pages": String(max(pages - 1, files.count))])
+                   notes: ["files": String(files.count), "bytes": String(bytes), "pages": String(pageCount)])
 }
 
 /// Headless Chromium printing an equivalent HTML page (same messages, CSS bubbles) to PDF.

@@ -96,7 +96,7 @@ public struct SVGWriter {
             if line == t.layout.lines.last, t.layout.isTruncated { s += "…" }
             let y = t.origin.y + line.baseline
             if line.isRightToLeft {
-                out += "<tspan x=\"\(n(t.origin.x + t.boxWidth))\" y=\"\(n(y))\" text-anchor=\"end\" direction=\"rtl\">\(escape(s))</tspan>"
+                out += "<tspan x=\"\(n(t.origin.x + t.boxWidth))\" y=\"\(n(y))\" direction=\"rtl\" unicode-bidi=\"embed\" text-anchor=\"start\">\(escape(s))</tspan>"
             } else {
                 out += "<tspan x=\"\(n(t.origin.x))\" y=\"\(n(y))\">\(escape(s))</tspan>"
             }
