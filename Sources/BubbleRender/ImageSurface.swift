@@ -116,9 +116,15 @@ public final class ImageSurface {
         return copy
     }
 
-    /// Writes the surface as PNG. The file appears whole or not at all: it is written to a
-    /// temporary file beside `path` and renamed over it.
+    /// Writes the surface as PNG with ``PNGEncoder/fast``. The file appears whole or not at all:
+    /// it is written to a temporary file beside `path` and renamed over it.
     public func writePNG(to path: String) throws(RenderError) {
+        try PNGEncoder.fast.write(self, to: path)
+    }
+
+    /// Writes the surface as PNG with Cairo's own (slower) writer, like ``writePNG(to:)``
+    /// otherwise; kept for benchmark comparisons.
+    public func writePNGWithCairo(to path: String) throws(RenderError) {
         try AtomicFile.write(to: path) { (tmp: String) throws(RenderError) in
             cairo_surface_flush(pointer)
             let status = cairo_surface_write_to_png(pointer, tmp)
