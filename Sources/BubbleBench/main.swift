@@ -173,6 +173,40 @@ func treeResidentMB(root: Int32) -> Double {
     return rss.filter { descends($0.key) }.values.reduce(0, +)
 }
 
+/// PNG encoding of real chat pixels: Cairo's writer vs BubbleKit's libpng encoder, on a
+/// 600×200 image and an 800×8000 one (best of several runs, wall time).
+func pngEncodeCase() throws -> Figures {
+    let (theme, folder) = try ThemeLibrary.load("imessage")
+    let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: "/")
+    var options = RenderOptions(format: .png)
+    options.timeZone = utc
+    options.width = 400
+    options.pageHeight = 4000
+    let pages = try renderer.scene(for: renderConversation(400), options: options)
+    let painter = ScenePainter(theme: theme, themeFolder: folder, engine: renderer.engine, photos: renderer.photos)
+    let tall = try renderer.rasterize(pages[0], painter: painter, scale: 2)  // 800 × 8000 px
+    let small = try tall.copy(PixelRect(x: 100, y: 400, width: 600, height: 200))
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var figures: [String: Double] = [:]
+    var notes: [String: String] = [:]
+    for (label, surface, runs) in [("600x200", small, 40), ("800x8000", tall, 6)] {
+        for (writer, write) in [("cairo", { (path: String) throws in try surface.writePNGWithCairo(to: path) }),
+                                ("bubblekit", { (path: String) throws in try PNGEncoder.fast.write(surface, to: path) })] {
+            var best = Double.infinity
+            let path = dir + "/\(label)-\(writer).png"
+            for _ in 0..<runs {
+                let start = now()
+                try write(path)
+                best = min(best, now() - start)
+            }
+            figures["\(label) \(writer)"] = best * 1e6
+            notes["\(label) \(writer) bytes"] = String((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+        }
+    }
+    return Figures(name: "png-encode", messages: 0, microsPerMessage: figures, peakMemoryMB: peakMemoryMB(), notes: notes)
+}
+
 struct BenchError: Error, CustomStringConvertible {
     var description: String
     init(_ d: String) { description = d }
@@ -184,6 +218,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("render-pdf", { _ in try renderCase(name: "render-pdf", format: .pdf) }),
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
+    ("png-encode", { _ in try pngEncodeCase() }),
 ]
 
 // MARK: driver
@@ -272,4 +307,16 @@ if let pdf = results["render-pdf"], let png = results["render-png"] {
     row("BubbleKit PDF", pdf)
     row("BubbleKit PNG 2× pages", png)
     if let chrome { row("Chromium print-to-PDF", chrome) } else { print("Chromium print-to-PDF: not measured") }
+}
+
+if let png = results["png-encode"] {
+    print("")
+    print("PNG encoding of rendered chat pixels (ms, best run; ratio = Cairo ÷ BubbleKit)")
+    print(pad("image", 12) + lpad("Cairo", 10) + lpad("BubbleKit", 12) + lpad("ratio", 9) + lpad("Cairo bytes", 14) + lpad("ours bytes", 12))
+    for label in ["600x200", "800x8000"] {
+        let c = png.microsPerMessage["\(label) cairo"]!, b = png.microsPerMessage["\(label) bubblekit"]!
+        print(pad(label, 12) + lpad(String(format: "%.1f", c / 1000), 10) + lpad(String(format: "%.1f", b / 1000), 12)
+              + lpad(String(format: "%.1f×", c / b), 9) + lpad(png.notes["\(label) cairo bytes"] ?? "", 14)
+              + lpad(png.notes["\(label) bubblekit bytes"] ?? "", 12))
+    }
 }
