@@ -115,18 +115,21 @@ public final class ConversationRenderer {
         case .png:
             let paths = pages.count == 1 && options.pageHeight == nil ? [path]
                 : pages.map { Self.pagePath(path, number: $0.number) }
-            var written: [String] = []
+            // Paint page n while page n − 1 is encoded on the other core.
+            let writer = PageWriter()
             do {
                 for (page, file) in zip(pages, paths) {
                     let surface = try rasterize(page, painter: painter, scale: options.scale)
-                    try surface.writePNG(to: file)
-                    written.append(file)
+                    try writer.enqueue(surface, to: file)
                     progress?(page.number, pages.count)
                 }
+                try writer.finish()
             } catch {
-                for file in written { try? FileManager.default.removeItem(atPath: file) }
+                try? writer.finish()
+                for file in paths { try? FileManager.default.removeItem(atPath: file) }
                 throw error
             }
+            let written = paths
             return written
         case .svg:
             let svg = try SVGWriter(theme: theme.appearance(dark: options.dark), themeFolder: themeFolder, photos: photos)
@@ -158,4 +161,46 @@ public final class ConversationRenderer {
         let stem = ns.deletingPathExtension
         return stem + "-" + String(format: "%03d", number) + "." + (ns.pathExtension.isEmpty ? "png" : ns.pathExtension)
     }
+}
+
+/// Encodes PNG pages in the background while the caller paints the next ones. Encoding costs
+/// several times painting, so up to `ProcessInfo.activeProcessorCount` pages are encoded at
+/// once (each in its own file); at most that many plus one pages are in memory. The first
+/// failure is kept and thrown.
+final class PageWriter: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "bubblekit.png-pages", attributes: .concurrent)
+    private let group = DispatchGroup()
+    private let slots = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
+    private let lock = NSLock()
+    private var failure: RenderError?
+
+    /// Hands `surface` over: the caller must not draw into it any more.
+    func enqueue(_ surface: ImageSurface, to path: String) throws(RenderError) {
+        if let failure = currentFailure() { throw failure }
+        slots.wait()
+        let box = SurfaceBox(surface)
+        queue.async(group: group) { [self] in
+            defer { slots.signal() }
+            do throws(RenderError) { try box.surface.writePNG(to: path) } catch {
+                lock.lock(); if failure == nil { failure = error }; lock.unlock()
+            }
+        }
+    }
+
+    /// Waits for the last page; throws the first failure.
+    func finish() throws(RenderError) {
+        group.wait()
+        if let failure = currentFailure() { throw failure }
+    }
+
+    private func currentFailure() -> RenderError? {
+        lock.lock(); defer { lock.unlock() }
+        return failure
+    }
+}
+
+/// Moves a surface to the encoding queue; only that queue touches it afterwards.
+private final class SurfaceBox: @unchecked Sendable {
+    let surface: ImageSurface
+    init(_ surface: ImageSurface) { self.surface = surface }
 }
