@@ -18,6 +18,7 @@ PACKAGES=(
   fonts-noto-color-emoji
   fonts-noto-cjk
   poppler-utils
+  pango1.0-tools
 )
 # Extra packages a caller asks for (the benchmark adds chromium): BOOTSTRAP_EXTRA="chromium".
 if [ -n "${BOOTSTRAP_EXTRA:-}" ]; then
