@@ -1,0 +1,277 @@
+import BubbleCore
+import CCairo
+import Foundation
+
+/// `TextEngine` on Pango (HarfBuzz shaping, fontconfig fallback, UAX #14 line breaking, bidi).
+///
+/// Measures the same for PNG at any scale, PDF and SVG: the engine owns its own font map and
+/// context, with metric hinting off, hint style none, unrounded glyph positions, 72 dpi (1 pt = 1
+/// unit) and absolute font sizes. Drawing never feeds the target's transform or font options back
+/// into the layout, so a layout measured once is the layout drawn everywhere.
+///
+/// Text is set with `PANGO_WRAP_WORD_CHAR` (break between words; inside a word only when the word
+/// alone is wider than the line), without inserted hyphens at such breaks (as UIKit), with the
+/// paragraph direction taken from its first strong character (auto-dir; RTL paragraphs are
+/// right-aligned in the width). See `TextSanitizer` for what happens to control characters.
+///
+/// Threading: every call takes the engine's lock (and so does freeing a prepared text's layout),
+/// so one engine and the `PreparedText` values it made can be used from several threads; calls
+/// are serialised, not parallel. Use one engine per thread to measure in parallel.
+///
+/// Fonts come from fontconfig's current configuration: set `FONTCONFIG_FILE` to the project's
+/// `fonts/fonts.conf` before the first engine is made.
+public final class PangoTextEngine: TextEngine, @unchecked Sendable {
+    let fontMap: UnsafeMutablePointer<PangoFontMap>
+    let context: OpaquePointer
+    /// Serialises every use of the font map, the context and the layouts made from them.
+    /// Recursive: a layout freed while the engine works (a replaced cache) takes it again.
+    let lock = NSRecursiveLock()
+    /// `TextStyle.family` → whether it names something fontconfig has (see `checkFamily`).
+    private var familyIsKnown: [String: Bool] = [:]
+    private var installedFamilies: Set<String>?
+    private var unknownFamilyFallback: String??
+
+    public init() {
+        fontMap = pango_cairo_font_map_new()!
+        context = pango_font_map_create_context(fontMap)!
+        let options = cairo_font_options_create()!
+        cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
+        cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
+        cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY)
+        pango_cairo_context_set_font_options(context, options)   // copies
+        cairo_font_options_destroy(options)
+        pango_cairo_context_set_resolution(context, 72)
+        pango_context_set_round_glyph_positions(context, 0)
+        // Fixed, not the process locale: the same text measures the same everywhere.
+        // `TextStyle.language` overrides it per text.
+        pango_context_set_language(context, pango_language_from_string("en"))
+    }
+
+    deinit {
+        g_object_unref(UnsafeMutableRawPointer(context))
+        g_object_unref(fontMap)
+    }
+
+    // MARK: TextEngine
+
+    /// Checks the style, sanitises the text and makes the Pango layout that `layout` and `draw`
+    /// reuse. Throws `invalidFontSize`, `invalidLineHeight`, or `unknownFont` when no family in
+    /// `style.family` is installed or is an alias fontconfig resolves.
+    public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
+        try Self.validate(style)
+        lock.lock(); defer { lock.unlock() }
+        try checkFamily(style.family)
+        let storage = PangoTextStorage(engine: self, sanitizedText: Self.pangoText(text, style: style), style: style)
+        return PreparedText(text: text, style: style, storage: storage)
+    }
+
+    /// Lines of `prepared` broken for `maxWidth` points. `maxLines` nil or ≤ 0 means no limit.
+    ///
+    /// - `TextLine.range`: UTF-8 byte offsets into `PangoTextStorage.sanitizedText` (the same as
+    ///   `PangoTextEngine.pangoText(text, style:)`), without the paragraph separator. On the last
+    ///   line of a truncated layout: the characters shown before the ellipsis (which is drawn but
+    ///   is not part of the text).
+    /// - `TextLine.width`: the visual span of the line's characters up to its last non-whitespace
+    ///   one (`pango_layout_line_get_x_ranges`), so trailing spaces never count, also not in an
+    ///   RTL line where they sit on the left; leading spaces and tabs do. Of a truncated last line:
+    ///   its glyphs with the ellipsis at its own advance (Pango pads it to the full width).
+    /// - `top`: the line's top (`pango_layout_iter_get_line_yrange`); `height`: down to the next
+    ///   line's top, for the last line its own logical height, so lines tile and the last one ends
+    ///   at the layout's height (with `lineHeight` ≠ 1 the extra space is between lines only).
+    /// - A truncated last line holds at least the ellipsis, even when `maxWidth` is narrower.
+    /// - `TextLayout.height`: the layout's logical height; `width`: the widest line.
+    public func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout {
+        let width = try Self.pangoWidth(maxWidth)
+        lock.lock(); defer { lock.unlock() }
+        let storage = try storage(for: prepared)
+        return storage.arrangement(width: width, maxLines: Self.lineLimit(maxLines)).layout
+    }
+
+    /// Draws `prepared` as `layout(prepared, maxWidth:, maxLines:)` lays it out, with the text box's
+    /// top-left at `origin`, in `color`. The canvas's transform (scale, mirroring) applies to the
+    /// drawing but never changes line breaks or positions. Cairo errors stay in the canvas's sticky
+    /// status (`Canvas.check`).
+    ///
+    /// To draw shrink-wrapped text (an RTL line right-aligned inside its bubble), pass the
+    /// `TextLayout.width` the text was measured at as `maxWidth`: the lines stay the same.
+    public func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+                     color: Color, on canvas: Canvas) throws(TextError) {
+        try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context)
+    }
+
+    /// `draw` onto any cairo context (PDF and SVG surfaces in tests).
+    func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+              color: Color, cairo cr: OpaquePointer) throws(TextError) {
+        let width = try Self.pangoWidth(maxWidth)
+        lock.lock(); defer { lock.unlock() }
+        let storage = try storage(for: prepared)
+        let arrangement = storage.arrangement(width: width, maxLines: Self.lineLimit(maxLines))
+        guard !arrangement.layout.lines.isEmpty else { return }
+        cairo_save(cr)
+        defer { cairo_restore(cr) }
+        cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
+        guard let tail = arrangement.tail else {
+            cairo_move_to(cr, origin.x, origin.y)
+            pango_cairo_show_layout(cr, storage.layout)
+            return
+        }
+        // Truncated: the lines before the last from the full layout, the last from the tail layout.
+        let iter = pango_layout_get_iter(storage.layout)!
+        defer { pango_layout_iter_free(iter) }
+        for _ in 0..<(arrangement.layout.lines.count - 1) {
+            var logical = PangoRectangle()
+            pango_layout_iter_get_line_extents(iter, nil, &logical)
+            let baseline = pango_layout_iter_get_baseline(iter)
+            cairo_move_to(cr, origin.x + Self.points(logical.x), origin.y + Self.points(baseline))
+            pango_cairo_show_layout_line(cr, pango_layout_iter_get_line_readonly(iter))
+            guard pango_layout_iter_next_line(iter) != 0 else { break }
+        }
+        cairo_move_to(cr, origin.x + Self.points(tail.x), origin.y + Self.points(tail.baseline))
+        pango_cairo_show_layout_line(cr, pango_layout_get_line_readonly(tail.layout.pointer, 0))
+    }
+
+    /// How many glyphs of `prepared` no installed font has (drawn as hex boxes, "tofu").
+    public func unknownGlyphCount(_ prepared: PreparedText) throws(TextError) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        let storage = try storage(for: prepared)
+        guard !storage.bytes.isEmpty else { return 0 }
+        return Int(pango_layout_get_unknown_glyphs_count(storage.layout))
+    }
+
+    // MARK: Internals
+
+    static func validate(_ style: TextStyle) throws(TextError) {
+        // Pango keeps sizes as int Pango units (1/1024 pt): refuse what rounds to 0 or overflows.
+        guard style.size.isFinite, style.size * Double(PANGO_SCALE) >= 1,
+              style.size * Double(PANGO_SCALE) <= Double(Int32.max) else { throw .invalidFontSize(style.size) }
+        guard style.lineHeight.isFinite, style.lineHeight > 0,
+              Float(style.lineHeight).isFinite, Float(style.lineHeight) > 0 else { throw .invalidLineHeight(style.lineHeight) }
+    }
+
+    /// The width in Pango units, rounded down so no line is ever wider than asked; -1 (no wrapping)
+    /// when it does not fit Pango's int.
+    static func pangoWidth(_ maxWidth: Double) throws(TextError) -> Int32 {
+        guard maxWidth.isFinite, maxWidth > 0 else { throw .invalidWidth(maxWidth) }
+        let units = (maxWidth * Double(PANGO_SCALE)).rounded(.down)
+        return units >= Double(Int32.max) ? -1 : Int32(units)
+    }
+
+    static func lineLimit(_ maxLines: Int?) -> Int? {
+        guard let maxLines, maxLines > 0 else { return nil }
+        return maxLines
+    }
+
+    static func points(_ units: Int32) -> Double { Double(units) / Double(PANGO_SCALE) }
+
+    /// The storage of `prepared` if this engine made it, else a fresh one (a `PreparedText` from
+    /// another engine still works, it just is not reused).
+    private func storage(for prepared: PreparedText) throws(TextError) -> PangoTextStorage {
+        if let storage = prepared.storage as? PangoTextStorage, storage.engine === self { return storage }
+        try Self.validate(prepared.style)
+        try checkFamily(prepared.style.family)
+        return PangoTextStorage(engine: self, sanitizedText: Self.pangoText(prepared.text, style: prepared.style), style: prepared.style)
+    }
+
+    /// The text as Pango gets it, whose UTF-8 offsets `TextLine.range` counts: sanitised
+    /// (`TextSanitizer.sanitize`), and paragraphs too long for Pango's int arithmetic broken
+    /// (`TextSanitizer.breakLongParagraphs`; a space becomes `\n`, so offsets only move for a run of
+    /// over 1,000,000 / size bytes without a space). Pango adds a paragraph's advances in int
+    /// Pango units: past 2³¹ (≈ 2.1 million pt, ≈ 260,000 Latin letters at 16 pt) line breaking
+    /// overflows and the paragraph comes out as one line of nonsense width. Allowing 2 em per
+    /// UTF-8 byte, paragraphs stay under 2 million pt.
+    public static func pangoText(_ text: String, style: TextStyle) -> String {
+        let maxBytes = max(64, Int(1_000_000 / style.size))
+        return TextSanitizer.breakLongParagraphs(TextSanitizer.sanitize(text), maxBytes: maxBytes)
+    }
+
+    /// A new layout on the engine's context holding `text` set in `style`: font, language,
+    /// wrapping, line spacing. Width, height and ellipsizing are set per `layout` call.
+    func makeLayout(_ text: String, style: TextStyle) -> OpaquePointer {
+        let layout = pango_layout_new(context)!
+        let font = fontDescription(family: style.family, style: style)
+        pango_layout_set_font_description(layout, font)
+        pango_font_description_free(font)
+        let attributes = pango_attr_list_new()!
+        // Pango 1.44+ adds a hyphen where it breaks inside a word; UIKit does not.
+        pango_attr_list_insert(attributes, pango_attr_insert_hyphens_new(0))
+        if let language = style.language, !language.isEmpty {
+            pango_attr_list_insert(attributes, pango_attr_language_new(pango_language_from_string(language)))
+        }
+        pango_layout_set_attributes(layout, attributes)
+        pango_attr_list_unref(attributes)
+        pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR)
+        pango_layout_set_auto_dir(layout, 1)
+        // Baselines `lineHeight` × the font's line height apart (ascent + descent + line gap, as
+        // UIFont.lineHeight). Always a factor, also for 1: Pango's default (factor 0) stacks
+        // ascent + descent without the line gap (17.875 instead of 18.398 pt per 16-pt Liberation
+        // Sans line), and switching between the two would make 1 and 1.0001 differ by a jump.
+        pango_layout_set_line_spacing(layout, Float(style.lineHeight))
+        pango_layout_set_text(layout, text, -1)
+        return layout
+    }
+
+    private func fontDescription(family: String, style: TextStyle) -> OpaquePointer {
+        let font = pango_font_description_new()!
+        pango_font_description_set_family(font, family)
+        pango_font_description_set_weight(font, PangoWeight(rawValue: UInt32(min(1000, max(100, style.weight.value)))))
+        pango_font_description_set_absolute_size(font, style.size * Double(PANGO_SCALE))
+        return font
+    }
+
+    /// Throws `unknownFont` unless some family in the comma-separated list is installed, is a
+    /// generic name (sans-serif, serif, monospace, emoji…), or is an alias fontconfig resolves to a
+    /// different font than it gives for a name that does not exist. (An alias that resolves to
+    /// exactly that fallback font is reported as unknown.) Results are cached per family string.
+    private func checkFamily(_ family: String) throws(TextError) {
+        if let known = familyIsKnown[family] {
+            guard known else { throw .unknownFont(family) }
+            return
+        }
+        let names = family.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let known = names.contains { name in
+            let key = name.lowercased()
+            if Self.genericFamilies.contains(key) || installedFamilyNames().contains(key) { return true }
+            return resolvedFamily(name) != unknownFallback()
+        }
+        familyIsKnown[family] = known
+        guard known else { throw .unknownFont(family) }
+    }
+
+    private static let genericFamilies: Set<String> = [
+        "sans-serif", "sans", "serif", "monospace", "mono", "system-ui", "emoji", "cursive", "fantasy", "math",
+    ]
+
+    private func installedFamilyNames() -> Set<String> {
+        if let installedFamilies { return installedFamilies }
+        var families: UnsafeMutablePointer<UnsafeMutablePointer<PangoFontFamily>?>?
+        var count: Int32 = 0
+        pango_font_map_list_families(fontMap, &families, &count)
+        defer { g_free(families) }
+        var names = Set<String>()
+        for i in 0..<Int(count) {
+            if let family = families?[i], let name = pango_font_family_get_name(family) {
+                names.insert(String(cString: name).lowercased())
+            }
+        }
+        installedFamilies = names
+        return names
+    }
+
+    private func unknownFallback() -> String? {
+        if let unknownFamilyFallback { return unknownFamilyFallback }
+        let fallback = resolvedFamily("BubbleKit No Such Family 8c1f")
+        unknownFamilyFallback = .some(fallback)
+        return fallback
+    }
+
+    /// The family of the font fontconfig picks for `name`.
+    private func resolvedFamily(_ name: String) -> String? {
+        let description = fontDescription(family: name, style: TextStyle(size: 16))
+        defer { pango_font_description_free(description) }
+        guard let font = pango_font_map_load_font(fontMap, context, description) else { return nil }
+        defer { g_object_unref(font) }
+        let loaded = pango_font_describe(font)!
+        defer { pango_font_description_free(loaded) }
+        return pango_font_description_get_family(loaded).map { String(cString: $0) }
+    }
+}
