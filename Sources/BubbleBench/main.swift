@@ -228,6 +228,7 @@ func option(_ name: String) -> String? {
     guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
     return arguments[i + 1]
 }
+PinnedFonts.use()
 let messageCount = option("--messages").flatMap(Int.init) ?? 100_000
 
 if let caseName = option("--case") {

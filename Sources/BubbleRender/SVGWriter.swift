@@ -85,7 +85,7 @@ public struct SVGWriter {
 
     /// One `<text>` with a `<tspan>` per line, at the baselines the layout measured.
     func text(_ t: SceneText) -> String {
-        let bytes = Array(TextSanitizer.sanitize(t.string).utf8)
+        let bytes = Array(PangoTextEngine.pangoText(t.string, style: t.style).utf8)
         var out = "<text font-family=\"\(escape(t.style.family)), sans-serif\" font-size=\"\(n(t.style.size))\""
         if t.style.weight != .regular { out += " font-weight=\"\(t.style.weight.value)\"" }
         out += paint("fill", t.color) + " xml:space=\"preserve\">"

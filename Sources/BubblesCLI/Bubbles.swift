@@ -5,6 +5,13 @@ import Foundation
 
 @main
 struct Bubbles: ParsableCommand {
+    static func main() {
+        PinnedFonts.use()
+        var command: any ParsableCommand
+        do { command = try parseAsRoot() } catch { exit(withError: error) }
+        do { try command.run() } catch { exit(withError: error) }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "bubbles",
         abstract: "SMS/iMessage-style conversation bubbles: stretchable art, layout and rendering.",

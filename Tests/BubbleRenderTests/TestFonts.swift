@@ -1,6 +1,6 @@
 import Foundation
 
-/// Pins fontconfig to the project's fonts (`fonts/fonts.conf`) for this test process, so
+/// Pins fontconfig to the project's fonts (`Sources/BubbleRender/Fonts/fonts.conf`) for this test process, so
 /// `swift test` measures the same as `make test`. Call `TestFonts.pin()` before the first Pango,
 /// Cairo text or fontconfig call; it sets `FONTCONFIG_FILE` once (fontconfig reads it only when it
 /// starts) and does nothing on later calls.
@@ -9,7 +9,7 @@ enum TestFonts {
     static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static let configFile: String = repositoryRoot.appendingPathComponent("fonts/fonts.conf").path
+    static let configFile: String = repositoryRoot.appendingPathComponent("Sources/BubbleRender/Fonts/fonts.conf").path
 
     private static let pinned: Bool = {
         precondition(FileManager.default.fileExists(atPath: configFile), "missing \(configFile)")

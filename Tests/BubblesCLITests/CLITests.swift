@@ -18,7 +18,7 @@ enum Tool {
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = arguments
         var env = ProcessInfo.processInfo.environment
-        env["FONTCONFIG_FILE"] = root.appendingPathComponent("fonts/fonts.conf").path
+        env["FONTCONFIG_FILE"] = root.appendingPathComponent("Sources/BubbleRender/Fonts/fonts.conf").path
         p.environment = env
         if let folder { p.currentDirectoryURL = folder }
         let out = Pipe(), err = Pipe(), input = Pipe()

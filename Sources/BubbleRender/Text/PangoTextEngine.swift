@@ -19,7 +19,7 @@ import Foundation
 /// are serialised, not parallel. Use one engine per thread to measure in parallel.
 ///
 /// Fonts come from fontconfig's current configuration: set `FONTCONFIG_FILE` to the project's
-/// `fonts/fonts.conf` before the first engine is made.
+/// `Sources/BubbleRender/Fonts/fonts.conf` (`PinnedFonts.use()`) before the first engine is made.
 public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     let fontMap: UnsafeMutablePointer<PangoFontMap>
     let context: OpaquePointer
