@@ -279,3 +279,46 @@ final class SVGProbe: NSObject, XMLParserDelegate {
         if name == "text", let c = current { texts.append(c); current = nil }
     }
 }
+
+@Suite("Art bubbles: mirrored and tinted", .serialized)
+struct ArtBubbleTests {
+    func render(_ theme: Theme, folder: String, _ direction: Direction) throws -> (RGBAImage, BubbleLayout, Double) {
+        TestFonts.pin()
+        let r = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: folder)
+        var options = RenderOptions(format: .png)
+        options.scale = 2
+        options.timeZone = utc
+        let conv = conversation([("Mirrored art for the other side", direction)])
+        let page = try r.scene(for: conv, options: options)[0]
+        let painter = ScenePainter(theme: theme, themeFolder: folder, engine: r.engine, photos: r.photos)
+        let image = try r.rasterize(page, painter: painter, scale: 2).rgbaImage()
+        let layout = try ConversationLayouter(style: theme.layoutStyle, engine: r.engine, timeZone: utc).layout(conv, width: 375)
+        return (image, try #require(layout.rows[1].bubble), 10 + layout.rows[1].frame.minY)
+    }
+
+    @Test("classic: the outgoing art is the incoming template mirrored, tail on the right")
+    func mirrored() throws {
+        let (theme, folder) = try ThemeLibrary.load("classic")
+        let (image, bubble, top) = try render(theme, folder: folder, .outgoing)
+        // The tail hooks out of the bottom corner on the tail side: in the (unmirrored) art it is
+        // at (6.5, 28.2) of 42×30 points, so it lands 6.5 pt in from the bubble's right edge.
+        let y = Int((top + bubble.bubble.maxY - 1.8) * 2)
+        let tailSide = image.pixel(x: Int((bubble.bubble.maxX - 6.5) * 2), y: y)
+        let otherSide = image.pixel(x: Int((bubble.bubble.minX + 6.5) * 2), y: y)
+        #expect(Int(tailSide.1) > Int(tailSide.0) + 40, "green tail expected on the right, got \(tailSide)")
+        #expect(Int(otherSide.1) < Int(otherSide.0) + 20, "no green at the bottom-left corner, got \(otherSide)")
+    }
+
+    @Test("tint fills the art's shape with the bubble colour")
+    func tinted() throws {
+        var (theme, folder) = try ThemeLibrary.load("classic")
+        guard case .art(var spec) = theme.outgoing.shape else { Issue.record("classic has no art"); return }
+        spec.tint = true
+        theme.outgoing.shape = .art(spec)
+        theme.outgoing.fill = Color(r8: 200, g8: 30, b8: 160)
+        let (image, bubble, top) = try render(theme, folder: folder, .outgoing)
+        // Inside the bubble, away from the text: the tint colour exactly (the art is opaque there).
+        let p = image.pixel(x: Int((bubble.bubble.minX + 6) * 2), y: Int((top + bubble.bubble.midY) * 2))
+        #expect(p == (200, 30, 160, 255), "got \(p)")
+    }
+}
