@@ -20,7 +20,6 @@ test: bootstrap
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-bench: export BOOTSTRAP_EXTRA = chromium
 bench: bootstrap
 	$(SWIFT) build -c release --product BubbleBench
 	$$($(SWIFT) build -c release --show-bin-path)/BubbleBench $(BENCH_ARGS)

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 # C libraries the renderer links (found with pkg-config), the fonts the project's fontconfig file
-# pins (Latin, Arabic/Hebrew, colour emoji, CJK), and tools the tests call (pdftotext, pdftoppm).
+# pins (Latin, Arabic/Hebrew, colour emoji, CJK), SQLite and zlib for the importers (iMessage chat.db,
+# WhatsApp .zip), and tools the tests call (pdftotext, pdftoppm, pango-view, headless chromium).
 PACKAGES=(
   pkg-config
   libcairo2-dev
@@ -13,14 +14,17 @@ PACKAGES=(
   libfontconfig-dev
   libpng-dev
   libgdk-pixbuf-2.0-dev
+  libsqlite3-dev
+  zlib1g-dev
   fonts-liberation2
   fonts-dejavu-core
   fonts-noto-color-emoji
   fonts-noto-cjk
   poppler-utils
   pango1.0-tools
+  chromium
 )
-# Extra packages a caller asks for (the benchmark adds chromium): BOOTSTRAP_EXTRA="chromium".
+# Extra packages a caller asks for: BOOTSTRAP_EXTRA="pkg another-pkg".
 if [ -n "${BOOTSTRAP_EXTRA:-}" ]; then
   read -r -a extra <<<"$BOOTSTRAP_EXTRA"
   PACKAGES+=("${extra[@]}")
