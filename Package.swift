@@ -7,10 +7,13 @@ let package = Package(
     products: [
         .library(name: "BubbleCore", targets: ["BubbleCore"]),
         .library(name: "BubbleRender", targets: ["BubbleRender"]),
+        .library(name: "BubbleImport", targets: ["BubbleImport"]),
         .executable(name: "bubbles", targets: ["BubblesCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout.
@@ -30,7 +33,16 @@ let package = Package(
         // libpng behind a tiny C shim: libpng reports errors with setjmp/longjmp, which Swift cannot use.
         .target(name: "CPNGShim", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]),
         // Swift types that own the C handles; paints what BubbleCore computes.
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CGdkPixbuf", "CPNGShim"], resources: [.copy("Themes"), .copy("Samples")]),
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CGdkPixbuf", "CPNGShim"], resources: [.copy("Themes"), .copy("Samples"), .copy("Fonts")]),
+        // Chat exports (SMS Backup & Restore, WhatsApp, Telegram, iMessage, native JSON) → Conversation.
+        .target(
+            name: "BubbleImport",
+            dependencies: [
+                "BubbleCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
+        ),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
@@ -42,6 +54,15 @@ let package = Package(
         .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleRender"]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
         .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleCore"]),
+        .testTarget(
+            name: "BubbleImportTests",
+            dependencies: [
+                "BubbleImport", "BubbleCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
         // Runs the built `bubbles` tool as a user would.
         .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI"]),
     ],

@@ -1,0 +1,126 @@
+import BubbleCore
+import Foundation
+
+/// An export to read: the file or folder and its format.
+struct ImportSource {
+    var path: String
+    var format: ImportFormat
+    /// The name errors and warnings use: the path as given.
+    var displayPath: String
+
+    init(path: String, format: ImportFormat, displayPath: String? = nil) {
+        self.path = path
+        self.format = format
+        self.displayPath = displayPath ?? path
+    }
+}
+
+/// Tells formats apart by content: names lie (every export is "result.json", "chat.txt" or
+/// "backup.xml" after a user renames it), first bytes don't.
+enum FormatDetector {
+    static func detect(path: String) throws(ImportError) -> ImportSource {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw ImportError(path: path, reason: "no such file or folder")
+        }
+        if isFolder.boolValue { return try detectFolder(path) }
+
+        let head = try readHead(path, count: 64 << 10)
+        if head.isEmpty { throw ImportError(path: path, reason: "is empty; expected a chat export") }
+        if head.starts(with: Array("SQLite format 3\u{0}".utf8)) { return ImportSource(path: path, format: .imessage) }
+        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
+            return ImportSource(path: path, format: .whatsapp)  // the WhatsApp importer checks for a .txt inside
+        }
+        if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF]) {
+            return ImportSource(path: path, format: .whatsapp)  // UTF-16 text: only WhatsApp exports come so
+        }
+        var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[start]) { start += 1 }
+        let text = String(decoding: head[start...], as: UTF8.self)
+        if head[safe: start] == UInt8(ascii: "<") { return ImportSource(path: path, format: .smsBackup) }
+        if head[safe: start] == UInt8(ascii: "{") {
+            if text.contains("\"bubblekit-conversation\"") { return ImportSource(path: path, format: .native) }
+            let telegramMarks = ["\"date_unixtime\"", "\"personal_information\"", "\"from_id\"",
+                                 "\"personal_chat\"", "\"private_group\"", "\"private_supergroup\"",
+                                 "\"public_supergroup\"", "\"saved_messages\"", "\"bot_chat\""]
+            if telegramMarks.contains(where: text.contains) { return ImportSource(path: path, format: .telegram) }
+            return ImportSource(path: path, format: .native)
+        }
+        let firstLine = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        if WhatsAppLine.parse(Array(firstLine.utf8)) != nil { return ImportSource(path: path, format: .whatsapp) }
+        let shown = firstLine.count > 60 ? String(firstLine.prefix(60)) + "…" : firstLine
+        throw ImportError(path: path, location: "line 1",
+                          reason: "\"\(shown)\" is not the start of a known export; expected SMS Backup & Restore XML, "
+                              + "a WhatsApp chat line (\"12/24/19, 11:23 - Name: text\" or \"[14/10/2021, 3:34:09 PM] Name: text\"), "
+                              + "Telegram result.json, an iMessage chat.db or BubbleKit JSON (or pass the format)")
+    }
+
+    static func detectFolder(_ path: String) throws(ImportError) -> ImportSource {
+        if WhatsAppImporter.chatFile(inFolder: path) != nil { return ImportSource(path: path, format: .whatsapp) }
+        let telegram = (path as NSString).appendingPathComponent("result.json")
+        if FileManager.default.fileExists(atPath: telegram) { return ImportSource(path: telegram, format: .telegram) }
+        let imessage = (path as NSString).appendingPathComponent("chat.db")
+        if FileManager.default.fileExists(atPath: imessage) { return ImportSource(path: imessage, format: .imessage) }
+        throw ImportError(path: path, reason: "is a folder without a chat export; expected _chat.txt or "
+                              + "\"WhatsApp Chat with ….txt\" (WhatsApp), result.json (Telegram) or chat.db (iMessage)")
+    }
+
+    /// `path` for a format the caller named: an export folder stands for the file inside it.
+    static func source(path: String, format: ImportFormat) -> ImportSource {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+            return ImportSource(path: path, format: format)
+        }
+        let inside: String? = switch format {
+        case .telegram: "result.json"
+        case .imessage: "chat.db"
+        default: nil
+        }
+        guard let inside else { return ImportSource(path: path, format: format) }
+        return ImportSource(path: (path as NSString).appendingPathComponent(inside), format: format)
+    }
+
+    static func readHead(_ path: String, count: Int) throws(ImportError) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ImportError(path: path, reason: "cannot be opened for reading")
+        }
+        defer { try? handle.close() }
+        do {
+            return try Array(handle.read(upToCount: count) ?? Data())
+        } catch {
+            throw ImportError(path: path, reason: "cannot be read: \(error.localizedDescription)")
+        }
+    }
+}
+
+extension Array {
+    subscript(safe i: Int) -> Element? { indices.contains(i) ? self[i] : nil }
+}
+
+/// BubbleKit's own JSON, read by BubbleCore.
+enum NativeImporter {
+    static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: source.path), options: .alwaysMapped)
+        } catch {
+            throw ImportError(path: source.displayPath, reason: "cannot be read: \(error.localizedDescription)")
+        }
+        let decoded: (Conversation, ConversationFile.Hints)
+        do {
+            decoded = try ConversationFile.decode(data, path: source.displayPath, me: context.options.me)
+        } catch {
+            throw ImportError(path: error.path, location: error.location, reason: error.reason)
+        }
+        var builder = ConversationBuilder()
+        builder.title = decoded.0.title
+        for p in decoded.0.participants { builder.participant(id: p.id, name: p.name) }
+        for m in decoded.0.messages { builder.append(m, context: context) }
+        var result = builder.finish(format: .native, me: decoded.1.me, sortByDate: false, keep: decoded.1.me)
+        // Native files list their participants on purpose: keep them all.
+        result.conversation.participants = decoded.0.participants
+        result.theme = decoded.1.theme
+        return result
+    }
+}
+

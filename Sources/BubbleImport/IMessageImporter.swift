@@ -1,0 +1,287 @@
+import BubbleCore
+import Foundation
+import GRDB
+
+/// macOS/iOS Messages `chat.db`, opened read-only with GRDB. Rows are read with a cursor (one row
+/// in memory at a time); attachments of the chosen chat are loaded first, keyed by message.
+///
+/// Columns that older macOS versions lack (`attributedBody`, `associated_message_type`,
+/// `item_type`…) are read as NULL, so one query serves every schema.
+enum IMessageImporter {
+    /// Seconds from 1970-01-01 to Apple's epoch, 2001-01-01.
+    static let appleEpoch: TimeInterval = 978_307_200
+
+    /// Apple-epoch time in seconds (older macOS) or nanoseconds (High Sierra on): no date in
+    /// seconds reaches 1e11 (year 5170), every date in nanoseconds after 2001-01-01 00:01:40 does.
+    static func date(appleTime t: Int64) -> Date {
+        let seconds = abs(t) > 100_000_000_000 ? Double(t) / 1e9 : Double(t)
+        return Date(timeIntervalSince1970: appleEpoch + seconds)
+    }
+
+    private struct ChatRow {
+        var id: Int64
+        var identifier: String
+        var displayName: String?
+        var messageCount: Int
+        var label: String {
+            if let displayName, !displayName.isEmpty { return "\(displayName) [\(identifier)]" }
+            return identifier
+        }
+    }
+
+    private struct Attachment {
+        var filename: String?
+        var mimeType: String?
+        var transferName: String?
+        var name: String {
+            transferName ?? filename.map { ($0 as NSString).lastPathComponent } ?? "attachment"
+        }
+    }
+
+    static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: source.path, configuration: configuration)
+        } catch {
+            throw ImportError(path: source.displayPath, reason: "cannot be opened as SQLite: \(describe(error))")
+        }
+        do {
+            return try queue.read { db throws -> ImportResult in
+                try read(db, source: source, context: context)
+            }
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw ImportError(path: source.displayPath, reason: "cannot be read as an iMessage chat.db: \(describe(error))")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let db = error as? DatabaseError { return db.message ?? "\(db)" }
+        return "\(error)"
+    }
+
+    private static func read(_ db: Database, source: ImportSource, context: ImportContext) throws -> ImportResult {
+        for table in ["message", "handle", "chat", "chat_message_join"] {
+            if try db.tableExists(table) { continue }
+            throw ImportError(path: source.displayPath, location: "table \(table)",
+                              reason: "is missing; expected an iMessage chat.db (message, handle, chat, chat_message_join)")
+        }
+        let chats = try Row.fetchAll(db, sql: """
+            SELECT chat.ROWID AS id, chat.chat_identifier AS identifier, chat.display_name AS name,
+                   (SELECT COUNT(*) FROM chat_message_join j WHERE j.chat_id = chat.ROWID) AS n
+            FROM chat ORDER BY chat.ROWID
+            """).map { ChatRow(id: $0["id"], identifier: $0["identifier"] ?? "?", displayName: $0["name"], messageCount: $0["n"]) }
+        let chosen = try choose(chats, wanted: context.options.chat, path: source.displayPath)
+        let chatIDs = chosen.map(\.id)
+        let idList = chatIDs.map(String.init).joined(separator: ",")
+
+        let messageColumns = Set(try db.columns(in: "message").map { $0.name.lowercased() })
+        func column(_ name: String) -> String { messageColumns.contains(name.lowercased()) ? "m.\(name)" : "NULL" }
+
+        var attachments: [Int64: [Attachment]] = [:]
+        if try db.tableExists("attachment"), try db.tableExists("message_attachment_join") {
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT j.message_id AS message, a.filename AS filename, a.mime_type AS mime, a.transfer_name AS name
+                FROM message_attachment_join j JOIN attachment a ON a.ROWID = j.attachment_id
+                WHERE j.message_id IN (SELECT message_id FROM chat_message_join WHERE chat_id IN (\(idList)))
+                ORDER BY j.message_id, a.ROWID
+                """)
+            while let row = try rows.next() {
+                attachments[row["message"], default: []].append(
+                    Attachment(filename: row["filename"], mimeType: row["mime"], transferName: row["name"]))
+            }
+        }
+
+        var builder = ConversationBuilder()
+        builder.title = chosen.first.map { ($0.displayName?.isEmpty == false ? $0.displayName : nil) ?? $0.identifier }
+        let meName = context.options.me ?? "Me"
+        builder.participant(id: "me", name: meName)
+        var tapbacks = 0
+        let home = context.options.homeFolder ?? NSHomeDirectory()
+        let folder = (source.path as NSString).deletingLastPathComponent
+
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT DISTINCT m.ROWID AS rowid, \(column("text")) AS text, \(column("attributedBody")) AS body,
+                   \(column("date")) AS date, \(column("is_from_me")) AS fromMe, h.id AS handle,
+                   \(column("item_type")) AS itemType, \(column("group_action_type")) AS action,
+                   \(column("group_title")) AS groupTitle, \(column("associated_message_type")) AS associated,
+                   oh.id AS otherHandle
+            FROM message m
+            JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
+            LEFT JOIN handle h ON h.ROWID = m.handle_id
+            LEFT JOIN handle oh ON oh.ROWID = \(column("other_handle"))
+            ORDER BY CASE WHEN abs(date) > 100000000000 THEN date / 1000000000.0 ELSE date END, m.ROWID
+            """)
+        while let row = try rows.next() {
+            let rowID: Int64 = row["rowid"]
+            let location = "message ROWID \(rowID)"
+            let date = Self.date(appleTime: row["date"] ?? 0)
+            let fromMe = (row["fromMe"] as Int64? ?? 0) != 0
+            let handle: String = row["handle"] ?? "unknown"
+            let sender = fromMe ? "me" : handle
+            let actor = fromMe ? meName : handle
+            if let associated: Int64 = row["associated"], (2000...3999).contains(associated) {
+                tapbacks += 1  // a reaction (♥ 👍 …) to another message, not a message
+                continue
+            }
+            let itemType: Int64 = row["itemType"] ?? 0
+            if itemType != 0 {
+                let action: Int64 = row["action"] ?? 0
+                let other: String = row["otherHandle"] ?? "someone"
+                let line: String? = switch itemType {
+                case 1: action == 0 ? "\(actor) added \(other) to the conversation" : "\(actor) removed \(other) from the conversation"
+                case 2: "\(actor) named the conversation “\(row["groupTitle"] as String? ?? "")”"
+                case 3: action == 0 ? "\(actor) left the conversation" : "\(actor) changed the group photo"
+                default: nil
+                }
+                if let line {
+                    builder.append(.system(line, date: date), context: context)
+                } else {
+                    context.warn(location, "event of item_type \(itemType)", "not a message BubbleKit can show; skipped", skipped: true)
+                }
+                continue
+            }
+
+            var text: String? = row["text"]
+            if text == nil || text?.isEmpty == true, let blob: Data = row["body"] {
+                text = attributedBodyText(blob)
+                if text == nil {
+                    context.warn(location, "attributedBody", "could not be decoded; the message's text is missing")
+                }
+            }
+            // U+FFFC marks where attachments sit in the text.
+            text = text.map { $0.replacingOccurrences(of: "\u{FFFC}", with: "").trimmingCharacters(in: .whitespacesAndNewlines) }
+            if text?.isEmpty == true { text = nil }
+
+            if !fromMe { builder.participant(id: handle, name: handle) }
+            let direction: Direction = fromMe ? .outgoing : .incoming
+            var parts: [(text: String?, image: ImageAttachment?)] = []
+            var placeholders: [String] = []
+            for a in attachments[rowID] ?? [] {
+                if let image = photo(a, home: home, folder: folder, location: location, context: context, placeholders: &placeholders) {
+                    parts.append((nil, image))
+                }
+            }
+            let caption = (placeholders + [text].compactMap { $0 }).joined(separator: "\n")
+            if parts.isEmpty {
+                parts.append((caption.isEmpty ? nil : caption, nil))
+            } else if !caption.isEmpty {
+                parts[parts.count - 1].text = caption  // the text under the last photo
+            }
+            if parts.count == 1 && parts[0].text == nil && parts[0].image == nil {
+                context.warn(location, "message", "has no text and no attachment; skipped", skipped: true)
+                continue
+            }
+            for part in parts {
+                builder.append(Message(sender: sender, direction: direction, date: date, text: part.text, image: part.image),
+                               context: context)
+            }
+        }
+        if tapbacks > 0 {
+            context.countSkipped(tapbacks)
+            context.warn(nil, "\(tapbacks) tapback reactions", "reactions to other messages are not shown")
+        }
+        return builder.finish(format: .imessage, me: "me", sortByDate: false, keep: "me")
+    }
+
+    /// The chats `wanted` picks (several when one person has an iMessage and an SMS chat with the
+    /// same identifier), or an error listing the chats.
+    private static func choose(_ chats: [ChatRow], wanted: String?, path: String) throws(ImportError) -> [ChatRow] {
+        let listing = TextCleanup.list(chats.map { "\($0.label) (\($0.messageCount) messages)" })
+        guard !chats.isEmpty else { throw ImportError(path: path, location: "table chat", reason: "has no chats") }
+        guard let wanted else {
+            if Set(chats.map(\.identifier)).count == 1 { return chats }
+            throw ImportError(path: path, location: "table chat",
+                              reason: "holds \(chats.count) chats; pick one with `chat` (display name or chat identifier): \(listing)")
+        }
+        var hits = chats.filter { $0.displayName?.caseInsensitiveCompare(wanted) == .orderedSame }
+        if hits.isEmpty { hits = chats.filter { $0.identifier == wanted } }
+        if hits.isEmpty { hits = chats.filter { TextCleanup.sameContact($0.identifier, wanted) } }
+        if hits.isEmpty {
+            throw ImportError(path: path, location: "table chat", reason: "has no chat \"\(wanted)\"; chats: \(listing)")
+        }
+        if Set(hits.map(\.identifier)).count > 1 {
+            throw ImportError(path: path, location: "table chat",
+                              reason: "has \(hits.count) chats matching \"\(wanted)\"; pick one by chat identifier: "
+                                  + TextCleanup.list(hits.map(\.label)))
+        }
+        return hits
+    }
+
+    /// A photo attachment as an image; other attachments, and photos whose file is missing or in
+    /// a format the renderer cannot read (HEIC), become placeholder lines.
+    private static func photo(_ a: Attachment, home: String, folder: String, location: String, context: ImportContext,
+                              placeholders: inout [String]) -> ImageAttachment? {
+        let mime = a.mimeType?.lowercased() ?? ""
+        let isImage = mime.hasPrefix("image/") || a.filename.map { TextCleanup.photoExtension(ofFileName: $0) != nil } == true
+        guard isImage else {
+            placeholders.append("[Attachment: \(a.name)]")
+            return nil
+        }
+        guard TextCleanup.photoExtension(ofMIMEType: mime) != nil
+                || a.filename.flatMap({ TextCleanup.photoExtension(ofFileName: $0) }) != nil else {
+            placeholders.append("[Photo: \(a.name)]")
+            context.warn(location, "photo \(a.name)", "\(mime.isEmpty ? "its format" : mime) is not a format the renderer reads; "
+                             + "shown as a placeholder", skipped: true)
+            return nil
+        }
+        guard let stored = a.filename, !stored.isEmpty else {
+            placeholders.append("[Photo: \(a.name)]")
+            context.warn(location, "photo \(a.name)", "has no file name in the database; shown as a placeholder", skipped: true)
+            return nil
+        }
+        let path: String
+        if stored.hasPrefix("~/") {
+            path = (home as NSString).appendingPathComponent(String(stored.dropFirst(2)))
+        } else if stored.hasPrefix("/") {
+            path = stored
+        } else {
+            path = (folder as NSString).appendingPathComponent(stored)
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            placeholders.append("[Photo: \(a.name)]")
+            context.warn(location, "photo \(stored)", "no such file (\(path)); shown as a placeholder", skipped: true)
+            return nil
+        }
+        return ImageAttachment(path: path, width: 0, height: 0)
+    }
+
+    /// The plain text inside an `attributedBody` blob (an NSAttributedString in Apple's
+    /// "typedstream" archive): after the "NSString" class name comes `+` (0x2B), a length, and
+    /// the UTF-8 text. The length is one byte below 0x80, or 0x81 then 2 bytes, or 0x82 then 4
+    /// bytes, little-endian.
+    static func attributedBodyText(_ blob: Data) -> String? {
+        let bytes = [UInt8](blob)
+        let marker = Array("NSString".utf8)
+        guard bytes.count > marker.count,
+              let start = (0...(bytes.count - marker.count)).first(where: { bytes[$0..<($0 + marker.count)].elementsEqual(marker) })
+        else { return nil }
+        var i = start + marker.count
+        let searchEnd = min(bytes.count, i + 16)
+        while i < searchEnd, bytes[i] != 0x2B { i += 1 }
+        guard i < searchEnd else { return nil }
+        i += 1
+        guard i < bytes.count else { return nil }
+        var length: Int
+        switch bytes[i] {
+        case 0x81:
+            guard i + 2 < bytes.count else { return nil }
+            length = Int(bytes[i + 1]) | Int(bytes[i + 2]) << 8
+            i += 3
+        case 0x82:
+            guard i + 4 < bytes.count else { return nil }
+            length = Int(bytes[i + 1]) | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3]) << 16 | Int(bytes[i + 4]) << 24
+            i += 5
+        case let b where b < 0x80:
+            length = Int(b)
+            i += 1
+        default:
+            return nil
+        }
+        guard length >= 0, i + length <= bytes.count else { return nil }
+        return String(validating: bytes[i..<(i + length)], as: UTF8.self)
+    }
+}

@@ -1,0 +1,240 @@
+import BubbleCore
+import Foundation
+
+/// What every importer shares while it reads one export: the options, the warnings so far, the
+/// skipped count, and the attachments folder (made on first use).
+final class ImportContext {
+    let path: String
+    let options: ImportOptions
+    private(set) var skipped = 0
+    private var warnings: [ImportWarning] = []
+    private var unlistedWarnings = 0
+    private(set) var createdAttachmentsFolder: String?
+
+    init(path: String, options: ImportOptions) {
+        self.path = path
+        self.options = options
+    }
+
+    /// Records what was skipped or changed; `skipped: true` also counts it in `ImportResult.skipped`.
+    func warn(_ location: String?, _ what: String, _ why: String, skipped: Bool = false, file: String? = nil) {
+        if skipped { self.skipped += 1 }
+        if warnings.count < options.limits.maxWarnings {
+            warnings.append(ImportWarning(path: file ?? path, location: location, what: what, why: why))
+        } else {
+            unlistedWarnings += 1
+        }
+    }
+
+    /// Counts a skipped item whose warning is given once for all of them (e.g. tapbacks).
+    func countSkipped(_ n: Int = 1) { skipped += n }
+
+    func finishedWarnings() -> [ImportWarning] {
+        guard unlistedWarnings > 0 else { return warnings }
+        return warnings + [ImportWarning(path: path, location: nil, what: "\(unlistedWarnings) more warnings",
+                                         why: "not listed (limit \(options.limits.maxWarnings))")]
+    }
+
+    /// The folder photos are written to: `options.attachmentsFolder`, or a fresh temporary one.
+    func attachmentsFolder() throws(ImportError) -> String {
+        if let created = createdAttachmentsFolder { return created }
+        let folder = options.attachmentsFolder.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+            ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-import-" + UUID().uuidString)
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw ImportError(path: folder, reason: "cannot create the attachments folder: \(error.localizedDescription)")
+        }
+        createdAttachmentsFolder = folder
+        return folder
+    }
+
+    /// A file name in the attachments folder that this import has not used yet: `stem.ext`,
+    /// else `stem-2.ext`, `stem-3.ext`… (re-running an import overwrites its own earlier files).
+    private var usedNames = Set<String>()
+    func uniqueAttachmentName(stem: String, ext: String) -> String {
+        var name = stem + (ext.isEmpty ? "" : "." + ext)
+        var n = 2
+        while !usedNames.insert(name).inserted {
+            name = "\(stem)-\(n)" + (ext.isEmpty ? "" : "." + ext)
+            n += 1
+        }
+        return name
+    }
+
+    /// Keeps `since ≤ date < until`.
+    func isWanted(_ date: Date) -> Bool {
+        if let since = options.since, date < since { return false }
+        if let until = options.until, date >= until { return false }
+        return true
+    }
+}
+
+/// Collects messages as an importer reads them and turns them into a `Conversation` plus the side
+/// tables. Messages outside `since`/`until` are dropped as they arrive (not kept, then filtered),
+/// so memory holds only what ends up in the model.
+struct ConversationBuilder {
+    var title: String?
+    private var participants: [Participant] = []
+    private var participantIndex: [String: Int] = [:]
+    private(set) var messages: [Message] = []
+    private var statuses: [Int: DeliveryStatus] = [:]
+    /// Source message id (Telegram `id`) → index in `messages`.
+    private var indexOfSourceID: [Int64: Int] = [:]
+    /// Index in `messages` → source id it replies to.
+    private var replyTo: [Int: Int64] = [:]
+    private(set) var excluded = 0
+
+    /// Adds `id` if new; a later, better name (not just the id again) replaces the first one.
+    mutating func participant(id: String, name: String) {
+        if let i = participantIndex[id] {
+            if participants[i].name == id && name != id { participants[i].name = name }
+            return
+        }
+        participantIndex[id] = participants.count
+        participants.append(Participant(id: id, name: name))
+    }
+
+    func participantName(_ id: String) -> String? { participantIndex[id].map { participants[$0].name } }
+
+    /// Takes a whole message array at once (already filtered by `since`/`until`, `excluded` of them
+    /// left out), without copying it.
+    mutating func adopt(_ messages: consuming [Message], excluded: Int) {
+        precondition(self.messages.isEmpty, "adopt replaces the messages; nothing may be appended before")
+        self.messages = messages
+        self.excluded += excluded
+    }
+
+    /// Counts a message left out by `since`/`until` that an importer dropped before `append`.
+    mutating func countExcluded() { excluded += 1 }
+
+    /// Appends `message` unless it falls outside `since`/`until`; returns whether it was kept.
+    @discardableResult
+    mutating func append(_ message: Message, context: ImportContext, status: DeliveryStatus? = nil,
+                         sourceID: Int64? = nil, replyTo target: Int64? = nil) -> Bool {
+        guard context.isWanted(message.date) else {
+            excluded += 1
+            return false
+        }
+        let index = messages.count
+        messages.append(message)
+        if let status { statuses[index] = status }
+        if let sourceID { indexOfSourceID[sourceID] = index }
+        if let target { replyTo[index] = target }
+        return true
+    }
+
+    /// The conversation. `sortByDate` orders messages by date, keeping file order for equal dates
+    /// (SMS backups list all `sms` before all `mms`). Participants without a message are dropped,
+    /// except `keep` (the owner).
+    func finish(format: ImportFormat, me: String?, sortByDate: Bool, keep: String? = nil) -> ImportResult {
+        // Index maps only when sorting: a million-message chat in file order costs no extra arrays.
+        var sorted = messages
+        var newIndex: (Int) -> Int = { $0 }
+        if sortByDate {
+            var order = Array(messages.indices)
+            order.sort { a, b in
+                let (da, db) = (messages[a].date, messages[b].date)
+                return da != db ? da < db : a < b
+            }
+            var map = [Int](repeating: 0, count: messages.count)
+            for (new, old) in order.enumerated() { map[old] = new }
+            sorted = order.map { messages[$0] }
+            newIndex = { map[$0] }
+        }
+
+        var used = Set<String>()
+        for m in sorted { if let s = m.sender { used.insert(s) } }
+        if let keep { used.insert(keep) }
+        let people = participants.filter { used.contains($0.id) }
+
+        var replies: [Int: Int] = [:]
+        for (from, target) in replyTo {
+            if let to = indexOfSourceID[target] { replies[newIndex(from)] = newIndex(to) }
+        }
+        var newStatuses: [Int: DeliveryStatus] = [:]
+        for (i, s) in statuses { newStatuses[newIndex(i)] = s }
+
+        return ImportResult(conversation: Conversation(title: title, participants: people, messages: sorted),
+                            format: format, me: me, theme: nil, warnings: [], skipped: 0, excluded: excluded,
+                            replies: replies, statuses: newStatuses, attachmentsFolder: nil)
+    }
+}
+
+/// Text helpers shared by the importers.
+enum TextCleanup {
+    /// Bidirectional marks WhatsApp and Telegram wrap names and phone numbers in.
+    static func isBidiControl(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF: true
+        default: false
+        }
+    }
+
+    static func stripBidi(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: isBidiControl) else { return s }
+        var out = String.UnicodeScalarView()
+        out.append(contentsOf: s.unicodeScalars.filter { !isBidiControl($0) })
+        return String(out)
+    }
+
+    /// Strips bidi marks, then spaces (without Foundation: this runs once per message).
+    static func cleanName(_ s: String) -> String {
+        let scalars = stripBidi(s).unicodeScalars
+        let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\u{00A0}" || $0 == "\u{202F}" }
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }),
+              let last = scalars.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(scalars[first...last])
+    }
+
+    /// Digits of a phone number ("+1 (555) 010-2000" → "15550102000"); nil when it has letters or
+    /// fewer than 5 digits (then it is a name or a short code, compared as text).
+    static func phoneDigits(_ s: String) -> String? {
+        var digits = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "0"..."9": digits.unicodeScalars.append(c)
+            case "+", " ", "-", "(", ")", ".", "\u{00A0}", "\u{2011}", "\u{202A}", "\u{202C}", "\u{200E}": continue
+            default: return nil
+            }
+        }
+        return digits.count >= 5 ? digits : nil
+    }
+
+    /// Same person? Names compare case-insensitively; phone numbers by digits, allowing one to
+    /// lack the country code ("+1 555 010 2000" and "5550102000").
+    static func sameContact(_ a: String, _ b: String) -> Bool {
+        if a.caseInsensitiveCompare(b) == .orderedSame { return true }
+        if cleanName(a).caseInsensitiveCompare(cleanName(b)) == .orderedSame { return true }
+        guard let da = phoneDigits(a), let db = phoneDigits(b) else { return false }
+        if da == db { return true }
+        let (short, long) = da.count < db.count ? (da, db) : (db, da)
+        return short.count >= 7 && long.hasSuffix(short)
+    }
+
+    /// "Ann, Ben, Cy and 4 more" for error messages.
+    static func list(_ names: [String], limit: Int = 30) -> String {
+        let shown = names.prefix(limit).joined(separator: "; ")
+        return names.count > limit ? shown + "; and \(names.count - limit) more" : shown
+    }
+
+    /// Lowercased file extension when it is a photo format the renderer (gdk-pixbuf) reads.
+    static func photoExtension(ofFileName name: String) -> String? {
+        let ext = (name as NSString).pathExtension.lowercased()
+        return photoExtensions.contains(ext) ? ext : nil
+    }
+
+    static let photoExtensions: Set<String> = ["jpg", "jpeg", "png", "gif", "webp", "bmp"]
+
+    /// File extension for an image MIME type the renderer reads; nil for others (HEIC, TIFF…).
+    static func photoExtension(ofMIMEType mime: String) -> String? {
+        switch mime.lowercased() {
+        case "image/jpeg", "image/jpg", "image/pjpeg": "jpg"
+        case "image/png": "png"
+        case "image/gif": "gif"
+        case "image/webp": "webp"
+        case "image/bmp", "image/x-ms-bmp": "bmp"
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import BubbleCore
+import Foundation
+
+/// The chat exports BubbleKit reads. The raw value is what a `--format` option takes.
+public enum ImportFormat: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+    /// BubbleKit's own JSON (`ConversationFile`).
+    case native
+    /// SMS Backup & Restore (Android) XML: `<smses><sms …/><mms …>…</mms></smses>`.
+    case smsBackup = "sms"
+    /// WhatsApp "Export chat": the .txt, the folder it sits in, or the .zip WhatsApp makes.
+    case whatsapp
+    /// Telegram Desktop `result.json`, one chat or the whole account.
+    case telegram
+    /// macOS/iOS Messages `chat.db` (SQLite).
+    case imessage
+
+    public var description: String {
+        switch self {
+        case .native: "BubbleKit JSON"
+        case .smsBackup: "SMS Backup & Restore XML"
+        case .whatsapp: "WhatsApp export"
+        case .telegram: "Telegram Desktop JSON"
+        case .imessage: "iMessage chat.db"
+        }
+    }
+}
+
+/// Safety limits; the defaults suit real exports. Every limit that is hit is an error or a warning
+/// naming it, never a crash.
+public struct ImportLimits: Hashable, Sendable {
+    /// Longest line a text export may have (WhatsApp). A longer one is an error naming the line:
+    /// without a cap, a 1 GB line would be read into memory whole.
+    public var maxLineBytes: Int = 16 << 20
+    /// Most bytes all entries taken out of one .zip may add up to (zip-bomb guard).
+    public var maxZipTotalBytes: Int64 = 4 << 30
+    /// Largest uncompressed ÷ compressed ratio accepted for a zip entry over 1 MiB. Deflate cannot
+    /// do better than about 1032:1; chat text and photos stay far below 100:1.
+    public var maxZipRatio: Double = 200
+    /// Most warnings kept in `ImportResult.warnings`; the rest are counted in one last warning.
+    public var maxWarnings: Int = 1000
+
+    public init() {}
+}
+
+/// How to read an export.
+///
+///     var options = ImportOptions(me: "Ann", timeZone: TimeZone(identifier: "Europe/Berlin")!)
+///     options.chat = "Family"
+public struct ImportOptions: Sendable {
+    /// WhatsApp and Telegram: the author (name, phone number or Telegram `from_id`) whose messages
+    /// are outgoing. Native JSON: overrides the file's `me`. SMS and iMessage already mark the
+    /// phone owner's messages (`type`, `is_from_me`); there `me` only names that owner ("Me" when nil).
+    public var me: String?
+    /// Which conversation of a multi-conversation export: Telegram chat name or id, iMessage
+    /// `display_name` or `chat_identifier`, SMS contact name or phone number. Needed when the export
+    /// holds more than one; the error then lists them.
+    public var chat: String?
+    /// Keep messages dated at or after `since`…
+    public var since: Date?
+    /// …and strictly before `until`.
+    public var until: Date?
+    /// Zone of wall-clock times (WhatsApp lines, Telegram `date` without `date_unixtime`).
+    public var timeZone: TimeZone
+    /// Where photos decoded or extracted from an export are written (MMS parts, WhatsApp .zip).
+    /// nil: a new folder in the temporary directory, made only when a photo needs it.
+    public var attachmentsFolder: String?
+    /// The home folder that `~` stands for in iMessage attachment paths (nil: this user's home).
+    public var homeFolder: String?
+    public var limits: ImportLimits
+
+    public init(me: String? = nil, chat: String? = nil, since: Date? = nil, until: Date? = nil,
+                timeZone: TimeZone = .current, attachmentsFolder: String? = nil, homeFolder: String? = nil,
+                limits: ImportLimits = ImportLimits()) {
+        self.me = me; self.chat = chat; self.since = since; self.until = until
+        self.timeZone = timeZone; self.attachmentsFolder = attachmentsFolder; self.homeFolder = homeFolder
+        self.limits = limits
+    }
+}
+
+/// What an SMS Backup & Restore `type` (or MMS `msg_box`) says about a message that never
+/// reached the other side. Delivered messages have no status.
+public enum DeliveryStatus: String, Hashable, Sendable {
+    case draft, outbox, failed, queued
+}
+
+/// Something the importer skipped or changed, and why: "chat.txt: line 12: attachment
+/// ../../etc/passwd: path leaves the export folder; kept as text".
+public struct ImportWarning: Hashable, Sendable, CustomStringConvertible {
+    /// The file (or zip entry) the warning is about.
+    public var path: String
+    /// "line 12", "line 3, column 40", "messages[17]", "message ROWID 42"; nil for the whole file.
+    public var location: String?
+    /// What was skipped or changed.
+    public var what: String
+    /// Why, and what was kept instead.
+    public var why: String
+
+    public init(path: String, location: String?, what: String, why: String) {
+        self.path = path; self.location = location; self.what = what; self.why = why
+    }
+
+    public var description: String {
+        "\(path)" + (location.map { ": \($0)" } ?? "") + ": \(what): \(why)"
+    }
+}
+
+/// An export that cannot be read: the file, where in it (line, XML line/column, JSON path, table
+/// row), and what was expected. Same shape as `ConversationFileError`.
+public struct ImportError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var location: String?
+    public var reason: String
+
+    public init(path: String, location: String? = nil, reason: String) {
+        self.path = path; self.location = location; self.reason = reason
+    }
+
+    public var description: String {
+        "\(path)" + (location.map { ": \($0)" } ?? "") + ": \(reason)"
+    }
+}
+
+/// A conversation read from an export, with what was left out.
+public struct ImportResult: Sendable {
+    public var conversation: Conversation
+    /// The format that was read (detected or asked for).
+    public var format: ImportFormat
+    /// Participant id whose messages are outgoing, when known ("me" for SMS and iMessage).
+    public var me: String?
+    /// Theme a native file asks for.
+    public var theme: String?
+    /// What was skipped or changed (at most `ImportLimits.maxWarnings`, then one summary).
+    public var warnings: [ImportWarning]
+    /// Messages and attachments that could not be shown (each has a warning, or a summary one).
+    public var skipped: Int
+    /// Messages left out on purpose: outside `since`/`until`.
+    public var excluded: Int
+    /// Replies (Telegram): index in `conversation.messages` → index of the message it answers.
+    /// Kept beside the model, which has no reply field yet.
+    public var replies: [Int: Int]
+    /// Undelivered outgoing SMS/MMS (draft, outbox, failed, queued): message index → status.
+    public var statuses: [Int: DeliveryStatus]
+    /// Folder the importer wrote photos into, if it wrote any.
+    public var attachmentsFolder: String?
+}
+
+/// The one entry point: detects the format and reads the export.
+///
+///     let result = try Importer.load(path: "WhatsApp Chat with Ann.zip",
+///                                    options: ImportOptions(me: "Ben", timeZone: .current))
+///     print(result.conversation.messages.count, result.warnings.count)
+public enum Importer {
+    /// Reads `path` (a file, or an export folder) as `format`, or as the detected format when nil.
+    public static func load(path: String, format: ImportFormat? = nil,
+                            options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportResult {
+        let source: ImportSource
+        if let format {
+            source = FormatDetector.source(path: path, format: format)
+        } else {
+            source = try FormatDetector.detect(path: path)
+        }
+        let context = ImportContext(path: source.displayPath, options: options)
+        var result: ImportResult
+        switch source.format {
+        case .native: result = try NativeImporter.load(source, context: context)
+        case .smsBackup: result = try SMSBackupImporter.load(source, context: context)
+        case .whatsapp: result = try WhatsAppImporter.load(source, context: context)
+        case .telegram: result = try TelegramImporter.load(source, context: context)
+        case .imessage: result = try IMessageImporter.load(source, context: context)
+        }
+        result.warnings = context.finishedWarnings()
+        result.skipped = context.skipped
+        result.attachmentsFolder = context.createdAttachmentsFolder
+        return result
+    }
+
+    /// The format `path` holds, judged from its content (first bytes, structure, SQLite header,
+    /// zip with a .txt inside, a folder with a WhatsApp `_chat.txt`), not from its name.
+    public static func detect(path: String) throws(ImportError) -> ImportFormat {
+        try FormatDetector.detect(path: path).format
+    }
+}

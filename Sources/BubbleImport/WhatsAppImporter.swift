@@ -1,0 +1,377 @@
+import BubbleCore
+import Foundation
+
+/// WhatsApp "Export chat": the .txt alone, the folder it was unpacked into, or the .zip itself.
+///
+/// One pass reads the lines (a line without a date prefix continues the message before it) and
+/// resolves attached photos; dates are made afterwards, once the whole file has shown whether its
+/// dates are day-first or month-first. Memory: one chunk of the file plus the messages kept.
+enum WhatsAppImporter {
+    /// Where a message's attached files are.
+    private enum Media {
+        case folder(String)
+        case zip(ZipExport)
+    }
+
+    /// A message as read, before its date can be made.
+    private struct Entry {
+        var line: Int
+        var stamp: WhatsAppLine
+        var author: String?
+        var text: String?
+        var image: ImageAttachment?
+    }
+
+    /// A line's date and time in 8 bytes, as written (day/month order still open): kept beside
+    /// each message until the whole file has been read.
+    struct PackedStamp {
+        var bits: UInt64
+        init(_ s: WhatsAppLine) {
+            bits = UInt64(s.fields.0) | UInt64(s.fields.1) << 16 | UInt64(s.fields.2) << 24 | UInt64(s.hour24) << 40
+                | UInt64(s.minute) << 48 | UInt64(s.second) << 56 | (s.isoOrder ? 1 << 63 : 0)
+        }
+        private func field(_ shift: UInt64, _ width: UInt64) -> Int { Int((bits >> shift) & ((1 << width) - 1)) }
+        var hour: Int { field(40, 8) }
+        var minute: Int { field(48, 8) }
+        var second: Int { field(56, 6) }
+        var isoOrder: Bool { bits >> 63 == 1 }
+        var fields: (Int, Int, Int) { (field(0, 16), field(16, 8), field(24, 16)) }
+        func date(dayFirst: Bool) -> (year: Int, month: Int, day: Int) {
+            let f = fields
+            if isoOrder { return (f.0, f.1, f.2) }
+            let year = f.2 < 100 ? 2000 + f.2 : f.2
+            return dayFirst ? (year, f.1, f.0) : (year, f.0, f.1)
+        }
+    }
+
+    /// The chat text in an export folder: iOS `_chat.txt`, Android "WhatsApp Chat with ….txt".
+    static func chatFile(inFolder folder: String) -> String? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
+        if names.contains("_chat.txt") { return (folder as NSString).appendingPathComponent("_chat.txt") }
+        let chat = names.sorted().first { isChatFileName($0) }
+        return chat.map { (folder as NSString).appendingPathComponent($0) }
+    }
+
+    static func isChatFileName(_ name: String) -> Bool {
+        name == "_chat.txt" || (name.hasPrefix("WhatsApp Chat") && name.lowercased().hasSuffix(".txt"))
+    }
+
+    /// "WhatsApp Chat with Ann.txt", "WhatsApp Chat - Ann.zip" → "Ann".
+    static func title(fromFileName name: String) -> String? {
+        let stem = ((name as NSString).lastPathComponent as NSString).deletingPathExtension
+        for prefix in ["WhatsApp Chat with ", "WhatsApp Chat - ", "WhatsApp-Chat mit ", "Chat de WhatsApp con ",
+                       "Discussion WhatsApp avec ", "Conversa do WhatsApp com "] where stem.hasPrefix(prefix) {
+            let rest = String(stem.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+            return rest.isEmpty ? nil : rest
+        }
+        return nil
+    }
+
+    static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
+        var isFolder: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder)
+        let textPath: String, textName: String, media: Media
+        var title: String?
+        var scratch: String?
+        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+
+        if isFolder.boolValue {
+            guard let chat = chatFile(inFolder: source.path) else {
+                throw ImportError(path: source.displayPath, reason: "has no _chat.txt or \"WhatsApp Chat with ….txt\"; expected a WhatsApp export folder")
+            }
+            textPath = chat
+            textName = (source.displayPath as NSString).appendingPathComponent((chat as NSString).lastPathComponent)
+            media = .folder(source.path)
+            title = self.title(fromFileName: chat) ?? self.title(fromFileName: source.path)
+        } else if try isZip(source) {
+            let zip = try ZipExport(path: source.path, displayPath: source.displayPath, limits: context.options.limits)
+            let texts = zip.filePaths.filter { $0.lowercased().hasSuffix(".txt") }
+            guard let entryPath = texts.first(where: { isChatFileName(($0 as NSString).lastPathComponent) }) ?? texts.first,
+                  let entry = zip.entry(path: entryPath) else {
+                throw ImportError(path: source.displayPath, reason: "is a zip without a .txt chat inside; expected the .zip WhatsApp exports "
+                                      + "(_chat.txt or \"WhatsApp Chat with ….txt\" plus media)")
+            }
+            let folder = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-whatsapp-" + UUID().uuidString)
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw ImportError(path: folder, reason: "cannot create a scratch folder: \(error.localizedDescription)")
+            }
+            scratch = folder
+            textPath = (folder as NSString).appendingPathComponent("chat.txt")
+            textName = source.displayPath + "/" + entryPath
+            do {
+                try zip.extract(entry, to: textPath)
+            } catch {
+                throw ImportError(path: textName, reason: "refused: \(error.reason)")
+            }
+            media = .zip(zip)
+            title = self.title(fromFileName: entryPath) ?? self.title(fromFileName: source.path)
+        } else {
+            textPath = source.path
+            textName = source.displayPath
+            media = .folder((source.path as NSString).deletingLastPathComponent)
+            title = self.title(fromFileName: source.path)
+        }
+
+        let reader = try LineReader(path: textPath, displayPath: textName, maxLineBytes: context.options.limits.maxLineBytes)
+        // Final messages (dates filled in at the end), their stamps and line numbers: the only
+        // per-message memory besides the model itself.
+        var messages: [Message] = []
+        var stamps: [PackedStamp] = []
+        var lineNumbers: [Int32] = []
+        var authors: [String] = []
+        var seenAuthors = Set<String>()
+        var builder = ConversationBuilder()
+        var current: Entry?
+        var currentRest: [String] = []
+        var maxFirst = 0, maxSecond = 0
+        var nonUTF8Lines = 0, firstNonUTF8Line = 0
+
+        func flush() throws(ImportError) {
+            guard var entry = current else { return }
+            current = nil
+            var lines = currentRest
+            currentRest = []
+            if entry.author != nil, let first = lines.first, let name = attachmentName(in: first) {
+                if let image = try attach(name, line: entry.line, file: textName, media: media, context: context) {
+                    entry.image = image
+                    lines.removeFirst()
+                }
+            }
+            let text = lines.joined(separator: "\n")
+            entry.text = text.isEmpty ? nil : text
+            if entry.text == nil && entry.image == nil {
+                context.warn("line \(entry.line)", "empty message", "has no text; skipped", skipped: true, file: textName)
+                return
+            }
+            if let author = entry.author {
+                if seenAuthors.insert(author).inserted { authors.append(author) }
+                messages.append(Message(sender: author, direction: .incoming, date: .distantPast, text: entry.text, image: entry.image))
+            } else {
+                messages.append(.system(entry.text ?? "", date: .distantPast))
+            }
+            stamps.append(PackedStamp(entry.stamp))
+            lineNumbers.append(Int32(clamping: entry.line))
+        }
+
+        while let bytes = try reader.nextLine() {
+            let (line, isUTF8) = TextDecoding.decode(bytes)
+            if !isUTF8 {
+                if nonUTF8Lines == 0 { firstNonUTF8Line = reader.lineNumber }
+                nonUTF8Lines += 1
+            }
+            let utf8 = isUTF8 ? bytes : Array(line.utf8)
+            guard let stamp = WhatsAppLine.parse(utf8) else {
+                if current == nil {
+                    if TextCleanup.cleanName(line).isEmpty { continue }
+                    let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
+                    throw ImportError(path: textName, location: "line \(reader.lineNumber)",
+                                      reason: "not a WhatsApp export: \"\(shown)\" does not start with a date and time; expected "
+                                          + "\"12/24/19, 11:23 - Name: text\" (Android) or \"[14/10/2021, 3:34:09 PM] Name: text\" (iOS)")
+                }
+                currentRest.append(line)
+                continue
+            }
+            try flush()
+            if !stamp.isoOrder {
+                maxFirst = max(maxFirst, stamp.fields.0)
+                maxSecond = max(maxSecond, stamp.fields.1)
+            }
+            let (author, body) = split(utf8, from: stamp.restStart, style: stamp.style)
+            current = Entry(line: reader.lineNumber, stamp: stamp, author: author)
+            currentRest = [body]
+        }
+        try flush()
+
+        if reader.encoding != .utf8 && reader.invalidUTF16Units > 0 {
+            context.warn(nil, "\(reader.invalidUTF16Units) invalid UTF-16 code units", "replaced by U+FFFD", file: textName)
+        }
+        if nonUTF8Lines > 0 {
+            context.warn("line \(firstNonUTF8Line)", "\(nonUTF8Lines) lines that are not UTF-8",
+                         "read as Windows-1252 (Latin-1); check accented letters", file: textName)
+        }
+        if messages.isEmpty && reader.lineNumber == 0 {
+            throw ImportError(path: textName, reason: "is empty; expected WhatsApp chat lines")
+        }
+
+        // Day/month order from the whole file: a first field over 12 can only be a day, a second
+        // field over 12 only a day too (so the first is the month).
+        let dayFirst: Bool
+        if maxFirst > 12 {
+            dayFirst = true
+            if maxSecond > 12 {
+                context.warn(nil, "dates", "some have a first field over 12 and others a second field over 12; read as day/month",
+                             file: textName)
+            }
+        } else if maxSecond > 12 {
+            dayFirst = false
+        } else {
+            dayFirst = true
+            if stamps.contains(where: { !$0.isoOrder && $0.fields.0 != $0.fields.1 }) {
+                context.warn(nil, "dates", "no day is over 12, so day/month order cannot be told; read as day/month "
+                                 + "(e.g. 03/04 = 3 April)", file: textName)
+            }
+        }
+
+        builder.title = title
+        let meID = resolveMe(context.options.me, authors: authors, context: context, file: textName)
+        for author in authors { builder.participant(id: author, name: author) }
+        // Dates and directions in place; messages outside since/until or with impossible dates are
+        // compacted out as we go.
+        var clock = WallClock(timeZone: context.options.timeZone)
+        var kept = 0, excluded = 0
+        for i in messages.indices {
+            let stamp = stamps[i]
+            let ymd = stamp.date(dayFirst: dayFirst)
+            guard let date = clock.instant(year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
+                                           minute: stamp.minute, second: stamp.second) else {
+                context.warn("line \(lineNumbers[i])", "message", "\(ymd.year)-\(ymd.month)-\(ymd.day) is not a date "
+                                 + "(read \(dayFirst ? "day" : "month") first); skipped", skipped: true, file: textName)
+                continue
+            }
+            guard context.isWanted(date) else {
+                excluded += 1
+                continue
+            }
+            var m = messages[i]
+            m.date = date
+            if let meID, m.sender == meID { m.direction = .outgoing }
+            messages[kept] = m
+            kept += 1
+        }
+        messages.removeLast(messages.count - kept)
+        stamps = []
+        lineNumbers = []
+        builder.adopt(messages, excluded: excluded)
+        return builder.finish(format: .whatsapp, me: meID, sortByDate: false)
+    }
+
+    private static func isZip(_ source: ImportSource) throws(ImportError) -> Bool {
+        let head = try FormatDetector.readHead(source.path, count: 4)
+        return head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06])
+    }
+
+    // MARK: Lines
+
+    /// "Ann: hi" → ("Ann", "hi"); a system line → (nil, line). iOS marks system and media lines
+    /// with U+200E after the author ("Ann: ‎Ann added Ben", "Ann: ‎image omitted"). Works on the
+    /// line's bytes: this runs once per message.
+    static func split(_ b: [UInt8], from start: Int, style: WhatsAppLine.Style) -> (author: String?, body: String) {
+        var colon = start
+        while colon + 1 < b.count, !(b[colon] == UInt8(ascii: ":") && b[colon + 1] == 0x20) { colon += 1 }
+        func wholeLine() -> (String?, String) { (nil, TextCleanup.stripBidi(String(decoding: b[start...], as: UTF8.self))) }
+        guard colon + 1 < b.count else { return wholeLine() }
+        let authorBytes = b[start..<colon]
+        // Android system lines have no author, but can hold ": " ("Ann changed the subject from "A: b"…).
+        if systemVerbs.contains(where: { authorBytes.firstRange(of: $0) != nil }) { return wholeLine() }
+        let author = TextCleanup.cleanName(String(decoding: authorBytes, as: UTF8.self))
+        if author.isEmpty { return wholeLine() }
+        var bodyStart = colon + 2
+        let marked = bodyStart + 2 < b.count && b[bodyStart] == 0xE2 && b[bodyStart + 1] == 0x80 && b[bodyStart + 2] == 0x8E
+        if marked { bodyStart += 3 }
+        let body = String(decoding: b[bodyStart...], as: UTF8.self)
+        if style == .ios && marked && attachmentName(in: body) == nil && isSystemText(body) { return (nil, body) }
+        return (author, body)
+    }
+
+    private static let systemVerbs = [" changed the subject", " changed the group", " changed this group", " added ",
+                                      " removed ", " created group", " joined using"].map { Array($0.utf8) }
+
+    private static let systemPhrases = ["end-to-end encrypted", "created group", " added ", " removed ", " left",
+                                        "joined using", "changed the subject", "changed this group", "changed the group",
+                                        "security code", "changed their phone number", "now an admin",
+                                        "deleted this group", "Disappearing messages", "business account",
+                                        "created this group", "changed to "]
+
+    static func isSystemText(_ text: String) -> Bool {
+        systemPhrases.contains(where: text.contains)
+    }
+
+    /// The file a media line names: "IMG-20191224-WA0001.jpg (file attached)" (Android) or
+    /// "<attached: 00000012-PHOTO-2021-10-14-15-34-09.jpg>" (iOS), in a few languages.
+    static func attachmentName(in line: String) -> String? {
+        // Cheap test first: this runs for every message.
+        guard line.utf8.contains(where: { $0 == UInt8(ascii: ")") || $0 == UInt8(ascii: ">") }) else { return nil }
+        let trimmed = TextCleanup.cleanName(line)
+        for suffix in [" (file attached)", " (Datei angehängt)", " (archivo adjunto)", " (fichier joint)",
+                       " (arquivo anexado)", " (file allegato)", " (bestand bijgevoegd)"] where trimmed.hasSuffix(suffix) {
+            let name = String(trimmed.dropLast(suffix.count))
+            return name.isEmpty ? nil : name
+        }
+        for prefix in ["<attached: ", "<Anhang: ", "<adjunto: ", "<anexo: ", "<allegato: ", "<pièce jointe : ", "<bijlage: "]
+            where trimmed.hasPrefix(prefix) && trimmed.hasSuffix(">") {
+            let name = String(trimmed.dropFirst(prefix.count).dropLast())
+            return name.isEmpty ? nil : name
+        }
+        return nil
+    }
+
+    // MARK: Attachments
+
+    /// A photo for `name`, or nil to keep the media line as text (not a photo, missing, unsafe,
+    /// refused); each nil for a photo comes with a warning.
+    private static func attach(_ name: String, line: Int, file: String, media: Media,
+                               context: ImportContext) throws(ImportError) -> ImageAttachment? {
+        let location = "line \(line)"
+        // Only a bare file name: WhatsApp never writes folders here, and "../../etc/passwd" or
+        // "/etc/passwd" would read outside the export.
+        if name.contains("/") || name.contains("\\") || name == "." || name == ".." || name.contains("\u{0}") {
+            context.warn(location, "attachment \(name)", "path leaves the export folder; kept as text", skipped: true, file: file)
+            return nil
+        }
+        guard let ext = TextCleanup.photoExtension(ofFileName: name) else { return nil }
+        switch media {
+        case .folder(let folder):
+            let path = (folder as NSString).appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: path) else {
+                context.warn(location, "attachment \(name)", "not in the export folder (exported without media?); kept as text",
+                             skipped: true, file: file)
+                return nil
+            }
+            // A symlink inside the export must not lead outside it.
+            let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let base = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
+            guard real.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
+                context.warn(location, "attachment \(name)", "is a link leading out of the export folder; kept as text",
+                             skipped: true, file: file)
+                return nil
+            }
+            return ImageAttachment(path: URL(fileURLWithPath: path).standardizedFileURL.path, width: 0, height: 0)
+        case .zip(let zip):
+            guard let entry = zip.entry(named: name) else {
+                context.warn(location, "attachment \(name)", "not in the zip (exported without media?); kept as text",
+                             skipped: true, file: file)
+                return nil
+            }
+            let folder = try context.attachmentsFolder()
+            let stem = (name as NSString).deletingPathExtension
+            let destination = (folder as NSString).appendingPathComponent(context.uniqueAttachmentName(stem: stem, ext: ext))
+            do {
+                try zip.extract(entry, to: destination)
+            } catch {
+                context.warn(location, "attachment \(name)", "refused: \(error.reason); kept as text", skipped: true, file: file)
+                return nil
+            }
+            return ImageAttachment(path: destination, width: 0, height: 0)
+        }
+    }
+
+    // MARK: Who is who
+
+    /// The author `me` names (exact, then case-insensitive, then by phone digits).
+    private static func resolveMe(_ me: String?, authors: [String], context: ImportContext, file: String) -> String? {
+        guard let me else {
+            if !authors.isEmpty {
+                context.warn(nil, "directions", "no `me` given, so every message is incoming; authors: "
+                                 + TextCleanup.list(authors), file: file)
+            }
+            return nil
+        }
+        if authors.contains(me) { return me }
+        if let match = authors.first(where: { TextCleanup.sameContact($0, me) }) { return match }
+        context.warn(nil, "me \"\(me)\"", "is not an author here, so every message is incoming; authors: "
+                         + TextCleanup.list(authors), file: file)
+        return nil
+    }
+}

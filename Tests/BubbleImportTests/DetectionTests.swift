@@ -1,0 +1,71 @@
+import BubbleCore
+import Foundation
+import Testing
+@testable import BubbleImport
+
+@Suite("Format detection and the native format")
+struct DetectionTests {
+    @Test("each fixture is recognised from its content")
+    func fixtures() throws {
+        let expected: [(String, ImportFormat)] = [
+            ("native.json", .native), ("sms/sms-backup.xml", .smsBackup), ("whatsapp-android-de.txt", .whatsapp),
+            ("whatsapp-android-en-ca.txt", .whatsapp), ("whatsapp-android-es.txt", .whatsapp), ("whatsapp-ios/_chat.txt", .whatsapp),
+            ("whatsapp-ios", .whatsapp), ("whatsapp-android-us", .whatsapp), ("telegram-account", .telegram),
+            ("telegram-single/result.json", .telegram),
+        ]
+        for (path, format) in expected {
+            #expect(try Importer.detect(path: Fixtures.path(path)) == format, "\(path)")
+        }
+    }
+
+    @Test("the native format goes through ConversationFile, `me` and since/until included")
+    func native() throws {
+        let path = Fixtures.path("native.json")
+        let r = try Importer.load(path: path, options: ImportOptions(me: "zoe"))
+        #expect(r.format == .native)
+        #expect(r.me == "zoe")
+        #expect(r.conversation.title == "Native")
+        #expect(r.conversation.messages.map(\.direction) == [.outgoing, .incoming])
+        #expect(r.conversation.participants.count == 2)
+        let late = try Importer.load(path: path, options: ImportOptions(since: instant("2026-11-22T09:40:30Z")))
+        #expect(late.conversation.messages.map(\.text) == ["Nice"])
+        #expect(late.excluded == 1)
+        // Errors keep ConversationFile's location.
+        let scratch = ScratchFolder()
+        let bad = scratch.write("bad.json", #"{"format": "bubblekit-conversation", "messages": [{"date": "nope", "text": "x"}]}"#)
+        #expect(importError { () throws(ImportError) in try Importer.load(path: bad, options: ImportOptions()) }?.location == "messages[0].date")
+    }
+
+    @Test("missing files, empty files, unknown content and unknown folders are errors that say what was expected")
+    func unknown() {
+        let scratch = ScratchFolder()
+        #expect(importError { () throws(ImportError) in try Importer.load(path: scratch.file("nope.txt"), options: ImportOptions()) }?
+            .reason == "no such file or folder")
+        let empty = scratch.write("empty.txt", "")
+        #expect(importError { () throws(ImportError) in try Importer.load(path: empty, options: ImportOptions()) }?
+            .reason == "is empty; expected a chat export")
+        let binary = scratch.write("x.bin", Data([0x00, 0x01, 0x02, 0xFF]))
+        #expect(importError { () throws(ImportError) in try Importer.load(path: binary, options: ImportOptions()) }?
+            .location == "line 1")
+        let folder = scratch.file("folder")
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        #expect(importError { () throws(ImportError) in try Importer.load(path: folder, options: ImportOptions()) }?
+            .reason.hasPrefix("is a folder without a chat export") == true)
+        let zip = scratch.write("x.zip", Data([0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 18)))
+        #expect(importError { () throws(ImportError) in try Importer.load(path: zip, options: ImportOptions()) }?
+            .reason.hasPrefix("is a zip without a .txt chat inside") == true)
+    }
+
+    @Test("warnings beyond the limit are counted in one last warning")
+    func warningLimit() throws {
+        let scratch = ScratchFolder()
+        let lines = (0..<20).map { "<sms address=\"1\" date=\"\($0)\" type=\"7\" body=\"x\" />" }.joined(separator: "\n")
+        let file = scratch.write("many.xml", "<smses>\n\(lines)\n</smses>")
+        var options = ImportOptions()
+        options.limits.maxWarnings = 5
+        let r = try Importer.load(path: file, options: options)
+        #expect(r.skipped == 20)
+        #expect(r.warnings.count == 6)
+        #expect(r.warnings.last?.description == "\(file): 15 more warnings: not listed (limit 5)")
+    }
+}

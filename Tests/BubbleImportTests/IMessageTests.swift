@@ -1,0 +1,190 @@
+import BubbleCore
+import Foundation
+import GRDB
+import Testing
+@testable import BubbleImport
+
+/// Builds a small chat.db with the columns of the real schema that the importer reads (and a few
+/// it does not), the way Messages on macOS 13+ fills them.
+struct ChatDatabase {
+    let scratch = ScratchFolder()
+    var path: String { scratch.file("Library/Messages/chat.db") }
+    var home: String { scratch.path }
+
+    /// 2023-11-14T22:13:20Z + `seconds`, in Apple-epoch nanoseconds.
+    static func nanoseconds(_ seconds: Int64) -> Int64 { (1_700_000_000 - 978_307_200 + seconds) * 1_000_000_000 }
+
+    /// An NSAttributedString in typedstream form, as Messages stores it in `attributedBody`.
+    static func attributedBody(_ text: String) -> Data {
+        var d = Data([0x04, 0x0B]) + Data("streamtyped".utf8) + Data([0x81, 0xE8, 0x03, 0x84, 0x01, 0x40, 0x84, 0x84, 0x84, 0x12])
+        d += Data("NSAttributedString".utf8) + Data([0x00, 0x84, 0x84, 0x08]) + Data("NSObject".utf8)
+        d += Data([0x00, 0x85, 0x92, 0x84, 0x84, 0x84, 0x08]) + Data("NSString".utf8) + Data([0x01, 0x94, 0x84, 0x01, 0x2B])
+        let utf8 = Data(text.utf8)
+        if utf8.count < 0x80 {
+            d.append(UInt8(utf8.count))
+        } else {
+            d += Data([0x81, UInt8(utf8.count & 0xFF), UInt8(utf8.count >> 8)])
+        }
+        d += utf8 + Data([0x86, 0x84, 0x02, 0x69, 0x49, 0x01, 0x0B, 0x92, 0x84, 0x84, 0x84, 0x0C]) + Data("NSDictionary".utf8)
+        return d
+    }
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let photoFolder = scratch.file("Library/Messages/Attachments/ab/11/5E3A/")
+        try FileManager.default.createDirectory(atPath: photoFolder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixtures.path("whatsapp-ios/00000012-PHOTO-2021-10-14-15-34-09.jpg"),
+                                        toPath: photoFolder + "IMG_0420.jpeg")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE handle (ROWID INTEGER PRIMARY KEY AUTOINCREMENT UNIQUE, id TEXT NOT NULL, country TEXT,
+                    service TEXT NOT NULL, uncanonicalized_id TEXT, person_centric_id TEXT);
+                CREATE TABLE chat (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL, style INTEGER,
+                    state INTEGER, account_id TEXT, properties BLOB, chat_identifier TEXT, service_name TEXT, room_name TEXT,
+                    account_login TEXT, is_archived INTEGER DEFAULT 0, last_addressed_handle TEXT, display_name TEXT,
+                    group_id TEXT, is_filtered INTEGER DEFAULT 0, successful_query INTEGER);
+                CREATE TABLE message (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL, text TEXT,
+                    replace INTEGER DEFAULT 0, service_center TEXT, handle_id INTEGER DEFAULT 0, subject TEXT, country TEXT,
+                    attributedBody BLOB, version INTEGER DEFAULT 0, type INTEGER DEFAULT 0, service TEXT, account TEXT,
+                    account_guid TEXT, error INTEGER DEFAULT 0, date INTEGER, date_read INTEGER, date_delivered INTEGER,
+                    is_delivered INTEGER DEFAULT 0, is_finished INTEGER DEFAULT 0, is_emote INTEGER DEFAULT 0,
+                    is_from_me INTEGER DEFAULT 0, is_empty INTEGER DEFAULT 0, is_read INTEGER DEFAULT 0,
+                    cache_has_attachments INTEGER DEFAULT 0, item_type INTEGER DEFAULT 0, other_handle INTEGER DEFAULT 0,
+                    group_title TEXT, group_action_type INTEGER DEFAULT 0, associated_message_guid TEXT,
+                    associated_message_type INTEGER DEFAULT 0, thread_originator_guid TEXT);
+                CREATE TABLE chat_message_join (chat_id INTEGER REFERENCES chat (ROWID) ON DELETE CASCADE,
+                    message_id INTEGER REFERENCES message (ROWID) ON DELETE CASCADE, message_date INTEGER DEFAULT 0,
+                    PRIMARY KEY (chat_id, message_id));
+                CREATE TABLE chat_handle_join (chat_id INTEGER, handle_id INTEGER, UNIQUE(chat_id, handle_id));
+                CREATE TABLE attachment (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL,
+                    created_date INTEGER DEFAULT 0, start_date INTEGER DEFAULT 0, filename TEXT, uti TEXT, mime_type TEXT,
+                    transfer_state INTEGER DEFAULT 0, is_outgoing INTEGER DEFAULT 0, user_info BLOB, transfer_name TEXT,
+                    total_bytes INTEGER DEFAULT 0);
+                CREATE TABLE message_attachment_join (message_id INTEGER REFERENCES message (ROWID) ON DELETE CASCADE,
+                    attachment_id INTEGER REFERENCES attachment (ROWID) ON DELETE CASCADE, UNIQUE(message_id, attachment_id));
+
+                INSERT INTO handle (ROWID, id, country, service) VALUES
+                    (1, '+15550102000', 'us', 'iMessage'), (2, 'ben@example.com', 'us', 'iMessage'), (3, '+15550102000', 'us', 'SMS');
+                INSERT INTO chat (ROWID, guid, style, chat_identifier, service_name, display_name) VALUES
+                    (1, 'iMessage;-;+15550102000', 45, '+15550102000', 'iMessage', ''),
+                    (2, 'SMS;-;+15550102000', 45, '+15550102000', 'SMS', ''),
+                    (3, 'iMessage;+;chat612873', 43, 'chat612873', 'iMessage', 'Weekend plans');
+                """)
+            func message(_ id: Int64, chat: Int64, text: String?, body: Data? = nil, handle: Int64, fromMe: Bool, date: Int64,
+                         itemType: Int = 0, action: Int = 0, other: Int64 = 0, title: String? = nil, associated: Int = 0) throws {
+                try db.execute(sql: """
+                    INSERT INTO message (ROWID, guid, text, attributedBody, handle_id, service, date, is_from_me, item_type,
+                        group_action_type, other_handle, group_title, associated_message_type)
+                    VALUES (?, ?, ?, ?, ?, 'iMessage', ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [id, "GUID-\(id)", text, body, handle, date, fromMe, itemType, action, other, title, associated])
+                try db.execute(sql: "INSERT INTO chat_message_join VALUES (?, ?, ?)", arguments: [chat, id, date])
+            }
+            let ns = Self.nanoseconds
+            try message(1, chat: 1, text: "Hey, are you free Saturday?", handle: 1, fromMe: false, date: ns(0))
+            try message(2, chat: 1, text: nil, body: Self.attributedBody("Yes — what's up?"), handle: 1, fromMe: true, date: ns(60))
+            try message(3, chat: 1, text: "\u{FFFC}Look at this", handle: 1, fromMe: false, date: ns(120))
+            try message(4, chat: 1, text: "Loved “Look at this”", handle: 1, fromMe: false, date: ns(130), associated: 2000)
+            try message(5, chat: 1, text: "\u{FFFC}", handle: 1, fromMe: false, date: ns(140))
+            try message(6, chat: 1, text: "\u{FFFC}", handle: 1, fromMe: true, date: ns(150))
+            // An SMS fallback chat with the same person, dated in seconds (as before High Sierra).
+            try message(7, chat: 2, text: "Sent as SMS", handle: 3, fromMe: false, date: 1_700_000_000 - 978_307_200 + 100)
+            try message(8, chat: 3, text: nil, handle: 0, fromMe: true, date: ns(1000), itemType: 2, title: "Weekend plans")
+            try message(9, chat: 3, text: nil, handle: 0, fromMe: true, date: ns(1001), itemType: 1, action: 0, other: 2)
+            try message(10, chat: 3, text: "Count me in", handle: 2, fromMe: false, date: ns(1002))
+            try db.execute(sql: """
+                INSERT INTO attachment (ROWID, guid, filename, uti, mime_type, transfer_name, total_bytes) VALUES
+                    (1, 'AT-1', '~/Library/Messages/Attachments/ab/11/5E3A/IMG_0420.jpeg', 'public.jpeg', 'image/jpeg', 'IMG_0420.jpeg', 714),
+                    (2, 'AT-2', '~/Library/Messages/Attachments/cd/12/77B1/IMG_0421.HEIC', 'public.heic', 'image/heic', 'IMG_0421.HEIC', 2100000),
+                    (3, 'AT-3', '~/Library/Messages/Attachments/ef/13/9C0D/IMG_0422.jpeg', 'public.jpeg', 'image/jpeg', 'IMG_0422.jpeg', 900000);
+                INSERT INTO message_attachment_join VALUES (3, 1), (5, 2), (6, 3);
+                """)
+        }
+    }
+}
+
+@Suite("iMessage chat.db")
+struct IMessageTests {
+    @Test("one person over iMessage and SMS: both chats merged by identifier, text from attributedBody, photos, placeholders, tapbacks skipped")
+    func personChat() throws {
+        let db = try ChatDatabase()
+        #expect(try Importer.detect(path: db.path) == .imessage)
+        let r = try Importer.load(path: db.path, options: ImportOptions(me: "Leo", chat: "+1 (555) 010-2000", homeFolder: db.home))
+        let c = r.conversation
+        #expect(c.title == "+15550102000")
+        #expect(r.me == "me")
+        #expect(c.participants == [Participant(id: "me", name: "Leo"), Participant(id: "+15550102000", name: "+15550102000")])
+        let photo = db.scratch.file("Library/Messages/Attachments/ab/11/5E3A/IMG_0420.jpeg")
+        #expect(c.messages == [
+            Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_000), text: "Hey, are you free Saturday?"),
+            Message(sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_000_060), text: "Yes — what's up?"),
+            Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_100), text: "Sent as SMS"),
+            Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_120), text: "Look at this",
+                    image: ImageAttachment(path: photo, width: 0, height: 0)),
+            Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_140), text: "[Photo: IMG_0421.HEIC]"),
+            Message(sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_000_150), text: "[Photo: IMG_0422.jpeg]"),
+        ])
+        #expect(r.skipped == 3)  // the tapback, the HEIC, the missing file
+        #expect(r.warnings.map(\.description) == [
+            "\(db.path): message ROWID 5: photo IMG_0421.HEIC: image/heic is not a format the renderer reads; shown as a placeholder",
+            "\(db.path): message ROWID 6: photo ~/Library/Messages/Attachments/ef/13/9C0D/IMG_0422.jpeg: no such file "
+                + "(\(db.home)/Library/Messages/Attachments/ef/13/9C0D/IMG_0422.jpeg); shown as a placeholder",
+            "\(db.path): 1 tapback reactions: reactions to other messages are not shown",
+        ])
+    }
+
+    @Test("a group by display name: group events become system lines")
+    func groupChat() throws {
+        let db = try ChatDatabase()
+        let r = try Importer.load(path: db.path, options: ImportOptions(me: "Leo", chat: "weekend plans", homeFolder: db.home))
+        #expect(r.conversation.title == "Weekend plans")
+        #expect(r.conversation.messages == [
+            .system("Leo named the conversation “Weekend plans”", date: Date(timeIntervalSince1970: 1_700_001_000)),
+            .system("Leo added ben@example.com to the conversation", date: Date(timeIntervalSince1970: 1_700_001_001)),
+            Message(sender: "ben@example.com", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_001_002), text: "Count me in"),
+        ])
+    }
+
+    @Test("several chats without `chat`, or an unknown one: errors listing them")
+    func chatSelection() throws {
+        let db = try ChatDatabase()
+        let listing = "+15550102000 (6 messages); +15550102000 (1 messages); Weekend plans [chat612873] (3 messages)"
+        #expect(importError { () throws(ImportError) in try Importer.load(path: db.path, options: ImportOptions()) }?.description
+                == "\(db.path): table chat: holds 3 chats; pick one with `chat` (display name or chat identifier): \(listing)")
+        #expect(importError { () throws(ImportError) in try Importer.load(path: db.path, options: ImportOptions(chat: "Bob")) }?.description
+                == "\(db.path): table chat: has no chat \"Bob\"; chats: \(listing)")
+    }
+
+    @Test("opened read-only: the database file is not changed and no journal is left")
+    func readOnly() throws {
+        let db = try ChatDatabase()
+        let before = try Data(contentsOf: URL(fileURLWithPath: db.path))
+        _ = try Importer.load(path: db.path, options: ImportOptions(chat: "Weekend plans", homeFolder: db.home))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db.path)) == before)
+        let folder = (db.path as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["Attachments", "chat.db"])
+    }
+
+    @Test("Apple-epoch dates in seconds and nanoseconds; attributedBody with a long text")
+    func datesAndBodies() {
+        #expect(IMessageImporter.date(appleTime: 721_692_800) == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(IMessageImporter.date(appleTime: 721_692_800_000_000_000) == Date(timeIntervalSince1970: 1_700_000_000))
+        let long = String(repeating: "long text ", count: 40)
+        #expect(IMessageImporter.attributedBodyText(ChatDatabase.attributedBody(long)) == long)
+        #expect(IMessageImporter.attributedBodyText(Data("bplist00 no string here".utf8)) == nil)
+    }
+
+    @Test("not a chat.db: a clear error naming the missing table")
+    func notAChatDatabase() throws {
+        let scratch = ScratchFolder()
+        let path = scratch.file("other.db")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "CREATE TABLE notes (id INTEGER)") }
+        #expect(importError { () throws(ImportError) in try Importer.load(path: path, options: ImportOptions()) }?.description
+                == "\(path): table message: is missing; expected an iMessage chat.db (message, handle, chat, chat_message_join)")
+        let truncated = scratch.write("cut.db", try Data(contentsOf: URL(fileURLWithPath: path)).prefix(100))
+        let error = importError { () throws(ImportError) in try Importer.load(path: truncated, options: ImportOptions()) }
+        #expect(error?.path == truncated)
+        #expect(error?.reason.hasPrefix("cannot be read as an iMessage chat.db") == true || error?.reason.hasPrefix("cannot be opened") == true)
+    }
+}

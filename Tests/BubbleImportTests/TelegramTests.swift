@@ -1,0 +1,117 @@
+import BubbleCore
+import Foundation
+import Testing
+@testable import BubbleImport
+
+@Suite("Telegram Desktop result.json")
+struct TelegramTests {
+    @Test("single chat: text as string and entity array, photo, reply, service message, sticker, missing photo")
+    func singleChat() throws {
+        let path = Fixtures.path("telegram-single/result.json")
+        #expect(try Importer.detect(path: path) == .telegram)
+        #expect(try Importer.detect(path: Fixtures.path("telegram-single")) == .telegram)
+        let r = try Importer.load(path: path, options: ImportOptions(timeZone: zone("UTC")))
+        let c = r.conversation
+        #expect(c.title == "Mira Chen")
+        // The chat's id is Mira's, so the other author is the one who exported it.
+        #expect(r.me == "user4098765432")
+        #expect(c.participants == [Participant(id: "user5012345678", name: "Mira Chen"), Participant(id: "user4098765432", name: "Leo Park")])
+        let photo = Fixtures.path("telegram-single/photos/photo_1@05-03-2021_14-24-30.jpg")
+        #expect(c.messages == [
+            Message(sender: "user5012345678", direction: .incoming, date: Date(timeIntervalSince1970: 1_614_950_531),
+                    text: "Did you see the eclipse photos?"),
+            Message(sender: "user4098765432", direction: .outgoing, date: Date(timeIntervalSince1970: 1_614_950_600),
+                    text: "Not yet, send them!"),
+            Message(sender: "user5012345678", direction: .incoming, date: Date(timeIntervalSince1970: 1_614_950_670),
+                    text: "Here", image: ImageAttachment(path: photo, width: 0, height: 0)),
+            Message(sender: "user4098765432", direction: .outgoing, date: Date(timeIntervalSince1970: 1_614_950_702),
+                    text: "Wow https://example.com/eclipse"),
+            .system("Leo Park called (2:05)", date: Date(timeIntervalSince1970: 1_614_951_000)),
+            Message(sender: "user5012345678", direction: .incoming, date: Date(timeIntervalSince1970: 1_614_951_200), text: "😍"),
+            Message(sender: "user4098765432", direction: .outgoing, date: Date(timeIntervalSince1970: 1_614_951_300), text: "[Photo]"),
+        ])
+        #expect(r.replies == [3: 2])
+        #expect(r.skipped == 1)
+        #expect(r.warnings.map(\.description) == [
+            "\(path): messages[6].photo: photo: not included in the export ((File not included. Change data exporting settings to download.)); shown as [Photo]",
+        ])
+        // The export folder, with the format named, reads the same.
+        let viaFolder = try Importer.load(path: Fixtures.path("telegram-single"), format: .telegram, options: ImportOptions(timeZone: zone("UTC")))
+        #expect(viaFolder.conversation == c)
+    }
+
+    @Test("full account: `chat` picks one by name; dates without date_unixtime are read in the given zone; replies map to indices")
+    func fullAccount() throws {
+        let path = Fixtures.path("telegram-account/result.json")
+        #expect(try Importer.detect(path: path) == .telegram)
+        let r = try Importer.load(path: path, options: ImportOptions(chat: "climbing CREW", timeZone: zone("Europe/Oslo")))
+        let c = r.conversation
+        #expect(c.title == "Climbing crew")
+        #expect(r.me == "user4098765432")  // personal_information.user_id
+        #expect(c.messages == [
+            .system("Leo Park created group «Climbing crew»", date: instant("2022-06-01T16:00:00Z")),
+            Message(sender: "user777000111", direction: .incoming, date: instant("2022-06-01T16:01:00Z"), text: "Sunday at 10?"),
+            Message(sender: "user4098765432", direction: .outgoing, date: instant("2022-06-01T16:02:30Z"), text: "Works for me"),
+            .system("Leo Park added Kim Sato, Deleted Account", date: instant("2022-06-01T16:03:00Z")),
+        ])
+        #expect(r.replies == [2: 1])
+        #expect(r.warnings.isEmpty)
+    }
+
+    @Test("full account without `chat`, with an unknown or an ambiguous one: errors listing the chats; an id picks exactly")
+    func chatSelection() throws {
+        let path = Fixtures.path("telegram-account/result.json")
+        func load(_ chat: String?) throws(ImportError) -> ImportResult {
+            try Importer.load(path: path, options: ImportOptions(chat: chat, timeZone: zone("UTC")))
+        }
+        let chats = "Mira Chen (personal_chat, 1 messages); Climbing crew (private_group, 4 messages); "
+            + "Family (private_group, 1 messages); Family (private_supergroup, 1 messages)"
+        #expect(importError { () throws(ImportError) in try load(nil) }?.description
+                == "\(path): chats.list: holds 4 chats; pick one with `chat` (name or id): \(chats)")
+        #expect(importError { () throws(ImportError) in try load("Nope") }?.description
+                == "\(path): chats.list: has no chat named \"Nope\"; chats: \(chats)")
+        #expect(importError { () throws(ImportError) in try load("Family") }?.description
+                == "\(path): chats.list: has 2 chats named \"Family\"; pick one by id: Family (id 11); Family (id 22)")
+        let byID = try load("22")
+        #expect(byID.conversation.messages.map(\.text) == ["Happy new year, all!"])
+        #expect(byID.conversation.messages.map(\.direction) == [.incoming])
+    }
+
+    @Test("`me` overrides the owner, by name or by from_id")
+    func meOverride() throws {
+        let path = Fixtures.path("telegram-single/result.json")
+        let byName = try Importer.load(path: path, options: ImportOptions(me: "Mira Chen", timeZone: zone("UTC")))
+        #expect(byName.me == "user5012345678")
+        #expect(byName.conversation.messages.first?.direction == .outgoing)
+        let byID = try Importer.load(path: path, options: ImportOptions(me: "5012345678", timeZone: zone("UTC")))
+        #expect(byID.me == "user5012345678")
+    }
+
+    @Test("bad JSON: truncated file → line and column; wrong type → JSON path; unreadable date → warning with path")
+    func badJSON() throws {
+        let scratch = ScratchFolder()
+        let full = try String(contentsOfFile: Fixtures.path("telegram-single/result.json"), encoding: .utf8)
+        let cut = scratch.write("result.json", String(full.utf8.prefix(400))!)
+        let truncated = try #require(importError { () throws(ImportError) in try Importer.load(path: cut, options: ImportOptions()) })
+        let prefix = String(full.utf8.prefix(400))!
+        let lines = prefix.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(truncated.reason == "the file ends early (truncated?); expected the rest of the JSON")
+        #expect(truncated.location == "line \(lines.count), column \(lines.last!.count + 1)")
+        let damaged = scratch.write("damaged.json", "{\"name\": \"X\",\n \"messages\": [}")
+        #expect(importError { () throws(ImportError) in try Importer.load(path: damaged, format: .telegram, options: ImportOptions()) }?
+            .description == "\(damaged): line 2, column 15: is not valid JSON (damaged?)")
+
+        let wrong = scratch.write("wrong.json", #"{"name": "X", "type": "personal_chat", "id": 1, "messages": [{"id": "seven", "type": "message"}]}"#)
+        #expect(importError { () throws(ImportError) in try Importer.load(path: wrong, options: ImportOptions()) }?.description
+                == "\(wrong): messages[0].id: has the wrong type; expected a number")
+
+        let undated = scratch.write("undated.json", #"{"name": "X", "type": "personal_chat", "id": 1, "messages": [{"id": 7, "type": "message", "date": "yesterday", "from": "X", "from_id": "user1", "text": "hi"}, {"id": 8, "type": "poll_vote", "date_unixtime": "1", "text": ""}]}"#)
+        let r = try Importer.load(path: undated, options: ImportOptions(me: "X"))
+        #expect(r.conversation.messages.isEmpty)
+        #expect(r.skipped == 2)
+        #expect(r.warnings.map(\.description) == [
+            "\(undated): messages[0].date: message 7: has no readable date; skipped",
+            "\(undated): messages[1]: message 8: has type \"poll_vote\"; expected message or service; skipped",
+        ])
+    }
+}
