@@ -1,0 +1,140 @@
+import BubbleCore
+import Foundation
+
+/// A photo file checked and ready to reference from pages.
+struct HTMLPhoto {
+    /// Resolved path of the source file.
+    var source: String
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`: what the bytes are, by their
+    /// signature (not the file name). Other formats gdk-pixbuf reads are converted to PNG.
+    var mime: String
+    var convert: Bool
+    /// Pixel size read from the file (for messages that give none).
+    var width: Int
+    var height: Int
+    /// Folder mode: the copy's name inside `NAME_files/`.
+    var copyName: String?
+}
+
+/// Photos for one export: checked before anything is written (as `ConversationRenderer.resolvePhotos`
+/// does), then embedded, copied or referenced.
+final class HTMLPhotoAssets {
+    let mode: HTMLOptions.Assets
+    let loader: PhotoLoader
+    /// Resolved path → photo.
+    private(set) var photos: [String: HTMLPhoto] = [:]
+    private var nextNumber = 1
+
+    init(mode: HTMLOptions.Assets, photosFolder: String) {
+        self.mode = mode
+        self.loader = PhotoLoader(baseFolder: photosFolder)
+    }
+
+    /// The browser-native image type of a file's first bytes, or nil.
+    static func sniff(_ head: [UInt8]) -> String? {
+        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+        if head.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if head.starts(with: Array("GIF87a".utf8)) || head.starts(with: Array("GIF89a".utf8)) { return "image/gif" }
+        if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
+        return nil
+    }
+
+    /// Checks every photo of `conversation` (readable, an image) and, in folder mode, copies it
+    /// into `folder`. Errors name the file and the message.
+    func prepare(_ conversation: Conversation, copyInto folder: String?) throws(RenderError) {
+        guard mode != .reference else {
+            for (i, message) in conversation.messages.enumerated() {
+                if let path = message.image?.path, Self.referencePath(path) == nil {
+                    throw .unreadableImage(path: path, reason: "messages[\(i)].image.path: with assets \"reference\" a photo must be a relative path inside the output folder (no \"..\", no leading \"/\", no URL scheme)")
+                }
+            }
+            return
+        }
+        for (i, message) in conversation.messages.enumerated() {
+            guard let image = message.image else { continue }
+            guard let path = image.path else {
+                if !(image.width > 0 && image.height > 0) {
+                    throw .unreadableImage(path: "messages[\(i)].image", reason: "has neither a path nor a size")
+                }
+                continue
+            }
+            let full = loader.resolve(path)
+            if photos[full] != nil { continue }
+            photos[full] = try check(full, message: i, copyInto: folder)
+        }
+    }
+
+    private func check(_ full: String, message i: Int, copyInto folder: String?) throws(RenderError) -> HTMLPhoto {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: full, isDirectory: &isDir), !isDir.boolValue else {
+            throw .unreadableImage(path: full, reason: isDir.boolValue ? "is a folder (messages[\(i)].image.path)" : "no such file (messages[\(i)].image.path)")
+        }
+        guard let handle = FileHandle(forReadingAtPath: full) else {
+            throw .unreadableImage(path: full, reason: "cannot be read (messages[\(i)].image.path)")
+        }
+        let head = [UInt8]((try? handle.read(upToCount: 16)) ?? Data())
+        try? handle.close()
+        guard let size = PhotoLoader.size(ofFile: full) else {
+            throw .unreadableImage(path: full, reason: "not an image gdk-pixbuf can read (messages[\(i)].image.path)")
+        }
+        let native = Self.sniff(head)
+        var photo = HTMLPhoto(source: full, mime: native ?? "image/png", convert: native == nil,
+                              width: size.width, height: size.height)
+        if let folder {
+            let name = copyName(for: full, mime: photo.mime)
+            let target = folder + "/" + name
+            if photo.convert {
+                let bytes = try PNGEncoder.fast.encode(PhotoLoader.decode(full))
+                guard FileManager.default.createFile(atPath: target, contents: Data(bytes)) else {
+                    throw .unwritable(path: target, reason: "cannot create the file")
+                }
+            } else {
+                do { try FileManager.default.copyItem(atPath: full, toPath: target) } catch {
+                    throw .unwritable(path: target, reason: "cannot copy \(full): \(error.localizedDescription)")
+                }
+            }
+            photo.copyName = name
+        }
+        return photo
+    }
+
+    /// `0001-holiday_photo.jpg`: numbered (unique), only `[A-Za-z0-9._-]`, no leading dot, the
+    /// extension of the real type — a name that cannot climb out of the assets folder.
+    func copyName(for path: String, mime: String) -> String {
+        let ext: String = switch mime {
+        case "image/jpeg": "jpg"
+        case "image/gif": "gif"
+        case "image/webp": "webp"
+        default: "png"
+        }
+        var stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        stem = String(stem.unicodeScalars.map { s -> Character in
+            let v = s.value
+            let ok = (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || v == 0x2D || v == 0x5F
+            return ok ? Character(s) : "_"
+        }.prefix(60))
+        let number = String(format: "%04d", nextNumber)
+        nextNumber += 1
+        return stem.isEmpty ? "\(number).\(ext)" : "\(number)-\(stem).\(ext)"
+    }
+
+    /// A photo path usable as a relative URL as it is, or nil: no scheme, not absolute, no `..`
+    /// segment, no backslash, no control characters.
+    static func referencePath(_ path: String) -> String? {
+        guard !path.isEmpty, !path.hasPrefix("/"), !path.hasPrefix("~"), !path.contains("\\") else { return nil }
+        if let colon = path.firstIndex(of: ":"), !path[..<colon].contains("/") { return nil }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard !segments.contains(where: { $0 == ".." }) else { return nil }
+        guard !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
+        return path
+    }
+
+    /// The bytes to embed for `photo` (converted to PNG when the browser cannot show the file).
+    func bytes(of photo: HTMLPhoto) throws(RenderError) -> [UInt8] {
+        if photo.convert { return try PNGEncoder.fast.encode(PhotoLoader.decode(photo.source)) }
+        guard let data = FileManager.default.contents(atPath: photo.source) else {
+            throw .unreadableImage(path: photo.source, reason: "cannot be read")
+        }
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// Days and times of messages in one time zone, as `ConversationLayouter` shows them (day
+/// separators "EEEE, d MMMM yyyy", times "HH:mm", en_US_POSIX, Gregorian), without a
+/// `Calendar` or `DateFormatter` call per message: the zone's offset is looked up once per
+/// offset period (until the next transition) and the civil date is integer arithmetic.
+struct HTMLClock {
+    let zone: TimeZone
+    private var validFrom = Double.infinity
+    private var validUntil = -Double.infinity
+    private var offset = 0.0
+
+    init(zone: TimeZone) { self.zone = zone }
+
+    /// A moment in local time: the day number (days since 1970-01-01, local) and the second of
+    /// that day.
+    struct Local: Hashable {
+        var day: Int
+        var second: Int
+        var hour: Int { second / 3600 }
+        var minute: Int { second / 60 % 60 }
+    }
+
+    mutating func local(_ date: Date) -> Local {
+        let t = date.timeIntervalSince1970
+        guard t.isFinite, abs(t) < 1e14 else { return Local(day: 0, second: 0) }
+        if !(t >= validFrom && t < validUntil) {
+            offset = Double(zone.secondsFromGMT(for: date))
+            validFrom = t
+            // Offsets change at transitions; re-check at least weekly in case a zone's rule
+            // change is not reported as one.
+            let next = zone.nextDaylightSavingTimeTransition(after: date)?.timeIntervalSince1970 ?? .infinity
+            validUntil = min(next, t + 7 * 86_400)
+        }
+        let seconds = (t + offset).rounded(.down)
+        let day = Int((seconds / 86_400).rounded(.down))
+        return Local(day: day, second: Int(seconds) - day * 86_400)
+    }
+
+    /// (year, month 1…12, day 1…31) of a day number (Howard Hinnant's civil_from_days).
+    static func civil(_ day: Int) -> (year: Int, month: Int, day: Int) {
+        let z = day + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// Month number for "by month" pages: year × 12 + month − 1.
+    static func monthKey(_ day: Int) -> Int {
+        let c = civil(day)
+        return c.year * 12 + c.month - 1
+    }
+
+    static let weekdays = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"]
+    static let months = ["January", "February", "March", "April", "May", "June", "July", "August",
+                         "September", "October", "November", "December"]
+
+    /// "Tuesday, 14 November 2023" — `ConversationLayouter`'s day separator text.
+    static func dayLabel(_ day: Int) -> String {
+        let c = civil(day)
+        let weekday = weekdays[((day % 7) + 7) % 7]
+        var year = String(c.year)
+        if c.year >= 0, year.count < 4 { year = String(repeating: "0", count: 4 - year.count) + year }
+        return "\(weekday), \(c.day) \(months[c.month - 1]) \(year)"
+    }
+
+    /// "14 November 2023" — the header's date range.
+    static func shortDayLabel(_ day: Int) -> String {
+        let c = civil(day)
+        return "\(c.day) \(months[c.month - 1]) \(c.year)"
+    }
+
+    /// "November 2023".
+    static func monthLabel(_ day: Int) -> String {
+        let c = civil(day)
+        return "\(months[c.month - 1]) \(c.year)"
+    }
+}

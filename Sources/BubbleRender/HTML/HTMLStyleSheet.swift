@@ -1,0 +1,392 @@
+import BubbleCore
+import Foundation
+
+/// Line metrics of one text style as Pango lays it out (points = CSS px).
+struct LineMetrics: Hashable, Sendable {
+    /// Distance between the tops of two lines (ascent + descent + line gap of the font):
+    /// the CSS `line-height`.
+    var lineHeight: Double
+    /// Height of a paragraph's last line (ascent + descent, no gap). A text of n lines is
+    /// `(n − 1) × lineHeight + lastLine` tall in Pango, so CSS boxes take `lineHeight − lastLine`
+    /// off their bottom padding.
+    var lastLine: Double
+    var trim: Double { lineHeight - lastLine }
+
+    /// Measured with the engine the Cairo renderer uses: one two-line layout per style.
+    static func measure(_ style: TextStyle, engine: PangoTextEngine) throws(LayoutError) -> LineMetrics {
+        do {
+            let layout = try engine.layout(engine.prepare("Hg\nHg", style: style), maxWidth: 10_000, maxLines: nil)
+            guard layout.lines.count == 2 else { return LineMetrics(lineHeight: layout.height, lastLine: layout.height) }
+            return LineMetrics(lineHeight: layout.lines[1].top - layout.lines[0].top, lastLine: layout.lines[1].height)
+        } catch {
+            throw .text(error)
+        }
+    }
+}
+
+/// Everything the CSS needs that Pango measures: line heights of the four text styles and the
+/// width of a time label (WhatsApp's time inside the bubble reserves it on the last line).
+struct HTMLMetrics: Hashable, Sendable {
+    var body: LineMetrics
+    var separator: LineMetrics
+    var system: LineMetrics
+    var time: LineMetrics
+    /// Widest "HH:mm" in the time style.
+    var timeWidth: Double
+    /// Fallback face → Pango's distance between lines that use it, as a multiple of the font
+    /// size (CJK lines are 1.448 em apart where Latin ones are 1.15 em).
+    var faceLineHeights: [Int: Double] = [:]
+
+    /// Measures each fallback face of `fonts` on a line of Latin and one of its characters.
+    mutating func measureFaces(_ fonts: HTMLFontStack, style: TextStyle, engine: PangoTextEngine) throws(LayoutError) {
+        for face in fonts.regular.indices.dropFirst() {
+            guard let c = fonts.coverage.sample(of: face), let scalar = Unicode.Scalar(c) else { continue }
+            let line = "Hg" + String(Character(scalar))
+            do {
+                let t = try engine.layout(engine.prepare(line + "\n" + line, style: style), maxWidth: 10_000, maxLines: nil)
+                if t.lines.count == 2, t.lines[1].top > 0 { faceLineHeights[face] = t.lines[1].top / style.size }
+            } catch {
+                throw .text(error)
+            }
+        }
+    }
+
+    static func measure(_ style: LayoutStyle, engine: PangoTextEngine) throws(LayoutError) -> HTMLMetrics {
+        var width = 0.0
+        // Digits are tabular in the pinned fonts; measure a few anyway and keep the widest.
+        for sample in ["00:00", "12:34", "23:59", "11:11", "20:48"] {
+            do {
+                let t = try engine.layout(engine.prepare(sample, style: style.timeLabelText), maxWidth: 10_000, maxLines: nil)
+                width = max(width, t.width)
+            } catch {
+                throw .text(error)
+            }
+        }
+        return HTMLMetrics(body: try .measure(style.text, engine: engine),
+                           separator: try .measure(style.separatorText, engine: engine),
+                           system: try .measure(style.systemText, engine: engine),
+                           time: try .measure(style.timeLabelText, engine: engine),
+                           timeWidth: width)
+    }
+}
+
+/// Writes the CSS that lays a page out like `BubbleMeasurer` and `ConversationLayouter`: the
+/// same margins, paddings, widths, spacing and line heights, bubbles drawn like `ScenePainter`.
+struct HTMLStyleSheet {
+    let theme: Theme
+    let style: LayoutStyle
+    let metrics: HTMLMetrics
+    let fonts: HTMLFontStack
+    /// Maximum content width (the Cairo renderer's page width).
+    let width: Double
+    let dark: Bool?
+    /// Bubble art as PNG bytes per side (art themes only), and its slices.
+    let art: [Direction: HTMLArt]
+    /// Bubbles get their measured widths (no `text-wrap: balance` then).
+    var shrinkWrap = false
+
+    /// `12.5px`, `0`, `-0.523px`: three decimals, no trailing zeros.
+    static func px(_ v: Double) -> String { num(v) + (v == 0 ? "" : "px") }
+
+    static func num(_ v: Double) -> String {
+        let r = (v * 1000).rounded() / 1000
+        if r == r.rounded(), abs(r) < 1e12 { return String(Int(r)) }
+        var s = String(format: "%.3f", r)
+        while s.hasSuffix("0") { s.removeLast() }
+        return s
+    }
+
+    /// The colours of one appearance as CSS custom properties.
+    func variables(_ t: Theme) -> String {
+        var v = ""
+        func add(_ name: String, _ c: Color) { v += "--\(name):\(c.hex);" }
+        add("ib", t.incoming.fill); add("it", t.incoming.textColor)
+        add("ob", t.outgoing.fill); add("ot", t.outgoing.textColor)
+        add("sep", t.labels.separator); add("sys", t.labels.system); add("tm", t.labels.time)
+        add("itm", t.incoming.timeColor ?? t.incoming.textColor.withAlpha(0.6 * t.incoming.textColor.alpha))
+        add("otm", t.outgoing.timeColor ?? t.outgoing.textColor.withAlpha(0.6 * t.outgoing.textColor.alpha))
+        return v
+    }
+
+    func background(_ b: Theme.Background, images: [String: String]) -> String {
+        switch b {
+        case .color(let c): return "background:\(c.hex)"
+        case let .gradient(top, bottom): return "background:linear-gradient(\(top.hex),\(bottom.hex)) no-repeat;min-height:100%"
+        case .image(let path): return "background:url(\(images[path] ?? "")) repeat"
+        }
+    }
+
+    /// The whole style sheet except `@font-face` rules (which depend on each page's characters).
+    /// `images`: background image path → URL (data URI or relative).
+    func css(images: [String: String]) -> String {
+        let light = theme.appearance(dark: false)
+        let darkTheme = theme.dark == nil ? nil : theme.appearance(dark: true)
+        let sm = style.sideMargin
+        var css = ""
+        switch dark {
+        case .some(true):
+            let t = darkTheme ?? light
+            css += ":root{color-scheme:\(darkTheme == nil ? "light" : "dark");\(variables(t))}html{\(background(t.background, images: images))}"
+        case .some(false):
+            css += ":root{color-scheme:light;\(variables(light))}html{\(background(light.background, images: images))}"
+        case .none:
+            css += ":root{color-scheme:\(darkTheme == nil ? "light" : "light dark");\(variables(light))}html{\(background(light.background, images: images))}"
+            if let darkTheme {
+                css += "@media (prefers-color-scheme:dark){:root{\(variables(darkTheme))}html{\(background(darkTheme.background, images: images))}}"
+            }
+        }
+        let body = metrics.body
+        css += "body{margin:0;font-family:\(fonts.cssFamilyList);font-size:\(Self.px(style.text.size));line-height:\(Self.px(body.lineHeight));"
+        css += "font-kerning:normal;font-synthesis:none;text-rendering:geometricPrecision;-webkit-text-size-adjust:100%;text-size-adjust:100%;color:var(--it);"
+        // Bubbles are backgrounds: print them.
+        css += "-webkit-print-color-adjust:exact;print-color-adjust:exact}"
+        // The conversation column: Cairo's page is `width` wide with 10-pt margins above and below.
+        css += ".c{max-width:\(Self.px(width));margin:0 auto;padding:10px 0}"
+        css += ".c>*{margin-top:\(Self.px(style.rowSpacing))}"
+
+        // Bubbles: BubbleMeasurer's width rule is min(max(content, minimum), max(maxBubble, minimum))
+        // with maxBubble = min(share × row, maxBubbleWidth, row − 2 × sideMargin).
+        var maxWidth = ["\(Self.num(style.maxWidthShare * 100))%", "calc(100% - \(Self.px(2 * sm)))"]
+        if let cap = style.maxBubbleWidth { maxWidth.append(Self.px(cap)) }
+        css += ".b{position:relative;z-index:0;display:flow-root;box-sizing:border-box;width:fit-content;"
+        css += "min-width:\(Self.px(style.minimumBubbleSize.width));min-height:\(Self.px(style.minimumBubbleSize.height));"
+        css += "max-width:min(\(maxWidth.joined(separator: ",")));margin-left:\(Self.px(sm));margin-right:\(Self.px(sm));"
+        css += "white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:plaintext;text-align:start"
+        if style.widthMode == .balanced && !shrinkWrap { css += ";text-wrap:balance" }
+        css += "}"
+        for direction in [Direction.incoming, .outgoing] {
+            let c = direction == .incoming ? "i" : "o"
+            let p = style.padding(for: direction)
+            css += ".\(c){margin-\(direction == .incoming ? "right" : "left"):auto;color:var(--\(c)t);"
+            css += "padding:\(Self.px(p.top)) \(Self.px(p.right)) \(Self.px(p.bottom - body.trim)) \(Self.px(p.left))}"
+        }
+        css += ".c>.g{margin-top:\(Self.px(style.groupedSpacing))}.c>.a{margin-top:\(Self.px(style.timeLabelSpacing))}.c>:first-child{margin-top:0}"
+        // Runs in a fallback face (appendText's spans): that face first, its own line height.
+        for (face, ratio) in metrics.faceLineHeights.sorted(by: { $0.key < $1.key }) {
+            css += ".f\(face){font-family:\"bk\(face)\",\(fonts.cssFamilyList);line-height:\(String(format: "%.4f", ratio))}"
+        }
+        css += shapes()
+        css += links()
+        css += photos()
+        css += labels()
+        if style.timeInsideBubble { css += insideTimes() }
+        css += chrome()
+        return css
+    }
+
+    /// Vector bubbles: the body a rounded rectangle inset by the tail strip on the tail side
+    /// (`::before`), the tail `BubbleShape`'s curves as a `clip-path` on `::after`. Art bubbles:
+    /// `border-image` with the art's slices on `::before`, mirrored there so text is not.
+    func shapes() -> String {
+        var css = ".b::before{content:\"\";position:absolute;z-index:-1;top:0;bottom:0;left:0;right:0}"
+        for direction in [Direction.incoming, .outgoing] {
+            let c = direction == .incoming ? "i" : "o"
+            let look = theme.bubble(direction)
+            switch look.shape {
+            case let .vector(radius, tail, outline, lineWidth):
+                let side = direction == .incoming ? "left" : "right"
+                let strip = tail ? BubbleShape.tailWidth : 0
+                if outline {
+                    // Cairo strokes the outline centred on the path: half the line lies outside.
+                    let h = lineWidth / 2
+                    css += ".\(c)::before{border:\(Self.px(lineWidth)) solid var(--\(c)b);border-radius:\(Self.px(radius + h));"
+                    css += "top:\(Self.px(-h));bottom:\(Self.px(-h));left:\(Self.px(-h));right:\(Self.px(-h));\(side):\(Self.px(strip - h))}"
+                } else {
+                    css += ".\(c)::before{background:var(--\(c)b);border-radius:\(Self.px(radius));\(side):\(Self.px(strip))}"
+                    if tail {
+                        let r = min(radius, style.minimumBubbleSize.height / 2)
+                        let t = Self.tail(direction, radius: r)
+                        css += ".\(c).t::after{content:\"\";position:absolute;z-index:-1;bottom:-1px;\(side):0;"
+                        css += "width:\(Self.px(t.width));height:\(Self.px(t.height));background:var(--\(c)b);clip-path:path(\"\(t.path)\")}"
+                    }
+                }
+            case .art:
+                guard let art = art[direction] else { continue }
+                let w = art.caps
+                let slice = "\(Self.num(w.top)) \(Self.num(w.right)) \(Self.num(w.bottom)) \(Self.num(w.left))"
+                let widths = "\(Self.px(w.top)) \(Self.px(w.right)) \(Self.px(w.bottom)) \(Self.px(w.left))"
+                css += ".\(c)::before{border-style:solid;border-color:transparent;border-width:\(widths);"
+                if art.tint {
+                    // The art's alpha filled with the bubble colour (JSQMessagesViewController's tint).
+                    css += "background:var(--\(c)b);-webkit-mask-box-image:\(art.source) \(slice) / \(widths) \(art.repeatMode);"
+                } else {
+                    css += "border-image:\(art.source) \(slice) fill / \(widths) \(art.repeatMode);"
+                }
+                css += "}"
+            }
+        }
+        return css
+    }
+
+    /// The tail region of `BubbleShape.path` (the same curves, transcribed) as a path in the
+    /// coordinates of a box at the bubble's bottom corner on the tail side: `r + 7` wide (the
+    /// corner, the 6-pt strip and a point of slack), `r + 2` tall (reaching 1 pt below the bubble).
+    /// Together with the rounded body it covers what the Cairo path fills.
+    static func tail(_ direction: Direction, radius r: Double) -> (width: Double, height: Double, path: String) {
+        let m10 = min(r, 10), m9 = min(r, 9), tw = BubbleShape.tailWidth
+        let width = r + tw + 1, height = r + 2
+        // (u, v) relative to the body's bottom corner on the tail side.
+        func p(_ u: Double, _ v: Double) -> String {
+            let x = direction == .outgoing ? u + r + 1 : u + tw
+            return "\(num(x)) \(num(v + r + 1))"
+        }
+        let d: String
+        if direction == .outgoing {
+            d = "M\(p(-r, -r))L\(p(0, -r))L\(p(0, -m10))C\(p(0, -3)) \(p(2, -0.5)) \(p(tw, 0))"
+                + "C\(p(1, 0.5)) \(p(-3, 0)) \(p(-m9, -1.2))C\(p(-r * 0.9, 0)) \(p(-r, 0)) \(p(-r - 0.01, 0))Z"
+        } else {
+            d = "M\(p(r + 0.01, 0))C\(p(r * 0.9, 0)) \(p(m9 + 0.5, 0)) \(p(m9, -1.2))C\(p(3, 0)) \(p(-1, 0.5)) \(p(-tw, 0))"
+                + "C\(p(-2, -0.5)) \(p(0, -3)) \(p(0, -m10))L\(p(0, -r))L\(p(r, -r))Z"
+        }
+        return (width, height, d)
+    }
+
+    func links() -> String {
+        "a{color:inherit;text-decoration:underline}"
+    }
+
+    /// Photos: scaled like BubbleMeasurer (never enlarged; at most the bubble's width less the
+    /// insets and `maxImageHeight` tall), centred, rounded corners; the text under a photo keeps
+    /// the bubble's text padding.
+    func photos() -> String {
+        let inset = style.imageInset
+        let radius = Self.px(theme.layout.imageCornerRadius ?? 5)
+        var css = ".c>.p{padding:\(Self.px(inset.top)) \(Self.px(inset.right)) \(Self.px(inset.bottom)) \(Self.px(inset.left))}"
+        css += ".p img,.p .ph{display:block;margin:0 auto;max-width:100%;max-height:\(Self.px(style.maxImageHeight));height:auto;border-radius:\(radius)}"
+        let ph = style.placeholderImageSize
+        css += ".ph{width:\(Self.px(ph.width));aspect-ratio:\(Self.num(ph.width))/\(Self.num(ph.height));"
+        css += "background:linear-gradient(to top right,transparent calc(50% - .75px),#8c8c99 calc(50% - .75px),#8c8c99 calc(50% + .75px),transparent calc(50% + .75px)),"
+        css += "linear-gradient(to bottom right,transparent calc(50% - .75px),#8c8c99 calc(50% - .75px),#8c8c99 calc(50% + .75px),transparent calc(50% + .75px)),#ccccd1}"
+        for direction in [Direction.incoming, .outgoing] {
+            let c = direction == .incoming ? "i" : "o"
+            let p = style.padding(for: direction)
+            css += ".\(c)>.x{margin:\(Self.px(style.imageTextSpacing)) \(Self.px(p.right - inset.right)) "
+            css += "\(Self.px(p.bottom - metrics.body.trim - inset.bottom)) \(Self.px(p.left - inset.left))}"
+        }
+        return css
+    }
+
+    /// Day separators, system lines and times above groups: centred rows, Pango's line heights.
+    func labels() -> String {
+        let pad = style.separatorPadding
+        let share = "\(Self.num(style.maxWidthShare * 100))%"
+        var css = ""
+        for (cls, text, m, color, bold) in [("d", style.separatorText, metrics.separator, "sep", true),
+                                            ("s", style.systemText, metrics.system, "sys", false)] {
+            css += ".\(cls){width:fit-content;max-width:\(share);margin-left:auto;margin-right:auto;"
+            css += "padding:\(Self.px(pad)) 0 \(Self.px(pad - m.trim));font-size:\(Self.px(text.size));line-height:\(Self.px(m.lineHeight));"
+            css += "color:var(--\(color));white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:plaintext"
+            css += bold ? ";font-weight:700}" : "}"
+        }
+        let t = style.timeLabelText
+        css += ".h{margin-left:\(Self.px(style.sideMargin));margin-right:\(Self.px(style.sideMargin));text-align:center;white-space:nowrap;"
+        css += "font-size:\(Self.px(t.size));line-height:\(Self.px(metrics.time.lastLine));color:var(--tm)}"
+        return css
+    }
+
+    /// WhatsApp: the time inside the bubble. An invisible float as wide as the time (plus the
+    /// gap) ends the text: it stays on the last line when it fits there, else it drops below and
+    /// makes the bubble one time-line taller — BubbleMeasurer's rule. The time itself sits in the
+    /// bubble's bottom corner, where the layout puts it in both cases.
+    func insideTimes() -> String {
+        let t = style.timeLabelText
+        var css = ".z{float:right;width:\(Self.px(metrics.timeWidth));height:\(Self.px(metrics.time.lastLine));margin-left:\(Self.px(style.timeInsideGap))}"
+        css += ".z.y{float:none;display:block;margin-left:0}"
+        css += ".b>time{position:absolute;white-space:nowrap;font-size:\(Self.px(t.size));line-height:\(Self.px(metrics.time.lastLine))}"
+        for direction in [Direction.incoming, .outgoing] {
+            let c = direction == .incoming ? "i" : "o"
+            let p = style.padding(for: direction)
+            css += ".\(c)>time{right:\(Self.px(p.right));bottom:\(Self.px(p.bottom));color:var(--\(c)tm)}"
+        }
+        let inset = style.imageInset
+        css += ".c>.q>time{right:\(Self.px(inset.right + 6));bottom:\(Self.px(inset.bottom + 4))}"
+        return css
+    }
+
+    /// Header, navigation and the index page.
+    func chrome() -> String {
+        let sm = Self.px(style.sideMargin)
+        var css = "header{max-width:\(Self.px(width));margin:0 auto;padding:10px 0 2px;color:var(--sys);font-size:\(Self.px(style.systemText.size));line-height:\(Self.px(metrics.system.lineHeight))}"
+        css += "header>*{margin:0 \(sm) 2px}"
+        css += "h1{font-size:\(Self.px(style.text.size * 1.25));line-height:1.2;font-weight:700;color:var(--sep);overflow-wrap:anywhere}"
+        css += "nav{max-width:\(Self.px(width));margin:0 auto;padding:6px 0;display:flex;gap:12px;justify-content:center;"
+        css += "font-size:\(Self.px(style.systemText.size));line-height:1.5;color:var(--sys)}nav a{color:var(--sep)}"
+        css += "ol.pages{max-width:\(Self.px(width));margin:8px auto;padding:0 \(sm) 0 calc(\(sm) + 2em);color:var(--sep);line-height:1.6}"
+        css += "ol.pages a{color:inherit}ol.pages small{color:var(--sys)}"
+        css += "@media print{nav{display:none}.b,.d,.s,.h{break-inside:avoid}}"
+        return css
+    }
+}
+
+/// Bubble art ready for CSS: the art at each resolution the theme ships (`@2x`, `@3x`) as one
+/// `image-set()`, where to cut it (`border-image-slice`, in points because an image-set image's
+/// natural size is in CSS px) and how wide the caps are (`border-width`, the same points).
+///
+/// Mirrored art is mirrored here, in its pixels (and its left and right caps swapped), rather
+/// than with a CSS transform: a transformed layer is not snapped to device pixels, and its nine
+/// pieces then show hairline seams at fractional positions.
+struct HTMLArt: Sendable {
+    /// `image-set(url(data:…) 1x, …)`.
+    var source: String
+    /// Cap insets in points, after mirroring.
+    var caps: EdgeInsets
+    var tint: Bool
+    /// `border-image-repeat`.
+    var repeatMode: String
+
+    /// From the theme's art as `ScenePainter` loads it (cap insets, legacy caps or 9-patch).
+    /// A 9-patch with several stretchable runs on an axis is cut at its first and last fixed
+    /// runs (CSS has one stretchable run per axis).
+    static func load(_ direction: Direction, theme: Theme, themeFolder: String) throws(RenderError) -> HTMLArt? {
+        guard case .art(let spec) = theme.bubble(direction).shape else { return nil }
+        let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: PhotoLoader(baseFolder: themeFolder))
+        let mirrored = spec.mirror ?? false
+        var candidates: [(resolution: Double, png: [UInt8])] = []
+        var caps: EdgeInsets?
+        for scale in [1.0, 2.0, 3.0] {
+            let image = try painter.art(direction, outputScale: scale)
+            let art = image.art
+            guard !candidates.contains(where: { $0.resolution == art.scale }) else { continue }
+            func runs(_ r: [SliceSegment]) -> (Double, Double) {
+                let first = r.first.map { $0.stretches ? 0 : $0.length } ?? 0
+                let last = r.count > 1 ? (r.last!.stretches ? 0 : r.last!.length) : 0
+                return (Double(first) / art.scale, Double(last) / art.scale)
+            }
+            let (left, right) = runs(art.horizontal)
+            let (top, bottom) = runs(art.vertical)
+            if caps == nil {
+                caps = mirrored ? EdgeInsets(top: top, left: right, bottom: bottom, right: left)
+                    : EdgeInsets(top: top, left: left, bottom: bottom, right: right)
+            }
+            var pixels = image.pixels
+            if mirrored {
+                var rgba = pixels.rgbaImage()
+                let w = rgba.width
+                for y in 0..<rgba.height {
+                    for x in 0..<w / 2 {
+                        for c in 0..<4 { rgba.bytes.swapAt((y * w + x) * 4 + c, (y * w + w - 1 - x) * 4 + c) }
+                    }
+                }
+                pixels = try ImageSurface(rgba: rgba)
+            }
+            candidates.append((art.scale, try PNGEncoder.fast.encode(pixels)))
+        }
+        var b = HTMLBuffer()
+        b.append("image-set(")
+        for (k, c) in candidates.sorted(by: { $0.resolution < $1.resolution }).enumerated() {
+            if k > 0 { b.append(",") }
+            b.append("url(data:image/png;base64,")
+            b.appendBase64(c.png)
+            b.append(") "); b.append(raw: HTMLStyleSheet.num(c.resolution)); b.append("x")
+        }
+        b.append(")")
+        let mode: String = switch spec.mode ?? .stretch {
+        case .stretch: "stretch"
+        case .tile, .repeat: "repeat"
+        case .round: "round"
+        case .space: "space"
+        }
+        return HTMLArt(source: String(decoding: b.bytes, as: UTF8.self), caps: caps ?? .zero,
+                       tint: spec.tint ?? false, repeatMode: mode)
+    }
+}
