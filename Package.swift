@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
-                "BubbleCore", "BubbleRender",
+                "BubbleCore", "BubbleRender", "BubbleImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

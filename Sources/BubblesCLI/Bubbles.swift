@@ -1,5 +1,6 @@
 import ArgumentParser
 import BubbleCore
+import BubbleImport
 import BubbleRender
 import Foundation
 
@@ -37,6 +38,8 @@ func reporting<T>(_ body: () throws -> T) throws -> T {
     } catch let error as ThemeError {
         throw CLIError(error.description)
     } catch let error as LayoutError {
+        throw CLIError(error.description)
+    } catch let error as ImportError {
         throw CLIError(error.description)
     }
 }

@@ -3,37 +3,41 @@ import BubbleCore
 import BubbleRender
 import Foundation
 
-/// `bubbles render INPUT -o OUT`: a conversation file to PNG, PDF or SVG.
+/// `bubbles render INPUT -o OUT`: a conversation or chat export to PNG, PDF, SVG or HTML.
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Render a conversation (native JSON) to PNG, PDF or SVG.",
+        abstract: "Render a conversation or chat export to PNG, PDF, SVG or HTML.",
         discussion: """
-        The output's extension picks the format (--format overrides). Use - for standard input or output.
+        The input's format is detected from its content (--input-format overrides); the output's \
+        extension picks the output format (--format overrides). Use - for standard input or output.
         Examples:
           bubbles render chat.json -o chat.png --theme imessage --scale 2
-          bubbles render chat.json -o chat.pdf --paper letter
-          bubbles render chat.json -o chat.png --pages --page-height 812
+          bubbles render sms-20240301.xml -o sms.pdf --chat "Ann" --since 2024-01-01
+          bubbles render "WhatsApp Chat with Ann.zip" -o ann.html --me Ben --assets folder
+          bubbles render result.json -o family.pdf --chat Family --paper letter
+          bubbles render chat.db -o chat.png --pages --page-height 812 --chat +15551234567
           cat chat.json | bubbles render - -o - --format svg > chat.svg
         """
     )
 
-    @Argument(help: "Conversation file (BubbleKit JSON), or - for standard input.") var input: String
+    @OptionGroup var source: InputOptions
     @Option(name: .shortAndLong, help: "Output file, or - for standard output.") var output: String
-    @Option(help: "png, pdf or svg (default: from the output's extension).") var format: String?
+    @Option(help: "png, pdf, svg or html (default: from the output's extension).") var format: String?
     @Option(help: "A bundled theme (see `bubbles themes`) or a theme .json file.") var theme: String?
-    @Flag(help: "Use the theme's dark colours.") var dark = false
-    @Option(help: "Width in points (PNG, SVG).") var width: Double = 375
+    @Flag(help: "Use the theme's dark colours (HTML without it: light, and dark when the browser prefers it).") var dark = false
+    @Option(help: "Width in points (PNG, SVG; HTML: the column's maximum width in CSS px).") var width: Double = 375
     @Option(help: "Pixels per point for PNG: 1, 2 or 3.") var scale: Double = 2
     @Flag(help: "PNG: numbered page images (OUT-001.png, …) instead of one tall image.") var pages = false
     @Option(help: "PNG page height in points, with --pages.") var pageHeight: Double = 812
     @Option(help: "PDF paper: a4 or letter.") var paper: String = "a4"
-    @Option(help: "Whose messages are outgoing: a participant id or name (overrides the file's \"me\").") var me: String?
-    @Option(help: "Time zone for days and times (IANA name, e.g. Europe/Berlin); default the system's.") var tz: String?
+    @Option(help: "HTML photos and fonts: embed (one self-contained file) or folder (copied into OUT_files/).") var assets: String = "embed"
+    @Option(help: "HTML pages: a number of messages per page, month (one page per month) or none (one page).") var split: String = "5000"
+    @Flag(help: "HTML: load every photo at once (for printing) instead of lazily.") var noLazyImages = false
 
     func run() throws {
         let formatName = format ?? (output == "-" ? nil : (output as NSString).pathExtension.lowercased())
-        guard let formatName, let outFormat = OutputFormat(rawValue: formatName.lowercased()) else {
-            throw ValidationError("cannot tell the output format from '\(output)'; use --format png|pdf|svg")
+        guard let formatName, let outFormat = OutputKind(rawValue: formatName.lowercased()) else {
+            throw ValidationError("cannot tell the output format from '\(output)'; use --format png|pdf|svg|html")
         }
         guard [1.0, 2.0, 3.0].contains(scale) else { throw ValidationError("--scale \(scale) must be 1, 2 or 3") }
         guard width.isFinite, width >= 100, width <= 4000 else { throw ValidationError("--width \(width) must be between 100 and 4000 points") }
@@ -43,40 +47,87 @@ struct Render: ParsableCommand {
         case "letter": PageSetup.letter
         default: throw ValidationError("--paper '\(paper)' is not a paper size; expected a4 or letter")
         }
-        let zone = try timeZone(tz)
-
-        let (data, inputName, folder) = try readInput(input)
-        let (conversation, hints) = try reporting { try ConversationFile.decode(data, path: inputName, me: me) }
-        let (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? hints.theme ?? "imessage") }
-
-        var options = RenderOptions(format: outFormat)
-        options.width = width
-        options.scale = scale
-        options.pageHeight = pages ? pageHeight : nil
-        options.paper = paperSize
-        options.dark = dark
-        options.timeZone = zone
-
-        let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: folder)
-        let bar = ProgressBar()
-        renderer.progress = { done, total in bar.update(done, total) }
-        defer { bar.finish() }
+        guard let assetMode = HTMLOptions.Assets(rawValue: assets.lowercased()), assetMode != .reference else {
+            throw ValidationError("--assets '\(assets)' is not an asset mode; expected embed or folder")
+        }
+        let pagination: HTMLOptions.Pagination
+        switch split.lowercased() {
+        case "month": pagination = .byMonth
+        case "none": pagination = .single
+        default:
+            guard let n = Int(split), n > 0 else { throw ValidationError("--split '\(split)' is not a page size; expected a number of messages, month or none") }
+            pagination = .messages(n)
+        }
         if output == "-" {
-            guard !pages else { throw ValidationError("--pages writes several files; give an output file name, not -") }
-            let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-\(UUID().uuidString).\(outFormat.rawValue)").path
-            defer { try? FileManager.default.removeItem(atPath: tmp) }
-            try reporting { try renderer.render(conversation, to: tmp, options: options) }
-            FileHandle.standardOutput.write(try Data(contentsOf: URL(fileURLWithPath: tmp)))
+            if pages { throw ValidationError("--pages writes several files; give an output file name, not -") }
+            if outFormat == .html, assetMode == .folder { throw ValidationError("--assets folder writes several files; give an output file name, not -") }
         } else {
             if (try? URL(fileURLWithPath: output).resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
                 throw CLIError("\(output): is a folder; expected an output file name")
             }
-            if input != "-", URL(fileURLWithPath: input).standardizedFileURL == URL(fileURLWithPath: output).standardizedFileURL {
+            if source.input != "-", URL(fileURLWithPath: source.input).standardizedFileURL == URL(fileURLWithPath: output).standardizedFileURL {
                 throw CLIError("\(output): is the input file; refusing to overwrite it")
             }
-            let files = try reporting { try renderer.render(conversation, to: output, options: options) }
-            if files.count > 1 { FileHandle.standardError.write(Data("wrote \(files.count) pages: \(files.first!) … \(files.last!)\n".utf8)) }
         }
+        _ = try source.zone()
+
+        let loaded = try source.load()
+        defer { loaded.close() }
+        loaded.reportWarnings()
+        let (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? loaded.result.theme ?? "imessage") }
+
+        // Everything is written to a file first; standard output gets it once complete.
+        let target = output == "-"
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-\(UUID().uuidString).\(outFormat.rawValue)").path
+            : output
+        defer { if output == "-" { try? FileManager.default.removeItem(atPath: target) } }
+
+        let files: [String]
+        switch outFormat {
+        case .html:
+            var options = HTMLOptions()
+            options.timeZone = loaded.timeZone
+            options.dark = dark ? true : nil
+            options.width = width
+            options.assets = assetMode
+            options.pageSize = output == "-" ? .single : pagination
+            options.lazyImages = !noLazyImages
+            let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options)
+            files = try reporting { try exporter.export(loaded.conversation, to: target) }
+        case .cairo(let cairoFormat):
+            var options = RenderOptions(format: cairoFormat)
+            options.width = width
+            options.scale = scale
+            options.pageHeight = pages ? pageHeight : nil
+            options.paper = paperSize
+            options.dark = dark
+            options.timeZone = loaded.timeZone
+            let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder)
+            let bar = ProgressBar()
+            renderer.progress = { done, total in bar.update(done, total) }
+            defer { bar.finish() }
+            files = try reporting { try renderer.render(loaded.conversation, to: target, options: options) }
+        }
+        if output == "-" {
+            FileHandle.standardOutput.write(try Data(contentsOf: URL(fileURLWithPath: target)))
+        } else if files.count > 1 {
+            FileHandle.standardError.write(Data("wrote \(files.count) files: \(files.first!) … \(files.last!)\n".utf8))
+        }
+    }
+}
+
+/// What `--format` names: one of the Cairo outputs, or HTML.
+enum OutputKind: Equatable {
+    case cairo(OutputFormat)
+    case html
+
+    init?(rawValue: String) {
+        if rawValue == "html" || rawValue == "htm" { self = .html; return }
+        guard let f = OutputFormat(rawValue: rawValue) else { return nil }
+        self = .cairo(f)
+    }
+    var rawValue: String {
+        switch self { case .html: "html"; case .cairo(let f): f.rawValue }
     }
 }
 
@@ -90,19 +141,6 @@ struct Themes: ParsableCommand {
             print("\(name)\(dark): \(theme.description ?? "")")
         }
     }
-}
-
-/// Reads a file or standard input: its bytes, a name for messages, and the folder relative
-/// paths (photos) are resolved against.
-func readInput(_ input: String) throws -> (Data, String, String) {
-    if input == "-" {
-        return (FileHandle.standardInput.readDataToEndOfFile(), "<stdin>", FileManager.default.currentDirectoryPath)
-    }
-    var isDir: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: input, isDirectory: &isDir) else { throw CLIError("\(input): no such file") }
-    guard !isDir.boolValue else { throw CLIError("\(input): is a folder; expected a conversation file") }
-    guard let data = FileManager.default.contents(atPath: input) else { throw CLIError("\(input): cannot be read (permission denied?)") }
-    return (data, input, URL(fileURLWithPath: input).deletingLastPathComponent().path)
 }
 
 func timeZone(_ name: String?) throws -> TimeZone {

@@ -1,0 +1,147 @@
+import ArgumentParser
+import BubbleCore
+import BubbleImport
+import Foundation
+
+/// The input side shared by the commands that read conversations: the file (any supported export),
+/// its format, whose messages are outgoing, which chat, which dates, which time zone.
+struct InputOptions: ParsableArguments {
+    @Argument(help: """
+        Conversation: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, \
+        Telegram result.json or iMessage chat.db; - for standard input.
+        """)
+    var input: String
+
+    @Option(name: .customLong("input-format"),
+            help: "native, sms, whatsapp, telegram or imessage (default: detected from the content).")
+    var inputFormat: String?
+
+    @Option(help: "Whose messages are outgoing: a participant id, name or phone number (overrides the file's \"me\").")
+    var me: String?
+
+    @Option(help: "Which chat of an export that holds several (name or id); the error lists them when needed.")
+    var chat: String?
+
+    @Option(help: "Keep messages from this date or time on (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][±HH:MM], in --tz).")
+    var since: String?
+
+    @Option(help: "Keep messages before this date or time (exclusive; same forms as --since).")
+    var until: String?
+
+    @Option(help: "Time zone for wall-clock times, days and times shown (IANA name, e.g. Europe/Berlin); default the system's.")
+    var tz: String?
+
+    /// A conversation read from the input, ready to render; `close()` removes what reading made.
+    struct Loaded {
+        var result: ImportResult
+        /// Folder that relative photo paths are resolved against (the input's folder).
+        var folder: String
+        var timeZone: TimeZone
+        /// Temporary files made for standard input and for photos taken out of the export.
+        var temporary: [String]
+        var conversation: Conversation { result.conversation }
+
+        func close() {
+            for path in temporary { try? FileManager.default.removeItem(atPath: path) }
+        }
+    }
+
+    func zone() throws -> TimeZone { try timeZone(tz) }
+
+    /// The importers name their options as `ImportOptions` fields (`chat`, `me`); here they are options.
+    static func optionNames(_ text: String) -> String {
+        text.replacingOccurrences(of: "`chat`", with: "--chat").replacingOccurrences(of: "`me`", with: "--me")
+    }
+
+    func load() throws -> Loaded {
+        let zone = try zone()
+        var format: ImportFormat?
+        if let inputFormat {
+            guard let f = ImportFormat(rawValue: inputFormat.lowercased()) else {
+                throw ValidationError("--input-format '\(inputFormat)' is not a format; expected one of \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            format = f
+        }
+        var options = ImportOptions(me: me, chat: chat, timeZone: zone)
+        options.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
+        options.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
+        if let s = options.since, let u = options.until, s >= u {
+            throw ValidationError("--since \(since!) is not before --until \(until!)")
+        }
+
+        var temporary: [String] = []
+        var path = input
+        var folder: String
+        if input == "-" {
+            // Importers read files (SQLite, zip, streaming XML): standard input goes to one first.
+            let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-stdin-\(UUID().uuidString)").path
+            guard FileManager.default.createFile(atPath: tmp, contents: FileHandle.standardInput.readDataToEndOfFile()) else {
+                throw CLIError("<stdin>: cannot be saved to \(tmp) to be read")
+            }
+            temporary.append(tmp)
+            path = tmp
+            folder = FileManager.default.currentDirectoryPath
+        } else {
+            guard FileManager.default.fileExists(atPath: input) else { throw CLIError("\(input): no such file") }
+            guard FileManager.default.isReadableFile(atPath: input) else { throw CLIError("\(input): cannot be read (permission denied?)") }
+            folder = URL(fileURLWithPath: input).deletingLastPathComponent().path
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: input, isDirectory: &isDir), isDir.boolValue { folder = input }
+        }
+        do {
+            let result = try Importer.load(path: path, format: format, options: options)
+            if let made = result.attachmentsFolder { temporary.append(made) }
+            return Loaded(result: result, folder: folder, timeZone: zone, temporary: temporary)
+        } catch {
+            for path in temporary { try? FileManager.default.removeItem(atPath: path) }
+            var text = input == "-" ? error.description.replacingOccurrences(of: path, with: "<stdin>") : error.description
+            text = Self.optionNames(text)
+            throw CLIError(text)
+        }
+    }
+}
+
+extension InputOptions.Loaded {
+    /// Tells the user on stderr what was skipped, left out or changed (silent when nothing was).
+    func reportWarnings(maxShown: Int = 20) {
+        let r = result
+        var lines: [String] = r.warnings.prefix(maxShown).map { "warning: " + InputOptions.optionNames($0.description) }
+        if r.warnings.count > maxShown { lines.append("warning: … and \(r.warnings.count - maxShown) more warnings") }
+        var summary: [String] = []
+        if r.skipped > 0 { summary.append("skipped \(r.skipped) item\(r.skipped == 1 ? "" : "s") (see the warnings)") }
+        if r.excluded > 0 { summary.append("left out \(r.excluded) message\(r.excluded == 1 ? "" : "s") outside --since/--until") }
+        if !summary.isEmpty || !r.warnings.isEmpty {
+            lines.append("\(r.format): read \(r.conversation.messages.count) messages" + (summary.isEmpty ? "" : "; " + summary.joined(separator: "; ")))
+        }
+        if !lines.isEmpty { FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
+    }
+}
+
+/// `2024-03-01`, `2024-03-01T09:30`, `2024-03-01 09:30:15`, `2024-03-01T09:30:00Z`, `…+02:00`:
+/// a date or time; without an offset it is read in `zone`.
+func parseDate(_ text: String, option: String, zone: TimeZone) throws -> Date {
+    let s = text.trimmingCharacters(in: .whitespaces)
+    let pattern = #/^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?(Z|[+-]\d{2}:?\d{2})?$/#
+    guard let m = s.wholeMatch(of: pattern) else {
+        throw ValidationError("\(option) '\(text)' is not a date; expected YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] with an optional Z or ±HH:MM")
+    }
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = zone
+    if let offset = m.7 {
+        if offset == "Z" { calendar.timeZone = TimeZone(secondsFromGMT: 0)! } else {
+            let digits = offset.dropFirst().filter(\.isNumber)
+            let minutes = Int(digits.prefix(2))! * 60 + Int(digits.suffix(2))!
+            calendar.timeZone = TimeZone(secondsFromGMT: (offset.first == "-" ? -1 : 1) * minutes * 60)!
+        }
+    }
+    let parts = DateComponents(year: Int(m.1)!, month: Int(m.2)!, day: Int(m.3)!,
+                               hour: m.4.map { Int($0)! } ?? 0, minute: m.5.map { Int($0)! } ?? 0,
+                               second: m.6.map { Int($0)! } ?? 0)
+    guard let month = parts.month, (1...12).contains(month), let day = parts.day, (1...31).contains(day),
+          (0...23).contains(parts.hour!), (0...59).contains(parts.minute!), (0...60).contains(parts.second!),
+          let date = calendar.date(from: parts),
+          calendar.component(.day, from: date) == day else {
+        throw ValidationError("\(option) '\(text)' is not a valid date or time")
+    }
+    return date
+}
