@@ -100,8 +100,8 @@ enum IMessageImporter {
         let meName = context.options.me ?? "Me"
         builder.participant(id: "me", name: meName)
         var tapbacks = 0
-        let home = context.options.homeFolder ?? NSHomeDirectory()
         let folder = (source.path as NSString).deletingLastPathComponent
+        let home = context.options.homeFolder ?? Self.home(ofDatabaseIn: folder)
 
         let rows = try Row.fetchCursor(db, sql: """
             SELECT DISTINCT m.ROWID AS rowid, \(column("text")) AS text, \(column("attributedBody")) AS body,
@@ -211,6 +211,16 @@ enum IMessageImporter {
         return hits
     }
 
+    /// The home folder `~` stands for: the one holding `Library/Messages/chat.db` when the database
+    /// sits in such a tree (a copied home or backup), else this user's home.
+    static func home(ofDatabaseIn folder: String) -> String {
+        let parts = URL(fileURLWithPath: folder).standardizedFileURL.pathComponents
+        if parts.count >= 3, parts.suffix(2) == ["Library", "Messages"] {
+            return NSString.path(withComponents: Array(parts.dropLast(2)))
+        }
+        return NSHomeDirectory()
+    }
+
     /// A photo attachment as an image; other attachments, and photos whose file is missing or in
     /// a format the renderer cannot read (HEIC), become placeholder lines.
     private static func photo(_ a: Attachment, home: String, folder: String, location: String, context: ImportContext,
@@ -233,9 +243,15 @@ enum IMessageImporter {
             context.warn(location, "photo \(a.name)", "has no file name in the database; shown as a placeholder", skipped: true)
             return nil
         }
-        let path: String
+        var path: String
         if stored.hasPrefix("~/") {
             path = (home as NSString).appendingPathComponent(String(stored.dropFirst(2)))
+            // A Messages folder copied on its own: chat.db beside Attachments/.
+            let messagesPrefix = "~/Library/Messages/"
+            if !FileManager.default.fileExists(atPath: path), stored.hasPrefix(messagesPrefix) {
+                let beside = (folder as NSString).appendingPathComponent(String(stored.dropFirst(messagesPrefix.count)))
+                if FileManager.default.fileExists(atPath: beside) { path = beside }
+            }
         } else if stored.hasPrefix("/") {
             path = stored
         } else {

@@ -64,7 +64,9 @@ public struct ImportOptions: Sendable {
     /// Where photos decoded or extracted from an export are written (MMS parts, WhatsApp .zip).
     /// nil: a new folder in the temporary directory, made only when a photo needs it.
     public var attachmentsFolder: String?
-    /// The home folder that `~` stands for in iMessage attachment paths (nil: this user's home).
+    /// The home folder that `~` stands for in iMessage attachment paths (nil: the folder holding
+    /// `Library/Messages/chat.db` when the database sits in such a tree, else this user's home;
+    /// photos are also looked for beside chat.db when its Messages folder was copied on its own).
     public var homeFolder: String?
     public var limits: ImportLimits
 

@@ -133,6 +133,43 @@ struct IMessageTests {
         ])
     }
 
+    @Test("a copied Messages folder: `~` is the folder above Library/Messages, or photos sit beside chat.db")
+    func inferredHome() throws {
+        let db = try ChatDatabase()
+        let photo = db.scratch.file("Library/Messages/Attachments/ab/11/5E3A/IMG_0420.jpeg")
+        // homeFolder nil: chat.db is at HOME/Library/Messages/chat.db, so HOME is the scratch folder.
+        let r = try Importer.load(path: db.path, options: ImportOptions(chat: "+15550102000"))
+        #expect(r.conversation.messages.compactMap(\.image?.path) == [photo])
+        // The Messages folder alone, renamed: photos are found beside chat.db.
+        let alone = ScratchFolder()
+        try FileManager.default.copyItem(atPath: db.scratch.file("Library/Messages"), toPath: alone.file("backup"))
+        let moved = try Importer.load(path: alone.file("backup/chat.db"), options: ImportOptions(chat: "+15550102000"))
+        #expect(moved.conversation.messages.compactMap(\.image?.path) == [alone.file("backup/Attachments/ab/11/5E3A/IMG_0420.jpeg")])
+    }
+
+    @Test("the committed Fixtures/imessage/chat.db holds what ChatDatabase builds (BUBBLEKIT_REGENERATE_FIXTURES=1 rewrites it)")
+    func committedFixture() throws {
+        let built = try ChatDatabase()
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/imessage").path
+        if ProcessInfo.processInfo.environment["BUBBLEKIT_REGENERATE_FIXTURES"] == "1" {
+            try? FileManager.default.removeItem(atPath: source)
+            try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+            try DatabaseQueue(path: built.path).vacuum(into: source + "/chat.db")
+            try FileManager.default.copyItem(atPath: built.scratch.file("Library/Messages/Attachments"), toPath: source + "/Attachments")
+        }
+        /// Every row of every table, in rowid order, as text.
+        func dump(_ path: String) throws -> [String] {
+            var configuration = Configuration()
+            configuration.readonly = true
+            return try DatabaseQueue(path: path, configuration: configuration).read { db in
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+                    .flatMap { table in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY rowid").map { "\(table) \($0)" } }
+            }
+        }
+        #expect(try dump(Fixtures.path("imessage/chat.db")) == dump(built.path),
+                "run the tests with BUBBLEKIT_REGENERATE_FIXTURES=1 after changing ChatDatabase")
+    }
+
     @Test("a group by display name: group events become system lines")
     func groupChat() throws {
         let db = try ChatDatabase()

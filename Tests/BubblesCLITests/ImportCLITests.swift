@@ -97,6 +97,40 @@ struct ImportCLITests {
         }
     }
 
+    @Test("every importer fixture rendered to PDF through `bubbles render`: pdftotext finds its messages", arguments: [
+        ("sms/sms-backup.xml", ["--chat", "Ann Lee"], ["Are you still coming tonight?", "Yes! Running late", "We saved you a seat & a drink", "The view from here"]),
+        ("sms/sms-backup.xml", ["--chat", "Ann Lee, Ben Ode"], ["Ben Ode"]),
+        ("whatsapp-android-us", ["--me", "Ben Ode"], ["Merry Christmas Eve!", "The tree this year", "He did"]),
+        ("whatsapp-android-de.txt", ["--me", "Jonas"], ["Hallo! Wie geht's?", "Treffen wir uns am Samstag?", "3 August 2021"]),
+        ("whatsapp-android-es.txt", ["--me", "Diego"], ["¿Vienes mañana?", "Ya estoy aquí", "28 March 2025"]),
+        ("whatsapp-android-en-ca.txt", ["--me", "Marc"], ["Are we still on for dinner?", "Made it home, thanks!", "20 December 2023"]),
+        ("whatsapp-ios", ["--me", "Kai"], ["Landed!", "How was the flight?", "Coffee later?"]),
+        ("whatsapp-ios-group.txt", ["--me", "Sam Rivera"], ["Hi all", "Bus leaves at 8", "Sam Rivera created group"]),
+        ("telegram-single/result.json", ["--me", "Leo Park"], ["Did you see the eclipse photos?", "Not yet, send them!"]),
+        ("telegram-account/result.json", ["--chat", "Climbing crew"], ["Sunday at 10?", "Works for me"]),
+        ("imessage/chat.db", ["--chat", "+15550102000", "--me", "Leo"], ["Hey, are you free Saturday?", "Yes — what's up?", "Sent as SMS", "Look at this"]),
+        ("imessage/chat.db", ["--chat", "Weekend plans"], ["Count me in", "named the conversation"]),
+        ("native.json", [], []),
+    ] as [(String, [String], [String])])
+    func everyFixtureToPDF(fixture: String, arguments: [String], expected: [String]) throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pdf = dir.appendingPathComponent("out.pdf").path
+        let r = try Tool.run(["render", Self.fixtures.appendingPathComponent(fixture).path, "-o", pdf, "--tz", "UTC"] + arguments)
+        #expect(r.status == 0, "\(r.stderr)")
+        let text = try pdftotext(pdf).replacingOccurrences(of: "\n", with: " ")
+        var wanted = expected
+        if fixture == "native.json" {
+            // The native fixture's own texts, read back from the file.
+            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.fixtures.appendingPathComponent(fixture))) as! [String: Any]
+            wanted = (json["messages"] as! [[String: Any]]).compactMap { $0["text"] as? String }.filter { !$0.contains("\n") }
+            #expect(!wanted.isEmpty)
+        }
+        for line in wanted {
+            #expect(text.contains(line), "\(fixture): \(line) not in \(text)")
+        }
+    }
+
     @Test("--since/--until keep one day; what was left out is counted on stderr")
     func dateRange() throws {
         let dir = try Self.folder()
