@@ -219,6 +219,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
+    ("html-export", { _ in try htmlCase() }),
 ]
 
 // MARK: driver
@@ -321,3 +322,5 @@ if let png = results["png-encode"] {
               + lpad(png.notes["\(label) bubblekit bytes"] ?? "", 12))
     }
 }
+
+if let html = results["html-export"] { printHTML(html) }
