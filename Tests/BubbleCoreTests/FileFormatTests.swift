@@ -31,6 +31,39 @@ struct ConversationFileTests {
         #expect(d.messages.map(\.direction) == [.outgoing, .incoming, .outgoing, .incoming])
     }
 
+    @Test("photo grids, ids, reactions, replies and delivery status are read, checked and written back")
+    func featureFields() throws {
+        let text = """
+        {"participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann", "avatar": "ann.png"}], "me": "me",
+         "messages": [
+           {"id": "m1", "from": "ann", "date": "2026-11-22T09:40:00Z", "text": "Look",
+            "images": [{"path": "a.jpg", "width": 40, "height": 30}, {"path": "b.jpg"}],
+            "reactions": [{"emoji": "❤️", "count": 2, "senders": ["me", "ann"]}]},
+           {"from": "me", "date": "2026-11-22T09:41:00Z", "text": "Nice",
+            "reply": {"id": "m1", "sender": "ann", "text": "Look"},
+            "status": "read", "statusDate": "2026-11-22T09:42:00Z"}
+         ]}
+        """
+        let (c, _) = try ConversationFile.decode(Data(text.utf8), path: "f.json")
+        #expect(c.participants[1].avatar == "ann.png")
+        #expect(c.messages[0].images.map(\.path) == ["a.jpg", "b.jpg"])
+        #expect(c.messages[0].id == "m1")
+        #expect(c.messages[0].reactions == [Reaction(emoji: "❤️", count: 2, senders: ["me", "ann"])])
+        #expect(c.messages[1].reply == ReplyReference(id: "m1", sender: "ann", text: "Look"))
+        #expect(c.messages[1].status == .read)
+        #expect(c.messages[1].statusDate == Date(timeIntervalSince1970: 1_795_340_520))
+        let again = try ConversationFile.decode(ConversationFile.encode(c, me: "me"), path: "again.json").0
+        #expect(again == c)
+
+        let badReaction = text.replacingOccurrences(of: "\"count\": 2", with: "\"count\": 0")
+        #expect(throws: ConversationFileError(path: "f.json", location: "messages[0].reactions[0]",
+                                              reason: "needs a non-empty emoji and a count ≥ 1")) {
+            _ = try ConversationFile.decode(Data(badReaction.utf8), path: "f.json")
+        }
+        let badStatus = text.replacingOccurrences(of: "\"read\"", with: "\"lost\"")
+        #expect(throws: ConversationFileError.self) { _ = try ConversationFile.decode(Data(badStatus.utf8), path: "f.json") }
+    }
+
     @Test("encode then decode gives the same conversation")
     func roundTrip() throws {
         let (c, _) = try ConversationFile.decode(Data(json.utf8), path: "t.json")

@@ -9,7 +9,36 @@ public enum Direction: String, Hashable, Sendable, Codable {
 public struct Participant: Hashable, Sendable, Codable {
     public var id: String
     public var name: String
-    public init(id: String, name: String) { self.id = id; self.name = name }
+    /// Avatar picture, relative to the conversation file like photos; nil draws initials.
+    public var avatar: String?
+    public init(id: String, name: String, avatar: String? = nil) { self.id = id; self.name = name; self.avatar = avatar }
+}
+
+/// A tapback / reaction on a message: the emoji, how many people chose it, and who (participant
+/// ids) when the source says.
+public struct Reaction: Hashable, Sendable, Codable {
+    public var emoji: String
+    public var count: Int
+    public var senders: [String]
+    public init(emoji: String, count: Int = 1, senders: [String] = []) {
+        self.emoji = emoji; self.count = count; self.senders = senders
+    }
+}
+
+/// The message a reply answers: its source id, its author (participant id) and a snippet of its
+/// text (or a placeholder such as "Photo"), resolved when the conversation is read.
+public struct ReplyReference: Hashable, Sendable, Codable {
+    public var id: String?
+    public var sender: String?
+    public var text: String?
+    public init(id: String? = nil, sender: String? = nil, text: String? = nil) {
+        self.id = id; self.sender = sender; self.text = text
+    }
+}
+
+/// What became of an outgoing message.
+public enum MessageStatus: String, Hashable, Sendable, Codable {
+    case sending, sent, delivered, read, failed
 }
 
 /// A photo inside a bubble. `width`/`height` are its natural size in points (pixels ÷ scale);
@@ -41,12 +70,30 @@ public struct Message: Hashable, Sendable, Codable {
     public var direction: Direction
     public var date: Date
     public var text: String?
-    public var image: ImageAttachment?
+    /// Photos of the message, in order (several make a grid); `text` is their caption.
+    public var images: [ImageAttachment]
+    /// The source's own id of this message (for replies), when it has one.
+    public var id: String?
+    public var reactions: [Reaction]
+    public var reply: ReplyReference?
+    /// Outgoing messages: sent, delivered, read (at `statusDate`), failed.
+    public var status: MessageStatus?
+    public var statusDate: Date?
+
+    /// The first photo; setting it replaces all photos.
+    public var image: ImageAttachment? {
+        get { images.first }
+        set { images = newValue.map { [$0] } ?? [] }
+    }
 
     public init(kind: Kind = .message, sender: String?, direction: Direction, date: Date,
-                text: String? = nil, image: ImageAttachment? = nil) {
+                text: String? = nil, image: ImageAttachment? = nil, images: [ImageAttachment] = [],
+                id: String? = nil, reactions: [Reaction] = [], reply: ReplyReference? = nil,
+                status: MessageStatus? = nil, statusDate: Date? = nil) {
         self.kind = kind; self.sender = sender; self.direction = direction; self.date = date
-        self.text = text; self.image = image
+        self.text = text; self.images = (image.map { [$0] } ?? []) + images
+        self.id = id; self.reactions = reactions; self.reply = reply
+        self.status = status; self.statusDate = statusDate
     }
 
     public static func system(_ text: String, date: Date) -> Message {

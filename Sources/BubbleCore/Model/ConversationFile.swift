@@ -33,6 +33,12 @@ public enum ConversationFile {
         var date: String
         var text: String?
         var image: ImageAttachment?
+        var images: [ImageAttachment]?
+        var id: String?
+        var reactions: [Reaction]?
+        var reply: ReplyReference?
+        var status: MessageStatus?
+        var statusDate: String?
     }
 
     /// What a file says besides its messages.
@@ -78,12 +84,27 @@ public enum ConversationFile {
                                             reason: "\"\(m.date)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
             }
             let kind = m.type ?? .message
-            if kind == .message && m.text == nil && m.image == nil {
+            let images = (m.image.map { [$0] } ?? []) + (m.images ?? [])
+            if kind == .message && m.text == nil && images.isEmpty {
                 throw ConversationFileError(path: path, location: "messages[\(i)]", reason: "has neither text nor image")
             }
-            if let image = m.image, !(image.width.isFinite && image.height.isFinite) || image.width < 0 || image.height < 0 {
-                throw ConversationFileError(path: path, location: "messages[\(i)].image",
+            for (j, image) in images.enumerated()
+            where !(image.width.isFinite && image.height.isFinite) || image.width < 0 || image.height < 0 {
+                let field = m.image != nil && j == 0 ? "image" : "images[\(m.image != nil ? j - 1 : j)]"
+                throw ConversationFileError(path: path, location: "messages[\(i)].\(field)",
                                             reason: "size \(image.width)×\(image.height) is not usable; expected sizes ≥ 0 (0 = read from the file)")
+            }
+            for (j, r) in (m.reactions ?? []).enumerated() where r.emoji.isEmpty || r.count < 1 {
+                throw ConversationFileError(path: path, location: "messages[\(i)].reactions[\(j)]",
+                                            reason: "needs a non-empty emoji and a count ≥ 1")
+            }
+            var statusDate: Date?
+            if let s = m.statusDate {
+                guard let d = parseDate(s) else {
+                    throw ConversationFileError(path: path, location: "messages[\(i)].statusDate",
+                                                reason: "\"\(s)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
+                }
+                statusDate = d
             }
             if let from = m.from, !ids.isEmpty, !ids.contains(from) {
                 throw ConversationFileError(path: path, location: "messages[\(i)].from",
@@ -92,7 +113,8 @@ public enum ConversationFile {
             let direction: Direction = if let meID, let from = m.from { from == meID ? .outgoing : .incoming }
                 else { m.direction ?? .incoming }
             messages.append(Message(kind: kind, sender: kind == .system ? nil : m.from, direction: direction,
-                                    date: date, text: m.text, image: m.image))
+                                    date: date, text: m.text, images: images, id: m.id,
+                                    reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate))
         }
         return (Conversation(title: file.title, participants: participants, messages: messages),
                 Hints(me: meID, theme: file.theme))
@@ -105,7 +127,11 @@ public enum ConversationFile {
                           messages: conversation.messages.map {
                               MessageV1(type: $0.kind == .system ? .system : nil, from: $0.sender,
                                         direction: me == nil ? $0.direction : nil,
-                                        date: formatDate($0.date), text: $0.text, image: $0.image)
+                                        date: formatDate($0.date), text: $0.text,
+                                        image: $0.images.count == 1 ? $0.images[0] : nil,
+                                        images: $0.images.count > 1 ? $0.images : nil, id: $0.id,
+                                        reactions: $0.reactions.isEmpty ? nil : $0.reactions, reply: $0.reply,
+                                        status: $0.status, statusDate: $0.statusDate.map(formatDate))
                           })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
