@@ -105,6 +105,11 @@ struct ConversationBuilder {
         self.excluded += excluded
     }
 
+    /// Changes the messages kept so far in place (e.g. directions, once who is "me" is known).
+    mutating func updateMessages(_ body: (inout Message) -> Void) {
+        for i in messages.indices { body(&messages[i]) }
+    }
+
     /// Counts a message left out by `since`/`until` that an importer dropped before `append`.
     mutating func countExcluded() { excluded += 1 }
 

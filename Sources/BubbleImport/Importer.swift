@@ -31,6 +31,9 @@ public struct ImportLimits: Hashable, Sendable {
     /// Longest line a text export may have (WhatsApp). A longer one is an error naming the line:
     /// without a cap, a 1 GB line would be read into memory whole.
     public var maxLineBytes: Int = 16 << 20
+    /// Largest single JSON value read whole (one Telegram message, a chat's name). A longer one is
+    /// an error naming its JSON path and byte offset: the rest of the file is streamed.
+    public var maxJSONValueBytes: Int = 16 << 20
     /// Most bytes all entries taken out of one .zip may add up to (zip-bomb guard).
     public var maxZipTotalBytes: Int64 = 4 << 30
     /// Largest uncompressed ÷ compressed ratio accepted for a zip entry over 1 MiB. Deflate cannot

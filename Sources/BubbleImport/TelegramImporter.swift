@@ -2,89 +2,45 @@ import BubbleCore
 import Foundation
 
 /// Telegram Desktop "Export chat history" (`result.json`, one chat) and "Export Telegram data"
-/// (`result.json` with `chats.list[]`, the whole account).
+/// (`result.json` with `chats.list[]`, the whole account), streamed.
 ///
-/// Memory, honestly: this is not streaming. The file is memory-mapped (file-backed pages the
-/// kernel can drop, though they count in RSS once touched), then Foundation's JSONDecoder builds an
-/// index of every value in the document before decoding into compact structs; only the selected
-/// chat's messages are decoded, other chats are only counted. Measured: a 212 MB account export
-/// (2 × 250,000 messages) peaks at 689 MB RSS, about 3.2 × the file, of which 212 MB is the
-/// mapping. No tree of Foundation objects is built, and Data and a DOM are never held together.
-/// A streaming JSON reader would bring this down to the model's size.
+/// `JSONScanner` reads the file 256 KiB at a time; each element of a `messages` array is taken on
+/// its own (at most `ImportLimits.maxJSONValueBytes`), decoded into a `TGMessage` and turned into
+/// a `Message` at once (`message(from:…)`), so memory holds one chunk, one message and the model.
+/// Other chats of an account export are skipped (their syntax checked, their messages counted).
+///
+/// Picking a chat of an account export (`chat`): when a chat's `name`/`id` come before its
+/// `messages` (as Telegram Desktop writes them) and match, its messages are read in the one pass.
+/// Otherwise the pass remembers where each chat's `messages` array starts, and once the whole
+/// list is known (and the choice is unambiguous) a second pass reads only that array.
 enum TelegramImporter {
     // MARK: Schema (only the fields used)
-
-    /// Decides, while decoding, which chats of a full export get their messages decoded.
-    final class Selection: Sendable {
-        let wanted: String?
-        init(wanted: String?) { self.wanted = wanted }
-
-        func matches(name: String?, id: Int64?) -> Bool {
-            guard let wanted else { return false }
-            if let name, name.caseInsensitiveCompare(wanted) == .orderedSame { return true }
-            if let id, String(id) == wanted { return true }
-            return false
-        }
-    }
-
-    static let selectionKey = CodingUserInfoKey(rawValue: "bubblekit.telegram.selection")!
-
-    struct File: Decodable {
-        var name: String?
-        var type: String?
-        var id: Int64?
-        var messages: [TGMessage]?
-        var personalInformation: PersonalInformation?
-        var chats: ChatList?
-        var leftChats: ChatList?
-
-        enum CodingKeys: String, CodingKey {
-            case name, type, id, messages, chats
-            case personalInformation = "personal_information"
-            case leftChats = "left_chats"
-        }
-    }
 
     struct PersonalInformation: Decodable {
         var userID: Int64?
         enum CodingKeys: String, CodingKey { case userID = "user_id" }
     }
 
-    struct ChatList: Decodable { var list: [Chat] }
-
-    struct Chat: Decodable {
+    /// A chat of an account export as the first pass saw it: its small fields, how many messages,
+    /// and where its `messages` array starts.
+    struct ChatInfo {
         var name: String?
         var type: String?
         var id: Int64?
-        var messageCount: Int
-        /// Decoded only for the selected chat.
-        var messages: [TGMessage]?
-
-        enum CodingKeys: String, CodingKey { case name, type, id, messages }
-
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            name = try c.decodeIfPresent(String.self, forKey: .name)
-            type = try c.decodeIfPresent(String.self, forKey: .type)
-            id = try c.decodeIfPresent(Int64.self, forKey: .id)
-            if c.contains(.messages) {
-                let selection = decoder.userInfo[TelegramImporter.selectionKey] as? Selection
-                if selection?.matches(name: name, id: id) == true {
-                    let decoded = try c.decode([TGMessage].self, forKey: .messages)
-                    messages = decoded
-                    messageCount = decoded.count
-                } else {
-                    messageCount = try c.nestedUnkeyedContainer(forKey: .messages).count ?? 0
-                }
-            } else {
-                messageCount = 0
-            }
-        }
+        var messageCount = 0
+        var messagesOffset: Int64?
+        var messagesPath: [JSONScanner.PathComponent] = []
 
         var displayName: String {
             if let name, !name.isEmpty { return name }
             return type == "saved_messages" ? "Saved Messages" : "(unnamed chat \(id.map(String.init) ?? "?"))"
         }
+    }
+
+    static func matches(_ wanted: String, name: String?, id: Int64?) -> Bool {
+        if let name, name.caseInsensitiveCompare(wanted) == .orderedSame { return true }
+        if let id, String(id) == wanted { return true }
+        return false
     }
 
     struct TGMessage: Decodable {
@@ -161,112 +117,284 @@ enum TelegramImporter {
         }
     }
 
+
     // MARK: Reading
 
-    static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: source.path), options: .alwaysMapped)
-        } catch {
-            throw ImportError(path: source.displayPath, reason: "cannot be read: \(error.localizedDescription)")
-        }
-        let file = try decode(data, path: source.displayPath, selection: Selection(wanted: context.options.chat))
-        let folder = (source.path as NSString).deletingLastPathComponent
+    /// Messages of one chat as they are read: the builder, and the authors in order of appearance
+    /// (who is "me" is decided once all are known; directions are set then).
+    struct MessageSink {
+        var builder = ConversationBuilder()
+        var authors: [(id: String, name: String)] = []
+        var seenAuthors = Set<String>()
+        var clock: WallClock
+        var count = 0
+    }
 
-        let title: String?, type: String?, chatID: Int64?, messages: [TGMessage], basePath: String
-        if let list = file.chats?.list {
-            let all = list + (file.leftChats?.list ?? [])
-            let chosen = try choose(all, wanted: context.options.chat, path: source.displayPath)
-            var chat = all[chosen]
-            if chat.messages == nil && chat.messageCount > 0 {
-                // Picked without `chat` (the only chat): decode again, this time with its messages.
-                let again = try decode(data, path: source.displayPath, selection: Selection(wanted: String(chat.id ?? -1)))
-                chat = (again.chats?.list ?? []).first { $0.id == chat.id } ?? chat
+    static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
+        let head = try FormatDetector.readHead(source.path, count: 4)
+        if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF]) || (head.count >= 2 && head.prefix(2).contains(0)) {
+            throw ImportError(path: source.displayPath, location: "line 1, column 1",
+                              reason: "is UTF-16; Telegram Desktop writes UTF-8 (convert the file to UTF-8)")
+        }
+        let scanner = try JSONScanner(path: source.path, displayPath: source.displayPath)
+        do {
+            if head.starts(with: [0xEF, 0xBB, 0xBF]) { try scanner.seek(to: 3, path: []) }
+            return try read(scanner, source: source, context: context)
+        } catch let error as ImportError {
+            throw error
+        } catch let failure as JSONScanner.Failure {
+            throw describe(failure, scanner: scanner)
+        } catch {
+            throw ImportError(path: source.displayPath, reason: "\(error)")
+        }
+    }
+
+    private static func read(_ scanner: JSONScanner, source: ImportSource, context: ImportContext) throws -> ImportResult {
+        let folder = (source.path as NSString).deletingLastPathComponent
+        let wanted = context.options.chat
+        let decoder = JSONDecoder()
+        let maxValue = context.options.limits.maxJSONValueBytes
+        var name: String?, type: String?, id: Int64?, ownerID: Int64?
+        var own: MessageSink?
+        var chats: [ChatInfo] = []
+        var sawChatList = false
+        /// A chat whose messages were read in the first pass because it matched `chat` early.
+        var early: (index: Int, sink: MessageSink)?
+
+        func small<T: Decodable>(_ type: T.Type) throws -> T {
+            try scanner.withCaptured(limit: maxValue) { bytes, start in
+                try decodeValue(T.self, bytes, start: start, decoder: decoder, scanner: scanner)
+            }
+        }
+
+        func readChat() throws {
+            var info = ChatInfo()
+            try scanner.object { key in
+                switch key {
+                case "name": info.name = try small(String?.self)
+                case "type": info.type = try small(String?.self)
+                case "id": info.id = try small(Int64?.self)
+                case "messages":
+                    info.messagesOffset = scanner.offset
+                    info.messagesPath = scanner.path
+                    if let wanted, early == nil, matches(wanted, name: info.name, id: info.id) {
+                        var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
+                        try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
+                        info.messageCount = sink.count
+                        early = (chats.count, sink)
+                    } else {
+                        try scanner.array { _ in
+                            try scanner.skipValue()
+                            info.messageCount += 1
+                        }
+                    }
+                default: try scanner.skipValue()
+                }
+            }
+            chats.append(info)
+        }
+
+        try scanner.object { key in
+            switch key {
+            case "name": name = try small(String?.self)
+            case "type": type = try small(String?.self)
+            case "id": id = try small(Int64?.self)
+            case "personal_information": ownerID = try small(PersonalInformation?.self)?.userID
+            case "messages":
+                var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
+                try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
+                own = sink
+            case "chats", "left_chats":
+                try scanner.object { key in
+                    if key == "list" {
+                        sawChatList = true
+                        try scanner.array { _ in try readChat() }
+                    } else {
+                        try scanner.skipValue()
+                    }
+                }
+            default: try scanner.skipValue()
+            }
+        }
+        guard try scanner.atEndOfDocument() else { throw scanner.failure(.syntax(expected: "the end of the file after the JSON")) }
+
+        var sink: MessageSink
+        let title: String?, chatType: String?, chatID: Int64?
+        if sawChatList {
+            let chosen = try choose(chats, wanted: wanted, path: source.displayPath)
+            let chat = chats[chosen]
+            if let early, early.index == chosen {
+                sink = early.sink
+            } else {
+                // Second pass: only the chosen chat's messages.
+                sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
+                if let offset = chat.messagesOffset {
+                    try scanner.seek(to: offset, path: chat.messagesPath)
+                    try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
+                }
             }
             title = chat.displayName
-            type = chat.type
+            chatType = chat.type
             chatID = chat.id
-            messages = chat.messages ?? []
-            let inList = chosen < list.count
-            basePath = "\(inList ? "chats" : "left_chats").list[\(inList ? chosen : chosen - list.count)].messages"
-        } else if let own = file.messages {
-            if let wanted = context.options.chat,
-               !Selection(wanted: wanted).matches(name: file.name, id: file.id) {
+        } else if let own {
+            if let wanted, !matches(wanted, name: name, id: id) {
                 throw ImportError(path: source.displayPath,
-                                  reason: "holds one chat, \"\(file.name ?? "?")\" (id \(file.id.map(String.init) ?? "?")), not \"\(wanted)\"")
+                                  reason: "holds one chat, \"\(name ?? "?")\" (id \(id.map(String.init) ?? "?")), not \"\(wanted)\"")
             }
-            title = file.name
-            type = file.type
-            chatID = file.id
-            messages = own
-            basePath = "messages"
+            sink = own
+            title = name
+            chatType = type
+            chatID = id
         } else {
             throw ImportError(path: source.displayPath, location: "(top level)",
                               reason: "has neither \"messages\" nor \"chats.list\"; expected a Telegram Desktop result.json")
         }
 
-        let meID = resolveMe(context.options.me, messages: messages, ownerID: file.personalInformation?.userID,
-                             chatType: type, chatID: chatID, context: context)
-        var builder = ConversationBuilder()
-        builder.title = title
-        var clock = WallClock(timeZone: context.options.timeZone)
-        for (i, m) in messages.enumerated() {
-            let location = "\(basePath)[\(i)]"
-            guard let date = date(of: m, clock: &clock) else {
-                context.warn(location + ".date", "message \(m.id)", "has no readable date; skipped", skipped: true)
-                continue
-            }
-            switch m.type ?? "message" {
-            case "service":
-                builder.append(.system(serviceText(m), date: date), context: context, sourceID: m.id)
-            case "message":
-                let sender = m.fromID?.value ?? m.from ?? "unknown"
-                builder.participant(id: sender, name: m.from ?? "Deleted Account")
-                var lines: [String] = []
-                var image: ImageAttachment?
-                if let photo = m.photo ?? (m.mimeType?.hasPrefix("image/") == true && m.mediaType == nil ? m.file : nil) {
-                    image = attach(photo, folder: folder, location: location, context: context, placeholder: &lines)
-                } else if let placeholder = mediaPlaceholder(m) {
-                    lines.append(placeholder)
-                }
-                if let text = m.text?.value, !text.isEmpty { lines.append(text) }
-                let text = lines.isEmpty ? nil : lines.joined(separator: "\n")
-                if text == nil && image == nil {
-                    context.warn(location, "message \(m.id)", "has no text or media that can be shown; skipped", skipped: true)
-                    continue
-                }
-                builder.append(Message(sender: sender, direction: sender == meID ? .outgoing : .incoming, date: date,
-                                       text: text, image: image),
-                               context: context, sourceID: m.id, replyTo: m.replyToMessageID)
-            case let other:
-                context.warn(location, "message \(m.id)", "has type \"\(other)\"; expected message or service; skipped", skipped: true)
+        let meID = resolveMe(context.options.me, authors: sink.authors, ownerID: ownerID, chatType: chatType,
+                             chatID: chatID, context: context)
+        if let meID {
+            sink.builder.updateMessages { m in
+                if m.sender == meID { m.direction = .outgoing }
             }
         }
-        return builder.finish(format: .telegram, me: meID, sortByDate: false)
+        sink.builder.title = title
+        return sink.builder.finish(format: .telegram, me: meID, sortByDate: false)
     }
 
-    static func decode(_ data: Data, path: String, selection: Selection) throws(ImportError) -> File {
-        let decoder = JSONDecoder()
-        decoder.userInfo[selectionKey] = selection
+    /// Reads the `messages` array that starts here into `sink`, one element at a time.
+    private static func readMessages(_ scanner: JSONScanner, into sink: inout MessageSink, folder: String,
+                                     decoder: JSONDecoder, context: ImportContext) throws {
+        let base = scanner.pathString
+        let maxValue = context.options.limits.maxJSONValueBytes
+        try scanner.array { i in
+            let m = try scanner.withCaptured(limit: maxValue) { bytes, start in
+                try decodeValue(TGMessage.self, bytes, start: start, decoder: decoder, scanner: scanner)
+            }
+            sink.count += 1
+            if m.type ?? "message" == "message" {
+                let author = m.fromID?.value ?? m.from ?? "unknown"
+                if sink.seenAuthors.insert(author).inserted { sink.authors.append((author, m.from ?? "Deleted Account")) }
+            }
+            guard let message = message(from: m, location: "\(base)[\(i)]", folder: folder, clock: &sink.clock,
+                                        context: context) else { return }
+            if let sender = message.sender { sink.builder.participant(id: sender, name: m.from ?? "Deleted Account") }
+            sink.builder.append(message, context: context, sourceID: m.id, replyTo: m.replyToMessageID)
+        }
+    }
+
+    /// One element of a `messages` array → the message it shows, or nil (skipped, with a warning).
+    /// Every message is made incoming; the caller turns "me"'s outgoing once all authors are known.
+    static func message(from m: TGMessage, location: @autoclosure () -> String, folder: String, clock: inout WallClock,
+                        context: ImportContext) -> Message? {
+        guard let date = date(of: m, clock: &clock) else {
+            context.warn(location() + ".date", "message \(m.id)", "has no readable date; skipped", skipped: true)
+            return nil
+        }
+        switch m.type ?? "message" {
+        case "service":
+            return .system(serviceText(m), date: date)
+        case "message":
+            let sender = m.fromID?.value ?? m.from ?? "unknown"
+            var lines: [String] = []
+            var image: ImageAttachment?
+            if let photo = m.photo ?? (m.mimeType?.hasPrefix("image/") == true && m.mediaType == nil ? m.file : nil) {
+                image = attach(photo, folder: folder, location: location(), context: context, placeholder: &lines)
+            } else if let placeholder = mediaPlaceholder(m) {
+                lines.append(placeholder)
+            }
+            if let text = m.text?.value, !text.isEmpty { lines.append(text) }
+            let text = lines.isEmpty ? nil : lines.joined(separator: "\n")
+            if text == nil && image == nil {
+                context.warn(location(), "message \(m.id)", "has no text or media that can be shown; skipped", skipped: true)
+                return nil
+            }
+            return Message(sender: sender, direction: .incoming, date: date, text: text, image: image)
+        case let other:
+            context.warn(location(), "message \(m.id)", "has type \"\(other)\"; expected message or service; skipped", skipped: true)
+            return nil
+        }
+    }
+
+    /// Decodes one captured value; a wrong type or a missing field names its JSON path below the
+    /// scanner's current one.
+    private static func decodeValue<T: Decodable>(_ type: T.Type, _ bytes: UnsafeBufferPointer<UInt8>, start: Int64,
+                                                  decoder: JSONDecoder, scanner: JSONScanner) throws -> T {
         do {
-            return try decoder.decode(File.self, from: data)
+            return try decoder.decode(T.self, from: Data(buffer: bytes))
         } catch let error as DecodingError {
-            throw JSONLocation.error(error, data: data, path: path)
-        } catch {
-            throw ImportError(path: path, reason: "\(error)")
+            // The scanner checked the syntax; a string with bytes that are not UTF-8 fails here.
+            if let bad = firstInvalidUTF8(bytes) {
+                throw JSONScanner.Failure(kind: .notUTF8, offset: start + Int64(bad), path: scanner.pathString)
+            }
+            let here = scanner.path
+            func at(_ codingPath: [any CodingKey]) -> String {
+                JSONScanner.string(here + codingPath.map { $0.intValue.map(JSONScanner.PathComponent.index) ?? .key($0.stringValue) })
+            }
+            switch error {
+            case .dataCorrupted(let ctx):
+                throw ImportError(path: scanner.displayPath, location: at(ctx.codingPath), reason: ctx.debugDescription)
+            case .typeMismatch(let type, let ctx):
+                throw ImportError(path: scanner.displayPath, location: at(ctx.codingPath),
+                                  reason: "has the wrong type; expected \(JSONLocation.typeName(type))")
+            case .valueNotFound(let type, let ctx):
+                throw ImportError(path: scanner.displayPath, location: at(ctx.codingPath), reason: "is null; expected \(JSONLocation.typeName(type))")
+            case .keyNotFound(let key, let ctx):
+                throw ImportError(path: scanner.displayPath, location: at(ctx.codingPath + [key]), reason: "is missing")
+            @unknown default:
+                throw ImportError(path: scanner.displayPath, location: at([]), reason: "\(error)")
+            }
+        }
+    }
+
+    /// Index of the first byte that starts no valid UTF-8 sequence.
+    static func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            let n = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0
+            guard n > 0, i + n <= bytes.count,
+                  String(validating: UnsafeBufferPointer(rebasing: bytes[i..<(i + n)]), as: UTF8.self) != nil else { return i }
+            i += n
+        }
+        return nil
+    }
+
+    /// A scanner failure as the error a user reads: file, where (line and column, or JSON path),
+    /// and what was expected.
+    static func describe(_ f: JSONScanner.Failure, scanner: JSONScanner) -> ImportError {
+        let path = scanner.displayPath
+        switch f.kind {
+        case .truncated:
+            return ImportError(path: path, location: scanner.position(ofOffset: f.offset),
+                               reason: "the file ends early (truncated?); expected the rest of the JSON")
+        case .syntax:
+            return ImportError(path: path, location: scanner.position(ofOffset: f.offset), reason: "is not valid JSON (damaged?)")
+        case .wrongType(let expected):
+            return ImportError(path: path, location: f.path, reason: "has the wrong type; expected \(expected)")
+        case .oversize(let limit):
+            return ImportError(path: path, location: "\(f.path), \(scanner.position(ofOffset: f.offset)) (byte \(f.offset))",
+                               reason: "is longer than \(limit) bytes (ImportLimits.maxJSONValueBytes); expected one message "
+                                   + "of a Telegram export, which is a few hundred bytes (damaged file?)")
+        case .tooDeep:
+            return ImportError(path: path, location: "\(f.path), \(scanner.position(ofOffset: f.offset))",
+                               reason: "nests arrays and objects more than \(JSONScanner.maxDepth) deep; expected a Telegram export")
+        case .notUTF8:
+            return ImportError(path: path, location: "\(f.path), \(scanner.position(ofOffset: f.offset)) (byte \(f.offset))",
+                               reason: "has bytes that are not UTF-8; Telegram Desktop writes UTF-8 (wrong encoding?)")
+        case .unreadable(let why):
+            return ImportError(path: path, location: "byte \(f.offset)", reason: "cannot be read: \(why)")
         }
     }
 
     /// The index of the chat `wanted` names, or an error listing the chats.
-    private static func choose(_ chats: [Chat], wanted: String?, path: String) throws(ImportError) -> Int {
+    private static func choose(_ chats: [ChatInfo], wanted: String?, path: String) throws(ImportError) -> Int {
         let listing = TextCleanup.list(chats.map { "\($0.displayName) (\($0.type ?? "chat"), \($0.messageCount) messages)" })
         guard let wanted else {
             if chats.count == 1 { return 0 }
             throw ImportError(path: path, location: "chats.list",
                               reason: "holds \(chats.count) chats; pick one with `chat` (name or id): \(listing)")
         }
-        let selection = Selection(wanted: wanted)
-        let hits = chats.indices.filter { selection.matches(name: chats[$0].name, id: chats[$0].id) }
+        let hits = chats.indices.filter { matches(wanted, name: chats[$0].name, id: chats[$0].id) }
         if hits.count == 1 { return hits[0] }
         if hits.isEmpty {
             throw ImportError(path: path, location: "chats.list", reason: "has no chat named \"\(wanted)\"; chats: \(listing)")
@@ -367,14 +495,8 @@ enum TelegramImporter {
 
     /// Whose messages are outgoing: `me` (a name or `from_id`), else the account owner of a full
     /// export, else in a one-to-one chat (whose `id` is the other person's) whoever is not the other.
-    private static func resolveMe(_ me: String?, messages: [TGMessage], ownerID: Int64?, chatType: String?,
+    private static func resolveMe(_ me: String?, authors: [(id: String, name: String)], ownerID: Int64?, chatType: String?,
                                   chatID: Int64?, context: ImportContext) -> String? {
-        var authors: [(id: String, name: String)] = []
-        var seen = Set<String>()
-        for m in messages where m.type ?? "message" == "message" {
-            let id = m.fromID?.value ?? m.from ?? "unknown"
-            if seen.insert(id).inserted { authors.append((id, m.from ?? "Deleted Account")) }
-        }
         if let me {
             if let hit = authors.first(where: { $0.id == me || $0.id == "user" + me || TextCleanup.sameContact($0.name, me) }) {
                 return hit.id
