@@ -216,9 +216,13 @@ enum TelegramImporter {
                 context.warn(location + ".date", "message \(m.id)", "has no readable date; skipped", skipped: true)
                 continue
             }
+            // Without `date_unixtime`, `date` is the exporting computer's wall-clock time.
+            let wall = m.dateUnixtime.flatMap({ Double($0.value) }) == nil ? m.date.flatMap { WallTime(iso: String($0.prefix(19))) } : nil
             switch m.type ?? "message" {
             case "service":
-                builder.append(.system(serviceText(m), date: date), context: context, sourceID: m.id)
+                var line = Message.system(serviceText(m), date: date)
+                line.wallTime = wall
+                builder.append(line, context: context, sourceID: m.id)
             case "message":
                 let sender = m.fromID?.value ?? m.from ?? "unknown"
                 builder.participant(id: sender, name: m.from ?? "Deleted Account")
@@ -236,7 +240,7 @@ enum TelegramImporter {
                     continue
                 }
                 builder.append(Message(sender: sender, direction: sender == meID ? .outgoing : .incoming, date: date,
-                                       text: text, image: image),
+                                       text: text, image: image, wallTime: wall),
                                context: context, sourceID: m.id, replyTo: m.replyToMessageID)
             case let other:
                 context.warn(location, "message \(m.id)", "has type \"\(other)\"; expected message or service; skipped", skipped: true)
