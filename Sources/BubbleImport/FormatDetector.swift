@@ -108,14 +108,21 @@ enum NativeImporter {
         }
         let decoded: (Conversation, ConversationFile.Hints)
         do {
-            decoded = try ConversationFile.decode(data, path: source.displayPath, me: context.options.me)
+            decoded = try ConversationFile.decode(data, path: source.displayPath, me: context.options.me,
+                                                  timeZone: context.options.timeZone)
         } catch {
             throw ImportError(path: error.path, location: error.location, reason: error.reason)
         }
         var builder = ConversationBuilder()
         builder.title = decoded.0.title
         for p in decoded.0.participants { builder.participant(id: p.id, name: p.name) }
-        for m in decoded.0.messages { builder.append(m, context: context) }
+        for var m in decoded.0.messages {
+            // Photos embedded as data: URLs (`bubbles convert --assets embed`) become files.
+            if m.images.contains(where: { $0.path?.hasPrefix("data:") == true }) {
+                m.images = try EmbeddedPhotos.extract(m.images, context: context)
+            }
+            builder.append(m, context: context)
+        }
         var result = builder.finish(format: .native, me: decoded.1.me, sortByDate: false, keep: decoded.1.me)
         // Native files list their participants on purpose: keep them all.
         result.conversation.participants = decoded.0.participants

@@ -290,9 +290,13 @@ enum TelegramImporter {
             context.warn(location() + ".date", "message \(m.id)", "has no readable date; skipped", skipped: true)
             return nil
         }
+        // Without `date_unixtime`, `date` is the exporting computer's wall-clock time.
+        let wall = m.dateUnixtime.flatMap({ Double($0.value) }) == nil ? m.date.flatMap { WallTime(iso: String($0.prefix(19))) } : nil
         switch m.type ?? "message" {
         case "service":
-            return .system(serviceText(m), date: date)
+            var line = Message.system(serviceText(m), date: date)
+            line.wallTime = wall
+            return line
         case "message":
             let sender = m.fromID?.value ?? m.from ?? "unknown"
             var lines: [String] = []
@@ -308,7 +312,7 @@ enum TelegramImporter {
                 context.warn(location(), "message \(m.id)", "has no text or media that can be shown; skipped", skipped: true)
                 return nil
             }
-            return Message(sender: sender, direction: .incoming, date: date, text: text, image: image)
+            return Message(sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall)
         case let other:
             context.warn(location(), "message \(m.id)", "has type \"\(other)\"; expected message or service; skipped", skipped: true)
             return nil

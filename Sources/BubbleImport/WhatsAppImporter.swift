@@ -236,6 +236,8 @@ enum WhatsAppImporter {
             }
             var m = messages[i]
             m.date = date
+            m.wallTime = WallTime(year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
+                                  minute: stamp.minute, second: stamp.second)
             if let meID, m.sender == meID { m.direction = .outgoing }
             messages[kept] = m
             kept += 1

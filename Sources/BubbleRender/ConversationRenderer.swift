@@ -24,6 +24,8 @@ public struct RenderOptions: Sendable {
     public var paper: Size = PageSetup.a4
     public var dark = false
     public var timeZone: TimeZone = .current
+    /// Locale of day and time texts; nil: the fixed English defaults (`DateTexts`).
+    public var locale: Locale?
 
     public init(format: OutputFormat) { self.format = format }
 }
@@ -89,9 +91,10 @@ public final class ConversationRenderer {
         let setup = pageSetup(options)
         // Chats repeat themselves: identical texts at the same width are measured once.
         let measuring = CachingTextEngine(engine)
-        let layouter = ConversationLayouter(style: theme.layoutStyle, engine: measuring, timeZone: options.timeZone)
+        let layouter = ConversationLayouter(style: theme.layoutStyle, engine: measuring, timeZone: options.timeZone,
+                                            locale: options.locale)
         let layout = try layouter.layout(conversation, width: setup.contentWidth)
-        return try SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone)
+        return try SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale)
             .pages(for: conversation, layout: layout, setup: setup)
     }
 

@@ -33,6 +33,7 @@ struct Render: ParsableCommand {
     @Option(help: "HTML photos and fonts: embed (one self-contained file) or folder (copied into OUT_files/).") var assets: String = "embed"
     @Option(help: "HTML pages: a number of messages per page, month (one page per month) or none (one page).") var split: String = "5000"
     @Flag(help: "HTML: load every photo at once (for printing) instead of lazily.") var noLazyImages = false
+    @Option(help: "Locale of day and time texts (e.g. en_US, en_GB, de_DE, fr_FR, ja_JP); default: English days, 24-hour times.") var locale: String?
 
     func run() throws {
         let formatName = format ?? (output == "-" ? nil : (output as NSString).pathExtension.lowercased())
@@ -70,6 +71,7 @@ struct Render: ParsableCommand {
             }
         }
         _ = try source.zone()
+        let localeValue = try BubblesCLI.locale(locale)
 
         let loaded = try source.load()
         defer { loaded.close() }
@@ -87,6 +89,7 @@ struct Render: ParsableCommand {
         case .html:
             var options = HTMLOptions()
             options.timeZone = loaded.timeZone
+            options.locale = localeValue
             options.dark = dark ? true : nil
             options.width = width
             options.assets = assetMode
@@ -102,6 +105,7 @@ struct Render: ParsableCommand {
             options.paper = paperSize
             options.dark = dark
             options.timeZone = loaded.timeZone
+            options.locale = localeValue
             let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder)
             let bar = ProgressBar()
             renderer.progress = { done, total in bar.update(done, total) }
@@ -149,6 +153,16 @@ func timeZone(_ name: String?) throws -> TimeZone {
         throw ValidationError("--tz '\(name)' is not a time zone; expected an IANA name such as UTC, Europe/Berlin, America/New_York or Asia/Tokyo")
     }
     return zone
+}
+
+/// The locale `--locale` names (`de_DE`, `de-DE`, `fr`), or nil when none was given.
+func locale(_ name: String?) throws -> Locale? {
+    guard let name else { return nil }
+    let wanted = name.replacingOccurrences(of: "-", with: "_")
+    if let id = Locale.availableIdentifiers.first(where: { $0.caseInsensitiveCompare(wanted) == .orderedSame }) {
+        return Locale(identifier: id)
+    }
+    throw ValidationError("--locale '\(name)' is not a locale; expected an identifier such as en_US, en_GB, de_DE, fr_FR, es_ES or ja_JP")
 }
 
 /// A one-line progress bar on stderr, only when stderr is a terminal.

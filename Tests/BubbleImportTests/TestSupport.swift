@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 @testable import BubbleImport
 
@@ -35,6 +36,12 @@ func instant(_ iso: String) -> Date {
 }
 
 func zone(_ id: String) -> TimeZone { TimeZone(identifier: id)! }
+
+/// The messages without their wall-clock times (compared apart, with `wallTimes`).
+func instantsOnly(_ messages: [Message]) -> [Message] { messages.map { var m = $0; m.wallTime = nil; return m } }
+
+/// "2019-12-24T23:23:00" for each message with a wall-clock time, "-" for one without.
+func wallTimes(_ messages: [Message]) -> [String] { messages.map { $0.wallTime?.description ?? "-" } }
 
 /// The ImportError `body` throws (nil if it throws none).
 func importError(_ body: () throws(ImportError) -> ImportResult) -> ImportError? {

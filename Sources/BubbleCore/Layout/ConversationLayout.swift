@@ -107,23 +107,17 @@ public struct ConversationLayouter {
     public var style: LayoutStyle { measurer.style }
     /// Zone in which days start (day separators) and times are shown.
     public let calendar: Calendar
-    private let dayFormatter: DateFormatter
-    private let timeFormatter: DateFormatter
+    /// Day separators and message times (zone and locale): `DateTexts`.
+    public let dateTexts: DateTexts
 
+    /// `locale` nil (or `en_US_POSIX`): the fixed English day and 24-hour time texts.
     public init(style: LayoutStyle, engine: any TextEngine, timeZone: TimeZone = .current,
-                locale: Locale = Locale(identifier: "en_US_POSIX")) {
+                locale: Locale? = nil) {
         self.measurer = BubbleMeasurer(style: style, engine: engine)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         self.calendar = calendar
-        dayFormatter = DateFormatter()
-        dayFormatter.locale = locale
-        dayFormatter.timeZone = timeZone
-        dayFormatter.dateFormat = "EEEE, d MMMM yyyy"
-        timeFormatter = DateFormatter()
-        timeFormatter.locale = locale
-        timeFormatter.timeZone = timeZone
-        timeFormatter.dateFormat = "HH:mm"
+        dateTexts = DateTexts(timeZone: timeZone, locale: locale)
     }
 
     /// The whole conversation at `width`. Calling it again with another width is the re-layout.
@@ -145,7 +139,7 @@ public struct ConversationLayouter {
         let index = layout.nextMessageIndex
 
         if previous == nil || previous!.day != day {
-            let label = try centredLabel(dayFormatter.string(from: message.date), kind: .daySeparator,
+            let label = try centredLabel(dateTexts.day(message.date), kind: .daySeparator,
                                          style: style.separatorText, width: width)
             layout.appendRow(.daySeparator(label), height: label.frame.maxY + style.separatorPadding,
                              spacing: style.rowSpacing)
@@ -164,7 +158,7 @@ public struct ConversationLayouter {
             } ?? false
             if continues, let previous { layout.removeTail(ofRow: previous.row) }
             let bubble = try measurer.layout(message, rowWidth: width, hasTail: true,
-                                             time: timeFormatter.string(from: message.date), startsGroup: !continues)
+                                             time: dateTexts.time(message.date), startsGroup: !continues)
             let height = bubble.labels.reduce(bubble.bubble.maxY) { max($0, $1.frame.maxY) }
             layout.appendRow(.message(index: index, bubble), height: height,
                              spacing: continues ? style.groupedSpacing : style.rowSpacing)

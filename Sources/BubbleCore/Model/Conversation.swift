@@ -68,7 +68,13 @@ public struct Message: Hashable, Sendable, Codable {
     /// `Participant.id` of the author; nil for system lines.
     public var sender: String?
     public var direction: Direction
+    /// The instant. For a message whose source gives only a wall-clock time (`wallTime` set), it
+    /// is that time read in the zone the conversation was imported in (`--tz`).
     public var date: Date
+    /// The wall-clock time the source gave, when it gave no instant (WhatsApp lines, Telegram
+    /// `date` without `date_unixtime`): written back as such, without an offset. nil: `date` is
+    /// the source's own instant.
+    public var wallTime: WallTime?
     public var text: String?
     /// Photos of the message, in order (several make a grid); `text` is their caption.
     public var images: [ImageAttachment]
@@ -89,8 +95,9 @@ public struct Message: Hashable, Sendable, Codable {
     public init(kind: Kind = .message, sender: String?, direction: Direction, date: Date,
                 text: String? = nil, image: ImageAttachment? = nil, images: [ImageAttachment] = [],
                 id: String? = nil, reactions: [Reaction] = [], reply: ReplyReference? = nil,
-                status: MessageStatus? = nil, statusDate: Date? = nil) {
+                status: MessageStatus? = nil, statusDate: Date? = nil, wallTime: WallTime? = nil) {
         self.kind = kind; self.sender = sender; self.direction = direction; self.date = date
+        self.wallTime = wallTime
         self.text = text; self.images = (image.map { [$0] } ?? []) + images
         self.id = id; self.reactions = reactions; self.reply = reply
         self.status = status; self.statusDate = statusDate

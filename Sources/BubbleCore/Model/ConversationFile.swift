@@ -49,11 +49,13 @@ public enum ConversationFile {
         public var theme: String?
     }
 
-    /// Decodes a conversation. `me` (a participant id or name) overrides the file's own `me`:
-    /// that participant's messages are outgoing; without either, a message's `direction` decides,
-    /// and messages with neither are incoming. Errors name the file, the line and column
+    /// Decodes a conversation. `me` (a participant id or name) overrides everything: that
+    /// participant's messages are outgoing. Without it, a message's own `direction` decides, then
+    /// the file's `me`; messages with neither are incoming. Dates without an offset are wall-clock
+    /// times (`Message.wallTime`), read in `timeZone`. Errors name the file, the line and column
     /// (malformed JSON) or the JSON path (wrong values).
-    public static func decode(_ data: Data, path: String, me: String? = nil) throws(ConversationFileError) -> (Conversation, Hints) {
+    public static func decode(_ data: Data, path: String, me: String? = nil,
+                              timeZone: TimeZone = .current) throws(ConversationFileError) -> (Conversation, Hints) {
         let file: FileV1
         do {
             file = try JSONDecoder().decode(FileV1.self, from: data)
@@ -75,13 +77,16 @@ public enum ConversationFile {
             throw ConversationFileError(path: path, location: "participants[\(i)].id", reason: "\"\(p.id)\" appears twice")
         }
         // `me` may be an id or a display name.
-        let meID = (me ?? file.me).map { wanted in participants.first { $0.name == wanted && $0.id != wanted }?.id ?? wanted }
+        func id(_ wanted: String) -> String { participants.first { $0.name == wanted && $0.id != wanted }?.id ?? wanted }
+        let meID = (me ?? file.me).map(id)
+        let overrideID = me.map(id)
         var messages: [Message] = []
         messages.reserveCapacity(file.messages.count)
         for (i, m) in file.messages.enumerated() {
-            guard let date = parseDate(m.date) else {
+            let wallTime = WallTime(iso: m.date)
+            guard let date = wallTime.map({ $0.instant(in: timeZone) }) ?? parseDate(m.date) else {
                 throw ConversationFileError(path: path, location: "messages[\(i)].date",
-                                            reason: "\"\(m.date)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
+                                            reason: "\"\(m.date)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z (an instant) or 2026-11-22T09:41:00 (a wall-clock time)")
             }
             let kind = m.type ?? .message
             let images = (m.image.map { [$0] } ?? []) + (m.images ?? [])
@@ -110,46 +115,37 @@ public enum ConversationFile {
                 throw ConversationFileError(path: path, location: "messages[\(i)].from",
                                             reason: "\"\(from)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
             }
-            let direction: Direction = if let meID, let from = m.from { from == meID ? .outgoing : .incoming }
-                else { m.direction ?? .incoming }
+            let direction: Direction = if let overrideID, let from = m.from { from == overrideID ? .outgoing : .incoming }
+                else if let d = m.direction { d }
+                else if let meID, let from = m.from { from == meID ? .outgoing : .incoming }
+                else { .incoming }
             messages.append(Message(kind: kind, sender: kind == .system ? nil : m.from, direction: direction,
                                     date: date, text: m.text, images: images, id: m.id,
-                                    reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate))
+                                    reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate,
+                                    wallTime: wallTime))
         }
         return (Conversation(title: file.title, participants: participants, messages: messages),
                 Hints(me: meID, theme: file.theme))
     }
 
-    /// Encodes a conversation as version 1 (the same schema `decode` reads).
-    public static func encode(_ conversation: Conversation, me: String? = nil) throws -> Data {
-        let file = FileV1(format: formatName, version: currentVersion, title: conversation.title, me: me, theme: nil,
-                          participants: conversation.participants,
-                          messages: conversation.messages.map {
-                              MessageV1(type: $0.kind == .system ? .system : nil, from: $0.sender,
-                                        direction: me == nil ? $0.direction : nil,
-                                        date: formatDate($0.date), text: $0.text,
-                                        image: $0.images.count == 1 ? $0.images[0] : nil,
-                                        images: $0.images.count > 1 ? $0.images : nil, id: $0.id,
-                                        reactions: $0.reactions.isEmpty ? nil : $0.reactions, reply: $0.reply,
-                                        status: $0.status, statusDate: $0.statusDate.map(formatDate))
-                          })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(file)
+    /// Encodes a conversation as version 1 (the same schema `decode` reads), with
+    /// `ConversationWriter`: decoding it and encoding again gives the same bytes.
+    public static func encode(_ conversation: Conversation, me: String? = nil, theme: String? = nil) throws -> Data {
+        var out = Data()
+        let writer = ConversationWriter(flush: { out.append(contentsOf: $0) })
+        try writer.begin(title: conversation.title, me: me, theme: theme, participants: conversation.participants)
+        for m in conversation.messages { try writer.write(m) }
+        try writer.finish()
+        return out
     }
 
     static func parseDate(_ s: String) -> Date? {
+        if let d = parseInstant(s) { return d }
         let plain = ISO8601DateFormatter()
         if let d = plain.date(from: s) { return d }
         let fractional = ISO8601DateFormatter()
         fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return fractional.date(from: s)
-    }
-
-    static func formatDate(_ d: Date) -> String {
-        let f = ISO8601DateFormatter()
-        if d.timeIntervalSince1970.rounded() != d.timeIntervalSince1970 { f.formatOptions.insert(.withFractionalSeconds) }
-        return f.string(from: d)
     }
 
     /// "line 3, column 14" for malformed JSON, a JSON path ("messages[2].date") for wrong values.

@@ -77,11 +77,14 @@ public struct SceneBuilder {
     public let theme: Theme
     public let measurer: BubbleMeasurer
     public let timeZone: TimeZone
+    /// The header's dates (same zone and locale as the layout's).
+    public let dateTexts: DateTexts
 
-    public init(theme: Theme, engine: any TextEngine, timeZone: TimeZone) {
+    public init(theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil) {
         self.theme = theme
         self.measurer = BubbleMeasurer(style: theme.layoutStyle, engine: engine)
         self.timeZone = timeZone
+        self.dateTexts = DateTexts(timeZone: timeZone, locale: locale)
     }
 
     static let footerHeight = 24.0
@@ -145,11 +148,7 @@ public struct SceneBuilder {
         var lines = [(title, TextStyle(family: theme.font.family, size: theme.font.size * 1.25, weight: .bold), theme.labels.separator)]
         if conversation.title != nil, !names.isEmpty { lines.append((names, theme.layoutStyle.systemText, theme.labels.system)) }
         if let first = conversation.messages.first?.date, let last = conversation.messages.last?.date {
-            let f = DateFormatter()
-            f.locale = Locale(identifier: "en_US_POSIX")
-            f.timeZone = timeZone
-            f.dateFormat = "d MMMM yyyy"
-            let a = f.string(from: first), b = f.string(from: last)
+            let a = dateTexts.shortDay(first), b = dateTexts.shortDay(last)
             lines.append((a == b ? a : "\(a) – \(b)", theme.layoutStyle.systemText, theme.labels.system))
         }
         var items: [SceneItem] = []

@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// Days and times of messages in one time zone, as `ConversationLayouter` shows them (day
@@ -56,28 +57,7 @@ struct HTMLClock {
         return c.year * 12 + c.month - 1
     }
 
-    static let weekdays = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"]
-    static let months = ["January", "February", "March", "April", "May", "June", "July", "August",
-                         "September", "October", "November", "December"]
-
-    /// "Tuesday, 14 November 2023" — `ConversationLayouter`'s day separator text.
-    static func dayLabel(_ day: Int) -> String {
-        let c = civil(day)
-        let weekday = weekdays[((day % 7) + 7) % 7]
-        var year = String(c.year)
-        if c.year >= 0, year.count < 4 { year = String(repeating: "0", count: 4 - year.count) + year }
-        return "\(weekday), \(c.day) \(months[c.month - 1]) \(year)"
-    }
-
-    /// "14 November 2023" — the header's date range.
-    static func shortDayLabel(_ day: Int) -> String {
-        let c = civil(day)
-        return "\(c.day) \(months[c.month - 1]) \(c.year)"
-    }
-
-    /// "November 2023".
-    static func monthLabel(_ day: Int) -> String {
-        let c = civil(day)
-        return "\(months[c.month - 1]) \(c.year)"
-    }
+    /// "Tuesday, 14 November 2023" — `ConversationLayouter`'s default day separator text
+    /// (`DateTexts`, where every date text is made).
+    static func dayLabel(_ day: Int) -> String { DateTexts.defaultDayLabel(day) }
 }

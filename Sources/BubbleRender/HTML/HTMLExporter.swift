@@ -87,7 +87,8 @@ final class HTMLExportSession {
     var fontFiles: [Int: String] = [:]
     /// Escaped `title="…"` attributes by sender id.
     var senderTitles: [String: [UInt8]] = [:]
-    var dayLabels: [Int: String] = [:]
+    /// Day and time texts (zone, locale).
+    let dateTexts: DateTexts
     let title: String
     let participantNames: String
     /// Fallback faces whose runs get a `<span class="fN">` (bit per face).
@@ -109,6 +110,7 @@ final class HTMLExportSession {
         ext = dot.map { String(file[file.index(after: $0)...]) } ?? "html"
         assetsName = stem + "_files"
         clock = HTMLClock(zone: options.timeZone)
+        dateTexts = DateTexts(timeZone: options.timeZone, locale: options.locale)
         photos = HTMLPhotoAssets(mode: options.assets, photosFolder: exporter.photosFolder)
         let names = conversation.participants.map(\.name).filter { !$0.isEmpty }
         participantNames = names.joined(separator: ", ")
@@ -440,6 +442,10 @@ final class HTMLExportSession {
     }
 
     func appendTime(_ local: HTMLClock.Local, to b: inout HTMLBuffer) {
+        guard dateTexts.isDefault else {
+            b.appendEscaped(dateTexts.time(hour: local.hour, minute: local.minute))
+            return
+        }
         b.append(int: local.hour, width: 2)
         b.append(byte: 0x3A)
         b.append(int: local.minute, width: 2)
@@ -482,24 +488,10 @@ final class HTMLExportSession {
         b.append(options.lazyImages ? " loading=\"lazy\" decoding=\"async\">" : " decoding=\"async\">")
     }
 
-    func dayLabel(_ day: Int) -> String {
-        // Before the Gregorian reform (and far outside any chat) Foundation's calendar is the
-        // reference.
-        if day < -141_427 || day > 2_932_896 {
-            if let hit = dayLabels[day] { return hit }
-            let f = DateFormatter()
-            f.locale = Locale(identifier: "en_US_POSIX")
-            f.timeZone = TimeZone(identifier: "UTC")
-            f.dateFormat = "EEEE, d MMMM yyyy"
-            let label = f.string(from: Date(timeIntervalSince1970: Double(day) * 86_400 + 43_200))
-            dayLabels[day] = label
-            return label
-        }
-        return HTMLClock.dayLabel(day)
-    }
+    func dayLabel(_ day: Int) -> String { dateTexts.day(number: day) }
 
     func dateRange(_ a: Int, _ b: Int) -> String {
-        a == b ? HTMLClock.shortDayLabel(a) : "\(HTMLClock.shortDayLabel(a)) – \(HTMLClock.shortDayLabel(b))"
+        a == b ? dateTexts.shortDay(number: a) : "\(dateTexts.shortDay(number: a)) – \(dateTexts.shortDay(number: b))"
     }
 
     func appendNav(number: Int, total: Int, to b: inout HTMLBuffer) {
@@ -624,7 +616,7 @@ final class HTMLExportSession {
         for page in pages {
             b.append("<li><a href=\""); b.appendURLPath(page.file); b.append("\" rel=\"noopener noreferrer\">")
             if let a = page.firstDay, let z = page.lastDay {
-                b.appendEscaped(options.pageSize == .byMonth ? HTMLClock.monthLabel(a) : dateRange(a, z))
+                b.appendEscaped(options.pageSize == .byMonth ? dateTexts.month(number: a) : dateRange(a, z))
             } else {
                 b.append("(empty)")
             }

@@ -33,6 +33,8 @@ public struct HTMLOptions: Sendable, Hashable {
 
     /// Zone in which days start and times are shown (as `RenderOptions.timeZone`).
     public var timeZone: TimeZone = .current
+    /// Locale of day and time texts; nil: the fixed English defaults (`DateTexts`).
+    public var locale: Locale?
     /// `nil`: light colours, and the theme's dark palette under `prefers-color-scheme: dark`
     /// when it has one. `true` / `false`: only the dark / light colours.
     public var dark: Bool? = nil
