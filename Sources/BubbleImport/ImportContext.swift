@@ -185,6 +185,9 @@ enum TextCleanup {
 
     /// Strips bidi marks, then spaces (without Foundation: this runs once per message).
     static func cleanName(_ s: String) -> String {
+        // Fast path: plain ASCII without spaces at either end is already clean.
+        let u = s.utf8
+        if let f = u.first, let l = u.last, f > 0x20, l > 0x20, !u.contains(where: { $0 >= 0x80 }) { return s }
         let scalars = stripBidi(s).unicodeScalars
         let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\u{00A0}" || $0 == "\u{202F}" }
         guard let first = scalars.firstIndex(where: { !isSpace($0) }),
