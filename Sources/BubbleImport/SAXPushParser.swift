@@ -1,10 +1,21 @@
 import CLibXML2
 import Foundation
 
+/// The attributes of one element that the caller asked for: a handful, so a list searched in
+/// order (no hashing per element). A repeated name is a well-formedness error libxml2 reports.
+struct SAXAttributes {
+    private(set) var pairs: [(name: String, value: String)] = []
+    mutating func append(_ name: String, _ value: String) { pairs.append((name, value)) }
+    subscript(name: String) -> String? {
+        for pair in pairs where pair.name == name { return pair.value }
+        return nil
+    }
+}
+
 /// What `SAXPushParser` reports: elements as they start and end, and the first error.
 protocol SAXPushParserDelegate: AnyObject {
     /// `attributes` holds only the attributes `SAXPushParser.wantedAttribute` accepts.
-    func parser(_ parser: SAXPushParser, didStartElement name: String, attributes: [String: String])
+    func parser(_ parser: SAXPushParser, didStartElement name: String, attributes: SAXAttributes)
     func parser(_ parser: SAXPushParser, didEndElement name: String)
     /// libxml2's error number (xmlParserErrors).
     func parser(_ parser: SAXPushParser, errorCode: Int)
@@ -62,13 +73,13 @@ final class SAXPushParser {
 
     private func start(_ localname: UnsafePointer<xmlChar>, count: Int, _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
         guard !stopped, let delegate else { return }
-        var dict: [String: String] = [:]
+        var dict = SAXAttributes()
         if let attributes {
             for i in 0..<count {
                 guard let name = attributes[i * 5], let value = attributes[i * 5 + 3], let end = attributes[i * 5 + 4] else { continue }
                 guard let key = wantedName(name) else { continue }
                 let bytes = UnsafeBufferPointer(start: value, count: value.distance(to: end))
-                dict[key] = bytes.contains(0x26) ? Self.unescapeAmpersands(bytes) : String(decoding: bytes, as: UTF8.self)
+                dict.append(key, bytes.contains(0x26) ? Self.unescapeAmpersands(bytes) : String(decoding: bytes, as: UTF8.self))
             }
         }
         delegate.parser(self, didStartElement: String(cString: localname), attributes: dict)

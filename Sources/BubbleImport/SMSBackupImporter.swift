@@ -97,7 +97,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
     /// An `mms` element being read.
     private struct PendingMMS {
         var line: Int
-        var attributes: [String: String]
+        var attributes: SAXAttributes
         var texts: [String] = []
         var images: [(data: String, mime: String, name: String?, line: Int, cutBytes: Int?)] = []
         var others: [String] = []
@@ -181,7 +181,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
 
     // MARK: Elements
 
-    func parser(_ parser: SAXPushParser, didStartElement name: String, attributes: [String: String]) {
+    func parser(_ parser: SAXPushParser, didStartElement name: String, attributes: SAXAttributes) {
         depth += 1
         if depth == 1 {
             guard name == "smses" else {
@@ -275,7 +275,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
         return id
     }
 
-    private func date(_ attributes: [String: String], line: Int, what: String) -> Date? {
+    private func date(_ attributes: SAXAttributes, line: Int, what: String) -> Date? {
         guard let raw = attributes["date"], let t = Int64(raw) else {
             context.warn("line \(line)", what, "has no readable date (\"\(attributes["date"] ?? "")\"); skipped", skipped: true)
             return nil
@@ -301,7 +301,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
         builder.participant(id: "me", name: context.options.me ?? "Me")
     }
 
-    private func readSMS(_ a: [String: String], line: Int) {
+    private func readSMS(_ a: SAXAttributes, line: Int) {
         let address = value(a["address"]) ?? "Unknown"
         let name = value(a["contact_name"])
         let wanted = thread(key: key(address), label: name.map { "\($0) (\(address))" } ?? address,
@@ -329,7 +329,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
                                      context: context, status: status)
     }
 
-    private func readPart(_ a: [String: String], line: Int) {
+    private func readPart(_ a: SAXAttributes, line: Int) {
         // `data` values the filter had to cut (over libxml2's attribute limit), up to this part:
         // earlier parts took theirs, so these are this part's.
         let cut = stream.takeOversized(upToLine: line).last?.bytes
