@@ -34,11 +34,13 @@ let package = Package(
         .target(name: "CPNGShim", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]),
         // Swift types that own the C handles; paints what BubbleCore computes.
         .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CGdkPixbuf", "CPNGShim"], resources: [.copy("Themes"), .copy("Samples"), .copy("Fonts")]),
+        // libxml2's push parser with SAX2 callbacks (SMS Backup & Restore XML), wrapped by SAXPushParser.
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // Chat exports (SMS Backup & Restore, WhatsApp, Telegram, iMessage, native JSON) → Conversation.
         .target(
             name: "BubbleImport",
             dependencies: [
-                "BubbleCore",
+                "BubbleCore", "CLibXML2",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
@@ -51,7 +53,7 @@ let package = Package(
             ]
         ),
         // `make bench`: release-build benchmarks, each case in a child process.
-        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleRender"]),
+        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleRender", "BubbleImport"]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
         .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleCore"]),
         .testTarget(

@@ -16,6 +16,7 @@ PACKAGES=(
   libgdk-pixbuf-2.0-dev
   libsqlite3-dev
   zlib1g-dev
+  libxml2-dev
   fonts-liberation2
   fonts-dejavu-core
   fonts-noto-color-emoji

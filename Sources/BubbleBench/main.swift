@@ -4,6 +4,7 @@
 //   bubbles-bench                 run every case, print the table
 //   bubbles-bench --messages N    size of the synthetic conversation (default 100000)
 //   bubbles-bench --case NAME     run one case, print one JSON line (used by the parent)
+//   bubbles-bench --only PREFIX   run only the cases whose name starts with PREFIX (e.g. import-)
 import BubbleCore
 import BubbleRender
 import Foundation
@@ -220,7 +221,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
     ("html-export", { _ in try htmlCase() }),
-]
+] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
 
 // MARK: driver
 
@@ -267,7 +268,9 @@ func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating
 print("BubbleKit benchmarks — \(messageCount) synthetic messages (seed 2026), widths \(Int(firstWidth)) → \(Int(secondWidth)) pt, \(appends) appends")
 print("fonts: \(ProcessInfo.processInfo.environment["FONTCONFIG_FILE"] ?? "system (FONTCONFIG_FILE not set)")")
 var results: [String: Figures] = [:]
-for (name, _) in cases {
+let only = option("--only")
+for (name, _) in cases where only.map({ name.hasPrefix($0) }) ?? true {
+    if let ic = importCases.first(where: { $0.name == name }) { try generateIfMissing(ic) }
     FileHandle.standardError.write(Data("running \(name)…\n".utf8))
     results[name] = try runChild(name)
     if results[name] == nil { print("\(name): failed (see the message above)") }
@@ -324,3 +327,4 @@ if let png = results["png-encode"] {
 }
 
 if let html = results["html-export"] { printHTML(html) }
+printImport(results)

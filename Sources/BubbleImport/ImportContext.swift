@@ -132,21 +132,30 @@ struct ConversationBuilder {
     /// The conversation. `sortByDate` orders messages by date, keeping file order for equal dates
     /// (SMS backups list all `sms` before all `mms`). Participants without a message are dropped,
     /// except `keep` (the owner).
-    func finish(format: ImportFormat, me: String?, sortByDate: Bool, keep: String? = nil) -> ImportResult {
-        // Index maps only when sorting: a million-message chat in file order costs no extra arrays.
-        var sorted = messages
-        var newIndex: (Int) -> Int = { $0 }
-        if sortByDate {
+    mutating func finish(format: ImportFormat, me: String?, sortByDate: Bool, keep: String? = nil) -> ImportResult {
+        // Sorted in place (a permutation applied by swaps), so memory never holds two copies of the
+        // messages; index maps only when something moves.
+        var map: [Int]? = nil
+        if sortByDate, messages.indices.dropFirst().contains(where: { messages[$0 - 1].date > messages[$0].date }) {
             var order = Array(messages.indices)
             order.sort { a, b in
                 let (da, db) = (messages[a].date, messages[b].date)
                 return da != db ? da < db : a < b
             }
-            var map = [Int](repeating: 0, count: messages.count)
-            for (new, old) in order.enumerated() { map[old] = new }
-            sorted = order.map { messages[$0] }
-            newIndex = { map[$0] }
+            var target = [Int](repeating: 0, count: messages.count)
+            for (new, old) in order.enumerated() { target[old] = new }
+            order = []
+            map = target
+            for i in target.indices {
+                while target[i] != i {
+                    let j = target[i]
+                    messages.swapAt(i, j)
+                    target.swapAt(i, j)
+                }
+            }
         }
+        let sorted = messages
+        let newIndex: (Int) -> Int = { i in map.map { $0[i] } ?? i }
 
         var used = Set<String>()
         for m in sorted { if let s = m.sender { used.insert(s) } }
@@ -185,6 +194,9 @@ enum TextCleanup {
 
     /// Strips bidi marks, then spaces (without Foundation: this runs once per message).
     static func cleanName(_ s: String) -> String {
+        // Fast path: plain ASCII without spaces at either end is already clean.
+        let u = s.utf8
+        if let f = u.first, let l = u.last, f > 0x20, l > 0x20, !u.contains(where: { $0 >= 0x80 }) { return s }
         let scalars = stripBidi(s).unicodeScalars
         let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\u{00A0}" || $0 == "\u{202F}" }
         guard let first = scalars.firstIndex(where: { !isSpace($0) }),

@@ -181,6 +181,24 @@ final class LineReader {
 
 /// Byte-level text decoding with a visible fallback.
 enum TextDecoding {
+    /// Whether `bytes` are valid UTF-8, without making a String when they are all ASCII.
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        let ascii = bytes.withUnsafeBytes { raw -> Bool in
+            var i = 0
+            let n = raw.count
+            while i + 8 <= n {
+                if raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+                i += 8
+            }
+            while i < n {
+                if raw[i] >= 0x80 { return false }
+                i += 1
+            }
+            return true
+        }
+        return ascii || String(validating: bytes, as: UTF8.self) != nil
+    }
+
     /// UTF-8 when the bytes are valid UTF-8; otherwise Windows-1252 (Latin-1 plus the “smart”
     /// punctuation in 0x80–0x9F), which maps every byte to a character, so nothing is lost silently:
     /// the caller warns.

@@ -1,12 +1,9 @@
 import BubbleCore
 import Foundation
 
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-
-/// SMS Backup & Restore (Android) XML, streamed: XMLParser (libxml2's SAX push parser) pulls the
-/// file 128 KiB at a time through `XMLByteFilter`; no tree is built. Each `sms` element becomes a
+/// SMS Backup & Restore (Android) XML, streamed: libxml2's push parser (`SAXPushParser`, SAX2
+/// callbacks) is fed the file 128 KiB at a time through `XMLByteFilter`; no tree is built, and
+/// only the attributes read below become strings. Each `sms` element becomes a
 /// message as soon as it is seen; an `mms` is held only until its end tag (its parts and addresses).
 ///
 ///     <smses count="2">
@@ -37,12 +34,17 @@ enum SMSBackupImporter {
 
         let stream = FilteredXMLStream(handle: handle)
         let reader = SMSBackupReader(context: context, path: source.displayPath, stream: stream)
-        let parser = XMLParser(stream: stream)
-        parser.shouldResolveExternalEntities = false
-        parser.externalEntityResolvingPolicy = .never
+        let parser = SAXPushParser(wantedAttributes: SMSBackupReader.attributesRead)
         parser.delegate = reader
         reader.parser = parser
-        let ok = parser.parse()
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 17, alignment: 1)
+        defer { chunk.deallocate() }
+        while true {
+            let n = stream.read(chunk.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: chunk.count)
+            if n < 0 { break }
+            guard parser.feed(UnsafeRawBufferPointer(rebasing: chunk[..<n]), isLast: n == 0), n > 0 else { break }
+        }
+        let ok = parser.wellFormed
         reader.reportReplacements(upToLine: .max, kept: true)
 
         if let refused = stream.failure {
@@ -53,7 +55,7 @@ enum SMSBackupImporter {
         }
         if let failure = reader.failure { throw failure }
         if !ok {
-            let code = (parser.parserError as NSError?)?.code ?? 0
+            let code = parser.errorCode ?? 0
             throw ImportError(path: source.displayPath, location: reader.location(parser),
                               reason: SMSBackupReader.describe(libxml2Error: code, atEnd: stream.reachedEnd))
         }
@@ -65,11 +67,15 @@ enum SMSBackupImporter {
 }
 
 /// The XMLParser delegate: turns elements into messages as they stream past.
-final class SMSBackupReader: NSObject, XMLParserDelegate {
+final class SMSBackupReader: SAXPushParserDelegate {
+    /// The attributes this reader looks at (the parser makes strings of these only).
+    static let attributesRead: Set<String> = ["address", "contact_name", "type", "date", "body", "msg_box", "ct", "text",
+                                              "data", "name", "cl"]
+
     private let context: ImportContext
     private let path: String
     private let stream: FilteredXMLStream
-    weak var parser: XMLParser?
+    weak var parser: SAXPushParser?
     private(set) var failure: ImportError?
     private(set) var sawRoot = false
 
@@ -91,7 +97,7 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
     /// An `mms` element being read.
     private struct PendingMMS {
         var line: Int
-        var attributes: [String: String]
+        var attributes: SAXAttributes
         var texts: [String] = []
         var images: [(data: String, mime: String, name: String?, line: Int, cutBytes: Int?)] = []
         var others: [String] = []
@@ -107,22 +113,21 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
 
     // MARK: Positions and errors
 
-    func location(_ parser: XMLParser) -> String {
+    func location(_ parser: SAXPushParser) -> String {
         let line = parser.lineNumber
         return "line \(line), column \(stream.filter.originalColumn(line: line, column: parser.columnNumber))"
     }
 
-    private func fail(_ parser: XMLParser, _ reason: String) {
+    private func fail(_ parser: SAXPushParser, _ reason: String) {
         guard failure == nil else { return }
         failure = ImportError(path: path, location: location(parser), reason: reason)
         parser.abortParsing()
     }
 
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-        // libxml2 runs in recovery mode here and would go on after an error with damaged data
-        // (a truncated element still arrives as an element): the first error ends the import.
+    func parser(_ parser: SAXPushParser, errorCode: Int) {
+        // The first error ends the import.
         guard failure == nil, stream.failure == nil, stream.readError == nil else { return }
-        fail(parser, Self.describe(libxml2Error: (parseError as NSError).code, atEnd: stream.reachedEnd))
+        fail(parser, Self.describe(libxml2Error: errorCode, atEnd: stream.reachedEnd))
     }
 
     /// libxml2's error numbers (xmlParserErrors; Foundation passes them on without a message).
@@ -176,8 +181,7 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
 
     // MARK: Elements
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String]) {
+    func parser(_ parser: SAXPushParser, didStartElement name: String, attributes: SAXAttributes) {
         depth += 1
         if depth == 1 {
             guard name == "smses" else {
@@ -212,7 +216,7 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+    func parser(_ parser: SAXPushParser, didEndElement name: String) {
         if name == "mms", depth == 2, let pending = mms {
             mms = nil
             readMMS(pending)
@@ -232,7 +236,17 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
 
     /// Digits of a phone number, last 9 only (so "+44 7700 900123" and "07700 900123" match);
     /// other addresses (e-mail, short names) lowercased.
-    private static func key(_ address: String) -> String {
+    private func key(_ address: String) -> String {
+        if let cached = lastKey, cached.address == address { return cached.key }
+        let k = Self.computeKey(address)
+        lastKey = (address, k)
+        return k
+    }
+
+    /// The last address and its key: a backup lists a conversation's messages together.
+    private var lastKey: (address: String, key: String)?
+
+    private static func computeKey(_ address: String) -> String {
         guard let digits = TextCleanup.phoneDigits(address) else { return address.lowercased() }
         return String(digits.suffix(9))
     }
@@ -254,14 +268,14 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
     }
 
     private func participantID(address: String, name: String?) -> String {
-        let k = Self.key(address)
+        let k = key(address)
         let id = participantIDs[k] ?? address
         participantIDs[k] = id
         builder.participant(id: id, name: name ?? address)
         return id
     }
 
-    private func date(_ attributes: [String: String], line: Int, what: String) -> Date? {
+    private func date(_ attributes: SAXAttributes, line: Int, what: String) -> Date? {
         guard let raw = attributes["date"], let t = Int64(raw) else {
             context.warn("line \(line)", what, "has no readable date (\"\(attributes["date"] ?? "")\"); skipped", skipped: true)
             return nil
@@ -287,10 +301,10 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
         builder.participant(id: "me", name: context.options.me ?? "Me")
     }
 
-    private func readSMS(_ a: [String: String], line: Int) {
+    private func readSMS(_ a: SAXAttributes, line: Int) {
         let address = value(a["address"]) ?? "Unknown"
         let name = value(a["contact_name"])
-        let wanted = thread(key: Self.key(address), label: name.map { "\($0) (\(address))" } ?? address,
+        let wanted = thread(key: key(address), label: name.map { "\($0) (\(address))" } ?? address,
                             addresses: [address], name: name)
         guard wanted, keeping else { return }  // another conversation: not even its problems matter
         guard let (direction, status) = direction(a["type"]) else {
@@ -315,7 +329,7 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
                                      context: context, status: status)
     }
 
-    private func readPart(_ a: [String: String], line: Int) {
+    private func readPart(_ a: SAXAttributes, line: Int) {
         // `data` values the filter had to cut (over libxml2's attribute limit), up to this part:
         // earlier parts took theirs, so these are this part's.
         let cut = stream.takeOversized(upToLine: line).last?.bytes
@@ -343,12 +357,12 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
         if let contactName {
             let parts = contactName.components(separatedBy: ", ")
             if parts.count == addresses.count {
-                for (address, name) in zip(addresses, parts) { names[Self.key(address)] = value(name) }
+                for (address, name) in zip(addresses, parts) { names[key(address)] = value(name) }
             } else if addresses.count == 1 {
-                names[Self.key(addresses[0])] = contactName
+                names[key(addresses[0])] = contactName
             }
         }
-        let key = addresses.map(Self.key).sorted().joined(separator: ",")
+        let key = addresses.map { self.key($0) }.sorted().joined(separator: ",")
         let label = contactName.map { "\($0) (\(addresses.joined(separator: ", ")))" } ?? addresses.joined(separator: ", ")
         let wanted = thread(key: key, label: label, addresses: addresses, name: contactName)
         guard wanted, keeping else { return }
@@ -371,7 +385,7 @@ final class SMSBackupReader: NSObject, XMLParserDelegate {
                 context.warn(location, "mms", "received, but no sender (addr type 137) is given; skipped", skipped: true)
                 return
             }
-            sender = participantID(address: from, name: names[Self.key(from)])
+            sender = participantID(address: from, name: names[self.key(from)])
         }
 
         var images: [ImageAttachment] = []

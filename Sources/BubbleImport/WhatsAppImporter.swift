@@ -139,7 +139,7 @@ enum WhatsAppImporter {
                     lines.removeFirst()
                 }
             }
-            let text = lines.joined(separator: "\n")
+            let text = lines.count == 1 ? lines[0] : lines.joined(separator: "\n")
             entry.text = text.isEmpty ? nil : text
             if entry.text == nil && entry.image == nil {
                 context.warn("line \(entry.line)", "empty message", "has no text; skipped", skipped: true, file: textName)
@@ -156,13 +156,16 @@ enum WhatsAppImporter {
         }
 
         while let bytes = try reader.nextLine() {
-            let (line, isUTF8) = TextDecoding.decode(bytes)
+            // The whole line as a String only when it is needed (continuation lines, errors).
+            let isUTF8 = TextDecoding.isUTF8(bytes)
+            let decoded: String? = isUTF8 ? nil : TextDecoding.decode(bytes).0
             if !isUTF8 {
                 if nonUTF8Lines == 0 { firstNonUTF8Line = reader.lineNumber }
                 nonUTF8Lines += 1
             }
-            let utf8 = isUTF8 ? bytes : Array(line.utf8)
+            let utf8 = decoded.map { Array($0.utf8) } ?? bytes
             guard let stamp = WhatsAppLine.parse(utf8) else {
+                let line = decoded ?? String(decoding: bytes, as: UTF8.self)
                 if current == nil {
                     if TextCleanup.cleanName(line).isEmpty { continue }
                     let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
@@ -266,7 +269,7 @@ enum WhatsAppImporter {
         guard colon + 1 < b.count else { return wholeLine() }
         let authorBytes = b[start..<colon]
         // Android system lines have no author, but can hold ": " ("Ann changed the subject from "A: b"…).
-        if systemVerbs.contains(where: { authorBytes.firstRange(of: $0) != nil }) { return wholeLine() }
+        if systemVerbs.contains(where: { contains(b, start..<colon, $0) }) { return wholeLine() }
         let author = TextCleanup.cleanName(String(decoding: authorBytes, as: UTF8.self))
         if author.isEmpty { return wholeLine() }
         var bodyStart = colon + 2
@@ -275,6 +278,30 @@ enum WhatsAppImporter {
         let body = String(decoding: b[bodyStart...], as: UTF8.self)
         if style == .ios && marked && attachmentName(in: body) == nil && isSystemText(body) { return (nil, body) }
         return (author, body)
+    }
+
+    /// Whether `b[range]` holds `needle` (a plain byte loop: generic `firstRange(of:)` costs more than
+    /// the whole line's parse).
+    @inline(__always)
+    static func contains(_ b: [UInt8], _ range: Range<Int>, _ needle: [UInt8]) -> Bool {
+        let n = needle.count
+        guard n > 0, range.count >= n else { return n == 0 }
+        return b.withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { nd in
+                let first = nd[0]
+                var i = range.lowerBound
+                let last = range.upperBound - n
+                while i <= last {
+                    if hay[i] == first {
+                        var k = 1
+                        while k < n && hay[i + k] == nd[k] { k += 1 }
+                        if k == n { return true }
+                    }
+                    i += 1
+                }
+                return false
+            }
+        }
     }
 
     private static let systemVerbs = [" changed the subject", " changed the group", " changed this group", " added ",

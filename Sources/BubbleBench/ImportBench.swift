@@ -1,0 +1,227 @@
+import BubbleCore
+import BubbleImport
+import Foundation
+
+// MARK: Import
+
+/// Issue 5's goal for every importer, messages per second.
+let importGoal = 300_000.0
+
+/// The import cases: format, size; the file is generated once into $TMPDIR and reused.
+struct ImportCase {
+    var name: String
+    var format: ImportFormat
+    /// SMS and Telegram: messages; WhatsApp: lines.
+    var size: Int
+    var fileName: String { "bubblekit-bench-\(format.rawValue)-\(size).\(format == .telegram ? "json" : format == .whatsapp ? "txt" : "xml")" }
+    var path: String { (NSTemporaryDirectory() as NSString).appendingPathComponent(fileName) }
+}
+
+let importCases = [
+    ImportCase(name: "import-sms-250k", format: .smsBackup, size: 250_000),
+    ImportCase(name: "import-sms-1m", format: .smsBackup, size: 1_000_000),
+    ImportCase(name: "import-whatsapp-250k", format: .whatsapp, size: 250_000),
+    ImportCase(name: "import-whatsapp-1m", format: .whatsapp, size: 1_000_000),
+    ImportCase(name: "import-telegram-125k", format: .telegram, size: 125_000),
+    ImportCase(name: "import-telegram-500k", format: .telegram, size: 500_000),
+]
+
+/// User + system CPU time of this process so far, seconds: on a shared machine, wall time also
+/// counts the waits for a core.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// Resident memory now (not the peak), MB.
+func residentMB() -> Double {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+          let pages = Double(statm.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+}
+
+/// Bytes the model holds on the heap, counted: each message's stride plus the out-of-line storage
+/// of its strings (Swift keeps strings of up to 15 UTF-8 bytes inline), plus the array itself.
+func modelBytes(_ c: Conversation) -> Int {
+    func heap(_ s: String?) -> Int { guard let s, s.utf8.count > 15 else { return 0 }; return 32 + s.utf8.count }
+    var total = c.messages.capacity * MemoryLayout<Message>.stride
+    for m in c.messages { total += heap(m.text) + heap(m.sender) + heap(m.image?.path) }
+    return total
+}
+
+/// Imports the case's file (generated beforehand by the parent) and measures it.
+func importCase(_ ic: ImportCase) throws -> Figures {
+    var options = ImportOptions(timeZone: utc)
+    options.attachmentsFolder = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: options.attachmentsFolder!) }
+    let bytes = (try FileManager.default.attributesOfItem(atPath: ic.path)[.size] as? Int) ?? 0
+    let before = residentMB()
+    let start = now(), cpuStart = cpuSeconds()
+    let result = try Importer.load(path: ic.path, format: ic.format, options: options)
+    let seconds = now() - start, cpu = cpuSeconds() - cpuStart
+    let after = residentMB()
+    let count = result.conversation.messages.count
+    let model = Double(modelBytes(result.conversation)) / 1_048_576
+    return Figures(name: ic.name, messages: count,
+                   microsPerMessage: ["import": seconds * 1e6 / Double(count), "import cpu": cpu * 1e6 / Double(count)],
+                   peakMemoryMB: peakMemoryMB(),
+                   notes: ["file MB": String(format: "%.0f", Double(bytes) / 1e6), "rss before": String(format: "%.0f", before),
+                           "rss after": String(format: "%.0f", after), "model MB": String(format: "%.0f", model),
+                           "skipped": String(result.skipped), "warnings": String(result.warnings.count),
+                           "seconds": String(format: "%.2f", seconds)])
+}
+
+func printImport(_ results: [String: Figures]) {
+    let rows = importCases.compactMap { c in results[c.name].map { (c, $0) } }
+    guard !rows.isEmpty else { return }
+    print("")
+    print("Import (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores; ratio = ours ÷ goal of \(Int(importGoal)) msg/s)")
+    print(pad("case", 22) + lpad("file MB", 9) + lpad("messages", 10) + lpad("msg/s", 10) + lpad("ratio", 8)
+          + lpad("msg/cpu-s", 11) + lpad("ratio", 8)
+          + lpad("peak MB", 9) + lpad("model MB", 10) + lpad("peak−model", 12))
+    for (c, f) in rows {
+        let perSecond = 1e6 / f.microsPerMessage["import"]!
+        let perCPU = 1e6 / (f.microsPerMessage["import cpu"] ?? .nan)
+        let model = Double(f.notes["model MB"] ?? "") ?? 0
+        print(pad(c.name, 22) + lpad(f.notes["file MB"] ?? "?", 9) + lpad(String(f.messages), 10)
+              + lpad(String(format: "%.0f", perSecond), 10) + lpad(String(format: "%.2f×", perSecond / importGoal), 8)
+              + lpad(String(format: "%.0f", perCPU), 11) + lpad(String(format: "%.2f×", perCPU / importGoal), 8)
+              + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(String(format: "%.0f", model), 10)
+              + lpad(String(format: "%.0f", f.peakMemoryMB - model), 12))
+    }
+    print("msg/s: wall clock; msg/cpu-s: per second of this process's CPU time (the machine may be shared).")
+    print("model MB: the imported Conversation's messages counted (stride + out-of-line strings); peak−model is what the")
+    print("importer needs on top (process, buffers, allocator slack): it should stay flat from the small file to the big one.")
+}
+
+// MARK: Generated exports
+
+/// Deterministic text: words from a small list, lengths varying like chat messages.
+struct TextMaker {
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    static let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "did", "we",
+                        "need", "anything", "else", "for", "trip", "photos", "coming", "later", "thanks", "so", "much",
+                        "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "weekend"]
+    mutating func next() -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return state >> 33
+    }
+    mutating func sentence() -> String {
+        let n = 2 + Int(next() % 14)
+        var out = ""
+        for i in 0..<n {
+            if i > 0 { out += " " }
+            out += Self.words[Int(next() % UInt64(Self.words.count))]
+        }
+        return out
+    }
+}
+
+/// Writes a file in 1 MiB pieces, to `path.partial` first, renamed when complete.
+final class BufferedWriter {
+    let path: String
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    init(path: String) throws {
+        self.path = path
+        _ = FileManager.default.createFile(atPath: path + ".partial", contents: nil)
+        guard let h = FileHandle(forWritingAtPath: path + ".partial") else { throw BenchError("cannot write \(path)") }
+        handle = h
+        buffer.reserveCapacity(1 << 20)
+    }
+    func write(_ s: String) throws {
+        buffer.append(contentsOf: s.utf8)
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+    private func flush() throws {
+        try handle.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+    func finish() throws {
+        try flush()
+        try handle.close()
+        _ = try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.moveItem(atPath: path + ".partial", toPath: path)
+    }
+}
+
+/// Makes the case's file unless it is already there.
+func generateIfMissing(_ ic: ImportCase) throws {
+    guard !FileManager.default.fileExists(atPath: ic.path) else { return }
+    FileHandle.standardError.write(Data("generating \(ic.path)…\n".utf8))
+    let w = try BufferedWriter(path: ic.path)
+    var t = TextMaker()
+    let start = 1_700_000_000  // 2023-11-14
+    switch ic.format {
+    case .smsBackup:
+        // One conversation (Ann Lee), as a backup of one thread; 1 in 50 is an MMS with a text part;
+        // some bodies carry escapes, newlines and emoji as surrogate-pair references.
+        try w.write("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<!--File Created By SMS Backup & Restore v10.20.002-->\n")
+        try w.write("<smses count=\"\(ic.size)\" backup_set=\"5b6a7c1e-0000-4000-8000-000000000000\" backup_date=\"1700000000000\" type=\"full\">\n")
+        for i in 0..<ic.size {
+            let ms = String((start + i * 30) * 1000)
+            var body = xmlEscape(t.sentence())
+            switch i % 10 {
+            case 3: body += " &#55357;&#56832;"
+            case 6: body += " &quot;R&amp;R&quot;&#10;" + xmlEscape(t.sentence())
+            default: break
+            }
+            let type = t.next() % 2 == 0 ? "1" : "2"
+            if i % 50 == 49 {
+                try w.write("  <mms date=\"\(ms)\" rr=\"129\" sub=\"null\" ct_t=\"application/vnd.wap.multipart.related\" read_status=\"null\" seen=\"1\" msg_box=\"\(type)\" address=\"+15550102000\" sub_cs=\"null\" resp_st=\"null\" retr_st=\"null\" d_tm=\"null\" text_only=\"1\" exp=\"604800\" locked=\"0\" m_id=\"mid\(i)\" st=\"null\" retr_txt_cs=\"null\" retr_txt=\"null\" creator=\"com.google.android.apps.messaging\" date_sent=\"0\" read=\"1\" m_size=\"140\" rpt_a=\"null\" ct_cls=\"null\" pri=\"129\" sub_id=\"1\" tr_id=\"T\(i)\" resp_txt=\"null\" ct_l=\"null\" m_cls=\"personal\" d_rpt=\"129\" v=\"18\" _id=\"\(i)\" m_type=\"132\" readable_date=\"Nov 14, 2023 10:13:20 PM\" contact_name=\"Ann Lee\">\n")
+                try w.write("    <parts>\n      <part seq=\"0\" ct=\"text/plain\" name=\"null\" chset=\"106\" cd=\"null\" fn=\"null\" cid=\"&lt;text_0&gt;\" cl=\"text_0.txt\" ctt_s=\"null\" ctt_t=\"null\" text=\"\(body)\" />\n    </parts>\n")
+                try w.write("    <addrs>\n      <addr address=\"+15550102000\" type=\"\(type == "1" ? "137" : "151")\" charset=\"106\" />\n      <addr address=\"insert-address-token\" type=\"\(type == "1" ? "151" : "137")\" charset=\"106\" />\n    </addrs>\n  </mms>\n")
+            } else {
+                try w.write("  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(ms)\" type=\"\(type)\" subject=\"null\" body=\"\(body)\" toa=\"null\" sc_toa=\"null\" service_center=\"null\" read=\"1\" status=\"-1\" locked=\"0\" date_sent=\"\(ms)\" sub_id=\"1\" readable_date=\"Nov 14, 2023 10:13:20 PM\" contact_name=\"Ann Lee\" />\n")
+            }
+        }
+        try w.write("</smses>\n")
+    case .whatsapp:
+        // Android, US English; 1 message in 20 has a second line, so `size` lines hold a few
+        // fewer messages.
+        var lines = 0, i = 0
+        while lines < ic.size {
+            let date = Date(timeIntervalSince1970: TimeInterval(start + i * 60))
+            let c = Calendar(identifier: .gregorian).dateComponents(in: utc, from: date)
+            let author = t.next() % 2 == 0 ? "Ann Lee" : "Ben Ode"
+            try w.write("\(c.month!)/\(c.day!)/\(c.year! % 100), \(c.hour!):\(c.minute! < 10 ? "0" : "")\(c.minute!) - \(author): \(t.sentence())\n")
+            lines += 1
+            if i % 20 == 7, lines < ic.size {
+                try w.write(t.sentence() + "\n")
+                lines += 1
+            }
+            i += 1
+        }
+    case .telegram:
+        // A single-chat export as Telegram Desktop writes it (one-space indent, text_entities).
+        try w.write("{\n \"name\": \"Ann Lee\",\n \"type\": \"personal_chat\",\n \"id\": 5012345678,\n \"messages\": [\n")
+        for i in 0..<ic.size {
+            let unix = start + i * 30
+            let incoming = t.next() % 2 == 0
+            let text = jsonEscape(t.sentence() + (i % 10 == 3 ? " 😀" : ""))
+            let textField: String
+            if i % 10 == 5 {
+                textField = "  \"text\": [\n   \"\(text) \",\n   {\n    \"type\": \"link\",\n    \"text\": \"https://example.com/\(i)\"\n   }\n  ],\n"
+                    + "  \"text_entities\": [\n   {\n    \"type\": \"plain\",\n    \"text\": \"\(text) \"\n   },\n   {\n    \"type\": \"link\",\n    \"text\": \"https://example.com/\(i)\"\n   }\n  ]\n"
+            } else {
+                textField = "  \"text\": \"\(text)\",\n  \"text_entities\": [\n   {\n    \"type\": \"plain\",\n    \"text\": \"\(text)\"\n   }\n  ]\n"
+            }
+            try w.write("  {\n   \"id\": \(i + 1),\n   \"type\": \"message\",\n   \"date\": \"2023-11-14T22:13:20\",\n   \"date_unixtime\": \"\(unix)\",\n"
+                        + "   \"from\": \"\(incoming ? "Ann Lee" : "Leo Park")\",\n   \"from_id\": \"user\(incoming ? 5_012_345_678 : 4_098_765_432)\",\n"
+                        + (i % 17 == 4 ? "   \"reply_to_message_id\": \(i),\n" : "") + textField + (i + 1 < ic.size ? "  },\n" : "  }\n"))
+        }
+        try w.write(" ]\n}\n")
+    default:
+        throw BenchError("no generator for \(ic.format)")
+    }
+    try w.finish()
+}
+
+func xmlEscape(_ s: String) -> String {
+    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: "\"", with: "&quot;")
+}
+
+func jsonEscape(_ s: String) -> String {
+    s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+}
