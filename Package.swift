@@ -51,7 +51,7 @@ let package = Package(
             ]
         ),
         // `make bench`: release-build benchmarks, each case in a child process.
-        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleRender"]),
+        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleRender", "BubbleImport"]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
         .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleCore"]),
         .testTarget(

@@ -219,6 +219,8 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
+    (convertCaseName(convertSizes[0]), { _ in try convertCase(size: convertSizes[0]) }),
+    (convertCaseName(convertSizes[1]), { _ in try convertCase(size: convertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
 ]
 
@@ -310,6 +312,8 @@ if let pdf = results["render-pdf"], let png = results["render-png"] {
     row("BubbleKit PNG 2× pages", png)
     if let chrome { row("Chromium print-to-PDF", chrome) } else { print("Chromium print-to-PDF: not measured") }
 }
+
+printConvert(results)
 
 if let png = results["png-encode"] {
     print("")
