@@ -4,12 +4,18 @@ import Foundation
 
 // MARK: Convert: SMS Backup & Restore XML → native JSON
 
-/// `bubbles convert backup.xml -o chat.json` as the tool runs it: `Importer.load`, then
-/// `ConversationWriter` streaming each message to the file through 64 KiB buffers. Two sizes, to
-/// see how time and memory grow with the file. The files are generated once into $TMPDIR.
+/// `bubbles convert backup.xml -o chat.json`, two ways, at two sizes (to see how time and memory
+/// grow with the file; the files are generated once into $TMPDIR):
+/// - the tool itself (the release `bubbles` beside this binary, run as a child; its peak memory
+///   from `RUSAGE_CHILDREN`): messages stream from the importer through a spill file on disk to
+///   the JSON, one at a time;
+/// - in memory, for comparison: `Importer.load` builds the whole Conversation, then
+///   `ConversationWriter` writes it.
 let convertSizes = [250_000, 1_000_000]
 
-func convertCaseName(_ size: Int) -> String { "convert-sms-json-\(size >= 1_000_000 ? "\(size / 1_000_000)m" : "\(size / 1000)k")" }
+func convertCaseName(_ size: Int, tool: Bool = true) -> String {
+    "convert-sms-json-\(size >= 1_000_000 ? "\(size / 1_000_000)m" : "\(size / 1000)k")" + (tool ? "" : "-inmemory")
+}
 
 func convertBenchFile(_ size: Int) -> String {
     (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-convert-bench-sms-\(size).xml")
@@ -87,7 +93,7 @@ func convertCase(size: Int) throws -> Figures {
     let done = now()
     let count = c.messages.count
     let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
-    return Figures(name: convertCaseName(size), messages: count,
+    return Figures(name: convertCaseName(size, tool: false), messages: count,
                    microsPerMessage: ["import": (imported - start) * 1e6 / Double(count),
                                       "write": (done - imported) * 1e6 / Double(count),
                                       "total": (done - start) * 1e6 / Double(count)],
@@ -99,11 +105,54 @@ func convertCase(size: Int) throws -> Figures {
                            "peak after import": String(format: "%.0f", peakAfterImport)])
 }
 
+func convertToolCase(size: Int) throws -> Figures {
+    let input = try writeConvertBenchFile(size)
+    let tool = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent().appendingPathComponent("bubbles").path
+    guard FileManager.default.isExecutableFile(atPath: tool) else {
+        throw BenchError("\(tool) is missing; build it with swift build -c release --product bubbles (make bench does)")
+    }
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let output = dir + "/chat.json"
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: tool)
+    p.arguments = ["convert", input, "-o", output, "--tz", "UTC"]
+    let start = now()
+    try p.run()
+    p.waitUntilExit()
+    let seconds = now() - start
+    guard p.terminationStatus == 0 else { throw BenchError("bubbles convert exited with \(p.terminationStatus)") }
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    let count = size
+    let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+    let inBytes = (try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
+    return Figures(name: convertCaseName(size), messages: count, microsPerMessage: ["total": seconds * 1e6 / Double(count)],
+                   peakMemoryMB: Double(usage.ru_maxrss) / 1024,
+                   notes: ["input MB": String(format: "%.0f", Double(inBytes) / 1e6),
+                           "output MB": String(format: "%.0f", Double(outBytes) / 1e6)])
+}
+
 func printConvert(_ results: [String: Figures]) {
-    let rows = convertSizes.compactMap { results[convertCaseName($0)] }
+    let tools = convertSizes.compactMap { results[convertCaseName($0)] }
+    if !tools.isEmpty {
+        print("")
+        print("bubbles convert SMS Backup & Restore XML → JSON (release tool; messages streamed through a spill file)")
+        print(pad("case", 26) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10) + lpad("peak MB", 9))
+        for f in tools {
+            print(pad(f.name, 26) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
+                  + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
+                  + lpad(String(format: "%.0f", f.peakMemoryMB), 9))
+        }
+    }
+    printConvertInMemory(results)
+}
+
+func printConvertInMemory(_ results: [String: Figures]) {
+    let rows = convertSizes.compactMap { results[convertCaseName($0, tool: false)] }
     guard !rows.isEmpty else { return }
     print("")
-    print("Convert SMS Backup & Restore XML → native JSON (release build; the tool's path: import, then streamed writer)")
+    print("For comparison, in memory: Importer.load builds the whole Conversation, then ConversationWriter writes it")
     print(pad("case", 22) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10)
           + lpad("write msg/s", 13) + lpad("peak MB", 9) + lpad("import peak", 13) + lpad("writer +MB", 12))
     for f in rows {
@@ -114,7 +163,6 @@ func printConvert(_ results: [String: Figures]) {
               + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(String(format: "%.0f", importPeak), 13)
               + lpad(String(format: "%.0f", f.peakMemoryMB - importPeak), 12))
     }
-    print("writer +MB: what writing the JSON adds to the peak the import reached (the output is streamed, never held);")
-    print("it stays flat as the file grows. The import itself holds the whole Conversation (sorted by date), so its")
-    print("peak grows with the number of messages.")
+    print("writer +MB: what writing the JSON adds to the peak the import reached (the writer streams; it adds nothing).")
+    print("Here the whole Conversation is held, so the peak grows with the file; the tool's streamed path above does not.")
 }

@@ -219,8 +219,10 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
-    (convertCaseName(convertSizes[0]), { _ in try convertCase(size: convertSizes[0]) }),
-    (convertCaseName(convertSizes[1]), { _ in try convertCase(size: convertSizes[1]) }),
+    (convertCaseName(convertSizes[0]), { _ in try convertToolCase(size: convertSizes[0]) }),
+    (convertCaseName(convertSizes[1]), { _ in try convertToolCase(size: convertSizes[1]) }),
+    (convertCaseName(convertSizes[0], tool: false), { _ in try convertCase(size: convertSizes[0]) }),
+    (convertCaseName(convertSizes[1], tool: false), { _ in try convertCase(size: convertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
 ]
 

@@ -153,8 +153,15 @@ public struct ImportResult: Sendable {
 ///     print(result.conversation.messages.count, result.warnings.count)
 public enum Importer {
     /// Reads `path` (a file, or an export folder) as `format`, or as the detected format when nil.
-    public static func load(path: String, format: ImportFormat? = nil,
-                            options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportResult {
+    ///
+    /// With `sink`, every kept message is handed to it as soon as it is read, and the result's
+    /// conversation has no messages (its title, participants and `me` are complete; `replies` and
+    /// `statuses` are left empty). Messages come in the source's order: an SMS backup, which
+    /// `load` without a sink sorts by date, arrives in file order (`sortsByDate` says so). Importers
+    /// that must read everything first (WhatsApp) deliver at the end. An error from the sink
+    /// ends the import with an error naming it.
+    public static func load(path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
+                            messages sink: ((Message) throws -> Void)? = nil) throws(ImportError) -> ImportResult {
         let source: ImportSource
         if let format {
             source = FormatDetector.source(path: path, format: format)
@@ -162,6 +169,7 @@ public enum Importer {
             source = try FormatDetector.detect(path: path)
         }
         let context = ImportContext(path: source.displayPath, options: options)
+        context.sink = sink
         var result: ImportResult
         switch source.format {
         case .native: result = try NativeImporter.load(source, context: context)
@@ -170,11 +178,23 @@ public enum Importer {
         case .telegram: result = try TelegramImporter.load(source, context: context)
         case .imessage: result = try IMessageImporter.load(source, context: context)
         }
+        if sink != nil, !result.conversation.messages.isEmpty {
+            // An importer that gathered its messages first (`adopt`): deliver them now.
+            for m in result.conversation.messages where !context.deliver(m) { break }
+            result.conversation.messages = []
+        }
+        if let failed = context.sinkError {
+            throw ImportError(path: source.displayPath, reason: "stopped: the messages could not be passed on: \(failed)")
+        }
         result.warnings = context.finishedWarnings()
         result.skipped = context.skipped
         result.attachmentsFolder = context.createdAttachmentsFolder
         return result
     }
+
+    /// Whether `load` without a sink orders `format`'s messages by date (SMS backups list all SMS
+    /// before all MMS); a sink receives them in file order.
+    public static func sortsByDate(_ format: ImportFormat) -> Bool { format == .smsBackup }
 
     /// The format `path` holds, judged from its content (first bytes, structure, SQLite header,
     /// zip with a .txt inside, a folder with a WhatsApp `_chat.txt`), not from its name.

@@ -282,6 +282,27 @@ struct ConvertCLITests {
         }
     }
 
+    @Test("an SMS backup out of date order: the JSON lists the messages by date (runs merged, or sorted when there are many)", arguments: [3, 200])
+    func outOfOrder(runs: Int) throws {
+        let dir = try ImportCLITests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // 200 messages; message k is dated k minutes after the start, written in `runs` ascending runs.
+        let count = 200
+        var order: [Int] = []
+        for r in 0..<runs { order += stride(from: r, to: count, by: runs).map { $0 } }
+        var xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(count)\">\n"
+        for k in order {
+            xml += "<sms address=\"+15550102000\" date=\"\(1_700_000_000_000 + k * 60_000)\" type=\"\(k % 2 + 1)\" body=\"message \(k)\" contact_name=\"Ann\" />\n"
+        }
+        xml += "</smses>\n"
+        try Data(xml.utf8).write(to: dir.appendingPathComponent("backup.xml"))
+        let r = try Tool.run(["convert", "backup.xml", "-o", "out.json"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = try Self.rows(json: Data(contentsOf: dir.appendingPathComponent("out.json")))
+        #expect(rows.map(\.text) == (0..<count).map { "message \($0)" })
+        #expect(rows.map(\.direction) == (0..<count).map { $0 % 2 == 0 ? "incoming" : "outgoing" })
+    }
+
     @Test("--assets folder copies photos into OUT_files/; --assets embed puts data: URLs in the file, and render reads them")
     func assets() throws {
         let dir = try ImportCLITests.folder()

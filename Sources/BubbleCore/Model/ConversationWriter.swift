@@ -15,7 +15,6 @@ import Foundation
 public final class ConversationWriter {
     private var buffer: [UInt8] = []
     private let flush: ([UInt8]) throws -> Void
-    private var me: String?
     private var count = 0
     private let limit = 1 << 16
 
@@ -28,7 +27,6 @@ public final class ConversationWriter {
     public var messagesWritten: Int { count }
 
     public func begin(title: String?, me: String?, theme: String? = nil, participants: [Participant]) throws {
-        self.me = me
         var b: [UInt8] = []
         swap(&b, &buffer)
         defer { swap(&b, &buffer) }
@@ -57,6 +55,22 @@ public final class ConversationWriter {
         defer { swap(&b, &buffer) }
         Self.put(count == 0 ? "\n    {" : ",\n    {", &b)
         count += 1
+        b.removeLast()
+        Self.encode(m, into: &b)
+        try flushIfFull(&b)
+    }
+
+    /// Writes a message already made by `encode` (e.g. kept on disk meanwhile).
+    public func write(encoded: some Collection<UInt8>) throws {
+        Self.put(count == 0 ? "\n    " : ",\n    ", &buffer)
+        count += 1
+        buffer.append(contentsOf: encoded)
+        try flushIfFull(&buffer)
+    }
+
+    /// One message as its JSON object, on one line, as `write` writes it.
+    public static func encode(_ m: Message, into b: inout [UInt8]) {
+        b.append(UInt8(ascii: "{"))
         var first = true
         func key(_ name: StaticString) {
             Self.put(first ? "\"" : ", \"", &b)
@@ -66,9 +80,9 @@ public final class ConversationWriter {
         }
         if m.kind == .system { key("type"); Self.put("\"system\"", &b) }
         if let from = m.sender { key("from"); Self.string(from, &b) }
-        // The direction only when `me` does not already say it (system lines: incoming).
-        let implied: Direction = if let me, let from = m.sender { from == me ? .outgoing : .incoming } else { .incoming }
-        if m.direction != implied || (me == nil && m.kind == .message) {
+        // Every message says its side (the file's `me` may be decided only after the messages
+        // were written); system lines are always incoming.
+        if m.kind == .message || m.direction != .incoming {
             key("direction"); Self.put(m.direction == .outgoing ? "\"outgoing\"" : "\"incoming\"", &b)
         }
         key("date"); b.append(UInt8(ascii: "\""))
@@ -111,7 +125,6 @@ public final class ConversationWriter {
             key("statusDate"); b.append(UInt8(ascii: "\"")); ConversationFile.appendInstant(d, to: &b); b.append(UInt8(ascii: "\""))
         }
         b.append(UInt8(ascii: "}"))
-        try flushIfFull(&b)
     }
 
     public func finish() throws {
