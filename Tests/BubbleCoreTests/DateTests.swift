@@ -72,5 +72,14 @@ struct DateTests {
         let us = DateTexts(timeZone: .gmt, locale: Locale(identifier: "en_US"))
         #expect(us.time(date).replacingOccurrences(of: "\u{202F}", with: " ") == "10:13 PM")
         #expect(us.day(date) == "Tuesday, November 14, 2023")
+        // Relative names only with a `now`, for that day and the one before, in the zone's days.
+        let later = Date(timeIntervalSince1970: 1_700_000_000 + 86_400)
+        let french = DateTexts(timeZone: .gmt, locale: Locale(identifier: "fr_FR"), now: later)
+        #expect(french.day(date) == "Hier")
+        #expect(french.day(later) == "Aujourd’hui")
+        #expect(french.day(Date(timeIntervalSince1970: 1_700_000_000 - 86_400)) == "lundi 13 novembre 2023")
+        #expect(DateTexts(timeZone: .gmt, now: date).day(date) == "Today")
+        #expect(DateTexts(timeZone: TimeZone(identifier: "Asia/Tokyo")!, now: date).day(date) == "Today")
+        #expect(DateTexts(timeZone: .gmt, now: later).day(date) == "Yesterday")
     }
 }

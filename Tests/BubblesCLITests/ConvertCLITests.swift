@@ -256,6 +256,24 @@ struct ConvertCLITests {
         #expect(plain.contains("Tuesday, 14 November 2023") && plain.contains("<time>22:13</time>"))
     }
 
+    @Test("--now names today's and yesterday's separators (in the locale's words); other days keep their dates")
+    func relativeDays() throws {
+        let dir = try ImportCLITests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wa = Self.fixtures.appendingPathComponent("whatsapp-android-us").path
+        let pdf = dir.appendingPathComponent("n.pdf").path
+        var r = try Tool.run(["render", wa, "--me", "Ben Ode", "-o", pdf, "--tz", "UTC", "--now", "2019-12-25T18:00"])
+        #expect(r.status == 0, "\(r.stderr)")
+        var text = try pdftotext(pdf)
+        #expect(text.contains("Yesterday") && text.contains("Today") && !text.contains("Tuesday, 24 December 2019"), "\(text)")
+        r = try Tool.run(["render", wa, "--me", "Ben Ode", "-o", pdf, "--tz", "UTC", "--now", "2019-12-26", "--locale", "de_DE"])
+        #expect(r.status == 0, "\(r.stderr)")
+        text = try pdftotext(pdf)
+        #expect(text.contains("Dienstag, 24. Dezember 2019") && text.contains("Gestern") && !text.contains("Heute"), "\(text)")
+        r = try Tool.run(["render", wa, "--me", "Ben Ode", "-o", pdf, "--now", "soon"])
+        #expect(r.status != 0 && r.stderr.contains("--now 'soon' is not a date"), "\(r.stderr)")
+    }
+
     @Test("convert (in any zone), then render the JSON: the same PNG as rendering the export directly", arguments: [
         ("whatsapp-ios", ["--me", "Kai"]),
         ("sms/sms-backup.xml", ["--chat", "Ann Lee"]),
