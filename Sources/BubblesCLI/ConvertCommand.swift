@@ -47,6 +47,11 @@ struct Convert: ParsableCommand {
             if (try? URL(fileURLWithPath: output).resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
                 throw CLIError("\(output): is a folder; expected an output file name")
             }
+            let parent = URL(fileURLWithPath: output).standardizedFileURL.deletingLastPathComponent().path
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder), isFolder.boolValue else {
+                throw CLIError("\(output): its folder \(parent) does not exist")
+            }
             if source.input != "-", URL(fileURLWithPath: source.input).standardizedFileURL.resolvingSymlinksInPath()
                 == URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath() {
                 throw CLIError("\(output): is the input file; refusing to overwrite it")

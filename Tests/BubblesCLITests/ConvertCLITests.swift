@@ -356,6 +356,7 @@ struct ConvertCLITests {
         (["-o", "out.txt"], "cannot tell the output format from 'out.txt'; use --format json|csv"),
         (["-o", "out.json", "--assets", "inline"], "--assets 'inline' is not an asset mode; expected reference, folder or embed"),
         (["-o", "-", "--format", "json", "--assets", "folder"], "--assets folder writes several files"),
+        (["-o", "missing/out.json", "--assets", "folder"], "missing/out.json: its folder"),
     ])
     func badArguments(arguments: [String], message: String) throws {
         let dir = try ImportCLITests.folder()
