@@ -64,43 +64,40 @@ struct Convert: ParsableCommand {
         let filesName = output == "-" ? "" : URL(fileURLWithPath: output).deletingPathExtension().lastPathComponent + "_files"
         let placer = PhotoPlacer(mode: mode, outputFolder: outFolder, filesFolderName: filesName, toStandardOutput: output == "-")
 
-        switch kind {
-        case .json:
-            // Streamed: each message is placed, encoded and put aside on disk as it is read; the
-            // header (title, participants, `me`) is known at the end, then the messages follow it
-            // (merged by date for the formats an import sorts). Memory holds one message at a time.
-            let spill = try MessageSpill()
-            defer { spill.remove() }
-            var line: [UInt8] = []
-            let loaded = try source.load(messages: { message in
-                var m = message
-                try placer.place(&m)
-                line.removeAll(keepingCapacity: true)
-                ConversationWriter.encode(m, into: &line)
-                try spill.append(date: m.date, line)
-            }, before: { folder, temporary in placer.inputFolder = folder; placer.temporary = temporary })
-            defer { loaded.close() }
-            try spill.finishWriting()
-            loaded.reportWarnings(messageCount: spill.count)
-            let participants = try placer.place(loaded.conversation).participants
-            placer.reportNotes()
-            try OutputFile.write(output) { sink in
+        // Streamed: each message is placed, encoded and put aside on disk as it is read; the
+        // header (title, participants, `me`) and the authors' final names are known at the end,
+        // then the messages follow (merged by date for the formats an import sorts). Memory holds
+        // one message at a time, whatever the size of the input.
+        let spill = try MessageSpill()
+        defer { spill.remove() }
+        var line: [UInt8] = []
+        let loaded = try source.load(messages: { message in
+            var m = message
+            try placer.place(&m)
+            line.removeAll(keepingCapacity: true)
+            ConversationWriter.encode(m, into: &line)
+            try spill.append(date: m.date, line)
+        }, before: { folder, temporary in placer.inputFolder = folder; placer.temporary = temporary })
+        defer { loaded.close() }
+        try spill.finishWriting()
+        loaded.reportWarnings(messageCount: spill.count)
+        let header = try placer.place(loaded.conversation)  // the participants' avatars
+        placer.reportNotes()
+        let byDate = Importer.sortsByDate(loaded.result.format)
+        try OutputFile.write(output) { sink in
+            switch kind {
+            case .json:
                 let writer = ConversationWriter(flush: sink)
-                try writer.begin(title: loaded.conversation.title, me: loaded.result.me, theme: loaded.result.theme,
-                                 participants: participants)
-                try spill.forEach(sortedByDate: Importer.sortsByDate(loaded.result.format)) { try writer.write(encoded: $0) }
+                try writer.begin(title: header.title, me: loaded.result.me, theme: loaded.result.theme,
+                                 participants: header.participants)
+                try spill.forEach(sortedByDate: byDate) { try writer.write(encoded: $0) }
                 try writer.finish()
-            }
-        case .csv:
-            let loaded = try source.load(before: { folder, temporary in placer.inputFolder = folder; placer.temporary = temporary })
-            defer { loaded.close() }
-            loaded.reportWarnings()
-            let conversation = try placer.place(loaded.conversation)
-            placer.reportNotes()
-            try OutputFile.write(output) { sink in
-                let writer = ConversationCSVWriter(conversation: conversation, timeZone: loaded.timeZone, flush: sink)
+            case .csv:
+                let writer = ConversationCSVWriter(conversation: header, timeZone: loaded.timeZone, flush: sink)
                 try writer.writeHeader()
-                for m in conversation.messages { try writer.write(m) }
+                try spill.forEach(sortedByDate: byDate) { bytes in
+                    try writer.write(try reporting { try ConversationFile.decodeMessage(Data(bytes), timeZone: loaded.timeZone) })
+                }
                 try writer.finish()
             }
         }
