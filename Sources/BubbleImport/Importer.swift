@@ -157,9 +157,9 @@ public enum Importer {
     /// With `sink`, every kept message is handed to it as soon as it is read, and the result's
     /// conversation has no messages (its title, participants and `me` are complete; `replies` and
     /// `statuses` are left empty). Messages come in the source's order: an SMS backup, which
-    /// `load` without a sink sorts by date, arrives in file order (`sortsByDate` says so). Importers
-    /// that must read everything first (WhatsApp) deliver at the end. An error from the sink
-    /// ends the import with an error naming it.
+    /// `load` without a sink sorts by date, arrives in file order (`sortsByDate` says so).
+    /// Importers that decide sides only once everything is read (WhatsApp, Telegram) deliver at
+    /// the end (`streamsMessages`). An error from the sink ends the import with an error naming it.
     public static func load(path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
                             messages sink: ((Message) throws -> Void)? = nil) throws(ImportError) -> ImportResult {
         let source: ImportSource
@@ -169,7 +169,9 @@ public enum Importer {
             source = try FormatDetector.detect(path: path)
         }
         let context = ImportContext(path: source.displayPath, options: options)
-        context.sink = sink
+        // Only importers that know each message's side as they read it stream; the others
+        // (WhatsApp, Telegram: "me" is decided once all authors are known) deliver at the end.
+        if streamsMessages(source.format) { context.sink = sink }
         var result: ImportResult
         switch source.format {
         case .native: result = try NativeImporter.load(source, context: context)
@@ -178,8 +180,9 @@ public enum Importer {
         case .telegram: result = try TelegramImporter.load(source, context: context)
         case .imessage: result = try IMessageImporter.load(source, context: context)
         }
-        if sink != nil, !result.conversation.messages.isEmpty {
-            // An importer that gathered its messages first (`adopt`): deliver them now.
+        if let sink, !result.conversation.messages.isEmpty {
+            // An importer that gathered its messages first: deliver them now.
+            context.sink = sink
             for m in result.conversation.messages where !context.deliver(m) { break }
             result.conversation.messages = []
         }
@@ -191,6 +194,10 @@ public enum Importer {
         result.attachmentsFolder = context.createdAttachmentsFolder
         return result
     }
+
+    /// Whether `load` with a sink hands messages over as they are read (SMS backups, iMessage,
+    /// native JSON) rather than once the whole export is read (WhatsApp, Telegram).
+    public static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native].contains(format) }
 
     /// Whether `load` without a sink orders `format`'s messages by date (SMS backups list all SMS
     /// before all MMS); a sink receives them in file order.
