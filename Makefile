@@ -22,6 +22,7 @@ test: bootstrap
 
 bench: bootstrap
 	$(SWIFT) build -c release --product BubbleBench
+	$(SWIFT) build -c release --product bubbles
 	$$($(SWIFT) build -c release --show-bin-path)/BubbleBench $(BENCH_ARGS)
 
 clean:

@@ -66,7 +66,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         // Runs the built `bubbles` tool as a user would.
-        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI"]),
+        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender"]),
     ],
     swiftLanguageModes: [.v6]
 )

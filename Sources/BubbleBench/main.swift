@@ -220,6 +220,10 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
+    (convertCaseName(convertSizes[0]), { _ in try convertToolCase(size: convertSizes[0]) }),
+    (convertCaseName(convertSizes[1]), { _ in try convertToolCase(size: convertSizes[1]) }),
+    (convertCaseName(convertSizes[0], tool: false), { _ in try convertCase(size: convertSizes[0]) }),
+    (convertCaseName(convertSizes[1], tool: false), { _ in try convertCase(size: convertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
 ] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
 
@@ -313,6 +317,8 @@ if let pdf = results["render-pdf"], let png = results["render-png"] {
     row("BubbleKit PNG 2× pages", png)
     if let chrome { row("Chromium print-to-PDF", chrome) } else { print("Chromium print-to-PDF: not measured") }
 }
+
+printConvert(results)
 
 if let png = results["png-encode"] {
     print("")

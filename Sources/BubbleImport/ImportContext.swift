@@ -10,6 +10,18 @@ final class ImportContext {
     private var warnings: [ImportWarning] = []
     private var unlistedWarnings = 0
     private(set) var createdAttachmentsFolder: String?
+    /// Set by `Importer.load(…, messages:)`: each kept message goes there instead of into the
+    /// model, as it is read. The first error it throws stops the deliveries and ends the import.
+    var sink: ((Message) throws -> Void)?
+    private(set) var sinkError: (any Error)?
+
+    /// Hands `message` to the sink; false once the sink has failed.
+    @discardableResult
+    func deliver(_ message: Message) -> Bool {
+        guard sinkError == nil, let sink else { return false }
+        do { try sink(message) } catch { sinkError = error }
+        return sinkError == nil
+    }
 
     init(path: String, options: ImportOptions) {
         self.path = path
@@ -84,6 +96,9 @@ struct ConversationBuilder {
     /// Index in `messages` → source id it replies to.
     private var replyTo: [Int: Int64] = [:]
     private(set) var excluded = 0
+    /// Messages handed to the context's sink (streamed, not kept), and their authors.
+    private(set) var streamed = 0
+    private var streamedSenders = Set<String>()
 
     /// Adds `id` if new; a later, better name (not just the id again) replaces the first one.
     mutating func participant(id: String, name: String) {
@@ -121,6 +136,13 @@ struct ConversationBuilder {
             excluded += 1
             return false
         }
+        if context.sink != nil {
+            // Streaming: the message leaves now; only its author is remembered.
+            if let sender = message.sender { streamedSenders.insert(sender) }
+            streamed += 1
+            context.deliver(message)
+            return true
+        }
         let index = messages.count
         messages.append(message)
         if let status { statuses[index] = status }
@@ -157,7 +179,7 @@ struct ConversationBuilder {
         let sorted = messages
         let newIndex: (Int) -> Int = { i in map.map { $0[i] } ?? i }
 
-        var used = Set<String>()
+        var used = streamedSenders
         for m in sorted { if let s = m.sender { used.insert(s) } }
         if let keep { used.insert(keep) }
         let people = participants.filter { used.contains($0.id) }

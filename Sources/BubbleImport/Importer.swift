@@ -156,8 +156,15 @@ public struct ImportResult: Sendable {
 ///     print(result.conversation.messages.count, result.warnings.count)
 public enum Importer {
     /// Reads `path` (a file, or an export folder) as `format`, or as the detected format when nil.
-    public static func load(path: String, format: ImportFormat? = nil,
-                            options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportResult {
+    ///
+    /// With `sink`, every kept message is handed to it as soon as it is read, and the result's
+    /// conversation has no messages (its title, participants and `me` are complete; `replies` and
+    /// `statuses` are left empty). Messages come in the source's order: an SMS backup, which
+    /// `load` without a sink sorts by date, arrives in file order (`sortsByDate` says so).
+    /// Importers that decide sides only once everything is read (WhatsApp, Telegram) deliver at
+    /// the end (`streamsMessages`). An error from the sink ends the import with an error naming it.
+    public static func load(path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
+                            messages sink: ((Message) throws -> Void)? = nil) throws(ImportError) -> ImportResult {
         let source: ImportSource
         if let format {
             source = FormatDetector.source(path: path, format: format)
@@ -165,6 +172,9 @@ public enum Importer {
             source = try FormatDetector.detect(path: path)
         }
         let context = ImportContext(path: source.displayPath, options: options)
+        // Only importers that know each message's side as they read it stream; the others
+        // (WhatsApp, Telegram: "me" is decided once all authors are known) deliver at the end.
+        if streamsMessages(source.format) { context.sink = sink }
         var result: ImportResult
         switch source.format {
         case .native: result = try NativeImporter.load(source, context: context)
@@ -173,11 +183,28 @@ public enum Importer {
         case .telegram: result = try TelegramImporter.load(source, context: context)
         case .imessage: result = try IMessageImporter.load(source, context: context)
         }
+        if let sink, !result.conversation.messages.isEmpty {
+            // An importer that gathered its messages first: deliver them now.
+            context.sink = sink
+            for m in result.conversation.messages where !context.deliver(m) { break }
+            result.conversation.messages = []
+        }
+        if let failed = context.sinkError {
+            throw ImportError(path: source.displayPath, reason: "stopped: the messages could not be passed on: \(failed)")
+        }
         result.warnings = context.finishedWarnings()
         result.skipped = context.skipped
         result.attachmentsFolder = context.createdAttachmentsFolder
         return result
     }
+
+    /// Whether `load` with a sink hands messages over as they are read (SMS backups, iMessage,
+    /// native JSON) rather than once the whole export is read (WhatsApp, Telegram).
+    public static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native].contains(format) }
+
+    /// Whether `load` without a sink orders `format`'s messages by date (SMS backups list all SMS
+    /// before all MMS); a sink receives them in file order.
+    public static func sortsByDate(_ format: ImportFormat) -> Bool { format == .smsBackup }
 
     /// The format `path` holds, judged from its content (first bytes, structure, SQLite header,
     /// zip with a .txt inside, a folder with a WhatsApp `_chat.txt`), not from its name.

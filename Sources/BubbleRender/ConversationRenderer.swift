@@ -26,6 +26,8 @@ public struct RenderOptions: Sendable {
     public var timeZone: TimeZone = .current
     /// Locale of day and time texts; nil: the fixed English defaults (`DateTexts`).
     public var locale: Locale?
+    /// Day separators of this day and the one before say "Today", "Yesterday"; nil: dates only.
+    public var now: Date?
 
     public init(format: OutputFormat) { self.format = format }
 }
@@ -92,7 +94,7 @@ public final class ConversationRenderer {
         // Chats repeat themselves: identical texts at the same width are measured once.
         let measuring = CachingTextEngine(engine)
         let layouter = ConversationLayouter(style: theme.layoutStyle, engine: measuring, timeZone: options.timeZone,
-                                            locale: options.locale)
+                                            locale: options.locale, now: options.now)
         let layout = try layouter.layout(conversation, width: setup.contentWidth)
         return try SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale)
             .pages(for: conversation, layout: layout, setup: setup)

@@ -47,6 +47,11 @@ struct Convert: ParsableCommand {
             if (try? URL(fileURLWithPath: output).resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
                 throw CLIError("\(output): is a folder; expected an output file name")
             }
+            let parent = URL(fileURLWithPath: output).standardizedFileURL.deletingLastPathComponent().path
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder), isFolder.boolValue else {
+                throw CLIError("\(output): its folder \(parent) does not exist")
+            }
             if source.input != "-", URL(fileURLWithPath: source.input).standardizedFileURL.resolvingSymlinksInPath()
                 == URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath() {
                 throw CLIError("\(output): is the input file; refusing to overwrite it")
@@ -54,32 +59,166 @@ struct Convert: ParsableCommand {
         }
         _ = try source.zone()
 
-        let loaded = try source.load()
-        defer { loaded.close() }
-        loaded.reportWarnings()
-
         let outFolder = output == "-" ? FileManager.default.currentDirectoryPath
             : URL(fileURLWithPath: output).standardizedFileURL.deletingLastPathComponent().path
         let filesName = output == "-" ? "" : URL(fileURLWithPath: output).deletingPathExtension().lastPathComponent + "_files"
-        var placer = PhotoPlacer(mode: mode, loaded: loaded, outputFolder: outFolder, filesFolderName: filesName,
-                                 toStandardOutput: output == "-")
-        let conversation = try placer.place(loaded.conversation)
-        placer.reportNotes()
+        let placer = PhotoPlacer(mode: mode, outputFolder: outFolder, filesFolderName: filesName, toStandardOutput: output == "-")
 
+        // Streamed: each message is placed, encoded and put aside on disk as it is read; the
+        // header (title, participants, `me`) and the authors' final names are known at the end,
+        // then the messages follow (merged by date for the formats an import sorts). Memory holds
+        // one message at a time, whatever the size of the input.
+        let spill = try MessageSpill()
+        defer { spill.remove() }
+        var line: [UInt8] = []
+        let loaded = try source.load(messages: { message in
+            var m = message
+            try placer.place(&m)
+            line.removeAll(keepingCapacity: true)
+            ConversationWriter.encode(m, into: &line)
+            try spill.append(date: m.date, line)
+        }, before: { folder, temporary in placer.inputFolder = folder; placer.temporary = temporary })
+        defer { loaded.close() }
+        try spill.finishWriting()
+        loaded.reportWarnings(messageCount: spill.count)
+        let header = try placer.place(loaded.conversation)  // the participants' avatars
+        placer.reportNotes()
+        let byDate = Importer.sortsByDate(loaded.result.format)
         try OutputFile.write(output) { sink in
             switch kind {
             case .json:
                 let writer = ConversationWriter(flush: sink)
-                try writer.begin(title: conversation.title, me: loaded.result.me, theme: loaded.result.theme,
-                                 participants: conversation.participants)
-                for m in conversation.messages { try writer.write(m) }
+                try writer.begin(title: header.title, me: loaded.result.me, theme: loaded.result.theme,
+                                 participants: header.participants)
+                try spill.forEach(sortedByDate: byDate) { try writer.write(encoded: $0) }
                 try writer.finish()
             case .csv:
-                let writer = ConversationCSVWriter(conversation: conversation, timeZone: loaded.timeZone, flush: sink)
+                let writer = ConversationCSVWriter(conversation: header, timeZone: loaded.timeZone, flush: sink)
                 try writer.writeHeader()
-                for m in conversation.messages { try writer.write(m) }
+                try spill.forEach(sortedByDate: byDate) { bytes in
+                    try writer.write(try reporting { try ConversationFile.decodeMessage(Data(bytes), timeZone: loaded.timeZone) })
+                }
                 try writer.finish()
             }
+        }
+    }
+}
+
+/// Encoded messages put aside on disk while an import runs: records of (date, bytes) in arrival
+/// order, with where the dates go backwards, so that they can be read back in date order by
+/// merging the ordered runs (an SMS backup has two: its SMS, then its MMS).
+final class MessageSpill {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-spill-\(UUID().uuidString)").path
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var offset: Int64 = 0
+    private var lastDate = -Double.infinity
+    /// Byte offset where each run of non-decreasing dates starts.
+    private var runStarts: [Int64] = [0]
+    private(set) var count = 0
+    /// More runs than this are sorted in memory instead (a file in no order at all).
+    static let maxMergedRuns = 64
+
+    init() throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forUpdatingAtPath: path) else {
+            throw CLIError("\(path): cannot be created (the temporary folder holds the messages while they are read)")
+        }
+        handle = h
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    func append(date: Date, _ bytes: [UInt8]) throws {
+        let t = date.timeIntervalSince1970
+        if t < lastDate { runStarts.append(offset + Int64(buffer.count)) }
+        lastDate = t
+        withUnsafeBytes(of: t.bitPattern.littleEndian) { buffer.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { buffer.append(contentsOf: $0) }
+        buffer.append(contentsOf: bytes)
+        count += 1
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    private func flush() throws {
+        do { try handle.write(contentsOf: buffer) } catch {
+            throw CLIError("\(path): cannot be written: \(error.localizedDescription)")
+        }
+        offset += Int64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func finishWriting() throws { try flush() }
+
+    func remove() {
+        try? handle.close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Every record's bytes, in arrival order, or by date (stable: equal dates keep arrival order).
+    func forEach(sortedByDate: Bool, _ body: (ArraySlice<UInt8>) throws -> Void) throws {
+        let ends = Array(runStarts.dropFirst()) + [offset]
+        if !sortedByDate || runStarts.count == 1 {
+            let reader = try RunReader(path: path, from: 0, to: offset)
+            while let record = try reader.next() { try body(record.bytes) }
+        } else if runStarts.count <= Self.maxMergedRuns {
+            let readers = try zip(runStarts, ends).map { try RunReader(path: path, from: $0, to: $1) }
+            var heads = try readers.map { try $0.next() }
+            while true {
+                var best = -1
+                for (i, head) in heads.enumerated() {
+                    guard let head else { continue }
+                    if best < 0 || head.date < heads[best]!.date { best = i }
+                }
+                guard best >= 0 else { break }
+                try body(heads[best]!.bytes)
+                heads[best] = try readers[best].next()
+            }
+        } else {
+            let reader = try RunReader(path: path, from: 0, to: offset)
+            var all: [(date: Double, bytes: ArraySlice<UInt8>)] = []
+            while let record = try reader.next() { all.append(record) }
+            let order = all.indices.sorted { all[$0].date != all[$1].date ? all[$0].date < all[$1].date : $0 < $1 }
+            for i in order { try body(all[i].bytes) }
+        }
+    }
+
+    /// Reads the records between two offsets, 256 KiB at a time.
+    final class RunReader {
+        private let handle: FileHandle
+        private var remaining: Int64
+        private var chunk: [UInt8] = []
+        private var position = 0
+
+        init(path: String, from start: Int64, to end: Int64) throws {
+            guard let h = FileHandle(forReadingAtPath: path) else { throw CLIError("\(path): cannot be read back") }
+            try h.seek(toOffset: UInt64(start))
+            handle = h
+            remaining = end - start
+        }
+
+        deinit { try? handle.close() }
+
+        private func ensure(_ n: Int) throws -> Bool {
+            while chunk.count - position < n {
+                guard remaining > 0 else { return false }
+                let want = Int(min(remaining, Int64(max(1 << 18, n))))
+                guard let data = try handle.read(upToCount: want), !data.isEmpty else { return false }
+                chunk.removeSubrange(0..<position)
+                position = 0
+                chunk.append(contentsOf: data)
+                remaining -= Int64(data.count)
+            }
+            return true
+        }
+
+        func next() throws -> (date: Double, bytes: ArraySlice<UInt8>)? {
+            guard try ensure(12) else { return nil }
+            var bits: UInt64 = 0, length: UInt32 = 0
+            for k in 0..<8 { bits |= UInt64(chunk[position + k]) << (8 * UInt64(k)) }
+            for k in 0..<4 { length |= UInt32(chunk[position + 8 + k]) << (8 * UInt32(k)) }
+            guard try ensure(12 + Int(length)) else { throw CLIError("the messages put aside were cut short") }
+            let bytes = chunk[(position + 12)..<(position + 12 + Int(length))]
+            position += 12 + Int(length)
+            return (Double(bitPattern: bits), bytes)
         }
     }
 }
@@ -122,9 +261,12 @@ enum OutputFile {
 
 /// Where the photos of a converted conversation go: referenced by a path relative to the output,
 /// copied into `OUT_files/`, or embedded as `data:` URLs.
-struct PhotoPlacer {
+final class PhotoPlacer {
     let mode: Convert.Assets
-    let loaded: InputOptions.Loaded
+    /// The folder relative photo paths of the input are resolved against.
+    var inputFolder = FileManager.default.currentDirectoryPath
+    /// Folders (and files) that disappear once the conversion ends: photos in them are copied.
+    var temporary: [String] = []
     let outputFolder: String
     let filesFolderName: String
     let toStandardOutput: Bool
@@ -133,22 +275,24 @@ struct PhotoPlacer {
     private var copiedTemporary = 0
     private var missing: [String] = []
 
-    init(mode: Convert.Assets, loaded: InputOptions.Loaded, outputFolder: String, filesFolderName: String, toStandardOutput: Bool) {
-        self.mode = mode; self.loaded = loaded; self.outputFolder = outputFolder
+    init(mode: Convert.Assets, outputFolder: String, filesFolderName: String, toStandardOutput: Bool) {
+        self.mode = mode; self.outputFolder = outputFolder
         self.filesFolderName = filesFolderName; self.toStandardOutput = toStandardOutput
     }
 
-    mutating func place(_ conversation: Conversation) throws -> Conversation {
+    func place(_ conversation: Conversation) throws -> Conversation {
         var c = conversation
         for i in c.participants.indices {
             if let avatar = c.participants[i].avatar { c.participants[i].avatar = try place(avatar) }
         }
-        for i in c.messages.indices where !c.messages[i].images.isEmpty {
-            for j in c.messages[i].images.indices {
-                if let path = c.messages[i].images[j].path { c.messages[i].images[j].path = try place(path) }
-            }
-        }
+        for i in c.messages.indices { try place(&c.messages[i]) }
         return c
+    }
+
+    func place(_ m: inout Message) throws {
+        for j in m.images.indices {
+            if let path = m.images[j].path { m.images[j].path = try place(path) }
+        }
     }
 
     func reportNotes() {
@@ -163,10 +307,10 @@ struct PhotoPlacer {
         if !lines.isEmpty { FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
     }
 
-    private mutating func place(_ path: String) throws -> String {
+    private func place(_ path: String) throws -> String {
         if let done = placed[path] { return done }
-        let full = path.hasPrefix("/") ? path : URL(fileURLWithPath: loaded.folder).appendingPathComponent(path).standardizedFileURL.path
-        let temporary = loaded.temporary.contains { full.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") }
+        let full = path.hasPrefix("/") ? path : URL(fileURLWithPath: inputFolder).appendingPathComponent(path).standardizedFileURL.path
+        let temporary = self.temporary.contains { full.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") }
         var how = mode
         if mode == .reference, temporary {
             how = toStandardOutput ? .embed : .folder
@@ -206,7 +350,7 @@ struct PhotoPlacer {
         return result
     }
 
-    private mutating func uniqueName(_ name: String) -> String {
+    private func uniqueName(_ name: String) -> String {
         var candidate = name
         let stem = (name as NSString).deletingPathExtension, ext = (name as NSString).pathExtension
         var n = 2

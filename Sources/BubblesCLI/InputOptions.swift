@@ -53,7 +53,11 @@ struct InputOptions: ParsableArguments {
         text.replacingOccurrences(of: "`chat`", with: "--chat").replacingOccurrences(of: "`me`", with: "--me")
     }
 
-    func load() throws -> Loaded {
+    /// Reads the input. With `sink`, messages go there as they are read (see `Importer.load`) and
+    /// the loaded conversation has none; `before` learns first the folder photo paths are relative
+    /// to and the temporary folders photos may be written into.
+    func load(messages sink: ((Message) throws -> Void)? = nil,
+              before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil) throws -> Loaded {
         let zone = try zone()
         var format: ImportFormat?
         if let inputFormat {
@@ -88,8 +92,13 @@ struct InputOptions: ParsableArguments {
             var isDir: ObjCBool = false
             if FileManager.default.fileExists(atPath: input, isDirectory: &isDir), isDir.boolValue { folder = input }
         }
+        // Photos taken out of the export (MMS parts, a WhatsApp .zip) go into a folder of ours.
+        let attachments = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-attachments-\(UUID().uuidString)").path
+        options.attachmentsFolder = attachments
+        temporary.append(attachments)
+        before?(folder, temporary)
         do {
-            let result = try Importer.load(path: path, format: format, options: options)
+            let result = try Importer.load(path: path, format: format, options: options, messages: sink)
             if let made = result.attachmentsFolder { temporary.append(made) }
             return Loaded(result: result, folder: folder, timeZone: zone, temporary: temporary)
         } catch {
@@ -103,7 +112,7 @@ struct InputOptions: ParsableArguments {
 
 extension InputOptions.Loaded {
     /// Tells the user on stderr what was skipped, left out or changed (silent when nothing was).
-    func reportWarnings(maxShown: Int = 20) {
+    func reportWarnings(maxShown: Int = 20, messageCount: Int? = nil) {
         let r = result
         var lines: [String] = r.warnings.prefix(maxShown).map { "warning: " + InputOptions.optionNames($0.description) }
         if r.warnings.count > maxShown { lines.append("warning: … and \(r.warnings.count - maxShown) more warnings") }
@@ -111,7 +120,7 @@ extension InputOptions.Loaded {
         if r.skipped > 0 { summary.append("skipped \(r.skipped) item\(r.skipped == 1 ? "" : "s") (see the warnings)") }
         if r.excluded > 0 { summary.append("left out \(r.excluded) message\(r.excluded == 1 ? "" : "s") outside --since/--until") }
         if !summary.isEmpty || !r.warnings.isEmpty {
-            lines.append("\(r.format): read \(r.conversation.messages.count) messages" + (summary.isEmpty ? "" : "; " + summary.joined(separator: "; ")))
+            lines.append("\(r.format): read \(messageCount ?? r.conversation.messages.count) messages" + (summary.isEmpty ? "" : "; " + summary.joined(separator: "; ")))
         }
         if !lines.isEmpty { FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
     }

@@ -33,6 +33,7 @@ struct Render: ParsableCommand {
     @Option(help: "HTML photos and fonts: embed (one self-contained file) or folder (copied into OUT_files/).") var assets: String = "embed"
     @Option(help: "HTML pages: a number of messages per page, month (one page per month) or none (one page).") var split: String = "5000"
     @Flag(help: "HTML: load every photo at once (for printing) instead of lazily.") var noLazyImages = false
+    @Option(help: "Name today's and yesterday's day separators relative to this date (YYYY-MM-DD or a date-time, in --tz); default: dates only.") var now: String?
     @Option(help: "Locale of day and time texts (e.g. en_US, en_GB, de_DE, fr_FR, ja_JP); default: English days, 24-hour times.") var locale: String?
 
     func run() throws {
@@ -72,6 +73,7 @@ struct Render: ParsableCommand {
         }
         _ = try source.zone()
         let localeValue = try BubblesCLI.locale(locale)
+        let nowValue = try now.map { try parseDate($0, option: "--now", zone: try source.zone()) }
 
         let loaded = try source.load()
         defer { loaded.close() }
@@ -90,6 +92,7 @@ struct Render: ParsableCommand {
             var options = HTMLOptions()
             options.timeZone = loaded.timeZone
             options.locale = localeValue
+            options.now = nowValue
             options.dark = dark ? true : nil
             options.width = width
             options.assets = assetMode
@@ -106,6 +109,7 @@ struct Render: ParsableCommand {
             options.dark = dark
             options.timeZone = loaded.timeZone
             options.locale = localeValue
+            options.now = nowValue
             let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder)
             let bar = ProgressBar()
             renderer.progress = { done, total in bar.update(done, total) }

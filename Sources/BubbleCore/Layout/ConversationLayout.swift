@@ -110,14 +110,15 @@ public struct ConversationLayouter {
     /// Day separators and message times (zone and locale): `DateTexts`.
     public let dateTexts: DateTexts
 
-    /// `locale` nil (or `en_US_POSIX`): the fixed English day and 24-hour time texts.
+    /// `locale` nil (or `en_US_POSIX`): the fixed English day and 24-hour time texts; `now`:
+    /// today's and yesterday's separators say so.
     public init(style: LayoutStyle, engine: any TextEngine, timeZone: TimeZone = .current,
-                locale: Locale? = nil) {
+                locale: Locale? = nil, now: Date? = nil) {
         self.measurer = BubbleMeasurer(style: style, engine: engine)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         self.calendar = calendar
-        dateTexts = DateTexts(timeZone: timeZone, locale: locale)
+        dateTexts = DateTexts(timeZone: timeZone, locale: locale, now: now)
     }
 
     /// The whole conversation at `width`. Calling it again with another width is the re-layout.

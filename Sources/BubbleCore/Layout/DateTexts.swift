@@ -12,14 +12,18 @@ import Foundation
 /// "Sunday, 22 November 2026", times "09:41" (24-hour), header dates "22 November 2026", months
 /// "November 2026" — English, proleptic Gregorian, computed without a formatter. With a locale,
 /// ICU's patterns for that locale (templates `EEEEdMMMMy`, `jmm`, `dMMMMy`, `MMMMy`) with its
-/// weekday and month names and its 12/24-hour clock. Relative names ("Today") are never used:
-/// the same file renders the same whenever it is rendered.
+/// weekday and month names and its 12/24-hour clock. Relative names ("Today", "Yesterday", in the
+/// locale's words) only for day separators and only when a `now` is given: without it, the same
+/// file renders the same whenever it is rendered.
 ///
 /// Texts are cached per day and per minute of the day, so a long chat formats each only once.
 public final class DateTexts: @unchecked Sendable {
     public let timeZone: TimeZone
     /// nil: the fixed defaults.
     public let locale: Locale?
+    /// The moment "today" and "yesterday" are counted from; nil: no relative names.
+    public let now: Date?
+    private var nowDay: Int?
     private let lock = NSLock()
     private var days: [Int: String] = [:]
     private var times: [String?]
@@ -28,10 +32,11 @@ public final class DateTexts: @unchecked Sendable {
     private let shortFormatter: DateFormatter?
     private let monthFormatter: DateFormatter?
 
-    public init(timeZone: TimeZone, locale: Locale? = nil) {
+    public init(timeZone: TimeZone, locale: Locale? = nil, now: Date? = nil) {
         self.timeZone = timeZone
         let locale = locale?.identifier == "en_US_POSIX" ? nil : locale
         self.locale = locale
+        self.now = now
         times = Array(repeating: nil, count: 1440)
         func formatter(_ template: String) -> DateFormatter? {
             guard let locale else { return nil }
@@ -47,6 +52,7 @@ public final class DateTexts: @unchecked Sendable {
         timeFormatter = formatter("jmm")
         shortFormatter = formatter("dMMMMy")
         monthFormatter = formatter("MMMMy")
+        if let now { nowDay = localDay(now) }
     }
 
     /// True when the texts are the fixed defaults (a renderer may then use its own fast path).
@@ -97,7 +103,8 @@ public final class DateTexts: @unchecked Sendable {
     public func day(number day: Int) -> String {
         lock.lock(); defer { lock.unlock() }
         if let hit = days[day] { return hit }
-        let text = dayFormatter.map { $0.string(from: Self.noon(day)) } ?? Self.defaultDayLabel(day)
+        var text = dayFormatter.map { $0.string(from: Self.noon(day)) } ?? Self.defaultDayLabel(day)
+        if let nowDay, day == nowDay || day == nowDay - 1 { text = relativeName(day, from: nowDay) }
         if days.count > 100_000 { days.removeAll() }
         days[day] = text
         return text
@@ -109,6 +116,17 @@ public final class DateTexts: @unchecked Sendable {
 
     public func month(number day: Int) -> String {
         monthFormatter.map { $0.string(from: Self.noon(day)) } ?? Self.defaultMonthLabel(day)
+    }
+
+    /// "Today" / "Yesterday" in the locale's words, first letter capitalised ("Heute", "Hier").
+    private func relativeName(_ day: Int, from today: Int) -> String {
+        guard let locale else { return day == today ? "Today" : "Yesterday" }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let style = Date.AnchoredRelativeFormatStyle(anchor: Self.noon(day), allowedFields: [.day], presentation: .named,
+                                                     unitsStyle: .wide, locale: locale, calendar: calendar)
+        let word = style.format(Self.noon(today))
+        return word.prefix(1).uppercased(with: locale) + word.dropFirst()
     }
 
     // MARK: The fixed defaults

@@ -128,6 +128,25 @@ public enum ConversationFile {
                 Hints(me: meID, theme: file.theme))
     }
 
+    /// One message object as `ConversationWriter.encode` writes it (a line of a native file),
+    /// read back: wall-clock dates in `timeZone`. For BubbleKit's own lines (a spill file); a
+    /// malformed line is an error without a location.
+    public static func decodeMessage(_ line: Data, timeZone: TimeZone) throws(ConversationFileError) -> Message {
+        let m: MessageV1
+        do { m = try JSONDecoder().decode(MessageV1.self, from: line) } catch {
+            throw ConversationFileError(path: "(message)", location: nil, reason: "\(error)")
+        }
+        let wallTime = WallTime(iso: m.date)
+        guard let date = wallTime.map({ $0.instant(in: timeZone) }) ?? parseDate(m.date) else {
+            throw ConversationFileError(path: "(message)", location: "date", reason: "\"\(m.date)\" is not a date")
+        }
+        let kind = m.type ?? .message
+        return Message(kind: kind, sender: kind == .system ? nil : m.from, direction: m.direction ?? .incoming, date: date,
+                       text: m.text, images: (m.image.map { [$0] } ?? []) + (m.images ?? []), id: m.id,
+                       reactions: m.reactions ?? [], reply: m.reply, status: m.status,
+                       statusDate: m.statusDate.flatMap(parseDate), wallTime: wallTime)
+    }
+
     /// Encodes a conversation as version 1 (the same schema `decode` reads), with
     /// `ConversationWriter`: decoding it and encoding again gives the same bytes.
     public static func encode(_ conversation: Conversation, me: String? = nil, theme: String? = nil) throws -> Data {

@@ -15,7 +15,6 @@ import Foundation
 public final class ConversationWriter {
     private var buffer: [UInt8] = []
     private let flush: ([UInt8]) throws -> Void
-    private var me: String?
     private var count = 0
     private let limit = 1 << 16
 
@@ -28,132 +27,158 @@ public final class ConversationWriter {
     public var messagesWritten: Int { count }
 
     public func begin(title: String?, me: String?, theme: String? = nil, participants: [Participant]) throws {
-        self.me = me
-        put("{\n  \"format\": \"\(ConversationFile.formatName)\",\n  \"version\": \(ConversationFile.currentVersion),\n")
-        if let title { put("  \"title\": "); string(title); put(",\n") }
-        if let me { put("  \"me\": "); string(me); put(",\n") }
-        if let theme { put("  \"theme\": "); string(theme); put(",\n") }
-        put("  \"participants\": [")
+        var b: [UInt8] = []
+        swap(&b, &buffer)
+        defer { swap(&b, &buffer) }
+        Self.put("{\n  \"format\": \"\(ConversationFile.formatName)\",\n  \"version\": \(ConversationFile.currentVersion),\n", &b)
+        if let title { Self.put("  \"title\": ", &b); Self.string(title, &b); Self.put(",\n", &b) }
+        if let me { Self.put("  \"me\": ", &b); Self.string(me, &b); Self.put(",\n", &b) }
+        if let theme { Self.put("  \"theme\": ", &b); Self.string(theme, &b); Self.put(",\n", &b) }
+        Self.put("  \"participants\": [", &b)
         for (i, p) in participants.enumerated() {
-            put(i == 0 ? "\n    {" : ",\n    {")
-            put("\"id\": "); string(p.id)
-            put(", \"name\": "); string(p.name)
-            if let avatar = p.avatar { put(", \"avatar\": "); string(avatar) }
-            put("}")
+            Self.put(i == 0 ? "\n    {" : ",\n    {", &b)
+            Self.put("\"id\": ", &b); Self.string(p.id, &b)
+            Self.put(", \"name\": ", &b); Self.string(p.name, &b)
+            if let avatar = p.avatar { Self.put(", \"avatar\": ", &b); Self.string(avatar, &b) }
+            Self.put("}", &b)
         }
-        put(participants.isEmpty ? "],\n" : "\n  ],\n")
-        put("  \"messages\": [")
-        try flushIfFull()
+        Self.put(participants.isEmpty ? "],\n" : "\n  ],\n", &b)
+        Self.put("  \"messages\": [", &b)
+        try flushIfFull(&b)
     }
 
     public func write(_ m: Message) throws {
-        put(count == 0 ? "\n    {" : ",\n    {")
+        // The bytes go to a local array while the message is written (no exclusivity checks on
+        // a class property per byte).
+        var b: [UInt8] = []
+        swap(&b, &buffer)
+        defer { swap(&b, &buffer) }
+        Self.put(count == 0 ? "\n    {" : ",\n    {", &b)
         count += 1
+        b.removeLast()
+        Self.encode(m, into: &b)
+        try flushIfFull(&b)
+    }
+
+    /// Writes a message already made by `encode` (e.g. kept on disk meanwhile).
+    public func write(encoded: some Collection<UInt8>) throws {
+        Self.put(count == 0 ? "\n    " : ",\n    ", &buffer)
+        count += 1
+        buffer.append(contentsOf: encoded)
+        try flushIfFull(&buffer)
+    }
+
+    /// One message as its JSON object, on one line, as `write` writes it.
+    public static func encode(_ m: Message, into b: inout [UInt8]) {
+        b.append(UInt8(ascii: "{"))
         var first = true
-        func key(_ name: String) {
-            put(first ? "\"" : ", \"")
-            put(name)
-            put("\": ")
+        func key(_ name: StaticString) {
+            Self.put(first ? "\"" : ", \"", &b)
+            b.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            Self.put("\": ", &b)
             first = false
         }
-        if m.kind == .system { key("type"); put("\"system\"") }
-        if let from = m.sender { key("from"); string(from) }
-        // The direction only when `me` does not already say it (system lines: incoming).
-        let implied: Direction = if let me, let from = m.sender { from == me ? .outgoing : .incoming } else { .incoming }
-        if m.direction != implied || (me == nil && m.kind == .message) { key("direction"); put("\"\(m.direction.rawValue)\"") }
-        key("date"); put("\""); date(m.date, wall: m.wallTime); put("\"")
-        if let text = m.text { key("text"); string(text) }
-        if m.images.count == 1 {
-            key("image"); image(m.images[0])
-        } else if m.images.count > 1 {
-            key("images"); put("[")
-            for (i, img) in m.images.enumerated() { if i > 0 { put(", ") }; image(img) }
-            put("]")
+        if m.kind == .system { key("type"); Self.put("\"system\"", &b) }
+        if let from = m.sender { key("from"); Self.string(from, &b) }
+        // Every message says its side (the file's `me` may be decided only after the messages
+        // were written); system lines are always incoming.
+        if m.kind == .message || m.direction != .incoming {
+            key("direction"); Self.put(m.direction == .outgoing ? "\"outgoing\"" : "\"incoming\"", &b)
         }
-        if let id = m.id { key("id"); string(id) }
+        key("date"); b.append(UInt8(ascii: "\""))
+        if let wall = m.wallTime { Self.put(wall.description, &b) } else { ConversationFile.appendInstant(m.date, to: &b) }
+        b.append(UInt8(ascii: "\""))
+        if let text = m.text { key("text"); Self.string(text, &b) }
+        if m.images.count == 1 {
+            key("image"); Self.image(m.images[0], &b)
+        } else if m.images.count > 1 {
+            key("images"); Self.put("[", &b)
+            for (i, img) in m.images.enumerated() { if i > 0 { Self.put(", ", &b) }; Self.image(img, &b) }
+            Self.put("]", &b)
+        }
+        if let id = m.id { key("id"); Self.string(id, &b) }
         if !m.reactions.isEmpty {
-            key("reactions"); put("[")
+            key("reactions"); Self.put("[", &b)
             for (i, r) in m.reactions.enumerated() {
-                put(i == 0 ? "{\"emoji\": " : ", {\"emoji\": "); string(r.emoji)
-                put(", \"count\": \(r.count)")
+                Self.put(i == 0 ? "{\"emoji\": " : ", {\"emoji\": ", &b); Self.string(r.emoji, &b)
+                Self.put(", \"count\": \(r.count)", &b)
                 if !r.senders.isEmpty {
-                    put(", \"senders\": [")
-                    for (j, s) in r.senders.enumerated() { if j > 0 { put(", ") }; string(s) }
-                    put("]")
+                    Self.put(", \"senders\": [", &b)
+                    for (j, s) in r.senders.enumerated() { if j > 0 { Self.put(", ", &b) }; Self.string(s, &b) }
+                    Self.put("]", &b)
                 }
-                put("}")
+                Self.put("}", &b)
             }
-            put("]")
+            Self.put("]", &b)
         }
         if let reply = m.reply {
-            key("reply"); put("{")
+            key("reply"); Self.put("{", &b)
             var inner = true
-            func field(_ name: String, _ value: String?) {
-                guard let value else { return }
-                put(inner ? "\"\(name)\": " : ", \"\(name)\": "); string(value); inner = false
+            for (name, value) in [("id", reply.id), ("sender", reply.sender), ("text", reply.text)] {
+                guard let value else { continue }
+                Self.put(inner ? "\"\(name)\": " : ", \"\(name)\": ", &b); Self.string(value, &b); inner = false
             }
-            field("id", reply.id); field("sender", reply.sender); field("text", reply.text)
-            put("}")
+            Self.put("}", &b)
         }
-        if let status = m.status { key("status"); put("\"\(status.rawValue)\"") }
-        if let d = m.statusDate { key("statusDate"); put("\""); date(d, wall: nil); put("\"") }
-        put("}")
-        try flushIfFull()
+        if let status = m.status { key("status"); Self.put("\"\(status.rawValue)\"", &b) }
+        if let d = m.statusDate {
+            key("statusDate"); b.append(UInt8(ascii: "\"")); ConversationFile.appendInstant(d, to: &b); b.append(UInt8(ascii: "\""))
+        }
+        b.append(UInt8(ascii: "}"))
     }
 
     public func finish() throws {
-        put(count == 0 ? "]\n}\n" : "\n  ]\n}\n")
+        Self.put(count == 0 ? "]\n}\n" : "\n  ]\n}\n", &buffer)
         try flush(buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 
     // MARK: Pieces
 
-    private func flushIfFull() throws {
-        guard buffer.count >= limit else { return }
-        try flush(buffer)
-        buffer.removeAll(keepingCapacity: true)
+    private func flushIfFull(_ b: inout [UInt8]) throws {
+        guard b.count >= limit else { return }
+        try flush(b)
+        b.removeAll(keepingCapacity: true)
     }
 
-    private func put(_ s: String) { buffer.append(contentsOf: s.utf8) }
+    private static func put(_ s: String, _ b: inout [UInt8]) { b.append(contentsOf: s.utf8) }
 
-    private func image(_ img: ImageAttachment) {
-        put("{")
+    private static func image(_ img: ImageAttachment, _ b: inout [UInt8]) {
+        put("{", &b)
         var first = true
-        if let path = img.path { put("\"path\": "); string(path); first = false }
+        if let path = img.path { put("\"path\": ", &b); string(path, &b); first = false }
         if img.width > 0 || img.height > 0 {
-            put(first ? "\"width\": " : ", \"width\": "); number(img.width)
-            put(", \"height\": "); number(img.height)
+            put(first ? "\"width\": " : ", \"width\": ", &b); number(img.width, &b)
+            put(", \"height\": ", &b); number(img.height, &b)
         }
-        put("}")
+        put("}", &b)
     }
 
-    private func number(_ d: Double) {
-        if d == d.rounded(), abs(d) < 1e15 { put(String(Int(d))) } else { put("\(d)") }
+    private static func number(_ d: Double, _ b: inout [UInt8]) {
+        if d == d.rounded(), abs(d) < 1e15 { put(String(Int(d)), &b) } else { put("\(d)", &b) }
     }
 
     /// A JSON string: `"` `\` and control characters escaped, everything else as UTF-8.
-    private func string(_ s: String) {
-        buffer.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\\")); buffer.append(b)
-            case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\")); buffer.append(b)
-            case 0x0A: put("\\n")
-            case 0x0D: put("\\r")
-            case 0x09: put("\\t")
+    private static func string(_ s: String, _ b: inout [UInt8]) {
+        b.append(UInt8(ascii: "\""))
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            b.append(contentsOf: s.utf8)
+            b.append(UInt8(ascii: "\""))
+            return
+        }
+        for c in s.utf8 {
+            switch c {
+            case 0x22, 0x5C: b.append(0x5C); b.append(c)
+            case 0x0A: b.append(0x5C); b.append(UInt8(ascii: "n"))
+            case 0x0D: b.append(0x5C); b.append(UInt8(ascii: "r"))
+            case 0x09: b.append(0x5C); b.append(UInt8(ascii: "t"))
             case 0x00..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                put("\\u00"); buffer.append(hex[Int(b >> 4)]); buffer.append(hex[Int(b & 15)])
-            default: buffer.append(b)
+                put("\\u00", &b); b.append(hex[Int(c >> 4)]); b.append(hex[Int(c & 15)])
+            default: b.append(c)
             }
         }
-        buffer.append(UInt8(ascii: "\""))
-    }
-
-    private func date(_ d: Date, wall: WallTime?) {
-        if let wall { put(wall.description); return }
-        put(ConversationFile.formatInstant(d))
+        b.append(UInt8(ascii: "\""))
     }
 }
 
@@ -161,24 +186,45 @@ extension ConversationFile {
     /// `2026-11-22T09:41:00Z`; with `.123` or `.123456` when the instant has a fraction (the
     /// shortest of the two that reads back to the same instant, else nine digits).
     public static func formatInstant(_ d: Date) -> String {
+        var bytes: [UInt8] = []
+        appendInstant(d, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `formatInstant` into a byte buffer, with integer arithmetic only (no zone, no formatter):
+    /// the writer calls it once per message.
+    static func appendInstant(_ d: Date, to b: inout [UInt8]) {
         let t = d.timeIntervalSince1970
+        guard t.isFinite, abs(t) < 1e14 else { b.append(contentsOf: "1970-01-01T00:00:00Z".utf8); return }
         let whole = t.rounded(.down)
-        var text = WallTime(Date(timeIntervalSince1970: whole), in: utc).description
-        if whole != t {
-            let fraction = t - whole
-            var digits = ""
-            for places in [3, 6, 9] {
-                let scale = pow(10.0, Double(places))
-                var n = Int((fraction * scale).rounded())
-                if n >= Int(scale) { n = Int(scale) - 1 }
-                var s = String(n)
-                s = String(repeating: "0", count: places - s.count) + s
-                digits = s
-                if places == 9 || parseInstant(text + "." + s + "Z") == d { break }
-            }
-            text += "." + digits
+        let seconds = Int(whole)
+        let day = Int((Double(seconds) / 86_400).rounded(.down))
+        let (y, mo, dd) = WallTime.civil(day)
+        let rest = seconds - day * 86_400
+        func digits(_ n: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var v = n
+            while divisor > 0 { b.append(UInt8(48 + v / divisor % 10)); v %= divisor; divisor /= 10 }
         }
-        return text + "Z"
+        if y < 0 { b.append(UInt8(ascii: "-")) }
+        if abs(y) > 9999 { b.append(contentsOf: String(abs(y)).utf8) } else { digits(abs(y), 4) }
+        b.append(UInt8(ascii: "-")); digits(mo, 2); b.append(UInt8(ascii: "-")); digits(dd, 2)
+        b.append(UInt8(ascii: "T")); digits(rest / 3600, 2); b.append(UInt8(ascii: ":")); digits(rest / 60 % 60, 2)
+        b.append(UInt8(ascii: ":")); digits(rest % 60, 2)
+        if whole != t {
+            // The parser reads `.fff` as (seconds × 10^k + units) ÷ 10^k: pick the first k whose
+            // reading is this very instant.
+            let fraction = t - whole
+            var chosen = (9, min(999_999_999, Int((fraction * 1e9).rounded())))
+            for places in [3, 6] {
+                let scale = places == 3 ? 1000.0 : 1_000_000.0
+                let units = min(Int(scale) - 1, Int((fraction * scale).rounded()))
+                if (whole * scale + Double(units)) / scale == t { chosen = (places, units); break }
+            }
+            b.append(UInt8(ascii: ".")); digits(chosen.1, chosen.0)
+        }
+        b.append(UInt8(ascii: "Z"))
     }
 
     static let utc = TimeZone(identifier: "UTC")!

@@ -110,7 +110,7 @@ final class HTMLExportSession {
         ext = dot.map { String(file[file.index(after: $0)...]) } ?? "html"
         assetsName = stem + "_files"
         clock = HTMLClock(zone: options.timeZone)
-        dateTexts = DateTexts(timeZone: options.timeZone, locale: options.locale)
+        dateTexts = DateTexts(timeZone: options.timeZone, locale: options.locale, now: options.now)
         photos = HTMLPhotoAssets(mode: options.assets, photosFolder: exporter.photosFolder)
         let names = conversation.participants.map(\.name).filter { !$0.isEmpty }
         participantNames = names.joined(separator: ", ")

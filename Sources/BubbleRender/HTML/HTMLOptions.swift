@@ -35,6 +35,8 @@ public struct HTMLOptions: Sendable, Hashable {
     public var timeZone: TimeZone = .current
     /// Locale of day and time texts; nil: the fixed English defaults (`DateTexts`).
     public var locale: Locale?
+    /// Day separators of this day and the one before say "Today", "Yesterday"; nil: dates only.
+    public var now: Date?
     /// `nil`: light colours, and the theme's dark palette under `prefers-color-scheme: dark`
     /// when it has one. `true` / `false`: only the dark / light colours.
     public var dark: Bool? = nil

@@ -1,0 +1,168 @@
+import BubbleCore
+import BubbleImport
+import Foundation
+
+// MARK: Convert: SMS Backup & Restore XML → native JSON
+
+/// `bubbles convert backup.xml -o chat.json`, two ways, at two sizes (to see how time and memory
+/// grow with the file; the files are generated once into $TMPDIR):
+/// - the tool itself (the release `bubbles` beside this binary, run as a child; its peak memory
+///   from `RUSAGE_CHILDREN`): messages stream from the importer through a spill file on disk to
+///   the JSON, one at a time;
+/// - in memory, for comparison: `Importer.load` builds the whole Conversation, then
+///   `ConversationWriter` writes it.
+let convertSizes = [250_000, 1_000_000]
+
+func convertCaseName(_ size: Int, tool: Bool = true) -> String {
+    "convert-sms-json-\(size >= 1_000_000 ? "\(size / 1_000_000)m" : "\(size / 1000)k")" + (tool ? "" : "-inmemory")
+}
+
+func convertBenchFile(_ size: Int) -> String {
+    (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-convert-bench-sms-\(size).xml")
+}
+
+/// A one-conversation SMS backup of `count` messages: both directions, texts of varying length
+/// with escaped characters and some multi-line ones, one per ~2 minutes. Streamed to disk.
+func writeConvertBenchFile(_ size: Int) throws -> String {
+    let path = convertBenchFile(size)
+    if FileManager.default.fileExists(atPath: path) { return path }
+    let partial = path + ".partial"
+    guard FileManager.default.createFile(atPath: partial, contents: nil), let handle = FileHandle(forWritingAtPath: partial) else {
+        throw BenchError("cannot write \(partial)")
+    }
+    var buffer: [UInt8] = []
+    buffer.reserveCapacity(1 << 20)
+    func put(_ s: String) throws {
+        buffer.append(contentsOf: s.utf8)
+        if buffer.count >= 1 << 20 { try handle.write(contentsOf: buffer); buffer.removeAll(keepingCapacity: true) }
+    }
+    let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "&amp;", "&quot;fine&quot;",
+                 "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
+    var state: UInt64 = 2026
+    func next() -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int(state >> 33)
+    }
+    try put("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(size)\">\n")
+    var date: Int64 = 1_600_000_000_000
+    for i in 0..<size {
+        date += Int64(5_000 + next() % 235_000)
+        var body = ""
+        for w in 0..<(2 + next() % 18) {
+            body += (w == 0 ? "" : next() % 23 == 0 ? "&#10;" : " ") + words[next() % words.count]
+        }
+        try put("  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(date)\" type=\"\(i % 3 == 0 ? 2 : 1)\" subject=\"null\" body=\"\(body)\" toa=\"null\" sc_toa=\"null\" service_center=\"null\" read=\"1\" status=\"-1\" locked=\"0\" date_sent=\"0\" readable_date=\"\" contact_name=\"Ann Lee\" />\n")
+    }
+    try put("</smses>\n")
+    try handle.write(contentsOf: buffer)
+    try handle.close()
+    try FileManager.default.moveItem(atPath: partial, toPath: path)
+    return path
+}
+
+/// Resident memory now, MB (/proc/self/statm).
+func convertResidentMB() -> Double {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+          let pages = Double(statm.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+}
+
+func convertCase(size: Int) throws -> Figures {
+    let input = try writeConvertBenchFile(size)
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let output = dir + "/chat.json"
+    let fileBytes = (try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
+    let base = convertResidentMB()
+
+    let start = now()
+    let result = try Importer.load(path: input, format: .smsBackup, options: ImportOptions(timeZone: utc))
+    let imported = now()
+    let afterImport = convertResidentMB()
+    let peakAfterImport = peakMemoryMB()
+
+    guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
+        throw BenchError("cannot write \(output)")
+    }
+    let c = result.conversation
+    let writer = ConversationWriter(flush: { try handle.write(contentsOf: $0) })
+    try writer.begin(title: c.title, me: result.me, theme: result.theme, participants: c.participants)
+    for m in c.messages { try writer.write(m) }
+    try writer.finish()
+    try handle.close()
+    let done = now()
+    let count = c.messages.count
+    let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+    return Figures(name: convertCaseName(size, tool: false), messages: count,
+                   microsPerMessage: ["import": (imported - start) * 1e6 / Double(count),
+                                      "write": (done - imported) * 1e6 / Double(count),
+                                      "total": (done - start) * 1e6 / Double(count)],
+                   peakMemoryMB: peakMemoryMB(),
+                   notes: ["input MB": String(format: "%.0f", Double(fileBytes) / 1e6),
+                           "output MB": String(format: "%.0f", Double(outBytes) / 1e6),
+                           "rss base": String(format: "%.0f", base),
+                           "rss after import": String(format: "%.0f", afterImport),
+                           "peak after import": String(format: "%.0f", peakAfterImport)])
+}
+
+func convertToolCase(size: Int) throws -> Figures {
+    let input = try writeConvertBenchFile(size)
+    let tool = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent().appendingPathComponent("bubbles").path
+    guard FileManager.default.isExecutableFile(atPath: tool) else {
+        throw BenchError("\(tool) is missing; build it with swift build -c release --product bubbles (make bench does)")
+    }
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let output = dir + "/chat.json"
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: tool)
+    p.arguments = ["convert", input, "-o", output, "--tz", "UTC"]
+    let start = now()
+    try p.run()
+    p.waitUntilExit()
+    let seconds = now() - start
+    guard p.terminationStatus == 0 else { throw BenchError("bubbles convert exited with \(p.terminationStatus)") }
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    let count = size
+    let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+    let inBytes = (try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
+    return Figures(name: convertCaseName(size), messages: count, microsPerMessage: ["total": seconds * 1e6 / Double(count)],
+                   peakMemoryMB: Double(usage.ru_maxrss) / 1024,
+                   notes: ["input MB": String(format: "%.0f", Double(inBytes) / 1e6),
+                           "output MB": String(format: "%.0f", Double(outBytes) / 1e6)])
+}
+
+func printConvert(_ results: [String: Figures]) {
+    let tools = convertSizes.compactMap { results[convertCaseName($0)] }
+    if !tools.isEmpty {
+        print("")
+        print("bubbles convert SMS Backup & Restore XML → JSON (release tool; messages streamed through a spill file)")
+        print(pad("case", 26) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10) + lpad("peak MB", 9))
+        for f in tools {
+            print(pad(f.name, 26) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
+                  + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
+                  + lpad(String(format: "%.0f", f.peakMemoryMB), 9))
+        }
+    }
+    printConvertInMemory(results)
+}
+
+func printConvertInMemory(_ results: [String: Figures]) {
+    let rows = convertSizes.compactMap { results[convertCaseName($0, tool: false)] }
+    guard !rows.isEmpty else { return }
+    print("")
+    print("For comparison, in memory: Importer.load builds the whole Conversation, then ConversationWriter writes it")
+    print(pad("case", 22) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10)
+          + lpad("write msg/s", 13) + lpad("peak MB", 9) + lpad("import peak", 13) + lpad("writer +MB", 12))
+    for f in rows {
+        let importPeak = Double(f.notes["peak after import"] ?? "") ?? 0
+        print(pad(f.name, 22) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
+              + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
+              + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["write"]!), 13)
+              + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(String(format: "%.0f", importPeak), 13)
+              + lpad(String(format: "%.0f", f.peakMemoryMB - importPeak), 12))
+    }
+    print("writer +MB: what writing the JSON adds to the peak the import reached (the writer streams; it adds nothing).")
+    print("Here the whole Conversation is held, so the peak grows with the file; the tool's streamed path above does not.")
+}
