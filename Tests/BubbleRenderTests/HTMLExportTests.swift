@@ -137,6 +137,7 @@ struct HTMLExportTests {
             case .message(_, let b):
                 if b.labels.contains(where: { $0.kind == .time }) { expected.append("h") }
                 expected.append("b \(b.direction == .incoming ? "i" : "o")\(b.hasTail ? " t" : "")")
+            case .typing: expected.append("y")
             }
         }
         let mine = rows.map { r -> String in

@@ -106,7 +106,26 @@ public struct Conversation: Hashable, Sendable, Codable {
     public var title: String?
     public var participants: [Participant]
     public var messages: [Message]
-    public init(title: String? = nil, participants: [Participant] = [], messages: [Message] = []) {
-        self.title = title; self.participants = participants; self.messages = messages
+    /// Participant ids shown as typing after the last message (a three-dot bubble each).
+    public var typing: [String]
+    public init(title: String? = nil, participants: [Participant] = [], messages: [Message] = [], typing: [String] = []) {
+        self.title = title; self.participants = participants; self.messages = messages; self.typing = typing
+    }
+
+    enum CodingKeys: String, CodingKey { case title, participants, messages, typing }
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        title = try c.decodeIfPresent(String.self, forKey: .title)
+        participants = try c.decodeIfPresent([Participant].self, forKey: .participants) ?? []
+        messages = try c.decodeIfPresent([Message].self, forKey: .messages) ?? []
+        typing = try c.decodeIfPresent([String].self, forKey: .typing) ?? []
+    }
+
+    /// A group chat: more than two people (sender names and avatars show in group chats).
+    public var isGroup: Bool { participants.count > 2 }
+
+    public func participant(_ id: String?) -> Participant? {
+        guard let id else { return nil }
+        return participants.first { $0.id == id }
     }
 }

@@ -24,6 +24,8 @@ public enum ConversationFile {
         var theme: String?
         var participants: [Participant]?
         var messages: [MessageV1]
+        /// Participant ids shown as typing after the last message.
+        var typing: [String]?
     }
 
     struct MessageV1: Codable {
@@ -116,7 +118,11 @@ public enum ConversationFile {
                                     date: date, text: m.text, images: images, id: m.id,
                                     reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate))
         }
-        return (Conversation(title: file.title, participants: participants, messages: messages),
+        for (i, id) in (file.typing ?? []).enumerated() where !ids.isEmpty && !ids.contains(id) {
+            throw ConversationFileError(path: path, location: "typing[\(i)]",
+                                        reason: "\"\(id)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
+        }
+        return (Conversation(title: file.title, participants: participants, messages: messages, typing: file.typing ?? []),
                 Hints(me: meID, theme: file.theme))
     }
 
@@ -132,7 +138,7 @@ public enum ConversationFile {
                                         images: $0.images.count > 1 ? $0.images : nil, id: $0.id,
                                         reactions: $0.reactions.isEmpty ? nil : $0.reactions, reply: $0.reply,
                                         status: $0.status, statusDate: $0.statusDate.map(formatDate))
-                          })
+                          }, typing: conversation.typing.isEmpty ? nil : conversation.typing)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(file)

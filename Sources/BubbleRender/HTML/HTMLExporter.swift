@@ -387,8 +387,9 @@ final class HTMLExportSession {
     func writeBubble(_ m: Message, index i: Int, local: HTMLClock.Local, startsGroup: Bool, tail: Bool, timeInside: Bool,
                      links: Bool, body: inout HTMLBuffer, regular: inout UInt32) throws {
         let hasText = m.text.map { !$0.isEmpty } ?? false
+        let emojiOnly = m.images.isEmpty && m.reply == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
         body.append(m.direction == .incoming ? "<div class=\"b i" : "<div class=\"b o")
-        if tail { body.append(" t") }
+        if emojiOnly { body.append(" e") } else if tail { body.append(" t") }
         if !startsGroup { body.append(" g") } else if style.showsTimeAboveGroup { body.append(" a") }
         if m.image != nil { body.append(hasText ? " p" : " p q") }
         body.append("\"")
@@ -425,7 +426,7 @@ final class HTMLExportSession {
         if hasText, let text = m.text {
             if m.image != nil { body.append("<div class=\"x\">") }
             body.appendText(text, links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
-            if timeInside {
+            if timeInside && !emojiOnly {
                 body.append(ParagraphDirection.lastParagraphIsRightToLeft(text) ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
             }
             if m.image != nil { body.append("</div>") }

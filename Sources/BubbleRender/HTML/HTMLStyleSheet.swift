@@ -31,6 +31,7 @@ struct HTMLMetrics: Hashable, Sendable {
     var separator: LineMetrics
     var system: LineMetrics
     var time: LineMetrics
+    var emoji: LineMetrics
     /// Widest "HH:mm" in the time style.
     var timeWidth: Double
     /// Fallback face → Pango's distance between lines that use it, as a multiple of the font
@@ -66,6 +67,7 @@ struct HTMLMetrics: Hashable, Sendable {
                            separator: try .measure(style.separatorText, engine: engine),
                            system: try .measure(style.systemText, engine: engine),
                            time: try .measure(style.timeLabelText, engine: engine),
+                           emoji: try .measure(style.emojiText, engine: engine),
                            timeWidth: width)
     }
 }
@@ -170,6 +172,7 @@ struct HTMLStyleSheet {
         css += photos()
         css += labels()
         if style.timeInsideBubble { css += insideTimes() }
+        css += features()
         css += chrome()
         return css
     }
@@ -300,6 +303,14 @@ struct HTMLStyleSheet {
         }
         let inset = style.imageInset
         css += ".c>.q>time{right:\(Self.px(inset.right + 6));bottom:\(Self.px(inset.bottom + 4))}"
+        return css
+    }
+
+    /// Emoji-only messages (large, no bubble), and the conversation features.
+    func features() -> String {
+        let e = style.emojiText
+        var css = ".c>.e{padding:0;min-width:0;min-height:0;font-size:\(Self.px(e.size));line-height:\(Self.px(metrics.emoji.lastLine))}"
+        css += ".c>.e::before,.c>.e::after{display:none}.e>time{position:static;display:block;color:var(--tm)}"
         return css
     }
 
