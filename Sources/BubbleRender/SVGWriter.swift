@@ -71,7 +71,7 @@ public struct SVGWriter {
             guard let path else {
                 return "<rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" fill=\"#ccccd1\" clip-path=\"url(#\(clip))\"/>\n"
             }
-            return "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"none\" clip-path=\"url(#\(clip))\" href=\"\(try dataURI(photos.resolve(path), state))\"/>\n"
+            return "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"xMidYMid slice\" clip-path=\"url(#\(clip))\" href=\"\(try dataURI(photos.resolve(path), state))\"/>\n"
         case let .text(text):
             return self.text(text)
         case let .link(url, rects, color):

@@ -71,8 +71,11 @@ public final class ScenePainter {
             cairo_clip(cr)
             if let path {
                 let surface = try photos.surface(for: path)
-                cairo_translate(cr, rect.minX, rect.minY)
-                cairo_scale(cr, rect.width / Double(surface.width), rect.height / Double(surface.height))
+                // Aspect fill: the photo covers the rect, centred, cropped by the clip (a grid's
+                // square cells; a single photo's rect already has its aspect ratio).
+                let factor = max(rect.width / Double(surface.width), rect.height / Double(surface.height))
+                cairo_translate(cr, rect.midX - Double(surface.width) * factor / 2, rect.midY - Double(surface.height) * factor / 2)
+                cairo_scale(cr, factor, factor)
                 cairo_set_source_surface(cr, surface.pointer, 0, 0)
                 cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
                 cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD)

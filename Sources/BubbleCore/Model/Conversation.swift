@@ -23,6 +23,15 @@ public struct Reaction: Hashable, Sendable, Codable {
     public init(emoji: String, count: Int = 1, senders: [String] = []) {
         self.emoji = emoji; self.count = count; self.senders = senders
     }
+
+    enum CodingKeys: String, CodingKey { case emoji, count, senders }
+    /// `count` defaults to the number of senders (at least 1), `senders` to none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        emoji = try c.decode(String.self, forKey: .emoji)
+        senders = try c.decodeIfPresent([String].self, forKey: .senders) ?? []
+        count = try c.decodeIfPresent(Int.self, forKey: .count) ?? max(1, senders.count)
+    }
 }
 
 /// The message a reply answers: its source id, its author (participant id) and a snippet of its

@@ -215,7 +215,7 @@ public struct SceneBuilder {
             // A quoted snippet: a rounded box with a bar on its leading edge.
             let frame = moved(reply.frame)
             items.append(.path(BubbleShape.roundedRect(frame, radius: min(10, frame.height / 2)), fill: theme.replyFill, stroke: nil, lineWidth: 1))
-            let barX = bubble.tailSide == .incoming ? frame.minX + 4 : frame.maxX - 7
+            let barX = bubble.tailSide == .incoming ? frame.minX + 5 : frame.maxX - 8
             items.append(.fill(Rect(x: barX, y: frame.minY + 4, width: 3, height: max(1, frame.height - 8)), theme.replyBar))
             items.append(text(reply.label, style.replyText, theme.replyTextColor))
         }
