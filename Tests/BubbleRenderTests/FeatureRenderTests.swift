@@ -151,4 +151,28 @@ struct FeatureRenderTests {
         let parser = XMLParser(data: Data(svg.utf8))
         #expect(parser.parse())
     }
+
+    @Test("right-to-left: Arabic lines are right-to-left and end at the box's right edge; --rtl mirrors the PNG")
+    func rightToLeft() throws {
+        let (r, _, _, _) = try setup()
+        let m = BubbleMeasurer(style: r.theme.layoutStyle, engine: r.engine)
+        let arabic = Message(sender: "a", direction: .incoming, date: t0, text: "مرحبا! كيف حالك اليوم؟ أتمنى أن تكون بخير وأن يكون يومك جميلا")
+        let b = try m.layout(arabic, rowWidth: 375)
+        #expect(b.text.lines.count > 1 && b.text.lines.allSatisfy(\.isRightToLeft))
+        // Every line fits the box; the box is as wide as the widest line.
+        #expect(b.text.lines.allSatisfy { $0.width <= b.textFrame!.width + 0.01 })
+
+        // Mirrored PNG: the incoming bubble's fill lies on the right half, the outgoing on the left.
+        let (mr, conversation, layout, options) = try setup(mirrored: true)
+        let pages = try mr.scene(for: conversation, options: options)
+        let painter = ScenePainter(theme: mr.theme, themeFolder: mr.themeFolder, engine: mr.engine, photos: mr.photos)
+        let image = try mr.rasterize(pages[0], painter: painter, scale: 1).rgbaImage()
+        let first = try #require(layout.rows.first { $0.messageIndex == 0 })
+        let bubble = page(first.bubble!.bubble, first)
+        #expect(bubble.minX > 187)
+        #expect(count(image, mr.theme.incoming.fill, in: Rect(x: bubble.minX + 20, y: bubble.minY + 8, width: bubble.width - 40, height: bubble.height - 16), scale: 1, tolerance: 2) > 100)
+        let out = try #require(layout.rows.first { $0.messageIndex == 4 })
+        let ob = page(out.bubble!.bubble, out)
+        #expect(ob.minX == 10 && count(image, mr.theme.outgoing.fill, in: Rect(x: ob.minX + 12, y: ob.minY + 8, width: ob.width - 24, height: ob.height - 16), scale: 1, tolerance: 2) > 100)
+    }
 }

@@ -52,10 +52,11 @@ public struct HTMLExporter: Sendable {
         let fonts = HTMLFontStack.resolve(family: style.text.family)
         try metrics.measureFaces(fonts, style: style.text, engine: engine)
         var art: [Direction: HTMLArt] = [:]
-        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: themeFolder) }
+        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: themeFolder, mirrorLayout: options.mirrored) }
         var sheet = HTMLStyleSheet(theme: theme, style: style, metrics: metrics, fonts: fonts,
                                    width: options.width, dark: options.dark, art: art)
         sheet.shrinkWrap = options.shrinkWrap
+        sheet.mirrored = options.mirrored
         return sheet.css(images: [:])
     }
 }
@@ -139,7 +140,7 @@ final class HTMLExportSession {
         spanFaces = metrics.faceLineHeights.keys.reduce(0) { $0 | (1 << UInt32($1)) }
         measurer = options.shrinkWrap ? BubbleMeasurer(style: style, engine: CachingTextEngine(pango)) : nil
         var art: [Direction: HTMLArt] = [:]
-        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: exporter.themeFolder) }
+        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: exporter.themeFolder, mirrorLayout: options.mirrored) }
         var images: [String: String] = [:]
         for appearance in [theme.appearance(dark: false), theme.appearance(dark: true)] {
             if case .image(let p) = appearance.background, images[p] == nil {
@@ -153,6 +154,7 @@ final class HTMLExportSession {
         var sheet = HTMLStyleSheet(theme: theme, style: style, metrics: metrics, fonts: fonts, width: width,
                                    dark: options.dark, art: art)
         sheet.shrinkWrap = options.shrinkWrap
+        sheet.mirrored = options.mirrored
         css = Array(sheet.css(images: images).utf8)
     }
 

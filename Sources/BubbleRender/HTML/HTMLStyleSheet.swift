@@ -86,6 +86,29 @@ struct HTMLStyleSheet {
     let art: [Direction: HTMLArt]
     /// Bubbles get their measured widths (no `text-wrap: balance` then).
     var shrinkWrap = false
+    /// Right-to-left interface: every left and right of the bubble rules swapped (and paddings
+    /// mirrored), the tail shape flipped; the art comes mirrored from `HTMLArt.load`.
+    var mirrored = false
+
+    /// Swaps `left` and `right` in property names and values (never inside data URIs: the
+    /// patterns contain a colon, which base64 has not).
+    static func swapSides(_ css: String) -> String {
+        var out = css.replacingOccurrences(of: "left:", with: "\u{1}:")
+        out = out.replacingOccurrences(of: "right:", with: "left:")
+        out = out.replacingOccurrences(of: "\u{1}:", with: "right:")
+        for end in [";", "}"] {
+            out = out.replacingOccurrences(of: ":left" + end, with: ":\u{1}" + end)
+            out = out.replacingOccurrences(of: ":right" + end, with: ":left" + end)
+            out = out.replacingOccurrences(of: ":\u{1}" + end, with: ":right" + end)
+        }
+        return out
+    }
+
+    /// A side's padding, mirrored in a mirrored layout (the tail strip moves across).
+    func padding(_ direction: Direction) -> EdgeInsets {
+        let p = style.padding(for: direction)
+        return mirrored ? EdgeInsets(top: p.top, left: p.right, bottom: p.bottom, right: p.left) : p
+    }
 
     /// `12.5px`, `0`, `-0.523px`: three decimals, no trailing zeros.
     static func px(_ v: Double) -> String { num(v) + (v == 0 ? "" : "px") }
@@ -158,8 +181,8 @@ struct HTMLStyleSheet {
         css += "}"
         for direction in [Direction.incoming, .outgoing] {
             let c = direction == .incoming ? "i" : "o"
-            let p = style.padding(for: direction)
-            css += ".\(c){margin-\(direction == .incoming ? "right" : "left"):auto;color:var(--\(c)t);"
+            let p = padding(direction)
+            css += ".\(c){margin-\((direction == .incoming) != mirrored ? "right" : "left"):auto;color:var(--\(c)t);"
             css += "padding:\(Self.px(p.top)) \(Self.px(p.right)) \(Self.px(p.bottom - body.trim)) \(Self.px(p.left))}"
         }
         css += ".c>.g{margin-top:\(Self.px(style.groupedSpacing))}.c>.a{margin-top:\(Self.px(style.timeLabelSpacing))}.c>:first-child{margin-top:0}"
@@ -167,11 +190,11 @@ struct HTMLStyleSheet {
         for (face, ratio) in metrics.faceLineHeights.sorted(by: { $0.key < $1.key }) {
             css += ".f\(face){font-family:\"bk\(face)\",\(fonts.cssFamilyList);line-height:\(String(format: "%.4f", ratio))}"
         }
-        css += shapes()
+        css += mirrored ? Self.swapSides(shapes()) + ".t::after{transform:scaleX(-1)}" : shapes()
         css += links()
-        css += photos()
+        css += mirrored ? Self.swapSides(photos()) : photos()
         css += labels()
-        if style.timeInsideBubble { css += insideTimes() }
+        if style.timeInsideBubble { css += mirrored ? Self.swapSides(insideTimes()) : insideTimes() }
         css += features()
         css += chrome()
         return css
@@ -262,7 +285,7 @@ struct HTMLStyleSheet {
         css += "linear-gradient(to bottom right,transparent calc(50% - .75px),#8c8c99 calc(50% - .75px),#8c8c99 calc(50% + .75px),transparent calc(50% + .75px)),#ccccd1}"
         for direction in [Direction.incoming, .outgoing] {
             let c = direction == .incoming ? "i" : "o"
-            let p = style.padding(for: direction)
+            let p = padding(direction)
             css += ".\(c)>.x{margin:\(Self.px(style.imageTextSpacing)) \(Self.px(p.right - inset.right)) "
             css += "\(Self.px(p.bottom - metrics.body.trim - inset.bottom)) \(Self.px(p.left - inset.left))}"
         }
@@ -348,10 +371,10 @@ struct HTMLArt: Sendable {
     /// From the theme's art as `ScenePainter` loads it (cap insets, legacy caps or 9-patch).
     /// A 9-patch with several stretchable runs on an axis is cut at its first and last fixed
     /// runs (CSS has one stretchable run per axis).
-    static func load(_ direction: Direction, theme: Theme, themeFolder: String) throws(RenderError) -> HTMLArt? {
+    static func load(_ direction: Direction, theme: Theme, themeFolder: String, mirrorLayout: Bool = false) throws(RenderError) -> HTMLArt? {
         guard case .art(let spec) = theme.bubble(direction).shape else { return nil }
         let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: PhotoLoader(baseFolder: themeFolder))
-        let mirrored = spec.mirror ?? false
+        let mirrored = (spec.mirror ?? false) != mirrorLayout
         var candidates: [(resolution: Double, png: [UInt8])] = []
         var caps: EdgeInsets?
         for scale in [1.0, 2.0, 3.0] {
