@@ -334,6 +334,49 @@ struct HTMLStyleSheet {
         let e = style.emojiText
         var css = ".c>.e{padding:0;min-width:0;min-height:0;font-size:\(Self.px(e.size));line-height:\(Self.px(metrics.emoji.lastLine))}"
         css += ".c>.e::before,.c>.e::after{display:none}.e>time{position:static;display:block;color:var(--tm)}"
+        let sm = style.sideMargin, indent = style.avatarSize + style.besideGap
+        let label = "font-size:\(Self.px(style.statusText.size));line-height:\(Self.px(metrics.time.lastLine))"
+        let (near, far) = mirrored ? ("right", "left") : ("left", "right")
+        // Sender names, status lines.
+        css += ".n{margin:\(Self.px(style.rowSpacing)) \(Self.px(sm)) 0 \(Self.px(sm + style.senderNameInset));\(label);color:var(--tm)}"
+        css += ".c>.n+.b{margin-top:\(Self.px(style.senderNameSpacing))}"
+        css += ".st{margin:\(Self.px(style.statusSpacing)) \(Self.px(sm)) 0;text-align:\(far);\(label);color:var(--tm)}.st.f{color:\(theme.failedColor.hex)}"
+        css += ".c>.st{margin-top:\(Self.px(style.statusSpacing))}"
+        // Avatars: a column on the incoming side; the picture or initials at the bubble's bottom.
+        css += ".w>.i,.w>.n,.w>.r.i{margin-\(near):\(Self.px(sm + indent))}"
+        css += ".w>.n{margin-\(near):\(Self.px(sm + indent + style.senderNameInset))}"
+        css += ".av{position:absolute;bottom:0;\(near):\(Self.px(-indent));width:\(Self.px(style.avatarSize));height:\(Self.px(style.avatarSize));"
+        css += "border-radius:50%;object-fit:cover;color:#fff;font-weight:700;font-size:\(Self.px((style.avatarSize * 0.4).rounded()));"
+        css += "line-height:\(Self.px(style.avatarSize));text-align:center;overflow:hidden}"
+        // Failed badge beside the bubble; time beside.
+        let fb = style.failedBadgeSize
+        css += ".fb{position:absolute;top:calc(50% - \(Self.px(fb / 2)));\(near):\(Self.px(-fb - style.besideGap));width:\(Self.px(fb));height:\(Self.px(fb));"
+        css += "border-radius:50%;background:\(theme.failedColor.hex);color:#fff;font-weight:700;font-size:\(Self.px(fb * 0.7));line-height:\(Self.px(fb));text-align:center}"
+        css += ".bs{position:absolute;bottom:0;white-space:nowrap;\(label);color:var(--tm)}.i>.bs{\(near):calc(100% + \(Self.px(style.besideGap)))}"
+        css += ".o>.bs{\(far):calc(100% + \(Self.px(style.besideGap)))}.o.f>.bs{\(far):calc(100% + \(Self.px(2 * style.besideGap + fb)))}"
+        // Reactions: a pill on the outer top corner; the bubble moves down by its rise.
+        let rp = style.reactionPadding
+        let pillHeight = metrics.time.lastLine + rp.vertical
+        let rise = (pillHeight * style.reactionRise).rounded(.up)
+        css += ".c>.k{margin-top:\(Self.px(style.rowSpacing + rise))}"
+        css += ".rx{position:absolute;top:\(Self.px(-rise));white-space:nowrap;padding:\(Self.px(rp.top)) \(Self.px(rp.right)) \(Self.px(rp.bottom)) \(Self.px(rp.left));"
+        css += "font-size:\(Self.px(style.reactionText.size));line-height:\(Self.px(metrics.time.lastLine));border-radius:\(Self.px(pillHeight));"
+        css += "background:\(theme.reactionFill.hex);border:1.5px solid \(theme.reactionBorder.hex);color:\(theme.incoming.textColor.hex)}"
+        css += ".i>.rx{\(far):-12px}.o>.rx{\(near):-12px}"
+        // Reply snippets: a quoted box above the bubble, on its side.
+        let qp = style.replyPadding
+        css += ".r{width:fit-content;max-width:\(Self.num(style.maxWidthShare * 100))%;box-sizing:border-box;margin:\(Self.px(style.rowSpacing)) \(Self.px(sm)) 0;"
+        css += "padding:\(Self.px(qp.top)) \(Self.px(qp.right)) \(Self.px(qp.bottom)) \(Self.px(qp.left));border-radius:10px;background:\(theme.replyFill.hex);"
+        css += "border-\(near):3px solid \(theme.replyBar.hex);color:\(theme.replyTextColor.hex);font-size:\(Self.px(style.replyText.size));line-height:1.25;"
+        css += "overflow:hidden;display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:\(style.replyMaxLines)}"
+        css += ".r.o{margin-\(near):auto}.c>.r+.b{margin-top:\(Self.px(style.replySpacing))}"
+        // Photo grids: square cells.
+        css += ".gr{display:grid;grid-template-columns:repeat(\(style.gridColumns),1fr);gap:\(Self.px(style.gridSpacing));width:min(100%,\(Self.px(2 * 129 + style.gridSpacing)))}"
+        css += ".gr img{width:100%;height:auto;aspect-ratio:1;object-fit:cover;border-radius:4px;display:block}"
+        // Typing: three dots.
+        let d = style.typingDotSize
+        css += ".y{width:\(Self.px(style.typingBubbleSize.width));height:\(Self.px(style.typingBubbleSize.height));display:flex;align-items:center;justify-content:center;gap:\(Self.px(d * 0.6))}"
+        css += ".y>i{width:\(Self.px(d));height:\(Self.px(d));border-radius:50%;background:\(theme.typingDotsColor.hex)}"
         return css
     }
 
