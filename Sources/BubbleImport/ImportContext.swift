@@ -70,15 +70,14 @@ final class ImportContext {
     }
 }
 
-/// Collects messages as an importer reads them and turns them into a `Conversation` plus the side
-/// tables. Messages outside `since`/`until` are dropped as they arrive (not kept, then filtered),
+/// Collects messages as an importer reads them and turns them into a `Conversation` (replies
+/// resolved to `ReplyReference`s with the original's author and a snippet). Messages outside `since`/`until` are dropped as they arrive (not kept, then filtered),
 /// so memory holds only what ends up in the model.
 struct ConversationBuilder {
     var title: String?
     private var participants: [Participant] = []
     private var participantIndex: [String: Int] = [:]
     private(set) var messages: [Message] = []
-    private var statuses: [Int: DeliveryStatus] = [:]
     /// Source message id (Telegram `id`) → index in `messages`.
     private var indexOfSourceID: [Int64: Int] = [:]
     /// Index in `messages` → source id it replies to.
@@ -110,15 +109,16 @@ struct ConversationBuilder {
 
     /// Appends `message` unless it falls outside `since`/`until`; returns whether it was kept.
     @discardableResult
-    mutating func append(_ message: Message, context: ImportContext, status: DeliveryStatus? = nil,
-                         sourceID: Int64? = nil, replyTo target: Int64? = nil) -> Bool {
+    mutating func append(_ message: Message, context: ImportContext, sourceID: Int64? = nil,
+                         replyTo target: Int64? = nil) -> Bool {
         guard context.isWanted(message.date) else {
             excluded += 1
             return false
         }
         let index = messages.count
+        var message = message
+        if let sourceID, message.id == nil { message.id = String(sourceID) }
         messages.append(message)
-        if let status { statuses[index] = status }
         if let sourceID { indexOfSourceID[sourceID] = index }
         if let target { replyTo[index] = target }
         return true
@@ -127,6 +127,12 @@ struct ConversationBuilder {
     /// The conversation. `sortByDate` orders messages by date, keeping file order for equal dates
     /// (SMS backups list all `sms` before all `mms`). Participants without a message are dropped,
     /// except `keep` (the owner).
+    /// The first 100 characters of a message's text, or "Photo".
+    static func snippet(_ m: Message) -> String? {
+        if let t = m.text, !t.isEmpty { return t.count > 100 ? String(t.prefix(100)) + "…" : t }
+        return m.images.isEmpty ? nil : "Photo"
+    }
+
     func finish(format: ImportFormat, me: String?, sortByDate: Bool, keep: String? = nil) -> ImportResult {
         // Index maps only when sorting: a million-message chat in file order costs no extra arrays.
         var sorted = messages
@@ -148,16 +154,20 @@ struct ConversationBuilder {
         if let keep { used.insert(keep) }
         let people = participants.filter { used.contains($0.id) }
 
-        var replies: [Int: Int] = [:]
+        // Replies: the original's id, author and a snippet (a photo without text: "Photo").
+        // An original outside the export (or outside since/until) keeps only its id.
         for (from, target) in replyTo {
-            if let to = indexOfSourceID[target] { replies[newIndex(from)] = newIndex(to) }
+            var ref = ReplyReference(id: String(target))
+            if let to = indexOfSourceID[target] {
+                let original = messages[to]
+                ref.sender = original.sender
+                ref.text = Self.snippet(original)
+            }
+            sorted[newIndex(from)].reply = ref
         }
-        var newStatuses: [Int: DeliveryStatus] = [:]
-        for (i, s) in statuses { newStatuses[newIndex(i)] = s }
-
         return ImportResult(conversation: Conversation(title: title, participants: people, messages: sorted),
                             format: format, me: me, theme: nil, warnings: [], skipped: 0, excluded: excluded,
-                            replies: replies, statuses: newStatuses, attachmentsFolder: nil)
+                            attachmentsFolder: nil)
     }
 }
 
