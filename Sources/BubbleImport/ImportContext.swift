@@ -104,6 +104,28 @@ struct ConversationBuilder {
         self.excluded += excluded
     }
 
+    /// Adds (or with `remove`, takes back) `sender`'s `emoji` reaction on the message appended
+    /// with `sourceID`; false when that message is not in the conversation.
+    @discardableResult
+    mutating func react(to sourceID: Int64, emoji: String, sender: String, remove: Bool = false) -> Bool {
+        guard let i = indexOfSourceID[sourceID] else { return false }
+        var reactions = messages[i].reactions
+        if let k = reactions.firstIndex(where: { $0.emoji == emoji }) {
+            if remove {
+                reactions[k].count -= 1
+                reactions[k].senders.removeAll { $0 == sender }
+                if reactions[k].count < 1 { reactions.remove(at: k) }
+            } else if !reactions[k].senders.contains(sender) {
+                reactions[k].count += 1
+                reactions[k].senders.append(sender)
+            }
+        } else if !remove {
+            reactions.append(Reaction(emoji: emoji, count: 1, senders: [sender]))
+        }
+        messages[i].reactions = reactions
+        return true
+    }
+
     /// Counts a message left out by `since`/`until` that an importer dropped before `append`.
     mutating func countExcluded() { excluded += 1 }
 
