@@ -100,6 +100,8 @@ enum IMessageImporter {
         let meName = context.options.me ?? "Me"
         builder.participant(id: "me", name: meName)
         var tapbacks = 0
+        /// guid → ROWID of the messages read so far (tapbacks and replies name their target by guid).
+        var rowOfGUID: [String: Int64] = [:]
         let folder = (source.path as NSString).deletingLastPathComponent
         let home = context.options.homeFolder ?? Self.home(ofDatabaseIn: folder)
 
@@ -108,7 +110,10 @@ enum IMessageImporter {
                    \(column("date")) AS date, \(column("is_from_me")) AS fromMe, h.id AS handle,
                    \(column("item_type")) AS itemType, \(column("group_action_type")) AS action,
                    \(column("group_title")) AS groupTitle, \(column("associated_message_type")) AS associated,
-                   oh.id AS otherHandle
+                   oh.id AS otherHandle, \(column("guid")) AS guid, \(column("associated_message_guid")) AS associatedGUID,
+                   \(column("thread_originator_guid")) AS threadGUID, \(column("is_delivered")) AS delivered,
+                   \(column("is_read")) AS isRead, \(column("date_read")) AS dateRead, \(column("error")) AS error,
+                   \(column("is_sent")) AS isSent
             FROM message m
             JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
             LEFT JOIN handle h ON h.ROWID = m.handle_id
@@ -123,8 +128,16 @@ enum IMessageImporter {
             let handle: String = row["handle"] ?? "unknown"
             let sender = fromMe ? "me" : handle
             let actor = fromMe ? meName : handle
+            if let guid: String = row["guid"] { rowOfGUID[guid] = rowID }
             if let associated: Int64 = row["associated"], (2000...3999).contains(associated) {
-                tapbacks += 1  // a reaction (♥ 👍 …) to another message, not a message
+                // A tapback (2000–2005) or its removal (3000–3005) on the message named by
+                // associated_message_guid ("p:0/GUID", "bp:GUID"): a reaction, not a message.
+                let target = (row["associatedGUID"] as String?).map(Self.targetGUID).flatMap { rowOfGUID[$0] }
+                if let emoji = Self.tapbackEmoji[Int(associated % 1000)], let target,
+                   builder.react(to: target, emoji: emoji, sender: sender, remove: associated >= 3000) {
+                    continue
+                }
+                tapbacks += 1  // its message is outside the export, or a kind we do not show
                 continue
             }
             let itemType: Int64 = row["itemType"] ?? 0
@@ -175,16 +188,39 @@ enum IMessageImporter {
                 context.warn(location, "message", "has no text and no attachment; skipped", skipped: true)
                 continue
             }
-            for part in parts {
-                builder.append(Message(sender: sender, direction: direction, date: date, text: part.text, image: part.image),
-                               context: context)
-            }
+            // Several photos make one grid message with the text as its caption.
+            let images = parts.compactMap(\.image)
+            var message = Message(sender: sender, direction: direction, date: date,
+                                  text: parts.last?.text, images: images)
+            if fromMe { (message.status, message.statusDate) = Self.status(row) }
+            let replyTo = (row["threadGUID"] as String?).flatMap { rowOfGUID[$0] }
+            builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)
         }
         if tapbacks > 0 {
             context.countSkipped(tapbacks)
-            context.warn(nil, "\(tapbacks) tapback reactions", "reactions to other messages are not shown")
+            context.warn(nil, "\(tapbacks) tapback reactions", "reactions to messages outside the conversation are not shown")
         }
         return builder.finish(format: .imessage, me: "me", sortByDate: false, keep: "me")
+    }
+
+    /// Tapback kinds (associated_message_type mod 1000) as emoji.
+    static let tapbackEmoji: [Int: String] = [0: "❤️", 1: "👍", 2: "👎", 3: "😂", 4: "‼️", 5: "❓"]
+
+    /// "p:0/GUID" or "bp:GUID" → "GUID".
+    static func targetGUID(_ associated: String) -> String {
+        if let slash = associated.firstIndex(of: "/") { return String(associated[associated.index(after: slash)...]) }
+        if associated.hasPrefix("bp:") { return String(associated.dropFirst(3)) }
+        return associated
+    }
+
+    /// An outgoing message's status: failed (error), read (date_read), delivered, sent.
+    static func status(_ row: Row) -> (MessageStatus?, Date?) {
+        if (row["error"] as Int64? ?? 0) != 0 { return (.failed, nil) }
+        let dateRead = row["dateRead"] as Int64? ?? 0
+        if dateRead > 0 || (row["isRead"] as Int64? ?? 0) != 0 { return (.read, dateRead > 0 ? date(appleTime: dateRead) : nil) }
+        if (row["delivered"] as Int64? ?? 0) != 0 { return (.delivered, nil) }
+        if (row["isSent"] as Int64? ?? 0) != 0 { return (.sent, nil) }
+        return (nil, nil)
     }
 
     /// The chats `wanted` picks (several when one person has an iMessage and an SMS chat with the

@@ -82,15 +82,14 @@ final class ImportContext {
     }
 }
 
-/// Collects messages as an importer reads them and turns them into a `Conversation` plus the side
-/// tables. Messages outside `since`/`until` are dropped as they arrive (not kept, then filtered),
+/// Collects messages as an importer reads them and turns them into a `Conversation` (replies
+/// resolved to `ReplyReference`s with the original's author and a snippet). Messages outside `since`/`until` are dropped as they arrive (not kept, then filtered),
 /// so memory holds only what ends up in the model.
 struct ConversationBuilder {
     var title: String?
     private var participants: [Participant] = []
     private var participantIndex: [String: Int] = [:]
     private(set) var messages: [Message] = []
-    private var statuses: [Int: DeliveryStatus] = [:]
     /// Source message id (Telegram `id`) → index in `messages`.
     private var indexOfSourceID: [Int64: Int] = [:]
     /// Index in `messages` → source id it replies to.
@@ -125,17 +124,41 @@ struct ConversationBuilder {
         for i in messages.indices { body(&messages[i]) }
     }
 
+    /// Adds (or with `remove`, takes back) `sender`'s `emoji` reaction on the message appended
+    /// with `sourceID`; false when that message is not in the conversation.
+    @discardableResult
+    mutating func react(to sourceID: Int64, emoji: String, sender: String, remove: Bool = false) -> Bool {
+        guard let i = indexOfSourceID[sourceID] else { return false }
+        var reactions = messages[i].reactions
+        if let k = reactions.firstIndex(where: { $0.emoji == emoji }) {
+            if remove {
+                reactions[k].count -= 1
+                reactions[k].senders.removeAll { $0 == sender }
+                if reactions[k].count < 1 { reactions.remove(at: k) }
+            } else if !reactions[k].senders.contains(sender) {
+                reactions[k].count += 1
+                reactions[k].senders.append(sender)
+            }
+        } else if !remove {
+            reactions.append(Reaction(emoji: emoji, count: 1, senders: [sender]))
+        }
+        messages[i].reactions = reactions
+        return true
+    }
+
     /// Counts a message left out by `since`/`until` that an importer dropped before `append`.
     mutating func countExcluded() { excluded += 1 }
 
     /// Appends `message` unless it falls outside `since`/`until`; returns whether it was kept.
     @discardableResult
-    mutating func append(_ message: Message, context: ImportContext, status: DeliveryStatus? = nil,
-                         sourceID: Int64? = nil, replyTo target: Int64? = nil) -> Bool {
+    mutating func append(_ message: Message, context: ImportContext, sourceID: Int64? = nil,
+                         replyTo target: Int64? = nil) -> Bool {
         guard context.isWanted(message.date) else {
             excluded += 1
             return false
         }
+        var message = message
+        if let sourceID, message.id == nil { message.id = String(sourceID) }
         if context.sink != nil {
             // Streaming: the message leaves now; only its author is remembered.
             if let sender = message.sender { streamedSenders.insert(sender) }
@@ -145,15 +168,21 @@ struct ConversationBuilder {
         }
         let index = messages.count
         messages.append(message)
-        if let status { statuses[index] = status }
         if let sourceID { indexOfSourceID[sourceID] = index }
         if let target { replyTo[index] = target }
         return true
     }
 
+    /// The first 100 characters of a message's text, or "Photo".
+    static func snippet(_ m: Message) -> String? {
+        if let t = m.text, !t.isEmpty { return t.count > 100 ? String(t.prefix(100)) + "…" : t }
+        return m.images.isEmpty ? nil : "Photo"
+    }
+
     /// The conversation. `sortByDate` orders messages by date, keeping file order for equal dates
     /// (SMS backups list all `sms` before all `mms`). Participants without a message are dropped,
     /// except `keep` (the owner).
+
     mutating func finish(format: ImportFormat, me: String?, sortByDate: Bool, keep: String? = nil) -> ImportResult {
         // Sorted in place (a permutation applied by swaps), so memory never holds two copies of the
         // messages; index maps only when something moves.
@@ -176,24 +205,27 @@ struct ConversationBuilder {
                 }
             }
         }
-        let sorted = messages
         let newIndex: (Int) -> Int = { i in map.map { $0[i] } ?? i }
 
+        // Replies: the original's id, author and a snippet (a photo without text: "Photo").
+        // An original outside the export (or outside since/until) keeps only its id.
+        for (from, target) in replyTo {
+            var ref = ReplyReference(id: String(target))
+            if let to = indexOfSourceID[target] {
+                let original = messages[newIndex(to)]
+                ref.sender = original.sender
+                ref.text = Self.snippet(original)
+            }
+            messages[newIndex(from)].reply = ref
+        }
+
         var used = streamedSenders
-        for m in sorted { if let s = m.sender { used.insert(s) } }
+        for m in messages { if let s = m.sender { used.insert(s) } }
         if let keep { used.insert(keep) }
         let people = participants.filter { used.contains($0.id) }
-
-        var replies: [Int: Int] = [:]
-        for (from, target) in replyTo {
-            if let to = indexOfSourceID[target] { replies[newIndex(from)] = newIndex(to) }
-        }
-        var newStatuses: [Int: DeliveryStatus] = [:]
-        for (i, s) in statuses { newStatuses[newIndex(i)] = s }
-
-        return ImportResult(conversation: Conversation(title: title, participants: people, messages: sorted),
+        return ImportResult(conversation: Conversation(title: title, participants: people, messages: messages),
                             format: format, me: me, theme: nil, warnings: [], skipped: 0, excluded: excluded,
-                            replies: replies, statuses: newStatuses, attachmentsFolder: nil)
+                            attachmentsFolder: nil)
     }
 }
 

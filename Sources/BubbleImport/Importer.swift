@@ -82,12 +82,6 @@ public struct ImportOptions: Sendable {
     }
 }
 
-/// What an SMS Backup & Restore `type` (or MMS `msg_box`) says about a message that never
-/// reached the other side. Delivered messages have no status.
-public enum DeliveryStatus: String, Hashable, Sendable {
-    case draft, outbox, failed, queued
-}
-
 /// Something the importer skipped or changed, and why: "chat.txt: line 12: attachment
 /// ../../etc/passwd: path leaves the export folder; kept as text".
 public struct ImportWarning: Hashable, Sendable, CustomStringConvertible {
@@ -140,11 +134,6 @@ public struct ImportResult: Sendable {
     public var skipped: Int
     /// Messages left out on purpose: outside `since`/`until`.
     public var excluded: Int
-    /// Replies (Telegram): index in `conversation.messages` → index of the message it answers.
-    /// Kept beside the model, which has no reply field yet.
-    public var replies: [Int: Int]
-    /// Undelivered outgoing SMS/MMS (draft, outbox, failed, queued): message index → status.
-    public var statuses: [Int: DeliveryStatus]
     /// Folder the importer wrote photos into, if it wrote any.
     public var attachmentsFolder: String?
 }

@@ -284,15 +284,15 @@ final class SMSBackupReader: SAXPushParserDelegate {
         return Date(timeIntervalSince1970: t < 100_000_000_000 ? Double(t) : Double(t) / 1000)
     }
 
-    /// type / msg_box: 1 received, 2 sent, 3 draft, 4 outbox, 5 failed, 6 queued.
-    private func direction(_ raw: String?) -> (Direction, DeliveryStatus?)? {
+    /// type / msg_box: 1 received, 2 sent, 3 draft, 4 outbox, 5 failed, 6 queued. Outbox and
+    /// queued are still being sent; a draft was never sent (no status).
+    private func direction(_ raw: String?) -> (Direction, MessageStatus?)? {
         switch raw {
         case "1": (.incoming, nil)
-        case "2": (.outgoing, nil)
-        case "3": (.outgoing, .draft)
-        case "4": (.outgoing, .outbox)
+        case "2": (.outgoing, .sent)
+        case "3": (.outgoing, nil)
+        case "4", "6": (.outgoing, .sending)
         case "5": (.outgoing, .failed)
-        case "6": (.outgoing, .queued)
         default: nil
         }
     }
@@ -325,8 +325,8 @@ final class SMSBackupReader: SAXPushParserDelegate {
         } else {
             sender = participantID(address: address, name: name)
         }
-        elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: body),
-                                     context: context, status: status)
+        elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: body, status: status),
+                                     context: context)
     }
 
     private func readPart(_ a: SAXAttributes, line: Int) {
@@ -431,15 +431,14 @@ final class SMSBackupReader: SAXPushParserDelegate {
             return
         }
         if images.isEmpty {
-            elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: text),
-                                         context: context, status: status)
+            elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: text, status: status),
+                                         context: context)
             return
         }
-        for (i, image) in images.enumerated() {
-            let caption = i == images.count - 1 && !text.isEmpty ? text : nil  // the text goes under the last picture
-            elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: caption, image: image),
-                                         context: context, status: status)
-        }
+        // All pictures in one message (a grid), the text as their caption.
+        elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: text.isEmpty ? nil : text,
+                                             images: images, status: status),
+                                     context: context)
     }
 
     // MARK: Result

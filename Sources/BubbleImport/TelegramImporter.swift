@@ -59,6 +59,7 @@ enum TelegramImporter {
         var discardReason: String?
         var text: TGText?
         var replyToMessageID: Int64?
+        var reactions: [TGReaction]?
         var photo: String?
         var file: String?
         var fileName: String?
@@ -70,7 +71,7 @@ enum TelegramImporter {
         var contactInformation: Contact?
 
         enum CodingKeys: String, CodingKey {
-            case id, type, date, from, actor, action, title, members, text, photo, file, poll
+            case id, type, date, from, actor, action, title, members, text, photo, file, poll, reactions
             case dateUnixtime = "date_unixtime", fromID = "from_id", actorID = "actor_id"
             case durationSeconds = "duration_seconds", discardReason = "discard_reason"
             case replyToMessageID = "reply_to_message_id", fileName = "file_name", mimeType = "mime_type"
@@ -312,7 +313,9 @@ enum TelegramImporter {
                 context.warn(location(), "message \(m.id)", "has no text or media that can be shown; skipped", skipped: true)
                 return nil
             }
-            return Message(sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall)
+            var message = Message(sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall)
+            applyReactionsAndReply(m.reactions, to: &message)
+            return message
         case let other:
             context.warn(location(), "message \(m.id)", "has type \"\(other)\"; expected message or service; skipped", skipped: true)
             return nil
@@ -517,5 +520,35 @@ enum TelegramImporter {
                              + TextCleanup.list(authors.map { "\($0.name) (\($0.id))" }))
         }
         return nil
+    }
+}
+
+// MARK: reactions (kept apart from the parser so it can change without touching this)
+
+/// One entry of a Telegram message's `reactions`: `{"type": "emoji", "count": 2, "emoji": "❤",
+/// "recent": [{"from": "Ann", "from_id": "user1", "date": "…"}]}` (custom emoji have
+/// `"type": "custom_emoji"` and a `document_id` instead of `emoji`).
+struct TGReaction: Decodable {
+    var type: String?
+    var count: Int?
+    var emoji: String?
+    var recent: [Recent]?
+    struct Recent: Decodable {
+        var fromID: String?
+        enum CodingKeys: String, CodingKey { case fromID = "from_id" }
+    }
+}
+
+extension TelegramImporter {
+    /// Maps a message's `reactions` to the model's reactions (custom emoji without a character
+    /// show as ⭐). The reply (`reply_to_message_id`) is resolved by the builder, which knows
+    /// every message: `ReplyReference(id, sender, text)` with the original's author and snippet.
+    static func applyReactionsAndReply(_ reactions: [TGReaction]?, to message: inout Message) {
+        message.reactions = (reactions ?? []).compactMap { r in
+            let emoji = r.emoji.flatMap { $0.isEmpty ? nil : $0 } ?? (r.type == "custom_emoji" ? "⭐" : nil)
+            guard let emoji else { return nil }
+            let senders = (r.recent ?? []).compactMap(\.fromID)
+            return Reaction(emoji: emoji, count: max(1, r.count ?? senders.count), senders: senders)
+        }
     }
 }

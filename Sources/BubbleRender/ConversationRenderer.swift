@@ -23,6 +23,8 @@ public struct RenderOptions: Sendable {
     /// PDF paper size.
     public var paper: Size = PageSetup.a4
     public var dark = false
+    /// Right-to-left interface: incoming on the right, outgoing on the left, art mirrored.
+    public var mirrored = false
     public var timeZone: TimeZone = .current
     /// Locale of day and time texts; nil: the fixed English defaults (`DateTexts`).
     public var locale: Locale?
@@ -57,23 +59,34 @@ public final class ConversationRenderer {
     public func resolvePhotos(_ conversation: Conversation) throws(RenderError) -> Conversation {
         var result = conversation
         for (i, message) in conversation.messages.enumerated() {
-            guard var image = message.image else { continue }
-            guard let path = image.path else {
-                if image.width <= 0 || image.height <= 0 {
-                    throw .unreadableImage(path: "messages[\(i)].image", reason: "has neither a path nor a size")
+            for (k, var image) in message.images.enumerated() {
+                let field = message.images.count == 1 ? "messages[\(i)].image" : "messages[\(i)].images[\(k)]"
+                guard let path = image.path else {
+                    if image.width <= 0 || image.height <= 0 {
+                        throw .unreadableImage(path: field, reason: "has neither a path nor a size")
+                    }
+                    continue
                 }
-                continue
+                let full = photos.resolve(path)
+                guard let size = PhotoLoader.size(ofFile: full) else {
+                    throw .unreadableImage(path: full, reason: FileManager.default.fileExists(atPath: full)
+                                           ? "not an image gdk-pixbuf can read" : "no such file (\(field).path)")
+                }
+                if image.width <= 0 || image.height <= 0 {
+                    image.width = Double(size.width)
+                    image.height = Double(size.height)
+                }
+                result.messages[i].images[k] = image
             }
+        }
+        // Avatars: a picture that cannot be read is an error too (nil draws initials).
+        for (i, p) in conversation.participants.enumerated() {
+            guard let path = p.avatar else { continue }
             let full = photos.resolve(path)
-            guard let size = PhotoLoader.size(ofFile: full) else {
+            guard PhotoLoader.size(ofFile: full) != nil else {
                 throw .unreadableImage(path: full, reason: FileManager.default.fileExists(atPath: full)
-                                       ? "not an image gdk-pixbuf can read" : "no such file (messages[\(i)].image.path)")
+                                       ? "not an image gdk-pixbuf can read" : "no such file (participants[\(i)].avatar)")
             }
-            if image.width <= 0 || image.height <= 0 {
-                image.width = Double(size.width)
-                image.height = Double(size.height)
-            }
-            result.messages[i].image = image
         }
         return result
     }
@@ -93,7 +106,9 @@ public final class ConversationRenderer {
         let setup = pageSetup(options)
         // Chats repeat themselves: identical texts at the same width are measured once.
         let measuring = CachingTextEngine(engine)
-        let layouter = ConversationLayouter(style: theme.layoutStyle, engine: measuring, timeZone: options.timeZone,
+        var style = theme.layoutStyle
+        style.mirrored = options.mirrored
+        let layouter = ConversationLayouter(style: style, engine: measuring, timeZone: options.timeZone,
                                             locale: options.locale, now: options.now)
         let layout = try layouter.layout(conversation, width: setup.contentWidth)
         return try SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale)

@@ -71,9 +71,18 @@ public struct SVGWriter {
             guard let path else {
                 return "<rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" fill=\"#ccccd1\" clip-path=\"url(#\(clip))\"/>\n"
             }
-            return "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"none\" clip-path=\"url(#\(clip))\" href=\"\(try dataURI(photos.resolve(path), state))\"/>\n"
+            return "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"xMidYMid slice\" clip-path=\"url(#\(clip))\" href=\"\(try dataURI(photos.resolve(path), state))\"/>\n"
         case let .text(text):
             return self.text(text)
+        case let .link(url, rects, color):
+            // Underlines, and an <a> over the text's area (SVG viewers open it).
+            guard let target = ScenePainter.linkTarget(url) else { return "" }
+            var out = "<a href=\"\(escape(target))\" target=\"_blank\" rel=\"noopener noreferrer\">"
+            for r in rects {
+                out += "<rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" fill=\"#000\" fill-opacity=\"0\"/>"
+                out += "<rect x=\"\(n(r.minX))\" y=\"\(n(r.maxY - max(1.5, r.height * 0.12)))\" width=\"\(n(r.width))\" height=\"1\"\(paint("fill", color))/>"
+            }
+            return out + "</a>\n"
         case let .clipped(rect, items):
             let clip = state.id("c")
             state.defs.append("<clipPath id=\"\(clip)\"><rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\"/></clipPath>")

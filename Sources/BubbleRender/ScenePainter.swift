@@ -71,8 +71,11 @@ public final class ScenePainter {
             cairo_clip(cr)
             if let path {
                 let surface = try photos.surface(for: path)
-                cairo_translate(cr, rect.minX, rect.minY)
-                cairo_scale(cr, rect.width / Double(surface.width), rect.height / Double(surface.height))
+                // Aspect fill: the photo covers the rect, centred, cropped by the clip (a grid's
+                // square cells; a single photo's rect already has its aspect ratio).
+                let factor = max(rect.width / Double(surface.width), rect.height / Double(surface.height))
+                cairo_translate(cr, rect.midX - Double(surface.width) * factor / 2, rect.midY - Double(surface.height) * factor / 2)
+                cairo_scale(cr, factor, factor)
                 cairo_set_source_surface(cr, surface.pointer, 0, 0)
                 cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
                 cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD)
@@ -90,6 +93,8 @@ public final class ScenePainter {
             cairo_restore(cr)
         case let .text(text):
             try draw(text, on: canvas)
+        case let .link(url, rects, color):
+            drawLink(url: url, rects: rects, color: color, on: canvas)
         case let .clipped(rect, items):
             cairo_save(cr)
             cairo_rectangle(cr, rect.minX, rect.minY, rect.width, rect.height)
@@ -114,6 +119,43 @@ public final class ScenePainter {
         } catch {
             throw .cairo(operation: "drawing text", status: error.description)
         }
+    }
+
+    /// A link: its text underlined; on PDF pages also a link annotation over its rects
+    /// (`cairo_tag_begin(CAIRO_TAG_LINK)`), so it opens when clicked.
+    private func drawLink(url: String, rects: [Rect], color: Color, on canvas: Canvas) {
+        let cr = canvas.context
+        guard let safe = Self.linkTarget(url) else { return }
+        if canvas.pixelScale == nil, !rects.isEmpty {
+            let areas = rects.map { "\($0.minX) \($0.minY) \($0.width) \($0.height)" }.joined(separator: " ")
+            cairo_tag_begin(cr, CAIRO_TAG_LINK, "uri='\(safe)' rect=[\(areas)]")
+        }
+        cairo_save(cr)
+        cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
+        for r in rects {
+            // The underline sits a little above the line box's bottom (below the baseline).
+            let y = r.maxY - max(1.5, r.height * 0.12)
+            cairo_rectangle(cr, r.minX, y, r.width, 1)
+        }
+        cairo_fill(cr)
+        cairo_restore(cr)
+        if canvas.pixelScale == nil, !rects.isEmpty { cairo_tag_end(cr, CAIRO_TAG_LINK) }
+    }
+
+    /// `url` when it is an http, https, mailto or tel URL, with quotes, backslashes, spaces and
+    /// controls percent-encoded; nil otherwise (javascript: and the like are never linked).
+    static func linkTarget(_ url: String) -> String? {
+        let lower = url.lowercased()
+        guard ["http://", "https://", "mailto:", "tel:"].contains(where: { lower.hasPrefix($0) }) else { return nil }
+        var out = ""
+        for b in url.utf8 {
+            if b <= 0x20 || b == 0x27 || b == 0x5C || b == 0x22 || b >= 0x7F || b == 0x3C || b == 0x3E {
+                out += String(format: "%%%02X", b)
+            } else {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            }
+        }
+        return out
     }
 
     private func trace(_ elements: [PathElement], _ cr: OpaquePointer) {

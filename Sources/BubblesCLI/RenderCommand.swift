@@ -27,6 +27,7 @@ struct Render: ParsableCommand {
     @Flag(help: "Use the theme's dark colours (HTML without it: light, and dark when the browser prefers it).") var dark = false
     @Option(help: "Width in points (PNG, SVG; HTML: the column's maximum width in CSS px).") var width: Double = 375
     @Option(help: "Pixels per point for PNG: 1, 2 or 3.") var scale: Double = 2
+    @Flag(help: "Right-to-left interface: incoming on the right, outgoing on the left, bubble art mirrored (all formats).") var rtl = false
     @Flag(help: "PNG: numbered page images (OUT-001.png, …) instead of one tall image.") var pages = false
     @Option(help: "PNG page height in points, with --pages.") var pageHeight: Double = 812
     @Option(help: "PDF paper: a4 or letter.") var paper: String = "a4"
@@ -98,6 +99,7 @@ struct Render: ParsableCommand {
             options.assets = assetMode
             options.pageSize = output == "-" ? .single : pagination
             options.lazyImages = !noLazyImages
+            options.mirrored = rtl
             let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options)
             files = try reporting { try exporter.export(loaded.conversation, to: target) }
         case .cairo(let cairoFormat):
@@ -107,6 +109,7 @@ struct Render: ParsableCommand {
             options.pageHeight = pages ? pageHeight : nil
             options.paper = paperSize
             options.dark = dark
+            options.mirrored = rtl
             options.timeZone = loaded.timeZone
             options.locale = localeValue
             options.now = nowValue

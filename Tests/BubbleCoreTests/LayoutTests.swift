@@ -189,6 +189,7 @@ struct ConversationLayoutTests {
             case .daySeparator(let l): return "day:\(l.string)"
             case .system(_, let l): return "system:\(l.string)"
             case .message(let i, let b): return "m\(i)\(b.hasTail ? "+tail" : "")"
+            case .typing: return "typing"
             }
         }
         #expect(kinds == ["day:Tuesday, 14 November 2023", "m0", "m1+tail", "m2+tail", "m3+tail",
@@ -230,7 +231,8 @@ struct ConversationLayoutTests {
     func appendEqualsFull(seed: UInt64) throws {
         let conversation = SyntheticConversation.make(count: 300, seed: seed)
         let full = try layouter.layout(conversation, width: 375)
-        var incremental = try layouter.layout(Conversation(), width: 375)
+        // Participants decide sender names and avatars (a group chat): start with them.
+        var incremental = try layouter.layout(Conversation(participants: conversation.participants), width: 375)
         for m in conversation.messages { try layouter.append(m, to: &incremental) }
         #expect(incremental == full)
     }
@@ -263,13 +265,15 @@ struct ConversationLayoutTests {
                 guard let bubble = row.bubble else { continue }
                 let inRow = Rect(origin: .zero, size: row.frame.size)
                 #expect(inRow.contains(bubble.bubble), "\(bubble.bubble) in \(inRow)")
-                #expect(bubble.bubble.width <= maxBubble + 1e-9)
+                #expect(bubble.bubble.width <= maxBubble + 1e-9 || bubble.emojiOnly)
                 if let text = bubble.textFrame { #expect(bubble.bubble.contains(text)) }
                 if let image = bubble.imageFrame { #expect(bubble.bubble.contains(image)) }
                 if bubble.direction == .outgoing {
                     #expect(abs(bubble.bubble.maxX - (width - style.sideMargin)) < 1e-9)
                 } else {
-                    #expect(bubble.bubble.minX == style.sideMargin)
+                    // Group chats leave a column for avatars.
+                    let indent = conversation.isGroup ? style.avatarSize + style.besideGap : 0
+                    #expect(bubble.bubble.minX == style.sideMargin + indent)
                 }
             }
         }

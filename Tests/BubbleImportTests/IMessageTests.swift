@@ -72,21 +72,26 @@ struct ChatDatabase {
                     (3, 'iMessage;+;chat612873', 43, 'chat612873', 'iMessage', 'Weekend plans');
                 """)
             func message(_ id: Int64, chat: Int64, text: String?, body: Data? = nil, handle: Int64, fromMe: Bool, date: Int64,
-                         itemType: Int = 0, action: Int = 0, other: Int64 = 0, title: String? = nil, associated: Int = 0) throws {
+                         itemType: Int = 0, action: Int = 0, other: Int64 = 0, title: String? = nil, associated: Int = 0,
+                         associatedGUID: String? = nil, thread: String? = nil, delivered: Bool = false, dateRead: Int64 = 0) throws {
                 try db.execute(sql: """
                     INSERT INTO message (ROWID, guid, text, attributedBody, handle_id, service, date, is_from_me, item_type,
-                        group_action_type, other_handle, group_title, associated_message_type)
-                    VALUES (?, ?, ?, ?, ?, 'iMessage', ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [id, "GUID-\(id)", text, body, handle, date, fromMe, itemType, action, other, title, associated])
+                        group_action_type, other_handle, group_title, associated_message_type, associated_message_guid,
+                        thread_originator_guid, is_delivered, date_read, is_read)
+                    VALUES (?, ?, ?, ?, ?, 'iMessage', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [id, "GUID-\(id)", text, body, handle, date, fromMe, itemType, action, other, title, associated,
+                                     associatedGUID, thread, delivered, dateRead, dateRead > 0])
                 try db.execute(sql: "INSERT INTO chat_message_join VALUES (?, ?, ?)", arguments: [chat, id, date])
             }
             let ns = Self.nanoseconds
             try message(1, chat: 1, text: "Hey, are you free Saturday?", handle: 1, fromMe: false, date: ns(0))
-            try message(2, chat: 1, text: nil, body: Self.attributedBody("Yes — what's up?"), handle: 1, fromMe: true, date: ns(60))
+            try message(2, chat: 1, text: nil, body: Self.attributedBody("Yes — what's up?"), handle: 1, fromMe: true, date: ns(60),
+                        delivered: true, dateRead: ns(90))
             try message(3, chat: 1, text: "\u{FFFC}Look at this", handle: 1, fromMe: false, date: ns(120))
-            try message(4, chat: 1, text: "Loved “Look at this”", handle: 1, fromMe: false, date: ns(130), associated: 2000)
-            try message(5, chat: 1, text: "\u{FFFC}", handle: 1, fromMe: false, date: ns(140))
-            try message(6, chat: 1, text: "\u{FFFC}", handle: 1, fromMe: true, date: ns(150))
+            try message(4, chat: 1, text: "Loved “Look at this”", handle: 1, fromMe: false, date: ns(130), associated: 2000,
+                        associatedGUID: "p:0/GUID-3")
+            try message(5, chat: 1, text: "\u{FFFC}", handle: 1, fromMe: false, date: ns(140), thread: "GUID-1")
+            try message(6, chat: 1, text: "\u{FFFC}", handle: 1, fromMe: true, date: ns(150), delivered: true)
             // An SMS fallback chat with the same person, dated in seconds (as before High Sierra).
             try message(7, chat: 2, text: "Sent as SMS", handle: 3, fromMe: false, date: 1_700_000_000 - 978_307_200 + 100)
             try message(8, chat: 3, text: nil, handle: 0, fromMe: true, date: ns(1000), itemType: 2, title: "Weekend plans")
@@ -115,7 +120,21 @@ struct IMessageTests {
         #expect(r.me == "me")
         #expect(c.participants == [Participant(id: "me", name: "Leo"), Participant(id: "+15550102000", name: "+15550102000")])
         let photo = db.scratch.file("Library/Messages/Attachments/ab/11/5E3A/IMG_0420.jpeg")
-        #expect(c.messages == [
+        // Ids, status, reactions and replies are checked below.
+        let plain = c.messages.map { m -> Message in
+            var m = m; m.id = nil; m.status = nil; m.statusDate = nil; m.reactions = []; m.reply = nil; return m
+        }
+        #expect(c.messages.map(\.id) == ["1", "2", "7", "3", "5", "6"])
+        // Outgoing: read at date_read, delivered.
+        #expect(c.messages[1].status == .read && c.messages[1].statusDate == Date(timeIntervalSince1970: 1_700_000_090))
+        #expect(c.messages[5].status == .delivered)
+        #expect(c.messages.filter { $0.direction == .incoming }.allSatisfy { $0.status == nil })
+        // The ♥ tapback (associated_message_type 2000 on p:0/GUID-3) is a reaction on its target.
+        #expect(c.messages[3].reactions == [Reaction(emoji: "❤️", count: 1, senders: ["+15550102000"])])
+        #expect(c.messages.filter { !$0.reactions.isEmpty }.count == 1)
+        // thread_originator_guid: a reply to the first message.
+        #expect(c.messages[4].reply == ReplyReference(id: "1", sender: "+15550102000", text: "Hey, are you free Saturday?"))
+        #expect(plain == [
             Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_000), text: "Hey, are you free Saturday?"),
             Message(sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_000_060), text: "Yes — what's up?"),
             Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_100), text: "Sent as SMS"),
@@ -124,12 +143,11 @@ struct IMessageTests {
             Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_140), text: "[Photo: IMG_0421.HEIC]"),
             Message(sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_000_150), text: "[Photo: IMG_0422.jpeg]"),
         ])
-        #expect(r.skipped == 3)  // the tapback, the HEIC, the missing file
+        #expect(r.skipped == 2)  // the HEIC, the missing file
         #expect(r.warnings.map(\.description) == [
             "\(db.path): message ROWID 5: photo IMG_0421.HEIC: image/heic is not a format the renderer reads; shown as a placeholder",
             "\(db.path): message ROWID 6: photo ~/Library/Messages/Attachments/ef/13/9C0D/IMG_0422.jpeg: no such file "
                 + "(\(db.home)/Library/Messages/Attachments/ef/13/9C0D/IMG_0422.jpeg); shown as a placeholder",
-            "\(db.path): 1 tapback reactions: reactions to other messages are not shown",
         ])
     }
 
@@ -175,7 +193,8 @@ struct IMessageTests {
         let db = try ChatDatabase()
         let r = try Importer.load(path: db.path, options: ImportOptions(me: "Leo", chat: "weekend plans", homeFolder: db.home))
         #expect(r.conversation.title == "Weekend plans")
-        #expect(r.conversation.messages == [
+        #expect(r.conversation.messages.map(\.id) == [nil, nil, "10"])  // system lines keep no id
+        #expect(r.conversation.messages.map { m -> Message in var m = m; m.id = nil; return m } == [
             .system("Leo named the conversation “Weekend plans”", date: Date(timeIntervalSince1970: 1_700_001_000)),
             .system("Leo added ben@example.com to the conversation", date: Date(timeIntervalSince1970: 1_700_001_001)),
             Message(sender: "ben@example.com", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_001_002), text: "Count me in"),

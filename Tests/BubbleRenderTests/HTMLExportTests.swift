@@ -123,10 +123,12 @@ struct HTMLExportTests {
         let layout = try ConversationLayouter(style: theme.layoutStyle, engine: MonospaceTextEngine(), timeZone: utc)
             .layout(conversation, width: 375)
         // Classes of the bubbles in order, and the rows' kinds in order.
-        let body = String(html[html.range(of: "<main class=\"c\">")!.upperBound...])
+        // Group chats get `<main class="c w">` (an avatar column); names and status lines are not rows.
+        let body = String(html[html.range(of: "<main class=\"c")!.upperBound...])
         var rows: [String] = []
         for line in body.split(separator: "\n") where line.hasPrefix("<div class=\"") {
             let cls = line.dropFirst(12).prefix { $0 != "\"" }
+            if cls == "n" || cls.hasPrefix("st") { continue }
             rows.append(String(cls))
         }
         var expected: [String] = []
@@ -137,6 +139,7 @@ struct HTMLExportTests {
             case .message(_, let b):
                 if b.labels.contains(where: { $0.kind == .time }) { expected.append("h") }
                 expected.append("b \(b.direction == .incoming ? "i" : "o")\(b.hasTail ? " t" : "")")
+            case .typing: expected.append("y")
             }
         }
         let mine = rows.map { r -> String in

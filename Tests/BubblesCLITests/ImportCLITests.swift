@@ -23,7 +23,7 @@ struct ImportCLITests {
         for (k, m) in marks.enumerated() {
             // The bubble's markup runs to the next bubble, day or system line, or the page's end.
             let rest = html[m.range.upperBound..<(k + 1 < marks.count ? marks[k + 1].range.lowerBound : html.endIndex)]
-            let end = rest.firstMatch(of: #/<div class="(d|s)"|</main>|</body>/#)?.range.lowerBound ?? rest.endIndex
+            let end = rest.firstMatch(of: #/<div class="(d|s|n|st)[" ]|<blockquote|</main>|</body>/#)?.range.lowerBound ?? rest.endIndex
             // Text only: drop the markup of times, links and photos, decode the entities we escape.
             let text = String(rest[..<end]).replacing(#/<[^>]*>/#, with: "")
                 .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")

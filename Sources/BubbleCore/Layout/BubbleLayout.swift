@@ -1,7 +1,7 @@
 /// Where everything of one message goes, relative to the top-left of its row. Points.
 public struct BubbleLayout: Hashable, Sendable {
     public var direction: Direction
-    /// The bubble art's rectangle.
+    /// The bubble art's rectangle (an emoji-only message: the emoji's box, drawn without art).
     public var bubble: Rect
     /// The text box inside the bubble (nil without text). Lines are relative to its origin.
     public var textFrame: Rect?
@@ -9,24 +9,90 @@ public struct BubbleLayout: Hashable, Sendable {
     /// The width the text was wrapped in: a renderer that lays the text out again (Pango) must
     /// use exactly this width to get the same lines.
     public var textWrapWidth: Double
-    /// The photo inside the bubble (nil without one).
-    public var imageFrame: Rect?
-    /// True when the photo's own size was unusable and a placeholder size was laid out.
+    /// The photos inside the bubble, in message order (several: a grid of square cells).
+    public var imageFrames: [Rect]
+    /// True when the first photo's own size was unusable and a placeholder size was laid out.
     public var imageIsPlaceholder: Bool
     /// Whether the bubble draws its tail (only the last bubble of a group does).
     public var hasTail: Bool
-    /// Labels outside the bubble (the time above a group).
+    /// Labels outside the bubble (time, sender name, status) and the time inside it.
     public var labels: [LabelLayout]
+    /// 1–3 emoji and nothing else: drawn large (`LayoutStyle.emojiText`), without a bubble.
+    public var emojiOnly: Bool = false
+    /// The sender's avatar (only beside the last bubble of an incoming group).
+    public var avatarFrame: Rect?
+    /// A failed message's red badge, beside the bubble.
+    public var failedBadge: Rect?
+    /// Reaction badge on the bubble's top corner (the outer one: right for incoming).
+    public var reactions: BadgeLayout?
+    /// The quoted snippet of the message this one replies to, above the bubble.
+    public var reply: BadgeLayout?
+    /// Links in the text, with the areas they cover (one per line they span).
+    public var links: [LinkLayout] = []
+    /// Typing indicator: its dots (the bubble has no text).
+    public var typingDots: [Rect] = []
+    /// Laid out for a right-to-left interface: tails and art on the other side.
+    public var mirrored: Bool = false
+
+    /// The first photo.
+    public var imageFrame: Rect? { imageFrames.first }
+
+    /// Bottom of everything in the row.
+    public var maxY: Double {
+        var y = bubble.maxY
+        for l in labels { y = max(y, l.frame.maxY) }
+        for r in [avatarFrame, failedBadge, reactions?.frame, reply?.frame].compactMap({ $0 }) { y = max(y, r.maxY) }
+        return y
+    }
+
+    /// The tail side: the direction's, swapped in a mirrored layout.
+    public var tailSide: Direction { mirrored ? (direction == .incoming ? .outgoing : .incoming) : direction }
 }
 
-/// A short text placed by the layout (time, day separator, system line).
+/// A short text placed by the layout (time, day separator, system line, sender, status).
 public struct LabelLayout: Hashable, Sendable {
-    public enum Kind: String, Hashable, Sendable { case time, timeInside, daySeparator, system }
+    public enum Kind: String, Hashable, Sendable {
+        case time, timeInside, timeBeside, daySeparator, system, sender, status, failedStatus, badge
+    }
     public var kind: Kind
     public var string: String
     public var frame: Rect
     public var text: TextLayout
     public var wrapWidth: Double
+    public var maxLines: Int?
+}
+
+/// A rounded box with a label: reaction pills and reply snippets.
+public struct BadgeLayout: Hashable, Sendable {
+    public var frame: Rect
+    public var label: LabelLayout
+}
+
+/// A link's target and the areas of its text, in row coordinates.
+public struct LinkLayout: Hashable, Sendable {
+    public var url: String
+    public var rects: [Rect]
+}
+
+/// What a bubble's surroundings need from the conversation: who wrote it, whether avatars
+/// take a column and this bubble shows one, the delivery status label, the reply's author.
+public struct BubbleContext: Hashable, Sendable {
+    /// Shown above the bubble (first incoming bubble of a group in a group chat).
+    public var senderName: String?
+    /// Incoming bubbles leave room for avatars.
+    public var avatarColumn: Bool
+    /// This bubble has the avatar beside it.
+    public var showsAvatar: Bool
+    /// "Delivered", "Read 09:41", "Failed" under the bubble.
+    public var status: String?
+    public var failed: Bool
+    /// Name of the replied-to message's author, shown in the snippet.
+    public var replyAuthor: String?
+    public init(senderName: String? = nil, avatarColumn: Bool = false, showsAvatar: Bool = false,
+                status: String? = nil, failed: Bool = false, replyAuthor: String? = nil) {
+        self.senderName = senderName; self.avatarColumn = avatarColumn; self.showsAvatar = showsAvatar
+        self.status = status; self.failed = failed; self.replyAuthor = replyAuthor
+    }
 }
 
 /// Measures one message into a `BubbleLayout`: text inside padding, photo scaled to fit,
@@ -39,34 +105,66 @@ public struct BubbleMeasurer {
         self.style = style; self.engine = engine
     }
 
+    /// Text of a reaction badge: "❤️ 2 👍".
+    public static func reactionString(_ reactions: [Reaction]) -> String {
+        reactions.map { $0.count > 1 ? "\($0.emoji) \($0.count)" : $0.emoji }.joined(separator: " ")
+    }
+
+    /// Text of a reply snippet: "Author: text" (or "Photo" without text).
+    public static func replyString(_ reply: ReplyReference, author: String?) -> String {
+        let text = reply.text.flatMap { $0.isEmpty ? nil : $0 } ?? "Message"
+        let oneLine = text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return author.map { "\($0): \(oneLine)" } ?? oneLine
+    }
+
     /// Lays out `message` in a row `rowWidth` wide. `time` is the message's time as shown: above
     /// the bubble when the style shows times above groups and `startsGroup`, inside the bubble
-    /// when the style puts it there.
+    /// when the style puts it there, beside it with `timeBeside`.
     public func layout(_ message: Message, rowWidth: Double, hasTail: Bool = true,
-                       time: String? = nil, startsGroup: Bool = true) throws(LayoutError) -> BubbleLayout {
+                       time: String? = nil, startsGroup: Bool = true,
+                       context: BubbleContext = BubbleContext()) throws(LayoutError) -> BubbleLayout {
         try Self.validate(rowWidth: rowWidth, style: style)
-        let padding = style.padding(for: message.direction)
-        let maxBubble = style.maxBubbleWidth(rowWidth: rowWidth)
+        let incoming = message.direction == .incoming
+        let indent = incoming && context.avatarColumn ? style.avatarSize + style.besideGap : 0
+        let maxBubble = max(1, min(style.maxBubbleWidth(rowWidth: rowWidth), rowWidth - 2 * style.sideMargin - indent))
+        let emojiOnly = message.images.isEmpty && message.reply == nil
+            && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
+        let padding = emojiOnly ? .zero : style.padding(for: message.direction)
         let maxText = max(1, maxBubble - padding.horizontal)
 
         var text = TextLayout.empty
         var wrapWidth = maxText
         if let string = message.text, !string.isEmpty {
-            (text, wrapWidth) = try measure(string, style: style.text, maxWidth: maxText, balanced: style.widthMode == .balanced)
+            (text, wrapWidth) = try measure(string, style: emojiOnly ? style.emojiText : style.text, maxWidth: maxText,
+                                            balanced: style.widthMode == .balanced && !emojiOnly)
         }
 
-        // Photo: fit the widest the bubble allows and the maximum height, never enlarged.
+        // Photos: one fits the widest the bubble allows and the maximum height, never enlarged;
+        // several make a grid of square cells.
         var imageSize: Size?
+        var cells: [Rect] = []
         var placeholder = false
-        if let image = message.image {
+        let maxImageWidth = max(1, maxBubble - style.imageInset.horizontal)
+        if message.images.count == 1, let image = message.image {
             var natural = Size(width: image.width, height: image.height)
             if !(natural.width.isFinite && natural.height.isFinite && natural.width > 0 && natural.height > 0) {
                 natural = style.placeholderImageSize
                 placeholder = true
             }
-            let maxImageWidth = max(1, maxBubble - style.imageInset.horizontal)
             let factor = min(1, maxImageWidth / natural.width, style.maxImageHeight / natural.height)
             imageSize = Size(width: natural.width * factor, height: natural.height * factor)
+            cells = [Rect(origin: .zero, size: imageSize!)]
+        } else if message.images.count > 1 {
+            let columns = max(1, min(style.gridColumns, message.images.count))
+            let rows = (message.images.count + columns - 1) / columns
+            let gap = style.gridSpacing
+            let cell = max(1, min((maxImageWidth - Double(columns - 1) * gap) / Double(columns),
+                                  (style.maxImageHeight * 1.5 - Double(rows - 1) * gap) / Double(rows)))
+            for k in message.images.indices {
+                cells.append(Rect(x: Double(k % columns) * (cell + gap), y: Double(k / columns) * (cell + gap), width: cell, height: cell))
+            }
+            imageSize = Size(width: Double(columns) * cell + Double(columns - 1) * gap, height: Double(rows) * cell + Double(rows - 1) * gap)
+            placeholder = !(message.images[0].width > 0 && message.images[0].height > 0)
         }
 
         // Bubble size: the wider of photo and text, plus insets; never below the art's minimum.
@@ -80,7 +178,7 @@ public struct BubbleMeasurer {
         var textBoxWidth = text.width
         // A time inside the bubble: after the last line when it fits there, else below it.
         var inside: (text: TextLayout, wrap: Double, ownLine: Bool)?
-        if style.timeInsideBubble, let time {
+        if style.timeInsideBubble, let time, !emojiOnly {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: max(1, maxText))
             var ownLine = true
             if hasText, let last = text.lines.last, !last.isRightToLeft,
@@ -101,10 +199,12 @@ public struct BubbleMeasurer {
             height = padding.vertical
             contentWidth = padding.horizontal
         }
-        let bubbleSize = Size(width: min(max(contentWidth, style.minimumBubbleSize.width), max(maxBubble, style.minimumBubbleSize.width)),
-                              height: max(height, style.minimumBubbleSize.height))
+        let bubbleSize = emojiOnly ? Size(width: text.width, height: text.height)
+            : Size(width: min(max(contentWidth, style.minimumBubbleSize.width), max(maxBubble, style.minimumBubbleSize.width)),
+                   height: max(height, style.minimumBubbleSize.height))
+        let x = incoming ? style.sideMargin + indent : rowWidth - style.sideMargin - bubbleSize.width
 
-        // Labels above the bubble.
+        // Above the bubble, top to bottom: time, sender name, reply snippet, reaction rise.
         var labels: [LabelLayout] = []
         var top = 0.0
         if style.showsTimeAboveGroup, startsGroup, let time {
@@ -114,17 +214,53 @@ public struct BubbleMeasurer {
                                       text: t, wrapWidth: w))
             top = t.height + style.timeLabelSpacing
         }
-
-        let x = message.direction == .incoming ? style.sideMargin : rowWidth - style.sideMargin - bubbleSize.width
-        let bubble = Rect(origin: Point(x: x, y: top), size: bubbleSize)
-        var imageFrame: Rect?
-        if let imageSize {
-            imageFrame = Rect(x: bubble.minX + style.imageInset.left + (bubbleSize.width - style.imageInset.horizontal - imageSize.width) / 2,
-                              y: bubble.minY + style.imageInset.top, width: imageSize.width, height: imageSize.height)
+        if let name = context.senderName, incoming, startsGroup {
+            let (t, w) = try measure(name, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1)
+            let nx = x + (emojiOnly ? 0 : min(style.senderNameInset, padding.left))
+            labels.append(LabelLayout(kind: .sender, string: name, frame: Rect(x: nx, y: top, width: t.width, height: t.height),
+                                      text: t, wrapWidth: w, maxLines: 1))
+            top += t.height + style.senderNameSpacing
         }
+        var reply: BadgeLayout?
+        if let ref = message.reply {
+            let string = Self.replyString(ref, author: context.replyAuthor)
+            let p = style.replyPadding
+            let (t, w) = try measure(string, style: style.replyText, maxWidth: max(1, maxBubble - p.horizontal), maxLines: style.replyMaxLines)
+            let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
+            let rx = incoming ? x : x + bubbleSize.width - size.width
+            let frame = Rect(x: max(0, rx), y: top, width: size.width, height: size.height)
+            reply = BadgeLayout(frame: frame, label: LabelLayout(kind: .badge, string: string,
+                                                                 frame: Rect(x: frame.minX + p.left, y: frame.minY + p.top, width: t.width, height: t.height),
+                                                                 text: t, wrapWidth: w, maxLines: style.replyMaxLines))
+            top += size.height + style.replySpacing
+        }
+        var reactions: BadgeLayout?
+        if !message.reactions.isEmpty {
+            let string = Self.reactionString(message.reactions)
+            let p = style.reactionPadding
+            let (t, w) = try measure(string, style: style.reactionText, maxWidth: max(1, rowWidth / 2), maxLines: 1)
+            let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
+            top += (size.height * style.reactionRise).rounded(.up)
+            // The outer top corner: right of an incoming bubble, left of an outgoing one.
+            var rx = incoming ? x + bubbleSize.width - size.width * 0.7 : x - size.width * 0.3
+            rx = min(max(rx, 1), rowWidth - size.width - 1)
+            let frame = Rect(x: rx, y: top - (size.height * style.reactionRise).rounded(.up), width: size.width, height: size.height)
+            reactions = BadgeLayout(frame: frame, label: LabelLayout(kind: .badge, string: string,
+                                                                     frame: Rect(x: frame.minX + p.left, y: frame.minY + p.top, width: t.width, height: t.height),
+                                                                     text: t, wrapWidth: w, maxLines: 1))
+        }
+
+        let bubble = Rect(origin: Point(x: x, y: top), size: bubbleSize)
+        var imageFrames: [Rect] = []
+        if let imageSize {
+            let origin = Point(x: bubble.minX + style.imageInset.left + (bubbleSize.width - style.imageInset.horizontal - imageSize.width) / 2,
+                               y: bubble.minY + style.imageInset.top)
+            imageFrames = cells.map { $0.offsetBy(dx: origin.x, dy: origin.y) }
+        }
+        let imageBottom = imageSize.map { bubble.minY + style.imageInset.top + $0.height }
         var textFrame: Rect?
         if hasText {
-            let textTop = imageFrame.map { $0.maxY + style.imageTextSpacing } ?? bubble.minY + padding.top
+            let textTop = imageBottom.map { $0 + style.imageTextSpacing } ?? bubble.minY + padding.top
             textFrame = Rect(x: bubble.minX + padding.left, y: textTop,
                              width: max(0, bubbleSize.width - padding.horizontal), height: text.height)
             if let inside, inside.ownLine { textFrame!.size.height += inside.text.height }
@@ -137,13 +273,129 @@ public struct BubbleMeasurer {
                 frame = Rect(x: textFrame.minX + textBoxWidth - t.width, y: bottom - t.height, width: t.width, height: t.height)
             } else {
                 // Photo only: over the photo's bottom-right corner.
-                let box = imageFrame ?? bubble
+                let box = imageFrames.isEmpty ? bubble : Rect(x: imageFrames[0].minX, y: bubble.minY + style.imageInset.top,
+                                                              width: imageSize!.width, height: imageSize!.height)
                 frame = Rect(x: box.maxX - t.width - 6, y: box.maxY - t.height - 4, width: t.width, height: t.height)
             }
             labels.append(LabelLayout(kind: .timeInside, string: time, frame: frame, text: t, wrapWidth: inside.wrap))
         }
-        return BubbleLayout(direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
-                            textWrapWidth: wrapWidth, imageFrame: imageFrame, imageIsPlaceholder: placeholder, hasTail: hasTail, labels: labels)
+
+        // Below the bubble: an emoji-only message's time (no bubble to hold it), the status.
+        var bottom = bubble.maxY
+        if style.timeInsideBubble, emojiOnly, let time {
+            let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth)
+            let tx = incoming ? bubble.minX : bubble.maxX - t.width
+            labels.append(LabelLayout(kind: .time, string: time, frame: Rect(x: tx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
+                                      text: t, wrapWidth: w))
+            bottom += style.statusSpacing + t.height
+        }
+        if let status = context.status {
+            let (t, w) = try measure(status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1)
+            let sx = incoming ? bubble.minX : bubble.maxX - t.width
+            labels.append(LabelLayout(kind: context.failed ? .failedStatus : .status, string: status,
+                                      frame: Rect(x: sx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
+                                      text: t, wrapWidth: w, maxLines: 1))
+        }
+
+        // Beside the bubble, on its open side: the failed badge, then the time.
+        var besideEdge = incoming ? bubble.maxX : bubble.minX
+        var failedBadge: Rect?
+        if context.failed {
+            let s = style.failedBadgeSize
+            let bx = incoming ? besideEdge + style.besideGap : besideEdge - style.besideGap - s
+            failedBadge = Rect(x: bx, y: bubble.midY - s / 2, width: s, height: s)
+            besideEdge = incoming ? bx + s : bx
+        }
+        if style.timeBeside, let time {
+            let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth)
+            let tx = incoming ? besideEdge + style.besideGap : besideEdge - style.besideGap - t.width
+            labels.append(LabelLayout(kind: .timeBeside, string: time, frame: Rect(x: tx, y: bubble.maxY - t.height, width: t.width, height: t.height),
+                                      text: t, wrapWidth: w))
+        }
+        var avatarFrame: Rect?
+        if incoming, context.avatarColumn, context.showsAvatar {
+            let s = style.avatarSize
+            avatarFrame = Rect(x: style.sideMargin, y: max(0, bubble.maxY - s), width: s, height: s)
+        }
+
+        var links: [LinkLayout] = []
+        if style.detectsLinks, !emojiOnly, let string = message.text, let textFrame, hasText {
+            links = try linkAreas(string, text: text, boxWidth: textFrame.width, origin: textFrame.origin)
+        }
+
+        var layout = BubbleLayout(direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
+                                  textWrapWidth: wrapWidth, imageFrames: imageFrames, imageIsPlaceholder: placeholder,
+                                  hasTail: hasTail && !emojiOnly, labels: labels, emojiOnly: emojiOnly, avatarFrame: avatarFrame,
+                                  failedBadge: failedBadge, reactions: reactions, reply: reply, links: links)
+        if style.mirrored { layout = layout.mirroredLayout(rowWidth: rowWidth) }
+        return layout
+    }
+
+    /// The typing indicator: a small incoming bubble with three dots.
+    public func typingLayout(rowWidth: Double, context: BubbleContext = BubbleContext()) throws(LayoutError) -> BubbleLayout {
+        try Self.validate(rowWidth: rowWidth, style: style)
+        let indent = context.avatarColumn ? style.avatarSize + style.besideGap : 0
+        let size = style.typingBubbleSize
+        var top = 0.0
+        var labels: [LabelLayout] = []
+        let x = style.sideMargin + indent
+        if let name = context.senderName {
+            let (t, w) = try measure(name, style: style.senderNameText, maxWidth: max(1, rowWidth / 2), maxLines: 1)
+            labels.append(LabelLayout(kind: .sender, string: name, frame: Rect(x: x + min(style.senderNameInset, style.incomingPadding.left), y: 0, width: t.width, height: t.height),
+                                      text: t, wrapWidth: w, maxLines: 1))
+            top = t.height + style.senderNameSpacing
+        }
+        let bubble = Rect(x: x, y: top, width: size.width, height: size.height)
+        // Dots centred in the bubble's body (the padding's tail side excluded).
+        let p = style.incomingPadding
+        let d = style.typingDotSize, gap = d * 0.6
+        let total = 3 * d + 2 * gap
+        let cx = bubble.minX + p.left + (bubble.width - p.horizontal - total) / 2
+        let cy = bubble.minY + p.top + (bubble.height - p.vertical - d) / 2
+        let dots = (0..<3).map { Rect(x: cx + Double($0) * (d + gap), y: cy, width: d, height: d) }
+        var avatar: Rect?
+        if context.avatarColumn, context.showsAvatar {
+            avatar = Rect(x: style.sideMargin, y: max(0, bubble.maxY - style.avatarSize), width: style.avatarSize, height: style.avatarSize)
+        }
+        var layout = BubbleLayout(direction: .incoming, bubble: bubble, textFrame: nil, text: .empty, textWrapWidth: 1,
+                                  imageFrames: [], imageIsPlaceholder: false, hasTail: true, labels: labels,
+                                  avatarFrame: avatar, typingDots: dots)
+        if style.mirrored { layout = layout.mirroredLayout(rowWidth: rowWidth) }
+        return layout
+    }
+
+    /// The areas of each link's text: per line it spans, from the width of the line's text
+    /// before it to the width up to its end (measured with the same engine).
+    func linkAreas(_ string: String, text: TextLayout, boxWidth: Double, origin: Point) throws(LayoutError) -> [LinkLayout] {
+        let found = LinkDetector.links(in: string)
+        guard !found.isEmpty else { return [] }
+        let bytes = Array(string.utf8)
+        func width(_ range: Range<Int>) throws(LayoutError) -> Double {
+            guard !range.isEmpty else { return 0 }
+            var s = String(decoding: bytes[range], as: UTF8.self)
+            while s.last?.isNewline == true { s.removeLast() }
+            guard !s.isEmpty else { return 0 }
+            return try measure(s, style: style.text, maxWidth: 100_000).0.width
+        }
+        var out: [LinkLayout] = []
+        for link in found {
+            var rects: [Rect] = []
+            for line in text.lines where line.range.overlaps(link.range) {
+                let lo = max(line.range.lowerBound, link.range.lowerBound), hi = min(line.range.upperBound, link.range.upperBound)
+                let x0: Double, x1: Double
+                if line.isRightToLeft {
+                    x0 = boxWidth - line.width; x1 = boxWidth
+                } else {
+                    // From the end: a prefix's trailing space is not measured by every engine.
+                    x1 = try width(line.range.lowerBound..<hi)
+                    x0 = x1 - (try width(lo..<hi))
+                }
+                guard x1 > x0 else { continue }
+                rects.append(Rect(x: origin.x + x0, y: origin.y + line.top, width: x1 - x0, height: line.height))
+            }
+            if !rects.isEmpty { out.append(LinkLayout(url: link.url, rects: rects)) }
+        }
+        return out
     }
 
     /// Text laid out in `maxWidth`, and the width it was wrapped in; balanced: the narrowest
@@ -178,5 +430,44 @@ public struct BubbleMeasurer {
         guard rowWidth >= style.minimumRowWidth - 1e-9 else {
             throw .rowTooNarrow(width: rowWidth, minimum: style.minimumRowWidth)
         }
+    }
+}
+
+extension Rect {
+    /// Mirrored about the vertical centre line of a row `width` wide.
+    public func mirrored(inWidth width: Double) -> Rect {
+        Rect(x: width - maxX, y: minY, width: self.width, height: height)
+    }
+}
+
+extension BubbleLayout {
+    /// The same layout for a right-to-left interface: every frame mirrored in the row, except
+    /// what lies inside the text box (time inside, link areas), which moves with the box.
+    public func mirroredLayout(rowWidth w: Double) -> BubbleLayout {
+        var m = self
+        m.mirrored.toggle()
+        m.bubble = bubble.mirrored(inWidth: w)
+        let dx = textFrame.map { w - $0.maxX - $0.minX } ?? 0
+        m.textFrame = textFrame?.mirrored(inWidth: w)
+        m.imageFrames = imageFrames.map { $0.mirrored(inWidth: w) }
+        m.labels = labels.map { label in
+            var l = label
+            l.frame = label.kind == .timeInside && textFrame != nil ? label.frame.offsetBy(dx: dx, dy: 0) : label.frame.mirrored(inWidth: w)
+            return l
+        }
+        m.avatarFrame = avatarFrame?.mirrored(inWidth: w)
+        m.failedBadge = failedBadge?.mirrored(inWidth: w)
+        func badge(_ b: BadgeLayout?) -> BadgeLayout? {
+            guard var b else { return nil }
+            let shift = w - b.frame.maxX - b.frame.minX
+            b.frame = b.frame.offsetBy(dx: shift, dy: 0)
+            b.label.frame = b.label.frame.offsetBy(dx: shift, dy: 0)
+            return b
+        }
+        m.reactions = badge(reactions)
+        m.reply = badge(reply)
+        m.links = links.map { LinkLayout(url: $0.url, rects: $0.rects.map { $0.offsetBy(dx: dx, dy: 0) }) }
+        m.typingDots = typingDots.map { $0.mirrored(inWidth: w) }
+        return m
     }
 }

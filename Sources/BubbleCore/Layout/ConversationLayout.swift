@@ -9,6 +9,8 @@ public struct LayoutRow: Hashable, Sendable {
         case daySeparator(LabelLayout)
         /// A system line (centred, no bubble); `index` as for messages.
         case system(index: Int, LabelLayout)
+        /// A typing indicator (three dots) for participant `sender`, after the last message.
+        case typing(sender: String?, BubbleLayout)
     }
     public var content: Content
     /// The row's rectangle: full width, from its top to its bottom (spacing above excluded).
@@ -17,12 +19,14 @@ public struct LayoutRow: Hashable, Sendable {
     public var messageIndex: Int? {
         switch content {
         case let .message(i, _), let .system(i, _): return i
-        case .daySeparator: return nil
+        case .daySeparator, .typing: return nil
         }
     }
     public var bubble: BubbleLayout? {
-        if case let .message(_, b) = content { return b }
-        return nil
+        switch content {
+        case let .message(_, b), let .typing(_, b): return b
+        default: return nil
+        }
     }
 }
 
@@ -37,6 +41,11 @@ public struct ConversationLayout: Hashable, Sendable {
     /// What appending needs to know about the last message.
     private var last: LastMessage?
     private var messageCount = 0
+    /// Participants by id (sender names, reply authors) and whether this is a group chat.
+    var names: [String: String] = [:]
+    var isGroup = false
+    /// Row showing the (non-failed) delivery status under the last outgoing message.
+    var statusRow: Int?
 
     struct LastMessage: Hashable, Sendable {
         var sender: String?
@@ -80,10 +89,26 @@ public struct ConversationLayout: Hashable, Sendable {
         height = top + rowHeight
     }
 
+    /// The previous bubble of a group that goes on: no tail, no avatar.
     mutating func removeTail(ofRow index: Int) {
         guard case .message(let i, var bubble) = rows[index].content else { return }
         bubble.hasTail = false
+        bubble.avatarFrame = nil
         rows[index].content = .message(index: i, bubble)
+    }
+
+    /// Takes the status label off a row (a later outgoing message shows it now). The row gets
+    /// shorter by what the label added and the rows after it move up.
+    mutating func removeStatus(ofRow index: Int) {
+        guard case .message(let i, var bubble) = rows[index].content else { return }
+        bubble.labels.removeAll { $0.kind == .status }
+        let height = bubble.maxY
+        let delta = rows[index].frame.height - height
+        rows[index].content = .message(index: i, bubble)
+        guard delta > 0 else { return }
+        rows[index].frame.size.height = height
+        for k in (index + 1)..<rows.count { rows[k].frame.origin.y -= delta }
+        self.height -= delta
     }
 
     var lastMessage: LastMessage? {
@@ -121,14 +146,32 @@ public struct ConversationLayouter {
         dateTexts = DateTexts(timeZone: timeZone, locale: locale, now: now)
     }
 
-    /// The whole conversation at `width`. Calling it again with another width is the re-layout.
+    /// The whole conversation at `width`, then a typing indicator for each id in
+    /// `conversation.typing`. Calling it again with another width is the re-layout.
     public func layout(_ conversation: Conversation, width: Double) throws(LayoutError) -> ConversationLayout {
         try BubbleMeasurer.validate(rowWidth: width, style: style)
         var layout = ConversationLayout(width: width)
+        layout.isGroup = conversation.isGroup
+        for p in conversation.participants where !p.name.isEmpty { layout.names[p.id] = p.name }
         for message in conversation.messages {
             try append(message, to: &layout)
         }
+        for sender in conversation.typing { try appendTyping(sender, to: &layout) }
         return layout
+    }
+
+    func shows(_ rule: LayoutStyle.Rule, group: Bool) -> Bool {
+        rule == .always || (rule == .groups && group)
+    }
+
+    /// A typing indicator for `sender` at the end (after it, append no more messages).
+    public func appendTyping(_ sender: String?, to layout: inout ConversationLayout) throws(LayoutError) {
+        let avatars = shows(style.avatars, group: layout.isGroup)
+        let name = shows(style.senderNames, group: layout.isGroup) ? sender.flatMap { layout.names[$0] } : nil
+        let bubble = try measurer.typingLayout(rowWidth: layout.width, context: BubbleContext(
+            senderName: name, avatarColumn: avatars, showsAvatar: avatars))
+        layout.appendRow(.typing(sender: sender, bubble), height: bubble.maxY, spacing: style.rowSpacing)
+        layout.lastMessage = nil
     }
 
     /// Adds one message at the end, in O(1) (one message measured; the previous bubble only
@@ -139,13 +182,17 @@ public struct ConversationLayouter {
         let previous = layout.lastMessage
         let index = layout.nextMessageIndex
 
-        if previous == nil || previous!.day != day {
-            let label = try centredLabel(dateTexts.day(message.date), kind: .daySeparator,
-                                         style: style.separatorText, width: width)
+        var newDay = previous == nil || previous!.day != day
+        // With times in separators only, a long pause gets a separator of its own.
+        let pause = style.timeInDaySeparator && previous.map { message.date.timeIntervalSince($0.date) > style.timeSeparatorGap } == true
+        if newDay || pause {
+            let string = style.timeInDaySeparator ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
+                : dateTexts.day(message.date)
+            let label = try centredLabel(string, kind: .daySeparator, style: style.separatorText, width: width)
             layout.appendRow(.daySeparator(label), height: label.frame.maxY + style.separatorPadding,
                              spacing: style.rowSpacing)
+            newDay = true
         }
-        let newDay = previous == nil || previous!.day != day
         switch message.kind {
         case .system:
             let label = try centredLabel(message.text ?? "", kind: .system, style: style.systemText, width: width)
@@ -158,11 +205,30 @@ public struct ConversationLayouter {
                     && message.date >= $0.date
             } ?? false
             if continues, let previous { layout.removeTail(ofRow: previous.row) }
+            let outgoing = message.direction == .outgoing
+            // The status shows under the last outgoing message only ("Failed" under each).
+            if outgoing, let row = layout.statusRow {
+                layout.removeStatus(ofRow: row)
+                layout.statusRow = nil
+            }
+            let avatars = shows(style.avatars, group: layout.isGroup)
+            var context = BubbleContext(avatarColumn: avatars, showsAvatar: avatars)
+            if !continues, shows(style.senderNames, group: layout.isGroup), let sender = message.sender {
+                context.senderName = layout.names[sender] ?? sender
+            }
+            if outgoing, let status = message.status {
+                context.status = dateTexts.status(status, at: message.statusDate)
+                context.failed = status == .failed
+            }
+            if let reply = message.reply {
+                context.replyAuthor = reply.sender.flatMap { layout.names[$0] }
+            }
             let bubble = try measurer.layout(message, rowWidth: width, hasTail: true,
-                                             time: dateTexts.time(message.date), startsGroup: !continues)
-            let height = bubble.labels.reduce(bubble.bubble.maxY) { max($0, $1.frame.maxY) }
-            layout.appendRow(.message(index: index, bubble), height: height,
+                                             time: style.timeInDaySeparator ? nil : dateTexts.time(message.date),
+                                             startsGroup: !continues, context: context)
+            layout.appendRow(.message(index: index, bubble), height: bubble.maxY,
                              spacing: continues ? style.groupedSpacing : style.rowSpacing)
+            if context.status != nil, !context.failed { layout.statusRow = layout.rows.count - 1 }
         }
         layout.lastMessage = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction,
                                                             kind: message.kind, date: message.date, day: day,

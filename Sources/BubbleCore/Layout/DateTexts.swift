@@ -70,6 +70,22 @@ public final class DateTexts: @unchecked Sendable {
         return time(hour: second / 3600, minute: second / 60 % 60)
     }
 
+    /// The day separator and the time, for themes that show times in separators only
+    /// ("Tuesday, 14 November 2023, 09:41").
+    public func dayAndTime(_ date: Date) -> String { day(date) + ", " + time(date) }
+
+    /// The delivery status under an outgoing message: "Sent", "Delivered", "Read 09:41" (with
+    /// the read time when known), "Failed".
+    public func status(_ status: MessageStatus, at date: Date?) -> String {
+        switch status {
+        case .sending: return "Sending…"
+        case .sent: return "Sent"
+        case .delivered: return "Delivered"
+        case .read: return date.map { "Read " + time($0) } ?? "Read"
+        case .failed: return "Failed"
+        }
+    }
+
     /// "22 November 2026" (the PDF header's date range).
     public func shortDay(_ date: Date) -> String { shortDay(number: localDay(date)) }
 

@@ -47,6 +47,62 @@ public struct LayoutStyle: Hashable, Sendable {
     public var timeInsideBubble: Bool = false
     /// Gap between the last line and a time inside the bubble.
     public var timeInsideGap: Double = 6
+    /// The time beside each bubble, on its open side (as when swiped into view), bottom-aligned.
+    public var timeBeside: Bool = false
+    /// The time only in day separators: the day and the first message's time, and a separator
+    /// of its own after a pause longer than `timeSeparatorGap` seconds.
+    public var timeInDaySeparator: Bool = false
+    public var timeSeparatorGap: Double = 3600
+    /// Gap between a bubble and what sits beside it (time, failed badge, avatar).
+    public var besideGap: Double = 6
+
+    /// When incoming bubbles show who wrote them.
+    public enum Rule: String, Hashable, Sendable, Codable {
+        case never
+        /// Only in group chats (more than two participants).
+        case groups
+        case always
+    }
+    /// Sender names above the first bubble of an incoming group.
+    public var senderNames: Rule = .groups
+    public var senderNameText: TextStyle = TextStyle(size: 11)
+    /// From the bubble's left edge to the name.
+    public var senderNameInset: Double = 12
+    public var senderNameSpacing: Double = 2
+    /// Avatars beside the last bubble of an incoming group; incoming bubbles move right by
+    /// `avatarSize + besideGap` wherever avatars show.
+    public var avatars: Rule = .groups
+    public var avatarSize: Double = 28
+    /// Delivery status under the last outgoing message ("Delivered", "Read 09:41"), and
+    /// "Failed" with a red badge under each failed one.
+    public var statusText: TextStyle = TextStyle(size: 11)
+    public var statusSpacing: Double = 2
+    public var failedBadgeSize: Double = 18
+    /// Messages of 1–3 emoji and nothing else: drawn in `emojiText`, without a bubble.
+    public var emojiText: TextStyle = TextStyle(size: 40)
+    public var emojiOnlyMaximum: Int = 3
+    /// Reaction badges: text style, inset of the text in the pill, how far the pill rises
+    /// above the bubble's top edge (share of its height).
+    public var reactionText: TextStyle = TextStyle(size: 12)
+    public var reactionPadding: EdgeInsets = EdgeInsets(top: 3, left: 7, bottom: 3, right: 7)
+    public var reactionRise: Double = 0.6
+    /// Reply snippets: text style (at most `replyMaxLines` lines), inset, gap to the bubble.
+    public var replyText: TextStyle = TextStyle(size: 12)
+    public var replyPadding: EdgeInsets = EdgeInsets(top: 4, left: 10, bottom: 5, right: 10)
+    public var replyMaxLines: Int = 2
+    public var replySpacing: Double = 2
+    /// Several photos: a grid of `gridColumns` square cells `gridSpacing` apart.
+    public var gridColumns: Int = 2
+    public var gridSpacing: Double = 2
+    /// Typing indicator bubble: its size and its dots' diameter.
+    public var typingBubbleSize: Size = Size(width: 62, height: 34)
+    public var typingDotSize: Double = 8
+    /// Links, phone numbers and e-mail addresses become links.
+    public var detectsLinks: Bool = true
+    /// Right-to-left interface: incoming on the right, outgoing on the left; every frame is the
+    /// mirror image (x ↦ rowWidth − maxX) of the normal layout's, except what sits inside the
+    /// text box (a time inside the bubble, link areas), which moves with it.
+    public var mirrored: Bool = false
 
     public init(text: TextStyle = TextStyle(size: 16),
                 incomingPadding: EdgeInsets = EdgeInsets(top: 4, left: 22, bottom: 7, right: 16),

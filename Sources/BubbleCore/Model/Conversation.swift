@@ -23,6 +23,15 @@ public struct Reaction: Hashable, Sendable, Codable {
     public init(emoji: String, count: Int = 1, senders: [String] = []) {
         self.emoji = emoji; self.count = count; self.senders = senders
     }
+
+    enum CodingKeys: String, CodingKey { case emoji, count, senders }
+    /// `count` defaults to the number of senders (at least 1), `senders` to none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        emoji = try c.decode(String.self, forKey: .emoji)
+        senders = try c.decodeIfPresent([String].self, forKey: .senders) ?? []
+        count = try c.decodeIfPresent(Int.self, forKey: .count) ?? max(1, senders.count)
+    }
 }
 
 /// The message a reply answers: its source id, its author (participant id) and a snippet of its
@@ -113,7 +122,26 @@ public struct Conversation: Hashable, Sendable, Codable {
     public var title: String?
     public var participants: [Participant]
     public var messages: [Message]
-    public init(title: String? = nil, participants: [Participant] = [], messages: [Message] = []) {
-        self.title = title; self.participants = participants; self.messages = messages
+    /// Participant ids shown as typing after the last message (a three-dot bubble each).
+    public var typing: [String]
+    public init(title: String? = nil, participants: [Participant] = [], messages: [Message] = [], typing: [String] = []) {
+        self.title = title; self.participants = participants; self.messages = messages; self.typing = typing
+    }
+
+    enum CodingKeys: String, CodingKey { case title, participants, messages, typing }
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        title = try c.decodeIfPresent(String.self, forKey: .title)
+        participants = try c.decodeIfPresent([Participant].self, forKey: .participants) ?? []
+        messages = try c.decodeIfPresent([Message].self, forKey: .messages) ?? []
+        typing = try c.decodeIfPresent([String].self, forKey: .typing) ?? []
+    }
+
+    /// A group chat: more than two people (sender names and avatars show in group chats).
+    public var isGroup: Bool { participants.count > 2 }
+
+    public func participant(_ id: String?) -> Participant? {
+        guard let id else { return nil }
+        return participants.first { $0.id == id }
     }
 }

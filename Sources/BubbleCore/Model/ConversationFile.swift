@@ -24,6 +24,8 @@ public enum ConversationFile {
         var theme: String?
         var participants: [Participant]?
         var messages: [MessageV1]
+        /// Participant ids shown as typing after the last message.
+        var typing: [String]?
     }
 
     struct MessageV1: Codable {
@@ -124,7 +126,11 @@ public enum ConversationFile {
                                     reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate,
                                     wallTime: wallTime))
         }
-        return (Conversation(title: file.title, participants: participants, messages: messages),
+        for (i, id) in (file.typing ?? []).enumerated() where !ids.isEmpty && !ids.contains(id) {
+            throw ConversationFileError(path: path, location: "typing[\(i)]",
+                                        reason: "\"\(id)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
+        }
+        return (Conversation(title: file.title, participants: participants, messages: messages, typing: file.typing ?? []),
                 Hints(me: meID, theme: file.theme))
     }
 
@@ -154,7 +160,7 @@ public enum ConversationFile {
         let writer = ConversationWriter(flush: { out.append(contentsOf: $0) })
         try writer.begin(title: conversation.title, me: me, theme: theme, participants: conversation.participants)
         for m in conversation.messages { try writer.write(m) }
-        try writer.finish()
+        try writer.finish(typing: conversation.typing)
         return out
     }
 

@@ -127,8 +127,15 @@ public final class ConversationWriter {
         b.append(UInt8(ascii: "}"))
     }
 
-    public func finish() throws {
-        Self.put(count == 0 ? "]\n}\n" : "\n  ]\n}\n", &buffer)
+    /// Ends the messages; `typing` lists the participants shown typing after them.
+    public func finish(typing: [String] = []) throws {
+        Self.put(count == 0 ? "]" : "\n  ]", &buffer)
+        if !typing.isEmpty {
+            Self.put(",\n  \"typing\": [", &buffer)
+            for (i, id) in typing.enumerated() { if i > 0 { Self.put(", ", &buffer) }; Self.string(id, &buffer) }
+            Self.put("]", &buffer)
+        }
+        Self.put("\n}\n", &buffer)
         try flush(buffer)
         buffer.removeAll(keepingCapacity: true)
     }

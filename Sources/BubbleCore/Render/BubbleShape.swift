@@ -57,3 +57,19 @@ public enum BubbleShape {
         path(in: rect, radius: radius, tailSide: nil, drawsTail: false)
     }
 }
+
+extension BubbleShape {
+    /// The box of a path's points (control points included).
+    public static func bounds(_ elements: [PathElement]) -> Rect {
+        var xs: [Double] = [], ys: [Double] = []
+        for e in elements {
+            switch e {
+            case .move(let p), .line(let p): xs.append(p.x); ys.append(p.y)
+            case let .curve(a, b, c): xs += [a.x, b.x, c.x]; ys += [a.y, b.y, c.y]
+            case .close: break
+            }
+        }
+        guard let x0 = xs.min(), let x1 = xs.max(), let y0 = ys.min(), let y1 = ys.max() else { return .zero }
+        return Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+    }
+}

@@ -26,6 +26,9 @@ public indirect enum SceneItem: Hashable, Sendable {
     case text(SceneText)
     /// Items drawn clipped to a rect (a page's content band).
     case clipped(Rect, [SceneItem])
+    /// A link over text drawn by a `.text` item: underline the rects (one per line) in `color`;
+    /// PDF and HTML make them clickable. `url` is http(s), mailto or tel only.
+    case link(url: String, rects: [Rect], color: Color)
 }
 
 /// A laid-out text to draw: where its box is, the width it was wrapped in, and its lines.
@@ -167,48 +170,143 @@ public struct SceneBuilder {
         func moved(_ r: Rect) -> Rect { r.offsetBy(dx: origin.x, dy: origin.y) }
         func text(_ label: LabelLayout, style: TextStyle, color: Color) -> SceneItem {
             .text(SceneText(string: label.string, style: style, color: color, origin: moved(label.frame).origin,
-                            wrapWidth: label.wrapWidth, boxWidth: label.frame.width, layout: label.text, maxLines: nil))
+                            wrapWidth: label.wrapWidth, boxWidth: label.frame.width, layout: label.text, maxLines: label.maxLines))
         }
+        let text: (LabelLayout, TextStyle, Color) -> SceneItem = { text($0, style: $1, color: $2) }
         let style = theme.layoutStyle
         switch row.content {
         case .daySeparator(let label):
-            return [text(label, style: style.separatorText, color: theme.labels.separator)]
+            return [text(label, style.separatorText, theme.labels.separator)]
         case .system(_, let label):
-            return [text(label, style: style.systemText, color: theme.labels.system)]
+            return [text(label, style.systemText, theme.labels.system)]
         case .message(let index, let bubble):
-            let message = conversation.messages[index]
-            let look = theme.bubble(bubble.direction)
-            var items: [SceneItem] = []
-            let rect = moved(bubble.bubble)
-            switch look.shape {
-            case let .vector(radius, tail, outline, width):
-                let path = BubbleShape.path(in: rect, radius: radius, tailSide: tail ? bubble.direction : nil,
-                                            drawsTail: tail && bubble.hasTail)
-                items.append(.path(path, fill: outline ? nil : look.fill, stroke: outline ? look.fill : nil, lineWidth: width))
-            case .art(let spec):
-                items.append(.art(direction: bubble.direction, rect, mirrored: spec.mirror ?? false,
-                                  tint: spec.tint == true ? look.fill : nil))
+            return messageItems(conversation.messages[index], bubble, conversation: conversation, moved: moved, text: text)
+        case let .typing(sender, bubble):
+            var items = shape(bubble, rect: moved(bubble.bubble))
+            for dot in bubble.typingDots {
+                items.append(.path(BubbleShape.roundedRect(moved(dot), radius: dot.width / 2), fill: theme.typingDotsColor, stroke: nil, lineWidth: 1))
             }
-            if let image = bubble.imageFrame {
-                items.append(.photo(path: bubble.imageIsPlaceholder ? nil : message.image?.path, moved(image),
-                                    cornerRadius: theme.layout.imageCornerRadius ?? 5))
-            }
-            if let frame = bubble.textFrame, let string = message.text {
-                items.append(.text(SceneText(string: string, style: style.text, color: look.textColor,
-                                             origin: moved(frame).origin, wrapWidth: bubble.textWrapWidth,
-                                             boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil)))
-            }
-            for label in bubble.labels {
-                switch label.kind {
-                case .timeInside:
-                    items.append(text(label, style: style.timeLabelText,
-                                      color: look.timeColor ?? look.textColor.withAlpha(0.6)))
-                default:
-                    items.append(text(label, style: style.timeLabelText, color: theme.labels.time))
-                }
-            }
+            items += surroundings(bubble, sender: sender, conversation: conversation, moved: moved, text: text)
             return items
         }
+    }
+
+    /// The bubble's shape: a vector path (tail on `tailSide`) or the art, mirrored in a mirrored layout.
+    func shape(_ bubble: BubbleLayout, rect: Rect) -> [SceneItem] {
+        let look = theme.bubble(bubble.direction)
+        switch look.shape {
+        case let .vector(radius, tail, outline, width):
+            let path = BubbleShape.path(in: rect, radius: radius, tailSide: tail ? bubble.tailSide : nil,
+                                        drawsTail: tail && bubble.hasTail)
+            return [.path(path, fill: outline ? nil : look.fill, stroke: outline ? look.fill : nil, lineWidth: width)]
+        case .art(let spec):
+            return [.art(direction: bubble.direction, rect, mirrored: (spec.mirror ?? false) != bubble.mirrored,
+                         tint: spec.tint == true ? look.fill : nil)]
+        }
+    }
+
+    func messageItems(_ message: Message, _ bubble: BubbleLayout, conversation: Conversation,
+                      moved: (Rect) -> Rect, text: (LabelLayout, TextStyle, Color) -> SceneItem) -> [SceneItem] {
+        let style = theme.layoutStyle
+        let look = theme.bubble(bubble.direction)
+        var items: [SceneItem] = []
+        if let reply = bubble.reply {
+            // A quoted snippet: a rounded box with a bar on its leading edge.
+            let frame = moved(reply.frame)
+            items.append(.path(BubbleShape.roundedRect(frame, radius: min(10, frame.height / 2)), fill: theme.replyFill, stroke: nil, lineWidth: 1))
+            let barX = bubble.tailSide == .incoming ? frame.minX + 5 : frame.maxX - 8
+            items.append(.fill(Rect(x: barX, y: frame.minY + 4, width: 3, height: max(1, frame.height - 8)), theme.replyBar))
+            items.append(text(reply.label, style.replyText, theme.replyTextColor))
+        }
+        if !bubble.emojiOnly { items += shape(bubble, rect: moved(bubble.bubble)) }
+        let radius = theme.layout.imageCornerRadius ?? 5
+        for (k, frame) in bubble.imageFrames.enumerated() where k < message.images.count {
+            let image = message.images[k]
+            let usable = image.width > 0 && image.height > 0 && image.width.isFinite && image.height.isFinite
+            items.append(.photo(path: usable && !(k == 0 && bubble.imageIsPlaceholder) ? image.path : nil, moved(frame),
+                                cornerRadius: bubble.imageFrames.count > 1 ? min(radius, 4) : radius))
+        }
+        if let frame = bubble.textFrame, let string = message.text {
+            items.append(.text(SceneText(string: string, style: bubble.emojiOnly ? style.emojiText : style.text, color: look.textColor,
+                                         origin: moved(frame).origin, wrapWidth: bubble.textWrapWidth,
+                                         boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil)))
+        }
+        for link in bubble.links {
+            items.append(.link(url: link.url, rects: link.rects.map(moved), color: look.textColor))
+        }
+        if let reactions = bubble.reactions {
+            let frame = moved(reactions.frame)
+            items.append(.path(BubbleShape.roundedRect(frame, radius: frame.height / 2), fill: theme.reactionFill,
+                               stroke: theme.reactionBorder, lineWidth: 1.5))
+            items.append(text(reactions.label, style.reactionText, theme.incoming.textColor))
+        }
+        for label in bubble.labels {
+            switch label.kind {
+            case .timeInside:
+                items.append(text(label, style.timeLabelText, look.timeColor ?? look.textColor.withAlpha(0.6)))
+            default:
+                break
+            }
+        }
+        items += surroundings(bubble, sender: message.sender, conversation: conversation, moved: moved, text: text)
+        return items
+    }
+
+    /// Labels outside the bubble, the avatar and the failed badge.
+    func surroundings(_ bubble: BubbleLayout, sender: String?, conversation: Conversation,
+                      moved: (Rect) -> Rect, text: (LabelLayout, TextStyle, Color) -> SceneItem) -> [SceneItem] {
+        let style = theme.layoutStyle
+        var items: [SceneItem] = []
+        for label in bubble.labels {
+            switch label.kind {
+            case .timeInside, .badge: break
+            case .sender: items.append(text(label, style.senderNameText, theme.senderColor))
+            case .status: items.append(text(label, style.statusText, theme.statusColor))
+            case .failedStatus: items.append(text(label, style.statusText, theme.failedColor))
+            default: items.append(text(label, style.timeLabelText, theme.labels.time))
+            }
+        }
+        if let frame = bubble.avatarFrame.map(moved) {
+            let participant = conversation.participant(sender)
+            if let path = participant?.avatar {
+                items.append(.photo(path: path, frame, cornerRadius: frame.width / 2))
+            } else {
+                items.append(.path(BubbleShape.roundedRect(frame, radius: frame.width / 2),
+                                   fill: Self.avatarColor(sender ?? ""), stroke: nil, lineWidth: 1))
+                let initials = Self.initials(participant?.name ?? sender ?? "?")
+                let labelStyle = TextStyle(family: theme.font.family, size: (frame.width * 0.4).rounded(), weight: .bold)
+                if let (t, w) = try? measurer.measure(initials, style: labelStyle, maxWidth: frame.width * 2) {
+                    items.append(.text(SceneText(string: initials, style: labelStyle, color: Color(r8: 255, g8: 255, b8: 255),
+                                                 origin: Point(x: frame.midX - t.width / 2, y: frame.midY - t.height / 2),
+                                                 wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
+                }
+            }
+        }
+        if let frame = bubble.failedBadge.map(moved) {
+            items.append(.path(BubbleShape.roundedRect(frame, radius: frame.width / 2), fill: theme.failedColor, stroke: nil, lineWidth: 1))
+            // The "!": a bar and a dot, drawn (no font needed).
+            let w = frame.width
+            items.append(.fill(Rect(x: frame.midX - w * 0.06, y: frame.minY + w * 0.2, width: w * 0.12, height: w * 0.38), Color(r8: 255, g8: 255, b8: 255)))
+            items.append(.fill(Rect(x: frame.midX - w * 0.06, y: frame.minY + w * 0.66, width: w * 0.12, height: w * 0.12), Color(r8: 255, g8: 255, b8: 255)))
+        }
+        return items
+    }
+
+    /// Up to two initials: "Ada Lovelace" → "AL", "bob" → "B".
+    public static func initials(_ name: String) -> String {
+        let words = name.split(whereSeparator: { $0.isWhitespace }).filter { $0.first?.isLetter == true || $0.first?.isNumber == true }
+        let letters = (words.count > 1 ? [words.first!, words.last!] : Array(words.prefix(1))).compactMap(\.first)
+        return letters.isEmpty ? "?" : String(letters).uppercased()
+    }
+
+    /// A stable colour per participant id (iOS-like palette).
+    public static func avatarColor(_ id: String) -> Color {
+        let palette: [(Int, Int, Int)] = [(0x5a, 0xc8, 0xfa), (0xff, 0x95, 0x00), (0x34, 0xc7, 0x59), (0xaf, 0x52, 0xde),
+                                          (0xff, 0x2d, 0x55), (0x58, 0x56, 0xd6), (0xa2, 0x84, 0x5e), (0x00, 0xc7, 0xbe)]
+        var h: UInt32 = 2166136261
+        for b in id.utf8 { h = (h ^ UInt32(b)) &* 16777619 }
+        let c = palette[Int(h % UInt32(palette.count))]
+        return Color(r8: c.0, g8: c.1, b8: c.2)
     }
 }
 

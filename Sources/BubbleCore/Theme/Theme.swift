@@ -11,14 +11,39 @@ public struct Theme: Hashable, Sendable, Codable {
     public var outgoing: BubbleTheme
     public var labels: LabelColors
     public var layout: LayoutNumbers
-    /// Where message times go: nowhere, above each group (seed 000), or inside the bubble after
-    /// the last line (WhatsApp).
+    /// Where message times go: nowhere, above each group (seed 000), inside the bubble after
+    /// the last line (WhatsApp), in day separators only, or beside each bubble.
     public var timestamps: TimestampPlacement
     /// Colours for the dark appearance, when the theme has one.
     public var dark: DarkPalette?
+    /// Sender names, avatars, status, emoji, reactions, replies, typing (all optional).
+    public var features: Features? = nil
 
     public enum TimestampPlacement: String, Hashable, Sendable, Codable {
-        case none, aboveGroup, inside
+        case none, aboveGroup, inside, daySeparator, beside
+    }
+
+    /// The conversation features a theme can tune; every key is optional (docs/THEMES.md).
+    public struct Features: Hashable, Sendable, Codable {
+        /// "never", "groups" (more than two participants; the default) or "always".
+        public var senderNames: LayoutStyle.Rule?
+        public var avatars: LayoutStyle.Rule?
+        public var avatarSize: Double?
+        /// Emoji-only messages: font size as a multiple of the body size (default 2.5).
+        public var emojiScale: Double?
+        /// Badge and snippet fills (default: the incoming fill / a grey), link detection.
+        public var reactionFill: Color?
+        public var reactionBorder: Color?
+        public var replyFill: Color?
+        public var replyBar: Color?
+        public var replyText: Color?
+        public var senderColor: Color?
+        public var statusColor: Color?
+        /// "Failed" and its badge (default #ff3b30).
+        public var failedColor: Color?
+        public var typingDots: Color?
+        public var links: Bool?
+        public init() {}
     }
 
     public struct FontSpec: Hashable, Sendable, Codable {
@@ -29,6 +54,14 @@ public struct Theme: Hashable, Sendable, Codable {
     }
 
     public enum Background: Hashable, Sendable, Codable {
+        /// One colour standing for the background (badge borders cut into it).
+        public var averageColor: Color {
+            switch self {
+            case .color(let c): return c
+            case .gradient(let a, _): return a
+            case .image: return Color(r8: 255, g8: 255, b8: 255)
+            }
+        }
         case color(Color)
         /// Top to bottom.
         case gradient(Color, Color)
@@ -142,9 +175,22 @@ public struct Theme: Hashable, Sendable, Codable {
         public var outgoingFill: Color
         public var outgoingText: Color
         public var labels: LabelColors
+        /// Feature colours for the dark appearance (each falls back as in the light one).
+        public var features: Features?
     }
 
     public func bubble(_ direction: Direction) -> BubbleTheme { direction == .incoming ? incoming : outgoing }
+
+    /// Feature colours with their defaults.
+    public var failedColor: Color { features?.failedColor ?? Color(r8: 255, g8: 59, b8: 48) }
+    public var senderColor: Color { features?.senderColor ?? labels.time }
+    public var statusColor: Color { features?.statusColor ?? labels.time }
+    public var reactionFill: Color { features?.reactionFill ?? incoming.fill }
+    public var reactionBorder: Color { features?.reactionBorder ?? background.averageColor }
+    public var replyFill: Color { features?.replyFill ?? incoming.fill.withAlpha(0.5) }
+    public var replyBar: Color { features?.replyBar ?? labels.time }
+    public var replyTextColor: Color { features?.replyText ?? labels.system }
+    public var typingDotsColor: Color { features?.typingDots ?? labels.time }
 
     /// This theme with its dark palette applied (itself when it has none).
     public func appearance(dark useDark: Bool) -> Theme {
@@ -156,6 +202,24 @@ public struct Theme: Hashable, Sendable, Codable {
         t.outgoing.fill = dark.outgoingFill
         t.outgoing.textColor = dark.outgoingText
         t.labels = dark.labels
+        if let f = dark.features {
+            var merged = t.features ?? Features()
+            merged.reactionFill = f.reactionFill
+            merged.reactionBorder = f.reactionBorder
+            merged.replyFill = f.replyFill
+            merged.replyBar = f.replyBar
+            merged.replyText = f.replyText
+            merged.senderColor = f.senderColor
+            merged.statusColor = f.statusColor
+            merged.failedColor = f.failedColor ?? merged.failedColor
+            merged.typingDots = f.typingDots
+            t.features = merged
+        } else if var f = t.features {
+            // Light colours do not carry over; the dark defaults derive from the dark palette.
+            f.reactionFill = nil; f.reactionBorder = nil; f.replyFill = nil; f.replyBar = nil; f.replyText = nil
+            f.senderColor = nil; f.statusColor = nil; f.typingDots = nil
+            t.features = f
+        }
         t.dark = nil
         return t
     }
@@ -182,6 +246,20 @@ public struct Theme: Hashable, Sendable, Codable {
             showsTimeAboveGroup: timestamps == .aboveGroup,
             timeLabelText: TextStyle(family: font.family, size: labelSize))
         style.timeInsideBubble = timestamps == .inside
+        style.timeBeside = timestamps == .beside
+        style.timeInDaySeparator = timestamps == .daySeparator
+        let f = features ?? Features()
+        style.senderNames = f.senderNames ?? .groups
+        style.avatars = f.avatars ?? .groups
+        style.avatarSize = f.avatarSize ?? 28
+        style.senderNameText = TextStyle(family: font.family, size: labelSize)
+        style.statusText = TextStyle(family: font.family, size: labelSize)
+        style.emojiText = TextStyle(family: font.family, size: (font.size * (f.emojiScale ?? 2.5)).rounded())
+        style.reactionText = TextStyle(family: font.family, size: labelSize + 1)
+        style.replyText = TextStyle(family: font.family, size: labelSize + 1)
+        style.typingBubbleSize = Size(width: max(style.minimumBubbleSize.width, padding.horizontal + 36),
+                                      height: max(style.minimumBubbleSize.height, padding.vertical + font.size))
+        style.detectsLinks = f.links ?? true
         return style
     }
 }
@@ -278,6 +356,8 @@ extension Theme {
         try check(layout.sideMargin >= 0 && layout.sideMargin.isFinite, "layout.sideMargin", "is \(layout.sideMargin); expected ≥ 0")
         try check(layout.rowSpacing >= 0 && layout.groupedSpacing >= 0, "layout", "rowSpacing and groupedSpacing must be ≥ 0")
         if let m = layout.maxBubbleWidth { try check(m > 0 && m.isFinite, "layout.maxBubbleWidth", "is \(m); expected > 0") }
+        if let s = features?.avatarSize { try check(s > 0 && s < 200, "features.avatarSize", "is \(s); expected a size in points between 0 and 200") }
+        if let e = features?.emojiScale { try check(e >= 1 && e <= 10, "features.emojiScale", "is \(e); expected a multiple of the font size between 1 and 10") }
         for (name, bubble) in [("incoming", incoming), ("outgoing", outgoing)] {
             if case let .vector(radius, _, _, width) = bubble.shape {
                 try check(radius >= 0 && radius.isFinite, "\(name).shape.vector.radius", "is \(radius); expected ≥ 0")

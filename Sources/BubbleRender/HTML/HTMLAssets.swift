@@ -44,14 +44,20 @@ final class HTMLPhotoAssets {
     func prepare(_ conversation: Conversation, copyInto folder: String?) throws(RenderError) {
         guard mode != .reference else {
             for (i, message) in conversation.messages.enumerated() {
-                if let path = message.image?.path, Self.referencePath(path) == nil {
+                for path in message.images.compactMap(\.path) where Self.referencePath(path) == nil {
                     throw .unreadableImage(path: path, reason: "messages[\(i)].image.path: with assets \"reference\" a photo must be a relative path inside the output folder (no \"..\", no leading \"/\", no URL scheme)")
                 }
             }
             return
         }
+        // Avatars are photos too (checked, embedded or copied the same way).
+        for p in conversation.participants {
+            guard let path = p.avatar else { continue }
+            let full = loader.resolve(path)
+            if photos[full] == nil { photos[full] = try check(full, message: -1, copyInto: folder) }
+        }
         for (i, message) in conversation.messages.enumerated() {
-            guard let image = message.image else { continue }
+            for image in message.images {
             guard let path = image.path else {
                 if !(image.width > 0 && image.height > 0) {
                     throw .unreadableImage(path: "messages[\(i)].image", reason: "has neither a path nor a size")
@@ -61,6 +67,7 @@ final class HTMLPhotoAssets {
             let full = loader.resolve(path)
             if photos[full] != nil { continue }
             photos[full] = try check(full, message: i, copyInto: folder)
+            }
         }
     }
 

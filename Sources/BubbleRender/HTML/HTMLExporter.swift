@@ -52,10 +52,11 @@ public struct HTMLExporter: Sendable {
         let fonts = HTMLFontStack.resolve(family: style.text.family)
         try metrics.measureFaces(fonts, style: style.text, engine: engine)
         var art: [Direction: HTMLArt] = [:]
-        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: themeFolder) }
+        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: themeFolder, mirrorLayout: options.mirrored) }
         var sheet = HTMLStyleSheet(theme: theme, style: style, metrics: metrics, fonts: fonts,
                                    width: options.width, dark: options.dark, art: art)
         sheet.shrinkWrap = options.shrinkWrap
+        sheet.mirrored = options.mirrored
         return sheet.css(images: [:])
     }
 }
@@ -95,6 +96,11 @@ final class HTMLExportSession {
     var spanFaces: UInt32 = 0
     /// With `shrinkWrap`: measures bubbles as the Cairo renderer does.
     let measurer: BubbleMeasurer?
+    /// Sender names and avatars show (group chats, or the theme says always).
+    let showsNames: Bool
+    let showsAvatars: Bool
+    /// Index of the last outgoing message: its status shows ("Failed" shows under each).
+    let lastOutgoing: Int?
 
     init(exporter: HTMLExporter, conversation: Conversation, path: String) throws {
         self.conversation = conversation
@@ -134,6 +140,9 @@ final class HTMLExportSession {
         }
         guard !file.isEmpty, !stem.isEmpty else { throw RenderError.unwritable(path: path, reason: "expected a file name") }
 
+        showsNames = style.senderNames == .always || (style.senderNames == .groups && conversation.isGroup)
+        showsAvatars = style.avatars == .always || (style.avatars == .groups && conversation.isGroup)
+        lastOutgoing = conversation.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing }
         fonts = HTMLFontStack.resolve(family: style.text.family)
         let pango = PangoTextEngine()
         var metrics = try HTMLMetrics.measure(style, engine: pango)
@@ -141,7 +150,7 @@ final class HTMLExportSession {
         spanFaces = metrics.faceLineHeights.keys.reduce(0) { $0 | (1 << UInt32($1)) }
         measurer = options.shrinkWrap ? BubbleMeasurer(style: style, engine: CachingTextEngine(pango)) : nil
         var art: [Direction: HTMLArt] = [:]
-        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: exporter.themeFolder) }
+        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: exporter.themeFolder, mirrorLayout: options.mirrored) }
         var images: [String: String] = [:]
         for appearance in [theme.appearance(dark: false), theme.appearance(dark: true)] {
             if case .image(let p) = appearance.background, images[p] == nil {
@@ -155,6 +164,7 @@ final class HTMLExportSession {
         var sheet = HTMLStyleSheet(theme: theme, style: style, metrics: metrics, fonts: fonts, width: width,
                                    dark: options.dark, art: art)
         sheet.shrinkWrap = options.shrinkWrap
+        sheet.mirrored = options.mirrored
         css = Array(sheet.css(images: images).utf8)
     }
 
@@ -330,6 +340,16 @@ final class HTMLExportSession {
             local = nextLocal
             i += 1
         }
+        if range.upperBound == messages.count {
+            for sender in conversation.typing {
+                if showsNames, let name = conversation.participant(sender)?.name {
+                    body.append("<div class=\"n\"><bdi>"); body.appendText(name, links: false, coverage: coverage, faces: &regular); body.append("</bdi></div>\n")
+                }
+                body.append("<div class=\"b i t y\" aria-label=\"typing\">")
+                try appendAvatar(sender, to: &body, faces: &bold)
+                body.append("<i></i><i></i><i></i></div>\n")
+            }
+        }
 
         // Assemble: head with the fonts this page uses, the style sheet, header, body.
         var head = HTMLBuffer(capacity: css.count + 4096)
@@ -367,7 +387,7 @@ final class HTMLExportSession {
             regular |= coverage.asciiFaces
         }
         if multi { appendNav(number: number, total: total, to: &header); regular |= coverage.asciiFaces }
-        header.append("<main class=\"c\">\n")
+        header.append(showsAvatars ? "<main class=\"c w\">\n" : "<main class=\"c\">\n")
         var tail = HTMLBuffer(capacity: 1024)
         tail.append("</main>\n")
         if multi { appendNav(number: number, total: total, to: &tail) }
@@ -389,10 +409,26 @@ final class HTMLExportSession {
     func writeBubble(_ m: Message, index i: Int, local: HTMLClock.Local, startsGroup: Bool, tail: Bool, timeInside: Bool,
                      links: Bool, body: inout HTMLBuffer, regular: inout UInt32) throws {
         let hasText = m.text.map { !$0.isEmpty } ?? false
+        let emojiOnly = m.images.isEmpty && m.reply == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
+        let side: StaticString = m.direction == .incoming ? "i" : "o"
+        if showsNames, startsGroup, m.direction == .incoming, let sender = m.sender {
+            body.append("<div class=\"n\"><bdi>")
+            body.appendText(conversation.participant(sender)?.name ?? sender, links: false, coverage: fonts.coverage, faces: &regular)
+            body.append("</bdi></div>\n")
+        }
+        if let reply = m.reply {
+            body.append("<blockquote class=\"r "); body.append(side); body.append("\"><bdi>")
+            let author = reply.sender.flatMap { conversation.participant($0)?.name }
+            body.appendText(BubbleMeasurer.replyString(reply, author: author), links: false, coverage: fonts.coverage, faces: &regular)
+            body.append("</bdi></blockquote>\n")
+        }
         body.append(m.direction == .incoming ? "<div class=\"b i" : "<div class=\"b o")
-        if tail { body.append(" t") }
+        if !m.reactions.isEmpty { body.append(" k") }
+        if emojiOnly { body.append(" e") } else if tail { body.append(" t") }
         if !startsGroup { body.append(" g") } else if style.showsTimeAboveGroup { body.append(" a") }
         if m.image != nil { body.append(hasText ? " p" : " p q") }
+        if m.images.count > 1 { body.append(" m") }
+        if m.direction == .outgoing, m.status == .failed { body.append(" f") }
         body.append("\"")
         if let measurer, hasText {
             // The Cairo layout's width, plus half a point so a line the browser measures a
@@ -423,11 +459,15 @@ final class HTMLExportSession {
             }
         }
         body.append(">")
-        if let image = m.image { try appendPhoto(image, index: i, to: &body) }
+        if m.images.count > 1 {
+            body.append("<div class=\"gr\">")
+            for image in m.images { try appendPhoto(image, index: i, to: &body) }
+            body.append("</div>")
+        } else if let image = m.image { try appendPhoto(image, index: i, to: &body) }
         if hasText, let text = m.text {
             if m.image != nil { body.append("<div class=\"x\">") }
-            body.appendText(text, links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
-            if timeInside {
+            appendLinkedText(text, links: links, body: &body, regular: &regular)
+            if timeInside && !emojiOnly {
                 body.append(ParagraphDirection.lastParagraphIsRightToLeft(text) ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
             }
             if m.image != nil { body.append("</div>") }
@@ -438,7 +478,73 @@ final class HTMLExportSession {
             body.append("</time>")
             regular |= fonts.coverage.asciiFaces
         }
+        if style.timeBeside {
+            body.append("<time class=\"bs\">"); appendTime(local, to: &body); body.append("</time>")
+        }
+        if !m.reactions.isEmpty {
+            body.append("<span class=\"rx\">")
+            body.appendText(BubbleMeasurer.reactionString(m.reactions), links: false, coverage: fonts.coverage, faces: &regular)
+            body.append("</span>")
+        }
+        if m.direction == .outgoing, m.status == .failed { body.append("<span class=\"fb\" title=\"Failed\">!</span>") }
+        if m.direction == .incoming, showsAvatars, tail { try appendAvatar(m.sender, to: &body, faces: &regular) }
         body.append("</div>\n")
+        if m.direction == .outgoing, let status = m.status, status == .failed || i == lastOutgoing {
+            body.append(status == .failed ? "<div class=\"st f\">" : "<div class=\"st\">")
+            switch status {
+            case .read:
+                body.append("Read")
+                if let d = m.statusDate { body.append(" "); appendTime(clock.local(d), to: &body) }
+            case .sending: body.append("Sending…")
+            case .sent: body.append("Sent")
+            case .delivered: body.append("Delivered")
+            case .failed: body.append("Failed")
+            }
+            body.append("</div>\n")
+            regular |= fonts.coverage.asciiFaces
+        }
+    }
+
+    /// Text with links: http(s) by the buffer's scanner, and also phone numbers and e-mail
+    /// addresses (`LinkDetector`) as `tel:` / `mailto:` links; never any other scheme.
+    func appendLinkedText(_ text: String, links: Bool, body: inout HTMLBuffer, regular: inout UInt32) {
+        let found = links && style.detectsLinks ? LinkDetector.links(in: text).filter { !$0.url.hasPrefix("http") } : []
+        guard !found.isEmpty else {
+            body.appendText(text, links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
+            return
+        }
+        let bytes = Array(text.utf8)
+        var at = 0
+        for link in found {
+            body.appendText(String(decoding: bytes[at..<link.range.lowerBound], as: UTF8.self), links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
+            body.append("<a href=\""); body.appendAttribute(link.url); body.append("\" rel=\"noopener noreferrer\">")
+            body.appendText(String(decoding: bytes[link.range], as: UTF8.self), links: false, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
+            body.append("</a>")
+            at = link.range.upperBound
+        }
+        body.appendText(String(decoding: bytes[at...], as: UTF8.self), links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
+    }
+
+    /// The avatar beside the last incoming bubble of a group: the participant's picture, or
+    /// their initials on their colour.
+    func appendAvatar(_ sender: String?, to body: inout HTMLBuffer, faces: inout UInt32) throws {
+        let participant = conversation.participant(sender)
+        if let path = participant?.avatar {
+            var image = ImageAttachment(path: path, width: style.avatarSize, height: style.avatarSize)
+            image.width = style.avatarSize
+            var b = HTMLBuffer()
+            try appendPhoto(image, index: -1, to: &b)
+            // appendPhoto writes `<img src=… alt="Photo" …>`; mark it as the avatar.
+            var s = String(decoding: b.bytes, as: UTF8.self)
+            s = s.replacingOccurrences(of: "<img ", with: "<img class=\"av\" ").replacingOccurrences(of: "alt=\"Photo\"", with: "alt=\"\"")
+            body.append(raw: s)
+        } else {
+            body.append("<span class=\"av\" aria-hidden=\"true\" style=\"background:")
+            body.append(raw: SceneBuilder.avatarColor(sender ?? "").hex)
+            body.append("\">")
+            body.appendText(SceneBuilder.initials(participant?.name ?? sender ?? "?"), links: false, coverage: fonts.coverage, faces: &faces)
+            body.append("</span>")
+        }
     }
 
     func appendTime(_ local: HTMLClock.Local, to b: inout HTMLBuffer) {

@@ -65,6 +65,9 @@ public struct HTMLOptions: Sendable, Hashable {
     /// than Cairo's. Costs a Pango layout per message (~0.1–0.3 ms): for exports of thousands,
     /// not millions, of messages.
     public var shrinkWrap: Bool = false
+    /// Right-to-left interface: incoming on the right, outgoing on the left, art mirrored
+    /// (`bubbles render --rtl`).
+    public var mirrored: Bool = false
 
     public init() {}
 }

@@ -31,6 +31,7 @@ struct HTMLMetrics: Hashable, Sendable {
     var separator: LineMetrics
     var system: LineMetrics
     var time: LineMetrics
+    var emoji: LineMetrics
     /// Widest "HH:mm" in the time style.
     var timeWidth: Double
     /// Fallback face → Pango's distance between lines that use it, as a multiple of the font
@@ -66,6 +67,7 @@ struct HTMLMetrics: Hashable, Sendable {
                            separator: try .measure(style.separatorText, engine: engine),
                            system: try .measure(style.systemText, engine: engine),
                            time: try .measure(style.timeLabelText, engine: engine),
+                           emoji: try .measure(style.emojiText, engine: engine),
                            timeWidth: width)
     }
 }
@@ -84,6 +86,29 @@ struct HTMLStyleSheet {
     let art: [Direction: HTMLArt]
     /// Bubbles get their measured widths (no `text-wrap: balance` then).
     var shrinkWrap = false
+    /// Right-to-left interface: every left and right of the bubble rules swapped (and paddings
+    /// mirrored), the tail shape flipped; the art comes mirrored from `HTMLArt.load`.
+    var mirrored = false
+
+    /// Swaps `left` and `right` in property names and values (never inside data URIs: the
+    /// patterns contain a colon, which base64 has not).
+    static func swapSides(_ css: String) -> String {
+        var out = css.replacingOccurrences(of: "left:", with: "\u{1}:")
+        out = out.replacingOccurrences(of: "right:", with: "left:")
+        out = out.replacingOccurrences(of: "\u{1}:", with: "right:")
+        for end in [";", "}"] {
+            out = out.replacingOccurrences(of: ":left" + end, with: ":\u{1}" + end)
+            out = out.replacingOccurrences(of: ":right" + end, with: ":left" + end)
+            out = out.replacingOccurrences(of: ":\u{1}" + end, with: ":right" + end)
+        }
+        return out
+    }
+
+    /// A side's padding, mirrored in a mirrored layout (the tail strip moves across).
+    func padding(_ direction: Direction) -> EdgeInsets {
+        let p = style.padding(for: direction)
+        return mirrored ? EdgeInsets(top: p.top, left: p.right, bottom: p.bottom, right: p.left) : p
+    }
 
     /// `12.5px`, `0`, `-0.523px`: three decimals, no trailing zeros.
     static func px(_ v: Double) -> String { num(v) + (v == 0 ? "" : "px") }
@@ -156,8 +181,8 @@ struct HTMLStyleSheet {
         css += "}"
         for direction in [Direction.incoming, .outgoing] {
             let c = direction == .incoming ? "i" : "o"
-            let p = style.padding(for: direction)
-            css += ".\(c){margin-\(direction == .incoming ? "right" : "left"):auto;color:var(--\(c)t);"
+            let p = padding(direction)
+            css += ".\(c){margin-\((direction == .incoming) != mirrored ? "right" : "left"):auto;color:var(--\(c)t);"
             css += "padding:\(Self.px(p.top)) \(Self.px(p.right)) \(Self.px(p.bottom - body.trim)) \(Self.px(p.left))}"
         }
         css += ".c>.g{margin-top:\(Self.px(style.groupedSpacing))}.c>.a{margin-top:\(Self.px(style.timeLabelSpacing))}.c>:first-child{margin-top:0}"
@@ -165,11 +190,12 @@ struct HTMLStyleSheet {
         for (face, ratio) in metrics.faceLineHeights.sorted(by: { $0.key < $1.key }) {
             css += ".f\(face){font-family:\"bk\(face)\",\(fonts.cssFamilyList);line-height:\(String(format: "%.4f", ratio))}"
         }
-        css += shapes()
+        css += mirrored ? Self.swapSides(shapes()) + ".t::after{transform:scaleX(-1)}" : shapes()
         css += links()
-        css += photos()
+        css += mirrored ? Self.swapSides(photos()) : photos()
         css += labels()
-        if style.timeInsideBubble { css += insideTimes() }
+        if style.timeInsideBubble { css += mirrored ? Self.swapSides(insideTimes()) : insideTimes() }
+        css += features()
         css += chrome()
         return css
     }
@@ -259,7 +285,7 @@ struct HTMLStyleSheet {
         css += "linear-gradient(to bottom right,transparent calc(50% - .75px),#8c8c99 calc(50% - .75px),#8c8c99 calc(50% + .75px),transparent calc(50% + .75px)),#ccccd1}"
         for direction in [Direction.incoming, .outgoing] {
             let c = direction == .incoming ? "i" : "o"
-            let p = style.padding(for: direction)
+            let p = padding(direction)
             css += ".\(c)>.x{margin:\(Self.px(style.imageTextSpacing)) \(Self.px(p.right - inset.right)) "
             css += "\(Self.px(p.bottom - metrics.body.trim - inset.bottom)) \(Self.px(p.left - inset.left))}"
         }
@@ -303,6 +329,57 @@ struct HTMLStyleSheet {
         return css
     }
 
+    /// Emoji-only messages (large, no bubble), and the conversation features.
+    func features() -> String {
+        let e = style.emojiText
+        var css = ".c>.e{padding:0;min-width:0;min-height:0;font-size:\(Self.px(e.size));line-height:\(Self.px(metrics.emoji.lastLine))}"
+        css += ".c>.e::before,.c>.e::after{display:none}.e>time{position:static;display:block;color:var(--tm)}"
+        let sm = style.sideMargin, indent = style.avatarSize + style.besideGap
+        let label = "font-size:\(Self.px(style.statusText.size));line-height:\(Self.px(metrics.time.lastLine))"
+        let (near, far) = mirrored ? ("right", "left") : ("left", "right")
+        // Sender names, status lines.
+        css += ".n{margin:\(Self.px(style.rowSpacing)) \(Self.px(sm)) 0 \(Self.px(sm + style.senderNameInset));\(label);color:var(--tm)}"
+        css += ".c>.n+.b{margin-top:\(Self.px(style.senderNameSpacing))}"
+        css += ".st{margin:\(Self.px(style.statusSpacing)) \(Self.px(sm)) 0;text-align:\(far);\(label);color:var(--tm)}.st.f{color:\(theme.failedColor.hex)}"
+        css += ".c>.st{margin-top:\(Self.px(style.statusSpacing))}"
+        // Avatars: a column on the incoming side; the picture or initials at the bubble's bottom.
+        css += ".w>.i,.w>.n,.w>.r.i{margin-\(near):\(Self.px(sm + indent))}"
+        css += ".w>.n{margin-\(near):\(Self.px(sm + indent + style.senderNameInset))}"
+        css += ".av{position:absolute;bottom:0;\(near):\(Self.px(-indent));width:\(Self.px(style.avatarSize));height:\(Self.px(style.avatarSize));"
+        css += "border-radius:50%;object-fit:cover;color:#fff;font-weight:700;font-size:\(Self.px((style.avatarSize * 0.4).rounded()));"
+        css += "line-height:\(Self.px(style.avatarSize));text-align:center;overflow:hidden}"
+        // Failed badge beside the bubble; time beside.
+        let fb = style.failedBadgeSize
+        css += ".fb{position:absolute;top:calc(50% - \(Self.px(fb / 2)));\(near):\(Self.px(-fb - style.besideGap));width:\(Self.px(fb));height:\(Self.px(fb));"
+        css += "border-radius:50%;background:\(theme.failedColor.hex);color:#fff;font-weight:700;font-size:\(Self.px(fb * 0.7));line-height:\(Self.px(fb));text-align:center}"
+        css += ".bs{position:absolute;bottom:0;white-space:nowrap;\(label);color:var(--tm)}.i>.bs{\(near):calc(100% + \(Self.px(style.besideGap)))}"
+        css += ".o>.bs{\(far):calc(100% + \(Self.px(style.besideGap)))}.o.f>.bs{\(far):calc(100% + \(Self.px(2 * style.besideGap + fb)))}"
+        // Reactions: a pill on the outer top corner; the bubble moves down by its rise.
+        let rp = style.reactionPadding
+        let pillHeight = metrics.time.lastLine + rp.vertical
+        let rise = (pillHeight * style.reactionRise).rounded(.up)
+        css += ".c>.k{margin-top:\(Self.px(style.rowSpacing + rise))}"
+        css += ".rx{position:absolute;top:\(Self.px(-rise));white-space:nowrap;padding:\(Self.px(rp.top)) \(Self.px(rp.right)) \(Self.px(rp.bottom)) \(Self.px(rp.left));"
+        css += "font-size:\(Self.px(style.reactionText.size));line-height:\(Self.px(metrics.time.lastLine));border-radius:\(Self.px(pillHeight));"
+        css += "background:\(theme.reactionFill.hex);border:1.5px solid \(theme.reactionBorder.hex);color:\(theme.incoming.textColor.hex)}"
+        css += ".i>.rx{\(far):-12px}.o>.rx{\(near):-12px}"
+        // Reply snippets: a quoted box above the bubble, on its side.
+        let qp = style.replyPadding
+        css += ".r{width:fit-content;max-width:\(Self.num(style.maxWidthShare * 100))%;box-sizing:border-box;margin:\(Self.px(style.rowSpacing)) \(Self.px(sm)) 0;"
+        css += "padding:\(Self.px(qp.top)) \(Self.px(qp.right)) \(Self.px(qp.bottom)) \(Self.px(qp.left));border-radius:10px;background:\(theme.replyFill.hex);"
+        css += "border-\(near):3px solid \(theme.replyBar.hex);color:\(theme.replyTextColor.hex);font-size:\(Self.px(style.replyText.size));line-height:1.25;"
+        css += "overflow:hidden;display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:\(style.replyMaxLines)}"
+        css += ".r.o{margin-\(near):auto}.c>.r+.b{margin-top:\(Self.px(style.replySpacing))}"
+        // Photo grids: square cells.
+        css += ".gr{display:grid;grid-template-columns:repeat(\(style.gridColumns),1fr);gap:\(Self.px(style.gridSpacing));width:min(100%,\(Self.px(2 * 129 + style.gridSpacing)))}"
+        css += ".gr img{width:100%;height:auto;aspect-ratio:1;object-fit:cover;border-radius:4px;display:block}"
+        // Typing: three dots.
+        let d = style.typingDotSize
+        css += ".y{width:\(Self.px(style.typingBubbleSize.width));height:\(Self.px(style.typingBubbleSize.height));display:flex;align-items:center;justify-content:center;gap:\(Self.px(d * 0.6))}"
+        css += ".y>i{width:\(Self.px(d));height:\(Self.px(d));border-radius:50%;background:\(theme.typingDotsColor.hex)}"
+        return css
+    }
+
     /// Header, navigation and the index page.
     func chrome() -> String {
         let sm = Self.px(style.sideMargin)
@@ -337,10 +414,10 @@ struct HTMLArt: Sendable {
     /// From the theme's art as `ScenePainter` loads it (cap insets, legacy caps or 9-patch).
     /// A 9-patch with several stretchable runs on an axis is cut at its first and last fixed
     /// runs (CSS has one stretchable run per axis).
-    static func load(_ direction: Direction, theme: Theme, themeFolder: String) throws(RenderError) -> HTMLArt? {
+    static func load(_ direction: Direction, theme: Theme, themeFolder: String, mirrorLayout: Bool = false) throws(RenderError) -> HTMLArt? {
         guard case .art(let spec) = theme.bubble(direction).shape else { return nil }
         let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: PhotoLoader(baseFolder: themeFolder))
-        let mirrored = spec.mirror ?? false
+        let mirrored = (spec.mirror ?? false) != mirrorLayout
         var candidates: [(resolution: Double, png: [UInt8])] = []
         var caps: EdgeInsets?
         for scale in [1.0, 2.0, 3.0] {

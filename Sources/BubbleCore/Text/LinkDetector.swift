@@ -1,0 +1,112 @@
+/// A link found in a message's text: its UTF-8 byte range and the URL it opens.
+public struct DetectedLink: Hashable, Sendable {
+    public var range: Range<Int>
+    public var url: String
+    public init(range: Range<Int>, url: String) { self.range = range; self.url = url }
+}
+
+/// Finds web addresses (`http://`, `https://`, `www.`), e-mail addresses and phone numbers in
+/// text. (Foundation's NSDataDetector is not implemented on Linux.) Only `http`, `https`,
+/// `mailto` and `tel` URLs are ever produced; trailing punctuation and an unbalanced `)` are
+/// left out, as people write them after links.
+public enum LinkDetector {
+    public static func links(in text: String) -> [DetectedLink] {
+        let b = Array(text.utf8)
+        var out: [DetectedLink] = []
+        var i = 0
+        func isWordByte(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) }
+        func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
+        func hasPrefix(_ p: String, at k: Int) -> Bool {
+            let p = Array(p.utf8)
+            guard k + p.count <= b.count else { return false }
+            for j in 0..<p.count where lower(b[k + j]) != p[j] { return false }
+            return true
+        }
+        /// End of a URL starting at `k`: up to whitespace, `<`, `>`, `"`, minus trailing punctuation.
+        func urlEnd(_ k: Int) -> Int {
+            var e = k
+            while e < b.count, b[e] > 0x20, b[e] != 0x3C, b[e] != 0x3E, b[e] != 0x22 { e += 1 }
+            while e > k {
+                let c = b[e - 1]
+                if [0x2E, 0x2C, 0x3A, 0x3B, 0x21, 0x3F, 0x27].contains(c) { e -= 1; continue }
+                if c == 0x29 {
+                    let opens = b[k..<e].filter { $0 == 0x28 }.count, closes = b[k..<e].filter { $0 == 0x29 }.count
+                    if closes > opens { e -= 1; continue }
+                }
+                break
+            }
+            return e
+        }
+        while i < b.count {
+            let atWordStart = i == 0 || !isWordByte(b[i - 1])
+            if atWordStart, hasPrefix("https://", at: i) || hasPrefix("http://", at: i) {
+                let scheme = hasPrefix("https://", at: i) ? 8 : 7
+                let e = urlEnd(i)
+                if e > i + scheme {
+                    out.append(DetectedLink(range: i..<e, url: String(decoding: b[i..<e], as: UTF8.self)))
+                    i = e; continue
+                }
+            }
+            if atWordStart, hasPrefix("www.", at: i) {
+                let e = urlEnd(i)
+                if e > i + 5, b[(i + 4)..<e].contains(0x2E) || e - i > 6 {
+                    out.append(DetectedLink(range: i..<e, url: "https://" + String(decoding: b[i..<e], as: UTF8.self)))
+                    i = e; continue
+                }
+            }
+            if b[i] == 0x40, let link = email(around: i, b) {  // @
+                if let last = out.last, last.range.overlaps(link.range) { i += 1; continue }
+                out.append(link); i = link.range.upperBound; continue
+            }
+            if atWordStart, b[i] == 0x2B || (b[i] >= 0x30 && b[i] <= 0x39) || b[i] == 0x28, let link = phone(at: i, b) {
+                out.append(link); i = link.range.upperBound; continue
+            }
+            i += 1
+        }
+        return out
+    }
+
+    /// `local@domain.tld` around the `@` at `at`.
+    static func email(around at: Int, _ b: [UInt8]) -> DetectedLink? {
+        func local(_ c: UInt8) -> Bool {
+            (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || [0x2E, 0x5F, 0x25, 0x2B, 0x2D].contains(c)
+        }
+        func domain(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || c == 0x2D || c == 0x2E }
+        var s = at
+        while s > 0, local(b[s - 1]) { s -= 1 }
+        var e = at + 1
+        while e < b.count, domain(b[e]) { e += 1 }
+        while e > at + 1, b[e - 1] == 0x2E || b[e - 1] == 0x2D { e -= 1 }
+        let host = b[(at + 1)..<e]
+        guard s < at, let dot = host.lastIndex(of: 0x2E), dot > at + 1, e - dot > 2 else { return nil }
+        return DetectedLink(range: s..<e, url: "mailto:" + String(decoding: b[s..<e], as: UTF8.self))
+    }
+
+    /// A phone number: an optional `+`, then 7–15 digits with single spaces, dashes, dots or
+    /// parentheses between them; not part of a longer run of digits or letters.
+    static func phone(at k: Int, _ b: [UInt8]) -> DetectedLink? {
+        var e = k, digits = 0, lastDigitEnd = k
+        var tel = ""
+        if b[e] == 0x2B { tel = "+"; e += 1 }
+        var previousSeparator = true
+        while e < b.count {
+            let c = b[e]
+            if c >= 0x30 && c <= 0x39 {
+                digits += 1; tel.append(Character(Unicode.Scalar(c))); e += 1; lastDigitEnd = e; previousSeparator = false
+            } else if [0x20, 0x2D, 0x2E, 0x28, 0x29].contains(c), !(previousSeparator && c != 0x28) || e == k {
+                previousSeparator = c != 0x29; e += 1
+            } else { break }
+        }
+        // Not glued to letters or more digits.
+        if lastDigitEnd < b.count {
+            let c = b[lastDigitEnd]
+            if (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || c == 0x40 { return nil }
+        }
+        guard digits >= 7, digits <= 15 else { return nil }
+        // Dates written with separators (2023-11-14, 14.11.2023) are not phone numbers.
+        let groups = String(decoding: b[k..<lastDigitEnd], as: UTF8.self)
+            .split(whereSeparator: { !$0.isNumber && $0 != "+" }).map(\.count)
+        if tel.first != "+", digits == 8, groups == [4, 2, 2] || groups == [2, 2, 4] { return nil }
+        return DetectedLink(range: k..<lastDigitEnd, url: "tel:" + tel)
+    }
+}

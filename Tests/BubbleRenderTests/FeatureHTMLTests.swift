@@ -1,0 +1,68 @@
+import BubbleCore
+import Foundation
+import Testing
+@testable import BubbleRender
+
+@Suite("Conversation features in the HTML export", .serialized)
+struct FeatureHTMLTests {
+    func export(_ conversation: Conversation, theme: String = "imessage", mirrored: Bool = false) throws -> String {
+        TestFonts.pin()
+        let dir = try htmlTempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (t, folder) = try ThemeLibrary.load(theme)
+        var options = HTMLOptions()
+        options.timeZone = TimeZone(identifier: "UTC")!
+        options.mirrored = mirrored
+        let path = dir.appendingPathComponent("chat.html").path
+        try HTMLExporter(theme: t, themeFolder: folder, photosFolder: "/", options: options).export(conversation, to: path)
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    @Test("markup for names, avatars, reply, reactions, grid, links, emoji, status, failed badge, typing")
+    func markup() throws {
+        let html = try export(featureConversation())
+        let body = String(html[html.range(of: "<main class=\"c w\">")!.upperBound...])
+        #expect(body.contains("<div class=\"n\"><bdi>Alice Liddell</bdi></div>"))
+        #expect(body.contains("<div class=\"n\"><bdi>Bob</bdi></div>"))
+        // Alice's initials avatar on the last bubble of her group (and the typing bubble), Bob's picture.
+        #expect(body.components(separatedBy: ">AL</span>").count - 1 == 2)
+        #expect(body.contains("<img class=\"av\" src=\"data:image/png;base64,"))
+        #expect(body.contains("<blockquote class=\"r o\"><bdi>Alice Liddell: Look at these</bdi></blockquote>"))
+        #expect(body.contains("<span class=\"rx\">❤️ 2</span>"))
+        let grid = try #require(body.range(of: "<div class=\"gr\">"))
+        #expect(body[grid.upperBound...].prefix(while: { _ in true }).components(separatedBy: "<img ").count - 1 >= 3)
+        #expect(body.contains("<a href=\"https://example.com\" rel=\"noopener noreferrer\">"))
+        #expect(body.contains("<a href=\"tel:+15551234567\" rel=\"noopener noreferrer\">+1 555 123 4567</a>"))
+        #expect(body.contains("<div class=\"b i e"))
+        #expect(body.contains("<div class=\"st f\">Failed</div>"))
+        #expect(body.contains("<div class=\"st\">Read 09:41</div>"))
+        #expect(body.contains("<span class=\"fb\" title=\"Failed\">!</span>"))
+        #expect(body.contains("<div class=\"b i t y\" aria-label=\"typing\">"))
+        #expect(body.contains("<i></i><i></i><i></i></div>"))
+        // Only the last outgoing message shows a delivery status.
+        #expect(body.components(separatedBy: "<div class=\"st").count - 1 == 2)
+    }
+
+    @Test("no link but http, https, mailto and tel")
+    func hostileLinks() throws {
+        let c = Conversation(participants: [Participant(id: "a", name: "A"), Participant(id: "me", name: "Me")], messages: [
+            Message(sender: "a", direction: .incoming, date: Date(timeIntervalSince1970: 0),
+                    text: "javascript:alert(1) data:text/html,<b>x</b> mail ann@example.org \"><script>"),
+        ])
+        let html = try export(c)
+        #expect(!html.contains("href=\"javascript"))
+        #expect(!html.contains("href=\"data"))
+        #expect(!html.contains("<script>"))
+        #expect(html.contains("<a href=\"mailto:ann@example.org\" rel=\"noopener noreferrer\">ann@example.org</a>"))
+    }
+
+    @Test("--rtl: incoming bubbles pushed to the right, tails flipped")
+    func mirrored() throws {
+        let css = try export(featureConversation(), mirrored: true)
+        #expect(css.contains(".i{margin-left:auto"))
+        #expect(css.contains(".o{margin-right:auto"))
+        #expect(css.contains(".t::after{transform:scaleX(-1)}"))
+        let normal = try export(featureConversation())
+        #expect(normal.contains(".i{margin-right:auto"))
+    }
+}
