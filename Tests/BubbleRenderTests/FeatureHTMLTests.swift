@@ -37,7 +37,7 @@ struct FeatureHTMLTests {
         #expect(body.contains("<div class=\"st f\">Failed</div>"))
         #expect(body.contains("<div class=\"st\">Read 09:41</div>"))
         #expect(body.contains("<span class=\"fb\" title=\"Failed\">!</span>"))
-        #expect(body.contains("<div class=\"b i t y\" aria-label=\"typing\">"))
+        #expect(body.contains("<div class=\"b i t ty\" aria-label=\"typing\">"))
         #expect(body.contains("<i></i><i></i><i></i></div>"))
         // Only the last outgoing message shows a delivery status.
         #expect(body.components(separatedBy: "<div class=\"st").count - 1 == 2)

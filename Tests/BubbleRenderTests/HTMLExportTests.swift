@@ -139,7 +139,7 @@ struct HTMLExportTests {
             case .message(_, let b):
                 if b.labels.contains(where: { $0.kind == .time }) { expected.append("h") }
                 expected.append("b \(b.direction == .incoming ? "i" : "o")\(b.hasTail ? " t" : "")")
-            case .typing: expected.append("y")
+            case .typing: expected.append("b i t")  // class "b i t ty"
             }
         }
         let mine = rows.map { r -> String in

@@ -345,7 +345,7 @@ final class HTMLExportSession {
                 if showsNames, let name = conversation.participant(sender)?.name {
                     body.append("<div class=\"n\"><bdi>"); body.appendText(name, links: false, coverage: coverage, faces: &regular); body.append("</bdi></div>\n")
                 }
-                body.append("<div class=\"b i t y\" aria-label=\"typing\">")
+                body.append("<div class=\"b i t ty\" aria-label=\"typing\">")
                 try appendAvatar(sender, to: &body, faces: &bold)
                 body.append("<i></i><i></i><i></i></div>\n")
             }

@@ -375,8 +375,8 @@ struct HTMLStyleSheet {
         css += ".gr img{width:100%;height:auto;aspect-ratio:1;object-fit:cover;border-radius:4px;display:block}"
         // Typing: three dots.
         let d = style.typingDotSize
-        css += ".y{width:\(Self.px(style.typingBubbleSize.width));height:\(Self.px(style.typingBubbleSize.height));display:flex;align-items:center;justify-content:center;gap:\(Self.px(d * 0.6))}"
-        css += ".y>i{width:\(Self.px(d));height:\(Self.px(d));border-radius:50%;background:\(theme.typingDotsColor.hex)}"
+        css += ".ty{width:\(Self.px(style.typingBubbleSize.width));height:\(Self.px(style.typingBubbleSize.height));display:flex;align-items:center;justify-content:center;gap:\(Self.px(d * 0.6))}"
+        css += ".ty>i{width:\(Self.px(d));height:\(Self.px(d));border-radius:50%;background:\(theme.typingDotsColor.hex)}"
         return css
     }
 
