@@ -1,0 +1,524 @@
+import BubbleCore
+import CCairo
+import CLineBreak
+import Foundation
+
+/// A `TextEngine` that shapes each distinct line-break segment once and lays out by arithmetic
+/// (the approach of pretext in browsers), measuring like `PangoTextEngine`:
+///
+/// - `prepare` sanitises the text as Pango gets it (`PangoTextEngine.pangoText`), splits it into
+///   UAX #14 segments with ICU's line breaker (a word plus the spaces after it; hard breaks after
+///   `\n`, U+2028, U+2029), takes each paragraph's direction from its first strong character
+///   (ICU bidi classes), and looks every segment up in a shared cache keyed by (style, paragraph
+///   direction, text). A miss itemizes the segment with Pango (bidi levels, script, fontconfig
+///   fallback with the pinned fonts: emoji and CJK go to the fonts that have them) and shapes each
+///   item with HarfBuzz (`pango_shape_with_flags`). What a prepared text keeps is 12 bytes per
+///   segment: its end, its advance without trailing spaces, the spaces' advance, flags, and the
+///   line-metrics class of its fonts. Prepared texts are themselves cached by (text, style), so a
+///   re-layout at a new width costs a look-up and arithmetic.
+/// - `layout` fills lines greedily over those integers (Pango units, 1/1024 pt, as Pango adds
+///   them): trailing spaces hang, hard breaks always break, a segment wider than the whole line is
+///   broken between grapheme clusters, `maxLines` cuts with a tail "…". Line heights follow
+///   Pango's line-spacing rule (baselines `lineHeight` × the tallest font's height apart).
+/// - `draw` shows the cached glyph runs with `cairo_show_glyphs`, bidi runs reordered per line.
+///
+/// Texts with a tab are handed to the reference `PangoTextEngine` whole (tab stops are not
+/// modelled), as are texts over 16 MB.
+///
+/// Threading: one lock guards Pango and both caches, so an engine can be shared across threads
+/// (calls are serialised). The segment cache is bounded by `cacheBytes` (two generations,
+/// approximately LRU); the prepared-text cache by `preparedCapacity` texts.
+public final class FastTextEngine: TextEngine, @unchecked Sendable {
+    /// The reference engine: its Pango context and font map (same font options, 72 dpi, no
+    /// hinting), its family check, and the texts this engine does not model.
+    public let reference: PangoTextEngine
+    let shaper: FastShaper
+    var lock: NSRecursiveLock { reference.lock }
+    public let preparedCapacity: Int
+    private var youngPrepared: [FastSegmentKey: FastStorage] = [:]
+    private var oldPrepared: [FastSegmentKey: FastStorage] = [:]
+    private var breaks: [Int32] = []
+    private var hardBreaks: [UInt8] = []
+
+    static let metricClassLimit = 255
+
+    /// - Parameters:
+    ///   - cacheBytes: budget of the shaped-segment cache.
+    ///   - preparedCapacity: prepared texts kept for re-layout (0: none).
+    public init(reference: PangoTextEngine = PangoTextEngine(), cacheBytes: Int = 64 << 20, preparedCapacity: Int = 262_144) {
+        self.reference = reference
+        self.shaper = FastShaper(context: reference.context, fontMap: reference.fontMap, budget: cacheBytes)
+        self.preparedCapacity = max(0, preparedCapacity)
+    }
+
+    // MARK: TextEngine
+
+    public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
+        try PangoTextEngine.validate(style)
+        lock.lock(); defer { lock.unlock() }
+        try reference.checkFamily(style.family)
+        let context = shaper.styleContext(style)
+        let key = FastSegmentKey(style: context.id, text: text)
+        if preparedCapacity > 0 {
+            if let hit = youngPrepared[key] { return PreparedText(text: text, style: style, storage: hit) }
+            if let hit = oldPrepared[key] {
+                remember(key, hit)
+                return PreparedText(text: text, style: style, storage: hit)
+            }
+        }
+        let storage = try makeStorage(text, style: style, context: context)
+        if preparedCapacity > 0 { remember(key, storage) }
+        return PreparedText(text: text, style: style, storage: storage)
+    }
+
+    public func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout {
+        let width = try PangoTextEngine.pangoWidth(maxWidth)
+        let storage = try storage(for: prepared)
+        if let delegated = storage.delegated {
+            return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines)
+        }
+        return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines)).layout
+    }
+
+    // MARK: Introspection (tests, bench)
+
+    /// Shaped segments held, their estimated bytes, hits and misses of the segment cache.
+    public var segmentCacheStatistics: (segments: Int, bytes: Int, hits: Int, misses: Int) {
+        lock.lock(); defer { lock.unlock() }
+        return (shaper.cachedSegments, shaper.cachedBytes, shaper.hits, shaper.misses)
+    }
+
+    /// Bytes the prepared (layout-index) form of `prepared` occupies: the storage object with its
+    /// segments inline, not counting the text.
+    public func indexBytes(_ prepared: PreparedText) -> Int {
+        guard let storage = prepared.storage as? FastStorage else { return 0 }
+        return storage.byteCost
+    }
+
+    /// True when `prepared` was handed to the reference Pango engine (tabs).
+    public func isDelegated(_ prepared: PreparedText) -> Bool {
+        (prepared.storage as? FastStorage)?.delegated != nil
+    }
+
+    /// Drops every cached prepared text (the segment cache stays).
+    public func forgetPreparedTexts() {
+        lock.lock(); defer { lock.unlock() }
+        youngPrepared = [:]; oldPrepared = [:]
+    }
+
+    // MARK: Preparing
+
+    private func remember(_ key: FastSegmentKey, _ storage: FastStorage) {
+        if youngPrepared.count >= max(1, preparedCapacity / 2) {
+            oldPrepared = youngPrepared
+            youngPrepared = [:]
+        }
+        youngPrepared[key] = storage
+    }
+
+    func storage(for prepared: PreparedText) throws(TextError) -> FastStorage {
+        if let storage = prepared.storage as? FastStorage { return storage }
+        guard let made = try prepare(prepared.text, style: prepared.style).storage as? FastStorage else {
+            preconditionFailure("FastTextEngine.prepare makes FastStorage")
+        }
+        return made
+    }
+
+    /// Segments `text` and measures each segment from the cache. The caller holds the lock.
+    private func makeStorage(_ text: String, style: TextStyle, context: FastStyleContext) throws(TextError) -> FastStorage {
+        var sanitized = PangoTextEngine.pangoText(text, style: style)
+        let count = sanitized.utf8.count
+        if count == 0 { return FastStorage.make(segments: [], text: sanitized, style: style, delegated: nil) }
+        if count >= 1 << 24 || sanitized.utf8.contains(0x09) {
+            return FastStorage.make(segments: [], text: sanitized, style: style, delegated: try reference.prepare(text, style: style))
+        }
+        if breaks.count < count + 1 {
+            breaks = [Int32](repeating: 0, count: count + 1)
+            hardBreaks = [UInt8](repeating: 0, count: count + 1)
+        }
+        var segments: [FastSegment] = []
+        var unmodelled = false
+        sanitized.withUTF8 { bytes in
+            let raw = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
+            let n = breaks.withUnsafeMutableBufferPointer { b in
+                hardBreaks.withUnsafeMutableBufferPointer { h in
+                    clb_line_breaks(raw, Int32(count), b.baseAddress, h.baseAddress, Int32(b.count))
+                }
+            }
+            let boundaries = n > 0 ? Int(n) : 0
+            segments.reserveCapacity(max(1, boundaries))
+            var start = 0
+            var paragraphRTL = false
+            var paragraphStart = true
+            var paragraphBegin = 0
+            var previousRTL = false
+            for k in 0..<max(1, boundaries) {
+                let end = boundaries == 0 ? count : Int(breaks[k])
+                let hard = boundaries == 0 ? false : hardBreaks[k] != 0 && end <= count
+                if paragraphStart {
+                    paragraphBegin = start
+                    // Direction of this paragraph: its first strong character, else the previous
+                    // paragraph's (Pango's auto-dir).
+                    var paragraphEnd = end
+                    var j = k
+                    while j < boundaries, !(hardBreaks[j] != 0) { j += 1 }
+                    paragraphEnd = j < boundaries ? Int(breaks[j]) : count
+                    let d = clb_first_strong_direction(raw + start, Int32(paragraphEnd - start))
+                    paragraphRTL = d == 1 ? true : d == 0 ? false : previousRTL
+                    previousRTL = paragraphRTL
+                    paragraphStart = false
+                }
+                // A hard break's separator is not shaped: \n, or U+2028 / U+2029 (3 bytes).
+                var separator = 0
+                if hard {
+                    if bytes[end - 1] == 0x0A { separator = 1 }
+                    else if end >= 3, bytes[end - 3] == 0xE2, bytes[end - 2] == 0x80, bytes[end - 1] == 0xA8 || bytes[end - 1] == 0xA9 { separator = 3 }
+                }
+                let shapedEnd = end - separator
+                let piece = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<shapedEnd]), as: UTF8.self)
+                let shape = shaper.shape(piece, prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
+                                         context: hard ? nil : Self.spaceContext(bytes, start, end),
+                                         rtl: paragraphRTL, style: context)
+                if shape.unmodelled { unmodelled = true; break }
+                segments.append(FastSegment(end: end, hard: hard && separator > 0, wideSeparator: separator == 3,
+                                            rightToLeft: paragraphRTL, content: shape.content, space: shape.space,
+                                            metric: shape.metric))
+                if hard && separator > 0 { paragraphStart = true }
+                start = end
+            }
+        }
+        if unmodelled {
+            return FastStorage.make(segments: [], text: sanitized, style: style, delegated: try reference.prepare(text, style: style))
+        }
+        return FastStorage.make(segments: segments, text: sanitized, style: style, delegated: nil)
+    }
+
+    /// The character after segment `start..<end` that decides its trailing spaces' font (see
+    /// `FastShaper.shape`), or nil when it cannot change it: no trailing space, end of text, or an
+    /// ASCII segment followed by ASCII.
+    static func spaceContext(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> String? {
+        guard end < bytes.count, end > start else { return nil }
+        let last = bytes[end - 1]
+        guard last == 0x20 || (end - start >= 3 && last == 0x80 && bytes[end - 2] == 0x80 && bytes[end - 3] == 0xE3) else { return nil }
+        if bytes[end] < 0x80 {
+            var ascii = true
+            for i in start..<end where bytes[i] >= 0x80 { ascii = false; break }
+            if ascii { return nil }
+        }
+        let tail = String(decoding: UnsafeBufferPointer(rebasing: bytes[end..<min(bytes.count, end + 48)]), as: UTF8.self)
+        return tail.first.map(String.init)
+    }
+
+    /// For a segment starting with a character that is not a letter (digits, punctuation,
+    /// symbols: script-neutral), the last letter before it in the paragraph when that letter is
+    /// not Latin: the script run, and with it the font, continues through neutral characters.
+    static func scriptPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, paragraphStart: Int) -> String? {
+        guard start > paragraphStart, start < end else { return nil }
+        let first = bytes[start]
+        if first < 0x80 {
+            // ASCII letters have a script of their own.
+            if (first | 0x20) >= 0x61 && (first | 0x20) <= 0x7A { return nil }
+        } else {
+            let head = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<min(end, start + 4)]), as: UTF8.self)
+            if let scalar = head.unicodeScalars.first, scalar.properties.isAlphabetic { return nil }
+        }
+        // Walk back over the paragraph to the last letter.
+        var i = start
+        while i > paragraphStart {
+            var j = i - 1
+            while j > paragraphStart, bytes[j] & 0xC0 == 0x80 { j -= 1 }
+            let b = bytes[j]
+            if b < 0x80 {
+                if (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A { return nil }   // Latin
+            } else {
+                let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[j..<i]), as: UTF8.self)
+                if let scalar = s.unicodeScalars.first, scalar.properties.isAlphabetic {
+                    return scalar.value < 0x250 ? nil : s
+                }
+            }
+            i = j
+        }
+        return nil
+    }
+
+    // MARK: Layout
+
+    /// A line as laid out: its byte range and integer geometry (Pango units).
+    struct FastLine {
+        var start: Int
+        /// End of the line's range (trailing spaces included, the separator not).
+        var end: Int
+        /// End of the content drawn (trailing whitespace excluded).
+        var contentEnd: Int
+        var width: Int32
+        var metric: FastLineMetrics
+        var rightToLeft: Bool
+        /// Truncated last line: the ellipsis follows the content.
+        var ellipsis = false
+    }
+
+    struct FastArrangement {
+        var lines: [FastLine]
+        var layout: TextLayout
+    }
+
+    /// Lines of `storage` in `width` Pango units.
+    func arrange(_ storage: FastStorage, width: Int32, maxLines: Int?) -> FastArrangement {
+        let count = storage.count
+        guard count > 0 else { return FastArrangement(lines: [], layout: .empty) }
+        let metrics = shaperMetrics(storage.style)
+        let primary = metrics.primary
+        var lines: [FastLine] = []
+        lines.reserveCapacity(4)
+        let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
+        storage.withSegments { segs in
+            var k = 0
+            var paragraphStart = 0
+            while k < count, lines.count < limit {
+                // One paragraph: segments up to and including the one with a hard break.
+                var lineStart = paragraphStart, lineEnd = paragraphStart, contentEnd = paragraphStart
+                var w: Int64 = 0, pending: Int64 = 0
+                var has = false
+                var metric = metrics.table[Int(segs[k].metric)]
+                let rtl = segs[k].rightToLeft
+                func emit() {
+                    lines.append(FastLine(start: lineStart, end: lineEnd, contentEnd: contentEnd, width: Int32(clamping: w),
+                                          metric: metric, rightToLeft: rtl))
+                }
+                var segStart = paragraphStart
+                while k < count {
+                    let s = segs[k]
+                    let content = Int64(s.content), m = metrics.table[Int(s.metric)]
+                    let segEnd = s.end - s.separatorLength
+                    if has && w + pending + content > Int64(width) {
+                        emit()
+                        if lines.count >= limit { break }
+                        lineStart = segStart; w = 0; pending = 0; has = false
+                        metric = m
+                    }
+                    if content > Int64(width) {
+                        // Alone wider than the line (so it starts a line): break it between
+                        // grapheme clusters; its trailing spaces still hang.
+                        let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft)
+                        let contentLimit = segStart + storage.contentBytes(k)
+                        metric = has ? metric.union(m) : m
+                        var previous = segStart
+                        for g in graphemes {
+                            let gEnd = segStart + Int(g.end)
+                            defer { previous = gEnd }
+                            if previous >= contentLimit { break }
+                            if has && w + Int64(g.width) > Int64(width) {
+                                lineEnd = previous; contentEnd = previous
+                                emit()
+                                if lines.count >= limit { break }
+                                lineStart = previous; w = 0; has = false
+                                metric = m
+                            }
+                            w += Int64(g.width); has = true
+                            contentEnd = gEnd
+                        }
+                        if lines.count >= limit { break }
+                        contentEnd = contentLimit
+                    } else {
+                        w += pending + content
+                        if has { metric = metric.union(m) } else { metric = m }
+                        has = true
+                        contentEnd = segStart + Int(storage.contentBytes(k))
+                    }
+                    pending = Int64(s.space)
+                    lineEnd = segEnd
+                    segStart = s.end
+                    k += 1
+                    if s.hard { break }
+                }
+                if lines.count >= limit { break }
+                emit()
+                paragraphStart = segStart
+                // A text ending in a hard break has an empty last line.
+                if k == count, segs[count - 1].hard, lines.count < limit {
+                    lines.append(FastLine(start: count == 0 ? 0 : segs[count - 1].end, end: segs[count - 1].end,
+                                          contentEnd: segs[count - 1].end, width: 0, metric: primary,
+                                          rightToLeft: segs[count - 1].rightToLeft))
+                }
+            }
+        }
+        var truncated = false
+        if let maxLines, lines.count > maxLines {
+            truncated = true
+            lines.removeSubrange(maxLines...)
+            lines[maxLines - 1] = ellipsize(lines[maxLines - 1], storage: storage, width: width)
+        }
+        return FastArrangement(lines: lines, layout: textLayout(lines, style: storage.style, truncated: truncated))
+    }
+
+    /// Geometry in points from integer lines: Pango's line-spacing rule (the first baseline at
+    /// the first line's ascent, then `lineHeight` × the line's font height per line).
+    func textLayout(_ lines: [FastLine], style: TextStyle, truncated: Bool) -> TextLayout {
+        var out: [TextLine] = []
+        out.reserveCapacity(lines.count)
+        var baseline: Int32 = 0
+        var widest = 0.0
+        let factor = Float(style.lineHeight)
+        for (i, line) in lines.enumerated() {
+            baseline = i == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.height))
+            let top = baseline - line.metric.ascent
+            let width = PangoTextEngine.points(line.width)
+            widest = max(widest, width)
+            out.append(TextLine(range: line.start..<line.end, width: width, top: PangoTextEngine.points(top),
+                                height: PangoTextEngine.points(line.metric.ascent + line.metric.descent),
+                                baseline: PangoTextEngine.points(baseline), isRightToLeft: line.rightToLeft))
+        }
+        for i in out.indices.dropLast() { out[i].height = out[i + 1].top - out[i].top }
+        let height = out.last.map { $0.top + $0.height } ?? 0
+        return TextLayout(lines: out, width: widest, height: height, isTruncated: truncated)
+    }
+
+    /// The last shown line of a cut text: the rest of its paragraph, as many grapheme clusters as
+    /// fit with "…" after them (at least the ellipsis).
+    private func ellipsize(_ line: FastLine, storage: FastStorage, width: Int32) -> FastLine {
+        lock.lock(); defer { lock.unlock() }
+        let context = shaper.styleContext(storage.style)
+        let ellipsis = context.ellipsis?.content ?? 0
+        var result = line
+        result.ellipsis = true
+        var w: Int64 = 0
+        var shownEnd = line.start
+        var metric = line.metric
+        storage.withSegments { segs in
+            var segStart = 0
+            for k in 0..<storage.count {
+                let s = segs[k]
+                defer { segStart = s.end }
+                if s.end <= line.start { continue }
+                let segEnd = s.end - s.separatorLength
+                let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft)
+                for g in graphemes {
+                    let gEnd = segStart + Int(g.end)
+                    if gEnd <= line.start { continue }
+                    if w + Int64(g.width) + Int64(ellipsis) > Int64(width) { return }
+                    w += Int64(g.width)
+                    shownEnd = gEnd
+                    metric = metric.union(shaper.metrics[Int(s.metric)])
+                }
+                if s.hard { return }
+            }
+        }
+        result.end = shownEnd
+        result.contentEnd = shownEnd
+        result.width = Int32(clamping: w + Int64(ellipsis))
+        result.metric = metric
+        return result
+    }
+
+    private func shaperMetrics(_ style: TextStyle) -> (table: [FastLineMetrics], primary: FastLineMetrics) {
+        lock.lock(); defer { lock.unlock() }
+        let primary = shaper.styleContext(style).primaryMetric
+        return (shaper.metrics, shaper.metrics[Int(primary)])
+    }
+
+    /// Grapheme-cluster advances of one segment (re-shaped from the cache when needed).
+    func graphemeWidths(_ storage: FastStorage, segmentStart: Int, segmentEnd: Int, rtl: Bool) -> [(end: Int32, width: Int32)] {
+        lock.lock(); defer { lock.unlock() }
+        let shape = segmentShape(storage, segmentStart, segmentEnd, rtl: rtl)
+        return storage.withText { bytes in
+            shape.graphemeWidths(UnsafeBufferPointer(rebasing: bytes[segmentStart..<segmentEnd]))
+        }
+    }
+
+    /// The cached shape of bytes `start..<end` of the storage's text (a segment without its
+    /// separator), as `prepare` looked it up. The caller holds the lock.
+    func segmentShape(_ storage: FastStorage, _ start: Int, _ end: Int, rtl: Bool) -> FastSegmentShape {
+        let context = shaper.styleContext(storage.style)
+        let (text, previous, next) = storage.withText { bytes in
+            (String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self),
+             Self.scriptPrefix(bytes, start, end, paragraphStart: Self.paragraphStart(bytes, before: start)),
+             Self.isSeparator(bytes, end) ? nil : Self.spaceContext(bytes, start, end))
+        }
+        return shaper.shape(text, prefix: previous, context: next, rtl: rtl, style: context)
+    }
+
+    /// Start of the paragraph holding byte `i`.
+    static func paragraphStart(_ bytes: UnsafeBufferPointer<UInt8>, before i: Int) -> Int {
+        var j = i
+        while j > 0 {
+            if bytes[j - 1] == 0x0A { return j }
+            if j >= 3, bytes[j - 3] == 0xE2, bytes[j - 2] == 0x80, bytes[j - 1] == 0xA8 || bytes[j - 1] == 0xA9 { return j }
+            j -= 1
+        }
+        return 0
+    }
+
+    /// A hard break's separator (\n, U+2028, U+2029) starts at `i`.
+    static func isSeparator(_ bytes: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
+        guard i < bytes.count else { return false }
+        if bytes[i] == 0x0A { return true }
+        return bytes[i] == 0xE2 && i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)
+    }
+}
+
+/// One segment of a prepared text, 12 bytes: where it ends (with flags in the top byte), its
+/// advance without trailing whitespace, and the whitespace's advance (with the segment's
+/// line-metrics class in the top byte). Pango units.
+struct FastSegment {
+    private var endFlags: UInt32
+    let content: Int32
+    private var spaceMetric: UInt32
+
+    init(end: Int, hard: Bool, wideSeparator: Bool, rightToLeft: Bool, content: Int32, space: Int32, metric: UInt8) {
+        endFlags = UInt32(end) | (hard ? 1 << 31 : 0) | (wideSeparator ? 1 << 30 : 0) | (rightToLeft ? 1 << 29 : 0)
+        self.content = content
+        spaceMetric = UInt32(min(max(0, space), (1 << 24) - 1)) | UInt32(metric) << 24
+    }
+    var end: Int { Int(endFlags & 0xFF_FFFF) }
+    var hard: Bool { endFlags & (1 << 31) != 0 }
+    var separatorLength: Int { hard ? (endFlags & (1 << 30) != 0 ? 3 : 1) : 0 }
+    var rightToLeft: Bool { endFlags & (1 << 29) != 0 }
+    var space: Int32 { Int32(spaceMetric & 0xFF_FFFF) }
+    var metric: UInt8 { UInt8(spaceMetric >> 24) }
+}
+
+/// What `FastTextEngine.prepare` keeps: the sanitised text and its segments, inline in one
+/// allocation. Immutable.
+final class FastStorage {
+    let text: String
+    let style: TextStyle
+    let delegated: PreparedText?
+    private let segments: ContiguousArray<FastSegment>
+
+    private init(segments: ContiguousArray<FastSegment>, text: String, style: TextStyle, delegated: PreparedText?) {
+        self.segments = segments; self.text = text; self.style = style; self.delegated = delegated
+    }
+
+    static func make(segments: [FastSegment], text: String, style: TextStyle, delegated: PreparedText?) -> FastStorage {
+        FastStorage(segments: ContiguousArray(segments), text: text, style: style, delegated: delegated)
+    }
+
+    var count: Int { segments.count }
+    var byteCost: Int { 48 + MemoryLayout<TextStyle>.stride + 32 + segments.count * MemoryLayout<FastSegment>.stride }
+
+    func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
+        segments.withUnsafeBufferPointer(body)
+    }
+
+    func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var t = text
+        return t.withUTF8(body)
+    }
+
+    /// Bytes of segment `k` before its trailing whitespace.
+    func contentBytes(_ k: Int) -> Int {
+        let start = k == 0 ? 0 : segments[k - 1].end
+        let end = segments[k].end - segments[k].separatorLength
+        return withText { bytes in
+            var e = end
+            while e > start {
+                let b = bytes[e - 1]
+                if b == 0x20 || b == 0x09 { e -= 1; continue }
+                if e - start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
+                break
+            }
+            return e - start
+        }
+    }
+
+}

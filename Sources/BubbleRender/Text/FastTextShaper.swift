@@ -1,0 +1,304 @@
+import BubbleCore
+import CCairo
+import CLineBreak
+import Foundation
+
+/// One glyph of a shaped piece, in Pango units (1/1024 pt), in visual order within its piece.
+struct FastGlyph {
+    var glyph: UInt32
+    /// Byte offset of the glyph's cluster within its segment.
+    var cluster: Int32
+    var advance: Int32
+    var dx: Int32
+    var dy: Int32
+}
+
+/// A run of one font and one direction inside a segment, shaped by Pango (HarfBuzz).
+struct FastPiece {
+    var font: Int32
+    /// Bidi embedding level (odd: right to left).
+    var level: UInt8
+    /// Byte range within the segment.
+    var start: Int32
+    var end: Int32
+    var glyphs: [FastGlyph]
+}
+
+/// A line-break segment (a word with the spaces after it) itemized and shaped once, shared by
+/// every text that contains it: widths for layout, glyphs for drawing.
+final class FastSegmentShape {
+    /// Advance of the segment without its trailing whitespace, and of that whitespace.
+    let content: Int32
+    let space: Int32
+    /// Bytes of the segment before its trailing whitespace.
+    let contentLength: Int32
+    /// Index into the engine's table of line metrics (the max over the pieces' fonts).
+    let metric: UInt8
+    let pieces: [FastPiece]
+    let byteCost: Int
+    /// Some character has no font (Pango draws a hex box, whose metrics this engine does not
+    /// model): texts containing it are handed to the reference engine.
+    let unmodelled: Bool
+
+    init(content: Int32, space: Int32, contentLength: Int32, metric: UInt8, pieces: [FastPiece], keyBytes: Int, unmodelled: Bool = false) {
+        self.unmodelled = unmodelled
+        self.content = content; self.space = space; self.contentLength = contentLength
+        self.metric = metric; self.pieces = pieces
+        self.byteCost = 96 + keyBytes + pieces.reduce(0) { $0 + 48 + $1.glyphs.count * MemoryLayout<FastGlyph>.stride }
+    }
+
+    /// Advance of each grapheme cluster: (end byte within the segment, width), in logical order.
+    /// A glyph counts for the grapheme its cluster starts in.
+    func graphemeWidths(_ bytes: UnsafeBufferPointer<UInt8>) -> [(end: Int32, width: Int32)] {
+        var ends = [Int32](repeating: 0, count: bytes.count + 1)
+        let n = ends.withUnsafeMutableBufferPointer { out in
+            bytes.withMemoryRebound(to: CChar.self) { clb_grapheme_breaks($0.baseAddress, Int32($0.count), out.baseAddress, Int32(out.count)) }
+        }
+        guard n > 0 else { return [(Int32(bytes.count), content + space)] }
+        var result = ends[0..<Int(n)].map { (end: $0, width: Int32(0)) }
+        for piece in pieces {
+            for g in piece.glyphs {
+                // First grapheme whose end is past the cluster.
+                var lo = 0, hi = result.count - 1
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if result[mid].end > g.cluster { hi = mid } else { lo = mid + 1 }
+                }
+                result[lo].width += g.advance
+            }
+        }
+        return result
+    }
+}
+
+/// Vertical metrics of a line, in Pango units: the max over the fonts on it.
+struct FastLineMetrics: Hashable {
+    var ascent: Int32
+    var descent: Int32
+    /// The font's line height (ascent + descent + line gap): what `lineHeight` multiplies.
+    var height: Int32
+
+    func union(_ o: FastLineMetrics) -> FastLineMetrics {
+        FastLineMetrics(ascent: max(ascent, o.ascent), descent: max(descent, o.descent), height: max(height, o.height))
+    }
+}
+
+/// A font the engine has met: a reference kept so the pointer stays valid, its metrics, and
+/// the Cairo scaled font that draws it.
+final class FastFont {
+    let pointer: UnsafeMutablePointer<PangoFont>
+    let metrics: FastLineMetrics
+    init(_ pointer: UnsafeMutablePointer<PangoFont>, language: OpaquePointer?) {
+        self.pointer = pointer
+        g_object_ref(pointer)
+        let m = pango_font_get_metrics(pointer, language)!
+        metrics = FastLineMetrics(ascent: pango_font_metrics_get_ascent(m), descent: pango_font_metrics_get_descent(m),
+                                  height: pango_font_metrics_get_height(m))
+        pango_font_metrics_unref(m)
+    }
+    deinit { g_object_unref(pointer) }
+
+    var scaledFont: OpaquePointer? {
+        pango_cairo_font_get_scaled_font(OpaquePointer(pointer))
+    }
+}
+
+/// Per `TextStyle`: the attributes Pango itemizes with and the primary font.
+final class FastStyleContext {
+    let id: UInt32
+    let style: TextStyle
+    let attributes: OpaquePointer
+    /// Metric-table index of the style's first font (empty lines use it).
+    var primaryMetric: UInt8 = 0
+    /// The ellipsis "…" shaped in the style: its advance and glyphs.
+    var ellipsis: FastSegmentShape?
+
+    init(id: UInt32, style: TextStyle, attributes: OpaquePointer) {
+        self.id = id; self.style = style; self.attributes = attributes
+    }
+    deinit { pango_attr_list_unref(attributes) }
+}
+
+/// The segment cache's key: style, paragraph direction and the segment's text.
+struct FastSegmentKey: Hashable {
+    var style: UInt32
+    var text: String
+}
+
+/// The shaping half of `FastTextEngine`: itemizes (Pango: bidi levels, scripts, fontconfig
+/// fallback) and shapes (HarfBuzz through `pango_shape_with_flags`) each distinct segment once,
+/// in a cache bounded by bytes. The caller holds `lock`.
+final class FastShaper {
+    let context: OpaquePointer
+    let fontMap: UnsafeMutablePointer<PangoFontMap>
+    /// Byte budget of the segment cache (two generations of half of it each).
+    let budget: Int
+    private var young: [FastSegmentKey: FastSegmentShape] = [:]
+    private var old: [FastSegmentKey: FastSegmentShape] = [:]
+    private var youngBytes = 0
+    private(set) var oldBytes = 0
+    private(set) var hits = 0
+    private(set) var misses = 0
+
+    private(set) var fonts: [FastFont] = []
+    private var fontIndex: [UnsafeMutablePointer<PangoFont>: Int32] = [:]
+    private(set) var metrics: [FastLineMetrics] = []
+    private var metricIndex: [FastLineMetrics: UInt8] = [:]
+    private var styles: [TextStyle: FastStyleContext] = [:]
+    private var glyphs: UnsafeMutablePointer<PangoGlyphString>
+
+    init(context: OpaquePointer, fontMap: UnsafeMutablePointer<PangoFontMap>, budget: Int) {
+        self.context = context; self.fontMap = fontMap; self.budget = max(1 << 16, budget)
+        glyphs = pango_glyph_string_new()
+    }
+    deinit { pango_glyph_string_free(glyphs) }
+
+    var cachedBytes: Int { youngBytes + oldBytes }
+    var cachedSegments: Int { young.count + old.count }
+
+    func styleContext(_ style: TextStyle) -> FastStyleContext {
+        if let hit = styles[style] { return hit }
+        let attrs = pango_attr_list_new()!
+        let font = pango_font_description_new()!
+        pango_font_description_set_family(font, style.family)
+        pango_font_description_set_weight(font, PangoWeight(rawValue: UInt32(min(1000, max(100, style.weight.value)))))
+        pango_font_description_set_absolute_size(font, style.size * Double(PANGO_SCALE))
+        pango_attr_list_insert(attrs, pango_attr_font_desc_new(font))
+        pango_font_description_free(font)
+        if let language = style.language, !language.isEmpty {
+            pango_attr_list_insert(attrs, pango_attr_language_new(pango_language_from_string(language)))
+        }
+        let made = FastStyleContext(id: UInt32(styles.count), style: style, attributes: attrs)
+        styles[style] = made
+        // The primary font: what Pango itemizes a Latin letter to.
+        let probe = shapeUncached("H", rtl: false, style: made)
+        made.primaryMetric = probe.metric
+        made.ellipsis = shapeUncached("\u{2026}", rtl: false, style: made)
+        return made
+    }
+
+    /// The shape of `text` (a segment, without any paragraph separator) in a paragraph of the
+    /// given direction.
+    ///
+    /// `context` is the character after the segment when it ends in spaces: Pango gives spaces
+    /// the font of the character that follows them, so the spaces' advance depends on it.
+    /// `prefix` is the last letter before a segment that starts with script-neutral characters
+    /// (digits, punctuation) when that letter is not Latin: Pango's script runs carry over
+    /// neutral characters, and the run's language can change their font.
+    func shape(_ text: String, prefix: String? = nil, context: String? = nil, rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
+        var keyText = prefix.map { $0 + "\u{1}" + text } ?? text
+        if let context { keyText += "\u{0}" + context }
+        let key = FastSegmentKey(style: style.id << 1 | (rtl ? 1 : 0), text: keyText)
+        if let hit = young[key] { hits += 1; return hit }
+        if let hit = old[key] {
+            hits += 1
+            insert(key, hit)
+            return hit
+        }
+        misses += 1
+        let made = shapeUncached(text, prefix: prefix, context: context, rtl: rtl, style: style)
+        insert(key, made)
+        return made
+    }
+
+    private func insert(_ key: FastSegmentKey, _ shape: FastSegmentShape) {
+        if youngBytes + shape.byteCost > budget / 2 {
+            old = young; oldBytes = youngBytes
+            young = [:]; youngBytes = 0
+        }
+        young[key] = shape
+        youngBytes += shape.byteCost
+    }
+
+    func fontID(_ font: UnsafeMutablePointer<PangoFont>, language: OpaquePointer?) -> Int32 {
+        if let id = fontIndex[font] { return id }
+        let id = Int32(fonts.count)
+        fonts.append(FastFont(font, language: language))
+        fontIndex[font] = id
+        return id
+    }
+
+    func metricID(_ m: FastLineMetrics) -> UInt8 {
+        if let id = metricIndex[m] { return id }
+        guard metrics.count < FastTextEngine.metricClassLimit else { return 0 }
+        let id = UInt8(metrics.count)
+        metrics.append(m)
+        metricIndex[m] = id
+        return id
+    }
+
+    /// Itemizes `text` on its own (base direction from its paragraph) and shapes every item.
+    func shapeUncached(_ text: String, prefix: String? = nil, context: String? = nil, rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
+        let bytes = Array(text.utf8)
+        let length = Int32(bytes.count)
+        let p = Int32(prefix?.utf8.count ?? 0)
+        let itemized = p + length + Int32(context?.utf8.count ?? 0)
+        // Trailing whitespace hangs: its bytes and advance are kept apart.
+        var contentLength = length
+        while contentLength > 0 {
+            let b = bytes[Int(contentLength) - 1]
+            if b == 0x20 || b == 0x09 { contentLength -= 1; continue }
+            // U+3000 ideographic space, U+00A0 is not breaking-trailing (kept as content).
+            if contentLength >= 3, b == 0x80, bytes[Int(contentLength) - 2] == 0x80, bytes[Int(contentLength) - 3] == 0xE3 {
+                contentLength -= 3; continue
+            }
+            break
+        }
+        guard length > 0 else {
+            return FastSegmentShape(content: 0, space: 0, contentLength: 0, metric: style.primaryMetric, pieces: [], keyBytes: 0)
+        }
+        var all = Array((prefix ?? "").utf8) + bytes
+        if let context { all += context.utf8 }
+        all.append(0)
+        var pieces: [FastPiece] = []
+        var content: Int32 = 0, space: Int32 = 0
+        var lineMetric: FastLineMetrics?
+        var unmodelled = false
+        all.withUnsafeBufferPointer { buf in
+            let base = UnsafeRawPointer(buf.baseAddress!).assumingMemoryBound(to: CChar.self)
+            let items = pango_itemize_with_base_dir(self.context, rtl ? PANGO_DIRECTION_RTL : PANGO_DIRECTION_LTR,
+                                                    base, 0, itemized, style.attributes, nil)
+            defer { g_list_free_full(items) { pango_item_free($0?.assumingMemoryBound(to: PangoItem.self)) } }
+            var node = items
+            while let n = node {
+                node = n.pointee.next
+                guard let item = n.pointee.data?.assumingMemoryBound(to: PangoItem.self) else { continue }
+                // Only the segment's own bytes: not the prefix, not the context character.
+                let itemStart = max(item.pointee.offset, p), itemEnd = min(item.pointee.offset + item.pointee.length, p + length)
+                guard itemStart < itemEnd else { continue }
+                let offset = itemStart - p, count = itemEnd - itemStart
+                var analysis = item.pointee.analysis
+                let fid: Int32
+                pango_shape_with_flags(base + Int(itemStart), count, base + Int(itemStart), count, &analysis, glyphs, PANGO_SHAPE_NONE)
+                if let font = analysis.font {
+                    fid = fontID(font, language: analysis.language)
+                    // As Pango: ascent and descent from the glyphs' logical extents, the line
+                    // height (what line spacing multiplies) from the font's metrics.
+                    var logical = PangoRectangle()
+                    pango_glyph_string_extents(glyphs, font, nil, &logical)
+                    let m = FastLineMetrics(ascent: -logical.y, descent: logical.y + logical.height,
+                                            height: fonts[Int(fid)].metrics.height)
+                    lineMetric = lineMetric.map { $0.union(m) } ?? m
+                } else {
+                    fid = -1
+                    unmodelled = true
+                }
+                let g = glyphs.pointee
+                var out: [FastGlyph] = []
+                out.reserveCapacity(Int(g.num_glyphs))
+                for i in 0..<Int(g.num_glyphs) {
+                    let info = g.glyphs[i]
+                    let cluster = offset + g.log_clusters[i]
+                    if info.glyph & PANGO_GLYPH_UNKNOWN_FLAG != 0 { unmodelled = true }
+                    out.append(FastGlyph(glyph: info.glyph, cluster: cluster, advance: info.geometry.width,
+                                         dx: info.geometry.x_offset, dy: info.geometry.y_offset))
+                    if cluster < contentLength { content += info.geometry.width } else { space += info.geometry.width }
+                }
+                pieces.append(FastPiece(font: fid, level: analysis.level, start: offset, end: offset + count, glyphs: out))
+            }
+        }
+        let metric = lineMetric.map { metricID($0) } ?? style.primaryMetric
+        return FastSegmentShape(content: content, space: space, contentLength: contentLength, metric: metric,
+                                pieces: pieces, keyBytes: Int(length), unmodelled: unmodelled)
+    }
+}
