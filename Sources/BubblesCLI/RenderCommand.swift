@@ -33,6 +33,8 @@ struct Render: ParsableCommand {
     @Option(help: "HTML photos and fonts: embed (one self-contained file) or folder (copied into OUT_files/).") var assets: String = "embed"
     @Option(help: "HTML pages: a number of messages per page, month (one page per month) or none (one page).") var split: String = "5000"
     @Flag(help: "HTML: load every photo at once (for printing) instead of lazily.") var noLazyImages = false
+    @Option(help: "Text engine: fast (cached segments and glyph runs, the default) or pango (a Pango layout per text, the reference).")
+    var textEngine: TextEngineKind = .standard
 
     func run() throws {
         let formatName = format ?? (output == "-" ? nil : (output as NSString).pathExtension.lowercased())
@@ -92,6 +94,7 @@ struct Render: ParsableCommand {
             options.assets = assetMode
             options.pageSize = output == "-" ? .single : pagination
             options.lazyImages = !noLazyImages
+            options.textEngine = textEngine
             let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options)
             files = try reporting { try exporter.export(loaded.conversation, to: target) }
         case .cairo(let cairoFormat):
@@ -102,7 +105,8 @@ struct Render: ParsableCommand {
             options.paper = paperSize
             options.dark = dark
             options.timeZone = loaded.timeZone
-            let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder)
+            let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder,
+                                                textEngine: textEngine)
             let bar = ProgressBar()
             renderer.progress = { done, total in bar.update(done, total) }
             defer { bar.finish() }
@@ -132,6 +136,8 @@ enum OutputKind: Equatable {
 }
 
 /// `bubbles themes`: the bundled themes.
+extension TextEngineKind: ExpressibleByArgument {}
+
 struct Themes: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the bundled themes.")
     func run() throws {

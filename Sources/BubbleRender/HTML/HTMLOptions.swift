@@ -61,6 +61,9 @@ public struct HTMLOptions: Sendable, Hashable {
     /// than Cairo's. Costs a Pango layout per message (~0.1–0.3 ms): for exports of thousands,
     /// not millions, of messages.
     public var shrinkWrap: Bool = false
+    /// The engine that measures for `shrinkWrap` (the style sheet's line metrics always come
+    /// from Pango).
+    public var textEngine: TextEngineKind = .standard
 
     public init() {}
 }
