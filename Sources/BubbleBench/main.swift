@@ -67,6 +67,32 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
                    peakMemoryMB: peakMemoryMB(), notes: notes)
 }
 
+/// The same conversation layout with `FastTextEngine` (no extra cache around it: the engine keeps
+/// its shaped segments and prepared texts itself). Also reports the layout index it keeps.
+func fastLayoutCase(messages: Int) throws -> Figures {
+    let conversation = SyntheticConversation.make(count: messages + appends, seed: 2026)
+    let base = Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(messages)))
+    let extra = conversation.messages.suffix(appends)
+    let engine = FastTextEngine()
+    let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
+    var layout = try layouter.layout(Conversation(), width: firstWidth)
+    let first = try timed(messages) { layout = try layouter.layout(base, width: firstWidth) }
+    var second = layout
+    let relayout = try timed(messages) { second = try layouter.layout(base, width: secondWidth) }
+    let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
+    let index = engine.preparedIndexStatistics
+    let segments = engine.segmentCacheStatistics
+    let textBytes = base.messages.reduce(0) { $0 + ($1.text?.utf8.count ?? 0) }
+    return Figures(name: "layout-fast", messages: messages,
+                   microsPerMessage: ["first layout": first, "re-layout": relayout, "append": append,
+                                      "index bytes/message": Double(index.bytes) / Double(messages)],
+                   peakMemoryMB: peakMemoryMB(),
+                   notes: ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
+                           "rows@414": String(second.rows.count), "prepared texts": String(index.texts),
+                           "segment cache": "\(segments.segments) segments, \(segments.bytes / 1024) KB, \(segments.hits) hits, \(segments.misses) misses",
+                           "text bytes/message": String(format: "%.0f", Double(textBytes) / Double(messages))])
+}
+
 // MARK: rendering
 
 let renderMessages = 10_000
@@ -215,6 +241,7 @@ struct BenchError: Error, CustomStringConvertible {
 let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("layout-pango-naive", { try layoutCase(name: "layout-pango-naive", messages: $0, cached: false) }),
     ("layout-pango-cached", { try layoutCase(name: "layout-pango-cached", messages: $0, cached: true) }),
+    ("layout-fast", { try fastLayoutCase(messages: $0) }),
     ("render-pdf", { _ in try renderCase(name: "render-pdf", format: .pdf) }),
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
@@ -288,6 +315,31 @@ if let naive = results["layout-pango-naive"], let ours = results["layout-pango-c
           + lpad(String(format: "%.2f×", naive.peakMemoryMB / ours.peakMemoryMB), 9))
     print("notes: naive \(naive.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
     print("       ours  \(ours.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
+}
+
+// Text engines: Pango vs the fast engine, side by side, with the issue's goals.
+if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] {
+    print("")
+    print("Text engines on the conversation layout (µs per message; ratio = Pango ÷ fast)")
+    print(pad("phase", 14) + lpad("Pango", 12) + lpad("fast", 12) + lpad("ratio", 10) + "  goal")
+    let goals = ["first layout": "≥ 20× faster, ≤ 10 µs", "re-layout": "≤ 0.5 µs", "append": ""]
+    for phase in ["first layout", "re-layout", "append"] {
+        let a = pango.microsPerMessage[phase]!, b = fast.microsPerMessage[phase]!
+        let met: String
+        switch phase {
+        case "first layout": met = a / b >= 20 && b <= 10 ? "met" : "not met"
+        case "re-layout": met = b <= 0.5 ? "met" : "not met"
+        default: met = ""
+        }
+        print(pad(phase, 14) + lpad(String(format: "%.2f", a), 12) + lpad(String(format: "%.2f", b), 12)
+              + lpad(String(format: "%.1f×", a / b), 10) + "  " + (goals[phase] ?? "") + (met.isEmpty ? "" : " (\(met))"))
+    }
+    print(pad("peak memory", 14) + lpad(String(format: "%.0f MB", pango.peakMemoryMB), 12)
+          + lpad(String(format: "%.0f MB", fast.peakMemoryMB), 12) + lpad(String(format: "%.2f×", pango.peakMemoryMB / fast.peakMemoryMB), 10))
+    let index = fast.microsPerMessage["index bytes/message"] ?? 0
+    print(pad("layout index", 14) + lpad("—", 12) + lpad(String(format: "%.0f B/msg", index), 12) + lpad("", 10)
+          + "  ≤ 150 B/msg on top of the text (\(index <= 150 ? "met" : "not met"))")
+    print("notes: fast  \(fast.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
 }
 
 // Rendering: BubbleKit (Cairo) vs headless Chromium printing the same messages.

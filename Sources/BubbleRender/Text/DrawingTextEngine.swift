@@ -54,7 +54,7 @@ extension FastTextEngine: DrawingTextEngine {
         cairo_save(cr)
         defer { cairo_restore(cr) }
         cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
-        let ellipsis = shaper.styleContext(storage.style).ellipsis
+        let ellipsis = storage.context.ellipsis
         // Segment starts, to find the segments under each line.
         var starts: [Int] = []
         var ends: [(end: Int, shaped: Int, rtl: Bool)] = []
@@ -65,7 +65,18 @@ extension FastTextEngine: DrawingTextEngine {
             }
         }
         var glyphs: [cairo_glyph_t] = []
-        for (line, measured) in zip(arrangement.lines, arrangement.layout.lines) {
+        for (var line, measured) in zip(arrangement.lines, arrangement.layout.lines) {
+            // Trailing whitespace is not drawn (it hangs; in an RTL line it would sit at the left).
+            line.contentEnd = storage.withText { bytes in
+                var e = min(line.contentEnd, bytes.count)
+                while e > line.start {
+                    let b = bytes[e - 1]
+                    if b == 0x20 || b == 0x09 { e -= 1; continue }
+                    if e - line.start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
+                    break
+                }
+                return e
+            }
             var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>)] = []
             var k = max(0, (starts.lastIndex { $0 <= line.start }) ?? 0)
             while k < starts.count, starts[k] < line.contentEnd {

@@ -35,9 +35,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     let shaper: FastShaper
     var lock: NSRecursiveLock { reference.lock }
     public let preparedCapacity: Int
-    private var youngPrepared: [FastSegmentKey: FastStorage] = [:]
-    private var oldPrepared: [FastSegmentKey: FastStorage] = [:]
+    /// Prepared texts by a hash of (style, text), checked against the storage's own text.
+    private var prepared: [UInt64: FastStorage] = [:]
     private var breaks: [Int32] = []
+    private var packed: [UInt64] = []
     private var hardBreaks: [UInt8] = []
 
     static let metricClassLimit = 255
@@ -58,16 +59,16 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         try reference.checkFamily(style.family)
         let context = shaper.styleContext(style)
-        let key = FastSegmentKey(style: context.id, text: text)
-        if preparedCapacity > 0 {
-            if let hit = youngPrepared[key] { return PreparedText(text: text, style: style, storage: hit) }
-            if let hit = oldPrepared[key] {
-                remember(key, hit)
-                return PreparedText(text: text, style: style, storage: hit)
-            }
+        var copy = text
+        let hash = copy.withUTF8 { fastHash(UnsafeRawBufferPointer($0), seed: UInt64(context.id)) }
+        if preparedCapacity > 0, let hit = prepared[hash], hit.context === context, hit.hasSource(text) {
+            return PreparedText(text: text, style: style, storage: hit)
         }
         let storage = try makeStorage(text, style: style, context: context)
-        if preparedCapacity > 0 { remember(key, storage) }
+        if preparedCapacity > 0 {
+            if prepared.count >= preparedCapacity { prepared.removeAll(keepingCapacity: true) }
+            prepared[hash] = storage
+        }
         return PreparedText(text: text, style: style, storage: storage)
     }
 
@@ -95,6 +96,16 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return storage.byteCost
     }
 
+    /// The layout index this engine keeps for re-layout: prepared texts held (their segments
+    /// inline in their storage objects, as allocated) plus the hash table that finds them, in
+    /// bytes; the texts themselves (shared with the caller's strings) are not counted.
+    public var preparedIndexStatistics: (texts: Int, bytes: Int) {
+        lock.lock(); defer { lock.unlock() }
+        var bytes = prepared.capacity * (MemoryLayout<UInt64>.stride + MemoryLayout<FastStorage>.stride)
+        for storage in prepared.values { bytes += storage.byteCost }
+        return (prepared.count, bytes)
+    }
+
     /// True when `prepared` was handed to the reference Pango engine (tabs).
     public func isDelegated(_ prepared: PreparedText) -> Bool {
         (prepared.storage as? FastStorage)?.delegated != nil
@@ -103,18 +114,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// Drops every cached prepared text (the segment cache stays).
     public func forgetPreparedTexts() {
         lock.lock(); defer { lock.unlock() }
-        youngPrepared = [:]; oldPrepared = [:]
+        prepared = [:]
     }
 
     // MARK: Preparing
-
-    private func remember(_ key: FastSegmentKey, _ storage: FastStorage) {
-        if youngPrepared.count >= max(1, preparedCapacity / 2) {
-            oldPrepared = youngPrepared
-            youngPrepared = [:]
-        }
-        youngPrepared[key] = storage
-    }
 
     func storage(for prepared: PreparedText) throws(TextError) -> FastStorage {
         if let storage = prepared.storage as? FastStorage { return storage }
@@ -127,16 +130,19 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// Segments `text` and measures each segment from the cache. The caller holds the lock.
     private func makeStorage(_ text: String, style: TextStyle, context: FastStyleContext) throws(TextError) -> FastStorage {
         var sanitized = PangoTextEngine.pangoText(text, style: style)
+        let differs = sanitized != text
         let count = sanitized.utf8.count
-        if count == 0 { return FastStorage.make(segments: [], text: sanitized, style: style, delegated: nil) }
-        if count >= 1 << 24 || sanitized.utf8.contains(0x09) {
-            return FastStorage.make(segments: [], text: sanitized, style: style, delegated: try reference.prepare(text, style: style))
+        func delegate() throws(TextError) -> FastStorage {
+            FastStorage.make(source: text, context: context, sanitizedDiffers: differs, segments: [],
+                             delegated: DelegatedText(try reference.prepare(text, style: style)))
         }
+        if count == 0 { return FastStorage.make(source: text, context: context, sanitizedDiffers: differs, segments: [], delegated: nil) }
+        if count >= 1 << 30 || sanitized.utf8.contains(0x09) { return try delegate() }
         if breaks.count < count + 1 {
             breaks = [Int32](repeating: 0, count: count + 1)
             hardBreaks = [UInt8](repeating: 0, count: count + 1)
         }
-        var segments: [FastSegment] = []
+        packed.removeAll(keepingCapacity: true)
         var unmodelled = false
         sanitized.withUTF8 { bytes in
             let raw = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
@@ -146,7 +152,6 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                 }
             }
             let boundaries = n > 0 ? Int(n) : 0
-            segments.reserveCapacity(max(1, boundaries))
             var start = 0
             var paragraphRTL = false
             var paragraphStart = true
@@ -159,10 +164,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     paragraphBegin = start
                     // Direction of this paragraph: its first strong character, else the previous
                     // paragraph's (Pango's auto-dir).
-                    var paragraphEnd = end
                     var j = k
-                    while j < boundaries, !(hardBreaks[j] != 0) { j += 1 }
-                    paragraphEnd = j < boundaries ? Int(breaks[j]) : count
+                    while j < boundaries, hardBreaks[j] == 0 { j += 1 }
+                    let paragraphEnd = j < boundaries ? Int(breaks[j]) : count
                     let d = clb_first_strong_direction(raw + start, Int32(paragraphEnd - start))
                     paragraphRTL = d == 1 ? true : d == 0 ? false : previousRTL
                     previousRTL = paragraphRTL
@@ -175,28 +179,28 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     else if end >= 3, bytes[end - 3] == 0xE2, bytes[end - 2] == 0x80, bytes[end - 1] == 0xA8 || bytes[end - 1] == 0xA9 { separator = 3 }
                 }
                 let shapedEnd = end - separator
-                let piece = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<shapedEnd]), as: UTF8.self)
-                let shape = shaper.shape(piece, prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
-                                         context: hard ? nil : Self.spaceContext(bytes, start, end),
+                let shape = shaper.shape(bytes, segment: start..<shapedEnd,
+                                         prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
+                                         context: separator > 0 ? nil : Self.spaceContext(bytes, start, end),
                                          rtl: paragraphRTL, style: context)
-                if shape.unmodelled { unmodelled = true; break }
-                segments.append(FastSegment(end: end, hard: hard && separator > 0, wideSeparator: separator == 3,
-                                            rightToLeft: paragraphRTL, content: shape.content, space: shape.space,
-                                            metric: shape.metric))
-                if hard && separator > 0 { paragraphStart = true }
+                guard !shape.unmodelled, let word = FastSegment.pack(length: end - start, content: shape.content, space: shape.space,
+                                                                      metric: shape.metric, hard: separator > 0,
+                                                                      wideSeparator: separator == 3, rightToLeft: paragraphRTL) else {
+                    unmodelled = true; break
+                }
+                packed.append(word)
+                if separator > 0 { paragraphStart = true }
                 start = end
             }
         }
-        if unmodelled {
-            return FastStorage.make(segments: [], text: sanitized, style: style, delegated: try reference.prepare(text, style: style))
-        }
-        return FastStorage.make(segments: segments, text: sanitized, style: style, delegated: nil)
+        if unmodelled { return try delegate() }
+        return FastStorage.make(source: text, context: context, sanitizedDiffers: differs, segments: packed, delegated: nil)
     }
 
     /// The character after segment `start..<end` that decides its trailing spaces' font (see
     /// `FastShaper.shape`), or nil when it cannot change it: no trailing space, end of text, or an
     /// ASCII segment followed by ASCII.
-    static func spaceContext(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> String? {
+    static func spaceContext(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Range<Int>? {
         guard end < bytes.count, end > start else { return nil }
         let last = bytes[end - 1]
         guard last == 0x20 || (end - start >= 3 && last == 0x80 && bytes[end - 2] == 0x80 && bytes[end - 3] == 0xE3) else { return nil }
@@ -205,22 +209,30 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             for i in start..<end where bytes[i] >= 0x80 { ascii = false; break }
             if ascii { return nil }
         }
-        let tail = String(decoding: UnsafeBufferPointer(rebasing: bytes[end..<min(bytes.count, end + 48)]), as: UTF8.self)
-        return tail.first.map(String.init)
+        // The next character: its first scalar, with a variation selector, skin tone, keycap
+        // or second regional indicator that follows (they decide between text and emoji fonts).
+        var e = end + scalarLength(bytes[end])
+        if e < bytes.count, let first = scalar(bytes, at: end), let next = scalar(bytes, at: e) {
+            let v = next.value
+            let regional = (0x1F1E6...0x1F1FF).contains(first.value) && (0x1F1E6...0x1F1FF).contains(v)
+            if regional || (0xFE00...0xFE0F).contains(v) || (0x1F3FB...0x1F3FF).contains(v) || v == 0x20E3 {
+                e += scalarLength(bytes[e])
+            }
+        }
+        return end..<min(e, bytes.count)
     }
 
     /// For a segment starting with a character that is not a letter (digits, punctuation,
     /// symbols: script-neutral), the last letter before it in the paragraph when that letter is
     /// not Latin: the script run, and with it the font, continues through neutral characters.
-    static func scriptPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, paragraphStart: Int) -> String? {
+    static func scriptPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, paragraphStart: Int) -> Range<Int>? {
         guard start > paragraphStart, start < end else { return nil }
         let first = bytes[start]
         if first < 0x80 {
             // ASCII letters have a script of their own.
             if (first | 0x20) >= 0x61 && (first | 0x20) <= 0x7A { return nil }
-        } else {
-            let head = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<min(end, start + 4)]), as: UTF8.self)
-            if let scalar = head.unicodeScalars.first, scalar.properties.isAlphabetic { return nil }
+        } else if let scalar = scalar(bytes, at: start), scalar.properties.isAlphabetic {
+            return nil
         }
         // Walk back over the paragraph to the last letter.
         var i = start
@@ -230,16 +242,29 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             let b = bytes[j]
             if b < 0x80 {
                 if (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A { return nil }   // Latin
-            } else {
-                let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[j..<i]), as: UTF8.self)
-                if let scalar = s.unicodeScalars.first, scalar.properties.isAlphabetic {
-                    return scalar.value < 0x250 ? nil : s
-                }
+            } else if let scalar = scalar(bytes, at: j), scalar.properties.isAlphabetic {
+                return scalar.value < 0x250 ? nil : j..<i
             }
             i = j
         }
         return nil
     }
+
+    /// The scalar whose UTF-8 starts at `i` (valid UTF-8: the text is a Swift string).
+    @inline(__always)
+    static func scalar(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Unicode.Scalar? {
+        let b = UInt32(bytes[i])
+        if b < 0x80 { return Unicode.Scalar(b) }
+        if b < 0xE0, i + 1 < bytes.count { return Unicode.Scalar((b & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F)) }
+        if b < 0xF0, i + 2 < bytes.count {
+            return Unicode.Scalar((b & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F))
+        }
+        guard i + 3 < bytes.count else { return nil }
+        return Unicode.Scalar((b & 0x07) << 18 | UInt32(bytes[i + 1] & 0x3F) << 12 | UInt32(bytes[i + 2] & 0x3F) << 6 | UInt32(bytes[i + 3] & 0x3F))
+    }
+
+    @inline(__always)
+    static func scalarLength(_ lead: UInt8) -> Int { lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4 }
 
     // MARK: Layout
 
@@ -266,7 +291,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     func arrange(_ storage: FastStorage, width: Int32, maxLines: Int?) -> FastArrangement {
         let count = storage.count
         guard count > 0 else { return FastArrangement(lines: [], layout: .empty) }
-        let metrics = shaperMetrics(storage.style)
+        let metrics = shaperMetrics(storage.context)
         let primary = metrics.primary
         var lines: [FastLine] = []
         lines.reserveCapacity(4)
@@ -323,7 +348,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                         w += pending + content
                         if has { metric = metric.union(m) } else { metric = m }
                         has = true
-                        contentEnd = segStart + Int(storage.contentBytes(k))
+                        contentEnd = segEnd   // trailing whitespace is trimmed when drawing
                     }
                     pending = Int64(s.space)
                     lineEnd = segEnd
@@ -348,7 +373,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             lines.removeSubrange(maxLines...)
             lines[maxLines - 1] = ellipsize(lines[maxLines - 1], storage: storage, width: width)
         }
-        return FastArrangement(lines: lines, layout: textLayout(lines, style: storage.style, truncated: truncated))
+        return FastArrangement(lines: lines, layout: textLayout(lines, style: storage.context.style, truncated: truncated))
     }
 
     /// Geometry in points from integer lines: Pango's line-spacing rule (the first baseline at
@@ -377,8 +402,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// fit with "…" after them (at least the ellipsis).
     private func ellipsize(_ line: FastLine, storage: FastStorage, width: Int32) -> FastLine {
         lock.lock(); defer { lock.unlock() }
-        let context = shaper.styleContext(storage.style)
-        let ellipsis = context.ellipsis?.content ?? 0
+        let ellipsis = storage.context.ellipsis?.content ?? 0
         var result = line
         result.ellipsis = true
         var w: Int64 = 0
@@ -410,9 +434,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return result
     }
 
-    private func shaperMetrics(_ style: TextStyle) -> (table: [FastLineMetrics], primary: FastLineMetrics) {
+    private func shaperMetrics(_ context: FastStyleContext) -> (table: [FastLineMetrics], primary: FastLineMetrics) {
         lock.lock(); defer { lock.unlock() }
-        let primary = shaper.styleContext(style).primaryMetric
+        let primary = context.primaryMetric
         return (shaper.metrics, shaper.metrics[Int(primary)])
     }
 
@@ -428,13 +452,12 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// The cached shape of bytes `start..<end` of the storage's text (a segment without its
     /// separator), as `prepare` looked it up. The caller holds the lock.
     func segmentShape(_ storage: FastStorage, _ start: Int, _ end: Int, rtl: Bool) -> FastSegmentShape {
-        let context = shaper.styleContext(storage.style)
-        let (text, previous, next) = storage.withText { bytes in
-            (String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self),
-             Self.scriptPrefix(bytes, start, end, paragraphStart: Self.paragraphStart(bytes, before: start)),
-             Self.isSeparator(bytes, end) ? nil : Self.spaceContext(bytes, start, end))
+        storage.withText { bytes in
+            shaper.shape(bytes, segment: start..<end,
+                         prefix: Self.scriptPrefix(bytes, start, end, paragraphStart: Self.paragraphStart(bytes, before: start)),
+                         context: Self.isSeparator(bytes, end) ? nil : Self.spaceContext(bytes, start, end),
+                         rtl: rtl, style: storage.context)
         }
-        return shaper.shape(text, prefix: previous, context: next, rtl: rtl, style: context)
     }
 
     /// Start of the paragraph holding byte `i`.
@@ -456,71 +479,125 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     }
 }
 
-/// One segment of a prepared text, 12 bytes: where it ends (with flags in the top byte), its
-/// advance without trailing whitespace, and the whitespace's advance (with the segment's
-/// line-metrics class in the top byte). Pango units.
+/// One segment of a prepared text, decoded: where it ends, its advance without trailing
+/// whitespace, the whitespace's advance (Pango units), its line-metrics class and flags.
+/// Stored packed in 8 bytes (`pack`).
 struct FastSegment {
-    private var endFlags: UInt32
-    let content: Int32
-    private var spaceMetric: UInt32
+    var end: Int
+    var content: Int32
+    var space: Int32
+    var metric: UInt8
+    var hard: Bool
+    var wideSeparator: Bool
+    var rightToLeft: Bool
+    var separatorLength: Int { hard ? (wideSeparator ? 3 : 1) : 0 }
 
-    init(end: Int, hard: Bool, wideSeparator: Bool, rightToLeft: Bool, content: Int32, space: Int32, metric: UInt8) {
-        endFlags = UInt32(end) | (hard ? 1 << 31 : 0) | (wideSeparator ? 1 << 30 : 0) | (rightToLeft ? 1 << 29 : 0)
-        self.content = content
-        spaceMetric = UInt32(min(max(0, space), (1 << 24) - 1)) | UInt32(metric) << 24
+    /// Bits: length 0–15 (bytes), content 16–39, space 40–54, metric 55–60, hard 61,
+    /// 3-byte separator 62, right to left 63. Nil when a value does not fit (the engine then hands
+    /// the text to Pango): a segment over 65,535 bytes, wider than 16,383 pt, with over 31 pt of
+    /// trailing spaces, or a 64th line-metrics class.
+    static func pack(length: Int, content: Int32, space: Int32, metric: UInt8, hard: Bool,
+                     wideSeparator: Bool, rightToLeft: Bool) -> UInt64? {
+        guard length >= 0, length < 1 << 16, content >= 0, content < 1 << 24, space >= 0, space < 1 << 15,
+              metric < 1 << 6 else { return nil }
+        return UInt64(length) | UInt64(content) << 16 | UInt64(space) << 40 | UInt64(metric) << 55
+            | (hard ? 1 << 61 : 0) | (wideSeparator ? 1 << 62 : 0) | (rightToLeft ? 1 << 63 : 0)
     }
-    var end: Int { Int(endFlags & 0xFF_FFFF) }
-    var hard: Bool { endFlags & (1 << 31) != 0 }
-    var separatorLength: Int { hard ? (endFlags & (1 << 30) != 0 ? 3 : 1) : 0 }
-    var rightToLeft: Bool { endFlags & (1 << 29) != 0 }
-    var space: Int32 { Int32(spaceMetric & 0xFF_FFFF) }
-    var metric: UInt8 { UInt8(spaceMetric >> 24) }
+
+    init(_ word: UInt64, start: Int) {
+        end = start + Int(word & 0xFFFF)
+        content = Int32(truncatingIfNeeded: (word >> 16) & 0xFF_FFFF)
+        space = Int32(truncatingIfNeeded: (word >> 40) & 0x7FFF)
+        metric = UInt8(truncatingIfNeeded: (word >> 55) & 0x3F)
+        hard = word & (1 << 61) != 0
+        wideSeparator = word & (1 << 62) != 0
+        rightToLeft = word & (1 << 63) != 0
+    }
 }
 
-/// What `FastTextEngine.prepare` keeps: the sanitised text and its segments, inline in one
-/// allocation. Immutable.
-final class FastStorage {
-    let text: String
-    let style: TextStyle
-    let delegated: PreparedText?
-    private let segments: ContiguousArray<FastSegment>
+/// A text handed whole to the reference Pango engine.
+final class DelegatedText {
+    let prepared: PreparedText
+    init(_ prepared: PreparedText) { self.prepared = prepared }
+}
 
-    private init(segments: ContiguousArray<FastSegment>, text: String, style: TextStyle, delegated: PreparedText?) {
-        self.segments = segments; self.text = text; self.style = style; self.delegated = delegated
+struct FastStorageHeader {
+    /// The text as given to `prepare`.
+    var source: String
+    var context: FastStyleContext
+    var delegated: DelegatedText?
+    var count: Int32
+    /// The sanitised text (`PangoTextEngine.pangoText`) is not `source` itself.
+    var sanitizedDiffers: Bool
+}
+
+/// What `FastTextEngine.prepare` keeps: its style, the text and its packed segments, inline in
+/// one allocation (8 bytes a segment plus a 40-byte header). Immutable.
+final class FastStorage: ManagedBuffer<FastStorageHeader, UInt64> {
+    static func make(source: String, context: FastStyleContext, sanitizedDiffers: Bool, segments: [UInt64],
+                     delegated: DelegatedText?) -> FastStorage {
+        let made = unsafeDowncast(FastStorage.create(minimumCapacity: segments.count) { _ in
+            FastStorageHeader(source: source, context: context, delegated: delegated, count: Int32(segments.count),
+                              sanitizedDiffers: sanitizedDiffers)
+        }, to: FastStorage.self)
+        made.withUnsafeMutablePointerToElements { e in
+            segments.withUnsafeBufferPointer { e.initialize(from: $0.baseAddress!, count: $0.count) }
+        }
+        return made
     }
 
-    static func make(segments: [FastSegment], text: String, style: TextStyle, delegated: PreparedText?) -> FastStorage {
-        FastStorage(segments: ContiguousArray(segments), text: text, style: style, delegated: delegated)
+    var count: Int { Int(header.count) }
+    var context: FastStyleContext { header.context }
+    var delegated: PreparedText? { header.delegated?.prepared }
+
+    /// Bytes of this object as allocated: object header, storage header, the element capacity
+    /// malloc gave (ManagedBuffer reads it from the allocation), and malloc's own 8 bytes.
+    var byteCost: Int { 16 + MemoryLayout<FastStorageHeader>.stride + capacity * MemoryLayout<UInt64>.stride + 8 }
+
+    func hasSource(_ text: String) -> Bool {
+        var a = header.source, b = text
+        return a.withUTF8 { p in b.withUTF8 { q in p.count == q.count && (p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) } }
     }
 
-    var count: Int { segments.count }
-    var byteCost: Int { 48 + MemoryLayout<TextStyle>.stride + 32 + segments.count * MemoryLayout<FastSegment>.stride }
-
+    /// The segments decoded (with absolute ends), in a temporary buffer.
     func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
-        segments.withUnsafeBufferPointer(body)
+        let n = count
+        return withUnsafeTemporaryAllocation(of: FastSegment.self, capacity: max(1, n)) { buffer in
+            withUnsafeMutablePointerToElements { words in
+                var start = 0
+                for k in 0..<n {
+                    let s = FastSegment(words[k], start: start)
+                    buffer.initializeElement(at: k, to: s)
+                    start = s.end
+                }
+            }
+            return body(UnsafeBufferPointer(rebasing: buffer[0..<n]))
+        }
     }
 
+    /// The sanitised text's UTF-8 (what the segments' offsets count).
     func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        var t = text
+        var t = header.sanitizedDiffers ? PangoTextEngine.pangoText(header.source, style: header.context.style) : header.source
         return t.withUTF8(body)
     }
 
     /// Bytes of segment `k` before its trailing whitespace.
     func contentBytes(_ k: Int) -> Int {
-        let start = k == 0 ? 0 : segments[k - 1].end
-        let end = segments[k].end - segments[k].separatorLength
-        return withText { bytes in
-            var e = end
-            while e > start {
-                let b = bytes[e - 1]
-                if b == 0x20 || b == 0x09 { e -= 1; continue }
-                if e - start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
-                break
+        withSegments { segs in
+            let start = k == 0 ? 0 : segs[k - 1].end
+            let end = segs[k].end - segs[k].separatorLength
+            return withText { bytes in
+                var e = end
+                while e > start {
+                    let b = bytes[e - 1]
+                    if b == 0x20 || b == 0x09 { e -= 1; continue }
+                    if e - start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
+                    break
+                }
+                return e - start
             }
-            return e - start
         }
     }
-
 }
 
 /// ICU's line breaker (the segmenter `FastTextEngine` uses), for tests and tools.

@@ -119,10 +119,72 @@ final class FastStyleContext {
     deinit { pango_attr_list_unref(attributes) }
 }
 
-/// The segment cache's key: style, paragraph direction and the segment's text.
-struct FastSegmentKey: Hashable {
-    var style: UInt32
-    var text: String
+/// A 64-bit hash of bytes (multiply-xorshift over 8-byte words): for the caches' keys.
+@inline(__always)
+func fastHash(_ p: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    var h = seed ^ (UInt64(p.count) &* 0x9E37_79B9_7F4A_7C15)
+    var i = 0
+    while i + 8 <= p.count {
+        h = (h ^ p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+        h ^= h >> 31
+        i += 8
+    }
+    var tail: UInt64 = 0, shift: UInt64 = 0
+    while i < p.count { tail |= UInt64(p[i]) << shift; shift += 8; i += 1 }
+    h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
+    return h ^ (h >> 29)
+}
+
+/// An open-addressing hash table from byte strings to objects (no String, no NFC hashing, no
+/// allocation on a look-up). Keys are stored once, on insertion.
+final class ByteKeyTable<Value: AnyObject> {
+    private var slots: [Int32]
+    private var hashes: [UInt64] = []
+    private var keys: [[UInt8]] = []
+    private(set) var values: [Value] = []
+
+    init(capacity: Int = 1024) {
+        var n = 16
+        while n < capacity * 2 { n <<= 1 }
+        slots = [Int32](repeating: -1, count: n)
+    }
+
+    var count: Int { values.count }
+
+    func find(_ hash: UInt64, _ key: UnsafeRawBufferPointer) -> Value? {
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let s = slots[i]
+            if s < 0 { return nil }
+            let e = Int(s)
+            if hashes[e] == hash {
+                let same = keys[e].withUnsafeBytes { k in
+                    k.count == key.count && (k.count == 0 || memcmp(k.baseAddress!, key.baseAddress!, k.count) == 0)
+                }
+                if same { return values[e] }
+            }
+            i = (i + 1) & mask
+        }
+    }
+
+    func insert(_ hash: UInt64, _ key: UnsafeRawBufferPointer, _ value: Value) {
+        if (values.count + 1) * 2 > slots.count { grow() }
+        hashes.append(hash); keys.append(Array(key)); values.append(value)
+        place(hash, Int32(values.count - 1))
+    }
+
+    private func place(_ hash: UInt64, _ index: Int32) {
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while slots[i] >= 0 { i = (i + 1) & mask }
+        slots[i] = index
+    }
+
+    private func grow() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        for (i, h) in hashes.enumerated() { place(h, Int32(i)) }
+    }
 }
 
 /// The shaping half of `FastTextEngine`: itemizes (Pango: bidi levels, scripts, fontconfig
@@ -133,8 +195,10 @@ final class FastShaper {
     let fontMap: UnsafeMutablePointer<PangoFontMap>
     /// Byte budget of the segment cache (two generations of half of it each).
     let budget: Int
-    private var young: [FastSegmentKey: FastSegmentShape] = [:]
-    private var old: [FastSegmentKey: FastSegmentShape] = [:]
+    private var young = ByteKeyTable<FastSegmentShape>()
+    private var old = ByteKeyTable<FastSegmentShape>()
+    /// The key being looked up: style, flags, prefix, segment, context.
+    private var scratch: [UInt8] = []
     private var youngBytes = 0
     private(set) var oldBytes = 0
     private(set) var hits = 0
@@ -156,8 +220,11 @@ final class FastShaper {
     var cachedBytes: Int { youngBytes + oldBytes }
     var cachedSegments: Int { young.count + old.count }
 
+    private var lastStyle: FastStyleContext?
+
     func styleContext(_ style: TextStyle) -> FastStyleContext {
-        if let hit = styles[style] { return hit }
+        if let last = lastStyle, last.style == style { return last }
+        if let hit = styles[style] { lastStyle = hit; return hit }
         let attrs = pango_attr_list_new()!
         let font = pango_font_description_new()!
         pango_font_description_set_family(font, style.family)
@@ -177,37 +244,46 @@ final class FastShaper {
         return made
     }
 
-    /// The shape of `text` (a segment, without any paragraph separator) in a paragraph of the
-    /// given direction.
+    /// The shape of bytes `segment` of `bytes` (a segment, without any paragraph separator) in a
+    /// paragraph of the given direction.
     ///
     /// `context` is the character after the segment when it ends in spaces: Pango gives spaces
     /// the font of the character that follows them, so the spaces' advance depends on it.
     /// `prefix` is the last letter before a segment that starts with script-neutral characters
     /// (digits, punctuation) when that letter is not Latin: Pango's script runs carry over
     /// neutral characters, and the run's language can change their font.
-    func shape(_ text: String, prefix: String? = nil, context: String? = nil, rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
-        var keyText = prefix.map { $0 + "\u{1}" + text } ?? text
-        if let context { keyText += "\u{0}" + context }
-        let key = FastSegmentKey(style: style.id << 1 | (rtl ? 1 : 0), text: keyText)
-        if let hit = young[key] { hits += 1; return hit }
-        if let hit = old[key] {
-            hits += 1
-            insert(key, hit)
-            return hit
+    func shape(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+               rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
+        scratch.removeAll(keepingCapacity: true)
+        withUnsafeBytes(of: style.id.littleEndian) { scratch.append(contentsOf: $0) }
+        scratch.append((rtl ? 1 : 0) | (prefix != nil ? 2 : 0) | (context != nil ? 4 : 0))
+        if let prefix { scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[prefix])); scratch.append(1) }
+        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[segment]))
+        if let context { scratch.append(0); scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[context])) }
+        return scratch.withUnsafeBytes { key in
+            let hash = fastHash(key)
+            if let hit = young.find(hash, key) { hits += 1; return hit }
+            if let hit = old.find(hash, key) {
+                hits += 1
+                insert(hash, key, hit)
+                return hit
+            }
+            misses += 1
+            func string(_ r: Range<Int>?) -> String? { r.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) } }
+            let made = shapeUncached(string(segment)!, prefix: string(prefix), context: string(context), rtl: rtl, style: style)
+            insert(hash, key, made)
+            return made
         }
-        misses += 1
-        let made = shapeUncached(text, prefix: prefix, context: context, rtl: rtl, style: style)
-        insert(key, made)
-        return made
     }
 
-    private func insert(_ key: FastSegmentKey, _ shape: FastSegmentShape) {
-        if youngBytes + shape.byteCost > budget / 2 {
+    private func insert(_ hash: UInt64, _ key: UnsafeRawBufferPointer, _ shape: FastSegmentShape) {
+        let cost = shape.byteCost + key.count + 48
+        if youngBytes + cost > budget / 2 {
             old = young; oldBytes = youngBytes
-            young = [:]; youngBytes = 0
+            young = ByteKeyTable<FastSegmentShape>(); youngBytes = 0
         }
-        young[key] = shape
-        youngBytes += shape.byteCost
+        young.insert(hash, key, shape)
+        youngBytes += cost
     }
 
     func fontID(_ font: UnsafeMutablePointer<PangoFont>, language: OpaquePointer?) -> Int32 {
@@ -220,7 +296,7 @@ final class FastShaper {
 
     func metricID(_ m: FastLineMetrics) -> UInt8 {
         if let id = metricIndex[m] { return id }
-        guard metrics.count < FastTextEngine.metricClassLimit else { return 0 }
+        guard metrics.count < FastTextEngine.metricClassLimit else { return UInt8(FastTextEngine.metricClassLimit) }
         let id = UInt8(metrics.count)
         metrics.append(m)
         metricIndex[m] = id
@@ -298,6 +374,8 @@ final class FastShaper {
             }
         }
         let metric = lineMetric.map { metricID($0) } ?? style.primaryMetric
+        // Beyond the metric classes a packed segment can name: hand the text to Pango.
+        if Int(metric) >= FastTextEngine.metricClassLimit { unmodelled = true }
         return FastSegmentShape(content: content, space: space, contentLength: contentLength, metric: metric,
                                 pieces: pieces, keyBytes: Int(length), unmodelled: unmodelled)
     }
