@@ -59,12 +59,17 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
     let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
     var notes = ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
                  "rows@414": String(second.rows.count)]
+    var phases = ["first layout": first, "re-layout": relayout, "append": append]
+    if !cached {
+        // Pango alone on the same texts (prepare + layout), as the fast case measures itself.
+        let texts = base.messages.compactMap(\.text)
+        let style = LayoutStyle().text
+        phases["engine only"] = try timed(messages) { for t in texts { _ = try pango.layout(pango.prepare(t, style: style), maxWidth: 250, maxLines: nil) } }
+    }
     if let cache = engine as? CachingTextEngine {
         notes["cache"] = "\(cache.hits) hits, \(cache.misses) misses"
     }
-    return Figures(name: name, messages: messages,
-                   microsPerMessage: ["first layout": first, "re-layout": relayout, "append": append],
-                   peakMemoryMB: peakMemoryMB(), notes: notes)
+    return Figures(name: name, messages: messages, microsPerMessage: phases, peakMemoryMB: peakMemoryMB(), notes: notes)
 }
 
 /// The same conversation layout with `FastTextEngine` (no extra cache around it: the engine keeps
@@ -82,10 +87,18 @@ func fastLayoutCase(messages: Int) throws -> Figures {
     let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
     let index = engine.preparedIndexStatistics
     let segments = engine.segmentCacheStatistics
+    // The engine alone (prepare + layout of every message text, no conversation layout around
+    // it), on a fresh engine: what the text engine costs apart from the layouter's own work.
+    let texts = base.messages.compactMap(\.text)
+    let bare = FastTextEngine()
+    let style = LayoutStyle().text
+    let engineOnly = try timed(messages) { for t in texts { _ = try bare.layout(bare.prepare(t, style: style), maxWidth: 250, maxLines: nil) } }
+    let engineRelayout = try timed(messages) { for t in texts { _ = try bare.layout(bare.prepare(t, style: style), maxWidth: 280, maxLines: nil) } }
     let textBytes = base.messages.reduce(0) { $0 + ($1.text?.utf8.count ?? 0) }
     return Figures(name: "layout-fast", messages: messages,
                    microsPerMessage: ["first layout": first, "re-layout": relayout, "append": append,
-                                      "index bytes/message": Double(index.bytes) / Double(messages)],
+                                      "index bytes/message": Double(index.bytes) / Double(messages),
+                                      "engine only": engineOnly, "engine only re-layout": engineRelayout],
                    peakMemoryMB: peakMemoryMB(),
                    notes: ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
                            "rows@414": String(second.rows.count), "prepared texts": String(index.texts),
@@ -336,6 +349,14 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
     }
     print(pad("peak memory", 14) + lpad(String(format: "%.0f MB", pango.peakMemoryMB), 12)
           + lpad(String(format: "%.0f MB", fast.peakMemoryMB), 12) + lpad(String(format: "%.2f×", pango.peakMemoryMB / fast.peakMemoryMB), 10))
+    if let a = pango.microsPerMessage["engine only"], let b = fast.microsPerMessage["engine only"] {
+        print(pad("engine only", 14) + lpad(String(format: "%.2f", a), 12) + lpad(String(format: "%.2f", b), 12)
+              + lpad(String(format: "%.1f×", a / b), 10) + "  prepare + layout of each text, no conversation layout")
+    }
+    if let b = fast.microsPerMessage["engine only re-layout"] {
+        print(pad("engine re-lay.", 14) + lpad("", 12) + lpad(String(format: "%.2f", b), 12) + lpad("", 10)
+              + "  the same texts again at a new width (prepared texts cached)")
+    }
     let index = fast.microsPerMessage["index bytes/message"] ?? 0
     print(pad("layout index", 14) + lpad("—", 12) + lpad(String(format: "%.0f B/msg", index), 12) + lpad("", 10)
           + "  ≤ 150 B/msg on top of the text (\(index <= 150 ? "met" : "not met"))")

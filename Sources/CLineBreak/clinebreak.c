@@ -46,8 +46,7 @@ static int32_t breaks(UBreakIteratorType type, const char *utf8, int32_t length,
         if (hard) hard[count] = ubrk_getRuleStatus(it) >= UBRK_LINE_HARD ? 1 : 0;
         count++;
     }
-    // Leave the iterator pointing at nothing that outlives this call.
-    ubrk_setText(it, NULL, 0, &status);
+    // The iterator keeps a shallow clone of `text`; it is reset by the next call before any use.
     utext_close(&text);
     return count;
 }

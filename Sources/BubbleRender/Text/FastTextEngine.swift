@@ -129,7 +129,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// Segments `text` and measures each segment from the cache. The caller holds the lock.
     private func makeStorage(_ text: String, style: TextStyle, context: FastStyleContext) throws(TextError) -> FastStorage {
-        var sanitized = PangoTextEngine.pangoText(text, style: style)
+        var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
         let differs = sanitized != text
         let count = sanitized.utf8.count
         func delegate() throws(TextError) -> FastStorage {
@@ -195,6 +195,33 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         }
         if unmodelled { return try delegate() }
         return FastStorage.make(source: text, context: context, sanitizedDiffers: differs, segments: packed, delegated: nil)
+    }
+
+    /// True when `PangoTextEngine.pangoText` would return `text` unchanged: no control character
+    /// to remove or convert (C0 but tab and newline, DEL, C1) and no paragraph too long for Pango.
+    /// A byte scan, without decoding.
+    static func isClean(_ text: String, style: TextStyle) -> Bool {
+        var copy = text
+        let maxBytes = max(64, Int(1_000_000 / style.size))
+        return copy.withUTF8 { bytes in
+            var paragraph = 0
+            var i = 0
+            while i < bytes.count {
+                let b = bytes[i]
+                if b < 0x20 {
+                    if b == 0x0A { paragraph = 0; i += 1; continue }
+                    if b != 0x09 { return false }
+                } else if b == 0x7F {
+                    return false
+                } else if b == 0xC2, i + 1 < bytes.count, bytes[i + 1] >= 0x80, bytes[i + 1] <= 0x9F {
+                    return false
+                }
+                paragraph += 1
+                if paragraph > maxBytes { return false }
+                i += 1
+            }
+            return true
+        }
     }
 
     /// The character after segment `start..<end` that decides its trailing spaces' font (see
@@ -445,7 +472,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         let shape = segmentShape(storage, segmentStart, segmentEnd, rtl: rtl)
         return storage.withText { bytes in
-            shape.graphemeWidths(UnsafeBufferPointer(rebasing: bytes[segmentStart..<segmentEnd]))
+            shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[segmentStart..<segmentEnd]))
         }
     }
 

@@ -47,6 +47,16 @@ final class FastSegmentShape {
         self.byteCost = 96 + keyBytes + pieces.reduce(0) { $0 + 48 + $1.glyphs.count * MemoryLayout<FastGlyph>.stride }
     }
 
+    /// `graphemeWidths`, kept once computed (the caller holds the engine's lock).
+    private var graphemes: [(end: Int32, width: Int32)]?
+
+    func cachedGraphemeWidths(_ bytes: UnsafeBufferPointer<UInt8>) -> [(end: Int32, width: Int32)] {
+        if let graphemes { return graphemes }
+        let made = graphemeWidths(bytes)
+        graphemes = made
+        return made
+    }
+
     /// Advance of each grapheme cluster: (end byte within the segment, width), in logical order.
     /// A glyph counts for the grapheme its cluster starts in.
     func graphemeWidths(_ bytes: UnsafeBufferPointer<UInt8>) -> [(end: Int32, width: Int32)] {
@@ -112,11 +122,18 @@ final class FastStyleContext {
     var primaryMetric: UInt8 = 0
     /// The ellipsis "…" shaped in the style: its advance and glyphs.
     var ellipsis: FastSegmentShape?
+    /// How Pango itemizes printable ASCII in a left-to-right paragraph (one item, the primary
+    /// font): ASCII-only segments are shaped with it without itemizing.
+    var asciiAnalysis: PangoAnalysis?
+    var asciiItem: UnsafeMutablePointer<PangoItem>?
 
     init(id: UInt32, style: TextStyle, attributes: OpaquePointer) {
         self.id = id; self.style = style; self.attributes = attributes
     }
-    deinit { pango_attr_list_unref(attributes) }
+    deinit {
+        pango_attr_list_unref(attributes)
+        if let asciiItem { pango_item_free(asciiItem) }
+    }
 }
 
 /// A 64-bit hash of bytes (multiply-xorshift over 8-byte words): for the caches' keys.
@@ -136,54 +153,64 @@ func fastHash(_ p: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
 }
 
 /// An open-addressing hash table from byte strings to objects (no String, no NFC hashing, no
-/// allocation on a look-up). Keys are stored once, on insertion.
+/// allocation on a look-up). Keys are copied once, on insertion, into one byte arena.
 final class ByteKeyTable<Value: AnyObject> {
-    private var slots: [Int32]
-    private var hashes: [UInt64] = []
-    private var keys: [[UInt8]] = []
+    private struct Slot {
+        var hash: UInt64
+        var keyStart: Int32
+        var keyLength: Int32
+        var value: Int32
+    }
+    private var slots: [Slot]
+    private var arena: [UInt8] = []
     private(set) var values: [Value] = []
 
     init(capacity: Int = 1024) {
         var n = 16
         while n < capacity * 2 { n <<= 1 }
-        slots = [Int32](repeating: -1, count: n)
+        slots = [Slot](repeating: Slot(hash: 0, keyStart: 0, keyLength: 0, value: -1), count: n)
     }
 
     var count: Int { values.count }
 
     func find(_ hash: UInt64, _ key: UnsafeRawBufferPointer) -> Value? {
-        let mask = slots.count - 1
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while true {
-            let s = slots[i]
-            if s < 0 { return nil }
-            let e = Int(s)
-            if hashes[e] == hash {
-                let same = keys[e].withUnsafeBytes { k in
-                    k.count == key.count && (k.count == 0 || memcmp(k.baseAddress!, key.baseAddress!, k.count) == 0)
+        let index: Int32 = slots.withUnsafeBufferPointer { slots in
+            arena.withUnsafeBytes { arena in
+                let mask = slots.count - 1
+                var i = Int(truncatingIfNeeded: hash) & mask
+                while true {
+                    let s = slots[i]
+                    if s.value < 0 { return -1 }
+                    if s.hash == hash, Int(s.keyLength) == key.count,
+                       key.count == 0 || memcmp(arena.baseAddress! + Int(s.keyStart), key.baseAddress!, key.count) == 0 {
+                        return s.value
+                    }
+                    i = (i + 1) & mask
                 }
-                if same { return values[e] }
             }
-            i = (i + 1) & mask
         }
+        return index < 0 ? nil : values[Int(index)]
     }
 
     func insert(_ hash: UInt64, _ key: UnsafeRawBufferPointer, _ value: Value) {
         if (values.count + 1) * 2 > slots.count { grow() }
-        hashes.append(hash); keys.append(Array(key)); values.append(value)
-        place(hash, Int32(values.count - 1))
+        let slot = Slot(hash: hash, keyStart: Int32(arena.count), keyLength: Int32(key.count), value: Int32(values.count))
+        arena.append(contentsOf: key)
+        values.append(value)
+        place(slot)
     }
 
-    private func place(_ hash: UInt64, _ index: Int32) {
+    private func place(_ slot: Slot) {
         let mask = slots.count - 1
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while slots[i] >= 0 { i = (i + 1) & mask }
-        slots[i] = index
+        var i = Int(truncatingIfNeeded: slot.hash) & mask
+        while slots[i].value >= 0 { i = (i + 1) & mask }
+        slots[i] = slot
     }
 
     private func grow() {
-        slots = [Int32](repeating: -1, count: slots.count * 2)
-        for (i, h) in hashes.enumerated() { place(h, Int32(i)) }
+        let old = slots
+        slots = [Slot](repeating: Slot(hash: 0, keyStart: 0, keyLength: 0, value: -1), count: old.count * 2)
+        for s in old where s.value >= 0 { place(s) }
     }
 }
 
@@ -241,6 +268,16 @@ final class FastShaper {
         let probe = shapeUncached("H", rtl: false, style: made)
         made.primaryMetric = probe.metric
         made.ellipsis = shapeUncached("\u{2026}", rtl: false, style: made)
+        // The item Pango makes of ASCII text, kept (with its font reference) for the fast path.
+        "Hg 1.".withCString { text in
+            let items = pango_itemize_with_base_dir(context, PANGO_DIRECTION_LTR, text, 0, 5, attrs, nil)
+            if let items, items.pointee.next == nil, let item = items.pointee.data?.assumingMemoryBound(to: PangoItem.self),
+               item.pointee.analysis.font != nil {
+                made.asciiItem = pango_item_copy(item)
+                made.asciiAnalysis = made.asciiItem?.pointee.analysis
+            }
+            g_list_free_full(items) { pango_item_free($0?.assumingMemoryBound(to: PangoItem.self)) }
+        }
         return made
     }
 
@@ -332,18 +369,28 @@ final class FastShaper {
         var unmodelled = false
         all.withUnsafeBufferPointer { buf in
             let base = UnsafeRawPointer(buf.baseAddress!).assumingMemoryBound(to: CChar.self)
-            let items = pango_itemize_with_base_dir(self.context, rtl ? PANGO_DIRECTION_RTL : PANGO_DIRECTION_LTR,
+            // (offset, length, analysis) of each item over `all`.
+            var runs: [(Int32, Int32, PangoAnalysis)] = []
+            var items: UnsafeMutablePointer<GList>?
+            defer { if let items { g_list_free_full(items) { pango_item_free($0?.assumingMemoryBound(to: PangoItem.self)) } } }
+            if !rtl, let ascii = style.asciiAnalysis, buf.dropLast().allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+                runs.append((0, itemized, ascii))
+            } else {
+                items = pango_itemize_with_base_dir(self.context, rtl ? PANGO_DIRECTION_RTL : PANGO_DIRECTION_LTR,
                                                     base, 0, itemized, style.attributes, nil)
-            defer { g_list_free_full(items) { pango_item_free($0?.assumingMemoryBound(to: PangoItem.self)) } }
-            var node = items
-            while let n = node {
-                node = n.pointee.next
-                guard let item = n.pointee.data?.assumingMemoryBound(to: PangoItem.self) else { continue }
+                var node = items
+                while let n = node {
+                    node = n.pointee.next
+                    guard let item = n.pointee.data?.assumingMemoryBound(to: PangoItem.self) else { continue }
+                    runs.append((item.pointee.offset, item.pointee.length, item.pointee.analysis))
+                }
+            }
+            for (itemOffset, itemLength, itemAnalysis) in runs {
                 // Only the segment's own bytes: not the prefix, not the context character.
-                let itemStart = max(item.pointee.offset, p), itemEnd = min(item.pointee.offset + item.pointee.length, p + length)
+                let itemStart = max(itemOffset, p), itemEnd = min(itemOffset + itemLength, p + length)
                 guard itemStart < itemEnd else { continue }
                 let offset = itemStart - p, count = itemEnd - itemStart
-                var analysis = item.pointee.analysis
+                var analysis = itemAnalysis
                 let fid: Int32
                 pango_shape_with_flags(base + Int(itemStart), count, base + Int(itemStart), count, &analysis, glyphs, PANGO_SHAPE_NONE)
                 if let font = analysis.font {
