@@ -36,10 +36,11 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     var lock: NSRecursiveLock { reference.lock }
     public let preparedCapacity: Int
     /// Prepared texts by a hash of (style, text), checked against the storage's own text.
-    private var prepared: [UInt64: FastStorage] = [:]
-    private var breaks: [Int32] = []
-    private var packed: [UInt64] = []
-    private var hardBreaks: [UInt8] = []
+    @exclusivity(unchecked) private var prepared: [UInt64: FastStorage] = [:]
+    // Scratch buffers, used under the lock only: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var breaks: [Int32] = []
+    @exclusivity(unchecked) private var packed: [UInt64] = []
+    @exclusivity(unchecked) private var hardBreaks: [UInt8] = []
 
     static let metricClassLimit = 255
 
@@ -258,7 +259,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         if first < 0x80 {
             // ASCII letters have a script of their own.
             if (first | 0x20) >= 0x61 && (first | 0x20) <= 0x7A { return nil }
-        } else if let scalar = scalar(bytes, at: start), scalar.properties.isAlphabetic {
+        } else if let scalar = scalar(bytes, at: start), Self.isLetter(scalar) {
             return nil
         }
         // Walk back over the paragraph to the last letter.
@@ -269,12 +270,22 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             let b = bytes[j]
             if b < 0x80 {
                 if (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A { return nil }   // Latin
-            } else if let scalar = scalar(bytes, at: j), scalar.properties.isAlphabetic {
+            } else if let scalar = scalar(bytes, at: j), Self.isLetter(scalar) {
                 return scalar.value < 0x250 ? nil : j..<i
             }
             i = j
         }
         return nil
+    }
+
+    /// Alphabetic (has a script of its own), with the common CJK and Hangul blocks answered
+    /// without a property look-up.
+    @inline(__always)
+    static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        if (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0xAC00...0xD7A3).contains(v)
+            || (0x3041...0x3096).contains(v) || (0x30A1...0x30FA).contains(v) { return true }
+        return scalar.properties.isAlphabetic
     }
 
     /// The scalar whose UTF-8 starts at `i` (valid UTF-8: the text is a Swift string).

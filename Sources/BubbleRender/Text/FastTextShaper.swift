@@ -161,9 +161,10 @@ final class ByteKeyTable<Value: AnyObject> {
         var keyLength: Int32
         var value: Int32
     }
-    private var slots: [Slot]
-    private var arena: [UInt8] = []
-    private(set) var values: [Value] = []
+    // Accessed under the engine's lock only: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var slots: [Slot]
+    @exclusivity(unchecked) private var arena: [UInt8] = []
+    @exclusivity(unchecked) private(set) var values: [Value] = []
 
     init(capacity: Int = 1024) {
         var n = 16
@@ -222,14 +223,14 @@ final class FastShaper {
     let fontMap: UnsafeMutablePointer<PangoFontMap>
     /// Byte budget of the segment cache (two generations of half of it each).
     let budget: Int
-    private var young = ByteKeyTable<FastSegmentShape>()
-    private var old = ByteKeyTable<FastSegmentShape>()
+    @exclusivity(unchecked) private var young = ByteKeyTable<FastSegmentShape>()
+    @exclusivity(unchecked) private var old = ByteKeyTable<FastSegmentShape>()
     /// The key being looked up: style, flags, prefix, segment, context.
-    private var scratch: [UInt8] = []
-    private var youngBytes = 0
-    private(set) var oldBytes = 0
-    private(set) var hits = 0
-    private(set) var misses = 0
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
+    @exclusivity(unchecked) private var youngBytes = 0
+    @exclusivity(unchecked) private(set) var oldBytes = 0
+    @exclusivity(unchecked) private(set) var hits = 0
+    @exclusivity(unchecked) private(set) var misses = 0
 
     private(set) var fonts: [FastFont] = []
     private var fontIndex: [UnsafeMutablePointer<PangoFont>: Int32] = [:]
