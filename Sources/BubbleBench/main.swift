@@ -4,6 +4,7 @@
 //   bubbles-bench                 run every case, print the table
 //   bubbles-bench --messages N    size of the synthetic conversation (default 100000)
 //   bubbles-bench --case NAME     run one case, print one JSON line (used by the parent)
+//   bubbles-bench --cases A,B     run only these cases, print their tables
 import BubbleCore
 import BubbleRender
 import Foundation
@@ -60,6 +61,7 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
     var notes = ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
                  "rows@414": String(second.rows.count)]
     var phases = ["first layout": first, "re-layout": relayout, "append": append]
+    let peak = peakMemoryMB()
     if !cached {
         // Pango alone on the same texts (prepare + layout), as the fast case measures itself.
         let texts = base.messages.compactMap(\.text)
@@ -69,7 +71,7 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
     if let cache = engine as? CachingTextEngine {
         notes["cache"] = "\(cache.hits) hits, \(cache.misses) misses"
     }
-    return Figures(name: name, messages: messages, microsPerMessage: phases, peakMemoryMB: peakMemoryMB(), notes: notes)
+    return Figures(name: name, messages: messages, microsPerMessage: phases, peakMemoryMB: peak, notes: notes)
 }
 
 /// The same conversation layout with `FastTextEngine` (no extra cache around it: the engine keeps
@@ -87,6 +89,7 @@ func fastLayoutCase(messages: Int) throws -> Figures {
     let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
     let index = engine.preparedIndexStatistics
     let segments = engine.segmentCacheStatistics
+    let peak = peakMemoryMB()   // the conversation layout's, before the engine-only runs below
     // The engine alone (prepare + layout of every message text, no conversation layout around
     // it), on a fresh engine: what the text engine costs apart from the layouter's own work.
     let texts = base.messages.compactMap(\.text)
@@ -104,7 +107,7 @@ func fastLayoutCase(messages: Int) throws -> Figures {
                                       "index bytes/message": Double(index.bytes) / Double(messages),
                                       "engine only": engineOnly, "engine only re-layout": engineRelayout,
                                       "engine only, segments shaped": engineWarm],
-                   peakMemoryMB: peakMemoryMB(),
+                   peakMemoryMB: peak,
                    notes: ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
                            "rows@414": String(second.rows.count), "prepared texts": String(index.texts),
                            "segment cache": "\(segments.segments) segments, \(segments.bytes / 1024) KB, \(segments.hits) hits, \(segments.misses) misses",
@@ -312,7 +315,8 @@ func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating
 print("BubbleKit benchmarks — \(messageCount) synthetic messages (seed 2026), widths \(Int(firstWidth)) → \(Int(secondWidth)) pt, \(appends) appends")
 print("fonts: \(ProcessInfo.processInfo.environment["FONTCONFIG_FILE"] ?? "system (FONTCONFIG_FILE not set)")")
 var results: [String: Figures] = [:]
-for (name, _) in cases {
+let selected = option("--cases").map { Set($0.split(separator: ",").map(String.init)) }
+for (name, _) in cases where selected?.contains(name) ?? true {
     FileHandle.standardError.write(Data("running \(name)…\n".utf8))
     results[name] = try runChild(name)
     if results[name] == nil { print("\(name): failed (see the message above)") }
