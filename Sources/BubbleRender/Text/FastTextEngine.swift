@@ -60,12 +60,13 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         try reference.checkFamily(style.family)
         let context = shaper.styleContext(style)
-        var copy = text
-        let hash = copy.withUTF8 { fastHash(UnsafeRawBufferPointer($0), seed: UInt64(context.id)) }
-        if preparedCapacity > 0, let hit = prepared[hash], hit.context === context, hit.hasSource(text) {
+        // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
+        var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
+        let hash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0), seed: UInt64(context.id)) }
+        if preparedCapacity > 0, let hit = prepared[hash], hit.context === context, hit.hasText(sanitized) {
             return PreparedText(text: text, style: style, storage: hit)
         }
-        let storage = try makeStorage(text, style: style, context: context)
+        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context)
         if preparedCapacity > 0 {
             if prepared.count >= preparedCapacity { prepared.removeAll(keepingCapacity: true) }
             prepared[hash] = storage
@@ -129,15 +130,14 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     }
 
     /// Segments `text` and measures each segment from the cache. The caller holds the lock.
-    private func makeStorage(_ text: String, style: TextStyle, context: FastStyleContext) throws(TextError) -> FastStorage {
-        var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
-        let differs = sanitized != text
+    private func makeStorage(_ text: String, sanitized: String, style: TextStyle, context: FastStyleContext) throws(TextError) -> FastStorage {
+        var sanitized = sanitized
         let count = sanitized.utf8.count
         func delegate() throws(TextError) -> FastStorage {
-            FastStorage.make(source: text, context: context, sanitizedDiffers: differs, segments: [],
+            FastStorage.make(text: sanitized, context: context, segments: [],
                              delegated: DelegatedText(try reference.prepare(text, style: style)))
         }
-        if count == 0 { return FastStorage.make(source: text, context: context, sanitizedDiffers: differs, segments: [], delegated: nil) }
+        if count == 0 { return FastStorage.make(text: sanitized, context: context, segments: [], delegated: nil) }
         if count >= 1 << 30 || sanitized.utf8.contains(0x09) { return try delegate() }
         if breaks.count < count + 1 {
             breaks = [Int32](repeating: 0, count: count + 1)
@@ -195,7 +195,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             }
         }
         if unmodelled { return try delegate() }
-        return FastStorage.make(source: text, context: context, sanitizedDiffers: differs, segments: packed, delegated: nil)
+        return FastStorage.make(text: sanitized, context: context, segments: packed, delegated: nil)
     }
 
     /// True when `PangoTextEngine.pangoText` would return `text` unchanged: no control character
@@ -363,7 +363,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                         // Alone wider than the line (so it starts a line): break it between
                         // grapheme clusters; its trailing spaces still hang.
                         let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft)
-                        let contentLimit = segStart + storage.contentBytes(k)
+                        let contentLimit = storage.contentEnd(segStart, segEnd)
                         metric = has ? metric.union(m) : m
                         var previous = segStart
                         for g in graphemes {
@@ -560,23 +560,21 @@ final class DelegatedText {
 }
 
 struct FastStorageHeader {
-    /// The text as given to `prepare`.
-    var source: String
+    /// The sanitised text (`PangoTextEngine.pangoText` of what `prepare` got): what the
+    /// segments' offsets and the lines' ranges count.
+    var text: String
     var context: FastStyleContext
     var delegated: DelegatedText?
     var count: Int32
-    /// The sanitised text (`PangoTextEngine.pangoText`) is not `source` itself.
-    var sanitizedDiffers: Bool
 }
 
 /// What `FastTextEngine.prepare` keeps: its style, the text and its packed segments, inline in
 /// one allocation (8 bytes a segment plus a 40-byte header). Immutable.
 final class FastStorage: ManagedBuffer<FastStorageHeader, UInt64> {
-    static func make(source: String, context: FastStyleContext, sanitizedDiffers: Bool, segments: [UInt64],
+    static func make(text: String, context: FastStyleContext, segments: [UInt64],
                      delegated: DelegatedText?) -> FastStorage {
         let made = unsafeDowncast(FastStorage.create(minimumCapacity: segments.count) { _ in
-            FastStorageHeader(source: source, context: context, delegated: delegated, count: Int32(segments.count),
-                              sanitizedDiffers: sanitizedDiffers)
+            FastStorageHeader(text: text, context: context, delegated: delegated, count: Int32(segments.count))
         }, to: FastStorage.self)
         made.withUnsafeMutablePointerToElements { e in
             segments.withUnsafeBufferPointer { e.initialize(from: $0.baseAddress!, count: $0.count) }
@@ -592,8 +590,8 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt64> {
     /// malloc gave (ManagedBuffer reads it from the allocation), and malloc's own 8 bytes.
     var byteCost: Int { 16 + MemoryLayout<FastStorageHeader>.stride + capacity * MemoryLayout<UInt64>.stride + 8 }
 
-    func hasSource(_ text: String) -> Bool {
-        var a = header.source, b = text
+    func hasText(_ text: String) -> Bool {
+        var a = header.text, b = text
         return a.withUTF8 { p in b.withUTF8 { q in p.count == q.count && (p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) } }
     }
 
@@ -615,25 +613,21 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt64> {
 
     /// The sanitised text's UTF-8 (what the segments' offsets count).
     func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        var t = header.sanitizedDiffers ? PangoTextEngine.pangoText(header.source, style: header.context.style) : header.source
+        var t = header.text
         return t.withUTF8(body)
     }
 
-    /// Bytes of segment `k` before its trailing whitespace.
-    func contentBytes(_ k: Int) -> Int {
-        withSegments { segs in
-            let start = k == 0 ? 0 : segs[k - 1].end
-            let end = segs[k].end - segs[k].separatorLength
-            return withText { bytes in
-                var e = end
-                while e > start {
-                    let b = bytes[e - 1]
-                    if b == 0x20 || b == 0x09 { e -= 1; continue }
-                    if e - start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
-                    break
-                }
-                return e - start
+    /// End of bytes `start..<end` without their trailing whitespace.
+    func contentEnd(_ start: Int, _ end: Int) -> Int {
+        withText { bytes in
+            var e = end
+            while e > start {
+                let b = bytes[e - 1]
+                if b == 0x20 || b == 0x09 { e -= 1; continue }
+                if e - start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
+                break
             }
+            return e
         }
     }
 }
