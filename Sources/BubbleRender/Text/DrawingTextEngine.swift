@@ -78,7 +78,13 @@ extension FastTextEngine: DrawingTextEngine {
                 return e
             }
             var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>)] = []
-            var k = max(0, (starts.lastIndex { $0 <= line.start }) ?? 0)
+            // The last segment starting at or before the line (binary search: long texts).
+            var lo = 0, hi = starts.count
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2
+                if starts[mid] <= line.start { lo = mid } else { hi = mid }
+            }
+            var k = lo
             while k < starts.count, starts[k] < line.contentEnd {
                 let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl)
                 let base = starts[k]
