@@ -32,8 +32,10 @@ let package = Package(
         ),
         // libpng behind a tiny C shim: libpng reports errors with setjmp/longjmp, which Swift cannot use.
         .target(name: "CPNGShim", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]),
+        // ICU's UAX #14 line breaker, grapheme breaker and bidi classes (FastTextEngine).
+        .target(name: "CLineBreak", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icudata")]),
         // Swift types that own the C handles; paints what BubbleCore computes.
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CGdkPixbuf", "CPNGShim"], resources: [.copy("Themes"), .copy("Samples"), .copy("Fonts")]),
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"], resources: [.copy("Themes"), .copy("Samples"), .copy("Fonts")]),
         // libxml2's push parser with SAX2 callbacks (SMS Backup & Restore XML), wrapped by SAXPushParser.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // Chat exports (SMS Backup & Restore, WhatsApp, Telegram, iMessage, native JSON) → Conversation.

@@ -5,7 +5,8 @@ set -euo pipefail
 
 # C libraries the renderer links (found with pkg-config), the fonts the project's fontconfig file
 # pins (Latin, Arabic/Hebrew, colour emoji, CJK), SQLite and zlib for the importers (iMessage chat.db,
-# WhatsApp .zip), and tools the tests call (pdftotext, pdftoppm, pango-view, headless chromium).
+# WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
+# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium).
 PACKAGES=(
   pkg-config
   libcairo2-dev
@@ -14,6 +15,7 @@ PACKAGES=(
   libfontconfig-dev
   libpng-dev
   libgdk-pixbuf-2.0-dev
+  libicu-dev
   libsqlite3-dev
   zlib1g-dev
   libxml2-dev
@@ -24,6 +26,7 @@ PACKAGES=(
   poppler-utils
   pango1.0-tools
   chromium
+  unicode-data
 )
 # Extra packages a caller asks for: BOOTSTRAP_EXTRA="pkg another-pkg".
 if [ -n "${BOOTSTRAP_EXTRA:-}" ]; then

@@ -5,6 +5,7 @@
 //   bubbles-bench --messages N    size of the synthetic conversation (default 100000)
 //   bubbles-bench --case NAME     run one case, print one JSON line (used by the parent)
 //   bubbles-bench --only PREFIX   run only the cases whose name starts with PREFIX (e.g. import-)
+//   bubbles-bench --cases A,B     run only these cases, print their tables
 import BubbleCore
 import BubbleRender
 import Foundation
@@ -60,12 +61,58 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
     let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
     var notes = ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
                  "rows@414": String(second.rows.count)]
+    var phases = ["first layout": first, "re-layout": relayout, "append": append]
+    let peak = peakMemoryMB()
+    if !cached {
+        // Pango alone on the same texts (prepare + layout), as the fast case measures itself.
+        let texts = base.messages.compactMap(\.text)
+        let style = LayoutStyle().text
+        phases["engine only"] = try timed(messages) { for t in texts { _ = try pango.layout(pango.prepare(t, style: style), maxWidth: 250, maxLines: nil) } }
+    }
     if let cache = engine as? CachingTextEngine {
         notes["cache"] = "\(cache.hits) hits, \(cache.misses) misses"
     }
-    return Figures(name: name, messages: messages,
-                   microsPerMessage: ["first layout": first, "re-layout": relayout, "append": append],
-                   peakMemoryMB: peakMemoryMB(), notes: notes)
+    return Figures(name: name, messages: messages, microsPerMessage: phases, peakMemoryMB: peak, notes: notes)
+}
+
+/// The same conversation layout with `FastTextEngine` (no extra cache around it: the engine keeps
+/// its shaped segments and prepared texts itself). Also reports the layout index it keeps.
+func fastLayoutCase(messages: Int) throws -> Figures {
+    let conversation = SyntheticConversation.make(count: messages + appends, seed: 2026)
+    let base = Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(messages)))
+    let extra = conversation.messages.suffix(appends)
+    let engine = FastTextEngine()
+    let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
+    var layout = try layouter.layout(Conversation(), width: firstWidth)
+    let first = try timed(messages) { layout = try layouter.layout(base, width: firstWidth) }
+    var second = layout
+    let relayout = try timed(messages) { second = try layouter.layout(base, width: secondWidth) }
+    let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
+    let index = engine.preparedIndexStatistics
+    let segments = engine.segmentCacheStatistics
+    let peak = peakMemoryMB()   // the conversation layout's, before the engine-only runs below
+    // The engine alone (prepare + layout of every message text, no conversation layout around
+    // it), on a fresh engine: what the text engine costs apart from the layouter's own work.
+    let texts = base.messages.compactMap(\.text)
+    let bare = FastTextEngine()
+    let style = LayoutStyle().text
+    let engineOnly = try timed(messages) { for t in texts { _ = try bare.layout(bare.prepare(t, style: style), maxWidth: 250, maxLines: nil) } }
+    let engineRelayout = try timed(messages) { for t in texts { _ = try bare.layout(bare.prepare(t, style: style), maxWidth: 280, maxLines: nil) } }
+    // Every segment already shaped, no prepared text kept: segmenting and look-ups only (what a
+    // first layout costs once the vocabulary of a long chat has been seen).
+    bare.forgetPreparedTexts()
+    let engineWarm = try timed(messages) { for t in texts { _ = try bare.layout(bare.prepare(t, style: style), maxWidth: 250, maxLines: nil) } }
+    let textBytes = base.messages.reduce(0) { $0 + ($1.text?.utf8.count ?? 0) }
+    return Figures(name: "layout-fast", messages: messages,
+                   microsPerMessage: ["first layout": first, "re-layout": relayout, "append": append,
+                                      "index bytes/message": Double(index.bytes) / Double(messages),
+                                      "engine only": engineOnly, "engine only re-layout": engineRelayout,
+                                      "engine only, segments shaped": engineWarm],
+                   peakMemoryMB: peak,
+                   notes: ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
+                           "rows@414": String(second.rows.count), "prepared texts": String(index.texts),
+                           "segment cache": "\(segments.segments) segments, \(segments.bytes / 1024) KB, \(segments.hits) hits, \(segments.misses) misses",
+                           "text bytes/message": String(format: "%.0f", Double(textBytes) / Double(messages))])
 }
 
 // MARK: rendering
@@ -216,6 +263,7 @@ struct BenchError: Error, CustomStringConvertible {
 let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("layout-pango-naive", { try layoutCase(name: "layout-pango-naive", messages: $0, cached: false) }),
     ("layout-pango-cached", { try layoutCase(name: "layout-pango-cached", messages: $0, cached: true) }),
+    ("layout-fast", { try fastLayoutCase(messages: $0) }),
     ("render-pdf", { _ in try renderCase(name: "render-pdf", format: .pdf) }),
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
@@ -273,7 +321,8 @@ print("BubbleKit benchmarks — \(messageCount) synthetic messages (seed 2026), 
 print("fonts: \(ProcessInfo.processInfo.environment["FONTCONFIG_FILE"] ?? "system (FONTCONFIG_FILE not set)")")
 var results: [String: Figures] = [:]
 let only = option("--only")
-for (name, _) in cases where only.map({ name.hasPrefix($0) }) ?? true {
+let selected = option("--cases").map { Set($0.split(separator: ",").map(String.init)) }
+for (name, _) in cases where (only.map({ name.hasPrefix($0) }) ?? true) && (selected?.contains(name) ?? true) {
     if let ic = importCases.first(where: { $0.name == name }) { try generateIfMissing(ic) }
     FileHandle.standardError.write(Data("running \(name)…\n".utf8))
     results[name] = try runChild(name)
@@ -295,6 +344,43 @@ if let naive = results["layout-pango-naive"], let ours = results["layout-pango-c
           + lpad(String(format: "%.2f×", naive.peakMemoryMB / ours.peakMemoryMB), 9))
     print("notes: naive \(naive.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
     print("       ours  \(ours.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
+}
+
+// Text engines: Pango vs the fast engine, side by side, with the issue's goals.
+if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] {
+    print("")
+    print("Text engines on the conversation layout (µs per message; ratio = Pango ÷ fast)")
+    print(pad("phase", 14) + lpad("Pango", 12) + lpad("fast", 12) + lpad("ratio", 10) + "  goal")
+    let goals = ["first layout": "≥ 20× faster, ≤ 10 µs", "re-layout": "≤ 0.5 µs", "append": ""]
+    for phase in ["first layout", "re-layout", "append"] {
+        let a = pango.microsPerMessage[phase]!, b = fast.microsPerMessage[phase]!
+        let met: String
+        switch phase {
+        case "first layout": met = a / b >= 20 && b <= 10 ? "met" : "not met"
+        case "re-layout": met = b <= 0.5 ? "met" : "not met"
+        default: met = ""
+        }
+        print(pad(phase, 14) + lpad(String(format: "%.2f", a), 12) + lpad(String(format: "%.2f", b), 12)
+              + lpad(String(format: "%.1f×", a / b), 10) + "  " + (goals[phase] ?? "") + (met.isEmpty ? "" : " (\(met))"))
+    }
+    print(pad("peak memory", 14) + lpad(String(format: "%.0f MB", pango.peakMemoryMB), 12)
+          + lpad(String(format: "%.0f MB", fast.peakMemoryMB), 12) + lpad(String(format: "%.2f×", pango.peakMemoryMB / fast.peakMemoryMB), 10))
+    if let a = pango.microsPerMessage["engine only"], let b = fast.microsPerMessage["engine only"] {
+        print(pad("engine only", 14) + lpad(String(format: "%.2f", a), 12) + lpad(String(format: "%.2f", b), 12)
+              + lpad(String(format: "%.1f×", a / b), 10) + "  prepare + layout of each text, no conversation layout")
+    }
+    if let b = fast.microsPerMessage["engine only, segments shaped"] {
+        print(pad("engine warm", 14) + lpad("", 12) + lpad(String(format: "%.2f", b), 12) + lpad("", 10)
+              + "  first layout once every segment is shaped (prepared texts dropped)")
+    }
+    if let b = fast.microsPerMessage["engine only re-layout"] {
+        print(pad("engine re-lay.", 14) + lpad("", 12) + lpad(String(format: "%.2f", b), 12) + lpad("", 10)
+              + "  the same texts again at a new width (prepared texts cached)")
+    }
+    let index = fast.microsPerMessage["index bytes/message"] ?? 0
+    print(pad("layout index", 14) + lpad("—", 12) + lpad(String(format: "%.0f B/msg", index), 12) + lpad("", 10)
+          + "  ≤ 150 B/msg on top of the text (\(index <= 150 ? "met" : "not met"))")
+    print("notes: fast  \(fast.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
 }
 
 // Rendering: BubbleKit (Cairo) vs headless Chromium printing the same messages.

@@ -42,12 +42,18 @@ public struct RenderOptions: Sendable {
 public final class ConversationRenderer {
     public let theme: Theme
     public let themeFolder: String
-    public let engine: PangoTextEngine
+    /// Measures and draws the text (`TextEngineKind.standard` unless given).
+    public let engine: any DrawingTextEngine
     public let photos: PhotoLoader
     /// Called with (pages done, pages in all) while rendering.
     public var progress: ((Int, Int) -> Void)?
 
-    public init(theme: Theme, themeFolder: String, photosFolder: String, engine: PangoTextEngine = PangoTextEngine()) {
+    public convenience init(theme: Theme, themeFolder: String, photosFolder: String, textEngine: TextEngineKind) {
+        self.init(theme: theme, themeFolder: themeFolder, photosFolder: photosFolder, engine: textEngine.makeEngine())
+    }
+
+    public init(theme: Theme, themeFolder: String, photosFolder: String,
+                engine: any DrawingTextEngine = TextEngineKind.standard.makeEngine()) {
         self.theme = theme
         self.themeFolder = themeFolder
         self.engine = engine

@@ -3,16 +3,17 @@ import CCairo
 import Foundation
 
 /// Paints scene pages with Cairo (PNG and PDF). It never measures: every position comes from
-/// the scene; text is drawn by the same Pango engine, at the same wrap width, that measured it.
+/// the scene; text is drawn by the same engine, at the same wrap width, that measured it (Pango
+/// layouts, or the fast engine's cached glyph runs — see `DrawingTextEngine`).
 public final class ScenePainter {
     public let theme: Theme
     /// Folder the theme's relative paths (art, background image) are resolved against.
     public let themeFolder: String
-    public let engine: PangoTextEngine
+    public let engine: any DrawingTextEngine
     public let photos: PhotoLoader
     private var arts: [String: StretchableImage] = [:]
 
-    public init(theme: Theme, themeFolder: String, engine: PangoTextEngine, photos: PhotoLoader) {
+    public init(theme: Theme, themeFolder: String, engine: any DrawingTextEngine, photos: PhotoLoader) {
         self.theme = theme; self.themeFolder = themeFolder; self.engine = engine; self.photos = photos
     }
 

@@ -9,6 +9,7 @@ struct Demo: ParsableCommand {
         abstract: "Render the built-in samples (what `make demo` runs)."
     )
     @Option(name: .shortAndLong, help: "Output folder (created if missing).") var output: String = "out/demo"
+    @Option(help: "Text engine: fast (the default) or pango (the reference).") var textEngine: TextEngineKind = .standard
 
     func run() throws {
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
@@ -31,7 +32,8 @@ struct Demo: ParsableCommand {
             options.dark = dark
             options.timeZone = utc
             options.scale = 2
-            let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: BundledSamples.folder.path)
+            let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: BundledSamples.folder.path,
+                                                textEngine: textEngine)
             try reporting { try renderer.render(conversation, to: path, options: options) }
             print(path)
         }

@@ -36,6 +36,8 @@ struct Render: ParsableCommand {
     @Flag(help: "HTML: load every photo at once (for printing) instead of lazily.") var noLazyImages = false
     @Option(help: "Name today's and yesterday's day separators relative to this date (YYYY-MM-DD or a date-time, in --tz); default: dates only.") var now: String?
     @Option(help: "Locale of day and time texts (e.g. en_US, en_GB, de_DE, fr_FR, ja_JP); default: English days, 24-hour times.") var locale: String?
+    @Option(help: "Text engine: fast (cached segments and glyph runs, the default) or pango (a Pango layout per text, the reference).")
+    var textEngine: TextEngineKind = .standard
 
     func run() throws {
         let formatName = format ?? (output == "-" ? nil : (output as NSString).pathExtension.lowercased())
@@ -100,6 +102,7 @@ struct Render: ParsableCommand {
             options.pageSize = output == "-" ? .single : pagination
             options.lazyImages = !noLazyImages
             options.mirrored = rtl
+            options.textEngine = textEngine
             let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options)
             files = try reporting { try exporter.export(loaded.conversation, to: target) }
         case .cairo(let cairoFormat):
@@ -113,7 +116,8 @@ struct Render: ParsableCommand {
             options.timeZone = loaded.timeZone
             options.locale = localeValue
             options.now = nowValue
-            let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder)
+                        let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder,
+                                                textEngine: textEngine)
             let bar = ProgressBar()
             renderer.progress = { done, total in bar.update(done, total) }
             defer { bar.finish() }
@@ -143,6 +147,8 @@ enum OutputKind: Equatable {
 }
 
 /// `bubbles themes`: the bundled themes.
+extension TextEngineKind: ExpressibleByArgument {}
+
 struct Themes: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the bundled themes.")
     func run() throws {

@@ -80,6 +80,25 @@ struct CLITests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["chat.\(ext)", "chat.json"].sorted())
     }
 
+    @Test("--text-engine pango and fast give the same SVG text lines")
+    func textEngines() throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try sample.write(to: dir.appendingPathComponent("chat.json"), atomically: true, encoding: .utf8)
+        var lines: [[String]] = []
+        for engine in ["pango", "fast"] {
+            let r = try Tool.run(["render", "chat.json", "-o", "\(engine).svg", "--tz", "UTC", "--text-engine", engine], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            let svg = try String(contentsOf: dir.appendingPathComponent("\(engine).svg"), encoding: .utf8)
+            // The text of every line (tspan contents), in order.
+            lines.append(svg.components(separatedBy: "<tspan").dropFirst().compactMap { part in
+                part.split(separator: ">", maxSplits: 1).last.map { String($0.prefix { $0 != "<" }) }
+            })
+        }
+        #expect(lines[0] == lines[1])
+        #expect(lines[0].contains("Are we still on for lunch?"))
+    }
+
     @Test("standard input to standard output")
     func pipes() throws {
         let r = try Tool.run(["render", "-", "-o", "-", "--format", "svg", "--tz", "UTC"], stdin: Data(sample.utf8))
@@ -121,6 +140,7 @@ struct CLITests {
             (["render", "chat.json", "-o", "x.png", "--tz", "Mars/Olympus"], "is not a time zone; expected an IANA name such as UTC"),
             (["render", "chat.json", "-o", "chat.json", "--format", "png"], "is the input file; refusing to overwrite it"),
             (["render", "photo.json", "-o", "x.png"], "gone.jpg: cannot read image: no such file"),
+            (["render", "chat.json", "-o", "x.png", "--text-engine", "harfbuzz"], "Please provide one of 'pango' and 'fast'"),
           ])
     func badInput(arguments: [String], message: String) throws {
         let dir = try tempFolder()

@@ -148,7 +148,9 @@ final class HTMLExportSession {
         var metrics = try HTMLMetrics.measure(style, engine: pango)
         try metrics.measureFaces(fonts, style: style.text, engine: pango)
         spanFaces = metrics.faceLineHeights.keys.reduce(0) { $0 | (1 << UInt32($1)) }
-        measurer = options.shrinkWrap ? BubbleMeasurer(style: style, engine: CachingTextEngine(pango)) : nil
+        measurer = options.shrinkWrap
+            ? BubbleMeasurer(style: style, engine: CachingTextEngine(options.textEngine == .pango ? pango : options.textEngine.makeEngine()))
+            : nil
         var art: [Direction: HTMLArt] = [:]
         for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: exporter.themeFolder, mirrorLayout: options.mirrored) }
         var images: [String: String] = [:]

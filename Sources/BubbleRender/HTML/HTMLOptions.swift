@@ -68,6 +68,9 @@ public struct HTMLOptions: Sendable, Hashable {
     /// Right-to-left interface: incoming on the right, outgoing on the left, art mirrored
     /// (`bubbles render --rtl`).
     public var mirrored: Bool = false
+    /// The engine that measures for `shrinkWrap` (the style sheet's line metrics always come
+    /// from Pango).
+    public var textEngine: TextEngineKind = .standard
 
     public init() {}
 }

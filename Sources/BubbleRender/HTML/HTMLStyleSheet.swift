@@ -12,10 +12,12 @@ struct LineMetrics: Hashable, Sendable {
     var lastLine: Double
     var trim: Double { lineHeight - lastLine }
 
-    /// Measured with the engine the Cairo renderer uses: one two-line layout per style.
-    static func measure(_ style: TextStyle, engine: PangoTextEngine) throws(LayoutError) -> LineMetrics {
+    /// Measured with the engine the Cairo renderer uses: one two-line layout per style. `sample`
+    /// is a line of what the style shows (emoji-only messages hold only emoji, whose font has
+    /// taller lines than the text font).
+    static func measure(_ style: TextStyle, engine: PangoTextEngine, sample: String = "Hg") throws(LayoutError) -> LineMetrics {
         do {
-            let layout = try engine.layout(engine.prepare("Hg\nHg", style: style), maxWidth: 10_000, maxLines: nil)
+            let layout = try engine.layout(engine.prepare(sample + "\n" + sample, style: style), maxWidth: 10_000, maxLines: nil)
             guard layout.lines.count == 2 else { return LineMetrics(lineHeight: layout.height, lastLine: layout.height) }
             return LineMetrics(lineHeight: layout.lines[1].top - layout.lines[0].top, lastLine: layout.lines[1].height)
         } catch {
@@ -67,7 +69,7 @@ struct HTMLMetrics: Hashable, Sendable {
                            separator: try .measure(style.separatorText, engine: engine),
                            system: try .measure(style.systemText, engine: engine),
                            time: try .measure(style.timeLabelText, engine: engine),
-                           emoji: try .measure(style.emojiText, engine: engine),
+                           emoji: try .measure(style.emojiText, engine: engine, sample: "\u{1F600}"),
                            timeWidth: width)
     }
 }
@@ -333,7 +335,7 @@ struct HTMLStyleSheet {
     func features() -> String {
         let e = style.emojiText
         var css = ".c>.e{padding:0;min-width:0;min-height:0;font-size:\(Self.px(e.size));line-height:\(Self.px(metrics.emoji.lastLine))}"
-        css += ".c>.e::before,.c>.e::after{display:none}.e>time{position:static;display:block;color:var(--tm)}"
+        css += ".c>.e::before,.c>.e::after{display:none}.e>time{position:static;display:block;margin-top:\(Self.px(style.statusSpacing));color:var(--tm)}"
         let sm = style.sideMargin, indent = style.avatarSize + style.besideGap
         let label = "font-size:\(Self.px(style.statusText.size));line-height:\(Self.px(metrics.time.lastLine))"
         let (near, far) = mirrored ? ("right", "left") : ("left", "right")

@@ -222,7 +222,7 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     /// generic name (sans-serif, serif, monospace, emoji…), or is an alias fontconfig resolves to a
     /// different font than it gives for a name that does not exist. (An alias that resolves to
     /// exactly that fallback font is reported as unknown.) Results are cached per family string.
-    private func checkFamily(_ family: String) throws(TextError) {
+    func checkFamily(_ family: String) throws(TextError) {
         if let known = familyIsKnown[family] {
             guard known else { throw .unknownFont(family) }
             return

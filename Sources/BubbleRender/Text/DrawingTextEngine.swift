@@ -1,0 +1,141 @@
+import BubbleCore
+import CCairo
+import Foundation
+
+/// A text engine the Cairo painter draws with: it draws exactly what it measured.
+/// `ScenePainter` only needs `prepare` and `draw`.
+public protocol DrawingTextEngine: TextEngine {
+    /// Draws `prepared` as `layout(prepared, maxWidth:, maxLines:)` lays it out, the text box's
+    /// top-left at `origin`. Right-to-left lines align to the right edge of `maxWidth`.
+    func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+              color: Color, on canvas: Canvas) throws(TextError)
+}
+
+extension PangoTextEngine: DrawingTextEngine {}
+
+/// Which text engine measures and draws.
+public enum TextEngineKind: String, Sendable, CaseIterable {
+    /// `PangoTextEngine`: a Pango layout per text (the reference).
+    case pango
+    /// `FastTextEngine`: cached segments, arithmetic layout, cached glyph runs.
+    case fast
+
+    /// The engine used when none is named.
+    public static let standard: TextEngineKind = .fast
+
+    /// A new engine of this kind.
+    public func makeEngine() -> any DrawingTextEngine {
+        switch self {
+        case .pango: return PangoTextEngine()
+        case .fast: return FastTextEngine()
+        }
+    }
+}
+
+extension FastTextEngine: DrawingTextEngine {
+    public func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+                     color: Color, on canvas: Canvas) throws(TextError) {
+        try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context)
+    }
+
+    /// `draw` onto any cairo context: every line's glyph runs from the segment cache, in visual
+    /// order (bidi runs reordered by their levels, UAX #9 L2), with `cairo_show_glyphs`.
+    func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+              color: Color, cairo cr: OpaquePointer) throws(TextError) {
+        let width = try PangoTextEngine.pangoWidth(maxWidth)
+        let storage = try storage(for: prepared)
+        if let delegated = storage.delegated {
+            try reference.draw(delegated, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: cr)
+            return
+        }
+        let arrangement = arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines))
+        guard !arrangement.lines.isEmpty else { return }
+        lock.lock(); defer { lock.unlock() }
+        cairo_save(cr)
+        defer { cairo_restore(cr) }
+        cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
+        let ellipsis = storage.context.ellipsis
+        // Segment starts, to find the segments under each line.
+        var starts: [Int] = []
+        var ends: [(end: Int, shaped: Int, rtl: Bool)] = []
+        storage.withSegments { segs in
+            var s = 0
+            for seg in segs {
+                starts.append(s); ends.append((seg.end, seg.end - seg.separatorLength, seg.rightToLeft)); s = seg.end
+            }
+        }
+        var glyphs: [cairo_glyph_t] = []
+        for (var line, measured) in zip(arrangement.lines, arrangement.layout.lines) {
+            // Trailing whitespace is not drawn (it hangs; in an RTL line it would sit at the left).
+            line.contentEnd = storage.withText { bytes in
+                var e = min(line.contentEnd, bytes.count)
+                while e > line.start {
+                    let b = bytes[e - 1]
+                    if b == 0x20 || b == 0x09 { e -= 1; continue }
+                    if e - line.start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
+                    break
+                }
+                return e
+            }
+            var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>)] = []
+            // The last segment starting at or before the line (binary search: long texts).
+            var lo = 0, hi = starts.count
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2
+                if starts[mid] <= line.start { lo = mid } else { hi = mid }
+            }
+            var k = lo
+            while k < starts.count, starts[k] < line.contentEnd {
+                let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl)
+                let base = starts[k]
+                for piece in shape.pieces {
+                    // The piece's glyphs whose clusters lie in the line's content.
+                    let kept = piece.glyphs.filter { base + Int($0.cluster) >= line.start && base + Int($0.cluster) < line.contentEnd }
+                    if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...])) }
+                }
+                k += 1
+            }
+            let paragraphLevel: UInt8 = line.rightToLeft ? 1 : 0
+            if line.ellipsis, let e = ellipsis, let piece = e.pieces.first {
+                runs.append((piece.font, paragraphLevel, piece.glyphs[...]))
+            }
+            // UAX #9 L2: from the highest level down to the lowest odd one, reverse every run of
+            // pieces at that level or higher.
+            if let highest = runs.map(\.level).max(), highest > 0 {
+                let lowestOdd = max(1, (runs.map(\.level).min() ?? 0) | 1)
+                var level = highest
+                while level >= lowestOdd {
+                    var i = 0
+                    while i < runs.count {
+                        guard runs[i].level >= level else { i += 1; continue }
+                        var j = i
+                        while j < runs.count, runs[j].level >= level { j += 1 }
+                        runs[i..<j].reverse()
+                        i = j
+                    }
+                    level -= 1
+                }
+            }
+            var pen: Int64 = line.rightToLeft && width > 0 ? Int64(width) - Int64(line.width) : 0
+            let baseline = origin.y + measured.baseline
+            for run in runs {
+                guard run.font >= 0, let scaled = shaper.fonts[Int(run.font)].scaledFont else {
+                    pen += run.glyphs.reduce(0) { $0 + Int64($1.advance) }
+                    continue
+                }
+                glyphs.removeAll(keepingCapacity: true)
+                for g in run.glyphs {
+                    if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
+                        glyphs.append(cairo_glyph_t(index: UInt(g.glyph),
+                                                    x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
+                                                    y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
+                    }
+                    pen += Int64(g.advance)
+                }
+                guard !glyphs.isEmpty else { continue }
+                cairo_set_scaled_font(cr, scaled)
+                cairo_show_glyphs(cr, glyphs, Int32(glyphs.count))
+            }
+        }
+    }
+}

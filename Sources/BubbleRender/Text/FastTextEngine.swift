@@ -1,0 +1,651 @@
+import BubbleCore
+import CCairo
+import CLineBreak
+import Foundation
+
+/// A `TextEngine` that shapes each distinct line-break segment once and lays out by arithmetic
+/// (the approach of pretext in browsers), measuring like `PangoTextEngine`:
+///
+/// - `prepare` sanitises the text as Pango gets it (`PangoTextEngine.pangoText`), splits it into
+///   UAX #14 segments with ICU's line breaker (a word plus the spaces after it; hard breaks after
+///   `\n`, U+2028, U+2029), takes each paragraph's direction from its first strong character
+///   (ICU bidi classes), and looks every segment up in a shared cache keyed by (style, paragraph
+///   direction, text). A miss itemizes the segment with Pango (bidi levels, script, fontconfig
+///   fallback with the pinned fonts: emoji and CJK go to the fonts that have them) and shapes each
+///   item with HarfBuzz (`pango_shape_with_flags`). What a prepared text keeps is 12 bytes per
+///   segment: its end, its advance without trailing spaces, the spaces' advance, flags, and the
+///   line-metrics class of its fonts. Prepared texts are themselves cached by (text, style), so a
+///   re-layout at a new width costs a look-up and arithmetic.
+/// - `layout` fills lines greedily over those integers (Pango units, 1/1024 pt, as Pango adds
+///   them): trailing spaces hang, hard breaks always break, a segment wider than the whole line is
+///   broken between grapheme clusters, `maxLines` cuts with a tail "…". Line heights follow
+///   Pango's line-spacing rule (baselines `lineHeight` × the tallest font's height apart).
+/// - `draw` shows the cached glyph runs with `cairo_show_glyphs`, bidi runs reordered per line.
+///
+/// Texts with a tab are handed to the reference `PangoTextEngine` whole (tab stops are not
+/// modelled), as are texts over 16 MB.
+///
+/// Threading: one lock guards Pango and both caches, so an engine can be shared across threads
+/// (calls are serialised). The segment cache is bounded by `cacheBytes` (two generations,
+/// approximately LRU); the prepared-text cache by `preparedCapacity` texts.
+public final class FastTextEngine: TextEngine, @unchecked Sendable {
+    /// The reference engine: its Pango context and font map (same font options, 72 dpi, no
+    /// hinting), its family check, and the texts this engine does not model.
+    public let reference: PangoTextEngine
+    let shaper: FastShaper
+    var lock: NSRecursiveLock { reference.lock }
+    public let preparedCapacity: Int
+    /// Prepared texts by a hash of (style, text), checked against the storage's own text.
+    @exclusivity(unchecked) private var prepared: [UInt64: FastStorage] = [:]
+    // Scratch buffers, used under the lock only: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var breaks: [Int32] = []
+    @exclusivity(unchecked) private var packed: [UInt64] = []
+    @exclusivity(unchecked) private var hardBreaks: [UInt8] = []
+
+    static let metricClassLimit = 255
+
+    /// - Parameters:
+    ///   - cacheBytes: budget of the shaped-segment cache.
+    ///   - preparedCapacity: prepared texts kept for re-layout (0: none).
+    public init(reference: PangoTextEngine = PangoTextEngine(), cacheBytes: Int = 64 << 20, preparedCapacity: Int = 262_144) {
+        self.reference = reference
+        self.shaper = FastShaper(context: reference.context, fontMap: reference.fontMap, budget: cacheBytes)
+        self.preparedCapacity = max(0, preparedCapacity)
+    }
+
+    // MARK: TextEngine
+
+    public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
+        try PangoTextEngine.validate(style)
+        lock.lock(); defer { lock.unlock() }
+        try reference.checkFamily(style.family)
+        let context = shaper.styleContext(style)
+        // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
+        var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
+        let hash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0), seed: UInt64(context.id)) }
+        if preparedCapacity > 0, let hit = prepared[hash], hit.context === context, hit.hasText(sanitized) {
+            return PreparedText(text: text, style: style, storage: hit)
+        }
+        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context)
+        if preparedCapacity > 0 {
+            if prepared.count >= preparedCapacity { prepared.removeAll(keepingCapacity: true) }
+            prepared[hash] = storage
+        }
+        return PreparedText(text: text, style: style, storage: storage)
+    }
+
+    public func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout {
+        let width = try PangoTextEngine.pangoWidth(maxWidth)
+        let storage = try storage(for: prepared)
+        if let delegated = storage.delegated {
+            return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines)
+        }
+        return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines)).layout
+    }
+
+    // MARK: Introspection (tests, bench)
+
+    /// Shaped segments held, their estimated bytes, hits and misses of the segment cache.
+    public var segmentCacheStatistics: (segments: Int, bytes: Int, hits: Int, misses: Int) {
+        lock.lock(); defer { lock.unlock() }
+        return (shaper.cachedSegments, shaper.cachedBytes, shaper.hits, shaper.misses)
+    }
+
+    /// Bytes the prepared (layout-index) form of `prepared` occupies: the storage object with its
+    /// segments inline, not counting the text.
+    public func indexBytes(_ prepared: PreparedText) -> Int {
+        guard let storage = prepared.storage as? FastStorage else { return 0 }
+        return storage.byteCost
+    }
+
+    /// The layout index this engine keeps for re-layout: prepared texts held (their segments
+    /// inline in their storage objects, as allocated) plus the hash table that finds them, in
+    /// bytes; the texts themselves (shared with the caller's strings) are not counted.
+    public var preparedIndexStatistics: (texts: Int, bytes: Int) {
+        lock.lock(); defer { lock.unlock() }
+        var bytes = prepared.capacity * (MemoryLayout<UInt64>.stride + MemoryLayout<FastStorage>.stride)
+        for storage in prepared.values { bytes += storage.byteCost }
+        return (prepared.count, bytes)
+    }
+
+    /// True when `prepared` was handed to the reference Pango engine (tabs).
+    public func isDelegated(_ prepared: PreparedText) -> Bool {
+        (prepared.storage as? FastStorage)?.delegated != nil
+    }
+
+    /// Drops every cached prepared text (the segment cache stays).
+    public func forgetPreparedTexts() {
+        lock.lock(); defer { lock.unlock() }
+        prepared = [:]
+    }
+
+    // MARK: Preparing
+
+    func storage(for prepared: PreparedText) throws(TextError) -> FastStorage {
+        if let storage = prepared.storage as? FastStorage { return storage }
+        guard let made = try prepare(prepared.text, style: prepared.style).storage as? FastStorage else {
+            preconditionFailure("FastTextEngine.prepare makes FastStorage")
+        }
+        return made
+    }
+
+    /// Segments `text` and measures each segment from the cache. The caller holds the lock.
+    private func makeStorage(_ text: String, sanitized: String, style: TextStyle, context: FastStyleContext) throws(TextError) -> FastStorage {
+        var sanitized = sanitized
+        let count = sanitized.utf8.count
+        func delegate() throws(TextError) -> FastStorage {
+            FastStorage.make(text: sanitized, context: context, segments: [],
+                             delegated: DelegatedText(try reference.prepare(text, style: style)))
+        }
+        if count == 0 { return FastStorage.make(text: sanitized, context: context, segments: [], delegated: nil) }
+        if count >= 1 << 30 || sanitized.utf8.contains(0x09) { return try delegate() }
+        if breaks.count < count + 1 {
+            breaks = [Int32](repeating: 0, count: count + 1)
+            hardBreaks = [UInt8](repeating: 0, count: count + 1)
+        }
+        packed.removeAll(keepingCapacity: true)
+        var unmodelled = false
+        sanitized.withUTF8 { bytes in
+            let raw = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
+            let n = breaks.withUnsafeMutableBufferPointer { b in
+                hardBreaks.withUnsafeMutableBufferPointer { h in
+                    clb_line_breaks(raw, Int32(count), b.baseAddress, h.baseAddress, Int32(b.count))
+                }
+            }
+            let boundaries = n > 0 ? Int(n) : 0
+            var start = 0
+            var paragraphRTL = false
+            var paragraphStart = true
+            var paragraphBegin = 0
+            var previousRTL = false
+            for k in 0..<max(1, boundaries) {
+                let end = boundaries == 0 ? count : Int(breaks[k])
+                let hard = boundaries == 0 ? false : hardBreaks[k] != 0 && end <= count
+                if paragraphStart {
+                    paragraphBegin = start
+                    // Direction of this paragraph: its first strong character, else the previous
+                    // paragraph's (Pango's auto-dir).
+                    var j = k
+                    while j < boundaries, hardBreaks[j] == 0 { j += 1 }
+                    let paragraphEnd = j < boundaries ? Int(breaks[j]) : count
+                    let d = clb_first_strong_direction(raw + start, Int32(paragraphEnd - start))
+                    paragraphRTL = d == 1 ? true : d == 0 ? false : previousRTL
+                    previousRTL = paragraphRTL
+                    paragraphStart = false
+                }
+                // A hard break's separator is not shaped: \n, or U+2028 / U+2029 (3 bytes).
+                var separator = 0
+                if hard {
+                    if bytes[end - 1] == 0x0A { separator = 1 }
+                    else if end >= 3, bytes[end - 3] == 0xE2, bytes[end - 2] == 0x80, bytes[end - 1] == 0xA8 || bytes[end - 1] == 0xA9 { separator = 3 }
+                }
+                let shapedEnd = end - separator
+                let shape = shaper.shape(bytes, segment: start..<shapedEnd,
+                                         prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
+                                         context: separator > 0 ? nil : Self.spaceContext(bytes, start, end),
+                                         rtl: paragraphRTL, style: context)
+                guard !shape.unmodelled, let word = FastSegment.pack(length: end - start, content: shape.content, space: shape.space,
+                                                                      metric: shape.metric, hard: separator > 0,
+                                                                      wideSeparator: separator == 3, rightToLeft: paragraphRTL) else {
+                    unmodelled = true; break
+                }
+                packed.append(word)
+                if separator > 0 { paragraphStart = true }
+                start = end
+            }
+        }
+        if unmodelled { return try delegate() }
+        return FastStorage.make(text: sanitized, context: context, segments: packed, delegated: nil)
+    }
+
+    /// True when `PangoTextEngine.pangoText` would return `text` unchanged: no control character
+    /// to remove or convert (C0 but tab and newline, DEL, C1) and no paragraph too long for Pango.
+    /// A byte scan, without decoding.
+    static func isClean(_ text: String, style: TextStyle) -> Bool {
+        var copy = text
+        let maxBytes = max(64, Int(1_000_000 / style.size))
+        return copy.withUTF8 { bytes in
+            var paragraph = 0
+            var i = 0
+            while i < bytes.count {
+                let b = bytes[i]
+                if b < 0x20 {
+                    if b == 0x0A { paragraph = 0; i += 1; continue }
+                    if b != 0x09 { return false }
+                } else if b == 0x7F {
+                    return false
+                } else if b == 0xC2, i + 1 < bytes.count, bytes[i + 1] >= 0x80, bytes[i + 1] <= 0x9F {
+                    return false
+                }
+                paragraph += 1
+                if paragraph > maxBytes { return false }
+                i += 1
+            }
+            return true
+        }
+    }
+
+    /// The character after segment `start..<end` that decides its trailing spaces' font (see
+    /// `FastShaper.shape`), or nil when it cannot change it: no trailing space, end of text, or an
+    /// ASCII segment followed by ASCII.
+    static func spaceContext(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Range<Int>? {
+        guard end < bytes.count, end > start else { return nil }
+        let last = bytes[end - 1]
+        guard last == 0x20 || (end - start >= 3 && last == 0x80 && bytes[end - 2] == 0x80 && bytes[end - 3] == 0xE3) else { return nil }
+        if bytes[end] < 0x80 {
+            var ascii = true
+            for i in start..<end where bytes[i] >= 0x80 { ascii = false; break }
+            if ascii { return nil }
+        }
+        // The next character: its first scalar, with a variation selector, skin tone, keycap
+        // or second regional indicator that follows (they decide between text and emoji fonts).
+        var e = end + scalarLength(bytes[end])
+        if e < bytes.count, let first = scalar(bytes, at: end), let next = scalar(bytes, at: e) {
+            let v = next.value
+            let regional = (0x1F1E6...0x1F1FF).contains(first.value) && (0x1F1E6...0x1F1FF).contains(v)
+            if regional || (0xFE00...0xFE0F).contains(v) || (0x1F3FB...0x1F3FF).contains(v) || v == 0x20E3 {
+                e += scalarLength(bytes[e])
+            }
+        }
+        return end..<min(e, bytes.count)
+    }
+
+    /// For a segment starting with a character that is not a letter (digits, punctuation,
+    /// symbols: script-neutral), the last letter before it in the paragraph when that letter is
+    /// not Latin: the script run, and with it the font, continues through neutral characters.
+    static func scriptPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, paragraphStart: Int) -> Range<Int>? {
+        guard start > paragraphStart, start < end else { return nil }
+        let first = bytes[start]
+        if first < 0x80 {
+            // ASCII letters have a script of their own.
+            if (first | 0x20) >= 0x61 && (first | 0x20) <= 0x7A { return nil }
+        } else if let scalar = scalar(bytes, at: start), Self.isLetter(scalar) {
+            return nil
+        }
+        // Walk back over the paragraph to the last letter.
+        var i = start
+        while i > paragraphStart {
+            var j = i - 1
+            while j > paragraphStart, bytes[j] & 0xC0 == 0x80 { j -= 1 }
+            let b = bytes[j]
+            if b < 0x80 {
+                if (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A { return nil }   // Latin
+            } else if let scalar = scalar(bytes, at: j), Self.isLetter(scalar) {
+                return scalar.value < 0x250 ? nil : j..<i
+            }
+            i = j
+        }
+        return nil
+    }
+
+    /// Alphabetic (has a script of its own), with the common CJK and Hangul blocks answered
+    /// without a property look-up.
+    @inline(__always)
+    static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        if (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0xAC00...0xD7A3).contains(v)
+            || (0x3041...0x3096).contains(v) || (0x30A1...0x30FA).contains(v) { return true }
+        return scalar.properties.isAlphabetic
+    }
+
+    /// The scalar whose UTF-8 starts at `i` (valid UTF-8: the text is a Swift string).
+    @inline(__always)
+    static func scalar(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> Unicode.Scalar? {
+        let b = UInt32(bytes[i])
+        if b < 0x80 { return Unicode.Scalar(b) }
+        if b < 0xE0, i + 1 < bytes.count { return Unicode.Scalar((b & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F)) }
+        if b < 0xF0, i + 2 < bytes.count {
+            return Unicode.Scalar((b & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F))
+        }
+        guard i + 3 < bytes.count else { return nil }
+        return Unicode.Scalar((b & 0x07) << 18 | UInt32(bytes[i + 1] & 0x3F) << 12 | UInt32(bytes[i + 2] & 0x3F) << 6 | UInt32(bytes[i + 3] & 0x3F))
+    }
+
+    @inline(__always)
+    static func scalarLength(_ lead: UInt8) -> Int { lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4 }
+
+    // MARK: Layout
+
+    /// A line as laid out: its byte range and integer geometry (Pango units).
+    struct FastLine {
+        var start: Int
+        /// End of the line's range (trailing spaces included, the separator not).
+        var end: Int
+        /// End of the content drawn (trailing whitespace excluded).
+        var contentEnd: Int
+        var width: Int32
+        var metric: FastLineMetrics
+        var rightToLeft: Bool
+        /// Truncated last line: the ellipsis follows the content.
+        var ellipsis = false
+    }
+
+    struct FastArrangement {
+        var lines: [FastLine]
+        var layout: TextLayout
+    }
+
+    /// Lines of `storage` in `width` Pango units.
+    func arrange(_ storage: FastStorage, width: Int32, maxLines: Int?) -> FastArrangement {
+        let count = storage.count
+        guard count > 0 else { return FastArrangement(lines: [], layout: .empty) }
+        let metrics = shaperMetrics(storage.context)
+        let primary = metrics.primary
+        var lines: [FastLine] = []
+        lines.reserveCapacity(4)
+        let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
+        storage.withSegments { segs in
+            var k = 0
+            var paragraphStart = 0
+            while k < count, lines.count < limit {
+                // One paragraph: segments up to and including the one with a hard break.
+                var lineStart = paragraphStart, lineEnd = paragraphStart, contentEnd = paragraphStart
+                var w: Int64 = 0, pending: Int64 = 0
+                var has = false
+                var metric = metrics.table[Int(segs[k].metric)]
+                let rtl = segs[k].rightToLeft
+                func emit() {
+                    lines.append(FastLine(start: lineStart, end: lineEnd, contentEnd: contentEnd, width: Int32(clamping: w),
+                                          metric: metric, rightToLeft: rtl))
+                }
+                var segStart = paragraphStart
+                while k < count {
+                    let s = segs[k]
+                    let content = Int64(s.content), m = metrics.table[Int(s.metric)]
+                    let segEnd = s.end - s.separatorLength
+                    if has && w + pending + content > Int64(width) {
+                        emit()
+                        if lines.count >= limit { break }
+                        lineStart = segStart; w = 0; pending = 0; has = false
+                        metric = m
+                    }
+                    if content > Int64(width) {
+                        // Alone wider than the line (so it starts a line): break it between
+                        // grapheme clusters; its trailing spaces still hang.
+                        let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft)
+                        let contentLimit = storage.contentEnd(segStart, segEnd)
+                        metric = has ? metric.union(m) : m
+                        var previous = segStart
+                        for g in graphemes {
+                            let gEnd = segStart + Int(g.end)
+                            defer { previous = gEnd }
+                            if previous >= contentLimit { break }
+                            if has && w + Int64(g.width) > Int64(width) {
+                                lineEnd = previous; contentEnd = previous
+                                emit()
+                                if lines.count >= limit { break }
+                                lineStart = previous; w = 0; has = false
+                                metric = m
+                            }
+                            w += Int64(g.width); has = true
+                            contentEnd = gEnd
+                        }
+                        if lines.count >= limit { break }
+                        contentEnd = contentLimit
+                    } else {
+                        w += pending + content
+                        if has { metric = metric.union(m) } else { metric = m }
+                        has = true
+                        contentEnd = segEnd   // trailing whitespace is trimmed when drawing
+                    }
+                    pending = Int64(s.space)
+                    lineEnd = segEnd
+                    segStart = s.end
+                    k += 1
+                    if s.hard { break }
+                }
+                if lines.count >= limit { break }
+                emit()
+                paragraphStart = segStart
+                // A text ending in a hard break has an empty last line.
+                if k == count, segs[count - 1].hard, lines.count < limit {
+                    lines.append(FastLine(start: count == 0 ? 0 : segs[count - 1].end, end: segs[count - 1].end,
+                                          contentEnd: segs[count - 1].end, width: 0, metric: primary,
+                                          rightToLeft: segs[count - 1].rightToLeft))
+                }
+            }
+        }
+        var truncated = false
+        if let maxLines, lines.count > maxLines {
+            truncated = true
+            lines.removeSubrange(maxLines...)
+            lines[maxLines - 1] = ellipsize(lines[maxLines - 1], storage: storage, width: width)
+        }
+        return FastArrangement(lines: lines, layout: textLayout(lines, style: storage.context.style, truncated: truncated))
+    }
+
+    /// Geometry in points from integer lines: Pango's line-spacing rule (the first baseline at
+    /// the first line's ascent, then `lineHeight` × the line's font height per line).
+    func textLayout(_ lines: [FastLine], style: TextStyle, truncated: Bool) -> TextLayout {
+        var out: [TextLine] = []
+        out.reserveCapacity(lines.count)
+        var baseline: Int32 = 0
+        var widest = 0.0
+        let factor = Float(style.lineHeight)
+        for (i, line) in lines.enumerated() {
+            baseline = i == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.height))
+            let top = baseline - line.metric.ascent
+            let width = PangoTextEngine.points(line.width)
+            widest = max(widest, width)
+            out.append(TextLine(range: line.start..<line.end, width: width, top: PangoTextEngine.points(top),
+                                height: PangoTextEngine.points(line.metric.ascent + line.metric.descent),
+                                baseline: PangoTextEngine.points(baseline), isRightToLeft: line.rightToLeft))
+        }
+        for i in out.indices.dropLast() { out[i].height = out[i + 1].top - out[i].top }
+        let height = out.last.map { $0.top + $0.height } ?? 0
+        return TextLayout(lines: out, width: widest, height: height, isTruncated: truncated)
+    }
+
+    /// The last shown line of a cut text: the rest of its paragraph, as many grapheme clusters as
+    /// fit with "…" after them (at least the ellipsis).
+    private func ellipsize(_ line: FastLine, storage: FastStorage, width: Int32) -> FastLine {
+        lock.lock(); defer { lock.unlock() }
+        let ellipsis = storage.context.ellipsis?.content ?? 0
+        var result = line
+        result.ellipsis = true
+        var w: Int64 = 0
+        var shownEnd = line.start
+        var metric = line.metric
+        storage.withSegments { segs in
+            var segStart = 0
+            for k in 0..<storage.count {
+                let s = segs[k]
+                defer { segStart = s.end }
+                if s.end <= line.start { continue }
+                let segEnd = s.end - s.separatorLength
+                let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft)
+                for g in graphemes {
+                    let gEnd = segStart + Int(g.end)
+                    if gEnd <= line.start { continue }
+                    if w + Int64(g.width) + Int64(ellipsis) > Int64(width) { return }
+                    w += Int64(g.width)
+                    shownEnd = gEnd
+                    metric = metric.union(shaper.metrics[Int(s.metric)])
+                }
+                if s.hard { return }
+            }
+        }
+        result.end = shownEnd
+        result.contentEnd = shownEnd
+        result.width = Int32(clamping: w + Int64(ellipsis))
+        result.metric = metric
+        return result
+    }
+
+    private func shaperMetrics(_ context: FastStyleContext) -> (table: [FastLineMetrics], primary: FastLineMetrics) {
+        lock.lock(); defer { lock.unlock() }
+        let primary = context.primaryMetric
+        return (shaper.metrics, shaper.metrics[Int(primary)])
+    }
+
+    /// Grapheme-cluster advances of one segment (re-shaped from the cache when needed).
+    func graphemeWidths(_ storage: FastStorage, segmentStart: Int, segmentEnd: Int, rtl: Bool) -> [(end: Int32, width: Int32)] {
+        lock.lock(); defer { lock.unlock() }
+        let shape = segmentShape(storage, segmentStart, segmentEnd, rtl: rtl)
+        return storage.withText { bytes in
+            shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[segmentStart..<segmentEnd]))
+        }
+    }
+
+    /// The cached shape of bytes `start..<end` of the storage's text (a segment without its
+    /// separator), as `prepare` looked it up. The caller holds the lock.
+    func segmentShape(_ storage: FastStorage, _ start: Int, _ end: Int, rtl: Bool) -> FastSegmentShape {
+        storage.withText { bytes in
+            shaper.shape(bytes, segment: start..<end,
+                         prefix: Self.scriptPrefix(bytes, start, end, paragraphStart: Self.paragraphStart(bytes, before: start)),
+                         context: Self.isSeparator(bytes, end) ? nil : Self.spaceContext(bytes, start, end),
+                         rtl: rtl, style: storage.context)
+        }
+    }
+
+    /// Start of the paragraph holding byte `i`.
+    static func paragraphStart(_ bytes: UnsafeBufferPointer<UInt8>, before i: Int) -> Int {
+        var j = i
+        while j > 0 {
+            if bytes[j - 1] == 0x0A { return j }
+            if j >= 3, bytes[j - 3] == 0xE2, bytes[j - 2] == 0x80, bytes[j - 1] == 0xA8 || bytes[j - 1] == 0xA9 { return j }
+            j -= 1
+        }
+        return 0
+    }
+
+    /// A hard break's separator (\n, U+2028, U+2029) starts at `i`.
+    static func isSeparator(_ bytes: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
+        guard i < bytes.count else { return false }
+        if bytes[i] == 0x0A { return true }
+        return bytes[i] == 0xE2 && i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)
+    }
+}
+
+/// One segment of a prepared text, decoded: where it ends, its advance without trailing
+/// whitespace, the whitespace's advance (Pango units), its line-metrics class and flags.
+/// Stored packed in 8 bytes (`pack`).
+struct FastSegment {
+    var end: Int
+    var content: Int32
+    var space: Int32
+    var metric: UInt8
+    var hard: Bool
+    var wideSeparator: Bool
+    var rightToLeft: Bool
+    var separatorLength: Int { hard ? (wideSeparator ? 3 : 1) : 0 }
+
+    /// Bits: length 0–15 (bytes), content 16–39, space 40–54, metric 55–60, hard 61,
+    /// 3-byte separator 62, right to left 63. Nil when a value does not fit (the engine then hands
+    /// the text to Pango): a segment over 65,535 bytes, wider than 16,383 pt, with over 31 pt of
+    /// trailing spaces, or a 64th line-metrics class.
+    static func pack(length: Int, content: Int32, space: Int32, metric: UInt8, hard: Bool,
+                     wideSeparator: Bool, rightToLeft: Bool) -> UInt64? {
+        guard length >= 0, length < 1 << 16, content >= 0, content < 1 << 24, space >= 0, space < 1 << 15,
+              metric < 1 << 6 else { return nil }
+        return UInt64(length) | UInt64(content) << 16 | UInt64(space) << 40 | UInt64(metric) << 55
+            | (hard ? 1 << 61 : 0) | (wideSeparator ? 1 << 62 : 0) | (rightToLeft ? 1 << 63 : 0)
+    }
+
+    init(_ word: UInt64, start: Int) {
+        end = start + Int(word & 0xFFFF)
+        content = Int32(truncatingIfNeeded: (word >> 16) & 0xFF_FFFF)
+        space = Int32(truncatingIfNeeded: (word >> 40) & 0x7FFF)
+        metric = UInt8(truncatingIfNeeded: (word >> 55) & 0x3F)
+        hard = word & (1 << 61) != 0
+        wideSeparator = word & (1 << 62) != 0
+        rightToLeft = word & (1 << 63) != 0
+    }
+}
+
+/// A text handed whole to the reference Pango engine.
+final class DelegatedText {
+    let prepared: PreparedText
+    init(_ prepared: PreparedText) { self.prepared = prepared }
+}
+
+struct FastStorageHeader {
+    /// The sanitised text (`PangoTextEngine.pangoText` of what `prepare` got): what the
+    /// segments' offsets and the lines' ranges count.
+    var text: String
+    var context: FastStyleContext
+    var delegated: DelegatedText?
+    var count: Int32
+}
+
+/// What `FastTextEngine.prepare` keeps: its style, the text and its packed segments, inline in
+/// one allocation (8 bytes a segment plus a 40-byte header). Immutable.
+final class FastStorage: ManagedBuffer<FastStorageHeader, UInt64> {
+    static func make(text: String, context: FastStyleContext, segments: [UInt64],
+                     delegated: DelegatedText?) -> FastStorage {
+        let made = unsafeDowncast(FastStorage.create(minimumCapacity: segments.count) { _ in
+            FastStorageHeader(text: text, context: context, delegated: delegated, count: Int32(segments.count))
+        }, to: FastStorage.self)
+        made.withUnsafeMutablePointerToElements { e in
+            segments.withUnsafeBufferPointer { e.initialize(from: $0.baseAddress!, count: $0.count) }
+        }
+        return made
+    }
+
+    var count: Int { Int(header.count) }
+    var context: FastStyleContext { header.context }
+    var delegated: PreparedText? { header.delegated?.prepared }
+
+    /// Bytes of this object as allocated: object header, storage header, the element capacity
+    /// malloc gave (ManagedBuffer reads it from the allocation), and malloc's own 8 bytes.
+    var byteCost: Int { 16 + MemoryLayout<FastStorageHeader>.stride + capacity * MemoryLayout<UInt64>.stride + 8 }
+
+    func hasText(_ text: String) -> Bool {
+        var a = header.text, b = text
+        return a.withUTF8 { p in b.withUTF8 { q in p.count == q.count && (p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) } }
+    }
+
+    /// The segments decoded (with absolute ends), in a temporary buffer.
+    func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
+        let n = count
+        return withUnsafeTemporaryAllocation(of: FastSegment.self, capacity: max(1, n)) { buffer in
+            withUnsafeMutablePointerToElements { words in
+                var start = 0
+                for k in 0..<n {
+                    let s = FastSegment(words[k], start: start)
+                    buffer.initializeElement(at: k, to: s)
+                    start = s.end
+                }
+            }
+            return body(UnsafeBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
+    /// The sanitised text's UTF-8 (what the segments' offsets count).
+    func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var t = header.text
+        return t.withUTF8(body)
+    }
+
+    /// End of bytes `start..<end` without their trailing whitespace.
+    func contentEnd(_ start: Int, _ end: Int) -> Int {
+        withText { bytes in
+            var e = end
+            while e > start {
+                let b = bytes[e - 1]
+                if b == 0x20 || b == 0x09 { e -= 1; continue }
+                if e - start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
+                break
+            }
+            return e
+        }
+    }
+}
+
+/// ICU's line breaker (the segmenter `FastTextEngine` uses), for tests and tools.
+enum LineBreaker {
+    /// Break opportunities of `text` after offset 0 as UTF-8 byte offsets, each with whether it
+    /// is mandatory. The end of the text is always the last.
+    static func breaks(_ text: String) -> [(offset: Int, hard: Bool)] {
+        var copy = text
+        return copy.withUTF8 { bytes in
+            guard bytes.count > 0 else { return [] }
+            var out = [Int32](repeating: 0, count: bytes.count + 1)
+            var hard = [UInt8](repeating: 0, count: bytes.count + 1)
+            let n = bytes.withMemoryRebound(to: CChar.self) { raw in
+                clb_line_breaks(raw.baseAddress, Int32(raw.count), &out, &hard, Int32(out.count))
+            }
+            return (0..<max(0, Int(n))).map { (Int(out[$0]), hard[$0] != 0) }
+        }
+    }
+}

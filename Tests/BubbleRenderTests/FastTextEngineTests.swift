@@ -1,0 +1,331 @@
+import BubbleCore
+import CCairo
+import Foundation
+import Testing
+@testable import BubbleRender
+
+/// A deterministic multilingual chat corpus: messages of one to six phrases from per-language
+/// lists (English, German compounds, Spanish, Arabic, Hebrew, Chinese, Japanese, Korean, Hindi,
+/// ZWJ emoji and flags, URLs, long numbers), sometimes mixed, sometimes with a hard newline.
+enum AgreementCorpus {
+    static let phrases: [String: [String]] = [
+        "en": ["See you tomorrow at the station", "haha that's amazing", "Can you send me the file?",
+               "I'm running a little late, sorry!", "What time does the train leave", "ok", "Sounds good to me.",
+               "Don't forget the milk and eggs", "The quick brown fox jumps over the lazy dog",
+               "well-known state-of-the-art solution", "It's 5 o'clock somewhere…", "Yes!!", "“quoted” text — with dashes"],
+        "de": ["Donaudampfschifffahrtsgesellschaftskapitän", "Rindfleischetikettierungsüberwachungsaufgabenübertragungsgesetz",
+               "Wir treffen uns morgen um acht", "Kraftfahrzeughaftpflichtversicherung ist teuer",
+               "Grüße aus München!", "Straßenbahnhaltestelle gleich um die Ecke", "Schöne Weihnachten und guten Rutsch"],
+        "es": ["¿Dónde está la estación de tren?", "¡Nos vemos mañana!", "Muchísimas gracias por todo",
+               "El niño comió una manzana", "Estoy llegando, espérame en la esquina", "¡Qué bueno!"],
+        "ar": ["مرحبا كيف حالك", "أراك غدا في المحطة", "شكرا جزيلا على كل شيء", "السلام عليكم ورحمة الله",
+               "هل يمكنك إرسال الملف؟", "صباح الخير يا صديقي"],
+        "he": ["שלום מה נשמע", "נתראה מחר בתחנה", "תודה רבה על הכל", "אני מאחר קצת, סליחה", "בוקר טוב לכולם"],
+        "zh": ["今天天气很好", "明天见", "我们在火车站见面吧", "谢谢你的帮助！", "好的，没问题", "你吃饭了吗？"],
+        "ja": ["今日は天気がいいですね", "また明日", "駅で会いましょう", "ありがとうございます！", "ちょっと遅れます。ごめんなさい", "カタカナのテキスト"],
+        "ko": ["안녕하세요", "감사합니다", "내일 역에서 만나요", "좋은 아침입니다", "조금 늦을 것 같아요"],
+        "hi": ["नमस्ते आप कैसे हैं", "कल मिलते हैं", "बहुत धन्यवाद", "मैं थोड़ा देर से आऊंगा"],
+        "emoji": ["😀", "👍", "❤️", "👨‍👩‍👧‍👦", "🇩🇪", "🇯🇵🇺🇸", "🎉🎉🎉", "👩🏽‍💻", "🏳️‍🌈", "😂😂", "✌🏿", "🙏"],
+        "url": ["https://example.com/a/long/path?with=query&and=more", "www.bubblekit.dev/docs/text",
+                "mailto:someone@example.org", "https://maps.example.com/@52.5200,13.4050,15z"],
+        "num": ["+49 170 1234567", "1234567890123456789012345", "3.14159265358979323846", "IBAN DE89370400440532013000",
+                "12/24/2026", "1,000,000.00 €"],
+    ]
+    static let languages = phrases.keys.sorted()
+
+    static func messages(count: Int, seed: UInt64 = 8) -> [String] {
+        var rng = SplitMix64(seed: seed)
+        var out: [String] = []
+        out.reserveCapacity(count)
+        for _ in 0..<count {
+            // Mostly one language, sometimes mixed with emoji, numbers or another language.
+            let primary = languages[Int(rng.next() % UInt64(languages.count))]
+            let n = 1 + Int(rng.next() % 6)
+            var parts: [String] = []
+            for _ in 0..<n {
+                let mix = rng.next() % 5 == 0
+                let language = mix ? languages[Int(rng.next() % UInt64(languages.count))] : primary
+                let list = phrases[language]!
+                parts.append(list[Int(rng.next() % UInt64(list.count))])
+            }
+            let separator = rng.next() % 12 == 0 ? "\n" : " "
+            out.append(parts.joined(separator: separator))
+        }
+        return out
+    }
+}
+
+
+@Suite(.serialized) struct FastTextEngineTests {
+    init() { TestFonts.pin() }
+
+    private func lines(_ text: String, _ layout: TextLayout) -> [String] {
+        let bytes = Array(PangoTextEngine.pangoText(text, style: body).utf8)
+        return layout.lines.map { String(decoding: bytes[$0.range], as: UTF8.self) }
+    }
+
+    /// Same lines, ranges and widths as Pango on the cases the contract names.
+    @Test(arguments: [
+        ("Here's a little bubble", 220.0), ("Andnormallyaddlinebreaksonlyinbetween words", 80.0),
+        ("two\nlines", 300.0), ("ends with a newline\n", 300.0), ("a\n\nb", 300.0),
+        ("trailing spaces hang      ", 120.0), ("   leading spaces", 300.0), ("", 100.0),
+        ("👨‍👩‍👧‍👦🇩🇪👍🏽 emoji", 60.0), ("今日は天気がいいですね", 50.0), ("مرحبا كيف حالك اليوم يا صديقي", 80.0),
+        ("שלום\nhello", 300.0), ("https://example.com/a/long/path?with=query", 90.0), ("x", 0.5),
+    ])
+    func matchesPangoOnContractCases(_ text: String, _ width: Double) throws {
+        let pango = PangoTextEngine(), fast = FastTextEngine()
+        let p = try pango.layout(pango.prepare(text, style: body), maxWidth: width, maxLines: nil)
+        let f = try fast.layout(fast.prepare(text, style: body), maxWidth: width, maxLines: nil)
+        #expect(f.lines.map(\.range) == p.lines.map(\.range), "\(lines(text, f)) vs Pango \(lines(text, p))")
+        #expect(f.lines.map(\.isRightToLeft) == p.lines.map(\.isRightToLeft))
+        for (a, b) in zip(f.lines, p.lines) {
+            #expect(abs(a.width - b.width) <= 0.5, "\(text.debugDescription): \(a.width) vs \(b.width)")
+            #expect(abs(a.baseline - b.baseline) <= 0.01)
+        }
+        #expect(abs(f.height - p.height) <= 0.01)
+    }
+
+    /// An over-long word breaks inside itself only because it must, at grapheme boundaries.
+    @Test func breaksAWordOnlyWhenItAloneIsTooWide() throws {
+        let fast = FastTextEngine()
+        let text = "ok Donaudampfschifffahrtsgesellschaftskapitän ok"
+        let layout = try fast.layout(fast.prepare(text, style: body), maxWidth: 100, maxLines: nil)
+        let texts = lines(text, layout)
+        #expect(texts.first == "ok ")
+        #expect(texts.count >= 4)
+        #expect(texts.joined() == text)
+        #expect(layout.lines.allSatisfy { $0.width <= 100 })
+        // A family emoji is never split, even in a width narrower than itself.
+        let family = "👨‍👩‍👧‍👦👨‍👩‍👧‍👦"
+        let narrow = try fast.layout(fast.prepare(family, style: body), maxWidth: 5, maxLines: nil)
+        #expect(lines(family, narrow) == ["👨‍👩‍👧‍👦", "👨‍👩‍👧‍👦"])
+    }
+
+    /// maxLines cuts with a tail ellipsis that fits the width; the shown characters are a prefix.
+    @Test func cutsAfterMaxLinesWithAnEllipsis() throws {
+        let fast = FastTextEngine(), pango = PangoTextEngine()
+        let text = "The quick brown fox jumps over the lazy dog and keeps running far away"
+        for width in [90.0, 150.0] {
+            let f = try fast.layout(fast.prepare(text, style: body), maxWidth: width, maxLines: 2)
+            let p = try pango.layout(pango.prepare(text, style: body), maxWidth: width, maxLines: 2)
+            #expect(f.isTruncated && f.lines.count == 2)
+            #expect(f.lines[1].width <= width)
+            #expect(f.lines.map(\.range) == p.lines.map(\.range), "\(lines(text, f)) vs \(lines(text, p))")
+            #expect(abs(f.lines[1].width - p.lines[1].width) <= 0.5)
+        }
+        let short = try fast.layout(fast.prepare("one\ntwo", style: body), maxWidth: 200, maxLines: 2)
+        #expect(!short.isTruncated && short.lines.count == 2)
+    }
+
+    /// Balanced width: the binary search over arithmetic layouts finds the same width as with Pango.
+    @Test func balancedWidthMatchesPango() throws {
+        let text = "Here's a little bubble that wraps onto a few lines of text"
+        let fastWidth = try BubbleMeasurer(style: LayoutStyle(), engine: FastTextEngine()).measure(text, style: body, maxWidth: 200, balanced: true)
+        let pangoWidth = try BubbleMeasurer(style: LayoutStyle(), engine: PangoTextEngine()).measure(text, style: body, maxWidth: 200, balanced: true)
+        #expect(fastWidth.0.lines.count == pangoWidth.0.lines.count)
+        #expect(abs(fastWidth.0.width - pangoWidth.0.width) <= 0.5)
+    }
+
+    /// One engine used from several threads at once gives what it gives on one thread, and the
+    /// segment cache stays within its byte budget.
+    @Test func isSafeToShareAcrossThreadsWithABoundedCache() throws {
+        let fast = FastTextEngine(cacheBytes: 256 << 10, preparedCapacity: 64)
+        let corpus = AgreementCorpus.messages(count: 400, seed: 3)
+        let expected = try corpus.map { try fast.layout(fast.prepare($0, style: body), maxWidth: 150, maxLines: nil) }
+        let results = UnsafeMutableBufferPointer<TextLayout?>.allocate(capacity: corpus.count * 4)
+        results.initialize(repeating: nil)
+        defer { results.deallocate() }
+        nonisolated(unsafe) let out = results
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for (i, text) in corpus.enumerated() {
+                out[t * corpus.count + i] = try? fast.layout(fast.prepare(text, style: body), maxWidth: 150, maxLines: nil)
+            }
+        }
+        for t in 0..<4 { for i in corpus.indices { #expect(results[t * corpus.count + i] == expected[i]) } }
+        let stats = fast.segmentCacheStatistics
+        #expect(stats.bytes <= 256 << 10)
+        #expect(stats.misses > 0 && stats.hits > 0)
+    }
+
+    /// Tabs are handed to Pango whole; the result is Pango's.
+    @Test func handsTabsToPango() throws {
+        let fast = FastTextEngine(), pango = PangoTextEngine()
+        let text = "a\tb\tc tab separated"
+        let prepared = try fast.prepare(text, style: body)
+        #expect(fast.isDelegated(prepared))
+        #expect(try fast.layout(prepared, maxWidth: 60, maxLines: nil) == pango.layout(pango.prepare(text, style: body), maxWidth: 60, maxLines: nil))
+    }
+
+    /// Bad and odd input: defined results like Pango's, never a crash or a negative size.
+    @Test func handlesOddInputLikePango() throws {
+        let fast = FastTextEngine(), pango = PangoTextEngine()
+        let long = String(repeating: "a", count: 66_000)   // one segment over 65,535 bytes
+        // One segment over 65,535 bytes does not fit a packed segment: handed to Pango whole.
+        let longPrepared = try fast.prepare(long, style: body)
+        #expect(fast.isDelegated(longPrepared))
+        #expect(try fast.layout(longPrepared, maxWidth: 2_000, maxLines: 3).lines.count == 3)
+        let texts = ["", " ", "   ", "\n", "\n\n\n", "a\u{2028}b", "a\u{2029}b", "\u{301}", "\u{200D}", "x\r\ny\rz",
+                     "nul\u{0}byte", "\u{7}bell", "🏳️‍🌈🏳️‍🌈🏳️‍🌈", "עברית and English\nEnglish then עברית",
+                     String(repeating: "word ", count: 2_000)]
+        for text in texts {
+            // Pango takes seconds for tens of thousands of one-letter lines: narrow widths only
+            // for the short texts. (Narrower than a space, Pango also breaks between spaces,
+            // which hang here: a documented difference, not checked.)
+            for width in text.utf8.count > 1_000 ? [150.0, 300.0] : [8.0, 50.0, 300.0] {
+                let f = try fast.layout(fast.prepare(text, style: body), maxWidth: width, maxLines: nil)
+                let p = try pango.layout(pango.prepare(text, style: body), maxWidth: width, maxLines: nil)
+                #expect(f.width >= 0 && f.height >= 0 && f.width.isFinite && f.height.isFinite)
+                // Narrower than a letter, Pango char-wraps runs of spaces and places spaces
+                // between broken words differently: only sanity there.
+                guard width >= 50 else { continue }
+                #expect(f.lines.count == p.lines.count, "\(text.prefix(40).debugDescription) at \(width)")
+                #expect(abs(f.height - p.height) <= 0.5, "\(text.prefix(40).debugDescription) at \(width)")
+                let cut = try fast.layout(fast.prepare(text, style: body), maxWidth: width / 8, maxLines: 2)
+                #expect(cut.lines.count <= 2)
+                #expect(cut.lines.allSatisfy { $0.range.lowerBound <= $0.range.upperBound })
+            }
+        }
+        for bad in [0.0, -1, .nan, .infinity] {
+            #expect(throws: TextError.self) {
+                try fast.layout(fast.prepare("x", style: body), maxWidth: bad, maxLines: nil)
+            }
+        }
+        #expect(throws: TextError.self) { try fast.prepare("x", style: TextStyle(size: .nan)) }
+        #expect(throws: TextError.unknownFont("No Such Family 1234")) { try fast.prepare("x", style: TextStyle(family: "No Such Family 1234", size: 16)) }
+    }
+
+    /// 5,000 messages × widths 120, 200, 280 pt: the same line count as Pango for ≥ 99.5 % of
+    /// them, and every line within 0.5 pt of Pango's for ≥ 99.5 % of those. Every disagreement is
+    /// printed with both results.
+    @Test func agreesWithPangoOnAMultilingualCorpus() throws {
+        let pango = PangoTextEngine()
+        let fast = FastTextEngine()
+        let corpus = AgreementCorpus.messages(count: 5_000)
+        var total = 0, sameCount = 0, sameWidths = 0, sameHeights = 0
+        var report: [String] = []
+        for width in [120.0, 200.0, 280.0] {
+            for text in corpus {
+                total += 1
+                let p = try pango.layout(pango.prepare(text, style: body), maxWidth: width, maxLines: nil)
+                let f = try fast.layout(fast.prepare(text, style: body), maxWidth: width, maxLines: nil)
+                guard p.lines.count == f.lines.count else {
+                    report.append("LINES w=\(Int(width)) \(text.debugDescription)\n  pango \(lines(text, p))\n  fast  \(lines(text, f))")
+                    continue
+                }
+                sameCount += 1
+                let worst = zip(p.lines, f.lines).map { abs($0.width - $1.width) }.max() ?? 0
+                if worst <= 0.5 { sameWidths += 1 } else {
+                    report.append("WIDTH w=\(Int(width)) off by \(worst) \(text.debugDescription)\n  pango \(p.lines.map(\.width))\n  fast  \(f.lines.map(\.width))")
+                }
+                if abs(p.height - f.height) <= 0.01 { sameHeights += 1 } else if report.count < 400 {
+                    report.append("HEIGHT w=\(Int(width)) pango \(p.height) fast \(f.height) \(text.debugDescription)")
+                }
+            }
+        }
+        print("FastTextEngine vs Pango: \(total) layouts; line counts agree \(sameCount) (\(String(format: "%.2f", 100.0 * Double(sameCount) / Double(total))) %); widths within 0.5 pt \(sameWidths) (\(String(format: "%.2f", 100.0 * Double(sameWidths) / Double(sameCount))) % of those); heights within 0.01 pt \(sameHeights)")
+        for line in report { print(line) }
+        #expect(Double(sameCount) >= 0.995 * Double(total))
+        #expect(Double(sameWidths) >= 0.995 * Double(sameCount))
+        // Heights: lines mixing colour emoji with CJK have their baseline 0.85 pt lower here than
+        // in Pango (a known gap, docs/TEXT.md); everything else matches to 0.01 pt.
+        #expect(Double(sameHeights) >= 0.985 * Double(sameCount))
+    }
+}
+
+private let body = TextStyle(size: 16)
+
+/// The demo conversation rendered with both engines: the same bubbles, the same text in the same
+/// places; pixels differ only where glyph edges are anti-aliased a little differently.
+@Suite(.serialized) struct FastTextRenderingTests {
+    init() { TestFonts.pin() }
+
+    private func render(_ kind: TextEngineKind, theme name: String, format: OutputFormat, to path: String) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: BundledSamples.demoConversation))
+        let (conversation, _) = try ConversationFile.decode(data, path: BundledSamples.demoConversation)
+        let (theme, folder) = try ThemeLibrary.load(name)
+        var options = RenderOptions(format: format)
+        options.timeZone = TimeZone(identifier: "UTC")!
+        options.scale = 2
+        let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: BundledSamples.folder.path, textEngine: kind)
+        try renderer.render(conversation, to: path, options: options)
+    }
+
+    /// Pixels whose largest channel difference exceeds `threshold`, and the largest difference.
+    private func compare(_ a: RGBAImage, _ b: RGBAImage, threshold: Int) -> (count: Int, max: Int) {
+        var count = 0, worst = 0
+        for i in stride(from: 0, to: a.bytes.count, by: 4) {
+            var d = 0
+            for c in 0..<4 { d = max(d, abs(Int(a.bytes[i + c]) - Int(b.bytes[i + c]))) }
+            worst = max(worst, d)
+            if d > threshold { count += 1 }
+        }
+        return (count, worst)
+    }
+
+    /// An SVG split into its non-numeric text and its numbers.
+    private func svgTokens(_ path: String) throws -> (text: String, numbers: [Double]) {
+        let svg = try String(contentsOfFile: path, encoding: .utf8)
+        var text = "", number = "", numbers: [Double] = []
+        for ch in svg {
+            if ch.isNumber || (ch == "." && !number.isEmpty) || (ch == "-" && number.isEmpty) {
+                number.append(ch)
+            } else {
+                if let v = Double(number) { numbers.append(v); text += "#" } else { text += number }
+                number = ""
+                text.append(ch)
+            }
+        }
+        return (text, numbers)
+    }
+
+    @Test(arguments: ["imessage", "classic", "whatsapp"])
+    func demoPNGLooksTheSameWithBothEngines(_ theme: String) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fast-png-\(getpid())-\(theme)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try render(.fast, theme: theme, format: .png, to: dir + "/fast.png")
+        try render(.pango, theme: theme, format: .png, to: dir + "/pango.png")
+        let fast = try ImageSurface(pngFile: dir + "/fast.png").rgbaImage()
+        let pango = try ImageSurface(pngFile: dir + "/pango.png").rgbaImage()
+        #expect(fast.width == pango.width && fast.height == pango.height)
+        guard fast.width == pango.width, fast.height == pango.height else { return }
+        let (count, worst) = compare(fast, pango, threshold: 96)
+        let total = fast.width * fast.height
+        print("\(theme): \(count) of \(total) pixels differ by more than 96 (max \(worst))")
+        // Anti-aliasing only (words shifted by a fraction of a pixel where Pango kerns across a
+        // segment boundary): a line of text drawn elsewhere or missing changes several thousand.
+        #expect(Double(count) <= 0.002 * Double(total), "\(count) pixels differ by more than 96 of 255")
+    }
+
+    /// PDF: both engines' pages rasterised by pdftoppm agree to anti-aliasing; SVG: the same text
+    /// in the same lines, so the same document.
+    @Test func demoPDFAndSVGAreTheSameWithBothEngines() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fast-pdf-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for kind in TextEngineKind.allCases {
+            try render(kind, theme: "classic", format: .svg, to: dir + "/\(kind.rawValue).svg")
+            try render(kind, theme: "imessage", format: .pdf, to: dir + "/\(kind.rawValue).pdf")
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/pdftoppm")
+            p.arguments = ["-png", "-r", "144", "-f", "1", "-l", "1", dir + "/\(kind.rawValue).pdf", dir + "/\(kind.rawValue)"]
+            try p.run(); p.waitUntilExit()
+            #expect(p.terminationStatus == 0)
+        }
+        // The same elements and text; coordinates within 0.5 pt (centred labels move by half
+        // a width difference).
+        let (fastSVG, pangoSVG) = (try svgTokens(dir + "/fast.svg"), try svgTokens(dir + "/pango.svg"))
+        #expect(fastSVG.text == pangoSVG.text)
+        #expect(fastSVG.numbers.count == pangoSVG.numbers.count)
+        let offBy = zip(fastSVG.numbers, pangoSVG.numbers).map { abs($0 - $1) }.max() ?? 0
+        #expect(offBy <= 0.5, "SVG coordinates differ by \(offBy)")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".png") }.sorted()
+        let fastPage = try #require(pages.first { $0.hasPrefix("fast") }), pangoPage = try #require(pages.first { $0.hasPrefix("pango") })
+        let fast = try ImageSurface(pngFile: dir + "/" + fastPage).rgbaImage()
+        let pango = try ImageSurface(pngFile: dir + "/" + pangoPage).rgbaImage()
+        #expect(fast.width == pango.width && fast.height == pango.height)
+        let (count, worst) = compare(fast, pango, threshold: 96)
+        print("pdf page 1: \(count) of \(fast.width * fast.height) pixels differ by more than 96 (max \(worst))")
+        #expect(Double(count) <= 0.002 * Double(fast.width * fast.height))
+    }
+}
