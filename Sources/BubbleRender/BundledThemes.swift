@@ -13,6 +13,9 @@ public enum BundledThemes {
 public enum BundledSamples {
     public static var folder: URL { Bundle.module.resourceURL!.appendingPathComponent("Samples") }
     public static var demoConversation: String { folder.appendingPathComponent("demo.json").path }
+    /// A group chat with every conversation feature: names, avatars, links, reactions, a reply,
+    /// emoji-only, right-to-left text, a photo grid with a caption, failed and read status, typing.
+    public static var featuresConversation: String { folder.appendingPathComponent("features.json").path }
 }
 
 /// The project's pinned fontconfig file (Sources/BubbleRender/Fonts/fonts.conf).

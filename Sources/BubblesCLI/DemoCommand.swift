@@ -13,29 +13,74 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-        let input = BundledSamples.demoConversation
-        let data = try Data(contentsOf: URL(fileURLWithPath: input))
-        let (conversation, _) = try reporting { try ConversationFile.decode(data, path: input) }
         let utc = TimeZone(identifier: "UTC")!
-        // Every bundled theme as PNG, the dark variants too; one PDF and one SVG.
-        var jobs: [(String, String, Bool, OutputFormat)] = []
+        let samples = BundledSamples.folder.path
+        func load(_ input: String) throws -> Conversation {
+            let data = try Data(contentsOf: URL(fileURLWithPath: input))
+            let (conversation, _) = try reporting { try ConversationFile.decode(data, path: input) }
+            return conversation
+        }
+        let seeds = try load(BundledSamples.demoConversation)
+        let features = try load(BundledSamples.featuresConversation)
+
+        /// One output: a sample, a theme (with the times where `timestamps` says, when given).
+        struct Job {
+            var conversation: Conversation
+            var theme: String
+            var path: String
+            var format: OutputKind
+            var dark = false
+            var mirrored = false
+            var timestamps: Theme.TimestampPlacement? = nil
+        }
+        // The seeds' conversation in every bundled theme (dark variants too), PDF, SVG, HTML.
+        var jobs: [Job] = []
         for name in ThemeLibrary.bundledNames {
             let (theme, _) = try reporting { try ThemeLibrary.load(name) }
-            jobs.append((name, "\(output)/demo-\(name).png", false, .png))
-            if theme.dark != nil { jobs.append((name, "\(output)/demo-\(name)-dark.png", true, .png)) }
+            jobs.append(Job(conversation: seeds, theme: name, path: "\(output)/demo-\(name).png", format: .cairo(.png)))
+            if theme.dark != nil {
+                jobs.append(Job(conversation: seeds, theme: name, path: "\(output)/demo-\(name)-dark.png", format: .cairo(.png), dark: true))
+            }
         }
-        jobs.append(("imessage", "\(output)/demo.pdf", false, .pdf))
-        jobs.append(("classic", "\(output)/demo.svg", false, .svg))
-        for (name, path, dark, format) in jobs {
-            let (theme, folder) = try reporting { try ThemeLibrary.load(name) }
-            var options = RenderOptions(format: format)
-            options.dark = dark
-            options.timeZone = utc
-            options.scale = 2
-            let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: BundledSamples.folder.path,
-                                                textEngine: textEngine)
-            try reporting { try renderer.render(conversation, to: path, options: options) }
-            print(path)
+        jobs.append(Job(conversation: seeds, theme: "imessage", path: "\(output)/demo.pdf", format: .cairo(.pdf)))
+        jobs.append(Job(conversation: seeds, theme: "classic", path: "\(output)/demo.svg", format: .cairo(.svg)))
+        jobs.append(Job(conversation: seeds, theme: "imessage", path: "\(output)/demo.html", format: .html))
+        // Every conversation feature in one group chat: the four time placements (one per
+        // theme), dark, a right-to-left interface, and PDF, SVG and HTML.
+        jobs += [
+            Job(conversation: features, theme: "imessage", path: "\(output)/features-imessage.png", format: .cairo(.png), timestamps: .beside),
+            Job(conversation: features, theme: "imessage", path: "\(output)/features-imessage-dark.png", format: .cairo(.png), dark: true, timestamps: .beside),
+            Job(conversation: features, theme: "whatsapp", path: "\(output)/features-whatsapp.png", format: .cairo(.png)),
+            Job(conversation: features, theme: "sms", path: "\(output)/features-sms.png", format: .cairo(.png), timestamps: .daySeparator),
+            Job(conversation: features, theme: "classic", path: "\(output)/features-classic.png", format: .cairo(.png)),
+            Job(conversation: features, theme: "imessage", path: "\(output)/features-rtl.png", format: .cairo(.png), mirrored: true),
+            Job(conversation: features, theme: "imessage", path: "\(output)/features.pdf", format: .cairo(.pdf)),
+            Job(conversation: features, theme: "whatsapp", path: "\(output)/features.svg", format: .cairo(.svg)),
+            Job(conversation: features, theme: "whatsapp", path: "\(output)/features.html", format: .html),
+        ]
+        for job in jobs {
+            var (theme, folder) = try reporting { try ThemeLibrary.load(job.theme) }
+            if let timestamps = job.timestamps { theme.timestamps = timestamps }
+            switch job.format {
+            case .html:
+                var options = HTMLOptions()
+                options.timeZone = utc
+                options.dark = job.dark ? true : nil
+                options.pageSize = .single
+                options.mirrored = job.mirrored
+                options.textEngine = textEngine
+                let exporter = HTMLExporter(theme: theme, themeFolder: folder, photosFolder: samples, options: options)
+                _ = try reporting { try exporter.export(job.conversation, to: job.path) }
+            case .cairo(let format):
+                var options = RenderOptions(format: format)
+                options.dark = job.dark
+                options.mirrored = job.mirrored
+                options.timeZone = utc
+                options.scale = 2
+                let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: samples, textEngine: textEngine)
+                _ = try reporting { try renderer.render(job.conversation, to: job.path, options: options) }
+            }
+            print(job.path)
         }
         for scale in [1, 2, 3] {
             let path = "\(output)/nineslice@\(scale)x.png"

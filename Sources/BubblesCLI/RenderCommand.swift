@@ -38,6 +38,8 @@ struct Render: ParsableCommand {
     @Option(help: "Locale of day and time texts (e.g. en_US, en_GB, de_DE, fr_FR, ja_JP); default: English days, 24-hour times.") var locale: String?
     @Option(help: "Text engine: fast (cached segments and glyph runs, the default) or pango (a Pango layout per text, the reference).")
     var textEngine: TextEngineKind = .standard
+    @Option(help: "Where message times go, instead of the theme's choice: none, aboveGroup, inside, daySeparator or beside.")
+    var timestamps: Theme.TimestampPlacement?
 
     func run() throws {
         let formatName = format ?? (output == "-" ? nil : (output as NSString).pathExtension.lowercased())
@@ -81,7 +83,8 @@ struct Render: ParsableCommand {
         let loaded = try source.load()
         defer { loaded.close() }
         loaded.reportWarnings()
-        let (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? loaded.result.theme ?? "imessage") }
+        var (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? loaded.result.theme ?? "imessage") }
+        if let timestamps { themeValue.timestamps = timestamps }
 
         // Everything is written to a file first; standard output gets it once complete.
         let target = output == "-"
@@ -116,7 +119,7 @@ struct Render: ParsableCommand {
             options.timeZone = loaded.timeZone
             options.locale = localeValue
             options.now = nowValue
-                        let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder,
+            let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder,
                                                 textEngine: textEngine)
             let bar = ProgressBar()
             renderer.progress = { done, total in bar.update(done, total) }
@@ -148,6 +151,7 @@ enum OutputKind: Equatable {
 
 /// `bubbles themes`: the bundled themes.
 extension TextEngineKind: ExpressibleByArgument {}
+extension Theme.TimestampPlacement: ExpressibleByArgument {}
 
 struct Themes: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the bundled themes.")

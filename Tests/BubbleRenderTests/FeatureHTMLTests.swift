@@ -43,6 +43,36 @@ struct FeatureHTMLTests {
         #expect(body.components(separatedBy: "<div class=\"st").count - 1 == 2)
     }
 
+    @Test("times in day separators only: the day and the first time, a time-only separator after a pause, as the layout has them")
+    func timeInSeparators() throws {
+        TestFonts.pin()
+        let t0 = Date(timeIntervalSince1970: 1_763_629_200)  // 2025-11-20 09:00 UTC
+        let c = Conversation(participants: [Participant(id: "a", name: "A"), Participant(id: "me", name: "Me")], messages: [
+            Message(sender: "a", direction: .incoming, date: t0, text: "one"),
+            Message(sender: "me", direction: .outgoing, date: t0 + 600, text: "two"),
+            Message(sender: "a", direction: .incoming, date: t0 + 600 + 7200, text: "three"),
+        ])
+        let (theme, folder) = try ThemeLibrary.load("sms")
+        var style = theme
+        style.timestamps = .daySeparator
+        let dir = try htmlTempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var options = HTMLOptions()
+        options.timeZone = TimeZone(identifier: "UTC")!
+        let path = dir.appendingPathComponent("chat.html").path
+        try HTMLExporter(theme: style, themeFolder: folder, photosFolder: "/", options: options).export(c, to: path)
+        let html = try String(contentsOfFile: path, encoding: .utf8)
+        let separators = html.components(separatedBy: "<div class=\"d\">").dropFirst().map { String($0.prefix { $0 != "<" }) }
+        let layout = try ConversationLayouter(style: style.layoutStyle, engine: MonospaceTextEngine(), timeZone: options.timeZone)
+            .layout(c, width: 375)
+        let expected = layout.rows.compactMap { row -> String? in
+            if case .daySeparator(let label) = row.content { return label.string } else { return nil }
+        }
+        #expect(separators == ["Thursday, 20 November 2025, 09:00", "11:10"])
+        #expect(separators == expected)
+        #expect(!html.contains("<time>"))
+    }
+
     @Test("no link but http, https, mailto and tel")
     func hostileLinks() throws {
         let c = Conversation(participants: [Participant(id: "a", name: "A"), Participant(id: "me", name: "Me")], messages: [

@@ -165,8 +165,21 @@ struct CLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
         for f in ["demo-classic.png", "demo-imessage.png", "demo-imessage-dark.png", "demo-sms.png", "demo-whatsapp.png",
-                  "demo.pdf", "demo.svg"] {
+                  "demo.pdf", "demo.svg", "demo.html", "features-imessage.png", "features-imessage-dark.png",
+                  "features-whatsapp.png", "features-sms.png", "features-classic.png", "features-rtl.png",
+                  "features.pdf", "features.svg", "features.html"] {
             #expect(files.contains(f), "missing \(f)")
         }
+        // The features sample shows its features in every format.
+        let pdf = try pdftotext(dir.appendingPathComponent("features.pdf").path)
+        for text in ["Ana Ruiz", "Ben Okafor", "Failed", "Read 09:16", "Morning all! Are we still on for", "The view from the cabin"] {
+            #expect(pdf.contains(text), "features.pdf lacks \(text)")
+        }
+        let svg = try String(contentsOf: dir.appendingPathComponent("features.svg"), encoding: .utf8)
+        #expect(svg.contains("href=\"https://example.com/cabin/4821\"") && svg.contains("href=\"tel:+15550102000\""))
+        let html = try String(contentsOf: dir.appendingPathComponent("features.html"), encoding: .utf8)
+        #expect(html.contains("aria-label=\"typing\"") && html.contains("<span class=\"rx\">") && html.contains("<div class=\"gr\">"))
+        // WhatsApp: times inside the bubbles.
+        #expect(html.contains("<time>07:30</time>"))
     }
 }

@@ -290,6 +290,7 @@ final class HTMLExportSession {
         let coverage = fonts.coverage
         let showsTimeAbove = style.showsTimeAboveGroup
         let timeInside = style.timeInsideBubble
+        let timeInSeparator = style.timeInDaySeparator
         let links = options.links
 
         // The message before the page decides only whether the first one starts a new day.
@@ -308,10 +309,21 @@ final class HTMLExportSession {
             lastDay = day
             let pageStart = i == range.lowerBound
             var startsGroup = !continues(m, day: day, after: previous) || pageStart
-            // Day separator: a new day, and at the top of every page.
-            if previous == nil || previous!.day != day || pageStart {
+            // Day separator: a new day, and at the top of every page. With times in separators
+            // only (ConversationLayouter's rule): the day and the time, and a separator with the
+            // time alone after a pause.
+            let newDay = previous == nil || previous!.day != day || pageStart
+            let pause = timeInSeparator && previous.map { m.date.timeIntervalSince($0.date) > style.timeSeparatorGap } == true
+            if newDay || pause {
                 body.append("<div class=\"d\">")
-                body.appendText(dayLabel(day), links: false, coverage: coverage, faces: &bold)
+                if timeInSeparator {
+                    var label = HTMLBuffer(capacity: 8)
+                    appendTime(local, to: &label)
+                    let time = String(decoding: label.bytes, as: UTF8.self)
+                    body.appendText(newDay ? dayLabel(day) + ", " + time : time, links: false, coverage: coverage, faces: &bold)
+                } else {
+                    body.appendText(dayLabel(day), links: false, coverage: coverage, faces: &bold)
+                }
                 body.append("</div>\n")
                 startsGroup = true
             }

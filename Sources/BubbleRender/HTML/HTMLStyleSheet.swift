@@ -335,7 +335,7 @@ struct HTMLStyleSheet {
     func features() -> String {
         let e = style.emojiText
         var css = ".c>.e{padding:0;min-width:0;min-height:0;font-size:\(Self.px(e.size));line-height:\(Self.px(metrics.emoji.lastLine))}"
-        css += ".c>.e::before,.c>.e::after{display:none}.e>time{position:static;display:block;margin-top:\(Self.px(style.statusSpacing));color:var(--tm)}"
+        css += ".c>.e::before,.c>.e::after{display:none}.e>time{position:static;display:block;margin-top:\(Self.px(style.statusSpacing));color:var(--tm)}.o.e>time{text-align:right}"
         let sm = style.sideMargin, indent = style.avatarSize + style.besideGap
         let label = "font-size:\(Self.px(style.statusText.size));line-height:\(Self.px(metrics.time.lastLine))"
         let (near, far) = mirrored ? ("right", "left") : ("left", "right")
@@ -347,7 +347,8 @@ struct HTMLStyleSheet {
         // Avatars: a column on the incoming side; the picture or initials at the bubble's bottom.
         css += ".w>.i,.w>.n,.w>.r.i{margin-\(near):\(Self.px(sm + indent))}"
         css += ".w>.n{margin-\(near):\(Self.px(sm + indent + style.senderNameInset))}"
-        css += ".av{position:absolute;bottom:0;\(near):\(Self.px(-indent));width:\(Self.px(style.avatarSize));height:\(Self.px(style.avatarSize));"
+        // `.b>.av` outranks `.p img` (a photo message's pictures), which must not size the avatar.
+        css += ".b>.av{position:absolute;bottom:0;margin:0;max-width:none;max-height:none;\(near):\(Self.px(-indent));width:\(Self.px(style.avatarSize));height:\(Self.px(style.avatarSize));"
         css += "border-radius:50%;object-fit:cover;color:#fff;font-weight:700;font-size:\(Self.px((style.avatarSize * 0.4).rounded()));"
         css += "line-height:\(Self.px(style.avatarSize));text-align:center;overflow:hidden}"
         // Failed badge beside the bubble; time beside.
