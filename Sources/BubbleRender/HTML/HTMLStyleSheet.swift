@@ -372,7 +372,8 @@ struct HTMLStyleSheet {
         css += "padding:\(Self.px(qp.top)) \(Self.px(qp.right)) \(Self.px(qp.bottom)) \(Self.px(qp.left));border-radius:10px;background:\(theme.replyFill.hex);"
         css += "border-\(near):3px solid \(theme.replyBar.hex);color:\(theme.replyTextColor.hex);font-size:\(Self.px(style.replyText.size));line-height:1.25;"
         css += "overflow:hidden;display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:\(style.replyMaxLines)}"
-        css += ".r.o{margin-\(near):auto}.c>.r+.b{margin-top:\(Self.px(style.replySpacing))}"
+        // An outgoing reply's bar is on its far side, as the Cairo scene draws it.
+        css += ".r.o{margin-\(near):auto;border-\(near):0;border-\(far):3px solid \(theme.replyBar.hex)}.c>.r+.b{margin-top:\(Self.px(style.replySpacing))}"
         // Photo grids: square cells.
         css += ".gr{display:grid;grid-template-columns:repeat(\(style.gridColumns),1fr);gap:\(Self.px(style.gridSpacing));width:min(100%,\(Self.px(2 * 129 + style.gridSpacing)))}"
         css += ".gr img{width:100%;height:auto;aspect-ratio:1;object-fit:cover;border-radius:4px;display:block}"
