@@ -126,10 +126,18 @@ struct SMSBackupScanner {
     private var openNames: [UInt8] = []
     private var openEnds: [Int] = []
     private var openKinds: [SMSElement] = []
-    /// The current start tag's attribute names (duplicates): hash, offset in the file, length; and a
-    /// 64-bit filter of their hashes.
+    /// The current start tag's attribute names (duplicates): hash, offset in the file, length.
     private var tagNameSpans: [(hash: UInt64, start: Int, count: Int)] = []
-    private var tagNameFilter: UInt64 = 0
+    /// Their hashes in a 128-slot open-addressing table, stamped with `tagStamp` (nothing is
+    /// cleared between tags); `suspect` once two hashes are equal or there are too many names.
+    private let slotHash: UnsafeMutablePointer<UInt64>
+    private let slotStamp: UnsafeMutablePointer<UInt32>
+    private var tagStamp: UInt32 = 0
+    private var suspect = false
+    /// The attribute names read, as little-endian words (names of up to 8 bytes).
+    private let wordCT = word("ct"), wordCL = word("cl"), wordType = word("type"), wordText = word("text")
+    private let wordDate = word("date"), wordData = word("data"), wordBody = word("body"), wordName = word("name")
+    private let wordAddress = word("address"), wordMsgBox = word("msg_box")
     private var tagKind = SMSElement.other
 
     /// The attribute value being read.
@@ -148,7 +156,13 @@ struct SMSBackupScanner {
         self.reader = reader
         self.maxDataBytes = maxDataBytes
         capacity = 1 << 20
-        buf = .allocate(capacity: capacity)
+        // 8 bytes more: a name's first word may be loaded past the bytes read.
+        buf = .allocate(capacity: capacity + 8)
+        buf.initialize(repeating: 0, count: capacity + 8)
+        slotHash = .allocate(capacity: 128)
+        slotHash.initialize(repeating: 0, count: 128)
+        slotStamp = .allocate(capacity: 128)
+        slotStamp.initialize(repeating: 0, count: 128)
         special = .allocate(capacity: 3 * 256)
         special.initialize(repeating: 0, count: 3 * 256)
         for k in 0..<3 {
@@ -175,6 +189,8 @@ struct SMSBackupScanner {
         buf.deallocate()
         special.deallocate()
         nameTable.deallocate()
+        slotHash.deallocate()
+        slotStamp.deallocate()
     }
 
     // MARK: Positions and errors
@@ -242,7 +258,8 @@ struct SMSBackupScanner {
             guard capacity < Self.maxTokenBytes else {
                 throw failure(at: 0, "a tag, name, comment or run of spaces over \(Self.maxTokenBytes >> 20) MB")
             }
-            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2 + 8)
+            bigger.initialize(repeating: 0, count: capacity * 2 + 8)
             bigger.update(from: buf, count: end)
             buf.deallocate()
             buf = bigger
@@ -677,7 +694,12 @@ struct SMSBackupScanner {
                 openEnds.append(openNames.count)
                 openKinds.append(tagKind)
                 tagNameSpans.removeAll(keepingCapacity: true)
-                tagNameFilter = 0
+                tagStamp &+= 1
+                if tagStamp == 0 {
+                    slotStamp.update(repeating: 0, count: 128)
+                    tagStamp = 1
+                }
+                suspect = false
                 attributes.removeAll()
                 p = q
                 stage = .between(space: false)
@@ -728,9 +750,10 @@ struct SMSBackupScanner {
                 let quote = buf[r]
                 if quote != 0x22 && quote != 0x27 { throw failure(at: r, code: 39) }
                 if nonASCII { try checkName(p, q) }
-                remember(p, q - p)
+                let w = Self.load(buf + p, q - p)
+                remember(p, q - p, w)
                 countLines(q, r)
-                valueIndex = SMSAttribute.index(buf + p, q - p)
+                valueIndex = attributeIndex(buf + p, q - p, w)
                 valueIsData = valueIndex == SMSAttribute.data.rawValue
                 valueQuote = quote
                 valueRaw = 0
@@ -758,30 +781,81 @@ struct SMSBackupScanner {
         }
     }
 
-    /// Notes an attribute name of the tag being read.
-    @inline(__always)
-    private mutating func remember(_ p: Int, _ n: Int) {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        for k in 0..<n { h = (h ^ UInt64(buf[p + k])) &* 0x100_0000_01B3 }
-        tagNameSpans.append((h, base + p, n))
-        tagNameFilter |= 1 << (h >> 58)
+    static func word(_ s: StaticString) -> UInt64 {
+        var w: UInt64 = 0
+        for i in 0..<min(s.utf8CodeUnitCount, 8) { w |= UInt64(s.utf8Start[i]) << (8 * i) }
+        return w
     }
 
-    /// libxml2 reports a repeated attribute where the attribute list ends (`/` or `>` at `p`). Each
-    /// name set one bit of 64 by its hash: as many bits as names means no two are the same. Names
-    /// with the same 64-bit hash are compared byte by byte when both are still in the buffer (a
-    /// value over 1 MB between them may have moved the first out: then the hash decides).
-    private func checkDuplicates(at p: Int) throws(Failure) {
-        let n = tagNameSpans.count
-        guard n > 1, tagNameFilter.nonzeroBitCount < n else { return }
-        for i in 1..<n {
-            let a = tagNameSpans[i]
-            for j in 0..<i {
-                let b = tagNameSpans[j]
-                guard a.hash == b.hash && a.count == b.count else { continue }
-                if b.start >= base && memcmp(buf + (a.start - base), buf + (b.start - base), a.count) != 0 { continue }
-                throw failure(at: p, code: 42)
+    /// The first (up to) 8 bytes of the `n`-byte name at `p`, little-endian, zero-padded.
+    @inline(__always)
+    private static func load(_ p: UnsafePointer<UInt8>, _ n: Int) -> UInt64 {
+        let w = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
+        return n >= 8 ? w : w & ((1 << (UInt64(n) &* 8)) &- 1)
+    }
+
+    /// `SMSAttribute.index` from the name's first word.
+    @inline(__always)
+    private func attributeIndex(_ p: UnsafePointer<UInt8>, _ n: Int, _ w: UInt64) -> Int {
+        switch n {
+        case 2: return w == wordCT ? SMSAttribute.ct.rawValue : w == wordCL ? SMSAttribute.cl.rawValue : -1
+        case 4:
+            if w == wordType { return SMSAttribute.type.rawValue }
+            if w == wordDate { return SMSAttribute.date.rawValue }
+            if w == wordBody { return SMSAttribute.body.rawValue }
+            if w == wordText { return SMSAttribute.text.rawValue }
+            if w == wordData { return SMSAttribute.data.rawValue }
+            if w == wordName { return SMSAttribute.name.rawValue }
+            return -1
+        case 7: return w == wordAddress ? SMSAttribute.address.rawValue : w == wordMsgBox ? SMSAttribute.msgBox.rawValue : -1
+        case 12: return SMSAttribute.index(p, n)
+        default: return -1
+        }
+    }
+
+    /// Notes an attribute name of the tag being read (`w`: its first word). Names of up to 8 bytes
+    /// are their own hash (no NUL in a name), so equal hashes are equal names.
+    @inline(__always)
+    private mutating func remember(_ p: Int, _ n: Int, _ w: UInt64) {
+        let h = n <= 8 ? w : (w &* 0x9E37_79B9_7F4A_7C15) ^ (UnsafeRawPointer(buf + p + n - 8).loadUnaligned(as: UInt64.self) &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(n)
+        tagNameSpans.append((h, base + p, n))
+        if suspect { return }
+        if tagNameSpans.count > 96 {
+            suspect = true
+            return
+        }
+        var slot = Int(truncatingIfNeeded: (h &* 0x9E37_79B9_7F4A_7C15) >> 57)
+        while slotStamp[slot] == tagStamp {
+            if slotHash[slot] == h {
+                suspect = true
+                return
             }
+            slot = (slot + 1) & 127
+        }
+        slotStamp[slot] = tagStamp
+        slotHash[slot] = h
+    }
+
+    /// libxml2 reports a repeated attribute where the attribute list ends (`/` or `>` at `p`). Only
+    /// a tag with two equal hashes (or over 96 names) is looked at: names sorted by hash, those
+    /// with equal hashes compared byte by byte when both are still in the buffer (a value over
+    /// 1 MB between them may have moved the first out: then the hash decides).
+    private func checkDuplicates(at p: Int) throws(Failure) {
+        guard suspect else { return }
+        let sorted = tagNameSpans.sorted { $0.hash < $1.hash }
+        var i = 0
+        while i < sorted.count {
+            var j = i + 1
+            while j < sorted.count && sorted[j].hash == sorted[i].hash { j += 1 }
+            for a in i..<j {
+                for b in (a + 1)..<max(a + 1, j) {
+                    let (x, y) = (sorted[a], sorted[b])
+                    guard x.count == y.count else { continue }
+                    if x.start >= base && y.start >= base && memcmp(buf + (x.start - base), buf + (y.start - base), x.count) != 0 { continue }
+                    throw failure(at: p, code: 42)
+                }
+            }
+            i = j
         }
     }
 

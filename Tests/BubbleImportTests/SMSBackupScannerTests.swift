@@ -116,6 +116,21 @@ struct SMSBackupScannerTests {
         }
     }
 
+    @Test("repeated attributes: long names, and tags with hundreds of attributes")
+    func manyAttributes() throws {
+        let scratch = ScratchFolder()
+        let many = (0..<300).map { "a\($0)=\"\($0)\"" }.joined(separator: " ")
+        let fine = scratch.write("many.xml", xml(#"<sms address="1" date="1000" type="1" body="ok" "# + many + " />"))
+        #expect(run(fine, .scanner(readLimit: 7)).contains { $0.contains(#""ok""#) })
+        let twice = scratch.write("twice.xml", xml(#"<sms address="1" "# + many + #" a17="again" />"#))
+        let column = 18 + many.count + 13
+        #expect(run(twice, .scanner(readLimit: 7)) == ["error line 3, column \(column): is not well-formed XML: the same attribute twice in one element"])
+        let long = scratch.write("long.xml", xml(#"<sms contact_name="a" address="1" contact_name="b"/>"#))
+        #expect(run(long, .scanner(readLimit: 1)) == ["error line 3, column 51: is not well-formed XML: the same attribute twice in one element"])
+        let similar = scratch.write("similar.xml", xml(#"<sms contact_name="a" contact_namf="b" address="1" date="1000" type="1" body="fine"/>"#))
+        #expect(run(similar, .scanner(readLimit: 1)).contains { $0.contains(#""fine""#) })
+    }
+
     @Test("after the root element, and truncated files: errors at the end")
     func endErrors() throws {
         let scratch = ScratchFolder()
