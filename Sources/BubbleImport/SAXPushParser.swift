@@ -22,12 +22,16 @@ struct SAXAttributes {
     }
 
     /// Starts the value of name `index`; `append` its bytes, then `finish(index)`.
+    @inline(__always)
     mutating func begin(_ index: Int) {
         spans[2 * index] = storage.count
         spans[2 * index + 1] = 0
     }
+    @inline(__always)
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) { storage.append(contentsOf: bytes) }
+    @inline(__always)
     mutating func append(_ byte: UInt8) { storage.append(byte) }
+    @inline(__always)
     mutating func finish(_ index: Int) { spans[2 * index + 1] = storage.count - spans[2 * index] }
 
     mutating func set(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) {
