@@ -493,11 +493,14 @@ struct SMSBackupScanner {
         var encoding: String?
         var seen = 0
         while true {
+            let spaceStart = p
             while p < b && isSpace(buf[p]) { p += 1 }
             if p == b { break }
             let nameStart = p
             while p < b && isNameByte(buf[p]) { p += 1 }
             let name = String(decoding: UnsafeBufferPointer(start: buf + nameStart, count: p - nameStart), as: UTF8.self)
+            // A space before each pseudo-attribute (libxml2 lets `standalone` follow a quote).
+            if nameStart == spaceStart && name != "standalone" { throw failure(at: nameStart, code: 65) }
             while p < b && isSpace(buf[p]) { p += 1 }
             guard p < b, buf[p] == 0x3D else { throw failure(at: p, "the XML declaration is not well-formed") }
             p += 1
@@ -512,7 +515,9 @@ struct SMSBackupScanner {
             p += 1
             switch (name, seen) {
             case ("version", 0): seen = 1
-                guard value.hasPrefix("1.") else { throw failure(at: valueStart, "the XML declaration is not well-formed (version \(value))") }
+                guard value.hasPrefix("1."), value.utf8.dropFirst(2).allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                    throw failure(at: valueStart, "the XML declaration is not well-formed (version \(value))")
+                }
             case ("encoding", 1): seen = 2
                 if !["utf-8", "utf8", "us-ascii", "ascii"].contains(value.lowercased()) { encoding = value }
             case ("standalone", 1), ("standalone", 2): seen = 3
@@ -595,7 +600,7 @@ struct SMSBackupScanner {
                 }
                 var q = p + 2
                 while q < close && isNameByte(buf[q]) { q += 1 }
-                if q == p + 2 { throw failure(at: p + 2, code: 68) }
+                if q == p + 2 || !isNameStart(buf[p + 2]) { throw failure(at: p + 2, code: 68) }
                 if q - (p + 2) == 3 && (buf[p + 2] | 0x20) == 0x78 && (buf[p + 3] | 0x20) == 0x6D && (buf[p + 4] | 0x20) == 0x6C {
                     throw failure(at: p, code: 64)
                 }

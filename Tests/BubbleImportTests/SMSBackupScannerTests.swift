@@ -92,6 +92,49 @@ struct SMSBackupScannerTests {
         #expect(comments.contains { $0.contains(#""multi-line tag""#) })
     }
 
+    @Test("mutated files (bytes changed, removed, inserted): the scanner accepts what libxml2 accepts, with the same result")
+    func mutations() throws {
+        let scratch = ScratchFolder()
+        let fixture = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("sms/sms-backup.xml"))))
+        let bases = [fixture] + tricky.map { Array($0.utf8) }
+        let specials: [UInt8] = Array("<>&\"'=/ \n#;x-![]?".utf8) + [0xE9, 0xF0, 0x9F, 0x00, 0x01]
+        var state: UInt64 = 2026
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        // The libxml2 path matches replaced references to elements by line, so it also reports
+        // those of a skipped element on the same line: those warnings are left out.
+        func comparable(_ lines: [String]) -> [String] { lines.filter { !$0.contains(": character reference &#") } }
+        var accepted = 0, refused = 0
+        for (b, base) in bases.enumerated() {
+            for k in 0..<200 {
+                var bytes = base
+                for _ in 0...next(3) {
+                    let at = next(bytes.count)
+                    switch next(3) {
+                    case 0: bytes[at] = specials[next(specials.count)]
+                    case 1: bytes.remove(at: at)
+                    default: bytes.insert(specials[next(specials.count)], at: at)
+                    }
+                }
+                let file = scratch.write("m\(b)-\(k).xml", Data(bytes))
+                let chat = b == 0 ? "Ann Lee" : nil
+                let ours = run(file, .scanner(readLimit: 1 << 20), chat: chat)
+                let theirs = run(file, .libxml2, chat: chat)
+                let ourError = ours[0].hasPrefix("error"), theirError = theirs[0].hasPrefix("error")
+                #expect(ourError == theirError, "base \(b), mutation \(k): \(ours.prefix(2)) vs libxml2 \(theirs.prefix(2))")
+                if !ourError && !theirError {
+                    #expect(comparable(ours) == comparable(theirs), "base \(b), mutation \(k)")
+                }
+                #expect(run(file, .scanner(readLimit: 3), chat: chat) == ours, "base \(b), mutation \(k), read size 3")
+                if ourError { refused += 1 } else { accepted += 1 }
+            }
+        }
+        // Both kinds were tried.
+        #expect(accepted > 100 && refused > 100, "\(accepted) accepted, \(refused) refused")
+    }
+
     @Test("errors name the same line and column whatever the read size", arguments: [
         (#"<sms address="1" date="1" type="1" body="x" body="y" />"#, "line 3, column 54", "the same attribute twice in one element"),
         (#"<sms address="1" date="1" type="1" body="a<b" />"#, "line 3, column 43", "'<' inside an attribute value; expected &lt;"),
