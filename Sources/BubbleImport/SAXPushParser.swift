@@ -84,7 +84,7 @@ struct SAXAttributes {
 
 /// What `SAXPushParser` reports: elements as they start and end, and the first error.
 protocol SAXPushParserDelegate: AnyObject {
-    /// `attributes` holds only the attributes `SAXPushParser.wantedAttribute` accepts.
+    /// `attributes` holds only the wanted attributes (`SAXPushParser(wantedAttributes:)`), by index.
     func parser(_ parser: SAXPushParser, didStartElement name: String, attributes: SAXAttributes)
     func parser(_ parser: SAXPushParser, didEndElement name: String)
     /// libxml2's error number (xmlParserErrors).
