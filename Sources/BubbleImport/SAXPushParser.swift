@@ -1,20 +1,90 @@
 import CLibXML2
 import Foundation
 
-/// The attributes of one element that the caller asked for: a handful, so a list searched in
-/// order (no hashing per element). A repeated name is a well-formedness error libxml2 reports.
+/// The attributes of one element that the caller asked for, by their index in the list it gave
+/// (`SAXPushParser(wantedAttributes:)`, `SMSAttribute`): their values, decoded, back to back in
+/// one reused byte buffer. A repeated name is a well-formedness error the parser reports.
 struct SAXAttributes {
-    private(set) var pairs: [(name: String, value: String)] = []
-    mutating func append(_ name: String, _ value: String) { pairs.append((name, value)) }
-    subscript(name: String) -> String? {
-        for pair in pairs where pair.name == name { return pair.value }
-        return nil
+    private(set) var storage: [UInt8] = []
+    /// Per wanted name: start in `storage` and length; start -1 when absent.
+    private var spans: [Int]
+    /// `SMSBackupScanner`/`XMLByteFilter`: the `data` value was cut; its length in the file.
+    var cutDataBytes: Int?
+
+    init(count: Int) {
+        spans = [Int](repeating: -1, count: count * 2)
+    }
+
+    mutating func removeAll() {
+        storage.removeAll(keepingCapacity: true)
+        for i in stride(from: 0, to: spans.count, by: 2) { spans[i] = -1 }
+        cutDataBytes = nil
+    }
+
+    /// Starts the value of name `index`; `append` its bytes, then `finish(index)`.
+    @inline(__always)
+    mutating func begin(_ index: Int) {
+        spans[2 * index] = storage.count
+        spans[2 * index + 1] = 0
+    }
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) { storage.append(contentsOf: bytes) }
+    @inline(__always)
+    mutating func append(_ byte: UInt8) { storage.append(byte) }
+    @inline(__always)
+    mutating func finish(_ index: Int) { spans[2 * index + 1] = storage.count - spans[2 * index] }
+
+    mutating func set(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) {
+        begin(index)
+        append(bytes)
+        finish(index)
+    }
+
+    func has(_ index: Int) -> Bool { spans[2 * index] >= 0 }
+
+    /// The value's bytes (nil when absent).
+    @inline(__always)
+    func withBytes<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        let start = spans[2 * index]
+        guard start >= 0 else { return nil }
+        let count = spans[2 * index + 1]
+        return storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<(start + count)])) }
+    }
+
+    func string(_ index: Int) -> String? { withBytes(index) { String(decoding: $0, as: UTF8.self) } }
+
+    /// Whether the value is exactly `s`.
+    func equals(_ index: Int, _ s: StaticString) -> Bool {
+        withBytes(index) { b in
+            b.count == s.utf8CodeUnitCount && (b.count == 0 || memcmp(b.baseAddress!, s.utf8Start, b.count) == 0)
+        } ?? false
+    }
+
+    /// The value as `Int64(_:)` reads it (optional sign, digits, nothing else).
+    func int64(_ index: Int) -> Int64? {
+        withBytes(index) { b -> Int64? in
+            var i = 0
+            var negative = false
+            if i < b.count, b[i] == 0x2B || b[i] == 0x2D { negative = b[i] == 0x2D; i += 1 }
+            guard i < b.count else { return nil }
+            var v: Int64 = 0
+            while i < b.count {
+                let d = b[i] &- 0x30
+                guard d < 10 else { return nil }
+                let (m, o1) = v.multipliedReportingOverflow(by: 10)
+                let (a, o2) = negative ? m.subtractingReportingOverflow(Int64(d)) : m.addingReportingOverflow(Int64(d))
+                guard !o1, !o2 else { return nil }
+                v = a
+                i += 1
+            }
+            return v
+        } ?? nil
     }
 }
 
 /// What `SAXPushParser` reports: elements as they start and end, and the first error.
 protocol SAXPushParserDelegate: AnyObject {
-    /// `attributes` holds only the attributes `SAXPushParser.wantedAttribute` accepts.
+    /// `attributes` holds only the wanted attributes (`SAXPushParser(wantedAttributes:)`), by index.
     func parser(_ parser: SAXPushParser, didStartElement name: String, attributes: SAXAttributes)
     func parser(_ parser: SAXPushParser, didEndElement name: String)
     /// libxml2's error number (xmlParserErrors).
@@ -28,17 +98,22 @@ protocol SAXPushParserDelegate: AnyObject {
 /// become Swift strings: an SMS element has ~16, the importer reads 5.
 final class SAXPushParser {
     weak var delegate: (any SAXPushParserDelegate)?
-    /// Attribute names to hand over, with their NUL, by first byte (no hashing per attribute).
-    private let wanted: [[[UInt8]]]
+    /// Attribute names to hand over, with their NUL and index, by first byte (no hashing per attribute).
+    private let wanted: [[(name: [UInt8], index: Int)]]
+    private var attributes: SAXAttributes
     private var context: xmlParserCtxtPtr?
     private var stopped = false
     /// First error libxml2 reported, if any.
     private(set) var errorCode: Int?
 
-    init(wantedAttributes: Set<String>) {
-        var table = [[[UInt8]]](repeating: [], count: 256)
-        for name in wantedAttributes where !name.isEmpty { table[Int(name.utf8.first!)].append(Array(name.utf8) + [0]) }
+    /// `wantedAttributes[i]` is handed over as index `i` of `SAXAttributes`.
+    init(wantedAttributes: [String]) {
+        var table = [[(name: [UInt8], index: Int)]](repeating: [], count: 256)
+        for (i, name) in wantedAttributes.enumerated() where !name.isEmpty {
+            table[Int(name.utf8.first!)].append((Array(name.utf8) + [0], i))
+        }
         wanted = table
+        attributes = SAXAttributes(count: wantedAttributes.count)
         var sax = xmlSAXHandler()
         sax.initialized = UInt32(XML_SAX2_MAGIC)
         sax.startElementNs = { ctx, localname, _, _, _, _, count, _, attributes in
@@ -71,34 +146,38 @@ final class SAXPushParser {
         return Unmanaged<SAXPushParser>.fromOpaque(me).takeUnretainedValue()
     }
 
-    private func start(_ localname: UnsafePointer<xmlChar>, count: Int, _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
+    private func start(_ localname: UnsafePointer<xmlChar>, count: Int, _ attributes_: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
         guard !stopped, let delegate else { return }
-        var dict = SAXAttributes()
-        if let attributes {
+        attributes.removeAll()
+        if let list = attributes_ {
             for i in 0..<count {
-                guard let name = attributes[i * 5], let value = attributes[i * 5 + 3], let end = attributes[i * 5 + 4] else { continue }
-                guard let key = wantedName(name) else { continue }
+                guard let name = list[i * 5], let value = list[i * 5 + 3], let end = list[i * 5 + 4] else { continue }
+                guard let key = wantedIndex(name) else { continue }
                 let bytes = UnsafeBufferPointer(start: value, count: value.distance(to: end))
-                dict.append(key, bytes.contains(0x26) ? Self.unescapeAmpersands(bytes) : String(decoding: bytes, as: UTF8.self))
+                if bytes.contains(0x26) {
+                    Self.unescapeAmpersands(bytes).withUnsafeBufferPointer { attributes.set(key, $0) }
+                } else {
+                    attributes.set(key, bytes)
+                }
             }
         }
-        delegate.parser(self, didStartElement: String(cString: localname), attributes: dict)
+        delegate.parser(self, didStartElement: String(cString: localname), attributes: attributes)
     }
 
-    /// The attribute's name as a String when it is one of the wanted ones.
+    /// The attribute's index when it is one of the wanted ones.
     @inline(__always)
-    private func wantedName(_ name: UnsafePointer<xmlChar>) -> String? {
+    private func wantedIndex(_ name: UnsafePointer<xmlChar>) -> Int? {
         for candidate in wanted[Int(name[0])] {
             var k = 1
-            while k < candidate.count && name[k] == candidate[k] { k += 1 }
-            if k == candidate.count { return String(decoding: candidate.dropLast(), as: UTF8.self) }
+            while k < candidate.name.count && name[k] == candidate.name[k] { k += 1 }
+            if k == candidate.name.count { return candidate.index }
         }
         return nil
     }
 
     /// Without XML_PARSE_NOENT libxml2 hands an attribute's `&` (written `&amp;` or `&#38;`) on as
     /// "&#38;", for a tree builder to re-parse; any `&` in a value it reports starts one of those.
-    static func unescapeAmpersands(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    static func unescapeAmpersands(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
@@ -111,7 +190,7 @@ final class SAXPushParser {
                 i += 1
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     /// Line of the parser's position (in a callback: the end of the tag just read).

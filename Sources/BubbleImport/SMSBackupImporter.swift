@@ -1,10 +1,12 @@
 import BubbleCore
 import Foundation
 
-/// SMS Backup & Restore (Android) XML, streamed: libxml2's push parser (`SAXPushParser`, SAX2
-/// callbacks) is fed the file 128 KiB at a time through `XMLByteFilter`; no tree is built, and
-/// only the attributes read below become strings. Each `sms` element becomes a
-/// message as soon as it is seen; an `mms` is held only until its end tag (its parts and addresses).
+/// SMS Backup & Restore (Android) XML, streamed: `SMSBackupScanner` reads the file 1 MiB at a
+/// time and hands each element, with the attributes read below decoded into one reused buffer,
+/// to `SMSBackupReader`; no tree is built. (A file declaring another encoding than UTF-8 goes
+/// through `XMLByteFilter` and libxml2's push parser, `SAXPushParser`, instead.) Each `sms`
+/// element becomes a message as soon as it is seen; an `mms` is held only until its end tag
+/// (its parts and addresses).
 ///
 ///     <smses count="2">
 ///       <sms address="+15550102000" date="1700000000000" type="1" body="Hi" contact_name="Ann" … />
@@ -17,7 +19,8 @@ import Foundation
 /// A backup holds every conversation on the phone; `chat` picks one (contact name or number).
 /// Without it, a backup of one conversation is read whole and one of several is an error listing them.
 enum SMSBackupImporter {
-    static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
+    /// `readLimit`: longest single read (tests).
+    static func load(_ source: ImportSource, context: ImportContext, readLimit: Int = 1 << 20) throws(ImportError) -> ImportResult {
         guard let handle = FileHandle(forReadingAtPath: source.path) else {
             throw ImportError(path: source.displayPath, reason: "cannot be opened for reading")
         }
@@ -32,11 +35,38 @@ enum SMSBackupImporter {
         }
         try? handle.seek(toOffset: 0)
 
+        let reader = SMSBackupReader(context: context, path: source.displayPath)
+        var scanner = SMSBackupScanner(fd: handle.fileDescriptor, reader: reader, readLimit: readLimit)
+        defer { scanner.release() }
+        let outcome: SMSBackupScanner.Outcome
+        do {
+            outcome = try scanner.run()
+        } catch {
+            throw ImportError(path: source.displayPath, location: error.line.map { "line \($0), column \(error.column ?? 1)" },
+                              reason: error.reason)
+        }
+        if case .otherEncoding = outcome {
+            // Before the root element: nothing was read into the reader yet.
+            try? handle.seek(toOffset: 0)
+            return try loadWithLibXML2(handle, source: source, context: context)
+        }
+        reader.reportReplacements(upToLine: .max, kept: true)
+        if let failure = reader.failure { throw failure }
+        if !reader.sawRoot {
+            throw ImportError(path: source.displayPath, reason: "has no <smses> element; expected an SMS Backup & Restore file")
+        }
+        return try reader.finish()
+    }
+
+    /// The file through `XMLByteFilter` and libxml2's push parser: for a backup whose XML
+    /// declaration names an encoding other than UTF-8 (libxml2 converts it).
+    static func loadWithLibXML2(_ handle: FileHandle, source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
         let stream = FilteredXMLStream(handle: handle)
         let reader = SMSBackupReader(context: context, path: source.displayPath, stream: stream)
-        let parser = SAXPushParser(wantedAttributes: SMSBackupReader.attributesRead)
+        let parser = SAXPushParser(wantedAttributes: SMSAttribute.allCases.map(\.xmlName))
         parser.delegate = reader
         reader.parser = parser
+        reader.locate = { [unowned reader, unowned parser] in reader.location(parser) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 17, alignment: 1)
         defer { chunk.deallocate() }
         while true {
@@ -66,16 +96,17 @@ enum SMSBackupImporter {
     }
 }
 
-/// The XMLParser delegate: turns elements into messages as they stream past.
+/// Turns elements into messages as they stream past, from `SMSBackupScanner` (or, for another
+/// encoding, libxml2 through `SAXPushParserDelegate`).
 final class SMSBackupReader: SAXPushParserDelegate {
-    /// The attributes this reader looks at (the parser makes strings of these only).
-    static let attributesRead: Set<String> = ["address", "contact_name", "type", "date", "body", "msg_box", "ct", "text",
-                                              "data", "name", "cl"]
-
     private let context: ImportContext
     private let path: String
-    private let stream: FilteredXMLStream
+    /// The libxml2 path only: the filter in front of the parser.
+    private let stream: FilteredXMLStream?
     weak var parser: SAXPushParser?
+    /// Where the element just read ends ("line 3, column 40"); the libxml2 path only (the scanner
+    /// places a failure itself, `placeFailure`).
+    var locate: (() -> String)?
     private(set) var failure: ImportError?
     private(set) var sawRoot = false
 
@@ -89,8 +120,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
         var count = 0
         var wanted: Bool
     }
-    private var threads: [String: ThreadTally] = [:]
-    private var threadOrder: [String] = []
+    private var threadIndex: [String: Int] = [:]
+    /// In the order they appear.
+    private var threads: [ThreadTally] = []
     /// Normalised address → the participant id it was first seen as.
     private var participantIDs: [String: String] = [:]
 
@@ -105,7 +137,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
     }
     private var mms: PendingMMS?
 
-    init(context: ImportContext, path: String, stream: FilteredXMLStream) {
+    init(context: ImportContext, path: String, stream: FilteredXMLStream? = nil) {
         self.context = context
         self.path = path
         self.stream = stream
@@ -115,24 +147,29 @@ final class SMSBackupReader: SAXPushParserDelegate {
 
     func location(_ parser: SAXPushParser) -> String {
         let line = parser.lineNumber
-        return "line \(line), column \(stream.filter.originalColumn(line: line, column: parser.columnNumber))"
+        let column = stream?.filter.originalColumn(line: line, column: parser.columnNumber) ?? parser.columnNumber
+        return "line \(line), column \(column)"
     }
 
-    private func fail(_ parser: SAXPushParser, _ reason: String) {
+    private func fail(_ reason: String) {
         guard failure == nil else { return }
-        failure = ImportError(path: path, location: location(parser), reason: reason)
-        parser.abortParsing()
+        failure = ImportError(path: path, location: locate?(), reason: reason)
+        parser?.abortParsing()
+    }
+
+    func placeFailure(_ location: String) {
+        if failure?.location == nil { failure?.location = location }
     }
 
     func parser(_ parser: SAXPushParser, errorCode: Int) {
         // The first error ends the import.
-        guard failure == nil, stream.failure == nil, stream.readError == nil else { return }
-        fail(parser, Self.describe(libxml2Error: errorCode, atEnd: stream.reachedEnd))
+        guard failure == nil, stream?.failure == nil, stream?.readError == nil else { return }
+        fail(Self.describe(libxml2Error: errorCode, atEnd: stream?.reachedEnd ?? false))
     }
 
-    /// libxml2's error numbers (xmlParserErrors; Foundation passes them on without a message).
-    static func describe(libxml2Error code: Int, atEnd: Bool) -> String {
-        let what: String = switch code {
+    /// libxml2's error numbers (xmlParserErrors), in words; `SMSBackupScanner` uses the same.
+    static func phrase(libxml2Error code: Int) -> String {
+        switch code {
         case 1: "libxml2 hit an internal limit (a name or value over 10 MB?)"
         case 4: "the document is empty"
         case 5: "unexpected content after the document, or the document ends early"
@@ -145,29 +182,44 @@ final class SMSBackupReader: SAXPushParserDelegate {
         case 40: "attribute value not finished; expected a closing quote"
         case 41: "attribute without a value"
         case 42: "the same attribute twice in one element"
+        case 45: "a comment is not finished; expected -->"
+        case 47: "a processing instruction is not finished; expected ?>"
+        case 57: "the XML declaration is not finished; expected ?>"
+        case 62: "']]>' outside a CDATA section"
+        case 63: "a CDATA section is not finished; expected ]]>"
+        case 64: "an XML declaration that is not at the start of the file"
         case 65: "a space was required"
         case 68: "a name was required"
         case 73: "expected '>'"
         case 76: "closing tag does not match the opening tag"
         case 77: "an element is not finished"
+        case 80: "'--' inside a comment"
         case 85: "the elements are not balanced"
         case 86: "extra content at the end of the document"
         default: "XML error \(code) (libxml2)"
         }
-        return atEnd ? "the file ends early (truncated?): \(what); expected the rest of the backup and </smses>"
-                     : "is not well-formed XML: \(what)"
     }
 
-    /// References the filter replaced, not yet matched to an element. The filter runs up to a
-    /// chunk ahead of the parser, so they are matched by line when each element ends.
-    private var replacements: [XMLByteFilter.Replacement] = []
+    static func describe(libxml2Error code: Int, atEnd: Bool) -> String {
+        describe(phrase(libxml2Error: code), atEnd: atEnd)
+    }
+
+    static func describe(_ what: String, atEnd: Bool) -> String {
+        atEnd ? "the file ends early (truncated?): \(what); expected the rest of the backup and </smses>"
+              : "is not well-formed XML: \(what)"
+    }
+
+    /// References replaced by U+FFFD, not yet matched to an element. `SMSBackupScanner` adds them
+    /// as it reads; the libxml2 path takes them from its filter, which runs up to a chunk ahead of
+    /// the parser, so they are matched by line when each element ends.
+    var replacements: [XMLByteFilter.Replacement] = []
     /// Whether the element that just ended became a message (its replacements are then reported).
     private var elementKept = false
 
     /// Warns about replaced references up to `line` that belong to a kept message (or to no message
     /// at all, `kept` at the end); the others went with their message.
     func reportReplacements(upToLine line: Int, kept: Bool) {
-        replacements += stream.takeReplacements()
+        if let stream { replacements += stream.takeReplacements() }
         guard let first = replacements.first, first.line <= line else { return }
         let end = replacements.firstIndex { $0.line > line } ?? replacements.count
         if kept {
@@ -182,10 +234,28 @@ final class SMSBackupReader: SAXPushParserDelegate {
     // MARK: Elements
 
     func parser(_ parser: SAXPushParser, didStartElement name: String, attributes: SAXAttributes) {
+        var name = name
+        let kind = name.withUTF8 { SMSElement.of($0.baseAddress!, $0.count) }
+        var attributes = attributes
+        if kind == .part, let stream {
+            // `data` values the filter had to cut (over libxml2's attribute limit), up to this part:
+            // earlier parts took theirs, so these are this part's.
+            attributes.cutDataBytes = stream.takeOversized(upToLine: parser.lineNumber).last?.bytes
+        }
+        name.withUTF8 { startElement(kind, name: $0, attributes: attributes, line: parser.lineNumber) }
+    }
+
+    func parser(_ parser: SAXPushParser, didEndElement name: String) {
+        var name = name
+        endElement(name.withUTF8 { SMSElement.of($0.baseAddress!, $0.count) }, line: parser.lineNumber)
+    }
+
+    func startElement(_ kind: SMSElement, name: UnsafeBufferPointer<UInt8>, attributes: SAXAttributes, line: Int) {
         depth += 1
         if depth == 1 {
-            guard name == "smses" else {
-                fail(parser, name == "calls"
+            guard kind == .smses else {
+                let name = String(decoding: name, as: UTF8.self)
+                fail(name == "calls"
                      ? "is a call log backup (<calls>), not messages; expected <smses>"
                      : "root element is <\(name)>; expected <smses> (SMS Backup & Restore)")
                 return
@@ -193,21 +263,21 @@ final class SMSBackupReader: SAXPushParserDelegate {
             sawRoot = true
             return
         }
-        switch name {
-        case "sms" where depth == 2:
-            readSMS(attributes, line: parser.lineNumber)
-        case "mms" where depth == 2:
-            mms = PendingMMS(line: parser.lineNumber, attributes: attributes)
-        case "part" where mms != nil:
-            readPart(attributes, line: parser.lineNumber)
-        case "addr" where mms != nil:
+        switch kind {
+        case .sms where depth == 2:
+            readSMS(attributes, line: line)
+        case .mms where depth == 2:
+            mms = PendingMMS(line: line, attributes: attributes)
+        case .part where mms != nil:
+            readPart(attributes, line: line)
+        case .addr where mms != nil:
             // type 137 = PduHeaders.FROM; 151 = TO, 130 = CC.
-            if attributes["type"] == "137", let address = value(attributes["address"]) { mms?.from = address }
+            if attributes.equals(SMSAttribute.type.rawValue, "137"), let address = value(attributes, .address) { mms?.from = address }
         default:
             break
         }
-        if depth == 2, name != "sms", name != "mms" {
-            context.warn("line \(parser.lineNumber)", "<\(name)>", "not an sms or mms element; skipped", skipped: true)
+        if depth == 2, kind != .sms, kind != .mms {
+            context.warn("line \(line)", "<\(String(decoding: name, as: UTF8.self))>", "not an sms or mms element; skipped", skipped: true)
         }
         if threads.count > 1, context.options.chat == nil, keeping {
             // The import will end in an error listing the conversations: stop keeping messages.
@@ -216,13 +286,18 @@ final class SMSBackupReader: SAXPushParserDelegate {
         }
     }
 
-    func parser(_ parser: SAXPushParser, didEndElement name: String) {
-        if name == "mms", depth == 2, let pending = mms {
+    func endElement(_ kind: SMSElement, line: Int) {
+        if kind == .mms, depth == 2, let pending = mms {
             mms = nil
             readMMS(pending)
         }
         if depth == 2 {
-            reportReplacements(upToLine: parser.lineNumber, kept: elementKept)
+            if stream == nil {
+                // The scanner adds replacements as it reads: all pending ones are this element's.
+                reportReplacements(upToLine: .max, kept: elementKept)
+            } else {
+                reportReplacements(upToLine: line, kept: elementKept)
+            }
             elementKept = false
         }
         depth -= 1
@@ -232,6 +307,18 @@ final class SMSBackupReader: SAXPushParserDelegate {
     private func value(_ s: String?) -> String? {
         guard let s, !s.isEmpty, s != "null", s != "(Unknown)" else { return nil }
         return s
+    }
+
+    private func value(_ a: SAXAttributes, _ name: SMSAttribute) -> String? {
+        guard let present = a.withBytes(name.rawValue, { b in
+            !b.isEmpty && !Self.same(b, "null") && !Self.same(b, "(Unknown)")
+        }), present else { return nil }
+        return a.string(name.rawValue)
+    }
+
+    @inline(__always)
+    private static func same(_ b: UnsafeBufferPointer<UInt8>, _ s: StaticString) -> Bool {
+        b.count == s.utf8CodeUnitCount && memcmp(b.baseAddress!, s.utf8Start, b.count) == 0
     }
 
     /// Digits of a phone number, last 9 only (so "+44 7700 900123" and "07700 900123" match);
@@ -251,10 +338,11 @@ final class SMSBackupReader: SAXPushParserDelegate {
         return String(digits.suffix(9))
     }
 
-    private func thread(key: String, label: String, addresses: [String], name: String?) -> Bool {
-        if let t = threads[key] {
-            threads[key]?.count += 1
-            return t.wanted
+    /// Counts a message of the conversation `key`; returns its index in `threads`.
+    private func thread(key: String, label: String, addresses: [String], name: String?) -> Int {
+        if let i = threadIndex[key] {
+            threads[i].count += 1
+            return i
         }
         var wanted = true
         if let chat = context.options.chat {
@@ -262,9 +350,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
                 || (addresses.count == 1 && TextCleanup.sameContact(addresses[0], chat))
                 || (name.map { TextCleanup.sameContact($0, chat) } ?? false)
         }
-        threads[key] = ThreadTally(label: label, count: 1, wanted: wanted)
-        threadOrder.append(key)
-        return wanted
+        threadIndex[key] = threads.count
+        threads.append(ThreadTally(label: label, count: 1, wanted: wanted))
+        return threads.count - 1
     }
 
     private func participantID(address: String, name: String?) -> String {
@@ -275,46 +363,83 @@ final class SMSBackupReader: SAXPushParserDelegate {
         return id
     }
 
-    private func date(_ attributes: SAXAttributes, line: Int, what: String) -> Date? {
-        guard let raw = attributes["date"], let t = Int64(raw) else {
-            context.warn("line \(line)", what, "has no readable date (\"\(attributes["date"] ?? "")\"); skipped", skipped: true)
+    /// Milliseconds since 1970; a few tools write seconds for MMS.
+    private func date(_ a: SAXAttributes, line: Int, what: String) -> Date? {
+        guard let t = a.int64(SMSAttribute.date.rawValue) else {
+            context.warn("line \(line)", what, "has no readable date (\"\(a.string(SMSAttribute.date.rawValue) ?? "")\"); skipped",
+                         skipped: true)
             return nil
         }
-        // Milliseconds since 1970; a few tools write seconds for MMS.
         return Date(timeIntervalSince1970: t < 100_000_000_000 ? Double(t) : Double(t) / 1000)
     }
 
     /// type / msg_box: 1 received, 2 sent, 3 draft, 4 outbox, 5 failed, 6 queued. Outbox and
     /// queued are still being sent; a draft was never sent (no status).
-    private func direction(_ raw: String?) -> (Direction, MessageStatus?)? {
-        switch raw {
-        case "1": (.incoming, nil)
-        case "2": (.outgoing, .sent)
-        case "3": (.outgoing, nil)
-        case "4", "6": (.outgoing, .sending)
-        case "5": (.outgoing, .failed)
-        default: nil
+    private func direction(_ a: SAXAttributes, _ name: SMSAttribute) -> (Direction, MessageStatus?)? {
+        let digit = a.withBytes(name.rawValue) { $0.count == 1 ? $0[0] : 0 } ?? 0
+        switch digit {
+        case 0x31: return (.incoming, nil)
+        case 0x32: return (.outgoing, .sent)
+        case 0x33: return (.outgoing, nil)
+        case 0x34, 0x36: return (.outgoing, .sending)
+        case 0x35: return (.outgoing, .failed)
+        default: return nil
         }
     }
 
+    private var meAdded = false
     private func meParticipant() {
+        guard !meAdded else { return }
         builder.participant(id: "me", name: context.options.me ?? "Me")
+        meAdded = true
+    }
+
+    /// The last `sms` element's address and contact_name bytes, and what they gave: a backup lists
+    /// a conversation's messages together, so most elements repeat them.
+    private struct SMSSender {
+        var addressBytes: [UInt8]?
+        var nameBytes: [UInt8]?
+        var address: String
+        var name: String?
+        var thread: Int
+        /// The participant id, once an incoming message needed it.
+        var id: String?
+    }
+    private var lastSender: SMSSender?
+
+    private static func sameBytes(_ a: SAXAttributes, _ name: SMSAttribute, _ bytes: [UInt8]?) -> Bool {
+        let result = a.withBytes(name.rawValue) { b -> Bool in
+            guard let bytes, bytes.count == b.count else { return false }
+            return b.isEmpty || bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 }
+        }
+        return result ?? (bytes == nil)
     }
 
     private func readSMS(_ a: SAXAttributes, line: Int) {
-        let address = value(a["address"]) ?? "Unknown"
-        let name = value(a["contact_name"])
-        let wanted = thread(key: key(address), label: name.map { "\($0) (\(address))" } ?? address,
-                            addresses: [address], name: name)
-        guard wanted, keeping else { return }  // another conversation: not even its problems matter
-        guard let (direction, status) = direction(a["type"]) else {
-            context.warn("line \(line)", "sms", "type \"\(a["type"] ?? "")\" is not 1–6 (received, sent, draft, outbox, failed, queued); skipped",
+        let threadNumber: Int
+        if let last = lastSender, Self.sameBytes(a, .address, last.addressBytes), Self.sameBytes(a, .contactName, last.nameBytes) {
+            threads[last.thread].count += 1
+            threadNumber = last.thread
+        } else {
+            let address = value(a, .address) ?? "Unknown"
+            let name = value(a, .contactName)
+            threadNumber = thread(key: key(address), label: name.map { "\($0) (\(address))" } ?? address,
+                                  addresses: [address], name: name)
+            lastSender = SMSSender(addressBytes: a.withBytes(SMSAttribute.address.rawValue) { Array($0) },
+                                   nameBytes: a.withBytes(SMSAttribute.contactName.rawValue) { Array($0) },
+                                   address: address, name: name, thread: threadNumber)
+        }
+        guard threads[threadNumber].wanted, keeping else { return }  // another conversation: not even its problems matter
+        guard let (direction, status) = direction(a, .type) else {
+            context.warn("line \(line)", "sms", "type \"\(a.string(SMSAttribute.type.rawValue) ?? "")\" is not 1–6 (received, sent, draft, outbox, failed, queued); skipped",
                          skipped: true)
             return
         }
         guard let date = date(a, line: line, what: "sms") else { return }
         // "null" is the exporter's word for no body ("(Unknown)" is only used for names).
-        guard let body = a["body"], body != "null", !body.isEmpty else {
+        guard let body = a.withBytes(SMSAttribute.body.rawValue, { b -> String? in
+            b.isEmpty || Self.same(b, "null") ? nil : String(decoding: b, as: UTF8.self)
+        }) ?? nil else {
             context.warn("line \(line)", "sms", "has no body; skipped", skipped: true)
             return
         }
@@ -322,25 +447,25 @@ final class SMSBackupReader: SAXPushParserDelegate {
         if direction == .outgoing {
             meParticipant()
             sender = "me"
+        } else if let id = lastSender!.id {
+            sender = id
         } else {
-            sender = participantID(address: address, name: name)
+            sender = participantID(address: lastSender!.address, name: lastSender!.name)
+            lastSender!.id = sender
         }
         elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: body, status: status),
                                      context: context)
     }
 
     private func readPart(_ a: SAXAttributes, line: Int) {
-        // `data` values the filter had to cut (over libxml2's attribute limit), up to this part:
-        // earlier parts took theirs, so these are this part's.
-        let cut = stream.takeOversized(upToLine: line).last?.bytes
-        let mime = (a["ct"] ?? "").lowercased()
+        let mime = (a.string(SMSAttribute.ct.rawValue) ?? "").lowercased()
         if mime == "application/smil" { return }
         if mime == "text/plain" {
-            if let text = value(a["text"]) { mms?.texts.append(text) }
+            if let text = value(a, .text) { mms?.texts.append(text) }
         } else if mime.hasPrefix("image/") {
-            mms?.images.append((a["data"] ?? "", mime, value(a["name"]) ?? value(a["cl"]), line, cut))
+            mms?.images.append((a.string(SMSAttribute.data.rawValue) ?? "", mime, value(a, .name) ?? value(a, .cl), line, a.cutDataBytes))
         } else {
-            let name = value(a["name"]) ?? value(a["cl"])
+            let name = value(a, .name) ?? value(a, .cl)
             mms?.others.append("[Attachment: \(name.map { "\($0), " } ?? "")\(mime.isEmpty ? "unknown type" : mime)]")
         }
     }
@@ -348,10 +473,10 @@ final class SMSBackupReader: SAXPushParserDelegate {
     private func readMMS(_ m: PendingMMS) {
         let a = m.attributes
         let location = "line \(m.line)"
-        let addresses = (value(a["address"]) ?? "Unknown").split(separator: "~").map {
+        let addresses = (value(a, .address) ?? "Unknown").split(separator: "~").map {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty }
-        let contactName = value(a["contact_name"])
+        let contactName = value(a, .contactName)
         // Group MMS: "Ann, Ben" goes with "+1555…~+1666…" in the same order.
         var names: [String: String] = [:]
         if let contactName {
@@ -364,10 +489,10 @@ final class SMSBackupReader: SAXPushParserDelegate {
         }
         let key = addresses.map { self.key($0) }.sorted().joined(separator: ",")
         let label = contactName.map { "\($0) (\(addresses.joined(separator: ", ")))" } ?? addresses.joined(separator: ", ")
-        let wanted = thread(key: key, label: label, addresses: addresses, name: contactName)
+        let wanted = threads[thread(key: key, label: label, addresses: addresses, name: contactName)].wanted
         guard wanted, keeping else { return }
-        guard let (direction, status) = direction(a["msg_box"]) else {
-            context.warn(location, "mms", "msg_box \"\(a["msg_box"] ?? "")\" is not 1–6; skipped", skipped: true)
+        guard let (direction, status) = direction(a, .msgBox) else {
+            context.warn(location, "mms", "msg_box \"\(a.string(SMSAttribute.msgBox.rawValue) ?? "")\" is not 1–6; skipped", skipped: true)
             return
         }
         guard let date = date(a, line: m.line, what: "mms") else { return }
@@ -445,22 +570,22 @@ final class SMSBackupReader: SAXPushParserDelegate {
 
     func finish() throws(ImportError) -> ImportResult {
         // Busiest first; equal counts in the order they appear.
-        let ranked = threadOrder.enumerated().sorted { a, b in
-            let (ca, cb) = (threads[a.element]!.count, threads[b.element]!.count)
-            return ca != cb ? ca > cb : a.offset < b.offset
-        }.map(\.element)
-        let listing = TextCleanup.list(ranked.map { "\(threads[$0]!.label): \(threads[$0]!.count) messages" })
+        let ranked = threads.indices.sorted { a, b in
+            let (ca, cb) = (threads[a].count, threads[b].count)
+            return ca != cb ? ca > cb : a < b
+        }
+        let listing = TextCleanup.list(ranked.map { "\(threads[$0].label): \(threads[$0].count) messages" })
         if let chat = context.options.chat {
-            let picked = threadOrder.filter { threads[$0]!.wanted }
+            let picked = threads.indices.filter { threads[$0].wanted }
             if picked.isEmpty {
                 throw ImportError(path: path, reason: "has no conversation with \"\(chat)\"; conversations: \(listing)")
             }
-            if picked.count == 1 { builder.title = threads[picked[0]]!.label }
+            if picked.count == 1 { builder.title = threads[picked[0]].label }
         } else if threads.count > 1 {
             throw ImportError(path: path, reason: "holds \(threads.count) conversations; pick one with `chat` "
                                   + "(contact name or phone number): \(listing)")
-        } else if let only = threadOrder.first {
-            builder.title = threads[only]!.label
+        } else if let only = threads.first {
+            builder.title = only.label
         }
         return builder.finish(format: .smsBackup, me: "me", sortByDate: true, keep: "me")
     }
