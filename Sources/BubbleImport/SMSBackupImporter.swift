@@ -527,7 +527,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
             if let cut = part.cutBytes {
                 placeholders.append("[Photo: \(shown)]")
                 context.warn("line \(part.line)", "mms image \(shown)", "its data is \(cut / 1_000_000) MB of base64, more than "
-                                 + "an XML attribute may hold here (libxml2 refuses over 10 MB); shown as a placeholder", skipped: true)
+                                 + "a photo may be here (limit 9 MB); shown as a placeholder", skipped: true)
                 continue
             }
             guard !part.data.isEmpty, let bytes = Data(base64Encoded: part.data, options: .ignoreUnknownCharacters), !bytes.isEmpty else {

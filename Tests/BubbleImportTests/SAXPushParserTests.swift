@@ -3,8 +3,8 @@ import Foundation
 import Testing
 @testable import BubbleImport
 
-/// The libxml2 SAX2 path of the SMS importer: escapes in attribute values, entities refused.
-@Suite("SMS Backup XML through libxml2's SAX2 push parser")
+/// Escapes in attribute values and entities refused, through the importer (the scanner on UTF-8 files).
+@Suite("SMS Backup XML elements and attributes as the importer reads them (scanner, and libxml2 for other encodings)")
 struct SAXPushParserTests {
     func xml(_ body: String) -> String {
         "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"1\">\n\(body)\n</smses>\n"
