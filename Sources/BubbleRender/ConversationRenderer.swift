@@ -64,6 +64,14 @@ public final class ConversationRenderer {
     /// an error naming it (checked before anything is drawn or written).
     public func resolvePhotos(_ conversation: Conversation) throws(RenderError) -> Conversation {
         var result = conversation
+        // Sizes read once per file (a sticker or a forwarded photo shown many times).
+        var sizes: [String: (width: Int, height: Int)?] = [:]
+        func size(_ full: String) -> (width: Int, height: Int)? {
+            if let known = sizes[full] { return known }
+            let read = PhotoLoader.size(ofFile: full)
+            sizes[full] = read
+            return read
+        }
         for (i, message) in conversation.messages.enumerated() {
             for (k, var image) in message.images.enumerated() {
                 let field = message.images.count == 1 ? "messages[\(i)].image" : "messages[\(i)].images[\(k)]"
@@ -74,7 +82,7 @@ public final class ConversationRenderer {
                     continue
                 }
                 let full = photos.resolve(path)
-                guard let size = PhotoLoader.size(ofFile: full) else {
+                guard let size = size(full) else {
                     throw .unreadableImage(path: full, reason: FileManager.default.fileExists(atPath: full)
                                            ? "not an image gdk-pixbuf can read" : "no such file (\(field).path)")
                 }

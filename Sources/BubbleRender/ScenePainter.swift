@@ -79,7 +79,13 @@ public final class ScenePainter {
                 cairo_scale(cr, factor, factor)
                 cairo_set_source_surface(cr, surface.pointer, 0, 0)
                 cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
-                cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD)
+                // PAD keeps a scaled photo's edges opaque in pixels; PDF and SVG have no PAD
+                // (Cairo would rasterise and compress a padded copy of the photo at every use),
+                // and their viewers sample the image themselves: NONE, and one image object per
+                // photo file however often it is shown.
+                let target = cairo_surface_get_type(cairo_get_target(cr))
+                let vector = target == CAIRO_SURFACE_TYPE_PDF || target == CAIRO_SURFACE_TYPE_SVG
+                cairo_pattern_set_extend(cairo_get_source(cr), vector ? CAIRO_EXTEND_NONE : CAIRO_EXTEND_PAD)
                 cairo_paint(cr)
             } else {
                 // A photo whose size or file was unusable: a grey placeholder with a cross.
