@@ -95,6 +95,19 @@ public struct BubbleContext: Hashable, Sendable {
     }
 }
 
+/// What of a message's bubble does not depend on the row width (`BubbleMeasurer.memo(for:)`):
+/// kept by a `ConversationLayout` for each message, so a re-layout at another width does only
+/// line filling and geometry. `storage` is the engine's prepared text (immutable once made).
+struct BubbleMemo: @unchecked Sendable {
+    var emojiOnly: Bool
+    /// The message text's `PreparedText.storage` (`hasPrepared`: the text was prepared).
+    var storage: AnyObject?
+    var hasPrepared = false
+    /// Links found in the text (only when the style detects them).
+    var links: [DetectedLink] = []
+    init(emojiOnly: Bool) { self.emojiOnly = emojiOnly }
+}
+
 /// Measures one message into a `BubbleLayout`: text inside padding, photo scaled to fit,
 /// width limited by the row, placed on its side.
 public struct BubbleMeasurer {
@@ -123,20 +136,45 @@ public struct BubbleMeasurer {
     public func layout(_ message: Message, rowWidth: Double, hasTail: Bool = true,
                        time: String? = nil, startsGroup: Bool = true,
                        context: BubbleContext = BubbleContext()) throws(LayoutError) -> BubbleLayout {
+        var memo: BubbleMemo?
+        return try layout(message, rowWidth: rowWidth, hasTail: hasTail, time: time, startsGroup: startsGroup,
+                          context: context, memo: &memo)
+    }
+
+    /// What of `message`'s bubble does not depend on the row width: whether it is emoji-only,
+    /// its text prepared by the engine, the links in it.
+    func memo(for message: Message) throws(LayoutError) -> BubbleMemo {
+        let emojiOnly = message.images.isEmpty && message.reply == nil
+            && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
+        var memo = BubbleMemo(emojiOnly: emojiOnly)
+        if let string = message.text, !string.isEmpty {
+            do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text).storage } catch { throw .text(error) }
+            memo.hasPrepared = true
+            if style.detectsLinks, !emojiOnly { memo.links = LinkDetector.links(in: string) }
+        }
+        return memo
+    }
+
+    /// `layout(_:rowWidth:…)` with what does not depend on the width taken from `memo` (made
+    /// when nil): a re-layout at another width prepares nothing and detects no links again.
+    func layout(_ message: Message, rowWidth: Double, hasTail: Bool = true,
+                time: String? = nil, startsGroup: Bool = true,
+                context: BubbleContext = BubbleContext(), memo: inout BubbleMemo?) throws(LayoutError) -> BubbleLayout {
         try Self.validate(rowWidth: rowWidth, style: style)
+        if memo == nil { memo = try self.memo(for: message) }
+        let facts = memo!
         let incoming = message.direction == .incoming
         let indent = incoming && context.avatarColumn ? style.avatarSize + style.besideGap : 0
         let maxBubble = max(1, min(style.maxBubbleWidth(rowWidth: rowWidth), rowWidth - 2 * style.sideMargin - indent))
-        let emojiOnly = message.images.isEmpty && message.reply == nil
-            && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
+        let emojiOnly = facts.emojiOnly
         let padding = emojiOnly ? .zero : style.padding(for: message.direction)
         let maxText = max(1, maxBubble - padding.horizontal)
 
         var text = TextLayout.empty
         var wrapWidth = maxText
-        if let string = message.text, !string.isEmpty {
-            (text, wrapWidth) = try measure(string, style: emojiOnly ? style.emojiText : style.text, maxWidth: maxText,
-                                            balanced: style.widthMode == .balanced && !emojiOnly)
+        if let string = message.text, !string.isEmpty, facts.hasPrepared {
+            let prepared = PreparedText(text: string, style: emojiOnly ? style.emojiText : style.text, storage: facts.storage)
+            (text, wrapWidth) = try measure(prepared, maxWidth: maxText, balanced: style.widthMode == .balanced && !emojiOnly)
         }
 
         // Photos: one fits the widest the bubble allows and the maximum height, never enlarged;
@@ -319,8 +357,9 @@ public struct BubbleMeasurer {
         }
 
         var links: [LinkLayout] = []
-        if style.detectsLinks, !emojiOnly, let string = message.text, let textFrame, hasText {
-            links = try linkAreas(string, text: text, boxWidth: textFrame.width, origin: textFrame.origin)
+        if style.detectsLinks, !emojiOnly, let string = message.text, let textFrame, hasText, !facts.links.isEmpty {
+            let prepared = PreparedText(text: string, style: style.text, storage: facts.storage)
+            links = try linkAreas(string, found: facts.links, prepared: prepared, text: text, boxWidth: textFrame.width, origin: textFrame.origin)
         }
 
         var layout = BubbleLayout(direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
@@ -366,12 +405,14 @@ public struct BubbleMeasurer {
 
     /// The areas of each link's text: per line it spans, from the width of the line's text
     /// before it to the width up to its end (measured with the same engine).
-    func linkAreas(_ string: String, text: TextLayout, boxWidth: Double, origin: Point) throws(LayoutError) -> [LinkLayout] {
-        let found = LinkDetector.links(in: string)
+    func linkAreas(_ string: String, found: [DetectedLink], prepared: PreparedText?, text: TextLayout, boxWidth: Double,
+                   origin: Point) throws(LayoutError) -> [LinkLayout] {
         guard !found.isEmpty else { return [] }
         let bytes = Array(string.utf8)
         func width(_ range: Range<Int>) throws(LayoutError) -> Double {
             guard !range.isEmpty else { return 0 }
+            // The engine's own figures for a piece of the prepared text, when it has them.
+            if let prepared, let advance = engine.advance(of: range, in: prepared) { return advance }
             var s = String(decoding: bytes[range], as: UTF8.self)
             while s.last?.isNewline == true { s.removeLast() }
             guard !s.isEmpty else { return 0 }
@@ -402,8 +443,15 @@ public struct BubbleMeasurer {
     /// width with the same line count.
     public func measure(_ string: String, style textStyle: TextStyle, maxWidth: Double,
                         balanced: Bool = false, maxLines: Int? = nil) throws(LayoutError) -> (TextLayout, Double) {
+        let prepared: PreparedText
+        do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
+        return try measure(prepared, maxWidth: maxWidth, balanced: balanced, maxLines: maxLines)
+    }
+
+    /// `measure` of a text already prepared by this measurer's engine.
+    public func measure(_ prepared: PreparedText, maxWidth: Double,
+                        balanced: Bool = false, maxLines: Int? = nil) throws(LayoutError) -> (TextLayout, Double) {
         do {
-            let prepared = try engine.prepare(string, style: textStyle)
             let full = try engine.layout(prepared, maxWidth: maxWidth, maxLines: maxLines)
             guard balanced, full.lines.count > 1 else { return (full, maxWidth) }
             // Line count only grows as the width shrinks: binary search the narrowest width

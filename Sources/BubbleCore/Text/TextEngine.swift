@@ -108,4 +108,12 @@ public enum TextError: Error, Equatable, Sendable, CustomStringConvertible {
 public protocol TextEngine: AnyObject {
     func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText
     func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout
+    /// Advance (points) of UTF-8 bytes `range` of `prepared`'s text set on one line, trailing
+    /// whitespace excluded, when the engine can tell it from what it prepared; nil: measure the
+    /// substring instead (the default).
+    func advance(of range: Range<Int>, in prepared: PreparedText) -> Double?
+}
+
+extension TextEngine {
+    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
 }

@@ -83,6 +83,45 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines)).layout
     }
 
+    /// Advance of bytes `range` of a prepared text on one line, trailing whitespace excluded: the
+    /// sum of its segments' cached advances, grapheme clusters' advances for a segment cut by the
+    /// range. Nil (measure the substring) for a text handed to Pango, a range across a hard break
+    /// or outside the text.
+    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
+        guard let storage = prepared.storage as? FastStorage, storage.delegated == nil, storage.hasText(prepared.text) else { return nil }
+        lock.lock(); defer { lock.unlock() }
+        let count = storage.withText { $0.count }
+        guard range.lowerBound >= 0, range.upperBound <= count else { return nil }
+        let lo = range.lowerBound
+        let hi = storage.contentEnd(lo, range.upperBound)
+        guard hi > lo else { return 0 }
+        var total: Int64 = 0
+        let ok: Bool = storage.withSegments { segs in
+            var start = 0
+            for s in segs {
+                defer { start = s.end }
+                let shapedEnd = s.end - s.separatorLength
+                if shapedEnd <= lo { continue }
+                if start >= hi { break }
+                if s.separatorLength > 0 && shapedEnd < hi { return false }   // across a hard break
+                if start >= lo && shapedEnd <= hi {
+                    total += Int64(s.content) + Int64(s.space)
+                } else if start >= lo && storage.contentEnd(start, shapedEnd) == hi {
+                    total += Int64(s.content)   // the range ends where the segment's spaces begin
+                } else {
+                    var gStart = start
+                    for g in graphemeWidths(storage, segmentStart: start, segmentEnd: shapedEnd, rtl: s.rightToLeft) {
+                        let gEnd = start + Int(g.end)
+                        if gStart >= lo && gEnd <= hi { total += Int64(g.width) }
+                        gStart = gEnd
+                    }
+                }
+            }
+            return true
+        }
+        return ok ? PangoTextEngine.points(Int32(clamping: total)) : nil
+    }
+
     // MARK: Introspection (tests, bench)
 
     /// Shaped segments held, their estimated bytes, hits and misses of the segment cache.
