@@ -11,16 +11,22 @@ public struct DetectedLink: Hashable, Sendable {
 /// left out, as people write them after links.
 public enum LinkDetector {
     public static func links(in text: String) -> [DetectedLink] {
+        mayHaveLinks(text) ? scan(text) : []
+    }
+
+    /// The scan itself, without the quick check.
+    static func scan(_ text: String) -> [DetectedLink] {
         let b = Array(text.utf8)
         var out: [DetectedLink] = []
         var i = 0
         func isWordByte(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) }
         func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
-        func hasPrefix(_ p: String, at k: Int) -> Bool {
-            let p = Array(p.utf8)
-            guard k + p.count <= b.count else { return false }
-            for j in 0..<p.count where lower(b[k + j]) != p[j] { return false }
-            return true
+        func hasPrefix(_ p: StaticString, at k: Int) -> Bool {
+            p.withUTF8Buffer { p in
+                guard k + p.count <= b.count else { return false }
+                for j in 0..<p.count where lower(b[k + j]) != p[j] { return false }
+                return true
+            }
         }
         /// End of a URL starting at `k`: up to whitespace, `<`, `>`, `"`, minus trailing punctuation.
         func urlEnd(_ k: Int) -> Int {
@@ -64,6 +70,22 @@ public enum LinkDetector {
             i += 1
         }
         return out
+    }
+
+    /// False when `text` cannot hold a link: no `:` (of `://`), no `www.`, no `@` and fewer than
+    /// seven digits. One pass over the bytes, without allocating: most messages stop here.
+    static func mayHaveLinks(_ text: String) -> Bool {
+        var copy = text
+        return copy.withUTF8 { b in
+            var digits = 0
+            for i in 0..<b.count {
+                let c = b[i]
+                if c == 0x3A || c == 0x40 { return true }                       // : @
+                if c >= 0x30 && c <= 0x39 { digits += 1; if digits >= 7 { return true }; continue }
+                if c == 0x2E, i >= 3, b[i - 1] | 0x20 == 0x77, b[i - 2] | 0x20 == 0x77, b[i - 3] | 0x20 == 0x77 { return true }  // www.
+            }
+            return false
+        }
     }
 
     /// `local@domain.tld` around the `@` at `at`.
