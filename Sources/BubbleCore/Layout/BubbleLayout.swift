@@ -105,7 +105,17 @@ struct BubbleMemo: @unchecked Sendable {
     var hasPrepared = false
     /// Links found in the text (only when the style detects them).
     var links: [DetectedLink] = []
+    /// Advances of the byte ranges link areas measured (they do not depend on the width; a
+    /// line that starts at the same place at another width needs the same ones).
+    var rangeWidths: [(range: Range<Int>, width: Double)] = []
+    /// The status label's prepared text.
+    var status: PreparedHandle?
     init(emojiOnly: Bool) { self.emojiOnly = emojiOnly }
+}
+
+/// A text's `PreparedText.storage` kept to measure the same string in the same style again.
+struct PreparedHandle: @unchecked Sendable {
+    var storage: AnyObject?
 }
 
 /// Measures one message into a `BubbleLayout`: text inside padding, photo scaled to fit,
@@ -328,7 +338,8 @@ public struct BubbleMeasurer {
             bottom += style.statusSpacing + t.height
         }
         if let status = context.status {
-            let (t, w) = try measure(status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1)
+            let (t, w) = try measure(status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1,
+                                     reusing: &memo!.status)
             let sx = incoming ? bubble.minX : bubble.maxX - t.width
             labels.append(LabelLayout(kind: context.failed ? .failedStatus : .status, string: status,
                                       frame: Rect(x: sx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
@@ -359,7 +370,8 @@ public struct BubbleMeasurer {
         var links: [LinkLayout] = []
         if style.detectsLinks, !emojiOnly, let string = message.text, let textFrame, hasText, !facts.links.isEmpty {
             let prepared = PreparedText(text: string, style: style.text, storage: facts.storage)
-            links = try linkAreas(string, found: facts.links, prepared: prepared, text: text, boxWidth: textFrame.width, origin: textFrame.origin)
+            links = try linkAreas(string, found: facts.links, prepared: prepared, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
+                                  rangeWidths: &memo!.rangeWidths)
         }
 
         var layout = BubbleLayout(direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
@@ -406,11 +418,19 @@ public struct BubbleMeasurer {
     /// The areas of each link's text: per line it spans, from the width of the line's text
     /// before it to the width up to its end (measured with the same engine).
     func linkAreas(_ string: String, found: [DetectedLink], prepared: PreparedText?, text: TextLayout, boxWidth: Double,
-                   origin: Point) throws(LayoutError) -> [LinkLayout] {
+                   origin: Point, rangeWidths: inout [(range: Range<Int>, width: Double)]) throws(LayoutError) -> [LinkLayout] {
         guard !found.isEmpty else { return [] }
         let bytes = Array(string.utf8)
+        var known = rangeWidths
+        defer { rangeWidths = known }
         func width(_ range: Range<Int>) throws(LayoutError) -> Double {
             guard !range.isEmpty else { return 0 }
+            if let hit = known.first(where: { $0.range == range }) { return hit.width }
+            let w = try measureWidth(range)
+            if known.count < 16 { known.append((range, w)) }
+            return w
+        }
+        func measureWidth(_ range: Range<Int>) throws(LayoutError) -> Double {
             // The engine's own figures for a piece of the prepared text, when it has them.
             if let prepared, let advance = engine.advance(of: range, in: prepared) { return advance }
             var s = String(decoding: bytes[range], as: UTF8.self)
@@ -446,6 +466,20 @@ public struct BubbleMeasurer {
         let prepared: PreparedText
         do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
         return try measure(prepared, maxWidth: maxWidth, balanced: balanced, maxLines: maxLines)
+    }
+
+    /// `measure` of `string`, prepared once: `handle` keeps what the engine prepared (made
+    /// when nil) for the next measure of the same string in the same style.
+    func measure(_ string: String, style textStyle: TextStyle, maxWidth: Double, maxLines: Int? = nil,
+                 reusing handle: inout PreparedHandle?) throws(LayoutError) -> (TextLayout, Double) {
+        let prepared: PreparedText
+        if let handle {
+            prepared = PreparedText(text: string, style: textStyle, storage: handle.storage)
+        } else {
+            do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
+            handle = PreparedHandle(storage: prepared.storage)
+        }
+        return try measure(prepared, maxWidth: maxWidth, maxLines: maxLines)
     }
 
     /// `measure` of a text already prepared by this measurer's engine.

@@ -131,6 +131,8 @@ struct MessageMemos: Hashable, @unchecked Sendable {
     struct Memo {
         var day: Int
         var bubble: BubbleMemo?
+        /// The day separator (or pause) label before the message, prepared.
+        var separator: PreparedHandle?
     }
     var items: [Memo] = []
     static func == (a: MessageMemos, b: MessageMemos) -> Bool { true }
@@ -218,6 +220,7 @@ public struct ConversationLayouter {
         let width = layout.width
         let day = memo?.day ?? dateTexts.localDay(message.date)
         var bubbleMemo = memo?.bubble
+        var separatorHandle = memo?.separator
         let previous = layout.lastMessage
         let index = layout.nextMessageIndex
 
@@ -227,7 +230,8 @@ public struct ConversationLayouter {
         if newDay || pause {
             let string = style.timeInDaySeparator ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
                 : dateTexts.day(message.date)
-            let label = try centredLabel(string, kind: .daySeparator, style: style.separatorText, width: width)
+            let label = try centredLabel(string, kind: .daySeparator, style: style.separatorText, width: width,
+                                         reusing: &separatorHandle)
             layout.appendRow(.daySeparator(label), height: label.frame.maxY + style.separatorPadding,
                              spacing: style.rowSpacing)
             newDay = true
@@ -273,13 +277,19 @@ public struct ConversationLayouter {
                                                             kind: message.kind, date: message.date, day: day,
                                                             row: layout.rows.count - 1)
         layout.nextMessageIndex = index + 1
-        layout.memos.items.append(MessageMemos.Memo(day: day, bubble: bubbleMemo))
+        layout.memos.items.append(MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
     }
 
     private func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
                               width: Double) throws(LayoutError) -> LabelLayout {
+        var handle: PreparedHandle?
+        return try centredLabel(string, kind: kind, style: textStyle, width: width, reusing: &handle)
+    }
+
+    private func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
+                              width: Double, reusing handle: inout PreparedHandle?) throws(LayoutError) -> LabelLayout {
         let maxWidth = max(1, width * style.maxWidthShare)
-        let (text, wrap) = try measurer.measure(string, style: textStyle, maxWidth: maxWidth)
+        let (text, wrap) = try measurer.measure(string, style: textStyle, maxWidth: maxWidth, reusing: &handle)
         let frame = Rect(x: (width - text.width) / 2, y: style.separatorPadding, width: text.width, height: text.height)
         return LabelLayout(kind: kind, string: string, frame: frame, text: text, wrapWidth: wrap)
     }
