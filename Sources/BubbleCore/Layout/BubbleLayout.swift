@@ -158,8 +158,11 @@ public struct BubbleMeasurer {
             && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
         var memo = BubbleMemo(emojiOnly: emojiOnly)
         if let string = message.text, !string.isEmpty {
-            do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text).storage } catch { throw .text(error) }
-            memo.hasPrepared = true
+            // Kept only when the engine's prepared texts are small (a Pango layout is not).
+            if engine.preparedTextsAreCompact {
+                do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text).storage } catch { throw .text(error) }
+                memo.hasPrepared = true
+            }
             if style.detectsLinks, !emojiOnly { memo.links = LinkDetector.links(in: string) }
         }
         return memo
@@ -182,8 +185,16 @@ public struct BubbleMeasurer {
 
         var text = TextLayout.empty
         var wrapWidth = maxText
-        if let string = message.text, !string.isEmpty, facts.hasPrepared {
-            let prepared = PreparedText(text: string, style: emojiOnly ? style.emojiText : style.text, storage: facts.storage)
+        var preparedText: PreparedText?
+        if let string = message.text, !string.isEmpty {
+            let textStyle = emojiOnly ? style.emojiText : style.text
+            let prepared: PreparedText
+            if facts.hasPrepared {
+                prepared = PreparedText(text: string, style: textStyle, storage: facts.storage)
+            } else {
+                do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
+            }
+            preparedText = prepared
             (text, wrapWidth) = try measure(prepared, maxWidth: maxText, balanced: style.widthMode == .balanced && !emojiOnly)
         }
 
@@ -369,8 +380,7 @@ public struct BubbleMeasurer {
 
         var links: [LinkLayout] = []
         if style.detectsLinks, !emojiOnly, let string = message.text, let textFrame, hasText, !facts.links.isEmpty {
-            let prepared = PreparedText(text: string, style: style.text, storage: facts.storage)
-            links = try linkAreas(string, found: facts.links, prepared: prepared, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
+            links = try linkAreas(string, found: facts.links, prepared: preparedText, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
                                   rangeWidths: &memo!.rangeWidths)
         }
 
@@ -477,7 +487,7 @@ public struct BubbleMeasurer {
             prepared = PreparedText(text: string, style: textStyle, storage: handle.storage)
         } else {
             do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
-            handle = PreparedHandle(storage: prepared.storage)
+            if engine.preparedTextsAreCompact { handle = PreparedHandle(storage: prepared.storage) }
         }
         return try measure(prepared, maxWidth: maxWidth, maxLines: maxLines)
     }

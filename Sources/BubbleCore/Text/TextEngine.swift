@@ -112,8 +112,13 @@ public protocol TextEngine: AnyObject {
     /// whitespace excluded, when the engine can tell it from what it prepared; nil: measure the
     /// substring instead (the default).
     func advance(of range: Range<Int>, in prepared: PreparedText) -> Double?
+    /// True when the prepared texts this engine makes are small enough to keep one for every
+    /// message of a long conversation (a `ConversationLayout` then keeps them for re-layouts);
+    /// false (the default): layouts keep none and prepare again.
+    var preparedTextsAreCompact: Bool { get }
 }
 
 extension TextEngine {
     public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
+    public var preparedTextsAreCompact: Bool { false }
 }

@@ -94,6 +94,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines)).layout
     }
 
+    /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
+    public var preparedTextsAreCompact: Bool { true }
+
     /// Advance of bytes `range` of a prepared text on one line, trailing whitespace excluded: the
     /// sum of its segments' cached advances, grapheme clusters' advances for a segment cut by the
     /// range. Nil (measure the substring) for a text handed to Pango, a range across a hard break
