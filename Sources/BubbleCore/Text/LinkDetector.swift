@@ -108,14 +108,14 @@ public enum LinkDetector {
     /// parentheses between them; not part of a longer run of digits or letters.
     static func phone(at k: Int, _ b: [UInt8]) -> DetectedLink? {
         var e = k, digits = 0, lastDigitEnd = k
-        var tel = ""
-        if b[e] == 0x2B { tel = "+"; e += 1 }
+        let plus = b[e] == 0x2B
+        if plus { e += 1 }
         var previousSeparator = true
         while e < b.count {
             let c = b[e]
             if c >= 0x30 && c <= 0x39 {
-                digits += 1; tel.append(Character(Unicode.Scalar(c))); e += 1; lastDigitEnd = e; previousSeparator = false
-            } else if [0x20, 0x2D, 0x2E, 0x28, 0x29].contains(c), !(previousSeparator && c != 0x28) || e == k {
+                digits += 1; e += 1; lastDigitEnd = e; previousSeparator = false
+            } else if c == 0x20 || c == 0x2D || c == 0x2E || c == 0x28 || c == 0x29, !(previousSeparator && c != 0x28) || e == k {
                 previousSeparator = c != 0x29; e += 1
             } else { break }
         }
@@ -126,9 +126,13 @@ public enum LinkDetector {
         }
         guard digits >= 7, digits <= 15 else { return nil }
         // Dates written with separators (2023-11-14, 14.11.2023) are not phone numbers.
-        let groups = String(decoding: b[k..<lastDigitEnd], as: UTF8.self)
-            .split(whereSeparator: { !$0.isNumber && $0 != "+" }).map(\.count)
-        if tel.first != "+", digits == 8, groups == [4, 2, 2] || groups == [2, 2, 4] { return nil }
+        if !plus, digits == 8 {
+            let groups = String(decoding: b[k..<lastDigitEnd], as: UTF8.self)
+                .split(whereSeparator: { !$0.isNumber && $0 != "+" }).map(\.count)
+            if groups == [4, 2, 2] || groups == [2, 2, 4] { return nil }
+        }
+        var tel = plus ? "+" : ""
+        for c in b[k..<lastDigitEnd] where c >= 0x30 && c <= 0x39 { tel.append(Character(Unicode.Scalar(c))) }
         return DetectedLink(range: k..<lastDigitEnd, url: "tel:" + tel)
     }
 }
