@@ -430,7 +430,6 @@ public struct BubbleMeasurer {
     func linkAreas(_ string: String, found: [DetectedLink], prepared: PreparedText?, text: TextLayout, boxWidth: Double,
                    origin: Point, rangeWidths: inout [(range: Range<Int>, width: Double)]) throws(LayoutError) -> [LinkLayout] {
         guard !found.isEmpty else { return [] }
-        let bytes = Array(string.utf8)
         var known = rangeWidths
         defer { rangeWidths = known }
         func width(_ range: Range<Int>) throws(LayoutError) -> Double {
@@ -443,12 +442,16 @@ public struct BubbleMeasurer {
         func measureWidth(_ range: Range<Int>) throws(LayoutError) -> Double {
             // The engine's own figures for a piece of the prepared text, when it has them.
             if let prepared, let advance = engine.advance(of: range, in: prepared) { return advance }
-            var s = String(decoding: bytes[range], as: UTF8.self)
+            let utf8 = string.utf8
+            guard range.lowerBound >= 0, range.upperBound <= utf8.count else { return 0 }
+            var s = String(decoding: utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)],
+                           as: UTF8.self)
             while s.last?.isNewline == true { s.removeLast() }
             guard !s.isEmpty else { return 0 }
             return try measure(s, style: style.text, maxWidth: 100_000).0.width
         }
         var out: [LinkLayout] = []
+        out.reserveCapacity(found.count)
         for link in found {
             var rects: [Rect] = []
             for line in text.lines where line.range.overlaps(link.range) {
