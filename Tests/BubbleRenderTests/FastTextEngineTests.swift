@@ -198,6 +198,44 @@ enum AgreementCorpus {
         }
     }
 
+    /// The same with every label a memo keeps: a group chat with sender names, replies,
+    /// reactions, statuses (read, delivered, failed), links, emoji-only messages, day separators,
+    /// times inside and beside bubbles; then appending after the re-layout.
+    @Test(arguments: [false, true])
+    func conversationRelayoutReusingKeepsEveryLabel(timesInside: Bool) throws {
+        let fast = FastTextEngine()
+        var style = LayoutStyle()
+        if timesInside { style.timeInsideBubble = true } else { style.timeBeside = true }
+        let utc = TimeZone(identifier: "UTC")!
+        let layouter = ConversationLayouter(style: style, engine: fast, timeZone: utc)
+        let people = [Participant(id: "me", name: "Me"), Participant(id: "a", name: "Alice Liddell"), Participant(id: "b", name: "Bob")]
+        let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+        let texts = ["see https://example.com/a/long/path?with=query and call +49 170 1234567", "😀👍", "مرحبا كيف حالك",
+                     "Donaudampfschifffahrtsgesellschaftskapitän", "ok", "two\nlines", "今天天气很好 明天见"]
+        var messages: [Message] = []
+        for i in 0..<60 {
+            let sender = ["me", "a", "b"][i % 3 == 0 ? 0 : (i / 2) % 3]
+            let statuses: [MessageStatus?] = [.read, .delivered, .failed, nil]
+            messages.append(Message(sender: sender, direction: sender == "me" ? .outgoing : .incoming,
+                                    date: t0.addingTimeInterval(Double(i) * 5_000), text: texts[i % texts.count],
+                                    reactions: i % 4 == 1 ? [Reaction(emoji: "❤️", count: 2), Reaction(emoji: "👍")] : [],
+                                    reply: i % 5 == 2 ? ReplyReference(sender: "a", text: texts[(i + 3) % texts.count]) : nil,
+                                    status: sender == "me" ? statuses[i % 4] : nil,
+                                    statusDate: t0.addingTimeInterval(Double(i) * 5_000 + 60)))
+        }
+        let conversation = Conversation(participants: people, messages: messages)
+        let first = try layouter.layout(conversation, width: 375)
+        #expect(first.rows.contains { $0.bubble?.reply != nil } && first.rows.contains { $0.bubble?.reactions != nil })
+        #expect(first.rows.contains { $0.bubble?.labels.contains { $0.kind == .sender } == true })
+        for width in [300.0, 414, 768] {
+            var reused = try layouter.layout(conversation, width: width, reusing: first)
+            var fresh = try layouter.layout(conversation, width: width)
+            #expect(reused == fresh)
+            for m in messages.prefix(5) { try layouter.append(m, to: &reused); try layouter.append(m, to: &fresh) }
+            #expect(reused == fresh)
+        }
+    }
+
     /// Tabs are handed to Pango whole; the result is Pango's.
     @Test func handsTabsToPango() throws {
         let fast = FastTextEngine(), pango = PangoTextEngine()

@@ -108,8 +108,9 @@ struct BubbleMemo: @unchecked Sendable {
     /// Advances of the byte ranges link areas measured (they do not depend on the width; a
     /// line that starts at the same place at another width needs the same ones).
     var rangeWidths: [(range: Range<Int>, width: Double)] = []
-    /// The status label's prepared text.
-    var status: PreparedHandle?
+    /// Prepared texts of the labels around the bubble, by `Label` slot (empty: none measured).
+    var labels: [PreparedHandle?] = []
+    enum Label: Int { case sender, reply, reactions, status }
     init(emojiOnly: Bool) { self.emojiOnly = emojiOnly }
 }
 
@@ -274,7 +275,7 @@ public struct BubbleMeasurer {
             top = t.height + style.timeLabelSpacing
         }
         if let name = context.senderName, incoming, startsGroup {
-            let (t, w) = try measure(name, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1)
+            let (t, w) = try measureLabel(name, .sender, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1, memo: &memo!)
             let nx = x + (emojiOnly ? 0 : min(style.senderNameInset, padding.left))
             labels.append(LabelLayout(kind: .sender, string: name, frame: Rect(x: nx, y: top, width: t.width, height: t.height),
                                       text: t, wrapWidth: w, maxLines: 1))
@@ -284,7 +285,8 @@ public struct BubbleMeasurer {
         if let ref = message.reply {
             let string = Self.replyString(ref, author: context.replyAuthor)
             let p = style.replyPadding
-            let (t, w) = try measure(string, style: style.replyText, maxWidth: max(1, maxBubble - p.horizontal), maxLines: style.replyMaxLines)
+            let (t, w) = try measureLabel(string, .reply, style: style.replyText, maxWidth: max(1, maxBubble - p.horizontal),
+                                          maxLines: style.replyMaxLines, memo: &memo!)
             let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
             let rx = incoming ? x : x + bubbleSize.width - size.width
             let frame = Rect(x: max(0, rx), y: top, width: size.width, height: size.height)
@@ -297,7 +299,7 @@ public struct BubbleMeasurer {
         if !message.reactions.isEmpty {
             let string = Self.reactionString(message.reactions)
             let p = style.reactionPadding
-            let (t, w) = try measure(string, style: style.reactionText, maxWidth: max(1, rowWidth / 2), maxLines: 1)
+            let (t, w) = try measureLabel(string, .reactions, style: style.reactionText, maxWidth: max(1, rowWidth / 2), maxLines: 1, memo: &memo!)
             let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
             top += (size.height * style.reactionRise).rounded(.up)
             // The outer top corner: right of an incoming bubble, left of an outgoing one.
@@ -349,8 +351,8 @@ public struct BubbleMeasurer {
             bottom += style.statusSpacing + t.height
         }
         if let status = context.status {
-            let (t, w) = try measure(status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1,
-                                     reusing: &memo!.status)
+            let (t, w) = try measureLabel(status, .status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1,
+                                          memo: &memo!)
             let sx = incoming ? bubble.minX : bubble.maxX - t.width
             labels.append(LabelLayout(kind: context.failed ? .failedStatus : .status, string: status,
                                       frame: Rect(x: sx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
@@ -493,6 +495,20 @@ public struct BubbleMeasurer {
             if engine.preparedTextsAreCompact { handle = PreparedHandle(storage: prepared.storage) }
         }
         return try measure(prepared, maxWidth: maxWidth, maxLines: maxLines)
+    }
+
+    /// `measure` of a label around the bubble, its prepared text kept in `memo`'s `slot`.
+    func measureLabel(_ string: String, _ slot: BubbleMemo.Label, style textStyle: TextStyle, maxWidth: Double,
+                      maxLines: Int?, memo: inout BubbleMemo) throws(LayoutError) -> (TextLayout, Double) {
+        let i = slot.rawValue
+        var handle = i < memo.labels.count ? memo.labels[i] : nil
+        let kept = handle != nil
+        let result = try measure(string, style: textStyle, maxWidth: maxWidth, maxLines: maxLines, reusing: &handle)
+        if !kept, handle != nil {
+            if memo.labels.count <= i { memo.labels += Array(repeating: nil, count: i + 1 - memo.labels.count) }
+            memo.labels[i] = handle
+        }
+        return result
     }
 
     /// `measure` of a text already prepared by this measurer's engine.

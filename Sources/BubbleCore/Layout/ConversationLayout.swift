@@ -185,7 +185,7 @@ public struct ConversationLayouter {
         layout.rows.reserveCapacity(previous?.rows.count ?? conversation.messages.count)
         layout.memos.items.reserveCapacity(conversation.messages.count)
         if let memos {
-            for (message, memo) in zip(conversation.messages, memos) { try append(message, memo: memo, to: &layout) }
+            for k in memos.indices { try append(conversation.messages[k], memo: memos[k], to: &layout) }
         } else {
             for message in conversation.messages { try append(message, memo: nil, to: &layout) }
         }
