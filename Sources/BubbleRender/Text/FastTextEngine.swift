@@ -615,11 +615,11 @@ struct FastSegment {
     }
     static let longMarker: UInt32 = 1 << 31
 
-    init(short word: UInt32, start: Int) {
+    init(short word: UInt32, start: Int, spaces: UnsafeMutablePointer<Int32>) {
         end = start + Int(word & 0x7F)
         content = Int32((word >> 7) & 0x1_FFFF)
         rightToLeft = word & (1 << 24) != 0
-        space = FastSpaceWidths.width(at: Int((word >> 25) & 0x7))
+        space = spaces[Int((word >> 25) & 0x7)]
         metric = UInt8((word >> 28) & 0x7)
         hard = false; wideSeparator = false
     }
@@ -656,8 +656,6 @@ enum FastSpaceWidths {
         used += 1
         return used - 1
     }
-
-    static func width(at index: Int) -> Int32 { slots[index] }
 }
 
 /// A text handed whole to the reference Pango engine.
@@ -706,13 +704,14 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     /// The segments decoded (with absolute ends), in a temporary buffer.
     func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
         let n = count
+        let spaces = FastSpaceWidths.slots   // read once, not per segment
         return withUnsafeTemporaryAllocation(of: FastSegment.self, capacity: max(1, n)) { buffer in
             withUnsafeMutablePointerToElements { words in
                 var start = 0, w = 0
                 for k in 0..<n {
                     let s: FastSegment
                     if words[w] & FastSegment.longMarker == 0 {
-                        s = FastSegment(short: words[w], start: start); w += 1
+                        s = FastSegment(short: words[w], start: start, spaces: spaces); w += 1
                     } else {
                         s = FastSegment(UInt64(words[w + 1]) | UInt64(words[w + 2]) << 32, start: start); w += 3
                     }
