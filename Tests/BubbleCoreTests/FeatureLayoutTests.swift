@@ -234,6 +234,21 @@ struct FeatureLayoutTests {
 struct LinkDetectorTests {
     func urls(_ s: String) -> [String] { LinkDetector.links(in: s).map(\.url) }
 
+    @Test("the quick check never hides a link the scan finds")
+    func quickCheckKeepsEveryLink() {
+        var texts = SyntheticConversation.make(count: 3000, seed: 9).messages.compactMap(\.text)
+        texts += ["WWW.example.org", "x@y.io", "call 555 123 4567", "https://a.b", "12345678", "wwwx.com", "see www. no",
+                  "2023-11-14", "+1 (555) 010-9999", "a: b", "mailto:x@y.com", "1234 56"]
+        var withLinks = 0
+        for t in texts {
+            let scanned = LinkDetector.scan(t)
+            if !scanned.isEmpty { withLinks += 1 }
+            #expect(LinkDetector.links(in: t) == scanned, "\(t)")
+            if !LinkDetector.mayHaveLinks(t) { #expect(scanned.isEmpty, "\(t)") }
+        }
+        #expect(withLinks > 50)
+    }
+
     @Test func webEmailPhone() {
         #expect(urls("go to https://example.com/a?b=1. Now") == ["https://example.com/a?b=1"])
         #expect(urls("(see http://x.org/wiki/A_(b))") == ["http://x.org/wiki/A_(b)"])

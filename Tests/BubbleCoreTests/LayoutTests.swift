@@ -227,6 +227,28 @@ struct ConversationLayoutTests {
         #expect(try layouter.layout(conversation, width: 320) == a)
     }
 
+    @Test("re-layout reusing the previous layout equals a fresh layout; a stale previous is ignored", arguments: [5, 6])
+    func relayoutReusing(seed: UInt64) throws {
+        let conversation = SyntheticConversation.make(count: 300, seed: seed)
+        let first = try layouter.layout(conversation, width: 375)
+        for width in [240.0, 414, 820] {
+            let reused = try layouter.layout(conversation, width: width, reusing: first)
+            #expect(reused == (try layouter.layout(conversation, width: width)))
+            // And again from the re-layout (its memos are carried on).
+            #expect(try layouter.layout(conversation, width: 375, reusing: reused) == first)
+        }
+        // Appending after a re-layout goes on as after a full layout.
+        var reused = try layouter.layout(conversation, width: 414, reusing: first)
+        var full = try layouter.layout(conversation, width: 414)
+        let extra = SyntheticConversation.make(count: 20, seed: seed + 100).messages
+        for m in extra { try layouter.append(m, to: &reused); try layouter.append(m, to: &full) }
+        #expect(reused == full)
+        // A previous layout of another conversation (other message count) is not used.
+        let shorter = Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(100)))
+        #expect(try layouter.layout(conversation, width: 414, reusing: layouter.layout(shorter, width: 375))
+                == layouter.layout(conversation, width: 414))
+    }
+
     @Test("property: appending one by one equals laying out the whole conversation", arguments: [1, 2, 3, 4])
     func appendEqualsFull(seed: UInt64) throws {
         let conversation = SyntheticConversation.make(count: 300, seed: seed)

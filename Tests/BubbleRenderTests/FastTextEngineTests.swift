@@ -147,6 +147,95 @@ enum AgreementCorpus {
         #expect(stats.misses > 0 && stats.hits > 0)
     }
 
+    /// `advance(of:in:)` (link areas) gives what measuring the substring on one line gives:
+    /// whole segments, a segment cut by the range (grapheme clusters), trailing spaces excluded.
+    @Test func advanceOfARangeIsTheSubstringsWidth() throws {
+        let fast = FastTextEngine()
+        var checked = 0, worst = 0.0
+        // Left-to-right scripts, without Hebrew, Arabic or Devanagari (in those a substring
+        // measured alone loses the context that picks its spaces' font, or goes to Pango); the
+        // whole text is exactly the one-line layout's width.
+        for text in AgreementCorpus.messages(count: 400, seed: 21) where !text.contains("\n")
+            && text.unicodeScalars.allSatisfy({ !(0x0590...0x097F).contains($0.value) }) {
+            let prepared = try fast.prepare(text, style: body)
+            #expect(fast.advance(of: 0..<text.utf8.count, in: prepared) == (try fast.layout(prepared, maxWidth: 100_000, maxLines: nil).width))
+            let bytes = Array(text.utf8)
+            // Ranges from a word start to every third grapheme cluster boundary (inside words too).
+            let starts = [0] + bytes.indices.filter { $0 > 0 && bytes[$0 - 1] == 0x20 }
+            let clusters = text.indices.map { text.utf8.distance(from: text.startIndex, to: $0) }
+            let cuts = stride(from: 1, to: clusters.count, by: 3).map { clusters[$0] }
+            for lo in starts.prefix(4) {
+                for hi in (cuts + [bytes.count]) where hi > lo {
+                    guard let advance = fast.advance(of: lo..<hi, in: prepared) else { Issue.record("nil for \(lo)..<\(hi) of \(text)"); continue }
+                    let piece = String(decoding: bytes[lo..<hi], as: UTF8.self)
+                    let measured = try fast.layout(fast.prepare(piece, style: body), maxWidth: 100_000, maxLines: nil).width
+                    worst = max(worst, abs(advance - measured))
+                    // Cut inside a word: the clusters' advances keep the whole word's kerning.
+                    let tolerance = hi == bytes.count || bytes[hi] == 0x20 ? 0.5 : 2
+                    #expect(abs(advance - measured) < tolerance, "\(lo)..<\(hi) of \(text): \(advance) vs \(measured)")
+                    checked += 1
+                }
+            }
+        }
+        print("advance(of:in:): \(checked) ranges, largest difference from the substring's width \(worst) pt")
+        #expect(checked > 1000)
+        // Across a hard break it declines (the caller measures the substring).
+        let two = try fast.prepare("one\ntwo", style: body)
+        #expect(fast.advance(of: 0..<7, in: two) == nil)
+        #expect(try #require(fast.advance(of: 4..<7, in: two)) == fast.layout(fast.prepare("two", style: body), maxWidth: 1000, maxLines: nil).width)
+    }
+
+    /// The conversation layout with the fast engine: a re-layout reusing the previous layout's
+    /// prepared texts and links (measured with `advance(of:in:)`) equals a fresh layout.
+    @Test func conversationRelayoutReusingEqualsFreshLayout() throws {
+        let fast = FastTextEngine()
+        let layouter = ConversationLayouter(style: LayoutStyle(), engine: fast, timeZone: TimeZone(identifier: "UTC")!)
+        let conversation = SyntheticConversation.make(count: 400, seed: 3)
+        let first = try layouter.layout(conversation, width: 375)
+        #expect(first.rows.contains { !($0.bubble?.links.isEmpty ?? true) }, "the conversation has links")
+        for width in [260.0, 414, 700] {
+            #expect(try layouter.layout(conversation, width: width, reusing: first) == layouter.layout(conversation, width: width))
+        }
+    }
+
+    /// The same with every label a memo keeps: a group chat with sender names, replies,
+    /// reactions, statuses (read, delivered, failed), links, emoji-only messages, day separators,
+    /// times inside and beside bubbles; then appending after the re-layout.
+    @Test(arguments: [false, true])
+    func conversationRelayoutReusingKeepsEveryLabel(timesInside: Bool) throws {
+        let fast = FastTextEngine()
+        var style = LayoutStyle()
+        if timesInside { style.timeInsideBubble = true } else { style.timeBeside = true }
+        let utc = TimeZone(identifier: "UTC")!
+        let layouter = ConversationLayouter(style: style, engine: fast, timeZone: utc)
+        let people = [Participant(id: "me", name: "Me"), Participant(id: "a", name: "Alice Liddell"), Participant(id: "b", name: "Bob")]
+        let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+        let texts = ["see https://example.com/a/long/path?with=query and call +49 170 1234567", "😀👍", "مرحبا كيف حالك",
+                     "Donaudampfschifffahrtsgesellschaftskapitän", "ok", "two\nlines", "今天天气很好 明天见"]
+        var messages: [Message] = []
+        for i in 0..<60 {
+            let sender = ["me", "a", "b"][i % 3 == 0 ? 0 : (i / 2) % 3]
+            let statuses: [MessageStatus?] = [.read, .delivered, .failed, nil]
+            messages.append(Message(sender: sender, direction: sender == "me" ? .outgoing : .incoming,
+                                    date: t0.addingTimeInterval(Double(i) * 5_000), text: texts[i % texts.count],
+                                    reactions: i % 4 == 1 ? [Reaction(emoji: "❤️", count: 2), Reaction(emoji: "👍")] : [],
+                                    reply: i % 5 == 2 ? ReplyReference(sender: "a", text: texts[(i + 3) % texts.count]) : nil,
+                                    status: sender == "me" ? statuses[i % 4] : nil,
+                                    statusDate: t0.addingTimeInterval(Double(i) * 5_000 + 60)))
+        }
+        let conversation = Conversation(participants: people, messages: messages)
+        let first = try layouter.layout(conversation, width: 375)
+        #expect(first.rows.contains { $0.bubble?.reply != nil } && first.rows.contains { $0.bubble?.reactions != nil })
+        #expect(first.rows.contains { $0.bubble?.labels.contains { $0.kind == .sender } == true })
+        for width in [300.0, 414, 768] {
+            var reused = try layouter.layout(conversation, width: width, reusing: first)
+            var fresh = try layouter.layout(conversation, width: width)
+            #expect(reused == fresh)
+            for m in messages.prefix(5) { try layouter.append(m, to: &reused); try layouter.append(m, to: &fresh) }
+            #expect(reused == fresh)
+        }
+    }
+
     /// Tabs are handed to Pango whole; the result is Pango's.
     @Test func handsTabsToPango() throws {
         let fast = FastTextEngine(), pango = PangoTextEngine()

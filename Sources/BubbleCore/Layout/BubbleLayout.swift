@@ -95,6 +95,30 @@ public struct BubbleContext: Hashable, Sendable {
     }
 }
 
+/// What of a message's bubble does not depend on the row width (`BubbleMeasurer.memo(for:)`):
+/// kept by a `ConversationLayout` for each message, so a re-layout at another width does only
+/// line filling and geometry. `storage` is the engine's prepared text (immutable once made).
+struct BubbleMemo: @unchecked Sendable {
+    var emojiOnly: Bool
+    /// The message text's `PreparedText.storage` (`hasPrepared`: the text was prepared).
+    var storage: AnyObject?
+    var hasPrepared = false
+    /// Links found in the text (only when the style detects them).
+    var links: [DetectedLink] = []
+    /// Advances of the byte ranges link areas measured (they do not depend on the width; a
+    /// line that starts at the same place at another width needs the same ones).
+    var rangeWidths: [(range: Range<Int>, width: Double)] = []
+    /// Prepared texts of the labels around the bubble, by `Label` slot (empty: none measured).
+    var labels: [PreparedHandle?] = []
+    enum Label: Int { case sender, reply, reactions, status }
+    init(emojiOnly: Bool) { self.emojiOnly = emojiOnly }
+}
+
+/// A text's `PreparedText.storage` kept to measure the same string in the same style again.
+struct PreparedHandle: @unchecked Sendable {
+    var storage: AnyObject?
+}
+
 /// Measures one message into a `BubbleLayout`: text inside padding, photo scaled to fit,
 /// width limited by the row, placed on its side.
 public struct BubbleMeasurer {
@@ -123,20 +147,56 @@ public struct BubbleMeasurer {
     public func layout(_ message: Message, rowWidth: Double, hasTail: Bool = true,
                        time: String? = nil, startsGroup: Bool = true,
                        context: BubbleContext = BubbleContext()) throws(LayoutError) -> BubbleLayout {
+        var memo: BubbleMemo?
+        return try layout(message, rowWidth: rowWidth, hasTail: hasTail, time: time, startsGroup: startsGroup,
+                          context: context, memo: &memo)
+    }
+
+    /// What of `message`'s bubble does not depend on the row width: whether it is emoji-only,
+    /// its text prepared by the engine, the links in it.
+    func memo(for message: Message) throws(LayoutError) -> BubbleMemo {
+        let emojiOnly = message.images.isEmpty && message.reply == nil
+            && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
+        var memo = BubbleMemo(emojiOnly: emojiOnly)
+        if let string = message.text, !string.isEmpty {
+            // Kept only when the engine's prepared texts are small (a Pango layout is not).
+            if engine.preparedTextsAreCompact {
+                do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text).storage } catch { throw .text(error) }
+                memo.hasPrepared = true
+            }
+            if style.detectsLinks, !emojiOnly { memo.links = LinkDetector.links(in: string) }
+        }
+        return memo
+    }
+
+    /// `layout(_:rowWidth:…)` with what does not depend on the width taken from `memo` (made
+    /// when nil): a re-layout at another width prepares nothing and detects no links again.
+    func layout(_ message: Message, rowWidth: Double, hasTail: Bool = true,
+                time: String? = nil, startsGroup: Bool = true,
+                context: BubbleContext = BubbleContext(), memo: inout BubbleMemo?) throws(LayoutError) -> BubbleLayout {
         try Self.validate(rowWidth: rowWidth, style: style)
+        if memo == nil { memo = try self.memo(for: message) }
+        let facts = memo!
         let incoming = message.direction == .incoming
         let indent = incoming && context.avatarColumn ? style.avatarSize + style.besideGap : 0
         let maxBubble = max(1, min(style.maxBubbleWidth(rowWidth: rowWidth), rowWidth - 2 * style.sideMargin - indent))
-        let emojiOnly = message.images.isEmpty && message.reply == nil
-            && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
+        let emojiOnly = facts.emojiOnly
         let padding = emojiOnly ? .zero : style.padding(for: message.direction)
         let maxText = max(1, maxBubble - padding.horizontal)
 
         var text = TextLayout.empty
         var wrapWidth = maxText
+        var preparedText: PreparedText?
         if let string = message.text, !string.isEmpty {
-            (text, wrapWidth) = try measure(string, style: emojiOnly ? style.emojiText : style.text, maxWidth: maxText,
-                                            balanced: style.widthMode == .balanced && !emojiOnly)
+            let textStyle = emojiOnly ? style.emojiText : style.text
+            let prepared: PreparedText
+            if facts.hasPrepared {
+                prepared = PreparedText(text: string, style: textStyle, storage: facts.storage)
+            } else {
+                do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
+            }
+            preparedText = prepared
+            (text, wrapWidth) = try measure(prepared, maxWidth: maxText, balanced: style.widthMode == .balanced && !emojiOnly)
         }
 
         // Photos: one fits the widest the bubble allows and the maximum height, never enlarged;
@@ -215,7 +275,7 @@ public struct BubbleMeasurer {
             top = t.height + style.timeLabelSpacing
         }
         if let name = context.senderName, incoming, startsGroup {
-            let (t, w) = try measure(name, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1)
+            let (t, w) = try measureLabel(name, .sender, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1, memo: &memo!)
             let nx = x + (emojiOnly ? 0 : min(style.senderNameInset, padding.left))
             labels.append(LabelLayout(kind: .sender, string: name, frame: Rect(x: nx, y: top, width: t.width, height: t.height),
                                       text: t, wrapWidth: w, maxLines: 1))
@@ -225,7 +285,8 @@ public struct BubbleMeasurer {
         if let ref = message.reply {
             let string = Self.replyString(ref, author: context.replyAuthor)
             let p = style.replyPadding
-            let (t, w) = try measure(string, style: style.replyText, maxWidth: max(1, maxBubble - p.horizontal), maxLines: style.replyMaxLines)
+            let (t, w) = try measureLabel(string, .reply, style: style.replyText, maxWidth: max(1, maxBubble - p.horizontal),
+                                          maxLines: style.replyMaxLines, memo: &memo!)
             let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
             let rx = incoming ? x : x + bubbleSize.width - size.width
             let frame = Rect(x: max(0, rx), y: top, width: size.width, height: size.height)
@@ -238,7 +299,7 @@ public struct BubbleMeasurer {
         if !message.reactions.isEmpty {
             let string = Self.reactionString(message.reactions)
             let p = style.reactionPadding
-            let (t, w) = try measure(string, style: style.reactionText, maxWidth: max(1, rowWidth / 2), maxLines: 1)
+            let (t, w) = try measureLabel(string, .reactions, style: style.reactionText, maxWidth: max(1, rowWidth / 2), maxLines: 1, memo: &memo!)
             let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
             top += (size.height * style.reactionRise).rounded(.up)
             // The outer top corner: right of an incoming bubble, left of an outgoing one.
@@ -290,7 +351,8 @@ public struct BubbleMeasurer {
             bottom += style.statusSpacing + t.height
         }
         if let status = context.status {
-            let (t, w) = try measure(status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1)
+            let (t, w) = try measureLabel(status, .status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1,
+                                          memo: &memo!)
             let sx = incoming ? bubble.minX : bubble.maxX - t.width
             labels.append(LabelLayout(kind: context.failed ? .failedStatus : .status, string: status,
                                       frame: Rect(x: sx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
@@ -319,8 +381,9 @@ public struct BubbleMeasurer {
         }
 
         var links: [LinkLayout] = []
-        if style.detectsLinks, !emojiOnly, let string = message.text, let textFrame, hasText {
-            links = try linkAreas(string, text: text, boxWidth: textFrame.width, origin: textFrame.origin)
+        if style.detectsLinks, !emojiOnly, let string = message.text, let textFrame, hasText, !facts.links.isEmpty {
+            links = try linkAreas(string, found: facts.links, prepared: preparedText, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
+                                  rangeWidths: &memo!.rangeWidths)
         }
 
         var layout = BubbleLayout(direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
@@ -366,18 +429,31 @@ public struct BubbleMeasurer {
 
     /// The areas of each link's text: per line it spans, from the width of the line's text
     /// before it to the width up to its end (measured with the same engine).
-    func linkAreas(_ string: String, text: TextLayout, boxWidth: Double, origin: Point) throws(LayoutError) -> [LinkLayout] {
-        let found = LinkDetector.links(in: string)
+    func linkAreas(_ string: String, found: [DetectedLink], prepared: PreparedText?, text: TextLayout, boxWidth: Double,
+                   origin: Point, rangeWidths: inout [(range: Range<Int>, width: Double)]) throws(LayoutError) -> [LinkLayout] {
         guard !found.isEmpty else { return [] }
-        let bytes = Array(string.utf8)
+        var known = rangeWidths
+        defer { rangeWidths = known }
         func width(_ range: Range<Int>) throws(LayoutError) -> Double {
             guard !range.isEmpty else { return 0 }
-            var s = String(decoding: bytes[range], as: UTF8.self)
+            if let hit = known.first(where: { $0.range == range }) { return hit.width }
+            let w = try measureWidth(range)
+            if known.count < 16 { known.append((range, w)) }
+            return w
+        }
+        func measureWidth(_ range: Range<Int>) throws(LayoutError) -> Double {
+            // The engine's own figures for a piece of the prepared text, when it has them.
+            if let prepared, let advance = engine.advance(of: range, in: prepared) { return advance }
+            let utf8 = string.utf8
+            guard range.lowerBound >= 0, range.upperBound <= utf8.count else { return 0 }
+            var s = String(decoding: utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)],
+                           as: UTF8.self)
             while s.last?.isNewline == true { s.removeLast() }
             guard !s.isEmpty else { return 0 }
             return try measure(s, style: style.text, maxWidth: 100_000).0.width
         }
         var out: [LinkLayout] = []
+        out.reserveCapacity(found.count)
         for link in found {
             var rects: [Rect] = []
             for line in text.lines where line.range.overlaps(link.range) {
@@ -402,8 +478,43 @@ public struct BubbleMeasurer {
     /// width with the same line count.
     public func measure(_ string: String, style textStyle: TextStyle, maxWidth: Double,
                         balanced: Bool = false, maxLines: Int? = nil) throws(LayoutError) -> (TextLayout, Double) {
+        let prepared: PreparedText
+        do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
+        return try measure(prepared, maxWidth: maxWidth, balanced: balanced, maxLines: maxLines)
+    }
+
+    /// `measure` of `string`, prepared once: `handle` keeps what the engine prepared (made
+    /// when nil) for the next measure of the same string in the same style.
+    func measure(_ string: String, style textStyle: TextStyle, maxWidth: Double, maxLines: Int? = nil,
+                 reusing handle: inout PreparedHandle?) throws(LayoutError) -> (TextLayout, Double) {
+        let prepared: PreparedText
+        if let handle {
+            prepared = PreparedText(text: string, style: textStyle, storage: handle.storage)
+        } else {
+            do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
+            if engine.preparedTextsAreCompact { handle = PreparedHandle(storage: prepared.storage) }
+        }
+        return try measure(prepared, maxWidth: maxWidth, maxLines: maxLines)
+    }
+
+    /// `measure` of a label around the bubble, its prepared text kept in `memo`'s `slot`.
+    func measureLabel(_ string: String, _ slot: BubbleMemo.Label, style textStyle: TextStyle, maxWidth: Double,
+                      maxLines: Int?, memo: inout BubbleMemo) throws(LayoutError) -> (TextLayout, Double) {
+        let i = slot.rawValue
+        var handle = i < memo.labels.count ? memo.labels[i] : nil
+        let kept = handle != nil
+        let result = try measure(string, style: textStyle, maxWidth: maxWidth, maxLines: maxLines, reusing: &handle)
+        if !kept, handle != nil {
+            if memo.labels.count <= i { memo.labels += Array(repeating: nil, count: i + 1 - memo.labels.count) }
+            memo.labels[i] = handle
+        }
+        return result
+    }
+
+    /// `measure` of a text already prepared by this measurer's engine.
+    public func measure(_ prepared: PreparedText, maxWidth: Double,
+                        balanced: Bool = false, maxLines: Int? = nil) throws(LayoutError) -> (TextLayout, Double) {
         do {
-            let prepared = try engine.prepare(string, style: textStyle)
             let full = try engine.layout(prepared, maxWidth: maxWidth, maxLines: maxLines)
             guard balanced, full.lines.count > 1 else { return (full, maxWidth) }
             // Line count only grows as the width shrinks: binary search the narrowest width

@@ -35,7 +35,7 @@ public struct LayoutRow: Hashable, Sendable {
 /// appends that give exactly what a full layout of the longer conversation gives.
 public struct ConversationLayout: Hashable, Sendable {
     public private(set) var width: Double
-    public private(set) var rows: [LayoutRow] = []
+    public internal(set) var rows: [LayoutRow] = []
     /// Height of everything, from 0 to the bottom of the last row.
     public private(set) var height: Double = 0
     /// What appending needs to know about the last message.
@@ -46,13 +46,16 @@ public struct ConversationLayout: Hashable, Sendable {
     var isGroup = false
     /// Row showing the (non-failed) delivery status under the last outgoing message.
     var statusRow: Int?
+    /// What a re-layout reuses, per message (`ConversationLayouter.layout(_:width:reusing:)`).
+    var memos = MessageMemos()
 
     struct LastMessage: Hashable, Sendable {
         var sender: String?
         var direction: Direction
         var kind: Message.Kind
         var date: Date
-        var day: DateComponents
+        /// Local day number (`DateTexts.localDay`).
+        var day: Int
         /// Row index of the last message's row.
         var row: Int
     }
@@ -121,6 +124,21 @@ public struct ConversationLayout: Hashable, Sendable {
     }
 }
 
+/// What of each message a re-layout at another width reuses: its local day and its bubble's
+/// width-independent facts (`BubbleMemo`: prepared text, emoji-only, links). Not part of the
+/// layout's value: two layouts with the same rows are equal whatever their memos.
+struct MessageMemos: Hashable, @unchecked Sendable {
+    struct Memo {
+        var day: Int
+        var bubble: BubbleMemo?
+        /// The day separator (or pause) label before the message, prepared.
+        var separator: PreparedHandle?
+    }
+    var items: [Memo] = []
+    static func == (a: MessageMemos, b: MessageMemos) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+}
+
 /// Lays out conversations with one style and one text engine.
 ///
 ///     let layouter = ConversationLayouter(style: LayoutStyle(), engine: PangoTextEngine(), timeZone: .gmt)
@@ -149,16 +167,34 @@ public struct ConversationLayouter {
     /// The whole conversation at `width`, then a typing indicator for each id in
     /// `conversation.typing`. Calling it again with another width is the re-layout.
     public func layout(_ conversation: Conversation, width: Double) throws(LayoutError) -> ConversationLayout {
+        try layout(conversation, width: width, reusing: nil)
+    }
+
+    /// The re-layout of `conversation` at `width`, given `previous`, a layout of the same
+    /// conversation (same messages, in order; typing and participants may differ) by this
+    /// layouter at any width: the same result as `layout(_:width:)`, but what does not depend on
+    /// the width — prepared texts, emoji-only checks, links, local days — is taken from `previous`
+    /// instead of being worked out again. A `previous` with another message count is ignored.
+    public func layout(_ conversation: Conversation, width: Double,
+                       reusing previous: ConversationLayout?) throws(LayoutError) -> ConversationLayout {
         try BubbleMeasurer.validate(rowWidth: width, style: style)
         var layout = ConversationLayout(width: width)
         layout.isGroup = conversation.isGroup
         for p in conversation.participants where !p.name.isEmpty { layout.names[p.id] = p.name }
-        for message in conversation.messages {
-            try append(message, to: &layout)
+        let memos = previous.flatMap { $0.memos.items.count == conversation.messages.count ? $0.memos.items : nil }
+        layout.rows.reserveCapacity(previous?.rows.count ?? conversation.messages.count)
+        layout.memos.items.reserveCapacity(conversation.messages.count)
+        if let memos {
+            for k in memos.indices { try append(conversation.messages[k], memo: memos[k], to: &layout) }
+        } else {
+            for message in conversation.messages { try append(message, memo: nil, to: &layout) }
         }
         for sender in conversation.typing { try appendTyping(sender, to: &layout) }
         return layout
     }
+
+    /// The style shows a time with bubbles (above groups, inside or beside them).
+    var showsBubbleTimes: Bool { style.showsTimeAboveGroup || style.timeInsideBubble || style.timeBeside }
 
     func shows(_ rule: LayoutStyle.Rule, group: Bool) -> Bool {
         rule == .always || (rule == .groups && group)
@@ -177,8 +213,14 @@ public struct ConversationLayouter {
     /// Adds one message at the end, in O(1) (one message measured; the previous bubble only
     /// loses its tail when the new one continues its group).
     public func append(_ message: Message, to layout: inout ConversationLayout) throws(LayoutError) {
+        try append(message, memo: nil, to: &layout)
+    }
+
+    private func append(_ message: Message, memo: MessageMemos.Memo?, to layout: inout ConversationLayout) throws(LayoutError) {
         let width = layout.width
-        let day = calendar.dateComponents([.year, .month, .day], from: message.date)
+        let day = memo?.day ?? dateTexts.localDay(message.date)
+        var bubbleMemo = memo?.bubble
+        var separatorHandle = memo?.separator
         let previous = layout.lastMessage
         let index = layout.nextMessageIndex
 
@@ -188,7 +230,8 @@ public struct ConversationLayouter {
         if newDay || pause {
             let string = style.timeInDaySeparator ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
                 : dateTexts.day(message.date)
-            let label = try centredLabel(string, kind: .daySeparator, style: style.separatorText, width: width)
+            let label = try centredLabel(string, kind: .daySeparator, style: style.separatorText, width: width,
+                                         reusing: &separatorHandle)
             layout.appendRow(.daySeparator(label), height: label.frame.maxY + style.separatorPadding,
                              spacing: style.rowSpacing)
             newDay = true
@@ -224,8 +267,8 @@ public struct ConversationLayouter {
                 context.replyAuthor = reply.sender.flatMap { layout.names[$0] }
             }
             let bubble = try measurer.layout(message, rowWidth: width, hasTail: true,
-                                             time: style.timeInDaySeparator ? nil : dateTexts.time(message.date),
-                                             startsGroup: !continues, context: context)
+                                             time: style.timeInDaySeparator || !showsBubbleTimes ? nil : dateTexts.time(message.date),
+                                             startsGroup: !continues, context: context, memo: &bubbleMemo)
             layout.appendRow(.message(index: index, bubble), height: bubble.maxY,
                              spacing: continues ? style.groupedSpacing : style.rowSpacing)
             if context.status != nil, !context.failed { layout.statusRow = layout.rows.count - 1 }
@@ -234,12 +277,19 @@ public struct ConversationLayouter {
                                                             kind: message.kind, date: message.date, day: day,
                                                             row: layout.rows.count - 1)
         layout.nextMessageIndex = index + 1
+        layout.memos.items.append(MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
     }
 
     private func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
                               width: Double) throws(LayoutError) -> LabelLayout {
+        var handle: PreparedHandle?
+        return try centredLabel(string, kind: kind, style: textStyle, width: width, reusing: &handle)
+    }
+
+    private func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
+                              width: Double, reusing handle: inout PreparedHandle?) throws(LayoutError) -> LabelLayout {
         let maxWidth = max(1, width * style.maxWidthShare)
-        let (text, wrap) = try measurer.measure(string, style: textStyle, maxWidth: maxWidth)
+        let (text, wrap) = try measurer.measure(string, style: textStyle, maxWidth: maxWidth, reusing: &handle)
         let frame = Rect(x: (width - text.width) / 2, y: style.separatorPadding, width: text.width, height: text.height)
         return LabelLayout(kind: kind, string: string, frame: frame, text: text, wrapWidth: wrap)
     }

@@ -4,6 +4,8 @@ public enum EmojiText {
     /// An emoji is a grapheme with an emoji-presentation scalar, or an emoji scalar followed by
     /// a variation selector, keycap or ZWJ sequence ("1" and "#" alone are not emoji).
     public static func isEmojiOnly(_ text: String, maximum: Int = 3) -> Bool {
+        // An ASCII letter is never part of an emoji (digits, # and * can start keycaps).
+        if text.utf8.contains(where: { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A }) { return false }
         var count = 0
         for ch in text {
             if ch == " " { continue }

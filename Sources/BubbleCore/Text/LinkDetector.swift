@@ -11,16 +11,22 @@ public struct DetectedLink: Hashable, Sendable {
 /// left out, as people write them after links.
 public enum LinkDetector {
     public static func links(in text: String) -> [DetectedLink] {
+        mayHaveLinks(text) ? scan(text) : []
+    }
+
+    /// The scan itself, without the quick check.
+    static func scan(_ text: String) -> [DetectedLink] {
         let b = Array(text.utf8)
         var out: [DetectedLink] = []
         var i = 0
         func isWordByte(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) }
         func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
-        func hasPrefix(_ p: String, at k: Int) -> Bool {
-            let p = Array(p.utf8)
-            guard k + p.count <= b.count else { return false }
-            for j in 0..<p.count where lower(b[k + j]) != p[j] { return false }
-            return true
+        func hasPrefix(_ p: StaticString, at k: Int) -> Bool {
+            p.withUTF8Buffer { p in
+                guard k + p.count <= b.count else { return false }
+                for j in 0..<p.count where lower(b[k + j]) != p[j] { return false }
+                return true
+            }
         }
         /// End of a URL starting at `k`: up to whitespace, `<`, `>`, `"`, minus trailing punctuation.
         func urlEnd(_ k: Int) -> Int {
@@ -66,6 +72,22 @@ public enum LinkDetector {
         return out
     }
 
+    /// False when `text` cannot hold a link: no `:` (of `://`), no `www.`, no `@` and fewer than
+    /// seven digits. One pass over the bytes, without allocating: most messages stop here.
+    static func mayHaveLinks(_ text: String) -> Bool {
+        var copy = text
+        return copy.withUTF8 { b in
+            var digits = 0
+            for i in 0..<b.count {
+                let c = b[i]
+                if c == 0x3A || c == 0x40 { return true }                       // : @
+                if c >= 0x30 && c <= 0x39 { digits += 1; if digits >= 7 { return true }; continue }
+                if c == 0x2E, i >= 3, b[i - 1] | 0x20 == 0x77, b[i - 2] | 0x20 == 0x77, b[i - 3] | 0x20 == 0x77 { return true }  // www.
+            }
+            return false
+        }
+    }
+
     /// `local@domain.tld` around the `@` at `at`.
     static func email(around at: Int, _ b: [UInt8]) -> DetectedLink? {
         func local(_ c: UInt8) -> Bool {
@@ -86,14 +108,14 @@ public enum LinkDetector {
     /// parentheses between them; not part of a longer run of digits or letters.
     static func phone(at k: Int, _ b: [UInt8]) -> DetectedLink? {
         var e = k, digits = 0, lastDigitEnd = k
-        var tel = ""
-        if b[e] == 0x2B { tel = "+"; e += 1 }
+        let plus = b[e] == 0x2B
+        if plus { e += 1 }
         var previousSeparator = true
         while e < b.count {
             let c = b[e]
             if c >= 0x30 && c <= 0x39 {
-                digits += 1; tel.append(Character(Unicode.Scalar(c))); e += 1; lastDigitEnd = e; previousSeparator = false
-            } else if [0x20, 0x2D, 0x2E, 0x28, 0x29].contains(c), !(previousSeparator && c != 0x28) || e == k {
+                digits += 1; e += 1; lastDigitEnd = e; previousSeparator = false
+            } else if c == 0x20 || c == 0x2D || c == 0x2E || c == 0x28 || c == 0x29, !(previousSeparator && c != 0x28) || e == k {
                 previousSeparator = c != 0x29; e += 1
             } else { break }
         }
@@ -104,9 +126,13 @@ public enum LinkDetector {
         }
         guard digits >= 7, digits <= 15 else { return nil }
         // Dates written with separators (2023-11-14, 14.11.2023) are not phone numbers.
-        let groups = String(decoding: b[k..<lastDigitEnd], as: UTF8.self)
-            .split(whereSeparator: { !$0.isNumber && $0 != "+" }).map(\.count)
-        if tel.first != "+", digits == 8, groups == [4, 2, 2] || groups == [2, 2, 4] { return nil }
+        if !plus, digits == 8 {
+            let groups = String(decoding: b[k..<lastDigitEnd], as: UTF8.self)
+                .split(whereSeparator: { !$0.isNumber && $0 != "+" }).map(\.count)
+            if groups == [4, 2, 2] || groups == [2, 2, 4] { return nil }
+        }
+        var tel = plus ? "+" : ""
+        for c in b[k..<lastDigitEnd] where c >= 0x30 && c <= 0x39 { tel.append(Character(Unicode.Scalar(c))) }
         return DetectedLink(range: k..<lastDigitEnd, url: "tel:" + tel)
     }
 }

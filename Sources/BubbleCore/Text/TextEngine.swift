@@ -108,4 +108,17 @@ public enum TextError: Error, Equatable, Sendable, CustomStringConvertible {
 public protocol TextEngine: AnyObject {
     func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText
     func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout
+    /// Advance (points) of UTF-8 bytes `range` of `prepared`'s text set on one line, trailing
+    /// whitespace excluded, when the engine can tell it from what it prepared; nil: measure the
+    /// substring instead (the default).
+    func advance(of range: Range<Int>, in prepared: PreparedText) -> Double?
+    /// True when the prepared texts this engine makes are small enough to keep one for every
+    /// message of a long conversation (a `ConversationLayout` then keeps them for re-layouts);
+    /// false (the default): layouts keep none and prepare again.
+    var preparedTextsAreCompact: Bool { get }
+}
+
+extension TextEngine {
+    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
+    public var preparedTextsAreCompact: Bool { false }
 }

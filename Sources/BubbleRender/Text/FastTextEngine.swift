@@ -12,9 +12,9 @@ import Foundation
 ///   (ICU bidi classes), and looks every segment up in a shared cache keyed by (style, paragraph
 ///   direction, text). A miss itemizes the segment with Pango (bidi levels, script, fontconfig
 ///   fallback with the pinned fonts: emoji and CJK go to the fonts that have them) and shapes each
-///   item with HarfBuzz (`pango_shape_with_flags`). What a prepared text keeps is 12 bytes per
-///   segment: its end, its advance without trailing spaces, the spaces' advance, flags, and the
-///   line-metrics class of its fonts. Prepared texts are themselves cached by (text, style), so a
+///   item with HarfBuzz (`pango_shape_with_flags`). What a prepared text keeps is 4 bytes per
+///   segment (12 for the few whose numbers do not fit): its end, its advance without trailing
+///   spaces, the spaces' advance, flags, and the line-metrics class of its fonts. Prepared texts are themselves cached by (text, style), so a
 ///   re-layout at a new width costs a look-up and arithmetic.
 /// - `layout` fills lines greedily over those integers (Pango units, 1/1024 pt, as Pango adds
 ///   them): trailing spaces hang, hard breaks always break, a segment wider than the whole line is
@@ -39,7 +39,18 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     @exclusivity(unchecked) private var prepared: [UInt64: FastStorage] = [:]
     // Scratch buffers, used under the lock only: no dynamic exclusivity checks.
     @exclusivity(unchecked) private var breaks: [Int32] = []
-    @exclusivity(unchecked) private var packed: [UInt64] = []
+    @exclusivity(unchecked) private var packed: [UInt32] = []
+    /// This engine's copy of the `FastSpaceWidths` slots it has used (read under its lock).
+    @exclusivity(unchecked) private var knownSpaces: [(width: Int32, index: Int)] = []
+
+    /// The `FastSpaceWidths` index of a trailing-space advance, nil when the table is full.
+    /// The caller holds the lock.
+    private func spaceIndex(_ width: Int32) -> Int? {
+        for known in knownSpaces where known.width == width { return known.index }
+        guard let index = FastSpaceWidths.index(of: width) else { return nil }
+        knownSpaces.append((width, index))
+        return index
+    }
     @exclusivity(unchecked) private var hardBreaks: [UInt8] = []
 
     static let metricClassLimit = 255
@@ -81,6 +92,48 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines)
         }
         return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines)).layout
+    }
+
+    /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
+    public var preparedTextsAreCompact: Bool { true }
+
+    /// Advance of bytes `range` of a prepared text on one line, trailing whitespace excluded: the
+    /// sum of its segments' cached advances, grapheme clusters' advances for a segment cut by the
+    /// range. Nil (measure the substring) for a text handed to Pango, a range across a hard break
+    /// or outside the text.
+    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
+        guard let storage = prepared.storage as? FastStorage, storage.delegated == nil, storage.hasText(prepared.text) else { return nil }
+        lock.lock(); defer { lock.unlock() }
+        let count = storage.withText { $0.count }
+        guard range.lowerBound >= 0, range.upperBound <= count else { return nil }
+        let lo = range.lowerBound
+        let hi = storage.contentEnd(lo, range.upperBound)
+        guard hi > lo else { return 0 }
+        var total: Int64 = 0
+        let ok: Bool = storage.withSegments { segs in
+            var start = 0
+            for s in segs {
+                defer { start = s.end }
+                let shapedEnd = s.end - s.separatorLength
+                if shapedEnd <= lo { continue }
+                if start >= hi { break }
+                if s.separatorLength > 0 && shapedEnd < hi { return false }   // across a hard break
+                if start >= lo && shapedEnd <= hi {
+                    total += Int64(s.content) + Int64(s.space)
+                } else if start >= lo && storage.contentEnd(start, shapedEnd) == hi {
+                    total += Int64(s.content)   // the range ends where the segment's spaces begin
+                } else {
+                    var gStart = start
+                    for g in graphemeWidths(storage, segmentStart: start, segmentEnd: shapedEnd, rtl: s.rightToLeft) {
+                        let gEnd = start + Int(g.end)
+                        if gStart >= lo && gEnd <= hi { total += Int64(g.width) }
+                        gStart = gEnd
+                    }
+                }
+            }
+            return true
+        }
+        return ok ? PangoTextEngine.points(Int32(clamping: total)) : nil
     }
 
     // MARK: Introspection (tests, bench)
@@ -134,10 +187,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         var sanitized = sanitized
         let count = sanitized.utf8.count
         func delegate() throws(TextError) -> FastStorage {
-            FastStorage.make(text: sanitized, context: context, segments: [],
+            FastStorage.make(text: sanitized, context: context, count: 0, words: [],
                              delegated: DelegatedText(try reference.prepare(text, style: style)))
         }
-        if count == 0 { return FastStorage.make(text: sanitized, context: context, segments: [], delegated: nil) }
+        if count == 0 { return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil) }
         if count >= 1 << 30 || sanitized.utf8.contains(0x09) { return try delegate() }
         if breaks.count < count + 1 {
             breaks = [Int32](repeating: 0, count: count + 1)
@@ -145,6 +198,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         }
         packed.removeAll(keepingCapacity: true)
         var unmodelled = false
+        var segmentCount = 0
         sanitized.withUTF8 { bytes in
             let raw = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
             let n = breaks.withUnsafeMutableBufferPointer { b in
@@ -184,18 +238,26 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                                          prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
                                          context: separator > 0 ? nil : Self.spaceContext(bytes, start, end),
                                          rtl: paragraphRTL, style: context)
-                guard !shape.unmodelled, let word = FastSegment.pack(length: end - start, content: shape.content, space: shape.space,
-                                                                      metric: shape.metric, hard: separator > 0,
-                                                                      wideSeparator: separator == 3, rightToLeft: paragraphRTL) else {
+                guard !shape.unmodelled else { unmodelled = true; break }
+                if let short = FastSegment.packShort(length: end - start, content: shape.content, spaceIndex: spaceIndex(shape.space),
+                                                     metric: shape.metric, hard: separator > 0, rightToLeft: paragraphRTL) {
+                    packed.append(short)
+                } else if let word = FastSegment.pack(length: end - start, content: shape.content, space: shape.space,
+                                                      metric: shape.metric, hard: separator > 0,
+                                                      wideSeparator: separator == 3, rightToLeft: paragraphRTL) {
+                    packed.append(FastSegment.longMarker)
+                    packed.append(UInt32(truncatingIfNeeded: word))
+                    packed.append(UInt32(truncatingIfNeeded: word >> 32))
+                } else {
                     unmodelled = true; break
                 }
-                packed.append(word)
+                segmentCount += 1
                 if separator > 0 { paragraphStart = true }
                 start = end
             }
         }
         if unmodelled { return try delegate() }
-        return FastStorage.make(text: sanitized, context: context, segments: packed, delegated: nil)
+        return FastStorage.make(text: sanitized, context: context, count: segmentCount, words: packed, delegated: nil)
     }
 
     /// True when `PangoTextEngine.pangoText` would return `text` unchanged: no control character
@@ -519,7 +581,8 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
 /// One segment of a prepared text, decoded: where it ends, its advance without trailing
 /// whitespace, the whitespace's advance (Pango units), its line-metrics class and flags.
-/// Stored packed in 8 bytes (`pack`).
+/// Stored in 4 bytes when its numbers are small (`packShort`: most segments), else in 12
+/// (`longMarker` and the 8 bytes of `pack`).
 struct FastSegment {
     var end: Int
     var content: Int32
@@ -542,6 +605,25 @@ struct FastSegment {
             | (hard ? 1 << 61 : 0) | (wideSeparator ? 1 << 62 : 0) | (rightToLeft ? 1 << 63 : 0)
     }
 
+    /// Short form, bit 31 clear: length 0–6 (< 128 bytes), content 7–23 (< 128 pt), right to
+    /// left 24, trailing space 25–27 (an index into `FastSpaceWidths`), metric 28–30 (< 8); not a
+    /// hard break.
+    static func packShort(length: Int, content: Int32, spaceIndex: Int?, metric: UInt8, hard: Bool, rightToLeft: Bool) -> UInt32? {
+        guard !hard, length >= 0, length < 128, content >= 0, content < 1 << 17, metric < 8,
+              let spaceIndex else { return nil }
+        return UInt32(length) | UInt32(content) << 7 | (rightToLeft ? 1 << 24 : 0) | UInt32(spaceIndex) << 25 | UInt32(metric) << 28
+    }
+    static let longMarker: UInt32 = 1 << 31
+
+    init(short word: UInt32, start: Int, spaces: UnsafeMutablePointer<Int32>) {
+        end = start + Int(word & 0x7F)
+        content = Int32((word >> 7) & 0x1_FFFF)
+        rightToLeft = word & (1 << 24) != 0
+        space = spaces[Int((word >> 25) & 0x7)]
+        metric = UInt8((word >> 28) & 0x7)
+        hard = false; wideSeparator = false
+    }
+
     init(_ word: UInt64, start: Int) {
         end = start + Int(word & 0xFFFF)
         content = Int32(truncatingIfNeeded: (word >> 16) & 0xFF_FFFF)
@@ -550,6 +632,29 @@ struct FastSegment {
         hard = word & (1 << 61) != 0
         wideSeparator = word & (1 << 62) != 0
         rightToLeft = word & (1 << 63) != 0
+    }
+}
+
+/// The trailing-space advances short segments can name: the first seven met (one space in each
+/// font, none, a few spaces). Process-wide and append-only; a slot is written once, under a lock,
+/// before any segment that names it exists.
+enum FastSpaceWidths {
+    static let capacity = 7
+    nonisolated(unsafe) static let slots: UnsafeMutablePointer<Int32> = {
+        let p = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        p.initialize(repeating: -1, count: capacity)
+        return p
+    }()
+    static let lock = NSLock()
+    nonisolated(unsafe) static var used = 0
+
+    static func index(of width: Int32) -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        for i in 0..<used where slots[i] == width { return i }
+        guard used < capacity else { return nil }
+        slots[used] = width
+        used += 1
+        return used - 1
     }
 }
 
@@ -569,15 +674,16 @@ struct FastStorageHeader {
 }
 
 /// What `FastTextEngine.prepare` keeps: its style, the text and its packed segments, inline in
-/// one allocation (8 bytes a segment plus a 40-byte header). Immutable.
-final class FastStorage: ManagedBuffer<FastStorageHeader, UInt64> {
-    static func make(text: String, context: FastStyleContext, segments: [UInt64],
+/// one allocation (4 bytes for most segments, 12 for the others, plus a 40-byte header).
+/// Immutable.
+final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
+    static func make(text: String, context: FastStyleContext, count: Int, words: [UInt32],
                      delegated: DelegatedText?) -> FastStorage {
-        let made = unsafeDowncast(FastStorage.create(minimumCapacity: segments.count) { _ in
-            FastStorageHeader(text: text, context: context, delegated: delegated, count: Int32(segments.count))
+        let made = unsafeDowncast(FastStorage.create(minimumCapacity: words.count) { _ in
+            FastStorageHeader(text: text, context: context, delegated: delegated, count: Int32(count))
         }, to: FastStorage.self)
         made.withUnsafeMutablePointerToElements { e in
-            segments.withUnsafeBufferPointer { e.initialize(from: $0.baseAddress!, count: $0.count) }
+            words.withUnsafeBufferPointer { if let base = $0.baseAddress { e.initialize(from: base, count: $0.count) } }
         }
         return made
     }
@@ -588,7 +694,7 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt64> {
 
     /// Bytes of this object as allocated: object header, storage header, the element capacity
     /// malloc gave (ManagedBuffer reads it from the allocation), and malloc's own 8 bytes.
-    var byteCost: Int { 16 + MemoryLayout<FastStorageHeader>.stride + capacity * MemoryLayout<UInt64>.stride + 8 }
+    var byteCost: Int { 16 + MemoryLayout<FastStorageHeader>.stride + capacity * MemoryLayout<UInt32>.stride + 8 }
 
     func hasText(_ text: String) -> Bool {
         var a = header.text, b = text
@@ -598,11 +704,17 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt64> {
     /// The segments decoded (with absolute ends), in a temporary buffer.
     func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
         let n = count
+        let spaces = FastSpaceWidths.slots   // read once, not per segment
         return withUnsafeTemporaryAllocation(of: FastSegment.self, capacity: max(1, n)) { buffer in
             withUnsafeMutablePointerToElements { words in
-                var start = 0
+                var start = 0, w = 0
                 for k in 0..<n {
-                    let s = FastSegment(words[k], start: start)
+                    let s: FastSegment
+                    if words[w] & FastSegment.longMarker == 0 {
+                        s = FastSegment(short: words[w], start: start, spaces: spaces); w += 1
+                    } else {
+                        s = FastSegment(UInt64(words[w + 1]) | UInt64(words[w + 2]) << 32, start: start); w += 3
+                    }
                     buffer.initializeElement(at: k, to: s)
                     start = s.end
                 }

@@ -48,7 +48,7 @@ final class FastSegmentShape {
     }
 
     /// `graphemeWidths`, kept once computed (the caller holds the engine's lock).
-    private var graphemes: [(end: Int32, width: Int32)]?
+    @exclusivity(unchecked) private var graphemes: [(end: Int32, width: Int32)]?
 
     func cachedGraphemeWidths(_ bytes: UnsafeBufferPointer<UInt8>) -> [(end: Int32, width: Int32)] {
         if let graphemes { return graphemes }
@@ -234,7 +234,7 @@ final class FastShaper {
 
     private(set) var fonts: [FastFont] = []
     private var fontIndex: [UnsafeMutablePointer<PangoFont>: Int32] = [:]
-    private(set) var metrics: [FastLineMetrics] = []
+    @exclusivity(unchecked) private(set) var metrics: [FastLineMetrics] = []
     private var metricIndex: [FastLineMetrics: UInt8] = [:]
     private var styles: [TextStyle: FastStyleContext] = [:]
     private var glyphs: UnsafeMutablePointer<PangoGlyphString>
@@ -248,7 +248,7 @@ final class FastShaper {
     var cachedBytes: Int { youngBytes + oldBytes }
     var cachedSegments: Int { young.count + old.count }
 
-    private var lastStyle: FastStyleContext?
+    @exclusivity(unchecked) private var lastStyle: FastStyleContext?
 
     func styleContext(_ style: TextStyle) -> FastStyleContext {
         if let last = lastStyle, last.style == style { return last }
