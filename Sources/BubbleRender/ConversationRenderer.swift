@@ -118,8 +118,9 @@ public final class ConversationRenderer {
     public func scene(for conversation: Conversation, options: RenderOptions) throws -> [ScenePage] {
         let theme = self.theme.appearance(dark: options.dark)
         let setup = pageSetup(options)
-        // Chats repeat themselves: identical texts at the same width are measured once.
-        let measuring = CachingTextEngine(engine)
+        // Chats repeat themselves: identical texts at the same width are measured once (the fast
+        // engine keeps its prepared texts itself; a second cache in front of it only costs).
+        let measuring: any TextEngine = engine.preparedTextsAreCompact ? engine : CachingTextEngine(engine)
         var style = theme.layoutStyle
         style.mirrored = options.mirrored
         let layouter = ConversationLayouter(style: style, engine: measuring, timeZone: options.timeZone,
