@@ -34,6 +34,7 @@ struct Render: ParsableCommand {
     @Option(help: "HTML photos and fonts: embed (one self-contained file) or folder (copied into OUT_files/).") var assets: String = "embed"
     @Option(help: "HTML pages: a number of messages per page, month (one page per month) or none (one page).") var split: String = "5000"
     @Flag(help: "HTML: load every photo at once (for printing) instead of lazily.") var noLazyImages = false
+    @Flag(help: "HTML: give wrapped bubbles the width the Cairo layout gives them (measures every message; slower).") var shrinkWrap = false
     @Option(help: "Name today's and yesterday's day separators relative to this date (YYYY-MM-DD or a date-time, in --tz); default: dates only.") var now: String?
     @Option(help: "Locale of day and time texts (e.g. en_US, en_GB, de_DE, fr_FR, ja_JP); default: English days, 24-hour times.") var locale: String?
     @Option(help: "Text engine: fast (cached segments and glyph runs, the default) or pango (a Pango layout per text, the reference).")
@@ -104,6 +105,7 @@ struct Render: ParsableCommand {
             options.assets = assetMode
             options.pageSize = output == "-" ? .single : pagination
             options.lazyImages = !noLazyImages
+            options.shrinkWrap = shrinkWrap
             options.mirrored = rtl
             options.textEngine = textEngine
             let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options)

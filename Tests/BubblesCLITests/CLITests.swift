@@ -80,6 +80,29 @@ struct CLITests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["chat.\(ext)", "chat.json"].sorted())
     }
 
+    @Test("--shrink-wrap gives a wrapped HTML bubble the layout's width; without it, none; --timestamps moves the times")
+    func shrinkWrapAndTimestamps() throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let long = sample.replacingOccurrences(of: "Are we still on for lunch?",
+                                               with: "Are we still on for lunch? I was thinking of the new noodle place on the corner, if you like")
+        try long.write(to: dir.appendingPathComponent("chat.json"), atomically: true, encoding: .utf8)
+        func html(_ extra: [String]) throws -> String {
+            let r = try Tool.run(["render", "chat.json", "-o", "chat.html", "--tz", "UTC"] + extra, in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            return try String(contentsOf: dir.appendingPathComponent("chat.html"), encoding: .utf8)
+        }
+        let plain = try html([])
+        let wrapped = try html(["--shrink-wrap"])
+        #expect(!plain.contains("<div class=\"b i t\" style=\"width:"))
+        #expect(wrapped.contains("<div class=\"b i t\" style=\"width:"))
+        // imessage shows no times; --timestamps inside puts one in each bubble.
+        #expect(!plain.contains("<time>"))
+        #expect(try html(["--timestamps", "inside"]).contains("<time>09:40</time>"))
+        let bad = try Tool.run(["render", "chat.json", "-o", "x.html", "--timestamps", "sideways"], in: dir)
+        #expect(bad.status != 0 && bad.stderr.contains("sideways"))
+    }
+
     @Test("--text-engine pango and fast give the same SVG text lines")
     func textEngines() throws {
         let dir = try tempFolder()
