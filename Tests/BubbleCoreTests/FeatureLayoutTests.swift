@@ -279,20 +279,7 @@ struct FeatureSceneTests {
         guard case .clipped(_, let items) = pages[0].items.last! else { return [] }
         return items
     }
-    var theme: Theme {
-        Theme(name: "t", description: nil, font: .init(family: "x", size: 16, labelSize: 11),
-              background: .color(Color(r8: 255, g8: 255, b8: 255)),
-              incoming: .init(fill: Color(r8: 230, g8: 230, b8: 230), textColor: Color(r8: 0, g8: 0, b8: 0),
-                              padding: EdgeInsets(top: 7, left: 18, bottom: 8, right: 12),
-                              shape: .vector(radius: 17, tail: true, outline: false, outlineWidth: 1)),
-              outgoing: .init(fill: Color(r8: 11, g8: 132, b8: 254), textColor: Color(r8: 255, g8: 255, b8: 255),
-                              padding: EdgeInsets(top: 7, left: 12, bottom: 8, right: 18),
-                              shape: .vector(radius: 17, tail: true, outline: false, outlineWidth: 1)),
-              labels: .init(separator: Color(r8: 1, g8: 1, b8: 1), system: Color(r8: 2, g8: 2, b8: 2), time: Color(r8: 3, g8: 3, b8: 3)),
-              layout: .init(maxWidthShare: 0.75, maxBubbleWidth: nil, sideMargin: 10, widthMode: .fit, rowSpacing: 10,
-                            groupedSpacing: 2, groupingInterval: 300, minimumBubbleSize: nil, imageCornerRadius: 5),
-              timestamps: .none, dark: nil)
-    }
+    var theme: Theme { vectorTestTheme(labelSize: 11, outgoingTail: true, outgoingOutline: false) }
 
     @Test("emoji-only draws text only; failed draws a red badge and a red label; avatars are coloured circles with initials")
     func drawn() throws {

@@ -5,20 +5,7 @@ import Testing
 @Suite("Scene: what gets drawn where")
 struct SceneTests {
     let t0 = Date(timeIntervalSince1970: 1_700_000_000)
-    var theme: Theme {
-        Theme(name: "t", description: nil, font: .init(family: "x", size: 16, labelSize: 12),
-              background: .color(Color(r8: 255, g8: 255, b8: 255)),
-              incoming: .init(fill: Color(r8: 230, g8: 230, b8: 230), textColor: Color(r8: 0, g8: 0, b8: 0),
-                              padding: EdgeInsets(top: 7, left: 18, bottom: 8, right: 12),
-                              shape: .vector(radius: 17, tail: true, outline: false, outlineWidth: 1)),
-              outgoing: .init(fill: Color(r8: 11, g8: 132, b8: 254), textColor: Color(r8: 255, g8: 255, b8: 255),
-                              padding: EdgeInsets(top: 7, left: 12, bottom: 8, right: 18),
-                              shape: .vector(radius: 17, tail: false, outline: true, outlineWidth: 2)),
-              labels: .init(separator: Color(r8: 1, g8: 1, b8: 1), system: Color(r8: 2, g8: 2, b8: 2), time: Color(r8: 3, g8: 3, b8: 3)),
-              layout: .init(maxWidthShare: 0.75, maxBubbleWidth: nil, sideMargin: 10, widthMode: .fit, rowSpacing: 10,
-                            groupedSpacing: 2, groupingInterval: 300, minimumBubbleSize: nil, imageCornerRadius: 5),
-              timestamps: .none, dark: nil)
-    }
+    var theme: Theme { vectorTestTheme(labelSize: 12, outgoingTail: false, outgoingOutline: true) }
 
     func scene(_ messages: [Message]) throws -> [SceneItem] {
         let engine = MonospaceTextEngine()
@@ -69,4 +56,21 @@ struct SceneTests {
         }
         #expect(plainXs.min() == 16)  // no tail: the body still starts after the 6-pt strip
     }
+}
+
+/// A vector theme for scene and layout tests: grey incoming bubbles with tails, blue outgoing
+/// ones (with a tail, or an outline without), label colours 1/2/3 to tell labels apart.
+func vectorTestTheme(labelSize: Double, outgoingTail: Bool, outgoingOutline: Bool) -> Theme {
+    Theme(name: "t", description: nil, font: .init(family: "x", size: 16, labelSize: labelSize),
+          background: .color(Color(r8: 255, g8: 255, b8: 255)),
+          incoming: .init(fill: Color(r8: 230, g8: 230, b8: 230), textColor: Color(r8: 0, g8: 0, b8: 0),
+                          padding: EdgeInsets(top: 7, left: 18, bottom: 8, right: 12),
+                          shape: .vector(radius: 17, tail: true, outline: false, outlineWidth: 1)),
+          outgoing: .init(fill: Color(r8: 11, g8: 132, b8: 254), textColor: Color(r8: 255, g8: 255, b8: 255),
+                          padding: EdgeInsets(top: 7, left: 12, bottom: 8, right: 18),
+                          shape: .vector(radius: 17, tail: outgoingTail, outline: outgoingOutline, outlineWidth: outgoingOutline ? 2 : 1)),
+          labels: .init(separator: Color(r8: 1, g8: 1, b8: 1), system: Color(r8: 2, g8: 2, b8: 2), time: Color(r8: 3, g8: 3, b8: 3)),
+          layout: .init(maxWidthShare: 0.75, maxBubbleWidth: nil, sideMargin: 10, widthMode: .fit, rowSpacing: 10,
+                        groupedSpacing: 2, groupingInterval: 300, minimumBubbleSize: nil, imageCornerRadius: 5),
+          timestamps: .none, dark: nil)
 }
