@@ -84,6 +84,12 @@ struct ConversationFileTests {
          "x.json: messages[0].from: \"b\" is not a participant id; expected one of a"),
         ("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-11-22T09:40:00Z\", \"image\": {\"width\": -3}}]}",
          "x.json: messages[0].image: size -3.0×0.0 is not usable; expected sizes ≥ 0 (0 = read from the file)"),
+        ("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-11-22T09:40:00Z\", \"text\": \"t\", \"status\": \"seen\"}]}",
+         "x.json: messages[0].status: is \"seen\"; expected one of sending, sent, delivered, read, failed"),
+        ("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-11-22T09:40:00Z\", \"text\": \"t\", \"direction\": \"left\"}]}",
+         "x.json: messages[0].direction: is \"left\"; expected one of incoming, outgoing"),
+        ("{\"messages\": [{\"type\": \"note\", \"date\": \"2026-11-22T09:40:00Z\", \"text\": \"t\"}]}",
+         "x.json: messages[0].type: is \"note\"; expected one of message, system"),
     ])
     func errors(input: String, message: String) {
         do {

@@ -191,13 +191,27 @@ public enum ConversationFile {
         switch error {
         case .dataCorrupted(let ctx) where ctx.codingPath.isEmpty:
             return "is not valid JSON"
-        case .dataCorrupted(let ctx): return ctx.debugDescription
+        case .dataCorrupted(let ctx):
+            // An enum's unknown value: say which values are allowed.
+            let marker = " from invalid String value "
+            if ctx.debugDescription.hasPrefix("Cannot initialize "), let r = ctx.debugDescription.range(of: marker),
+               let allowed = allowedValues[ctx.codingPath.last?.stringValue ?? ""] {
+                return "is \"\(ctx.debugDescription[r.upperBound...])\"; expected one of \(allowed)"
+            }
+            return ctx.debugDescription
         case .typeMismatch(let type, _): return "has the wrong type; expected \(typeName(type))"
         case .valueNotFound(let type, _): return "is null; expected \(typeName(type))"
         case .keyNotFound: return "is missing"
         @unknown default: return "\(error)"
         }
     }
+
+    /// The values of the format's enumerated keys, for errors.
+    static let allowedValues: [String: String] = [
+        "type": "message, system",
+        "direction": "incoming, outgoing",
+        "status": "sending, sent, delivered, read, failed",
+    ]
 
     static func typeName(_ type: Any.Type) -> String {
         switch type {
