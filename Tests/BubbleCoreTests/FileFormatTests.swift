@@ -135,6 +135,7 @@ struct ThemeFileTests {
          "t.json: outgoing.shape.art: give exactly one of \"insets\", \"legacyCaps\" or \"ninePatch\": true"),
         ("\"padding\": [7, 18, 8, 12]", "\"padding\": [7, 18, 8]", "t.json: incoming.padding: expected [top, left, bottom, right], four numbers ≥ 0"),
         ("\"size\": 16", "\"size\": 0", "t.json: font.size: is 0.0; expected a size in points between 0 and 500"),
+        ("\"widthMode\": \"balanced\"", "\"widthMode\": \"wide\"", "t.json: layout.widthMode: is \"wide\"; expected one of fit, balanced"),
     ])
     func errors(find: String, replace: String, message: String) {
         let text = Self.base.replacingOccurrences(of: find, with: replace)

@@ -211,6 +211,12 @@ public enum ConversationFile {
         "type": "message, system",
         "direction": "incoming, outgoing",
         "status": "sending, sent, delivered, read, failed",
+        // Theme files (docs/THEMES.md).
+        "timestamps": "none, aboveGroup, inside, daySeparator, beside",
+        "widthMode": "fit, balanced",
+        "mode": "stretch, tile, repeat, round, space",
+        "senderNames": "never, groups, always",
+        "avatars": "never, groups, always",
     ]
 
     static func typeName(_ type: Any.Type) -> String {
