@@ -234,7 +234,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     else if end >= 3, bytes[end - 3] == 0xE2, bytes[end - 2] == 0x80, bytes[end - 1] == 0xA8 || bytes[end - 1] == 0xA9 { separator = 3 }
                 }
                 let shapedEnd = end - separator
-                let shape = shaper.shape(bytes, segment: start..<shapedEnd,
+                let shape = shaper.summary(bytes, segment: start..<shapedEnd,
                                          prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
                                          context: separator > 0 ? nil : Self.spaceContext(bytes, start, end),
                                          rtl: paragraphRTL, style: context)
