@@ -41,7 +41,10 @@ public struct BubbleLayout: Hashable, Sendable {
     public var maxY: Double {
         var y = bubble.maxY
         for l in labels { y = max(y, l.frame.maxY) }
-        for r in [avatarFrame, failedBadge, reactions?.frame, reply?.frame].compactMap({ $0 }) { y = max(y, r.maxY) }
+        if let r = avatarFrame { y = max(y, r.maxY) }
+        if let r = failedBadge { y = max(y, r.maxY) }
+        if let r = reactions?.frame { y = max(y, r.maxY) }
+        if let r = reply?.frame { y = max(y, r.maxY) }
         return y
     }
 

@@ -69,8 +69,14 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
         try PangoTextEngine.validate(style)
         lock.lock(); defer { lock.unlock() }
-        try reference.checkFamily(style.family)
-        let context = shaper.styleContext(style)
+        // A style with a context has had its family checked (contexts are made after the check).
+        let context: FastStyleContext
+        if let known = shaper.knownStyleContext(style) {
+            context = known
+        } else {
+            try reference.checkFamily(style.family)
+            context = shaper.styleContext(style)
+        }
         // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
         var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
         let hash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0), seed: UInt64(context.id)) }
@@ -191,7 +197,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                              delegated: DelegatedText(try reference.prepare(text, style: style)))
         }
         if count == 0 { return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil) }
-        if count >= 1 << 30 || sanitized.utf8.contains(0x09) { return try delegate() }
+        if count >= 1 << 30 || sanitized.withUTF8({ memchr($0.baseAddress!, 0x09, $0.count) != nil }) { return try delegate() }
         if breaks.count < count + 1 {
             breaks = [Int32](repeating: 0, count: count + 1)
             hardBreaks = [UInt8](repeating: 0, count: count + 1)

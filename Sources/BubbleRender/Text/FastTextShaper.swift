@@ -293,6 +293,14 @@ final class FastShaper {
 
     @exclusivity(unchecked) private var lastStyle: FastStyleContext?
 
+    /// The context of a style met before, nil for a new one.
+    @inline(__always)
+    func knownStyleContext(_ style: TextStyle) -> FastStyleContext? {
+        if let last = lastStyle, last.style == style { return last }
+        if let hit = styles[style] { lastStyle = hit; return hit }
+        return nil
+    }
+
     func styleContext(_ style: TextStyle) -> FastStyleContext {
         if let last = lastStyle, last.style == style { return last }
         if let hit = styles[style] { lastStyle = hit; return hit }
