@@ -182,12 +182,15 @@ public struct ConversationLayouter {
         layout.isGroup = conversation.isGroup
         for p in conversation.participants where !p.name.isEmpty { layout.names[p.id] = p.name }
         let memos = previous.flatMap { $0.memos.items.count == conversation.messages.count ? $0.memos.items : nil }
-        layout.rows.reserveCapacity(previous?.rows.count ?? conversation.messages.count)
+        // Rows: messages plus day separators. Room for a separator every other message: only
+        // virtual memory until used, and growing the array later would copy every row.
+        let count = conversation.messages.count
+        layout.rows.reserveCapacity(previous.map { $0.rows.count + conversation.typing.count } ?? count + count / 2 + 16)
         layout.memos.items.reserveCapacity(conversation.messages.count)
         if let memos {
             for k in memos.indices { try append(conversation.messages[k], memo: memos[k], to: &layout) }
         } else {
-            for message in conversation.messages { try append(message, memo: nil, to: &layout) }
+            for k in conversation.messages.indices { try append(conversation.messages[k], memo: nil, to: &layout) }
         }
         for sender in conversation.typing { try appendTyping(sender, to: &layout) }
         return layout

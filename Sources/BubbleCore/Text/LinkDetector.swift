@@ -45,7 +45,8 @@ public enum LinkDetector {
         }
         while i < b.count {
             let atWordStart = i == 0 || !isWordByte(b[i - 1])
-            if atWordStart, hasPrefix("https://", at: i) || hasPrefix("http://", at: i) {
+            let first = b[i] | 0x20   // the prefixes below start with h or w (either case)
+            if atWordStart, first == 0x68, hasPrefix("https://", at: i) || hasPrefix("http://", at: i) {
                 let scheme = hasPrefix("https://", at: i) ? 8 : 7
                 let e = urlEnd(i)
                 if e > i + scheme {
@@ -53,7 +54,7 @@ public enum LinkDetector {
                     i = e; continue
                 }
             }
-            if atWordStart, hasPrefix("www.", at: i) {
+            if atWordStart, first == 0x77, hasPrefix("www.", at: i) {
                 let e = urlEnd(i)
                 if e > i + 5, b[(i + 4)..<e].contains(0x2E) || e - i > 6 {
                     out.append(DetectedLink(range: i..<e, url: "https://" + String(decoding: b[i..<e], as: UTF8.self)))

@@ -52,6 +52,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return index
     }
     @exclusivity(unchecked) private var hardBreaks: [UInt8] = []
+    @exclusivity(unchecked) private var lineScratch: [FastLine] = []
 
     static let metricClassLimit = 255
 
@@ -97,7 +98,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         if let delegated = storage.delegated {
             return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines)
         }
-        return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines)).layout
+        // Under the lock: the lines go through a buffer this engine reuses.
+        lock.lock(); defer { lock.unlock() }
+        return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines),
+                       into: &lineScratch)
     }
 
     /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
@@ -395,11 +399,19 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// Lines of `storage` in `width` Pango units.
     func arrange(_ storage: FastStorage, width: Int32, maxLines: Int?) -> FastArrangement {
+        var lines: [FastLine] = []
+        let layout = arrange(storage, width: width, maxLines: maxLines, into: &lines)
+        return FastArrangement(lines: lines, layout: layout)
+    }
+
+    /// `arrange` into `lines` (emptied first; a caller may reuse its buffer), returning the
+    /// layout in points.
+    func arrange(_ storage: FastStorage, width: Int32, maxLines: Int?, into lines: inout [FastLine]) -> TextLayout {
+        lines.removeAll(keepingCapacity: true)
         let count = storage.count
-        guard count > 0 else { return FastArrangement(lines: [], layout: .empty) }
+        guard count > 0 else { return .empty }
         let metrics = shaperMetrics(storage.context)
         let primary = metrics.primary
-        var lines: [FastLine] = []
         lines.reserveCapacity(4)
         let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
         storage.withSegments { segs in
@@ -479,7 +491,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             lines.removeSubrange(maxLines...)
             lines[maxLines - 1] = ellipsize(lines[maxLines - 1], storage: storage, width: width)
         }
-        return FastArrangement(lines: lines, layout: textLayout(lines, style: storage.context.style, truncated: truncated))
+        return textLayout(lines, style: storage.context.style, truncated: truncated)
     }
 
     /// Geometry in points from integer lines: Pango's line-spacing rule (the first baseline at
