@@ -461,7 +461,10 @@ public struct BubbleMeasurer {
             guard !range.isEmpty else { return 0 }
             if let hit = known.first(where: { $0.range == range }) { return hit.width }
             let w = try measureWidth(range)
-            if known.count < 16 { known.append((range, w)) }
+            if known.count < 16 {
+                if known.isEmpty { known.reserveCapacity(4) }
+                known.append((range, w))
+            }
             return w
         }
         func measureWidth(_ range: Range<Int>) throws(LayoutError) -> Double {

@@ -120,25 +120,24 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         let hi = storage.contentEnd(lo, range.upperBound)
         guard hi > lo else { return 0 }
         var total: Int64 = 0
-        let ok: Bool = storage.withSegments { segs in
-            var start = 0
-            for s in segs {
-                defer { start = s.end }
-                let shapedEnd = s.end - s.separatorLength
-                if shapedEnd <= lo { continue }
-                if start >= hi { break }
-                if s.separatorLength > 0 && shapedEnd < hi { return false }   // across a hard break
-                if start >= lo && shapedEnd <= hi {
-                    total += Int64(s.content) + Int64(s.space)
-                } else if start >= lo && storage.contentEnd(start, shapedEnd) == hi {
-                    total += Int64(s.content)   // the range ends where the segment's spaces begin
-                } else {
-                    var gStart = start
-                    for g in graphemeWidths(storage, segmentStart: start, segmentEnd: shapedEnd, rtl: s.rightToLeft) {
-                        let gEnd = start + Int(g.end)
-                        if gStart >= lo && gEnd <= hi { total += Int64(g.width) }
-                        gStart = gEnd
-                    }
+        var ok = true
+        var start = 0
+        storage.forEachSegment { s in
+            defer { start = s.end }
+            let shapedEnd = s.end - s.separatorLength
+            if shapedEnd <= lo { return true }
+            if start >= hi { return false }
+            if s.separatorLength > 0 && shapedEnd < hi { ok = false; return false }   // across a hard break
+            if start >= lo && shapedEnd <= hi {
+                total += Int64(s.content) + Int64(s.space)
+            } else if start >= lo && storage.contentEnd(start, shapedEnd) == hi {
+                total += Int64(s.content)   // the range ends where the segment's spaces begin
+            } else {
+                var gStart = start
+                for g in graphemeWidths(storage, segmentStart: start, segmentEnd: shapedEnd, rtl: s.rightToLeft) {
+                    let gEnd = start + Int(g.end)
+                    if gStart >= lo && gEnd <= hi { total += Int64(g.width) }
+                    gStart = gEnd
                 }
             }
             return true
@@ -738,6 +737,26 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
                 }
             }
             return body(UnsafeBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
+    /// The segments decoded one at a time, in order, until `body` returns false (no buffer: for
+    /// a caller that may stop early).
+    func forEachSegment(_ body: (FastSegment) -> Bool) {
+        let n = count
+        let spaces = FastSpaceWidths.slots
+        withUnsafeMutablePointerToElements { words in
+            var start = 0, w = 0
+            for _ in 0..<n {
+                let s: FastSegment
+                if words[w] & FastSegment.longMarker == 0 {
+                    s = FastSegment(short: words[w], start: start, spaces: spaces); w += 1
+                } else {
+                    s = FastSegment(UInt64(words[w + 1]) | UInt64(words[w + 2]) << 32, start: start); w += 3
+                }
+                if !body(s) { return }
+                start = s.end
+            }
         }
     }
 
