@@ -297,9 +297,18 @@ final class FastShaper {
     @inline(__always)
     func knownStyleContext(_ style: TextStyle) -> FastStyleContext? {
         if let last = lastStyle, last.style == style { return last }
-        if let hit = styles[style] { lastStyle = hit; return hit }
+        // A conversation alternates a few styles (text, sender names, separators): the last
+        // four are compared before hashing the style.
+        for recent in recentStyles where recent.style == style { lastStyle = recent; return recent }
+        if let hit = styles[style] {
+            lastStyle = hit
+            if recentStyles.count == 4 { recentStyles.removeFirst() }
+            recentStyles.append(hit)
+            return hit
+        }
         return nil
     }
+    @exclusivity(unchecked) private var recentStyles: [FastStyleContext] = []
 
     func styleContext(_ style: TextStyle) -> FastStyleContext {
         if let last = lastStyle, last.style == style { return last }
