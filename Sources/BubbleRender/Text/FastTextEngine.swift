@@ -356,8 +356,18 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         let v = scalar.value
         if (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0xAC00...0xD7A3).contains(v)
             || (0x3041...0x3096).contains(v) || (0x30A1...0x30FA).contains(v) { return true }
+        // Emoji and their joiners, selectors, flags and tags: no letters (`nonLetterRanges`).
+        for r in nonLetterRanges where r.contains(v) { return false }
         return scalar.properties.isAlphabetic
     }
+
+    /// Blocks without an Alphabetic character (checked against the standard library by
+    /// `FastTextEngineTests`): emoji pictographs, symbols and dingbats, general punctuation
+    /// (ZWJ), combining marks for symbols (keycap), variation selectors, regional indicators, tags.
+    static let nonLetterRanges: [ClosedRange<UInt32>] = [
+        0x1F300...0x1FAFF, 0x1F1E6...0x1F1FF, 0x2600...0x27BF, 0x2000...0x206F, 0x20D0...0x20FF,
+        0xFE00...0xFE0F, 0xE0020...0xE007F,
+    ]
 
     /// The scalar whose UTF-8 starts at `i` (valid UTF-8: the text is a Swift string).
     @inline(__always)
