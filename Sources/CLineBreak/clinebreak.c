@@ -96,6 +96,12 @@ static int32_t breaks(UBreakIteratorType type, const char *utf8, int32_t length,
         if (hard) hard[count] = ubrk_getRuleStatus(it) >= UBRK_LINE_HARD ? 1 : 0;
         count++;
     }
+    // A very long text's copy is not kept for the thread's life (the iterator is given new
+    // text before it reads again).
+    if (buf->capacity > (1 << 20)) {
+        free(buf->units); free(buf->offsets);
+        buf->units = NULL; buf->offsets = NULL; buf->capacity = 0;
+    }
     return count;
 }
 
