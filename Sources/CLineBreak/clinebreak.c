@@ -1,17 +1,32 @@
 #include "clinebreak.h"
 #include <pthread.h>
+#include <stdlib.h>
+#include <unicode/utf16.h>
 #include <unicode/ubrk.h>
 #include <unicode/uchar.h>
 #include <unicode/utext.h>
 #include <unicode/utf8.h>
 
-static pthread_key_t line_key, char_key;
+static pthread_key_t line_key, char_key, buffer_key;
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
+/// This thread's UTF-16 copy of the text being broken and, per UTF-16 unit, its UTF-8 offset.
+typedef struct {
+    UChar *units;
+    int32_t *offsets;
+    int32_t capacity;
+} utf16_buffer;
+
 static void close_iterator(void *it) { if (it) ubrk_close((UBreakIterator *)it); }
+static void free_buffer(void *p) {
+    utf16_buffer *b = p;
+    if (!b) return;
+    free(b->units); free(b->offsets); free(b);
+}
 static void make_keys(void) {
     pthread_key_create(&line_key, close_iterator);
     pthread_key_create(&char_key, close_iterator);
+    pthread_key_create(&buffer_key, free_buffer);
 }
 
 /// This thread's iterator of `type`, opened on first use.
@@ -28,26 +43,65 @@ static UBreakIterator *iterator(UBreakIteratorType type) {
     return it;
 }
 
+/// This thread's buffer with room for `units` UTF-16 units (plus one offset past the end).
+static utf16_buffer *buffer(int32_t units) {
+    utf16_buffer *b = pthread_getspecific(buffer_key);
+    if (!b) {
+        b = calloc(1, sizeof(utf16_buffer));
+        if (!b) return NULL;
+        pthread_setspecific(buffer_key, b);
+    }
+    if (b->capacity < units + 1) {
+        int32_t capacity = units + 1 > 2 * b->capacity ? units + 1 : 2 * b->capacity;
+        UChar *u = malloc(sizeof(UChar) * (size_t)capacity);
+        int32_t *o = malloc(sizeof(int32_t) * (size_t)capacity);
+        if (!u || !o) { free(u); free(o); return NULL; }
+        free(b->units); free(b->offsets);
+        b->units = u; b->offsets = o; b->capacity = capacity;
+    }
+    return b;
+}
+
+/// Breaks of `utf8` as UTF-8 byte offsets. ICU runs over a UTF-16 copy (its native form:
+/// faster than a UTF-8 UText) and each break is mapped back through the offsets table.
 static int32_t breaks(UBreakIteratorType type, const char *utf8, int32_t length,
                       int32_t *out, uint8_t *hard, int32_t capacity) {
     if (length <= 0) return 0;
     UBreakIterator *it = iterator(type);
     if (!it) return -1;
+    // UTF-8 never has fewer bytes than UTF-16 has units.
+    utf16_buffer *buf = buffer(length);
+    if (!buf) return -1;
+    UChar *units = buf->units;
+    int32_t *offsets = buf->offsets;
+    int32_t n = 0, i = 0;
+    const uint8_t *bytes = (const uint8_t *)utf8;
+    while (i < length) {
+        if (bytes[i] < 0x80) { units[n] = bytes[i]; offsets[n++] = i++; continue; }
+        int32_t start = i;
+        UChar32 c;
+        U8_NEXT(bytes, i, length, c);
+        if (c < 0) c = 0xFFFD;   // as ICU's UTF-8 UText reads ill-formed bytes
+        if (c <= 0xFFFF) { units[n] = (UChar)c; offsets[n++] = start; }
+        else { units[n] = U16_LEAD(c); offsets[n++] = start; units[n] = U16_TRAIL(c); offsets[n++] = start; }
+    }
+    offsets[n] = length;
     UErrorCode status = U_ZERO_ERROR;
-    UText text = UTEXT_INITIALIZER;
-    utext_openUTF8(&text, utf8, length, &status);
+    ubrk_setText(it, units, n, &status);
     if (U_FAILURE(status)) return -1;
-    ubrk_setUText(it, &text, &status);
-    if (U_FAILURE(status)) { utext_close(&text); return -1; }
     int32_t count = 0;
     for (int32_t b = ubrk_next(it); b != UBRK_DONE; b = ubrk_next(it)) {
         if (count >= capacity) { count = -1; break; }
-        out[count] = b;   // UTF-8 UText: native indexes are byte offsets
+        out[count] = offsets[b];
         if (hard) hard[count] = ubrk_getRuleStatus(it) >= UBRK_LINE_HARD ? 1 : 0;
         count++;
     }
-    // The iterator keeps a shallow clone of `text`; it is reset by the next call before any use.
-    utext_close(&text);
+    // A very long text's copy is not kept for the thread's life (the iterator is given new
+    // text before it reads again).
+    if (buf->capacity > (1 << 20)) {
+        free(buf->units); free(buf->offsets);
+        buf->units = NULL; buf->offsets = NULL; buf->capacity = 0;
+    }
     return count;
 }
 

@@ -86,6 +86,21 @@ enum AgreementCorpus {
     }
 
     /// An over-long word breaks inside itself only because it must, at grapheme boundaries.
+    @Test func letterShortcutsAgreeWithTheStandardLibrary() {
+        // isLetter answers some blocks without a property look-up: it must say what the
+        // Alphabetic property says for every scalar in them.
+        var checked = 0
+        for range in FastTextEngine.nonLetterRanges + [0x4E00...0x9FFF, 0x3400...0x4DBF, 0xAC00...0xD7A3, 0x3041...0x3096, 0x30A1...0x30FA] {
+            for v in range {
+                guard let scalar = Unicode.Scalar(v) else { continue }
+                #expect(FastTextEngine.isLetter(scalar) == scalar.properties.isAlphabetic, "U+\(String(v, radix: 16, uppercase: true))")
+                checked += 1
+            }
+        }
+        #expect(checked > 40_000)
+        #expect(FastTextEngine.isLetter("a") && FastTextEngine.isLetter("م") && !FastTextEngine.isLetter("😀") && !FastTextEngine.isLetter("1"))
+    }
+
     @Test func breaksAWordOnlyWhenItAloneIsTooWide() throws {
         let fast = FastTextEngine()
         let text = "ok Donaudampfschifffahrtsgesellschaftskapitän ok"

@@ -65,6 +65,20 @@ import Testing
         return position + 1 < scalars.count && [",", "."].contains(scalars[position]) && scalars[position + 1].properties.numericType != nil
     }
 
+    @Test func breaksLongAndNonASCIITextsAtByteOffsets() {
+        // Over a million UTF-16 units: the per-thread copy is dropped after use, and the next
+        // (short) text is broken correctly from a fresh one.
+        let long = String(repeating: "ab ", count: 400_001)
+        let breaks = LineBreaker.breaks(long)
+        #expect(breaks.count == 400_001)
+        #expect(breaks.first?.offset == 3 && breaks.last?.offset == long.utf8.count)
+        // Offsets are UTF-8 bytes, also after characters of 2, 3 and 4 bytes (surrogate pairs
+        // in UTF-16) and across a hard break.
+        let mixed = LineBreaker.breaks("é 今日 😀 x\ny")
+        #expect(mixed.map(\.offset) == [3, 6, 10, 15, 17, 18])   // é␠ | 今 | 日␠ | 😀␠ | x\n | y
+        #expect(mixed.map(\.hard) == [false, false, false, false, true, false])
+    }
+
     @Test func icuPassesLineBreakTestApartFromTailorings() throws {
         guard FileManager.default.fileExists(atPath: Self.file) else {
             Issue.record("\(Self.file) is missing: install Debian's unicode-data (scripts/bootstrap.sh does)")

@@ -24,15 +24,35 @@ public struct BubbleLayout: Hashable, Sendable {
     /// A failed message's red badge, beside the bubble.
     public var failedBadge: Rect?
     /// Reaction badge on the bubble's top corner (the outer one: right for incoming).
-    public var reactions: BadgeLayout?
+    public var reactions: BadgeLayout? {
+        get { reactionBadges.first }
+        set { reactionBadges = newValue.map { [$0] } ?? [] }
+    }
     /// The quoted snippet of the message this one replies to, above the bubble.
-    public var reply: BadgeLayout?
+    public var reply: BadgeLayout? {
+        get { replyBadges.first }
+        set { replyBadges = newValue.map { [$0] } ?? [] }
+    }
+    // Kept out of line (none or one each: 8 bytes instead of ~150 inline) to keep rows small.
+    private var reactionBadges: [BadgeLayout] = []
+    private var replyBadges: [BadgeLayout] = []
     /// Links in the text, with the areas they cover (one per line they span).
     public var links: [LinkLayout] = []
     /// Typing indicator: its dots (the bubble has no text).
     public var typingDots: [Rect] = []
     /// Laid out for a right-to-left interface: tails and art on the other side.
     public var mirrored: Bool = false
+
+    init(direction: Direction, bubble: Rect, textFrame: Rect?, text: TextLayout, textWrapWidth: Double,
+         imageFrames: [Rect], imageIsPlaceholder: Bool, hasTail: Bool, labels: [LabelLayout], emojiOnly: Bool = false,
+         avatarFrame: Rect? = nil, failedBadge: Rect? = nil, reactions: BadgeLayout? = nil, reply: BadgeLayout? = nil,
+         links: [LinkLayout] = [], typingDots: [Rect] = [], mirrored: Bool = false) {
+        self.direction = direction; self.bubble = bubble; self.textFrame = textFrame; self.text = text
+        self.textWrapWidth = textWrapWidth; self.imageFrames = imageFrames; self.imageIsPlaceholder = imageIsPlaceholder
+        self.hasTail = hasTail; self.labels = labels; self.emojiOnly = emojiOnly; self.avatarFrame = avatarFrame
+        self.failedBadge = failedBadge; self.links = links; self.typingDots = typingDots; self.mirrored = mirrored
+        self.reactions = reactions; self.reply = reply
+    }
 
     /// The first photo.
     public var imageFrame: Rect? { imageFrames.first }
@@ -41,7 +61,10 @@ public struct BubbleLayout: Hashable, Sendable {
     public var maxY: Double {
         var y = bubble.maxY
         for l in labels { y = max(y, l.frame.maxY) }
-        for r in [avatarFrame, failedBadge, reactions?.frame, reply?.frame].compactMap({ $0 }) { y = max(y, r.maxY) }
+        if let r = avatarFrame { y = max(y, r.maxY) }
+        if let r = failedBadge { y = max(y, r.maxY) }
+        if let r = reactions?.frame { y = max(y, r.maxY) }
+        if let r = reply?.frame { y = max(y, r.maxY) }
         return y
     }
 
@@ -438,7 +461,10 @@ public struct BubbleMeasurer {
             guard !range.isEmpty else { return 0 }
             if let hit = known.first(where: { $0.range == range }) { return hit.width }
             let w = try measureWidth(range)
-            if known.count < 16 { known.append((range, w)) }
+            if known.count < 16 {
+                if known.isEmpty { known.reserveCapacity(4) }
+                known.append((range, w))
+            }
             return w
         }
         func measureWidth(_ range: Range<Int>) throws(LayoutError) -> Double {

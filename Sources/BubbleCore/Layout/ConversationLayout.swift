@@ -177,24 +177,27 @@ public struct ConversationLayouter {
     /// instead of being worked out again. A `previous` with another message count is ignored.
     public func layout(_ conversation: Conversation, width: Double,
                        reusing previous: ConversationLayout?) throws(LayoutError) -> ConversationLayout {
-        try BubbleMeasurer.validate(rowWidth: width, style: style)
+        try BubbleMeasurer.validate(rowWidth: width, style: measurer.style)
         var layout = ConversationLayout(width: width)
         layout.isGroup = conversation.isGroup
         for p in conversation.participants where !p.name.isEmpty { layout.names[p.id] = p.name }
         let memos = previous.flatMap { $0.memos.items.count == conversation.messages.count ? $0.memos.items : nil }
-        layout.rows.reserveCapacity(previous?.rows.count ?? conversation.messages.count)
+        // Rows: messages plus day separators. Room for a separator every other message: only
+        // virtual memory until used, and growing the array later would copy every row.
+        let count = conversation.messages.count
+        layout.rows.reserveCapacity(previous.map { $0.rows.count + conversation.typing.count } ?? count + count / 2 + 16)
         layout.memos.items.reserveCapacity(conversation.messages.count)
         if let memos {
             for k in memos.indices { try append(conversation.messages[k], memo: memos[k], to: &layout) }
         } else {
-            for message in conversation.messages { try append(message, memo: nil, to: &layout) }
+            for k in conversation.messages.indices { try append(conversation.messages[k], memo: nil, to: &layout) }
         }
         for sender in conversation.typing { try appendTyping(sender, to: &layout) }
         return layout
     }
 
     /// The style shows a time with bubbles (above groups, inside or beside them).
-    var showsBubbleTimes: Bool { style.showsTimeAboveGroup || style.timeInsideBubble || style.timeBeside }
+    var showsBubbleTimes: Bool { measurer.style.showsTimeAboveGroup || measurer.style.timeInsideBubble || measurer.style.timeBeside }
 
     func shows(_ rule: LayoutStyle.Rule, group: Bool) -> Bool {
         rule == .always || (rule == .groups && group)
@@ -202,11 +205,11 @@ public struct ConversationLayouter {
 
     /// A typing indicator for `sender` at the end (after it, append no more messages).
     public func appendTyping(_ sender: String?, to layout: inout ConversationLayout) throws(LayoutError) {
-        let avatars = shows(style.avatars, group: layout.isGroup)
-        let name = shows(style.senderNames, group: layout.isGroup) ? sender.flatMap { layout.names[$0] } : nil
+        let avatars = shows(measurer.style.avatars, group: layout.isGroup)
+        let name = shows(measurer.style.senderNames, group: layout.isGroup) ? sender.flatMap { layout.names[$0] } : nil
         let bubble = try measurer.typingLayout(rowWidth: layout.width, context: BubbleContext(
             senderName: name, avatarColumn: avatars, showsAvatar: avatars))
-        layout.appendRow(.typing(sender: sender, bubble), height: bubble.maxY, spacing: style.rowSpacing)
+        layout.appendRow(.typing(sender: sender, bubble), height: bubble.maxY, spacing: measurer.style.rowSpacing)
         layout.lastMessage = nil
     }
 
@@ -226,25 +229,25 @@ public struct ConversationLayouter {
 
         var newDay = previous == nil || previous!.day != day
         // With times in separators only, a long pause gets a separator of its own.
-        let pause = style.timeInDaySeparator && previous.map { message.date.timeIntervalSince($0.date) > style.timeSeparatorGap } == true
+        let pause = measurer.style.timeInDaySeparator && previous.map { message.date.timeIntervalSince($0.date) > measurer.style.timeSeparatorGap } == true
         if newDay || pause {
-            let string = style.timeInDaySeparator ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
+            let string = measurer.style.timeInDaySeparator ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
                 : dateTexts.day(message.date)
-            let label = try centredLabel(string, kind: .daySeparator, style: style.separatorText, width: width,
+            let label = try centredLabel(string, kind: .daySeparator, style: measurer.style.separatorText, width: width,
                                          reusing: &separatorHandle)
-            layout.appendRow(.daySeparator(label), height: label.frame.maxY + style.separatorPadding,
-                             spacing: style.rowSpacing)
+            layout.appendRow(.daySeparator(label), height: label.frame.maxY + measurer.style.separatorPadding,
+                             spacing: measurer.style.rowSpacing)
             newDay = true
         }
         switch message.kind {
         case .system:
-            let label = try centredLabel(message.text ?? "", kind: .system, style: style.systemText, width: width)
-            layout.appendRow(.system(index: index, label), height: label.frame.maxY + style.separatorPadding,
-                             spacing: style.rowSpacing)
+            let label = try centredLabel(message.text ?? "", kind: .system, style: measurer.style.systemText, width: width)
+            layout.appendRow(.system(index: index, label), height: label.frame.maxY + measurer.style.separatorPadding,
+                             spacing: measurer.style.rowSpacing)
         case .message:
             let continues = !newDay && previous.map {
                 $0.kind == .message && $0.sender == message.sender && $0.direction == message.direction
-                    && message.date.timeIntervalSince($0.date) <= style.groupingInterval
+                    && message.date.timeIntervalSince($0.date) <= measurer.style.groupingInterval
                     && message.date >= $0.date
             } ?? false
             if continues, let previous { layout.removeTail(ofRow: previous.row) }
@@ -254,9 +257,9 @@ public struct ConversationLayouter {
                 layout.removeStatus(ofRow: row)
                 layout.statusRow = nil
             }
-            let avatars = shows(style.avatars, group: layout.isGroup)
+            let avatars = shows(measurer.style.avatars, group: layout.isGroup)
             var context = BubbleContext(avatarColumn: avatars, showsAvatar: avatars)
-            if !continues, shows(style.senderNames, group: layout.isGroup), let sender = message.sender {
+            if !continues, shows(measurer.style.senderNames, group: layout.isGroup), let sender = message.sender {
                 context.senderName = layout.names[sender] ?? sender
             }
             if outgoing, let status = message.status {
@@ -267,10 +270,10 @@ public struct ConversationLayouter {
                 context.replyAuthor = reply.sender.flatMap { layout.names[$0] }
             }
             let bubble = try measurer.layout(message, rowWidth: width, hasTail: true,
-                                             time: style.timeInDaySeparator || !showsBubbleTimes ? nil : dateTexts.time(message.date),
+                                             time: measurer.style.timeInDaySeparator || !showsBubbleTimes ? nil : dateTexts.time(message.date),
                                              startsGroup: !continues, context: context, memo: &bubbleMemo)
             layout.appendRow(.message(index: index, bubble), height: bubble.maxY,
-                             spacing: continues ? style.groupedSpacing : style.rowSpacing)
+                             spacing: continues ? measurer.style.groupedSpacing : measurer.style.rowSpacing)
             if context.status != nil, !context.failed { layout.statusRow = layout.rows.count - 1 }
         }
         layout.lastMessage = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction,
@@ -288,9 +291,9 @@ public struct ConversationLayouter {
 
     private func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
                               width: Double, reusing handle: inout PreparedHandle?) throws(LayoutError) -> LabelLayout {
-        let maxWidth = max(1, width * style.maxWidthShare)
+        let maxWidth = max(1, width * measurer.style.maxWidthShare)
         let (text, wrap) = try measurer.measure(string, style: textStyle, maxWidth: maxWidth, reusing: &handle)
-        let frame = Rect(x: (width - text.width) / 2, y: style.separatorPadding, width: text.width, height: text.height)
+        let frame = Rect(x: (width - text.width) / 2, y: measurer.style.separatorPadding, width: text.width, height: text.height)
         return LabelLayout(kind: kind, string: string, frame: frame, text: text, wrapWidth: wrap)
     }
 }

@@ -5,7 +5,12 @@ public enum EmojiText {
     /// a variation selector, keycap or ZWJ sequence ("1" and "#" alone are not emoji).
     public static func isEmojiOnly(_ text: String, maximum: Int = 3) -> Bool {
         // An ASCII letter is never part of an emoji (digits, # and * can start keycaps).
-        if text.utf8.contains(where: { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A }) { return false }
+        var copy = text
+        let hasLetter = copy.withUTF8 { bytes in
+            for b in bytes where (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A { return true }
+            return false
+        }
+        if hasLetter { return false }
         var count = 0
         for ch in text {
             if ch == " " { continue }

@@ -16,7 +16,12 @@ public enum LinkDetector {
 
     /// The scan itself, without the quick check.
     static func scan(_ text: String) -> [DetectedLink] {
-        let b = Array(text.utf8)
+        var copy = text
+        return copy.withUTF8 { scan(bytes: $0) }
+    }
+
+    /// The scan over the text's UTF-8 (in place, no copy).
+    static func scan(bytes b: UnsafeBufferPointer<UInt8>) -> [DetectedLink] {
         var out: [DetectedLink] = []
         var i = 0
         func isWordByte(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) }
@@ -34,7 +39,10 @@ public enum LinkDetector {
             while e < b.count, b[e] > 0x20, b[e] != 0x3C, b[e] != 0x3E, b[e] != 0x22 { e += 1 }
             while e > k {
                 let c = b[e - 1]
-                if [0x2E, 0x2C, 0x3A, 0x3B, 0x21, 0x3F, 0x27].contains(c) { e -= 1; continue }
+                switch c {
+                case 0x2E, 0x2C, 0x3A, 0x3B, 0x21, 0x3F, 0x27: e -= 1; continue
+                default: break
+                }
                 if c == 0x29 {
                     let opens = b[k..<e].filter { $0 == 0x28 }.count, closes = b[k..<e].filter { $0 == 0x29 }.count
                     if closes > opens { e -= 1; continue }
@@ -45,7 +53,8 @@ public enum LinkDetector {
         }
         while i < b.count {
             let atWordStart = i == 0 || !isWordByte(b[i - 1])
-            if atWordStart, hasPrefix("https://", at: i) || hasPrefix("http://", at: i) {
+            let first = b[i] | 0x20   // the prefixes below start with h or w (either case)
+            if atWordStart, first == 0x68, hasPrefix("https://", at: i) || hasPrefix("http://", at: i) {
                 let scheme = hasPrefix("https://", at: i) ? 8 : 7
                 let e = urlEnd(i)
                 if e > i + scheme {
@@ -53,7 +62,7 @@ public enum LinkDetector {
                     i = e; continue
                 }
             }
-            if atWordStart, hasPrefix("www.", at: i) {
+            if atWordStart, first == 0x77, hasPrefix("www.", at: i) {
                 let e = urlEnd(i)
                 if e > i + 5, b[(i + 4)..<e].contains(0x2E) || e - i > 6 {
                     out.append(DetectedLink(range: i..<e, url: "https://" + String(decoding: b[i..<e], as: UTF8.self)))
@@ -89,9 +98,9 @@ public enum LinkDetector {
     }
 
     /// `local@domain.tld` around the `@` at `at`.
-    static func email(around at: Int, _ b: [UInt8]) -> DetectedLink? {
+    static func email(around at: Int, _ b: UnsafeBufferPointer<UInt8>) -> DetectedLink? {
         func local(_ c: UInt8) -> Bool {
-            (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || [0x2E, 0x5F, 0x25, 0x2B, 0x2D].contains(c)
+            (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x25 || c == 0x2B || c == 0x2D
         }
         func domain(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || c == 0x2D || c == 0x2E }
         var s = at
@@ -106,7 +115,7 @@ public enum LinkDetector {
 
     /// A phone number: an optional `+`, then 7–15 digits with single spaces, dashes, dots or
     /// parentheses between them; not part of a longer run of digits or letters.
-    static func phone(at k: Int, _ b: [UInt8]) -> DetectedLink? {
+    static func phone(at k: Int, _ b: UnsafeBufferPointer<UInt8>) -> DetectedLink? {
         var e = k, digits = 0, lastDigitEnd = k
         let plus = b[e] == 0x2B
         if plus { e += 1 }

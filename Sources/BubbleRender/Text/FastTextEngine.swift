@@ -52,6 +52,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return index
     }
     @exclusivity(unchecked) private var hardBreaks: [UInt8] = []
+    @exclusivity(unchecked) private var lineScratch: [FastLine] = []
 
     static let metricClassLimit = 255
 
@@ -69,8 +70,14 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
         try PangoTextEngine.validate(style)
         lock.lock(); defer { lock.unlock() }
-        try reference.checkFamily(style.family)
-        let context = shaper.styleContext(style)
+        // A style with a context has had its family checked (contexts are made after the check).
+        let context: FastStyleContext
+        if let known = shaper.knownStyleContext(style) {
+            context = known
+        } else {
+            try reference.checkFamily(style.family)
+            context = shaper.styleContext(style)
+        }
         // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
         var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
         let hash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0), seed: UInt64(context.id)) }
@@ -91,7 +98,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         if let delegated = storage.delegated {
             return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines)
         }
-        return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines)).layout
+        // Under the lock: the lines go through a buffer this engine reuses.
+        lock.lock(); defer { lock.unlock() }
+        return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines),
+                       into: &lineScratch)
     }
 
     /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
@@ -110,25 +120,24 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         let hi = storage.contentEnd(lo, range.upperBound)
         guard hi > lo else { return 0 }
         var total: Int64 = 0
-        let ok: Bool = storage.withSegments { segs in
-            var start = 0
-            for s in segs {
-                defer { start = s.end }
-                let shapedEnd = s.end - s.separatorLength
-                if shapedEnd <= lo { continue }
-                if start >= hi { break }
-                if s.separatorLength > 0 && shapedEnd < hi { return false }   // across a hard break
-                if start >= lo && shapedEnd <= hi {
-                    total += Int64(s.content) + Int64(s.space)
-                } else if start >= lo && storage.contentEnd(start, shapedEnd) == hi {
-                    total += Int64(s.content)   // the range ends where the segment's spaces begin
-                } else {
-                    var gStart = start
-                    for g in graphemeWidths(storage, segmentStart: start, segmentEnd: shapedEnd, rtl: s.rightToLeft) {
-                        let gEnd = start + Int(g.end)
-                        if gStart >= lo && gEnd <= hi { total += Int64(g.width) }
-                        gStart = gEnd
-                    }
+        var ok = true
+        var start = 0
+        storage.forEachSegment { s in
+            defer { start = s.end }
+            let shapedEnd = s.end - s.separatorLength
+            if shapedEnd <= lo { return true }
+            if start >= hi { return false }
+            if s.separatorLength > 0 && shapedEnd < hi { ok = false; return false }   // across a hard break
+            if start >= lo && shapedEnd <= hi {
+                total += Int64(s.content) + Int64(s.space)
+            } else if start >= lo && storage.contentEnd(start, shapedEnd) == hi {
+                total += Int64(s.content)   // the range ends where the segment's spaces begin
+            } else {
+                var gStart = start
+                for g in graphemeWidths(storage, segmentStart: start, segmentEnd: shapedEnd, rtl: s.rightToLeft) {
+                    let gEnd = start + Int(g.end)
+                    if gStart >= lo && gEnd <= hi { total += Int64(g.width) }
+                    gStart = gEnd
                 }
             }
             return true
@@ -191,7 +200,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                              delegated: DelegatedText(try reference.prepare(text, style: style)))
         }
         if count == 0 { return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil) }
-        if count >= 1 << 30 || sanitized.utf8.contains(0x09) { return try delegate() }
+        if count >= 1 << 30 || sanitized.withUTF8({ memchr($0.baseAddress!, 0x09, $0.count) != nil }) { return try delegate() }
         if breaks.count < count + 1 {
             breaks = [Int32](repeating: 0, count: count + 1)
             hardBreaks = [UInt8](repeating: 0, count: count + 1)
@@ -234,7 +243,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     else if end >= 3, bytes[end - 3] == 0xE2, bytes[end - 2] == 0x80, bytes[end - 1] == 0xA8 || bytes[end - 1] == 0xA9 { separator = 3 }
                 }
                 let shapedEnd = end - separator
-                let shape = shaper.shape(bytes, segment: start..<shapedEnd,
+                let shape = shaper.summary(bytes, segment: start..<shapedEnd,
                                          prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
                                          context: separator > 0 ? nil : Self.spaceContext(bytes, start, end),
                                          rtl: paragraphRTL, style: context)
@@ -347,8 +356,18 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         let v = scalar.value
         if (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0xAC00...0xD7A3).contains(v)
             || (0x3041...0x3096).contains(v) || (0x30A1...0x30FA).contains(v) { return true }
+        // Emoji and their joiners, selectors, flags and tags: no letters (`nonLetterRanges`).
+        for r in nonLetterRanges where r.contains(v) { return false }
         return scalar.properties.isAlphabetic
     }
+
+    /// Blocks without an Alphabetic character (checked against the standard library by
+    /// `FastTextEngineTests`): emoji pictographs, symbols and dingbats, general punctuation
+    /// (ZWJ), combining marks for symbols (keycap), variation selectors, regional indicators, tags.
+    static let nonLetterRanges: [ClosedRange<UInt32>] = [
+        0x1F300...0x1FAFF, 0x1F1E6...0x1F1FF, 0x2600...0x27BF, 0x2000...0x206F, 0x20D0...0x20FF,
+        0xFE00...0xFE0F, 0xE0020...0xE007F,
+    ]
 
     /// The scalar whose UTF-8 starts at `i` (valid UTF-8: the text is a Swift string).
     @inline(__always)
@@ -389,11 +408,19 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// Lines of `storage` in `width` Pango units.
     func arrange(_ storage: FastStorage, width: Int32, maxLines: Int?) -> FastArrangement {
+        var lines: [FastLine] = []
+        let layout = arrange(storage, width: width, maxLines: maxLines, into: &lines)
+        return FastArrangement(lines: lines, layout: layout)
+    }
+
+    /// `arrange` into `lines` (emptied first; a caller may reuse its buffer), returning the
+    /// layout in points.
+    func arrange(_ storage: FastStorage, width: Int32, maxLines: Int?, into lines: inout [FastLine]) -> TextLayout {
+        lines.removeAll(keepingCapacity: true)
         let count = storage.count
-        guard count > 0 else { return FastArrangement(lines: [], layout: .empty) }
+        guard count > 0 else { return .empty }
         let metrics = shaperMetrics(storage.context)
         let primary = metrics.primary
-        var lines: [FastLine] = []
         lines.reserveCapacity(4)
         let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
         storage.withSegments { segs in
@@ -473,7 +500,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             lines.removeSubrange(maxLines...)
             lines[maxLines - 1] = ellipsize(lines[maxLines - 1], storage: storage, width: width)
         }
-        return FastArrangement(lines: lines, layout: textLayout(lines, style: storage.context.style, truncated: truncated))
+        return textLayout(lines, style: storage.context.style, truncated: truncated)
     }
 
     /// Geometry in points from integer lines: Pango's line-spacing rule (the first baseline at
@@ -720,6 +747,26 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
                 }
             }
             return body(UnsafeBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
+    /// The segments decoded one at a time, in order, until `body` returns false (no buffer: for
+    /// a caller that may stop early).
+    func forEachSegment(_ body: (FastSegment) -> Bool) {
+        let n = count
+        let spaces = FastSpaceWidths.slots
+        withUnsafeMutablePointerToElements { words in
+            var start = 0, w = 0
+            for _ in 0..<n {
+                let s: FastSegment
+                if words[w] & FastSegment.longMarker == 0 {
+                    s = FastSegment(short: words[w], start: start, spaces: spaces); w += 1
+                } else {
+                    s = FastSegment(UInt64(words[w + 1]) | UInt64(words[w + 2]) << 32, start: start); w += 3
+                }
+                if !body(s) { return }
+                start = s.end
+            }
         }
     }
 

@@ -152,66 +152,105 @@ func fastHash(_ p: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
     return h ^ (h >> 29)
 }
 
-/// An open-addressing hash table from byte strings to objects (no String, no NFC hashing, no
-/// allocation on a look-up). Keys are copied once, on insertion, into one byte arena.
-final class ByteKeyTable<Value: AnyObject> {
+/// What `prepare` needs of a shaped segment: its numbers, without the object (a look-up that
+/// returns this retains nothing).
+struct FastSegmentSummary {
+    var content: Int32
+    var space: Int32
+    var metric: UInt8
+    var unmodelled: Bool
+    init(content: Int32, space: Int32, metric: UInt8, unmodelled: Bool) {
+        self.content = content; self.space = space; self.metric = metric; self.unmodelled = unmodelled
+    }
+    init(_ shape: FastSegmentShape) {
+        self.init(content: shape.content, space: shape.space, metric: shape.metric, unmodelled: shape.unmodelled)
+    }
+}
+
+/// An open-addressing hash table from byte strings to shaped segments (no String, no NFC
+/// hashing, no allocation and no reference counting on a look-up: slots, keys and each value's
+/// `FastSegmentSummary` are in manually managed buffers). Keys are copied once, on insertion,
+/// into one byte arena. Used under the engine's lock only.
+final class ByteKeyTable {
     private struct Slot {
         var hash: UInt64
         var keyStart: Int32
         var keyLength: Int32
         var value: Int32
+        var summary: FastSegmentSummary
     }
-    // Accessed under the engine's lock only: no dynamic exclusivity checks.
-    @exclusivity(unchecked) private var slots: [Slot]
-    @exclusivity(unchecked) private var arena: [UInt8] = []
-    @exclusivity(unchecked) private(set) var values: [Value] = []
+    private static let emptySlot = Slot(hash: 0, keyStart: 0, keyLength: 0, value: -1,
+                                        summary: FastSegmentSummary(content: 0, space: 0, metric: 0, unmodelled: false))
+    private var slots: UnsafeMutablePointer<Slot>
+    private var mask: Int
+    private var arena: UnsafeMutablePointer<UInt8>
+    private var arenaCount = 0, arenaCapacity: Int
+    @exclusivity(unchecked) private(set) var values: [FastSegmentShape] = []
 
     init(capacity: Int = 1024) {
         var n = 16
         while n < capacity * 2 { n <<= 1 }
-        slots = [Slot](repeating: Slot(hash: 0, keyStart: 0, keyLength: 0, value: -1), count: n)
+        slots = .allocate(capacity: n)
+        slots.initialize(repeating: Self.emptySlot, count: n)
+        mask = n - 1
+        arenaCapacity = 16 * capacity
+        arena = .allocate(capacity: arenaCapacity)
+    }
+    deinit {
+        slots.deallocate()
+        arena.deallocate()
     }
 
     var count: Int { values.count }
 
-    func find(_ hash: UInt64, _ key: UnsafeRawBufferPointer) -> Value? {
-        let index: Int32 = slots.withUnsafeBufferPointer { slots in
-            arena.withUnsafeBytes { arena in
-                let mask = slots.count - 1
-                var i = Int(truncatingIfNeeded: hash) & mask
-                while true {
-                    let s = slots[i]
-                    if s.value < 0 { return -1 }
-                    if s.hash == hash, Int(s.keyLength) == key.count,
-                       key.count == 0 || memcmp(arena.baseAddress! + Int(s.keyStart), key.baseAddress!, key.count) == 0 {
-                        return s.value
-                    }
-                    i = (i + 1) & mask
-                }
+    /// Index of `key`'s value (`values`) and its summary; value -1: absent.
+    @inline(__always)
+    func find(_ hash: UInt64, _ key: UnsafeRawBufferPointer) -> (index: Int32, summary: FastSegmentSummary) {
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let s = slots + i
+            let v = s.pointee.value
+            if v < 0 { return (-1, s.pointee.summary) }
+            if s.pointee.hash == hash, Int(s.pointee.keyLength) == key.count,
+               key.count == 0 || memcmp(arena + Int(s.pointee.keyStart), key.baseAddress!, key.count) == 0 {
+                return (v, s.pointee.summary)
             }
+            i = (i + 1) & mask
         }
-        return index < 0 ? nil : values[Int(index)]
     }
 
-    func insert(_ hash: UInt64, _ key: UnsafeRawBufferPointer, _ value: Value) {
-        if (values.count + 1) * 2 > slots.count { grow() }
-        let slot = Slot(hash: hash, keyStart: Int32(arena.count), keyLength: Int32(key.count), value: Int32(values.count))
-        arena.append(contentsOf: key)
+    func insert(_ hash: UInt64, _ key: UnsafeRawBufferPointer, _ value: FastSegmentShape) {
+        if (values.count + 1) * 2 > mask + 1 { grow() }
+        if arenaCount + key.count > arenaCapacity {
+            var capacity = arenaCapacity * 2
+            while arenaCount + key.count > capacity { capacity *= 2 }
+            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+            bigger.update(from: arena, count: arenaCount)
+            arena.deallocate()
+            arena = bigger; arenaCapacity = capacity
+        }
+        let slot = Slot(hash: hash, keyStart: Int32(arenaCount), keyLength: Int32(key.count), value: Int32(values.count),
+                        summary: FastSegmentSummary(value))
+        if key.count > 0 { (arena + arenaCount).update(from: key.baseAddress!.assumingMemoryBound(to: UInt8.self), count: key.count) }
+        arenaCount += key.count
         values.append(value)
         place(slot)
     }
 
     private func place(_ slot: Slot) {
-        let mask = slots.count - 1
         var i = Int(truncatingIfNeeded: slot.hash) & mask
         while slots[i].value >= 0 { i = (i + 1) & mask }
         slots[i] = slot
     }
 
     private func grow() {
-        let old = slots
-        slots = [Slot](repeating: Slot(hash: 0, keyStart: 0, keyLength: 0, value: -1), count: old.count * 2)
-        for s in old where s.value >= 0 { place(s) }
+        let old = slots, oldCount = mask + 1
+        let n = oldCount * 2
+        slots = .allocate(capacity: n)
+        slots.initialize(repeating: Self.emptySlot, count: n)
+        mask = n - 1
+        for k in 0..<oldCount where old[k].value >= 0 { place(old[k]) }
+        old.deallocate()
     }
 }
 
@@ -223,10 +262,11 @@ final class FastShaper {
     let fontMap: UnsafeMutablePointer<PangoFontMap>
     /// Byte budget of the segment cache (two generations of half of it each).
     let budget: Int
-    @exclusivity(unchecked) private var young = ByteKeyTable<FastSegmentShape>()
-    @exclusivity(unchecked) private var old = ByteKeyTable<FastSegmentShape>()
+    @exclusivity(unchecked) private var young = ByteKeyTable()
+    @exclusivity(unchecked) private var old = ByteKeyTable()
     /// The key being looked up: style, flags, prefix, segment, context.
-    @exclusivity(unchecked) private var scratch: [UInt8] = []
+    private var scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+    private var scratchCapacity = 256
     @exclusivity(unchecked) private var youngBytes = 0
     @exclusivity(unchecked) private(set) var oldBytes = 0
     @exclusivity(unchecked) private(set) var hits = 0
@@ -243,12 +283,32 @@ final class FastShaper {
         self.context = context; self.fontMap = fontMap; self.budget = max(1 << 16, budget)
         glyphs = pango_glyph_string_new()
     }
-    deinit { pango_glyph_string_free(glyphs) }
+    deinit {
+        pango_glyph_string_free(glyphs)
+        scratch.deallocate()
+    }
 
     var cachedBytes: Int { youngBytes + oldBytes }
     var cachedSegments: Int { young.count + old.count }
 
     @exclusivity(unchecked) private var lastStyle: FastStyleContext?
+
+    /// The context of a style met before, nil for a new one.
+    @inline(__always)
+    func knownStyleContext(_ style: TextStyle) -> FastStyleContext? {
+        if let last = lastStyle, last.style == style { return last }
+        // A conversation alternates a few styles (text, sender names, separators): the last
+        // four are compared before hashing the style.
+        for recent in recentStyles where recent.style == style { lastStyle = recent; return recent }
+        if let hit = styles[style] {
+            lastStyle = hit
+            if recentStyles.count == 4 { recentStyles.removeFirst() }
+            recentStyles.append(hit)
+            return hit
+        }
+        return nil
+    }
+    @exclusivity(unchecked) private var recentStyles: [FastStyleContext] = []
 
     func styleContext(_ style: TextStyle) -> FastStyleContext {
         if let last = lastStyle, last.style == style { return last }
@@ -292,33 +352,75 @@ final class FastShaper {
     /// neutral characters, and the run's language can change their font.
     func shape(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
                rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
-        scratch.removeAll(keepingCapacity: true)
-        withUnsafeBytes(of: style.id.littleEndian) { scratch.append(contentsOf: $0) }
-        scratch.append((rtl ? 1 : 0) | (prefix != nil ? 2 : 0) | (context != nil ? 4 : 0))
-        if let prefix { scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[prefix])); scratch.append(1) }
-        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[segment]))
-        if let context { scratch.append(0); scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[context])) }
-        return scratch.withUnsafeBytes { key in
-            let hash = fastHash(key)
-            if let hit = young.find(hash, key) { hits += 1; return hit }
-            if let hit = old.find(hash, key) {
-                hits += 1
-                insert(hash, key, hit)
-                return hit
-            }
-            misses += 1
-            func string(_ r: Range<Int>?) -> String? { r.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) } }
-            let made = shapeUncached(string(segment)!, prefix: string(prefix), context: string(context), rtl: rtl, style: style)
-            insert(hash, key, made)
-            return made
+        let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
+        let hash = fastHash(key)
+        let (y, _) = young.find(hash, key)
+        if y >= 0 { hits += 1; return young.values[Int(y)] }
+        return shapeMissingFromYoung(bytes, key: key, hash: hash, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
+    }
+
+    /// `shape(…)`'s numbers only: what `prepare` needs, found without touching the shape object
+    /// (no reference counting) when the segment is in the young generation.
+    @inline(__always)
+    func summary(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+                 rtl: Bool, style: FastStyleContext) -> FastSegmentSummary {
+        let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
+        let hash = fastHash(key)
+        let (y, summary) = young.find(hash, key)
+        if y >= 0 { hits += 1; return summary }
+        return FastSegmentSummary(shapeMissingFromYoung(bytes, key: key, hash: hash, segment: segment, prefix: prefix,
+                                                        context: context, rtl: rtl, style: style))
+    }
+
+    /// The look-up key in `scratch`: style, flags, prefix, segment, context.
+    @inline(__always)
+    private func makeKey(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+                         rtl: Bool, style: FastStyleContext) -> UnsafeRawBufferPointer {
+        let needed = 5 + segment.count + (prefix.map { $0.count + 1 } ?? 0) + (context.map { $0.count + 1 } ?? 0)
+        if needed > scratchCapacity {
+            scratch.deallocate()
+            scratchCapacity = max(needed, 2 * scratchCapacity)
+            scratch = .allocate(capacity: scratchCapacity)
         }
+        var n = 0
+        @inline(__always) func put(_ r: Range<Int>) {
+            if !r.isEmpty { (scratch + n).update(from: bytes.baseAddress! + r.lowerBound, count: r.count) }
+            n += r.count
+        }
+        var id = style.id.littleEndian
+        withUnsafeBytes(of: &id) { (scratch + n).update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 4) }
+        n += 4
+        scratch[n] = (rtl ? 1 : 0) | (prefix != nil ? 2 : 0) | (context != nil ? 4 : 0); n += 1
+        if let prefix { put(prefix); scratch[n] = 1; n += 1 }
+        put(segment)
+        if let context { scratch[n] = 0; n += 1; put(context) }
+        return UnsafeRawBufferPointer(start: scratch, count: n)
+    }
+
+    private func shapeMissingFromYoung(_ bytes: UnsafeBufferPointer<UInt8>, key: UnsafeRawBufferPointer, hash: UInt64,
+                                       segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+                                       rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
+        let (o, _) = old.find(hash, key)
+        if o >= 0 {
+            hits += 1
+            let hit = old.values[Int(o)]
+            insert(hash, key, hit)
+            return hit
+        }
+        misses += 1
+        // Shaping may build other keys (the style's probes): keep this one apart.
+        let ownKey = [UInt8](key)
+        func string(_ r: Range<Int>?) -> String? { r.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) } }
+        let made = shapeUncached(string(segment)!, prefix: string(prefix), context: string(context), rtl: rtl, style: style)
+        ownKey.withUnsafeBytes { insert(hash, $0, made) }
+        return made
     }
 
     private func insert(_ hash: UInt64, _ key: UnsafeRawBufferPointer, _ shape: FastSegmentShape) {
         let cost = shape.byteCost + key.count + 48
         if youngBytes + cost > budget / 2 {
             old = young; oldBytes = youngBytes
-            young = ByteKeyTable<FastSegmentShape>(); youngBytes = 0
+            young = ByteKeyTable(); youngBytes = 0
         }
         young.insert(hash, key, shape)
         youngBytes += cost
