@@ -88,6 +88,8 @@ final class HTMLExportSession {
     var fontFiles: [Int: String] = [:]
     /// Escaped `title="…"` attributes by sender id.
     var senderTitles: [String: [UInt8]] = [:]
+    /// Each sender's avatar markup and the font faces it uses, made once.
+    var avatarMarkup: [String: (bytes: [UInt8], faces: UInt32)] = [:]
     /// Day and time texts (zone, locale).
     let dateTexts: DateTexts
     let title: String
@@ -542,6 +544,21 @@ final class HTMLExportSession {
     /// The avatar beside the last incoming bubble of a group: the participant's picture, or
     /// their initials on their colour.
     func appendAvatar(_ sender: String?, to body: inout HTMLBuffer, faces: inout UInt32) throws {
+        let key = sender ?? ""
+        if let made = avatarMarkup[key] {
+            body.append(bytes: made.bytes)
+            faces |= made.faces
+            return
+        }
+        var markup = HTMLBuffer()
+        var used: UInt32 = 0
+        try makeAvatar(sender, to: &markup, faces: &used)
+        avatarMarkup[key] = (markup.bytes, used)
+        body.append(bytes: markup.bytes)
+        faces |= used
+    }
+
+    private func makeAvatar(_ sender: String?, to body: inout HTMLBuffer, faces: inout UInt32) throws {
         let participant = conversation.participant(sender)
         if let path = participant?.avatar {
             var image = ImageAttachment(path: path, width: style.avatarSize, height: style.avatarSize)
