@@ -47,20 +47,35 @@ let appends = 1_000
 /// Layout of the whole synthetic conversation: first layout, re-layout at a new width, and
 /// appends to the full conversation. `cached` wraps Pango in the layout cache; the naive
 /// baseline lays out every message with a fresh Pango layout and keeps nothing.
-func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
+/// The three timed phases on the synthetic conversation: a first layout of `messages`, a
+/// re-layout at the second width as a resized view does it (from the previous layout, which
+/// keeps each message's links and day, and with the fast engine its prepared texts: line filling
+/// and geometry only), then `appends` more messages appended one by one.
+struct LayoutPhases {
+    var first = 0.0, relayout = 0.0, append = 0.0
+    var layout: ConversationLayout
+    var second: ConversationLayout
+    var base: Conversation
+}
+
+func layoutPhases(engine: any TextEngine, messages: Int) throws -> LayoutPhases {
     let conversation = SyntheticConversation.make(count: messages + appends, seed: 2026)
     let base = Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(messages)))
     let extra = conversation.messages.suffix(appends)
-    let pango = PangoTextEngine()
-    let engine: any TextEngine = cached ? CachingTextEngine(pango, capacity: 262_144) : pango
     let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
     var layout = try layouter.layout(Conversation(), width: firstWidth)
     let first = try timed(messages) { layout = try layouter.layout(base, width: firstWidth) }
     var second = layout
-    // As the fast case: from the previous layout (with Pango only links, days and flags are
-    // reused; its prepared texts are too big to keep per message).
     let relayout = try timed(messages) { second = try layouter.layout(base, width: secondWidth, reusing: layout) }
     let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
+    return LayoutPhases(first: first, relayout: relayout, append: append, layout: layout, second: second, base: base)
+}
+
+func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
+    let pango = PangoTextEngine()
+    let engine: any TextEngine = cached ? CachingTextEngine(pango, capacity: 262_144) : pango
+    let run = try layoutPhases(engine: engine, messages: messages)
+    let (first, relayout, append, layout, second, base) = (run.first, run.relayout, run.append, run.layout, run.second, run.base)
     var notes = ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
                  "rows@414": String(second.rows.count)]
     var phases = ["first layout": first, "re-layout": relayout, "append": append]
@@ -80,18 +95,9 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
 /// The same conversation layout with `FastTextEngine` (no extra cache around it: the engine keeps
 /// its shaped segments and prepared texts itself). Also reports the layout index it keeps.
 func fastLayoutCase(messages: Int) throws -> Figures {
-    let conversation = SyntheticConversation.make(count: messages + appends, seed: 2026)
-    let base = Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(messages)))
-    let extra = conversation.messages.suffix(appends)
     let engine = FastTextEngine()
-    let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
-    var layout = try layouter.layout(Conversation(), width: firstWidth)
-    let first = try timed(messages) { layout = try layouter.layout(base, width: firstWidth) }
-    var second = layout
-    // Re-layout as a resized view does it: from the previous layout, which keeps each message's
-    // prepared text, links and day (no look-ups, no date arithmetic: line filling and geometry).
-    let relayout = try timed(messages) { second = try layouter.layout(base, width: secondWidth, reusing: layout) }
-    let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
+    let run = try layoutPhases(engine: engine, messages: messages)
+    let (first, relayout, append, layout, second, base) = (run.first, run.relayout, run.append, run.layout, run.second, run.base)
     let index = engine.preparedIndexStatistics
     let segments = engine.segmentCacheStatistics
     let peak = peakMemoryMB()   // the conversation layout's, before the engine-only runs below
