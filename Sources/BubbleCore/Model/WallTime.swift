@@ -36,12 +36,17 @@ public struct WallTime: Hashable, Sendable, Comparable, CustomStringConvertible 
     public var localSeconds: Int { dayNumber * 86_400 + hour * 3600 + minute * 60 + second }
 
     /// The instant this wall-clock time is in `zone`. In a daylight-saving gap (a time the clocks
-    /// skip) it is read with the offset before the gap. Same arithmetic as the importers' `WallClock`.
+    /// skip) it is read with the offset before the gap.
     public func instant(in zone: TimeZone) -> Date {
         let local = localSeconds
+        return Date(timeIntervalSince1970: TimeInterval(local - Self.offset(forLocal: local, in: zone)))
+    }
+
+    /// The offset in force in `zone` at a local wall-clock time (seconds since 1970 read as UTC):
+    /// guess with the offset at the same number read as UTC, then correct once.
+    public static func offset(forLocal local: Int, in zone: TimeZone) -> Int {
         let guess = zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(local)))
-        let offset = zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(local - guess)))
-        return Date(timeIntervalSince1970: TimeInterval(local - offset))
+        return zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(local - guess)))
     }
 
     /// `2026-11-22T09:41:00`: ISO 8601 local date-time, no offset.

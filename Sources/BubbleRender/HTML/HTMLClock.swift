@@ -38,22 +38,9 @@ struct HTMLClock {
         return Local(day: day, second: Int(seconds) - day * 86_400)
     }
 
-    /// (year, month 1…12, day 1…31) of a day number (Howard Hinnant's civil_from_days).
-    static func civil(_ day: Int) -> (year: Int, month: Int, day: Int) {
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
-
     /// Month number for "by month" pages: year × 12 + month − 1.
     static func monthKey(_ day: Int) -> Int {
-        let c = civil(day)
+        let c = WallTime.civil(day)
         return c.year * 12 + c.month - 1
     }
 

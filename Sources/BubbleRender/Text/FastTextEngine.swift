@@ -731,20 +731,12 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     /// The segments decoded (with absolute ends), in a temporary buffer.
     func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
         let n = count
-        let spaces = FastSpaceWidths.slots   // read once, not per segment
         return withUnsafeTemporaryAllocation(of: FastSegment.self, capacity: max(1, n)) { buffer in
-            withUnsafeMutablePointerToElements { words in
-                var start = 0, w = 0
-                for k in 0..<n {
-                    let s: FastSegment
-                    if words[w] & FastSegment.longMarker == 0 {
-                        s = FastSegment(short: words[w], start: start, spaces: spaces); w += 1
-                    } else {
-                        s = FastSegment(UInt64(words[w + 1]) | UInt64(words[w + 2]) << 32, start: start); w += 3
-                    }
-                    buffer.initializeElement(at: k, to: s)
-                    start = s.end
-                }
+            var k = 0
+            forEachSegment { s in
+                buffer.initializeElement(at: k, to: s)
+                k += 1
+                return true
             }
             return body(UnsafeBufferPointer(rebasing: buffer[0..<n]))
         }
@@ -754,7 +746,7 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     /// a caller that may stop early).
     func forEachSegment(_ body: (FastSegment) -> Bool) {
         let n = count
-        let spaces = FastSpaceWidths.slots
+        let spaces = FastSpaceWidths.slots   // read once, not per segment
         withUnsafeMutablePointerToElements { words in
             var start = 0, w = 0
             for _ in 0..<n {
