@@ -541,25 +541,44 @@ public struct BubbleMeasurer {
     public func measure(_ prepared: PreparedText, maxWidth: Double,
                         balanced: Bool = false, maxLines: Int? = nil) throws(LayoutError) -> (TextLayout, Double) {
         do {
-            let full = try engine.layout(prepared, maxWidth: maxWidth, maxLines: maxLines)
-            guard balanced, full.lines.count > 1 else { return (full, maxWidth) }
-            // Line count only grows as the width shrinks: binary search the narrowest width
-            // that keeps it, to a quarter point.
-            var lo = full.width / Double(full.lines.count), hi = full.width
-            var best = (full, maxWidth)
-            while hi - lo > 0.25 {
-                let mid = (lo + hi) / 2
-                let candidate = try engine.layout(prepared, maxWidth: mid, maxLines: maxLines)
-                if candidate.lines.count == full.lines.count {
-                    hi = min(mid, candidate.width); best = (candidate, mid)
-                } else {
-                    lo = mid
-                }
+            return try Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lines.count, width: \.width) { (w: Double) throws(TextError) in
+                try engine.layout(prepared, maxWidth: w, maxLines: maxLines)
             }
-            return best
         } catch {
             throw .text(error)
         }
+    }
+
+    /// `measure(prepared, …)`'s layout summarised, found by the same search over summaries
+    /// (no lines made: what a height needs).
+    func measureSummary(_ prepared: PreparedText, maxWidth: Double, balanced: Bool) throws(LayoutError) -> TextSummary {
+        do {
+            return try Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lineCount, width: \.width) { (w: Double) throws(TextError) in
+                try engine.summary(prepared, maxWidth: w, maxLines: nil)
+            }.0
+        } catch {
+            throw .text(error)
+        }
+    }
+
+    /// The layout at `maxWidth`; balanced: the one at the narrowest width that keeps its line
+    /// count. Line count only grows as the width shrinks: a binary search, to a quarter point.
+    static func balance<R>(maxWidth: Double, balanced: Bool, lines: (R) -> Int, width: (R) -> Double,
+                           _ at: (Double) throws(TextError) -> R) throws(TextError) -> (R, Double) {
+        let full = try at(maxWidth)
+        guard balanced, lines(full) > 1 else { return (full, maxWidth) }
+        var lo = width(full) / Double(lines(full)), hi = width(full)
+        var best = (full, maxWidth)
+        while hi - lo > 0.25 {
+            let mid = (lo + hi) / 2
+            let candidate = try at(mid)
+            if lines(candidate) == lines(full) {
+                hi = min(mid, width(candidate)); best = (candidate, mid)
+            } else {
+                lo = mid
+            }
+        }
+        return best
     }
 
     static func validate(rowWidth: Double, style: LayoutStyle) throws(LayoutError) {

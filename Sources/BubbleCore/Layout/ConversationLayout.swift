@@ -205,12 +205,66 @@ public struct ConversationLayouter {
 
     /// A typing indicator for `sender` at the end (after it, append no more messages).
     public func appendTyping(_ sender: String?, to layout: inout ConversationLayout) throws(LayoutError) {
-        let avatars = shows(measurer.style.avatars, group: layout.isGroup)
-        let name = shows(measurer.style.senderNames, group: layout.isGroup) ? sender.flatMap { layout.names[$0] } : nil
-        let bubble = try measurer.typingLayout(rowWidth: layout.width, context: BubbleContext(
-            senderName: name, avatarColumn: avatars, showsAvatar: avatars))
+        let bubble = try typingBubble(sender, width: layout.width, names: layout.names, isGroup: layout.isGroup)
         layout.appendRow(.typing(sender: sender, bubble), height: bubble.maxY, spacing: measurer.style.rowSpacing)
         layout.lastMessage = nil
+    }
+
+    func typingBubble(_ sender: String?, width: Double, names: [String: String], isGroup: Bool) throws(LayoutError) -> BubbleLayout {
+        let avatars = shows(measurer.style.avatars, group: isGroup)
+        let name = shows(measurer.style.senderNames, group: isGroup) ? sender.flatMap { names[$0] } : nil
+        return try measurer.typingLayout(rowWidth: width, context: BubbleContext(
+            senderName: name, avatarColumn: avatars, showsAvatar: avatars))
+    }
+
+    /// How a message joins what comes before it: `separator`, a day separator row first (a new
+    /// day, or a long pause when times show in separators only; `newDay` tells which); and
+    /// whether its bubble `continues` the previous one's group.
+    struct Joining {
+        var separator: Bool
+        var newDay: Bool
+        var continues: Bool
+    }
+
+    func joining(_ message: Message, day: Int, after previous: ConversationLayout.LastMessage?) -> Joining {
+        let newDay = previous == nil || previous!.day != day
+        // With times in separators only, a long pause gets a separator of its own.
+        let pause = measurer.style.timeInDaySeparator && previous.map { message.date.timeIntervalSince($0.date) > measurer.style.timeSeparatorGap } == true
+        let continues = !(newDay || pause) && message.kind == .message && previous.map {
+            $0.kind == .message && $0.sender == message.sender && $0.direction == message.direction
+                && message.date.timeIntervalSince($0.date) <= measurer.style.groupingInterval
+                && message.date >= $0.date
+        } ?? false
+        return Joining(separator: newDay || pause, newDay: newDay, continues: continues)
+    }
+
+    /// The text of the separator row before `message`.
+    func separatorString(_ message: Message, newDay: Bool) -> String {
+        measurer.style.timeInDaySeparator ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
+            : dateTexts.day(message.date)
+    }
+
+    /// The time shown with the bubble (nil when the style shows none there).
+    func bubbleTime(_ message: Message) -> String? {
+        measurer.style.timeInDaySeparator || !showsBubbleTimes ? nil : dateTexts.time(message.date)
+    }
+
+    /// A message bubble's surroundings: the sender's name when it starts a group, avatars, the
+    /// delivery status of an outgoing message, the reply's author.
+    func context(for message: Message, continues: Bool, names: [String: String], isGroup: Bool) -> BubbleContext {
+        let avatars = shows(measurer.style.avatars, group: isGroup)
+        var context = BubbleContext(avatarColumn: avatars, showsAvatar: avatars)
+        if !continues, shows(measurer.style.senderNames, group: isGroup), let sender = message.sender {
+            context.senderName = names[sender] ?? sender
+        }
+        if message.direction == .outgoing, let status = message.status {
+            context.status = dateTexts.status(status, at: message.statusDate)
+            context.failed = status == .failed
+        }
+        if let reply = message.reply {
+            context.replyAuthor = reply.sender.flatMap { names[$0] }
+        }
+        return context
     }
 
     /// Adds one message at the end, in O(1) (one message measured; the previous bubble only
@@ -227,50 +281,28 @@ public struct ConversationLayouter {
         let previous = layout.lastMessage
         let index = layout.nextMessageIndex
 
-        var newDay = previous == nil || previous!.day != day
-        // With times in separators only, a long pause gets a separator of its own.
-        let pause = measurer.style.timeInDaySeparator && previous.map { message.date.timeIntervalSince($0.date) > measurer.style.timeSeparatorGap } == true
-        if newDay || pause {
-            let string = measurer.style.timeInDaySeparator ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
-                : dateTexts.day(message.date)
-            let label = try centredLabel(string, kind: .daySeparator, style: measurer.style.separatorText, width: width,
-                                         reusing: &separatorHandle)
+        let joining = joining(message, day: day, after: previous)
+        if joining.separator {
+            let label = try centredLabel(separatorString(message, newDay: joining.newDay), kind: .daySeparator,
+                                         style: measurer.style.separatorText, width: width, reusing: &separatorHandle)
             layout.appendRow(.daySeparator(label), height: label.frame.maxY + measurer.style.separatorPadding,
                              spacing: measurer.style.rowSpacing)
-            newDay = true
         }
+        let continues = joining.continues
         switch message.kind {
         case .system:
             let label = try centredLabel(message.text ?? "", kind: .system, style: measurer.style.systemText, width: width)
             layout.appendRow(.system(index: index, label), height: label.frame.maxY + measurer.style.separatorPadding,
                              spacing: measurer.style.rowSpacing)
         case .message:
-            let continues = !newDay && previous.map {
-                $0.kind == .message && $0.sender == message.sender && $0.direction == message.direction
-                    && message.date.timeIntervalSince($0.date) <= measurer.style.groupingInterval
-                    && message.date >= $0.date
-            } ?? false
             if continues, let previous { layout.removeTail(ofRow: previous.row) }
-            let outgoing = message.direction == .outgoing
             // The status shows under the last outgoing message only ("Failed" under each).
-            if outgoing, let row = layout.statusRow {
+            if message.direction == .outgoing, let row = layout.statusRow {
                 layout.removeStatus(ofRow: row)
                 layout.statusRow = nil
             }
-            let avatars = shows(measurer.style.avatars, group: layout.isGroup)
-            var context = BubbleContext(avatarColumn: avatars, showsAvatar: avatars)
-            if !continues, shows(measurer.style.senderNames, group: layout.isGroup), let sender = message.sender {
-                context.senderName = layout.names[sender] ?? sender
-            }
-            if outgoing, let status = message.status {
-                context.status = dateTexts.status(status, at: message.statusDate)
-                context.failed = status == .failed
-            }
-            if let reply = message.reply {
-                context.replyAuthor = reply.sender.flatMap { layout.names[$0] }
-            }
-            let bubble = try measurer.layout(message, rowWidth: width, hasTail: true,
-                                             time: measurer.style.timeInDaySeparator || !showsBubbleTimes ? nil : dateTexts.time(message.date),
+            let context = context(for: message, continues: continues, names: layout.names, isGroup: layout.isGroup)
+            let bubble = try measurer.layout(message, rowWidth: width, hasTail: true, time: bubbleTime(message),
                                              startsGroup: !continues, context: context, memo: &bubbleMemo)
             layout.appendRow(.message(index: index, bubble), height: bubble.maxY,
                              spacing: continues ? measurer.style.groupedSpacing : measurer.style.rowSpacing)
@@ -283,14 +315,14 @@ public struct ConversationLayouter {
         layout.memos.items.append(MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
     }
 
-    private func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
-                              width: Double) throws(LayoutError) -> LabelLayout {
+    func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
+                      width: Double) throws(LayoutError) -> LabelLayout {
         var handle: PreparedHandle?
         return try centredLabel(string, kind: kind, style: textStyle, width: width, reusing: &handle)
     }
 
-    private func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
-                              width: Double, reusing handle: inout PreparedHandle?) throws(LayoutError) -> LabelLayout {
+    func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
+                      width: Double, reusing handle: inout PreparedHandle?) throws(LayoutError) -> LabelLayout {
         let maxWidth = max(1, width * measurer.style.maxWidthShare)
         let (text, wrap) = try measurer.measure(string, style: textStyle, maxWidth: maxWidth, reusing: &handle)
         let frame = Rect(x: (width - text.width) / 2, y: measurer.style.separatorPadding, width: text.width, height: text.height)

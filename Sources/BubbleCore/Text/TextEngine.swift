@@ -61,6 +61,33 @@ public struct TextLayout: Hashable, Sendable {
     }
     public var lineCount: Int { lines.count }
     public static let empty = TextLayout(lines: [], width: 0, height: 0)
+
+    /// What a height needs of these lines (`TextEngine.summary`).
+    public var summary: TextSummary {
+        TextSummary(lineCount: lines.count, width: width, height: height, lastLineWidth: lines.last?.width ?? 0,
+                    lastLineTop: lines.last?.top ?? 0, lastLineHeight: lines.last?.height ?? 0,
+                    lastLineIsRightToLeft: lines.last?.isRightToLeft ?? false, isTruncated: isTruncated)
+    }
+}
+
+/// A text's layout without its lines: their count and size, and the last line's width and
+/// direction (whether a time fits after it). Equal to `TextLayout.summary` of the same layout.
+public struct TextSummary: Hashable, Sendable {
+    public var lineCount: Int
+    public var width: Double
+    public var height: Double
+    public var lastLineWidth: Double
+    public var lastLineTop: Double
+    public var lastLineHeight: Double
+    public var lastLineIsRightToLeft: Bool
+    public var isTruncated: Bool
+
+    public init(lineCount: Int, width: Double, height: Double, lastLineWidth: Double, lastLineTop: Double,
+                lastLineHeight: Double, lastLineIsRightToLeft: Bool, isTruncated: Bool = false) {
+        self.lineCount = lineCount; self.width = width; self.height = height
+        self.lastLineWidth = lastLineWidth; self.lastLineTop = lastLineTop; self.lastLineHeight = lastLineHeight
+        self.lastLineIsRightToLeft = lastLineIsRightToLeft; self.isTruncated = isTruncated
+    }
 }
 
 /// Text measured once and laid out at any width. What an engine keeps inside is its own
@@ -116,9 +143,15 @@ public protocol TextEngine: AnyObject {
     /// message of a long conversation (a `ConversationLayout` then keeps them for re-layouts);
     /// false (the default): layouts keep none and prepare again.
     var preparedTextsAreCompact: Bool { get }
+    /// `layout(prepared, maxWidth:, maxLines:).summary`, without making the lines when the
+    /// engine can (a re-layout that needs only heights).
+    func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary
 }
 
 extension TextEngine {
+    public func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
+        try layout(prepared, maxWidth: maxWidth, maxLines: maxLines).summary
+    }
     public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
     public var preparedTextsAreCompact: Bool { false }
 }

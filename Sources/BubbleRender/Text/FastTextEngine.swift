@@ -104,6 +104,19 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                        into: &lineScratch)
     }
 
+    /// The layout's summary from the same line filling, without making its lines.
+    public func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
+        let width = try PangoTextEngine.pangoWidth(maxWidth)
+        let storage = try storage(for: prepared)
+        if let delegated = storage.delegated {
+            return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines).summary
+        }
+        lock.lock(); defer { lock.unlock() }
+        let truncated = fill(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines),
+                             into: &lineScratch)
+        return summary(lineScratch, style: storage.context.style, truncated: truncated)
+    }
+
     /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
     public var preparedTextsAreCompact: Bool { true }
 
@@ -416,9 +429,16 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// `arrange` into `lines` (emptied first; a caller may reuse its buffer), returning the
     /// layout in points.
     func arrange(_ storage: FastStorage, width: Int32, maxLines: Int?, into lines: inout [FastLine]) -> TextLayout {
+        let truncated = fill(storage, width: width, maxLines: maxLines, into: &lines)
+        return lines.isEmpty ? .empty : textLayout(lines, style: storage.context.style, truncated: truncated)
+    }
+
+    /// The lines of `storage` in `width` Pango units into `lines` (emptied first); true when
+    /// `maxLines` cut the text (the last line then ends in an ellipsis).
+    func fill(_ storage: FastStorage, width: Int32, maxLines: Int?, into lines: inout [FastLine]) -> Bool {
         lines.removeAll(keepingCapacity: true)
         let count = storage.count
-        guard count > 0 else { return .empty }
+        guard count > 0 else { return false }
         let metrics = shaperMetrics(storage.context)
         let primary = metrics.primary
         lines.reserveCapacity(4)
@@ -500,7 +520,25 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             lines.removeSubrange(maxLines...)
             lines[maxLines - 1] = ellipsize(lines[maxLines - 1], storage: storage, width: width)
         }
-        return textLayout(lines, style: storage.context.style, truncated: truncated)
+        return truncated
+    }
+
+    /// `textLayout(lines, …).summary` without making the lines: the same arithmetic on the
+    /// last line's baseline and the widest line.
+    func summary(_ lines: [FastLine], style: TextStyle, truncated: Bool) -> TextSummary {
+        guard let last = lines.last else { return TextLayout.empty.summary }
+        var baseline: Int32 = 0
+        var widest = 0.0
+        let factor = Float(style.lineHeight)
+        for (i, line) in lines.enumerated() {
+            baseline = i == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.height))
+            widest = max(widest, PangoTextEngine.points(line.width))
+        }
+        let top = PangoTextEngine.points(baseline - last.metric.ascent)
+        let height = PangoTextEngine.points(last.metric.ascent + last.metric.descent)
+        return TextSummary(lineCount: lines.count, width: widest, height: top + height,
+                           lastLineWidth: PangoTextEngine.points(last.width), lastLineTop: top, lastLineHeight: height,
+                           lastLineIsRightToLeft: last.rightToLeft, isTruncated: truncated)
     }
 
     /// Geometry in points from integer lines: Pango's line-spacing rule (the first baseline at
