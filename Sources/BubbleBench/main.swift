@@ -56,6 +56,37 @@ struct LayoutPhases {
     var layout: ConversationLayout
     var second: ConversationLayout
     var base: Conversation
+    /// The same three phases with a `ScrollingLayout` (row frames for all, geometry on demand),
+    /// the µs one visible window (800 pt) of rows costs, and what the scrolling layout keeps.
+    var scrolling: [String: Double] = [:]
+    var scrollingNotes: [String: String] = [:]
+}
+
+/// First layout, re-layout at the second width and appends with a `ScrollingLayout`: every
+/// row's frame, full geometry only for the rows a window shows (`rows(in:of:)`, timed apart).
+func scrollingPhases(layouter: ConversationLayouter, base: Conversation, extra: ArraySlice<Message>) throws -> ([String: Double], [String: String]) {
+    let messages = base.messages.count
+    var list = try layouter.scrollingLayout(Conversation(), width: firstWidth)
+    let first = try timed(messages) { list = try layouter.scrollingLayout(base, width: firstWidth) }
+    var second = list
+    let relayout = try timed(messages) { second = try layouter.scrollingLayout(base, width: secondWidth, reusing: list) }
+    if let n = ProcessInfo.processInfo.environment["RELAYOUT_REPEAT"].flatMap(Int.init) {
+        for k in 0..<n { second = try layouter.scrollingLayout(base, width: k % 2 == 0 ? 390 : secondWidth, reusing: list) }
+    }
+    var rng = SplitMix64(seed: 5)
+    let windows = 1_000
+    var shown = 0
+    let visible = try timed(windows) {
+        for _ in 0..<windows {
+            let y = Double(rng.next() % UInt64(max(1, second.height)))
+            shown += try layouter.rows(in: Rect(x: 0, y: y, width: secondWidth, height: 800), of: second).count
+        }
+    }
+    let append = try timed(extra.count) { for m in extra { try layouter.append(m, to: &list) } }
+    return (["scrolling first layout": first, "scrolling re-layout": relayout, "scrolling append": append,
+             "scrolling window (µs per 800-pt window)": visible, "scrolling bytes/message": second.bytesPerMessage],
+            ["scrolling re-layout measured in full": "\(second.rowsMeasuredInFull) of \(second.rowCount) rows",
+             "scrolling rows per window": String(format: "%.1f", Double(shown) / Double(windows))])
 }
 
 func layoutPhases(engine: any TextEngine, messages: Int) throws -> LayoutPhases {
@@ -68,7 +99,11 @@ func layoutPhases(engine: any TextEngine, messages: Int) throws -> LayoutPhases 
     var second = layout
     let relayout = try timed(messages) { second = try layouter.layout(base, width: secondWidth, reusing: layout) }
     let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
-    return LayoutPhases(first: first, relayout: relayout, append: append, layout: layout, second: second, base: base)
+    var phases = LayoutPhases(first: first, relayout: relayout, append: append, layout: layout, second: second, base: base)
+    if !(engine is CachingTextEngine) {
+        (phases.scrolling, phases.scrollingNotes) = try scrollingPhases(layouter: layouter, base: base, extra: extra)
+    }
+    return phases
 }
 
 func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
@@ -78,7 +113,8 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
     let (first, relayout, append, layout, second, base) = (run.first, run.relayout, run.append, run.layout, run.second, run.base)
     var notes = ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
                  "rows@414": String(second.rows.count)]
-    var phases = ["first layout": first, "re-layout": relayout, "append": append]
+    var phases = ["first layout": first, "re-layout": relayout, "append": append].merging(run.scrolling) { a, _ in a }
+    notes.merge(run.scrollingNotes) { a, _ in a }
     let peak = peakMemoryMB()
     if !cached {
         // Pango alone on the same texts (prepare + layout), as the fast case measures itself.
@@ -117,12 +153,12 @@ func fastLayoutCase(messages: Int) throws -> Figures {
                    microsPerMessage: ["first layout": first, "re-layout": relayout, "append": append,
                                       "index bytes/message": Double(index.bytes) / Double(messages),
                                       "engine only": engineOnly, "engine only re-layout": engineRelayout,
-                                      "engine only, segments shaped": engineWarm],
+                                      "engine only, segments shaped": engineWarm].merging(run.scrolling) { a, _ in a },
                    peakMemoryMB: peak,
                    notes: ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
                            "rows@414": String(second.rows.count), "prepared texts": String(index.texts),
                            "segment cache": "\(segments.segments) segments, \(segments.bytes / 1024) KB, \(segments.hits) hits, \(segments.misses) misses",
-                           "text bytes/message": String(format: "%.0f", Double(textBytes) / Double(messages))])
+                           "text bytes/message": String(format: "%.0f", Double(textBytes) / Double(messages))].merging(run.scrollingNotes) { a, _ in a })
 }
 
 // MARK: rendering

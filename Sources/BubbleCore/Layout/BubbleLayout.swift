@@ -229,20 +229,11 @@ public struct BubbleMeasurer {
         var placeholder = false
         let maxImageWidth = max(1, maxBubble - style.imageInset.horizontal)
         if message.images.count == 1, let image = message.image {
-            var natural = Size(width: image.width, height: image.height)
-            if !(natural.width.isFinite && natural.height.isFinite && natural.width > 0 && natural.height > 0) {
-                natural = style.placeholderImageSize
-                placeholder = true
-            }
-            let factor = min(1, maxImageWidth / natural.width, style.maxImageHeight / natural.height)
-            imageSize = Size(width: natural.width * factor, height: natural.height * factor)
+            (imageSize, placeholder) = photoSize(image, maxWidth: maxImageWidth)
             cells = [Rect(origin: .zero, size: imageSize!)]
         } else if message.images.count > 1 {
-            let columns = max(1, min(style.gridColumns, message.images.count))
-            let rows = (message.images.count + columns - 1) / columns
+            let (columns, rows, cell) = gridCell(count: message.images.count, maxWidth: maxImageWidth)
             let gap = style.gridSpacing
-            let cell = max(1, min((maxImageWidth - Double(columns - 1) * gap) / Double(columns),
-                                  (style.maxImageHeight * 1.5 - Double(rows - 1) * gap) / Double(rows)))
             for k in message.images.indices {
                 cells.append(Rect(x: Double(k % columns) * (cell + gap), y: Double(k / columns) * (cell + gap), width: cell, height: cell))
             }
@@ -417,6 +408,29 @@ public struct BubbleMeasurer {
         return layout
     }
 
+    /// A single photo's size: its own, scaled down to fit `maxWidth` and the style's maximum
+    /// height (never enlarged); a placeholder's when its own size is unusable.
+    func photoSize(_ image: ImageAttachment, maxWidth: Double) -> (size: Size, placeholder: Bool) {
+        var natural = Size(width: image.width, height: image.height)
+        var placeholder = false
+        if !(natural.width.isFinite && natural.height.isFinite && natural.width > 0 && natural.height > 0) {
+            natural = style.placeholderImageSize
+            placeholder = true
+        }
+        let factor = min(1, maxWidth / natural.width, style.maxImageHeight / natural.height)
+        return (Size(width: natural.width * factor, height: natural.height * factor), placeholder)
+    }
+
+    /// A grid of `count` photos: its columns and rows, and the side of its square cells.
+    func gridCell(count: Int, maxWidth: Double) -> (columns: Int, rows: Int, cell: Double) {
+        let columns = max(1, min(style.gridColumns, count))
+        let rows = (count + columns - 1) / columns
+        let gap = style.gridSpacing
+        let cell = max(1, min((maxWidth - Double(columns - 1) * gap) / Double(columns),
+                              (style.maxImageHeight * 1.5 - Double(rows - 1) * gap) / Double(rows)))
+        return (columns, rows, cell)
+    }
+
     /// The typing indicator: a small incoming bubble with three dots.
     public func typingLayout(rowWidth: Double, context: BubbleContext = BubbleContext()) throws(LayoutError) -> BubbleLayout {
         try Self.validate(rowWidth: rowWidth, style: style)
@@ -549,12 +563,15 @@ public struct BubbleMeasurer {
         }
     }
 
-    /// `measure(prepared, …)`'s layout summarised, found by the same search over summaries
-    /// (no lines made: what a height needs).
-    func measureSummary(_ prepared: PreparedText, maxWidth: Double, balanced: Bool) throws(LayoutError) -> TextSummary {
+    /// `measure`'s layout of a prepared text summarised, found by the same search over
+    /// summaries (no lines made: what a height needs). `storage` is the `PreparedText.storage`
+    /// the engine made for `text`; the text itself is asked for only if the engine needs it.
+    func measureSummary(storage: AnyObject, style textStyle: TextStyle, maxWidth: Double, balanced: Bool,
+                        text: () -> String) throws(LayoutError) -> TextSummary {
         do {
             return try Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lineCount, width: \.width) { (w: Double) throws(TextError) in
-                try engine.summary(prepared, maxWidth: w, maxLines: nil)
+                if let summary = try engine.summary(ofStorage: storage, maxWidth: w) { return summary }
+                return try engine.summary(PreparedText(text: text(), style: textStyle, storage: storage), maxWidth: w, maxLines: nil)
             }.0
         } catch {
             throw .text(error)

@@ -146,9 +146,14 @@ public protocol TextEngine: AnyObject {
     /// `layout(prepared, maxWidth:, maxLines:).summary`, without making the lines when the
     /// engine can (a re-layout that needs only heights).
     func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary
+    /// `summary` (no line limit) of the text whose `PreparedText.storage` this engine made,
+    /// from the storage alone; nil (the default) when the engine needs the whole `PreparedText`.
+    func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary?
 }
 
 extension TextEngine {
+    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
+
     public func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
         try layout(prepared, maxWidth: maxWidth, maxLines: maxLines).summary
     }

@@ -106,15 +106,30 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// The layout's summary from the same line filling, without making its lines.
     public func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
-        let width = try PangoTextEngine.pangoWidth(maxWidth)
-        let storage = try storage(for: prepared)
+        try summary(try storage(for: prepared), maxWidth: maxWidth, maxLines: maxLines)
+    }
+
+    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
+        guard type(of: storage) == FastStorage.self else { return nil }
+        return try summary(unsafeDowncast(storage, to: FastStorage.self), maxWidth: maxWidth, maxLines: nil)
+    }
+
+    private func summary(_ storage: FastStorage, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
+        let units = try PangoTextEngine.pangoWidth(maxWidth)
+        let width = units == -1 ? Int32.max : units
         if let delegated = storage.delegated {
             return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines).summary
         }
+        var sink = FastSummarySink(style: storage.context.style)
+        guard let maxLines = PangoTextEngine.lineLimit(maxLines) else {
+            // No line limit: no lines kept, no shared buffer (so no lock).
+            fill(storage, width: width, maxLines: nil, sink: &sink)
+            return sink.summary(truncated: false)
+        }
         lock.lock(); defer { lock.unlock() }
-        let truncated = fill(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines),
-                             into: &lineScratch)
-        return summary(lineScratch, style: storage.context.style, truncated: truncated)
+        let truncated = fill(storage, width: width, maxLines: maxLines, into: &lineScratch)
+        for line in lineScratch { sink.append(line) }
+        return sink.summary(truncated: truncated)
     }
 
     /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
@@ -437,11 +452,24 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// `maxLines` cut the text (the last line then ends in an ellipsis).
     func fill(_ storage: FastStorage, width: Int32, maxLines: Int?, into lines: inout [FastLine]) -> Bool {
         lines.removeAll(keepingCapacity: true)
+        lines.reserveCapacity(4)
+        fill(storage, width: width, maxLines: maxLines, sink: &lines)
+        var truncated = false
+        if let maxLines, lines.count > maxLines {
+            truncated = true
+            lines.removeSubrange(maxLines...)
+            lines[maxLines - 1] = ellipsize(lines[maxLines - 1], storage: storage, width: width)
+        }
+        return truncated
+    }
+
+    /// Greedy line filling: each line of `storage` in `width` Pango units handed to `lines`, up to
+    /// one more than `maxLines` (which tells the text was cut).
+    func fill<Sink: FastLineSink>(_ storage: FastStorage, width: Int32, maxLines: Int?, sink lines: inout Sink) {
         let count = storage.count
-        guard count > 0 else { return false }
+        guard count > 0 else { return }
         let metrics = shaperMetrics(storage.context)
         let primary = metrics.primary
-        lines.reserveCapacity(4)
         let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
         storage.withSegments { segs in
             var k = 0
@@ -514,31 +542,6 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                 }
             }
         }
-        var truncated = false
-        if let maxLines, lines.count > maxLines {
-            truncated = true
-            lines.removeSubrange(maxLines...)
-            lines[maxLines - 1] = ellipsize(lines[maxLines - 1], storage: storage, width: width)
-        }
-        return truncated
-    }
-
-    /// `textLayout(lines, …).summary` without making the lines: the same arithmetic on the
-    /// last line's baseline and the widest line.
-    func summary(_ lines: [FastLine], style: TextStyle, truncated: Bool) -> TextSummary {
-        guard let last = lines.last else { return TextLayout.empty.summary }
-        var baseline: Int32 = 0
-        var widest = 0.0
-        let factor = Float(style.lineHeight)
-        for (i, line) in lines.enumerated() {
-            baseline = i == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.height))
-            widest = max(widest, PangoTextEngine.points(line.width))
-        }
-        let top = PangoTextEngine.points(baseline - last.metric.ascent)
-        let height = PangoTextEngine.points(last.metric.ascent + last.metric.descent)
-        return TextSummary(lineCount: lines.count, width: widest, height: top + height,
-                           lastLineWidth: PangoTextEngine.points(last.width), lastLineTop: top, lastLineHeight: height,
-                           lastLineIsRightToLeft: last.rightToLeft, isTruncated: truncated)
     }
 
     /// Geometry in points from integer lines: Pango's line-spacing rule (the first baseline at
@@ -736,6 +739,42 @@ struct FastStorageHeader {
     var context: FastStyleContext
     var delegated: DelegatedText?
     var count: Int32
+}
+
+/// Where `FastTextEngine.fill` puts the lines it makes.
+protocol FastLineSink {
+    var count: Int { get }
+    mutating func append(_ line: FastTextEngine.FastLine)
+}
+
+extension Array: FastLineSink where Element == FastTextEngine.FastLine {}
+
+/// `FastTextEngine.textLayout(lines, …).summary` without keeping the lines: the same
+/// arithmetic on the baselines, the widest line and the last one.
+struct FastSummarySink: FastLineSink {
+    private(set) var count = 0
+    private var baseline: Int32 = 0
+    private var widest = 0.0
+    private var last: FastTextEngine.FastLine?
+    private let factor: Float
+
+    init(style: TextStyle) { factor = Float(style.lineHeight) }
+
+    mutating func append(_ line: FastTextEngine.FastLine) {
+        baseline = count == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.height))
+        widest = max(widest, PangoTextEngine.points(line.width))
+        last = line
+        count += 1
+    }
+
+    func summary(truncated: Bool) -> TextSummary {
+        guard let last else { return TextLayout.empty.summary }
+        let top = PangoTextEngine.points(baseline - last.metric.ascent)
+        let height = PangoTextEngine.points(last.metric.ascent + last.metric.descent)
+        return TextSummary(lineCount: count, width: widest, height: top + height,
+                           lastLineWidth: PangoTextEngine.points(last.width), lastLineTop: top, lastLineHeight: height,
+                           lastLineIsRightToLeft: last.rightToLeft, isTruncated: truncated)
+    }
 }
 
 /// What `FastTextEngine.prepare` keeps: its style, the text and its packed segments, inline in

@@ -1,0 +1,528 @@
+import Foundation
+
+/// A conversation laid out for a scrolling list: the frame of every row at one width, and the
+/// full geometry (`LayoutRow`) only of the rows asked for — the visible ones
+/// (`ConversationLayouter.rows(in:of:)`).
+///
+/// A re-layout at another width (a resized window, `scrollingLayout(_:width:reusing:)`) finds
+/// every row's new height from what the previous layout kept, mostly by arithmetic: a text
+/// bubble's height needs its line count and last line (`TextEngine.summary`, no lines made),
+/// and labels that fit their room (times, names, status, day separators) keep their heights.
+/// What does not fit that pattern (replies, photo grids, emoji-only messages, labels that
+/// wrap) is measured in full.
+///
+///     var list = try layouter.scrollingLayout(conversation, width: 375)
+///     list = try layouter.scrollingLayout(conversation, width: 414, reusing: list)
+///     let visible = try layouter.rows(in: Rect(x: 0, y: scrollY, width: 414, height: 800), of: list)
+///
+/// Its rows are those `layout(_:width:)` makes. Built by appending (the first layout) the
+/// frames are equal; after a re-layout they agree to 1e-9 pt (when a status label moves to a
+/// later message, the full layout shifts the rows in between by a subtraction, this one sums).
+public struct ScrollingLayout: Sendable {
+    public internal(set) var width: Double
+    /// Height of everything, from 0 to the bottom of the last row.
+    public internal(set) var height: Double = 0
+    /// The conversation laid out (appends add to it).
+    public internal(set) var conversation: Conversation
+    /// Rows the last re-layout measured in full (the others took the height formula or kept a
+    /// label's height); every row for a first layout.
+    public internal(set) var rowsMeasuredInFull = 0
+    var tops: [Double] = []
+    var heights: [Double] = []
+    var plan: [PlannedRow] = []
+    /// Per message: what a re-layout reuses (prepared texts, links, days) and what its height
+    /// formula needs.
+    var memos = MessageMemos()
+    var quick: [QuickBubble] = []
+    var names: [String: String] = [:]
+    var isGroup = false
+    var last: ConversationLayout.LastMessage?
+    var statusRow: Int?
+
+    init(width: Double, conversation: Conversation) {
+        self.width = width
+        self.conversation = conversation
+        isGroup = conversation.isGroup
+        for p in conversation.participants where !p.name.isEmpty { names[p.id] = p.name }
+    }
+
+    public var rowCount: Int { tops.count }
+
+    /// Row `i`'s rectangle: full width, from its top to its bottom.
+    public func frame(ofRow i: Int) -> Rect {
+        Rect(x: 0, y: tops[i], width: width, height: heights[i])
+    }
+
+    /// Indices of the rows that intersect `rect` (only its vertical extent matters): a binary
+    /// search over the tops, then a walk over the visible rows.
+    public func rowIndices(in rect: Rect) -> Range<Int> {
+        let top = rect.minY, bottom = rect.maxY
+        guard bottom > top || rect.height == 0 else { return 0..<0 }
+        var lo = 0, hi = tops.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if tops[mid] + heights[mid] <= top { lo = mid + 1 } else { hi = mid }
+        }
+        var end = lo
+        while end < tops.count, tops[end] < bottom { end += 1 }
+        return lo..<end
+    }
+
+    /// Bytes this layout keeps per row and per message (its arrays' elements, not the
+    /// conversation nor the engine's prepared texts).
+    public var bytesPerMessage: Double {
+        let perRow = MemoryLayout<Double>.stride * 2 + MemoryLayout<PlannedRow>.stride
+        let perMessage = MemoryLayout<QuickBubble>.stride + MemoryLayout<MessageMemos.Memo>.stride
+        let messages = max(1, conversation.messages.count)
+        return Double(perRow * tops.count + perMessage * quick.count) / Double(messages)
+    }
+
+    mutating func appendRow(_ row: PlannedRow, height rowHeight: Double, spacing: Double) {
+        let top = tops.isEmpty ? 0 : height + spacing
+        plan.append(row)
+        rowsMeasuredInFull += 1
+        tops.append(top)
+        heights.append(rowHeight)
+        height = top + rowHeight
+    }
+}
+
+/// What a row is, whatever the width: its kind, the message (or typing participant) it shows,
+/// and what later messages changed about it.
+struct PlannedRow: Sendable {
+    enum Kind: UInt8, Sendable { case separator, message, system, typing }
+    var kind: Kind
+    var flags: UInt8 = 0
+    /// The message's index (a separator: of the message after it); typing: index in `typing`.
+    var index: Int32
+
+    static let grouped: UInt8 = 1        // continues the group above (grouped spacing, no name)
+    static let tailRemoved: UInt8 = 2    // the next message continues the group
+    static let statusRemoved: UInt8 = 4  // a later outgoing message shows the status now
+    static let newDay: UInt8 = 8         // a separator for a new day (not for a pause)
+
+    func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
+}
+
+/// What a message's row height at another width needs, read off a full layout of its bubble:
+/// the natural widths of its one-line texts (a text keeps its layout, and so its height, in any
+/// room at least that wide), and for the height formula the bubble's top, the lowest edge above
+/// it and the heights of the labels that follow it.
+struct QuickBubble: @unchecked Sendable {
+    /// Every label (and the reply snippet) is one line at its natural width: at a width where
+    /// they all still fit, the row height changes only with the main text and the photos.
+    var known = false
+    /// The height formula applies: a text bubble, maybe with one photo; no reply, not emoji-only.
+    var usable = false
+    var hasStatus = false, failed = false, avatar = false, beside = false, inside = false, emojiOnly = false
+    var textRightToLeft = false
+    var top = 0.0
+    var aboveMaxY = -Double.infinity
+    var statusHeight = 0.0, besideHeight = 0.0
+    var insideWidth = 0.0, insideHeight = 0.0
+    /// Widest one-line label whose room comes from the row (time above or below, reactions,
+    /// status, time beside); the sender's name (room: the widest bubble); the reply snippet.
+    var needRow = 0.0, needBubble = 0.0, needReply = 0.0
+    /// The main text's natural width when it is one line (infinite when it wraps; 0 without text).
+    var textWidth = 0.0
+    /// The separator row before the message (or a system message's own line): natural width.
+    var separatorNeed = Double.infinity, systemNeed = Double.infinity
+    /// The message text's prepared storage, not retained: the message's `BubbleMemo` in the
+    /// same layout holds it for as long as this exists (a re-layout touches it only to read).
+    var storage: Unmanaged<AnyObject>?
+
+    /// Natural width of a one-line label (infinite when it wrapped or was cut).
+    static func natural(_ text: TextLayout) -> Double {
+        text.lines.count == 1 && !text.isTruncated ? text.width : .infinity
+    }
+}
+
+/// The widths a row's texts get at one row width (`BubbleMeasurer.layout`'s arithmetic).
+struct RowRooms {
+    var width: Double
+    /// Widest bubble: incoming (an avatar column may take some), outgoing.
+    var incomingBubble: Double, outgoingBubble: Double
+    /// Room of the labels sized from the row (the narrowest of them).
+    var row: Double
+
+    init(width w: Double, style: LayoutStyle, avatarColumn: Bool) {
+        width = w
+        let indent = avatarColumn ? style.avatarSize + style.besideGap : 0
+        incomingBubble = max(1, min(style.maxBubbleWidth(rowWidth: w), w - 2 * style.sideMargin - indent))
+        outgoingBubble = max(1, min(style.maxBubbleWidth(rowWidth: w), w - 2 * style.sideMargin))
+        row = min(w - 2 * style.sideMargin, max(1, w / 2))
+    }
+
+    func bubble(_ direction: Direction) -> Double { direction == .incoming ? incomingBubble : outgoingBubble }
+}
+
+extension ConversationLayouter {
+    /// `conversation` laid out at `width` for a scrolling list; with `previous` (the same
+    /// conversation — same messages, typing and participants — at any width, by this
+    /// layouter) a re-layout that measures in full only what its height formula cannot tell.
+    public func scrollingLayout(_ conversation: Conversation, width: Double,
+                                reusing previous: ScrollingLayout? = nil) throws(LayoutError) -> ScrollingLayout {
+        try BubbleMeasurer.validate(rowWidth: width, style: measurer.style)
+        if let previous, previous.conversation.messages.count == conversation.messages.count,
+           previous.conversation.typing == conversation.typing, previous.conversation.participants == conversation.participants {
+            return try relayout(previous, width: width)
+        }
+        var list = ScrollingLayout(width: width, conversation: conversation)
+        let count = conversation.messages.count
+        list.plan.reserveCapacity(count + count / 8 + conversation.typing.count)
+        list.tops.reserveCapacity(count + count / 8 + conversation.typing.count)
+        list.heights.reserveCapacity(count + count / 8 + conversation.typing.count)
+        list.quick.reserveCapacity(count)
+        list.memos.items.reserveCapacity(count)
+        for k in conversation.messages.indices { try add(conversation.messages[k], index: k, to: &list) }
+        for (t, sender) in conversation.typing.enumerated() { try addTyping(sender, index: t, to: &list) }
+        return list
+    }
+
+    /// Adds one message at the end (after a typing indicator, as `append(_:to:)` on a full
+    /// layout does): one message measured; the previous bubble may lose its tail, and the last
+    /// outgoing one its status (that row gets shorter and the rows after it move up).
+    public func append(_ message: Message, to list: inout ScrollingLayout) throws(LayoutError) {
+        list.conversation.messages.append(message)
+        try add(message, index: list.conversation.messages.count - 1, to: &list)
+    }
+
+    /// The full geometry of the rows that intersect `rect`, as `ConversationLayout.rows(in:)`
+    /// gives them.
+    public func rows(in rect: Rect, of list: ScrollingLayout) throws(LayoutError) -> [LayoutRow] {
+        var out: [LayoutRow] = []
+        for i in list.rowIndices(in: rect) { out.append(try row(i, of: list)) }
+        return out
+    }
+
+    /// Row `i` in full.
+    public func row(_ i: Int, of list: ScrollingLayout) throws(LayoutError) -> LayoutRow {
+        let planned = list.plan[i]
+        let k = Int(planned.index)
+        let content: LayoutRow.Content
+        switch planned.kind {
+        case .separator:
+            var handle = list.memos.items[k].separator
+            let string = separatorString(list.conversation.messages[k], newDay: planned.has(PlannedRow.newDay))
+            content = .daySeparator(try centredLabel(string, kind: .daySeparator, style: measurer.style.separatorText,
+                                                     width: list.width, reusing: &handle))
+        case .system:
+            content = .system(index: k, try centredLabel(list.conversation.messages[k].text ?? "", kind: .system,
+                                                         style: measurer.style.systemText, width: list.width))
+        case .message:
+            var bubble = try measuredBubble(k, planned, of: list).0
+            if planned.has(PlannedRow.statusRemoved) { bubble.labels.removeAll { $0.kind == .status } }
+            if planned.has(PlannedRow.tailRemoved) {
+                bubble.hasTail = false
+                bubble.avatarFrame = nil
+            }
+            content = .message(index: k, bubble)
+        case .typing:
+            let sender = list.conversation.typing[k]
+            content = .typing(sender: sender, try typingBubble(sender, width: list.width, names: list.names, isGroup: list.isGroup))
+        }
+        return LayoutRow(content: content, frame: list.frame(ofRow: i))
+    }
+
+    /// Message `k`'s bubble at `width` measured in full, as it was before later messages took
+    /// its tail or status away, and its memo.
+    private func measuredBubble(_ k: Int, _ planned: PlannedRow, of list: ScrollingLayout) throws(LayoutError) -> (BubbleLayout, BubbleMemo?) {
+        let message = list.conversation.messages[k]
+        let continues = planned.has(PlannedRow.grouped)
+        var memo = list.memos.items[k].bubble
+        let bubble = try measurer.layout(message, rowWidth: list.width, hasTail: true, time: bubbleTime(message),
+                                         startsGroup: !continues,
+                                         context: context(for: message, continues: continues, names: list.names, isGroup: list.isGroup),
+                                         memo: &memo)
+        return (bubble, memo)
+    }
+
+    // MARK: building
+
+    private func add(_ message: Message, index k: Int, to list: inout ScrollingLayout) throws(LayoutError) {
+        let style = measurer.style
+        let day = dateTexts.localDay(message.date)
+        var separatorHandle: PreparedHandle?
+        var quick = QuickBubble()
+        let previous = list.last
+        let joining = joining(message, day: day, after: previous)
+        if joining.separator {
+            let label = try centredLabel(separatorString(message, newDay: joining.newDay), kind: .daySeparator,
+                                         style: style.separatorText, width: list.width, reusing: &separatorHandle)
+            quick.separatorNeed = QuickBubble.natural(label.text)
+            list.appendRow(PlannedRow(kind: .separator, flags: joining.newDay ? PlannedRow.newDay : 0, index: Int32(k)),
+                           height: label.frame.maxY + style.separatorPadding, spacing: style.rowSpacing)
+        }
+        var bubbleMemo: BubbleMemo?
+        switch message.kind {
+        case .system:
+            let label = try centredLabel(message.text ?? "", kind: .system, style: style.systemText, width: list.width)
+            quick.systemNeed = QuickBubble.natural(label.text)
+            list.appendRow(PlannedRow(kind: .system, index: Int32(k)), height: label.frame.maxY + style.separatorPadding,
+                           spacing: style.rowSpacing)
+        case .message:
+            let continues = joining.continues
+            if continues, let previous { list.plan[previous.row].flags |= PlannedRow.tailRemoved }
+            if message.direction == .outgoing, let row = list.statusRow {
+                try removeStatus(ofRow: row, in: &list)
+                list.statusRow = nil
+            }
+            let context = context(for: message, continues: continues, names: list.names, isGroup: list.isGroup)
+            let bubble = try measurer.layout(message, rowWidth: list.width, hasTail: true, time: bubbleTime(message),
+                                             startsGroup: !continues, context: context, memo: &bubbleMemo)
+            record(bubble, of: message, memo: bubbleMemo, into: &quick)
+            list.appendRow(PlannedRow(kind: .message, flags: continues ? PlannedRow.grouped : 0, index: Int32(k)),
+                           height: bubble.maxY, spacing: continues ? style.groupedSpacing : style.rowSpacing)
+            if context.status != nil, !context.failed { list.statusRow = list.plan.count - 1 }
+        }
+        list.last = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction, kind: message.kind,
+                                                   date: message.date, day: day, row: list.plan.count - 1)
+        list.memos.items.append(MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
+        list.quick.append(quick)
+    }
+
+    private func addTyping(_ sender: String, index t: Int, to list: inout ScrollingLayout) throws(LayoutError) {
+        let bubble = try typingBubble(sender, width: list.width, names: list.names, isGroup: list.isGroup)
+        list.appendRow(PlannedRow(kind: .typing, index: Int32(t)), height: bubble.maxY, spacing: measurer.style.rowSpacing)
+        list.last = nil
+    }
+
+    /// As `ConversationLayout.removeStatus(ofRow:)`: the row gets shorter by what the status
+    /// label added, and the rows after it move up by as much.
+    private func removeStatus(ofRow i: Int, in list: inout ScrollingLayout) throws(LayoutError) {
+        list.plan[i].flags |= PlannedRow.statusRemoved
+        let height = try rowHeight(i, of: &list)
+        let delta = list.heights[i] - height
+        guard delta > 0 else { return }
+        list.heights[i] = height
+        for r in (i + 1)..<list.tops.count { list.tops[r] -= delta }
+        list.height -= delta
+    }
+
+    /// What a re-layout needs of a message, from its bubble measured in full (before a later
+    /// message removes its tail or status).
+    private func record(_ bubble: BubbleLayout, of message: Message, memo: BubbleMemo?, into q: inout QuickBubble) {
+        let separatorNeed = q.separatorNeed
+        q = QuickBubble()
+        q.separatorNeed = separatorNeed
+        guard message.kind == .message else { return }
+        let hasText = !(message.text ?? "").isEmpty
+        q.emojiOnly = bubble.emojiOnly
+        q.textWidth = hasText ? QuickBubble.natural(bubble.text) : 0
+        q.textRightToLeft = bubble.text.lines.last?.isRightToLeft ?? false
+        q.storage = memo?.storage.map { Unmanaged.passUnretained($0) }
+        q.top = bubble.bubble.minY
+        q.avatar = bubble.avatarFrame != nil
+        q.failed = bubble.failedBadge != nil
+        if let reactions = bubble.reactions {
+            q.aboveMaxY = max(q.aboveMaxY, reactions.frame.maxY)
+            q.needRow = max(q.needRow, QuickBubble.natural(reactions.label.text))
+        }
+        if let reply = bubble.reply { q.needReply = QuickBubble.natural(reply.label.text) }
+        for label in bubble.labels {
+            let natural = QuickBubble.natural(label.text)
+            switch label.kind {
+            case .time:
+                // Above the group; an emoji-only message's is below it.
+                if !bubble.emojiOnly { q.aboveMaxY = max(q.aboveMaxY, label.frame.maxY) }
+                q.needRow = max(q.needRow, natural)
+            case .sender:
+                q.aboveMaxY = max(q.aboveMaxY, label.frame.maxY)
+                q.needBubble = natural
+            case .status, .failedStatus:
+                q.hasStatus = true
+                q.statusHeight = label.frame.height
+                q.needRow = max(q.needRow, natural)
+            case .timeBeside:
+                q.beside = true
+                q.besideHeight = label.frame.height
+                q.needRow = max(q.needRow, natural)
+            case .timeInside:
+                q.inside = true
+                q.insideWidth = natural
+                q.insideHeight = label.frame.height
+            case .daySeparator, .system, .badge:
+                return
+            }
+        }
+        q.known = q.needRow.isFinite && q.needBubble.isFinite && q.needReply.isFinite && q.insideWidth.isFinite
+        q.usable = q.known && !bubble.emojiOnly && message.reply == nil && message.images.count <= 1
+            && (hasText ? memo?.hasPrepared == true && !(message.text!.isEmpty) : message.images.count == 1 && !q.inside)
+    }
+
+    // MARK: re-layout
+
+    private func relayout(_ previous: ScrollingLayout, width: Double) throws(LayoutError) -> ScrollingLayout {
+        let style = measurer.style
+        var list = previous
+        list.width = width
+        list.rowsMeasuredInFull = 0
+        let count = previous.plan.count
+        var tops = [Double](), heights = [Double]()
+        tops.reserveCapacity(count)
+        heights.reserveCapacity(count)
+        var bottom = 0.0
+        let labelRoom = max(1, width * style.maxWidthShare)   // day separators and system lines
+        let avatarColumn = shows(style.avatars, group: previous.isGroup)
+        let was = RowRooms(width: previous.width, style: style, avatarColumn: avatarColumn)
+        let now = RowRooms(width: width, style: style, avatarColumn: avatarColumn)
+        try previous.quick.withUnsafeBufferPointer { (quick) throws(LayoutError) in
+            try previous.conversation.messages.withUnsafeBufferPointer { (messages) throws(LayoutError) in
+                for i in 0..<count {
+                    let planned = previous.plan[i]
+                    let k = Int(planned.index)
+                    var h: Double?
+                    switch planned.kind {
+                    case .separator:
+                        if quick[k].separatorNeed <= labelRoom { h = previous.heights[i] }   // one line that still fits
+                    case .system:
+                        if quick[k].systemNeed <= labelRoom { h = previous.heights[i] }
+                    case .message:
+                        h = try messageHeight(quick.baseAddress! + k, messages.baseAddress! + k, planned,
+                                              previous: previous.heights[i], was: was, now: now)
+                    case .typing:
+                        break
+                    }
+                    let rowHeight: Double
+                    if let h { rowHeight = h } else { rowHeight = try self.rowHeight(i, of: &list) }
+                    let spacing = planned.kind == .message && planned.has(PlannedRow.grouped) ? style.groupedSpacing : style.rowSpacing
+                    let top = i == 0 ? 0 : bottom + spacing
+                    tops.append(top)
+                    heights.append(rowHeight)
+                    bottom = top + rowHeight
+                }
+            }
+        }
+        list.tops = tops
+        list.heights = heights
+        list.height = bottom
+        return list
+    }
+
+    /// A message row's height at `now`'s width without measuring it in full, or nil: the
+    /// previous height when its texts keep their lines and its photos their size (what a
+    /// vertical layout depends on), else the formula when it applies.
+    private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
+                               previous: Double, was: RowRooms, now: RowRooms) throws(LayoutError) -> Double? {
+        guard q.pointee.known, q.pointee.needRow <= now.row else { return nil }
+        let style = measurer.style
+        let direction = message.pointee.direction
+        let maxBubble = now.bubble(direction)
+        guard q.pointee.needBubble <= maxBubble, q.pointee.needReply <= max(1, maxBubble - style.replyPadding.horizontal) else { return nil }
+        let padding = q.pointee.emojiOnly ? .zero : style.padding(for: direction)
+        let maxText = max(1, maxBubble - padding.horizontal)
+        guard !q.pointee.inside || q.pointee.insideWidth <= maxText else { return nil }
+        let wasText = max(1, was.bubble(direction) - padding.horizontal)
+        // A time inside goes after the last line when it fits there: the same choice as before?
+        func timeFitsAfter(_ room: Double) -> Bool {
+            !q.pointee.textRightToLeft && q.pointee.textWidth + style.timeInsideGap + q.pointee.insideWidth <= room
+        }
+        // One line before and now (the memo may be from another width than the previous one).
+        if q.pointee.textWidth <= maxText, q.pointee.textWidth <= wasText, !q.pointee.inside || timeFitsAfter(wasText) == timeFitsAfter(maxText),
+           photosKeepTheirSize(message.pointee.images, was: was.bubble(direction), now: maxBubble) {
+            return previous
+        }
+        return q.pointee.usable ? try quickHeight(q, message, planned, maxBubble: maxBubble) : nil
+    }
+
+    /// Photos are as large in a bubble at most `now` wide as at most `was` wide.
+    private func photosKeepTheirSize(_ images: [ImageAttachment], was: Double, now: Double) -> Bool {
+        guard !images.isEmpty, was != now else { return true }
+        let inset = measurer.style.imageInset.horizontal
+        let a = max(1, was - inset), b = max(1, now - inset)
+        if images.count == 1 { return measurer.photoSize(images[0], maxWidth: a).size == measurer.photoSize(images[0], maxWidth: b).size }
+        return measurer.gridCell(count: images.count, maxWidth: a).cell == measurer.gridCell(count: images.count, maxWidth: b).cell
+    }
+
+    /// Row `i`'s height at the list's width, measured in full (a message's height facts and a
+    /// label's natural width are recorded again for the next re-layout).
+    private func rowHeight(_ i: Int, of list: inout ScrollingLayout) throws(LayoutError) -> Double {
+        list.rowsMeasuredInFull += 1
+        let planned = list.plan[i]
+        let k = Int(planned.index)
+        let style = measurer.style
+        switch planned.kind {
+        case .message:
+            var bubble = try measuredBubble(k, planned, of: list).0
+            // The memo the layout keeps (it holds the prepared text `record` points at).
+            record(bubble, of: list.conversation.messages[k], memo: list.memos.items[k].bubble, into: &list.quick[k])
+            if planned.has(PlannedRow.statusRemoved) { bubble.labels.removeAll { $0.kind == .status } }
+            return bubble.maxY
+        case .separator, .system, .typing:
+            switch try row(i, of: list).content {
+            case let .daySeparator(label):
+                list.quick[k].separatorNeed = QuickBubble.natural(label.text)
+                return label.frame.maxY + style.separatorPadding
+            case let .system(_, label):
+                list.quick[k].systemNeed = QuickBubble.natural(label.text)
+                return label.frame.maxY + style.separatorPadding
+            case let .typing(_, bubble), let .message(_, bubble):
+                return bubble.maxY
+            }
+        }
+    }
+
+    /// A message's row height in a bubble at most `maxBubble` wide by the formula (a bubble
+    /// `record` found `usable`, whose labels fit): the same arithmetic, in the same order, as
+    /// `BubbleMeasurer.layout` and `BubbleLayout.maxY`, with the text's summary for its lines.
+    private func quickHeight(_ quick: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
+                             maxBubble: Double) throws(LayoutError) -> Double {
+        let style = measurer.style
+        let q = quick.pointee   // no references: a copy is free
+        let padding = style.padding(for: message.pointee.direction)
+        let maxText = max(1, maxBubble - padding.horizontal)
+        var text = TextLayout.empty.summary
+        if let storage = q.storage {
+            do {
+                text = try storage._withUnsafeGuaranteedRef { object in
+                    try measurer.measureSummary(storage: object, style: style.text, maxWidth: maxText,
+                                                balanced: style.widthMode == .balanced) { message.pointee.text ?? "" }
+                }
+            } catch let error as LayoutError {
+                throw error
+            } catch {
+                preconditionFailure("measureSummary throws LayoutError only")
+            }
+        }
+        var imageSize: Size?
+        if message.pointee.images.count == 1 {
+            imageSize = measurer.photoSize(message.pointee.images[0], maxWidth: max(1, maxBubble - style.imageInset.horizontal)).size
+        }
+        var height = 0.0
+        if let imageSize { height = style.imageInset.top + imageSize.height + style.imageInset.bottom }
+        let hasText = text.lineCount > 0
+        var insideOwnLine = false
+        if q.inside {
+            let fitsAfter = hasText && !text.lastLineIsRightToLeft && text.lastLineWidth + style.timeInsideGap + q.insideWidth <= maxText
+            insideOwnLine = !fitsAfter && hasText
+        }
+        if hasText {
+            height += imageSize == nil ? padding.vertical + text.height
+                : style.imageTextSpacing - style.imageInset.bottom + text.height + padding.bottom
+            if insideOwnLine { height += q.insideHeight }
+        } else if imageSize == nil {
+            height = padding.vertical
+        }
+        let bubble = Rect(x: 0, y: q.top, width: 0, height: max(height, style.minimumBubbleSize.height))
+        var maxY = max(bubble.maxY, q.aboveMaxY)
+        if q.inside, hasText {
+            let imageBottom = imageSize.map { bubble.minY + style.imageInset.top + $0.height }
+            let textTop = imageBottom.map { $0 + style.imageTextSpacing } ?? bubble.minY + padding.top
+            let bottom = insideOwnLine ? textTop + text.height + q.insideHeight : textTop + text.lastLineTop + text.lastLineHeight
+            maxY = max(maxY, bottom - q.insideHeight + q.insideHeight)
+        }
+        if q.hasStatus, !planned.has(PlannedRow.statusRemoved) {
+            maxY = max(maxY, bubble.maxY + style.statusSpacing + q.statusHeight)
+        }
+        if q.failed {
+            let s = style.failedBadgeSize
+            maxY = max(maxY, bubble.midY - s / 2 + s)
+        }
+        if q.beside { maxY = max(maxY, bubble.maxY - q.besideHeight + q.besideHeight) }
+        if q.avatar {
+            let s = style.avatarSize
+            maxY = max(maxY, max(0, bubble.maxY - s) + s)
+        }
+        return maxY
+    }
+}

@@ -1,0 +1,183 @@
+import BubbleCore
+import BubbleRender
+import Foundation
+import Testing
+
+/// `ScrollingLayout` against the full `ConversationLayout`: the same rows, frames and heights,
+/// built at once, by appends, and re-laid out at other widths (mostly by the height formula).
+@Suite struct ScrollingLayoutTests {
+    init() { TestFonts.pin() }
+
+    static let utc = TimeZone(identifier: "UTC")!
+
+    /// The synthetic chat with what the synthetic generator leaves out: delivery statuses (some
+    /// failed), reactions, replies, a photo grid, emoji-only lines, a typing participant.
+    static func corpus(_ count: Int, seed: UInt64) -> Conversation {
+        var c = SyntheticConversation.make(count: count, seed: seed)
+        var rng = SplitMix64(seed: seed ^ 0x5EED)
+        let statuses: [MessageStatus] = [.sent, .delivered, .read, .failed]
+        for i in c.messages.indices where c.messages[i].kind == .message {
+            let roll = rng.next() % 20
+            if c.messages[i].direction == .outgoing, roll < 6 { c.messages[i].status = statuses[Int(rng.next() % 4)] }
+            if roll == 7 { c.messages[i].reactions = [Reaction(emoji: "❤️", count: 2), Reaction(emoji: "👍")] }
+            if roll == 8 { c.messages[i].reply = ReplyReference(sender: "alice", text: "what time is the train? " + String(repeating: "later ", count: Int(rng.next() % 12))) }
+            if roll == 9 { c.messages[i].text = "🎉" }
+            if roll == 10 {
+                c.messages[i].images = [ImageAttachment(width: 400, height: 300), ImageAttachment(width: 300, height: 400),
+                                        ImageAttachment(width: 500, height: 500)]
+            }
+        }
+        c.typing = ["alice"]
+        return c
+    }
+
+    /// The built-in themes' styles, every time placement, mirrored, balanced widths.
+    static func styles() throws -> [(String, LayoutStyle)] {
+        var out: [(String, LayoutStyle)] = []
+        for name in ["imessage", "sms", "whatsapp", "classic"] {
+            let theme = try ThemeLibrary.load(name).theme
+            out.append((name, theme.layoutStyle))
+        }
+        var theme = try ThemeLibrary.load("imessage").theme
+        for placement in [Theme.TimestampPlacement.aboveGroup, .inside, .beside, .daySeparator] {
+            theme.timestamps = placement
+            out.append(("imessage/\(placement.rawValue)", theme.layoutStyle))
+        }
+        var mirrored = theme.layoutStyle
+        mirrored.mirrored = true
+        out.append(("imessage/mirrored", mirrored))
+        var balanced = try ThemeLibrary.load("sms").theme.layoutStyle
+        balanced.widthMode = .balanced
+        out.append(("sms/balanced", balanced))
+        return out
+    }
+
+    /// Every row of `list` materialised, against the full layout's rows: contents equal, frames
+    /// equal to `tolerance` (tops) and exactly (heights).
+    func expectSame(_ list: ScrollingLayout, _ full: ConversationLayout, layouter: ConversationLayouter,
+                    tolerance: Double, _ label: String) throws {
+        #expect(list.rowCount == full.rows.count, "\(label): row count")
+        guard list.rowCount == full.rows.count else { return }
+        var mismatches: [String] = []
+        for i in 0..<list.rowCount {
+            let row = try layouter.row(i, of: list)
+            let expected = full.rows[i]
+            if row.content != expected.content { mismatches.append("row \(i): content differs") }
+            if row.frame.height != expected.frame.height {
+                mismatches.append("row \(i): height \(row.frame.height) vs \(expected.frame.height)")
+            }
+            if abs(row.frame.minY - expected.frame.minY) > tolerance {
+                mismatches.append("row \(i): top \(row.frame.minY) vs \(expected.frame.minY)")
+            }
+            if mismatches.count > 5 { break }
+        }
+        #expect(mismatches.isEmpty, "\(label): \(mismatches.joined(separator: "; "))")
+        #expect(abs(list.height - full.height) <= tolerance, "\(label): height \(list.height) vs \(full.height)")
+    }
+
+    @Test("first layout: the full layout's rows, frames and height exactly")
+    func firstLayout() throws {
+        let engine = FastTextEngine()
+        let conversation = Self.corpus(900, seed: 11)
+        for (name, style) in try Self.styles() {
+            let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
+            let list = try layouter.scrollingLayout(conversation, width: 375)
+            try expectSame(list, try layouter.layout(conversation, width: 375), layouter: layouter, tolerance: 0, name)
+        }
+    }
+
+    @Test("re-layout at other widths: exact heights, tops to 1e-9 pt, most rows by the formula")
+    func relayout() throws {
+        let engine = FastTextEngine()
+        let conversation = Self.corpus(900, seed: 12)
+        for (name, style) in try Self.styles() {
+            let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
+            var list = try layouter.scrollingLayout(conversation, width: 375)
+            for width in [414.0, 320, 768, 375, 290] {
+                list = try layouter.scrollingLayout(conversation, width: width, reusing: list)
+                #expect(list.width == width)
+                try expectSame(list, try layouter.layout(conversation, width: width), layouter: layouter,
+                               tolerance: 1e-9, "\(name) at \(width)")
+                // Replies, grids, emoji-only lines and the typing row are measured in full.
+                #expect(list.rowsMeasuredInFull < list.rowCount / 4,
+                        "\(name) at \(width): \(list.rowsMeasuredInFull) of \(list.rowCount) rows measured in full")
+            }
+        }
+    }
+
+    @Test("a plain chat re-laid out needs almost no full measures")
+    func plainChatUsesTheFormula() throws {
+        let engine = FastTextEngine()
+        let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: Self.utc)
+        let conversation = SyntheticConversation.make(count: 2_000, seed: 3)
+        let first = try layouter.scrollingLayout(conversation, width: 375)
+        #expect(first.rowsMeasuredInFull == first.rowCount)
+        let second = try layouter.scrollingLayout(conversation, width: 414, reusing: first)
+        // Photos whose size is unusable and emoji-only lines are the only full measures.
+        #expect(second.rowsMeasuredInFull * 50 < second.rowCount, "\(second.rowsMeasuredInFull) of \(second.rowCount)")
+        try expectSame(second, try layouter.layout(conversation, width: 414), layouter: layouter, tolerance: 1e-9, "plain")
+    }
+
+    @Test("appending message by message gives the layout of the whole conversation")
+    func appends() throws {
+        let engine = FastTextEngine()
+        let conversation = Self.corpus(600, seed: 13)
+        for (name, style) in try Self.styles().prefix(6) {
+            let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
+            var head = conversation
+            head.messages = Array(conversation.messages.prefix(200))
+            head.typing = []
+            var list = try layouter.scrollingLayout(head, width: 375)
+            for m in conversation.messages.dropFirst(200) { try layouter.append(m, to: &list) }
+            var whole = conversation
+            whole.typing = []
+            try expectSame(list, try layouter.layout(whole, width: 375), layouter: layouter, tolerance: 0, name)
+            #expect(list.conversation.messages.count == conversation.messages.count)
+        }
+    }
+
+    @Test("rows(in:) gives the rows a full layout gives for the same rectangle")
+    func visibleRows() throws {
+        let engine = FastTextEngine()
+        let layouter = ConversationLayouter(style: try ThemeLibrary.load("whatsapp").theme.layoutStyle, engine: engine, timeZone: Self.utc)
+        let conversation = Self.corpus(800, seed: 14)
+        let first = try layouter.scrollingLayout(conversation, width: 414)
+        let list = try layouter.scrollingLayout(conversation, width: 360, reusing: first)
+        let full = try layouter.layout(conversation, width: 360)
+        var rng = SplitMix64(seed: 99)
+        for _ in 0..<50 {
+            let y = Double(rng.next() % UInt64(max(1, full.height)))
+            let rect = Rect(x: 0, y: y, width: 360, height: 700)
+            let rows = try layouter.rows(in: rect, of: list)
+            let expected = full.rows(in: rect)
+            #expect(rows.count == expected.count && !rows.isEmpty)
+            #expect(zip(rows, expected).allSatisfy { $0.content == $1.content && abs($0.frame.minY - $1.frame.minY) <= 1e-9 })
+        }
+        #expect(try layouter.rows(in: Rect(x: 0, y: full.height + 10, width: 360, height: 100), of: list).isEmpty)
+    }
+
+    @Test("a re-layout from a layout of another conversation starts afresh")
+    func otherConversation() throws {
+        let engine = FastTextEngine()
+        let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: Self.utc)
+        let a = SyntheticConversation.make(count: 300, seed: 1), b = SyntheticConversation.make(count: 200, seed: 2)
+        let list = try layouter.scrollingLayout(b, width: 414, reusing: try layouter.scrollingLayout(a, width: 375))
+        #expect(list.rowsMeasuredInFull == list.rowCount)
+        try expectSame(list, try layouter.layout(b, width: 414), layouter: layouter, tolerance: 0, "other")
+        #expect(throws: LayoutError.self) { try layouter.scrollingLayout(b, width: -1, reusing: list) }
+    }
+
+    @Test("summaries equal the layouts they summarise")
+    func summaries() throws {
+        let engine = FastTextEngine()
+        let style = LayoutStyle().text
+        for message in SyntheticConversation.make(count: 3_000, seed: 21).messages {
+            guard let text = message.text else { continue }
+            let prepared = try engine.prepare(text, style: style)
+            for width in [60.0, 180, 250, 1000] {
+                #expect(try engine.summary(prepared, maxWidth: width, maxLines: nil) == engine.layout(prepared, maxWidth: width, maxLines: nil).summary)
+            }
+            #expect(try engine.summary(prepared, maxWidth: 80, maxLines: 2) == engine.layout(prepared, maxWidth: 80, maxLines: 2).summary)
+        }
+    }
+}
