@@ -105,11 +105,11 @@ import Testing
         }
     }
 
-    @Test("a plain chat re-laid out needs almost no full measures")
+    @Test("a plain chat re-laid out needs almost no full measures (long enough to use every core)")
     func plainChatUsesTheFormula() throws {
         let engine = FastTextEngine()
         let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: Self.utc)
-        let conversation = SyntheticConversation.make(count: 2_000, seed: 3)
+        let conversation = SyntheticConversation.make(count: 9_000, seed: 3)
         let first = try layouter.scrollingLayout(conversation, width: 375)
         #expect(first.rowsMeasuredInFull == first.rowCount)
         let second = try layouter.scrollingLayout(conversation, width: 414, reusing: first)

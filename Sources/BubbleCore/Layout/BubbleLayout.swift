@@ -565,17 +565,14 @@ public struct BubbleMeasurer {
 
     /// `measure`'s layout of a prepared text summarised, found by the same search over
     /// summaries (no lines made: what a height needs). `storage` is the `PreparedText.storage`
-    /// the engine made for `text`; the text itself is asked for only if the engine needs it.
-    func measureSummary(storage: AnyObject, style textStyle: TextStyle, maxWidth: Double, balanced: Bool,
-                        text: () -> String) throws(LayoutError) -> TextSummary {
-        do {
-            return try Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lineCount, width: \.width) { (w: Double) throws(TextError) in
-                if let summary = try engine.summary(ofStorage: storage, maxWidth: w) { return summary }
-                return try engine.summary(PreparedText(text: text(), style: textStyle, storage: storage), maxWidth: w, maxLines: nil)
-            }.0
-        } catch {
-            throw .text(error)
-        }
+    /// the engine made for the text, `summarize` the engine's `storageSummarizer()`; nil when
+    /// that gives none.
+    func measureSummary(storage: AnyObject, maxWidth: Double, balanced: Bool,
+                        summarize: (AnyObject, Double) -> TextSummary?) -> TextSummary? {
+        return try? Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lineCount, width: \.width) { (w: Double) throws(TextError) in
+            guard let summary = summarize(storage, w) else { throw .invalidWidth(w) }
+            return summary
+        }.0
     }
 
     /// The layout at `maxWidth`; balanced: the one at the narrowest width that keeps its line

@@ -358,17 +358,51 @@ extension ConversationLayouter {
         list.width = width
         list.rowsMeasuredInFull = 0
         let count = previous.plan.count
-        var tops = [Double](), heights = [Double]()
+        // Heights that need no full measure (NaN: measure in full), on every core for a long
+        // conversation: rows are independent, each chunk writes its own part.
+        var heights = [Double](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let chunks = count >= 8_192 ? min(8, max(1, ProcessInfo.processInfo.activeProcessorCount)) : 1
+            // Each chunk initialises its own part of the buffer.
+            let out = Unchecked(buffer)
+            // `knownHeights` only reads the layouter, and the summarizer may be called from
+            // several threads at once (`TextEngine.storageSummarizer`).
+            let me = Unchecked(self)
+            let summarize = Unchecked(measurer.engine.storageSummarizer())
+            DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                let range = (count * c / chunks)..<(count * (c + 1) / chunks)
+                me.value.knownHeights(range, of: previous, width: width, summarize: summarize.value, into: out.value)
+            }
+            initialized = count
+        }
+        for i in 0..<count where heights[i].isNaN { heights[i] = try rowHeight(i, of: &list) }
+        var tops = [Double]()
         tops.reserveCapacity(count)
-        heights.reserveCapacity(count)
         var bottom = 0.0
+        for i in 0..<count {
+            let planned = previous.plan[i]
+            let spacing = planned.kind == .message && planned.has(PlannedRow.grouped) ? style.groupedSpacing : style.rowSpacing
+            let top = i == 0 ? 0 : bottom + spacing
+            tops.append(top)
+            bottom = top + heights[i]
+        }
+        list.tops = tops
+        list.heights = heights
+        list.height = bottom
+        return list
+    }
+
+    /// The heights of rows `range` at `width` that need no full measure, into `out` (NaN for
+    /// the others). Reads only; safe to run on several threads for disjoint ranges.
+    private func knownHeights(_ range: Range<Int>, of previous: ScrollingLayout, width: Double,
+                              summarize: (AnyObject, Double) -> TextSummary?, into out: UnsafeMutableBufferPointer<Double>) {
+        let style = measurer.style
         let labelRoom = max(1, width * style.maxWidthShare)   // day separators and system lines
         let avatarColumn = shows(style.avatars, group: previous.isGroup)
         let was = RowRooms(width: previous.width, style: style, avatarColumn: avatarColumn)
         let now = RowRooms(width: width, style: style, avatarColumn: avatarColumn)
-        try previous.quick.withUnsafeBufferPointer { (quick) throws(LayoutError) in
-            try previous.conversation.messages.withUnsafeBufferPointer { (messages) throws(LayoutError) in
-                for i in 0..<count {
+        previous.quick.withUnsafeBufferPointer { quick in
+            previous.conversation.messages.withUnsafeBufferPointer { messages in
+                for i in range {
                     let planned = previous.plan[i]
                     let k = Int(planned.index)
                     var h: Double?
@@ -378,32 +412,23 @@ extension ConversationLayouter {
                     case .system:
                         if quick[k].systemNeed <= labelRoom { h = previous.heights[i] }
                     case .message:
-                        h = try messageHeight(quick.baseAddress! + k, messages.baseAddress! + k, planned,
-                                              previous: previous.heights[i], was: was, now: now)
+                        h = messageHeight(quick.baseAddress! + k, messages.baseAddress! + k, planned,
+                                          previous: previous.heights[i], was: was, now: now, summarize: summarize)
                     case .typing:
                         break
                     }
-                    let rowHeight: Double
-                    if let h { rowHeight = h } else { rowHeight = try self.rowHeight(i, of: &list) }
-                    let spacing = planned.kind == .message && planned.has(PlannedRow.grouped) ? style.groupedSpacing : style.rowSpacing
-                    let top = i == 0 ? 0 : bottom + spacing
-                    tops.append(top)
-                    heights.append(rowHeight)
-                    bottom = top + rowHeight
+                    (out.baseAddress! + i).initialize(to: h ?? .nan)
                 }
             }
         }
-        list.tops = tops
-        list.heights = heights
-        list.height = bottom
-        return list
     }
 
     /// A message row's height at `now`'s width without measuring it in full, or nil: the
     /// previous height when its texts keep their lines and its photos their size (what a
     /// vertical layout depends on), else the formula when it applies.
     private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
-                               previous: Double, was: RowRooms, now: RowRooms) throws(LayoutError) -> Double? {
+                               previous: Double, was: RowRooms, now: RowRooms,
+                               summarize: (AnyObject, Double) -> TextSummary?) -> Double? {
         guard q.pointee.known, q.pointee.needRow <= now.row else { return nil }
         let style = measurer.style
         let direction = message.pointee.direction
@@ -422,7 +447,7 @@ extension ConversationLayouter {
            photosKeepTheirSize(message.pointee.images, was: was.bubble(direction), now: maxBubble) {
             return previous
         }
-        return q.pointee.usable ? try quickHeight(q, message, planned, maxBubble: maxBubble) : nil
+        return q.pointee.usable ? quickHeight(q, message, planned, maxBubble: maxBubble, summarize: summarize) : nil
     }
 
     /// Photos are as large in a bubble at most `now` wide as at most `was` wide.
@@ -466,23 +491,18 @@ extension ConversationLayouter {
     /// `record` found `usable`, whose labels fit): the same arithmetic, in the same order, as
     /// `BubbleMeasurer.layout` and `BubbleLayout.maxY`, with the text's summary for its lines.
     private func quickHeight(_ quick: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
-                             maxBubble: Double) throws(LayoutError) -> Double {
+                             maxBubble: Double, summarize: (AnyObject, Double) -> TextSummary?) -> Double? {
         let style = measurer.style
         let q = quick.pointee   // no references: a copy is free
         let padding = style.padding(for: message.pointee.direction)
         let maxText = max(1, maxBubble - padding.horizontal)
         var text = TextLayout.empty.summary
         if let storage = q.storage {
-            do {
-                text = try storage._withUnsafeGuaranteedRef { object in
-                    try measurer.measureSummary(storage: object, style: style.text, maxWidth: maxText,
-                                                balanced: style.widthMode == .balanced) { message.pointee.text ?? "" }
-                }
-            } catch let error as LayoutError {
-                throw error
-            } catch {
-                preconditionFailure("measureSummary throws LayoutError only")
-            }
+            // Not retained: the layout's memo holds it (`QuickBubble.storage`).
+            guard let summary = storage._withUnsafeGuaranteedRef({ object in
+                measurer.measureSummary(storage: object, maxWidth: maxText, balanced: style.widthMode == .balanced, summarize: summarize)
+            }) else { return nil }
+            text = summary
         }
         var imageSize: Size?
         if message.pointee.images.count == 1 {
@@ -525,4 +545,10 @@ extension ConversationLayouter {
         }
         return maxY
     }
+}
+
+/// A value handed to other threads where the compiler cannot tell it is safe: each use says why.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

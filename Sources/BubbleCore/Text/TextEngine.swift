@@ -149,10 +149,17 @@ public protocol TextEngine: AnyObject {
     /// `summary` (no line limit) of the text whose `PreparedText.storage` this engine made,
     /// from the storage alone; nil (the default) when the engine needs the whole `PreparedText`.
     func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary?
+    /// `summary(ofStorage:maxWidth:)` as a function for many calls in a row (what it reads
+    /// from shared state, read once), nil where it returns nil; invalid widths give nil. The
+    /// function may be called from several threads at once.
+    func storageSummarizer() -> (AnyObject, Double) -> TextSummary?
 }
 
 extension TextEngine {
     public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
+    public func storageSummarizer() -> (AnyObject, Double) -> TextSummary? {
+        { [self] storage, width in try? summary(ofStorage: storage, maxWidth: width) }
+    }
 
     public func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
         try layout(prepared, maxWidth: maxWidth, maxLines: maxLines).summary

@@ -114,6 +114,20 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return try summary(unsafeDowncast(storage, to: FastStorage.self), maxWidth: maxWidth, maxLines: nil)
     }
 
+    /// `summary(ofStorage:maxWidth:)` for many texts in a row: the line metrics are read once.
+    public func storageSummarizer() -> (AnyObject, Double) -> TextSummary? {
+        let table = { lock.lock(); defer { lock.unlock() }; return shaper.metrics }()
+        return { [self] object, maxWidth in
+            guard type(of: object) == FastStorage.self, maxWidth.isFinite, maxWidth > 0 else { return nil }
+            let storage = unsafeDowncast(object, to: FastStorage.self)
+            guard storage.delegated == nil else { return try? summary(storage, maxWidth: maxWidth, maxLines: nil) }
+            let units = (maxWidth * Double(PANGO_SCALE)).rounded(.down)   // PangoTextEngine.pangoWidth
+            var sink = FastSummarySink(style: storage.context.style)
+            fill(storage, width: units >= Double(Int32.max) ? Int32.max : Int32(units), maxLines: nil, sink: &sink, metrics: table)
+            return sink.summary(truncated: false)
+        }
+    }
+
     private func summary(_ storage: FastStorage, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
         let units = try PangoTextEngine.pangoWidth(maxWidth)
         let width = units == -1 ? Int32.max : units
@@ -465,11 +479,18 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// Greedy line filling: each line of `storage` in `width` Pango units handed to `lines`, up to
     /// one more than `maxLines` (which tells the text was cut).
-    func fill<Sink: FastLineSink>(_ storage: FastStorage, width: Int32, maxLines: Int?, sink lines: inout Sink) {
+    /// `table`: the shaper's line metrics as read before (it only grows; read again when a
+    /// segment names a class it does not have yet); nil: read now.
+    func fill<Sink: FastLineSink>(_ storage: FastStorage, width: Int32, maxLines: Int?, sink lines: inout Sink,
+                                  metrics table: [FastLineMetrics]? = nil) {
         let count = storage.count
         guard count > 0 else { return }
-        let metrics = shaperMetrics(storage.context)
-        let primary = metrics.primary
+        var known = table ?? shaperMetrics(storage.context).table
+        func metricClass(_ i: UInt8) -> FastLineMetrics {
+            if Int(i) >= known.count { known = shaperMetrics(storage.context).table }
+            return known[Int(i)]
+        }
+        let primary = metricClass(storage.context.primaryMetric)
         let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
         storage.withSegments { segs in
             var k = 0
@@ -479,7 +500,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                 var lineStart = paragraphStart, lineEnd = paragraphStart, contentEnd = paragraphStart
                 var w: Int64 = 0, pending: Int64 = 0
                 var has = false
-                var metric = metrics.table[Int(segs[k].metric)]
+                var metric = metricClass(segs[k].metric)
                 let rtl = segs[k].rightToLeft
                 func emit() {
                     lines.append(FastLine(start: lineStart, end: lineEnd, contentEnd: contentEnd, width: Int32(clamping: w),
@@ -488,7 +509,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                 var segStart = paragraphStart
                 while k < count {
                     let s = segs[k]
-                    let content = Int64(s.content), m = metrics.table[Int(s.metric)]
+                    let content = Int64(s.content), m = metricClass(s.metric)
                     let segEnd = s.end - s.separatorLength
                     if has && w + pending + content > Int64(width) {
                         emit()
@@ -499,7 +520,8 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     if content > Int64(width) {
                         // Alone wider than the line (so it starts a line): break it between
                         // grapheme clusters; its trailing spaces still hang.
-                        let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft)
+                        let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft,
+                                                       paragraphStart: paragraphStart)
                         let contentLimit = storage.contentEnd(segStart, segEnd)
                         metric = has ? metric.union(m) : m
                         var previous = segStart
@@ -609,9 +631,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     }
 
     /// Grapheme-cluster advances of one segment (re-shaped from the cache when needed).
-    func graphemeWidths(_ storage: FastStorage, segmentStart: Int, segmentEnd: Int, rtl: Bool) -> [(end: Int32, width: Int32)] {
+    func graphemeWidths(_ storage: FastStorage, segmentStart: Int, segmentEnd: Int, rtl: Bool,
+                        paragraphStart: Int? = nil) -> [(end: Int32, width: Int32)] {
         lock.lock(); defer { lock.unlock() }
-        let shape = segmentShape(storage, segmentStart, segmentEnd, rtl: rtl)
+        let shape = segmentShape(storage, segmentStart, segmentEnd, rtl: rtl, paragraphStart: paragraphStart)
         return storage.withText { bytes in
             shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[segmentStart..<segmentEnd]))
         }
@@ -619,10 +642,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// The cached shape of bytes `start..<end` of the storage's text (a segment without its
     /// separator), as `prepare` looked it up. The caller holds the lock.
-    func segmentShape(_ storage: FastStorage, _ start: Int, _ end: Int, rtl: Bool) -> FastSegmentShape {
+    func segmentShape(_ storage: FastStorage, _ start: Int, _ end: Int, rtl: Bool, paragraphStart: Int? = nil) -> FastSegmentShape {
         storage.withText { bytes in
             shaper.shape(bytes, segment: start..<end,
-                         prefix: Self.scriptPrefix(bytes, start, end, paragraphStart: Self.paragraphStart(bytes, before: start)),
+                         prefix: Self.scriptPrefix(bytes, start, end, paragraphStart: paragraphStart ?? Self.paragraphStart(bytes, before: start)),
                          context: Self.isSeparator(bytes, end) ? nil : Self.spaceContext(bytes, start, end),
                          rtl: rtl, style: storage.context)
         }
