@@ -109,27 +109,68 @@ struct PlannedRow: Sendable {
 /// room at least that wide), and for the height formula the bubble's top, the lowest edge above
 /// it and the heights of the labels that follow it.
 struct QuickBubble: @unchecked Sendable {
-    /// Every label (and the reply snippet) is one line at its natural width: at a width where
-    /// they all still fit, the row height changes only with the main text and the photos.
-    var known = false
-    /// The height formula applies: a text bubble, maybe with one photo; no reply, not emoji-only.
-    var usable = false
-    var hasStatus = false, failed = false, avatar = false, beside = false, inside = false, emojiOnly = false
-    var textRightToLeft = false
-    var top = 0.0
-    var aboveMaxY = -Double.infinity
-    var statusHeight = 0.0, besideHeight = 0.0
-    var insideWidth = 0.0, insideHeight = 0.0
-    /// Widest one-line label whose room comes from the row (time above or below, reactions,
-    /// status, time beside); the sender's name (room: the widest bubble); the reply snippet.
-    var needRow = 0.0, needBubble = 0.0, needReply = 0.0
-    /// The main text's natural width when it is one line (infinite when it wraps; 0 without text).
+    // Kept small (72 bytes): a re-layout streams through one of these per message. Flags in
+    // one word; label widths as Float rounded up (they are only compared with a room, so a
+    // wider figure can only send a row to a full measure); heights as Float when exact.
+    private var bits: UInt16 = 0
+    private var needs: (row: Float, bubble: Float, reply: Float, separator: Float, system: Float) = (0, 0, 0, .infinity, .infinity)
+    private var heights: (top: Float, aboveMaxY: Float, status: Float, beside: Float, inside: Float) = (0, -.infinity, 0, 0, 0)
+    /// The main text's natural width when it is one line (infinite when it wraps; 0 without
+    /// text), and the time inside's: exact, they decide where that time goes.
     var textWidth = 0.0
-    /// The separator row before the message (or a system message's own line): natural width.
-    var separatorNeed = Double.infinity, systemNeed = Double.infinity
+    var insideWidth = 0.0
     /// The message text's prepared storage, not retained: the message's `BubbleMemo` in the
     /// same layout holds it for as long as this exists (a re-layout touches it only to read).
     var storage: Unmanaged<AnyObject>?
+
+    private func bit(_ n: UInt16) -> Bool { bits & (1 << n) != 0 }
+    private mutating func set(_ n: UInt16, _ on: Bool) { if on { bits |= 1 << n } else { bits &= ~(1 << n) } }
+
+    /// Every label (and the reply snippet) is one line at its natural width: at a width where
+    /// they all still fit, the row height changes only with the main text and the photos.
+    var known: Bool { get { bit(0) } set { set(0, newValue) } }
+    /// The height formula applies: a text bubble, maybe with one photo; no reply, not
+    /// emoji-only; its heights are exact as kept.
+    var usable: Bool { get { bit(1) && !bit(12) } set { set(1, newValue) } }
+    var hasStatus: Bool { get { bit(2) } set { set(2, newValue) } }
+    var failed: Bool { get { bit(3) } set { set(3, newValue) } }
+    var avatar: Bool { get { bit(4) } set { set(4, newValue) } }
+    var beside: Bool { get { bit(5) } set { set(5, newValue) } }
+    var inside: Bool { get { bit(6) } set { set(6, newValue) } }
+    var emojiOnly: Bool { get { bit(7) } set { set(7, newValue) } }
+    var textRightToLeft: Bool { get { bit(8) } set { set(8, newValue) } }
+    /// The message's direction and whether it has photos (so a re-layout need not read it).
+    var incoming: Bool { get { bit(9) } set { set(9, newValue) } }
+    var hasImages: Bool { get { bit(10) } set { set(10, newValue) } }
+
+    /// Widest one-line label whose room comes from the row (time above or below, reactions,
+    /// status, time beside); the sender's name (room: the widest bubble); the reply snippet;
+    /// the separator row before the message (or a system message's own line).
+    var needRow: Double { get { Double(needs.row) } set { needs.row = Self.up(newValue) } }
+    var needBubble: Double { get { Double(needs.bubble) } set { needs.bubble = Self.up(newValue) } }
+    var needReply: Double { get { Double(needs.reply) } set { needs.reply = Self.up(newValue) } }
+    var separatorNeed: Double { get { Double(needs.separator) } set { needs.separator = Self.up(newValue) } }
+    var systemNeed: Double { get { Double(needs.system) } set { needs.system = Self.up(newValue) } }
+
+    /// The bubble's top, the lowest edge above it, the heights of the labels after it.
+    var top: Double { get { Double(heights.top) } set { heights.top = exact(newValue) } }
+    var aboveMaxY: Double { get { Double(heights.aboveMaxY) } set { heights.aboveMaxY = exact(newValue) } }
+    var statusHeight: Double { get { Double(heights.status) } set { heights.status = exact(newValue) } }
+    var besideHeight: Double { get { Double(heights.beside) } set { heights.beside = exact(newValue) } }
+    var insideHeight: Double { get { Double(heights.inside) } set { heights.inside = exact(newValue) } }
+
+    /// `x` as a Float; the formula is off when that is not exactly `x`.
+    private mutating func exact(_ x: Double) -> Float {
+        let f = Float(x)
+        if Double(f) != x { set(12, true) }
+        return f
+    }
+
+    /// The smallest Float not below `x`.
+    static func up(_ x: Double) -> Float {
+        let f = Float(x)
+        return Double(f) >= x ? f : f.nextUp
+    }
 
     /// Natural width of a one-line label (infinite when it wrapped or was cut).
     static func natural(_ text: TextLayout) -> Double {
@@ -308,6 +349,8 @@ extension ConversationLayouter {
         guard message.kind == .message else { return }
         let hasText = !(message.text ?? "").isEmpty
         q.emojiOnly = bubble.emojiOnly
+        q.incoming = message.direction == .incoming
+        q.hasImages = !message.images.isEmpty
         q.textWidth = hasText ? QuickBubble.natural(bubble.text) : 0
         q.textRightToLeft = bubble.text.lines.last?.isRightToLeft ?? false
         q.storage = memo?.storage.map { Unmanaged.passUnretained($0) }
@@ -431,7 +474,7 @@ extension ConversationLayouter {
                                summarize: (AnyObject, Double) -> TextSummary?) -> Double? {
         guard q.pointee.known, q.pointee.needRow <= now.row else { return nil }
         let style = measurer.style
-        let direction = message.pointee.direction
+        let direction: Direction = q.pointee.incoming ? .incoming : .outgoing
         let maxBubble = now.bubble(direction)
         guard q.pointee.needBubble <= maxBubble, q.pointee.needReply <= max(1, maxBubble - style.replyPadding.horizontal) else { return nil }
         let padding = q.pointee.emojiOnly ? .zero : style.padding(for: direction)
@@ -444,7 +487,7 @@ extension ConversationLayouter {
         }
         // One line before and now (the memo may be from another width than the previous one).
         if q.pointee.textWidth <= maxText, q.pointee.textWidth <= wasText, !q.pointee.inside || timeFitsAfter(wasText) == timeFitsAfter(maxText),
-           photosKeepTheirSize(message.pointee.images, was: was.bubble(direction), now: maxBubble) {
+           !q.pointee.hasImages || photosKeepTheirSize(message.pointee.images, was: was.bubble(direction), now: maxBubble) {
             return previous
         }
         return q.pointee.usable ? quickHeight(q, message, planned, maxBubble: maxBubble, summarize: summarize) : nil
@@ -494,7 +537,7 @@ extension ConversationLayouter {
                              maxBubble: Double, summarize: (AnyObject, Double) -> TextSummary?) -> Double? {
         let style = measurer.style
         let q = quick.pointee   // no references: a copy is free
-        let padding = style.padding(for: message.pointee.direction)
+        let padding = style.padding(for: q.incoming ? .incoming : .outgoing)
         let maxText = max(1, maxBubble - padding.horizontal)
         var text = TextLayout.empty.summary
         if let storage = q.storage {
@@ -505,7 +548,7 @@ extension ConversationLayouter {
             text = summary
         }
         var imageSize: Size?
-        if message.pointee.images.count == 1 {
+        if q.hasImages, message.pointee.images.count == 1 {
             imageSize = measurer.photoSize(message.pointee.images[0], maxWidth: max(1, maxBubble - style.imageInset.horizontal)).size
         }
         var height = 0.0
