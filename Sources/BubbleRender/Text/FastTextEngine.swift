@@ -116,14 +116,13 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// `summary(ofStorage:maxWidth:)` for many texts in a row: the line metrics are read once.
     public func storageSummarizer() -> (AnyObject, Double) -> TextSummary? {
-        let table = { lock.lock(); defer { lock.unlock() }; return shaper.metrics }()
-        return { [self] object, maxWidth in
+        { [self] object, maxWidth in
             guard type(of: object) == FastStorage.self, maxWidth.isFinite, maxWidth > 0 else { return nil }
             let storage = unsafeDowncast(object, to: FastStorage.self)
             guard storage.delegated == nil else { return try? summary(storage, maxWidth: maxWidth, maxLines: nil) }
             let units = (maxWidth * Double(PANGO_SCALE)).rounded(.down)   // PangoTextEngine.pangoWidth
             var sink = FastSummarySink(style: storage.context.style)
-            fill(storage, width: units >= Double(Int32.max) ? Int32.max : Int32(units), maxLines: nil, sink: &sink, metrics: table)
+            fill(storage, width: units >= Double(Int32.max) ? Int32.max : Int32(units), maxLines: nil, sink: &sink)
             return sink.summary(truncated: false)
         }
     }
@@ -479,17 +478,13 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// Greedy line filling: each line of `storage` in `width` Pango units handed to `lines`, up to
     /// one more than `maxLines` (which tells the text was cut).
-    /// `table`: the shaper's line metrics as read before (it only grows; read again when a
-    /// segment names a class it does not have yet); nil: read now.
-    func fill<Sink: FastLineSink>(_ storage: FastStorage, width: Int32, maxLines: Int?, sink lines: inout Sink,
-                                  metrics table: [FastLineMetrics]? = nil) {
+    /// Needs no lock: the storage is immutable, and the line-metrics classes it names were
+    /// written before it was made (`FastShaper.metricTable`).
+    func fill<Sink: FastLineSink>(_ storage: FastStorage, width: Int32, maxLines: Int?, sink lines: inout Sink) {
         let count = storage.count
         guard count > 0 else { return }
-        var known = table ?? shaperMetrics(storage.context).table
-        func metricClass(_ i: UInt8) -> FastLineMetrics {
-            if Int(i) >= known.count { known = shaperMetrics(storage.context).table }
-            return known[Int(i)]
-        }
+        let table = shaper.metricTable
+        func metricClass(_ i: UInt8) -> FastLineMetrics { table[Int(i)] }
         let primary = metricClass(storage.context.primaryMetric)
         let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
         storage.withSegments { segs in
@@ -622,12 +617,6 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         result.width = Int32(clamping: w + Int64(ellipsis))
         result.metric = metric
         return result
-    }
-
-    private func shaperMetrics(_ context: FastStyleContext) -> (table: [FastLineMetrics], primary: FastLineMetrics) {
-        lock.lock(); defer { lock.unlock() }
-        let primary = context.primaryMetric
-        return (shaper.metrics, shaper.metrics[Int(primary)])
     }
 
     /// Grapheme-cluster advances of one segment (re-shaped from the cache when needed).

@@ -275,6 +275,9 @@ final class FastShaper {
     private(set) var fonts: [FastFont] = []
     private var fontIndex: [UnsafeMutablePointer<PangoFont>: Int32] = [:]
     @exclusivity(unchecked) private(set) var metrics: [FastLineMetrics] = []
+    /// `metrics` in a buffer that never moves (room for every class): a layout reads entry `i`
+    /// without the lock once it holds a prepared text naming class `i` (written before it).
+    let metricTable = UnsafeMutablePointer<FastLineMetrics>.allocate(capacity: FastTextEngine.metricClassLimit)
     private var metricIndex: [FastLineMetrics: UInt8] = [:]
     private var styles: [TextStyle: FastStyleContext] = [:]
     private var glyphs: UnsafeMutablePointer<PangoGlyphString>
@@ -284,6 +287,7 @@ final class FastShaper {
         glyphs = pango_glyph_string_new()
     }
     deinit {
+        metricTable.deallocate()
         pango_glyph_string_free(glyphs)
         scratch.deallocate()
     }
@@ -439,6 +443,7 @@ final class FastShaper {
         guard metrics.count < FastTextEngine.metricClassLimit else { return UInt8(FastTextEngine.metricClassLimit) }
         let id = UInt8(metrics.count)
         metrics.append(m)
+        (metricTable + Int(id)).initialize(to: m)
         metricIndex[m] = id
         return id
     }
