@@ -81,7 +81,8 @@ func scrollingPhases(layouter: ConversationLayouter, base: Conversation, extra: 
             shown += try layouter.rows(in: Rect(x: 0, y: y, width: secondWidth, height: 800), of: second).count
         }
     }
-    let measuredInFull = "\(second.rowsMeasuredInFull) of \(second.rowCount) rows", bytes = second.bytesPerMessage
+    let measuredInFull = "\(second.rowsMeasuredInFull) of \(second.rowCount) rows measured in full, \(second.rowsByFormula) by the formula, the rest kept",
+        bytes = second.bytesPerMessage
     // Appends: the first one (untimed) copies what the layout shares with `base` and the
     // previous layouts; the others are what a chat that keeps receiving messages pays.
     list = try layouter.scrollingLayout(Conversation(), width: firstWidth)
@@ -90,7 +91,7 @@ func scrollingPhases(layouter: ConversationLayouter, base: Conversation, extra: 
     return (["scrolling first layout": first, "scrolling re-layout": relayout, "scrolling re-layout cpu": relayoutCPU,
              "scrolling append": append,
              "scrolling window (µs per 800-pt window)": visible, "scrolling bytes/message": bytes],
-            ["scrolling re-layout measured in full": measuredInFull,
+            ["scrolling re-layout rows": measuredInFull,
              "scrolling rows per window": String(format: "%.1f", Double(shown) / Double(windows))])
 }
 

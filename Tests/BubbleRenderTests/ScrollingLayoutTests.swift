@@ -115,6 +115,9 @@ import Testing
         let second = try layouter.scrollingLayout(conversation, width: 414, reusing: first)
         // Photos whose size is unusable and emoji-only lines are the only full measures.
         #expect(second.rowsMeasuredInFull * 50 < second.rowCount, "\(second.rowsMeasuredInFull) of \(second.rowCount)")
+        // Both shortcuts are taken: wrapped texts by the formula, one-line ones kept.
+        #expect(second.rowsByFormula > second.rowCount / 5 && second.rowsByFormula < second.rowCount * 4 / 5,
+                "\(second.rowsByFormula) of \(second.rowCount) by the formula")
         try expectSame(second, try layouter.layout(conversation, width: 414), layouter: layouter, tolerance: 1e-9, "plain")
     }
 

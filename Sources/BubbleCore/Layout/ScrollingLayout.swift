@@ -27,6 +27,9 @@ public struct ScrollingLayout: Sendable {
     /// Rows the last re-layout measured in full (the others took the height formula or kept a
     /// label's height); every row for a first layout.
     public internal(set) var rowsMeasuredInFull = 0
+    /// Rows the last re-layout found by the height formula (the rest of those not measured in
+    /// full kept their height).
+    public internal(set) var rowsByFormula = 0
     var tops: [Double] = []
     var heights: [Double] = []
     var plan: [PlannedRow] = []
@@ -411,10 +414,13 @@ extension ConversationLayouter {
             // several threads at once (`TextEngine.storageSummarizer`).
             let me = Unchecked(self)
             let summarize = Unchecked(measurer.engine.storageSummarizer())
+            let formulaCounts = Unchecked(UnsafeMutableBufferPointer<Int>.allocate(capacity: chunks))
+            defer { formulaCounts.value.deallocate() }
             DispatchQueue.concurrentPerform(iterations: chunks) { c in
                 let range = (count * c / chunks)..<(count * (c + 1) / chunks)
-                me.value.knownHeights(range, of: previous, width: width, summarize: summarize.value, into: out.value)
+                formulaCounts.value[c] = me.value.knownHeights(range, of: previous, width: width, summarize: summarize.value, into: out.value)
             }
+            list.rowsByFormula = formulaCounts.value.reduce(0, +)
             initialized = count
         }
         for i in 0..<count where heights[i].isNaN { heights[i] = try rowHeight(i, of: &list) }
@@ -437,7 +443,8 @@ extension ConversationLayouter {
     /// The heights of rows `range` at `width` that need no full measure, into `out` (NaN for
     /// the others). Reads only; safe to run on several threads for disjoint ranges.
     private func knownHeights(_ range: Range<Int>, of previous: ScrollingLayout, width: Double,
-                              summarize: (AnyObject, Double) -> TextSummary?, into out: UnsafeMutableBufferPointer<Double>) {
+                              summarize: (AnyObject, Double) -> TextSummary?, into out: UnsafeMutableBufferPointer<Double>) -> Int {
+        var byFormula = 0
         let style = measurer.style
         let labelRoom = max(1, width * style.maxWidthShare)   // day separators and system lines
         let avatarColumn = shows(style.avatars, group: previous.isGroup)
@@ -456,7 +463,8 @@ extension ConversationLayouter {
                         if quick[k].systemNeed <= labelRoom { h = previous.heights[i] }
                     case .message:
                         h = messageHeight(quick.baseAddress! + k, messages.baseAddress! + k, planned,
-                                          previous: previous.heights[i], was: was, now: now, summarize: summarize)
+                                          previous: previous.heights[i], was: was, now: now, summarize: summarize,
+                                          byFormula: &byFormula)
                     case .typing:
                         break
                     }
@@ -464,6 +472,7 @@ extension ConversationLayouter {
                 }
             }
         }
+        return byFormula
     }
 
     /// A message row's height at `now`'s width without measuring it in full, or nil: the
@@ -471,7 +480,7 @@ extension ConversationLayouter {
     /// vertical layout depends on), else the formula when it applies.
     private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
                                previous: Double, was: RowRooms, now: RowRooms,
-                               summarize: (AnyObject, Double) -> TextSummary?) -> Double? {
+                               summarize: (AnyObject, Double) -> TextSummary?, byFormula: inout Int) -> Double? {
         guard q.pointee.known, q.pointee.needRow <= now.row else { return nil }
         let style = measurer.style
         let direction: Direction = q.pointee.incoming ? .incoming : .outgoing
@@ -490,7 +499,9 @@ extension ConversationLayouter {
            !q.pointee.hasImages || photosKeepTheirSize(message.pointee.images, was: was.bubble(direction), now: maxBubble) {
             return previous
         }
-        return q.pointee.usable ? quickHeight(q, message, planned, maxBubble: maxBubble, summarize: summarize) : nil
+        guard q.pointee.usable, let height = quickHeight(q, message, planned, maxBubble: maxBubble, summarize: summarize) else { return nil }
+        byFormula += 1
+        return height
     }
 
     /// Photos are as large in a bubble at most `now` wide as at most `was` wide.
