@@ -134,7 +134,10 @@ import Testing
             for m in conversation.messages.dropFirst(200) { try layouter.append(m, to: &list) }
             var whole = conversation
             whole.typing = []
-            try expectSame(list, try layouter.layout(whole, width: 375), layouter: layouter, tolerance: 0, name)
+            try expectSame(list, try layouter.layout(whole, width: 375), layouter: layouter, tolerance: 0, "\(name), appended")
+            // A re-layout of the appended list (its own conversation) and back.
+            list = try layouter.scrollingLayout(try layouter.scrollingLayout(list, width: 320), width: 375)
+            try expectSame(list, try layouter.layout(whole, width: 375), layouter: layouter, tolerance: 1e-9, name)
             #expect(list.conversation.messages.count == conversation.messages.count)
         }
     }

@@ -223,6 +223,11 @@ extension ConversationLayouter {
         return list
     }
 
+    /// `list`'s conversation re-laid out at `width` (a resized list).
+    public func scrollingLayout(_ list: ScrollingLayout, width: Double) throws(LayoutError) -> ScrollingLayout {
+        try scrollingLayout(list.conversation, width: width, reusing: list)
+    }
+
     /// Adds one message at the end (after a typing indicator, as `append(_:to:)` on a full
     /// layout does): one message measured; the previous bubble may lose its tail, and the last
     /// outgoing one its status (that row gets shorter and the rows after it move up).
