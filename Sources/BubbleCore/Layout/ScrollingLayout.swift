@@ -4,15 +4,15 @@ import Foundation
 /// full geometry (`LayoutRow`) only of the rows asked for — the visible ones
 /// (`ConversationLayouter.rows(in:of:)`).
 ///
-/// A re-layout at another width (a resized window, `scrollingLayout(_:width:reusing:)`) finds
-/// every row's new height from what the previous layout kept, mostly by arithmetic: a text
-/// bubble's height needs its line count and last line (`TextEngine.summary`, no lines made),
-/// and labels that fit their room (times, names, status, day separators) keep their heights.
-/// What does not fit that pattern (replies, photo grids, emoji-only messages, labels that
-/// wrap) is measured in full.
+/// A re-layout at another width (a resized window, `scrollingLayout(_:width:)`) finds every
+/// row's new height from what the previous layout kept: a row whose texts keep their lines and
+/// photos their size keeps its height; a text bubble's height otherwise needs only its line
+/// count and last line (`TextEngine.summary`, no lines made) put through the bubble's
+/// arithmetic. What neither covers (a reply snippet or a label that wraps, a photo grid or an
+/// emoji-only line that changes size, typing) is measured in full.
 ///
 ///     var list = try layouter.scrollingLayout(conversation, width: 375)
-///     list = try layouter.scrollingLayout(conversation, width: 414, reusing: list)
+///     list = try layouter.scrollingLayout(list, width: 414)
 ///     let visible = try layouter.rows(in: Rect(x: 0, y: scrollY, width: 414, height: 800), of: list)
 ///
 /// Its rows are those `layout(_:width:)` makes. Built by appending (the first layout) the
@@ -24,8 +24,8 @@ public struct ScrollingLayout: Sendable {
     public internal(set) var height: Double = 0
     /// The conversation laid out (appends add to it).
     public internal(set) var conversation: Conversation
-    /// Rows the last re-layout measured in full (the others took the height formula or kept a
-    /// label's height); every row for a first layout.
+    /// Rows measured in full since the last re-layout began (the others took the height
+    /// formula or kept their height); a first layout and appends measure every row they add.
     public internal(set) var rowsMeasuredInFull = 0
     /// Rows the last re-layout found by the height formula (the rest of those not measured in
     /// full kept their height).
