@@ -83,11 +83,11 @@ func scrollingPhases(layouter: ConversationLayouter, base: Conversation, extra: 
     }
     let measuredInFull = "\(second.rowsMeasuredInFull) of \(second.rowCount) rows measured in full, \(second.rowsByFormula) by the formula, the rest kept",
         bytes = second.bytesPerMessage
-    // Appends: the first one (untimed) copies what the layout shares with `base` and the
-    // previous layouts; the others are what a chat that keeps receiving messages pays.
+    // Appends, with room reserved first (untimed: it copies the messages the layout shares with
+    // `base`), as a chat that keeps receiving messages does.
     list = try layouter.scrollingLayout(Conversation(), width: firstWidth)
-    try layouter.append(extra.first!, to: &second)
-    let append = try timed(extra.count - 1) { for m in extra.dropFirst() { try layouter.append(m, to: &second) } }
+    second.reserveCapacity(second.conversation.messages.count + extra.count)
+    let append = try timed(extra.count) { for m in extra { try layouter.append(m, to: &second) } }
     return (["scrolling first layout": first, "scrolling re-layout": relayout, "scrolling re-layout cpu": relayoutCPU,
              "scrolling append": append,
              "scrolling window (µs per 800-pt window)": visible, "scrolling bytes/message": bytes],
@@ -407,7 +407,7 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
                  "scrolling re-layout": "≤ 0.5 µs (row frames; full rows on demand)",
                  "scrolling re-layout cpu": "CPU time of all threads",
                  "scrolling first layout": "(prepared texts already made by the first layout above)",
-                 "scrolling append": ""]
+                 "scrolling append": "(texts already prepared by the append above)"]
     let names = ["scrolling re-layout": "scroll re-lay.", "scrolling re-layout cpu": "  … CPU",
                  "scrolling first layout": "scroll first", "scrolling append": "scroll append"]
     for phase in ["first layout", "re-layout", "append", "scrolling re-layout", "scrolling re-layout cpu",

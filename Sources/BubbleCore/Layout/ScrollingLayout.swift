@@ -80,6 +80,15 @@ public struct ScrollingLayout: Sendable {
         return Double(perRow * tops.count + perMessage * quick.count) / Double(messages)
     }
 
+    /// Room for `messages` messages in all (and their rows), so that appends up to there do
+    /// not grow any array (a growth copies the whole conversation once).
+    public mutating func reserveCapacity(_ messages: Int) {
+        let rows = messages + messages / 8 + conversation.typing.count
+        conversation.messages.reserveCapacity(messages)
+        plan.reserveCapacity(rows); tops.reserveCapacity(rows); heights.reserveCapacity(rows)
+        quick.reserveCapacity(messages); memos.items.reserveCapacity(messages)
+    }
+
     mutating func appendRow(_ row: PlannedRow, height rowHeight: Double, spacing: Double) {
         let top = tops.isEmpty ? 0 : height + spacing
         plan.append(row)
@@ -213,11 +222,9 @@ extension ConversationLayouter {
         }
         var list = ScrollingLayout(width: width, conversation: conversation)
         let count = conversation.messages.count
-        list.plan.reserveCapacity(count + count / 8 + conversation.typing.count)
-        list.tops.reserveCapacity(count + count / 8 + conversation.typing.count)
-        list.heights.reserveCapacity(count + count / 8 + conversation.typing.count)
-        list.quick.reserveCapacity(count)
-        list.memos.items.reserveCapacity(count)
+        let rows = count + count / 8 + conversation.typing.count
+        list.plan.reserveCapacity(rows); list.tops.reserveCapacity(rows); list.heights.reserveCapacity(rows)
+        list.quick.reserveCapacity(count); list.memos.items.reserveCapacity(count)
         for k in conversation.messages.indices { try add(conversation.messages[k], index: k, to: &list) }
         for (t, sender) in conversation.typing.enumerated() { try addTyping(sender, index: t, to: &list) }
         return list
