@@ -125,8 +125,17 @@ import Testing
             var whole = conversation
             whole.typing = []
             try expectSame(list, try layouter.layout(whole, width: 375), layouter: layouter, tolerance: 0, "\(name), appended")
-            // A re-layout of the appended list (its own conversation) and back.
+            // The row of every message, as the full layout numbers them.
+            let full = try layouter.layout(whole, width: 375)
+            for k in [0, 1, 57, 199, 200, 433, conversation.messages.count - 1] {
+                let expected = full.rows.firstIndex { $0.messageIndex == k }
+                #expect(list.rowIndex(ofMessage: k) == expected, "\(name): message \(k)")
+            }
+            #expect(list.rowIndex(ofMessage: -1) == nil && list.rowIndex(ofMessage: conversation.messages.count) == nil)
+            // A typing indicator, then a re-layout of the appended list (its own conversation) and back.
+            try layouter.appendTyping("alice", to: &list)
             list = try layouter.scrollingLayout(try layouter.scrollingLayout(list, width: 320), width: 375)
+            whole.typing = ["alice"]
             try expectSame(list, try layouter.layout(whole, width: 375), layouter: layouter, tolerance: 1e-9, name)
             #expect(list.conversation.messages.count == conversation.messages.count)
         }

@@ -71,6 +71,21 @@ public struct ScrollingLayout: Sendable {
         return lo..<end
     }
 
+    /// The row that shows message `k` (its bubble or system line; a day separator before it is
+    /// the row above), nil when `k` is out of range. A binary search: rows are in message order.
+    public func rowIndex(ofMessage k: Int) -> Int? {
+        guard k >= 0, k < conversation.messages.count else { return nil }
+        var lo = 0, hi = plan.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            let row = plan[mid]
+            let index = Int(row.index)
+            // Typing rows come last; a separator sorts before its message's row.
+            if row.kind == .typing || index > k || (index == k && row.kind != .separator) { hi = mid } else { lo = mid + 1 }
+        }
+        return lo < plan.count && plan[lo].kind != .typing && Int(plan[lo].index) == k ? lo : nil
+    }
+
     /// Bytes this layout keeps per row and per message (its arrays' elements, not the
     /// conversation nor the engine's prepared texts).
     public var bytesPerMessage: Double {
@@ -335,6 +350,12 @@ extension ConversationLayouter {
                                                    date: message.date, day: day, row: list.plan.count - 1)
         list.memos.items.append(MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
         list.quick.append(quick)
+    }
+
+    /// A typing indicator for `sender` at the end, as `appendTyping(_:to:)` on a full layout.
+    public func appendTyping(_ sender: String, to list: inout ScrollingLayout) throws(LayoutError) {
+        list.conversation.typing.append(sender)
+        try addTyping(sender, index: list.conversation.typing.count - 1, to: &list)
     }
 
     private func addTyping(_ sender: String, index t: Int, to list: inout ScrollingLayout) throws(LayoutError) {
