@@ -9,8 +9,18 @@ public protocol DrawingTextEngine: TextEngine {
     /// top-left at `origin`. Right-to-left lines align to the right edge of `maxWidth`.
     func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
               color: Color, on canvas: Canvas) throws(TextError)
+    /// True when `prepare` and `draw` may be called from several threads at once, each drawing
+    /// on its own canvas (the PDF renderer then paints parts of the pages in parallel). False
+    /// (the default): one thread at a time.
+    var supportsConcurrentDrawing: Bool { get }
 }
 
+extension DrawingTextEngine {
+    public var supportsConcurrentDrawing: Bool { false }
+}
+
+/// Pango's drawing is serialised by the engine's lock too, but it is kept to one thread: its
+/// whole `pango_cairo_show_layout` runs under that lock, so threads would gain little.
 extension PangoTextEngine: DrawingTextEngine {}
 
 /// Which text engine measures and draws.
@@ -33,6 +43,11 @@ public enum TextEngineKind: String, Sendable, CaseIterable {
 }
 
 extension FastTextEngine: DrawingTextEngine {
+    /// Every use of Pango and of the caches is under the engine's lock; what is drawn outside it
+    /// is Cairo's (glyphs of Cairo scaled fonts, which Cairo locks itself) on the caller's own
+    /// context.
+    public var supportsConcurrentDrawing: Bool { true }
+
     public func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
                      color: Color, on canvas: Canvas) throws(TextError) {
         try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context)
@@ -50,91 +65,103 @@ extension FastTextEngine: DrawingTextEngine {
         }
         let arrangement = arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines))
         guard !arrangement.lines.isEmpty else { return }
-        lock.lock(); defer { lock.unlock() }
+        // The glyph runs are gathered under the lock (the segment cache, the font table and Pango
+        // are shared); Cairo draws them after it, so threads drawing on their own canvases
+        // overlap. A run's scaled font belongs to a `FastFont` the engine keeps for its lifetime.
+        var glyphs: [cairo_glyph_t] = []
+        var shown: [(font: OpaquePointer, end: Int)] = []
+        do {
+            lock.lock(); defer { lock.unlock() }
+            let ellipsis = storage.context.ellipsis
+            // Segment starts, to find the segments under each line.
+            var starts: [Int] = []
+            var ends: [(end: Int, shaped: Int, rtl: Bool)] = []
+            storage.withSegments { segs in
+                var s = 0
+                for seg in segs {
+                    starts.append(s); ends.append((seg.end, seg.end - seg.separatorLength, seg.rightToLeft)); s = seg.end
+                }
+            }
+            for (var line, measured) in zip(arrangement.lines, arrangement.layout.lines) {
+                // Trailing whitespace is not drawn (it hangs; in an RTL line it would sit at the left).
+                line.contentEnd = storage.withText { bytes in
+                    var e = min(line.contentEnd, bytes.count)
+                    while e > line.start {
+                        let b = bytes[e - 1]
+                        if b == 0x20 || b == 0x09 { e -= 1; continue }
+                        if e - line.start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
+                        break
+                    }
+                    return e
+                }
+                var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>)] = []
+                // The last segment starting at or before the line (binary search: long texts).
+                var lo = 0, hi = starts.count
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2
+                    if starts[mid] <= line.start { lo = mid } else { hi = mid }
+                }
+                var k = lo
+                while k < starts.count, starts[k] < line.contentEnd {
+                    let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl)
+                    let base = starts[k]
+                    for piece in shape.pieces {
+                        // The piece's glyphs whose clusters lie in the line's content.
+                        let kept = piece.glyphs.filter { base + Int($0.cluster) >= line.start && base + Int($0.cluster) < line.contentEnd }
+                        if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...])) }
+                    }
+                    k += 1
+                }
+                let paragraphLevel: UInt8 = line.rightToLeft ? 1 : 0
+                if line.ellipsis, let e = ellipsis, let piece = e.pieces.first {
+                    runs.append((piece.font, paragraphLevel, piece.glyphs[...]))
+                }
+                // UAX #9 L2: from the highest level down to the lowest odd one, reverse every run of
+                // pieces at that level or higher.
+                if let highest = runs.map(\.level).max(), highest > 0 {
+                    let lowestOdd = max(1, (runs.map(\.level).min() ?? 0) | 1)
+                    var level = highest
+                    while level >= lowestOdd {
+                        var i = 0
+                        while i < runs.count {
+                            guard runs[i].level >= level else { i += 1; continue }
+                            var j = i
+                            while j < runs.count, runs[j].level >= level { j += 1 }
+                            runs[i..<j].reverse()
+                            i = j
+                        }
+                        level -= 1
+                    }
+                }
+                var pen: Int64 = line.rightToLeft && width > 0 ? Int64(width) - Int64(line.width) : 0
+                let baseline = origin.y + measured.baseline
+                for run in runs {
+                    guard run.font >= 0, let scaled = shaper.fonts[Int(run.font)].scaledFont else {
+                        pen += run.glyphs.reduce(0) { $0 + Int64($1.advance) }
+                        continue
+                    }
+                    let first = glyphs.count
+                    for g in run.glyphs {
+                        if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
+                            glyphs.append(cairo_glyph_t(index: UInt(g.glyph),
+                                                        x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
+                                                        y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
+                        }
+                        pen += Int64(g.advance)
+                    }
+                    if glyphs.count > first { shown.append((scaled, glyphs.count)) }
+                }
+            }
+        }
         cairo_save(cr)
         defer { cairo_restore(cr) }
         cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
-        let ellipsis = storage.context.ellipsis
-        // Segment starts, to find the segments under each line.
-        var starts: [Int] = []
-        var ends: [(end: Int, shaped: Int, rtl: Bool)] = []
-        storage.withSegments { segs in
-            var s = 0
-            for seg in segs {
-                starts.append(s); ends.append((seg.end, seg.end - seg.separatorLength, seg.rightToLeft)); s = seg.end
-            }
-        }
-        var glyphs: [cairo_glyph_t] = []
-        for (var line, measured) in zip(arrangement.lines, arrangement.layout.lines) {
-            // Trailing whitespace is not drawn (it hangs; in an RTL line it would sit at the left).
-            line.contentEnd = storage.withText { bytes in
-                var e = min(line.contentEnd, bytes.count)
-                while e > line.start {
-                    let b = bytes[e - 1]
-                    if b == 0x20 || b == 0x09 { e -= 1; continue }
-                    if e - line.start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
-                    break
-                }
-                return e
-            }
-            var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>)] = []
-            // The last segment starting at or before the line (binary search: long texts).
-            var lo = 0, hi = starts.count
-            while hi - lo > 1 {
-                let mid = (lo + hi) / 2
-                if starts[mid] <= line.start { lo = mid } else { hi = mid }
-            }
-            var k = lo
-            while k < starts.count, starts[k] < line.contentEnd {
-                let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl)
-                let base = starts[k]
-                for piece in shape.pieces {
-                    // The piece's glyphs whose clusters lie in the line's content.
-                    let kept = piece.glyphs.filter { base + Int($0.cluster) >= line.start && base + Int($0.cluster) < line.contentEnd }
-                    if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...])) }
-                }
-                k += 1
-            }
-            let paragraphLevel: UInt8 = line.rightToLeft ? 1 : 0
-            if line.ellipsis, let e = ellipsis, let piece = e.pieces.first {
-                runs.append((piece.font, paragraphLevel, piece.glyphs[...]))
-            }
-            // UAX #9 L2: from the highest level down to the lowest odd one, reverse every run of
-            // pieces at that level or higher.
-            if let highest = runs.map(\.level).max(), highest > 0 {
-                let lowestOdd = max(1, (runs.map(\.level).min() ?? 0) | 1)
-                var level = highest
-                while level >= lowestOdd {
-                    var i = 0
-                    while i < runs.count {
-                        guard runs[i].level >= level else { i += 1; continue }
-                        var j = i
-                        while j < runs.count, runs[j].level >= level { j += 1 }
-                        runs[i..<j].reverse()
-                        i = j
-                    }
-                    level -= 1
-                }
-            }
-            var pen: Int64 = line.rightToLeft && width > 0 ? Int64(width) - Int64(line.width) : 0
-            let baseline = origin.y + measured.baseline
-            for run in runs {
-                guard run.font >= 0, let scaled = shaper.fonts[Int(run.font)].scaledFont else {
-                    pen += run.glyphs.reduce(0) { $0 + Int64($1.advance) }
-                    continue
-                }
-                glyphs.removeAll(keepingCapacity: true)
-                for g in run.glyphs {
-                    if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
-                        glyphs.append(cairo_glyph_t(index: UInt(g.glyph),
-                                                    x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
-                                                    y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
-                    }
-                    pen += Int64(g.advance)
-                }
-                guard !glyphs.isEmpty else { continue }
-                cairo_set_scaled_font(cr, scaled)
-                cairo_show_glyphs(cr, glyphs, Int32(glyphs.count))
+        glyphs.withUnsafeBufferPointer { all in
+            var start = 0
+            for run in shown {
+                cairo_set_scaled_font(cr, run.font)
+                cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
+                start = run.end
             }
         }
     }
