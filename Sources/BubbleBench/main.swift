@@ -31,6 +31,15 @@ func peakMemoryMB() -> Double {
     return Double(usage.ru_maxrss) / 1024
 }
 
+/// User + system CPU seconds of this process (`RUSAGE_SELF`, all threads) or of its waited-for
+/// children and their waited-for descendants (`RUSAGE_CHILDREN`).
+func cpuSeconds(_ who: __rusage_who) -> Double {
+    var usage = rusage()
+    getrusage(who.rawValue, &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
 /// Times `body` once and returns µs per `count` items.
 func timed(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
     let start = now()
@@ -145,7 +154,8 @@ func scratchFolder() throws -> String {
     return dir
 }
 
-func renderCase(name: String, format: OutputFormat) throws -> Figures {
+/// `parts`: PDF only, `RenderOptions.pdfParts` (nil: one per core).
+func renderCase(name: String, format: OutputFormat, parts: Int? = nil) throws -> Figures {
     let conversation = renderConversation(renderMessages)
     let (theme, folder) = try ThemeLibrary.load("imessage")
     let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: "/")
@@ -153,6 +163,7 @@ func renderCase(name: String, format: OutputFormat) throws -> Figures {
     options.timeZone = utc
     options.scale = 2
     options.pageHeight = format == .png ? 812 : nil
+    options.pdfParts = parts
     let dir = try scratchFolder()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     var files: [String] = []
@@ -160,11 +171,15 @@ func renderCase(name: String, format: OutputFormat) throws -> Figures {
     let resolved = try renderer.resolvePhotos(conversation)
     var pageCount = 0
     let scenePerMessage = try timed(renderMessages) { pageCount = try renderer.scene(for: resolved, options: options).count }
+    // CPU time of all threads (parts painted in parallel, PNG pages encoded in the background).
+    let cpuBefore = cpuSeconds(RUSAGE_SELF)
     let perMessage = try timed(renderMessages) {
         files = try renderer.render(conversation, to: dir + "/chat.\(format.rawValue)", options: options)
     }
+    let cpuPerMessage = (cpuSeconds(RUSAGE_SELF) - cpuBefore) * 1e6 / Double(renderMessages)
     let bytes = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
-    return Figures(name: name, messages: renderMessages, microsPerMessage: ["render": perMessage, "scene": scenePerMessage],
+    return Figures(name: name, messages: renderMessages,
+                   microsPerMessage: ["render": perMessage, "render cpu": cpuPerMessage, "scene": scenePerMessage],
                    peakMemoryMB: peakMemoryMB(),
                    notes: ["files": String(files.count), "bytes": String(bytes), "pages": String(pageCount)])
 }
@@ -186,6 +201,9 @@ func chromiumCase() throws -> Figures {
                    "--user-data-dir=\(dir)/profile", "--print-to-pdf=\(dir)/chat.pdf", "file://\(html)"]
     p.standardOutput = FileHandle.nullDevice
     p.standardError = FileHandle.nullDevice
+    // CPU time: RUSAGE_CHILDREN counts Chromium and every process of its tree that was waited
+    // for (browser, zygote, renderers, GPU and utility processes reap their children).
+    let cpuBefore = cpuSeconds(RUSAGE_CHILDREN)
     let start = now()
     try p.run()
     var peak = 0.0
@@ -194,11 +212,14 @@ func chromiumCase() throws -> Figures {
         usleep(50_000)
     }
     let seconds = now() - start
+    p.waitUntilExit()
+    let cpu = cpuSeconds(RUSAGE_CHILDREN) - cpuBefore
     guard p.terminationStatus == 0, FileManager.default.fileExists(atPath: dir + "/chat.pdf") else {
         throw BenchError("chromium exited with \(p.terminationStatus) and no PDF")
     }
     let bytes = (try? FileManager.default.attributesOfItem(atPath: dir + "/chat.pdf")[.size] as? Int) ?? 0
-    return Figures(name: "chromium-pdf", messages: renderMessages, microsPerMessage: ["render": seconds * 1e6 / Double(renderMessages)],
+    return Figures(name: "chromium-pdf", messages: renderMessages,
+                   microsPerMessage: ["render": seconds * 1e6 / Double(renderMessages), "render cpu": cpu * 1e6 / Double(renderMessages)],
                    peakMemoryMB: peak, notes: ["bytes": String(bytes), "chromium": chromium])
 }
 
@@ -275,6 +296,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("layout-pango-cached", { try layoutCase(name: "layout-pango-cached", messages: $0, cached: true) }),
     ("layout-fast", { try fastLayoutCase(messages: $0) }),
     ("render-pdf", { _ in try renderCase(name: "render-pdf", format: .pdf) }),
+    ("render-pdf-1part", { _ in try renderCase(name: "render-pdf-1part", format: .pdf, parts: 1) }),
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
@@ -396,20 +418,26 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
 // Rendering: BubbleKit (Cairo) vs headless Chromium printing the same messages.
 if let pdf = results["render-pdf"], let png = results["render-png"] {
     print("")
-    print("Rendering \(renderMessages) messages (imessage theme; ms per message; ratio = Chromium ÷ ours)")
+    print("Rendering \(renderMessages) messages (imessage theme; ms per message, wall clock and CPU of all threads/processes;")
+    print("ratios = Chromium ÷ ours, > 1 means ours is faster / smaller)")
     let chrome = results["chromium-pdf"]
-    print(pad("output", 22) + lpad("ms/msg", 10) + lpad("peak MB", 10) + lpad("speed ×", 10) + lpad("memory ×", 10) + "  notes")
+    print(pad("output", 24) + lpad("ms/msg", 9) + lpad("cpu ms/msg", 12) + lpad("peak MB", 9) + lpad("wall ×", 8) + lpad("cpu ×", 8)
+          + lpad("memory ×", 10) + "  notes")
     func row(_ label: String, _ f: Figures) {
         let ms = f.microsPerMessage["render"]! / 1000
-        var speed = "", memory = ""
+        let cpu = f.microsPerMessage["render cpu"].map { String(format: "%.3f", $0 / 1000) } ?? "—"
+        var speed = "", cpuRatio = "", memory = ""
         if let c = chrome, f.name != c.name {
             speed = String(format: "%.1f×", c.microsPerMessage["render"]! / f.microsPerMessage["render"]!)
+            if let a = c.microsPerMessage["render cpu"], let b = f.microsPerMessage["render cpu"] { cpuRatio = String(format: "%.1f×", a / b) }
             memory = String(format: "%.1f×", c.peakMemoryMB / f.peakMemoryMB)
         }
-        print(pad(label, 22) + lpad(String(format: "%.3f", ms), 10) + lpad(String(format: "%.0f", f.peakMemoryMB), 10)
-              + lpad(speed, 10) + lpad(memory, 10) + "  " + f.notes.filter { $0.key != "chromium" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        print(pad(label, 24) + lpad(String(format: "%.3f", ms), 9) + lpad(cpu, 12) + lpad(String(format: "%.0f", f.peakMemoryMB), 9)
+              + lpad(speed, 8) + lpad(cpuRatio, 8) + lpad(memory, 10) + "  "
+              + f.notes.filter { $0.key != "chromium" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
     }
     row("BubbleKit PDF", pdf)
+    if let one = results["render-pdf-1part"] { row("BubbleKit PDF, 1 thread", one) }
     row("BubbleKit PNG 2× pages", png)
     if let chrome { row("Chromium print-to-PDF", chrome) } else { print("Chromium print-to-PDF: not measured") }
 }

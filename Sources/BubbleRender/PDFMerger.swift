@@ -25,9 +25,10 @@ enum PDFMerger {
         return v >= 11400 && v < 11700
     }
 
-    /// Merges `parts` (in order) into `path`; returns the number of pages.
+    /// Merges `parts` (in order) into `path`; returns the number of pages. `chunk`: bytes read
+    /// at a time (tests make it tiny, so objects and tokens straddle reads).
     @discardableResult
-    static func merge(_ parts: [String], into path: String) throws(RenderError) -> Int {
+    static func merge(_ parts: [String], into path: String, chunk: Int = 1 << 20) throws(RenderError) -> Int {
         guard !parts.isEmpty else { throw .pdfMerge(path: path, reason: "no parts to merge") }
         var summaries: [PartSummary] = []
         for (k, part) in parts.enumerated() {
@@ -43,7 +44,7 @@ enum PDFMerger {
         var pageCount = 0
         try AtomicFile.write(to: path) { (tmp: String) throws(RenderError) in
             do {
-                pageCount = try write(parts, summaries, to: tmp)
+                pageCount = try write(parts, summaries, to: tmp, chunk: chunk)
             } catch let failure as MergeFailure {
                 throw .pdfMerge(path: path, reason: failure.reason)
             } catch {
@@ -53,7 +54,7 @@ enum PDFMerger {
         return pageCount
     }
 
-    private static func write(_ parts: [String], _ summaries: [PartSummary], to tmp: String) throws -> Int {
+    private static func write(_ parts: [String], _ summaries: [PartSummary], to tmp: String, chunk: Int) throws -> Int {
         let output = try PDFOutput(path: tmp)
         // Part k's object n becomes bases[k] + n; the new pages node, catalog and info follow.
         var bases: [Int] = []
@@ -67,8 +68,8 @@ enum PDFMerger {
         for (k, part) in parts.enumerated() {
             do {
                 let input = try PDFInput(path: part)
-                var copier = PartCopier(input: input, summary: summaries[k], base: bases[k], pagesNumber: pagesNumber,
-                                        output: output)
+                let copier = PartCopier(input: input, summary: summaries[k], base: bases[k], pagesNumber: pagesNumber,
+                                        output: output, chunk: chunk)
                 try copier.copy(into: &offsets)
                 kids += summaries[k].kids.map { bases[k] + $0 }
             } catch let failure as MergeFailure {
@@ -93,21 +94,24 @@ enum PDFMerger {
         }
         // The cross-reference table: numbers nothing was written under are free, chained from 0.
         let xref = output.offset
+        guard xref < 10_000_000_000 else {
+            throw MergeFailure("the joined file passes 10 GB, more than a cross-reference table's 10 digits address")
+        }
         output.write("xref\n0 \(offsets.count)\n")
         var free = offsets.indices.filter { $0 > 0 && offsets[$0] < 0 }
         free.append(0)
         var nextFree = 0
-        func entry(_ value: Int, _ generation: String, _ kind: String) {
-            let digits = String(value)
-            output.write(String(repeating: "0", count: max(0, 10 - digits.count)) + digits + " " + generation + " " + kind + " \n")
-        }
+        // Each entry is 20 bytes: 10-digit offset (or next free number), generation, n or f.
+        var line = Array("0000000000 00000 n \n".utf8)
+        let freeGeneration = Array("65535".utf8), usedGeneration = Array("00000".utf8)
         for (n, offset) in offsets.enumerated() {
-            if n == 0 || offset < 0 {
-                entry(free[nextFree], "65535", "f")
-                nextFree += 1
-            } else {
-                entry(offset, "00000", "n")
-            }
+            let isFree = n == 0 || offset < 0
+            var value = isFree ? free[nextFree] : offset
+            if isFree { nextFree += 1 }
+            for i in stride(from: 9, through: 0, by: -1) { line[i] = UInt8(48 + value % 10); value /= 10 }
+            line.replaceSubrange(11..<16, with: isFree ? freeGeneration : usedGeneration)
+            line[17] = isFree ? UInt8(ascii: "f") : UInt8(ascii: "n")
+            output.write(line)
         }
         output.write("trailer\n<< /Size \(offsets.count)\n   /Root \(catalogNumber) 0 R\n")
         if info != nil { output.write("   /Info \(infoNumber) 0 R\n") }
@@ -149,31 +153,47 @@ final class PDFInput {
 
     deinit { close(fd) }
 
-    /// Up to `count` bytes from `offset` (fewer at the end of the file).
-    func read(at offset: Int, count: Int) throws -> [UInt8] {
+    /// Appends up to `count` bytes from `offset` to `buffer` (fewer at the end of the file);
+    /// returns how many.
+    @discardableResult
+    func read(at offset: Int, count: Int, into buffer: ByteBuffer) throws -> Int {
         let wanted = max(0, min(count, size - offset))
-        var bytes = [UInt8](repeating: 0, count: wanted)
+        buffer.reserve(buffer.count + wanted)
         var done = 0
         while done < wanted {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, wanted - done, off_t(offset + done)) }
+            let n = pread(fd, buffer.base + buffer.count, wanted - done, off_t(offset + done))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw MergeFailure("cannot read \(path): \(String(cString: strerror(errno)))")
             }
             if n == 0 { break }
             done += n
+            buffer.count += n
         }
-        if done < wanted { bytes.removeSubrange(done...) }
-        return bytes
+        return done
     }
 
-    /// The object at `offset`, which must be object `number`: its value and the bytes it spans.
-    func object(_ number: Int, at offset: Int) throws -> PDFValue {
-        var count = 4096
+    /// Up to `count` bytes from `offset` (fewer at the end of the file).
+    func read(at offset: Int, count: Int) throws -> ByteBuffer {
+        let buffer = ByteBuffer(capacity: max(1, min(count, size - offset)))
+        try read(at: offset, count: count, into: buffer)
+        return buffer
+    }
+
+    /// Up to `count` bytes from `offset`, as an array.
+    func bytes(at offset: Int, count: Int) throws -> [UInt8] {
+        let buffer = try read(at: offset, count: count)
+        return withExtendedLifetime(buffer) { Array(buffer.view) }
+    }
+
+    /// The value of the object at `offset`, which must be object `number`.
+    func object(_ number: Int, at offset: Int, expectedBytes: Int = 4096) throws -> PDFValue {
+        var count = expectedBytes
         while true {
             let bytes = try read(at: offset, count: count)
+            defer { withExtendedLifetime(bytes) {} }
             let atEnd = offset + bytes.count >= size
-            var lexer = PDFLexer(bytes, atEnd: atEnd)
+            var lexer = PDFLexer(bytes.view, atEnd: atEnd)
             do {
                 guard let n = try lexer.next(), n.kind == .integer, n.value == number,
                       let g = try lexer.next(), g.kind == .integer,
@@ -193,55 +213,99 @@ final class PDFInput {
     }
 }
 
+/// Bytes in memory the merger owns (no copy-on-write, no reference counting per access): lexers
+/// read `view`, which stays valid until the buffer changes.
+final class ByteBuffer {
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private(set) var capacity: Int
+    @exclusivity(unchecked) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    var view: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count)
+        return UnsafeBufferPointer(start: base + range.lowerBound, count: range.count)
+    }
+
+    /// Room for `total` bytes.
+    func reserve(_ total: Int) {
+        guard total > capacity else { return }
+        let grown = max(total, capacity * 2)
+        let new = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        new.update(from: base, count: count)
+        base.deallocate()
+        base = new
+        capacity = grown
+    }
+
+    /// Drops the first `n` bytes.
+    func removeFirst(_ n: Int) {
+        precondition(n >= 0 && n <= count)
+        if n < count { (base).update(from: base + n, count: count - n) }
+        count -= n
+    }
+
+    func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        reserve(count + bytes.count)
+        if let start = bytes.baseAddress { (base + count).update(from: start, count: bytes.count) }
+        count += bytes.count
+    }
+}
+
 /// Buffered output that knows its byte offset.
 final class PDFOutput {
     let fd: Int32
     let path: String
-    private var buffer: [UInt8] = []
-    private(set) var offset = 0
+    private let buffer = ByteBuffer(capacity: 1 << 20)
+    @exclusivity(unchecked) private(set) var offset = 0
     private var failure: String?
+    private var isOpen = true
 
     init(path: String) throws {
         self.path = path
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw MergeFailure("cannot create \(path): \(String(cString: strerror(errno)))") }
-        buffer.reserveCapacity(1 << 20)
     }
-
-    private var isOpen = true
 
     deinit { if isOpen { Glibc.close(fd) } }
 
-    func write(_ bytes: some Collection<UInt8>) {
-        buffer.append(contentsOf: bytes)
-        offset += bytes.count
-        if buffer.count >= 1 << 20 { flush() }
-    }
-
     func write(_ bytes: UnsafeBufferPointer<UInt8>) {
-        if bytes.count >= 1 << 18 {
-            flush()
-            drain(UnsafeRawBufferPointer(bytes))
-            offset += bytes.count
-            return
-        }
-        buffer.append(contentsOf: bytes)
         offset += bytes.count
-        if buffer.count >= 1 << 20 { flush() }
+        if buffer.count + bytes.count > buffer.capacity {
+            flush()
+            if bytes.count >= buffer.capacity / 2 {
+                drain(UnsafeRawBufferPointer(bytes))
+                return
+            }
+        }
+        buffer.append(bytes)
     }
 
-    func write(_ text: String) { write(Array(text.utf8)) }
+    func write(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { write($0) } }
+
+    func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write($0) }
+    }
 
     func write(_ number: Int) {
-        var digits: [UInt8] = []
-        var n = number
-        repeat { digits.append(UInt8(48 + n % 10)); n /= 10 } while n > 0
-        write(digits.reversed())
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { digits in
+            var n = number, i = 24
+            repeat { i -= 1; digits[i] = UInt8(48 + n % 10); n /= 10 } while n > 0 && i > 0
+            write(UnsafeBufferPointer(rebasing: digits[i...]))
+        }
     }
 
     func flush() {
-        buffer.withUnsafeBytes { drain($0) }
-        buffer.removeAll(keepingCapacity: true)
+        drain(UnsafeRawBufferPointer(buffer.view))
+        buffer.count = 0
     }
 
     private func drain(_ bytes: UnsafeRawBufferPointer) {
@@ -285,7 +349,7 @@ struct PartSummary {
     let kids: [Int]
 
     init(_ input: PDFInput) throws {
-        let head = try input.read(at: 0, count: 16)
+        let head = try input.bytes(at: 0, count: 16)
         let prefix = Array("%PDF-1.".utf8)
         guard head.count > prefix.count, Array(head[0..<prefix.count]) == prefix,
               let digit = head.dropFirst(prefix.count).first, (0x30...0x39).contains(digit) else {
@@ -294,17 +358,22 @@ struct PartSummary {
         minorVersion = Int(digit - 0x30)
         // startxref near the end.
         let tailStart = max(0, input.size - 1024)
-        let tail = try input.read(at: tailStart, count: input.size - tailStart)
+        let tail = try input.bytes(at: tailStart, count: input.size - tailStart)
         let marker = Array("startxref".utf8)
         guard let at = lastIndex(of: marker, in: tail) else { throw MergeFailure("no startxref at the end (truncated?)") }
-        var lexer = PDFLexer(Array(tail[(at + marker.count)...]), atEnd: true)
-        guard let x = try? lexer.next(), x.kind == .integer, x.value > 0, x.value < input.size else {
+        let number = Array(tail[(at + marker.count)...])
+        let x = number.withUnsafeBufferPointer { b -> PDFToken? in
+            var lexer = PDFLexer(b, atEnd: true)
+            return try? lexer.next()
+        }
+        guard let x, x.kind == .integer, x.value > 0, x.value < input.size else {
             throw MergeFailure("startxref is not followed by an offset inside the file")
         }
         xrefOffset = x.value
         // The cross-reference table and the trailer.
         let table = try input.read(at: xrefOffset, count: input.size - xrefOffset)
-        var xref = PDFLexer(table, atEnd: true)
+        defer { withExtendedLifetime(table) {} }
+        var xref = PDFLexer(table.view, atEnd: true)
         var offsets: [Int] = []
         do {
             guard let first = try xref.next(), xref.is(first, "xref") else {
@@ -418,35 +487,43 @@ private func lastIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
 
 /// Copies one part's objects to the output in file order, renumbered, skipping its pages node,
 /// catalog and info.
-struct PartCopier {
+final class PartCopier {
     let input: PDFInput
     let summary: PartSummary
     let base: Int
     let pagesNumber: Int
     let output: PDFOutput
     /// Bytes from the file, starting at file offset `bufferBase`; `position` indexes into it.
-    private var buffer: [UInt8] = []
-    private var bufferBase = 0
-    private var position = 0
-    private var tokens: [PDFToken] = []
-    private static let chunk = 1 << 20
+    private let buffer: ByteBuffer
+    @exclusivity(unchecked) private var bufferBase = 0
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var tokens: [PDFToken] = []
+    /// Bytes read at a time.
+    private let chunk: Int
 
-    init(input: PDFInput, summary: PartSummary, base: Int, pagesNumber: Int, output: PDFOutput) {
+    init(input: PDFInput, summary: PartSummary, base: Int, pagesNumber: Int, output: PDFOutput, chunk: Int) {
         self.input = input; self.summary = summary; self.base = base; self.pagesNumber = pagesNumber; self.output = output
+        self.chunk = max(1, chunk)
+        buffer = ByteBuffer(capacity: 2 * self.chunk)
     }
 
     private var atEnd: Bool { bufferBase + buffer.count >= input.size }
 
     /// Reads the next chunk; false at the end of the file.
-    private mutating func readMore() throws -> Bool {
+    private func readMore() throws -> Bool {
         if position > 0 {
-            buffer.removeSubrange(0..<position)
+            buffer.removeFirst(position)
             bufferBase += position
             position = 0
         }
         guard !atEnd else { return false }
-        buffer += try input.read(at: bufferBase + buffer.count, count: Self.chunk)
+        try input.read(at: bufferBase + buffer.count, count: chunk, into: buffer)
         return true
+    }
+
+    /// Copies bytes `range` of the buffer to the output.
+    private func emit(_ range: Range<Int>) {
+        output.write(buffer.slice(range))
     }
 
     /// The new number of this part's object `n`.
@@ -461,7 +538,7 @@ struct PartCopier {
         return base + n
     }
 
-    mutating func copy(into offsets: inout [Int]) throws {
+    func copy(into offsets: inout [Int]) throws {
         var pagesSeen = Set<Int>()
         let kids = Set(summary.kids)
         var written = Set<Int>()
@@ -517,32 +594,30 @@ struct PartCopier {
             if !dropped {
                 offsets[base + number] = output.offset
                 output.write(base + number)
-                output.write(buffer[tokens[0].end..<tokens[2].end])   // " 0 obj"
-                var previous = tokens[2].end
+                // Everything after the number is copied as written, in spans broken only where a
+                // reference's object number is replaced.
+                var copied = tokens[0].end
                 var t = 3
                 while t < tokens.count {
                     let token = tokens[t]
-                    output.write(buffer[previous..<token.start])
                     if token.kind == .integer, t + 2 < tokens.count, tokens[t + 1].kind == .integer,
                        tokens[t + 2].kind == .keyword, matches(tokens[t + 2], "R") {
                         guard tokens[t + 1].value == 0 else {
                             throw MergeFailure("object \(number) refers to \(token.value) \(tokens[t + 1].value) R; only generation 0 is supported")
                         }
+                        emit(copied..<token.start)
                         output.write(try renumber(token.value, in: number))
-                        output.write(buffer[token.end..<tokens[t + 2].end])
-                        previous = tokens[t + 2].end
+                        copied = token.end
                         t += 3
                         continue
                     }
                     if token.kind == .keyword, matches(token, "R") {
                         throw MergeFailure("object \(number) has an R that does not follow two integers")
                     }
-                    output.write(buffer[token.start..<token.end])
-                    previous = token.end
                     t += 1
                 }
-                // The end-of-line after `stream`, as written.
-                output.write(buffer[previous..<headEnd])
+                // Up to `endobj`, or the end-of-line after `stream`.
+                emit(copied..<headEnd)
             }
             position = headEnd
             if isStream {
@@ -554,12 +629,12 @@ struct PartCopier {
                 try copyStreamData(count)
                 // `endstream` and `endobj`, whitespace between as written.
                 let end = try lexStreamEnd(of: number, length: count)
-                if !dropped { output.write(buffer[position..<end]) }
+                if !dropped { emit(position..<end) }
                 position = end
             }
             if !dropped { output.write([0x0A]) }
-            if position > Self.chunk {
-                buffer.removeSubrange(0..<position)
+            if position > chunk {
+                buffer.removeFirst(position)
                 bufferBase += position
                 position = 0
             }
@@ -567,17 +642,17 @@ struct PartCopier {
     }
 
     private func matches(_ token: PDFToken, _ text: StaticString) -> Bool {
-        PDFLexer.matches(buffer, token, text)
+        PDFLexer.matches(buffer.view, token, text)
     }
 
     /// Lexes the next object into `tokens` (reading more of the file as needed) and returns the
     /// buffer index after its `endobj` or after `stream`'s end of line; nil when the next token
     /// is `xref` (`tokens[0]`) instead. The lexer lives only inside, so the buffer is never
     /// shared while it changes.
-    private mutating func lexNextObject() throws -> Int? {
+    private func lexNextObject() throws -> Int? {
         while true {
             do {
-                var lexer = PDFLexer(buffer, from: position, atEnd: atEnd)
+                var lexer = PDFLexer(buffer.view, from: position, atEnd: atEnd)
                 tokens.removeAll(keepingCapacity: true)
                 return try lexObjectHead(&lexer) ? lexer.position : nil
             } catch is Incomplete {}
@@ -586,10 +661,10 @@ struct PartCopier {
     }
 
     /// After stream data: `endstream` and `endobj`; returns the buffer index after `endobj`.
-    private mutating func lexStreamEnd(of number: Int, length: Int) throws -> Int {
+    private func lexStreamEnd(of number: Int, length: Int) throws -> Int {
         while true {
             do {
-                var lexer = PDFLexer(buffer, from: position, atEnd: atEnd)
+                var lexer = PDFLexer(buffer.view, from: position, atEnd: atEnd)
                 let e: PDFToken?
                 do { e = try lexer.next() } catch let failure as MergeFailure {
                     throw MergeFailure("stream object \(number): no endstream after its /Length (\(length)) bytes (\(failure.reason))")
@@ -608,7 +683,7 @@ struct PartCopier {
 
     /// Lexes `N G obj` and the object's tokens up to `endobj`, or up to `stream` and its end of
     /// line, into `tokens`; false when the next token is `xref` instead.
-    private mutating func lexObjectHead(_ lexer: inout PDFLexer) throws -> Bool {
+    private func lexObjectHead(_ lexer: inout PDFLexer) throws -> Bool {
         guard let first = try lexer.next() else { throw Incomplete() }
         tokens.append(first)
         if lexer.is(first, "xref") { return false }
@@ -641,7 +716,7 @@ struct PartCopier {
         switch t.kind {
         case .integer:
             if i + 2 < tokens.count, tokens[i + 1].kind == .integer, tokens[i + 2].kind == .keyword,
-               tokens[i + 2].end - tokens[i + 2].start == 1, buffer[tokens[i + 2].start] == UInt8(ascii: "R") { return i + 3 }
+               matches(tokens[i + 2], "R") { return i + 3 }
             return i + 1
         case .dictionaryOpen, .arrayOpen:
             var depth = 0
@@ -669,34 +744,33 @@ struct PartCopier {
         guard n > 0, n < summary.offsets.count, summary.offsets[n] > 0 else {
             throw MergeFailure("stream object \(number)'s /Length object \(n) is not in the cross-reference table")
         }
-        guard case let .integer(value) = try input.object(n, at: summary.offsets[n]) else {
+        guard case let .integer(value) = try input.object(n, at: summary.offsets[n], expectedBytes: 64) else {
             throw MergeFailure("stream object \(number)'s /Length object \(n) is not an integer")
         }
         return value
     }
 
     /// Copies `count` bytes of stream data from `position` (byte for byte) and moves past them.
-    private mutating func copyStreamData(_ count: Int) throws {
+    private func copyStreamData(_ count: Int) throws {
         let inBuffer = min(count, buffer.count - position)
-        buffer.withUnsafeBufferPointer { b in
-            output.write(UnsafeBufferPointer(rebasing: b[position..<(position + inBuffer)]))
+        emit(position..<(position + inBuffer))
+        if count == inBuffer {
+            position += count
+            return
         }
         var remaining = count - inBuffer
         var at = bufferBase + position + inBuffer
+        buffer.count = 0
+        position = 0
         while remaining > 0 {
-            let piece = try input.read(at: at, count: min(remaining, Self.chunk))
-            guard !piece.isEmpty else { throw MergeFailure("the file ends inside stream data") }
-            piece.withUnsafeBufferPointer { output.write($0) }
-            remaining -= piece.count
-            at += piece.count
+            let n = try input.read(at: at, count: min(remaining, chunk), into: buffer)
+            guard n > 0 else { throw MergeFailure("the file ends inside stream data") }
+            emit(0..<n)
+            buffer.count = 0
+            remaining -= n
+            at += n
         }
-        if count == inBuffer {
-            position += count
-        } else {
-            buffer.removeAll(keepingCapacity: true)
-            bufferBase = at
-            position = 0
-        }
+        bufferBase = at
     }
 }
 
@@ -717,11 +791,11 @@ struct PDFToken {
 /// strings, names, numbers, keywords and delimiters; whitespace and comments are skipped.
 /// Running out of bytes mid-token (or before any token) throws `Incomplete` unless `atEnd`.
 struct PDFLexer {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var position: Int
     let atEnd: Bool
 
-    init(_ bytes: [UInt8], from position: Int = 0, atEnd: Bool) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, from position: Int = 0, atEnd: Bool) {
         self.bytes = bytes; self.position = position; self.atEnd = atEnd
     }
 
@@ -736,7 +810,7 @@ struct PDFLexer {
     func `is`(_ token: PDFToken, _ text: StaticString) -> Bool { Self.matches(bytes, token, text) }
 
     /// True when `token` in `bytes` is exactly `text`.
-    static func matches(_ bytes: [UInt8], _ token: PDFToken, _ text: StaticString) -> Bool {
+    static func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ token: PDFToken, _ text: StaticString) -> Bool {
         let n = text.utf8CodeUnitCount
         guard token.end - token.start == n else { return false }
         return text.withUTF8Buffer { t in

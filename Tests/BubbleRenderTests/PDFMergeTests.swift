@@ -133,6 +133,26 @@ struct PDFMergeTests {
         #expect(left == ["serial.pdf", "split.pdf"])
     }
 
+    @Test("Reading in tiny chunks (objects, tokens and streams straddle reads) gives the same file")
+    func tinyChunks() throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try makeRenderer()
+        let a = dir.appendingPathComponent("a.pdf").path, b = dir.appendingPathComponent("b.pdf").path
+        try render(r, sampleConversation(count: 60), to: a, parts: 1)
+        try render(r, sampleConversation(count: 90), to: b, parts: 1)
+        let big = dir.appendingPathComponent("big.pdf").path, small = dir.appendingPathComponent("small.pdf").path
+        let pages = try PDFMerger.merge([a, b], into: big)
+        #expect(pages == (try pageSizes(a).count) + (try pageSizes(b).count))
+        for chunk in [1, 7, 97, 4096] {
+            #expect(try PDFMerger.merge([a, b], into: small, chunk: chunk) == pages)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: small)) == Data(contentsOf: URL(fileURLWithPath: big)), "chunk \(chunk)")
+        }
+        let text = try run("/usr/bin/pdftotext", [big, "-"])
+        #expect(text == (try run("/usr/bin/pdftotext", [a, "-"])) + (try run("/usr/bin/pdftotext", [b, "-"])))
+        try expectQpdfClean(big)
+    }
+
     @Test("One part paints serially; few pages are not split unless asked")
     func partCounts() throws {
         let r = try makeRenderer()
