@@ -100,7 +100,7 @@ private func expectQpdfClean(_ path: String) throws {
 
 @Suite("PDF painted in parts on several threads, then merged", .serialized)
 struct PDFMergeTests {
-    @Test("Split into 2 or 3 parts: same pages, page sizes, text and links as one part", arguments: [2, 3])
+    @Test("Split into 2 or 3 parts: same pages, page sizes, text, links and pixels as one part", arguments: [2, 3])
     func sameAsSerial(parts: Int) throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -128,6 +128,22 @@ struct PDFMergeTests {
         #expect(try occurrences(of: "/Type /Catalog", in: split) == 1)
         #expect(try occurrences(of: "/Type /Pages", in: split) == 1)
         try expectQpdfClean(split)
+        // The same pixels: the first and last page, and each part's first and last page.
+        var probes: Set<Int> = [1, a.count]
+        for k in 1..<parts { probes.insert(a.count * k / parts); probes.insert(a.count * k / parts + 1) }
+        let shots = dir.appendingPathComponent("shots")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        for page in probes.sorted() {
+            var images: [Data] = []
+            for (file, name) in [(serial, "a"), (split, "b")] {
+                let prefix = shots.appendingPathComponent("\(name)\(page)").path
+                _ = try run("/usr/bin/pdftoppm", ["-r", "50", "-f", String(page), "-l", String(page), "-singlefile", file, prefix])
+                images.append(try Data(contentsOf: URL(fileURLWithPath: prefix + ".ppm")))
+            }
+            #expect(images[0].count > 10_000)
+            #expect(images[0] == images[1], "page \(page) differs")
+        }
+        try FileManager.default.removeItem(at: shots)
         // No part files left beside the output.
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         #expect(left == ["serial.pdf", "split.pdf"])
