@@ -19,10 +19,10 @@ import Foundation
 /// merger never writes a PDF it is not sure of. The output is written through a temporary file
 /// and appears only when complete; parts are read in chunks, one at a time.
 enum PDFMerger {
-    /// The Cairo versions whose PDF output this merger was written and tested against.
+    /// True with the Cairo this merger was written and tested against (1.16.x). Later versions
+    /// write object streams (refused), so the renderer paints one part there.
     static var understandsCairoOutput: Bool {
-        let v = Int(cairo_version())
-        return v >= 11400 && v < 11700
+        (11600..<11700).contains(Int(cairo_version()))
     }
 
     /// Merges `parts` (in order) into `path`; returns the number of pages. `chunk`: bytes read
