@@ -218,7 +218,7 @@ public final class ConversationRenderer {
         defer { for part in partPaths { try? FileManager.default.removeItem(atPath: part) } }
         // Contiguous runs of nearly equal length.
         let chunks = (0..<parts).map { k in pages[(pages.count * k / parts)..<(pages.count * (k + 1) / parts)] }
-        let job = PDFPartJob(pages: chunks, paths: partPaths, title: title, theme: theme.appearance(dark: dark),
+        let job = PDFPartJob(pages: chunks, paths: partPaths, output: path, title: title, theme: theme.appearance(dark: dark),
                              themeFolder: themeFolder, engine: engine, photosFolder: photos.baseFolder)
         for k in 0..<parts {
             let thread = Thread { job.paint(part: k) }
@@ -304,6 +304,8 @@ final class PageWriter: @unchecked Sendable {
 private final class PDFPartJob: @unchecked Sendable {
     let pages: [ArraySlice<ScenePage>]
     let paths: [String]
+    /// The file the parts become (named in errors instead of a part's temporary name).
+    let output: String
     let title: String?
     let theme: Theme
     let themeFolder: String
@@ -316,9 +318,9 @@ private final class PDFPartJob: @unchecked Sendable {
     private var finished = 0
     private var firstFailure: (part: Int, error: any Error)?
 
-    init(pages: [ArraySlice<ScenePage>], paths: [String], title: String?, theme: Theme, themeFolder: String,
+    init(pages: [ArraySlice<ScenePage>], paths: [String], output: String, title: String?, theme: Theme, themeFolder: String,
          engine: any DrawingTextEngine, photosFolder: String) {
-        self.pages = pages; self.paths = paths; self.title = title; self.theme = theme
+        self.pages = pages; self.paths = paths; self.output = output; self.title = title; self.theme = theme
         self.themeFolder = themeFolder; self.engine = engine; self.photosFolder = photosFolder
     }
 
@@ -338,8 +340,12 @@ private final class PDFPartJob: @unchecked Sendable {
             }
             if !state().failed { try doc.finish() }
         } catch {
+            var failure: any Error = error
+            if case let .unwritable(path, reason) = error, path == paths[k] {
+                failure = RenderError.unwritable(path: output, reason: reason)
+            }
             lock.lock()
-            if firstFailure == nil || firstFailure!.part > k { firstFailure = (k, error) }
+            if firstFailure == nil || firstFailure!.part > k { firstFailure = (k, failure) }
             lock.unlock()
         }
         lock.lock(); finished += 1; lock.unlock()

@@ -226,6 +226,20 @@ struct PDFMergeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["broken.png"])
     }
 
+    @Test("A folder where no file can be created: the error names the output, not a part")
+    func unwritableFolder() throws {
+        // /proc exists, and nobody (root included) can create a file in it.
+        let path = "/proc/bubblekit-\(UUID().uuidString).pdf"
+        do {
+            try render(try makeRenderer(), sampleConversation(count: 200), to: path, parts: 2)
+            Issue.record("rendering into /proc succeeded")
+        } catch {
+            guard case let .unwritable(named, _)? = error as? RenderError else { Issue.record("unexpected \(error)"); return }
+            #expect(named == path)
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test("Merging a truncated or garbage part throws and leaves no file", arguments: ["truncated", "garbage", "empty"])
     func badPart(kind: String) throws {
         let dir = try tempFolder()
