@@ -334,7 +334,9 @@ private final class PDFPartJob: @unchecked Sendable {
             let doc = try PDFDocument(path: paths[k], title: title)
             for page in pages[k] {
                 if state().failed { break }
-                try painter.paint(page, on: doc.beginPage(size: page.size))
+                let canvas = try doc.beginPage(size: page.size)
+                canvas.fontCopy = k + 1
+                try painter.paint(page, on: canvas)
                 lock.lock(); done += 1; lock.unlock()
                 changed.signal()
             }

@@ -50,13 +50,36 @@ extension FastTextEngine: DrawingTextEngine {
 
     public func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
                      color: Color, on canvas: Canvas) throws(TextError) {
-        try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context)
+        try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context,
+                 fontCopy: canvas.fontCopy)
+    }
+
+    /// The scaled font to draw `font` with for `Canvas.fontCopy` `copy`: the font itself for 0,
+    /// else a scaled font of the same face, matrices and metrics options that Cairo keeps apart
+    /// (its subpixel order differs, which vector output ignores), so threads do not share its
+    /// lock. Copies 1…4 exist; higher ones share the original. The caller holds the lock.
+    func fontCopy(_ font: OpaquePointer, _ copy: Int) -> OpaquePointer {
+        let orders = [CAIRO_SUBPIXEL_ORDER_RGB, CAIRO_SUBPIXEL_ORDER_BGR, CAIRO_SUBPIXEL_ORDER_VRGB, CAIRO_SUBPIXEL_ORDER_VBGR]
+        guard copy > 0, copy <= orders.count else { return font }
+        let key = FontCopyKey(font: font, copy: copy)
+        if let known = fontCopies[key] { return known }
+        var matrix = cairo_matrix_t(), ctm = cairo_matrix_t()
+        cairo_scaled_font_get_font_matrix(font, &matrix)
+        cairo_scaled_font_get_ctm(font, &ctm)
+        let options = cairo_font_options_create()!
+        defer { cairo_font_options_destroy(options) }
+        cairo_scaled_font_get_font_options(font, options)
+        cairo_font_options_set_subpixel_order(options, orders[copy - 1])
+        guard let made = cairo_scaled_font_create(cairo_scaled_font_get_font_face(font), &matrix, &ctm, options),
+              cairo_scaled_font_status(made) == CAIRO_STATUS_SUCCESS else { return font }
+        fontCopies[key] = made
+        return made
     }
 
     /// `draw` onto any cairo context: every line's glyph runs from the segment cache, in visual
     /// order (bidi runs reordered by their levels, UAX #9 L2), with `cairo_show_glyphs`.
     func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-              color: Color, cairo cr: OpaquePointer) throws(TextError) {
+              color: Color, cairo cr: OpaquePointer, fontCopy copy: Int = 0) throws(TextError) {
         let width = try PangoTextEngine.pangoWidth(maxWidth)
         let storage = try storage(for: prepared)
         if let delegated = storage.delegated {
@@ -149,7 +172,7 @@ extension FastTextEngine: DrawingTextEngine {
                         }
                         pen += Int64(g.advance)
                     }
-                    if glyphs.count > first { shown.append((scaled, glyphs.count)) }
+                    if glyphs.count > first { shown.append((fontCopy(scaled, copy), glyphs.count)) }
                 }
             }
         }
