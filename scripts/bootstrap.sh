@@ -6,7 +6,7 @@ set -euo pipefail
 # C libraries the renderer links (found with pkg-config), the fonts the project's fontconfig file
 # pins (Latin, Arabic/Hebrew, colour emoji, CJK), SQLite and zlib for the importers (iMessage chat.db,
 # WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
-# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium).
+# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium, qpdf).
 PACKAGES=(
   pkg-config
   libcairo2-dev
@@ -24,6 +24,7 @@ PACKAGES=(
   fonts-noto-color-emoji
   fonts-noto-cjk
   poppler-utils
+  qpdf
   pango1.0-tools
   chromium
   unicode-data

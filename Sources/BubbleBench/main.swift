@@ -31,6 +31,15 @@ func peakMemoryMB() -> Double {
     return Double(usage.ru_maxrss) / 1024
 }
 
+/// User + system CPU seconds of this process (`RUSAGE_SELF`, all threads) or of its waited-for
+/// children and their waited-for descendants (`RUSAGE_CHILDREN`).
+func cpuSeconds(_ who: __rusage_who) -> Double {
+    var usage = rusage()
+    getrusage(who.rawValue, &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
 /// Times `body` once and returns µs per `count` items.
 func timed(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
     let start = now()
@@ -187,7 +196,8 @@ func scratchFolder() throws -> String {
     return dir
 }
 
-func renderCase(name: String, format: OutputFormat) throws -> Figures {
+/// `parts`: PDF only, `RenderOptions.pdfParts` (nil: one per core).
+func renderCase(name: String, format: OutputFormat, parts: Int? = nil) throws -> Figures {
     let conversation = renderConversation(renderMessages)
     let (theme, folder) = try ThemeLibrary.load("imessage")
     let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: "/")
@@ -195,6 +205,7 @@ func renderCase(name: String, format: OutputFormat) throws -> Figures {
     options.timeZone = utc
     options.scale = 2
     options.pageHeight = format == .png ? 812 : nil
+    options.pdfParts = parts
     let dir = try scratchFolder()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     var files: [String] = []
@@ -202,11 +213,15 @@ func renderCase(name: String, format: OutputFormat) throws -> Figures {
     let resolved = try renderer.resolvePhotos(conversation)
     var pageCount = 0
     let scenePerMessage = try timed(renderMessages) { pageCount = try renderer.scene(for: resolved, options: options).count }
+    // CPU time of all threads (parts painted in parallel, PNG pages encoded in the background).
+    let cpuBefore = cpuSeconds(RUSAGE_SELF)
     let perMessage = try timed(renderMessages) {
         files = try renderer.render(conversation, to: dir + "/chat.\(format.rawValue)", options: options)
     }
+    let cpuPerMessage = (cpuSeconds(RUSAGE_SELF) - cpuBefore) * 1e6 / Double(renderMessages)
     let bytes = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
-    return Figures(name: name, messages: renderMessages, microsPerMessage: ["render": perMessage, "scene": scenePerMessage],
+    return Figures(name: name, messages: renderMessages,
+                   microsPerMessage: ["render": perMessage, "render cpu": cpuPerMessage, "scene": scenePerMessage],
                    peakMemoryMB: peakMemoryMB(),
                    notes: ["files": String(files.count), "bytes": String(bytes), "pages": String(pageCount)])
 }
@@ -228,38 +243,52 @@ func chromiumCase() throws -> Figures {
                    "--user-data-dir=\(dir)/profile", "--print-to-pdf=\(dir)/chat.pdf", "file://\(html)"]
     p.standardOutput = FileHandle.nullDevice
     p.standardError = FileHandle.nullDevice
+    // CPU time: RUSAGE_CHILDREN counts only what was waited for, and Chromium exits without
+    // waiting for most of its helpers (it saw ~2 s of ~16 s), so the tree's CPU is also sampled
+    // from /proc with the memory: each process's last utime + stime seen (a lower bound: the last
+    // ≤ 50 ms of each process and processes shorter than that are missed). The larger counts.
+    let cpuBefore = cpuSeconds(RUSAGE_CHILDREN)
     let start = now()
     try p.run()
     var peak = 0.0
+    var cpuByProcess: [Int32: Double] = [:]
     while p.isRunning {
-        peak = max(peak, treeResidentMB(root: p.processIdentifier))
+        let tree = processTree(root: p.processIdentifier)
+        peak = max(peak, tree.residentMB)
+        cpuByProcess.merge(tree.cpuSeconds) { max($0, $1) }
         usleep(50_000)
     }
     let seconds = now() - start
+    p.waitUntilExit()
+    let waitedCPU = cpuSeconds(RUSAGE_CHILDREN) - cpuBefore
+    let sampledCPU = cpuByProcess.values.reduce(0, +)
+    let cpu = max(waitedCPU, sampledCPU)
     guard p.terminationStatus == 0, FileManager.default.fileExists(atPath: dir + "/chat.pdf") else {
         throw BenchError("chromium exited with \(p.terminationStatus) and no PDF")
     }
     let bytes = (try? FileManager.default.attributesOfItem(atPath: dir + "/chat.pdf")[.size] as? Int) ?? 0
-    return Figures(name: "chromium-pdf", messages: renderMessages, microsPerMessage: ["render": seconds * 1e6 / Double(renderMessages)],
-                   peakMemoryMB: peak, notes: ["bytes": String(bytes), "chromium": chromium])
+    return Figures(name: "chromium-pdf", messages: renderMessages,
+                   microsPerMessage: ["render": seconds * 1e6 / Double(renderMessages), "render cpu": cpu * 1e6 / Double(renderMessages)],
+                   peakMemoryMB: peak, notes: ["bytes": String(bytes), "chromium": chromium,
+                                               "cpu": String(format: "%.1f s sampled from /proc over %d processes, %.1f s in RUSAGE_CHILDREN",
+                                                             sampledCPU, cpuByProcess.count, waitedCPU)])
 }
 
-/// Sum of VmRSS of `root` and all its descendants, from /proc.
-func treeResidentMB(root: Int32) -> Double {
-    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+/// `root` and all its descendants, from /proc: the sum of their resident sizes (VmRSS), and
+/// each one's CPU time so far (utime + stime).
+func processTree(root: Int32) -> (residentMB: Double, cpuSeconds: [Int32: Double]) {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return (0, [:]) }
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
     var parent: [Int32: Int32] = [:]
-    var rss: [Int32: Double] = [:]
+    var cpu: [Int32: Double] = [:]
     for e in entries {
         guard let pid = Int32(e), let stat = try? String(contentsOfFile: "/proc/\(e)/stat", encoding: .utf8) else { continue }
-        // Fields after the ")" closing the command name: state ppid …
+        // Fields after the ")" closing the command name: state ppid … (utime and stime are the
+        // 12th and 13th of these).
         guard let close = stat.lastIndex(of: ")") else { continue }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         if fields.count > 1, let ppid = Int32(fields[1]) { parent[pid] = ppid }
-        if let status = try? String(contentsOfFile: "/proc/\(e)/status", encoding: .utf8),
-           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-           let kb = Double(line.split(separator: " ").dropFirst().first ?? "") {
-            rss[pid] = kb / 1024
-        }
+        if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) { cpu[pid] = (user + system) / ticks }
     }
     func descends(_ pid: Int32) -> Bool {
         var p = pid
@@ -270,7 +299,17 @@ func treeResidentMB(root: Int32) -> Double {
         }
         return false
     }
-    return rss.filter { descends($0.key) }.values.reduce(0, +)
+    var resident = 0.0
+    var tree: [Int32: Double] = [:]
+    for pid in parent.keys where descends(pid) {
+        tree[pid] = cpu[pid] ?? 0
+        if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+           let kb = Double(line.split(separator: " ").dropFirst().first ?? "") {
+            resident += kb / 1024
+        }
+    }
+    return (resident, tree)
 }
 
 /// PNG encoding of real chat pixels: Cairo's writer vs BubbleKit's libpng encoder, on a
@@ -317,6 +356,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("layout-pango-cached", { try layoutCase(name: "layout-pango-cached", messages: $0, cached: true) }),
     ("layout-fast", { try fastLayoutCase(messages: $0) }),
     ("render-pdf", { _ in try renderCase(name: "render-pdf", format: .pdf) }),
+    ("render-pdf-1part", { _ in try renderCase(name: "render-pdf-1part", format: .pdf, parts: 1) }),
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
@@ -451,23 +491,29 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
 }
 
 // Rendering: BubbleKit (Cairo) vs headless Chromium printing the same messages.
-if let pdf = results["render-pdf"], let png = results["render-png"] {
+if let pdf = results["render-pdf"] {
     print("")
-    print("Rendering \(renderMessages) messages (imessage theme; ms per message; ratio = Chromium ÷ ours)")
+    print("Rendering \(renderMessages) messages (imessage theme; ms per message, wall clock and CPU of all threads/processes;")
+    print("ratios = Chromium ÷ ours, > 1 means ours is faster / smaller)")
     let chrome = results["chromium-pdf"]
-    print(pad("output", 22) + lpad("ms/msg", 10) + lpad("peak MB", 10) + lpad("speed ×", 10) + lpad("memory ×", 10) + "  notes")
+    print(pad("output", 24) + lpad("ms/msg", 9) + lpad("cpu ms/msg", 12) + lpad("peak MB", 9) + lpad("wall ×", 8) + lpad("cpu ×", 8)
+          + lpad("memory ×", 10) + "  notes")
     func row(_ label: String, _ f: Figures) {
         let ms = f.microsPerMessage["render"]! / 1000
-        var speed = "", memory = ""
+        let cpu = f.microsPerMessage["render cpu"].map { String(format: "%.3f", $0 / 1000) } ?? "—"
+        var speed = "", cpuRatio = "", memory = ""
         if let c = chrome, f.name != c.name {
             speed = String(format: "%.1f×", c.microsPerMessage["render"]! / f.microsPerMessage["render"]!)
+            if let a = c.microsPerMessage["render cpu"], let b = f.microsPerMessage["render cpu"] { cpuRatio = String(format: "%.1f×", a / b) }
             memory = String(format: "%.1f×", c.peakMemoryMB / f.peakMemoryMB)
         }
-        print(pad(label, 22) + lpad(String(format: "%.3f", ms), 10) + lpad(String(format: "%.0f", f.peakMemoryMB), 10)
-              + lpad(speed, 10) + lpad(memory, 10) + "  " + f.notes.filter { $0.key != "chromium" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        print(pad(label, 24) + lpad(String(format: "%.3f", ms), 9) + lpad(cpu, 12) + lpad(String(format: "%.0f", f.peakMemoryMB), 9)
+              + lpad(speed, 8) + lpad(cpuRatio, 8) + lpad(memory, 10) + "  "
+              + f.notes.filter { $0.key != "chromium" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
     }
     row("BubbleKit PDF", pdf)
-    row("BubbleKit PNG 2× pages", png)
+    if let one = results["render-pdf-1part"] { row("BubbleKit PDF, 1 thread", one) }
+    if let png = results["render-png"] { row("BubbleKit PNG 2× pages", png) }
     if let chrome { row("Chromium print-to-PDF", chrome) } else { print("Chromium print-to-PDF: not measured") }
 }
 

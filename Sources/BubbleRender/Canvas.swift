@@ -9,6 +9,10 @@ public final class Canvas {
     private let target: AnyObject
     /// Device pixels per point; nil on vector surfaces (PDF, SVG), where nothing is snapped.
     public let pixelScale: Double?
+    /// Which copy of each font the fast text engine draws with on this canvas: 0, the engine's
+    /// own; k > 0, the copy of thread k (threads painting PDF parts at once would otherwise
+    /// wait on the same Cairo font's lock).
+    var fontCopy = 0
 
     /// Draws into `surface`, `scale` pixels per point.
     public convenience init(surface: ImageSurface, scale: Double = 1) throws(RenderError) {

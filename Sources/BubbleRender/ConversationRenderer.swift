@@ -30,6 +30,12 @@ public struct RenderOptions: Sendable {
     public var locale: Locale?
     /// Day separators of this day and the one before say "Today", "Yesterday"; nil: dates only.
     public var now: Date?
+    /// PDF only: the pages are painted in this many parts at once, each on a thread of its own
+    /// into a PDF of its own, then joined into one file (`PDFMerger`). nil: one part per core
+    /// when there are at least 8 pages, the text engine can draw from several threads
+    /// (`supportsConcurrentDrawing`) and Cairo writes PDFs the merger knows; 1: one part.
+    /// A number > 1 is honoured (up to the page count) when the engine and Cairo allow it.
+    public var pdfParts: Int?
 
     public init(format: OutputFormat) { self.format = format }
 }
@@ -140,6 +146,11 @@ public final class ConversationRenderer {
                                    engine: engine, photos: photos)
         switch options.format {
         case .pdf:
+            let parts = pdfPartCount(pages: pages.count, options: options)
+            if parts > 1 {
+                try renderPDF(pages, to: path, title: conversation.title, dark: options.dark, parts: parts)
+                return [path]
+            }
             let doc = try PDFDocument(path: path, title: conversation.title)
             for page in pages {
                 try painter.paint(page, on: doc.beginPage(size: page.size))
@@ -176,6 +187,59 @@ public final class ConversationRenderer {
             }
             progress?(pages.count, pages.count)
             return [path]
+        }
+    }
+
+    /// How many parts `render` paints a PDF of `pages` pages in (see `RenderOptions.pdfParts`).
+    func pdfPartCount(pages: Int, options: RenderOptions) -> Int {
+        guard engine.supportsConcurrentDrawing, PDFMerger.understandsCairoOutput else { return 1 }
+        if let forced = options.pdfParts { return max(1, min(forced, pages)) }
+        guard pages >= Self.minimumPagesToSplit else { return 1 }
+        return max(1, min(ProcessInfo.processInfo.activeProcessorCount, pages / 4))
+    }
+
+    /// Fewer pages than this are painted on one thread (a thread and a merge cost more than
+    /// they save).
+    static let minimumPagesToSplit = 8
+
+    /// Paints `pages` in `parts` contiguous runs, each on its own thread into its own PDF file
+    /// beside `path` (with its own painter and photo cache: only the text engine is shared),
+    /// then joins them. The calling thread reports progress as pages are done, in increasing
+    /// order. Every part file is removed whatever happens; a failure leaves no file at `path`.
+    private func renderPDF(_ pages: [ScenePage], to path: String, title: String?, dark: Bool, parts: Int) throws {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
+            throw RenderError.unwritable(path: path, reason: "folder \(folder) does not exist")
+        }
+        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let partPaths = (0..<parts).map { folder + "/." + url.lastPathComponent + ".part\($0 + 1)-\(token)" }
+        defer { for part in partPaths { try? FileManager.default.removeItem(atPath: part) } }
+        // Contiguous runs of nearly equal length.
+        let chunks = (0..<parts).map { k in pages[(pages.count * k / parts)..<(pages.count * (k + 1) / parts)] }
+        let job = PDFPartJob(pages: chunks, paths: partPaths, output: path, title: title, theme: theme.appearance(dark: dark),
+                             themeFolder: themeFolder, engine: engine, photosFolder: photos.baseFolder)
+        for k in 0..<parts {
+            let thread = Thread { job.paint(part: k) }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        var reported = 0
+        while true {
+            job.changed.wait()
+            let (done, finished, failed) = job.state()
+            if !failed, done > reported, let progress {
+                progress(done, pages.count)
+                reported = done
+            }
+            if finished == parts { break }
+        }
+        if let failure = job.failure() { throw failure }
+        let count = try PDFMerger.merge(partPaths, into: path)
+        guard count == pages.count else {
+            try? FileManager.default.removeItem(atPath: path)
+            throw RenderError.pdfMerge(path: path, reason: "the joined file has \(count) pages, expected \(pages.count)")
         }
     }
 
@@ -231,6 +295,74 @@ final class PageWriter: @unchecked Sendable {
     private func currentFailure() -> RenderError? {
         lock.lock(); defer { lock.unlock() }
         return failure
+    }
+}
+
+/// The PDF parts being painted on their threads: what each thread needs (immutable), and the
+/// progress and first failure they report (under `lock`; `changed` is signalled after each
+/// page and when a thread ends).
+private final class PDFPartJob: @unchecked Sendable {
+    let pages: [ArraySlice<ScenePage>]
+    let paths: [String]
+    /// The file the parts become (named in errors instead of a part's temporary name).
+    let output: String
+    let title: String?
+    let theme: Theme
+    let themeFolder: String
+    /// Shared by the threads: `supportsConcurrentDrawing` says it may be.
+    let engine: any DrawingTextEngine
+    let photosFolder: String
+    let changed = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var done = 0
+    private var finished = 0
+    private var firstFailure: (part: Int, error: any Error)?
+
+    init(pages: [ArraySlice<ScenePage>], paths: [String], output: String, title: String?, theme: Theme, themeFolder: String,
+         engine: any DrawingTextEngine, photosFolder: String) {
+        self.pages = pages; self.paths = paths; self.output = output; self.title = title; self.theme = theme
+        self.themeFolder = themeFolder; self.engine = engine; self.photosFolder = photosFolder
+    }
+
+    /// Runs on part `k`'s thread: paints its pages into its own file (its own painter and
+    /// photo cache). Stops early when another part failed.
+    func paint(part k: Int) {
+        do {
+            // A painter and photos of its own: their caches are not locked.
+            let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: engine,
+                                       photos: PhotoLoader(baseFolder: photosFolder))
+            let doc = try PDFDocument(path: paths[k], title: title)
+            for page in pages[k] {
+                if state().failed { break }
+                let canvas = try doc.beginPage(size: page.size)
+                canvas.fontCopy = k + 1
+                try painter.paint(page, on: canvas)
+                lock.lock(); done += 1; lock.unlock()
+                changed.signal()
+            }
+            if !state().failed { try doc.finish() }
+        } catch {
+            var failure: any Error = error
+            if case let .unwritable(path, reason) = error, path == paths[k] {
+                failure = RenderError.unwritable(path: output, reason: reason)
+            }
+            lock.lock()
+            if firstFailure == nil || firstFailure!.part > k { firstFailure = (k, failure) }
+            lock.unlock()
+        }
+        lock.lock(); finished += 1; lock.unlock()
+        changed.signal()
+    }
+
+    func state() -> (done: Int, finished: Int, failed: Bool) {
+        lock.lock(); defer { lock.unlock() }
+        return (done, finished, firstFailure != nil)
+    }
+
+    /// The failure of the earliest part that failed.
+    func failure() -> (any Error)? {
+        lock.lock(); defer { lock.unlock() }
+        return firstFailure?.error
     }
 }
 

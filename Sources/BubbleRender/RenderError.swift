@@ -11,6 +11,8 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidSize(width: Int, height: Int)
     case artSizeMismatch(expected: String, actual: String)
     case nineSlice(path: String?, NineSliceError)
+    /// PDF parts painted on several threads could not be joined into `path` (nothing is written).
+    case pdfMerge(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -20,6 +22,7 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .invalidSize(w, h): return "surface size \(w)×\(h) is not usable; expected 1…32767 pixels each way"
         case let .artSizeMismatch(e, a): return "art is \(a) but its slices describe \(e)"
         case let .nineSlice(path, error): return (path.map { "\($0): " } ?? "") + error.description
+        case let .pdfMerge(path, reason): return "\(path): cannot join the PDF parts painted in parallel: \(reason)"
         }
     }
 }

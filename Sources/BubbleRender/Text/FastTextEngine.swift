@@ -51,6 +51,12 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         knownSpaces.append((width, index))
         return index
     }
+    /// Copies of the scaled fonts for `Canvas.fontCopy` > 0, by (font, copy); used under the lock.
+    @exclusivity(unchecked) var fontCopies: [FontCopyKey: OpaquePointer] = [:]
+    struct FontCopyKey: Hashable { let font: OpaquePointer; let copy: Int }
+
+    deinit { for font in fontCopies.values { cairo_scaled_font_destroy(font) } }
+
     @exclusivity(unchecked) private var hardBreaks: [UInt8] = []
     @exclusivity(unchecked) private var lineScratch: [FastLine] = []
 
