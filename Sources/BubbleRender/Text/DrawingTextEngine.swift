@@ -98,11 +98,12 @@ extension FastTextEngine: DrawingTextEngine {
             let ellipsis = storage.context.ellipsis
             // Segment starts, to find the segments under each line.
             var starts: [Int] = []
-            var ends: [(end: Int, shaped: Int, rtl: Bool)] = []
+            var ends: [(end: Int, shaped: Int, rtl: Bool, paragraph: Int)] = []
             storage.withSegments { segs in
-                var s = 0
+                var s = 0, paragraph = 0
                 for seg in segs {
-                    starts.append(s); ends.append((seg.end, seg.end - seg.separatorLength, seg.rightToLeft)); s = seg.end
+                    starts.append(s); ends.append((seg.end, seg.end - seg.separatorLength, seg.rightToLeft, paragraph)); s = seg.end
+                    if seg.hard { paragraph = seg.end }
                 }
             }
             for (var line, measured) in zip(arrangement.lines, arrangement.layout.lines) {
@@ -126,7 +127,7 @@ extension FastTextEngine: DrawingTextEngine {
                 }
                 var k = lo
                 while k < starts.count, starts[k] < line.contentEnd {
-                    let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl)
+                    let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl, paragraphStart: ends[k].paragraph)
                     let base = starts[k]
                     for piece in shape.pieces {
                         // The piece's glyphs whose clusters lie in the line's content.
@@ -172,7 +173,12 @@ extension FastTextEngine: DrawingTextEngine {
                         }
                         pen += Int64(g.advance)
                     }
-                    if glyphs.count > first { shown.append((fontCopy(scaled, copy), glyphs.count)) }
+                    guard glyphs.count > first else { continue }
+                    // One show_glyphs call for consecutive glyphs of one font, across lines too
+                    // (positions are absolute): fewer text objects in PDF and SVG.
+                    let font = fontCopy(scaled, copy)
+                    if let last = shown.last, last.font == font { shown[shown.count - 1].end = glyphs.count }
+                    else { shown.append((font, glyphs.count)) }
                 }
             }
         }
