@@ -122,6 +122,12 @@ public final class ConversationRenderer {
 
     /// Lays out and paginates (no drawing).
     public func scene(for conversation: Conversation, options: RenderOptions) throws -> [ScenePage] {
+        let (builder, plan) = try scenePlan(for: conversation, options: options)
+        return try (0..<plan.pageCount).map { index throws(LayoutError) in try builder.page(index, of: plan) }
+    }
+
+    /// Lays out and decides the pages; `builder.page(_:of:)` fills each.
+    func scenePlan(for conversation: Conversation, options: RenderOptions) throws -> (builder: SceneBuilder, plan: ScenePlan) {
         let theme = self.theme.appearance(dark: options.dark)
         let setup = pageSetup(options)
         // Chats repeat themselves: identical texts at the same width are measured once (the fast
@@ -132,8 +138,8 @@ public final class ConversationRenderer {
         let layouter = ConversationLayouter(style: style, engine: measuring, timeZone: options.timeZone,
                                             locale: options.locale, now: options.now)
         let layout = try layouter.layout(conversation, width: setup.contentWidth)
-        return try SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale)
-            .pages(for: conversation, layout: layout, setup: setup)
+        let builder = SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale)
+        return (builder, try builder.plan(for: conversation, layout: layout, setup: setup))
     }
 
     /// Renders into `path` (PNG pages: `name-001.png`, `name-002.png`, …). Returns the files
@@ -141,16 +147,19 @@ public final class ConversationRenderer {
     @discardableResult
     public func render(_ conversation: Conversation, to path: String, options: RenderOptions) throws -> [String] {
         let resolved = try resolvePhotos(conversation)
-        let pages = try scene(for: resolved, options: options)
+        let (builder, plan) = try scenePlan(for: resolved, options: options)
+        if options.format == .pdf {
+            let parts = pdfPartCount(pages: plan.pageCount, options: options)
+            if parts > 1 {
+                try renderPDF(plan, builder: builder, to: path, title: conversation.title, dark: options.dark, parts: parts)
+                return [path]
+            }
+        }
+        let pages = try (0..<plan.pageCount).map { index throws(LayoutError) in try builder.page(index, of: plan) }
         let painter = ScenePainter(theme: theme.appearance(dark: options.dark), themeFolder: themeFolder,
                                    engine: engine, photos: photos)
         switch options.format {
         case .pdf:
-            let parts = pdfPartCount(pages: pages.count, options: options)
-            if parts > 1 {
-                try renderPDF(pages, to: path, title: conversation.title, dark: options.dark, parts: parts)
-                return [path]
-            }
             let doc = try PDFDocument(path: path, title: conversation.title)
             for page in pages {
                 try painter.paint(page, on: doc.beginPage(size: page.size))
@@ -202,11 +211,13 @@ public final class ConversationRenderer {
     /// they save).
     static let minimumPagesToSplit = 8
 
-    /// Paints `pages` in `parts` contiguous runs, each on its own thread into its own PDF file
-    /// beside `path` (with its own painter and photo cache: only the text engine is shared),
-    /// then joins them. The calling thread reports progress as pages are done, in increasing
-    /// order. Every part file is removed whatever happens; a failure leaves no file at `path`.
-    private func renderPDF(_ pages: [ScenePage], to path: String, title: String?, dark: Bool, parts: Int) throws {
+    /// Paints the pages of `plan` in `parts` contiguous runs, each on its own thread — which
+    /// also fills its pages (`builder.page`) — into its own PDF file beside `path` (with its own
+    /// painter and photo cache: only the text engine is shared), then joins them. The calling
+    /// thread reports progress as pages are done, in increasing order. Every part file is
+    /// removed whatever happens; a failure leaves no file at `path`.
+    private func renderPDF(_ plan: ScenePlan, builder: SceneBuilder, to path: String, title: String?, dark: Bool, parts: Int) throws {
+        let pageCount = plan.pageCount
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
         var isDir: ObjCBool = false
@@ -217,8 +228,9 @@ public final class ConversationRenderer {
         let partPaths = (0..<parts).map { folder + "/." + url.lastPathComponent + ".part\($0 + 1)-\(token)" }
         defer { for part in partPaths { try? FileManager.default.removeItem(atPath: part) } }
         // Contiguous runs of nearly equal length.
-        let chunks = (0..<parts).map { k in pages[(pages.count * k / parts)..<(pages.count * (k + 1) / parts)] }
-        let job = PDFPartJob(pages: chunks, paths: partPaths, output: path, title: title, theme: theme.appearance(dark: dark),
+        let chunks = (0..<parts).map { k in (pageCount * k / parts)..<(pageCount * (k + 1) / parts) }
+        // The builder only reads, and its engine may be called from several threads (`pdfPartCount`).
+        let job = PDFPartJob(pages: chunks, page: { index throws in try builder.page(index, of: plan) }, paths: partPaths, output: path, title: title, theme: theme.appearance(dark: dark),
                              themeFolder: themeFolder, engine: engine, photosFolder: photos.baseFolder)
         for k in 0..<parts {
             let thread = Thread { job.paint(part: k) }
@@ -230,16 +242,16 @@ public final class ConversationRenderer {
             job.changed.wait()
             let (done, finished, failed) = job.state()
             if !failed, done > reported, let progress {
-                progress(done, pages.count)
+                progress(done, pageCount)
                 reported = done
             }
             if finished == parts { break }
         }
         if let failure = job.failure() { throw failure }
         let count = try PDFMerger.merge(partPaths, into: path)
-        guard count == pages.count else {
+        guard count == pageCount else {
             try? FileManager.default.removeItem(atPath: path)
-            throw RenderError.pdfMerge(path: path, reason: "the joined file has \(count) pages, expected \(pages.count)")
+            throw RenderError.pdfMerge(path: path, reason: "the joined file has \(count) pages, expected \(pageCount)")
         }
     }
 
@@ -302,7 +314,9 @@ final class PageWriter: @unchecked Sendable {
 /// progress and first failure they report (under `lock`; `changed` is signalled after each
 /// page and when a thread ends).
 private final class PDFPartJob: @unchecked Sendable {
-    let pages: [ArraySlice<ScenePage>]
+    /// Each part's page indices, and what fills a page.
+    let pages: [Range<Int>]
+    let page: (Int) throws -> ScenePage
     let paths: [String]
     /// The file the parts become (named in errors instead of a part's temporary name).
     let output: String
@@ -318,9 +332,9 @@ private final class PDFPartJob: @unchecked Sendable {
     private var finished = 0
     private var firstFailure: (part: Int, error: any Error)?
 
-    init(pages: [ArraySlice<ScenePage>], paths: [String], output: String, title: String?, theme: Theme, themeFolder: String,
+    init(pages: [Range<Int>], page: @escaping (Int) throws -> ScenePage, paths: [String], output: String, title: String?, theme: Theme, themeFolder: String,
          engine: any DrawingTextEngine, photosFolder: String) {
-        self.pages = pages; self.paths = paths; self.output = output; self.title = title; self.theme = theme
+        self.pages = pages; self.page = page; self.paths = paths; self.output = output; self.title = title; self.theme = theme
         self.themeFolder = themeFolder; self.engine = engine; self.photosFolder = photosFolder
     }
 
@@ -332,7 +346,8 @@ private final class PDFPartJob: @unchecked Sendable {
             let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: engine,
                                        photos: PhotoLoader(baseFolder: photosFolder))
             let doc = try PDFDocument(path: paths[k], title: title)
-            for page in pages[k] {
+            for index in pages[k] {
+                let page = try self.page(index)
                 if state().failed { break }
                 let canvas = try doc.beginPage(size: page.size)
                 canvas.fontCopy = k + 1
@@ -343,7 +358,7 @@ private final class PDFPartJob: @unchecked Sendable {
             if !state().failed { try doc.finish() }
         } catch {
             var failure: any Error = error
-            if case let .unwritable(path, reason) = error, path == paths[k] {
+            if case let RenderError.unwritable(path, reason) = error, path == paths[k] {
                 failure = RenderError.unwritable(path: output, reason: reason)
             }
             lock.lock()

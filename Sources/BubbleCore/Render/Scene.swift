@@ -75,6 +75,17 @@ public struct PageSetup: Hashable, Sendable {
     }
 }
 
+/// A conversation's pages decided (`SceneBuilder.plan`): each page's rows and the header.
+public struct ScenePlan: Sendable {
+    public let conversation: Conversation
+    public let layout: ConversationLayout
+    public let setup: PageSetup
+    let slices: [PageSlice]
+    let headerItems: [SceneItem]
+    let headerHeight: Double
+    public var pageCount: Int { slices.count }
+}
+
 /// Turns a laid-out conversation into pages of scene items.
 public struct SceneBuilder {
     public let theme: Theme
@@ -94,6 +105,16 @@ public struct SceneBuilder {
 
     public func pages(for conversation: Conversation, layout: ConversationLayout,
                       setup: PageSetup) throws(LayoutError) -> [ScenePage] {
+        let plan = try plan(for: conversation, layout: layout, setup: setup)
+        var pages: [ScenePage] = []
+        pages.reserveCapacity(plan.pageCount)
+        for index in 0..<plan.pageCount { pages.append(try page(index, of: plan)) }
+        return pages
+    }
+
+    /// The pages decided — which rows go on which page, the header — but not filled.
+    public func plan(for conversation: Conversation, layout: ConversationLayout,
+                     setup: PageSetup) throws(LayoutError) -> ScenePlan {
         let m = setup.margins
         let footer = setup.pageNumbers ? Self.footerHeight : 0
         var headerItems: [SceneItem] = []
@@ -108,32 +129,36 @@ public struct SceneBuilder {
         } else {
             slices = [PageSlice(top: 0, height: layout.height, rows: 0..<layout.rows.count)]
         }
-        var pages: [ScenePage] = []
-        for (index, slice) in slices.enumerated() {
-            let top = m.top + (index == 0 ? headerHeight : 0)
-            let pageHeight = setup.height ?? (top + slice.height + m.bottom)
-            let size = Size(width: setup.width, height: pageHeight)
-            var items = background(Rect(origin: .zero, size: size))
-            if index == 0 { items += headerItems }
-            var content: [SceneItem] = []
-            for r in slice.rows {
-                let row = layout.rows[r]
-                let origin = Point(x: m.left, y: top + row.frame.minY - slice.top)
-                content += self.items(for: row, at: origin, conversation: conversation)
-            }
-            // Clip to the band so a row split across pages shows only its share on each.
-            let band = Rect(x: 0, y: top, width: setup.width, height: slice.height)
-            items.append(.clipped(band, content))
-            if setup.pageNumbers {
-                let label = "\(index + 1) / \(slices.count)"
-                let (t, w) = try measurer.measure(label, style: theme.layoutStyle.systemText, maxWidth: setup.contentWidth)
-                items.append(.text(SceneText(string: label, style: theme.layoutStyle.systemText, color: theme.labels.system,
-                                             origin: Point(x: (setup.width - t.width) / 2, y: pageHeight - m.bottom - t.height),
-                                             wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
-            }
-            pages.append(ScenePage(size: size, items: items, number: index + 1))
+        return ScenePlan(conversation: conversation, layout: layout, setup: setup, slices: slices,
+                         headerItems: headerItems, headerHeight: headerHeight)
+    }
+
+    /// Page `index` of `plan` with its items. It only reads (the builder, the plan), so pages
+    /// can be made on several threads at once when the text engine may be called so.
+    public func page(_ index: Int, of plan: ScenePlan) throws(LayoutError) -> ScenePage {
+        let setup = plan.setup, m = setup.margins, slice = plan.slices[index]
+        let top = m.top + (index == 0 ? plan.headerHeight : 0)
+        let pageHeight = setup.height ?? (top + slice.height + m.bottom)
+        let size = Size(width: setup.width, height: pageHeight)
+        var items = background(Rect(origin: .zero, size: size))
+        if index == 0 { items += plan.headerItems }
+        var content: [SceneItem] = []
+        for r in slice.rows {
+            let row = plan.layout.rows[r]
+            let origin = Point(x: m.left, y: top + row.frame.minY - slice.top)
+            content += self.items(for: row, at: origin, conversation: plan.conversation)
         }
-        return pages
+        // Clip to the band so a row split across pages shows only its share on each.
+        let band = Rect(x: 0, y: top, width: setup.width, height: slice.height)
+        items.append(.clipped(band, content))
+        if setup.pageNumbers {
+            let label = "\(index + 1) / \(plan.slices.count)"
+            let (t, w) = try measurer.measure(label, style: theme.layoutStyle.systemText, maxWidth: setup.contentWidth)
+            items.append(.text(SceneText(string: label, style: theme.layoutStyle.systemText, color: theme.labels.system,
+                                         origin: Point(x: (setup.width - t.width) / 2, y: pageHeight - m.bottom - t.height),
+                                         wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
+        }
+        return ScenePage(size: size, items: items, number: index + 1)
     }
 
     func background(_ rect: Rect) -> [SceneItem] {
