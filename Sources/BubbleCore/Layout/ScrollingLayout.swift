@@ -486,6 +486,14 @@ extension ConversationLayouter {
         previous.quick.withUnsafeBufferPointer { quick in
             previous.conversation.messages.withUnsafeBufferPointer { messages in
                 for i in range {
+                    // The prepared text a few rows ahead is requested now (a cache miss each,
+                    // else: prepared texts lie all over the heap).
+                    if i + Self.prefetchDistance < range.upperBound {
+                        let ahead = previous.plan[i + Self.prefetchDistance]
+                        if ahead.kind == .message, let storage = quick[Int(ahead.index)].storage {
+                            measurer.engine.prefetch(storage: UnsafeRawPointer(storage.toOpaque()))
+                        }
+                    }
                     let planned = previous.plan[i]
                     let k = Int(planned.index)
                     var h: Double?
@@ -507,6 +515,8 @@ extension ConversationLayouter {
         }
         return byFormula
     }
+
+    static let prefetchDistance = 6
 
     /// A message row's height at `now`'s width without measuring it in full, or nil: the
     /// previous height when its texts keep their lines and its photos their size (what a

@@ -153,6 +153,9 @@ public protocol TextEngine: AnyObject {
     /// from shared state, read once), nil where it returns nil; invalid widths give nil. The
     /// function may be called from several threads at once.
     func storageSummarizer() -> (AnyObject, Double) -> TextSummary?
+    /// A hint: the prepared storage at `storage` (an object this engine made) will be
+    /// summarised soon, so its memory may be requested now. The default does nothing.
+    func prefetch(storage: UnsafeRawPointer)
 }
 
 extension TextEngine {
@@ -160,6 +163,7 @@ extension TextEngine {
     public func storageSummarizer() -> (AnyObject, Double) -> TextSummary? {
         { [self] storage, width in try? summary(ofStorage: storage, maxWidth: width) }
     }
+    public func prefetch(storage: UnsafeRawPointer) {}
 
     public func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
         try layout(prepared, maxWidth: maxWidth, maxLines: maxLines).summary

@@ -120,7 +120,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return try summary(unsafeDowncast(storage, to: FastStorage.self), maxWidth: maxWidth, maxLines: nil)
     }
 
-    /// `summary(ofStorage:maxWidth:)` for many texts in a row: the line metrics are read once.
+    public func prefetch(storage: UnsafeRawPointer) { clb_prefetch(storage) }
+
+    /// `summary(ofStorage:maxWidth:)` for many texts in a row.
     public func storageSummarizer() -> (AnyObject, Double) -> TextSummary? {
         { [self] object, maxWidth in
             guard type(of: object) == FastStorage.self, maxWidth.isFinite, maxWidth > 0 else { return nil }

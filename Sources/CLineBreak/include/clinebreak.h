@@ -21,4 +21,12 @@ int32_t clb_first_strong_direction(const char *utf8, int32_t length);
 /// 1 when `utf8` holds a character of bidi class R, AL or AN (text that may need reordering).
 int32_t clb_has_rtl(const char *utf8, int32_t length);
 
+/// A hint that the 192 bytes at `p` will be read soon (a prepared text's header and first
+/// segments): the cache lines are requested now, without waiting for them.
+static inline void clb_prefetch(const void *p) {
+    __builtin_prefetch(p);
+    __builtin_prefetch((const char *)p + 64);
+    __builtin_prefetch((const char *)p + 128);
+}
+
 #endif
