@@ -615,7 +615,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     if w + Int64(g.width) + Int64(ellipsis) > Int64(width) { return }
                     w += Int64(g.width)
                     shownEnd = gEnd
-                    metric = metric.union(shaper.metrics[Int(s.metric)])
+                    metric = metric.union(shaper.metricTable[Int(s.metric)])
                 }
                 if s.hard { return }
             }
