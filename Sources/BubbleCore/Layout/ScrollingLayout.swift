@@ -426,7 +426,7 @@ extension ConversationLayouter {
         }
         q.known = q.needRow.isFinite && q.needBubble.isFinite && q.needReply.isFinite && q.insideWidth.isFinite
         q.usable = q.known && !bubble.emojiOnly && message.reply == nil && message.images.count <= 1
-            && (hasText ? memo?.hasPrepared == true && !(message.text!.isEmpty) : message.images.count == 1 && !q.inside)
+            && (hasText ? memo?.hasPrepared == true : message.images.count == 1 && !q.inside)
     }
 
     // MARK: re-layout
