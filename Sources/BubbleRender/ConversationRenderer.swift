@@ -123,7 +123,7 @@ public final class ConversationRenderer {
     /// Lays out and paginates (no drawing).
     public func scene(for conversation: Conversation, options: RenderOptions) throws -> [ScenePage] {
         let (builder, plan) = try scenePlan(for: conversation, options: options)
-        return try (0..<plan.pageCount).map { index throws(LayoutError) in try builder.page(index, of: plan) }
+        return try builder.pages(of: plan)
     }
 
     /// Lays out and decides the pages; `builder.page(_:of:)` fills each.
@@ -155,7 +155,7 @@ public final class ConversationRenderer {
                 return [path]
             }
         }
-        let pages = try (0..<plan.pageCount).map { index throws(LayoutError) in try builder.page(index, of: plan) }
+        let pages = try builder.pages(of: plan)
         let painter = ScenePainter(theme: theme.appearance(dark: options.dark), themeFolder: themeFolder,
                                    engine: engine, photos: photos)
         switch options.format {

@@ -202,7 +202,7 @@ public struct BubbleMeasurer {
         let facts = memo!
         let incoming = message.direction == .incoming
         let indent = incoming && context.avatarColumn ? style.avatarSize + style.besideGap : 0
-        let maxBubble = max(1, min(style.maxBubbleWidth(rowWidth: rowWidth), rowWidth - 2 * style.sideMargin - indent))
+        let maxBubble = maxBubbleWidth(rowWidth: rowWidth, indent: indent)
         let emojiOnly = facts.emojiOnly
         let padding = emojiOnly ? .zero : style.padding(for: message.direction)
         let maxText = max(1, maxBubble - padding.horizontal)
@@ -242,11 +242,8 @@ public struct BubbleMeasurer {
         }
 
         // Bubble size: the wider of photo and text, plus insets; never below the art's minimum.
-        var contentWidth = 0.0, height = 0.0
-        if let imageSize {
-            contentWidth = imageSize.width + style.imageInset.horizontal
-            height = style.imageInset.top + imageSize.height + style.imageInset.bottom
-        }
+        var contentWidth = 0.0
+        if let imageSize { contentWidth = imageSize.width + style.imageInset.horizontal }
         let hasText = !text.lines.isEmpty
         /// Width of the text box: the widest line, or wider to hold a time inside.
         var textBoxWidth = text.width
@@ -255,8 +252,8 @@ public struct BubbleMeasurer {
         if style.timeInsideBubble, let time, !emojiOnly {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: max(1, maxText))
             var ownLine = true
-            if hasText, let last = text.lines.last, !last.isRightToLeft,
-               last.width + style.timeInsideGap + t.width <= maxText {
+            if hasText, let last = text.lines.last,
+               timeFitsAfter(lastLine: last.width, rightToLeft: last.isRightToLeft, time: t.width, room: maxText) {
                 ownLine = false
                 textBoxWidth = max(text.width, last.width + style.timeInsideGap + t.width)
             } else if hasText {
@@ -266,13 +263,11 @@ public struct BubbleMeasurer {
         }
         if hasText {
             contentWidth = max(contentWidth, textBoxWidth + padding.horizontal)
-            height += imageSize == nil ? padding.vertical + text.height
-                : style.imageTextSpacing - style.imageInset.bottom + text.height + padding.bottom
-            if let inside, inside.ownLine { height += inside.text.height }
         } else if imageSize == nil {
-            height = padding.vertical
             contentWidth = padding.horizontal
         }
+        let height = contentHeight(photo: imageSize?.height, text: hasText ? text.height : nil,
+                                   ownLineTime: inside.flatMap { $0.ownLine ? $0.text.height : nil }, padding: padding)
         let bubbleSize = emojiOnly ? Size(width: text.width, height: text.height)
             : Size(width: min(max(contentWidth, style.minimumBubbleSize.width), max(maxBubble, style.minimumBubbleSize.width)),
                    height: max(height, style.minimumBubbleSize.height))
@@ -406,6 +401,33 @@ public struct BubbleMeasurer {
                                   failedBadge: failedBadge, reactions: reactions, reply: reply, links: links)
         if style.mirrored { layout = layout.mirroredLayout(rowWidth: rowWidth) }
         return layout
+    }
+
+    /// A bubble's height from what it holds, before the style's minimum: a photo (its height),
+    /// text (its height) with a time inside on a line of its own (that line's height), padding.
+    func contentHeight(photo: Double?, text: Double?, ownLineTime: Double?, padding: EdgeInsets) -> Double {
+        var height = 0.0
+        if let photo { height = style.imageInset.top + photo + style.imageInset.bottom }
+        if let text {
+            height += photo == nil ? padding.vertical + text
+                : style.imageTextSpacing - style.imageInset.bottom + text + padding.bottom
+            if let ownLineTime { height += ownLineTime }
+        } else if photo == nil {
+            height = padding.vertical
+        }
+        return height
+    }
+
+    /// A time inside the bubble goes after the last line (`lastLine` wide) when it fits in `room`
+    /// there; never after a right-to-left line.
+    func timeFitsAfter(lastLine: Double, rightToLeft: Bool, time: Double, room: Double) -> Bool {
+        !rightToLeft && lastLine + style.timeInsideGap + time <= room
+    }
+
+    /// The widest a bubble may be in a row `rowWidth` wide whose bubbles start `indent` in (an
+    /// avatar column): the style's share and cap, within the margins.
+    func maxBubbleWidth(rowWidth: Double, indent: Double) -> Double {
+        max(1, min(style.maxBubbleWidth(rowWidth: rowWidth), rowWidth - 2 * style.sideMargin - indent))
     }
 
     /// A single photo's size: its own, scaled down to fit `maxWidth` and the style's maximum
@@ -565,12 +587,11 @@ public struct BubbleMeasurer {
 
     /// `measure`'s layout of a prepared text summarised, found by the same search over
     /// summaries (no lines made: what a height needs). `storage` is the `PreparedText.storage`
-    /// the engine made for the text, `summarize` the engine's `storageSummarizer()`; nil when
-    /// that gives none.
-    func measureSummary(storage: AnyObject, maxWidth: Double, balanced: Bool,
-                        summarize: (AnyObject, Double) -> TextSummary?) -> TextSummary? {
-        return try? Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lineCount, width: \.width) { (w: Double) throws(TextError) in
-            guard let summary = summarize(storage, w) else { throw .invalidWidth(w) }
+    /// the engine made for the text; nil when the engine gives no summary from a storage
+    /// (`TextEngine.summary(ofStorage:maxWidth:)`).
+    func measureSummary(storage: AnyObject, maxWidth: Double, balanced: Bool) -> TextSummary? {
+        try? Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lineCount, width: \.width) { (w: Double) throws(TextError) in
+            guard let summary = try engine.summary(ofStorage: storage, maxWidth: w) else { throw .invalidWidth(w) }
             return summary
         }.0
     }

@@ -65,23 +65,27 @@ public struct ConversationLayout: Hashable, Sendable {
     /// Rows that intersect `rect` (only its vertical extent matters), in order. Binary search
     /// over the rows' tops — they increase — then a walk over the visible ones.
     public func rows(in rect: Rect) -> ArraySlice<LayoutRow> {
-        let top = rect.minY, bottom = rect.maxY
-        guard bottom > top || rect.height == 0 else { return [] }
-        // First row whose bottom is below `top`.
-        var lo = 0, hi = rows.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if rows[mid].frame.maxY <= top { lo = mid + 1 } else { hi = mid }
-        }
-        var end = lo
-        while end < rows.count, rows[end].frame.minY < bottom { end += 1 }
-        return rows[lo..<end]
+        rows[rowIndices(in: rect)]
     }
 
     /// Index range of `rows(in:)`.
     public func rowIndices(in rect: Rect) -> Range<Int> {
-        let slice = rows(in: rect)
-        return slice.startIndex..<slice.endIndex
+        Self.rowIndices(in: rect, count: rows.count, top: { rows[$0].frame.minY }, bottom: { rows[$0].frame.maxY })
+    }
+
+    /// Of `count` rows whose tops increase, those that intersect `rect` (its vertical extent):
+    /// a binary search for the first whose bottom is below `rect`'s top, then a walk.
+    static func rowIndices(in rect: Rect, count: Int, top: (Int) -> Double, bottom: (Int) -> Double) -> Range<Int> {
+        let minY = rect.minY, maxY = rect.maxY
+        guard maxY > minY || rect.height == 0 else { return 0..<0 }
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if bottom(mid) <= minY { lo = mid + 1 } else { hi = mid }
+        }
+        var end = lo
+        while end < count, top(end) < maxY { end += 1 }
+        return lo..<end
     }
 
     // MARK: building (used by ConversationLayouter)

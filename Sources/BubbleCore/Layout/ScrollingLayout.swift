@@ -56,19 +56,9 @@ public struct ScrollingLayout: Sendable {
         Rect(x: 0, y: tops[i], width: width, height: heights[i])
     }
 
-    /// Indices of the rows that intersect `rect` (only its vertical extent matters): a binary
-    /// search over the tops, then a walk over the visible rows.
+    /// Indices of the rows that intersect `rect` (only its vertical extent matters).
     public func rowIndices(in rect: Rect) -> Range<Int> {
-        let top = rect.minY, bottom = rect.maxY
-        guard bottom > top || rect.height == 0 else { return 0..<0 }
-        var lo = 0, hi = tops.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if tops[mid] + heights[mid] <= top { lo = mid + 1 } else { hi = mid }
-        }
-        var end = lo
-        while end < tops.count, tops[end] < bottom { end += 1 }
-        return lo..<end
+        ConversationLayout.rowIndices(in: rect, count: tops.count, top: { tops[$0] }, bottom: { tops[$0] + heights[$0] })
     }
 
     /// The row that shows message `k` (its bubble or system line; a day separator before it is
@@ -213,11 +203,11 @@ struct RowRooms {
     /// Room of the labels sized from the row (the narrowest of them).
     var row: Double
 
-    init(width w: Double, style: LayoutStyle, avatarColumn: Bool) {
+    init(width w: Double, measurer: BubbleMeasurer, avatarColumn: Bool) {
+        let style = measurer.style
         width = w
-        let indent = avatarColumn ? style.avatarSize + style.besideGap : 0
-        incomingBubble = max(1, min(style.maxBubbleWidth(rowWidth: w), w - 2 * style.sideMargin - indent))
-        outgoingBubble = max(1, min(style.maxBubbleWidth(rowWidth: w), w - 2 * style.sideMargin))
+        incomingBubble = measurer.maxBubbleWidth(rowWidth: w, indent: avatarColumn ? style.avatarSize + style.besideGap : 0)
+        outgoingBubble = measurer.maxBubbleWidth(rowWidth: w, indent: 0)
         row = min(w - 2 * style.sideMargin, max(1, w / 2))
     }
 
@@ -443,15 +433,14 @@ extension ConversationLayouter {
             let chunks = count >= 8_192 ? min(8, max(1, ProcessInfo.processInfo.activeProcessorCount)) : 1
             // Each chunk initialises its own part of the buffer.
             let out = Unchecked(buffer)
-            // `knownHeights` only reads the layouter, and the summarizer may be called from
-            // several threads at once (`TextEngine.storageSummarizer`).
+            // `knownHeights` only reads the layouter, and an engine that summarises storages
+            // allows it from several threads at once (`TextEngine.summary(ofStorage:maxWidth:)`).
             let me = Unchecked(self)
-            let summarize = Unchecked(measurer.engine.storageSummarizer())
             let formulaCounts = Unchecked(UnsafeMutableBufferPointer<Int>.allocate(capacity: chunks))
             defer { formulaCounts.value.deallocate() }
             DispatchQueue.concurrentPerform(iterations: chunks) { c in
                 let range = (count * c / chunks)..<(count * (c + 1) / chunks)
-                formulaCounts.value[c] = me.value.knownHeights(range, of: previous, width: width, summarize: summarize.value, into: out.value)
+                formulaCounts.value[c] = me.value.knownHeights(range, of: previous, width: width, into: out.value)
             }
             list.rowsByFormula = formulaCounts.value.reduce(0, +)
             initialized = count
@@ -476,13 +465,13 @@ extension ConversationLayouter {
     /// The heights of rows `range` at `width` that need no full measure, into `out` (NaN for
     /// the others). Reads only; safe to run on several threads for disjoint ranges.
     private func knownHeights(_ range: Range<Int>, of previous: ScrollingLayout, width: Double,
-                              summarize: (AnyObject, Double) -> TextSummary?, into out: UnsafeMutableBufferPointer<Double>) -> Int {
+                              into out: UnsafeMutableBufferPointer<Double>) -> Int {
         var byFormula = 0
         let style = measurer.style
         let labelRoom = max(1, width * style.maxWidthShare)   // day separators and system lines
         let avatarColumn = shows(style.avatars, group: previous.isGroup)
-        let was = RowRooms(width: previous.width, style: style, avatarColumn: avatarColumn)
-        let now = RowRooms(width: width, style: style, avatarColumn: avatarColumn)
+        let was = RowRooms(width: previous.width, measurer: measurer, avatarColumn: avatarColumn)
+        let now = RowRooms(width: width, measurer: measurer, avatarColumn: avatarColumn)
         previous.quick.withUnsafeBufferPointer { quick in
             previous.conversation.messages.withUnsafeBufferPointer { messages in
                 for i in range {
@@ -504,8 +493,7 @@ extension ConversationLayouter {
                         if quick[k].systemNeed <= labelRoom { h = previous.heights[i] }
                     case .message:
                         h = messageHeight(quick.baseAddress! + k, messages.baseAddress! + k, planned,
-                                          previous: previous.heights[i], was: was, now: now, summarize: summarize,
-                                          byFormula: &byFormula)
+                                          previous: previous.heights[i], was: was, now: now, byFormula: &byFormula)
                     case .typing:
                         break
                     }
@@ -523,7 +511,7 @@ extension ConversationLayouter {
     /// vertical layout depends on), else the formula when it applies.
     private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
                                previous: Double, was: RowRooms, now: RowRooms,
-                               summarize: (AnyObject, Double) -> TextSummary?, byFormula: inout Int) -> Double? {
+                               byFormula: inout Int) -> Double? {
         guard q.pointee.known, q.pointee.needRow <= now.row else { return nil }
         let style = measurer.style
         let direction: Direction = q.pointee.incoming ? .incoming : .outgoing
@@ -535,14 +523,15 @@ extension ConversationLayouter {
         let wasText = max(1, was.bubble(direction) - padding.horizontal)
         // A time inside goes after the last line when it fits there: the same choice as before?
         func timeFitsAfter(_ room: Double) -> Bool {
-            !q.pointee.textRightToLeft && q.pointee.textWidth + style.timeInsideGap + q.pointee.insideWidth <= room
+            measurer.timeFitsAfter(lastLine: q.pointee.textWidth, rightToLeft: q.pointee.textRightToLeft,
+                                   time: q.pointee.insideWidth, room: room)
         }
         // One line before and now (the memo may be from another width than the previous one).
         if q.pointee.textWidth <= maxText, q.pointee.textWidth <= wasText, !q.pointee.inside || timeFitsAfter(wasText) == timeFitsAfter(maxText),
            !q.pointee.hasImages || photosKeepTheirSize(message.pointee.images, was: was.bubble(direction), now: maxBubble) {
             return previous
         }
-        guard q.pointee.usable, let height = quickHeight(q, message, planned, maxBubble: maxBubble, summarize: summarize) else { return nil }
+        guard q.pointee.usable, let height = quickHeight(q, message, planned, maxBubble: maxBubble) else { return nil }
         byFormula += 1
         return height
     }
@@ -588,7 +577,7 @@ extension ConversationLayouter {
     /// `record` found `usable`, whose labels fit): the same arithmetic, in the same order, as
     /// `BubbleMeasurer.layout` and `BubbleLayout.maxY`, with the text's summary for its lines.
     private func quickHeight(_ quick: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
-                             maxBubble: Double, summarize: (AnyObject, Double) -> TextSummary?) -> Double? {
+                             maxBubble: Double) -> Double? {
         let style = measurer.style
         let q = quick.pointee   // no references: a copy is free
         let padding = style.padding(for: q.incoming ? .incoming : .outgoing)
@@ -597,7 +586,7 @@ extension ConversationLayouter {
         if let storage = q.storage {
             // Not retained: the layout's memo holds it (`QuickBubble.storage`).
             guard let summary = storage._withUnsafeGuaranteedRef({ object in
-                measurer.measureSummary(storage: object, maxWidth: maxText, balanced: style.widthMode == .balanced, summarize: summarize)
+                measurer.measureSummary(storage: object, maxWidth: maxText, balanced: style.widthMode == .balanced)
             }) else { return nil }
             text = summary
         }
@@ -605,21 +594,15 @@ extension ConversationLayouter {
         if q.hasImages, message.pointee.images.count == 1 {
             imageSize = measurer.photoSize(message.pointee.images[0], maxWidth: max(1, maxBubble - style.imageInset.horizontal)).size
         }
-        var height = 0.0
-        if let imageSize { height = style.imageInset.top + imageSize.height + style.imageInset.bottom }
         let hasText = text.lineCount > 0
         var insideOwnLine = false
         if q.inside {
-            let fitsAfter = hasText && !text.lastLineIsRightToLeft && text.lastLineWidth + style.timeInsideGap + q.insideWidth <= maxText
+            let fitsAfter = hasText && measurer.timeFitsAfter(lastLine: text.lastLineWidth, rightToLeft: text.lastLineIsRightToLeft,
+                                                              time: q.insideWidth, room: maxText)
             insideOwnLine = !fitsAfter && hasText
         }
-        if hasText {
-            height += imageSize == nil ? padding.vertical + text.height
-                : style.imageTextSpacing - style.imageInset.bottom + text.height + padding.bottom
-            if insideOwnLine { height += q.insideHeight }
-        } else if imageSize == nil {
-            height = padding.vertical
-        }
+        let height = measurer.contentHeight(photo: imageSize?.height, text: hasText ? text.height : nil,
+                                            ownLineTime: insideOwnLine ? q.insideHeight : nil, padding: padding)
         let bubble = Rect(x: 0, y: q.top, width: 0, height: max(height, style.minimumBubbleSize.height))
         var maxY = max(bubble.maxY, q.aboveMaxY)
         if q.inside, hasText {

@@ -105,7 +105,11 @@ public struct SceneBuilder {
 
     public func pages(for conversation: Conversation, layout: ConversationLayout,
                       setup: PageSetup) throws(LayoutError) -> [ScenePage] {
-        let plan = try plan(for: conversation, layout: layout, setup: setup)
+        try pages(of: plan(for: conversation, layout: layout, setup: setup))
+    }
+
+    /// Every page of `plan`, filled.
+    public func pages(of plan: ScenePlan) throws(LayoutError) -> [ScenePage] {
         var pages: [ScenePage] = []
         pages.reserveCapacity(plan.pageCount)
         for index in 0..<plan.pageCount { pages.append(try page(index, of: plan)) }

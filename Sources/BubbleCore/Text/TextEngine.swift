@@ -148,11 +148,9 @@ public protocol TextEngine: AnyObject {
     func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary
     /// `summary` (no line limit) of the text whose `PreparedText.storage` this engine made,
     /// from the storage alone; nil (the default) when the engine needs the whole `PreparedText`.
+    /// An engine that answers it must allow calls from several threads at once (a scrolling
+    /// re-layout makes them).
     func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary?
-    /// `summary(ofStorage:maxWidth:)` as a function for many calls in a row (what it reads
-    /// from shared state, read once), nil where it returns nil; invalid widths give nil. The
-    /// function may be called from several threads at once.
-    func storageSummarizer() -> (AnyObject, Double) -> TextSummary?
     /// A hint: the prepared storage at `storage` (an object this engine made) will be
     /// summarised soon, so its memory may be requested now. The default does nothing.
     func prefetch(storage: UnsafeRawPointer)
@@ -160,9 +158,6 @@ public protocol TextEngine: AnyObject {
 
 extension TextEngine {
     public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
-    public func storageSummarizer() -> (AnyObject, Double) -> TextSummary? {
-        { [self] storage, width in try? summary(ofStorage: storage, maxWidth: width) }
-    }
     public func prefetch(storage: UnsafeRawPointer) {}
 
     public func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {

@@ -122,19 +122,6 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     public func prefetch(storage: UnsafeRawPointer) { clb_prefetch(storage) }
 
-    /// `summary(ofStorage:maxWidth:)` for many texts in a row.
-    public func storageSummarizer() -> (AnyObject, Double) -> TextSummary? {
-        { [self] object, maxWidth in
-            guard type(of: object) == FastStorage.self, maxWidth.isFinite, maxWidth > 0 else { return nil }
-            let storage = unsafeDowncast(object, to: FastStorage.self)
-            guard storage.delegated == nil else { return try? summary(storage, maxWidth: maxWidth, maxLines: nil) }
-            let units = (maxWidth * Double(PANGO_SCALE)).rounded(.down)   // PangoTextEngine.pangoWidth
-            var sink = FastSummarySink(style: storage.context.style)
-            fill(storage, width: units >= Double(Int32.max) ? Int32.max : Int32(units), maxLines: nil, sink: &sink)
-            return sink.summary(truncated: false)
-        }
-    }
-
     private func summary(_ storage: FastStorage, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
         let units = try PangoTextEngine.pangoWidth(maxWidth)
         let width = units == -1 ? Int32.max : units
