@@ -367,6 +367,22 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("html-export", { _ in try htmlCase() }),
 ] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
 
+/// Cases for profiling one phase (`perf record … --case NAME`); not part of the table.
+let profileCases: [(name: String, run: (Int) throws -> Figures)] = [
+    ("profile-first-layout", { try firstLayoutOnly(messages: $0) }),
+]
+
+/// The fast engine's first layout of the conversation alone, on a fresh engine.
+func firstLayoutOnly(messages: Int) throws -> Figures {
+    let conversation = SyntheticConversation.make(count: messages, seed: 2026)
+    let layouter = ConversationLayouter(style: LayoutStyle(), engine: FastTextEngine(), timeZone: utc)
+    var rows = 0
+    let first = try timed(messages) { rows = try layouter.layout(conversation, width: firstWidth).rows.count }
+
+    return Figures(name: "profile-first-layout", messages: messages, microsPerMessage: ["first layout": first],
+                   peakMemoryMB: peakMemoryMB(), notes: ["rows": String(rows)])
+}
+
 // MARK: driver
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -378,7 +394,7 @@ PinnedFonts.use()
 let messageCount = option("--messages").flatMap(Int.init) ?? 100_000
 
 if let caseName = option("--case") {
-    guard let entry = cases.first(where: { $0.name == caseName }) else {
+    guard let entry = (cases + profileCases).first(where: { $0.name == caseName }) else {
         FileHandle.standardError.write(Data("bubbles-bench: unknown case '\(caseName)'; expected one of \(cases.map(\.name).joined(separator: ", "))\n".utf8))
         exit(2)
     }

@@ -193,6 +193,18 @@ public struct ConversationLayouter {
         layout.memos.items.reserveCapacity(conversation.messages.count)
         if let memos {
             for k in memos.indices { try append(conversation.messages[k], memo: memos[k], to: &layout) }
+        } else if let pipeline = RowPipeline.start(conversation.messages, layouter: self, width: width,
+                                                    names: layout.names, isGroup: layout.isGroup) {
+            // A long first layout: the other cores measure messages ahead of this walk, which
+            // stitches them in order (and measures those nobody took).
+            defer { pipeline.finish() }
+            try pipeline.walk { (k, made) throws(LayoutError) in
+                if let made {
+                    stitch(made, of: conversation.messages[k], into: &layout)
+                } else {
+                    try append(conversation.messages[k], memo: nil, to: &layout)
+                }
+            }
         } else {
             for k in conversation.messages.indices { try append(conversation.messages[k], memo: nil, to: &layout) }
         }
@@ -278,45 +290,86 @@ public struct ConversationLayouter {
     }
 
     private func append(_ message: Message, memo: MessageMemos.Memo?, to layout: inout ConversationLayout) throws(LayoutError) {
-        let width = layout.width
+        let made = try rows(for: message, index: layout.nextMessageIndex, memo: memo, after: layout.lastMessage,
+                            width: layout.width, names: layout.names, isGroup: layout.isGroup)
+        stitch(made, of: message, into: &layout)
+    }
+
+    /// The rows of one message measured on their own: all that does not depend on the rows
+    /// before it, only on the message before it (`previous`), so any thread can make them
+    /// ahead of `stitch` (`RowPipeline`).
+    struct MessageRows {
+        var index: Int
+        var day: Int
+        var continues: Bool
+        /// The day separator (or pause) row before the message.
+        var separator: LabelLayout?
+        var content: LayoutRow.Content
+        var height: Double
+        var spacing: Double
+        /// The bubble shows the delivery status (so the previous one to show it loses it).
+        var showsStatus: Bool
+        var memo: MessageMemos.Memo
+    }
+
+    func rows(for message: Message, index: Int, memo: MessageMemos.Memo?, after previous: ConversationLayout.LastMessage?,
+              width: Double, names: [String: String], isGroup: Bool) throws(LayoutError) -> MessageRows {
         let day = memo?.day ?? dateTexts.localDay(message.date)
         var bubbleMemo = memo?.bubble
         var separatorHandle = memo?.separator
-        let previous = layout.lastMessage
-        let index = layout.nextMessageIndex
-
         let joining = joining(message, day: day, after: previous)
+        var separator: LabelLayout?
         if joining.separator {
-            let label = try centredLabel(separatorString(message, newDay: joining.newDay), kind: .daySeparator,
+            separator = try centredLabel(separatorString(message, newDay: joining.newDay), kind: .daySeparator,
                                          style: measurer.style.separatorText, width: width, reusing: &separatorHandle)
-            layout.appendRow(.daySeparator(label), height: label.frame.maxY + measurer.style.separatorPadding,
-                             spacing: measurer.style.rowSpacing)
         }
         let continues = joining.continues
+        let content: LayoutRow.Content
+        let height: Double
+        var spacing = measurer.style.rowSpacing
+        var showsStatus = false
         switch message.kind {
         case .system:
             let label = try centredLabel(message.text ?? "", kind: .system, style: measurer.style.systemText, width: width)
-            layout.appendRow(.system(index: index, label), height: label.frame.maxY + measurer.style.separatorPadding,
-                             spacing: measurer.style.rowSpacing)
+            content = .system(index: index, label)
+            height = label.frame.maxY + measurer.style.separatorPadding
         case .message:
-            if continues, let previous { layout.removeTail(ofRow: previous.row) }
+            let context = context(for: message, continues: continues, names: names, isGroup: isGroup)
+            let bubble = try measurer.layout(message, rowWidth: width, hasTail: true, time: bubbleTime(message),
+                                             startsGroup: !continues, context: context, memo: &bubbleMemo)
+            content = .message(index: index, bubble)
+            height = bubble.maxY
+            if continues { spacing = measurer.style.groupedSpacing }
+            showsStatus = context.status != nil && !context.failed
+        }
+        return MessageRows(index: index, day: day, continues: continues, separator: separator, content: content,
+                           height: height, spacing: spacing, showsStatus: showsStatus,
+                           memo: MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
+    }
+
+    /// Adds `made`, the rows of `message`, at the end of `layout`: the previous bubble of its
+    /// group loses its tail, and the previous outgoing one its status.
+    func stitch(_ made: MessageRows, of message: Message, into layout: inout ConversationLayout) {
+        let previous = layout.lastMessage
+        if let label = made.separator {
+            layout.appendRow(.daySeparator(label), height: label.frame.maxY + measurer.style.separatorPadding,
+                             spacing: measurer.style.rowSpacing)
+        }
+        if message.kind == .message {
+            if made.continues, let previous { layout.removeTail(ofRow: previous.row) }
             // The status shows under the last outgoing message only ("Failed" under each).
             if message.direction == .outgoing, let row = layout.statusRow {
                 layout.removeStatus(ofRow: row)
                 layout.statusRow = nil
             }
-            let context = context(for: message, continues: continues, names: layout.names, isGroup: layout.isGroup)
-            let bubble = try measurer.layout(message, rowWidth: width, hasTail: true, time: bubbleTime(message),
-                                             startsGroup: !continues, context: context, memo: &bubbleMemo)
-            layout.appendRow(.message(index: index, bubble), height: bubble.maxY,
-                             spacing: continues ? measurer.style.groupedSpacing : measurer.style.rowSpacing)
-            if context.status != nil, !context.failed { layout.statusRow = layout.rows.count - 1 }
         }
+        layout.appendRow(made.content, height: made.height, spacing: made.spacing)
+        if made.showsStatus { layout.statusRow = layout.rows.count - 1 }
         layout.lastMessage = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction,
-                                                            kind: message.kind, date: message.date, day: day,
+                                                            kind: message.kind, date: message.date, day: made.day,
                                                             row: layout.rows.count - 1)
-        layout.nextMessageIndex = index + 1
-        layout.memos.items.append(MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
+        layout.nextMessageIndex = made.index + 1
+        layout.memos.items.append(made.memo)
     }
 
     func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,

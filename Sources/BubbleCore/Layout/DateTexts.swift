@@ -25,8 +25,9 @@ public final class DateTexts: @unchecked Sendable {
     public let now: Date?
     private var nowDay: Int?
     private let lock = NSLock()
-    private var days: [Int: String] = [:]
-    private var times: [String?]
+    // Used under `lock` only: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var days: [Int: String] = [:]
+    @exclusivity(unchecked) private var times: [String?]
     private let dayFormatter: DateFormatter?
     private let timeFormatter: DateFormatter?
     private let shortFormatter: DateFormatter?

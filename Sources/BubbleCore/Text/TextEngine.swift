@@ -154,6 +154,11 @@ public protocol TextEngine: AnyObject {
     /// A hint: the prepared storage at `storage` (an object this engine made) will be
     /// summarised soon, so its memory may be requested now. The default does nothing.
     func prefetch(storage: UnsafeRawPointer)
+    /// True when `prepare` (and every other call) may be made from several threads at once and
+    /// does run in parallel, not one call at a time behind a lock: a long first layout then
+    /// prepares its texts on the other cores too (`ConversationLayouter`). False (the default):
+    /// one thread prepares.
+    var preparesConcurrently: Bool { get }
 }
 
 extension TextEngine {
@@ -165,4 +170,5 @@ extension TextEngine {
     }
     public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
     public var preparedTextsAreCompact: Bool { false }
+    public var preparesConcurrently: Bool { false }
 }

@@ -25,8 +25,10 @@ import Foundation
 /// Texts with a tab are handed to the reference `PangoTextEngine` whole (tab stops are not
 /// modelled), as are texts over 16 MB.
 ///
-/// Threading: one lock guards Pango and both caches, so an engine can be shared across threads
-/// (calls are serialised). The segment cache is bounded by `cacheBytes` (two generations,
+/// Threading: one lock guards Pango and both caches, so an engine can be shared across threads.
+/// `prepare` holds it only to look in the caches: texts are sanitised, hashed and segmented
+/// (ICU, one iterator per thread) outside it, so several threads prepare at once
+/// (`preparesConcurrently`). The segment cache is bounded by `cacheBytes` (two generations,
 /// approximately LRU); the prepared-text cache by `preparedCapacity` texts.
 public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// The reference engine: its Pango context and font map (same font options, 72 dpi, no
@@ -37,9 +39,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     public let preparedCapacity: Int
     /// Prepared texts by a hash of (style, text), checked against the storage's own text.
     @exclusivity(unchecked) private var prepared: [UInt64: FastStorage] = [:]
-    // Scratch buffers, used under the lock only: no dynamic exclusivity checks.
-    @exclusivity(unchecked) private var breaks: [Int32] = []
-    @exclusivity(unchecked) private var packed: [UInt32] = []
+    /// Buffers of the `prepare` calls under way: one is taken from here under the lock, used
+    /// outside it by one thread, and given back (no dynamic exclusivity checks: lock-guarded).
+    @exclusivity(unchecked) private var scratchPool: [PrepareScratch] = []
     /// This engine's copy of the `FastSpaceWidths` slots it has used (read under its lock).
     @exclusivity(unchecked) private var knownSpaces: [(width: Int32, index: Int)] = []
 
@@ -57,7 +59,6 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     deinit { for font in fontCopies.values { cairo_scaled_font_destroy(font) } }
 
-    @exclusivity(unchecked) private var hardBreaks: [UInt8] = []
     @exclusivity(unchecked) private var lineScratch: [FastLine] = []
 
     static let metricClassLimit = 255
@@ -71,26 +72,45 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         self.preparedCapacity = max(0, preparedCapacity)
     }
 
+    /// Takes the lock, trying a while first: `prepare` holds it briefly, and putting a thread
+    /// to sleep and waking it (a system call each way) costs more than that wait.
+    @inline(__always)
+    private func lockSpinning() {
+        var tries = 0
+        while !lock.try() {
+            tries += 1
+            if tries == 4_096 { lock.lock(); return }
+        }
+    }
+
     // MARK: TextEngine
 
     public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
         try PangoTextEngine.validate(style)
-        lock.lock(); defer { lock.unlock() }
+        // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
+        // Sanitising, hashing and segmenting need no lock; the caches do (held twice, briefly).
+        var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
+        let textHash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0)) }
+        lockSpinning()
         // A style with a context has had its family checked (contexts are made after the check).
         let context: FastStyleContext
         if let known = shaper.knownStyleContext(style) {
             context = known
         } else {
-            try reference.checkFamily(style.family)
+            do { try reference.checkFamily(style.family) } catch { lock.unlock(); throw error }
             context = shaper.styleContext(style)
         }
-        // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
-        var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
-        let hash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0), seed: UInt64(context.id)) }
+        let hash = (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15
         if preparedCapacity > 0, let hit = prepared[hash], hit.context === context, hit.hasText(sanitized) {
+            lock.unlock()
             return PreparedText(text: text, style: style, storage: hit)
         }
-        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context)
+        let scratch = scratchPool.popLast() ?? PrepareScratch()
+        lock.unlock()
+        let plan = segment(sanitized, styleID: context.id, into: scratch)
+        lockSpinning(); defer { lock.unlock() }
+        defer { scratchPool.append(scratch) }
+        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context, plan: plan, scratch: scratch)
         if preparedCapacity > 0 {
             if prepared.count >= preparedCapacity { prepared.removeAll(keepingCapacity: true) }
             prepared[hash] = storage
@@ -104,10 +124,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         if let delegated = storage.delegated {
             return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines)
         }
-        // Under the lock: the lines go through a buffer this engine reuses.
-        lock.lock(); defer { lock.unlock() }
+        // No lock: the storage is immutable and the line metrics never move (`fill`).
+        var lines: [FastLine] = []
         return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines),
-                       into: &lineScratch)
+                       into: &lines)
     }
 
     /// The layout's summary from the same line filling, without making its lines.
@@ -142,6 +162,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
     public var preparedTextsAreCompact: Bool { true }
+
+    /// `prepare` holds the lock only for its cache look-ups (see Threading above).
+    public var preparesConcurrently: Bool { true }
 
     /// Advance of bytes `range` of a prepared text on one line, trailing whitespace excluded: the
     /// sum of its segments' cached advances, grapheme clusters' advances for a segment cut by the
@@ -227,31 +250,33 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return made
     }
 
-    /// Segments `text` and measures each segment from the cache. The caller holds the lock.
-    private func makeStorage(_ text: String, sanitized: String, style: TextStyle, context: FastStyleContext) throws(TextError) -> FastStorage {
+    /// What `segment` found: `.segments` planned in the scratch, an empty text, or a text handed
+    /// to the reference engine (a tab, or too long).
+    enum SegmentPlan { case segments, empty, delegate }
+
+    /// Splits `sanitized` into line-break segments (ICU, per thread) with what each segment's
+    /// shape depends on — its paragraph's direction, the script prefix and the character after
+    /// its spaces — into `scratch.segments`, with the shape numbers the scratch's memo knows.
+    /// Needs no lock: it reads only the text and the scratch.
+    private func segment(_ sanitized: String, styleID: UInt32, into scratch: PrepareScratch) -> SegmentPlan {
         var sanitized = sanitized
         let count = sanitized.utf8.count
-        func delegate() throws(TextError) -> FastStorage {
-            FastStorage.make(text: sanitized, context: context, count: 0, words: [],
-                             delegated: DelegatedText(try reference.prepare(text, style: style)))
+        if count == 0 { return .empty }
+        if count >= 1 << 30 || sanitized.withUTF8({ memchr($0.baseAddress!, 0x09, $0.count) != nil }) { return .delegate }
+        if scratch.breaks.count < count + 1 {
+            scratch.breaks = [Int32](repeating: 0, count: count + 1)
+            scratch.hardBreaks = [UInt8](repeating: 0, count: count + 1)
         }
-        if count == 0 { return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil) }
-        if count >= 1 << 30 || sanitized.withUTF8({ memchr($0.baseAddress!, 0x09, $0.count) != nil }) { return try delegate() }
-        if breaks.count < count + 1 {
-            breaks = [Int32](repeating: 0, count: count + 1)
-            hardBreaks = [UInt8](repeating: 0, count: count + 1)
-        }
-        packed.removeAll(keepingCapacity: true)
-        var unmodelled = false
-        var segmentCount = 0
+        scratch.segments.removeAll(keepingCapacity: true)
         sanitized.withUTF8 { bytes in
             let raw = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
-            let n = breaks.withUnsafeMutableBufferPointer { b in
-                hardBreaks.withUnsafeMutableBufferPointer { h in
+            let n = scratch.breaks.withUnsafeMutableBufferPointer { b in
+                scratch.hardBreaks.withUnsafeMutableBufferPointer { h in
                     clb_line_breaks(raw, Int32(count), b.baseAddress, h.baseAddress, Int32(b.count))
                 }
             }
             let boundaries = n > 0 ? Int(n) : 0
+            let breaks = scratch.breaks, hardBreaks = scratch.hardBreaks
             var start = 0
             var paragraphRTL = false
             var paragraphStart = true
@@ -279,30 +304,78 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     else if end >= 3, bytes[end - 3] == 0xE2, bytes[end - 2] == 0x80, bytes[end - 1] == 0xA8 || bytes[end - 1] == 0xA9 { separator = 3 }
                 }
                 let shapedEnd = end - separator
-                let shape = shaper.summary(bytes, segment: start..<shapedEnd,
-                                         prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
-                                         context: separator > 0 ? nil : Self.spaceContext(bytes, start, end),
-                                         rtl: paragraphRTL, style: context)
-                guard !shape.unmodelled else { unmodelled = true; break }
-                if let short = FastSegment.packShort(length: end - start, content: shape.content, spaceIndex: spaceIndex(shape.space),
-                                                     metric: shape.metric, hard: separator > 0, rightToLeft: paragraphRTL) {
-                    packed.append(short)
-                } else if let word = FastSegment.pack(length: end - start, content: shape.content, space: shape.space,
-                                                      metric: shape.metric, hard: separator > 0,
-                                                      wideSeparator: separator == 3, rightToLeft: paragraphRTL) {
-                    packed.append(FastSegment.longMarker)
-                    packed.append(UInt32(truncatingIfNeeded: word))
-                    packed.append(UInt32(truncatingIfNeeded: word >> 32))
-                } else {
-                    unmodelled = true; break
+                var planned = PlannedSegment(
+                    start: start, end: end, separator: separator, rightToLeft: paragraphRTL,
+                    prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
+                    context: separator > 0 ? nil : Self.spaceContext(bytes, start, end))
+                let keyLength = FastShaper.keyLength(segment: start..<shapedEnd, prefix: planned.prefix, context: planned.context)
+                if keyLength <= SegmentMemo.keyBytes {
+                    FastShaper.writeKey(scratch.memo.key, bytes, segment: start..<shapedEnd, prefix: planned.prefix,
+                                        context: planned.context, rtl: paragraphRTL, styleID: styleID)
+                    planned.known = scratch.memo.find(fastHash(UnsafeRawBufferPointer(start: scratch.memo.key, count: keyLength)),
+                                                      length: keyLength)
                 }
-                segmentCount += 1
+                scratch.segments.append(planned)
                 if separator > 0 { paragraphStart = true }
                 start = end
             }
         }
+        return .segments
+    }
+
+    /// Measures each planned segment from the shape cache and packs the storage. The caller
+    /// holds the lock.
+    private func makeStorage(_ text: String, sanitized: String, style: TextStyle, context: FastStyleContext,
+                             plan: SegmentPlan, scratch: PrepareScratch) throws(TextError) -> FastStorage {
+        var sanitized = sanitized
+        func delegate() throws(TextError) -> FastStorage {
+            FastStorage.make(text: sanitized, context: context, count: 0, words: [],
+                             delegated: DelegatedText(try reference.prepare(text, style: style)))
+        }
+        switch plan {
+        case .empty: return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil)
+        case .delegate: return try delegate()
+        case .segments: break
+        }
+        scratch.packed.removeAll(keepingCapacity: true)
+        var unmodelled = false
+        sanitized.withUTF8 { bytes in
+            for s in scratch.segments {
+                let known = s.known ?? remember(bytes, s, style: context, in: scratch.memo)
+                let shape = known.summary
+                guard !shape.unmodelled else { unmodelled = true; break }
+                if let short = FastSegment.packShort(length: s.end - s.start, content: shape.content,
+                                                     spaceIndex: known.spaceIndex < 0 ? nil : Int(known.spaceIndex),
+                                                     metric: shape.metric, hard: s.separator > 0, rightToLeft: s.rightToLeft) {
+                    scratch.packed.append(short)
+                } else if let word = FastSegment.pack(length: s.end - s.start, content: shape.content, space: shape.space,
+                                                      metric: shape.metric, hard: s.separator > 0,
+                                                      wideSeparator: s.separator == 3, rightToLeft: s.rightToLeft) {
+                    scratch.packed.append(FastSegment.longMarker)
+                    scratch.packed.append(UInt32(truncatingIfNeeded: word))
+                    scratch.packed.append(UInt32(truncatingIfNeeded: word >> 32))
+                } else {
+                    unmodelled = true; break
+                }
+            }
+        }
         if unmodelled { return try delegate() }
-        return FastStorage.make(text: sanitized, context: context, count: segmentCount, words: packed, delegated: nil)
+        return FastStorage.make(text: sanitized, context: context, count: scratch.segments.count, words: scratch.packed, delegated: nil)
+    }
+
+    /// The shape numbers of planned segment `s` from the shared cache (shaping it on a miss),
+    /// kept in `memo` when its key fits. The caller holds the lock.
+    private func remember(_ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment, style: FastStyleContext,
+                          in memo: SegmentMemo) -> SegmentMemo.Value {
+        let segment = s.start..<(s.end - s.separator)
+        let shape = shaper.summary(bytes, segment: segment, prefix: s.prefix, context: s.context, rtl: s.rightToLeft, style: style)
+        let value = SegmentMemo.Value(summary: shape, spaceIndex: Int8(spaceIndex(shape.space) ?? -1))
+        let length = FastShaper.keyLength(segment: segment, prefix: s.prefix, context: s.context)
+        if length <= SegmentMemo.keyBytes {
+            FastShaper.writeKey(memo.key, bytes, segment: segment, prefix: s.prefix, context: s.context, rtl: s.rightToLeft, styleID: style.id)
+            memo.insert(fastHash(UnsafeRawBufferPointer(start: memo.key, count: length)), length: length, value)
+        }
+        return value
     }
 
     /// True when `PangoTextEngine.pangoText` would return `text` unchanged: no control character
@@ -883,4 +956,76 @@ enum LineBreaker {
             return (0..<max(0, Int(n))).map { (Int(out[$0]), hard[$0] != 0) }
         }
     }
+}
+
+/// A segment as `FastTextEngine.segment` plans it: its bytes (`end` after its separator), the
+/// separator's length (a hard break), its paragraph's direction, and the neighbours its shape
+/// depends on.
+struct PlannedSegment {
+    var start: Int
+    var end: Int
+    var separator: Int
+    var rightToLeft: Bool
+    var prefix: Range<Int>?
+    var context: Range<Int>?
+    /// Its shape's numbers and trailing-space index, when the thread's `SegmentMemo` had them.
+    var known: SegmentMemo.Value?
+}
+
+/// The shape summaries (and space indexes) of the segments one `PrepareScratch` looked up
+/// lately: a direct-mapped table, read and written without the engine's lock by the thread that
+/// holds the scratch, so most segments of a text need no shared look-up. Keys of up to
+/// `keyBytes` bytes (longer ones always go to the shared cache); a slot holds the last key
+/// that hashed to it. Values are what the shared cache gives for the same key: shapes depend
+/// only on the key.
+final class SegmentMemo {
+    struct Value {
+        var summary: FastSegmentSummary
+        var spaceIndex: Int8   // -1: none (the table of space widths was full)
+    }
+    private struct Slot {
+        var hash: UInt64 = 0
+        var length: UInt8 = 0   // 0: empty (keys are at least 5 bytes)
+        var value = Value(summary: FastSegmentSummary(content: 0, space: 0, metric: 0, unmodelled: false), spaceIndex: -1)
+    }
+    static let slotCount = 2_048
+    static let keyBytes = 32
+    private let slots = UnsafeMutablePointer<Slot>.allocate(capacity: slotCount)
+    private let keys = UnsafeMutablePointer<UInt8>.allocate(capacity: slotCount * keyBytes)
+    /// The key being built (room for any key that fits a slot).
+    let key = UnsafeMutablePointer<UInt8>.allocate(capacity: keyBytes)
+
+    init() { slots.initialize(repeating: Slot(), count: Self.slotCount) }
+    deinit {
+        slots.deallocate()
+        keys.deallocate()
+        key.deallocate()
+    }
+
+    func find(_ hash: UInt64, length: Int) -> Value? {
+        let i = Int(truncatingIfNeeded: hash) & (Self.slotCount - 1)
+        let slot = slots + i
+        guard slot.pointee.hash == hash, Int(slot.pointee.length) == length,
+              memcmp(keys + i * Self.keyBytes, key, length) == 0 else { return nil }
+        return slot.pointee.value
+    }
+
+    /// Keeps `value` for the key in `key` (`length` ≤ `keyBytes`).
+    func insert(_ hash: UInt64, length: Int, _ value: Value) {
+        let i = Int(truncatingIfNeeded: hash) & (Self.slotCount - 1)
+        (keys + i * Self.keyBytes).update(from: key, count: length)
+        slots[i] = Slot(hash: hash, length: UInt8(length), value: value)
+    }
+}
+
+/// The buffers of one `FastTextEngine.prepare`: line breaks from ICU, the planned segments and
+/// the packed words.
+/// One thread uses a scratch at a time (taken from the engine's pool under its lock): no
+/// dynamic exclusivity checks.
+final class PrepareScratch {
+    @exclusivity(unchecked) var breaks: [Int32] = []
+    @exclusivity(unchecked) var hardBreaks: [UInt8] = []
+    @exclusivity(unchecked) var segments: [PlannedSegment] = []
+    @exclusivity(unchecked) var packed: [UInt32] = []
+    let memo = SegmentMemo()
 }

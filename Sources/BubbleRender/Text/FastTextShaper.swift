@@ -380,25 +380,40 @@ final class FastShaper {
     @inline(__always)
     private func makeKey(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
                          rtl: Bool, style: FastStyleContext) -> UnsafeRawBufferPointer {
-        let needed = 5 + segment.count + (prefix.map { $0.count + 1 } ?? 0) + (context.map { $0.count + 1 } ?? 0)
+        let needed = Self.keyLength(segment: segment, prefix: prefix, context: context)
         if needed > scratchCapacity {
             scratch.deallocate()
             scratchCapacity = max(needed, 2 * scratchCapacity)
             scratch = .allocate(capacity: scratchCapacity)
         }
+        let n = Self.writeKey(scratch, bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, styleID: style.id)
+        return UnsafeRawBufferPointer(start: scratch, count: n)
+    }
+
+    /// Bytes of a segment's look-up key.
+    @inline(__always)
+    static func keyLength(segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?) -> Int {
+        5 + segment.count + (prefix.map { $0.count + 1 } ?? 0) + (context.map { $0.count + 1 } ?? 0)
+    }
+
+    /// Writes a segment's look-up key (style, flags, prefix, segment, context) at `out`, which
+    /// has room for `keyLength` bytes; returns its length. Any thread (it reads only `bytes`).
+    @inline(__always) @discardableResult
+    static func writeKey(_ out: UnsafeMutablePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>,
+                         prefix: Range<Int>?, context: Range<Int>?, rtl: Bool, styleID: UInt32) -> Int {
         var n = 0
         @inline(__always) func put(_ r: Range<Int>) {
-            if !r.isEmpty { (scratch + n).update(from: bytes.baseAddress! + r.lowerBound, count: r.count) }
+            if !r.isEmpty { (out + n).update(from: bytes.baseAddress! + r.lowerBound, count: r.count) }
             n += r.count
         }
-        var id = style.id.littleEndian
-        withUnsafeBytes(of: &id) { (scratch + n).update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 4) }
+        var id = styleID.littleEndian
+        withUnsafeBytes(of: &id) { (out + n).update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 4) }
         n += 4
-        scratch[n] = (rtl ? 1 : 0) | (prefix != nil ? 2 : 0) | (context != nil ? 4 : 0); n += 1
-        if let prefix { put(prefix); scratch[n] = 1; n += 1 }
+        out[n] = (rtl ? 1 : 0) | (prefix != nil ? 2 : 0) | (context != nil ? 4 : 0); n += 1
+        if let prefix { put(prefix); out[n] = 1; n += 1 }
         put(segment)
-        if let context { scratch[n] = 0; n += 1; put(context) }
-        return UnsafeRawBufferPointer(start: scratch, count: n)
+        if let context { out[n] = 0; n += 1; put(context) }
+        return n
     }
 
     private func shapeMissingFromYoung(_ bytes: UnsafeBufferPointer<UInt8>, key: UnsafeRawBufferPointer, hash: UInt64,

@@ -1,0 +1,150 @@
+import Foundation
+
+/// Measures a conversation's messages on the other cores, ahead of a first layout that walks
+/// them in order on the calling thread and stitches their rows together
+/// (`ConversationLayouter.rows(for:…)` needs only the message before, so any thread can make
+/// them; `stitch` then takes tails and statuses off earlier rows and places the rows).
+///
+/// Messages go in chunks, claimed in order by the workers and by the walker itself: when the
+/// chunk it is to stitch next is still being measured, the walker measures the next unclaimed
+/// one instead of waiting, so every thread works whatever measuring and stitching cost. Chunks
+/// are measured at most `ahead` chunks in front of the walker (a ring of results). A message
+/// that failed is left nil: the walker measures it again and meets the same error in order.
+///
+/// Used only with an engine that prepares on several threads at once
+/// (`TextEngine.preparesConcurrently`), for conversations long enough to pay for the threads.
+final class RowPipeline: @unchecked Sendable {
+    /// Fewest messages worth starting workers for.
+    static let minimumMessages = 2_048
+    static let chunk = 32
+    static let ahead = 64
+
+    private let messages: [Message]
+    private let layouter: ConversationLayouter
+    private let width: Double
+    private let names: [String: String]
+    private let isGroup: Bool
+    private let chunks: Int
+    /// Results by message, in a ring of `ahead` chunks; nil until made (or when it failed).
+    private let ring: UnsafeMutablePointer<ConversationLayouter.MessageRows?>
+    private let ringSize = RowPipeline.chunk * RowPipeline.ahead
+    /// Per chunk: 0 unclaimed, 1 being measured, 2 measured.
+    private let state: UnsafeMutablePointer<UInt8>
+    /// Guards `next`, `walking`, `state` and `stopped`; signalled when a chunk is made and when
+    /// the walker moves on to the next chunk.
+    private let condition = NSCondition()
+    @exclusivity(unchecked) private var next = 0
+    /// The chunk the walker is in.
+    @exclusivity(unchecked) private var walking = 0
+    @exclusivity(unchecked) private var stopped = false
+    private let group = DispatchGroup()
+
+    /// Nil when the engine prepares on one thread, there is one core, or too few messages.
+    static func start(_ messages: [Message], layouter: ConversationLayouter, width: Double,
+                      names: [String: String], isGroup: Bool) -> RowPipeline? {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard layouter.measurer.engine.preparesConcurrently, cores > 1, messages.count >= minimumMessages else { return nil }
+        return RowPipeline(messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
+                           workers: min(7, cores - 1))
+    }
+
+    private init(_ messages: [Message], layouter: ConversationLayouter, width: Double, names: [String: String],
+                 isGroup: Bool, workers: Int) {
+        self.messages = messages
+        self.layouter = layouter
+        self.width = width
+        self.names = names
+        self.isGroup = isGroup
+        chunks = (messages.count + Self.chunk - 1) / Self.chunk
+        ring = .allocate(capacity: ringSize)
+        ring.initialize(repeating: nil, count: ringSize)
+        state = .allocate(capacity: chunks)
+        state.initialize(repeating: 0, count: chunks)
+        for _ in 0..<workers {
+            DispatchQueue.global(qos: .userInitiated).async(group: group) { [self] in work() }
+        }
+    }
+
+    deinit {
+        ring.deinitialize(count: ringSize)
+        ring.deallocate()
+        state.deallocate()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while !stopped, next < chunks, next >= walking + Self.ahead { condition.wait() }
+            guard !stopped, next < chunks else { condition.unlock(); return }
+            let c = claim()
+            condition.unlock()
+            make(c)
+        }
+    }
+
+    /// The next chunk, claimed (state 1). The caller holds the condition's lock and has checked
+    /// there is one and room for it.
+    private func claim() -> Int {
+        let c = next
+        next += 1
+        state[c] = 1
+        return c
+    }
+
+    /// Measures the messages of chunk `c` into the ring, then marks it made.
+    private func make(_ c: Int) {
+        for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
+            ring[i % ringSize] = try? layouter.rows(for: messages[i], index: i, memo: nil, after: Self.last(before: i, messages, layouter),
+                                                    width: width, names: names, isGroup: isGroup)
+        }
+        condition.lock()
+        state[c] = 2
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// What `joining` needs of the message before `i` (its row is not known here, nor needed).
+    private static func last(before i: Int, _ messages: [Message], _ layouter: ConversationLayouter) -> ConversationLayout.LastMessage? {
+        guard i > 0 else { return nil }
+        let m = messages[i - 1]
+        return ConversationLayout.LastMessage(sender: m.sender, direction: m.direction, kind: m.kind, date: m.date,
+                                              day: layouter.dateTexts.localDay(m.date), row: -1)
+    }
+
+    /// Hands every message's rows to `stitch` in order (nil: measure that message there; it was
+    /// not measured, or measuring it failed). While the chunk to stitch next is still being
+    /// measured by a worker, this thread measures a later one instead of waiting.
+    func walk(_ stitch: (Int, ConversationLayouter.MessageRows?) throws(LayoutError) -> Void) throws(LayoutError) {
+        for c in 0..<chunks {
+            condition.lock()
+            walking = c
+            condition.broadcast()   // room for workers waiting to go ahead
+            while state[c] != 2 {
+                if next < chunks, next < c + Self.ahead {
+                    let d = claim()
+                    condition.unlock()
+                    make(d)
+                    condition.lock()
+                } else {
+                    condition.wait()
+                }
+            }
+            condition.unlock()
+            for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
+                let slot = ring + i % ringSize
+                let made = slot.pointee
+                slot.pointee = nil
+                try stitch(i, made)
+            }
+        }
+    }
+
+    /// Stops the workers (they finish their chunk) and waits for them. Call before dropping.
+    func finish() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+        group.wait()
+    }
+}

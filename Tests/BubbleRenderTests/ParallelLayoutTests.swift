@@ -1,0 +1,97 @@
+import BubbleCore
+import BubbleRender
+import Foundation
+import Testing
+
+/// A long first layout with `FastTextEngine` measures messages on every core
+/// (`TextEngine.preparesConcurrently`): it must give exactly what one thread gives, keep memos a
+/// re-layout can use, and meet a failing message in order.
+@Suite struct ParallelLayoutTests {
+    init() { TestFonts.pin() }
+
+    /// Forwards to an engine, saying whether it prepares concurrently as told, and fails to
+    /// prepare the texts in `failing` (with `unknownFont` naming the text).
+    final class ForwardingEngine: TextEngine {
+        let base: any TextEngine
+        let concurrent: Bool
+        let failing: Set<String>
+        init(_ base: any TextEngine, concurrent: Bool, failing: Set<String> = []) {
+            self.base = base; self.concurrent = concurrent; self.failing = failing
+        }
+        func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
+            if failing.contains(text) { throw .unknownFont(text) }
+            return try base.prepare(text, style: style)
+        }
+        func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout {
+            try base.layout(prepared, maxWidth: maxWidth, maxLines: maxLines)
+        }
+        func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { base.advance(of: range, in: prepared) }
+        var preparedTextsAreCompact: Bool { base.preparedTextsAreCompact }
+        func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
+            try base.summary(prepared, maxWidth: maxWidth, maxLines: maxLines)
+        }
+        func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
+            try base.summary(ofStorage: storage, maxWidth: maxWidth)
+        }
+        var preparesConcurrently: Bool { concurrent }
+    }
+
+    static let utc = TimeZone(identifier: "UTC")!
+
+    /// The scrolling tests' corpus (statuses, reactions, replies, grids, emoji-only lines,
+    /// typing), long enough for the parallel path, in a group chat (sender names) and not.
+    static func corpus(group: Bool) -> Conversation {
+        var c = ScrollingLayoutTests.corpus(6_000, seed: group ? 41 : 42)
+        if !group { c.participants = Array(c.participants.prefix(2)) }
+        return c
+    }
+
+    @Test("parallel first layout equals the one-thread layout, row for row, in every style", arguments: [false, true])
+    func sameAsOneThread(group: Bool) throws {
+        #expect(ProcessInfo.processInfo.activeProcessorCount > 1, "one core: the parallel path is not taken, the comparison proves nothing")
+        let conversation = Self.corpus(group: group)
+        #expect(conversation.isGroup == group)
+        for (name, style) in try ScrollingLayoutTests.styles() {
+            let fast = FastTextEngine()
+            #expect(fast.preparesConcurrently)
+            let parallel = ConversationLayouter(style: style, engine: fast, timeZone: Self.utc)
+            let serial = ConversationLayouter(style: style, engine: ForwardingEngine(FastTextEngine(), concurrent: false), timeZone: Self.utc)
+            let a = try parallel.layout(conversation, width: 375)
+            let b = try serial.layout(conversation, width: 375)
+            #expect(a.rows.count == b.rows.count, "\(name): row count")
+            let firstDifference = a.rows.indices.first { $0 < b.rows.count && a.rows[$0] != b.rows[$0] }
+            #expect(firstDifference == nil, "\(name): row \(firstDifference ?? -1) differs")
+            #expect(a.height == b.height, "\(name): height")
+            // The memos the workers made serve a re-layout as the walker's own do.
+            let again = try parallel.layout(conversation, width: 320, reusing: a)
+            #expect(again == (try serial.layout(conversation, width: 320)), "\(name): re-layout from the parallel layout")
+            // And appending after it goes on as after a one-thread layout.
+            var grown = a, grownSerial = b
+            let extra = Message(sender: "me", direction: .outgoing, date: conversation.messages.last!.date.addingTimeInterval(30),
+                                text: "and one more", status: .delivered)
+            try parallel.append(extra, to: &grown)
+            try serial.append(extra, to: &grownSerial)
+            #expect(grown == grownSerial, "\(name): append")
+        }
+    }
+
+    @Test("a message that fails to measure is met in order: the first failing message's error, whichever thread measured it")
+    func failureInOrder() throws {
+        var conversation = Self.corpus(group: false)
+        // Two failing texts, the first well inside the conversation (a worker's chunk or the
+        // walker's), the second later.
+        conversation.messages[3_001].text = "first failure"
+        conversation.messages[3_001].kind = .message
+        conversation.messages[5_500].text = "second failure"
+        conversation.messages[5_500].kind = .message
+        let engine = ForwardingEngine(FastTextEngine(), concurrent: true, failing: ["first failure", "second failure"])
+        let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: Self.utc)
+        for _ in 0..<5 {
+            #expect(throws: LayoutError.text(.unknownFont("first failure"))) { try layouter.layout(conversation, width: 375) }
+        }
+        // Without the failures the same layouter lays it out.
+        conversation.messages[3_001].text = "fine"
+        conversation.messages[5_500].text = "fine"
+        #expect(try layouter.layout(conversation, width: 375).rows.count > conversation.messages.count)
+    }
+}
