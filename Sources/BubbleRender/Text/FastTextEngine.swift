@@ -25,11 +25,13 @@ import Foundation
 /// Texts with a tab are handed to the reference `PangoTextEngine` whole (tab stops are not
 /// modelled), as are texts over 16 MB.
 ///
-/// Threading: one lock guards Pango and both caches, so an engine can be shared across threads.
-/// `prepare` holds it only to look in the caches: texts are sanitised, hashed and segmented
-/// (ICU, one iterator per thread) outside it, so several threads prepare at once
-/// (`preparesConcurrently`). The segment cache is bounded by `cacheBytes` (two generations,
-/// approximately LRU); the prepared-text cache by `preparedCapacity` texts.
+/// Threading: `lock` (the reference engine's) guards Pango and the shared segment cache,
+/// `cacheLock` the prepared texts. `prepare` sanitises, hashes, segments (ICU, one iterator per
+/// thread) and packs outside both, finds most segments' shapes in its scratch's own memo, and
+/// takes `lock` only for the others; `layout`, `summary` and `advance` take no lock but to
+/// shape grapheme clusters. So several threads prepare and lay out at once
+/// (`preparesConcurrently`); drawing is serialised. The segment cache is bounded by `cacheBytes`
+/// (two generations, approximately LRU); the prepared-text cache by `preparedCapacity` texts.
 public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// The reference engine: its Pango context and font map (same font options, 72 dpi, no
     /// hinting), its family check, and the texts this engine does not model.
@@ -39,20 +41,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     public let preparedCapacity: Int
     /// Prepared texts by a hash of (style, text), checked against the storage's own text.
     @exclusivity(unchecked) private var prepared: [UInt64: FastStorage] = [:]
-    /// Buffers of the `prepare` calls under way: one is taken from here under the lock, used
+    /// Buffers of the `prepare` calls under way: one is taken from here under `cacheLock`, used
     /// outside it by one thread, and given back (no dynamic exclusivity checks: lock-guarded).
     @exclusivity(unchecked) private var scratchPool: [PrepareScratch] = []
-    /// This engine's copy of the `FastSpaceWidths` slots it has used (read under its lock).
-    @exclusivity(unchecked) private var knownSpaces: [(width: Int32, index: Int)] = []
-
-    /// The `FastSpaceWidths` index of a trailing-space advance, nil when the table is full.
-    /// The caller holds the lock.
-    private func spaceIndex(_ width: Int32) -> Int? {
-        for known in knownSpaces where known.width == width { return known.index }
-        guard let index = FastSpaceWidths.index(of: width) else { return nil }
-        knownSpaces.append((width, index))
-        return index
-    }
     /// Copies of the scaled fonts for `Canvas.fontCopy` > 0, by (font, copy); used under the lock.
     @exclusivity(unchecked) var fontCopies: [FontCopyKey: OpaquePointer] = [:]
     struct FontCopyKey: Hashable { let font: OpaquePointer; let copy: Int }
@@ -72,50 +63,73 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         self.preparedCapacity = max(0, preparedCapacity)
     }
 
-    /// Takes the lock, trying a while first: `prepare` holds it briefly, and putting a thread
-    /// to sleep and waking it (a system call each way) costs more than that wait.
-    @inline(__always)
-    private func lockSpinning() {
-        var tries = 0
-        while !lock.try() {
-            tries += 1
-            if tries == 4_096 { lock.lock(); return }
-        }
-    }
+    /// Guards `prepared`, `scratchPool` and `recentContexts`: what every `prepare` needs, held
+    /// only for a look-up or an insertion. Never held while taking `lock`.
+    private let cacheLock = NSLock()
+    /// The contexts of the styles prepared lately (a conversation uses a few).
+    @exclusivity(unchecked) private var recentContexts: [FastStyleContext] = []
 
     // MARK: TextEngine
 
     public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
         try PangoTextEngine.validate(style)
         // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
-        // Sanitising, hashing and segmenting need no lock; the caches do (held twice, briefly).
+        // Sanitising, hashing, segmenting and packing need no lock. The prepared texts need
+        // `cacheLock` twice, briefly; the shared segment cache (and Pango) `lock`, only for the
+        // segments this thread's memo does not know.
         var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
         let textHash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0)) }
-        lockSpinning()
-        // A style with a context has had its family checked (contexts are made after the check).
+        func key(_ context: FastStyleContext) -> UInt64 { (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15 }
+        cacheLock.lockSpinning()
+        var known: FastStyleContext?
+        for recent in recentContexts where recent.style == style { known = recent; break }
+        if known == nil {
+            cacheLock.unlock()
+            known = try styleContext(style)
+            cacheLock.lockSpinning()
+        }
+        let context = known!
+        if preparedCapacity > 0, let hit = prepared[key(context)], hit.context === context, hit.hasText(sanitized) {
+            cacheLock.unlock()
+            return PreparedText(text: text, style: style, storage: hit)
+        }
+        let scratch = scratchPool.popLast() ?? PrepareScratch()
+        cacheLock.unlock()
+        defer {
+            cacheLock.lockSpinning()
+            scratchPool.append(scratch)
+            cacheLock.unlock()
+        }
+        let plan = segment(sanitized, styleID: context.id, into: scratch)
+        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context, plan: plan, scratch: scratch)
+        if preparedCapacity > 0 {
+            cacheLock.lockSpinning()
+            if prepared.count >= preparedCapacity { prepared.removeAll(keepingCapacity: true) }
+            prepared[key(context)] = storage
+            cacheLock.unlock()
+        }
+        return PreparedText(text: text, style: style, storage: storage)
+    }
+
+    /// The context of `style` (its family checked first), kept among the recent ones.
+    private func styleContext(_ style: TextStyle) throws(TextError) -> FastStyleContext {
+        lock.lock()
         let context: FastStyleContext
         if let known = shaper.knownStyleContext(style) {
+            // A style with a context has had its family checked (contexts are made after it).
             context = known
         } else {
             do { try reference.checkFamily(style.family) } catch { lock.unlock(); throw error }
             context = shaper.styleContext(style)
         }
-        let hash = (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15
-        if preparedCapacity > 0, let hit = prepared[hash], hit.context === context, hit.hasText(sanitized) {
-            lock.unlock()
-            return PreparedText(text: text, style: style, storage: hit)
-        }
-        let scratch = scratchPool.popLast() ?? PrepareScratch()
         lock.unlock()
-        let plan = segment(sanitized, styleID: context.id, into: scratch)
-        lockSpinning(); defer { lock.unlock() }
-        defer { scratchPool.append(scratch) }
-        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context, plan: plan, scratch: scratch)
-        if preparedCapacity > 0 {
-            if prepared.count >= preparedCapacity { prepared.removeAll(keepingCapacity: true) }
-            prepared[hash] = storage
+        cacheLock.lockSpinning()
+        if !recentContexts.contains(where: { $0 === context }) {
+            if recentContexts.count == 8 { recentContexts.removeFirst() }
+            recentContexts.append(context)
         }
-        return PreparedText(text: text, style: style, storage: storage)
+        cacheLock.unlock()
+        return context
     }
 
     public func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout {
@@ -163,7 +177,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
     public var preparedTextsAreCompact: Bool { true }
 
-    /// `prepare` holds the lock only for its cache look-ups (see Threading above).
+    /// `prepare` holds its locks only for cache look-ups (see Threading above).
     public var preparesConcurrently: Bool { true }
 
     /// Advance of bytes `range` of a prepared text on one line, trailing whitespace excluded: the
@@ -172,7 +186,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// or outside the text.
     public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
         guard let storage = prepared.storage as? FastStorage, storage.delegated == nil, storage.hasText(prepared.text) else { return nil }
-        lock.lock(); defer { lock.unlock() }
+        // No lock: the storage is immutable; `graphemeWidths` takes it for the shape cache.
         let count = storage.withText { $0.count }
         guard range.lowerBound >= 0, range.upperBound <= count else { return nil }
         let lo = range.lowerBound
@@ -207,10 +221,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     // MARK: Introspection (tests, bench)
 
     /// Shaped segments held, their estimated bytes, hits and misses of the segment cache.
-    public var segmentCacheStatistics: (segments: Int, bytes: Int, hits: Int, misses: Int) {
-        lock.lock(); defer { lock.unlock() }
-        return (shaper.cachedSegments, shaper.cachedBytes, shaper.hits, shaper.misses)
-    }
+    public var segmentCacheStatistics: (segments: Int, bytes: Int, hits: Int, misses: Int) { shaper.statistics }
 
     /// Bytes the prepared (layout-index) form of `prepared` occupies: the storage object with its
     /// segments inline, not counting the text.
@@ -223,7 +234,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// inline in their storage objects, as allocated) plus the hash table that finds them, in
     /// bytes; the texts themselves (shared with the caller's strings) are not counted.
     public var preparedIndexStatistics: (texts: Int, bytes: Int) {
-        lock.lock(); defer { lock.unlock() }
+        cacheLock.lock(); defer { cacheLock.unlock() }
         var bytes = prepared.capacity * (MemoryLayout<UInt64>.stride + MemoryLayout<FastStorage>.stride)
         for storage in prepared.values { bytes += storage.byteCost }
         return (prepared.count, bytes)
@@ -236,7 +247,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// Drops every cached prepared text (the segment cache stays).
     public func forgetPreparedTexts() {
-        lock.lock(); defer { lock.unlock() }
+        cacheLock.lock(); defer { cacheLock.unlock() }
         prepared = [:]
     }
 
@@ -323,8 +334,8 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return .segments
     }
 
-    /// Measures each planned segment from the shape cache and packs the storage. The caller
-    /// holds the lock.
+    /// Measures each planned segment (from the scratch's memo, else from the shared cache under
+    /// the lock) and packs the storage.
     private func makeStorage(_ text: String, sanitized: String, style: TextStyle, context: FastStyleContext,
                              plan: SegmentPlan, scratch: PrepareScratch) throws(TextError) -> FastStorage {
         var sanitized = sanitized
@@ -340,8 +351,11 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         scratch.packed.removeAll(keepingCapacity: true)
         var unmodelled = false
         sanitized.withUTF8 { bytes in
+            for k in scratch.segments.indices where scratch.segments[k].known == nil {
+                scratch.segments[k].known = remember(bytes, scratch.segments[k], style: context, in: scratch)
+            }
             for s in scratch.segments {
-                let known = s.known ?? remember(bytes, s, style: context, in: scratch.memo)
+                let known = s.known!
                 let shape = known.summary
                 guard !shape.unmodelled else { unmodelled = true; break }
                 if let short = FastSegment.packShort(length: s.end - s.start, content: shape.content,
@@ -363,17 +377,26 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return FastStorage.make(text: sanitized, context: context, count: scratch.segments.count, words: scratch.packed, delegated: nil)
     }
 
-    /// The shape numbers of planned segment `s` from the shared cache (shaping it on a miss),
-    /// kept in `memo` when its key fits. The caller holds the lock.
+    /// The shape numbers of planned segment `s` from the shared cache (`tableLock` only), else
+    /// shaped (under `lock`: Pango), kept in the scratch's memo when its key fits.
     private func remember(_ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment, style: FastStyleContext,
-                          in memo: SegmentMemo) -> SegmentMemo.Value {
+                          in scratch: PrepareScratch) -> SegmentMemo.Value {
         let segment = s.start..<(s.end - s.separator)
-        let shape = shaper.summary(bytes, segment: segment, prefix: s.prefix, context: s.context, rtl: s.rightToLeft, style: style)
-        let value = SegmentMemo.Value(summary: shape, spaceIndex: Int8(spaceIndex(shape.space) ?? -1))
         let length = FastShaper.keyLength(segment: segment, prefix: s.prefix, context: s.context)
+        if scratch.key.count < length { scratch.key = [UInt8](repeating: 0, count: max(length, 2 * scratch.key.count)) }
+        let (shape, hash) = scratch.key.withUnsafeMutableBufferPointer { buffer in
+            FastShaper.writeKey(buffer.baseAddress!, bytes, segment: segment, prefix: s.prefix, context: s.context,
+                                rtl: s.rightToLeft, styleID: style.id)
+            let key = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
+            let hash = fastHash(key)
+            if let known = shaper.cachedSummary(key, hash: hash) { return (known, hash) }
+            lock.lockSpinning(); defer { lock.unlock() }
+            return (shaper.summary(bytes, segment: segment, prefix: s.prefix, context: s.context, rtl: s.rightToLeft, style: style), hash)
+        }
+        let value = SegmentMemo.Value(summary: shape, spaceIndex: Int8(FastSpaceWidths.index(of: shape.space) ?? -1))
         if length <= SegmentMemo.keyBytes {
-            FastShaper.writeKey(memo.key, bytes, segment: segment, prefix: s.prefix, context: s.context, rtl: s.rightToLeft, styleID: style.id)
-            memo.insert(fastHash(UnsafeRawBufferPointer(start: memo.key, count: length)), length: length, value)
+            scratch.key.withUnsafeBufferPointer { scratch.memo.key.update(from: $0.baseAddress!, count: length) }
+            scratch.memo.insert(hash, length: length, value)
         }
         return value
     }
@@ -988,7 +1011,7 @@ final class SegmentMemo {
         var length: UInt8 = 0   // 0: empty (keys are at least 5 bytes)
         var value = Value(summary: FastSegmentSummary(content: 0, space: 0, metric: 0, unmodelled: false), spaceIndex: -1)
     }
-    static let slotCount = 2_048
+    static let slotCount = 4_096
     static let keyBytes = 32
     private let slots = UnsafeMutablePointer<Slot>.allocate(capacity: slotCount)
     private let keys = UnsafeMutablePointer<UInt8>.allocate(capacity: slotCount * keyBytes)
@@ -1027,5 +1050,26 @@ final class PrepareScratch {
     @exclusivity(unchecked) var hardBreaks: [UInt8] = []
     @exclusivity(unchecked) var segments: [PlannedSegment] = []
     @exclusivity(unchecked) var packed: [UInt32] = []
+    /// A segment's look-up key for the shared cache.
+    @exclusivity(unchecked) var key = [UInt8](repeating: 0, count: 64)
     let memo = SegmentMemo()
+}
+
+/// A lock that can be tried: `lockSpinning` tries a while before sleeping. The sections
+/// `FastTextEngine.prepare` holds its locks for are short, and putting a thread to sleep and
+/// waking it (a system call each way) costs more than that wait.
+protocol TryLocking: NSLocking {
+    func `try`() -> Bool
+}
+extension NSLock: TryLocking {}
+extension NSRecursiveLock: TryLocking {}
+extension TryLocking {
+    @inline(__always)
+    func lockSpinning() {
+        var tries = 0
+        while !self.try() {
+            tries += 1
+            if tries == 4_096 { lock(); return }
+        }
+    }
 }

@@ -262,6 +262,9 @@ final class FastShaper {
     let fontMap: UnsafeMutablePointer<PangoFontMap>
     /// Byte budget of the segment cache (two generations of half of it each).
     let budget: Int
+    /// Guards the two generations and the counters: taken alone (a look-up from `prepare`)
+    /// or inside the engine's lock, never around it.
+    let tableLock = NSLock()
     @exclusivity(unchecked) private var young = ByteKeyTable()
     @exclusivity(unchecked) private var old = ByteKeyTable()
     /// The key being looked up: style, flags, prefix, segment, context.
@@ -292,8 +295,11 @@ final class FastShaper {
         scratch.deallocate()
     }
 
-    var cachedBytes: Int { youngBytes + oldBytes }
-    var cachedSegments: Int { young.count + old.count }
+    /// Segments held, their estimated bytes, hits and misses.
+    var statistics: (segments: Int, bytes: Int, hits: Int, misses: Int) {
+        tableLock.lock(); defer { tableLock.unlock() }
+        return (young.count + old.count, youngBytes + oldBytes, hits, misses)
+    }
 
     @exclusivity(unchecked) private var lastStyle: FastStyleContext?
 
@@ -358,9 +364,17 @@ final class FastShaper {
                rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
         let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
         let hash = fastHash(key)
+        tableLock.lockSpinning()
         let (y, _) = young.find(hash, key)
-        if y >= 0 { hits += 1; return young.values[Int(y)] }
-        return shapeMissingFromYoung(bytes, key: key, hash: hash, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
+        if y >= 0 {
+            hits += 1
+            defer { tableLock.unlock() }
+            return young.values[Int(y)]
+        }
+        let old = promote(hash, key)
+        tableLock.unlock()
+        if let old { return old }
+        return shapeAndKeep(bytes, key: key, hash: hash, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
     }
 
     /// `shape(…)`'s numbers only: what `prepare` needs, found without touching the shape object
@@ -370,10 +384,30 @@ final class FastShaper {
                  rtl: Bool, style: FastStyleContext) -> FastSegmentSummary {
         let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
         let hash = fastHash(key)
+        if let known = cachedSummary(key, hash: hash) { return known }
+        return FastSegmentSummary(shapeAndKeep(bytes, key: key, hash: hash, segment: segment, prefix: prefix,
+                                               context: context, rtl: rtl, style: style))
+    }
+
+    /// The summary of the segment whose look-up key is `key`, when either generation has it (an
+    /// old one moves to the young generation); nil on a miss. Takes only `tableLock`: any
+    /// thread, with or without the engine's lock.
+    func cachedSummary(_ key: UnsafeRawBufferPointer, hash: UInt64) -> FastSegmentSummary? {
+        tableLock.lockSpinning(); defer { tableLock.unlock() }
         let (y, summary) = young.find(hash, key)
         if y >= 0 { hits += 1; return summary }
-        return FastSegmentSummary(shapeMissingFromYoung(bytes, key: key, hash: hash, segment: segment, prefix: prefix,
-                                                        context: context, rtl: rtl, style: style))
+        return promote(hash, key).map(FastSegmentSummary.init)
+    }
+
+    /// An old generation's hit, moved to the young one; nil when the old has no `key`. The
+    /// caller holds `tableLock`.
+    private func promote(_ hash: UInt64, _ key: UnsafeRawBufferPointer) -> FastSegmentShape? {
+        let (o, _) = old.find(hash, key)
+        guard o >= 0 else { return nil }
+        hits += 1
+        let hit = old.values[Int(o)]
+        insert(hash, key, hit)
+        return hit
     }
 
     /// The look-up key in `scratch`: style, flags, prefix, segment, context.
@@ -416,25 +450,27 @@ final class FastShaper {
         return n
     }
 
-    private func shapeMissingFromYoung(_ bytes: UnsafeBufferPointer<UInt8>, key: UnsafeRawBufferPointer, hash: UInt64,
-                                       segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-                                       rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
-        let (o, _) = old.find(hash, key)
-        if o >= 0 {
-            hits += 1
-            let hit = old.values[Int(o)]
-            insert(hash, key, hit)
-            return hit
-        }
-        misses += 1
+    /// Shapes a segment neither generation has and keeps it (unless another thread did since
+    /// the look-up). The caller holds the engine's lock (Pango), not `tableLock`.
+    private func shapeAndKeep(_ bytes: UnsafeBufferPointer<UInt8>, key: UnsafeRawBufferPointer, hash: UInt64,
+                              segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+                              rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
         // Shaping may build other keys (the style's probes): keep this one apart.
         let ownKey = [UInt8](key)
         func string(_ r: Range<Int>?) -> String? { r.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) } }
         let made = shapeUncached(string(segment)!, prefix: string(prefix), context: string(context), rtl: rtl, style: style)
-        ownKey.withUnsafeBytes { insert(hash, $0, made) }
-        return made
+        tableLock.lockSpinning(); defer { tableLock.unlock() }
+        misses += 1
+        return ownKey.withUnsafeBytes { key in
+            // Another thread may have shaped it meanwhile (it held the engine's lock first).
+            let (y, _) = young.find(hash, key)
+            if y >= 0 { return young.values[Int(y)] }
+            insert(hash, key, made)
+            return made
+        }
     }
 
+    /// The caller holds `tableLock`.
     private func insert(_ hash: UInt64, _ key: UnsafeRawBufferPointer, _ shape: FastSegmentShape) {
         let cost = shape.byteCost + key.count + 48
         if youngBytes + cost > budget / 2 {
