@@ -985,14 +985,23 @@ enum LineBreaker {
 /// separator's length (a hard break), its paragraph's direction, and the neighbours its shape
 /// depends on.
 struct PlannedSegment {
-    var start: Int
-    var end: Int
-    var separator: Int
+    // 32-bit offsets (texts over 1 GB go to Pango): a few words a segment to copy.
+    private var start32: Int32, end32: Int32
+    private var prefix32: (Int32, Int32), context32: (Int32, Int32)   // (-1, -1): none
+    private var separator8: UInt8
     var rightToLeft: Bool
-    var prefix: Range<Int>?
-    var context: Range<Int>?
-    /// Its shape's numbers and trailing-space index, when the thread's `SegmentMemo` had them.
     var known: SegmentMemo.Value?
+
+    init(start: Int, end: Int, separator: Int, rightToLeft: Bool, prefix: Range<Int>?, context: Range<Int>?) {
+        start32 = Int32(start); end32 = Int32(end); separator8 = UInt8(separator); self.rightToLeft = rightToLeft
+        prefix32 = prefix.map { (Int32($0.lowerBound), Int32($0.upperBound)) } ?? (-1, -1)
+        context32 = context.map { (Int32($0.lowerBound), Int32($0.upperBound)) } ?? (-1, -1)
+    }
+    var start: Int { Int(start32) }
+    var end: Int { Int(end32) }
+    var separator: Int { Int(separator8) }
+    var prefix: Range<Int>? { prefix32.0 < 0 ? nil : Int(prefix32.0)..<Int(prefix32.1) }
+    var context: Range<Int>? { context32.0 < 0 ? nil : Int(context32.0)..<Int(context32.1) }
 }
 
 /// The shape summaries (and space indexes) of the segments one `PrepareScratch` looked up
