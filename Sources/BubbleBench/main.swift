@@ -383,7 +383,7 @@ func firstLayoutOnly(messages: Int) throws -> Figures {
     let first = try timed(messages) { rows = try layouter.layout(conversation, width: firstWidth).rows.count }
 
     return Figures(name: "profile-first-layout", messages: messages, microsPerMessage: ["first layout": first],
-                   peakMemoryMB: peakMemoryMB(), notes: ["rows": String(rows)])
+                   peakMemoryMB: peakMemoryMB(), notes: ["rows": String(rows), "cores": String(UsableCores.count)])
 }
 
 // MARK: driver

@@ -204,7 +204,7 @@ public final class ConversationRenderer {
         guard engine.supportsConcurrentDrawing, PDFMerger.understandsCairoOutput else { return 1 }
         if let forced = options.pdfParts { return max(1, min(forced, pages)) }
         guard pages >= Self.minimumPagesToSplit else { return 1 }
-        return max(1, min(ProcessInfo.processInfo.activeProcessorCount, pages / 4))
+        return max(1, min(UsableCores.count, pages / 4))
     }
 
     /// Fewer pages than this are painted on one thread (a thread and a merge cost more than
@@ -275,13 +275,13 @@ public final class ConversationRenderer {
 }
 
 /// Encodes PNG pages in the background while the caller paints the next ones. Encoding costs
-/// several times painting, so up to `ProcessInfo.activeProcessorCount` pages are encoded at
+/// several times painting, so up to `UsableCores.count` pages are encoded at
 /// once (each in its own file); at most that many plus one pages are in memory. The first
 /// failure is kept and thrown.
 final class PageWriter: @unchecked Sendable {
     private let queue = DispatchQueue(label: "bubblekit.png-pages", attributes: .concurrent)
     private let group = DispatchGroup()
-    private let slots = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
+    private let slots = DispatchSemaphore(value: UsableCores.count)
     private let lock = NSLock()
     private var failure: RenderError?
 

@@ -42,7 +42,7 @@ final class RowPipeline: @unchecked Sendable {
     /// Nil when the engine prepares on one thread, there is one core, or too few messages.
     static func start(_ messages: [Message], layouter: ConversationLayouter, width: Double,
                       names: [String: String], isGroup: Bool) -> RowPipeline? {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cores = UsableCores.count
         guard layouter.measurer.engine.preparesConcurrently, cores > 1, messages.count >= minimumMessages else { return nil }
         return RowPipeline(messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
                            workers: min(7, cores - 1))

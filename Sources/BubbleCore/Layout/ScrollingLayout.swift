@@ -430,7 +430,7 @@ extension ConversationLayouter {
         // Heights that need no full measure (NaN: measure in full), on every core for a long
         // conversation: rows are independent, each chunk writes its own part.
         var heights = [Double](unsafeUninitializedCapacity: count) { buffer, initialized in
-            let chunks = count >= 8_192 ? min(8, max(1, ProcessInfo.processInfo.activeProcessorCount)) : 1
+            let chunks = count >= 8_192 ? min(8, UsableCores.count) : 1
             // Each chunk initialises its own part of the buffer.
             let out = Unchecked(buffer)
             // `knownHeights` only reads the layouter, and an engine that summarises storages

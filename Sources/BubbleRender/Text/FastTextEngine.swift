@@ -95,19 +95,23 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         }
         let scratch = scratchPool.popLast() ?? PrepareScratch()
         cacheLock.unlock()
-        defer {
+        let storage: FastStorage
+        do {
+            storage = try makeStorage(text, sanitized: sanitized, style: style, context: context,
+                                      plan: segment(sanitized, styleID: context.id, into: scratch), scratch: scratch)
+        } catch {
             cacheLock.lockSpinning()
             scratchPool.append(scratch)
             cacheLock.unlock()
+            throw error
         }
-        let plan = segment(sanitized, styleID: context.id, into: scratch)
-        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context, plan: plan, scratch: scratch)
+        cacheLock.lockSpinning()
+        scratchPool.append(scratch)
         if preparedCapacity > 0 {
-            cacheLock.lockSpinning()
             if prepared.count >= preparedCapacity { prepared.removeAll(keepingCapacity: true) }
             prepared[key(context)] = storage
-            cacheLock.unlock()
         }
+        cacheLock.unlock()
         return PreparedText(text: text, style: style, storage: storage)
     }
 

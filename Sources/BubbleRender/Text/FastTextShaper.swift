@@ -462,7 +462,8 @@ final class FastShaper {
         tableLock.lockSpinning(); defer { tableLock.unlock() }
         misses += 1
         return ownKey.withUnsafeBytes { key in
-            // Another thread may have shaped it meanwhile (it held the engine's lock first).
+            // Looked up once more under `tableLock`: the young generation never holds a key twice,
+            // whatever the caller looked up before taking the engine's lock.
             let (y, _) = young.find(hash, key)
             if y >= 0 { return young.values[Int(y)] }
             insert(hash, key, made)
