@@ -39,9 +39,10 @@ import Testing
     static let utc = TimeZone(identifier: "UTC")!
 
     /// The scrolling tests' corpus (statuses, reactions, replies, grids, emoji-only lines,
-    /// typing), long enough for the parallel path, in a group chat (sender names) and not.
+    /// typing), long enough for the parallel path (2,048 messages) and for its ring of results
+    /// to wrap around, in a group chat (sender names) and not.
     static func corpus(group: Bool) -> Conversation {
-        var c = ScrollingLayoutTests.corpus(6_000, seed: group ? 41 : 42)
+        var c = ScrollingLayoutTests.corpus(3_200, seed: group ? 41 : 42)
         if !group { c.participants = Array(c.participants.prefix(2)) }
         return c
     }
@@ -75,23 +76,46 @@ import Testing
         }
     }
 
+    @Test("parallel scrolling first layout equals the one-thread one: every frame, rows, re-layout", arguments: [false, true])
+    func scrollingSameAsOneThread(group: Bool) throws {
+        let conversation = Self.corpus(group: group)
+        for (name, style) in try ScrollingLayoutTests.styles() {
+            let parallel = ConversationLayouter(style: style, engine: FastTextEngine(), timeZone: Self.utc)
+            let serial = ConversationLayouter(style: style, engine: ForwardingEngine(FastTextEngine(), concurrent: false), timeZone: Self.utc)
+            let a = try parallel.scrollingLayout(conversation, width: 375)
+            let b = try serial.scrollingLayout(conversation, width: 375)
+            #expect(a.rowCount == b.rowCount && a.height == b.height, "\(name): rows \(a.rowCount) vs \(b.rowCount)")
+            guard a.rowCount == b.rowCount else { continue }
+            let firstFrame = (0..<a.rowCount).first { a.frame(ofRow: $0) != b.frame(ofRow: $0) }
+            #expect(firstFrame == nil, "\(name): frame of row \(firstFrame ?? -1)")
+            for i in stride(from: 0, to: a.rowCount, by: 29) {
+                #expect(try parallel.row(i, of: a) == serial.row(i, of: b), "\(name): row \(i)")
+            }
+            // Its memos serve the re-layout at a new width as the one-thread ones do.
+            let again = try parallel.scrollingLayout(a, width: 320), expected = try serial.scrollingLayout(b, width: 320)
+            #expect(again.height == expected.height && (0..<again.rowCount).allSatisfy { again.frame(ofRow: $0) == expected.frame(ofRow: $0) },
+                    "\(name): re-layout at 320 pt")
+        }
+    }
+
     @Test("a message that fails to measure is met in order: the first failing message's error, whichever thread measured it")
     func failureInOrder() throws {
         var conversation = Self.corpus(group: false)
         // Two failing texts, the first well inside the conversation (a worker's chunk or the
         // walker's), the second later.
-        conversation.messages[3_001].text = "first failure"
-        conversation.messages[3_001].kind = .message
-        conversation.messages[5_500].text = "second failure"
-        conversation.messages[5_500].kind = .message
+        conversation.messages[1_501].text = "first failure"
+        conversation.messages[1_501].kind = .message
+        conversation.messages[2_900].text = "second failure"
+        conversation.messages[2_900].kind = .message
         let engine = ForwardingEngine(FastTextEngine(), concurrent: true, failing: ["first failure", "second failure"])
         let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: Self.utc)
         for _ in 0..<5 {
             #expect(throws: LayoutError.text(.unknownFont("first failure"))) { try layouter.layout(conversation, width: 375) }
+            #expect(throws: LayoutError.text(.unknownFont("first failure"))) { try layouter.scrollingLayout(conversation, width: 375) }
         }
         // Without the failures the same layouter lays it out.
-        conversation.messages[3_001].text = "fine"
-        conversation.messages[5_500].text = "fine"
+        conversation.messages[1_501].text = "fine"
+        conversation.messages[2_900].text = "fine"
         #expect(try layouter.layout(conversation, width: 375).rows.count > conversation.messages.count)
     }
 }

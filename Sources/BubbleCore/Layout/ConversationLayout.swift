@@ -301,6 +301,8 @@ public struct ConversationLayouter {
     struct MessageRows {
         var index: Int
         var day: Int
+        /// The separator before the message starts a new day (else it marks a pause).
+        var newDay: Bool
         var continues: Bool
         /// The day separator (or pause) row before the message.
         var separator: LabelLayout?
@@ -342,7 +344,7 @@ public struct ConversationLayouter {
             if continues { spacing = measurer.style.groupedSpacing }
             showsStatus = context.status != nil && !context.failed
         }
-        return MessageRows(index: index, day: day, continues: continues, separator: separator, content: content,
+        return MessageRows(index: index, day: day, newDay: joining.newDay, continues: continues, separator: separator, content: content,
                            height: height, spacing: spacing, showsStatus: showsStatus,
                            memo: MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
     }

@@ -230,7 +230,20 @@ extension ConversationLayouter {
         let rows = count + count / 8 + conversation.typing.count
         list.plan.reserveCapacity(rows); list.tops.reserveCapacity(rows); list.heights.reserveCapacity(rows)
         list.quick.reserveCapacity(count); list.memos.items.reserveCapacity(count)
-        for k in conversation.messages.indices { try add(conversation.messages[k], index: k, to: &list) }
+        if let pipeline = RowPipeline.start(conversation.messages, layouter: self, width: width,
+                                            names: list.names, isGroup: list.isGroup) {
+            // As the full first layout: the other cores measure ahead, this walk stitches.
+            defer { pipeline.finish() }
+            try pipeline.walk { (k, made) throws(LayoutError) in
+                if let made {
+                    try stitch(made, of: conversation.messages[k], into: &list)
+                } else {
+                    try add(conversation.messages[k], index: k, to: &list)
+                }
+            }
+        } else {
+            for k in conversation.messages.indices { try add(conversation.messages[k], index: k, to: &list) }
+        }
         for (t, sender) in conversation.typing.enumerated() { try addTyping(sender, index: t, to: &list) }
         return list
     }
@@ -301,44 +314,44 @@ extension ConversationLayouter {
     // MARK: building
 
     private func add(_ message: Message, index k: Int, to list: inout ScrollingLayout) throws(LayoutError) {
+        let made = try rows(for: message, index: k, memo: nil, after: list.last, width: list.width,
+                            names: list.names, isGroup: list.isGroup)
+        try stitch(made, of: message, into: &list)
+    }
+
+    /// Adds `made`, the rows of `message` (`rows(for:…)`, as the full layout's `stitch` takes
+    /// them), at the end of `list`: its plan, frames and height memos; the previous bubble of
+    /// its group loses its tail, and the previous outgoing one its status.
+    func stitch(_ made: MessageRows, of message: Message, into list: inout ScrollingLayout) throws(LayoutError) {
         let style = measurer.style
-        let day = dateTexts.localDay(message.date)
-        var separatorHandle: PreparedHandle?
+        let k = made.index
         var quick = QuickBubble()
         let previous = list.last
-        let joining = joining(message, day: day, after: previous)
-        if joining.separator {
-            let label = try centredLabel(separatorString(message, newDay: joining.newDay), kind: .daySeparator,
-                                         style: style.separatorText, width: list.width, reusing: &separatorHandle)
+        if let label = made.separator {
             quick.separatorNeed = QuickBubble.natural(label.text)
-            list.appendRow(PlannedRow(kind: .separator, flags: joining.newDay ? PlannedRow.newDay : 0, index: Int32(k)),
+            list.appendRow(PlannedRow(kind: .separator, flags: made.newDay ? PlannedRow.newDay : 0, index: Int32(k)),
                            height: label.frame.maxY + style.separatorPadding, spacing: style.rowSpacing)
         }
-        var bubbleMemo: BubbleMemo?
-        switch message.kind {
-        case .system:
-            let label = try centredLabel(message.text ?? "", kind: .system, style: style.systemText, width: list.width)
+        switch made.content {
+        case let .system(_, label):
             quick.systemNeed = QuickBubble.natural(label.text)
-            list.appendRow(PlannedRow(kind: .system, index: Int32(k)), height: label.frame.maxY + style.separatorPadding,
-                           spacing: style.rowSpacing)
-        case .message:
-            let continues = joining.continues
-            if continues, let previous { list.plan[previous.row].flags |= PlannedRow.tailRemoved }
+            list.appendRow(PlannedRow(kind: .system, index: Int32(k)), height: made.height, spacing: made.spacing)
+        case let .message(_, bubble):
+            if made.continues, let previous { list.plan[previous.row].flags |= PlannedRow.tailRemoved }
             if message.direction == .outgoing, let row = list.statusRow {
                 try removeStatus(ofRow: row, in: &list)
                 list.statusRow = nil
             }
-            let context = context(for: message, continues: continues, names: list.names, isGroup: list.isGroup)
-            let bubble = try measurer.layout(message, rowWidth: list.width, hasTail: true, time: bubbleTime(message),
-                                             startsGroup: !continues, context: context, memo: &bubbleMemo)
-            record(bubble, of: message, memo: bubbleMemo, into: &quick)
-            list.appendRow(PlannedRow(kind: .message, flags: continues ? PlannedRow.grouped : 0, index: Int32(k)),
-                           height: bubble.maxY, spacing: continues ? style.groupedSpacing : style.rowSpacing)
-            if context.status != nil, !context.failed { list.statusRow = list.plan.count - 1 }
+            record(bubble, of: message, memo: made.memo.bubble, into: &quick)
+            list.appendRow(PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)),
+                           height: made.height, spacing: made.spacing)
+            if made.showsStatus { list.statusRow = list.plan.count - 1 }
+        case .daySeparator, .typing:
+            preconditionFailure("rows(for:) makes system lines and bubbles")
         }
         list.last = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction, kind: message.kind,
-                                                   date: message.date, day: day, row: list.plan.count - 1)
-        list.memos.items.append(MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
+                                                   date: message.date, day: made.day, row: list.plan.count - 1)
+        list.memos.items.append(made.memo)
         list.quick.append(quick)
     }
 
