@@ -93,9 +93,12 @@ final class RowPipeline: @unchecked Sendable {
 
     /// Measures the messages of chunk `c` into the ring, then marks it made.
     private func make(_ c: Int) {
-        for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
-            ring[i % ringSize] = try? layouter.rows(for: messages[i], index: i, memo: nil, after: Self.last(before: i, messages, layouter),
-                                                    width: width, names: names, isGroup: isGroup)
+        messages.withUnsafeBufferPointer { messages in
+            for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
+                let made = try? layouter.rows(for: messages[i], index: i, memo: nil, after: Self.last(before: i, messages, layouter),
+                                              width: width, names: names, isGroup: isGroup)
+                (ring + i % ringSize).pointee = made
+            }
         }
         condition.lock()
         state[c] = 2
@@ -104,11 +107,13 @@ final class RowPipeline: @unchecked Sendable {
     }
 
     /// What `joining` needs of the message before `i` (its row is not known here, nor needed).
-    private static func last(before i: Int, _ messages: [Message], _ layouter: ConversationLayouter) -> ConversationLayout.LastMessage? {
+    private static func last(before i: Int, _ messages: UnsafeBufferPointer<Message>,
+                             _ layouter: ConversationLayouter) -> ConversationLayout.LastMessage? {
         guard i > 0 else { return nil }
-        let m = messages[i - 1]
-        return ConversationLayout.LastMessage(sender: m.sender, direction: m.direction, kind: m.kind, date: m.date,
-                                              day: layouter.dateTexts.localDay(m.date), row: -1)
+        let date = messages[i - 1].date
+        return ConversationLayout.LastMessage(sender: messages[i - 1].sender, direction: messages[i - 1].direction,
+                                              kind: messages[i - 1].kind, date: date,
+                                              day: layouter.dateTexts.localDay(date), row: -1)
     }
 
     /// Hands every message's rows to `stitch` in order (nil: measure that message there; it was
@@ -131,9 +136,10 @@ final class RowPipeline: @unchecked Sendable {
             }
             condition.unlock()
             for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
+                // Moved out (no retain and release of everything the rows hold).
                 let slot = ring + i % ringSize
-                let made = slot.pointee
-                slot.pointee = nil
+                let made = slot.move()
+                slot.initialize(to: nil)
                 try stitch(i, made)
             }
         }
