@@ -39,11 +39,11 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     let shaper: FastShaper
     var lock: NSRecursiveLock { reference.lock }
     public let preparedCapacity: Int
-    /// Prepared texts by a hash of (style, text), checked against the storage's own text.
-    @exclusivity(unchecked) private var prepared: [UInt64: FastStorage] = [:]
-    /// Buffers of the `prepare` calls under way: one is taken from here under `cacheLock`, used
-    /// outside it by one thread, and given back (no dynamic exclusivity checks: lock-guarded).
-    @exclusivity(unchecked) private var scratchPool: [PrepareScratch] = []
+    /// Prepared texts by a hash of (style, text), checked against the storage's own text, in
+    /// shards with a lock each (threads preparing at once seldom meet on one).
+    private let shards: [PreparedShard]
+    /// Tells this engine's per-thread state (`PrepareThreadState`) from other engines'.
+    private let engineID = FastTextEngine.nextEngineID()
     /// Copies of the scaled fonts for `Canvas.fontCopy` > 0, by (font, copy); used under the lock.
     @exclusivity(unchecked) var fontCopies: [FontCopyKey: OpaquePointer] = [:]
     struct FontCopyKey: Hashable { let font: OpaquePointer; let copy: Int }
@@ -61,79 +61,62 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         self.reference = reference
         self.shaper = FastShaper(context: reference.context, fontMap: reference.fontMap, budget: cacheBytes)
         self.preparedCapacity = max(0, preparedCapacity)
+        let perShard = (self.preparedCapacity + PreparedShard.count - 1) / PreparedShard.count
+        shards = (0..<PreparedShard.count).map { _ in PreparedShard(capacity: perShard) }
     }
 
-    /// Guards `prepared`, `scratchPool` and `recentContexts`: what every `prepare` needs, held
-    /// only for a look-up or an insertion. Never held while taking `lock`.
-    private let cacheLock = NSLock()
-    /// The contexts of the styles prepared lately (a conversation uses a few).
-    @exclusivity(unchecked) private var recentContexts: [FastStyleContext] = []
+    private static let idLock = NSLock()
+    nonisolated(unsafe) private static var lastID: UInt64 = 0
+    private static func nextEngineID() -> UInt64 {
+        idLock.lock(); defer { idLock.unlock() }
+        lastID += 1
+        return lastID
+    }
 
     // MARK: TextEngine
 
     public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
         try PangoTextEngine.validate(style)
         // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
-        // Sanitising, hashing, segmenting and packing need no lock. The prepared texts need
-        // `cacheLock` twice, briefly; the shared segment cache (and Pango) `lock`, only for the
-        // segments this thread's memo does not know.
+        // Sanitising, hashing, segmenting and packing need no lock; the thread's own state (its
+        // recent styles, scratch buffers and segment memo) none either. The prepared texts need
+        // one shard's lock for the look-up and for the insertion; the shared segment cache and
+        // Pango theirs only for the segments the thread's memo does not know.
         var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
         let textHash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0)) }
-        func key(_ context: FastStyleContext) -> UInt64 { (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15 }
-        cacheLock.lockSpinning()
+        let mine = PrepareThreadState.current.entry(for: engineID)
         var known: FastStyleContext?
-        for recent in recentContexts where recent.style == style { known = recent; break }
+        for recent in mine.contexts where recent.style == style { known = recent; break }
         if known == nil {
-            cacheLock.unlock()
             known = try styleContext(style)
-            cacheLock.lockSpinning()
+            if mine.contexts.count == 8 { mine.contexts.removeFirst() }
+            mine.contexts.append(known!)
         }
         let context = known!
-        if preparedCapacity > 0, let hit = prepared[key(context)], hit.context === context, hit.hasText(sanitized) {
-            cacheLock.unlock()
+        let key = (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15
+        let shard = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)]
+        if preparedCapacity > 0, let hit = shard.find(key, context: context, text: sanitized) {
             return PreparedText(text: text, style: style, storage: hit)
         }
-        let scratch = scratchPool.popLast() ?? PrepareScratch()
-        cacheLock.unlock()
-        let storage: FastStorage
-        do {
-            storage = try makeStorage(text, sanitized: sanitized, style: style, context: context,
+        // A prepare inside a prepare on this thread (none today) would get buffers of its own.
+        let scratch = mine.scratch.inUse ? PrepareScratch() : mine.scratch
+        scratch.inUse = true
+        defer { scratch.inUse = false }
+        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context,
                                       plan: segment(sanitized, styleID: context.id, into: scratch), scratch: scratch)
-        } catch {
-            cacheLock.lockSpinning()
-            scratchPool.append(scratch)
-            cacheLock.unlock()
-            throw error
-        }
-        cacheLock.lockSpinning()
-        scratchPool.append(scratch)
-        if preparedCapacity > 0 {
-            if prepared.count >= preparedCapacity { prepared.removeAll(keepingCapacity: true) }
-            prepared[key(context)] = storage
-        }
-        cacheLock.unlock()
+        if preparedCapacity > 0 { shard.insert(key, storage) }
         return PreparedText(text: text, style: style, storage: storage)
     }
 
-    /// The context of `style` (its family checked first), kept among the recent ones.
+    /// The context of `style` (its family checked first).
     private func styleContext(_ style: TextStyle) throws(TextError) -> FastStyleContext {
-        lock.lock()
-        let context: FastStyleContext
+        lock.lock(); defer { lock.unlock() }
         if let known = shaper.knownStyleContext(style) {
             // A style with a context has had its family checked (contexts are made after it).
-            context = known
-        } else {
-            do { try reference.checkFamily(style.family) } catch { lock.unlock(); throw error }
-            context = shaper.styleContext(style)
+            return known
         }
-        lock.unlock()
-        cacheLock.lockSpinning()
-        if !recentContexts.contains(where: { $0 === context }) {
-            if recentContexts.count == 8 { recentContexts.removeFirst() }
-            recentContexts.append(context)
-        }
-        cacheLock.unlock()
-        return context
+        try reference.checkFamily(style.family)
+        return shaper.styleContext(style)
     }
 
     public func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout {
@@ -238,10 +221,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// inline in their storage objects, as allocated) plus the hash table that finds them, in
     /// bytes; the texts themselves (shared with the caller's strings) are not counted.
     public var preparedIndexStatistics: (texts: Int, bytes: Int) {
-        cacheLock.lock(); defer { cacheLock.unlock() }
-        var bytes = prepared.capacity * (MemoryLayout<UInt64>.stride + MemoryLayout<FastStorage>.stride)
-        for storage in prepared.values { bytes += storage.byteCost }
-        return (prepared.count, bytes)
+        shards.reduce((0, 0)) { total, shard in
+            let (texts, bytes) = shard.statistics
+            return (total.0 + texts, total.1 + bytes)
+        }
     }
 
     /// True when `prepared` was handed to the reference Pango engine (tabs).
@@ -251,8 +234,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// Drops every cached prepared text (the segment cache stays).
     public func forgetPreparedTexts() {
-        cacheLock.lock(); defer { cacheLock.unlock() }
-        prepared = [:]
+        for shard in shards { shard.forget() }
     }
 
     // MARK: Preparing
@@ -1056,9 +1038,9 @@ final class SegmentMemo {
 
 /// The buffers of one `FastTextEngine.prepare`: line breaks from ICU, the planned segments and
 /// the packed words.
-/// One thread uses a scratch at a time (taken from the engine's pool under its lock): no
-/// dynamic exclusivity checks.
+/// One thread uses a scratch (its own: `PrepareThreadState`): no dynamic exclusivity checks.
 final class PrepareScratch {
+    var inUse = false
     @exclusivity(unchecked) var breaks: [Int32] = []
     @exclusivity(unchecked) var hardBreaks: [UInt8] = []
     @exclusivity(unchecked) var segments: [PlannedSegment] = []
@@ -1084,5 +1066,84 @@ extension TryLocking {
             tries += 1
             if tries == 4_096 { lock(); return }
         }
+    }
+}
+
+/// One shard of a `FastTextEngine`'s prepared texts: a dictionary by hash of (style, text) and
+/// its lock. Full, it starts again empty (the layouts that hold prepared texts keep them).
+final class PreparedShard: @unchecked Sendable {
+    static let count = 16
+    private let lock = NSLock()
+    private let capacity: Int
+    @exclusivity(unchecked) private var texts: [UInt64: FastStorage] = [:]
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// The prepared text of `text` in `context`, when kept.
+    func find(_ key: UInt64, context: FastStyleContext, text: String) -> FastStorage? {
+        lock.lockSpinning(); defer { lock.unlock() }
+        guard let hit = texts[key], hit.context === context, hit.hasText(text) else { return nil }
+        return hit
+    }
+
+    func insert(_ key: UInt64, _ storage: FastStorage) {
+        lock.lockSpinning(); defer { lock.unlock() }
+        if texts.count >= capacity { texts.removeAll(keepingCapacity: true) }
+        texts[key] = storage
+    }
+
+    func forget() {
+        lock.lock(); defer { lock.unlock() }
+        texts = [:]
+    }
+
+    /// Texts kept, and bytes: the hash table and the storages with their segments.
+    var statistics: (texts: Int, bytes: Int) {
+        lock.lock(); defer { lock.unlock() }
+        var bytes = texts.capacity * (MemoryLayout<UInt64>.stride + MemoryLayout<FastStorage>.stride)
+        for storage in texts.values { bytes += storage.byteCost }
+        return (texts.count, bytes)
+    }
+}
+
+/// What a thread keeps for the fast engines it prepares with (the last four): its scratch
+/// buffers and segment memo, and the contexts of the styles it used lately. Found through a
+/// pthread key, so `prepare` takes no lock for them.
+final class PrepareThreadState {
+    final class Entry {
+        let engine: UInt64
+        let scratch = PrepareScratch()
+        @exclusivity(unchecked) var contexts: [FastStyleContext] = []
+        init(engine: UInt64) { self.engine = engine }
+    }
+    @exclusivity(unchecked) private var entries: [Entry] = []
+
+    func entry(for engine: UInt64) -> Entry {
+        if let last = entries.last, last.engine == engine { return last }
+        if let i = entries.firstIndex(where: { $0.engine == engine }) {
+            let found = entries.remove(at: i)
+            entries.append(found)
+            return found
+        }
+        if entries.count == 4 { entries.removeFirst() }
+        let made = Entry(engine: engine)
+        entries.append(made)
+        return made
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { state in
+            if let state { Unmanaged<PrepareThreadState>.fromOpaque(state).release() }
+        }
+        return key
+    }()
+
+    /// This thread's state (made on first use, released when the thread ends).
+    static var current: PrepareThreadState {
+        if let raw = pthread_getspecific(key) { return Unmanaged<PrepareThreadState>.fromOpaque(raw).takeUnretainedValue() }
+        let made = PrepareThreadState()
+        pthread_setspecific(key, Unmanaged.passRetained(made).toOpaque())
+        return made
     }
 }
