@@ -104,6 +104,8 @@ public final class DateTexts: @unchecked Sendable {
     /// The time text of a local hour (0…23) and minute.
     public func time(hour: Int, minute: Int) -> String {
         let i = (hour * 60 + minute) % 1440
+        // The fixed 24-hour texts are made once for all, read without the lock.
+        guard timeFormatter != nil else { return Self.defaultTimes[i] }
         lock.lock(); defer { lock.unlock() }
         if let hit = times[i] { return hit }
         let text: String
@@ -115,6 +117,9 @@ public final class DateTexts: @unchecked Sendable {
         times[i] = text
         return text
     }
+
+    /// "00:00" … "23:59", by minute of the day.
+    private static let defaultTimes: [String] = (0..<1440).map { two($0 / 60) + ":" + two($0 % 60) }
 
     /// The day separator of a local day (days since 1970-01-01).
     public func day(number day: Int) -> String {
