@@ -93,6 +93,9 @@ final class RowPipeline: @unchecked Sendable {
 
     /// Measures the messages of chunk `c` into the ring, then marks it made.
     private func make(_ c: Int) {
+        // Locals, borrowed by every call below (the properties would be retained and released
+        // per message, on objects the other threads touch too).
+        let layouter = layouter, names = names, width = width, isGroup = isGroup, ring = ring, ringSize = ringSize
         messages.withUnsafeBufferPointer { messages in
             for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
                 let made = try? layouter.rows(for: messages[i], index: i, memo: nil, after: Self.last(before: i, messages, layouter),
