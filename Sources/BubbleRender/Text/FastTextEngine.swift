@@ -25,11 +25,12 @@ import Foundation
 /// Texts with a tab are handed to the reference `PangoTextEngine` whole (tab stops are not
 /// modelled), as are texts over 16 MB.
 ///
-/// Threading: `lock` (the reference engine's) guards Pango and the shared segment cache,
-/// `cacheLock` the prepared texts. `prepare` sanitises, hashes, segments (ICU, one iterator per
-/// thread) and packs outside both, finds most segments' shapes in its scratch's own memo, and
-/// takes `lock` only for the others; `layout`, `summary` and `advance` take no lock but to
-/// shape grapheme clusters. So several threads prepare and lay out at once
+/// Threading: `lock` (the reference engine's) guards Pango, `FastShaper.tableLock` the shared
+/// segment cache, a lock per shard the prepared texts. `prepare` sanitises, hashes, segments
+/// (ICU, one iterator per thread) and packs outside all of them, with its thread's own buffers,
+/// style contexts and segment memo (`PrepareThreadState`), and takes `tableLock` only for the
+/// segments its memo lacks, `lock` only to shape new ones; `layout`, `summary` and `advance`
+/// take no lock but to shape grapheme clusters. So several threads prepare and lay out at once
 /// (`preparesConcurrently`); drawing is serialised. The segment cache is bounded by `cacheBytes`
 /// (two generations, approximately LRU); the prepared-text cache by `preparedCapacity` texts.
 public final class FastTextEngine: TextEngine, @unchecked Sendable {
