@@ -370,18 +370,22 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("html-export", { _ in try htmlCase() }),
 ] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
 
+nonisolated(unsafe) var keptToTheEnd: [Any] = []
+
 /// Cases for profiling one phase (`perf record … --case NAME`); not part of the table.
 let profileCases: [(name: String, run: (Int) throws -> Figures)] = [
     ("profile-first-layout", { try firstLayoutOnly(messages: $0) }),
 ]
 
-/// The fast engine's first layout of the conversation alone, on a fresh engine.
+/// The fast engine's first layout of the conversation alone, on a fresh engine. The layout and
+/// the engine are kept to the end of the process, so a profile holds no teardown.
 func firstLayoutOnly(messages: Int) throws -> Figures {
     let conversation = SyntheticConversation.make(count: messages, seed: 2026)
     let layouter = ConversationLayouter(style: LayoutStyle(), engine: FastTextEngine(), timeZone: utc)
-    var rows = 0
-    let first = try timed(messages) { rows = try layouter.layout(conversation, width: firstWidth).rows.count }
-
+    var layout: ConversationLayout?
+    let first = try timed(messages) { layout = try layouter.layout(conversation, width: firstWidth) }
+    let rows = layout?.rows.count ?? 0
+    keptToTheEnd = [layout as Any, layouter.measurer.engine]
     return Figures(name: "profile-first-layout", messages: messages, microsPerMessage: ["first layout": first],
                    peakMemoryMB: peakMemoryMB(), notes: ["rows": String(rows), "cores": String(UsableCores.count)])
 }
