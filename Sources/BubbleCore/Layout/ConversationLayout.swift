@@ -193,20 +193,17 @@ public struct ConversationLayouter {
         layout.memos.items.reserveCapacity(conversation.messages.count)
         if let memos {
             for k in memos.indices { try append(conversation.messages[k], memo: memos[k], to: &layout) }
-        } else if let pipeline = RowPipeline.start(conversation.messages, layouter: self, width: width,
-                                                    names: layout.names, isGroup: layout.isGroup) {
+        } else {
             // A long first layout: the other cores measure messages ahead of this walk, which
             // stitches them in order (and measures those nobody took).
-            defer { pipeline.finish() }
-            try pipeline.walk { (k, made) throws(LayoutError) in
+            try RowPipeline.forEachMessage(conversation.messages, layouter: self, width: width,
+                                           names: layout.names, isGroup: layout.isGroup) { (k, made) throws(LayoutError) in
                 if let made {
                     stitch(made, of: conversation.messages[k], into: &layout)
                 } else {
                     try append(conversation.messages[k], memo: nil, to: &layout)
                 }
             }
-        } else {
-            for k in conversation.messages.indices { try append(conversation.messages[k], memo: nil, to: &layout) }
         }
         for sender in conversation.typing { try appendTyping(sender, to: &layout) }
         return layout

@@ -105,15 +105,10 @@ public final class DateTexts: @unchecked Sendable {
     public func time(hour: Int, minute: Int) -> String {
         let i = (hour * 60 + minute) % 1440
         // The fixed 24-hour texts are made once for all, read without the lock.
-        guard timeFormatter != nil else { return Self.defaultTimes[i] }
+        guard let timeFormatter else { return Self.defaultTimes[i] }
         lock.lock(); defer { lock.unlock() }
         if let hit = times[i] { return hit }
-        let text: String
-        if let timeFormatter {
-            text = timeFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(i * 60)))
-        } else {
-            text = Self.two(hour) + ":" + Self.two(minute)
-        }
+        let text = timeFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(i * 60)))
         times[i] = text
         return text
     }

@@ -39,9 +39,23 @@ final class RowPipeline: @unchecked Sendable {
     @exclusivity(unchecked) private var stopped = false
     private let group = DispatchGroup()
 
+    /// Hands every message of `messages` to `stitch` in order, with its rows when the other
+    /// cores measured them (`walk`), nil for the caller to measure: all of them when the
+    /// pipeline does not start (one core, an engine that prepares on one thread, a short chat).
+    static func forEachMessage(_ messages: [Message], layouter: ConversationLayouter, width: Double,
+                               names: [String: String], isGroup: Bool,
+                               _ stitch: (Int, ConversationLayouter.MessageRows?) throws(LayoutError) -> Void) throws(LayoutError) {
+        guard let pipeline = start(messages, layouter: layouter, width: width, names: names, isGroup: isGroup) else {
+            for k in messages.indices { try stitch(k, nil) }
+            return
+        }
+        defer { pipeline.finish() }
+        try pipeline.walk(stitch)
+    }
+
     /// Nil when the engine prepares on one thread, there is one core, or too few messages.
-    static func start(_ messages: [Message], layouter: ConversationLayouter, width: Double,
-                      names: [String: String], isGroup: Bool) -> RowPipeline? {
+    private static func start(_ messages: [Message], layouter: ConversationLayouter, width: Double,
+                              names: [String: String], isGroup: Bool) -> RowPipeline? {
         let cores = UsableCores.count
         guard layouter.measurer.engine.preparesConcurrently, cores > 1, messages.count >= minimumMessages else { return nil }
         return RowPipeline(messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
@@ -122,7 +136,7 @@ final class RowPipeline: @unchecked Sendable {
     /// Hands every message's rows to `stitch` in order (nil: measure that message there; it was
     /// not measured, or measuring it failed). While the chunk to stitch next is still being
     /// measured by a worker, this thread measures a later one instead of waiting.
-    func walk(_ stitch: (Int, ConversationLayouter.MessageRows?) throws(LayoutError) -> Void) throws(LayoutError) {
+    private func walk(_ stitch: (Int, ConversationLayouter.MessageRows?) throws(LayoutError) -> Void) throws(LayoutError) {
         for c in 0..<chunks {
             condition.lock()
             walking = c
@@ -148,8 +162,8 @@ final class RowPipeline: @unchecked Sendable {
         }
     }
 
-    /// Stops the workers (they finish their chunk) and waits for them. Call before dropping.
-    func finish() {
+    /// Stops the workers (they finish their chunk) and waits for them. Called before dropping.
+    private func finish() {
         condition.lock()
         stopped = true
         condition.broadcast()

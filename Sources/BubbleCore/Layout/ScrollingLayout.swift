@@ -230,19 +230,14 @@ extension ConversationLayouter {
         let rows = count + count / 8 + conversation.typing.count
         list.plan.reserveCapacity(rows); list.tops.reserveCapacity(rows); list.heights.reserveCapacity(rows)
         list.quick.reserveCapacity(count); list.memos.items.reserveCapacity(count)
-        if let pipeline = RowPipeline.start(conversation.messages, layouter: self, width: width,
-                                            names: list.names, isGroup: list.isGroup) {
-            // As the full first layout: the other cores measure ahead, this walk stitches.
-            defer { pipeline.finish() }
-            try pipeline.walk { (k, made) throws(LayoutError) in
-                if let made {
-                    try stitch(made, of: conversation.messages[k], into: &list)
-                } else {
-                    try add(conversation.messages[k], index: k, to: &list)
-                }
+        // As the full first layout: the other cores measure ahead, this walk stitches.
+        try RowPipeline.forEachMessage(conversation.messages, layouter: self, width: width,
+                                       names: list.names, isGroup: list.isGroup) { (k, made) throws(LayoutError) in
+            if let made {
+                try stitch(made, of: conversation.messages[k], into: &list)
+            } else {
+                try add(conversation.messages[k], index: k, to: &list)
             }
-        } else {
-            for k in conversation.messages.indices { try add(conversation.messages[k], index: k, to: &list) }
         }
         for (t, sender) in conversation.typing.enumerated() { try addTyping(sender, index: t, to: &list) }
         return list
