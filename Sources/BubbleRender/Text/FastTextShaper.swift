@@ -301,28 +301,12 @@ final class FastShaper {
         return (young.count + old.count, youngBytes + oldBytes, hits, misses)
     }
 
-    @exclusivity(unchecked) private var lastStyle: FastStyleContext?
-
-    /// The context of a style met before, nil for a new one.
-    @inline(__always)
-    func knownStyleContext(_ style: TextStyle) -> FastStyleContext? {
-        if let last = lastStyle, last.style == style { return last }
-        // A conversation alternates a few styles (text, sender names, separators): the last
-        // four are compared before hashing the style.
-        for recent in recentStyles where recent.style == style { lastStyle = recent; return recent }
-        if let hit = styles[style] {
-            lastStyle = hit
-            if recentStyles.count == 4 { recentStyles.removeFirst() }
-            recentStyles.append(hit)
-            return hit
-        }
-        return nil
-    }
-    @exclusivity(unchecked) private var recentStyles: [FastStyleContext] = []
+    /// The context of a style met before, nil for a new one. (Each thread keeps the contexts
+    /// it used lately, `PrepareThreadState`: this is asked once per thread and style.)
+    func knownStyleContext(_ style: TextStyle) -> FastStyleContext? { styles[style] }
 
     func styleContext(_ style: TextStyle) -> FastStyleContext {
-        if let last = lastStyle, last.style == style { return last }
-        if let hit = styles[style] { lastStyle = hit; return hit }
+        if let hit = styles[style] { return hit }
         let attrs = pango_attr_list_new()!
         let font = pango_font_description_new()!
         pango_font_description_set_family(font, style.family)
