@@ -266,6 +266,19 @@ struct PDFMergeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["bad.pdf", "good.pdf"])
     }
 
+    /// Merging `parts` into `out` throws `RenderError.pdfMerge` with a reason that contains
+    /// `because`, and leaves no `out`.
+    func expectRefused(_ parts: [String], into out: String, because: String,
+                       sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(sourceLocation: sourceLocation) {
+            try PDFMerger.merge(parts, into: out)
+        } throws: { error in
+            guard case let RenderError.pdfMerge(_, reason) = error else { return false }
+            return reason.contains(because)
+        }
+        #expect(!FileManager.default.fileExists(atPath: out), sourceLocation: sourceLocation)
+    }
+
     @Test("A stream whose /Length does not end at endstream is refused")
     func wrongLength() throws {
         let dir = try tempFolder()
@@ -274,13 +287,7 @@ struct PDFMergeTests {
         try HandmadePDF.write(to: a, label: "A")
         try HandmadePDF.write(to: b, label: "B", lengthDelta: -3)
         let out = dir.appendingPathComponent("out.pdf").path
-        #expect {
-            try PDFMerger.merge([a, b], into: out)
-        } throws: { error in
-            guard case let RenderError.pdfMerge(_, reason) = error else { return false }
-            return reason.contains("endstream")
-        }
-        #expect(!FileManager.default.fileExists(atPath: out))
+        expectRefused([a, b], into: out, because: "endstream")
     }
 
     @Test("A catalog with more than /Pages is refused (it would be lost)")
@@ -290,13 +297,7 @@ struct PDFMergeTests {
         let a = dir.appendingPathComponent("a.pdf").path
         try HandmadePDF.write(to: a, label: "A", catalogExtra: "/PageMode /UseOutlines")
         let out = dir.appendingPathComponent("out.pdf").path
-        #expect {
-            try PDFMerger.merge([a, a], into: out)
-        } throws: { error in
-            guard case let RenderError.pdfMerge(_, reason) = error else { return false }
-            return reason.contains("catalog has /PageMode")
-        }
-        #expect(!FileManager.default.fileExists(atPath: out))
+        expectRefused([a, a], into: out, because: "catalog has /PageMode")
     }
 
     @Test("References are renumbered; strings, hex strings, comments and stream data are copied as they are")
