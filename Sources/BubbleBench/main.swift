@@ -104,10 +104,15 @@ func scrollingPhases(layouter: ConversationLayouter, base: Conversation, extra: 
              "scrolling rows per window": String(format: "%.1f", Double(shown) / Double(windows))])
 }
 
-func layoutPhases(engine: any TextEngine, messages: Int) throws -> LayoutPhases {
+/// The benchmark conversation: `messages` to lay out first, and the messages appended after.
+func layoutConversation(messages: Int) -> (base: Conversation, extra: ArraySlice<Message>) {
     let conversation = SyntheticConversation.make(count: messages + appends, seed: 2026)
-    let base = Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(messages)))
-    let extra = conversation.messages.suffix(appends)
+    return (Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(messages))),
+            conversation.messages.suffix(appends))
+}
+
+func layoutPhases(engine: any TextEngine, messages: Int) throws -> LayoutPhases {
+    let (base, extra) = layoutConversation(messages: messages)
     let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
     var layout = try layouter.layout(Conversation(), width: firstWidth)
     let cpuBefore = cpuSeconds()
@@ -372,22 +377,58 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
 
 nonisolated(unsafe) var keptToTheEnd: [Any] = []
 
+/// One more first layout of the layout cases' conversation on a fresh `engine` (in a fresh
+/// process): the driver alternates Pango and fast rounds, so that the machine's slow periods
+/// fall on both engines.
+func firstLayoutRound(name: String, engine: any TextEngine, messages: Int) throws -> Figures {
+    let (base, _) = layoutConversation(messages: messages)
+    let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
+    var layout = try layouter.layout(Conversation(), width: firstWidth)
+    let cpuBefore = cpuSeconds()
+    let first = try timed(messages) { layout = try layouter.layout(base, width: firstWidth) }
+    let cpu = (cpuSeconds() - cpuBefore) * 1e6 / Double(messages)
+    keptToTheEnd = [layout, engine]   // no teardown inside the process's time either
+    return Figures(name: name, messages: messages, microsPerMessage: ["first layout": first, "first layout cpu": cpu],
+                   peakMemoryMB: peakMemoryMB(), notes: ["rows": String(layout.rows.count)])
+}
+
 /// Cases for profiling one phase (`perf record … --case NAME`); not part of the table.
 let profileCases: [(name: String, run: (Int) throws -> Figures)] = [
     ("profile-first-layout", { try firstLayoutOnly(messages: $0) }),
 ]
 
+/// Further first layouts, which the driver runs after the two layout cases (not in the table
+/// on their own).
+let roundCases: [(name: String, run: (Int) throws -> Figures)] = [
+    ("first-layout-pango", { try firstLayoutRound(name: "first-layout-pango", engine: PangoTextEngine(), messages: $0) }),
+    ("first-layout-fast", { try firstLayoutRound(name: "first-layout-fast", engine: FastTextEngine(), messages: $0) }),
+]
+
 /// The fast engine's first layout of the conversation alone, on a fresh engine. The layout and
-/// the engine are kept to the end of the process, so a profile holds no teardown.
+/// the engine are kept to the end of the process, so a profile holds no teardown. Prints the
+/// user and system time, page faults and look-ups in the shared segment cache per message.
 func firstLayoutOnly(messages: Int) throws -> Figures {
     let conversation = SyntheticConversation.make(count: messages, seed: 2026)
-    let layouter = ConversationLayouter(style: LayoutStyle(), engine: FastTextEngine(), timeZone: utc)
+    let engine = FastTextEngine()
+    let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
     var layout: ConversationLayout?
+    var before = rusage(), after = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &before)
     let first = try timed(messages) { layout = try layouter.layout(conversation, width: firstWidth) }
+    getrusage(RUSAGE_SELF.rawValue, &after)
+    func micros(_ a: timeval, _ b: timeval) -> Double {
+        (Double(b.tv_sec - a.tv_sec) * 1e6 + Double(b.tv_usec - a.tv_usec)) / Double(messages)
+    }
     let rows = layout?.rows.count ?? 0
-    keptToTheEnd = [layout as Any, layouter.measurer.engine]
-    return Figures(name: "profile-first-layout", messages: messages, microsPerMessage: ["first layout": first],
-                   peakMemoryMB: peakMemoryMB(), notes: ["rows": String(rows), "cores": String(UsableCores.count)])
+    keptToTheEnd = [layout as Any, engine]
+    let segments = engine.segmentCacheStatistics
+    return Figures(name: "profile-first-layout", messages: messages,
+                   microsPerMessage: ["first layout": first, "user": micros(before.ru_utime, after.ru_utime),
+                                      "system": micros(before.ru_stime, after.ru_stime)],
+                   peakMemoryMB: peakMemoryMB(),
+                   notes: ["rows": String(rows), "cores": String(UsableCores.count),
+                           "page faults/message": String(format: "%.3f", Double(after.ru_minflt - before.ru_minflt) / Double(messages)),
+                           "shared segment look-ups/message": String(format: "%.2f", Double(segments.hits + segments.misses) / Double(messages))])
 }
 
 // MARK: driver
@@ -401,7 +442,7 @@ PinnedFonts.use()
 let messageCount = option("--messages").flatMap(Int.init) ?? 100_000
 
 if let caseName = option("--case") {
-    guard let entry = (cases + profileCases).first(where: { $0.name == caseName }) else {
+    guard let entry = (cases + profileCases + roundCases).first(where: { $0.name == caseName }) else {
         FileHandle.standardError.write(Data("bubbles-bench: unknown case '\(caseName)'; expected one of \(cases.map(\.name).joined(separator: ", "))\n".utf8))
         exit(2)
     }
@@ -444,6 +485,30 @@ for (name, _) in cases where (only.map({ name.hasPrefix($0) }) ?? true) && (sele
     if results[name] == nil { print("\(name): failed (see the message above)") }
 }
 
+// First layouts again, Pango and fast in turn (`--first-layout-rounds`, default 2): the table
+// gives each engine's best run, and lists every run with the ratio of each round's pair.
+var firstLayoutRuns: [String: [(wall: Double, cpu: Double)]] = [:]
+if results["layout-pango-naive"] != nil, results["layout-fast"] != nil {
+    for (engine, name) in [("pango", "layout-pango-naive"), ("fast", "layout-fast")] {
+        let f = results[name]!.microsPerMessage
+        firstLayoutRuns[engine] = [(f["first layout"]!, f["first layout cpu"] ?? .nan)]
+    }
+    let rounds = option("--first-layout-rounds").flatMap(Int.init) ?? 2
+    for round in 0..<max(0, rounds) {
+        for engine in ["pango", "fast"] {
+            FileHandle.standardError.write(Data("running first-layout-\(engine) (round \(round + 1) of \(rounds))…\n".utf8))
+            guard let f = try runChild("first-layout-\(engine)") else { print("first-layout-\(engine): failed"); continue }
+            firstLayoutRuns[engine]!.append((f.microsPerMessage["first layout"]!, f.microsPerMessage["first layout cpu"]!))
+        }
+    }
+    // The best run of each engine stands for its first layout (and its CPU time).
+    for (engine, name) in [("pango", "layout-pango-naive"), ("fast", "layout-fast")] {
+        let best = firstLayoutRuns[engine]!.min { $0.wall < $1.wall }!
+        results[name]!.microsPerMessage["first layout"] = best.wall
+        results[name]!.microsPerMessage["first layout cpu"] = best.cpu
+    }
+}
+
 // Layout: naive Pango vs cached, side by side.
 if let naive = results["layout-pango-naive"], let ours = results["layout-pango-cached"] {
     print("")
@@ -466,7 +531,8 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
     print("")
     print("Text engines on the conversation layout (µs per message; ratio = Pango ÷ fast)")
     print(pad("phase", 14) + lpad("Pango", 12) + lpad("fast", 12) + lpad("ratio", 10) + "  goal")
-    let goals = ["first layout": "≥ 20× faster, ≤ 10 µs", "re-layout": "≤ 0.5 µs (every row in full)", "append": "",
+    let runs = firstLayoutRuns["pango"]?.count ?? 1
+    let goals = ["first layout": "≥ 20× faster, ≤ 10 µs" + (runs > 1 ? "; best of \(runs) runs each, taken in turn" : ""), "re-layout": "≤ 0.5 µs (every row in full)", "append": "",
                  "first layout cpu": "CPU time of all threads (the fast engine measures messages on every core)",
                  "scrolling re-layout": "≤ 0.5 µs (row frames; full rows on demand)",
                  "scrolling re-layout cpu": "CPU time of all threads",
@@ -511,6 +577,13 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
     let index = fast.microsPerMessage["index bytes/message"] ?? 0
     print(pad("layout index", 14) + lpad("—", 12) + lpad(String(format: "%.0f B/msg", index), 12) + lpad("", 10)
           + "  ≤ 150 B/msg on top of the text (\(index <= 150 ? "met" : "not met"))")
+    if let p = firstLayoutRuns["pango"], let q = firstLayoutRuns["fast"], p.count > 1 {
+        let pairs = zip(p, q).map { $0.wall / $1.wall }
+        print("first layout runs (µs/msg, in the order run): Pango " + p.map { String(format: "%.1f", $0.wall) }.joined(separator: ", ")
+              + "; fast " + q.map { String(format: "%.2f", $0.wall) }.joined(separator: ", ")
+              + "; ratio of each round's pair " + pairs.map { String(format: "%.1f×", $0) }.joined(separator: ", ")
+              + String(format: " (median %.1f×)", pairs.sorted()[pairs.count / 2]))
+    }
     print("notes: fast  \(fast.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
 }
 

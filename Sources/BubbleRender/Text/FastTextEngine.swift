@@ -280,6 +280,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             var paragraphStart = true
             var paragraphBegin = 0
             var previousRTL = false
+            var wholeKeys = 0   // bytes of whole memo keys written into the scratch
             for k in 0..<max(1, boundaries) {
                 let end = boundaries == 0 ? count : Int(breaks[k])
                 let hard = boundaries == 0 ? false : hardBreaks[k] != 0 && end <= count
@@ -306,16 +307,38 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     start: start, end: end, separator: separator, rightToLeft: paragraphRTL,
                     prefix: Self.scriptPrefix(bytes, start, shapedEnd, paragraphStart: paragraphBegin),
                     context: separator > 0 ? nil : Self.spaceContext(bytes, start, end))
-                let keyLength = FastShaper.keyLength(segment: start..<shapedEnd, prefix: planned.prefix, context: planned.context)
-                if keyLength <= SegmentMemo.keyBytes {
-                    FastShaper.writeKey(scratch.memo.key, bytes, segment: start..<shapedEnd, prefix: planned.prefix,
-                                        context: planned.context, rtl: paragraphRTL, styleID: styleID)
-                    planned.known = scratch.memo.find(fastHash(UnsafeRawBufferPointer(start: scratch.memo.key, count: keyLength)),
-                                                      length: keyLength)
+                // The thread's memo: a segment without neighbours that matter is looked up by its
+                // own bytes in the text (nothing copied); another by its whole key, written into
+                // the scratch. Only the set is asked for here; the look-ups follow this loop, so
+                // that the cache misses of a text's segments overlap.
+                if planned.memoInPlace {
+                    if shapedEnd - start <= SegmentMemo.keyBytes {
+                        planned.memoKeyLength = UInt8(shapedEnd - start)
+                        planned.memoHash = SegmentMemo.hash(bytes.baseAddress! + start, length: shapedEnd - start,
+                                                            seed: SegmentMemo.seed(styleID: styleID, rtl: paragraphRTL))
+                    }
+                } else {
+                    let keyLength = FastShaper.keyLength(segment: start..<shapedEnd, prefix: planned.prefix, context: planned.context)
+                    if keyLength <= SegmentMemo.keyBytes {
+                        let at = scratch.wholeKeySpace(after: wholeKeys)
+                        FastShaper.writeKey(at, bytes, segment: start..<shapedEnd, prefix: planned.prefix,
+                                            context: planned.context, rtl: paragraphRTL, styleID: styleID)
+                        planned.memoKeyLength = UInt8(keyLength)
+                        planned.memoKeyAt = Int32(wholeKeys)
+                        planned.memoHash = SegmentMemo.hash(at, length: keyLength, seed: SegmentMemo.wholeKey)
+                        wholeKeys += keyLength
+                    }
                 }
+                if planned.memoKeyLength > 0 { scratch.memo.prefetch(planned.memoHash) }
                 scratch.segments.append(planned)
                 if separator > 0 { paragraphStart = true }
                 start = end
+            }
+            scratch.segments.withUnsafeMutableBufferPointer { segments in
+                for k in segments.indices where segments[k].memoKeyLength > 0 {
+                    let (key, seed) = scratch.memoKey(of: segments[k], in: bytes, styleID: styleID)
+                    segments[k].known = scratch.memo.find(segments[k].memoHash, seed: seed, key, length: Int(segments[k].memoKeyLength))
+                }
             }
         }
         return .segments
@@ -371,19 +394,19 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         let segment = s.start..<(s.end - s.separator)
         let length = FastShaper.keyLength(segment: segment, prefix: s.prefix, context: s.context)
         if scratch.key.count < length { scratch.key = [UInt8](repeating: 0, count: max(length, 2 * scratch.key.count)) }
-        let (shape, hash) = scratch.key.withUnsafeMutableBufferPointer { buffer in
+        let shape = scratch.key.withUnsafeMutableBufferPointer { buffer in
             FastShaper.writeKey(buffer.baseAddress!, bytes, segment: segment, prefix: s.prefix, context: s.context,
                                 rtl: s.rightToLeft, styleID: style.id)
             let key = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
-            let hash = fastHash(key)
-            if let known = shaper.cachedSummary(key, hash: hash) { return (known, hash) }
+            if let known = shaper.cachedSummary(key, hash: fastHash(key)) { return known }
             lock.lockSpinning(); defer { lock.unlock() }
-            return (shaper.summary(bytes, segment: segment, prefix: s.prefix, context: s.context, rtl: s.rightToLeft, style: style), hash)
+            return shaper.summary(bytes, segment: segment, prefix: s.prefix, context: s.context, rtl: s.rightToLeft, style: style)
         }
         let value = SegmentMemo.Value(summary: shape, spaceIndex: Int8(FastSpaceWidths.index(of: shape.space) ?? -1))
-        if length <= SegmentMemo.keyBytes {
-            scratch.key.withUnsafeBufferPointer { scratch.memo.key.update(from: $0.baseAddress!, count: length) }
-            scratch.memo.insert(hash, length: length, value)
+        // Kept in the memo under the key `segment` looked it up by, when that fits.
+        if s.memoKeyLength > 0 {
+            let (key, seed) = scratch.memoKey(of: s, in: bytes, styleID: style.id)
+            scratch.memo.insert(s.memoHash, seed: seed, key, length: Int(s.memoKeyLength), value)
         }
         return value
     }
@@ -978,6 +1001,13 @@ struct PlannedSegment {
     private var separator8: UInt8
     var rightToLeft: Bool
     var known: SegmentMemo.Value?
+    /// The segment's key in the thread's memo: its length (0: it does not fit, no look-up), where
+    /// it is in the scratch's whole keys (-1: the segment's own bytes in the text), its hash.
+    var memoKeyLength: UInt8 = 0
+    var memoKeyAt: Int32 = -1
+    var memoHash: UInt64 = 0
+    /// The memo looks the segment up by its own bytes (no neighbours in its key; not empty).
+    var memoInPlace: Bool { prefix32.0 < 0 && context32.0 < 0 && end32 - Int32(separator8) > start32 }
 
     init(start: Int, end: Int, separator: Int, rightToLeft: Bool, prefix: Range<Int>?, context: Range<Int>?) {
         start32 = Int32(start); end32 = Int32(end); separator8 = UInt8(separator); self.rightToLeft = rightToLeft
@@ -992,48 +1022,84 @@ struct PlannedSegment {
 }
 
 /// The shape summaries (and space indexes) of the segments one `PrepareScratch` looked up
-/// lately: a direct-mapped table, read and written without the engine's lock by the thread that
-/// holds the scratch, so most segments of a text need no shared look-up. Keys of up to
-/// `keyBytes` bytes (longer ones always go to the shared cache); a slot holds the last key
-/// that hashed to it. Values are what the shared cache gives for the same key: shapes depend
-/// only on the key.
+/// lately, read and written without the engine's lock by the thread that holds the scratch, so
+/// most segments of a text need no shared look-up. Two-way set-associative: a set keeps the
+/// last two keys that hashed to it (a chat's vocabulary has more words than the sets, and a
+/// direct-mapped table lost a quarter of its look-ups to collisions).
+///
+/// A key is a segment's bytes with a seed that stands for the rest of what its shape depends
+/// on — the style and the paragraph's direction (`seed(styleID:rtl:)`) — for a segment whose
+/// neighbours do not matter: looked up in place, in the text. Other segments (a script prefix
+/// or a space context) use their whole `FastShaper` key, with the seed `wholeKey`. Keys of up
+/// to `keyBytes` bytes; longer ones always go to the shared cache. Values are what the shared
+/// cache gives for the same key: shapes depend only on the key.
 final class SegmentMemo {
     struct Value {
         var summary: FastSegmentSummary
         var spaceIndex: Int8   // -1: none (the table of space widths was full)
     }
+    /// One cache line: the key's hash, seed and length, the value, and the key's bytes.
     private struct Slot {
         var hash: UInt64 = 0
-        var length: UInt8 = 0   // 0: empty (keys are at least 5 bytes)
+        var seed: UInt64 = 0
         var value = Value(summary: FastSegmentSummary(content: 0, space: 0, metric: 0, unmodelled: false), spaceIndex: -1)
+        var length: UInt8 = 0   // 0: empty (no key is empty)
+        var key: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     }
-    static let slotCount = 4_096
+    static let sets = 4_096
     static let keyBytes = 32
-    private let slots = UnsafeMutablePointer<Slot>.allocate(capacity: slotCount)
-    private let keys = UnsafeMutablePointer<UInt8>.allocate(capacity: slotCount * keyBytes)
-    /// The key being built (room for any key that fits a slot).
-    let key = UnsafeMutablePointer<UInt8>.allocate(capacity: keyBytes)
+    /// The seed of a whole `FastShaper` key (which holds the style and the direction itself).
+    static let wholeKey: UInt64 = 1 << 40
+    /// Two slots a set, side by side, each set on two whole cache lines.
+    private let slots: UnsafeMutablePointer<Slot>
+    private static let keyOffset = MemoryLayout<Slot>.offset(of: \Slot.key)!
 
-    init() { slots.initialize(repeating: Slot(), count: Self.slotCount) }
+    init() {
+        precondition(MemoryLayout<Slot>.stride == 64)
+        slots = UnsafeMutableRawPointer.allocate(byteCount: 2 * Self.sets * 64, alignment: 64)
+            .bindMemory(to: Slot.self, capacity: 2 * Self.sets)
+        slots.initialize(repeating: Slot(), count: 2 * Self.sets)
+    }
     deinit {
-        slots.deallocate()
-        keys.deallocate()
-        key.deallocate()
+        slots.deinitialize(count: 2 * Self.sets)
+        UnsafeMutableRawPointer(slots).deallocate()
     }
 
-    func find(_ hash: UInt64, length: Int) -> Value? {
-        let i = Int(truncatingIfNeeded: hash) & (Self.slotCount - 1)
-        let slot = slots + i
-        guard slot.pointee.hash == hash, Int(slot.pointee.length) == length,
-              memcmp(keys + i * Self.keyBytes, key, length) == 0 else { return nil }
-        return slot.pointee.value
+    /// The seed of a segment looked up by its own bytes.
+    @inline(__always)
+    static func seed(styleID: UInt32, rtl: Bool) -> UInt64 { UInt64(styleID) | (rtl ? 1 << 32 : 0) }
+
+    @inline(__always)
+    static func hash(_ bytes: UnsafePointer<UInt8>, length: Int, seed: UInt64) -> UInt64 {
+        fastHash(UnsafeRawBufferPointer(start: bytes, count: length), seed: seed &* 0xD6E8_FEB8_6659_FD93)
     }
 
-    /// Keeps `value` for the key in `key` (`length` ≤ `keyBytes`).
-    func insert(_ hash: UInt64, length: Int, _ value: Value) {
-        let i = Int(truncatingIfNeeded: hash) & (Self.slotCount - 1)
-        (keys + i * Self.keyBytes).update(from: key, count: length)
-        slots[i] = Slot(hash: hash, length: UInt8(length), value: value)
+    @inline(__always)
+    private func set(_ hash: UInt64) -> Int { 2 * (Int(truncatingIfNeeded: hash) & (Self.sets - 1)) }
+
+    /// Asks for the cache lines of `hash`'s set, without waiting for them.
+    @inline(__always)
+    func prefetch(_ hash: UInt64) { clb_prefetch_pair(slots + set(hash)) }
+
+    func find(_ hash: UInt64, seed: UInt64, _ bytes: UnsafePointer<UInt8>, length: Int) -> Value? {
+        let i = set(hash)
+        for j in i...(i + 1) {
+            let slot = slots + j
+            if slot.pointee.hash == hash, slot.pointee.seed == seed, Int(slot.pointee.length) == length,
+               memcmp(UnsafeRawPointer(slot) + Self.keyOffset, bytes, length) == 0 {
+                return slot.pointee.value
+            }
+        }
+        return nil
+    }
+
+    /// Keeps `value` for the key `bytes` (`length` ≤ `keyBytes`) with `seed`: first in its set,
+    /// where the one that was first becomes second.
+    func insert(_ hash: UInt64, seed: UInt64, _ bytes: UnsafePointer<UInt8>, length: Int, _ value: Value) {
+        let i = set(hash)
+        slots[i + 1] = slots[i]
+        slots[i] = Slot(hash: hash, seed: seed, value: value, length: UInt8(length))
+        (UnsafeMutableRawPointer(slots + i) + Self.keyOffset).copyMemory(from: bytes, byteCount: length)
     }
 }
 
@@ -1049,6 +1115,31 @@ final class PrepareScratch {
     /// A segment's look-up key for the shared cache.
     @exclusivity(unchecked) var key = [UInt8](repeating: 0, count: 64)
     let memo = SegmentMemo()
+    /// The whole memo keys of one text's segments (`PlannedSegment.memoKeyAt`), end to end.
+    private var wholeKeys = UnsafeMutablePointer<UInt8>.allocate(capacity: 1_024)
+    private var wholeKeyCapacity = 1_024
+
+    deinit { wholeKeys.deallocate() }
+
+    /// Room for one more whole key after the first `used` bytes (kept) of the whole keys.
+    func wholeKeySpace(after used: Int) -> UnsafeMutablePointer<UInt8> {
+        if used + SegmentMemo.keyBytes > wholeKeyCapacity {
+            let capacity = 2 * (used + SegmentMemo.keyBytes)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+            grown.update(from: wholeKeys, count: used)
+            wholeKeys.deallocate()
+            wholeKeys = grown
+            wholeKeyCapacity = capacity
+        }
+        return wholeKeys + used
+    }
+
+    /// The memo key of planned segment `s` (of text `bytes`, in style `styleID`) and its seed.
+    @inline(__always)
+    func memoKey(of s: PlannedSegment, in bytes: UnsafeBufferPointer<UInt8>, styleID: UInt32) -> (UnsafePointer<UInt8>, UInt64) {
+        s.memoKeyAt < 0 ? (bytes.baseAddress! + s.start, SegmentMemo.seed(styleID: styleID, rtl: s.rightToLeft))
+            : (UnsafePointer(wholeKeys + Int(s.memoKeyAt)), SegmentMemo.wholeKey)
+    }
 }
 
 /// A lock that can be tried: `lockSpinning` tries a while before sleeping. The sections

@@ -29,4 +29,10 @@ static inline void clb_prefetch(const void *p) {
     __builtin_prefetch((const char *)p + 128);
 }
 
+/// A hint that the 128 bytes at `p` (two cache lines) will be read soon.
+static inline void clb_prefetch_pair(const void *p) {
+    __builtin_prefetch(p);
+    __builtin_prefetch((const char *)p + 64);
+}
+
 #endif
