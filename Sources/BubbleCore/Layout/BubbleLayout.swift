@@ -83,6 +83,9 @@ public struct LabelLayout: Hashable, Sendable {
     public var text: TextLayout
     public var wrapWidth: Double
     public var maxLines: Int?
+
+    /// No text, nowhere: what a row's content holds once moved out.
+    static let empty = LabelLayout(kind: .system, string: "", frame: .zero, text: .empty, wrapWidth: 0, maxLines: nil)
 }
 
 /// A rounded box with a label: reaction pills and reply snippets.

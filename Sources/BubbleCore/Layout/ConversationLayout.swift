@@ -90,7 +90,7 @@ public struct ConversationLayout: Hashable, Sendable {
 
     // MARK: building (used by ConversationLayouter)
 
-    mutating func appendRow(_ content: LayoutRow.Content, height rowHeight: Double, spacing: Double) {
+    mutating func appendRow(_ content: consuming LayoutRow.Content, height rowHeight: Double, spacing: Double) {
         let top = rows.isEmpty ? 0 : height + spacing
         rows.append(LayoutRow(content: content, frame: Rect(x: 0, y: top, width: width, height: rowHeight)))
         height = top + rowHeight
@@ -199,7 +199,7 @@ public struct ConversationLayouter {
             try RowPipeline.forEachMessage(conversation.messages, layouter: self, width: width,
                                            names: layout.names, isGroup: layout.isGroup) { (k, made) throws(LayoutError) in
                 if let made {
-                    stitch(made, of: conversation.messages[k], into: &layout)
+                    stitch(&made.pointee, of: conversation.messages[k], into: &layout)
                 } else {
                     try append(conversation.messages[k], memo: nil, to: &layout)
                 }
@@ -287,9 +287,9 @@ public struct ConversationLayouter {
     }
 
     private func append(_ message: Message, memo: MessageMemos.Memo?, to layout: inout ConversationLayout) throws(LayoutError) {
-        let made = try rows(for: message, index: layout.nextMessageIndex, memo: memo, after: layout.lastMessage,
+        var made = try rows(for: message, index: layout.nextMessageIndex, memo: memo, after: layout.lastMessage,
                             width: layout.width, names: layout.names, isGroup: layout.isGroup)
-        stitch(made, of: message, into: &layout)
+        stitch(&made, of: message, into: &layout)
     }
 
     /// The rows of one message measured on their own: all that does not depend on the rows
@@ -309,6 +309,20 @@ public struct ConversationLayouter {
         /// The bubble shows the delivery status (so the previous one to show it loses it).
         var showsStatus: Bool
         var memo: MessageMemos.Memo
+
+        /// The content, moved out (an empty system line left in its place).
+        mutating func takeContent() -> LayoutRow.Content {
+            var content = LayoutRow.Content.system(index: index, .empty)
+            swap(&content, &self.content)
+            return content
+        }
+
+        /// The memo, moved out (an empty one left in its place).
+        mutating func takeMemo() -> MessageMemos.Memo {
+            var memo = MessageMemos.Memo(day: day, bubble: nil, separator: nil)
+            swap(&memo, &self.memo)
+            return memo
+        }
     }
 
     func rows(for message: Message, index: Int, memo: MessageMemos.Memo?, after previous: ConversationLayout.LastMessage?,
@@ -347,10 +361,11 @@ public struct ConversationLayouter {
     }
 
     /// Adds `made`, the rows of `message`, at the end of `layout`: the previous bubble of its
-    /// group loses its tail, and the previous outgoing one its status.
-    func stitch(_ made: MessageRows, of message: Message, into layout: inout ConversationLayout) {
+    /// group loses its tail, and the previous outgoing one its status. What the layout keeps is
+    /// moved out of `made` (which is left with empty rows and memo).
+    func stitch(_ made: inout MessageRows, of message: Message, into layout: inout ConversationLayout) {
         let previous = layout.lastMessage
-        if let label = made.separator {
+        if let label = made.separator.take() {
             layout.appendRow(.daySeparator(label), height: label.frame.maxY + measurer.style.separatorPadding,
                              spacing: measurer.style.rowSpacing)
         }
@@ -362,13 +377,13 @@ public struct ConversationLayouter {
                 layout.statusRow = nil
             }
         }
-        layout.appendRow(made.content, height: made.height, spacing: made.spacing)
+        layout.appendRow(made.takeContent(), height: made.height, spacing: made.spacing)
         if made.showsStatus { layout.statusRow = layout.rows.count - 1 }
         layout.lastMessage = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction,
                                                             kind: message.kind, date: message.date, day: made.day,
                                                             row: layout.rows.count - 1)
         layout.nextMessageIndex = made.index + 1
-        layout.memos.items.append(made.memo)
+        layout.memos.items.append(made.takeMemo())
     }
 
     func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,

@@ -25,8 +25,10 @@ final class RowPipeline: @unchecked Sendable {
     private let names: [String: String]
     private let isGroup: Bool
     private let chunks: Int
-    /// Results by message, in a ring of `ahead` chunks; nil until made (or when it failed).
-    private let ring: UnsafeMutablePointer<ConversationLayouter.MessageRows?>
+    /// Results by message, in a ring of `ahead` chunks: a slot holds rows (is initialised) when
+    /// its `filled` flag says so; not until made, nor when measuring failed.
+    private let ring: UnsafeMutablePointer<ConversationLayouter.MessageRows>
+    private let filled: UnsafeMutablePointer<Bool>
     private let ringSize = RowPipeline.chunk * RowPipeline.ahead
     /// Per chunk: 0 unclaimed, 1 being measured, 2 measured.
     private let state: UnsafeMutablePointer<UInt8>
@@ -42,9 +44,10 @@ final class RowPipeline: @unchecked Sendable {
     /// Hands every message of `messages` to `stitch` in order, with its rows when the other
     /// cores measured them (`walk`), nil for the caller to measure: all of them when the
     /// pipeline does not start (one core, an engine that prepares on one thread, a short chat).
+    /// The rows are lent in place: `stitch` may move what it keeps out of them.
     static func forEachMessage(_ messages: [Message], layouter: ConversationLayouter, width: Double,
                                names: [String: String], isGroup: Bool,
-                               _ stitch: (Int, ConversationLayouter.MessageRows?) throws(LayoutError) -> Void) throws(LayoutError) {
+                               _ stitch: (Int, UnsafeMutablePointer<ConversationLayouter.MessageRows>?) throws(LayoutError) -> Void) throws(LayoutError) {
         guard let pipeline = start(messages, layouter: layouter, width: width, names: names, isGroup: isGroup) else {
             for k in messages.indices { try stitch(k, nil) }
             return
@@ -71,7 +74,8 @@ final class RowPipeline: @unchecked Sendable {
         self.isGroup = isGroup
         chunks = (messages.count + Self.chunk - 1) / Self.chunk
         ring = .allocate(capacity: ringSize)
-        ring.initialize(repeating: nil, count: ringSize)
+        filled = .allocate(capacity: ringSize)
+        filled.initialize(repeating: false, count: ringSize)
         state = .allocate(capacity: chunks)
         state.initialize(repeating: 0, count: chunks)
         for _ in 0..<workers {
@@ -80,8 +84,10 @@ final class RowPipeline: @unchecked Sendable {
     }
 
     deinit {
-        ring.deinitialize(count: ringSize)
+        // Rows made but never stitched (the walk stopped at an error).
+        for k in 0..<ringSize where filled[k] { (ring + k).deinitialize(count: 1) }
         ring.deallocate()
+        filled.deallocate()
         state.deallocate()
     }
 
@@ -109,12 +115,16 @@ final class RowPipeline: @unchecked Sendable {
     private func make(_ c: Int) {
         // Locals, borrowed by every call below (the properties would be retained and released
         // per message, on objects the other threads touch too).
-        let layouter = layouter, names = names, width = width, isGroup = isGroup, ring = ring, ringSize = ringSize
+        let layouter = layouter, names = names, width = width, isGroup = isGroup, ring = ring, filled = filled, ringSize = ringSize
         messages.withUnsafeBufferPointer { messages in
             for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
-                let made = try? layouter.rows(for: messages[i], index: i, memo: nil, after: Self.last(before: i, messages, layouter),
-                                              width: width, names: names, isGroup: isGroup)
-                (ring + i % ringSize).pointee = made
+                // Made in place (the slot is empty: the walker has stitched what it held).
+                do {
+                    try (ring + i % ringSize).initialize(to: layouter.rows(for: messages[i], index: i, memo: nil,
+                                                                          after: Self.last(before: i, messages, layouter),
+                                                                          width: width, names: names, isGroup: isGroup))
+                    filled[i % ringSize] = true
+                } catch {}   // left empty: the walker measures it again and meets the error
             }
         }
         condition.lock()
@@ -136,7 +146,7 @@ final class RowPipeline: @unchecked Sendable {
     /// Hands every message's rows to `stitch` in order (nil: measure that message there; it was
     /// not measured, or measuring it failed). While the chunk to stitch next is still being
     /// measured by a worker, this thread measures a later one instead of waiting.
-    private func walk(_ stitch: (Int, ConversationLayouter.MessageRows?) throws(LayoutError) -> Void) throws(LayoutError) {
+    private func walk(_ stitch: (Int, UnsafeMutablePointer<ConversationLayouter.MessageRows>?) throws(LayoutError) -> Void) throws(LayoutError) {
         for c in 0..<chunks {
             condition.lock()
             walking = c
@@ -153,11 +163,12 @@ final class RowPipeline: @unchecked Sendable {
             }
             condition.unlock()
             for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
-                // Moved out (no retain and release of everything the rows hold).
-                let slot = ring + i % ringSize
-                let made = slot.move()
-                slot.initialize(to: nil)
-                try stitch(i, made)
+                // Lent in place (`stitch` moves out what it keeps: no copy, no retain and release
+                // of everything the rows hold), then emptied for the next chunk in this slot.
+                let k = i % ringSize
+                guard filled[k] else { try stitch(i, nil); continue }
+                defer { (ring + k).deinitialize(count: 1); filled[k] = false }
+                try stitch(i, ring + k)
             }
         }
     }

@@ -234,7 +234,7 @@ extension ConversationLayouter {
         try RowPipeline.forEachMessage(conversation.messages, layouter: self, width: width,
                                        names: list.names, isGroup: list.isGroup) { (k, made) throws(LayoutError) in
             if let made {
-                try stitch(made, of: conversation.messages[k], into: &list)
+                try stitch(&made.pointee, of: conversation.messages[k], into: &list)
             } else {
                 try add(conversation.messages[k], index: k, to: &list)
             }
@@ -309,15 +309,16 @@ extension ConversationLayouter {
     // MARK: building
 
     private func add(_ message: Message, index k: Int, to list: inout ScrollingLayout) throws(LayoutError) {
-        let made = try rows(for: message, index: k, memo: nil, after: list.last, width: list.width,
+        var made = try rows(for: message, index: k, memo: nil, after: list.last, width: list.width,
                             names: list.names, isGroup: list.isGroup)
-        try stitch(made, of: message, into: &list)
+        try stitch(&made, of: message, into: &list)
     }
 
     /// Adds `made`, the rows of `message` (`rows(for:…)`, as the full layout's `stitch` takes
     /// them), at the end of `list`: its plan, frames and height memos; the previous bubble of
-    /// its group loses its tail, and the previous outgoing one its status.
-    func stitch(_ made: MessageRows, of message: Message, into list: inout ScrollingLayout) throws(LayoutError) {
+    /// its group loses its tail, and the previous outgoing one its status. The memo is moved out
+    /// of `made`.
+    func stitch(_ made: inout MessageRows, of message: Message, into list: inout ScrollingLayout) throws(LayoutError) {
         let style = measurer.style
         let k = made.index
         var quick = QuickBubble()
@@ -346,7 +347,7 @@ extension ConversationLayouter {
         }
         list.last = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction, kind: message.kind,
                                                    date: message.date, day: made.day, row: list.plan.count - 1)
-        list.memos.items.append(made.memo)
+        list.memos.items.append(made.takeMemo())
         list.quick.append(quick)
     }
 
