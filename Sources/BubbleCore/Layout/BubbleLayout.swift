@@ -136,7 +136,7 @@ struct BubbleMemo: @unchecked Sendable {
     var rangeWidths: [(range: Range<Int>, width: Double)] = []
     /// Prepared texts of the labels around the bubble, by `Label` slot (empty: none measured).
     var labels: [PreparedHandle?] = []
-    enum Label: Int { case sender, reply, reactions, status }
+    enum Label: Int, CaseIterable { case sender, reply, reactions, status }
     init(emojiOnly: Bool) { self.emojiOnly = emojiOnly }
 }
 
@@ -521,6 +521,7 @@ public struct BubbleMeasurer {
         out.reserveCapacity(found.count)
         for link in found {
             var rects: [Rect] = []
+            rects.reserveCapacity(2)
             for line in text.lines where line.range.overlaps(link.range) {
                 let lo = max(line.range.lowerBound, link.range.lowerBound), hi = min(line.range.upperBound, link.range.upperBound)
                 let x0: Double, x1: Double
@@ -570,7 +571,8 @@ public struct BubbleMeasurer {
         let kept = handle != nil
         let result = try measure(string, style: textStyle, maxWidth: maxWidth, maxLines: maxLines, reusing: &handle)
         if !kept, handle != nil {
-            if memo.labels.count <= i { memo.labels += Array(repeating: nil, count: i + 1 - memo.labels.count) }
+            // Room for every label at once (one allocation).
+            if memo.labels.isEmpty { memo.labels = Array(repeating: nil, count: BubbleMemo.Label.allCases.count) }
             memo.labels[i] = handle
         }
         return result

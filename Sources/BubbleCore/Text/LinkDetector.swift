@@ -140,8 +140,14 @@ public enum LinkDetector {
                 .split(whereSeparator: { !$0.isNumber && $0 != "+" }).map(\.count)
             if groups == [4, 2, 2] || groups == [2, 2, 4] { return nil }
         }
-        var tel = plus ? "+" : ""
-        for c in b[k..<lastDigitEnd] where c >= 0x30 && c <= 0x39 { tel.append(Character(Unicode.Scalar(c))) }
-        return DetectedLink(range: k..<lastDigitEnd, url: "tel:" + tel)
+        // "tel:", the plus, the digits: made as bytes, one string at the end.
+        let url = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 5 + lastDigitEnd - k) { out in
+            var n = 0
+            for c in "tel:".utf8 { out[n] = c; n += 1 }
+            if plus { out[n] = 0x2B; n += 1 }
+            for c in b[k..<lastDigitEnd] where c >= 0x30 && c <= 0x39 { out[n] = c; n += 1 }
+            return String(decoding: out[..<n], as: UTF8.self)
+        }
+        return DetectedLink(range: k..<lastDigitEnd, url: url)
     }
 }

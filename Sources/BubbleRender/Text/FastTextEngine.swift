@@ -126,10 +126,11 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         if let delegated = storage.delegated {
             return try reference.layout(delegated, maxWidth: maxWidth, maxLines: maxLines)
         }
-        // No lock: the storage is immutable and the line metrics never move (`fill`).
-        var lines: [FastLine] = []
+        // No lock: the storage is immutable and the line metrics never move (`fill`). The
+        // lines are made in the thread's own buffer (no allocation but the layout's).
+        let mine = PrepareThreadState.current.entry(for: engineID)
         return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines),
-                       into: &lines)
+                       into: &mine.lines)
     }
 
     /// The layout's summary from the same line filling, without making its lines.
@@ -1206,6 +1207,8 @@ final class PrepareThreadState {
         let engine: UInt64
         let scratch = PrepareScratch()
         @exclusivity(unchecked) var contexts: [FastStyleContext] = []
+        /// Lines being laid out (`layout`).
+        @exclusivity(unchecked) var lines: [FastTextEngine.FastLine] = []
         init(engine: UInt64) { self.engine = engine }
     }
     @exclusivity(unchecked) private var entries: [Entry] = []
