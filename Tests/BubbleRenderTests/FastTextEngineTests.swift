@@ -85,7 +85,6 @@ enum AgreementCorpus {
         #expect(abs(f.height - p.height) <= 0.01)
     }
 
-    /// An over-long word breaks inside itself only because it must, at grapheme boundaries.
     @Test func letterShortcutsAgreeWithTheStandardLibrary() {
         // isLetter answers some blocks without a property look-up: it must say what the
         // Alphabetic property says for every scalar in them.
@@ -101,6 +100,36 @@ enum AgreementCorpus {
         #expect(FastTextEngine.isLetter("a") && FastTextEngine.isLetter("م") && !FastTextEngine.isLetter("😀") && !FastTextEngine.isLetter("1"))
     }
 
+    /// `isClean` (a word-at-a-time scan first) says exactly when Pango's sanitising would
+    /// change a text: control characters, DEL and C1 at every position of an eight-byte word and
+    /// in the tail, lead bytes that only look alike, paragraphs at and over the limit.
+    @Test func cleanTextCheckAgreesWithPangosSanitising() {
+        let style = LayoutStyle().text
+        let limit = max(64, Int(1_000_000 / style.size))
+        var texts = ["", "ok", "Grüße aus Köln", "née © 2024 £5 «oui»", "مرحبا بالعالم", "今日は天気ですね", "👨‍👩‍👧‍👦 🇩🇪",
+                     "line\nbreak", "tab\there", "crlf\r\nend", String(repeating: "a", count: limit),
+                     String(repeating: "a", count: limit + 1), String(repeating: "a", count: limit) + "\n" + String(repeating: "b", count: limit)]
+        for bad in ["\u{01}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}", "\u{C2}", "\u{80}", "\u{1B}[0m"] {
+            for position in 0..<19 {
+                texts.append(String(repeating: "x", count: position) + bad + String(repeating: "y", count: 18 - position))
+            }
+        }
+        for text in texts {
+            #expect(FastTextEngine.isClean(text, style: style) == (PangoTextEngine.pangoText(text, style: style) == text),
+                    "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        // The scan alone: each kind of byte it looks for, found wherever it is.
+        for byte: UInt8 in [0x00, 0x0A, 0x1F, 0x7F, 0xC2] {
+            for position in 0..<20 {
+                var bytes = [UInt8](repeating: 0x61, count: 20)
+                bytes[position] = byte
+                #expect(bytes.withUnsafeBufferPointer { FastTextEngine.mayHaveControl($0) }, "byte \(byte) at \(position)")
+            }
+        }
+        #expect(![UInt8]("plain ASCII words, and Ünïcödé — 0123456789".utf8).withUnsafeBufferPointer { FastTextEngine.mayHaveControl($0) })
+    }
+
+    /// An over-long word breaks inside itself only because it must, at grapheme boundaries.
     @Test func breaksAWordOnlyWhenItAloneIsTooWide() throws {
         let fast = FastTextEngine()
         let text = "ok Donaudampfschifffahrtsgesellschaftskapitän ok"

@@ -419,6 +419,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         var copy = text
         let maxBytes = max(64, Int(1_000_000 / style.size))
         return copy.withUTF8 { bytes in
+            // Most texts: no paragraph can be too long, and eight bytes at a time hold no byte
+            // below 0x20 (newlines and tabs included), no DEL and no C1 lead byte (0xC2, which
+            // the byte loop below looks at more closely).
+            if bytes.count <= maxBytes, !Self.mayHaveControl(bytes) { return true }
             var paragraph = 0
             var i = 0
             while i < bytes.count {
@@ -437,6 +441,28 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             }
             return true
         }
+    }
+
+    /// True when `bytes` holds a byte below 0x20, 0x7F or 0xC2: tested eight bytes at a time
+    /// (the "has a byte less than n" and "has a zero byte" word tricks).
+    static func mayHaveControl(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        var i = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= bytes.count {
+                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                if (x &- 0x20 &* ones) & ~x & highs != 0 || hasZero(x ^ (0x7F &* ones)) || hasZero(x ^ (0xC2 &* ones)) { return true }
+                i += 8
+            }
+        }
+        while i < bytes.count {
+            let b = bytes[i]
+            if b < 0x20 || b == 0x7F || b == 0xC2 { return true }
+            i += 1
+        }
+        return false
     }
 
     /// The character after segment `start..<end` that decides its trailing spaces' font (see
