@@ -582,7 +582,9 @@ public struct BubbleMeasurer {
     public func measure(_ prepared: PreparedText, maxWidth: Double,
                         balanced: Bool = false, maxLines: Int? = nil) throws(LayoutError) -> (TextLayout, Double) {
         do {
-            return try Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lines.count, width: \.width) { (w: Double) throws(TextError) in
+            // Closures, not key paths: a key path literal is an object fetched (and retained) at
+            // every call, one that every thread shares.
+            return try Self.balance(maxWidth: maxWidth, balanced: balanced, lines: { $0.lines.count }, width: { $0.width }) { (w: Double) throws(TextError) in
                 try engine.layout(prepared, maxWidth: w, maxLines: maxLines)
             }
         } catch {
@@ -595,7 +597,7 @@ public struct BubbleMeasurer {
     /// the engine made for the text; nil when the engine gives no summary from a storage
     /// (`TextEngine.summary(ofStorage:maxWidth:)`).
     func measureSummary(storage: AnyObject, maxWidth: Double, balanced: Bool) -> TextSummary? {
-        try? Self.balance(maxWidth: maxWidth, balanced: balanced, lines: \.lineCount, width: \.width) { (w: Double) throws(TextError) in
+        try? Self.balance(maxWidth: maxWidth, balanced: balanced, lines: { $0.lineCount }, width: { $0.width }) { (w: Double) throws(TextError) in
             guard let summary = try engine.summary(ofStorage: storage, maxWidth: w) else { throw .invalidWidth(w) }
             return summary
         }.0

@@ -86,21 +86,34 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
         let textHash = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0)) }
         let mine = PrepareThreadState.current.entry(for: engineID)
-        var known: FastStyleContext?
-        for recent in mine.contexts where recent.style == style { known = recent; break }
+        var known: Unmanaged<FastStyleContext>?
+        for recent in mine.contexts where recent.style == style { known = recent.context; break }
         if known == nil {
-            known = try styleContext(style)
+            let made = try styleContext(style)
             if mine.contexts.count == 8 { mine.contexts.removeFirst() }
-            mine.contexts.append(known!)
+            known = Unmanaged.passUnretained(made)
+            mine.contexts.append((style, known!))
         }
-        let context = known!
+        // Borrowed, not retained: every thread uses the same context objects, and a reference
+        // count they all change moves its cache line between the cores at every prepare. The
+        // shaper keeps the context as long as this engine lives.
+        let result = known!._withUnsafeGuaranteedRef { context in
+            Result { () throws(TextError) in try prepare(text, sanitized: sanitized, textHash: textHash, style: style,
+                                                         context: context, scratch: mine.scratch) }
+        }
+        return try result.get()
+    }
+
+    /// `prepare` once the text is sanitised and hashed and its style's context found.
+    private func prepare(_ text: String, sanitized: String, textHash: UInt64, style: TextStyle,
+                         context: FastStyleContext, scratch mine: PrepareScratch) throws(TextError) -> PreparedText {
         let key = (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15
         let shard = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)]
         if preparedCapacity > 0, let hit = shard.find(key, context: context, text: sanitized) {
             return PreparedText(text: text, style: style, storage: hit)
         }
         // A prepare inside a prepare on this thread (none today) would get buffers of its own.
-        let scratch = mine.scratch.inUse ? PrepareScratch() : mine.scratch
+        let scratch = mine.inUse ? PrepareScratch() : mine
         scratch.inUse = true
         defer { scratch.inUse = false }
         let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context,
@@ -1232,7 +1245,10 @@ final class PrepareThreadState {
     final class Entry {
         let engine: UInt64
         let scratch = PrepareScratch()
-        @exclusivity(unchecked) var contexts: [FastStyleContext] = []
+        /// The contexts of the styles this thread used lately, not retained: the engine's shaper
+        /// keeps every context it makes while the engine lives, and only that engine reads its
+        /// entry (so an entry left behind by an engine that is gone keeps nothing alive).
+        @exclusivity(unchecked) var contexts: [(style: TextStyle, context: Unmanaged<FastStyleContext>)] = []
         /// Lines being laid out (`layout`).
         @exclusivity(unchecked) var lines: [FastTextEngine.FastLine] = []
         init(engine: UInt64) { self.engine = engine }
