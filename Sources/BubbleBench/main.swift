@@ -111,13 +111,22 @@ func layoutConversation(messages: Int) -> (base: Conversation, extra: ArraySlice
             conversation.messages.suffix(appends))
 }
 
+/// The first layout of `base` at the first width: the layout, µs a message of wall clock and of
+/// CPU time (all threads).
+func timedFirstLayout(_ layouter: ConversationLayouter, _ base: Conversation) throws -> (ConversationLayout, wall: Double, cpu: Double) {
+    let messages = base.messages.count
+    var layout = try layouter.layout(Conversation(), width: firstWidth)
+    let cpuBefore = cpuSeconds()
+    let wall = try timed(messages) { layout = try layouter.layout(base, width: firstWidth) }
+    return (layout, wall, (cpuSeconds() - cpuBefore) * 1e6 / Double(messages))
+}
+
 func layoutPhases(engine: any TextEngine, messages: Int) throws -> LayoutPhases {
     let (base, extra) = layoutConversation(messages: messages)
     let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
-    var layout = try layouter.layout(Conversation(), width: firstWidth)
-    let cpuBefore = cpuSeconds()
-    let first = try timed(messages) { layout = try layouter.layout(base, width: firstWidth) }
-    let firstCPU = (cpuSeconds() - cpuBefore) * 1e6 / Double(messages)
+    let timedFirst = try timedFirstLayout(layouter, base)
+    var layout = timedFirst.0
+    let first = timedFirst.wall, firstCPU = timedFirst.cpu
     var second = layout
     let relayout = try timed(messages) { second = try layouter.layout(base, width: secondWidth, reusing: layout) }
     let append = try timed(appends) { for m in extra { try layouter.append(m, to: &layout) } }
@@ -382,11 +391,7 @@ nonisolated(unsafe) var keptToTheEnd: [Any] = []
 /// fall on both engines.
 func firstLayoutRound(name: String, engine: any TextEngine, messages: Int) throws -> Figures {
     let (base, _) = layoutConversation(messages: messages)
-    let layouter = ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc)
-    var layout = try layouter.layout(Conversation(), width: firstWidth)
-    let cpuBefore = cpuSeconds()
-    let first = try timed(messages) { layout = try layouter.layout(base, width: firstWidth) }
-    let cpu = (cpuSeconds() - cpuBefore) * 1e6 / Double(messages)
+    let (layout, first, cpu) = try timedFirstLayout(ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc), base)
     keptToTheEnd = [layout, engine]   // no teardown inside the process's time either
     return Figures(name: name, messages: messages, microsPerMessage: ["first layout": first, "first layout cpu": cpu],
                    peakMemoryMB: peakMemoryMB(), notes: ["rows": String(layout.rows.count)])
@@ -485,7 +490,7 @@ for (name, _) in cases where (only.map({ name.hasPrefix($0) }) ?? true) && (sele
     if results[name] == nil { print("\(name): failed (see the message above)") }
 }
 
-// First layouts again, Pango and fast in turn (`--first-layout-rounds`, default 2): the table
+// First layouts again, Pango and fast in turn (`--first-layout-rounds`, default 4): the table
 // gives each engine's best run, and lists every run with the ratio of each round's pair.
 var firstLayoutRuns: [String: [(wall: Double, cpu: Double)]] = [:]
 if results["layout-pango-naive"] != nil, results["layout-fast"] != nil {
@@ -493,7 +498,7 @@ if results["layout-pango-naive"] != nil, results["layout-fast"] != nil {
         let f = results[name]!.microsPerMessage
         firstLayoutRuns[engine] = [(f["first layout"]!, f["first layout cpu"] ?? .nan)]
     }
-    let rounds = option("--first-layout-rounds").flatMap(Int.init) ?? 2
+    let rounds = option("--first-layout-rounds").flatMap(Int.init) ?? 4
     for round in 0..<max(0, rounds) {
         for engine in ["pango", "fast"] {
             FileHandle.standardError.write(Data("running first-layout-\(engine) (round \(round + 1) of \(rounds))…\n".utf8))
