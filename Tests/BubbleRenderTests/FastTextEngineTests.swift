@@ -242,6 +242,40 @@ enum AgreementCorpus {
         }
     }
 
+    /// A prepared text is tied to the engine that made it (its segments name that engine's
+    /// line-metric classes): another engine prepares the text again instead of reading them, in
+    /// `layout`, `summary` and `advance` (`summary(ofStorage:)` declines), and so does a
+    /// re-layout that reuses a layout made with another engine.
+    @Test func preparedTextsFromAnotherEngineAreMadeAgain() throws {
+        let body = LayoutStyle().text
+        // Engines that met fonts in different orders: their metric classes differ.
+        let a = FastTextEngine(), b = FastTextEngine()
+        _ = try a.layout(a.prepare("Hello there", style: body), maxWidth: 200, maxLines: nil)
+        for warm in ["今日は天気ですね", "مرحبا بالعالم", "👨‍👩‍👧‍👦 🇩🇪", "שלום"] {
+            _ = try b.layout(b.prepare(warm, style: body), maxWidth: 200, maxLines: nil)
+        }
+        for text in ["Hello there, how are you?", "今日は天気ですね and more", "مرحبا hello 👍", "A line\nand another"] {
+            let fromA = try a.prepare(text, style: body)
+            let own = try b.prepare(text, style: body)
+            #expect(try b.layout(fromA, maxWidth: 120, maxLines: nil) == b.layout(own, maxWidth: 120, maxLines: nil), "\(text)")
+            #expect(try b.summary(fromA, maxWidth: 120, maxLines: nil) == b.summary(own, maxWidth: 120, maxLines: nil), "\(text)")
+            #expect(b.advance(of: 0..<5, in: fromA) == b.advance(of: 0..<5, in: own))
+            #expect(try b.summary(ofStorage: try #require(fromA.storage), maxWidth: 120) == nil)
+        }
+        let utc = TimeZone(identifier: "UTC")!
+        let conversation = SyntheticConversation.make(count: 300, seed: 8)
+        let withA = try ConversationLayouter(style: LayoutStyle(), engine: a, timeZone: utc).layout(conversation, width: 375)
+        let layouterB = ConversationLayouter(style: LayoutStyle(), engine: b, timeZone: utc)
+        #expect(try layouterB.layout(conversation, width: 320, reusing: withA) == layouterB.layout(conversation, width: 320))
+        // The mark costs no byte: it sits in the header's padding.
+        #expect(MemoryLayout<FastStorageHeader>.stride == 40)
+        let listA = try ConversationLayouter(style: LayoutStyle(), engine: a, timeZone: utc).scrollingLayout(conversation, width: 375)
+        let listB = try layouterB.scrollingLayout(conversation, width: 320, reusing: listA)
+        let fresh = try layouterB.scrollingLayout(conversation, width: 320)
+        #expect(listB.rowCount == fresh.rowCount)
+        for i in 0..<fresh.rowCount { #expect(listB.frame(ofRow: i) == fresh.frame(ofRow: i), "row \(i)") }
+    }
+
     /// The same with every label a memo keeps: a group chat with sender names, replies,
     /// reactions, statuses (read, delivered, failed), links, emoji-only messages, day separators,
     /// times inside and beside bubbles; then appending after the re-layout.

@@ -45,6 +45,8 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     private let shards: [PreparedShard]
     /// Tells this engine's per-thread state (`PrepareThreadState`) from other engines'.
     private let engineID = FastTextEngine.nextEngineID()
+    /// Marks the prepared texts this engine makes (`FastStorage.engine`).
+    private var engineTag: UInt32 { UInt32(truncatingIfNeeded: engineID) }
     /// Copies of the scaled fonts for `Canvas.fontCopy` > 0, by (font, copy); used under the lock.
     @exclusivity(unchecked) var fontCopies: [FontCopyKey: OpaquePointer] = [:]
     struct FontCopyKey: Hashable { let font: OpaquePointer; let copy: Int }
@@ -153,7 +155,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
         guard type(of: storage) == FastStorage.self else { return nil }
-        return try summary(unsafeDowncast(storage, to: FastStorage.self), maxWidth: maxWidth, maxLines: nil)
+        let storage = unsafeDowncast(storage, to: FastStorage.self)
+        guard storage.engine == engineTag else { return nil }   // another engine's
+        return try summary(storage, maxWidth: maxWidth, maxLines: nil)
     }
 
     public func prefetch(storage: UnsafeRawPointer) { clb_prefetch(storage) }
@@ -187,7 +191,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// range. Nil (measure the substring) for a text handed to Pango, a range across a hard break
     /// or outside the text.
     public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
-        guard let storage = prepared.storage as? FastStorage, storage.delegated == nil, storage.hasText(prepared.text) else { return nil }
+        // Another engine's prepared text is prepared again here (`storage(for:)`).
+        guard prepared.storage is FastStorage, let storage = try? self.storage(for: prepared), storage.delegated == nil,
+              storage.hasText(prepared.text) else { return nil }
         // No lock: the storage is immutable; `graphemeWidths` takes it for the shape cache.
         let count = storage.withText { $0.count }
         guard range.lowerBound >= 0, range.upperBound <= count else { return nil }
@@ -254,8 +260,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     // MARK: Preparing
 
+    /// The storage of `prepared`: its own when this engine made it, else the text prepared again
+    /// (a text another engine prepared, or one prepared by no engine).
     func storage(for prepared: PreparedText) throws(TextError) -> FastStorage {
-        if let storage = prepared.storage as? FastStorage { return storage }
+        if let storage = prepared.storage as? FastStorage, storage.engine == engineTag { return storage }
         guard let made = try prepare(prepared.text, style: prepared.style).storage as? FastStorage else {
             preconditionFailure("FastTextEngine.prepare makes FastStorage")
         }
@@ -365,10 +373,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         var sanitized = sanitized
         func delegate() throws(TextError) -> FastStorage {
             FastStorage.make(text: sanitized, context: context, count: 0, words: [],
-                             delegated: DelegatedText(try reference.prepare(text, style: style)))
+                             delegated: DelegatedText(try reference.prepare(text, style: style)), engine: engineTag)
         }
         switch plan {
-        case .empty: return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil)
+        case .empty: return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil, engine: engineTag)
         case .delegate: return try delegate()
         case .segments: break
         }
@@ -398,7 +406,8 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             }
         }
         if unmodelled { return try delegate() }
-        return FastStorage.make(text: sanitized, context: context, count: scratch.segments.count, words: scratch.packed, delegated: nil)
+        return FastStorage.make(text: sanitized, context: context, count: scratch.segments.count, words: scratch.packed,
+                                delegated: nil, engine: engineTag)
     }
 
     /// The shape numbers of planned segment `s` from the shared cache (`tableLock` only), else
@@ -892,6 +901,9 @@ struct FastStorageHeader {
     var context: FastStyleContext
     var delegated: DelegatedText?
     var count: Int32
+    /// The engine that made it (`FastTextEngine.engineTag`; in the header's padding): its
+    /// segments name that engine's line-metric classes, which another engine's differ from.
+    var engine: UInt32
 }
 
 /// Where `FastTextEngine.fill` puts the lines it makes.
@@ -935,9 +947,9 @@ struct FastSummarySink: FastLineSink {
 /// Immutable.
 final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     static func make(text: String, context: FastStyleContext, count: Int, words: [UInt32],
-                     delegated: DelegatedText?) -> FastStorage {
+                     delegated: DelegatedText?, engine: UInt32) -> FastStorage {
         let made = unsafeDowncast(FastStorage.create(minimumCapacity: words.count) { _ in
-            FastStorageHeader(text: text, context: context, delegated: delegated, count: Int32(count))
+            FastStorageHeader(text: text, context: context, delegated: delegated, count: Int32(count), engine: engine)
         }, to: FastStorage.self)
         made.withUnsafeMutablePointerToElements { e in
             words.withUnsafeBufferPointer { if let base = $0.baseAddress { e.initialize(from: base, count: $0.count) } }
@@ -946,6 +958,7 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     }
 
     var count: Int { Int(header.count) }
+    var engine: UInt32 { header.engine }
     var context: FastStyleContext { header.context }
     var delegated: PreparedText? { header.delegated?.prepared }
 
