@@ -53,8 +53,6 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     deinit { for font in fontCopies.values { cairo_scaled_font_destroy(font) } }
 
-    @exclusivity(unchecked) private var lineScratch: [FastLine] = []
-
     static let metricClassLimit = 255
 
     /// - Parameters:
@@ -170,13 +168,15 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         }
         var sink = FastSummarySink(style: storage.context.style)
         guard let maxLines = PangoTextEngine.lineLimit(maxLines) else {
-            // No line limit: no lines kept, no shared buffer (so no lock).
+            // No line limit: no lines kept.
             fill(storage, width: width, maxLines: nil, sink: &sink)
             return sink.summary(truncated: false)
         }
-        lock.lock(); defer { lock.unlock() }
-        let truncated = fill(storage, width: width, maxLines: maxLines, into: &lineScratch)
-        for line in lineScratch { sink.append(line) }
+        // A line limit needs the lines (the last one shown is cut): the thread's own buffer, as
+        // `layout` uses.
+        let mine = PrepareThreadState.current.entry(for: engineID)
+        let truncated = fill(storage, width: width, maxLines: maxLines, into: &mine.lines)
+        for line in mine.lines { sink.append(line) }
         return sink.summary(truncated: truncated)
     }
 
@@ -1262,7 +1262,7 @@ final class PrepareThreadState {
         /// keeps every context it makes while the engine lives, and only that engine reads its
         /// entry (so an entry left behind by an engine that is gone keeps nothing alive).
         @exclusivity(unchecked) var contexts: [(style: TextStyle, context: Unmanaged<FastStyleContext>)] = []
-        /// Lines being laid out (`layout`).
+        /// Lines being laid out (`layout`, `summary` with a line limit).
         @exclusivity(unchecked) var lines: [FastTextEngine.FastLine] = []
         init(engine: UInt64) { self.engine = engine }
     }
