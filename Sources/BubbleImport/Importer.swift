@@ -72,13 +72,16 @@ public struct ImportOptions: Sendable {
     /// photos are also looked for beside chat.db when its Messages folder was copied on its own).
     public var homeFolder: String?
     public var limits: ImportLimits
+    /// Refuse what would otherwise be a warning about a line that could not be read as its
+    /// format says (WhatsApp: a line that looks like a message header but does not parse).
+    public var strict: Bool
 
     public init(me: String? = nil, chat: String? = nil, since: Date? = nil, until: Date? = nil,
                 timeZone: TimeZone = .current, attachmentsFolder: String? = nil, homeFolder: String? = nil,
-                limits: ImportLimits = ImportLimits()) {
+                limits: ImportLimits = ImportLimits(), strict: Bool = false) {
         self.me = me; self.chat = chat; self.since = since; self.until = until
         self.timeZone = timeZone; self.attachmentsFolder = attachmentsFolder; self.homeFolder = homeFolder
-        self.limits = limits
+        self.limits = limits; self.strict = strict
     }
 }
 

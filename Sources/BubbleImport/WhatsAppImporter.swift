@@ -20,6 +20,7 @@ enum WhatsAppImporter {
         var author: String?
         var text: String?
         var image: ImageAttachment?
+        var placeholder: MediaPlaceholder?
     }
 
     /// A line's date and time in 8 bytes, as written (day/month order still open): kept beside
@@ -38,10 +39,20 @@ enum WhatsAppImporter {
         var fields: (Int, Int, Int) { (field(0, 16), field(16, 8), field(24, 16)) }
         func date(dayFirst: Bool) -> (year: Int, month: Int, day: Int) {
             let f = fields
-            if isoOrder { return (f.0, f.1, f.2) }
-            let year = f.2 < 100 ? 2000 + f.2 : f.2
+            if isoOrder { return (Self.year(f.0), f.1, f.2) }
+            let year = Self.year(f.2)
             return dayFirst ? (year, f.1, f.0) : (year, f.0, f.1)
         }
+
+        /// The Gregorian year of a written one. Thai phones write Buddhist-era years (2563 =
+        /// 2020): a 4-digit year from 2400 on is one, and so is a 2-digit year that would
+        /// otherwise lie more than a year ahead (63 = 2563 = 2020; WhatsApp is younger than 2009).
+        static func year(_ y: Int) -> Int {
+            if y >= 2400 { return y - 543 }
+            guard y < 100 else { return y }
+            return 2000 + y > latestYear ? 2500 + y - 543 : 2000 + y
+        }
+        private static let latestYear = Calendar(identifier: .gregorian).component(.year, from: Date()) + 1
     }
 
     /// The chat text in an export folder: iOS `_chat.txt`, Android "WhatsApp Chat with ….txt".
@@ -133,21 +144,32 @@ enum WhatsAppImporter {
             current = nil
             var lines = currentRest
             currentRest = []
-            if entry.author != nil, let first = lines.first, let name = attachmentName(in: first) {
-                if let image = try attach(name, line: entry.line, file: textName, media: media, context: context) {
-                    entry.image = image
+            if entry.author != nil, let first = lines.first {
+                if let name = attachmentName(in: first) {
+                    // A photo in the export is drawn; any other file, or a photo the export
+                    // lacks, becomes a placeholder naming the file.
+                    if let image = try attach(name, line: entry.line, file: textName, media: media, context: context) {
+                        entry.image = image
+                    } else {
+                        entry.placeholder = MediaPlaceholder(kind: WhatsAppMarkers.kind(ofFileName: name),
+                                                             label: TextCleanup.cleanName(first), fileName: name)
+                    }
+                    lines.removeFirst()
+                } else if lines.count == 1, let placeholder = WhatsAppMarkers.placeholder(for: first) {
+                    entry.placeholder = placeholder
                     lines.removeFirst()
                 }
             }
             let text = lines.count == 1 ? lines[0] : lines.joined(separator: "\n")
             entry.text = text.isEmpty ? nil : text
-            if entry.text == nil && entry.image == nil {
+            if entry.text == nil && entry.image == nil && entry.placeholder == nil {
                 context.warn("line \(entry.line)", "empty message", "has no text; skipped", skipped: true, file: textName)
                 return
             }
             if let author = entry.author {
                 if seenAuthors.insert(author).inserted { authors.append(author) }
-                messages.append(Message(sender: author, direction: .incoming, date: .distantPast, text: entry.text, image: entry.image))
+                messages.append(Message(sender: author, direction: .incoming, date: .distantPast, text: entry.text, image: entry.image,
+                                        placeholder: entry.placeholder))
             } else {
                 messages.append(.system(entry.text ?? "", date: .distantPast))
             }
@@ -166,12 +188,27 @@ enum WhatsAppImporter {
             let utf8 = decoded.map { Array($0.utf8) } ?? bytes
             guard let stamp = WhatsAppLine.parse(utf8) else {
                 let line = decoded ?? String(decoding: bytes, as: UTF8.self)
-                if current == nil {
+                let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
+                guard let previous = current else {
                     if TextCleanup.cleanName(line).isEmpty { continue }
-                    let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
                     throw ImportError(path: textName, location: "line \(reader.lineNumber)",
                                       reason: "not a WhatsApp export: \"\(shown)\" does not start with a date and time; expected "
                                           + "\"12/24/19, 11:23 - Name: text\" (Android) or \"[14/10/2021, 3:34:09 PM] Name: text\" (iOS)")
+                }
+                // A line shaped like a header whose date or time cannot be read is never glued
+                // onto the message before it: it stays a line of its own, and is reported.
+                if WhatsAppLine.looksLikeHeader(utf8) {
+                    let why = "looks like the start of a message but its date and time cannot be read"
+                    if context.options.strict {
+                        throw ImportError(path: textName, location: "line \(reader.lineNumber)",
+                                          reason: "\"\(shown)\" \(why) (--strict); expected a header such as \"12/24/19, 11:23 - Name: text\"")
+                    }
+                    context.warn("line \(reader.lineNumber)", "\"\(shown)\"", why + "; kept as a line of its own at the time of the "
+                                     + "message before it, not added to that message", file: textName)
+                    try flush()
+                    current = Entry(line: reader.lineNumber, stamp: previous.stamp, author: nil)
+                    currentRest = [TextCleanup.stripBidi(line)]
+                    continue
                 }
                 currentRest.append(line)
                 continue
@@ -276,7 +313,10 @@ enum WhatsAppImporter {
         let marked = bodyStart + 2 < b.count && b[bodyStart] == 0xE2 && b[bodyStart + 1] == 0x80 && b[bodyStart + 2] == 0x8E
         if marked { bodyStart += 3 }
         let body = String(decoding: b[bodyStart...], as: UTF8.self)
-        if style == .ios && marked && attachmentName(in: body) == nil && isSystemText(body) { return (nil, body) }
+        // iOS marks media, deleted and system lines so; what is neither media nor a deletion is a
+        // system line in whatever language the phone wrote it.
+        if style == .ios && marked && attachmentName(in: body) == nil
+            && (isSystemText(body) || WhatsAppMarkers.placeholder(for: body) == nil) { return (nil, body) }
         return (author, body)
     }
 
@@ -338,23 +378,23 @@ enum WhatsAppImporter {
 
     // MARK: Attachments
 
-    /// A photo for `name`, or nil to keep the media line as text (not a photo, missing, unsafe,
-    /// refused); each nil for a photo comes with a warning.
+    /// A photo for `name`, or nil for a placeholder (not a photo, missing, unsafe, refused); each
+    /// nil for a photo comes with a warning.
     private static func attach(_ name: String, line: Int, file: String, media: Media,
                                context: ImportContext) throws(ImportError) -> ImageAttachment? {
         let location = "line \(line)"
         // Only a bare file name: WhatsApp never writes folders here, and "../../etc/passwd" or
         // "/etc/passwd" would read outside the export.
         if name.contains("/") || name.contains("\\") || name == "." || name == ".." || name.contains("\u{0}") {
-            context.warn(location, "attachment \(name)", "path leaves the export folder; kept as text", skipped: true, file: file)
+            context.warn(location, "attachment \(name)", "path leaves the export folder; shown as a placeholder", skipped: true, file: file)
             return nil
         }
-        guard let ext = TextCleanup.photoExtension(ofFileName: name) else { return nil }
+        guard let ext = TextCleanup.photoExtension(ofFileName: name) else { return nil }  // not a photo: a placeholder
         switch media {
         case .folder(let folder):
             let path = (folder as NSString).appendingPathComponent(name)
             guard FileManager.default.fileExists(atPath: path) else {
-                context.warn(location, "attachment \(name)", "not in the export folder (exported without media?); kept as text",
+                context.warn(location, "attachment \(name)", "not in the export folder (exported without media?); shown as a placeholder",
                              skipped: true, file: file)
                 return nil
             }
@@ -362,14 +402,14 @@ enum WhatsAppImporter {
             let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
             let base = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
             guard real.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
-                context.warn(location, "attachment \(name)", "is a link leading out of the export folder; kept as text",
+                context.warn(location, "attachment \(name)", "is a link leading out of the export folder; shown as a placeholder",
                              skipped: true, file: file)
                 return nil
             }
             return ImageAttachment(path: URL(fileURLWithPath: path).standardizedFileURL.path, width: 0, height: 0)
         case .zip(let zip):
             guard let entry = zip.entry(named: name) else {
-                context.warn(location, "attachment \(name)", "not in the zip (exported without media?); kept as text",
+                context.warn(location, "attachment \(name)", "not in the zip (exported without media?); shown as a placeholder",
                              skipped: true, file: file)
                 return nil
             }
@@ -379,7 +419,7 @@ enum WhatsAppImporter {
             do {
                 try zip.extract(entry, to: destination)
             } catch {
-                context.warn(location, "attachment \(name)", "refused: \(error.reason); kept as text", skipped: true, file: file)
+                context.warn(location, "attachment \(name)", "refused: \(error.reason); shown as a placeholder", skipped: true, file: file)
                 return nil
             }
             return ImageAttachment(path: destination, width: 0, height: 0)

@@ -4,14 +4,17 @@ import Foundation
 /// One row per message, RFC 4180: CRLF line ends, every field that holds a comma, a quote, CR or
 /// LF in double quotes with its quotes doubled (multi-line messages stay in one field).
 ///
-///     timestamp,author,direction,message,attachments,kind
-///     2026-11-22T09:40:00+01:00,Ann,incoming,Are we still on for lunch?,,message
+///     timestamp,author,direction,message,media,attachments,kind
+///     2026-11-22T09:40:00+01:00,Ann,incoming,Are we still on for lunch?,,,message
+///     2026-11-22T09:41:00+01:00,Ben,outgoing,,media,,message
 ///
 /// `timestamp` is ISO 8601 with the offset of `timeZone` at that moment (a wall-clock time is
-/// written as it was, with the offset that zone has then); `attachments` are the photo paths
-/// separated by `;`; system lines have no author or direction.
+/// written as it was, with the offset that zone has then); `media` is the kind of a placeholder
+/// (`photo`, `video`, `media`, `deleted`…: media the export left out, a file that is not a photo);
+/// `attachments` are the photo paths, then a placeholder's file name, separated by `;`; system
+/// lines have no author or direction.
 final class ConversationCSVWriter {
-    static let header = ["timestamp", "author", "direction", "message", "attachments", "kind"]
+    static let header = ["timestamp", "author", "direction", "message", "media", "attachments", "kind"]
 
     private let names: [String: String]
     private let timeZone: TimeZone
@@ -34,7 +37,8 @@ final class ConversationCSVWriter {
              isSystem ? "" : m.sender.map { names[$0] ?? $0 } ?? "",
              isSystem ? "" : m.direction.rawValue,
              m.text ?? "",
-             m.images.compactMap(\.path).joined(separator: ";"),
+             m.placeholder?.kind.rawValue ?? "",
+             (m.images.compactMap(\.path) + [m.placeholder?.fileName].compactMap { $0 }).joined(separator: ";"),
              m.kind.rawValue])
         if buffer.count >= 1 << 16 {
             try flush(buffer)

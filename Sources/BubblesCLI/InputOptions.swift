@@ -31,6 +31,9 @@ struct InputOptions: ParsableArguments {
     @Option(help: "Time zone for wall-clock times, days and times shown (IANA name, e.g. Europe/Berlin); default the system's.")
     var tz: String?
 
+    @Flag(help: "Refuse the input where it would warn about a line it cannot read as its format says (WhatsApp: a line shaped like a message header whose date or time does not parse).")
+    var strict = false
+
     /// A conversation read from the input, ready to render; `close()` removes what reading made.
     struct Loaded {
         var result: ImportResult
@@ -66,7 +69,7 @@ struct InputOptions: ParsableArguments {
             }
             format = f
         }
-        var options = ImportOptions(me: me, chat: chat, timeZone: zone)
+        var options = ImportOptions(me: me, chat: chat, timeZone: zone, strict: strict)
         options.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
         options.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
         if let s = options.since, let u = options.until, s >= u {

@@ -70,7 +70,8 @@ struct WhatsAppTests {
             Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:25:00Z"), text: "Thanks! Same to you\nand your family"),
             Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T04:26:00Z"), text: "The tree this year",
                     image: ImageAttachment(path: (folder as NSString).appendingPathComponent("IMG-20191224-WA0001.jpg"), width: 0, height: 0)),
-            Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:27:00Z"), text: "<Media omitted>"),
+            Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:27:00Z"),
+                    placeholder: MediaPlaceholder(kind: .media, label: "<Media omitted>")),
             Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T14:02:00Z"), text: "Did Santa come?"),
             Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T17:15:00Z"), text: "He did 😄"),
         ])
@@ -89,7 +90,8 @@ struct WhatsAppTests {
         #expect(m.map(\.direction) == [.incoming, .incoming, .outgoing, .incoming, .outgoing])
         #expect(m.map(\.date) == ["2021-08-03T10:30:00Z", "2021-08-03T10:30:00Z", "2021-08-03T10:31:00Z",
                                   "2021-08-15T16:05:00Z", "2021-08-15T16:07:00Z"].map(instant))
-        #expect(m.map(\.text) == [m[0].text, "Hallo! Wie geht's?", "Gut, danke 😊", "Treffen wir uns am Samstag?", "<Medien ausgeschlossen>"])
+        #expect(m.map(\.text) == [m[0].text, "Hallo! Wie geht's?", "Gut, danke 😊", "Treffen wir uns am Samstag?", nil])
+        #expect(m.last?.placeholder == MediaPlaceholder(kind: .media, label: "<Medien ausgeschlossen>"))
         #expect(r.warnings.isEmpty)
     }
 
@@ -133,7 +135,8 @@ struct WhatsAppTests {
             Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:35:10Z"), text: "Welcome back\nHow was the flight?"),
             Message(sender: "Sam Rivera", direction: .incoming, date: instant("2021-10-14T14:36:02Z"),
                     image: ImageAttachment(path: photo, width: 0, height: 0)),
-            Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:36:40Z"), text: "image omitted"),
+            Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:36:40Z"),
+                    placeholder: MediaPlaceholder(kind: .photo, label: "image omitted")),
             Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-15T08:00:00Z"), text: "Coffee later?"),
         ]
     }
@@ -206,7 +209,7 @@ struct WhatsAppTests {
                     + "expected \"12/24/19, 11:23 - Name: text\" (Android) or \"[14/10/2021, 3:34:09 PM] Name: text\" (iOS)")
     }
 
-    @Test("attachments: a path leaving the folder, a missing photo, a link out of the folder — kept as text, warned, counted")
+    @Test("attachments: a path leaving the folder, a missing photo, a link out of the folder — shown as placeholders, warned, counted")
     func unsafeAttachments() throws {
         let scratch = ScratchFolder()
         let outside = ScratchFolder()
@@ -219,16 +222,21 @@ struct WhatsAppTests {
             [13/02/2022, 10:03:00] Ann: /etc/shadow (file attached)
             """)
         let r = try Importer.load(path: scratch.path, options: ImportOptions(me: "Ann", timeZone: zone("UTC")))
-        #expect(r.conversation.messages.map(\.text) == ["<attached: ../../etc/passwd>", "IMG-20220201-WA0007.jpg (file attached)",
-                                                        "<attached: IMG-link.jpg>", "/etc/shadow (file attached)"])
+        #expect(r.conversation.messages.map(\.text) == [nil, nil, nil, nil])
+        #expect(r.conversation.messages.map(\.placeholder) == [
+            MediaPlaceholder(kind: .document, label: "<attached: ../../etc/passwd>", fileName: "../../etc/passwd"),
+            MediaPlaceholder(kind: .photo, label: "IMG-20220201-WA0007.jpg (file attached)", fileName: "IMG-20220201-WA0007.jpg"),
+            MediaPlaceholder(kind: .photo, label: "<attached: IMG-link.jpg>", fileName: "IMG-link.jpg"),
+            MediaPlaceholder(kind: .document, label: "/etc/shadow (file attached)", fileName: "/etc/shadow"),
+        ])
         #expect(r.conversation.messages.allSatisfy { $0.image == nil })
         #expect(r.skipped == 4)
         let chat = (scratch.path as NSString).appendingPathComponent("_chat.txt")
         #expect(r.warnings.map(\.description) == [
-            "\(chat): line 1: attachment ../../etc/passwd: path leaves the export folder; kept as text",
-            "\(chat): line 2: attachment IMG-20220201-WA0007.jpg: not in the export folder (exported without media?); kept as text",
-            "\(chat): line 3: attachment IMG-link.jpg: is a link leading out of the export folder; kept as text",
-            "\(chat): line 4: attachment /etc/shadow: path leaves the export folder; kept as text",
+            "\(chat): line 1: attachment ../../etc/passwd: path leaves the export folder; shown as a placeholder",
+            "\(chat): line 2: attachment IMG-20220201-WA0007.jpg: not in the export folder (exported without media?); shown as a placeholder",
+            "\(chat): line 3: attachment IMG-link.jpg: is a link leading out of the export folder; shown as a placeholder",
+            "\(chat): line 4: attachment /etc/shadow: path leaves the export folder; shown as a placeholder",
         ])
     }
 
@@ -247,11 +255,12 @@ struct WhatsAppTests {
         }
         let out = scratch.file("out")
         let r = try Importer.load(path: zipPath, options: ImportOptions(me: "Ann", timeZone: zone("UTC"), attachmentsFolder: out))
-        #expect(r.conversation.messages.map(\.text) == ["<attached: IMG-bomb.jpg>", "ok"])
+        #expect(r.conversation.messages.map(\.text) == [nil, "ok"])
+        #expect(r.conversation.messages.first?.placeholder?.fileName == "IMG-bomb.jpg")
         #expect(r.skipped == 1)
         #expect(r.warnings.count == 1)
         #expect(r.warnings.first?.why.hasPrefix("refused: compression ratio ") == true)
-        #expect(r.warnings.first?.why.hasSuffix(":1 is over the 200:1 limit (zip bomb?); kept as text") == true)
+        #expect(r.warnings.first?.why.hasSuffix(":1 is over the 200:1 limit (zip bomb?); shown as a placeholder") == true)
         #expect((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [] == [])
 
         // A total cap smaller than the chat text: the chat itself is refused.

@@ -22,11 +22,14 @@ struct ConvertCLITests {
     /// instant ending in Z, or a wall-clock time without offset), text, photo file names.
     struct Row: Equatable, CustomStringConvertible {
         var kind: String, author: String, direction: String, date: String, text: String, attachments: String
-        init(_ kind: String, _ author: String, _ direction: String, _ date: String, _ text: String, _ attachments: String = "") {
+        /// The placeholder's kind ("media", "photo"…), "" for none.
+        var media: String
+        init(_ kind: String, _ author: String, _ direction: String, _ date: String, _ text: String, _ attachments: String = "",
+             media: String = "") {
             self.kind = kind; self.author = author; self.direction = direction; self.date = date
-            self.text = text; self.attachments = attachments
+            self.text = text; self.attachments = attachments; self.media = media
         }
-        var description: String { "\(kind)|\(author)|\(direction)|\(date)|\(text)|\(attachments)" }
+        var description: String { "\(kind)|\(author)|\(direction)|\(date)|\(text)|\(attachments)|\(media)" }
     }
 
     /// Each fixture with the options that pick its chat and owner, and what must come out.
@@ -49,7 +52,7 @@ struct ConvertCLITests {
             Row("message", "Ann Lee", "incoming", "2019-12-24T23:23:00", "Merry Christmas Eve! 🎄"),
             Row("message", "Ben Ode", "outgoing", "2019-12-24T23:25:00", "Thanks! Same to you\nand your family"),
             Row("message", "Ann Lee", "incoming", "2019-12-24T23:26:00", "The tree this year", "IMG-20191224-WA0001.jpg"),
-            Row("message", "Ben Ode", "outgoing", "2019-12-24T23:27:00", "<Media omitted>"),
+            Row("message", "Ben Ode", "outgoing", "2019-12-24T23:27:00", "", media: "media"),
             Row("message", "Ann Lee", "incoming", "2019-12-25T09:02:00", "Did Santa come?"),
             Row("message", "Ben Ode", "outgoing", "2019-12-25T12:15:00", "He did 😄"),
         ]),
@@ -58,7 +61,7 @@ struct ConvertCLITests {
             Row("message", "Anna", "incoming", "2021-08-03T12:30:00", "Hallo! Wie geht's?"),
             Row("message", "Jonas", "outgoing", "2021-08-03T12:31:00", "Gut, danke 😊"),
             Row("message", "Anna", "incoming", "2021-08-15T18:05:00", "Treffen wir uns am Samstag?"),
-            Row("message", "Jonas", "outgoing", "2021-08-15T18:07:00", "<Medien ausgeschlossen>"),
+            Row("message", "Jonas", "outgoing", "2021-08-15T18:07:00", "", media: "media"),
         ]),
         ("whatsapp-android-es.txt", ["--me", "Diego"], [
             Row("system", "", "", "2025-03-28T21:29:00", "Los mensajes y las llamadas están cifrados de extremo a extremo. Nadie fuera de este chat, ni siquiera WhatsApp, puede leerlos ni escucharlos. Toca para obtener más información."),
@@ -78,7 +81,7 @@ struct ConvertCLITests {
             Row("message", "Sam Rivera", "incoming", "2021-10-14T15:34:09", "Landed! ✈️"),
             Row("message", "Kai", "outgoing", "2021-10-14T15:35:10", "Welcome back\nHow was the flight?"),
             Row("message", "Sam Rivera", "incoming", "2021-10-14T15:36:02", "", "00000012-PHOTO-2021-10-14-15-34-09.jpg"),
-            Row("message", "Kai", "outgoing", "2021-10-14T15:36:40", "image omitted"),
+            Row("message", "Kai", "outgoing", "2021-10-14T15:36:40", "", media: "photo"),
             Row("message", "Kai", "outgoing", "2021-10-15T09:00:00", "Coffee later?"),
         ]),
         ("whatsapp-ios-group.txt", ["--me", "Sam Rivera"], [
@@ -137,7 +140,8 @@ struct ConvertCLITests {
             if let one = m["image"] as? [String: Any] { photos.append(one) }
             photos += m["images"] as? [[String: Any]] ?? []
             let attachments = photos.compactMap { ($0["path"] as? String).map { ($0 as NSString).lastPathComponent } }.joined(separator: ";")
-            return Row(kind, from.map { names[$0] ?? $0 } ?? "", direction, m["date"] as? String ?? "?", m["text"] as? String ?? "", attachments)
+            return Row(kind, from.map { names[$0] ?? $0 } ?? "", direction, m["date"] as? String ?? "?", m["text"] as? String ?? "", attachments,
+                       media: (m["placeholder"] as? [String: Any])?["kind"] as? String ?? "")
         }
     }
 
@@ -194,16 +198,16 @@ struct ConvertCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let bytes = try Data(contentsOf: dir.appendingPathComponent("out.csv"))
         let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text.hasPrefix("timestamp,author,direction,message,attachments,kind\r\n"))
+        #expect(text.hasPrefix("timestamp,author,direction,message,media,attachments,kind\r\n"))
         #expect(text.contains("\"She said \"\"hi\"\",\nthen left\""), "quotes doubled, newline inside the field: \(text)")
         let rows = try CSVReader.parse(bytes)
         #expect(rows == [
-            ["timestamp", "author", "direction", "message", "attachments", "kind"],
+            ["timestamp", "author", "direction", "message", "media", "attachments", "kind"],
             // Winter in New York: −05:00; summer: −04:00; the fraction of the instant is kept.
-            ["2026-01-15T04:40:00-05:00", "Ann \"A\" Lee, Jr.", "incoming", "She said \"hi\",\nthen left", "", "message"],
-            ["2026-07-15T05:41:00.250-04:00", "Me", "outgoing", "ok", "p.png", "message"],
+            ["2026-01-15T04:40:00-05:00", "Ann \"A\" Lee, Jr.", "incoming", "She said \"hi\",\nthen left", "", "", "message"],
+            ["2026-07-15T05:41:00.250-04:00", "Me", "outgoing", "ok", "", "p.png", "message"],
             // A wall-clock time is written as it was, with the zone's offset then.
-            ["2026-07-15T09:42:00-04:00", "", "", "Ann left", "", "system"],
+            ["2026-07-15T09:42:00-04:00", "", "", "Ann left", "", "", "system"],
         ])
         #expect(text.components(separatedBy: "\r\n").count == 5, "CRLF after every record")
     }

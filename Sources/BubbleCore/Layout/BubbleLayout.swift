@@ -182,15 +182,17 @@ public struct BubbleMeasurer {
     /// its text prepared by the engine, the links in it.
     func memo(for message: Message) throws(LayoutError) -> BubbleMemo {
         let emojiOnly = message.images.isEmpty && message.reply == nil
+            && message.placeholder == nil
             && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
         var memo = BubbleMemo(emojiOnly: emojiOnly)
-        if let string = message.text, !string.isEmpty {
+        if let string = message.shownText, !string.isEmpty {
             // Kept only when the engine's prepared texts are small (a Pango layout is not).
             if engine.preparedTextsAreCompact {
                 do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text).storage } catch { throw .text(error) }
                 memo.hasPrepared = true
             }
-            if style.detectsLinks, !emojiOnly { memo.links = LinkDetector.links(in: string) }
+            // A placeholder names files ("VID-20211014-WA0003.mp4"): nothing in it is a link.
+            if style.detectsLinks, !emojiOnly, message.placeholder == nil { memo.links = LinkDetector.links(in: string) }
         }
         return memo
     }
@@ -213,7 +215,7 @@ public struct BubbleMeasurer {
         var text = TextLayout.empty
         var wrapWidth = maxText
         var preparedText: PreparedText?
-        if let string = message.text, !string.isEmpty {
+        if let string = message.shownText, !string.isEmpty {
             let textStyle = emojiOnly ? style.emojiText : style.text
             let prepared: PreparedText
             if facts.hasPrepared {
@@ -393,7 +395,7 @@ public struct BubbleMeasurer {
         }
 
         var links: [LinkLayout] = []
-        if style.detectsLinks, !emojiOnly, let string = message.text, let textFrame, hasText, !facts.links.isEmpty {
+        if style.detectsLinks, !emojiOnly, let string = message.shownText, let textFrame, hasText, !facts.links.isEmpty {
             links = try linkAreas(string, found: facts.links, prepared: preparedText, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
                                   rangeWidths: &memo!.rangeWidths)
         }

@@ -382,7 +382,7 @@ extension ConversationLayouter {
         q = QuickBubble()
         q.separatorNeed = separatorNeed
         guard message.kind == .message else { return }
-        let hasText = !(message.text ?? "").isEmpty
+        let hasText = !(message.shownText ?? "").isEmpty
         q.emojiOnly = bubble.emojiOnly
         q.incoming = message.direction == .incoming
         q.hasImages = !message.images.isEmpty

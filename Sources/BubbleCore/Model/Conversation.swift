@@ -70,6 +70,54 @@ public struct ImageAttachment: Hashable, Sendable, Codable {
     }
 }
 
+/// What stands in a bubble for content the export does not hold: media it left out
+/// ("<Media omitted>", "image omitted" and their translations), a file it names but that is not
+/// a photo, or a message deleted before the export. Drawn by every renderer as a small labelled
+/// bubble (`displayText`); `convert` keeps the kind.
+///
+///     MediaPlaceholder(kind: .photo, label: "<Medien ausgeschlossen>")   // → "📷 Photo omitted"
+public struct MediaPlaceholder: Hashable, Sendable, Codable {
+    public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {
+        case photo, video, gif, sticker, audio, voice, document, contact, location, poll, viewOnce = "view-once"
+        /// Media of a kind the export does not say ("<Media omitted>").
+        case media
+        /// The message was deleted before the export ("This message was deleted").
+        case deleted
+    }
+    public var kind: Kind
+    /// The export's own words, as written ("<Media omitted>", "Bild weggelassen").
+    public var label: String
+    /// The file the export names, when it names one ("VID-20211014-WA0003.mp4").
+    public var fileName: String?
+
+    public init(kind: Kind, label: String, fileName: String? = nil) {
+        self.kind = kind; self.label = label; self.fileName = fileName
+    }
+
+    /// What a bubble shows: a symbol and the kind, with the file name when there is one
+    /// ("🎬 Video: VID-20211014-WA0003.mp4", "📷 Photo omitted", "🚫 This message was deleted").
+    public var displayText: String {
+        let (symbol, name): (String, String) = switch kind {
+        case .photo: ("📷", "Photo")
+        case .video: ("🎬", "Video")
+        case .gif: ("🎞", "GIF")
+        case .sticker: ("💟", "Sticker")
+        case .audio: ("🎵", "Audio")
+        case .voice: ("🎤", "Voice message")
+        case .document: ("📄", "Document")
+        case .contact: ("👤", "Contact card")
+        case .location: ("📍", "Location")
+        case .poll: ("📊", "Poll")
+        case .viewOnce: ("1️⃣", "View-once media")
+        case .media: ("📎", "Media")
+        case .deleted: ("🚫", "This message was deleted")
+        }
+        if kind == .deleted { return symbol + " " + name }
+        if let fileName, !fileName.isEmpty { return symbol + " " + name + ": " + fileName }
+        return symbol + " " + name + " omitted"
+    }
+}
+
 /// One entry of a conversation: a message in a bubble, or a system line (no bubble, centred).
 public struct Message: Hashable, Sendable, Codable {
     public enum Kind: String, Hashable, Sendable, Codable { case message, system }
@@ -85,6 +133,9 @@ public struct Message: Hashable, Sendable, Codable {
     /// the source's own instant.
     public var wallTime: WallTime?
     public var text: String?
+    /// Content the export does not hold (omitted media, a deleted message): drawn as a labelled
+    /// bubble, above `text` when there is text too.
+    public var placeholder: MediaPlaceholder?
     /// Photos of the message, in order (several make a grid); `text` is their caption.
     public var images: [ImageAttachment]
     /// The source's own id of this message (for replies), when it has one.
@@ -101,12 +152,20 @@ public struct Message: Hashable, Sendable, Codable {
         set { images = newValue.map { [$0] } ?? [] }
     }
 
+    /// The text a bubble shows: the placeholder's label, then the message's own text.
+    public var shownText: String? {
+        guard let placeholder else { return text }
+        guard let text, !text.isEmpty else { return placeholder.displayText }
+        return placeholder.displayText + "\n" + text
+    }
+
     public init(kind: Kind = .message, sender: String?, direction: Direction, date: Date,
                 text: String? = nil, image: ImageAttachment? = nil, images: [ImageAttachment] = [],
                 id: String? = nil, reactions: [Reaction] = [], reply: ReplyReference? = nil,
-                status: MessageStatus? = nil, statusDate: Date? = nil, wallTime: WallTime? = nil) {
+                status: MessageStatus? = nil, statusDate: Date? = nil, wallTime: WallTime? = nil,
+                placeholder: MediaPlaceholder? = nil) {
         self.kind = kind; self.sender = sender; self.direction = direction; self.date = date
-        self.wallTime = wallTime
+        self.wallTime = wallTime; self.placeholder = placeholder
         self.text = text; self.images = (image.map { [$0] } ?? []) + images
         self.id = id; self.reactions = reactions; self.reply = reply
         self.status = status; self.statusDate = statusDate

@@ -89,6 +89,11 @@ public final class ConversationWriter {
         if let wall = m.wallTime { Self.put(wall.description, &b) } else { ConversationFile.appendInstant(m.date, to: &b) }
         b.append(UInt8(ascii: "\""))
         if let text = m.text { key("text"); Self.string(text, &b) }
+        if let p = m.placeholder {
+            key("placeholder"); Self.put("{\"kind\": \"\(p.kind.rawValue)\", \"label\": ", &b); Self.string(p.label, &b)
+            if let name = p.fileName { Self.put(", \"fileName\": ", &b); Self.string(name, &b) }
+            Self.put("}", &b)
+        }
         if m.images.count == 1 {
             key("image"); Self.image(m.images[0], &b)
         } else if m.images.count > 1 {

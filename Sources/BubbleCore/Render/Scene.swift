@@ -255,7 +255,7 @@ public struct SceneBuilder {
             items.append(.photo(path: usable && !(k == 0 && bubble.imageIsPlaceholder) ? image.path : nil, moved(frame),
                                 cornerRadius: bubble.imageFrames.count > 1 ? min(radius, 4) : radius))
         }
-        if let frame = bubble.textFrame, let string = message.text {
+        if let frame = bubble.textFrame, let string = message.shownText {
             items.append(.text(SceneText(string: string, style: bubble.emojiOnly ? style.emojiText : style.text, color: look.textColor,
                                          origin: moved(frame).origin, wrapWidth: bubble.textWrapWidth,
                                          boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil)))

@@ -424,8 +424,9 @@ final class HTMLExportSession {
 
     func writeBubble(_ m: Message, index i: Int, local: HTMLClock.Local, startsGroup: Bool, tail: Bool, timeInside: Bool,
                      links: Bool, body: inout HTMLBuffer, regular: inout UInt32) throws {
-        let hasText = m.text.map { !$0.isEmpty } ?? false
-        let emojiOnly = m.images.isEmpty && m.reply == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
+        let shown = m.shownText
+        let hasText = shown.map { !$0.isEmpty } ?? false
+        let emojiOnly = m.images.isEmpty && m.reply == nil && m.placeholder == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
         let side: StaticString = m.direction == .incoming ? "i" : "o"
         if showsNames, startsGroup, m.direction == .incoming, let sender = m.sender {
             body.append("<div class=\"n\"><bdi>")
@@ -480,9 +481,9 @@ final class HTMLExportSession {
             for image in m.images { try appendPhoto(image, index: i, to: &body) }
             body.append("</div>")
         } else if let image = m.image { try appendPhoto(image, index: i, to: &body) }
-        if hasText, let text = m.text {
+        if hasText, let text = shown {
             if m.image != nil { body.append("<div class=\"x\">") }
-            appendLinkedText(text, links: links, body: &body, regular: &regular)
+            appendLinkedText(text, links: links && m.placeholder == nil, body: &body, regular: &regular)
             if timeInside && !emojiOnly {
                 body.append(ParagraphDirection.lastParagraphIsRightToLeft(text) ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
             }
