@@ -97,6 +97,49 @@ struct ImportCLITests {
         }
     }
 
+    @Test("WhatsApp placeholders (media omitted, deleted, a video and a document named) are labelled bubbles in HTML, PDF, SVG and PNG; no link inside them; hour 00 with a.m. is midnight")
+    func whatsappPlaceholders() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chat = dir.appendingPathComponent("chat.txt")
+        try Data("""
+            06/13/2020, 09:05 a.m. - Ann: Hi, did you get the photos?
+            06/13/2020, 09:06 a.m. - Ben: <Media omitted>
+            06/13/2020, 09:07 a.m. - Ann: VID-20211014-WA0003.mp4 (file attached)
+            06/13/2020, 09:08 a.m. - Ben: This message was deleted
+            06/13/2020, 09:09 a.m. - Ann: Trip plan.pdf (file attached)
+            Plan for Saturday
+            06/14/2020, 00:08 a.m. - Ben: late
+
+            """.utf8).write(to: chat)
+        let html = dir.appendingPathComponent("p.html").path
+        let r = try Tool.run(["render", chat.path, "--me", "Ben", "-o", html, "--tz", "UTC", "--theme", "whatsapp"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        let bubbles = Self.bubbles(page).map { $0.text.replacing(#/\s*\d\d:\d\d$/#, with: "") }
+        #expect(bubbles == ["Hi, did you get the photos?", "📎 Media omitted", "🎬 Video: VID-20211014-WA0003.mp4",
+                            "🚫 This message was deleted", "📄 Document: Trip plan.pdf\nPlan for Saturday", "late"], "\(bubbles)")
+        #expect(!page.contains("href=\"tel:"), "the date inside a file name is no phone number")
+
+        let pdf = dir.appendingPathComponent("p.pdf").path
+        #expect(try Tool.run(["render", chat.path, "--me", "Ben", "-o", pdf, "--tz", "UTC"]).status == 0)
+        let text = try pdftotext(pdf)
+        for expected in ["Media omitted", "Video: VID-20211014-", "This message was deleted", "Document: Trip plan.pdf", "Sunday, 14 June 2020"] {
+            #expect(text.contains(expected), "missing \(expected) in \(text)")
+        }
+        #expect(!text.contains("<Media omitted>"))
+
+        // SVG and PNG draw the same bubbles: as many bubble shapes as messages, the same height as the PDF's page.
+        let svg = dir.appendingPathComponent("p.svg").path
+        #expect(try Tool.run(["render", chat.path, "--me", "Ben", "-o", svg, "--tz", "UTC"]).status == 0)
+        let png = dir.appendingPathComponent("p.png")
+        #expect(try Tool.run(["render", chat.path, "--me", "Ben", "-o", png.path, "--tz", "UTC"]).status == 0)
+        let pixels = try PNGPixels(png)
+        let svgText = try String(contentsOfFile: svg, encoding: .utf8)
+        let svgHeight = try #require(svgText.firstMatch(of: #/height="([0-9.]+)(pt)?"/#).flatMap { Double($0.1) })
+        #expect(abs(Double(pixels.height) / 2 - svgHeight) <= 1, "PNG at 2× and SVG are the same layout")
+    }
+
     @Test("every importer fixture rendered to PDF through `bubbles render`: pdftotext finds its messages", arguments: [
         ("sms/sms-backup.xml", ["--chat", "Ann Lee"], ["Are you still coming tonight?", "Yes! Running late", "We saved you a seat & a drink", "The view from here"]),
         ("sms/sms-backup.xml", ["--chat", "Ann Lee, Ben Ode"], ["Ben Ode"]),
