@@ -29,7 +29,7 @@ enum IMessageImporter {
         }
     }
 
-    private struct Attachment {
+    private struct AttachmentRow {
         var filename: String?
         var mimeType: String?
         var transferName: String?
@@ -81,7 +81,7 @@ enum IMessageImporter {
         let messageColumns = Set(try db.columns(in: "message").map { $0.name.lowercased() })
         func column(_ name: String) -> String { messageColumns.contains(name.lowercased()) ? "m.\(name)" : "NULL" }
 
-        var attachments: [Int64: [Attachment]] = [:]
+        var attachments: [Int64: [AttachmentRow]] = [:]
         if try db.tableExists("attachment"), try db.tableExists("message_attachment_join") {
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT j.message_id AS message, a.filename AS filename, a.mime_type AS mime, a.transfer_name AS name
@@ -91,7 +91,7 @@ enum IMessageImporter {
                 """)
             while let row = try rows.next() {
                 attachments[row["message"], default: []].append(
-                    Attachment(filename: row["filename"], mimeType: row["mime"], transferName: row["name"]))
+                    AttachmentRow(filename: row["filename"], mimeType: row["mime"], transferName: row["name"]))
             }
         }
 
@@ -259,7 +259,7 @@ enum IMessageImporter {
 
     /// A photo attachment as an image; other attachments, and photos whose file is missing or in
     /// a format the renderer cannot read (HEIC), become placeholder lines.
-    private static func photo(_ a: Attachment, home: String, folder: String, location: String, context: ImportContext,
+    private static func photo(_ a: AttachmentRow, home: String, folder: String, location: String, context: ImportContext,
                               placeholders: inout [String]) -> ImageAttachment? {
         let mime = a.mimeType?.lowercased() ?? ""
         let isImage = mime.hasPrefix("image/") || a.filename.map { TextCleanup.photoExtension(ofFileName: $0) != nil } == true

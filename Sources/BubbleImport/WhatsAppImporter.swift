@@ -20,7 +20,7 @@ enum WhatsAppImporter {
         var author: String?
         var text: String?
         var image: ImageAttachment?
-        var placeholder: MediaPlaceholder?
+        var attachment: MediaAttachment?
     }
 
     /// A line's date and time in 8 bytes, as written (day/month order still open): kept beside
@@ -151,25 +151,25 @@ enum WhatsAppImporter {
                     if let image = try attach(name, line: entry.line, file: textName, media: media, context: context) {
                         entry.image = image
                     } else {
-                        entry.placeholder = MediaPlaceholder(kind: WhatsAppMarkers.kind(ofFileName: name),
+                        entry.attachment = MediaAttachment(kind: WhatsAppMarkers.kind(ofFileName: name),
                                                              label: TextCleanup.cleanName(first), fileName: name)
                     }
                     lines.removeFirst()
                 } else if lines.count == 1, let placeholder = WhatsAppMarkers.placeholder(for: first) {
-                    entry.placeholder = placeholder
+                    entry.attachment = placeholder
                     lines.removeFirst()
                 }
             }
             let text = lines.count == 1 ? lines[0] : lines.joined(separator: "\n")
             entry.text = text.isEmpty ? nil : text
-            if entry.text == nil && entry.image == nil && entry.placeholder == nil {
+            if entry.text == nil && entry.image == nil && entry.attachment == nil {
                 context.warn("line \(entry.line)", "empty message", "has no text; skipped", skipped: true, file: textName)
                 return
             }
             if let author = entry.author {
                 if seenAuthors.insert(author).inserted { authors.append(author) }
                 messages.append(Message(sender: author, direction: .incoming, date: .distantPast, text: entry.text, image: entry.image,
-                                        placeholder: entry.placeholder))
+                                        attachment: entry.attachment))
             } else {
                 messages.append(.system(entry.text ?? "", date: .distantPast))
             }

@@ -1,7 +1,7 @@
 import BubbleCore
 
 /// The words WhatsApp writes in place of media left out of an export, and of deleted messages,
-/// in the languages docs/IMPORT.md lists: each becomes a typed `MediaPlaceholder`.
+/// in the languages docs/IMPORT.md lists: each becomes a typed `MediaAttachment`.
 ///
 ///     <Media omitted>            Android, en      → .media
 ///     <Medien ausgeschlossen>    Android, de      → .media
@@ -13,26 +13,26 @@ import BubbleCore
 /// stop aside; ASCII letters compared without case), so "my image omitted from the album" stays
 /// text. The look-up runs for every message: a length check first, then one dictionary probe.
 enum WhatsAppMarkers {
-    static func placeholder(for body: String) -> MediaPlaceholder? {
+    static func placeholder(for body: String) -> MediaAttachment? {
         let utf8 = body.utf8
         guard utf8.count <= maxLength, utf8.count >= minLength else { return nil }
-        let kind: MediaPlaceholder.Kind? = withBytes(body) { b in
+        let kind: MediaAttachment.Kind? = withBytes(body) { b in
             guard hashes.contains(hash(b)) else { return nil }
             return table[key(b)]
         }
         guard let kind else { return nil }
-        return MediaPlaceholder(kind: kind, label: TextCleanup.stripBidi(body).trimmingCharacters(in: .whitespaces))
+        return MediaAttachment(kind: kind, label: TextCleanup.stripBidi(body).trimmingCharacters(in: .whitespaces))
     }
 
     /// The kind a WhatsApp attachment file name says (`IMG-`, `VID-`, `PTT-`, `AUD-`, `STK-`,
     /// `DOC-`, iOS `-PHOTO-`, `-VIDEO-`, `-AUDIO-`, `-STICKER-`, `-GIF-`, `-CONTACT-`), else by
     /// its extension.
-    static func kind(ofFileName name: String) -> MediaPlaceholder.Kind {
+    static func kind(ofFileName name: String) -> MediaAttachment.Kind {
         let upper = name.uppercased()
-        let prefixes: [(String, MediaPlaceholder.Kind)] = [("IMG-", .photo), ("VID-", .video), ("PTT-", .voice), ("AUD-", .audio),
+        let prefixes: [(String, MediaAttachment.Kind)] = [("IMG-", .photo), ("VID-", .video), ("PTT-", .voice), ("AUD-", .audio),
                                                             ("STK-", .sticker), ("DOC-", .document)]
         for (prefix, kind) in prefixes where upper.hasPrefix(prefix) { return kind }
-        let parts: [(String, MediaPlaceholder.Kind)] = [("-PHOTO-", .photo), ("-VIDEO-", .video), ("-AUDIO-", .voice),
+        let parts: [(String, MediaAttachment.Kind)] = [("-PHOTO-", .photo), ("-VIDEO-", .video), ("-AUDIO-", .voice),
                                                         ("-STICKER-", .sticker), ("-GIF-", .gif), ("-CONTACT-", .contact)]
         for (part, kind) in parts where upper.contains(part) { return kind }
         let ext = (name.split(separator: ".").last.map(String.init) ?? "").lowercased()
@@ -88,7 +88,7 @@ enum WhatsAppMarkers {
         return s.withUTF8(body)
     }
 
-    private static let entries: [(String, MediaPlaceholder.Kind)] = [
+    private static let entries: [(String, MediaAttachment.Kind)] = [
         // Android: the one marker for all media, per language.
         ("<Media omitted>", .media), ("<Medien ausgeschlossen>", .media), ("<Multimedia omitido>", .media),
         ("<Multimedia omitidos>", .media), ("<Médias omis>", .media), ("<Fichier omis>", .media),
@@ -153,8 +153,8 @@ enum WhatsAppMarkers {
         ("הודעה זו נמחקה", .deleted), ("यह मैसेज हटा दिया गया था", .deleted), ("ข้อความนี้ถูกลบแล้ว", .deleted),
     ]
 
-    private static let table: [[UInt8]: MediaPlaceholder.Kind] = {
-        var t: [[UInt8]: MediaPlaceholder.Kind] = [:]
+    private static let table: [[UInt8]: MediaAttachment.Kind] = {
+        var t: [[UInt8]: MediaAttachment.Kind] = [:]
         for (text, kind) in entries { t[withBytes(text, key)] = kind }
         return t
     }()

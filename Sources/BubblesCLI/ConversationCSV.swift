@@ -37,8 +37,8 @@ final class ConversationCSVWriter {
              isSystem ? "" : m.sender.map { names[$0] ?? $0 } ?? "",
              isSystem ? "" : m.direction.rawValue,
              m.text ?? "",
-             m.placeholder?.kind.rawValue ?? "",
-             (m.images.compactMap(\.path) + [m.placeholder?.fileName].compactMap { $0 }).joined(separator: ";"),
+             m.attachment?.kind.rawValue ?? "",
+             (m.images.compactMap(\.path) + [m.attachment?.fileName].compactMap { $0 }).joined(separator: ";"),
              m.kind.rawValue])
         if buffer.count >= 1 << 16 {
             try flush(buffer)

@@ -293,6 +293,8 @@ final class PhotoPlacer {
         for j in m.images.indices {
             if let path = m.images[j].path { m.images[j].path = try place(path) }
         }
+        if let path = m.attachment?.path { m.attachment!.path = try place(path) }
+        if let poster = m.attachment?.poster { m.attachment!.poster = try place(poster) }
     }
 
     func reportNotes() {

@@ -78,7 +78,7 @@ struct ConversationFileTests {
         ("{\"messages\": [}", "x.json: line 1, column 15: is not valid JSON"),
         ("{\"messages\": [{\"from\": \"a\", \"date\": 5, \"text\": \"t\"}]}", "x.json: messages[0].date: has the wrong type; expected a string"),
         ("{\"messages\": [{\"from\": \"a\", \"text\": \"t\"}]}", "x.json: messages[0].date: is missing"),
-        ("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-11-22T09:40:00Z\"}]}", "x.json: messages[0]: has neither text, image nor placeholder"),
+        ("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-11-22T09:40:00Z\"}]}", "x.json: messages[0]: has neither text, image nor attachment"),
         ("{\"version\": 2, \"messages\": []}", "x.json: version: is 2; this BubbleKit reads version 1"),
         ("{\"participants\": [{\"id\": \"a\", \"name\": \"A\"}], \"messages\": [{\"from\": \"b\", \"date\": \"2026-11-22T09:40:00Z\", \"text\": \"t\"}]}",
          "x.json: messages[0].from: \"b\" is not a participant id; expected one of a"),

@@ -158,7 +158,7 @@ struct WhatsAppLocaleTests {
 
     struct Marker: Sendable, CustomTestStringConvertible {
         var text: String
-        var kind: MediaPlaceholder.Kind
+        var kind: MediaAttachment.Kind
         var testDescription: String { text }
     }
 
@@ -184,10 +184,10 @@ struct WhatsAppLocaleTests {
         let path = scratch.write("chat.txt", "13/06/2020, 09:05 - Ann: \(marker.text)\n13/06/2020, 09:06 - Ann: my image omitted from the album\n")
         let r = try Importer.load(path: path, format: .whatsapp, options: ImportOptions(me: "Ann", timeZone: zone("UTC")))
         let m = r.conversation.messages
-        #expect(m.first?.placeholder?.kind == marker.kind)
-        #expect(m.first?.placeholder?.label == marker.text.replacingOccurrences(of: "\u{200E}", with: ""))
+        #expect(m.first?.attachment?.kind == marker.kind)
+        #expect(m.first?.attachment?.label == marker.text.replacingOccurrences(of: "\u{200E}", with: ""))
         #expect(m.first?.text == nil)
-        #expect(m.last?.placeholder == nil && m.last?.text == "my image omitted from the album")
+        #expect(m.last?.attachment == nil && m.last?.text == "my image omitted from the album")
     }
 
     @Test("a file named in the export that is not a photo (video, voice note, sticker, document) is a placeholder with its kind and name")
@@ -202,8 +202,8 @@ struct WhatsAppLocaleTests {
             """)
         let r = try Importer.load(path: path, format: .whatsapp, options: ImportOptions(me: "Ann", timeZone: zone("UTC")))
         let m = r.conversation.messages
-        #expect(m.map { $0.placeholder?.kind } == [.video, .voice, .sticker, .document])
-        #expect(m.map { $0.placeholder?.fileName } == ["VID-20211014-WA0003.mp4", "PTT-20211014-WA0004.opus",
+        #expect(m.map { $0.attachment?.kind } == [.video, .voice, .sticker, .document])
+        #expect(m.map { $0.attachment?.fileName } == ["VID-20211014-WA0003.mp4", "PTT-20211014-WA0004.opus",
                                                        "STK-20211014-WA0005.webp", "Trip plan.pdf"])
         #expect(m.map(\.text) == [nil, nil, nil, "Trip plan for Saturday"])
         #expect(m[0].shownText == "🎬 Video: VID-20211014-WA0003.mp4")

@@ -71,7 +71,7 @@ struct WhatsAppTests {
             Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T04:26:00Z"), text: "The tree this year",
                     image: ImageAttachment(path: (folder as NSString).appendingPathComponent("IMG-20191224-WA0001.jpg"), width: 0, height: 0)),
             Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:27:00Z"),
-                    placeholder: MediaPlaceholder(kind: .media, label: "<Media omitted>")),
+                    attachment: MediaAttachment(kind: .media, label: "<Media omitted>")),
             Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T14:02:00Z"), text: "Did Santa come?"),
             Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T17:15:00Z"), text: "He did 😄"),
         ])
@@ -91,7 +91,7 @@ struct WhatsAppTests {
         #expect(m.map(\.date) == ["2021-08-03T10:30:00Z", "2021-08-03T10:30:00Z", "2021-08-03T10:31:00Z",
                                   "2021-08-15T16:05:00Z", "2021-08-15T16:07:00Z"].map(instant))
         #expect(m.map(\.text) == [m[0].text, "Hallo! Wie geht's?", "Gut, danke 😊", "Treffen wir uns am Samstag?", nil])
-        #expect(m.last?.placeholder == MediaPlaceholder(kind: .media, label: "<Medien ausgeschlossen>"))
+        #expect(m.last?.attachment == MediaAttachment(kind: .media, label: "<Medien ausgeschlossen>"))
         #expect(r.warnings.isEmpty)
     }
 
@@ -136,7 +136,7 @@ struct WhatsAppTests {
             Message(sender: "Sam Rivera", direction: .incoming, date: instant("2021-10-14T14:36:02Z"),
                     image: ImageAttachment(path: photo, width: 0, height: 0)),
             Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:36:40Z"),
-                    placeholder: MediaPlaceholder(kind: .photo, label: "image omitted")),
+                    attachment: MediaAttachment(kind: .photo, label: "image omitted")),
             Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-15T08:00:00Z"), text: "Coffee later?"),
         ]
     }
@@ -223,11 +223,11 @@ struct WhatsAppTests {
             """)
         let r = try Importer.load(path: scratch.path, options: ImportOptions(me: "Ann", timeZone: zone("UTC")))
         #expect(r.conversation.messages.map(\.text) == [nil, nil, nil, nil])
-        #expect(r.conversation.messages.map(\.placeholder) == [
-            MediaPlaceholder(kind: .document, label: "<attached: ../../etc/passwd>", fileName: "../../etc/passwd"),
-            MediaPlaceholder(kind: .photo, label: "IMG-20220201-WA0007.jpg (file attached)", fileName: "IMG-20220201-WA0007.jpg"),
-            MediaPlaceholder(kind: .photo, label: "<attached: IMG-link.jpg>", fileName: "IMG-link.jpg"),
-            MediaPlaceholder(kind: .document, label: "/etc/shadow (file attached)", fileName: "/etc/shadow"),
+        #expect(r.conversation.messages.map(\.attachment) == [
+            MediaAttachment(kind: .document, label: "<attached: ../../etc/passwd>", fileName: "../../etc/passwd"),
+            MediaAttachment(kind: .photo, label: "IMG-20220201-WA0007.jpg (file attached)", fileName: "IMG-20220201-WA0007.jpg"),
+            MediaAttachment(kind: .photo, label: "<attached: IMG-link.jpg>", fileName: "IMG-link.jpg"),
+            MediaAttachment(kind: .document, label: "/etc/shadow (file attached)", fileName: "/etc/shadow"),
         ])
         #expect(r.conversation.messages.allSatisfy { $0.image == nil })
         #expect(r.skipped == 4)
@@ -256,7 +256,7 @@ struct WhatsAppTests {
         let out = scratch.file("out")
         let r = try Importer.load(path: zipPath, options: ImportOptions(me: "Ann", timeZone: zone("UTC"), attachmentsFolder: out))
         #expect(r.conversation.messages.map(\.text) == [nil, "ok"])
-        #expect(r.conversation.messages.first?.placeholder?.fileName == "IMG-bomb.jpg")
+        #expect(r.conversation.messages.first?.attachment?.fileName == "IMG-bomb.jpg")
         #expect(r.skipped == 1)
         #expect(r.warnings.count == 1)
         #expect(r.warnings.first?.why.hasPrefix("refused: compression ratio ") == true)

@@ -182,7 +182,7 @@ public struct BubbleMeasurer {
     /// its text prepared by the engine, the links in it.
     func memo(for message: Message) throws(LayoutError) -> BubbleMemo {
         let emojiOnly = message.images.isEmpty && message.reply == nil
-            && message.placeholder == nil
+            && message.attachment == nil
             && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
         var memo = BubbleMemo(emojiOnly: emojiOnly)
         if let string = message.shownText, !string.isEmpty {
@@ -192,7 +192,7 @@ public struct BubbleMeasurer {
                 memo.hasPrepared = true
             }
             // A placeholder names files ("VID-20211014-WA0003.mp4"): nothing in it is a link.
-            if style.detectsLinks, !emojiOnly, message.placeholder == nil { memo.links = LinkDetector.links(in: string) }
+            if style.detectsLinks, !emojiOnly, message.attachment == nil { memo.links = LinkDetector.links(in: string) }
         }
         return memo
     }

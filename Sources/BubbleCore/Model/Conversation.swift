@@ -56,27 +56,37 @@ public struct ImageAttachment: Hashable, Sendable, Codable {
     public var path: String?
     public var width: Double
     public var height: Double
-    public init(path: String? = nil, width: Double, height: Double) {
-        self.path = path; self.width = width; self.height = height
+    /// The file's name inside the export ("IMG-20211014-WA0001.jpg" of chat.zip), when `path`
+    /// is a copy taken out of it: what a warning about the file names.
+    public var name: String?
+    /// A sticker: drawn as the apps do, without a bubble, transparency kept, at sticker size.
+    public var sticker: Bool
+    public init(path: String? = nil, width: Double, height: Double, name: String? = nil, sticker: Bool = false) {
+        self.path = path; self.width = width; self.height = height; self.name = name; self.sticker = sticker
     }
 
-    enum CodingKeys: String, CodingKey { case path, width, height }
+    enum CodingKeys: String, CodingKey { case path, width, height, name, sticker }
     /// `width` and `height` may be left out (0): the renderer reads them from the file.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         path = try c.decodeIfPresent(String.self, forKey: .path)
         width = try c.decodeIfPresent(Double.self, forKey: .width) ?? 0
         height = try c.decodeIfPresent(Double.self, forKey: .height) ?? 0
+        name = try c.decodeIfPresent(String.self, forKey: .name)
+        sticker = try c.decodeIfPresent(Bool.self, forKey: .sticker) ?? false
     }
 }
 
-/// What stands in a bubble for content the export does not hold: media it left out
-/// ("<Media omitted>", "image omitted" and their translations), a file it names but that is not
-/// a photo, or a message deleted before the export. Drawn by every renderer as a small labelled
-/// bubble (`displayText`); `convert` keeps the kind.
+/// What a message carries besides its text and photos: a video, a voice note, a document, a
+/// contact card, a location, a sticker that cannot be drawn — or media the export left out
+/// ("<Media omitted>", "image omitted" and their translations), or a message deleted before the
+/// export. Every importer fills what its format says; the renderers draw it as a labelled bubble
+/// (`displayText`), a video with its poster frame and a play symbol; `convert` keeps every field.
 ///
-///     MediaPlaceholder(kind: .photo, label: "<Medien ausgeschlossen>")   // → "📷 Photo omitted"
-public struct MediaPlaceholder: Hashable, Sendable, Codable {
+///     MediaAttachment(kind: .voice, fileName: "PTT-20211014-WA0004.opus", path: "PTT-20211014-WA0004.opus",
+///                byteSize: 5_210, duration: 7.4)                       // → "🎤 Voice message · 0:07"
+///     MediaAttachment(kind: .media, label: "<Medien ausgeschlossen>")       // → "📎 Media omitted"
+public struct MediaAttachment: Hashable, Sendable, Codable {
     public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {
         case photo, video, gif, sticker, audio, voice, document, contact, location, poll, viewOnce = "view-once"
         /// Media of a kind the export does not say ("<Media omitted>").
@@ -85,19 +95,45 @@ public struct MediaPlaceholder: Hashable, Sendable, Codable {
         case deleted
     }
     public var kind: Kind
-    /// The export's own words, as written ("<Media omitted>", "Bild weggelassen").
-    public var label: String
-    /// The file the export names, when it names one ("VID-20211014-WA0003.mp4").
+    /// The export's own words for media it left out ("<Media omitted>", "Bild weggelassen"); nil
+    /// when the export names or holds the file.
+    public var label: String?
+    /// The file's name as the export gives it ("VID-20211014-WA0003.mp4", "Trip plan.pdf").
     public var fileName: String?
+    /// Where the file is, relative to the conversation file like photos; nil when the export
+    /// does not hold it.
+    public var path: String?
+    public var mimeType: String?
+    public var byteSize: Int?
+    /// Seconds (video, audio, voice notes).
+    public var duration: Double?
+    /// Natural size in points (video, sticker), when known.
+    public var width: Double?
+    public var height: Double?
+    /// A poster frame of a video (a picture file, relative like `path`).
+    public var poster: String?
+    /// Pages of a document (PDF).
+    public var pageCount: Int?
+    /// A contact's name, a location's or a poll's title.
+    public var title: String?
+    public var latitude: Double?
+    public var longitude: Double?
+    /// Why the file could not be shown ("not an image the renderer reads: …"), when it could not.
+    public var problem: String?
 
-    public init(kind: Kind, label: String, fileName: String? = nil) {
-        self.kind = kind; self.label = label; self.fileName = fileName
+    public init(kind: Kind, label: String? = nil, fileName: String? = nil, path: String? = nil, mimeType: String? = nil,
+                byteSize: Int? = nil, duration: Double? = nil, width: Double? = nil, height: Double? = nil,
+                poster: String? = nil, pageCount: Int? = nil, title: String? = nil,
+                latitude: Double? = nil, longitude: Double? = nil, problem: String? = nil) {
+        self.kind = kind; self.label = label; self.fileName = fileName; self.path = path; self.mimeType = mimeType
+        self.byteSize = byteSize; self.duration = duration; self.width = width; self.height = height
+        self.poster = poster; self.pageCount = pageCount; self.title = title
+        self.latitude = latitude; self.longitude = longitude; self.problem = problem
     }
 
-    /// What a bubble shows: a symbol and the kind, with the file name when there is one
-    /// ("🎬 Video: VID-20211014-WA0003.mp4", "📷 Photo omitted", "🚫 This message was deleted").
-    public var displayText: String {
-        let (symbol, name): (String, String) = switch kind {
+    /// The symbol and the kind's name shown in the bubble.
+    public var symbolAndName: (String, String) {
+        switch kind {
         case .photo: ("📷", "Photo")
         case .video: ("🎬", "Video")
         case .gif: ("🎞", "GIF")
@@ -112,9 +148,66 @@ public struct MediaPlaceholder: Hashable, Sendable, Codable {
         case .media: ("📎", "Media")
         case .deleted: ("🚫", "This message was deleted")
         }
+    }
+
+    /// What a bubble shows: a symbol, the kind or the file's name, and what is known of it.
+    ///
+    ///     📎 Media omitted
+    ///     🎬 Video · 0:12                       (a video: its frame is drawn above)
+    ///     🎤 Voice message · 0:07
+    ///     📄 Trip plan.pdf\nPDF · 2 pages · 14 KB
+    ///     👤 Ann Lee
+    ///     📍 Eiffel Tower\n48.85837, 2.29448
+    ///     📷 Photo: IMG-….jpg (could not be read)
+    public var displayText: String {
+        let (symbol, name) = symbolAndName
         if kind == .deleted { return symbol + " " + name }
-        if let fileName, !fileName.isEmpty { return symbol + " " + name + ": " + fileName }
-        return symbol + " " + name + " omitted"
+        if label != nil, path == nil, fileName == nil { return symbol + " " + name + " omitted" }
+        var details: [String] = []
+        if let duration, duration.isFinite, duration >= 0 { details.append(Self.clock(duration)) }
+        if let pageCount { details.append(pageCount == 1 ? "1 page" : "\(pageCount) pages") }
+        if let byteSize, kind == .document || kind == .audio { details.append(Self.bytes(byteSize)) }
+        if problem != nil || (path == nil && fileName != nil) {
+            let why = problem != nil ? "could not be read" : "not in the export"
+            return symbol + " " + name + ": " + (fileName ?? "") + " (" + why + ")"
+        }
+        switch kind {
+        case .document, .audio:
+            let type = fileName.flatMap(Self.typeName) ?? name
+            return symbol + " " + (fileName ?? name) + "\n" + ([type] + details).joined(separator: " · ")
+        case .contact, .poll:
+            return symbol + " " + (title ?? fileName ?? name)
+        case .location:
+            var lines = [symbol + " " + (title ?? name)]
+            if let latitude, let longitude { lines.append(Self.coordinate(latitude) + ", " + Self.coordinate(longitude)) }
+            return lines.joined(separator: "\n")
+        default:
+            return ([symbol + " " + name] + details).joined(separator: " · ")
+        }
+    }
+
+    /// "0:07", "3:25", "1:02:03".
+    public static func clock(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded(.down))
+        let two = { (n: Int) in n < 10 ? "0\(n)" : "\(n)" }
+        return s >= 3600 ? "\(s / 3600):" + two(s / 60 % 60) + ":" + two(s % 60) : "\(s / 60):" + two(s % 60)
+    }
+
+    /// "820 B", "14 KB", "2.4 MB".
+    public static func bytes(_ n: Int) -> String {
+        if n < 1000 { return "\(n) B" }
+        if n < 1_000_000 { return "\(Int((Double(n) / 1000).rounded())) KB" }
+        let mb = Double(n) / 1_000_000
+        return mb < 10 ? String(format: "%.1f MB", mb) : "\(Int(mb.rounded())) MB"
+    }
+
+    static func coordinate(_ v: Double) -> String { String(format: "%.5f", v) }
+
+    /// "PDF", "DOCX", … from a file name's extension.
+    static func typeName(_ fileName: String) -> String? {
+        guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return nil }
+        let ext = fileName[fileName.index(after: dot)...]
+        return ext.isEmpty || ext.count > 5 ? nil : ext.uppercased()
     }
 }
 
@@ -133,9 +226,9 @@ public struct Message: Hashable, Sendable, Codable {
     /// the source's own instant.
     public var wallTime: WallTime?
     public var text: String?
-    /// Content the export does not hold (omitted media, a deleted message): drawn as a labelled
-    /// bubble, above `text` when there is text too.
-    public var placeholder: MediaPlaceholder?
+    /// A file that is not a photo, media the export left out, or a deletion: drawn as a labelled
+    /// bubble, above `text` (its caption) when there is text too.
+    public var attachment: MediaAttachment?
     /// Photos of the message, in order (several make a grid); `text` is their caption.
     public var images: [ImageAttachment]
     /// The source's own id of this message (for replies), when it has one.
@@ -152,20 +245,20 @@ public struct Message: Hashable, Sendable, Codable {
         set { images = newValue.map { [$0] } ?? [] }
     }
 
-    /// The text a bubble shows: the placeholder's label, then the message's own text.
+    /// The text a bubble shows: the attachment's label, then the message's own text.
     public var shownText: String? {
-        guard let placeholder else { return text }
-        guard let text, !text.isEmpty else { return placeholder.displayText }
-        return placeholder.displayText + "\n" + text
+        guard let attachment else { return text }
+        guard let text, !text.isEmpty else { return attachment.displayText }
+        return attachment.displayText + "\n" + text
     }
 
     public init(kind: Kind = .message, sender: String?, direction: Direction, date: Date,
                 text: String? = nil, image: ImageAttachment? = nil, images: [ImageAttachment] = [],
                 id: String? = nil, reactions: [Reaction] = [], reply: ReplyReference? = nil,
                 status: MessageStatus? = nil, statusDate: Date? = nil, wallTime: WallTime? = nil,
-                placeholder: MediaPlaceholder? = nil) {
+                attachment: MediaAttachment? = nil) {
         self.kind = kind; self.sender = sender; self.direction = direction; self.date = date
-        self.wallTime = wallTime; self.placeholder = placeholder
+        self.wallTime = wallTime; self.attachment = attachment
         self.text = text; self.images = (image.map { [$0] } ?? []) + images
         self.id = id; self.reactions = reactions; self.reply = reply
         self.status = status; self.statusDate = statusDate

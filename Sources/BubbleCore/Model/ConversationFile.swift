@@ -34,7 +34,7 @@ public enum ConversationFile {
         var direction: Direction?
         var date: String
         var text: String?
-        var placeholder: MediaPlaceholder?
+        var attachment: MediaAttachment?
         var image: ImageAttachment?
         var images: [ImageAttachment]?
         var id: String?
@@ -93,8 +93,8 @@ public enum ConversationFile {
             }
             let kind = m.type ?? .message
             let images = (m.image.map { [$0] } ?? []) + (m.images ?? [])
-            if kind == .message && m.text == nil && images.isEmpty && m.placeholder == nil {
-                throw ConversationFileError(path: path, location: "messages[\(i)]", reason: "has neither text, image nor placeholder")
+            if kind == .message && m.text == nil && images.isEmpty && m.attachment == nil {
+                throw ConversationFileError(path: path, location: "messages[\(i)]", reason: "has neither text, image nor attachment")
             }
             for (j, image) in images.enumerated()
             where !(image.width.isFinite && image.height.isFinite) || image.width < 0 || image.height < 0 {
@@ -125,7 +125,7 @@ public enum ConversationFile {
             messages.append(Message(kind: kind, sender: kind == .system ? nil : m.from, direction: direction,
                                     date: date, text: m.text, images: images, id: m.id,
                                     reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate,
-                                    wallTime: wallTime, placeholder: m.placeholder))
+                                    wallTime: wallTime, attachment: m.attachment))
         }
         for (i, id) in (file.typing ?? []).enumerated() where !ids.isEmpty && !ids.contains(id) {
             throw ConversationFileError(path: path, location: "typing[\(i)]",
@@ -151,7 +151,7 @@ public enum ConversationFile {
         return Message(kind: kind, sender: kind == .system ? nil : m.from, direction: m.direction ?? .incoming, date: date,
                        text: m.text, images: (m.image.map { [$0] } ?? []) + (m.images ?? []), id: m.id,
                        reactions: m.reactions ?? [], reply: m.reply, status: m.status,
-                       statusDate: m.statusDate.flatMap(parseDate), wallTime: wallTime, placeholder: m.placeholder)
+                       statusDate: m.statusDate.flatMap(parseDate), wallTime: wallTime, attachment: m.attachment)
     }
 
     /// Encodes a conversation as version 1 (the same schema `decode` reads), with
@@ -212,7 +212,7 @@ public enum ConversationFile {
         "type": "message, system",
         "direction": "incoming, outgoing",
         "status": "sending, sent, delivered, read, failed",
-        "kind": MediaPlaceholder.Kind.allCases.map(\.rawValue).joined(separator: ", "),
+        "kind": MediaAttachment.Kind.allCases.map(\.rawValue).joined(separator: ", "),
         // Theme files (docs/THEMES.md).
         "timestamps": "none, aboveGroup, inside, daySeparator, beside",
         "widthMode": "fit, balanced",

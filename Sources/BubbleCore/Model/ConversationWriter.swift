@@ -89,11 +89,7 @@ public final class ConversationWriter {
         if let wall = m.wallTime { Self.put(wall.description, &b) } else { ConversationFile.appendInstant(m.date, to: &b) }
         b.append(UInt8(ascii: "\""))
         if let text = m.text { key("text"); Self.string(text, &b) }
-        if let p = m.placeholder {
-            key("placeholder"); Self.put("{\"kind\": \"\(p.kind.rawValue)\", \"label\": ", &b); Self.string(p.label, &b)
-            if let name = p.fileName { Self.put(", \"fileName\": ", &b); Self.string(name, &b) }
-            Self.put("}", &b)
-        }
+        if let a = m.attachment { key("attachment"); Self.attachment(a, &b) }
         if m.images.count == 1 {
             key("image"); Self.image(m.images[0], &b)
         } else if m.images.count > 1 {
@@ -162,7 +158,30 @@ public final class ConversationWriter {
         if img.width > 0 || img.height > 0 {
             put(first ? "\"width\": " : ", \"width\": ", &b); number(img.width, &b)
             put(", \"height\": ", &b); number(img.height, &b)
+            first = false
         }
+        if let name = img.name { put(first ? "\"name\": " : ", \"name\": ", &b); string(name, &b); first = false }
+        if img.sticker { put(first ? "\"sticker\": true" : ", \"sticker\": true", &b) }
+        put("}", &b)
+    }
+
+    /// An attachment object: `kind` first, then every field that has a value, in a fixed order.
+    private static func attachment(_ a: MediaAttachment, _ b: inout [UInt8]) {
+        put("{\"kind\": \"\(a.kind.rawValue)\"", &b)
+        for (name, value) in [("label", a.label), ("fileName", a.fileName), ("path", a.path), ("mimeType", a.mimeType)] {
+            if let value { put(", \"\(name)\": ", &b); string(value, &b) }
+        }
+        if let n = a.byteSize { put(", \"byteSize\": \(n)", &b) }
+        for (name, value) in [("duration", a.duration), ("width", a.width), ("height", a.height)] {
+            if let value, value.isFinite { put(", \"\(name)\": ", &b); number(value, &b) }
+        }
+        if let poster = a.poster { put(", \"poster\": ", &b); string(poster, &b) }
+        if let n = a.pageCount { put(", \"pageCount\": \(n)", &b) }
+        if let title = a.title { put(", \"title\": ", &b); string(title, &b) }
+        for (name, value) in [("latitude", a.latitude), ("longitude", a.longitude)] {
+            if let value, value.isFinite { put(", \"\(name)\": ", &b); number(value, &b) }
+        }
+        if let problem = a.problem { put(", \"problem\": ", &b); string(problem, &b) }
         put("}", &b)
     }
 

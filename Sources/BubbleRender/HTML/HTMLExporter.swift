@@ -426,7 +426,7 @@ final class HTMLExportSession {
                      links: Bool, body: inout HTMLBuffer, regular: inout UInt32) throws {
         let shown = m.shownText
         let hasText = shown.map { !$0.isEmpty } ?? false
-        let emojiOnly = m.images.isEmpty && m.reply == nil && m.placeholder == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
+        let emojiOnly = m.images.isEmpty && m.reply == nil && m.attachment == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
         let side: StaticString = m.direction == .incoming ? "i" : "o"
         if showsNames, startsGroup, m.direction == .incoming, let sender = m.sender {
             body.append("<div class=\"n\"><bdi>")
@@ -483,7 +483,7 @@ final class HTMLExportSession {
         } else if let image = m.image { try appendPhoto(image, index: i, to: &body) }
         if hasText, let text = shown {
             if m.image != nil { body.append("<div class=\"x\">") }
-            appendLinkedText(text, links: links && m.placeholder == nil, body: &body, regular: &regular)
+            appendLinkedText(text, links: links && m.attachment == nil, body: &body, regular: &regular)
             if timeInside && !emojiOnly {
                 body.append(ParagraphDirection.lastParagraphIsRightToLeft(text) ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
             }
