@@ -295,7 +295,7 @@ enum TextCleanup {
         return photoExtensions.contains(ext) ? ext : nil
     }
 
-    static let photoExtensions: Set<String> = ["jpg", "jpeg", "png", "gif", "webp", "bmp"]
+    static let photoExtensions: Set<String> = ["jpg", "jpeg", "png", "gif", "webp", "bmp", "heic", "heif", "tif", "tiff"]
 
     /// File extension for an image MIME type the renderer reads; nil for others (HEIC, TIFF…).
     static func photoExtension(ofMIMEType mime: String) -> String? {
@@ -305,7 +305,26 @@ enum TextCleanup {
         case "image/gif": "gif"
         case "image/webp": "webp"
         case "image/bmp", "image/x-ms-bmp": "bmp"
+        case "image/heic", "image/heif": "heic"
+        case "image/tiff": "tiff"
         default: nil
         }
+    }
+}
+
+extension MediaAttachment {
+    /// An attachment of `kind` named `fileName`, at `path` when the export holds it, with what
+    /// the file's own headers say (size, duration, pages, a video's size, a contact's name).
+    static func described(kind: Kind, fileName: String?, path: String?, mimeType: String? = nil) -> MediaAttachment {
+        var a = MediaAttachment(kind: kind, fileName: fileName, path: path, mimeType: mimeType)
+        guard let path else { return a }
+        let facts = MediaProbe.probe(path: path)
+        a.byteSize = facts.byteSize
+        a.mimeType = a.mimeType ?? facts.mimeType
+        a.duration = facts.duration
+        a.pageCount = facts.pageCount
+        if let w = facts.width, let h = facts.height { a.width = w; a.height = h }
+        if kind == .contact { a.title = facts.contactName }
+        return a
     }
 }

@@ -146,13 +146,15 @@ enum WhatsAppImporter {
             currentRest = []
             if entry.author != nil, let first = lines.first {
                 if let name = attachmentName(in: first) {
-                    // A photo in the export is drawn; any other file, or a photo the export
-                    // lacks, becomes a placeholder naming the file.
-                    if let image = try attach(name, line: entry.line, file: textName, media: media, context: context) {
-                        entry.image = image
+                    // A photo or sticker in the export is drawn; any other file is a typed
+                    // attachment (what its headers say read now); one the export lacks is a
+                    // placeholder naming it.
+                    let kind = WhatsAppMarkers.kind(ofFileName: name)
+                    let path = try locate(name, line: entry.line, file: textName, media: media, context: context)
+                    if let path, kind == .photo || kind == .sticker, TextCleanup.photoExtension(ofFileName: name) != nil {
+                        entry.image = ImageAttachment(path: path, width: 0, height: 0, name: name, sticker: kind == .sticker)
                     } else {
-                        entry.attachment = MediaAttachment(kind: WhatsAppMarkers.kind(ofFileName: name),
-                                                             label: TextCleanup.cleanName(first), fileName: name)
+                        entry.attachment = MediaAttachment.described(kind: kind, fileName: name, path: path)
                     }
                     lines.removeFirst()
                 } else if lines.count == 1, let placeholder = WhatsAppMarkers.placeholder(for: first) {
@@ -378,10 +380,10 @@ enum WhatsAppImporter {
 
     // MARK: Attachments
 
-    /// A photo for `name`, or nil for a placeholder (not a photo, missing, unsafe, refused); each
-    /// nil for a photo comes with a warning.
-    private static func attach(_ name: String, line: Int, file: String, media: Media,
-                               context: ImportContext) throws(ImportError) -> ImageAttachment? {
+    /// Where the file `name` of the export is (in its folder, or taken out of the zip into the
+    /// attachments folder), or nil — not there, unsafe, refused — with a warning.
+    private static func locate(_ name: String, line: Int, file: String, media: Media,
+                               context: ImportContext) throws(ImportError) -> String? {
         let location = "line \(line)"
         // Only a bare file name: WhatsApp never writes folders here, and "../../etc/passwd" or
         // "/etc/passwd" would read outside the export.
@@ -389,7 +391,7 @@ enum WhatsAppImporter {
             context.warn(location, "attachment \(name)", "path leaves the export folder; shown as a placeholder", skipped: true, file: file)
             return nil
         }
-        guard let ext = TextCleanup.photoExtension(ofFileName: name) else { return nil }  // not a photo: a placeholder
+        let ext = (name as NSString).pathExtension.lowercased()
         switch media {
         case .folder(let folder):
             let path = (folder as NSString).appendingPathComponent(name)
@@ -406,7 +408,7 @@ enum WhatsAppImporter {
                              skipped: true, file: file)
                 return nil
             }
-            return ImageAttachment(path: URL(fileURLWithPath: path).standardizedFileURL.path, width: 0, height: 0)
+            return URL(fileURLWithPath: path).standardizedFileURL.path
         case .zip(let zip):
             guard let entry = zip.entry(named: name) else {
                 context.warn(location, "attachment \(name)", "not in the zip (exported without media?); shown as a placeholder",
@@ -422,7 +424,7 @@ enum WhatsAppImporter {
                 context.warn(location, "attachment \(name)", "refused: \(error.reason); shown as a placeholder", skipped: true, file: file)
                 return nil
             }
-            return ImageAttachment(path: destination, width: 0, height: 0)
+            return destination
         }
     }
 

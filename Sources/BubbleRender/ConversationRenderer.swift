@@ -36,6 +36,8 @@ public struct RenderOptions: Sendable {
     /// (`supportsConcurrentDrawing`) and Cairo writes PDFs the merger knows; 1: one part.
     /// A number > 1 is honoured (up to the page count) when the engine and Cairo allow it.
     public var pdfParts: Int?
+    /// A picture or file that cannot be read is an error instead of a placeholder.
+    public var strictMedia = false
 
     public init(format: OutputFormat) { self.format = format }
 }
@@ -66,49 +68,22 @@ public final class ConversationRenderer {
         self.photos = PhotoLoader(baseFolder: photosFolder)
     }
 
-    /// Photos without a size get the size of their file; a photo whose file cannot be read is
-    /// an error naming it (checked before anything is drawn or written).
+    /// What the last `render` found of its pictures and files (the problems it drew placeholders
+    /// for, and how many it looked at).
+    public private(set) var mediaReport = MediaReport()
+
+    /// The conversation ready to draw (`MediaResolver`): photo sizes read from their files with
+    /// their EXIF orientation, stickers and videos made pictures and frames; whatever cannot be
+    /// read becomes a labelled placeholder and a problem in the report — never an error.
+    public func resolveMedia(_ conversation: Conversation) -> (Conversation, MediaReport) {
+        MediaResolver(photos: photos, style: theme.layoutStyle).resolve(conversation)
+    }
+
+    /// `resolveMedia`, strict: the first picture or file that cannot be read is an error naming it.
     public func resolvePhotos(_ conversation: Conversation) throws(RenderError) -> Conversation {
-        var result = conversation
-        // Sizes read once per file (a sticker or a forwarded photo shown many times).
-        var sizes: [String: (width: Int, height: Int)?] = [:]
-        func size(_ full: String) -> (width: Int, height: Int)? {
-            if let known = sizes[full] { return known }
-            let read = PhotoLoader.size(ofFile: full)
-            sizes[full] = read
-            return read
-        }
-        for (i, message) in conversation.messages.enumerated() {
-            for (k, var image) in message.images.enumerated() {
-                let field = message.images.count == 1 ? "messages[\(i)].image" : "messages[\(i)].images[\(k)]"
-                guard let path = image.path else {
-                    if image.width <= 0 || image.height <= 0 {
-                        throw .unreadableImage(path: field, reason: "has neither a path nor a size")
-                    }
-                    continue
-                }
-                let full = photos.resolve(path)
-                guard let size = size(full) else {
-                    throw .unreadableImage(path: full, reason: FileManager.default.fileExists(atPath: full)
-                                           ? "not an image gdk-pixbuf can read" : "no such file (\(field).path)")
-                }
-                if image.width <= 0 || image.height <= 0 {
-                    image.width = Double(size.width)
-                    image.height = Double(size.height)
-                }
-                result.messages[i].images[k] = image
-            }
-        }
-        // Avatars: a picture that cannot be read is an error too (nil draws initials).
-        for (i, p) in conversation.participants.enumerated() {
-            guard let path = p.avatar else { continue }
-            let full = photos.resolve(path)
-            guard PhotoLoader.size(ofFile: full) != nil else {
-                throw .unreadableImage(path: full, reason: FileManager.default.fileExists(atPath: full)
-                                       ? "not an image gdk-pixbuf can read" : "no such file (participants[\(i)].avatar)")
-            }
-        }
-        return result
+        let (resolved, report) = resolveMedia(conversation)
+        if let first = report.problems.first { throw .unreadableImage(path: first.file, reason: first.reason) }
+        return resolved
     }
 
     /// The page geometry for `options`.
@@ -146,7 +121,11 @@ public final class ConversationRenderer {
     /// written. Nothing is left behind on failure.
     @discardableResult
     public func render(_ conversation: Conversation, to path: String, options: RenderOptions) throws -> [String] {
-        let resolved = try resolvePhotos(conversation)
+        let (resolved, report) = resolveMedia(conversation)
+        mediaReport = report
+        if options.strictMedia, let first = report.problems.first {
+            throw RenderError.unreadableImage(path: first.file, reason: first.reason + " (--strict)")
+        }
         let (builder, plan) = try scenePlan(for: resolved, options: options)
         if options.format == .pdf {
             let parts = pdfPartCount(pages: plan.pageCount, options: options)

@@ -13,11 +13,58 @@ public final class PhotoLoader {
 
     public init(baseFolder: String) { self.baseFolder = baseFolder }
 
-    /// The photo's pixel size without decoding it all (nil when unreadable).
+    /// The photo's pixel size as displayed, without decoding it all (nil when unreadable): a
+    /// JPEG whose EXIF orientation turns it a quarter (5–8, most portrait phone photos) has its
+    /// stored width and height swapped, as `decode` turns its pixels.
     public static func size(ofFile path: String) -> (width: Int, height: Int)? {
         var w: Int32 = 0, h: Int32 = 0
-        guard gdk_pixbuf_get_file_info(path, &w, &h) != nil, w > 0, h > 0 else { return nil }
+        guard let format = gdk_pixbuf_get_file_info(path, &w, &h), w > 0, h > 0 else { return nil }
+        if let name = gdk_pixbuf_format_get_name(format) {
+            defer { g_free(name) }
+            if String(cString: name) == "jpeg", let o = MediaProbe.jpegOrientation(path: path), o >= 5 {
+                return (Int(h), Int(w))
+            }
+        }
         return (Int(w), Int(h))
+    }
+
+    /// The photo as a JPEG a browser shows the right way up: decoded with its orientation
+    /// applied and encoded again (HEIC, which browsers do not show; a turned JPEG for SVG
+    /// viewers that ignore EXIF). nil when the picture has transparency (use PNG then).
+    static func orientedJPEG(_ path: String, quality: Int = 90) throws(RenderError) -> [UInt8]? {
+        var error: UnsafeMutablePointer<GError>?
+        guard let pixbuf = gdk_pixbuf_new_from_file(path, &error) else {
+            let reason = error.map { String(cString: $0.pointee.message) } ?? "unknown image format"
+            if let error { g_error_free(error) }
+            throw .unreadableImage(path: path, reason: reason)
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(pixbuf)) }
+        guard let oriented = gdk_pixbuf_apply_embedded_orientation(pixbuf) else {
+            throw .unreadableImage(path: path, reason: "cannot apply its orientation")
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(oriented)) }
+        if gdk_pixbuf_get_has_alpha(oriented) != 0 { return nil }
+        var buffer: UnsafeMutablePointer<gchar>?
+        var size: gsize = 0
+        let ok = withArrayOfCStrings(["quality"]) { keys in
+            withArrayOfCStrings(["\(quality)"]) { values in
+                gdk_pixbuf_save_to_bufferv(oriented, &buffer, &size, "jpeg", keys, values, &error)
+            }
+        }
+        guard ok != 0, let buffer else {
+            let reason = error.map { String(cString: $0.pointee.message) } ?? "cannot encode JPEG"
+            if let error { g_error_free(error) }
+            throw .unreadableImage(path: path, reason: reason)
+        }
+        defer { g_free(buffer) }
+        return buffer.withMemoryRebound(to: UInt8.self, capacity: Int(size)) { Array(UnsafeBufferPointer(start: $0, count: Int(size))) }
+    }
+
+    /// NULL-terminated C string arrays for the duration of `body`.
+    private static func withArrayOfCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
+        defer { for p in pointers { free(p) } }
+        return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
     }
 
     public func resolve(_ path: String) -> String {

@@ -68,10 +68,10 @@ public struct SVGWriter {
         case let .photo(path, rect, radius):
             let clip = state.id("c")
             state.defs.append("<clipPath id=\"\(clip)\"><path d=\"\(pathData(BubbleShape.roundedRect(rect, radius: radius)))\"/></clipPath>")
-            guard let path else {
+            guard let path, let uri = try? dataURI(photos.resolve(path), state) else {
                 return "<rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" fill=\"#ccccd1\" clip-path=\"url(#\(clip))\"/>\n"
             }
-            return "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"xMidYMid slice\" clip-path=\"url(#\(clip))\" href=\"\(try dataURI(photos.resolve(path), state))\"/>\n"
+            return "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"xMidYMid slice\" clip-path=\"url(#\(clip))\" href=\"\(uri)\"/>\n"
         case let .text(text):
             return self.text(text)
         case let .link(url, rects, color):
@@ -154,13 +154,18 @@ public struct SVGWriter {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .unreadableImage(path: path, reason: "cannot be read")
         }
-        let mime: String = switch (path as NSString).pathExtension.lowercased() {
-        case "jpg", "jpeg": "image/jpeg"
-        case "gif": "image/gif"
-        case "webp": "image/webp"
-        default: "image/png"
+        // By the bytes, not the name. HEIC, TIFF, BMP and JPEGs turned by EXIF (which SVG
+        // viewers may ignore) are embedded decoded and turned: as JPEG, or PNG with transparency.
+        var mime = HTMLPhotoAssets.sniff([UInt8](data.prefix(16)))
+        var bytes = data
+        if mime == nil || (mime == "image/jpeg" && (MediaProbe.jpegOrientation(path: path) ?? 1) != 1) {
+            if let jpeg = try PhotoLoader.orientedJPEG(path) {
+                (mime, bytes) = ("image/jpeg", Data(jpeg))
+            } else {
+                (mime, bytes) = ("image/png", Data(try PNGEncoder.fast.encode(PhotoLoader.decode(path))))
+            }
         }
-        let uri = "data:\(mime);base64,\(data.base64EncodedString())"
+        let uri = "data:\(mime ?? "image/png");base64,\(bytes.base64EncodedString())"
         state.embedded[path] = uri
         return uri
     }

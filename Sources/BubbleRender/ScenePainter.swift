@@ -70,8 +70,9 @@ public final class ScenePainter {
             cairo_save(cr)
             trace(BubbleShape.roundedRect(rect, radius: radius), cr)
             cairo_clip(cr)
-            if let path {
-                let surface = try photos.surface(for: path)
+            // A file that passed the renderer's check but does not decode (damaged after its
+            // header) draws the placeholder: one bad photo never stops a whole render.
+            if let path, let surface = try? photos.surface(for: path) {
                 // Aspect fill: the photo covers the rect, centred, cropped by the clip (a grid's
                 // square cells; a single photo's rect already has its aspect ratio).
                 let factor = max(rect.width / Double(surface.width), rect.height / Double(surface.height))

@@ -108,8 +108,11 @@ struct Render: ParsableCommand {
             options.shrinkWrap = shrinkWrap
             options.mirrored = rtl
             options.textEngine = textEngine
+            options.strictMedia = source.strict
             let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options)
-            files = try reporting { try exporter.export(loaded.conversation, to: target) }
+            var report = MediaReport()
+            files = try reporting { try exporter.export(loaded.conversation, to: target, media: &report) }
+            reportMedia(report)
         case .cairo(let cairoFormat):
             var options = RenderOptions(format: cairoFormat)
             options.width = width
@@ -121,18 +124,32 @@ struct Render: ParsableCommand {
             options.timeZone = loaded.timeZone
             options.locale = localeValue
             options.now = nowValue
+            options.strictMedia = source.strict
             let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder,
                                                 textEngine: textEngine)
             let bar = ProgressBar()
             renderer.progress = { done, total in bar.update(done, total) }
             defer { bar.finish() }
             files = try reporting { try renderer.render(loaded.conversation, to: target, options: options) }
+            reportMedia(renderer.mediaReport)
         }
         if output == "-" {
             FileHandle.standardOutput.write(try Data(contentsOf: URL(fileURLWithPath: target)))
         } else if files.count > 1 {
             FileHandle.standardError.write(Data("wrote \(files.count) files: \(files.first!) … \(files.last!)\n".utf8))
         }
+    }
+}
+
+extension Render {
+    /// Each picture or file that could not be read, named as in the export ("chat.zip:
+    /// IMG-….jpg: …"), then the count: one line each on stderr (the output was still written).
+    func reportMedia(_ report: MediaReport, maxShown: Int = 20) {
+        guard let summary = report.summary else { return }
+        var lines = report.problems.prefix(maxShown).map { "warning: \(source.input): \($0.file): \($0.reason); shown as a placeholder" }
+        if report.problems.count > maxShown { lines.append("warning: … and \(report.problems.count - maxShown) more") }
+        lines.append(summary + " (--strict makes this an error)")
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }
 

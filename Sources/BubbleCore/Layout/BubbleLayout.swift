@@ -17,7 +17,8 @@ public struct BubbleLayout: Hashable, Sendable {
     public var hasTail: Bool
     /// Labels outside the bubble (time, sender name, status) and the time inside it.
     public var labels: [LabelLayout]
-    /// 1–3 emoji and nothing else: drawn large (`LayoutStyle.emojiText`), without a bubble.
+    /// No bubble is drawn: 1–3 emoji and nothing else (drawn large, `LayoutStyle.emojiText`), or
+    /// a sticker alone (`Message.isSticker`).
     public var emojiOnly: Bool = false
     /// The sender's avatar (only beside the last bubble of an incoming group).
     public var avatarFrame: Rect?
@@ -208,8 +209,11 @@ public struct BubbleMeasurer {
         let incoming = message.direction == .incoming
         let indent = incoming && context.avatarColumn ? style.avatarSize + style.besideGap : 0
         let maxBubble = maxBubbleWidth(rowWidth: rowWidth, indent: indent)
+        // No bubble is drawn around an emoji-only message or a sticker ("bare").
+        let sticker = message.isSticker
         let emojiOnly = facts.emojiOnly
-        let padding = emojiOnly ? .zero : style.padding(for: message.direction)
+        let bare = emojiOnly || sticker
+        let padding = bare ? .zero : style.padding(for: message.direction)
         let maxText = max(1, maxBubble - padding.horizontal)
 
         var text = TextLayout.empty
@@ -233,7 +237,10 @@ public struct BubbleMeasurer {
         var cells: [Rect] = []
         var placeholder = false
         let maxImageWidth = max(1, maxBubble - style.imageInset.horizontal)
-        if message.images.count == 1, let image = message.image {
+        if sticker, let image = message.image {
+            (imageSize, placeholder) = stickerSize(image, maxWidth: maxBubble)
+            cells = [Rect(origin: .zero, size: imageSize!)]
+        } else if message.images.count == 1, let image = message.image {
             (imageSize, placeholder) = photoSize(image, maxWidth: maxImageWidth)
             cells = [Rect(origin: .zero, size: imageSize!)]
         } else if message.images.count > 1 {
@@ -254,7 +261,7 @@ public struct BubbleMeasurer {
         var textBoxWidth = text.width
         // A time inside the bubble: after the last line when it fits there, else below it.
         var inside: (text: TextLayout, wrap: Double, ownLine: Bool)?
-        if style.timeInsideBubble, let time, !emojiOnly {
+        if style.timeInsideBubble, let time, !bare {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: max(1, maxText))
             var ownLine = true
             if hasText, let last = text.lines.last,
@@ -273,7 +280,7 @@ public struct BubbleMeasurer {
         }
         let height = contentHeight(photo: imageSize?.height, text: hasText ? text.height : nil,
                                    ownLineTime: inside.flatMap { $0.ownLine ? $0.text.height : nil }, padding: padding)
-        let bubbleSize = emojiOnly ? Size(width: text.width, height: text.height)
+        let bubbleSize = sticker ? imageSize! : emojiOnly ? Size(width: text.width, height: text.height)
             : Size(width: min(max(contentWidth, style.minimumBubbleSize.width), max(maxBubble, style.minimumBubbleSize.width)),
                    height: max(height, style.minimumBubbleSize.height))
         let x = incoming ? style.sideMargin + indent : rowWidth - style.sideMargin - bubbleSize.width
@@ -290,7 +297,7 @@ public struct BubbleMeasurer {
         }
         if let name = context.senderName, incoming, startsGroup {
             let (t, w) = try measureLabel(name, .sender, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1, memo: &memo!)
-            let nx = x + (emojiOnly ? 0 : min(style.senderNameInset, padding.left))
+            let nx = x + (bare ? 0 : min(style.senderNameInset, padding.left))
             labels.append(LabelLayout(kind: .sender, string: name, frame: Rect(x: nx, y: top, width: t.width, height: t.height),
                                       text: t, wrapWidth: w, maxLines: 1))
             top += t.height + style.senderNameSpacing
@@ -327,7 +334,9 @@ public struct BubbleMeasurer {
 
         let bubble = Rect(origin: Point(x: x, y: top), size: bubbleSize)
         var imageFrames: [Rect] = []
-        if let imageSize {
+        if sticker {
+            imageFrames = cells.map { $0.offsetBy(dx: bubble.minX, dy: bubble.minY) }
+        } else if let imageSize {
             let origin = Point(x: bubble.minX + style.imageInset.left + (bubbleSize.width - style.imageInset.horizontal - imageSize.width) / 2,
                                y: bubble.minY + style.imageInset.top)
             imageFrames = cells.map { $0.offsetBy(dx: origin.x, dy: origin.y) }
@@ -357,7 +366,7 @@ public struct BubbleMeasurer {
 
         // Below the bubble: an emoji-only message's time (no bubble to hold it), the status.
         var bottom = bubble.maxY
-        if style.timeInsideBubble, emojiOnly, let time {
+        if style.timeInsideBubble, bare, let time {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth)
             let tx = incoming ? bubble.minX : bubble.maxX - t.width
             labels.append(LabelLayout(kind: .time, string: time, frame: Rect(x: tx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
@@ -402,7 +411,7 @@ public struct BubbleMeasurer {
 
         var layout = BubbleLayout(direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
                                   textWrapWidth: wrapWidth, imageFrames: imageFrames, imageIsPlaceholder: placeholder,
-                                  hasTail: hasTail && !emojiOnly, labels: labels, emojiOnly: emojiOnly, avatarFrame: avatarFrame,
+                                  hasTail: hasTail && !bare, labels: labels, emojiOnly: bare, avatarFrame: avatarFrame,
                                   failedBadge: failedBadge, reactions: reactions, reply: reply, links: links)
         if style.mirrored { layout = layout.mirroredLayout(rowWidth: rowWidth) }
         return layout
@@ -446,6 +455,17 @@ public struct BubbleMeasurer {
         }
         let factor = min(1, maxWidth / natural.width, style.maxImageHeight / natural.height)
         return (Size(width: natural.width * factor, height: natural.height * factor), placeholder)
+    }
+
+    /// A sticker's size: its picture fitted into the style's sticker box (enlarged or reduced,
+    /// as the apps show every sticker at one size), never wider than `maxWidth`.
+    func stickerSize(_ image: ImageAttachment, maxWidth: Double) -> (size: Size, placeholder: Bool) {
+        let box = min(style.stickerSize, maxWidth)
+        guard image.width.isFinite, image.height.isFinite, image.width > 0, image.height > 0 else {
+            return (Size(width: box, height: box), true)
+        }
+        let factor = min(box / image.width, box / image.height)
+        return (Size(width: image.width * factor, height: image.height * factor), false)
     }
 
     /// A grid of `count` photos: its columns and rows, and the side of its square cells.

@@ -29,6 +29,10 @@ public struct LayoutStyle: Hashable, Sendable {
     public var maxImageHeight: Double
     /// Size laid out for a photo whose own size is unusable (0×0, NaN).
     public var placeholderImageSize: Size
+    /// The box a sticker is fitted into (points), as messaging apps show stickers: 140.
+    public var stickerSize: Double = 140
+    /// A video's frame when neither the video nor its poster says its size: 16:9.
+    public var videoFrameSize: Size = Size(width: 240, height: 135)
     /// Space above a row that starts a new group / continues a group.
     public var rowSpacing: Double
     public var groupedSpacing: Double

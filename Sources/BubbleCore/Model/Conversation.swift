@@ -61,6 +61,9 @@ public struct ImageAttachment: Hashable, Sendable, Codable {
     public var name: String?
     /// A sticker: drawn as the apps do, without a bubble, transparency kept, at sticker size.
     public var sticker: Bool
+    /// A video's frame (its poster, or a dark frame when `path` is nil), drawn with a play
+    /// symbol. Set by the renderers from a video attachment; not written to files.
+    public var videoFrame: Bool = false
     public init(path: String? = nil, width: Double, height: Double, name: String? = nil, sticker: Bool = false) {
         self.path = path; self.width = width; self.height = height; self.name = name; self.sticker = sticker
     }
@@ -238,6 +241,11 @@ public struct Message: Hashable, Sendable, Codable {
     /// Outgoing messages: sent, delivered, read (at `statusDate`), failed.
     public var status: MessageStatus?
     public var statusDate: Date?
+
+    /// A sticker alone: drawn without a bubble (`ImageAttachment.sticker`).
+    public var isSticker: Bool {
+        images.count == 1 && images[0].sticker && (text ?? "").isEmpty && attachment == nil && reply == nil
+    }
 
     /// The first photo; setting it replaces all photos.
     public var image: ImageAttachment? {

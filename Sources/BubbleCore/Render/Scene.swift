@@ -252,8 +252,15 @@ public struct SceneBuilder {
         for (k, frame) in bubble.imageFrames.enumerated() where k < message.images.count {
             let image = message.images[k]
             let usable = image.width > 0 && image.height > 0 && image.width.isFinite && image.height.isFinite
-            items.append(.photo(path: usable && !(k == 0 && bubble.imageIsPlaceholder) ? image.path : nil, moved(frame),
-                                cornerRadius: bubble.imageFrames.count > 1 ? min(radius, 4) : radius))
+            let corner = image.sticker ? 0 : bubble.imageFrames.count > 1 ? min(radius, 4) : radius
+            if image.videoFrame && image.path == nil {
+                // A video without a poster: a dark frame.
+                items.append(.path(BubbleShape.roundedRect(moved(frame), radius: corner), fill: Self.videoFrameFill, stroke: nil, lineWidth: 1))
+            } else {
+                items.append(.photo(path: usable && !(k == 0 && bubble.imageIsPlaceholder) ? image.path : nil, moved(frame),
+                                    cornerRadius: corner))
+            }
+            if image.videoFrame { items += Self.playSymbol(in: moved(frame)) }
         }
         if let frame = bubble.textFrame, let string = message.shownText {
             items.append(.text(SceneText(string: string, style: bubble.emojiOnly ? style.emojiText : style.text, color: look.textColor,
@@ -319,6 +326,21 @@ public struct SceneBuilder {
             items.append(.fill(Rect(x: frame.midX - w * 0.06, y: frame.minY + w * 0.66, width: w * 0.12, height: w * 0.12), Color(r8: 255, g8: 255, b8: 255)))
         }
         return items
+    }
+
+    static let videoFrameFill = Color(r8: 0x1c, g8: 0x1c, b8: 0x1e)
+
+    /// A play symbol centred on a video's frame: a translucent dark disc and a white triangle.
+    public static func playSymbol(in frame: Rect) -> [SceneItem] {
+        let d = min(44, max(16, min(frame.width, frame.height) * 0.4))
+        let disc = Rect(x: frame.midX - d / 2, y: frame.midY - d / 2, width: d, height: d)
+        let t = d * 0.38
+        // The triangle's centroid on the disc's centre, pointing right.
+        let left = frame.midX - t * 0.4, right = frame.midX + t * 0.6
+        let triangle: [PathElement] = [.move(Point(x: left, y: frame.midY - t / 2)), .line(Point(x: right, y: frame.midY)),
+                                       .line(Point(x: left, y: frame.midY + t / 2)), .close]
+        return [.path(BubbleShape.roundedRect(disc, radius: d / 2), fill: Color(r8: 0, g8: 0, b8: 0).withAlpha(0.55), stroke: nil, lineWidth: 1),
+                .path(triangle, fill: Color(r8: 255, g8: 255, b8: 255), stroke: nil, lineWidth: 1)]
     }
 
     /// Up to two initials: "Ada Lovelace" → "AL", "bob" → "B".

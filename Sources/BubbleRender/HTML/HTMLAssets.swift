@@ -6,9 +6,12 @@ struct HTMLPhoto {
     /// Resolved path of the source file.
     var source: String
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`: what the bytes are, by their
-    /// signature (not the file name). Other formats gdk-pixbuf reads are converted to PNG.
+    /// signature (not the file name). Other formats gdk-pixbuf reads (HEIC, TIFF, BMP…), which
+    /// browsers do not all show, are converted: to JPEG (`converted`, turned by their
+    /// orientation), or to PNG when they have transparency.
     var mime: String
     var convert: Bool
+    var converted: [UInt8]? = nil
     /// Pixel size read from the file (for messages that give none).
     var width: Int
     var height: Int
@@ -87,11 +90,16 @@ final class HTMLPhotoAssets {
         let native = Self.sniff(head)
         var photo = HTMLPhoto(source: full, mime: native ?? "image/png", convert: native == nil,
                               width: size.width, height: size.height)
+        if native == nil, let jpeg = try? PhotoLoader.orientedJPEG(full) {
+            photo.mime = "image/jpeg"
+            photo.converted = jpeg
+        }
         if let folder {
             let name = copyName(for: full, mime: photo.mime)
             let target = folder + "/" + name
             if photo.convert {
-                let bytes = try PNGEncoder.fast.encode(PhotoLoader.decode(full))
+                let bytes: [UInt8]
+                if let converted = photo.converted { bytes = converted } else { bytes = try PNGEncoder.fast.encode(PhotoLoader.decode(full)) }
                 guard FileManager.default.createFile(atPath: target, contents: Data(bytes)) else {
                     throw .unwritable(path: target, reason: "cannot create the file")
                 }
@@ -138,7 +146,10 @@ final class HTMLPhotoAssets {
 
     /// The bytes to embed for `photo` (converted to PNG when the browser cannot show the file).
     func bytes(of photo: HTMLPhoto) throws(RenderError) -> [UInt8] {
-        if photo.convert { return try PNGEncoder.fast.encode(PhotoLoader.decode(photo.source)) }
+        if photo.convert {
+            if let converted = photo.converted { return converted }
+            return try PNGEncoder.fast.encode(PhotoLoader.decode(photo.source))
+        }
         guard let data = FileManager.default.contents(atPath: photo.source) else {
             throw .unreadableImage(path: photo.source, reason: "cannot be read")
         }

@@ -39,7 +39,23 @@ public struct HTMLExporter: Sendable {
     /// `LayoutError` (a width the theme cannot lay out, an unknown font); nothing is left behind.
     @discardableResult
     public func export(_ conversation: Conversation, to path: String) throws -> [String] {
-        let session = try HTMLExportSession(exporter: self, conversation: conversation, path: path)
+        var report = MediaReport()
+        return try export(conversation, to: path, media: &report)
+    }
+
+    /// `export`, telling in `report` which pictures and files could not be read (each shown as a
+    /// labelled placeholder; with `options.strictMedia` the first is an error instead). With
+    /// assets `reference` the photos are not read: their paths are written as they are.
+    @discardableResult
+    public func export(_ conversation: Conversation, to path: String, media report: inout MediaReport) throws -> [String] {
+        var ready = conversation
+        if options.assets != .reference {
+            (ready, report) = MediaResolver(photos: PhotoLoader(baseFolder: photosFolder), style: theme.layoutStyle).resolve(conversation)
+            if options.strictMedia, let first = report.problems.first {
+                throw RenderError.unreadableImage(path: first.file, reason: first.reason + " (--strict)")
+            }
+        }
+        let session = try HTMLExportSession(exporter: self, conversation: ready, path: path)
         return try session.run()
     }
 
@@ -441,9 +457,11 @@ final class HTMLExportSession {
         }
         body.append(m.direction == .incoming ? "<div class=\"b i" : "<div class=\"b o")
         if !m.reactions.isEmpty { body.append(" k") }
-        if emojiOnly { body.append(" e") } else if tail { body.append(" t") }
+        // A sticker, like an emoji-only message, has no bubble.
+        let sticker = m.isSticker
+        if sticker { body.append(" e st") } else if emojiOnly { body.append(" e") } else if tail { body.append(" t") }
         if !startsGroup { body.append(" g") } else if style.showsTimeAboveGroup { body.append(" a") }
-        if m.image != nil { body.append(hasText ? " p" : " p q") }
+        if m.image != nil && !sticker { body.append(hasText ? " p" : " p q") }
         if m.images.count > 1 { body.append(" m") }
         if m.direction == .outgoing, m.status == .failed { body.append(" f") }
         body.append("\"")
@@ -593,6 +611,20 @@ final class HTMLExportSession {
     /// as BubbleMeasurer sizes it: never enlarged, at most `maxImageHeight` tall (CSS also caps
     /// it at the bubble's width).
     func appendPhoto(_ image: ImageAttachment, index: Int, to b: inout HTMLBuffer) throws {
+        if image.videoFrame {
+            // A video's frame: its poster or a dark box of its size, and a play symbol.
+            let factor = min(1, style.maxImageHeight / max(1, image.height))
+            b.append("<div class=\"vf\" style=\"width:"); b.append(raw: HTMLStyleSheet.px(image.width * factor))
+            b.append(";aspect-ratio:"); b.append(raw: HTMLStyleSheet.num(image.width)); b.append("/")
+            b.append(raw: HTMLStyleSheet.num(image.height)); b.append("\">")
+            if image.path != nil {
+                var poster = image
+                poster.videoFrame = false
+                try appendPhoto(poster, index: index, to: &b)
+            }
+            b.append("<span class=\"pl\"></span></div>")
+            return
+        }
         guard let path = image.path else {
             b.append("<div class=\"ph\"></div>")
             return
@@ -617,9 +649,10 @@ final class HTMLExportSession {
                 b.appendBase64(try photos.bytes(of: p))
             }
         }
-        b.append("\" alt=\"Photo\"")
+        b.append(image.sticker ? "\" alt=\"Sticker\"" : "\" alt=\"Photo\"")
         if width > 0 && height > 0 && width.isFinite && height.isFinite {
-            let factor = min(1, style.maxImageHeight / height)
+            // A sticker fills the sticker box (as the Cairo layout's `stickerSize`).
+            let factor = image.sticker ? min(style.stickerSize / width, style.stickerSize / height) : min(1, style.maxImageHeight / height)
             b.append(" width=\""); b.append(raw: HTMLStyleSheet.num(width * factor))
             b.append("\" height=\""); b.append(raw: HTMLStyleSheet.num(height * factor)); b.append("\"")
         }

@@ -71,6 +71,8 @@ public struct HTMLOptions: Sendable, Hashable {
     /// The engine that measures for `shrinkWrap` (the style sheet's line metrics always come
     /// from Pango).
     public var textEngine: TextEngineKind = .standard
+    /// A picture or file that cannot be read is an error instead of a labelled placeholder.
+    public var strictMedia = false
 
     public init() {}
 }

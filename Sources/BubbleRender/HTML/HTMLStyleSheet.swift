@@ -281,6 +281,14 @@ struct HTMLStyleSheet {
         let radius = Self.px(theme.layout.imageCornerRadius ?? 5)
         var css = ".c>.p{padding:\(Self.px(inset.top)) \(Self.px(inset.right)) \(Self.px(inset.bottom)) \(Self.px(inset.left))}"
         css += ".p img,.p .ph{display:block;margin:0 auto;max-width:100%;max-height:\(Self.px(style.maxImageHeight));height:auto;border-radius:\(radius)}"
+        // Stickers: no bubble, the picture at its box's size, transparency kept. Video frames:
+        // the poster (or a dark box) with a play symbol in the middle.
+        css += ".st img{display:block;max-width:100%;height:auto;border-radius:0}"
+        css += ".vf{position:relative;max-width:100%;margin:0 auto;background:#1c1c1e;border-radius:\(radius);overflow:hidden}"
+        css += ".p .vf img{width:100%;height:100%;max-height:none;object-fit:cover;border-radius:0}"
+        css += ".pl{position:absolute;left:50%;top:50%;width:44px;height:44px;margin:-22px 0 0 -22px;border-radius:50%;background:rgba(0,0,0,.55)}"
+        css += ".pl::after{content:\"\";position:absolute;left:17px;top:13px;border-style:solid;border-width:9px 0 9px 15px;"
+        css += "border-color:transparent transparent transparent #fff}"
         let ph = style.placeholderImageSize
         css += ".ph{width:\(Self.px(ph.width));aspect-ratio:\(Self.num(ph.width))/\(Self.num(ph.height));"
         css += "background:linear-gradient(to top right,transparent calc(50% - .75px),#8c8c99 calc(50% - .75px),#8c8c99 calc(50% + .75px),transparent calc(50% + .75px)),"
