@@ -33,6 +33,8 @@ enum IMessageImporter {
         var filename: String?
         var mimeType: String?
         var transferName: String?
+        var uti: String?
+        var totalBytes: Int?
         var name: String {
             transferName ?? filename.map { ($0 as NSString).lastPathComponent } ?? "attachment"
         }
@@ -83,15 +85,19 @@ enum IMessageImporter {
 
         var attachments: [Int64: [AttachmentRow]] = [:]
         if try db.tableExists("attachment"), try db.tableExists("message_attachment_join") {
+            let attachmentColumns = Set(try db.columns(in: "attachment").map { $0.name.lowercased() })
+            func a(_ name: String) -> String { attachmentColumns.contains(name) ? "a.\(name)" : "NULL" }
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT j.message_id AS message, a.filename AS filename, a.mime_type AS mime, a.transfer_name AS name
+                SELECT j.message_id AS message, a.filename AS filename, a.mime_type AS mime, a.transfer_name AS name,
+                       \(a("uti")) AS uti, \(a("total_bytes")) AS total
                 FROM message_attachment_join j JOIN attachment a ON a.ROWID = j.attachment_id
                 WHERE j.message_id IN (SELECT message_id FROM chat_message_join WHERE chat_id IN (\(idList)))
                 ORDER BY j.message_id, a.ROWID
                 """)
             while let row = try rows.next() {
                 attachments[row["message"], default: []].append(
-                    AttachmentRow(filename: row["filename"], mimeType: row["mime"], transferName: row["name"]))
+                    AttachmentRow(filename: row["filename"], mimeType: row["mime"], transferName: row["name"], uti: row["uti"],
+                                  totalBytes: row["total"]))
             }
         }
 
@@ -173,9 +179,13 @@ enum IMessageImporter {
             let direction: Direction = fromMe ? .outgoing : .incoming
             var parts: [(text: String?, image: ImageAttachment?)] = []
             var placeholders: [String] = []
+            var fileAttachment: MediaAttachment?
             for a in attachments[rowID] ?? [] {
-                if let image = photo(a, home: home, folder: folder, location: location, context: context, placeholders: &placeholders) {
-                    parts.append((nil, image))
+                let (image, other) = attachment(a, home: home, folder: folder, location: location, context: context)
+                if let image { parts.append((nil, image)) }
+                if let other {
+                    // One typed attachment a message; a further one is named in its text.
+                    if fileAttachment == nil { fileAttachment = other } else { placeholders.append(other.displayText) }
                 }
             }
             let caption = (placeholders + [text].compactMap { $0 }).joined(separator: "\n")
@@ -184,14 +194,14 @@ enum IMessageImporter {
             } else if !caption.isEmpty {
                 parts[parts.count - 1].text = caption  // the text under the last photo
             }
-            if parts.count == 1 && parts[0].text == nil && parts[0].image == nil {
+            if parts.count == 1 && parts[0].text == nil && parts[0].image == nil && fileAttachment == nil {
                 context.warn(location, "message", "has no text and no attachment; skipped", skipped: true)
                 continue
             }
             // Several photos make one grid message with the text as its caption.
             let images = parts.compactMap(\.image)
             var message = Message(sender: sender, direction: direction, date: date,
-                                  text: parts.last?.text, images: images)
+                                  text: parts.last?.text, images: images, attachment: fileAttachment)
             if fromMe { (message.status, message.statusDate) = Self.status(row) }
             let replyTo = (row["threadGUID"] as String?).flatMap { rowOfGUID[$0] }
             builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)
@@ -257,27 +267,17 @@ enum IMessageImporter {
         return NSHomeDirectory()
     }
 
-    /// A photo attachment as an image; other attachments, and photos whose file is missing or in
-    /// a format the renderer cannot read (HEIC), become placeholder lines.
-    private static func photo(_ a: AttachmentRow, home: String, folder: String, location: String, context: ImportContext,
-                              placeholders: inout [String]) -> ImageAttachment? {
-        let mime = a.mimeType?.lowercased() ?? ""
-        let isImage = mime.hasPrefix("image/") || a.filename.map { TextCleanup.photoExtension(ofFileName: $0) != nil } == true
-        guard isImage else {
-            placeholders.append("[Attachment: \(a.name)]")
-            return nil
-        }
-        guard TextCleanup.photoExtension(ofMIMEType: mime) != nil
-                || a.filename.flatMap({ TextCleanup.photoExtension(ofFileName: $0) }) != nil else {
-            placeholders.append("[Photo: \(a.name)]")
-            context.warn(location, "photo \(a.name)", "\(mime.isEmpty ? "its format" : mime) is not a format the renderer reads; "
-                             + "shown as a placeholder", skipped: true)
-            return nil
-        }
+    /// An attachment row: a photo as an image; anything else (video, voice memo, audio, contact
+    /// card, document) as a typed attachment with what the database and the file's headers say.
+    /// A file that is missing is a placeholder naming it, with a warning.
+    private static func attachment(_ a: AttachmentRow, home: String, folder: String, location: String,
+                                   context: ImportContext) -> (ImageAttachment?, MediaAttachment?) {
+        let kind = kind(of: a)
+        var missing = MediaAttachment(kind: kind, fileName: a.name, mimeType: a.mimeType, byteSize: a.totalBytes)
+        let what = kind == .photo ? "photo" : kind.rawValue
         guard let stored = a.filename, !stored.isEmpty else {
-            placeholders.append("[Photo: \(a.name)]")
-            context.warn(location, "photo \(a.name)", "has no file name in the database; shown as a placeholder", skipped: true)
-            return nil
+            context.warn(location, "\(what) \(a.name)", "has no file name in the database; shown as a placeholder", skipped: true)
+            return (nil, missing)
         }
         var path: String
         if stored.hasPrefix("~/") {
@@ -294,11 +294,27 @@ enum IMessageImporter {
             path = (folder as NSString).appendingPathComponent(stored)
         }
         guard FileManager.default.fileExists(atPath: path) else {
-            placeholders.append("[Photo: \(a.name)]")
-            context.warn(location, "photo \(stored)", "no such file (\(path)); shown as a placeholder", skipped: true)
-            return nil
+            context.warn(location, "\(what) \(stored)", "no such file (\(path)); shown as a placeholder", skipped: true)
+            return (nil, missing)
         }
-        return ImageAttachment(path: path, width: 0, height: 0)
+        if kind == .photo { return (ImageAttachment(path: path, width: 0, height: 0, name: a.name), nil) }
+        var described = MediaAttachment.described(kind: kind, fileName: a.name, path: path, mimeType: a.mimeType)
+        described.byteSize = described.byteSize ?? a.totalBytes
+        return (nil, described)
+    }
+
+    /// What an attachment row is, by its MIME type, UTI and file name.
+    private static func kind(of a: AttachmentRow) -> MediaAttachment.Kind {
+        let mime = a.mimeType?.lowercased() ?? "", uti = a.uti?.lowercased() ?? ""
+        let ext = ((a.filename ?? a.name) as NSString).pathExtension.lowercased()
+        if mime.hasPrefix("image/") || uti.hasPrefix("public.jpeg") || uti.hasPrefix("public.png") || uti.hasPrefix("public.heic")
+            || TextCleanup.photoExtensions.contains(ext) { return .photo }
+        if mime.hasPrefix("video/") || uti.hasPrefix("com.apple.quicktime") || uti == "public.mpeg-4" { return .video }
+        // Voice memos of Messages are Core Audio files.
+        if uti == "com.apple.coreaudio-format" || ext == "caf" || ext == "amr" { return .voice }
+        if mime.hasPrefix("audio/") { return .audio }
+        if mime.contains("vcard") || uti == "public.vcard" || ext == "vcf" { return .contact }
+        return .document
     }
 
     /// The plain text inside an `attributedBody` blob (an NSAttributedString in Apple's

@@ -132,6 +132,8 @@ final class SMSBackupReader: SAXPushParserDelegate {
         var attributes: SAXAttributes
         var texts: [String] = []
         var images: [(data: String, mime: String, name: String?, line: Int, cutBytes: Int?)] = []
+        /// Parts that are neither text nor pictures: video, audio, contact cards, files.
+        var files: [(data: String, mime: String, name: String?, line: Int, cutBytes: Int?)] = []
         var others: [String] = []
         var from: String?
     }
@@ -465,8 +467,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
         } else if mime.hasPrefix("image/") {
             mms?.images.append((a.string(SMSAttribute.data.rawValue) ?? "", mime, value(a, .name) ?? value(a, .cl), line, a.cutDataBytes))
         } else {
-            let name = value(a, .name) ?? value(a, .cl)
-            mms?.others.append("[Attachment: \(name.map { "\($0), " } ?? "")\(mime.isEmpty ? "unknown type" : mime)]")
+            mms?.files.append((a.string(SMSAttribute.data.rawValue) ?? "", mime, value(a, .name) ?? value(a, .cl), line, a.cutDataBytes))
         }
     }
 
@@ -550,20 +551,63 @@ final class SMSBackupReader: SAXPushParserDelegate {
                              skipped: true)
             }
         }
-        let text = (placeholders + m.texts).joined(separator: "\n")
-        if images.isEmpty && text.isEmpty {
-            context.warn(location, "mms", "has neither text nor pictures; skipped", skipped: true)
-            return
+        // The first other part is the message's typed attachment; a further one is named in its text.
+        var attachment: MediaAttachment?
+        for (k, part) in m.files.enumerated() {
+            let file = self.file(part, stamp: stamp, number: m.images.count + k + 1)
+            if attachment == nil { attachment = file } else { placeholders.append(file.displayText) }
         }
-        if images.isEmpty {
-            elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: text, status: status),
-                                         context: context)
+        let text = (placeholders + m.texts).joined(separator: "\n")
+        if images.isEmpty && text.isEmpty && attachment == nil {
+            context.warn(location, "mms", "has neither text nor pictures; skipped", skipped: true)
             return
         }
         // All pictures in one message (a grid), the text as their caption.
         elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: text.isEmpty ? nil : text,
-                                             images: images, status: status),
+                                             images: images, status: status, attachment: attachment),
                                      context: context)
+    }
+
+    /// An MMS part that is not a picture (`video/3gpp`, `audio/amr`, `text/x-vCard`…): written to
+    /// the attachments folder under our own name and described from its headers; without its
+    /// data (backed up without media, too large, not base64), a placeholder with a warning.
+    private func file(_ part: (data: String, mime: String, name: String?, line: Int, cutBytes: Int?), stamp: Int64,
+                      number: Int) -> MediaAttachment {
+        let kind: MediaAttachment.Kind = part.mime.hasPrefix("video/") ? .video
+            : part.mime == "audio/amr" || part.mime == "audio/3gpp" ? .voice
+            : part.mime.hasPrefix("audio/") ? .audio
+            : part.mime.contains("vcard") ? .contact
+            : .document
+        let shown = part.name ?? part.mime
+        let ext: String = switch part.mime {
+        case "video/3gpp": "3gp"
+        case "video/mp4": "mp4"
+        case "audio/amr": "amr"
+        case "audio/mpeg", "audio/mp3": "mp3"
+        case "audio/ogg": "ogg"
+        case "audio/mp4", "audio/aac": "m4a"
+        case "text/x-vcard", "text/vcard": "vcf"
+        default: ((part.name ?? "") as NSString).pathExtension.lowercased().filter { $0.isLetter || $0.isNumber }
+        }
+        var missing = MediaAttachment(kind: kind, fileName: part.name, mimeType: part.mime.isEmpty ? nil : part.mime)
+        if missing.fileName == nil { missing.label = shown }
+        guard part.cutBytes == nil, !part.data.isEmpty,
+              let bytes = Data(base64Encoded: part.data, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
+            context.warn("line \(part.line)", "mms part \(shown)", part.cutBytes != nil ? "its data is over the 9 MB limit; shown as a placeholder"
+                             : part.data.isEmpty ? "has no data (backed up without media?); shown as a placeholder"
+                             : "data is not valid base64; shown as a placeholder", skipped: true)
+            return missing
+        }
+        do {
+            let folder = try context.attachmentsFolder()
+            let full = (folder as NSString).appendingPathComponent(context.uniqueAttachmentName(stem: "mms-\(stamp)-\(number)", ext: ext))
+            try bytes.write(to: URL(fileURLWithPath: full))
+            return MediaAttachment.described(kind: kind, fileName: part.name ?? (full as NSString).lastPathComponent, path: full,
+                                             mimeType: missing.mimeType)
+        } catch {
+            context.warn("line \(part.line)", "mms part \(shown)", "cannot be written (\(error)); shown as a placeholder", skipped: true)
+            return missing
+        }
     }
 
     // MARK: Result

@@ -66,12 +66,15 @@ enum TelegramImporter {
         var mimeType: String?
         var mediaType: String?
         var stickerEmoji: String?
+        var thumbnail: String?
+        var width: Double?
+        var height: Double?
         var poll: Poll?
         var locationInformation: Location?
         var contactInformation: Contact?
 
         enum CodingKeys: String, CodingKey {
-            case id, type, date, from, actor, action, title, members, text, photo, file, poll, reactions
+            case id, type, date, from, actor, action, title, members, text, photo, file, poll, reactions, thumbnail, width, height
             case dateUnixtime = "date_unixtime", fromID = "from_id", actorID = "actor_id"
             case durationSeconds = "duration_seconds", discardReason = "discard_reason"
             case replyToMessageID = "reply_to_message_id", fileName = "file_name", mimeType = "mime_type"
@@ -81,7 +84,10 @@ enum TelegramImporter {
     }
 
     struct Poll: Decodable { var question: String? }
-    struct Location: Decodable { var latitude: Double?; var longitude: Double? }
+    struct Location: Decodable {
+        var latitude: Double?, longitude: Double?, title: String?, address: String?
+        enum CodingKeys: String, CodingKey { case latitude, longitude, title = "place_name", address }
+    }
     struct Contact: Decodable {
         var firstName: String?, lastName: String?, phoneNumber: String?
         enum CodingKeys: String, CodingKey {
@@ -300,20 +306,29 @@ enum TelegramImporter {
             return line
         case "message":
             let sender = m.fromID?.value ?? m.from ?? "unknown"
-            var lines: [String] = []
             var image: ImageAttachment?
+            var attachment: MediaAttachment?
             if let photo = m.photo ?? (m.mimeType?.hasPrefix("image/") == true && m.mediaType == nil ? m.file : nil) {
-                image = attach(photo, folder: folder, location: location(), context: context, placeholder: &lines)
-            } else if let placeholder = mediaPlaceholder(m) {
-                lines.append(placeholder)
+                (image, attachment) = attach(photo, kind: .photo, m, folder: folder, location: location() + ".photo", context: context)
+            } else if let kind = mediaKind(m) {
+                if let file = m.file {
+                    (image, attachment) = attach(file, kind: kind, m, folder: folder, location: location() + ".file", context: context)
+                } else {
+                    attachment = MediaAttachment(kind: kind)
+                }
+                if var a = attachment {
+                    a.title = a.title ?? title(of: m, kind: kind)
+                    if let l = m.locationInformation { a.latitude = l.latitude; a.longitude = l.longitude }
+                    attachment = a
+                }
             }
-            if let text = m.text?.value, !text.isEmpty { lines.append(text) }
-            let text = lines.isEmpty ? nil : lines.joined(separator: "\n")
-            if text == nil && image == nil {
+            let text = m.text.map(\.value).flatMap { $0.isEmpty ? nil : $0 }
+            if text == nil && image == nil && attachment == nil {
                 context.warn(location(), "message \(m.id)", "has no text or media that can be shown; skipped", skipped: true)
                 return nil
             }
-            var message = Message(sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall)
+            var message = Message(sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall,
+                                  attachment: attachment)
             applyReactionsAndReply(m.reactions, to: &message)
             return message
         case let other:
@@ -420,54 +435,79 @@ enum TelegramImporter {
         return clock.instant(year: f[0], month: f[1], day: f[2], hour: f[3], minute: f[4], second: f[5])
     }
 
-    /// A photo in the export folder; a missing or unsafe one becomes a placeholder line.
-    private static func attach(_ relative: String, folder: String, location: String, context: ImportContext,
-                               placeholder: inout [String]) -> ImageAttachment? {
+    /// A file of the export: a photo (drawn), or a typed attachment with what the export and the
+    /// file's headers say. One the export left out ("(File not included…)"), outside the export
+    /// folder, or missing, is a placeholder, with a warning.
+    private static func attach(_ relative: String, kind: MediaAttachment.Kind, _ m: TGMessage, folder: String, location: String,
+                               context: ImportContext) -> (ImageAttachment?, MediaAttachment?) {
+        let name = m.fileName ?? (relative.hasPrefix("(") ? nil : (relative as NSString).lastPathComponent)
+        var missing = MediaAttachment(kind: kind, fileName: name, mimeType: m.mimeType)
+        missing.duration = m.durationSeconds.map(Double.init)
+        let what = kind == .photo ? "photo" : kind.rawValue
         if relative.hasPrefix("(File not included") || relative.hasPrefix("(File exceeds") {
-            placeholder.append("[Photo]")
-            context.warn(location + ".photo", "photo", "not included in the export (\(relative)); shown as [Photo]", skipped: true)
-            return nil
+            missing.label = relative
+            missing.fileName = m.fileName
+            context.warn(location, what, "not included in the export (\(relative)); shown as a placeholder", skipped: true)
+            return (nil, missing)
         }
-        let full = URL(fileURLWithPath: folder).appendingPathComponent(relative).standardizedFileURL.path
-        let base = URL(fileURLWithPath: folder).standardizedFileURL.path
-        guard !relative.hasPrefix("/"), full.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
-            placeholder.append("[Photo]")
-            context.warn(location + ".photo", "photo \(relative)", "path leaves the export folder; shown as [Photo]", skipped: true)
-            return nil
-        }
-        guard TextCleanup.photoExtension(ofFileName: relative) != nil else {
-            placeholder.append("[Photo: \((relative as NSString).lastPathComponent)]")
-            context.warn(location + ".photo", "photo \(relative)", "is not a format the renderer reads; shown as a placeholder", skipped: true)
-            return nil
+        guard let full = inside(folder, relative) else {
+            context.warn(location, "\(what) \(relative)", "path leaves the export folder; shown as a placeholder", skipped: true)
+            return (nil, missing)
         }
         guard FileManager.default.fileExists(atPath: full) else {
-            placeholder.append("[Photo]")
-            context.warn(location + ".photo", "photo \(relative)", "no such file in the export folder; shown as [Photo]", skipped: true)
-            return nil
+            context.warn(location, "\(what) \(relative)", "no such file in the export folder; shown as a placeholder", skipped: true)
+            return (nil, missing)
         }
-        return ImageAttachment(path: full, width: 0, height: 0)
+        if kind == .photo {
+            return (ImageAttachment(path: full, width: m.width ?? 0, height: m.height ?? 0, name: name), nil)
+        }
+        var a = MediaAttachment.described(kind: kind, fileName: name, path: full, mimeType: m.mimeType)
+        a.duration = m.durationSeconds.map(Double.init) ?? a.duration
+        if let w = m.width, let h = m.height, w > 0, h > 0 { a.width = w; a.height = h }
+        if let thumbnail = m.thumbnail, let poster = inside(folder, thumbnail), FileManager.default.fileExists(atPath: poster) {
+            a.poster = poster
+        }
+        return (nil, a)
     }
 
-    /// Text standing in for media a bubble cannot show (stickers, voice, files, polls…).
-    private static func mediaPlaceholder(_ m: TGMessage) -> String? {
-        if let poll = m.poll { return "[Poll: \(poll.question ?? "")]" }
-        if let l = m.locationInformation {
-            return "[Location: \(l.latitude.map { String($0) } ?? "?"), \(l.longitude.map { String($0) } ?? "?")]"
-        }
-        if let c = m.contactInformation {
-            let name = [c.firstName, c.lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
-            return "[Contact: \([name, c.phoneNumber ?? ""].filter { !$0.isEmpty }.joined(separator: ", "))]"
-        }
-        let name = m.fileName ?? m.file.map { ($0 as NSString).lastPathComponent }
+    /// `relative` inside `folder` (resolved), or nil when it would leave it.
+    private static func inside(_ folder: String, _ relative: String) -> String? {
+        let full = URL(fileURLWithPath: folder).appendingPathComponent(relative).standardizedFileURL.path
+        let base = URL(fileURLWithPath: folder).standardizedFileURL.path
+        return !relative.hasPrefix("/") && full.hasPrefix(base.hasSuffix("/") ? base : base + "/") ? full : nil
+    }
+
+    /// The kind of what a message carries besides a photo (stickers, voice, videos, files,
+    /// polls, locations, contacts), or nil.
+    private static func mediaKind(_ m: TGMessage) -> MediaAttachment.Kind? {
+        if m.poll != nil { return .poll }
+        if m.locationInformation != nil { return .location }
+        if m.contactInformation != nil { return .contact }
         switch m.mediaType {
-        case "sticker": return m.stickerEmoji.map { $0.isEmpty ? "[Sticker]" : $0 } ?? "[Sticker]"
-        case "voice_message": return "[Voice message]"
-        case "video_message": return "[Video message]"
-        case "video_file": return "[Video]"
-        case "animation": return "[GIF]"
-        case "audio_file": return "[Audio" + (name.map { ": \($0)" } ?? "") + "]"
-        case .some(let other): return "[\(other.replacingOccurrences(of: "_", with: " "))]"
-        case nil: return m.file != nil ? "[File" + (name.map { ": \($0)" } ?? "") + "]" : nil
+        case "sticker": return .sticker
+        case "voice_message": return .voice
+        case "video_message", "video_file": return .video
+        case "animation": return .gif
+        case "audio_file": return .audio
+        case .some: return .document
+        case nil:
+            guard m.file != nil else { return nil }
+            let mime = m.mimeType ?? ""
+            return mime.hasPrefix("video/") ? .video : mime.hasPrefix("audio/") ? .audio : .document
+        }
+    }
+
+    /// A poll's question, a contact's name (or number), a location's place name, a sticker's emoji.
+    private static func title(of m: TGMessage, kind: MediaAttachment.Kind) -> String? {
+        switch kind {
+        case .poll: return m.poll?.question
+        case .contact:
+            guard let c = m.contactInformation else { return nil }
+            let name = [c.firstName, c.lastName].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+            return [name, c.phoneNumber ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")
+        case .location: return m.locationInformation.flatMap { $0.title ?? $0.address }
+        case .sticker: return m.stickerEmoji.flatMap { $0.isEmpty ? nil : $0 }
+        default: return nil
         }
     }
 

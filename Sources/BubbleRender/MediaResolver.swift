@@ -98,8 +98,8 @@ public final class MediaResolver {
             }
             report.checked += 1
             guard let size = size(path) else {
-                problem(&m, kind: image.sticker ? .sticker : .photo, name: image.name ?? (path as NSString).lastPathComponent,
-                        path: path, reason: reason(path), report: &report)
+                problem(&m, kind: image.sticker ? .sticker : .photo, name: image.name, path: path, reason: reason(path),
+                        report: &report)
                 continue
             }
             if image.width <= 0 || image.height <= 0 {
@@ -164,7 +164,7 @@ public final class MediaResolver {
     /// already has an attachment the placeholder is not added), and the report a problem.
     private func problem(_ m: inout Message, kind: MediaAttachment.Kind, name: String?, path: String?, reason: String,
                          report: inout MediaReport) {
-        report.problems.append(MediaProblem(file: name ?? path ?? "(no file)", reason: reason))
+        report.problems.append(MediaProblem(file: name ?? path.map(photos.resolve) ?? "(no file)", reason: reason))
         if m.attachment == nil {
             m.attachment = MediaAttachment(kind: kind, fileName: name ?? path.map { ($0 as NSString).lastPathComponent } ?? kind.rawValue,
                                            path: path, problem: reason)

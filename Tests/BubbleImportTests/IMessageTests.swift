@@ -139,13 +139,18 @@ struct IMessageTests {
             Message(sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_000_060), text: "Yes — what's up?"),
             Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_100), text: "Sent as SMS"),
             Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_120), text: "Look at this",
-                    image: ImageAttachment(path: photo, width: 0, height: 0)),
-            Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_140), text: "[Photo: IMG_0421.HEIC]"),
-            Message(sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_000_150), text: "[Photo: IMG_0422.jpeg]"),
+                    image: ImageAttachment(path: photo, width: 0, height: 0, name: "IMG_0420.jpeg")),
+            // Files the copied database names but that are not there: placeholders with what the database says.
+            Message(sender: "+15550102000", direction: .incoming, date: Date(timeIntervalSince1970: 1_700_000_140),
+                    attachment: MediaAttachment(kind: .photo, fileName: "IMG_0421.HEIC", mimeType: "image/heic", byteSize: 2_100_000)),
+            Message(sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_000_150),
+                    attachment: MediaAttachment(kind: .photo, fileName: "IMG_0422.jpeg", mimeType: "image/jpeg", byteSize: 900_000)),
         ])
-        #expect(r.skipped == 2)  // the HEIC, the missing file
+        #expect(c.messages[4].shownText == "📷 Photo: IMG_0421.HEIC (not in the export)")
+        #expect(r.skipped == 2)  // the two missing files
         #expect(r.warnings.map(\.description) == [
-            "\(db.path): message ROWID 5: photo IMG_0421.HEIC: image/heic is not a format the renderer reads; shown as a placeholder",
+            "\(db.path): message ROWID 5: photo ~/Library/Messages/Attachments/cd/12/77B1/IMG_0421.HEIC: no such file "
+                + "(\(db.home)/Library/Messages/Attachments/cd/12/77B1/IMG_0421.HEIC); shown as a placeholder",
             "\(db.path): message ROWID 6: photo ~/Library/Messages/Attachments/ef/13/9C0D/IMG_0422.jpeg: no such file "
                 + "(\(db.home)/Library/Messages/Attachments/ef/13/9C0D/IMG_0422.jpeg); shown as a placeholder",
         ])

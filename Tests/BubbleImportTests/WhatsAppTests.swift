@@ -69,7 +69,8 @@ struct WhatsAppTests {
             Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T04:23:00Z"), text: "Merry Christmas Eve! 🎄"),
             Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:25:00Z"), text: "Thanks! Same to you\nand your family"),
             Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T04:26:00Z"), text: "The tree this year",
-                    image: ImageAttachment(path: (folder as NSString).appendingPathComponent("IMG-20191224-WA0001.jpg"), width: 0, height: 0)),
+                    image: ImageAttachment(path: (folder as NSString).appendingPathComponent("IMG-20191224-WA0001.jpg"), width: 0, height: 0,
+                                           name: "IMG-20191224-WA0001.jpg")),
             Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:27:00Z"),
                     attachment: MediaAttachment(kind: .media, label: "<Media omitted>")),
             Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T14:02:00Z"), text: "Did Santa come?"),
@@ -134,7 +135,7 @@ struct WhatsAppTests {
             Message(sender: "Sam Rivera", direction: .incoming, date: instant("2021-10-14T14:34:09Z"), text: "Landed! ✈️"),
             Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:35:10Z"), text: "Welcome back\nHow was the flight?"),
             Message(sender: "Sam Rivera", direction: .incoming, date: instant("2021-10-14T14:36:02Z"),
-                    image: ImageAttachment(path: photo, width: 0, height: 0)),
+                    image: ImageAttachment(path: photo, width: 0, height: 0, name: "00000012-PHOTO-2021-10-14-15-34-09.jpg")),
             Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:36:40Z"),
                     attachment: MediaAttachment(kind: .photo, label: "image omitted")),
             Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-15T08:00:00Z"), text: "Coffee later?"),
@@ -224,10 +225,10 @@ struct WhatsAppTests {
         let r = try Importer.load(path: scratch.path, options: ImportOptions(me: "Ann", timeZone: zone("UTC")))
         #expect(r.conversation.messages.map(\.text) == [nil, nil, nil, nil])
         #expect(r.conversation.messages.map(\.attachment) == [
-            MediaAttachment(kind: .document, label: "<attached: ../../etc/passwd>", fileName: "../../etc/passwd"),
-            MediaAttachment(kind: .photo, label: "IMG-20220201-WA0007.jpg (file attached)", fileName: "IMG-20220201-WA0007.jpg"),
-            MediaAttachment(kind: .photo, label: "<attached: IMG-link.jpg>", fileName: "IMG-link.jpg"),
-            MediaAttachment(kind: .document, label: "/etc/shadow (file attached)", fileName: "/etc/shadow"),
+            MediaAttachment(kind: .document, fileName: "../../etc/passwd"),
+            MediaAttachment(kind: .photo, fileName: "IMG-20220201-WA0007.jpg"),
+            MediaAttachment(kind: .photo, fileName: "IMG-link.jpg"),
+            MediaAttachment(kind: .document, fileName: "/etc/shadow"),
         ])
         #expect(r.conversation.messages.allSatisfy { $0.image == nil })
         #expect(r.skipped == 4)

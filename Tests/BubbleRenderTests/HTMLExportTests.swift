@@ -286,7 +286,7 @@ struct HTMLExportTests {
         #expect(!html.contains("base64,iVBORw0KGgo"))
     }
 
-    @Test("a photo that is not an image (../../etc/passwd) is refused and nothing is left behind", arguments: [
+    @Test("a photo that is not an image (../../etc/passwd) is never embedded: a labelled placeholder and a problem; strict: refused, nothing left behind", arguments: [
         HTMLOptions.Assets.embed, .folder,
     ])
     func notAnImage(assets: HTMLOptions.Assets) throws {
@@ -297,12 +297,24 @@ struct HTMLExportTests {
         let levels = photos.path.split(separator: "/").count
         let passwd = String(repeating: "../", count: levels) + "etc/passwd"
         let path = dir.appendingPathComponent("chat.html").path
+        var report = MediaReport()
+        try exporter(photos: photos.path) { $0.assets = assets; $0.pageSize = .messages(2) }
+            .export(chat(6, image: ImageAttachment(path: passwd, width: 100, height: 100)), to: path, media: &report)
+        #expect(report.problems.map(\.file) == [photos.path + "/" + passwd])
+        #expect(report.problems.first?.reason.contains("not an image") == true)
+        #expect(report.summary == "1 of 1 attachment could not be read")
+        let page = try read(dir.appendingPathComponent("chat-001.html").path)
+        #expect(page.contains("Photo: passwd (could not be read)"))
+        #expect(!page.contains("root:"), "the file's bytes are never embedded")
+        for file in listing(dir) where file.hasSuffix(".html") || file.hasPrefix("chat_files") {
+            try? FileManager.default.removeItem(at: dir.appendingPathComponent(file))
+        }
         #expect {
-            try exporter(photos: photos.path) { $0.assets = assets; $0.pageSize = .messages(2) }
+            try exporter(photos: photos.path) { $0.assets = assets; $0.pageSize = .messages(2); $0.strictMedia = true }
                 .export(chat(6, image: ImageAttachment(path: passwd, width: 100, height: 100)), to: path)
         } throws: { error in
             guard case RenderError.unreadableImage(let p, let reason)? = error as? RenderError else { return false }
-            return p.hasSuffix("etc/passwd") && reason.contains("not an image")
+            return p.hasSuffix("etc/passwd") && reason.contains("not an image") && reason.hasSuffix("(--strict)")
         }
         #expect(listing(dir) == ["a", "a/b"])
     }
@@ -333,8 +345,8 @@ struct HTMLExportTests {
         #expect(throws: LayoutError.self) { try exporter { $0.width = .nan }.export(chat(3), to: dir.path + "/n.html") }
         #expect(throws: LayoutError.self) { try exporter { $0.pageSize = .messages(0) }.export(chat(3), to: dir.path + "/n.html") }
         let photo = ImageAttachment(path: dir.path + "/no-such.png", width: 0, height: 0)
-        #expect(throws: RenderError.unreadableImage(path: dir.path + "/no-such.png", reason: "no such file (messages[1].image.path)")) {
-            try exporter { $0.pageSize = .messages(1) }.export(chat(5, image: photo), to: dir.path + "/n.html")
+        #expect(throws: RenderError.unreadableImage(path: dir.path + "/no-such.png", reason: "no such file (--strict)")) {
+            try exporter { $0.pageSize = .messages(1); $0.strictMedia = true }.export(chat(5, image: photo), to: dir.path + "/n.html")
         }
         #expect(listing(dir).isEmpty)
     }

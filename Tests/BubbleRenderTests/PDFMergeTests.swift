@@ -212,15 +212,17 @@ struct PDFMergeTests {
     func workerFailure() throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        // A PNG whose header reads (its size is known) but whose pixels do not decode.
+        // A theme background whose PNG header reads but whose pixels do not decode: every part's
+        // painting fails. (A photo like it no longer fails a render: it draws a placeholder.)
         let good = try Data(contentsOf: BundledSamples.folder.appendingPathComponent("demo-photo.png"))
         let broken = dir.appendingPathComponent("broken.png")
         try good.prefix(200).write(to: broken)
         #expect(PhotoLoader.size(ofFile: broken.path) != nil)
-        var conversation = sampleConversation(count: 200)
-        let last = conversation.messages.count - 3
-        conversation.messages[last].image = ImageAttachment(path: broken.path, width: 0, height: 0)
-        let r = try makeRenderer()
+        let conversation = sampleConversation(count: 200)
+        TestFonts.pin()
+        var (theme, folder) = try ThemeLibrary.load("imessage")
+        theme.background = .image(broken.path)
+        let r = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: "/", textEngine: .fast)
         let path = dir.appendingPathComponent("chat.pdf").path
         #expect(throws: RenderError.self) { try render(r, conversation, to: path, parts: 2) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["broken.png"])

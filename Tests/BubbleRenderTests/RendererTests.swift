@@ -173,7 +173,7 @@ struct RendererTests {
         }
     }
 
-    @Test("a missing photo is one clear error naming the file, and nothing is written")
+    @Test("a missing photo: a labelled placeholder and a problem naming the file; strict: one clear error and nothing written")
     func missingPhoto() throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -181,10 +181,20 @@ struct RendererTests {
         var conv = conversation([("look", .incoming)])
         conv.messages.append(Message(sender: "them", direction: .incoming, date: t0, image: ImageAttachment(path: "gone.jpg", width: 0, height: 0)))
         let out = dir.appendingPathComponent("x.png").path
-        #expect(throws: RenderError.unreadableImage(path: dir.path + "/gone.jpg", reason: "no such file (messages[1].image.path)")) {
-            try r.render(conv, to: out, options: RenderOptions(format: .png))
+        var options = RenderOptions(format: .png)
+        options.strictMedia = true
+        #expect(throws: RenderError.unreadableImage(path: dir.path + "/gone.jpg", reason: "no such file (--strict)")) {
+            try r.render(conv, to: out, options: options)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+
+        try r.render(conv, to: out, options: RenderOptions(format: .png))
+        #expect(r.mediaReport.problems == [MediaProblem(file: dir.path + "/gone.jpg", reason: "no such file")])
+        #expect(r.mediaReport.summary == "1 of 1 attachment could not be read")
+        let (resolved, _) = r.resolveMedia(conv)
+        #expect(resolved.messages[1].images.isEmpty)
+        #expect(resolved.messages[1].shownText == "📷 Photo: gone.jpg (could not be read)")
+        #expect(FileManager.default.fileExists(atPath: out))
     }
 
     @Test("photos take their size from the file and are drawn inside the bubble")

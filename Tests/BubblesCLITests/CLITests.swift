@@ -162,7 +162,7 @@ struct CLITests {
             (["render", "chat.json", "-o", "x.gif"], "cannot tell the output format"),
             (["render", "chat.json", "-o", "x.png", "--tz", "Mars/Olympus"], "is not a time zone; expected an IANA name such as UTC"),
             (["render", "chat.json", "-o", "chat.json", "--format", "png"], "is the input file; refusing to overwrite it"),
-            (["render", "photo.json", "-o", "x.png"], "gone.jpg: cannot read image: no such file"),
+            (["render", "photo.json", "-o", "x.png", "--strict"], "gone.jpg: cannot read image: no such file (--strict)"),
             (["render", "chat.json", "-o", "x.png", "--text-engine", "harfbuzz"], "Please provide one of 'pango' and 'fast'"),
           ])
     func badInput(arguments: [String], message: String) throws {

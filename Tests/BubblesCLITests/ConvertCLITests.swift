@@ -96,8 +96,8 @@ struct ConvertCLITests {
             Row("message", "Mira Chen", "incoming", "2021-03-05T13:24:30Z", "Here", "photo_1@05-03-2021_14-24-30.jpg"),
             Row("message", "Leo Park", "outgoing", "2021-03-05T13:25:02Z", "Wow https://example.com/eclipse"),
             Row("system", "", "", "2021-03-05T13:30:00Z", "Leo Park called (2:05)"),
-            Row("message", "Mira Chen", "incoming", "2021-03-05T13:33:20Z", "😍"),
-            Row("message", "Leo Park", "outgoing", "2021-03-05T13:35:00Z", "[Photo]"),
+            Row("message", "Mira Chen", "incoming", "2021-03-05T13:33:20Z", "", media: "sticker"),
+            Row("message", "Leo Park", "outgoing", "2021-03-05T13:35:00Z", "", media: "photo"),
         ]),
         ("telegram-account/result.json", ["--chat", "Climbing crew"], [
             Row("system", "", "", "2022-06-01T18:00:00", "Leo Park created group «Climbing crew»"),
@@ -110,8 +110,8 @@ struct ConvertCLITests {
             Row("message", "Leo", "outgoing", "2023-11-14T22:14:20Z", "Yes — what's up?"),
             Row("message", "+15550102000", "incoming", "2023-11-14T22:15:00Z", "Sent as SMS"),
             Row("message", "+15550102000", "incoming", "2023-11-14T22:15:20Z", "Look at this", "IMG_0420.jpeg"),
-            Row("message", "+15550102000", "incoming", "2023-11-14T22:15:40Z", "[Photo: IMG_0421.HEIC]"),
-            Row("message", "Leo", "outgoing", "2023-11-14T22:15:50Z", "[Photo: IMG_0422.jpeg]"),
+            Row("message", "+15550102000", "incoming", "2023-11-14T22:15:40Z", "", media: "photo"),
+            Row("message", "Leo", "outgoing", "2023-11-14T22:15:50Z", "", media: "photo"),
         ]),
         ("imessage/chat.db", ["--chat", "Weekend plans"], [
             Row("system", "", "", "2023-11-14T22:30:00Z", "Me named the conversation “Weekend plans”"),
@@ -141,7 +141,7 @@ struct ConvertCLITests {
             photos += m["images"] as? [[String: Any]] ?? []
             let attachments = photos.compactMap { ($0["path"] as? String).map { ($0 as NSString).lastPathComponent } }.joined(separator: ";")
             return Row(kind, from.map { names[$0] ?? $0 } ?? "", direction, m["date"] as? String ?? "?", m["text"] as? String ?? "", attachments,
-                       media: (m["placeholder"] as? [String: Any])?["kind"] as? String ?? "")
+                       media: (m["attachment"] as? [String: Any])?["kind"] as? String ?? "")
         }
     }
 

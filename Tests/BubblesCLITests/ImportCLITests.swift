@@ -117,8 +117,8 @@ struct ImportCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let page = try String(contentsOfFile: html, encoding: .utf8)
         let bubbles = Self.bubbles(page).map { $0.text.replacing(#/\s*\d\d:\d\d$/#, with: "") }
-        #expect(bubbles == ["Hi, did you get the photos?", "📎 Media omitted", "🎬 Video: VID-20211014-WA0003.mp4",
-                            "🚫 This message was deleted", "📄 Document: Trip plan.pdf\nPlan for Saturday", "late"], "\(bubbles)")
+        #expect(bubbles == ["Hi, did you get the photos?", "📎 Media omitted", "🎬 Video: VID-20211014-WA0003.mp4 (not in the export)",
+                            "🚫 This message was deleted", "📄 Document: Trip plan.pdf (not in the export)\nPlan for Saturday", "late"], "\(bubbles)")
         #expect(!page.contains("href=\"tel:"), "the date inside a file name is no phone number")
 
         let pdf = dir.appendingPathComponent("p.pdf").path

@@ -184,6 +184,8 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
             var lines = [symbol + " " + (title ?? name)]
             if let latitude, let longitude { lines.append(Self.coordinate(latitude) + ", " + Self.coordinate(longitude)) }
             return lines.joined(separator: "\n")
+        case .sticker:
+            return symbol + " " + name + (title.map { " " + $0 } ?? "")
         default:
             return ([symbol + " " + name] + details).joined(separator: " · ")
         }
