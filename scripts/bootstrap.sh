@@ -3,7 +3,8 @@
 # Called by `make demo`, `make test` and `make bench`; safe to run any number of times.
 set -euo pipefail
 
-# C libraries the renderer links (found with pkg-config), the fonts the project's fontconfig file
+# C libraries the renderer links (found with pkg-config), gdk-pixbuf's WebP and HEIC loaders
+# (stickers, iPhone photos), the fonts the project's fontconfig file
 # pins (Latin, Arabic/Hebrew, colour emoji, CJK), SQLite and zlib for the importers (iMessage chat.db,
 # WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
 # (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium, qpdf).
@@ -15,6 +16,8 @@ PACKAGES=(
   libfontconfig-dev
   libpng-dev
   libgdk-pixbuf-2.0-dev
+  webp-pixbuf-loader
+  heif-gdk-pixbuf
   libicu-dev
   libsqlite3-dev
   zlib1g-dev

@@ -262,6 +262,10 @@ struct LinkDetectorTests {
         #expect(urls("on 2023-11-14 at 09:41, room 12, 3 pm") == [])
         #expect(urls("abc123456789") == [])
         #expect(urls("ann@localhost") == [])
+        // A bare 8-digit date (as in WhatsApp file names) is no phone number; 8 other digits are.
+        #expect(urls("see you 20211014 or VID-20211014-WA0003") == [])
+        #expect(urls("call 55512345") == ["tel:55512345"])
+        #expect(urls("call 20211399") == ["tel:20211399"])
     }
 
     @Test func byteRanges() {

@@ -139,6 +139,12 @@ public enum LinkDetector {
             let groups = String(decoding: b[k..<lastDigitEnd], as: UTF8.self)
                 .split(whereSeparator: { !$0.isNumber && $0 != "+" }).map(\.count)
             if groups == [4, 2, 2] || groups == [2, 2, 4] { return nil }
+            // A bare date, 20211014 (as in file names): year 1900–2099, month, day.
+            if groups == [8] {
+                let d = b[k..<lastDigitEnd].map { Int($0) - 0x30 }
+                let year = d[0] * 1000 + d[1] * 100 + d[2] * 10 + d[3], month = d[4] * 10 + d[5], day = d[6] * 10 + d[7]
+                if (1900...2099).contains(year), (1...12).contains(month), (1...31).contains(day) { return nil }
+            }
         }
         // "tel:", the plus, the digits: made as bytes, one string at the end.
         let url = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 5 + lastDigitEnd - k) { out in
