@@ -459,7 +459,7 @@ enum TelegramImporter {
             return (nil, missing)
         }
         if kind == .photo {
-            return (ImageAttachment(path: full, width: m.width ?? 0, height: m.height ?? 0, name: name), nil)
+            return (ImageAttachment(path: full, width: 0, height: 0, name: name), nil)
         }
         var a = MediaAttachment.described(kind: kind, fileName: name, path: full, mimeType: m.mimeType)
         a.duration = m.durationSeconds.map(Double.init) ?? a.duration
