@@ -140,8 +140,7 @@ enum WhatsAppImporter {
         var nonUTF8Lines = 0, firstNonUTF8Line = 0
 
         func flush() throws(ImportError) {
-            guard var entry = current else { return }
-            current = nil
+            guard var entry = current.take() else { return }
             var lines = currentRest
             currentRest = []
             if entry.author != nil, let first = lines.first {
@@ -276,12 +275,12 @@ enum WhatsAppImporter {
                 excluded += 1
                 continue
             }
-            var m = messages[i]
-            m.date = date
-            m.wallTime = WallTime(year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
-                                  minute: stamp.minute, second: stamp.second)
-            if let meID, m.sender == meID { m.direction = .outgoing }
-            messages[kept] = m
+            // In place: a message is not copied out and back (each copy retains all it holds).
+            messages[i].date = date
+            messages[i].wallTime = WallTime(year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
+                                            minute: stamp.minute, second: stamp.second)
+            if let meID, messages[i].sender == meID { messages[i].direction = .outgoing }
+            if kept != i { messages.swapAt(kept, i) }
             kept += 1
         }
         messages.removeLast(messages.count - kept)

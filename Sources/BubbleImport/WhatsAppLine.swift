@@ -45,7 +45,12 @@ struct WhatsAppLine: Equatable {
         }
     }
 
-    static func parse(_ b: [UInt8]) -> WhatsAppLine? {
+    static func parse(_ bytes: [UInt8]) -> WhatsAppLine? {
+        // Raw bytes, no bounds checks beyond the parser's own: this runs on every line.
+        bytes.withUnsafeBufferPointer { parse($0) }
+    }
+
+    static func parse(_ b: UnsafeBufferPointer<UInt8>) -> WhatsAppLine? {
         var i = skipMarks(b, 0)
         let style: Style
         if i < b.count, b[i] == UInt8(ascii: "[") { style = .ios; i = skipMarks(b, i + 1) } else { style = .android }
@@ -70,7 +75,8 @@ struct WhatsAppLine: Equatable {
 
         // The time, with its 12-hour marker before it (ko, ja, zh) or after it.
         var meridiem: Meridiem?
-        if let (m, end) = match(b, i, meridiemsBefore, mustEnd: false) {
+        // (Every marker written before the time is CJK: ASCII digits skip the table.)
+        if i < b.count, b[i] >= 0x80, let (m, end) = match(b, i, meridiemsBefore, mustEnd: false) {
             meridiem = m
             i = end
             if skipSpaces(b, &i) { sawSeparator = true }
@@ -91,7 +97,9 @@ struct WhatsAppLine: Equatable {
         if meridiem == nil {
             var afterTime = i
             _ = skipSpaces(b, &afterTime)
-            if let (m, end) = readMeridiem(b, afterTime) ?? match(b, afterTime, meridiemsAfter, mustEnd: true) {
+            if let (m, end) = readMeridiem(b, afterTime)
+                ?? (afterTime < b.count && (b[afterTime] >= 0x80 || b[afterTime] | 0x20 == UInt8(ascii: "v") || b[afterTime] | 0x20 == UInt8(ascii: "n"))
+                    ? match(b, afterTime, meridiemsAfter, mustEnd: true) : nil) {
                 meridiem = m
                 i = end
             }
@@ -129,7 +137,11 @@ struct WhatsAppLine: Equatable {
     /// Whether a line that `parse` refused still looks like a message header — a date-like run
     /// at its start (digits, a date separator, a digit) and " - " or "] " soon after — so it is
     /// reported instead of being glued onto the message before it.
-    static func looksLikeHeader(_ b: [UInt8]) -> Bool {
+    static func looksLikeHeader(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { looksLikeHeader($0) }
+    }
+
+    static func looksLikeHeader(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = skipMarks(b, 0)
         if i < b.count, b[i] == UInt8(ascii: "[") { i = skipMarks(b, i + 1) }
         guard number(b, &i, maxDigits: 4) != nil, dateSeparator(b, &i) != nil, isDigit(b, i) else { return false }
@@ -149,7 +161,8 @@ struct WhatsAppLine: Equatable {
     private enum DateSeparator: Equatable { case slash, dot, dash, dotSpace }
 
     /// "/", ".", "-" or ". " (dot then spaces: Korean, Hungarian), after any direction marks.
-    private static func dateSeparator(_ b: [UInt8], _ i: inout Int) -> DateSeparator? {
+    @inline(__always)
+    private static func dateSeparator(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> DateSeparator? {
         var k = skipMarks(b, i)
         guard k < b.count else { return nil }
         let kind: DateSeparator
@@ -171,7 +184,7 @@ struct WhatsAppLine: Equatable {
     /// The value of the digit at `i` (ASCII, Arabic-Indic, Persian, Devanagari or Thai) and its
     /// length in bytes.
     @inline(__always)
-    private static func digit(_ b: [UInt8], _ i: Int) -> (value: Int, length: Int)? {
+    private static func digit(_ b: UnsafeBufferPointer<UInt8>, _ i: Int) -> (value: Int, length: Int)? {
         guard i < b.count else { return nil }
         let c = b[i]
         if c < 0x80 { return c >= 0x30 && c <= 0x39 ? (Int(c - 0x30), 1) : nil }
@@ -186,9 +199,11 @@ struct WhatsAppLine: Equatable {
         return nil
     }
 
-    private static func isDigit(_ b: [UInt8], _ i: Int) -> Bool { digit(b, i) != nil }
+    @inline(__always)
+    private static func isDigit(_ b: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool { digit(b, i) != nil }
 
-    private static func number(_ b: [UInt8], _ i: inout Int, maxDigits: Int) -> (Int, Int)? {
+    @inline(__always)
+    private static func number(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, maxDigits: Int) -> (Int, Int)? {
         var value = 0, digits = 0
         while digits < maxDigits, let (v, n) = digit(b, i) {
             value = value * 10 + v
@@ -202,7 +217,7 @@ struct WhatsAppLine: Equatable {
     /// Skips LRM, RLM, ALM, the isolates and embeddings and a BOM: marks exports put around
     /// numbers and at line starts.
     @inline(__always)
-    private static func skipMarks(_ b: [UInt8], _ start: Int) -> Int {
+    private static func skipMarks(_ b: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int {
         var i = start
         while i + 1 < b.count, b[i] >= 0xD8 {
             if b[i] == 0xD8, b[i + 1] == 0x9C { i += 2; continue }  // U+061C
@@ -218,8 +233,8 @@ struct WhatsAppLine: Equatable {
 
     /// Skips spaces, NO-BREAK SPACE (U+00A0), NARROW NO-BREAK SPACE (U+202F) and THIN SPACE
     /// (U+2009), with direction marks among them; true if any space.
-    @discardableResult
-    private static func skipSpaces(_ b: [UInt8], _ i: inout Int) -> Bool {
+    @discardableResult @inline(__always)
+    private static func skipSpaces(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Bool {
         var sawSpace = false
         while i < b.count {
             if b[i] == 0x20 {
@@ -241,7 +256,7 @@ struct WhatsAppLine: Equatable {
 
     /// A word some locales write between date and time ("à" in French): 1 to 3 letters, then a
     /// space, then a digit; returns where the digit starts.
-    private static func connectorWord(_ b: [UInt8], _ start: Int) -> Int? {
+    private static func connectorWord(_ b: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int? {
         guard start < b.count, !isDigit(b, start) else { return nil }
         for word in connectorWords where start + word.count < b.count {
             if b[start..<start + word.count].elementsEqual(word) {
@@ -256,7 +271,7 @@ struct WhatsAppLine: Equatable {
     private static let connectorWords = ["à", "às", "um", "alle", "a las", "a la", "в", "om", "klo"].map { Array($0.utf8) }
 
     /// AM, PM, am, a.m., p. m., A.M. (with any of the spaces above inside); returns the end offset.
-    private static func readMeridiem(_ b: [UInt8], _ start: Int) -> (Meridiem, Int)? {
+    private static func readMeridiem(_ b: UnsafeBufferPointer<UInt8>, _ start: Int) -> (Meridiem, Int)? {
         var i = start
         guard i < b.count else { return nil }
         let m: Meridiem
@@ -275,13 +290,13 @@ struct WhatsAppLine: Equatable {
     }
 
     /// A marker must end the time: followed by "]", a space, a mark or the line end.
-    private static func endsToken(_ b: [UInt8], _ i: Int) -> Bool {
+    private static func endsToken(_ b: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
         i >= b.count || b[i] == UInt8(ascii: "]") || b[i] == 0x20 || b[i] == 0xC2 || b[i] == 0xE2
     }
 
     /// The first of `table`'s markers at `start` (ASCII letters compared without case), ending
     /// the token when `mustEnd`.
-    private static func match(_ b: [UInt8], _ start: Int, _ table: [([UInt8], Meridiem)], mustEnd: Bool) -> (Meridiem, Int)? {
+    private static func match(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ table: [([UInt8], Meridiem)], mustEnd: Bool) -> (Meridiem, Int)? {
         guard start < b.count, b[start] >= 0x41 else { return nil }
         for (word, m) in table where start + word.count <= b.count {
             var k = 0

@@ -17,7 +17,7 @@ enum WhatsAppMarkers {
         let utf8 = body.utf8
         guard utf8.count <= maxLength, utf8.count >= minLength else { return nil }
         let kind: MediaAttachment.Kind? = withBytes(body) { b in
-            guard hashes.contains(hash(b)) else { return nil }
+            guard passesGate(b), hashes.contains(hash(b)) else { return nil }
             return table[key(b)]
         }
         guard let kind else { return nil }
@@ -68,6 +68,44 @@ enum WhatsAppMarkers {
             emit(c >= 0x41 && c <= 0x5A ? c | 0x20 : c)
         }
     }
+
+    /// The first check, in constant time: is there a marker that starts with `b`'s first byte
+    /// and ends with its last (after marks, spaces and a final full stop; ASCII letters folded),
+    /// and is as long, or up to 3 bytes shorter (marks, spaces)? Almost every message is refused
+    /// here, before a byte of it is hashed.
+    @inline(__always)
+    private static func passesGate(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0, n = b.count
+        while i < n {
+            let c = b[i]
+            if c == 0x20 { i += 1; continue }
+            if c == 0xE2, i + 2 < n, b[i + 1] == 0x80, b[i + 2] == 0x8E || b[i + 2] == 0x8F { i += 3; continue }
+            if c == 0xD8, i + 1 < n, b[i + 1] == 0x9C { i += 2; continue }
+            break
+        }
+        while n > i, b[n - 1] == 0x20 { n -= 1 }
+        if n > i, b[n - 1] == UInt8(ascii: ".") { n -= 1 }
+        guard n > i, n - i < 128 else { return false }
+        let first = Int(fold(b[i])), last = Int(fold(b[n - 1])), length = n - i
+        return pairs[first << 2 | last >> 6] & (1 << UInt64(last & 63)) != 0
+            && lengths[first << 1 | length >> 6] & (1 << UInt64(length & 63)) != 0
+    }
+
+    @inline(__always)
+    private static func fold(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
+
+    /// Bit sets, read without hashing: which (first, last) byte pairs start and end a marker, and
+    /// which lengths (the key's, up to 3 bytes more) a marker starting with a byte has.
+    private static let (pairs, lengths): ([UInt64], [UInt64]) = {
+        var pairs = [UInt64](repeating: 0, count: 256 * 4), lengths = [UInt64](repeating: 0, count: 256 * 2)
+        for (text, _) in entries {
+            let k = withBytes(text, key)
+            let first = Int(k[0]), last = Int(k[k.count - 1])
+            pairs[first << 2 | last >> 6] |= 1 << UInt64(last & 63)
+            for n in k.count...(k.count + 3) where n < 128 { lengths[first << 1 | n >> 6] |= 1 << UInt64(n & 63) }
+        }
+        return (pairs, lengths)
+    }()
 
     /// FNV-1a of the folded bytes: probed first, so most messages are refused without a copy.
     private static func hash(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {

@@ -55,6 +55,14 @@ struct MediaCLITests {
                          "See you 20211014"] {
             #expect(text.contains(expected), "missing \(expected) in \(text)")
         }
+        // SVG: text as <text>, the pictures (turned photo, sticker, HEIC as JPEG) embedded, two play symbols.
+        let svg = try String(contentsOfFile: dir.appendingPathComponent("chat.svg").path, encoding: .utf8)
+        for expected in ["Voice message · 0:03", "PDF · 2 pages · 426 B", "Ann Lee"] {
+            #expect(svg.contains(expected), "chat.svg lacks \(expected)")
+        }
+        #expect(svg.components(separatedBy: "<image ").count - 1 == 3, "photo, sticker, HEIC photo")
+        #expect(svg.components(separatedBy: "data:image/jpeg;base64,").count - 1 == 2, "the turned JPEG and the HEIC, as JPEG")
+        #expect(svg.components(separatedBy: "data:image/webp;base64,").count - 1 == 1, "the sticker as it is")
         let html = try String(contentsOfFile: dir.appendingPathComponent("chat.html").path, encoding: .utf8)
         #expect(html.contains("alt=\"Sticker\""), "the sticker is a picture")
         #expect(html.contains("class=\"b o e st"), "without a bubble")

@@ -97,42 +97,124 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         /// The message was deleted before the export ("This message was deleted").
         case deleted
     }
-    public var kind: Kind
+
+    /// The fields, kept behind one reference (copied on write): a message without an attachment
+    /// pays one word for it, and copying a message copies no strings of it.
+    struct Fields: Hashable, Codable {
+        var kind: Kind
+        var label: String?
+        var fileName: String?
+        var path: String?
+        var mimeType: String?
+        var byteSize: Int?
+        var duration: Double?
+        var width: Double?
+        var height: Double?
+        var poster: String?
+        var pageCount: Int?
+        var title: String?
+        var latitude: Double?
+        var longitude: Double?
+        var problem: String?
+    }
+    final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+    private var storage: Storage
+
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        change(&storage.fields)
+    }
+
+    /// The attachment's kind.
+    public var kind: Kind {
+        get { storage.fields.kind }
+        set { update { $0.kind = newValue } }
+    }
     /// The export's own words for media it left out ("<Media omitted>", "Bild weggelassen"); nil
     /// when the export names or holds the file.
-    public var label: String?
+    public var label: String? {
+        get { storage.fields.label }
+        set { update { $0.label = newValue } }
+    }
     /// The file's name as the export gives it ("VID-20211014-WA0003.mp4", "Trip plan.pdf").
-    public var fileName: String?
+    public var fileName: String? {
+        get { storage.fields.fileName }
+        set { update { $0.fileName = newValue } }
+    }
     /// Where the file is, relative to the conversation file like photos; nil when the export
     /// does not hold it.
-    public var path: String?
-    public var mimeType: String?
-    public var byteSize: Int?
-    /// Seconds (video, audio, voice notes).
-    public var duration: Double?
-    /// Natural size in points (video, sticker), when known.
-    public var width: Double?
-    public var height: Double?
-    /// A poster frame of a video (a picture file, relative like `path`).
-    public var poster: String?
-    /// Pages of a document (PDF).
-    public var pageCount: Int?
-    /// A contact's name, a location's or a poll's title.
-    public var title: String?
-    public var latitude: Double?
-    public var longitude: Double?
-    /// Why the file could not be shown ("not an image the renderer reads: …"), when it could not.
-    public var problem: String?
-
-    public init(kind: Kind, label: String? = nil, fileName: String? = nil, path: String? = nil, mimeType: String? = nil,
-                byteSize: Int? = nil, duration: Double? = nil, width: Double? = nil, height: Double? = nil,
-                poster: String? = nil, pageCount: Int? = nil, title: String? = nil,
-                latitude: Double? = nil, longitude: Double? = nil, problem: String? = nil) {
-        self.kind = kind; self.label = label; self.fileName = fileName; self.path = path; self.mimeType = mimeType
-        self.byteSize = byteSize; self.duration = duration; self.width = width; self.height = height
-        self.poster = poster; self.pageCount = pageCount; self.title = title
-        self.latitude = latitude; self.longitude = longitude; self.problem = problem
+    public var path: String? {
+        get { storage.fields.path }
+        set { update { $0.path = newValue } }
     }
+    public var mimeType: String? {
+        get { storage.fields.mimeType }
+        set { update { $0.mimeType = newValue } }
+    }
+    public var byteSize: Int? {
+        get { storage.fields.byteSize }
+        set { update { $0.byteSize = newValue } }
+    }
+    /// Seconds (video, audio, voice notes).
+    public var duration: Double? {
+        get { storage.fields.duration }
+        set { update { $0.duration = newValue } }
+    }
+    /// Natural size in points (video, sticker), when known.
+    public var width: Double? {
+        get { storage.fields.width }
+        set { update { $0.width = newValue } }
+    }
+    public var height: Double? {
+        get { storage.fields.height }
+        set { update { $0.height = newValue } }
+    }
+    /// A poster frame of a video (a picture file, relative like `path`).
+    public var poster: String? {
+        get { storage.fields.poster }
+        set { update { $0.poster = newValue } }
+    }
+    /// Pages of a document (PDF).
+    public var pageCount: Int? {
+        get { storage.fields.pageCount }
+        set { update { $0.pageCount = newValue } }
+    }
+    /// A contact's name, a location's or a poll's title, a sticker's emoji.
+    public var title: String? {
+        get { storage.fields.title }
+        set { update { $0.title = newValue } }
+    }
+    public var latitude: Double? {
+        get { storage.fields.latitude }
+        set { update { $0.latitude = newValue } }
+    }
+    public var longitude: Double? {
+        get { storage.fields.longitude }
+        set { update { $0.longitude = newValue } }
+    }
+    /// Why the file could not be shown ("not an image the renderer reads"), when it could not.
+    public var problem: String? {
+        get { storage.fields.problem }
+        set { update { $0.problem = newValue } }
+    }
+
+    public init(kind: Kind, label: String? = nil, fileName: String? = nil, path: String? = nil,
+                mimeType: String? = nil, byteSize: Int? = nil, duration: Double? = nil, width: Double? = nil,
+                height: Double? = nil, poster: String? = nil, pageCount: Int? = nil, title: String? = nil,
+                latitude: Double? = nil, longitude: Double? = nil, problem: String? = nil) {
+        storage = Storage(Fields(kind: kind, label: label, fileName: fileName, path: path, mimeType: mimeType,
+                                 byteSize: byteSize, duration: duration, width: width, height: height, poster: poster,
+                                 pageCount: pageCount, title: title, latitude: latitude, longitude: longitude,
+                                 problem: problem))
+    }
+
+    public static func == (a: MediaAttachment, b: MediaAttachment) -> Bool { a.storage === b.storage || a.storage.fields == b.storage.fields }
+    public func hash(into hasher: inout Hasher) { hasher.combine(storage.fields) }
+    public init(from decoder: any Decoder) throws { storage = Storage(try Fields(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try storage.fields.encode(to: encoder) }
 
     /// The symbol and the kind's name shown in the bubble.
     public var symbolAndName: (String, String) {
