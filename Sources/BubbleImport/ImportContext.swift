@@ -38,6 +38,10 @@ final class ImportContext {
         }
     }
 
+    /// What the importer inferred that the export did not say outright ("me: Ben, …").
+    private(set) var notes: [String] = []
+    func note(_ text: String) { notes.append(text) }
+
     /// Counts a skipped item whose warning is given once for all of them (e.g. tapbacks).
     func countSkipped(_ n: Int = 1) { skipped += n }
 

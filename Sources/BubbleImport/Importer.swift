@@ -139,6 +139,9 @@ public struct ImportResult: Sendable {
     public var excluded: Int
     /// Folder the importer wrote photos into, if it wrote any.
     public var attachmentsFolder: String?
+    /// What was inferred rather than read: whose messages are outgoing when `me` was not given
+    /// ("me: Ben, the author who is not Ann, whom the chat is named after").
+    public var notes: [String] = []
 }
 
 /// The one entry point: detects the format and reads the export.
@@ -185,6 +188,7 @@ public enum Importer {
             throw ImportError(path: source.displayPath, reason: "stopped: the messages could not be passed on: \(failed)")
         }
         result.warnings = context.finishedWarnings()
+        result.notes = context.notes
         result.skipped = context.skipped
         result.attachmentsFolder = context.createdAttachmentsFolder
         return result

@@ -258,7 +258,7 @@ enum TelegramImporter {
         }
 
         let meID = resolveMe(context.options.me, authors: sink.authors, ownerID: ownerID, chatType: chatType,
-                             chatID: chatID, context: context)
+                             chatID: chatID, chatName: title, context: context)
         if let meID {
             sink.builder.updateMessages { m in
                 if m.sender == meID { m.direction = .outgoing }
@@ -543,7 +543,7 @@ enum TelegramImporter {
     /// Whose messages are outgoing: `me` (a name or `from_id`), else the account owner of a full
     /// export, else in a one-to-one chat (whose `id` is the other person's) whoever is not the other.
     private static func resolveMe(_ me: String?, authors: [(id: String, name: String)], ownerID: Int64?, chatType: String?,
-                                  chatID: Int64?, context: ImportContext) -> String? {
+                                  chatID: Int64?, chatName: String?, context: ImportContext) -> String? {
         if let me {
             if let hit = authors.first(where: { $0.id == me || $0.id == "user" + me || TextCleanup.sameContact($0.name, me) }) {
                 return hit.id
@@ -551,9 +551,23 @@ enum TelegramImporter {
             context.warn(nil, "me \"\(me)\"", "is not an author here; authors: "
                              + TextCleanup.list(authors.map { "\($0.name) (\($0.id))" }))
         }
-        if let ownerID { return "user\(ownerID)" }
-        if chatType == "personal_chat", let chatID, let other = authors.first(where: { $0.id != "user\(chatID)" }) {
-            return other.id
+        func inferred(_ id: String, _ how: String) -> String {
+            if me == nil {
+                let name = authors.first { $0.id == id }?.name ?? id
+                context.note("me: \"\(name)\" (\(id)), \(how) (`me` chooses another)")
+            }
+            return id
+        }
+        if let ownerID { return inferred("user\(ownerID)", "the account owner of this export (personal_information.user_id)") }
+        // A one-to-one chat's `id` and `name` are the other person's.
+        if chatType == "personal_chat" {
+            if let chatID, let owner = authors.first(where: { $0.id != "user\(chatID)" }) {
+                return inferred(owner.id, "the author who is not user\(chatID), whose chat this is")
+            }
+            if chatID == nil, authors.count == 2, let chatName,
+               let k = authors.firstIndex(where: { $0.name == chatName || TextCleanup.sameContact($0.name, chatName) }) {
+                return inferred(authors[1 - k].id, "the author who is not \"\(authors[k].name)\", whom the chat is named after")
+            }
         }
         if me == nil && !authors.isEmpty {
             context.warn(nil, "directions", "the export does not say who its owner is, so every message is incoming; pass `me`: "

@@ -67,16 +67,31 @@ enum WhatsAppImporter {
         name == "_chat.txt" || (name.hasPrefix("WhatsApp Chat") && name.lowercased().hasSuffix(".txt"))
     }
 
-    /// "WhatsApp Chat with Ann.txt", "WhatsApp Chat - Ann.zip" → "Ann".
+    /// "WhatsApp Chat with Ann.txt", "WhatsApp Chat - Ann.zip", "WhatsApp-Chat mit Ann" → "Ann": the
+    /// other person of a one-to-one chat, or a group's name.
     static func title(fromFileName name: String) -> String? {
-        let stem = ((name as NSString).lastPathComponent as NSString).deletingPathExtension
-        for prefix in ["WhatsApp Chat with ", "WhatsApp Chat - ", "WhatsApp-Chat mit ", "Chat de WhatsApp con ",
-                       "Discussion WhatsApp avec ", "Conversa do WhatsApp com "] where stem.hasPrefix(prefix) {
-            let rest = String(stem.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+        var stem = (name as NSString).lastPathComponent
+        for ext in [".zip", ".txt"] where stem.lowercased().hasSuffix(ext) { stem = String(stem.dropLast(ext.count)) }
+        stem = TextCleanup.stripBidi(stem)
+        for prefix in titlePrefixes where stem.hasPrefix(prefix) {
+            // A copy's suffix: "WhatsApp Chat with Ann (1)".
+            var rest = String(stem.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+            if rest.hasSuffix(")"), let open = rest.lastIndex(of: "("), rest[rest.index(after: open)..<rest.index(before: rest.endIndex)].allSatisfy(\.isNumber) {
+                rest = String(rest[..<open]).trimmingCharacters(in: .whitespaces)
+            }
             return rest.isEmpty ? nil : rest
         }
         return nil
     }
+
+    /// What WhatsApp names an export in the phone's language, before the chat's name.
+    static let titlePrefixes = [
+        "WhatsApp Chat with ", "WhatsApp Chat - ", "WhatsApp-Chat mit ", "WhatsApp Chat mit ", "Chat de WhatsApp con ",
+        "Discussion WhatsApp avec ", "Conversa do WhatsApp com ", "Conversa no WhatsApp com ", "Chat WhatsApp con ",
+        "WhatsApp-chat met ", "WhatsApp Chat met ", "Чат WhatsApp с ", "WhatsApp-чат с ", "Czat WhatsApp z ",
+        "WhatsApp Sohbeti: ", "Chat WhatsApp dengan ", "WhatsApp-chatt med ", "WhatsApp-chat med ", "WhatsApp-keskustelu: ",
+        "Συνομιλία WhatsApp με ", "WhatsApp-beszélgetés: ", "Chat WhatsApp cu ", "WhatsApp Chat avec ",
+    ]
 
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
         var isFolder: ObjCBool = false
@@ -134,6 +149,8 @@ enum WhatsAppImporter {
         var authors: [String] = []
         var seenAuthors = Set<String>()
         var builder = ConversationBuilder()
+        // Authors of "You deleted this message" (in any language): the phone's owner.
+        var deletedByMe = Set<String>()
         var current: Entry?
         var currentRest: [String] = []
         var maxFirst = 0, maxSecond = 0
@@ -169,6 +186,9 @@ enum WhatsAppImporter {
             }
             if let author = entry.author {
                 if seenAuthors.insert(author).inserted { authors.append(author) }
+                if let a = entry.attachment, a.kind == .deleted, let label = a.label, WhatsAppMarkers.isDeletedByOwner(label) {
+                    deletedByMe.insert(author)
+                }
                 messages.append(Message(sender: author, direction: .incoming, date: .distantPast, text: entry.text, image: entry.image,
                                         attachment: entry.attachment))
             } else {
@@ -256,7 +276,8 @@ enum WhatsAppImporter {
         }
 
         builder.title = title
-        let meID = resolveMe(context.options.me, authors: authors, context: context, file: textName)
+        let meID = resolveMe(context.options.me, authors: authors, title: title, deletedByMe: deletedByMe, context: context,
+                             file: textName)
         for author in authors { builder.participant(id: author, name: author) }
         // Dates and directions in place; messages outside since/until or with impossible dates are
         // compacted out as we go.
@@ -429,9 +450,24 @@ enum WhatsAppImporter {
 
     // MARK: Who is who
 
-    /// The author `me` names (exact, then case-insensitive, then by phone digits).
-    private static func resolveMe(_ me: String?, authors: [String], context: ImportContext, file: String) -> String? {
+    /// The author `me` names (exact, then case-insensitive, then by phone digits). Without `me`,
+    /// the owner is inferred where the export tells it, with a note saying how: the one author of
+    /// "You deleted this message" (any language, groups too), else, with exactly two authors, the
+    /// one the export is not named after ("WhatsApp Chat with Ann": Ann is the other person).
+    private static func resolveMe(_ me: String?, authors: [String], title: String?, deletedByMe: Set<String>,
+                                  context: ImportContext, file: String) -> String? {
         guard let me else {
+            if deletedByMe.count == 1, let owner = deletedByMe.first {
+                context.note("me: \"\(owner)\", the author of \"You deleted this message\" (`me` chooses another)")
+                return owner
+            }
+            if authors.count == 2, let other = title,
+               let k = authors.firstIndex(where: { $0 == other || TextCleanup.sameContact($0, other) }) {
+                let owner = authors[1 - k]
+                context.note("me: \"\(owner)\", the author who is not \"\(authors[k])\", whom the export is named after "
+                                 + "(`me` chooses another)")
+                return owner
+            }
             if !authors.isEmpty {
                 context.warn(nil, "directions", "no `me` given, so every message is incoming; authors: "
                                  + TextCleanup.list(authors), file: file)

@@ -24,6 +24,18 @@ enum WhatsAppMarkers {
         return MediaAttachment(kind: kind, label: TextCleanup.stripBidi(body).trimmingCharacters(in: .whitespaces))
     }
 
+    /// Whether `label` is "You deleted this message" in one of the languages above: its author
+    /// is the phone's owner.
+    static func isDeletedByOwner(_ label: String) -> Bool {
+        withBytes(label) { ownerDeletions.contains(key($0)) }
+    }
+
+    private static let ownerDeletions: Set<[UInt8]> = Set([
+        "You deleted this message", "Du hast diese Nachricht gelöscht", "Eliminaste este mensaje", "Vous avez supprimé ce message",
+        "Você apagou esta mensagem", "Hai eliminato questo messaggio", "Je hebt dit bericht verwijderd", "Вы удалили данное сообщение",
+        "Bu mesajı sildiniz", "Usunięto tę wiadomość", "Anda menghapus pesan ini", "你删除了此消息", "你已刪除此訊息", "لقد حذفت هذه الرسالة",
+    ].map { withBytes($0, key) })
+
     /// The kind a WhatsApp attachment file name says (`IMG-`, `VID-`, `PTT-`, `AUD-`, `STK-`,
     /// `DOC-`, iOS `-PHOTO-`, `-VIDEO-`, `-AUDIO-`, `-STICKER-`, `-GIF-`, `-CONTACT-`), else by
     /// its extension.

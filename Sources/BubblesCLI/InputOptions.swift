@@ -117,7 +117,8 @@ extension InputOptions.Loaded {
     /// Tells the user on stderr what was skipped, left out or changed (silent when nothing was).
     func reportWarnings(maxShown: Int = 20, messageCount: Int? = nil) {
         let r = result
-        var lines: [String] = r.warnings.prefix(maxShown).map { "warning: " + InputOptions.optionNames($0.description) }
+        var lines: [String] = r.notes.map { "note: " + InputOptions.optionNames($0) }
+        lines += r.warnings.prefix(maxShown).map { "warning: " + InputOptions.optionNames($0.description) }
         if r.warnings.count > maxShown { lines.append("warning: … and \(r.warnings.count - maxShown) more warnings") }
         var summary: [String] = []
         if r.skipped > 0 { summary.append("skipped \(r.skipped) item\(r.skipped == 1 ? "" : "s") (see the warnings)") }

@@ -1,0 +1,96 @@
+import BubbleCore
+import Foundation
+import Testing
+import ZIPFoundation
+@testable import BubbleImport
+
+/// Who "me" is when `--me` is not given: what WhatsApp's file names and "You deleted this
+/// message" lines, and Telegram's chat ids and names, tell.
+@Suite("Owner inference")
+struct OwnerInferenceTests {
+    static let chat = """
+        14/10/2021, 09:00 - Ann: Hi!
+        14/10/2021, 09:01 - Ben: Hello
+        14/10/2021, 09:02 - Ann: How are you?
+
+        """
+
+    func load(_ path: String, me: String? = nil) throws -> ImportResult {
+        try Importer.load(path: path, format: .whatsapp, options: ImportOptions(me: me, timeZone: zone("UTC")))
+    }
+
+    @Test("a one-to-one export is named after the other person, in English and translated: me is the other author",
+          arguments: ["WhatsApp Chat with Ann.txt", "WhatsApp-Chat mit Ann.txt", "Chat de WhatsApp con Ann.txt",
+                      "Conversa do WhatsApp com Ann.txt", "Discussion WhatsApp avec Ann.txt", "Chat WhatsApp con Ann.txt",
+                      "WhatsApp-chat met Ann.txt", "Чат WhatsApp с Ann.txt", "Czat WhatsApp z Ann.txt", "WhatsApp Chat with Ann (1).txt"])
+    func fileNames(_ name: String) throws {
+        let scratch = ScratchFolder()
+        let r = try load(scratch.write(name, Self.chat))
+        #expect(r.me == "Ben", "\(name)")
+        #expect(r.conversation.messages.map(\.direction) == [.incoming, .outgoing, .incoming])
+        #expect(r.notes == ["me: \"Ben\", the author who is not \"Ann\", whom the export is named after (`me` chooses another)"])
+        #expect(r.warnings.isEmpty, "\(r.warnings)")
+    }
+
+    @Test("the zip's name and the folder's name say it too (iOS _chat.txt inside)")
+    func zipAndFolder() throws {
+        let scratch = ScratchFolder()
+        let ios = "[14/10/2021, 09:00:00] Ann: Hi!\n[14/10/2021, 09:01:00] Ben: Hello\n"
+        scratch.write("WhatsApp Chat - Ann/_chat.txt", ios)
+        let folder = try load(scratch.file("WhatsApp Chat - Ann"))
+        #expect(folder.me == "Ben" && folder.notes.count == 1)
+
+        let zipPath = scratch.file("WhatsApp Chat with Ann.zip")
+        let archive = try Archive(url: URL(fileURLWithPath: zipPath), accessMode: .create)
+        let data = Data(ios.utf8)
+        try archive.addEntry(with: "_chat.txt", type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate) { pos, size in
+            data.subdata(in: Int(pos)..<Int(pos) + size)
+        }
+        let zipped = try load(zipPath)
+        #expect(zipped.me == "Ben" && zipped.conversation.messages.map(\.direction) == [.incoming, .outgoing])
+    }
+
+    @Test("`me` overrides; a name that is neither author, or a group, infers nothing: the warning lists the authors")
+    func nothingToInfer() throws {
+        let scratch = ScratchFolder()
+        let given = try load(scratch.write("WhatsApp Chat with Ann.txt", Self.chat), me: "Ann")
+        #expect(given.me == "Ann" && given.notes.isEmpty)
+
+        let other = scratch.write("WhatsApp Chat with Zoe.txt", Self.chat)
+        let r = try load(other)
+        #expect(r.me == nil && r.notes.isEmpty)
+        #expect(r.warnings.map(\.description) == ["\(other): directions: no `me` given, so every message is incoming; authors: Ann; Ben"])
+
+        let group = scratch.write("WhatsApp Chat with Trip.txt", Self.chat + "14/10/2021, 09:03 - Cy: Hi all\n")
+        let g = try load(group)
+        #expect(g.me == nil)
+        #expect(g.warnings.first?.why == "no `me` given, so every message is incoming; authors: Ann; Ben; Cy")
+    }
+
+    @Test("in a group, the one author of \"You deleted this message\" (any language) is me")
+    func deletedByOwner() throws {
+        let scratch = ScratchFolder()
+        let group = scratch.write("WhatsApp Chat with Trip.txt", Self.chat + "14/10/2021, 09:03 - Cy: Hi all\n"
+                                      + "14/10/2021, 09:04 - Ben: Du hast diese Nachricht gelöscht.\n"
+                                      + "14/10/2021, 09:05 - Cy: This message was deleted\n")
+        let r = try load(group)
+        #expect(r.me == "Ben")
+        #expect(r.notes == ["me: \"Ben\", the author of \"You deleted this message\" (`me` chooses another)"])
+        #expect(r.conversation.messages.filter { $0.direction == .outgoing }.map(\.sender) == ["Ben", "Ben"])
+    }
+
+    @Test("Telegram: a personal chat's `name` is the other person, so me is the other author; a full export's owner is its user_id")
+    func telegram() throws {
+        let scratch = ScratchFolder()
+        let path = scratch.write("result.json", """
+            {"name": "Mira Chen", "type": "personal_chat", "messages": [
+              {"id": 1, "type": "message", "date": "2021-03-05T14:22:11", "date_unixtime": "1614950531", "from": "Mira Chen", "from_id": "user5", "text": "Hi"},
+              {"id": 2, "type": "message", "date": "2021-03-05T14:23:20", "date_unixtime": "1614950600", "from": "Leo Park", "from_id": "user4", "text": "Hey"}
+            ]}
+            """)
+        let r = try Importer.load(path: path, format: .telegram, options: ImportOptions(timeZone: zone("UTC")))
+        #expect(r.me == "user4")
+        #expect(r.notes == ["me: \"Leo Park\" (user4), the author who is not \"Mira Chen\", whom the chat is named after (`me` chooses another)"])
+        #expect(r.conversation.messages.map(\.direction) == [.incoming, .outgoing])
+    }
+}
