@@ -43,8 +43,13 @@ enum TelegramImporter {
         return false
     }
 
+    /// One element of `messages`, read leniently (older Telegram Desktop versions and other tools
+    /// leave fields out): only what places a message on the page is needed.
     struct TGMessage: Decodable {
-        var id: Int64
+        /// Missing in some exports, a string in others: the message's position stands in for a
+        /// missing one (as a negative id, so it never meets a real one).
+        var id: Int64? { rawID.flatMap { Int64($0.value) } }
+        var rawID: FlexibleString?
         var type: String?
         var date: String?
         var dateUnixtime: FlexibleString?
@@ -74,7 +79,7 @@ enum TelegramImporter {
         var contactInformation: Contact?
 
         enum CodingKeys: String, CodingKey {
-            case id, type, date, from, actor, action, title, members, text, photo, file, poll, reactions, thumbnail, width, height
+            case rawID = "id", type, date, from, actor, action, title, members, text, photo, file, poll, reactions, thumbnail, width, height
             case dateUnixtime = "date_unixtime", fromID = "from_id", actorID = "actor_id"
             case durationSeconds = "duration_seconds", discardReason = "discard_reason"
             case replyToMessageID = "reply_to_message_id", fileName = "file_name", mimeType = "mime_type"
@@ -104,24 +109,31 @@ enum TelegramImporter {
         }
     }
 
-    /// `text`: a string, or an array of strings and `{type, text}` entities; joined into one string.
+    /// `text`: a string, or an array of strings and `{type, text}` entities; a value of another
+    /// shape (a number, null, an object, an entity without text) is read as what text it holds,
+    /// never refused. Bytes that are not UTF-8 are still an error: that is a damaged file.
     struct TGText: Decodable {
         var value: String
         private struct Entity: Decodable { var text: String? }
         init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
-            if let s = try? c.decode(String.self) { value = s; return }
-            var parts = try decoder.unkeyedContainer()
+            if c.decodeNil() { value = ""; return }
+            do { value = try c.decode(String.self); return } catch DecodingError.typeMismatch {}
+            if let n = try? c.decode(Double.self) { value = n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n); return }
+            var parts: any UnkeyedDecodingContainer
+            do { parts = try decoder.unkeyedContainer() } catch DecodingError.typeMismatch { value = ""; return }
             var out = ""
             while !parts.isAtEnd {
-                if let s = try? parts.decode(String.self) {
-                    out += s
-                } else {
-                    out += try parts.decode(Entity.self).text ?? ""
+                // A failed decode does not move on: the next shape is tried at the same element.
+                do { out += try parts.decode(String.self); continue } catch DecodingError.typeMismatch {}
+                do { out += try parts.decode(Entity.self).text ?? "" } catch DecodingError.typeMismatch {
+                    _ = try parts.decode(Skip.self)
                 }
             }
             value = out
         }
+        /// Any JSON value, read and dropped.
+        private struct Skip: Decodable { init(from decoder: any Decoder) throws {} }
     }
 
 
@@ -279,13 +291,13 @@ enum TelegramImporter {
             }
             sink.count += 1
             if m.type ?? "message" == "message" {
-                let author = m.fromID?.value ?? m.from ?? "unknown"
+                let author = sender(of: m)
                 if sink.seenAuthors.insert(author).inserted { sink.authors.append((author, m.from ?? "Deleted Account")) }
             }
             guard let message = message(from: m, location: "\(base)[\(i)]", folder: folder, clock: &sink.clock,
                                         context: context) else { return }
             if let sender = message.sender { sink.builder.participant(id: sender, name: m.from ?? "Deleted Account") }
-            sink.builder.append(message, context: context, sourceID: m.id, replyTo: m.replyToMessageID)
+            sink.builder.append(message, context: context, sourceID: m.id ?? -Int64(i + 1), replyTo: m.replyToMessageID)
         }
     }
 
@@ -294,7 +306,7 @@ enum TelegramImporter {
     static func message(from m: TGMessage, location: @autoclosure () -> String, folder: String, clock: inout WallClock,
                         context: ImportContext) -> Message? {
         guard let date = date(of: m, clock: &clock) else {
-            context.warn(location() + ".date", "message \(m.id)", "has no readable date; skipped", skipped: true)
+            context.warn(location() + ".date", "message \(m.id.map(String.init) ?? "without id")", "has no readable date; skipped", skipped: true)
             return nil
         }
         // Without `date_unixtime`, `date` is the exporting computer's wall-clock time.
@@ -305,12 +317,15 @@ enum TelegramImporter {
             line.wallTime = wall
             return line
         case "message":
-            let sender = m.fromID?.value ?? m.from ?? "unknown"
+            let sender = sender(of: m)
             var image: ImageAttachment?
             var attachment: MediaAttachment?
             if let photo = m.photo ?? (m.mimeType?.hasPrefix("image/") == true && m.mediaType == nil ? m.file : nil) {
                 (image, attachment) = attach(photo, kind: .photo, m, folder: folder, location: location() + ".photo", context: context)
             } else if let kind = mediaKind(m) {
+                if let type = m.mediaType, !knownMediaTypes.contains(type) {
+                    context.warn(location() + ".media_type", "\"\(type)\"", "is a media type this reader does not know; shown as a file")
+                }
                 if let file = m.file {
                     (image, attachment) = attach(file, kind: kind, m, folder: folder, location: location() + ".file", context: context)
                 } else {
@@ -324,7 +339,8 @@ enum TelegramImporter {
             }
             let text = m.text.map(\.value).flatMap { $0.isEmpty ? nil : $0 }
             if text == nil && image == nil && attachment == nil {
-                context.warn(location(), "message \(m.id)", "has no text or media that can be shown; skipped", skipped: true)
+                context.warn(location(), "message \(m.id.map(String.init) ?? "without id")", "has no text or media that can be shown; skipped",
+                             skipped: true)
                 return nil
             }
             var message = Message(sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall,
@@ -332,9 +348,22 @@ enum TelegramImporter {
             applyReactionsAndReply(m.reactions, to: &message)
             return message
         case let other:
-            context.warn(location(), "message \(m.id)", "has type \"\(other)\"; expected message or service; skipped", skipped: true)
-            return nil
+            // A kind of message this reader does not know: kept as a labelled line, not dropped.
+            context.warn(location() + ".type", "message \(m.id.map(String.init) ?? "without id")",
+                         "has type \"\(other)\", which this reader does not know; kept as a labelled line")
+            var text = "Unsupported Telegram message (type “\(other)”)"
+            if let from = m.from ?? m.actor { text = from + ": " + text }
+            if let body = m.text?.value, !body.isEmpty { text += " — " + body }
+            var line = Message.system(text, date: date)
+            line.wallTime = wall
+            return line
         }
+    }
+
+    /// The author's id: `from_id`, else `from`; a message with neither (a deleted account, some
+    /// older exports) is the "Deleted Account"'s.
+    static func sender(of m: TGMessage) -> String {
+        m.fromID?.value ?? m.from ?? "deleted-account"
     }
 
     /// Decodes one captured value; a wrong type or a missing field names its JSON path below the
@@ -476,6 +505,8 @@ enum TelegramImporter {
         let base = URL(fileURLWithPath: folder).standardizedFileURL.path
         return !relative.hasPrefix("/") && full.hasPrefix(base.hasSuffix("/") ? base : base + "/") ? full : nil
     }
+
+    static let knownMediaTypes: Set<String> = ["sticker", "voice_message", "video_message", "video_file", "animation", "audio_file"]
 
     /// The kind of what a message carries besides a photo (stickers, voice, videos, files,
     /// polls, locations, contacts), or nil.

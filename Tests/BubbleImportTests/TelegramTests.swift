@@ -114,17 +114,52 @@ struct TelegramTests {
         #expect(importError { () throws(ImportError) in try Importer.load(path: damaged, format: .telegram, options: ImportOptions()) }?
             .description == "\(damaged): line 2, column 15: is not valid JSON (damaged?)")
 
-        let wrong = scratch.write("wrong.json", #"{"name": "X", "type": "personal_chat", "id": 1, "messages": [{"id": "seven", "type": "message"}]}"#)
+        let wrong = scratch.write("wrong.json", #"{"name": "X", "type": "personal_chat", "id": 1, "messages": [{"id": 1, "type": "message", "from": ["X"]}]}"#)
         #expect(importError { () throws(ImportError) in try Importer.load(path: wrong, options: ImportOptions()) }?.description
-                == "\(wrong): messages[0].id: has the wrong type; expected a number")
+                == "\(wrong): messages[0].from: has the wrong type; expected a string")
 
         let undated = scratch.write("undated.json", #"{"name": "X", "type": "personal_chat", "id": 1, "messages": [{"id": 7, "type": "message", "date": "yesterday", "from": "X", "from_id": "user1", "text": "hi"}, {"id": 8, "type": "poll_vote", "date_unixtime": "1", "text": ""}]}"#)
         let r = try Importer.load(path: undated, options: ImportOptions(me: "X"))
-        #expect(r.conversation.messages.isEmpty)
-        #expect(r.skipped == 2)
+        #expect(r.conversation.messages.map(\.text) == ["Unsupported Telegram message (type “poll_vote”)"])
+        #expect(r.skipped == 1)
         #expect(r.warnings.map(\.description) == [
             "\(undated): messages[0].date: message 7: has no readable date; skipped",
-            "\(undated): messages[1]: message 8: has type \"poll_vote\"; expected message or service; skipped",
+            "\(undated): messages[1].type: message 8: has type \"poll_vote\", which this reader does not know; kept as a labelled line",
         ])
+    }
+}
+
+@Suite("Telegram exports other tools write")
+struct TelegramLenientTests {
+    @Test("fields left out are not refusals: no id (the position stands in), no date_unixtime (date in the --tz zone), from null or missing (Deleted Account), text as a number or odd entity arrays, an unknown type or media kind (kept, labelled, warned)")
+    func lenient() throws {
+        let path = Fixtures.path("telegram-lenient/result.json")
+        let r = try Importer.load(path: path, format: .telegram, options: ImportOptions(me: "Ben", timeZone: zone("Europe/Berlin")))
+        let m = r.conversation.messages
+        #expect(m.map(\.text) == ["no id, no date_unixtime", "from is null", "entities bold", "42",
+                                  "Ben: Unsupported Telegram message (type “story_mention”) — look", nil, "Ann pinned a message"])
+        // Wall-clock 10:00 in Berlin (summer) is 08:00 UTC; the others have instants.
+        #expect(m[0].date == instant("2019-05-01T08:00:00Z") && m[0].wallTime?.description == "2019-05-01T10:00:00")
+        #expect(m[1].date == instant("2019-05-01T10:01:00Z") && m[1].wallTime == nil)
+        #expect(m.map(\.id) == ["-1", "2", "3", "4", "5", "6", "7"])
+        #expect(m.map(\.sender) == ["11", "deleted-account", "deleted-account", "user12", nil, "11", nil])
+        #expect(r.conversation.participant("deleted-account")?.name == "Deleted Account")
+        #expect(m[3].direction == .outgoing)
+        #expect(m[5].attachment?.kind == .document && m[5].attachment?.fileName == "note.bin")
+        #expect(r.warnings.map { "\($0.location ?? "") \($0.what): \($0.why)" } == [
+            "messages[4].type message 5: has type \"story_mention\", which this reader does not know; kept as a labelled line",
+            "messages[5].media_type \"hologram\": is a media type this reader does not know; shown as a file",
+            "messages[5].file document files/note.bin: no such file in the export folder; shown as a placeholder",
+            "messages[7].date message 8: has no readable date; skipped",
+        ])
+    }
+
+    @Test("what cannot be a message is refused with its path: an element that is not an object")
+    func refused() throws {
+        let scratch = ScratchFolder()
+        let path = scratch.write("result.json", "{\"name\": \"x\", \"type\": \"personal_chat\", \"messages\": [{\"id\": 1, \"type\": \"message\", \"date\": \"2019-05-01T10:00:00\", \"text\": \"ok\"}, 17]}")
+        let error = importError { () throws(ImportError) in try Importer.load(path: path, format: .telegram) }
+        #expect(error?.location?.hasPrefix("messages[1]") == true, "\(String(describing: error))")
+        #expect(error?.reason.contains("expected") == true, "\(String(describing: error))")
     }
 }
