@@ -121,6 +121,10 @@ public final class ConversationRenderer {
     /// written. Nothing is left behind on failure.
     @discardableResult
     public func render(_ conversation: Conversation, to path: String, options: RenderOptions) throws -> [String] {
+        // Work files of renders killed before they could remove them: parts in the temporary
+        // folder, an interrupted write beside this output.
+        AtomicFile.sweepStaleParts()
+        AtomicFile.sweepStale(beside: path)
         let (resolved, report) = resolveMedia(conversation)
         mediaReport = report
         if options.strictMedia, let first = report.problems.first {
@@ -204,7 +208,19 @@ public final class ConversationRenderer {
             throw RenderError.unwritable(path: path, reason: "folder \(folder) does not exist")
         }
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let partPaths = (0..<parts).map { folder + "/." + url.lastPathComponent + ".part\($0 + 1)-\(token)" }
+        // The output's folder must take a file before minutes of painting go into the parts.
+        let probe = folder + "/." + url.lastPathComponent + ".tmp-" + token
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            throw RenderError.unwritable(path: path, reason: String(cString: strerror(errno)))
+        }
+        close(fd)
+        unlink(probe)
+        // Parts go to the system's temporary folder: a render killed before it removes them
+        // strands nothing beside the output (and the temporary folder is cleared by the system).
+        let partPaths = (0..<parts).map {
+            (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-pdf-part\($0 + 1)-\(token).pdf")
+        }
         defer { for part in partPaths { try? FileManager.default.removeItem(atPath: part) } }
         // Contiguous runs of nearly equal length.
         let chunks = (0..<parts).map { k in (pageCount * k / parts)..<(pageCount * (k + 1) / parts) }

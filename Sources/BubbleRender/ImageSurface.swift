@@ -140,8 +140,39 @@ public final class ImageSurface {
 }
 
 /// Writes through a temporary file in the destination's folder and renames it into place, so a
-/// reader never sees half a file and a failure leaves nothing behind.
+/// reader never sees half a file and a failure leaves nothing behind. A process killed mid-write
+/// (`kill -9`) cannot remove its temporary file: the next write of the same output does
+/// (`sweepStale`).
 public enum AtomicFile {
+    /// Removes work files of earlier runs that were killed before they could: `.NAME.tmp-PID-N`
+    /// and `.NAME.partK-PID-N` beside `path`, whose process `PID` is gone. A running render's
+    /// files are left alone.
+    public static func sweepStale(beside path: String) {
+        let url = URL(fileURLWithPath: path)
+        sweep(url.deletingLastPathComponent().path, prefix: "." + url.lastPathComponent + ".")
+    }
+
+    /// `sweepStale` for PDF parts in the temporary folder (`bubblekit-pdf-partK-PID-N.pdf`).
+    static func sweepStaleParts() {
+        sweep(NSTemporaryDirectory(), prefix: "bubblekit-pdf-", suffix: ".pdf")
+    }
+
+    private static func sweep(_ folder: String, prefix: String, suffix: String = "") {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
+            let rest = name.dropFirst(prefix.count).dropLast(suffix.count)
+            // "tmp-PID-N" or "partK-PID-N"
+            let fields = rest.split(separator: "-")
+            guard fields.count == 3, fields[0] == "tmp" || (fields[0].hasPrefix("part") && Int(fields[0].dropFirst(4)) != nil),
+                  let pid = Int32(fields[1]), pid > 0, Int(fields[2]) != nil else { continue }
+            if pid == getpid() { continue }
+            // kill(pid, 0) fails with ESRCH when no such process exists.
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+            }
+        }
+    }
+
     public static func write(to path: String, _ body: (String) throws(RenderError) -> Void) throws(RenderError) {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
@@ -149,6 +180,7 @@ public enum AtomicFile {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
             throw .unwritable(path: path, reason: "folder \(folder) does not exist")
         }
+        sweepStale(beside: path)
         let tmp = folder + "/." + url.lastPathComponent + ".tmp-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
         do {
             try body(tmp)

@@ -206,3 +206,73 @@ struct CLITests {
         #expect(html.contains("<time>07:30</time>"))
     }
 }
+
+@Suite("a killed render", .serialized)
+struct KilledRenderTests {
+    @Test("kill -9 during a long PDF render: nothing beside the output; the parts it stranded in the temporary folder, and an interrupted write of the same output, are removed by the next render")
+    func killed() throws {
+        let dir = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let temp = dir.appendingPathComponent("tmp"), out = dir.appendingPathComponent("out")
+        for d in [temp, out] { try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true) }
+        // 150,000 messages: many pages, painted in parts on every core, for several seconds.
+        var lines = ["{\"participants\": [{\"id\": \"a\", \"name\": \"Ann\"}, {\"id\": \"b\", \"name\": \"Ben\"}], \"me\": \"b\", \"messages\": ["]
+        for i in 0..<150_000 {
+            let text = String(repeating: "word \(i) ", count: 1 + i % 9)
+            lines.append((i == 0 ? "" : ",") + "{\"from\": \"\(i % 3 == 0 ? "b" : "a")\", \"date\": \"2026-01-01T\(String(format: "%02d:%02d", i / 3600 % 24, i / 60 % 60)):00Z\", \"text\": \"\(text)\"}")
+        }
+        lines.append("]}")
+        try Data(lines.joined(separator: "\n").utf8).write(to: out.appendingPathComponent("chat.json"))
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Tool.binary)
+        p.arguments = ["render", "chat.json", "-o", "chat.pdf", "--tz", "UTC"]
+        p.currentDirectoryURL = out
+        var env = ProcessInfo.processInfo.environment
+        env["TMPDIR"] = temp.path
+        env["FONTCONFIG_FILE"] = Tool.root.appendingPathComponent("Sources/BubbleRender/Fonts/fonts.conf").path
+        p.environment = env
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Kill it once its parts are being written.
+        let deadline = Date().addingTimeInterval(120)
+        while p.isRunning, Date() < deadline,
+              !((try? FileManager.default.contentsOfDirectory(atPath: temp.path)) ?? []).contains(where: { $0.hasPrefix("bubblekit-pdf-part") }) {
+            usleep(20_000)
+        }
+        usleep(100_000)
+        let wasRunning = p.isRunning
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(wasRunning, "the render ended before it could be killed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["chat.json"], "nothing beside the output")
+        let stranded = try FileManager.default.contentsOfDirectory(atPath: temp.path).filter { $0.hasPrefix("bubblekit-pdf-part") }
+        #expect(!stranded.isEmpty, "parts were being written in the temporary folder")
+
+        // A write of chat.pdf interrupted by a kill leaves `.chat.pdf.tmp-PID-N`: made by hand here.
+        let interrupted = out.appendingPathComponent(".chat.pdf.tmp-\(p.processIdentifier)-42")
+        try Data("half a PDF".utf8).write(to: interrupted)
+        try Data("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-01-01T09:00:00Z\", \"text\": \"hi\"}]}".utf8)
+            .write(to: out.appendingPathComponent("small.json"))
+        let again = Process()
+        again.executableURL = URL(fileURLWithPath: Tool.binary)
+        again.arguments = ["render", "small.json", "-o", "chat.pdf", "--tz", "UTC"]
+        again.currentDirectoryURL = out
+        again.environment = env
+        try again.run()
+        again.waitUntilExit()
+        #expect(again.terminationStatus == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["chat.json", "chat.pdf", "small.json"])
+        // Any next render removes the parts the killed one stranded.
+        let parts = Process()
+        parts.executableURL = URL(fileURLWithPath: Tool.binary)
+        parts.arguments = ["render", "chat.json", "-o", "again.pdf", "--tz", "UTC", "--until", "2026-01-01T01:00"]
+        parts.currentDirectoryURL = out
+        parts.environment = env
+        try parts.run()
+        parts.waitUntilExit()
+        #expect(parts.terminationStatus == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).filter { $0.hasPrefix("bubblekit-pdf-part") }.isEmpty,
+                "the stranded parts of the killed process are gone")
+    }
+}
