@@ -130,16 +130,39 @@ struct FeatureLayoutTests {
         #expect(EmojiText.isEmojiOnly("1️⃣"))
     }
 
-    @Test("several photos make a grid of square cells; the caption goes under them")
+    @Test("three photos: one wide over two square ones, no empty cell; the caption goes under them")
     func grid() throws {
         let m = BubbleMeasurer(style: LayoutStyle(), engine: engine)
         let photo = ImageAttachment(path: "p.png", width: 800, height: 600)
         let b = try m.layout(msg("caption", images: [photo, photo, photo]), rowWidth: 400)
-        // Max image width 280 − 20 = 260: two 129-pt cells and a 2-pt gap.
-        #expect(b.imageFrames == [Rect(x: 20, y: 4, width: 129, height: 129), Rect(x: 151, y: 4, width: 129, height: 129),
-                                  Rect(x: 20, y: 135, width: 129, height: 129)])
+        // Max image width 280 − 20 = 260: two 129-pt cells and a 2-pt gap; the wide one spans both.
+        #expect(b.imageFrames == [Rect(x: 20, y: 4, width: 260, height: 129),
+                                  Rect(x: 20, y: 135, width: 129, height: 129), Rect(x: 151, y: 135, width: 129, height: 129)])
         #expect(b.bubble.width == 280)
         #expect(abs(try #require(b.textFrame).minY - 268) < 1e-9)  // 4 + 260 + 4
+    }
+
+    @Test("grids as messaging apps draw them: rows of two, three as one wide over two, an odd count ending with a row of three; every cell inside the grid, none overlapping, none empty",
+          arguments: [(2, [2]), (3, [1, 2]), (4, [2, 2]), (5, [2, 3]), (6, [2, 2, 2]), (7, [2, 2, 3])])
+    func grids(_ count: Int, _ rows: [Int]) throws {
+        #expect(BubbleMeasurer.gridRows(count) == rows)
+        let m = BubbleMeasurer(style: LayoutStyle(), engine: engine)
+        let (size, cells) = m.gridLayout(count: count, maxWidth: 260)
+        #expect(cells.count == count)
+        // As wide as the bubble allows, unless the rows would be taller than 1.5 × the photo height.
+        #expect(size.width == 260 || (abs(size.height - 360) < 1e-9 && size.width < 260), "\(size)")
+        // Each row spans the whole width; rows follow each other 2 pt apart.
+        var k = 0, y = 0.0
+        for n in rows {
+            let row = Array(cells[k..<k + n])
+            #expect(row.allSatisfy { abs($0.minY - y) < 1e-9 && abs($0.height - row[0].height) < 1e-9 })
+            #expect(abs(row.first!.minX) < 1e-9 && abs(row.last!.maxX - size.width) < 1e-9, "row of \(n) spans the grid")
+            if n > 1 { #expect(row.allSatisfy { abs($0.width - $0.height) < 1e-9 }, "square cells in a row of \(n)") }
+            y = row[0].maxY + 2
+            k += n
+        }
+        #expect(abs(size.height - (y - 2)) < 1e-9)
+        for (i, a) in cells.enumerated() { for b in cells[(i + 1)...] { #expect(a.intersection(b).map { $0.width * $0.height } ?? 0 < 1e-9) } }
     }
 
     @Test("a reply's quoted snippet sits above the bubble")

@@ -244,12 +244,7 @@ public struct BubbleMeasurer {
             (imageSize, placeholder) = photoSize(image, maxWidth: maxImageWidth)
             cells = [Rect(origin: .zero, size: imageSize!)]
         } else if message.images.count > 1 {
-            let (columns, rows, cell) = gridCell(count: message.images.count, maxWidth: maxImageWidth)
-            let gap = style.gridSpacing
-            for k in message.images.indices {
-                cells.append(Rect(x: Double(k % columns) * (cell + gap), y: Double(k / columns) * (cell + gap), width: cell, height: cell))
-            }
-            imageSize = Size(width: Double(columns) * cell + Double(columns - 1) * gap, height: Double(rows) * cell + Double(rows - 1) * gap)
+            (imageSize, cells) = gridLayout(count: message.images.count, maxWidth: maxImageWidth)
             placeholder = !(message.images[0].width > 0 && message.images[0].height > 0)
         }
 
@@ -468,13 +463,53 @@ public struct BubbleMeasurer {
         return (Size(width: image.width * factor, height: image.height * factor), false)
     }
 
-    /// A grid of `count` photos: its columns and rows, and the side of its square cells.
+    /// How many photos each row of a grid of `count` holds, as messaging apps lay them out
+    /// (with two columns): pairs; three as one wide over two; an odd count from five on ends
+    /// with a row of three — never an empty cell.
+    ///
+    ///     2: [2]   3: [1, 2]   4: [2, 2]   5: [2, 3]   7: [2, 2, 3]
+    public static func gridRows(_ count: Int) -> [Int] {
+        if count <= 2 { return [max(count, 0)] }
+        if count == 3 { return [1, 2] }
+        var rows = Array(repeating: 2, count: count / 2)
+        if count % 2 == 1 { rows[rows.count - 1] = 3 }
+        return rows
+    }
+
+    /// A grid of `count` photos: its size and each photo's cell. With two columns (the default),
+    /// rows of `gridRows`: a pair's cells are square, a wide cell is as tall as a pair's, a row of
+    /// three has three square cells across the same width. Other column counts: a uniform grid.
+    public func gridLayout(count: Int, maxWidth: Double) -> (size: Size, cells: [Rect]) {
+        let (columns, rows, cell) = gridCell(count: count, maxWidth: maxWidth)
+        let gap = style.gridSpacing
+        let width = Double(columns) * cell + Double(columns - 1) * gap
+        var cells: [Rect] = []
+        guard columns == 2 else {
+            for k in 0..<count {
+                cells.append(Rect(x: Double(k % columns) * (cell + gap), y: Double(k / columns) * (cell + gap), width: cell, height: cell))
+            }
+            return (Size(width: width, height: Double(rows) * cell + Double(rows - 1) * gap), cells)
+        }
+        var y = 0.0
+        for n in Self.gridRows(count) {
+            let w = (width - Double(n - 1) * gap) / Double(n)
+            let h = n == 1 ? cell : w
+            for k in 0..<n { cells.append(Rect(x: Double(k) * (w + gap), y: y, width: w, height: h)) }
+            y += h + gap
+        }
+        return (Size(width: width, height: y - gap), cells)
+    }
+
+    /// A grid of `count` photos: its columns and rows, and the side of a pair's square cells.
     func gridCell(count: Int, maxWidth: Double) -> (columns: Int, rows: Int, cell: Double) {
         let columns = max(1, min(style.gridColumns, count))
-        let rows = (count + columns - 1) / columns
+        let rows = columns == 2 ? Self.gridRows(count).count : (count + columns - 1) / columns
         let gap = style.gridSpacing
-        let cell = max(1, min((maxWidth - Double(columns - 1) * gap) / Double(columns),
-                              (style.maxImageHeight * 1.5 - Double(rows - 1) * gap) / Double(rows)))
+        // The grid's height is a·cell + b (a row of three is (2·cell − gap)/3 tall): at most
+        // 1.5 × the photo height.
+        let triples = columns == 2 ? Double(Self.gridRows(count).filter { $0 == 3 }.count) : 0
+        let a = Double(rows) - triples / 3, b = Double(rows - 1) * gap - triples * gap / 3
+        let cell = max(1, min((maxWidth - Double(columns - 1) * gap) / Double(columns), (style.maxImageHeight * 1.5 - b) / a))
         return (columns, rows, cell)
     }
 

@@ -240,10 +240,12 @@ public struct SceneBuilder {
         let look = theme.bubble(bubble.direction)
         var items: [SceneItem] = []
         if let reply = bubble.reply {
-            // A quoted snippet: a rounded box with a bar on its leading edge.
+            // A quoted snippet: a rounded box with a bar on its leading edge — the left, on either
+            // side of the conversation; the right only for right-to-left text.
             let frame = moved(reply.frame)
             items.append(.path(BubbleShape.roundedRect(frame, radius: min(10, frame.height / 2)), fill: theme.replyFill, stroke: nil, lineWidth: 1))
-            let barX = bubble.tailSide == .incoming ? frame.minX + 5 : frame.maxX - 8
+            let rightToLeft = reply.label.text.lines.first?.isRightToLeft ?? false
+            let barX = rightToLeft ? frame.maxX - 8 : frame.minX + 5
             items.append(.fill(Rect(x: barX, y: frame.minY + 4, width: 3, height: max(1, frame.height - 8)), theme.replyBar))
             items.append(text(reply.label, style.replyText, theme.replyTextColor))
         }

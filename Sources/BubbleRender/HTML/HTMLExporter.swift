@@ -450,9 +450,12 @@ final class HTMLExportSession {
             body.append("</bdi></div>\n")
         }
         if let reply = m.reply {
-            body.append("<blockquote class=\"r "); body.append(side); body.append("\"><bdi>")
             let author = reply.sender.flatMap { conversation.participant($0)?.name }
-            body.appendText(BubbleMeasurer.replyString(reply, author: author), links: false, coverage: fonts.coverage, faces: &regular)
+            let snippet = BubbleMeasurer.replyString(reply, author: author)
+            body.append("<blockquote class=\"r "); body.append(side)
+            if ParagraphDirection.lastParagraphIsRightToLeft(snippet) { body.append(" y") }
+            body.append("\"><bdi>")
+            body.appendText(snippet, links: false, coverage: fonts.coverage, faces: &regular)
             body.append("</bdi></blockquote>\n")
         }
         body.append(m.direction == .incoming ? "<div class=\"b i" : "<div class=\"b o")
@@ -495,8 +498,16 @@ final class HTMLExportSession {
         }
         body.append(">")
         if m.images.count > 1 {
+            // The Cairo layout's rows (BubbleMeasurer.gridRows) on a 6-column grid: a wide cell
+            // spans 6, a pair's cells 3, a row of three's cells 2.
             body.append("<div class=\"gr\">")
-            for image in m.images { try appendPhoto(image, index: i, to: &body) }
+            var k = 0
+            for n in BubbleMeasurer.gridRows(m.images.count) {
+                for _ in 0..<n where k < m.images.count {
+                    try appendPhoto(m.images[k], index: i, to: &body, gridCell: n == 1 ? "w" : n == 3 ? "t" : nil)
+                    k += 1
+                }
+            }
             body.append("</div>")
         } else if let image = m.image { try appendPhoto(image, index: i, to: &body) }
         if hasText, let text = shown {
@@ -610,7 +621,7 @@ final class HTMLExportSession {
     /// A photo as `<img>` (or the placeholder of a photo without a usable file or size), sized
     /// as BubbleMeasurer sizes it: never enlarged, at most `maxImageHeight` tall (CSS also caps
     /// it at the bubble's width).
-    func appendPhoto(_ image: ImageAttachment, index: Int, to b: inout HTMLBuffer) throws {
+    func appendPhoto(_ image: ImageAttachment, index: Int, to b: inout HTMLBuffer, gridCell: StaticString? = nil) throws {
         if image.videoFrame {
             // A video's frame: its poster or a dark box of its size, and a play symbol.
             let factor = min(1, style.maxImageHeight / max(1, image.height))
@@ -650,6 +661,7 @@ final class HTMLExportSession {
             }
         }
         b.append(image.sticker ? "\" alt=\"Sticker\"" : "\" alt=\"Photo\"")
+        if let gridCell { b.append(" class=\""); b.append(gridCell); b.append("\"") }
         if width > 0 && height > 0 && width.isFinite && height.isFinite {
             // A sticker fills the sticker box (as the Cairo layout's `stickerSize`).
             let factor = image.sticker ? min(style.stickerSize / width, style.stickerSize / height) : min(1, style.maxImageHeight / height)

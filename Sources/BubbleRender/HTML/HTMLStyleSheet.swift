@@ -378,13 +378,16 @@ struct HTMLStyleSheet {
         let qp = style.replyPadding
         css += ".r{width:fit-content;max-width:\(Self.num(style.maxWidthShare * 100))%;box-sizing:border-box;margin:\(Self.px(style.rowSpacing)) \(Self.px(sm)) 0;"
         css += "padding:\(Self.px(qp.top)) \(Self.px(qp.right)) \(Self.px(qp.bottom)) \(Self.px(qp.left));border-radius:10px;background:\(theme.replyFill.hex);"
-        css += "border-\(near):3px solid \(theme.replyBar.hex);color:\(theme.replyTextColor.hex);font-size:\(Self.px(style.replyText.size));line-height:1.25;"
+        css += "border-left:3px solid \(theme.replyBar.hex);color:\(theme.replyTextColor.hex);font-size:\(Self.px(style.replyText.size));line-height:1.25;"
         css += "overflow:hidden;display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:\(style.replyMaxLines)}"
-        // An outgoing reply's bar is on its far side, as the Cairo scene draws it.
-        css += ".r.o{margin-\(near):auto;border-\(near):0;border-\(far):3px solid \(theme.replyBar.hex)}.c>.r+.b{margin-top:\(Self.px(style.replySpacing))}"
+        // The bar is on the snippet's leading edge, on either side, as the Cairo scene draws it:
+        // the left, the right for right-to-left text (`y`).
+        css += ".r.o{margin-\(near):auto}.r.y{border-left:0;border-right:3px solid \(theme.replyBar.hex)}"
+        css += ".c>.r+.b{margin-top:\(Self.px(style.replySpacing))}"
         // Photo grids: square cells.
-        css += ".gr{display:grid;grid-template-columns:repeat(\(style.gridColumns),1fr);gap:\(Self.px(style.gridSpacing));width:min(100%,\(Self.px(2 * 129 + style.gridSpacing)))}"
-        css += ".gr img{width:100%;height:auto;aspect-ratio:1;object-fit:cover;border-radius:4px;display:block}"
+        css += ".gr{display:grid;grid-template-columns:repeat(6,1fr);gap:\(Self.px(style.gridSpacing));width:min(100%,\(Self.px(2 * 129 + style.gridSpacing)))}"
+        css += ".gr img{grid-column:span 3;width:100%;height:auto;aspect-ratio:1;object-fit:cover;border-radius:4px;display:block}"
+        css += ".gr img.t{grid-column:span 2}.gr img.w{grid-column:span 6;aspect-ratio:\(Self.num(2 * 129 + style.gridSpacing))/129}"
         // Typing: three dots.
         let d = style.typingDotSize
         css += ".ty{width:\(Self.px(style.typingBubbleSize.width));height:\(Self.px(style.typingBubbleSize.height));display:flex;align-items:center;justify-content:center;gap:\(Self.px(d * 0.6))}"
