@@ -25,8 +25,8 @@ import Darwin
 final class JSONScanner {
     struct Failure: Error, CustomStringConvertible {
         enum Kind: Equatable {
-            /// The file stops inside a value.
-            case truncated
+            /// The file stops inside a value; `expected` says what should have come there.
+            case truncated(expected: String)
             /// A byte that cannot come here; `expected` says what could.
             case syntax(expected: String)
             /// A value of the wrong kind ("an array", "an object", "a string").
@@ -184,7 +184,7 @@ final class JSONScanner {
     /// The next byte that is not white space; the file must not end here.
     @inline(__always)
     private func nonSpace(expected: String) throws(Failure) -> UInt8 {
-        guard let c = try peekNonSpace() else { throw failure(.truncated) }
+        guard let c = try peekNonSpace() else { throw failure(.truncated(expected: expected)) }
         return c
     }
 
@@ -204,7 +204,7 @@ final class JSONScanner {
         pos += 1
         while true {
             if pos == end {
-                if eof { throw failure(.truncated) }
+                if eof { throw failure(.truncated(expected: "the rest of a string and its closing quote")) }
                 try refill()
                 continue
             }
@@ -222,13 +222,13 @@ final class JSONScanner {
             if c < 0x20 { throw failure(.syntax(expected: "a control character escaped (\\n, \\t, \\u…) inside a string")) }
             // A backslash: one escaped character.
             pos += 1
-            guard let e = try peek() else { throw failure(.truncated) }
+            guard let e = try peek() else { throw failure(.truncated(expected: "an escaped character after \\")) }
             switch e {
             case 0x22, 0x5C, 0x2F, 0x62, 0x66, 0x6E, 0x72, 0x74: pos += 1
             case 0x75:
                 pos += 1
                 for _ in 0..<4 {
-                    guard let h = try peek() else { throw failure(.truncated) }
+                    guard let h = try peek() else { throw failure(.truncated(expected: "four hex digits after \\u")) }
                     guard (0x30...0x39).contains(h) || (0x41...0x46).contains(h) || (0x61...0x66).contains(h) else {
                         throw failure(.syntax(expected: "four hex digits after \\u"))
                     }
@@ -243,7 +243,7 @@ final class JSONScanner {
     private func skipLiteral(_ word: StaticString) throws(Failure) {
         let start = offset
         for i in 0..<word.utf8CodeUnitCount {
-            guard let c = try peek() else { throw failure(.truncated) }
+            guard let c = try peek() else { throw failure(.truncated(expected: "the rest of \(word)")) }
             guard c == word.utf8Start[i] else { throw failure(.syntax(expected: "a value"), at: start) }
             pos += 1
         }
@@ -262,7 +262,7 @@ final class JSONScanner {
             }
             pos += 1
         }
-        guard digits > 0 else { throw failure(.truncated) }
+        guard digits > 0 else { throw failure(.truncated(expected: "a number's digits")) }
     }
 
     /// Skips one value of any kind (nested ones too, without recursion), checking its syntax.
@@ -277,7 +277,7 @@ final class JSONScanner {
             case 0x7B:  // {
                 guard stack.count < Self.maxDepth else { throw failure(.tooDeep) }
                 pos += 1
-                if try nonSpace(expected: "a key or }") == 0x7D {
+                if try nonSpace(expected: "a key or '}'") == 0x7D {
                     pos += 1
                     closed = true
                 } else {
@@ -287,7 +287,7 @@ final class JSONScanner {
             case 0x5B:  // [
                 guard stack.count < Self.maxDepth else { throw failure(.tooDeep) }
                 pos += 1
-                if try nonSpace(expected: "a value or ]") == 0x5D {
+                if try nonSpace(expected: "a value or ']'") == 0x5D {
                     pos += 1
                     closed = true
                 } else {
@@ -303,13 +303,13 @@ final class JSONScanner {
             guard closed else { continue }
             // After a value: a comma (then the next key or element) or the end of containers.
             while let isObject = stack.last {
-                let n = try nonSpace(expected: isObject ? ", or }" : ", or ]")
+                let n = try nonSpace(expected: isObject ? "',' or '}'" : "',' or ']'")
                 if n == 0x2C {
                     pos += 1
                     if isObject { try key() }
                     break
                 }
-                guard n == (isObject ? 0x7D : 0x5D) else { throw failure(.syntax(expected: isObject ? ", or }" : ", or ]")) }
+                guard n == (isObject ? 0x7D : 0x5D) else { throw failure(.syntax(expected: isObject ? "',' or '}'" : "',' or ']'")) }
                 pos += 1
                 stack.removeLast()
             }
@@ -334,7 +334,7 @@ final class JSONScanner {
                 ? failure(.wrongType(expected: "an object")) : failure(.syntax(expected: "a value"))
         }
         pos += 1
-        if try nonSpace(expected: "a key or }") == 0x7D { pos += 1; return }
+        if try nonSpace(expected: "a key or '}'") == 0x7D { pos += 1; return }
         while true {
             guard try nonSpace(expected: "a key") == 0x22 else { throw failure(.syntax(expected: "a key in quotes")) }
             let name = try readKey()
@@ -342,10 +342,10 @@ final class JSONScanner {
             path.append(.key(name))
             try body(name)
             path.removeLast()
-            let n = try nonSpace(expected: ", or }")
+            let n = try nonSpace(expected: "',' or '}'")
             pos += 1
             if n == 0x7D { return }
-            guard n == 0x2C else { pos -= 1; throw failure(.syntax(expected: ", or }")) }
+            guard n == 0x2C else { pos -= 1; throw failure(.syntax(expected: "',' or '}'")) }
         }
     }
 
@@ -358,16 +358,16 @@ final class JSONScanner {
                 ? failure(.wrongType(expected: "an array")) : failure(.syntax(expected: "a value"))
         }
         pos += 1
-        if try nonSpace(expected: "a value or ]") == 0x5D { pos += 1; return }
+        if try nonSpace(expected: "a value or ']'") == 0x5D { pos += 1; return }
         var i = 0
         path.append(.index(0))
         while true {
             path[path.count - 1] = .index(i)
             try body(i)
-            let n = try nonSpace(expected: ", or ]")
+            let n = try nonSpace(expected: "',' or ']'")
             pos += 1
             if n == 0x5D { break }
-            guard n == 0x2C else { pos -= 1; throw failure(.syntax(expected: ", or ]")) }
+            guard n == 0x2C else { pos -= 1; throw failure(.syntax(expected: "',' or ']'")) }
             i += 1
         }
         path.removeLast()

@@ -18,6 +18,8 @@ final class LineReader {
     private(set) var encoding: Encoding = .utf8
     /// Number of the line `nextLine` returned last (1-based).
     private(set) var lineNumber = 0
+    /// The last line read ended at the end of the file, without a line break (cut short?).
+    private(set) var lastLineUnterminated = false
     /// UTF-16 code units that were not valid (lone surrogates, odd trailing byte), now U+FFFD.
     private(set) var invalidUTF16Units = 0
 
@@ -48,6 +50,7 @@ final class LineReader {
             if let newline = find(0x0A, from: scanFrom) {
                 var end = newline
                 if end > position && buffer[end - 1] == 0x0D { end -= 1 }
+                lastLineUnterminated = false
                 return try take(position..<end, next: newline + 1)
             }
             scanFrom = buffer.count
@@ -56,6 +59,7 @@ final class LineReader {
                 guard position < buffer.count else { return nil }
                 var end = buffer.count
                 if buffer[end - 1] == 0x0D { end -= 1 }
+                lastLineUnterminated = true
                 return try take(position..<end, next: buffer.count)
             }
             try refill()

@@ -207,7 +207,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
     }
 
     static func describe(_ what: String, atEnd: Bool) -> String {
-        atEnd ? "the file ends early (truncated?): \(what); expected the rest of the backup and </smses>"
+        atEnd ? "unexpected end of file (cut short?): \(what); expected the rest of the backup and </smses>"
               : "is not well-formed XML: \(what)"
     }
 

@@ -415,9 +415,9 @@ enum TelegramImporter {
     static func describe(_ f: JSONScanner.Failure, scanner: JSONScanner) -> ImportError {
         let path = scanner.displayPath
         switch f.kind {
-        case .truncated:
+        case .truncated(let expected):
             return ImportError(path: path, location: scanner.position(ofOffset: f.offset),
-                               reason: "the file ends early (truncated?); expected the rest of the JSON")
+                               reason: "unexpected end of file (cut short?), expected \(expected)")
         case .syntax:
             return ImportError(path: path, location: scanner.position(ofOffset: f.offset), reason: "is not valid JSON (damaged?)")
         case .wrongType(let expected):

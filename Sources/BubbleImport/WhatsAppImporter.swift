@@ -212,14 +212,20 @@ enum WhatsAppImporter {
                 let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
                 guard let previous = current else {
                     if TextCleanup.cleanName(line).isEmpty { continue }
+                    if reader.lastLineUnterminated, WhatsAppLine.looksLikeHeader(utf8, cutShort: true) {
+                        throw ImportError(path: textName, location: "line \(reader.lineNumber)",
+                                          reason: "unexpected end of file (cut short?) inside the first message's date and time")
+                    }
                     throw ImportError(path: textName, location: "line \(reader.lineNumber)",
                                       reason: "not a WhatsApp export: \"\(shown)\" does not start with a date and time; expected "
                                           + "\"12/24/19, 11:23 - Name: text\" (Android) or \"[14/10/2021, 3:34:09 PM] Name: text\" (iOS)")
                 }
                 // A line shaped like a header whose date or time cannot be read is never glued
                 // onto the message before it: it stays a line of its own, and is reported.
-                if WhatsAppLine.looksLikeHeader(utf8) {
-                    let why = "looks like the start of a message but its date and time cannot be read"
+                if WhatsAppLine.looksLikeHeader(utf8, cutShort: reader.lastLineUnterminated) {
+                    let why = reader.lastLineUnterminated
+                        ? "unexpected end of file (cut short?) inside a message's date and time"
+                        : "looks like the start of a message but its date and time cannot be read"
                     if context.options.strict {
                         throw ImportError(path: textName, location: "line \(reader.lineNumber)",
                                           reason: "\"\(shown)\" \(why) (--strict); expected a header such as \"12/24/19, 11:23 - Name: text\"")

@@ -137,14 +137,30 @@ struct WhatsAppLine: Equatable {
     /// Whether a line that `parse` refused still looks like a message header — a date-like run
     /// at its start (digits, a date separator, a digit) and " - " or "] " soon after — so it is
     /// reported instead of being glued onto the message before it.
-    static func looksLikeHeader(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBufferPointer { looksLikeHeader($0) }
+    /// `cutShort`: the line is the file's last and has no line break, so the date-like run alone
+    /// is enough (the rest of the header was cut off).
+    static func looksLikeHeader(_ bytes: [UInt8], cutShort: Bool = false) -> Bool {
+        bytes.withUnsafeBufferPointer { looksLikeHeader($0, cutShort: cutShort) }
     }
 
-    static func looksLikeHeader(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func looksLikeHeader(_ b: UnsafeBufferPointer<UInt8>, cutShort: Bool = false) -> Bool {
         var i = skipMarks(b, 0)
         if i < b.count, b[i] == UInt8(ascii: "[") { i = skipMarks(b, i + 1) }
         guard number(b, &i, maxDigits: 4) != nil, dateSeparator(b, &i) != nil, isDigit(b, i) else { return false }
+        if cutShort {
+            // Two fields and both separators of a date ("13/06/"), then only what a header's date
+            // and time are made of: "14/06 breakfast" and "15.06.2020 hike-day" are text.
+            var k = i
+            guard number(b, &k, maxDigits: 2) != nil, dateSeparator(b, &k) != nil else { return false }
+            while k < b.count {
+                let c = b[k]
+                let allowed = c >= 0x80 || (c >= 0x30 && c <= 0x39) || c == 0x20 || c == 0x2C || c == 0x3A || c == 0x2E
+                    || c == 0x2D || c == 0x5B || c == 0x5D || "apmAPM".utf8.contains(c)
+                if !allowed { return false }
+                k += 1
+            }
+            return true
+        }
         let end = min(b.count, i + 80)
         var k = i
         while k + 1 < end {

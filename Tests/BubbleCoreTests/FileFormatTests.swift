@@ -75,7 +75,7 @@ struct ConversationFileTests {
     }
 
     @Test("errors name the file and the place", arguments: [
-        ("{\"messages\": [}", "x.json: line 1, column 15: is not valid JSON"),
+        ("{\"messages\": [}", "x.json: line 1, column 15: is not valid JSON, expected a value"),
         ("{\"messages\": [{\"from\": \"a\", \"date\": 5, \"text\": \"t\"}]}", "x.json: messages[0].date: has the wrong type; expected a string"),
         ("{\"messages\": [{\"from\": \"a\", \"text\": \"t\"}]}", "x.json: messages[0].date: is missing"),
         ("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-11-22T09:40:00Z\"}]}", "x.json: messages[0]: has neither text, image nor attachment"),

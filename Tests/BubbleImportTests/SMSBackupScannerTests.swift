@@ -180,10 +180,10 @@ struct SMSBackupScannerTests {
         let after = scratch.write("after.xml", xml("") + "<smses/>\n")
         #expect(run(after, .scanner(readLimit: 1)) == ["error line 5, column 1: is not well-formed XML: extra content at the end of the document"])
         let cut = scratch.write("cut.xml", "<smses>\n<sms body=\"abc")
-        #expect(run(cut, .scanner(readLimit: 2)) == ["error line 2, column 15: the file ends early (truncated?): attribute value not "
+        #expect(run(cut, .scanner(readLimit: 2)) == ["error line 2, column 15: unexpected end of file (cut short?): attribute value not "
                                                      + "finished; expected a closing quote; expected the rest of the backup and </smses>"])
         let open = scratch.write("open.xml", "<smses>\n<sms body=\"abc\"/>\n")
-        #expect(run(open, .scanner(readLimit: 1)).first?.hasPrefix("error line 3, column 1: the file ends early (truncated?): ") == true)
+        #expect(run(open, .scanner(readLimit: 1)).first?.hasPrefix("error line 3, column 1: unexpected end of file (cut short?): ") == true)
         let halfEmoji = scratch.write("half.xml", Data("<smses><sms body=\"\u{1F600}\"/></smses>".utf8.dropLast(14)))
         #expect(run(halfEmoji, .scanner(readLimit: 1)).first?.hasPrefix("error line 1, column 19: ") == true)
     }

@@ -104,7 +104,7 @@ struct SMSBackupTests {
             try Importer.load(path: cut, options: ImportOptions(chat: "Ann Lee", attachmentsFolder: scratch.path)) })
         #expect(error.path == cut)
         #expect(error.location?.hasPrefix("line \(lastLine), column ") == true)
-        #expect(error.reason.hasPrefix("the file ends early (truncated?): "))
+        #expect(error.reason.hasPrefix("unexpected end of file (cut short?): "))
     }
 
     @Test("malformed XML names the line and the column in the original file, even after a shortened emoji reference")

@@ -114,7 +114,7 @@ struct TelegramStreamingTests {
 
         let cut = scratch.write("cut.json", #"{"name": "X", "messages": [{"id": 1, "text": "unfinish"#)
         #expect(importError { () throws(ImportError) in try Importer.load(path: cut, format: .telegram) }?.description
-                == "\(cut): line 1, column 55: the file ends early (truncated?); expected the rest of the JSON")
+                == "\(cut): line 1, column 55: unexpected end of file (cut short?), expected the rest of a string and its closing quote")
 
         let badEscape = scratch.write("escape.json", #"{"name": "X", "messages": [{"id": 1, "text": "a\qb"}]}"#)
         #expect(importError { () throws(ImportError) in try Importer.load(path: badEscape, format: .telegram) }?.description

@@ -139,7 +139,7 @@ struct CLITests {
         let r = try Tool.run(["render", "bad.json", "-o", "out.png"], in: dir)
         #expect(r.status != 0)
         #expect(r.stderr.split(separator: "\n").count == 1)
-        #expect(r.stderr.contains("bad.json: line 3, column 30: is not valid JSON"), "\(r.stderr)")
+        #expect(r.stderr.contains("bad.json: line 3, column 30: is not valid JSON, expected a key in quotes"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out.png").path))
     }
 

@@ -63,6 +63,10 @@ public enum ConversationFile {
         do {
             file = try JSONDecoder().decode(FileV1.self, from: data)
         } catch let error as DecodingError {
+            // Malformed JSON: where, and what could have come there (a file cut short included).
+            if case .dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty, let p = JSONSyntax.firstProblem([UInt8](data)) {
+                throw ConversationFileError(path: path, location: p.location, reason: p.reason)
+            }
             throw ConversationFileError(path: path, location: location(of: error, in: data), reason: reason(of: error))
         } catch {
             throw ConversationFileError(path: path, location: nil, reason: "\(error)")
