@@ -4,7 +4,7 @@ SWIFT ?= swift
 export FONTCONFIG_FILE := $(CURDIR)/Sources/BubbleRender/Fonts/fonts.conf
 OUT ?= out/demo
 
-.PHONY: bootstrap build demo test bench clean
+.PHONY: bootstrap build demo test bench fuzz clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -25,5 +25,10 @@ bench: bootstrap
 	$(SWIFT) build -c release --product bubbles
 	$$($(SWIFT) build -c release --show-bin-path)/BubbleBench $(BENCH_ARGS)
 
+# Every reader under libFuzzer, FUZZ_SECONDS each (default 60): scripts/fuzz.sh.
+FUZZ_SECONDS ?= 60
+fuzz: bootstrap
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
 clean:
-	rm -rf .build out
+	rm -rf .build .build-fuzz out
