@@ -32,17 +32,9 @@ public final class PhotoLoader {
     /// applied and encoded again (HEIC, which browsers do not show; a turned JPEG for SVG
     /// viewers that ignore EXIF). nil when the picture has transparency (use PNG then).
     static func orientedJPEG(_ path: String, quality: Int = 90) throws(RenderError) -> [UInt8]? {
+        let picture = try OrientedPixbuf(path)
+        let oriented = picture.pointer
         var error: UnsafeMutablePointer<GError>?
-        guard let pixbuf = gdk_pixbuf_new_from_file(path, &error) else {
-            let reason = error.map { String(cString: $0.pointee.message) } ?? "unknown image format"
-            if let error { g_error_free(error) }
-            throw .unreadableImage(path: path, reason: reason)
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(pixbuf)) }
-        guard let oriented = gdk_pixbuf_apply_embedded_orientation(pixbuf) else {
-            throw .unreadableImage(path: path, reason: "cannot apply its orientation")
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(oriented)) }
         if gdk_pixbuf_get_has_alpha(oriented) != 0 { return nil }
         var buffer: UnsafeMutablePointer<gchar>?
         var size: gsize = 0
@@ -90,19 +82,8 @@ public final class PhotoLoader {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw .unreadableImage(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
         }
-        var error: UnsafeMutablePointer<GError>?
-        guard let pixbuf = gdk_pixbuf_new_from_file(path, &error) else {
-            let reason = error.map { String(cString: $0.pointee.message) } ?? "unknown image format"
-            if let error { g_error_free(error) }
-            throw .unreadableImage(path: path, reason: reason)
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(pixbuf)) }
-        // Apply the EXIF orientation so phone photos stand the right way up. The result is a new
-        // reference either way (the same pixbuf when there is nothing to turn).
-        guard let oriented = gdk_pixbuf_apply_embedded_orientation(pixbuf) else {
-            throw .unreadableImage(path: path, reason: "cannot apply its orientation")
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(oriented)) }
+        let picture = try OrientedPixbuf(path)
+        let oriented = picture.pointer
         let width = Int(gdk_pixbuf_get_width(oriented)), height = Int(gdk_pixbuf_get_height(oriented))
         let channels = Int(gdk_pixbuf_get_n_channels(oriented))
         let rowstride = Int(gdk_pixbuf_get_rowstride(oriented))
@@ -126,4 +107,27 @@ public final class PhotoLoader {
         cairo_surface_mark_dirty(surface.pointer)
         return surface
     }
+}
+
+/// A picture decoded by gdk-pixbuf and turned by its EXIF orientation, so phone photos stand the
+/// right way up; owns its pixbuf reference (released with the value).
+final class OrientedPixbuf {
+    let pointer: OpaquePointer
+
+    init(_ path: String) throws(RenderError) {
+        var error: UnsafeMutablePointer<GError>?
+        guard let pixbuf = gdk_pixbuf_new_from_file(path, &error) else {
+            let reason = error.map { String(cString: $0.pointee.message) } ?? "unknown image format"
+            if let error { g_error_free(error) }
+            throw .unreadableImage(path: path, reason: reason)
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(pixbuf)) }
+        // A new reference either way (the same pixbuf when there is nothing to turn).
+        guard let oriented = gdk_pixbuf_apply_embedded_orientation(pixbuf) else {
+            throw .unreadableImage(path: path, reason: "cannot apply its orientation")
+        }
+        pointer = oriented
+    }
+
+    deinit { g_object_unref(UnsafeMutableRawPointer(pointer)) }
 }

@@ -25,11 +25,17 @@ struct CutFileTests {
         let broken = scratch.write("chat.json", "{\"broken\": [1, 2,")
         let e = try #require(importError { () throws(ImportError) in try Importer.load(path: broken, format: .native) })
         #expect(e.description == "\(broken): line 1, column 18: unexpected end of file (cut short?), expected a value")
-        let full = try String(contentsOfFile: Fixtures.path("native.json"), encoding: .utf8)
-        for (k, cut) in Self.cuts(full).enumerated() {
-            let path = scratch.write("cut\(k).json", cut)
-            let error = try #require(importError { () throws(ImportError) in try Importer.load(path: path, format: .native) }, "cut \(k)")
-            #expect(error.location == Self.end(of: cut), "cut \(k): \(error)")
+        try Self.expectCutJSON(Fixtures.path("native.json"), format: .native)
+    }
+
+    /// The JSON fixture at `path` cut at four places: each an error at the end of what is left.
+    static func expectCutJSON(_ path: String, format: ImportFormat) throws {
+        let scratch = ScratchFolder()
+        let full = try String(contentsOfFile: path, encoding: .utf8)
+        for (k, cut) in cuts(full).enumerated() {
+            let file = scratch.write("cut\(k).json", cut)
+            let error = try #require(importError { () throws(ImportError) in try Importer.load(path: file, format: format) }, "cut \(k)")
+            #expect(error.location == end(of: cut), "cut \(k): \(error)")
             #expect(error.reason.hasPrefix("unexpected end of file (cut short?), expected "), "cut \(k): \(error)")
         }
     }
@@ -52,14 +58,7 @@ struct CutFileTests {
 
     @Test("Telegram result.json cut at four places: the position and what was expected")
     func telegram() throws {
-        let scratch = ScratchFolder()
-        let full = try String(contentsOfFile: Fixtures.path("telegram-single/result.json"), encoding: .utf8)
-        for (k, cut) in Self.cuts(full).enumerated() {
-            let path = scratch.write("cut\(k).json", cut)
-            let error = try #require(importError { () throws(ImportError) in try Importer.load(path: path, format: .telegram) }, "cut \(k)")
-            #expect(error.location == Self.end(of: cut), "cut \(k): \(error)")
-            #expect(error.reason.hasPrefix("unexpected end of file (cut short?), expected "), "cut \(k): \(error)")
-        }
+        try Self.expectCutJSON(Fixtures.path("telegram-single/result.json"), format: .telegram)
     }
 
     @Test("SMS Backup & Restore XML cut at four places: the position and what was expected")
