@@ -45,7 +45,7 @@ enum TelegramImporter {
 
     /// One element of `messages`, read leniently (older Telegram Desktop versions and other tools
     /// leave fields out): only what places a message on the page is needed.
-    struct TGMessage: Decodable {
+    struct TGMessage {
         /// Missing in some exports, a string in others: the message's position stands in for a
         /// missing one (as a negative id, so it never meets a real one).
         var id: Int64? { rawID.flatMap { Int64($0.value) } }
@@ -77,65 +77,19 @@ enum TelegramImporter {
         var poll: Poll?
         var locationInformation: Location?
         var contactInformation: Contact?
-
-        enum CodingKeys: String, CodingKey {
-            case rawID = "id", type, date, from, actor, action, title, members, text, photo, file, poll, reactions, thumbnail, width, height
-            case dateUnixtime = "date_unixtime", fromID = "from_id", actorID = "actor_id"
-            case durationSeconds = "duration_seconds", discardReason = "discard_reason"
-            case replyToMessageID = "reply_to_message_id", fileName = "file_name", mimeType = "mime_type"
-            case mediaType = "media_type", stickerEmoji = "sticker_emoji"
-            case locationInformation = "location_information", contactInformation = "contact_information"
-        }
     }
 
-    struct Poll: Decodable { var question: String? }
-    struct Location: Decodable {
-        var latitude: Double?, longitude: Double?, title: String?, address: String?
-        enum CodingKeys: String, CodingKey { case latitude, longitude, title = "place_name", address }
-    }
-    struct Contact: Decodable {
-        var firstName: String?, lastName: String?, phoneNumber: String?
-        enum CodingKeys: String, CodingKey {
-            case firstName = "first_name", lastName = "last_name", phoneNumber = "phone_number"
-        }
-    }
+    struct Poll { var question: String? }
+    /// `location_information` (`place_name` is the title).
+    struct Location { var latitude: Double?, longitude: Double?, title: String?, address: String? }
+    struct Contact { var firstName: String?, lastName: String?, phoneNumber: String? }
 
-    /// A string that older exports wrote as a number (`from_id`, `date_unixtime`).
-    struct FlexibleString: Decodable {
-        var value: String
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.singleValueContainer()
-            if let s = try? c.decode(String.self) { value = s } else { value = String(try c.decode(Int64.self)) }
-        }
-    }
+    /// A string that older exports wrote as a number (`id`, `from_id`, `date_unixtime`).
+    struct FlexibleString { var value: String }
 
-    /// `text`: a string, or an array of strings and `{type, text}` entities; a value of another
-    /// shape (a number, null, an object, an entity without text) is read as what text it holds,
-    /// never refused. Bytes that are not UTF-8 are still an error: that is a damaged file.
-    struct TGText: Decodable {
-        var value: String
-        private struct Entity: Decodable { var text: String? }
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.singleValueContainer()
-            if c.decodeNil() { value = ""; return }
-            do { value = try c.decode(String.self); return } catch DecodingError.typeMismatch {}
-            if let n = try? c.decode(Double.self) { value = n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n); return }
-            var parts: any UnkeyedDecodingContainer
-            do { parts = try decoder.unkeyedContainer() } catch DecodingError.typeMismatch { value = ""; return }
-            var out = ""
-            while !parts.isAtEnd {
-                // A failed decode does not move on: the next shape is tried at the same element.
-                do { out += try parts.decode(String.self); continue } catch DecodingError.typeMismatch {}
-                do { out += try parts.decode(Entity.self).text ?? "" } catch DecodingError.typeMismatch {
-                    _ = try parts.decode(Skip.self)
-                }
-            }
-            value = out
-        }
-        /// Any JSON value, read and dropped.
-        private struct Skip: Decodable { init(from decoder: any Decoder) throws {} }
-    }
-
+    /// `text`: a string, or an array of strings and `{type, text}` entities, read as the text it
+    /// holds (`TelegramMessageDecoder`).
+    struct TGText { var value: String }
 
     // MARK: Reading
 
@@ -287,7 +241,17 @@ enum TelegramImporter {
         let maxValue = context.options.limits.maxJSONValueBytes
         try scanner.array { i in
             let m = try scanner.withCaptured(limit: maxValue) { bytes, start in
-                try decodeValue(TGMessage.self, bytes, start: start, decoder: decoder, scanner: scanner)
+                do {
+                    return try TelegramMessageDecoder.decode(bytes)
+                } catch let error as TelegramMessageDecoder.Failure {
+                    switch error.kind {
+                    case .notUTF8:
+                        throw JSONScanner.Failure(kind: .notUTF8, offset: start + Int64(error.offset), path: scanner.pathString)
+                    case .wrongType(let expected):
+                        throw ImportError(path: scanner.displayPath, location: JSONScanner.string(scanner.path + error.path),
+                                          reason: "has the wrong type; expected \(expected)")
+                    }
+                }
             }
             sink.count += 1
             if m.type ?? "message" == "message" {
@@ -613,15 +577,12 @@ enum TelegramImporter {
 /// One entry of a Telegram message's `reactions`: `{"type": "emoji", "count": 2, "emoji": "❤",
 /// "recent": [{"from": "Ann", "from_id": "user1", "date": "…"}]}` (custom emoji have
 /// `"type": "custom_emoji"` and a `document_id` instead of `emoji`).
-struct TGReaction: Decodable {
+struct TGReaction {
     var type: String?
     var count: Int?
     var emoji: String?
     var recent: [Recent]?
-    struct Recent: Decodable {
-        var fromID: String?
-        enum CodingKeys: String, CodingKey { case fromID = "from_id" }
-    }
+    struct Recent { var fromID: String? }
 }
 
 extension TelegramImporter {
