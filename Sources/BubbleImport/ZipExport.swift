@@ -1,3 +1,6 @@
+// zlib through ZIPFoundation's own module map: a deflate stream is checked whole before
+// ZIPFoundation inflates it (its inflate loops forever on a stream that never ends).
+import CZlib
 import Foundation
 import ZIPFoundation
 
@@ -9,6 +12,7 @@ import ZIPFoundation
 final class ZipExport {
     let displayPath: String
     private let archive: Archive
+    private let directory: ZipDirectory?
     private let limits: ImportLimits
     private(set) var extractedBytes: Int64 = 0
     private lazy var byName: [String: Entry] = {
@@ -30,6 +34,7 @@ final class ZipExport {
         }
         self.displayPath = displayPath
         self.limits = limits
+        directory = ZipDirectory(path: path)
     }
 
     /// Paths of the regular files inside, in archive order.
@@ -52,6 +57,9 @@ final class ZipExport {
             throw Refusal(reason: "compression ratio \(Int(Double(declared) / Double(compressed))):1 is over the "
                               + "\(Int(limits.maxZipRatio)):1 limit (zip bomb?)")
         }
+        if let problem = directory?.problem(with: entry.path, declaredSize: min(declared, cap)) {
+            throw Refusal(reason: problem)
+        }
         guard FileManager.default.createFile(atPath: destination, contents: nil),
               let output = FileHandle(forWritingAtPath: destination) else {
             throw Refusal(reason: "cannot write \(destination)")
@@ -72,5 +80,108 @@ final class ZipExport {
             throw Refusal(reason: "cannot be extracted: \(error)")
         }
         extractedBytes += Int64(written)
+    }
+}
+
+/// The archive's own central directory, read by BubbleKit: each entry's compression method,
+/// sizes and local header, so an entry can be checked before ZIPFoundation touches it. An entry
+/// that ZIPFoundation would inflate must be one complete deflate stream (a damaged one makes its
+/// inflate loop forever) in an archive whose headers agree.
+struct ZipDirectory {
+    struct Record { var method: UInt16; var compressedSize: UInt64; var localHeader: UInt64 }
+    private(set) var records: [String: Record] = [:]
+    let fileSize: UInt64
+    private let file: ProbeReader
+
+    init?(path: String) {
+        guard let file = ProbeReader(path: path) else { return nil }
+        self.file = file
+        fileSize = UInt64(file.size)
+        // End of central directory: the last "PK\u{5}\u{6}" in the final 64 KiB + 22 bytes.
+        let tailStart = max(0, file.size - 65_557)
+        let tail = file.read(at: tailStart, count: file.size - tailStart)
+        guard tail.count >= 22, let eocd = stride(from: tail.count - 22, through: 0, by: -1).first(where: {
+            tail[$0] == 0x50 && tail[$0 + 1] == 0x4B && tail[$0 + 2] == 0x05 && tail[$0 + 3] == 0x06
+        }) else { return nil }
+        func u16(_ b: [UInt8], _ i: Int) -> Int { i + 2 <= b.count ? Int(b[i]) | Int(b[i + 1]) << 8 : 0 }
+        func u32(_ b: [UInt8], _ i: Int) -> UInt64 { i + 4 <= b.count ? UInt64(u16(b, i)) | UInt64(u16(b, i + 2)) << 16 : 0 }
+        let count = u16(tail, eocd + 10)
+        let directory = file.read(at: Int(u32(tail, eocd + 16)), count: Int(min(u32(tail, eocd + 12), UInt64(file.size))))
+        var i = 0
+        for _ in 0..<count {
+            guard i + 46 <= directory.count, directory[i] == 0x50, directory[i + 1] == 0x4B, directory[i + 2] == 0x01,
+                  directory[i + 3] == 0x02 else { break }
+            let nameLength = u16(directory, i + 28), extra = u16(directory, i + 30), comment = u16(directory, i + 32)
+            guard i + 46 + nameLength <= directory.count else { break }
+            let name = String(decoding: directory[i + 46..<i + 46 + nameLength], as: UTF8.self)
+            records[name] = Record(method: UInt16(u16(directory, i + 10)), compressedSize: u32(directory, i + 20),
+                                   localHeader: u32(directory, i + 42))
+            i += 46 + nameLength + extra + comment
+        }
+    }
+
+    /// Why the entry at `path` cannot be inflated safely, or nil when it can.
+    func problem(with path: String, declaredSize: UInt64) -> String? {
+        // ZIP64 entries (sizes 0xFFFFFFFF here) are left to ZIPFoundation's own checks.
+        guard let r = records[path] else { return nil }
+        guard r.compressedSize != 0xFFFF_FFFF, r.localHeader != 0xFFFF_FFFF else { return nil }
+        guard r.method == 0 || r.method == 8 else { return "uses compression method \(r.method); expected stored (0) or deflate (8)" }
+        let local = file.read(at: Int(r.localHeader), count: 30)
+        guard local.count == 30, local[0] == 0x50, local[1] == 0x4B, local[2] == 0x03, local[3] == 0x04 else {
+            return "has no local header where the directory says"
+        }
+        let localMethod = UInt16(local[8]) | UInt16(local[9]) << 8
+        guard localMethod == r.method else { return "its headers disagree on its compression method (\(localMethod), \(r.method))" }
+        let dataStart = r.localHeader + 30 + UInt64(Int(local[26]) | Int(local[27]) << 8) + UInt64(Int(local[28]) | Int(local[29]) << 8)
+        guard dataStart + r.compressedSize <= fileSize else { return "its data runs past the end of the archive (cut short?)" }
+        guard r.method == 8 else { return r.compressedSize == declaredSize ? nil : "its stored size disagrees with the archive's" }
+        let compressed = file.read(at: Int(dataStart), count: Int(r.compressedSize))
+        guard let inflated = ZipDirectory.inflatedSize(compressed, limit: declaredSize) else {
+            return "its compressed data is damaged or cut short (the deflate stream does not end where it should)"
+        }
+        return inflated == declaredSize ? nil
+            : "its compressed data is damaged: it inflates to \(inflated) bytes, the archive says \(declaredSize)"
+    }
+
+    /// How many bytes `data` inflates to when it is one raw deflate stream that ends inside it
+    /// and inflates to at most `limit` bytes; nil otherwise.
+    static func inflatedSize(_ data: [UInt8], limit: UInt64) -> UInt64? {
+        var stream = z_stream()
+        guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        defer { inflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: 1 << 16)
+        var input = data
+        return input.withUnsafeMutableBufferPointer { inp -> UInt64? in
+            stream.next_in = inp.baseAddress
+            stream.avail_in = uInt(inp.count)
+            return output.withUnsafeMutableBufferPointer { out -> UInt64? in
+                while true {
+                    stream.next_out = out.baseAddress
+                    stream.avail_out = uInt(out.count)
+                    let status = inflate(&stream, Z_NO_FLUSH)
+                    if UInt64(stream.total_out) > limit { return nil }
+                    if status == Z_STREAM_END { return UInt64(stream.total_out) }
+                    // Out of input without the stream's end, or damaged data.
+                    if status != Z_OK || (stream.avail_in == 0 && stream.avail_out != 0) { return nil }
+                }
+            }
+        }
+    }
+}
+
+/// A file read at offsets (the zip's directory and local headers).
+private final class ProbeReader {
+    let handle: FileHandle
+    let size: Int
+    init?(path: String) {
+        guard let handle = FileHandle(forReadingAtPath: path), let end = try? handle.seekToEnd() else { return nil }
+        self.handle = handle
+        size = Int(end)
+    }
+    deinit { try? handle.close() }
+    func read(at offset: Int, count: Int) -> [UInt8] {
+        guard offset >= 0, offset < size, count > 0 else { return [] }
+        guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return [] }
+        return [UInt8]((try? handle.read(upToCount: min(count, size - offset))) ?? Data())
     }
 }

@@ -320,3 +320,62 @@ struct WhatsAppTests {
         #expect(r.conversation.messages.last?.text == "<Medien ausges")
     }
 }
+
+@Suite("WhatsApp zips the fuzzer found")
+struct WhatsAppZipFuzzTests {
+    static let crashes = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzz/crashes")
+
+    @Test("every kept fuzzer input of a reader ends in a conversation or a clear error, quickly", arguments: [
+        ("WhatsAppZip-timeout-604d2f3948ea71fe2cf9511ef40602233a284f38", "refused: uses compression method 1557; expected stored (0) or deflate (8)"),
+    ])
+    func kept(_ name: String, _ reason: String) throws {
+        let path = Self.crashes.appendingPathComponent(name).path
+        let started = Date()
+        let error = importError { () throws(ImportError) in try Importer.load(path: path, format: .whatsapp) }
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(error?.reason == reason, "\(String(describing: error))")
+    }
+
+    @Test("a deflate stream damaged inside a zip is refused with the entry's name, never inflated forever")
+    func damagedDeflate() throws {
+        let scratch = ScratchFolder()
+        let zipPath = scratch.file("chat.zip")
+        let archive = try Archive(url: URL(fileURLWithPath: zipPath), accessMode: .create)
+        let chat = Data(String(repeating: "[01/02/2022, 10:00:00] Ann: hello there, how are you today?\n", count: 40).utf8)
+        try archive.addEntry(with: "_chat.txt", type: .file, uncompressedSize: Int64(chat.count), compressionMethod: .deflate) { pos, size in
+            chat.subdata(in: Int(pos)..<Int(pos) + size)
+        }
+        // Damage the stream: the second half of the entry's compressed bytes set to 0xFF (a
+        // reserved block type).
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: zipPath)))
+        let record = try #require(ZipDirectory(path: zipPath)?.records["_chat.txt"])
+        let local = Int(record.localHeader), compressed = Int(record.compressedSize)
+        let start = local + 30 + (Int(bytes[local + 26]) | Int(bytes[local + 27]) << 8) + (Int(bytes[local + 28]) | Int(bytes[local + 29]) << 8)
+        for k in (start + compressed / 2)..<(start + compressed) { bytes[k] = 0xFF }
+        try Data(bytes).write(to: URL(fileURLWithPath: zipPath))
+        let error = importError { () throws(ImportError) in try Importer.load(path: zipPath, format: .whatsapp) }
+        #expect(error?.description == "\(zipPath)/_chat.txt: refused: its compressed data is damaged or cut short (the deflate stream does not end where it should)")
+    }
+}
+
+extension WhatsAppZipFuzzTests {
+    @Test("a deflate stream that ends early inflates to fewer bytes than the archive says: refused, not read short")
+    func shortDeflate() throws {
+        let scratch = ScratchFolder()
+        let zipPath = scratch.file("chat.zip")
+        let archive = try Archive(url: URL(fileURLWithPath: zipPath), accessMode: .create)
+        let chat = Data(String(repeating: "[01/02/2022, 10:00:00] Ann: hello there, how are you today?\n", count: 40).utf8)
+        try archive.addEntry(with: "_chat.txt", type: .file, uncompressedSize: Int64(chat.count), compressionMethod: .deflate) { pos, size in
+            chat.subdata(in: Int(pos)..<Int(pos) + size)
+        }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: zipPath)))
+        let record = try #require(ZipDirectory(path: zipPath)?.records["_chat.txt"])
+        let local = Int(record.localHeader), compressed = Int(record.compressedSize)
+        let start = local + 30 + (Int(bytes[local + 26]) | Int(bytes[local + 27]) << 8) + (Int(bytes[local + 28]) | Int(bytes[local + 29]) << 8)
+        for k in (start + compressed / 2)..<(start + compressed) { bytes[k] = 0 }
+        try Data(bytes).write(to: URL(fileURLWithPath: zipPath))
+        let error = importError { () throws(ImportError) in try Importer.load(path: zipPath, format: .whatsapp) }
+        #expect(error?.reason.hasPrefix("refused: its compressed data is damaged") == true, "\(String(describing: error))")
+    }
+}
