@@ -75,7 +75,11 @@ enum IMessageImporter {
             SELECT chat.ROWID AS id, chat.chat_identifier AS identifier, chat.display_name AS name,
                    (SELECT COUNT(*) FROM chat_message_join j WHERE j.chat_id = chat.ROWID) AS n
             FROM chat ORDER BY chat.ROWID
-            """).map { ChatRow(id: $0["id"], identifier: $0["identifier"] ?? "?", displayName: $0["name"], messageCount: $0["n"]) }
+            """).compactMap { row -> ChatRow? in
+                guard let id: Int64 = row.lenient("id") else { return nil }
+                return ChatRow(id: id, identifier: row.lenient("identifier") ?? "?", displayName: row.lenient("name"),
+                               messageCount: row.lenient("n") ?? 0)
+            }
         let chosen = try choose(chats, wanted: context.options.chat, path: source.displayPath)
         let chatIDs = chosen.map(\.id)
         let idList = chatIDs.map(String.init).joined(separator: ",")
@@ -95,9 +99,10 @@ enum IMessageImporter {
                 ORDER BY j.message_id, a.ROWID
                 """)
             while let row = try rows.next() {
-                attachments[row["message"], default: []].append(
-                    AttachmentRow(filename: row["filename"], mimeType: row["mime"], transferName: row["name"], uti: row["uti"],
-                                  totalBytes: row["total"]))
+                guard let message: Int64 = row.lenient("message") else { continue }
+                attachments[message, default: []].append(
+                    AttachmentRow(filename: row.lenient("filename"), mimeType: row.lenient("mime"), transferName: row.lenient("name"),
+                                  uti: row.lenient("uti"), totalBytes: row.lenient("total")))
             }
         }
 
@@ -127,18 +132,21 @@ enum IMessageImporter {
             ORDER BY CASE WHEN abs(date) > 100000000000 THEN date / 1000000000.0 ELSE date END, m.ROWID
             """)
         while let row = try rows.next() {
-            let rowID: Int64 = row["rowid"]
+            guard let rowID: Int64 = row.lenient("rowid") else {
+                context.warn("table message", "a row", "has a ROWID that is not a number; skipped", skipped: true)
+                continue
+            }
             let location = "message ROWID \(rowID)"
-            let date = Self.date(appleTime: row["date"] ?? 0)
-            let fromMe = (row["fromMe"] as Int64? ?? 0) != 0
-            let handle: String = row["handle"] ?? "unknown"
+            let date = Self.date(appleTime: row.lenient("date") ?? 0)
+            let fromMe = (row.lenient("fromMe") as Int64? ?? 0) != 0
+            let handle: String = row.lenient("handle") ?? "unknown"
             let sender = fromMe ? "me" : handle
             let actor = fromMe ? meName : handle
-            if let guid: String = row["guid"] { rowOfGUID[guid] = rowID }
-            if let associated: Int64 = row["associated"], (2000...3999).contains(associated) {
+            if let guid: String = row.lenient("guid") { rowOfGUID[guid] = rowID }
+            if let associated: Int64 = row.lenient("associated"), (2000...3999).contains(associated) {
                 // A tapback (2000–2005) or its removal (3000–3005) on the message named by
                 // associated_message_guid ("p:0/GUID", "bp:GUID"): a reaction, not a message.
-                let target = (row["associatedGUID"] as String?).map(Self.targetGUID).flatMap { rowOfGUID[$0] }
+                let target = (row.lenient("associatedGUID") as String?).map(Self.targetGUID).flatMap { rowOfGUID[$0] }
                 if let emoji = Self.tapbackEmoji[Int(associated % 1000)], let target,
                    builder.react(to: target, emoji: emoji, sender: sender, remove: associated >= 3000) {
                     continue
@@ -146,13 +154,13 @@ enum IMessageImporter {
                 tapbacks += 1  // its message is outside the export, or a kind we do not show
                 continue
             }
-            let itemType: Int64 = row["itemType"] ?? 0
+            let itemType: Int64 = row.lenient("itemType") ?? 0
             if itemType != 0 {
-                let action: Int64 = row["action"] ?? 0
-                let other: String = row["otherHandle"] ?? "someone"
+                let action: Int64 = row.lenient("action") ?? 0
+                let other: String = row.lenient("otherHandle") ?? "someone"
                 let line: String? = switch itemType {
                 case 1: action == 0 ? "\(actor) added \(other) to the conversation" : "\(actor) removed \(other) from the conversation"
-                case 2: "\(actor) named the conversation “\(row["groupTitle"] as String? ?? "")”"
+                case 2: "\(actor) named the conversation “\(row.lenient("groupTitle") as String? ?? "")”"
                 case 3: action == 0 ? "\(actor) left the conversation" : "\(actor) changed the group photo"
                 default: nil
                 }
@@ -164,8 +172,8 @@ enum IMessageImporter {
                 continue
             }
 
-            var text: String? = row["text"]
-            if text == nil || text?.isEmpty == true, let blob: Data = row["body"] {
+            var text: String? = row.lenient("text")
+            if text == nil || text?.isEmpty == true, let blob: Data = row.lenient("body") {
                 text = attributedBodyText(blob)
                 if text == nil {
                     context.warn(location, "attributedBody", "could not be decoded; the message's text is missing")
@@ -203,7 +211,7 @@ enum IMessageImporter {
             var message = Message(sender: sender, direction: direction, date: date,
                                   text: parts.last?.text, images: images, attachment: fileAttachment)
             if fromMe { (message.status, message.statusDate) = Self.status(row) }
-            let replyTo = (row["threadGUID"] as String?).flatMap { rowOfGUID[$0] }
+            let replyTo = (row.lenient("threadGUID") as String?).flatMap { rowOfGUID[$0] }
             builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)
         }
         if tapbacks > 0 {
@@ -225,11 +233,11 @@ enum IMessageImporter {
 
     /// An outgoing message's status: failed (error), read (date_read), delivered, sent.
     static func status(_ row: Row) -> (MessageStatus?, Date?) {
-        if (row["error"] as Int64? ?? 0) != 0 { return (.failed, nil) }
-        let dateRead = row["dateRead"] as Int64? ?? 0
-        if dateRead > 0 || (row["isRead"] as Int64? ?? 0) != 0 { return (.read, dateRead > 0 ? date(appleTime: dateRead) : nil) }
-        if (row["delivered"] as Int64? ?? 0) != 0 { return (.delivered, nil) }
-        if (row["isSent"] as Int64? ?? 0) != 0 { return (.sent, nil) }
+        if (row.lenient("error") as Int64? ?? 0) != 0 { return (.failed, nil) }
+        let dateRead = row.lenient("dateRead") as Int64? ?? 0
+        if dateRead > 0 || (row.lenient("isRead") as Int64? ?? 0) != 0 { return (.read, dateRead > 0 ? date(appleTime: dateRead) : nil) }
+        if (row.lenient("delivered") as Int64? ?? 0) != 0 { return (.delivered, nil) }
+        if (row.lenient("isSent") as Int64? ?? 0) != 0 { return (.sent, nil) }
         return (nil, nil)
     }
 
@@ -351,5 +359,14 @@ enum IMessageImporter {
         }
         guard length >= 0, i + length <= bytes.count else { return nil }
         return String(validating: bytes[i..<(i + length)], as: UTF8.self)
+    }
+}
+
+extension Row {
+    /// The column's value, or nil when it is NULL or of a type it cannot be read as: a damaged or
+    /// unusual database is read as far as it goes, never trapped on (GRDB's subscript stops the
+    /// process on a value of the wrong type).
+    func lenient<T: DatabaseValueConvertible>(_ column: String) -> T? {
+        T.fromDatabaseValue(self[column] as DatabaseValue)
     }
 }
