@@ -22,8 +22,8 @@ let importCases = [
     ImportCase(name: "import-sms-1m", format: .smsBackup, size: 1_000_000),
     ImportCase(name: "import-whatsapp-250k", format: .whatsapp, size: 250_000),
     ImportCase(name: "import-whatsapp-1m", format: .whatsapp, size: 1_000_000),
-    ImportCase(name: "import-telegram-125k", format: .telegram, size: 125_000),
-    ImportCase(name: "import-telegram-500k", format: .telegram, size: 500_000),
+    ImportCase(name: "import-telegram-250k", format: .telegram, size: 250_000),
+    ImportCase(name: "import-telegram-1m", format: .telegram, size: 1_000_000),
 ]
 
 /// User + system CPU time of this process so far, seconds: on a shared machine, wall time also

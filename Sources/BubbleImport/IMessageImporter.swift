@@ -281,7 +281,7 @@ enum IMessageImporter {
     private static func attachment(_ a: AttachmentRow, home: String, folder: String, location: String,
                                    context: ImportContext) -> (ImageAttachment?, MediaAttachment?) {
         let kind = kind(of: a)
-        var missing = MediaAttachment(kind: kind, fileName: a.name, mimeType: a.mimeType, byteSize: a.totalBytes)
+        let missing = MediaAttachment(kind: kind, fileName: a.name, mimeType: a.mimeType, byteSize: a.totalBytes)
         let what = kind == .photo ? "photo" : kind.rawValue
         guard let stored = a.filename, !stored.isEmpty else {
             context.warn(location, "\(what) \(a.name)", "has no file name in the database; shown as a placeholder", skipped: true)
