@@ -177,7 +177,11 @@ struct TelegramMessageDecoder {
                 let other = a.decoded == nil ? a : b
                 return d.utf8.elementsEqual(other.bytes)
             }
-            return a.bytes.elementsEqual(b.bytes)
+            // memcmp, not the generic elementsEqual (unspecialised across the switch: metadata
+            // look-ups at every key).
+            guard a.bytes.count == b.bytes.count else { return false }
+            guard let x = a.bytes.baseAddress, let y = b.bytes.baseAddress else { return a.bytes.count == 0 }
+            return memcmp(x, y, a.bytes.count) == 0
         }
         static func ~= (pattern: Key, value: Key) -> Bool { pattern == value }
     }
