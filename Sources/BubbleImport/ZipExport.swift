@@ -122,10 +122,12 @@ struct ZipDirectory {
 
     /// Why the entry at `path` cannot be inflated safely, or nil when it can.
     func problem(with path: String, declaredSize: UInt64) -> String? {
-        // ZIP64 entries (sizes 0xFFFFFFFF here) are left to ZIPFoundation's own checks.
         guard let r = records[path] else { return nil }
-        guard r.compressedSize != 0xFFFF_FFFF, r.localHeader != 0xFFFF_FFFF else { return nil }
         guard r.method == 0 || r.method == 8 else { return "uses compression method \(r.method); expected stored (0) or deflate (8)" }
+        // A ZIP64 local header offset (0xFFFFFFFF here) is left to ZIPFoundation's own checks.
+        guard r.localHeader != 0xFFFF_FFFF else { return nil }
+        // ZIP64 sizes: the stream is checked up to the end of the file.
+        let zip64 = r.compressedSize == 0xFFFF_FFFF
         let local = file.read(at: Int(r.localHeader), count: 30)
         guard local.count == 30, local[0] == 0x50, local[1] == 0x4B, local[2] == 0x03, local[3] == 0x04 else {
             return "has no local header where the directory says"
@@ -133,44 +135,55 @@ struct ZipDirectory {
         let localMethod = UInt16(local[8]) | UInt16(local[9]) << 8
         guard localMethod == r.method else { return "its headers disagree on its compression method (\(localMethod), \(r.method))" }
         let dataStart = r.localHeader + 30 + UInt64(Int(local[26]) | Int(local[27]) << 8) + UInt64(Int(local[28]) | Int(local[29]) << 8)
-        guard dataStart + r.compressedSize <= fileSize else { return "its data runs past the end of the archive (cut short?)" }
-        guard r.method == 8 else { return r.compressedSize == declaredSize ? nil : "its stored size disagrees with the archive's" }
-        let compressed = file.read(at: Int(dataStart), count: Int(r.compressedSize))
-        guard let inflated = ZipDirectory.inflatedSize(compressed, limit: declaredSize) else {
+        guard dataStart <= fileSize else { return "its data runs past the end of the archive (cut short?)" }
+        let length = zip64 ? fileSize - dataStart : r.compressedSize
+        guard dataStart + length <= fileSize else { return "its data runs past the end of the archive (cut short?)" }
+        guard r.method == 8 else { return zip64 || r.compressedSize == declaredSize ? nil : "its stored size disagrees with the archive's" }
+        guard let inflated = ZipDirectory.inflatedSize(file, from: Int(dataStart), count: Int(length), limit: declaredSize) else {
             return "its compressed data is damaged or cut short (the deflate stream does not end where it should)"
         }
         return inflated == declaredSize ? nil
             : "its compressed data is damaged: it inflates to \(inflated) bytes, the archive says \(declaredSize)"
     }
 
-    /// How many bytes `data` inflates to when it is one raw deflate stream that ends inside it
-    /// and inflates to at most `limit` bytes; nil otherwise.
-    static func inflatedSize(_ data: [UInt8], limit: UInt64) -> UInt64? {
+    /// How many bytes the `count` bytes at `offset` of `file` inflate to, when they hold one raw
+    /// deflate stream that ends inside them and inflates to at most `limit` bytes; nil otherwise.
+    /// Read 1 MiB at a time.
+    fileprivate static func inflatedSize(_ file: ProbeReader, from offset: Int, count: Int, limit: UInt64) -> UInt64? {
         var stream = z_stream()
         guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
         defer { inflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: 1 << 16)
-        var input = data
-        return input.withUnsafeMutableBufferPointer { inp -> UInt64? in
-            stream.next_in = inp.baseAddress
-            stream.avail_in = uInt(inp.count)
-            return output.withUnsafeMutableBufferPointer { out -> UInt64? in
-                while true {
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = uInt(out.count)
-                    let status = inflate(&stream, Z_NO_FLUSH)
-                    if UInt64(stream.total_out) > limit { return nil }
-                    if status == Z_STREAM_END { return UInt64(stream.total_out) }
-                    // Out of input without the stream's end, or damaged data.
-                    if status != Z_OK || (stream.avail_in == 0 && stream.avail_out != 0) { return nil }
+        var position = offset
+        let end = offset + count
+        while position < end {
+            var input = file.read(at: position, count: min(1 << 20, end - position))
+            if input.isEmpty { return nil }
+            position += input.count
+            let result: UInt64?? = input.withUnsafeMutableBufferPointer { inp -> UInt64?? in
+                stream.next_in = inp.baseAddress
+                stream.avail_in = uInt(inp.count)
+                return output.withUnsafeMutableBufferPointer { out -> UInt64?? in
+                    while stream.avail_in > 0 {
+                        stream.next_out = out.baseAddress
+                        stream.avail_out = uInt(out.count)
+                        let status = inflate(&stream, Z_NO_FLUSH)
+                        if UInt64(stream.total_out) > limit { return .some(nil) }
+                        if status == Z_STREAM_END { return .some(UInt64(stream.total_out)) }
+                        if status != Z_OK && status != Z_BUF_ERROR { return .some(nil) }
+                        if status == Z_BUF_ERROR && stream.avail_out != 0 { break }
+                    }
+                    return nil  // this chunk used up: read on
                 }
             }
+            if let done = result { return done }
         }
+        return nil  // out of input before the stream's end
     }
 }
 
 /// A file read at offsets (the zip's directory and local headers).
-private final class ProbeReader {
+fileprivate final class ProbeReader {
     let handle: FileHandle
     let size: Int
     init?(path: String) {

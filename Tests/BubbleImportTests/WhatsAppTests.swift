@@ -332,6 +332,9 @@ struct WhatsAppZipFuzzTests {
         // ZIPFoundation inflated this entry forever (a compression method it does not know).
         ("WhatsAppZip-timeout-604d2f3948ea71fe2cf9511ef40602233a284f38", .whatsapp,
          "refused: uses compression method 1557; expected stored (0) or deflate (8)"),
+        // The same with ZIP64 size markers in the directory.
+        ("WhatsAppZip-timeout-623aab33ba671f58e0c6be871f9b696ed6f68111", .whatsapp,
+         "refused: uses compression method 5128; expected stored (0) or deflate (8)"),
         // A chat row whose ROWID reads as text: GRDB's subscript trapped.
         ("IMessage-crash-8df220b4d3b0bf076986c25b3960366c1ca76d20", .imessage, "has no chats"),
     ]
