@@ -95,7 +95,29 @@ struct ConversationBuilder {
     private var participantIndex: [String: Int] = [:]
     private(set) var messages: [Message] = []
     /// Source message id (Telegram `id`) → index in `messages`.
-    private var indexOfSourceID: [Int64: Int] = [:]
+    /// Each message's source id (`Int64.min` for none), 8 bytes a message: looked up by binary
+    /// search while the ids ascend, as exports write them; a dictionary is made only for an export
+    /// whose ids do not (a dictionary for every message grew the import's memory with the file).
+    private var sourceIDs: [Int64] = []
+    private var idsAscend = true
+    private var lookup: [Int64: Int]?
+
+    private mutating func index(ofSourceID id: Int64) -> Int? {
+        if idsAscend {
+            var lo = 0, hi = sourceIDs.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if sourceIDs[mid] < id { lo = mid + 1 } else { hi = mid }
+            }
+            return lo < sourceIDs.count && sourceIDs[lo] == id ? lo : nil
+        }
+        if lookup == nil {
+            var map: [Int64: Int] = [:]
+            for (i, s) in sourceIDs.enumerated() where s != .min { map[s] = i }
+            lookup = map
+        }
+        return lookup![id]
+    }
     /// Index in `messages` → source id it replies to.
     private var replyTo: [Int: Int64] = [:]
     private(set) var excluded = 0
@@ -132,7 +154,7 @@ struct ConversationBuilder {
     /// with `sourceID`; false when that message is not in the conversation.
     @discardableResult
     mutating func react(to sourceID: Int64, emoji: String, sender: String, remove: Bool = false) -> Bool {
-        guard let i = indexOfSourceID[sourceID] else { return false }
+        guard let i = index(ofSourceID: sourceID) else { return false }
         var reactions = messages[i].reactions
         if let k = reactions.firstIndex(where: { $0.emoji == emoji }) {
             if remove {
@@ -172,7 +194,11 @@ struct ConversationBuilder {
         }
         let index = messages.count
         messages.append(message)
-        if let sourceID { indexOfSourceID[sourceID] = index }
+        let id = sourceID ?? .min
+        // Ascending: each id above the one before (messages without one only before the first).
+        if idsAscend, let last = sourceIDs.last, !(id > last || (id == .min && last == .min)) { idsAscend = false }
+        sourceIDs.append(id)
+        if lookup != nil, id != .min { lookup![id] = index }
         if let target { replyTo[index] = target }
         return true
     }
@@ -215,7 +241,7 @@ struct ConversationBuilder {
         // An original outside the export (or outside since/until) keeps only its id.
         for (from, target) in replyTo {
             var ref = ReplyReference(id: String(target))
-            if let to = indexOfSourceID[target] {
+            if let to = index(ofSourceID: target) {
                 let original = messages[newIndex(to)]
                 ref.sender = original.sender
                 ref.text = Self.snippet(original)

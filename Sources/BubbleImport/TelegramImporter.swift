@@ -196,8 +196,10 @@ enum TelegramImporter {
         if sawChatList {
             let chosen = try choose(chats, wanted: wanted, path: source.displayPath)
             let chat = chats[chosen]
-            if let early, early.index == chosen {
-                sink = early.sink
+            // Taken, not copied: a second holder of the messages would make the first change to
+            // them (the directions below) copy them all.
+            if early?.index == chosen, let taken = early.take() {
+                sink = taken.sink
             } else {
                 // Second pass: only the chosen chat's messages.
                 sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
@@ -209,12 +211,12 @@ enum TelegramImporter {
             title = chat.displayName
             chatType = chat.type
             chatID = chat.id
-        } else if let own {
+        } else if let taken = own.take() {
             if let wanted, !matches(wanted, name: name, id: id) {
                 throw ImportError(path: source.displayPath,
                                   reason: "holds one chat, \"\(name ?? "?")\" (id \(id.map(String.init) ?? "?")), not \"\(wanted)\"")
             }
-            sink = own
+            sink = taken
             title = name
             chatType = type
             chatID = id
