@@ -348,44 +348,35 @@ struct WhatsAppZipFuzzTests {
         #expect(error?.reason == reason, "\(String(describing: error))")
     }
 
-    @Test("a deflate stream damaged inside a zip is refused with the entry's name, never inflated forever")
-    func damagedDeflate() throws {
-        let scratch = ScratchFolder()
+    /// A zip holding `_chat.txt` whose compressed bytes' second half is set to `fill`.
+    static func zipWithDamagedChat(in scratch: ScratchFolder, fill: UInt8) throws -> String {
         let zipPath = scratch.file("chat.zip")
         let archive = try Archive(url: URL(fileURLWithPath: zipPath), accessMode: .create)
         let chat = Data(String(repeating: "[01/02/2022, 10:00:00] Ann: hello there, how are you today?\n", count: 40).utf8)
         try archive.addEntry(with: "_chat.txt", type: .file, uncompressedSize: Int64(chat.count), compressionMethod: .deflate) { pos, size in
             chat.subdata(in: Int(pos)..<Int(pos) + size)
         }
-        // Damage the stream: the second half of the entry's compressed bytes set to 0xFF (a
-        // reserved block type).
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: zipPath)))
         let record = try #require(ZipDirectory(path: zipPath)?.records["_chat.txt"])
         let local = Int(record.localHeader), compressed = Int(record.compressedSize)
         let start = local + 30 + (Int(bytes[local + 26]) | Int(bytes[local + 27]) << 8) + (Int(bytes[local + 28]) | Int(bytes[local + 29]) << 8)
-        for k in (start + compressed / 2)..<(start + compressed) { bytes[k] = 0xFF }
+        for k in (start + compressed / 2)..<(start + compressed) { bytes[k] = fill }
         try Data(bytes).write(to: URL(fileURLWithPath: zipPath))
+        return zipPath
+    }
+
+    @Test("a deflate stream damaged inside a zip (a reserved block type) is refused with the entry's name, never inflated forever")
+    func damagedDeflate() throws {
+        let scratch = ScratchFolder()
+        let zipPath = try Self.zipWithDamagedChat(in: scratch, fill: 0xFF)
         let error = importError { () throws(ImportError) in try Importer.load(path: zipPath, format: .whatsapp) }
         #expect(error?.description == "\(zipPath)/_chat.txt: refused: its compressed data is damaged or cut short (the deflate stream does not end where it should)")
     }
-}
 
-extension WhatsAppZipFuzzTests {
     @Test("a deflate stream that ends early inflates to fewer bytes than the archive says: refused, not read short")
     func shortDeflate() throws {
         let scratch = ScratchFolder()
-        let zipPath = scratch.file("chat.zip")
-        let archive = try Archive(url: URL(fileURLWithPath: zipPath), accessMode: .create)
-        let chat = Data(String(repeating: "[01/02/2022, 10:00:00] Ann: hello there, how are you today?\n", count: 40).utf8)
-        try archive.addEntry(with: "_chat.txt", type: .file, uncompressedSize: Int64(chat.count), compressionMethod: .deflate) { pos, size in
-            chat.subdata(in: Int(pos)..<Int(pos) + size)
-        }
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: zipPath)))
-        let record = try #require(ZipDirectory(path: zipPath)?.records["_chat.txt"])
-        let local = Int(record.localHeader), compressed = Int(record.compressedSize)
-        let start = local + 30 + (Int(bytes[local + 26]) | Int(bytes[local + 27]) << 8) + (Int(bytes[local + 28]) | Int(bytes[local + 29]) << 8)
-        for k in (start + compressed / 2)..<(start + compressed) { bytes[k] = 0 }
-        try Data(bytes).write(to: URL(fileURLWithPath: zipPath))
+        let zipPath = try Self.zipWithDamagedChat(in: scratch, fill: 0)
         let error = importError { () throws(ImportError) in try Importer.load(path: zipPath, format: .whatsapp) }
         #expect(error?.reason.hasPrefix("refused: its compressed data is damaged") == true, "\(String(describing: error))")
     }
