@@ -57,7 +57,7 @@ final class ZipExport {
             throw Refusal(reason: "compression ratio \(Int(Double(declared) / Double(compressed))):1 is over the "
                               + "\(Int(limits.maxZipRatio)):1 limit (zip bomb?)")
         }
-        if let problem = directory?.problem(with: entry.path, declaredSize: min(declared, cap)) {
+        if let problem = directory?.problem(with: entry.path(using: .isoLatin1), declaredSize: min(declared, cap)) {
             throw Refusal(reason: problem)
         }
         guard FileManager.default.createFile(atPath: destination, contents: nil),
@@ -113,16 +113,20 @@ struct ZipDirectory {
                   directory[i + 3] == 0x02 else { break }
             let nameLength = u16(directory, i + 28), extra = u16(directory, i + 30), comment = u16(directory, i + 32)
             guard i + 46 + nameLength <= directory.count else { break }
-            let name = String(decoding: directory[i + 46..<i + 46 + nameLength], as: UTF8.self)
+            // Keyed by the name's raw bytes (as Latin-1, which maps every byte): names need not be
+            // UTF-8, and ZIPFoundation decodes them as CP437 or UTF-8 by a flag.
+            let name = String(bytes: directory[i + 46..<i + 46 + nameLength], encoding: .isoLatin1) ?? ""
             records[name] = Record(method: UInt16(u16(directory, i + 10)), compressedSize: u32(directory, i + 20),
                                    localHeader: u32(directory, i + 42))
             i += 46 + nameLength + extra + comment
         }
     }
 
-    /// Why the entry at `path` cannot be inflated safely, or nil when it can.
-    func problem(with path: String, declaredSize: UInt64) -> String? {
-        guard let r = records[path] else { return nil }
+    /// Why the entry whose raw name is `rawName` (as Latin-1) cannot be inflated safely, or nil
+    /// when it can. An entry the directory does not list as read here is refused: nothing
+    /// unchecked reaches ZIPFoundation's inflate.
+    func problem(with rawName: String, declaredSize: UInt64) -> String? {
+        guard let r = records[rawName] else { return "is not in the archive's central directory as BubbleKit reads it (damaged archive?)" }
         guard r.method == 0 || r.method == 8 else { return "uses compression method \(r.method); expected stored (0) or deflate (8)" }
         // A ZIP64 local header offset (0xFFFFFFFF here) is left to ZIPFoundation's own checks.
         guard r.localHeader != 0xFFFF_FFFF else { return nil }

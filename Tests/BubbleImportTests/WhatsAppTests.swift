@@ -335,6 +335,9 @@ struct WhatsAppZipFuzzTests {
         // The same with ZIP64 size markers in the directory.
         ("WhatsAppZip-timeout-623aab33ba671f58e0c6be871f9b696ed6f68111", .whatsapp,
          "refused: uses compression method 5128; expected stored (0) or deflate (8)"),
+        // The same with a name that is not UTF-8 (the directory was looked up by another spelling).
+        ("WhatsAppZip-timeout-5e04123ef81aa9acca114b64625436380314f466", .whatsapp,
+         "refused: uses compression method 1557; expected stored (0) or deflate (8)"),
         // A chat row whose ROWID reads as text: GRDB's subscript trapped.
         ("IMessage-crash-8df220b4d3b0bf076986c25b3960366c1ca76d20", .imessage, "has no chats"),
     ]
