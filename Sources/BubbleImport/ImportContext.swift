@@ -194,11 +194,15 @@ struct ConversationBuilder {
         }
         let index = messages.count
         messages.append(message)
-        let id = sourceID ?? .min
-        // Ascending: each id above the one before (messages without one only before the first).
-        if idsAscend, let last = sourceIDs.last, !(id > last || (id == .min && last == .min)) { idsAscend = false }
-        sourceIDs.append(id)
-        if lookup != nil, id != .min { lookup![id] = index }
+        // Only formats with source ids (Telegram, iMessage) keep them: one Int64 a message.
+        if sourceID != nil || !sourceIDs.isEmpty {
+            if sourceIDs.isEmpty { sourceIDs = Array(repeating: .min, count: index) }
+            let id = sourceID ?? .min
+            // Ascending: each id above the one before (messages without one only before the first).
+            if idsAscend, let last = sourceIDs.last, !(id > last || (id == .min && last == .min)) { idsAscend = false }
+            sourceIDs.append(id)
+        }
+        if lookup != nil, let sourceID { lookup![sourceID] = index }
         if let target { replyTo[index] = target }
         return true
     }
