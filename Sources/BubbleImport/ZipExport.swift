@@ -106,6 +106,9 @@ struct ZipDirectory {
         func u16(_ b: [UInt8], _ i: Int) -> Int { i + 2 <= b.count ? Int(b[i]) | Int(b[i + 1]) << 8 : 0 }
         func u32(_ b: [UInt8], _ i: Int) -> UInt64 { i + 4 <= b.count ? UInt64(u16(b, i)) | UInt64(u16(b, i + 2)) << 16 : 0 }
         let count = u16(tail, eocd + 10)
+        // A ZIP64 archive (over 65,535 entries or 4 GiB) keeps its directory's place elsewhere:
+        // left to ZIPFoundation's own reading, unchecked here.
+        guard count != 0xFFFF, u32(tail, eocd + 16) != 0xFFFF_FFFF, u32(tail, eocd + 12) != 0xFFFF_FFFF else { return nil }
         let directory = file.read(at: Int(u32(tail, eocd + 16)), count: Int(min(u32(tail, eocd + 12), UInt64(file.size))))
         var i = 0
         for _ in 0..<count {
