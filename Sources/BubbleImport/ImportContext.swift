@@ -351,14 +351,7 @@ extension MediaAttachment {
     /// the file's own headers say (size, duration, pages, a video's size, a contact's name).
     static func described(kind: Kind, fileName: String?, path: String?, mimeType: String? = nil) -> MediaAttachment {
         var a = MediaAttachment(kind: kind, fileName: fileName, path: path, mimeType: mimeType)
-        guard let path else { return a }
-        let facts = MediaProbe.probe(path: path)
-        a.byteSize = facts.byteSize
-        a.mimeType = a.mimeType ?? facts.mimeType
-        a.duration = facts.duration
-        a.pageCount = facts.pageCount
-        if let w = facts.width, let h = facts.height { a.width = w; a.height = h }
-        if kind == .contact { a.title = facts.contactName }
+        if let path { a.fill(from: MediaProbe.probe(path: path)) }
         return a
     }
 }

@@ -49,8 +49,8 @@ enum WhatsAppMarkers {
         for (part, kind) in parts where upper.contains(part) { return kind }
         let ext = (name.split(separator: ".").last.map(String.init) ?? "").lowercased()
         switch ext {
-        case "jpg", "jpeg", "png", "heic", "heif", "gif", "tif", "tiff", "bmp": return .photo
-        case "webp": return .sticker
+        case "webp": return .sticker  // WhatsApp sends photos as JPEG; a WebP is a sticker
+        case _ where TextCleanup.photoExtensions.contains(ext): return .photo
         case "mp4", "3gp", "mov", "mkv", "webm", "avi", "m4v": return .video
         case "opus", "ogg", "amr", "m4a", "mp3", "aac", "wav", "oga": return .audio
         case "vcf": return .contact

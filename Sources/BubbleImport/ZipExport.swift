@@ -1,5 +1,6 @@
 // zlib through ZIPFoundation's own module map: a deflate stream is checked whole before
 // ZIPFoundation inflates it (its inflate loops forever on a stream that never ends).
+import BubbleCore
 import CZlib
 import Foundation
 import ZIPFoundation
@@ -91,10 +92,10 @@ struct ZipDirectory {
     struct Record { var method: UInt16; var compressedSize: UInt64; var localHeader: UInt64 }
     private(set) var records: [String: Record] = [:]
     let fileSize: UInt64
-    private let file: ProbeReader
+    private let file: ProbeFile
 
     init?(path: String) {
-        guard let file = ProbeReader(path: path) else { return nil }
+        guard let file = ProbeFile(path: path) else { return nil }
         self.file = file
         fileSize = UInt64(file.size)
         // End of central directory: the last "PK\u{5}\u{6}" in the final 64 KiB + 22 bytes.
@@ -156,7 +157,7 @@ struct ZipDirectory {
     /// How many bytes the `count` bytes at `offset` of `file` inflate to, when they hold one raw
     /// deflate stream that ends inside them and inflates to at most `limit` bytes; nil otherwise.
     /// Read 1 MiB at a time.
-    fileprivate static func inflatedSize(_ file: ProbeReader, from offset: Int, count: Int, limit: UInt64) -> UInt64? {
+    fileprivate static func inflatedSize(_ file: ProbeFile, from offset: Int, count: Int, limit: UInt64) -> UInt64? {
         var stream = z_stream()
         guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
         defer { inflateEnd(&stream) }
@@ -186,22 +187,5 @@ struct ZipDirectory {
             if let done = result { return done }
         }
         return nil  // out of input before the stream's end
-    }
-}
-
-/// A file read at offsets (the zip's directory and local headers).
-fileprivate final class ProbeReader {
-    let handle: FileHandle
-    let size: Int
-    init?(path: String) {
-        guard let handle = FileHandle(forReadingAtPath: path), let end = try? handle.seekToEnd() else { return nil }
-        self.handle = handle
-        size = Int(end)
-    }
-    deinit { try? handle.close() }
-    func read(at offset: Int, count: Int) -> [UInt8] {
-        guard offset >= 0, offset < size, count > 0 else { return [] }
-        guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return [] }
-        return [UInt8]((try? handle.read(upToCount: min(count, size - offset))) ?? Data())
     }
 }

@@ -122,12 +122,7 @@ public final class MediaResolver {
                     m.attachment = a
                     return
                 }
-                a.byteSize = a.byteSize ?? facts.byteSize
-                a.duration = a.duration ?? facts.duration
-                a.pageCount = a.pageCount ?? facts.pageCount
-                a.mimeType = a.mimeType ?? facts.mimeType
-                if a.kind == .contact { a.title = a.title ?? facts.contactName }
-                if a.width == nil, let w = facts.width, let h = facts.height { a.width = w; a.height = h }
+                a.fill(from: facts)
             }
         }
         switch a.kind {

@@ -327,12 +327,14 @@ public enum MediaProbe {
     }
 }
 
-/// A file opened for reading at offsets; closed with the value.
-final class ProbeFile {
+/// A file opened for reading at offsets; closed with the value. A read past the end, or one that
+/// fails, gives what there is (possibly nothing), never an error: for readers of headers (media
+/// files here, zip directories in BubbleImport).
+public final class ProbeFile {
     let handle: FileHandle
-    let size: Int
+    public let size: Int
 
-    init?(path: String) {
+    public init?(path: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         self.handle = handle
         guard let end = try? handle.seekToEnd() else { return nil }
@@ -341,7 +343,7 @@ final class ProbeFile {
 
     deinit { try? handle.close() }
 
-    func read(at offset: Int, count: Int) -> [UInt8] {
+    public func read(at offset: Int, count: Int) -> [UInt8] {
         guard offset >= 0, offset < size, count > 0 else { return [] }
         do {
             try handle.seek(toOffset: UInt64(offset))
@@ -349,5 +351,18 @@ final class ProbeFile {
         } catch {
             return []
         }
+    }
+}
+
+extension MediaAttachment {
+    /// Fills in what is not known yet from what the file's headers say (a contact's name only for
+    /// a contact card).
+    public mutating func fill(from facts: MediaProbe.Facts) {
+        byteSize = byteSize ?? facts.byteSize
+        mimeType = mimeType ?? facts.mimeType
+        duration = duration ?? facts.duration
+        pageCount = pageCount ?? facts.pageCount
+        if kind == .contact { title = title ?? facts.contactName }
+        if width == nil, let w = facts.width, let h = facts.height { width = w; height = h }
     }
 }
