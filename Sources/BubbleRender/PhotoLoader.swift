@@ -52,6 +52,13 @@ public final class PhotoLoader {
         return buffer.withMemoryRebound(to: UInt8.self, capacity: Int(size)) { Array(UnsafeBufferPointer(start: $0, count: Int(size))) }
     }
 
+    /// The picture as every browser and SVG viewer shows it the right way up: JPEG, or PNG when it
+    /// has transparency (HEIC, TIFF, BMP; a JPEG turned by EXIF for viewers that ignore it).
+    static func transcoded(_ path: String) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
+        if let jpeg = try orientedJPEG(path) { return ("image/jpeg", jpeg) }
+        return ("image/png", try PNGEncoder.fast.encode(decode(path)))
+    }
+
     /// NULL-terminated C string arrays for the duration of `body`.
     private static func withArrayOfCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]

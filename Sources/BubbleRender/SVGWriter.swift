@@ -156,16 +156,13 @@ public struct SVGWriter {
         }
         // By the bytes, not the name. HEIC, TIFF, BMP and JPEGs turned by EXIF (which SVG
         // viewers may ignore) are embedded decoded and turned: as JPEG, or PNG with transparency.
-        var mime = HTMLPhotoAssets.sniff([UInt8](data.prefix(16)))
+        var mime = HTMLPhotoAssets.sniff([UInt8](data.prefix(16))) ?? ""
         var bytes = data
-        if mime == nil || (mime == "image/jpeg" && (MediaProbe.jpegOrientation(path: path) ?? 1) != 1) {
-            if let jpeg = try PhotoLoader.orientedJPEG(path) {
-                (mime, bytes) = ("image/jpeg", Data(jpeg))
-            } else {
-                (mime, bytes) = ("image/png", Data(try PNGEncoder.fast.encode(PhotoLoader.decode(path))))
-            }
+        if mime.isEmpty || (mime == "image/jpeg" && (MediaProbe.jpegOrientation(path: path) ?? 1) != 1) {
+            let converted = try PhotoLoader.transcoded(path)
+            (mime, bytes) = (converted.mime, Data(converted.bytes))
         }
-        let uri = "data:\(mime ?? "image/png");base64,\(bytes.base64EncodedString())"
+        let uri = "data:\(mime);base64,\(bytes.base64EncodedString())"
         state.embedded[path] = uri
         return uri
     }

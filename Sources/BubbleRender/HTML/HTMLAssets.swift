@@ -7,11 +7,11 @@ struct HTMLPhoto {
     var source: String
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`: what the bytes are, by their
     /// signature (not the file name). Other formats gdk-pixbuf reads (HEIC, TIFF, BMP…), which
-    /// browsers do not all show, are converted: to JPEG (`converted`, turned by their
-    /// orientation), or to PNG when they have transparency.
+    /// browsers do not all show, are converted (`convert`) when they are written
+    /// (`PhotoLoader.transcoded`: JPEG turned by their orientation, PNG when transparent); their
+    /// `mime` is known once they are (folder mode), or is the embedded bytes' own.
     var mime: String
     var convert: Bool
-    var converted: [UInt8]? = nil
     /// Pixel size read from the file (for messages that give none).
     var width: Int
     var height: Int
@@ -90,17 +90,14 @@ final class HTMLPhotoAssets {
         let native = Self.sniff(head)
         var photo = HTMLPhoto(source: full, mime: native ?? "image/png", convert: native == nil,
                               width: size.width, height: size.height)
-        if native == nil, let jpeg = try? PhotoLoader.orientedJPEG(full) {
-            photo.mime = "image/jpeg"
-            photo.converted = jpeg
-        }
         if let folder {
+            // Converted now and written, not kept: an export of many HEIC photos holds none.
+            let converted = photo.convert ? try PhotoLoader.transcoded(full) : nil
+            if let converted { photo.mime = converted.mime }
             let name = copyName(for: full, mime: photo.mime)
             let target = folder + "/" + name
-            if photo.convert {
-                let bytes: [UInt8]
-                if let converted = photo.converted { bytes = converted } else { bytes = try PNGEncoder.fast.encode(PhotoLoader.decode(full)) }
-                guard FileManager.default.createFile(atPath: target, contents: Data(bytes)) else {
+            if let converted {
+                guard FileManager.default.createFile(atPath: target, contents: Data(converted.bytes)) else {
                     throw .unwritable(path: target, reason: "cannot create the file")
                 }
             } else {
@@ -144,15 +141,13 @@ final class HTMLPhotoAssets {
         return path
     }
 
-    /// The bytes to embed for `photo` (converted to PNG when the browser cannot show the file).
-    func bytes(of photo: HTMLPhoto) throws(RenderError) -> [UInt8] {
-        if photo.convert {
-            if let converted = photo.converted { return converted }
-            return try PNGEncoder.fast.encode(PhotoLoader.decode(photo.source))
-        }
+    /// The bytes to embed for `photo` and their type (converted when the browser cannot show the
+    /// file).
+    func embedded(_ photo: HTMLPhoto) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
+        if photo.convert { return try PhotoLoader.transcoded(photo.source) }
         guard let data = FileManager.default.contents(atPath: photo.source) else {
             throw .unreadableImage(path: photo.source, reason: "cannot be read")
         }
-        return [UInt8](data)
+        return (photo.mime, [UInt8](data))
     }
 }

@@ -656,8 +656,9 @@ final class HTMLExportSession {
             if options.assets == .folder {
                 b.appendURLPath(assetsName + "/" + (p.copyName ?? ""))
             } else {
-                b.append(raw: "data:\(p.mime);base64,")
-                b.appendBase64(try photos.bytes(of: p))
+                let (mime, bytes) = try photos.embedded(p)
+                b.append(raw: "data:\(mime);base64,")
+                b.appendBase64(bytes)
             }
         }
         b.append(image.sticker ? "\" alt=\"Sticker\"" : "\" alt=\"Photo\"")
