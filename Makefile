@@ -1,7 +1,7 @@
 # BubbleKit: `make demo` and `make test` do all the set-up on a fresh Debian machine.
 SHELL := /bin/bash
 SWIFT ?= swift
-export FONTCONFIG_FILE := $(CURDIR)/Sources/BubbleRender/Fonts/fonts.conf
+export FONTCONFIG_FILE := $(CURDIR)/Sources/BubbleText/Fonts/fonts.conf
 OUT ?= out/demo
 
 .PHONY: bootstrap build demo test bench fuzz clean

@@ -6,6 +6,8 @@ let package = Package(
     name: "BubbleKit",
     products: [
         .library(name: "BubbleCore", targets: ["BubbleCore"]),
+        .library(name: "BubbleText", targets: ["BubbleText"]),
+        .library(name: "BubbleHTML", targets: ["BubbleHTML"]),
         .library(name: "BubbleRender", targets: ["BubbleRender"]),
         .library(name: "BubbleImport", targets: ["BubbleImport"]),
         .executable(name: "bubbles", targets: ["BubblesCLI"]),
@@ -16,9 +18,13 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
-        // Pure Swift (Foundation only): model, geometry, nine-slice, layout.
-        .target(name: "BubbleCore"),
-        // Cairo + Pango (+ libpng) as one system library found with pkg-config.
+        // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
+        .target(name: "BubbleCore", resources: [.copy("Themes"), .copy("Samples")]),
+        // Pango, HarfBuzz and fontconfig, without Cairo's API (text measurement, HTML font lookup).
+        .systemLibrary(name: "CPango", pkgConfig: "pangocairo", providers: [.apt(["libpango1.0-dev"])]),
+        // The one C file that makes Pango's Cairo font map for measuring (so measured = drawn).
+        .target(name: "CPangoMeasure", dependencies: ["CPango"]),
+        // Cairo + Pango (+ libpng) for painting, found with pkg-config.
         .systemLibrary(
             name: "CCairo",
             pkgConfig: "pangocairo",
@@ -34,8 +40,12 @@ let package = Package(
         .target(name: "CPNGShim", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]),
         // ICU's UAX #14 line breaker, grapheme breaker and bidi classes (FastTextEngine).
         .target(name: "CLineBreak", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icudata")]),
-        // Swift types that own the C handles; paints what BubbleCore computes.
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"], resources: [.copy("Themes"), .copy("Samples"), .copy("Fonts")]),
+        // Text engines (Pango, FastTextEngine), pinned fonts: measures what BubbleCore lays out.
+        .target(name: "BubbleText", dependencies: ["BubbleCore", "CPango", "CPangoMeasure", "CLineBreak"], resources: [.copy("Fonts")]),
+        // HTML export: page style sheet and fonts, conversation rows as fragments, whole files.
+        .target(name: "BubbleHTML", dependencies: ["BubbleCore", "BubbleText", "CPango"]),
+        // Cairo painting: PNG, PDF, SVG, PDF merging, photos; draws what BubbleText measured.
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
         // libxml2's push parser with SAX2 callbacks (SMS Backup & Restore XML), wrapped by SAXPushParser.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // Chat exports (SMS Backup & Restore, WhatsApp, Telegram, iMessage, native JSON) → Conversation.
@@ -50,15 +60,20 @@ let package = Package(
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
-                "BubbleCore", "BubbleRender", "BubbleImport",
+                "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // `make bench`: release-build benchmarks, each case in a child process.
-        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleRender", "BubbleImport"]),
+        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport"]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
+        // Shared by the test targets: pinned fonts, headless Chromium, colour regions in pictures.
+        .target(name: "BubbleTestSupport", dependencies: ["BubbleCore", "BubbleRender"], path: "Tests/BubbleTestSupport"),
         // Golden/: pictures compared with what is drawn (read by path; BUBBLEKIT_UPDATE_GOLDEN=1 rewrites them).
-        .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleCore"], exclude: ["Golden"]),
+        .testTarget(name: "BubbleTextTests", dependencies: ["BubbleText", "BubbleRender", "BubbleCore", "BubbleTestSupport"]),
+        // Opens the written pages in headless Chromium where it is installed.
+        .testTarget(name: "BubbleHTMLTests", dependencies: ["BubbleHTML", "BubbleRender", "BubbleText", "BubbleCore", "BubbleTestSupport"]),
+        .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleHTML", "BubbleText", "BubbleCore", "BubbleTestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "BubbleImportTests",
             dependencies: [
@@ -69,7 +84,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         // Runs the built `bubbles` tool as a user would.
-        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender"]),
+        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText"]),
     ],
     swiftLanguageModes: [.v6]
 )

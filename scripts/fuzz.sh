@@ -33,7 +33,7 @@ for folder in sys.argv[2:]:
 PY
       ;;
     Telegram) for f in $fixtures/telegram-*/result.json; do cp "$f" "$dir/$(basename "$(dirname "$f")").json"; done ;;
-    Native) cp $fixtures/native.json Sources/BubbleRender/Samples/*.json "$dir/" ;;
+    Native) cp $fixtures/native.json Sources/BubbleCore/Samples/*.json "$dir/" ;;
     IMessage) cp $fixtures/imessage/chat.db "$dir/" ;;
   esac
 }

@@ -1,4 +1,6 @@
 import BubbleCore
+import BubbleText
+import BubbleHTML
 import BubbleRender
 import Foundation
 
@@ -21,7 +23,7 @@ func htmlCase() throws -> Figures {
     let dir = try scratchFolder()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let modelMB = peakMemoryMB()
-    let exporter = HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir, options: options)
+    let exporter = HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir, options: options, pictures: PhotoDecoder())
     var files: [String] = []
     let perMessage = try timed(htmlMessages) { files = try exporter.export(conversation, to: dir + "/chat.html") }
     let bytes = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }

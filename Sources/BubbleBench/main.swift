@@ -7,6 +7,7 @@
 //   bubbles-bench --only PREFIX   run only the cases whose name starts with PREFIX (e.g. import-)
 //   bubbles-bench --cases A,B     run only these cases, print their tables
 import BubbleCore
+import BubbleText
 import BubbleRender
 import Foundation
 

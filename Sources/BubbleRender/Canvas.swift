@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import CCairo
 
 /// A Cairo drawing context in points. On a raster surface, `scale` device pixels make one point

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import CCairo
 
 /// Draws the `classic` theme's bubble art: the glossy iOS 6 SMS bubble of the seeds, 42×30

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import Foundation
 
 /// Output formats of the Cairo renderer (and the SVG writer).
@@ -57,11 +58,11 @@ public final class ConversationRenderer {
     public var progress: ((Int, Int) -> Void)?
 
     public convenience init(theme: Theme, themeFolder: String, photosFolder: String, textEngine: TextEngineKind) {
-        self.init(theme: theme, themeFolder: themeFolder, photosFolder: photosFolder, engine: textEngine.makeEngine())
+        self.init(theme: theme, themeFolder: themeFolder, photosFolder: photosFolder, engine: textEngine.makeDrawingEngine())
     }
 
     public init(theme: Theme, themeFolder: String, photosFolder: String,
-                engine: any DrawingTextEngine = TextEngineKind.standard.makeEngine()) {
+                engine: any DrawingTextEngine = TextEngineKind.standard.makeDrawingEngine()) {
         self.theme = theme
         self.themeFolder = themeFolder
         self.engine = engine
@@ -76,7 +77,7 @@ public final class ConversationRenderer {
     /// their EXIF orientation, stickers and videos made pictures and frames; whatever cannot be
     /// read becomes a labelled placeholder and a problem in the report — never an error.
     public func resolveMedia(_ conversation: Conversation) -> (Conversation, MediaReport) {
-        MediaResolver(photos: photos, style: theme.layoutStyle).resolve(conversation)
+        MediaResolver(decoder: PhotoDecoder(), baseFolder: photos.baseFolder, style: theme.layoutStyle).resolve(conversation)
     }
 
     /// `resolveMedia`, strict: the first picture or file that cannot be read is an error naming it.

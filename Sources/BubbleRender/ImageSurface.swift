@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import CCairo
 import Foundation
 

@@ -1,3 +1,5 @@
+import BubbleCore
+import BubbleText
 import CCairo
 import CPNGShim
 

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import CCairo
 import CGdkPixbuf
 import Foundation
@@ -137,4 +138,38 @@ final class OrientedPixbuf {
     }
 
     deinit { g_object_unref(UnsafeMutableRawPointer(pointer)) }
+}
+
+/// The toolkit's `PictureDecoder`: gdk-pixbuf reads and turns photos, Cairo paints theme art.
+/// Give it to `MediaResolver` and to BubbleHTML's `HTMLExporter`.
+public struct PhotoDecoder: PictureDecoder {
+    public init() {}
+
+    public func displaySize(ofFile path: String) -> (width: Int, height: Int)? {
+        PhotoLoader.size(ofFile: path)
+    }
+
+    public func browserImage(ofFile path: String) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
+        try PhotoLoader.transcoded(path)
+    }
+
+    /// Mirrored art is mirrored in its pixels (its caps swapped by the caller from the slices).
+    public func themeArt(_ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
+                         mirrored: Bool) throws(RenderError) -> (art: NineSliceArt, png: [UInt8])? {
+        guard case .art = theme.bubble(direction).shape else { return nil }
+        let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: PhotoLoader(baseFolder: themeFolder))
+        let image = try painter.art(direction, outputScale: outputScale)
+        var pixels = image.pixels
+        if mirrored {
+            var rgba = pixels.rgbaImage()
+            let w = rgba.width
+            for y in 0..<rgba.height {
+                for x in 0..<w / 2 {
+                    for c in 0..<4 { rgba.bytes.swapAt((y * w + x) * 4 + c, (y * w + w - 1 - x) * 4 + c) }
+                }
+            }
+            pixels = try ImageSurface(rgba: rgba)
+        }
+        return (image.art, try PNGEncoder.fast.encode(pixels))
+    }
 }

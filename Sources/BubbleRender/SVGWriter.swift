@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import Foundation
 
 /// Writes scene pages as one SVG document, with text as `<text>` (selectable, searchable),
@@ -156,7 +157,7 @@ public struct SVGWriter {
         }
         // By the bytes, not the name. HEIC, TIFF, BMP and JPEGs turned by EXIF (which SVG
         // viewers may ignore) are embedded decoded and turned: as JPEG, or PNG with transparency.
-        var mime = HTMLPhotoAssets.sniff([UInt8](data.prefix(16))) ?? ""
+        var mime = MediaProbe.browserImageType([UInt8](data.prefix(16))) ?? ""
         var bytes = data
         if mime.isEmpty || (mime == "image/jpeg" && (MediaProbe.jpegOrientation(path: path) ?? 1) != 1) {
             let converted = try PhotoLoader.transcoded(path)

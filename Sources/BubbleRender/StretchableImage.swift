@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import CCairo
 
 /// Bubble art ready to paint at any size: the art's pixels plus how they are cut

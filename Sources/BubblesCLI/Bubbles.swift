@@ -1,6 +1,7 @@
 import ArgumentParser
 import BubbleCore
 import BubbleImport
+import BubbleText
 import BubbleRender
 import Foundation
 

@@ -1,5 +1,7 @@
 import ArgumentParser
 import BubbleCore
+import BubbleText
+import BubbleHTML
 import BubbleRender
 import Foundation
 
@@ -69,7 +71,7 @@ struct Demo: ParsableCommand {
                 options.pageSize = .single
                 options.mirrored = job.mirrored
                 options.textEngine = textEngine
-                let exporter = HTMLExporter(theme: theme, themeFolder: folder, photosFolder: samples, options: options)
+                let exporter = HTMLExporter(theme: theme, themeFolder: folder, photosFolder: samples, options: options, pictures: PhotoDecoder())
                 _ = try reporting { try exporter.export(job.conversation, to: job.path) }
             case .cairo(let format):
                 var options = RenderOptions(format: format)

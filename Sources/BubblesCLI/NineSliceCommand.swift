@@ -1,5 +1,6 @@
 import ArgumentParser
 import BubbleCore
+import BubbleText
 import BubbleRender
 import Foundation
 

@@ -1,5 +1,7 @@
 import ArgumentParser
 import BubbleCore
+import BubbleText
+import BubbleHTML
 import BubbleRender
 import Foundation
 
@@ -109,7 +111,7 @@ struct Render: ParsableCommand {
             options.mirrored = rtl
             options.textEngine = textEngine
             options.strictMedia = source.strict
-            let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options)
+            let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options, pictures: PhotoDecoder())
             var report = MediaReport()
             files = try reporting { try exporter.export(loaded.conversation, to: target, media: &report) }
             reportMedia(report)

@@ -1,7 +1,9 @@
 import BubbleCore
 import Foundation
+import BubbleTestSupport
 import Testing
 @testable import BubbleRender
+@testable import BubbleText
 
 private let utc = TimeZone(identifier: "UTC")!
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)

@@ -1,7 +1,10 @@
 import BubbleCore
 import Foundation
+import BubbleTestSupport
+import BubbleHTML
 import Testing
 @testable import BubbleRender
+@testable import BubbleText
 
 private let utc = TimeZone(identifier: "UTC")!
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)
@@ -78,7 +81,7 @@ struct MediaRenderTests {
         var options = HTMLOptions()
         options.timeZone = utc
         let path = dir.appendingPathComponent("o.html").path
-        try HTMLExporter(theme: r.theme, themeFolder: r.themeFolder, photosFolder: media.path, options: options).export(conversation, to: path)
+        try HTMLExporter(theme: r.theme, themeFolder: r.themeFolder, photosFolder: media.path, options: options, pictures: PhotoDecoder()).export(conversation, to: path)
         let html = try String(contentsOfFile: path, encoding: .utf8)
         #expect(html.contains("width=\"40\" height=\"60\""), "the displayed size, not the stored 60×40")
         let shot = try Chromium.screenshot(path, width: 375, height: 300)
@@ -137,7 +140,7 @@ struct MediaRenderTests {
         var options = HTMLOptions()
         options.timeZone = utc
         let path = dir.appendingPathComponent("h.html").path
-        try HTMLExporter(theme: r.theme, themeFolder: r.themeFolder, photosFolder: media.path, options: options)
+        try HTMLExporter(theme: r.theme, themeFolder: r.themeFolder, photosFolder: media.path, options: options, pictures: PhotoDecoder())
             .export(one(ImageAttachment(path: "photo.heic", width: 0, height: 0)), to: path)
         let html = try String(contentsOfFile: path, encoding: .utf8)
         #expect(html.contains("<img src=\"data:image/jpeg;base64,/9j/"), "HEIC transcoded to JPEG for the browser")

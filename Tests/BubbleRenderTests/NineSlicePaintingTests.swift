@@ -1,7 +1,9 @@
 import BubbleCore
 import Foundation
+import BubbleTestSupport
 import Testing
 @testable import BubbleRender
+@testable import BubbleText
 
 /// Test art: a 21×21 bubble body of opaque `body` colour (0…15 each way) with a 3-pixel
 /// translucent black shadow (alpha 76 ≈ 0.3) along its right and bottom edges, transparent

@@ -1,7 +1,9 @@
 import BubbleCore
 import Foundation
+import BubbleTestSupport
 import Testing
 @testable import BubbleRender
+@testable import BubbleText
 
 private func tempFolder() throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-pdfmerge-\(UUID().uuidString)")

@@ -2,8 +2,10 @@ import BubbleCore
 import CCairo
 import CPNGShim
 import Foundation
+import BubbleTestSupport
 import Testing
 @testable import BubbleRender
+@testable import BubbleText
 
 // Round trips through PNGEncoder and Cairo's PNG reader.
 //

@@ -1,6 +1,8 @@
 import BubbleCore
 import BubbleRender
 import Foundation
+import BubbleTestSupport
+import BubbleText
 import Testing
 
 /// A long first layout with `FastTextEngine` measures messages on every core

@@ -1,6 +1,8 @@
 import BubbleCore
 import BubbleRender
 import Foundation
+import BubbleTestSupport
+import BubbleText
 import Testing
 
 /// `ScrollingLayout` against the full `ConversationLayout`: the same rows, frames and heights,

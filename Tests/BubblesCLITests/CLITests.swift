@@ -18,7 +18,7 @@ enum Tool {
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = arguments
         var env = ProcessInfo.processInfo.environment
-        env["FONTCONFIG_FILE"] = root.appendingPathComponent("Sources/BubbleRender/Fonts/fonts.conf").path
+        env["FONTCONFIG_FILE"] = root.appendingPathComponent("Sources/BubbleText/Fonts/fonts.conf").path
         p.environment = env
         if let folder { p.currentDirectoryURL = folder }
         let out = Pipe(), err = Pipe(), input = Pipe()
@@ -230,7 +230,7 @@ struct KilledRenderTests {
         p.currentDirectoryURL = out
         var env = ProcessInfo.processInfo.environment
         env["TMPDIR"] = temp.path
-        env["FONTCONFIG_FILE"] = Tool.root.appendingPathComponent("Sources/BubbleRender/Fonts/fonts.conf").path
+        env["FONTCONFIG_FILE"] = Tool.root.appendingPathComponent("Sources/BubbleText/Fonts/fonts.conf").path
         p.environment = env
         p.standardError = FileHandle.nullDevice
         try p.run()

@@ -49,6 +49,15 @@ public enum MediaProbe {
         return facts
     }
 
+    /// The browser-native image type of a file's first bytes, or nil.
+    public static func browserImageType(_ head: [UInt8]) -> String? {
+        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+        if head.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if head.starts(with: Array("GIF87a".utf8)) || head.starts(with: Array("GIF89a".utf8)) { return "image/gif" }
+        if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
+        return nil
+    }
+
     /// The type a file's first bytes say.
     public static func mimeType(_ h: [UInt8]) -> String? {
         func at(_ offset: Int, _ s: String) -> Bool {

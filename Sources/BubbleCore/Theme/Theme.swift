@@ -1,7 +1,7 @@
 import Foundation
 
 /// A look for conversations: colours, fonts, paddings, bubble shapes (vector or art), spacing.
-/// Themes are JSON files (docs/THEMES.md); the bundled ones live in Sources/BubbleRender/Themes.
+/// Themes are JSON files (docs/THEMES.md); the bundled ones live in Sources/BubbleCore/Themes.
 public struct Theme: Hashable, Sendable, Codable {
     public var name: String
     public var description: String?

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import CCairo
 import Foundation
 
@@ -21,20 +22,43 @@ extension DrawingTextEngine {
 
 /// Pango's drawing is serialised by the engine's lock too, but it is kept to one thread: its
 /// whole `pango_cairo_show_layout` runs under that lock, so threads would gain little.
-extension PangoTextEngine: DrawingTextEngine {}
+extension PangoTextEngine: DrawingTextEngine {
+    /// Draws `prepared` as `layout(prepared, maxWidth:, maxLines:)` lays it out, with the text box's
+    /// top-left at `origin`, in `color`. The canvas's transform (scale, mirroring) applies to the
+    /// drawing but never changes line breaks or positions. Cairo errors stay in the canvas's sticky
+    /// status (`Canvas.check`).
+    ///
+    /// To draw shrink-wrapped text (an RTL line right-aligned inside its bubble), pass the
+    /// `TextLayout.width` the text was measured at as `maxWidth`: the lines stay the same.
+    public func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+                     color: Color, on canvas: Canvas) throws(TextError) {
+        try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context)
+    }
 
-/// Which text engine measures and draws.
-public enum TextEngineKind: String, Sendable, CaseIterable {
-    /// `PangoTextEngine`: a Pango layout per text (the reference).
-    case pango
-    /// `FastTextEngine`: cached segments, arithmetic layout, cached glyph runs.
-    case fast
+    /// `draw` onto any cairo context (PDF and SVG surfaces in tests).
+    func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+              color: Color, cairo cr: OpaquePointer) throws(TextError) {
+        try withDrawPlan(prepared, maxWidth: maxWidth, maxLines: maxLines) { plan in
+            cairo_save(cr)
+            defer { cairo_restore(cr) }
+            cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
+            switch plan {
+            case .layout(let layout):
+                cairo_move_to(cr, origin.x, origin.y)
+                pango_cairo_show_layout(cr, layout)
+            case .lines(let lines):
+                for line in lines {
+                    cairo_move_to(cr, origin.x + line.x, origin.y + line.baseline)
+                    pango_cairo_show_layout_line(cr, UnsafeMutablePointer(line.line))
+                }
+            }
+        }
+    }
+}
 
-    /// The engine used when none is named.
-    public static let standard: TextEngineKind = .fast
-
-    /// A new engine of this kind.
-    public func makeEngine() -> any DrawingTextEngine {
+extension TextEngineKind {
+    /// A new engine of this kind that also draws (on a Cairo `Canvas`).
+    public func makeDrawingEngine() -> any DrawingTextEngine {
         switch self {
         case .pango: return PangoTextEngine()
         case .fast: return FastTextEngine()
@@ -61,8 +85,13 @@ extension FastTextEngine: DrawingTextEngine {
     func fontCopy(_ font: OpaquePointer, _ copy: Int) -> OpaquePointer {
         let orders = [CAIRO_SUBPIXEL_ORDER_RGB, CAIRO_SUBPIXEL_ORDER_BGR, CAIRO_SUBPIXEL_ORDER_VRGB, CAIRO_SUBPIXEL_ORDER_VBGR]
         guard copy > 0, copy <= orders.count else { return font }
-        let key = FontCopyKey(font: font, copy: copy)
-        if let known = fontCopies[key] { return known }
+        let copies: ScaledFontCopies
+        if let known = painterState as? ScaledFontCopies { copies = known } else {
+            copies = ScaledFontCopies()
+            painterState = copies
+        }
+        let key = ScaledFontCopies.Key(font: font, copy: copy)
+        if let known = copies.fonts[key] { return known }
         var matrix = cairo_matrix_t(), ctm = cairo_matrix_t()
         cairo_scaled_font_get_font_matrix(font, &matrix)
         cairo_scaled_font_get_ctm(font, &ctm)
@@ -72,126 +101,43 @@ extension FastTextEngine: DrawingTextEngine {
         cairo_font_options_set_subpixel_order(options, orders[copy - 1])
         guard let made = cairo_scaled_font_create(cairo_scaled_font_get_font_face(font), &matrix, &ctm, options),
               cairo_scaled_font_status(made) == CAIRO_STATUS_SUCCESS else { return font }
-        fontCopies[key] = made
+        copies.fonts[key] = made
         return made
     }
 
-    /// `draw` onto any cairo context: every line's glyph runs from the segment cache, in visual
-    /// order (bidi runs reordered by their levels, UAX #9 L2), with `cairo_show_glyphs`.
+    /// `draw` onto any cairo context: the engine's positioned glyphs, with `cairo_show_glyphs`.
     func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
               color: Color, cairo cr: OpaquePointer, fontCopy copy: Int = 0) throws(TextError) {
-        let width = try PangoTextEngine.pangoWidth(maxWidth)
-        let storage = try storage(for: prepared)
-        if let delegated = storage.delegated {
+        let found = try positionedGlyphs(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin) { font -> OpaquePointer? in
+            // A run's scaled font belongs to the Pango font the engine keeps for its lifetime.
+            guard let scaled = pango_cairo_font_get_scaled_font(font) else { return nil }
+            return fontCopy(scaled, copy)
+        }
+        if let delegated = found.delegate {
             try reference.draw(delegated, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: cr)
             return
         }
-        let arrangement = arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines))
-        guard !arrangement.lines.isEmpty else { return }
-        // The glyph runs are gathered under the lock (the segment cache, the font table and Pango
-        // are shared); Cairo draws them after it, so threads drawing on their own canvases
-        // overlap. A run's scaled font belongs to a `FastFont` the engine keeps for its lifetime.
-        var glyphs: [cairo_glyph_t] = []
-        var shown: [(font: OpaquePointer, end: Int)] = []
-        do {
-            lock.lock(); defer { lock.unlock() }
-            let ellipsis = storage.context.ellipsis
-            // Segment starts, to find the segments under each line.
-            var starts: [Int] = []
-            var ends: [(end: Int, shaped: Int, rtl: Bool, paragraph: Int)] = []
-            storage.withSegments { segs in
-                var s = 0, paragraph = 0
-                for seg in segs {
-                    starts.append(s); ends.append((seg.end, seg.end - seg.separatorLength, seg.rightToLeft, paragraph)); s = seg.end
-                    if seg.hard { paragraph = seg.end }
-                }
-            }
-            for (var line, measured) in zip(arrangement.lines, arrangement.layout.lines) {
-                // Trailing whitespace is not drawn (it hangs; in an RTL line it would sit at the left).
-                line.contentEnd = storage.withText { bytes in
-                    var e = min(line.contentEnd, bytes.count)
-                    while e > line.start {
-                        let b = bytes[e - 1]
-                        if b == 0x20 || b == 0x09 { e -= 1; continue }
-                        if e - line.start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
-                        break
-                    }
-                    return e
-                }
-                var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>)] = []
-                // The last segment starting at or before the line (binary search: long texts).
-                var lo = 0, hi = starts.count
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2
-                    if starts[mid] <= line.start { lo = mid } else { hi = mid }
-                }
-                var k = lo
-                while k < starts.count, starts[k] < line.contentEnd {
-                    let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl, paragraphStart: ends[k].paragraph)
-                    let base = starts[k]
-                    for piece in shape.pieces {
-                        // The piece's glyphs whose clusters lie in the line's content.
-                        let kept = piece.glyphs.filter { base + Int($0.cluster) >= line.start && base + Int($0.cluster) < line.contentEnd }
-                        if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...])) }
-                    }
-                    k += 1
-                }
-                let paragraphLevel: UInt8 = line.rightToLeft ? 1 : 0
-                if line.ellipsis, let e = ellipsis, let piece = e.pieces.first {
-                    runs.append((piece.font, paragraphLevel, piece.glyphs[...]))
-                }
-                // UAX #9 L2: from the highest level down to the lowest odd one, reverse every run of
-                // pieces at that level or higher.
-                if let highest = runs.map(\.level).max(), highest > 0 {
-                    let lowestOdd = max(1, (runs.map(\.level).min() ?? 0) | 1)
-                    var level = highest
-                    while level >= lowestOdd {
-                        var i = 0
-                        while i < runs.count {
-                            guard runs[i].level >= level else { i += 1; continue }
-                            var j = i
-                            while j < runs.count, runs[j].level >= level { j += 1 }
-                            runs[i..<j].reverse()
-                            i = j
-                        }
-                        level -= 1
-                    }
-                }
-                var pen: Int64 = line.rightToLeft && width > 0 ? Int64(width) - Int64(line.width) : 0
-                let baseline = origin.y + measured.baseline
-                for run in runs {
-                    guard run.font >= 0, let scaled = shaper.fonts[Int(run.font)].scaledFont else {
-                        pen += run.glyphs.reduce(0) { $0 + Int64($1.advance) }
-                        continue
-                    }
-                    let first = glyphs.count
-                    for g in run.glyphs {
-                        if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
-                            glyphs.append(cairo_glyph_t(index: UInt(g.glyph),
-                                                        x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
-                                                        y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
-                        }
-                        pen += Int64(g.advance)
-                    }
-                    guard glyphs.count > first else { continue }
-                    // One show_glyphs call for consecutive glyphs of one font, across lines too
-                    // (positions are absolute): fewer text objects in PDF and SVG.
-                    let font = fontCopy(scaled, copy)
-                    if let last = shown.last, last.font == font { shown[shown.count - 1].end = glyphs.count }
-                    else { shown.append((font, glyphs.count)) }
-                }
-            }
-        }
+        guard !found.runs.isEmpty else { return }
+        let glyphs = found.glyphs
         cairo_save(cr)
         defer { cairo_restore(cr) }
         cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
-        glyphs.withUnsafeBufferPointer { all in
+        // `PositionedGlyph` is laid out as `cairo_glyph_t` (unsigned long, double, double).
+        glyphs.withUnsafeBufferPointer { positioned in positioned.withMemoryRebound(to: cairo_glyph_t.self) { all in
             var start = 0
-            for run in shown {
+            for run in found.runs {
                 cairo_set_scaled_font(cr, run.font)
                 cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
                 start = run.end
             }
-        }
+        } }
     }
+}
+
+/// The scaled-font copies of one `FastTextEngine` (see `fontCopy`), kept in its `painterState`
+/// and destroyed with it.
+final class ScaledFontCopies {
+    struct Key: Hashable { let font: OpaquePointer; let copy: Int }
+    var fonts: [Key: OpaquePointer] = [:]
+    deinit { for font in fonts.values { cairo_scaled_font_destroy(font) } }
 }

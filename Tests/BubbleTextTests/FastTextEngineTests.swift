@@ -1,7 +1,8 @@
 import BubbleCore
-import CCairo
 import Foundation
+import BubbleTestSupport
 import Testing
+@testable import BubbleText
 @testable import BubbleRender
 
 /// A deterministic multilingual chat corpus: messages of one to six phrases from per-language

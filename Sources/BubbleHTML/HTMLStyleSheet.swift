@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import Foundation
 
 /// Line metrics of one text style as Pango lays it out (points = CSS px).
@@ -426,18 +427,19 @@ struct HTMLArt: Sendable {
     /// `border-image-repeat`.
     var repeatMode: String
 
-    /// From the theme's art as `ScenePainter` loads it (cap insets, legacy caps or 9-patch).
+    /// From the theme's art as the renderer loads it (`PictureDecoder.themeArt`: cap insets,
+    /// legacy caps or 9-patch).
     /// A 9-patch with several stretchable runs on an axis is cut at its first and last fixed
     /// runs (CSS has one stretchable run per axis).
-    static func load(_ direction: Direction, theme: Theme, themeFolder: String, mirrorLayout: Bool = false) throws(RenderError) -> HTMLArt? {
+    static func load(_ direction: Direction, theme: Theme, themeFolder: String, mirrorLayout: Bool = false,
+                     pictures: any PictureDecoder) throws(RenderError) -> HTMLArt? {
         guard case .art(let spec) = theme.bubble(direction).shape else { return nil }
-        let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: PhotoLoader(baseFolder: themeFolder))
         let mirrored = (spec.mirror ?? false) != mirrorLayout
         var candidates: [(resolution: Double, png: [UInt8])] = []
         var caps: EdgeInsets?
         for scale in [1.0, 2.0, 3.0] {
-            let image = try painter.art(direction, outputScale: scale)
-            let art = image.art
+            guard let (art, png) = try pictures.themeArt(direction, theme: theme, themeFolder: themeFolder,
+                                                         outputScale: scale, mirrored: mirrored) else { return nil }
             guard !candidates.contains(where: { $0.resolution == art.scale }) else { continue }
             func runs(_ r: [SliceSegment]) -> (Double, Double) {
                 let first = r.first.map { $0.stretches ? 0 : $0.length } ?? 0
@@ -450,18 +452,7 @@ struct HTMLArt: Sendable {
                 caps = mirrored ? EdgeInsets(top: top, left: right, bottom: bottom, right: left)
                     : EdgeInsets(top: top, left: left, bottom: bottom, right: right)
             }
-            var pixels = image.pixels
-            if mirrored {
-                var rgba = pixels.rgbaImage()
-                let w = rgba.width
-                for y in 0..<rgba.height {
-                    for x in 0..<w / 2 {
-                        for c in 0..<4 { rgba.bytes.swapAt((y * w + x) * 4 + c, (y * w + w - 1 - x) * 4 + c) }
-                    }
-                }
-                pixels = try ImageSurface(rgba: rgba)
-            }
-            candidates.append((art.scale, try PNGEncoder.fast.encode(pixels)))
+            candidates.append((art.scale, png))
         }
         var b = HTMLBuffer()
         b.append("image-set(")

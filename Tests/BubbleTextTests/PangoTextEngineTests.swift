@@ -1,8 +1,10 @@
 import BubbleCore
 import CCairo
-import Foundation
-import Testing
 @testable import BubbleRender
+import Foundation
+import BubbleTestSupport
+import Testing
+@testable import BubbleText
 
 private func makeEngine() -> PangoTextEngine {
     TestFonts.pin()

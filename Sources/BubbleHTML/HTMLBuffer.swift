@@ -1,3 +1,4 @@
+import BubbleText
 /// The bytes of an HTML document being built. Everything on the hot path appends raw UTF-8:
 /// no `String` concatenation, no per-character allocation.
 ///

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import Foundation
 
 /// Writes a conversation as HTML: one self-contained file per page (CSS inline, photos and the
@@ -17,7 +18,8 @@ import Foundation
 ///     let (theme, folder) = try ThemeLibrary.load("imessage")
 ///     var options = HTMLOptions()
 ///     options.timeZone = .gmt
-///     let exporter = HTMLExporter(theme: theme, themeFolder: folder, photosFolder: ".", options: options)
+///     let exporter = HTMLExporter(theme: theme, themeFolder: folder, photosFolder: ".", options: options,
+///                                 pictures: PhotoDecoder())   // BubbleRender's
 ///     let files = try exporter.export(conversation, to: "chat.html")
 public struct HTMLExporter: Sendable {
     public let theme: Theme
@@ -25,12 +27,17 @@ public struct HTMLExporter: Sendable {
     /// Relative photo paths are resolved against this folder (the conversation file's).
     public let photosFolder: String
     public var options: HTMLOptions
+    /// Reads photo sizes, converts what browsers do not show and paints theme art
+    /// (BubbleRender's `PhotoDecoder`).
+    public let pictures: any PictureDecoder
 
-    public init(theme: Theme, themeFolder: String, photosFolder: String, options: HTMLOptions = HTMLOptions()) {
+    public init(theme: Theme, themeFolder: String, photosFolder: String, options: HTMLOptions = HTMLOptions(),
+                pictures: any PictureDecoder) {
         self.theme = theme
         self.themeFolder = themeFolder
         self.photosFolder = photosFolder
         self.options = options
+        self.pictures = pictures
     }
 
     /// Writes `conversation` to `path` (several pages: `NAME-001.html`, … and an index at
@@ -50,7 +57,7 @@ public struct HTMLExporter: Sendable {
     public func export(_ conversation: Conversation, to path: String, media report: inout MediaReport) throws -> [String] {
         var ready = conversation
         if options.assets != .reference {
-            (ready, report) = MediaResolver(photos: PhotoLoader(baseFolder: photosFolder), style: theme.layoutStyle).resolve(conversation)
+            (ready, report) = MediaResolver(decoder: pictures, baseFolder: photosFolder, style: theme.layoutStyle).resolve(conversation)
             if options.strictMedia, let first = report.problems.first {
                 throw RenderError.unreadableImage(path: first.file, reason: first.reason + " (--strict)")
             }
@@ -68,7 +75,7 @@ public struct HTMLExporter: Sendable {
         let fonts = HTMLFontStack.resolve(family: style.text.family)
         try metrics.measureFaces(fonts, style: style.text, engine: engine)
         var art: [Direction: HTMLArt] = [:]
-        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: themeFolder, mirrorLayout: options.mirrored) }
+        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: themeFolder, mirrorLayout: options.mirrored, pictures: pictures) }
         var sheet = HTMLStyleSheet(theme: theme, style: style, metrics: metrics, fonts: fonts,
                                    width: options.width, dark: options.dark, art: art)
         sheet.shrinkWrap = options.shrinkWrap
@@ -135,7 +142,7 @@ final class HTMLExportSession {
         assetsName = stem + "_files"
         clock = HTMLClock(zone: options.timeZone)
         dateTexts = DateTexts(timeZone: options.timeZone, locale: options.locale, now: options.now)
-        photos = HTMLPhotoAssets(mode: options.assets, photosFolder: exporter.photosFolder)
+        photos = HTMLPhotoAssets(mode: options.assets, photosFolder: exporter.photosFolder, pictures: exporter.pictures)
         let names = conversation.participants.map(\.name).filter { !$0.isEmpty }
         participantNames = names.joined(separator: ", ")
         title = conversation.title.flatMap { $0.isEmpty ? nil : $0 } ?? (names.isEmpty ? "Conversation" : participantNames)
@@ -170,12 +177,12 @@ final class HTMLExportSession {
             ? BubbleMeasurer(style: style, engine: CachingTextEngine(options.textEngine == .pango ? pango : options.textEngine.makeEngine()))
             : nil
         var art: [Direction: HTMLArt] = [:]
-        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: exporter.themeFolder, mirrorLayout: options.mirrored) }
+        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: exporter.themeFolder, mirrorLayout: options.mirrored, pictures: exporter.pictures) }
         var images: [String: String] = [:]
         for appearance in [theme.appearance(dark: false), theme.appearance(dark: true)] {
             if case .image(let p) = appearance.background, images[p] == nil {
                 let full = p.hasPrefix("/") ? p : exporter.themeFolder + "/" + p
-                guard let data = FileManager.default.contents(atPath: full), let mime = HTMLPhotoAssets.sniff([UInt8](data.prefix(16))) else {
+                guard let data = FileManager.default.contents(atPath: full), let mime = MediaProbe.browserImageType([UInt8](data.prefix(16))) else {
                     throw RenderError.unreadableImage(path: full, reason: "theme background: cannot be read as PNG, JPEG, GIF or WebP")
                 }
                 images[p] = "data:\(mime);base64,\(data.base64EncodedString())"
@@ -473,7 +480,7 @@ final class HTMLExportSession {
             // hair wider still fits (the next word never did, or Cairo would have taken it).
             var measured = m
             if let image = m.image, let path = image.path, !(image.width > 0 && image.height > 0),
-               let p = photos.photos[photos.loader.resolve(path)] {
+               let p = photos.photos[photos.fullPath(path)] {
                 measured.image = ImageAttachment(path: path, width: Double(p.width), height: Double(p.height))
             }
             var time = HTMLBuffer(capacity: 5)
@@ -646,7 +653,7 @@ final class HTMLExportSession {
         case .reference:
             b.appendURLPath(HTMLPhotoAssets.referencePath(path) ?? "")
         case .folder, .embed:
-            let full = photos.loader.resolve(path)
+            let full = photos.fullPath(path)
             guard let p = photos.photos[full] else {
                 throw RenderError.unreadableImage(path: full, reason: "was not checked (messages[\(index)].image.path)")
             }

@@ -1,7 +1,10 @@
 import BubbleCore
 import Foundation
+import BubbleTestSupport
+@testable import BubbleHTML
 import Testing
 @testable import BubbleRender
+@testable import BubbleText
 
 @Suite("Conversation features in the HTML export", .serialized)
 struct FeatureHTMLTests {
@@ -14,7 +17,7 @@ struct FeatureHTMLTests {
         options.timeZone = TimeZone(identifier: "UTC")!
         options.mirrored = mirrored
         let path = dir.appendingPathComponent("chat.html").path
-        try HTMLExporter(theme: t, themeFolder: folder, photosFolder: "/", options: options).export(conversation, to: path)
+        try HTMLExporter(theme: t, themeFolder: folder, photosFolder: "/", options: options, pictures: PhotoDecoder()).export(conversation, to: path)
         return try String(contentsOfFile: path, encoding: .utf8)
     }
 
@@ -60,7 +63,7 @@ struct FeatureHTMLTests {
         var options = HTMLOptions()
         options.timeZone = TimeZone(identifier: "UTC")!
         let path = dir.appendingPathComponent("chat.html").path
-        try HTMLExporter(theme: style, themeFolder: folder, photosFolder: "/", options: options).export(c, to: path)
+        try HTMLExporter(theme: style, themeFolder: folder, photosFolder: "/", options: options, pictures: PhotoDecoder()).export(c, to: path)
         let html = try String(contentsOfFile: path, encoding: .utf8)
         let separators = html.components(separatedBy: "<div class=\"d\">").dropFirst().map { String($0.prefix { $0 != "<" }) }
         let layout = try ConversationLayouter(style: style.layoutStyle, engine: MonospaceTextEngine(), timeZone: options.timeZone)

@@ -1,5 +1,6 @@
 import BubbleCore
-import CCairo
+import BubbleText
+import CPango
 import Foundation
 
 /// One font file fontconfig picks for a family, as the Cairo renderer's Pango draws with it.

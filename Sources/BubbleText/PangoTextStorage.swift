@@ -1,5 +1,5 @@
 import BubbleCore
-import CCairo
+import CPango
 import Foundation
 
 /// What `PangoTextEngine.prepare` keeps in `PreparedText.storage`: the sanitised text and the

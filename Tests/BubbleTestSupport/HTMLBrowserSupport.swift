@@ -1,14 +1,13 @@
 import BubbleCore
 import Foundation
-import Testing
-@testable import BubbleRender
+import BubbleRender
 
 /// Runs Debian's headless Chromium on exported pages: screenshots and the DOM after load.
-enum Chromium {
-    static let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+public enum Chromium {
+    public static let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
 
     /// The browser, or a failure that says how to get it.
-    static func executable() throws -> String {
+    public static func executable() throws -> String {
         guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw BrowserError("""
                 headless Chromium is needed for the HTML export tests and is not installed \
@@ -21,7 +20,7 @@ enum Chromium {
 
     /// Runs Chromium on `url` with `arguments`; returns its standard output. Fonts are pinned to
     /// the project's fontconfig file, colours to sRGB, the device scale to 1.
-    static func run(_ url: URL, _ arguments: [String], dark: Bool = false, timeout: Double = 90) throws -> Data {
+    public static func run(_ url: URL, _ arguments: [String], dark: Bool = false, timeout: Double = 90) throws -> Data {
         TestFonts.pin()
         let exe = try executable()
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("bk-chromium-\(UUID().uuidString)")
@@ -50,7 +49,7 @@ enum Chromium {
     }
 
     /// A `width`×`height` screenshot of the page, decoded.
-    static func screenshot(_ file: String, width: Int, height: Int, dark: Bool = false) throws -> RGBAImage {
+    public static func screenshot(_ file: String, width: Int, height: Int, dark: Bool = false) throws -> RGBAImage {
         let png = FileManager.default.temporaryDirectory.appendingPathComponent("bk-shot-\(UUID().uuidString).png").path
         defer { try? FileManager.default.removeItem(atPath: png) }
         _ = try run(URL(fileURLWithPath: file), ["--window-size=\(width),\(height)", "--screenshot=\(png)"], dark: dark)
@@ -58,13 +57,13 @@ enum Chromium {
     }
 
     /// The DOM after load (and after any script would have run), serialised.
-    static func dom(_ file: String) throws -> String {
+    public static func dom(_ file: String) throws -> String {
         String(decoding: try run(URL(fileURLWithPath: file), ["--dump-dom"]), as: UTF8.self)
     }
 }
 
 /// Terminates a process that outlives its time; `finish` tells whether it had to.
-final class Watchdog: @unchecked Sendable {
+public final class Watchdog: @unchecked Sendable {
     private let process: Process
     private let lock = NSLock()
     private var finished = false
@@ -81,23 +80,23 @@ final class Watchdog: @unchecked Sendable {
     }
 }
 
-struct BrowserError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
+public struct BrowserError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ d: String) { description = d }
 }
 
 /// A region of one colour found in a picture: its bounding box in pixels.
-struct ColourBlob: CustomStringConvertible {
-    var minX: Int, minY: Int, maxX: Int, maxY: Int
-    var count: Int
-    var width: Int { maxX - minX + 1 }
-    var height: Int { maxY - minY + 1 }
-    var description: String { "[\(minX),\(minY) \(width)×\(height)]" }
+public struct ColourBlob: CustomStringConvertible {
+    public var minX: Int, minY: Int, maxX: Int, maxY: Int
+    public var count: Int
+    public var width: Int { maxX - minX + 1 }
+    public var height: Int { maxY - minY + 1 }
+    public var description: String { "[\(minX),\(minY) \(width)×\(height)]" }
 }
 
 /// Connected regions (4-neighbours) of pixels within `tolerance` of `color`, with at least
 /// `minimumPixels` pixels, top to bottom. Text inside a bubble makes holes, not new regions.
-func colourBlobs(_ image: RGBAImage, _ color: Color, tolerance: Int = 6, minimumPixels: Int = 150) -> [ColourBlob] {
+public func colourBlobs(_ image: RGBAImage, _ color: Color, tolerance: Int = 6, minimumPixels: Int = 150) -> [ColourBlob] {
     let target = [color.red, color.green, color.blue].map { Int(($0 * 255).rounded()) }
     let w = image.width, h = image.height
     var mask = [Bool](repeating: false, count: w * h)
@@ -128,7 +127,7 @@ func colourBlobs(_ image: RGBAImage, _ color: Color, tolerance: Int = 6, minimum
 }
 
 /// A scratch folder removed by the caller.
-func htmlTempFolder() throws -> URL {
+public func htmlTempFolder() throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-html-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     return dir

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The theme files and art that ship inside the package (Sources/BubbleRender/Themes).
+/// The theme files and art that ship inside the package (Sources/BubbleCore/Themes).
 public enum BundledThemes {
     /// Folder of the bundled themes.
     public static var folder: URL { Bundle.module.resourceURL!.appendingPathComponent("Themes") }
@@ -16,17 +16,4 @@ public enum BundledSamples {
     /// A group chat with every conversation feature: names, avatars, links, reactions, a reply,
     /// emoji-only, right-to-left text, a photo grid with a caption, failed and read status, typing.
     public static var featuresConversation: String { folder.appendingPathComponent("features.json").path }
-}
-
-/// The project's pinned fontconfig file (Sources/BubbleRender/Fonts/fonts.conf).
-public enum PinnedFonts {
-    public static var configFile: String { Bundle.module.resourceURL!.appendingPathComponent("Fonts/fonts.conf").path }
-
-    /// Points fontconfig at the pinned fonts unless `FONTCONFIG_FILE` is already set. Call it
-    /// before the first text is measured: fontconfig reads its configuration once.
-    public static func use() {
-        if ProcessInfo.processInfo.environment["FONTCONFIG_FILE"] == nil {
-            setenv("FONTCONFIG_FILE", configFile, 1)
-        }
-    }
 }

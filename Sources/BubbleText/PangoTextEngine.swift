@@ -1,5 +1,6 @@
 import BubbleCore
-import CCairo
+import CPango
+import CPangoMeasure
 import Foundation
 
 /// `TextEngine` on Pango (HarfBuzz shaping, fontconfig fallback, UAX #14 line breaking, bidi).
@@ -19,7 +20,7 @@ import Foundation
 /// are serialised, not parallel. Use one engine per thread to measure in parallel.
 ///
 /// Fonts come from fontconfig's current configuration: set `FONTCONFIG_FILE` to the project's
-/// `Sources/BubbleRender/Fonts/fonts.conf` (`PinnedFonts.use()`) before the first engine is made.
+/// `Sources/BubbleText/Fonts/fonts.conf` (`PinnedFonts.use()`) before the first engine is made.
 public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     let fontMap: UnsafeMutablePointer<PangoFontMap>
     let context: OpaquePointer
@@ -32,16 +33,8 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     private var unknownFamilyFallback: String??
 
     public init() {
-        fontMap = pango_cairo_font_map_new()!
-        context = pango_font_map_create_context(fontMap)!
-        let options = cairo_font_options_create()!
-        cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
-        cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
-        cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY)
-        pango_cairo_context_set_font_options(context, options)   // copies
-        cairo_font_options_destroy(options)
-        pango_cairo_context_set_resolution(context, 72)
-        pango_context_set_round_glyph_positions(context, 0)
+        fontMap = bk_measuring_font_map_new()!
+        context = bk_measuring_context_new(fontMap)!
         // Fixed, not the process locale: the same text measures the same everywhere.
         // `TextStyle.language` overrides it per text.
         pango_context_set_language(context, pango_language_from_string("en"))
@@ -87,47 +80,33 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         return storage.arrangement(width: width, maxLines: Self.lineLimit(maxLines)).layout
     }
 
-    /// Draws `prepared` as `layout(prepared, maxWidth:, maxLines:)` lays it out, with the text box's
-    /// top-left at `origin`, in `color`. The canvas's transform (scale, mirroring) applies to the
-    /// drawing but never changes line breaks or positions. Cairo errors stay in the canvas's sticky
-    /// status (`Canvas.check`).
-    ///
-    /// To draw shrink-wrapped text (an RTL line right-aligned inside its bubble), pass the
-    /// `TextLayout.width` the text was measured at as `maxWidth`: the lines stay the same.
-    public func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-                     color: Color, on canvas: Canvas) throws(TextError) {
-        try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context)
-    }
-
-    /// `draw` onto any cairo context (PDF and SVG surfaces in tests).
-    func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-              color: Color, cairo cr: OpaquePointer) throws(TextError) {
+    /// What a painter shows for `prepared` laid out at `maxWidth`, `maxLines` (see
+    /// `PangoDrawPlan`), handed to `body` under the engine's lock (Pango's layouts are shared).
+    /// Nothing is called when the text has no lines.
+    package func withDrawPlan(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?,
+                              _ body: (PangoDrawPlan) -> Void) throws(TextError) {
         let width = try Self.pangoWidth(maxWidth)
         lock.lock(); defer { lock.unlock() }
         let storage = try storage(for: prepared)
         let arrangement = storage.arrangement(width: width, maxLines: Self.lineLimit(maxLines))
         guard !arrangement.layout.lines.isEmpty else { return }
-        cairo_save(cr)
-        defer { cairo_restore(cr) }
-        cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
         guard let tail = arrangement.tail else {
-            cairo_move_to(cr, origin.x, origin.y)
-            pango_cairo_show_layout(cr, storage.layout)
+            body(.layout(storage.layout))
             return
         }
         // Truncated: the lines before the last from the full layout, the last from the tail layout.
+        var lines: [(line: OpaquePointer, x: Double, baseline: Double)] = []
         let iter = pango_layout_get_iter(storage.layout)!
         defer { pango_layout_iter_free(iter) }
         for _ in 0..<(arrangement.layout.lines.count - 1) {
             var logical = PangoRectangle()
             pango_layout_iter_get_line_extents(iter, nil, &logical)
             let baseline = pango_layout_iter_get_baseline(iter)
-            cairo_move_to(cr, origin.x + Self.points(logical.x), origin.y + Self.points(baseline))
-            pango_cairo_show_layout_line(cr, pango_layout_iter_get_line_readonly(iter))
+            lines.append((OpaquePointer(pango_layout_iter_get_line_readonly(iter)!), Self.points(logical.x), Self.points(baseline)))
             guard pango_layout_iter_next_line(iter) != 0 else { break }
         }
-        cairo_move_to(cr, origin.x + Self.points(tail.x), origin.y + Self.points(tail.baseline))
-        pango_cairo_show_layout_line(cr, pango_layout_get_line_readonly(tail.layout.pointer, 0))
+        lines.append((OpaquePointer(pango_layout_get_line_readonly(tail.layout.pointer, 0)!), Self.points(tail.x), Self.points(tail.baseline)))
+        body(.lines(lines))
     }
 
     /// How many glyphs of `prepared` no installed font has (drawn as hex boxes, "tofu").
@@ -274,4 +253,12 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         defer { pango_font_description_free(loaded) }
         return pango_font_description_get_family(loaded).map { String(cString: $0) }
     }
+}
+
+/// How a Pango-measured text is shown: the whole layout at the text box's top-left, or (a
+/// truncated text) its lines one by one, each at its x and baseline from the box's top-left.
+/// The pointers are Pango's (`PangoLayout`, `PangoLayoutLine`), valid inside `withDrawPlan`.
+package enum PangoDrawPlan {
+    case layout(OpaquePointer)
+    case lines([(line: OpaquePointer, x: Double, baseline: Double)])
 }

@@ -1,7 +1,10 @@
 import BubbleCore
 import Foundation
+import BubbleTestSupport
+@testable import BubbleHTML
 import Testing
 @testable import BubbleRender
+@testable import BubbleText
 
 private let utc = TimeZone(identifier: "UTC")!
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)   // Tuesday, 14 November 2023, 22:13 UTC
@@ -54,7 +57,7 @@ struct HTMLBrowserTests {
         options.dark = false
         configure(&options)
         let html = dir.appendingPathComponent("chat.html").path
-        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: "/", options: options).export(conversation, to: html)
+        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: "/", options: options, pictures: PhotoDecoder()).export(conversation, to: html)
 
         let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: "/")
         var ro = RenderOptions(format: .png)
@@ -158,7 +161,7 @@ extension HTMLBrowserTests {
         var options = HTMLOptions()
         options.timeZone = utc
         let path = dir.appendingPathComponent("hostile.html").path
-        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir.path, options: options).export(conversation, to: path)
+        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir.path, options: options, pictures: PhotoDecoder()).export(conversation, to: path)
 
         let dom = try Chromium.dom(path)
         // The title is the literal text; no payload changed it or added elements.
@@ -202,7 +205,7 @@ extension HTMLBrowserTests {
         let (theme, folder) = try ThemeLibrary.load("imessage")
         var options = HTMLOptions()
         options.timeZone = utc
-        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir.path, options: options)
+        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir.path, options: options, pictures: PhotoDecoder())
             .export(Conversation(title: "Safe", messages: [Message(sender: "a", direction: .incoming, date: t0, text: "hi")]), to: path)
         // Tamper with the page the way a hostile editor of the file would.
         var html = try String(contentsOfFile: path, encoding: .utf8)
@@ -225,7 +228,7 @@ extension HTMLBrowserTests {
         options.timeZone = utc
         options.header = false
         let path = dir.appendingPathComponent("dark.html").path
-        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir.path, options: options).export(agreementConversation(), to: path)
+        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir.path, options: options, pictures: PhotoDecoder()).export(agreementConversation(), to: path)
         let light = try Chromium.screenshot(path, width: 375, height: 400)
         let dark = try Chromium.screenshot(path, width: 375, height: 400, dark: true)
         let palette = try #require(theme.dark)

@@ -1,4 +1,3 @@
-import BubbleCore
 import Foundation
 
 /// A picture or file that could not be shown: which (the name inside the export when the
@@ -7,6 +6,7 @@ public struct MediaProblem: Hashable, Sendable, CustomStringConvertible {
     public var file: String
     public var reason: String
     public var description: String { "\(file): \(reason)" }
+    public init(file: String, reason: String) { self.file = file; self.reason = reason }
 }
 
 /// What `MediaResolver.resolve` found: the problems, and how many pictures and files it looked at.
@@ -38,26 +38,34 @@ public struct MediaReport: Sendable {
 /// - an attachment's duration, size, pages or contact name missing from the model are read from
 ///   its file (`MediaProbe`).
 public final class MediaResolver {
-    public let photos: PhotoLoader
+    public let decoder: any PictureDecoder
+    /// Relative paths are resolved against this folder (the conversation file's).
+    public let baseFolder: String
     public let style: LayoutStyle
     private var sizes: [String: (width: Int, height: Int)?] = [:]
 
-    public init(photos: PhotoLoader, style: LayoutStyle) {
-        self.photos = photos
+    public init(decoder: any PictureDecoder, baseFolder: String, style: LayoutStyle) {
+        self.decoder = decoder
+        self.baseFolder = baseFolder
         self.style = style
+    }
+
+    /// `path` made absolute against `baseFolder`.
+    public func fullPath(_ path: String) -> String {
+        path.hasPrefix("/") ? path : baseFolder + "/" + path
     }
 
     /// The displayed size of the picture at `path` (resolved), read once per file.
     func size(_ path: String) -> (width: Int, height: Int)? {
-        let full = photos.resolve(path)
+        let full = fullPath(path)
         if let known = sizes[full] { return known }
-        let read = PhotoLoader.size(ofFile: full)
+        let read = decoder.displaySize(ofFile: full)
         sizes[full] = read
         return read
     }
 
     func reason(_ path: String) -> String {
-        let full = photos.resolve(path)
+        let full = fullPath(path)
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: full, isDirectory: &isDir) else { return "no such file" }
         if isDir.boolValue { return "is a folder" }
@@ -115,7 +123,7 @@ public final class MediaResolver {
         if let path = a.path {
             report.checked += 1
             if a.duration == nil || a.byteSize == nil || a.pageCount == nil || a.title == nil || a.width == nil {
-                let facts = MediaProbe.probe(path: photos.resolve(path))
+                let facts = MediaProbe.probe(path: fullPath(path))
                 if facts.byteSize == nil && a.problem == nil {
                     a.problem = reason(path)
                     report.problems.append(MediaProblem(file: a.fileName ?? path, reason: a.problem!))
@@ -159,7 +167,7 @@ public final class MediaResolver {
     /// already has an attachment the placeholder is not added), and the report a problem.
     private func problem(_ m: inout Message, kind: MediaAttachment.Kind, name: String?, path: String?, reason: String,
                          report: inout MediaReport) {
-        report.problems.append(MediaProblem(file: name ?? path.map(photos.resolve) ?? "(no file)", reason: reason))
+        report.problems.append(MediaProblem(file: name ?? path.map(fullPath) ?? "(no file)", reason: reason))
         if m.attachment == nil {
             m.attachment = MediaAttachment(kind: kind, fileName: name ?? path.map { ($0 as NSString).lastPathComponent } ?? kind.rawValue,
                                            path: path, problem: reason)

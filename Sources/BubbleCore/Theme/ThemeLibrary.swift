@@ -1,4 +1,3 @@
-import BubbleCore
 import Foundation
 
 /// Finds themes: a bundled theme by name, or a theme file by path.

@@ -1,5 +1,5 @@
 import BubbleCore
-import CCairo
+import CPango
 import CLineBreak
 import Foundation
 
@@ -93,8 +93,7 @@ struct FastLineMetrics: Hashable {
     }
 }
 
-/// A font the engine has met: a reference kept so the pointer stays valid, its metrics, and
-/// the Cairo scaled font that draws it.
+/// A font the engine has met: a reference kept so the pointer stays valid, and its metrics.
 final class FastFont {
     let pointer: UnsafeMutablePointer<PangoFont>
     let metrics: FastLineMetrics
@@ -107,10 +106,6 @@ final class FastFont {
         pango_font_metrics_unref(m)
     }
     deinit { g_object_unref(pointer) }
-
-    var scaledFont: OpaquePointer? {
-        pango_cairo_font_get_scaled_font(OpaquePointer(pointer))
-    }
 }
 
 /// Per `TextStyle`: the attributes Pango itemizes with and the primary font.

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import Foundation
 
 /// A photo file checked and ready to reference from pages.
@@ -8,7 +9,7 @@ struct HTMLPhoto {
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`: what the bytes are, by their
     /// signature (not the file name). Other formats gdk-pixbuf reads (HEIC, TIFF, BMP…), which
     /// browsers do not all show, are converted (`convert`) when they are written
-    /// (`PhotoLoader.transcoded`: JPEG turned by their orientation, PNG when transparent); their
+    /// (`PictureDecoder.browserImage`: JPEG turned by their orientation, PNG when transparent); their
     /// `mime` is known once they are (folder mode), or is the embedded bytes' own.
     var mime: String
     var convert: Bool
@@ -23,24 +24,24 @@ struct HTMLPhoto {
 /// does), then embedded, copied or referenced.
 final class HTMLPhotoAssets {
     let mode: HTMLOptions.Assets
-    let loader: PhotoLoader
+    let pictures: any PictureDecoder
+    /// Relative photo paths are resolved against this folder.
+    let photosFolder: String
     /// Resolved path → photo.
     private(set) var photos: [String: HTMLPhoto] = [:]
     private var nextNumber = 1
 
-    init(mode: HTMLOptions.Assets, photosFolder: String) {
+    init(mode: HTMLOptions.Assets, photosFolder: String, pictures: any PictureDecoder) {
         self.mode = mode
-        self.loader = PhotoLoader(baseFolder: photosFolder)
+        self.photosFolder = photosFolder
+        self.pictures = pictures
     }
 
-    /// The browser-native image type of a file's first bytes, or nil.
-    static func sniff(_ head: [UInt8]) -> String? {
-        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
-        if head.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
-        if head.starts(with: Array("GIF87a".utf8)) || head.starts(with: Array("GIF89a".utf8)) { return "image/gif" }
-        if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
-        return nil
+    /// `path` made absolute against `photosFolder`.
+    func fullPath(_ path: String) -> String {
+        path.hasPrefix("/") ? path : photosFolder + "/" + path
     }
+
 
     /// Checks every photo of `conversation` (readable, an image) and, in folder mode, copies it
     /// into `folder`. Errors name the file and the message.
@@ -56,7 +57,7 @@ final class HTMLPhotoAssets {
         // Avatars are photos too (checked, embedded or copied the same way).
         for p in conversation.participants {
             guard let path = p.avatar else { continue }
-            let full = loader.resolve(path)
+            let full = fullPath(path)
             if photos[full] == nil { photos[full] = try check(full, message: -1, copyInto: folder) }
         }
         for (i, message) in conversation.messages.enumerated() {
@@ -67,7 +68,7 @@ final class HTMLPhotoAssets {
                 }
                 continue
             }
-            let full = loader.resolve(path)
+            let full = fullPath(path)
             if photos[full] != nil { continue }
             photos[full] = try check(full, message: i, copyInto: folder)
             }
@@ -84,15 +85,15 @@ final class HTMLPhotoAssets {
         }
         let head = [UInt8]((try? handle.read(upToCount: 16)) ?? Data())
         try? handle.close()
-        guard let size = PhotoLoader.size(ofFile: full) else {
+        guard let size = pictures.displaySize(ofFile: full) else {
             throw .unreadableImage(path: full, reason: "not an image gdk-pixbuf can read (messages[\(i)].image.path)")
         }
-        let native = Self.sniff(head)
+        let native = MediaProbe.browserImageType(head)
         var photo = HTMLPhoto(source: full, mime: native ?? "image/png", convert: native == nil,
                               width: size.width, height: size.height)
         if let folder {
             // Converted now and written, not kept: an export of many HEIC photos holds none.
-            let converted = photo.convert ? try PhotoLoader.transcoded(full) : nil
+            let converted = photo.convert ? try pictures.browserImage(ofFile: full) : nil
             if let converted { photo.mime = converted.mime }
             let name = copyName(for: full, mime: photo.mime)
             let target = folder + "/" + name
@@ -144,7 +145,7 @@ final class HTMLPhotoAssets {
     /// The bytes to embed for `photo` and their type (converted when the browser cannot show the
     /// file).
     func embedded(_ photo: HTMLPhoto) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
-        if photo.convert { return try PhotoLoader.transcoded(photo.source) }
+        if photo.convert { return try pictures.browserImage(ofFile: photo.source) }
         guard let data = FileManager.default.contents(atPath: photo.source) else {
             throw .unreadableImage(path: photo.source, reason: "cannot be read")
         }

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleText
 import Foundation
 
 /// Days and times of messages in one time zone, as `ConversationLayouter` shows them (day

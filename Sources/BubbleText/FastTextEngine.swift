@@ -1,5 +1,5 @@
 import BubbleCore
-import CCairo
+import CPango
 import CLineBreak
 import Foundation
 
@@ -47,11 +47,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     private let engineID = FastTextEngine.nextEngineID()
     /// Marks the prepared texts this engine makes (`FastStorage.engine`).
     private var engineTag: UInt32 { UInt32(truncatingIfNeeded: engineID) }
-    /// Copies of the scaled fonts for `Canvas.fontCopy` > 0, by (font, copy); used under the lock.
-    @exclusivity(unchecked) var fontCopies: [FontCopyKey: OpaquePointer] = [:]
-    struct FontCopyKey: Hashable { let font: OpaquePointer; let copy: Int }
-
-    deinit { for font in fontCopies.values { cairo_scaled_font_destroy(font) } }
+    /// What a painter keeps with this engine (BubbleRender: copies of Cairo's scaled fonts for
+    /// drawing on several threads); used under the lock, released with the engine.
+    @exclusivity(unchecked) package var painterState: AnyObject?
 
     static let metricClassLimit = 255
 

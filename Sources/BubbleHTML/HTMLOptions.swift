@@ -1,3 +1,4 @@
+import BubbleText
 import Foundation
 
 /// How `HTMLExporter` writes a conversation.

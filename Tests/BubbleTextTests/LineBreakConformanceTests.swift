@@ -1,6 +1,7 @@
 import Foundation
+import BubbleTestSupport
 import Testing
-@testable import BubbleRender
+@testable import BubbleText
 
 /// UAX #14 conformance of the segmenter FastTextEngine uses (ICU's root-locale line breaker)
 /// against LineBreakTest.txt from Debian's `unicode-data` package.

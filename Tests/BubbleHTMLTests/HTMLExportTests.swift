@@ -1,7 +1,10 @@
 import BubbleCore
 import Foundation
+import BubbleTestSupport
+@testable import BubbleHTML
 import Testing
 @testable import BubbleRender
+@testable import BubbleText
 
 private let utc = TimeZone(identifier: "UTC")!
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)
@@ -31,7 +34,7 @@ private func exporter(_ theme: String = "imessage", photos: String = "/", _ conf
     var options = HTMLOptions()
     options.timeZone = utc
     configure(&options)
-    return HTMLExporter(theme: t, themeFolder: folder, photosFolder: photos, options: options)
+    return HTMLExporter(theme: t, themeFolder: folder, photosFolder: photos, options: options, pictures: PhotoDecoder())
 }
 
 private func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
