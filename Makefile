@@ -17,6 +17,7 @@ demo: bootstrap
 	$$($(SWIFT) build -c release --show-bin-path)/bubbles demo -o $(OUT)
 
 test: bootstrap
+	scripts/check-boundaries.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -58,7 +58,7 @@ final class HTMLPhotoAssets {
         for p in conversation.participants {
             guard let path = p.avatar else { continue }
             let full = fullPath(path)
-            if photos[full] == nil { photos[full] = try check(full, message: -1, copyInto: folder) }
+            if photos[full] == nil { _ = try check(full, message: -1, copyInto: folder) }
         }
         for (i, message) in conversation.messages.enumerated() {
             for image in message.images {
@@ -70,12 +70,19 @@ final class HTMLPhotoAssets {
             }
             let full = fullPath(path)
             if photos[full] != nil { continue }
-            photos[full] = try check(full, message: i, copyInto: folder)
+            _ = try check(full, message: i, copyInto: folder)
             }
         }
     }
 
-    private func check(_ full: String, message i: Int, copyInto folder: String?) throws(RenderError) -> HTMLPhoto {
+    /// Checks one photo (and, given `folder`, copies it there); remembers it.
+    func check(_ full: String, message i: Int, copyInto folder: String? = nil) throws(RenderError) -> HTMLPhoto {
+        let photo = try read(full, message: i, copyInto: folder)
+        photos[full] = photo
+        return photo
+    }
+
+    private func read(_ full: String, message i: Int, copyInto folder: String?) throws(RenderError) -> HTMLPhoto {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: full, isDirectory: &isDir), !isDir.boolValue else {
             throw .unreadableImage(path: full, reason: isDir.boolValue ? "is a folder (messages[\(i)].image.path)" : "no such file (messages[\(i)].image.path)")

@@ -69,18 +69,7 @@ public struct HTMLExporter: Sendable {
     /// The CSS of the pages (without `@font-face` rules): for tests and for people who want to
     /// restyle the output.
     public func styleSheet() throws -> String {
-        let style = theme.layoutStyle
-        let engine = PangoTextEngine()
-        var metrics = try HTMLMetrics.measure(style, engine: engine)
-        let fonts = HTMLFontStack.resolve(family: style.text.family)
-        try metrics.measureFaces(fonts, style: style.text, engine: engine)
-        var art: [Direction: HTMLArt] = [:]
-        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: themeFolder, mirrorLayout: options.mirrored, pictures: pictures) }
-        var sheet = HTMLStyleSheet(theme: theme, style: style, metrics: metrics, fonts: fonts,
-                                   width: options.width, dark: options.dark, art: art)
-        sheet.shrinkWrap = options.shrinkWrap
-        sheet.mirrored = options.mirrored
-        return sheet.css(images: [:])
+        try HTMLPageStyle(theme: theme, themeFolder: themeFolder, options: options, pictures: pictures, backgroundImages: false).css
     }
 }
 
@@ -96,33 +85,25 @@ final class HTMLExportSession {
     let stem: String
     let ext: String
     let assetsName: String
-    let fonts: HTMLFontStack
     let photos: HTMLPhotoAssets
+    /// The style sheet and fonts, and the writer of the rows.
+    let pageStyle: HTMLPageStyle
+    let rows: HTMLRowWriter
+    var fonts: HTMLFontStack { pageStyle.fonts }
     /// The style sheet (without fonts), ready to copy into each page.
-    var css: [UInt8] = []
-    var clock: HTMLClock
+    var css: [UInt8] { pageStyle.cssBytes }
     /// Temporary files and where they go when everything succeeded.
     var temporaries: [(temporary: String, final: String)] = []
     var assetsTemporary: String?
     /// Each written page: file name, first and last day, message count.
     var pages: [(file: String, firstDay: Int?, lastDay: Int?, count: Int)] = []
-    /// `@font-face` rules by face index and weight, built once.
+    /// `@font-face` rules by face index and weight, built once ([] when nothing names the face).
     var fontRules: [Int: [UInt8]] = [:]
-    var fontFiles: [Int: String] = [:]
-    /// Escaped `title="…"` attributes by sender id.
-    var senderTitles: [String: [UInt8]] = [:]
-    /// Each sender's avatar markup and the font faces it uses, made once.
-    var avatarMarkup: [String: (bytes: [UInt8], faces: UInt32)] = [:]
-    /// Day and time texts (zone, locale).
+    /// Day texts for headers and the index (zone, locale).
     let dateTexts: DateTexts
     let title: String
     let participantNames: String
-    /// Fallback faces whose runs get a `<span class="fN">` (bit per face).
-    var spanFaces: UInt32 = 0
-    /// With `shrinkWrap`: measures bubbles as the Cairo renderer does.
-    let measurer: BubbleMeasurer?
-    /// Sender names and avatars show (group chats, or the theme says always).
-    let showsNames: Bool
+    /// Sender avatars show: the page's `<main>` leaves room for them.
     let showsAvatars: Bool
     /// Index of the last outgoing message: its status shows ("Failed" shows under each).
     let lastOutgoing: Int?
@@ -140,7 +121,6 @@ final class HTMLExportSession {
         stem = dot.map { String(file[..<$0]) } ?? file
         ext = dot.map { String(file[file.index(after: $0)...]) } ?? "html"
         assetsName = stem + "_files"
-        clock = HTMLClock(zone: options.timeZone)
         dateTexts = DateTexts(timeZone: options.timeZone, locale: options.locale, now: options.now)
         photos = HTMLPhotoAssets(mode: options.assets, photosFolder: exporter.photosFolder, pictures: exporter.pictures)
         let names = conversation.participants.map(\.name).filter { !$0.isEmpty }
@@ -148,11 +128,7 @@ final class HTMLExportSession {
         title = conversation.title.flatMap { $0.isEmpty ? nil : $0 } ?? (names.isEmpty ? "Conversation" : participantNames)
 
         // Refuse what cannot work before anything is measured or written.
-        let width = options.width
-        guard width.isFinite, width > 0 else { throw LayoutError.invalidWidth(width) }
-        guard width >= style.minimumRowWidth - 1e-9 else {
-            throw LayoutError.rowTooNarrow(width: width, minimum: style.minimumRowWidth)
-        }
+        try HTMLPageStyle.check(width: options.width, style: style)
         if case .messages(let n) = options.pageSize, n < 1 {
             throw LayoutError.invalidStyle("HTML page size \(n) must be at least 1 message")
         }
@@ -165,34 +141,11 @@ final class HTMLExportSession {
         }
         guard !file.isEmpty, !stem.isEmpty else { throw RenderError.unwritable(path: path, reason: "expected a file name") }
 
-        showsNames = style.senderNames == .always || (style.senderNames == .groups && conversation.isGroup)
+        let style = self.style
         showsAvatars = style.avatars == .always || (style.avatars == .groups && conversation.isGroup)
         lastOutgoing = conversation.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing }
-        fonts = HTMLFontStack.resolve(family: style.text.family)
-        let pango = PangoTextEngine()
-        var metrics = try HTMLMetrics.measure(style, engine: pango)
-        try metrics.measureFaces(fonts, style: style.text, engine: pango)
-        spanFaces = metrics.faceLineHeights.keys.reduce(0) { $0 | (1 << UInt32($1)) }
-        measurer = options.shrinkWrap
-            ? BubbleMeasurer(style: style, engine: CachingTextEngine(options.textEngine == .pango ? pango : options.textEngine.makeEngine()))
-            : nil
-        var art: [Direction: HTMLArt] = [:]
-        for d in [Direction.incoming, .outgoing] { art[d] = try HTMLArt.load(d, theme: theme, themeFolder: exporter.themeFolder, mirrorLayout: options.mirrored, pictures: exporter.pictures) }
-        var images: [String: String] = [:]
-        for appearance in [theme.appearance(dark: false), theme.appearance(dark: true)] {
-            if case .image(let p) = appearance.background, images[p] == nil {
-                let full = p.hasPrefix("/") ? p : exporter.themeFolder + "/" + p
-                guard let data = FileManager.default.contents(atPath: full), let mime = MediaProbe.browserImageType([UInt8](data.prefix(16))) else {
-                    throw RenderError.unreadableImage(path: full, reason: "theme background: cannot be read as PNG, JPEG, GIF or WebP")
-                }
-                images[p] = "data:\(mime);base64,\(data.base64EncodedString())"
-            }
-        }
-        var sheet = HTMLStyleSheet(theme: theme, style: style, metrics: metrics, fonts: fonts, width: width,
-                                   dark: options.dark, art: art)
-        sheet.shrinkWrap = options.shrinkWrap
-        sheet.mirrored = options.mirrored
-        css = Array(sheet.css(images: images).utf8)
+        pageStyle = try HTMLPageStyle(theme: theme, themeFolder: exporter.themeFolder, options: options, pictures: exporter.pictures)
+        rows = try HTMLRowWriter(conversation: conversation, style: pageStyle, photos: photos, assetsName: assetsName)
     }
 
     // MARK: running
@@ -290,105 +243,21 @@ final class HTMLExportSession {
 
     // MARK: pages
 
-    /// State of the message before the current one, for grouping (ConversationLayouter's rules).
-    struct Previous {
-        var sender: String?
-        var direction: Direction
-        var kind: Message.Kind
-        var date: Date
-        var day: Int
-    }
-
-    /// Whether `m` (on local day `day`) continues the group of `previous`.
-    @inline(__always)
-    func continues(_ m: Message, day: Int, after previous: Previous?) -> Bool {
-        guard let p = previous, p.day == day, m.kind == .message, p.kind == .message,
-              p.direction == m.direction, m.date >= p.date,
-              m.date.timeIntervalSince(p.date) <= style.groupingInterval, p.sender == m.sender else { return false }
-        return true
-    }
-
     func writePage(number: Int, of total: Int, range: Range<Int>, multi: Bool) throws {
         let messages = conversation.messages
-        var body = HTMLBuffer(capacity: min(range.count, 10_000) * 160 + 4096)
-        var regular: UInt32 = 0, bold: UInt32 = 0
+        var context = HTMLRowContext(in: conversation, range: range)
+        context.lastOutgoing = lastOutgoing
+        let page = try rows.rows(messages[range], context: context)
+        var regular = page.regularFaces, bold = page.boldFaces
+        let firstDay = page.firstDay, lastDay = page.lastDay
+        var body = page.bytes
+        if range.upperBound == messages.count, !conversation.typing.isEmpty {
+            let typing = try rows.typing(conversation.typing)
+            body += typing.bytes
+            regular |= typing.regularFaces
+            bold |= typing.boldFaces
+        }
         let coverage = fonts.coverage
-        let showsTimeAbove = style.showsTimeAboveGroup
-        let timeInside = style.timeInsideBubble
-        let timeInSeparator = style.timeInDaySeparator
-        let links = options.links
-
-        // The message before the page decides only whether the first one starts a new day.
-        var previous: Previous?
-        if range.lowerBound > 0 {
-            let p = messages[range.lowerBound - 1]
-            previous = Previous(sender: p.sender, direction: p.direction, kind: p.kind, date: p.date, day: clock.local(p.date).day)
-        }
-        var local = range.isEmpty ? HTMLClock.Local(day: 0, second: 0) : clock.local(messages[range.lowerBound].date)
-        var firstDay: Int?, lastDay: Int?
-        var i = range.lowerBound
-        while i < range.upperBound {
-            let m = messages[i]
-            let day = local.day
-            if firstDay == nil { firstDay = day }
-            lastDay = day
-            let pageStart = i == range.lowerBound
-            var startsGroup = !continues(m, day: day, after: previous) || pageStart
-            // Day separator: a new day, and at the top of every page. With times in separators
-            // only (ConversationLayouter's rule): the day and the time, and a separator with the
-            // time alone after a pause.
-            let newDay = previous == nil || previous!.day != day || pageStart
-            let pause = timeInSeparator && previous.map { m.date.timeIntervalSince($0.date) > style.timeSeparatorGap } == true
-            if newDay || pause {
-                body.append("<div class=\"d\">")
-                if timeInSeparator {
-                    var label = HTMLBuffer(capacity: 8)
-                    appendTime(local, to: &label)
-                    let time = String(decoding: label.bytes, as: UTF8.self)
-                    body.appendText(newDay ? dayLabel(day) + ", " + time : time, links: false, coverage: coverage, faces: &bold)
-                } else {
-                    body.appendText(dayLabel(day), links: false, coverage: coverage, faces: &bold)
-                }
-                body.append("</div>\n")
-                startsGroup = true
-            }
-            // Look ahead: the bubble keeps its tail unless the next message continues its group
-            // on this page.
-            let current = Previous(sender: m.sender, direction: m.direction, kind: m.kind, date: m.date, day: day)
-            var nextLocal = local
-            var nextContinues = false
-            if i + 1 < messages.count {
-                nextLocal = clock.local(messages[i + 1].date)
-                nextContinues = i + 1 < range.upperBound && continues(messages[i + 1], day: nextLocal.day, after: current)
-            }
-            if m.kind == .system {
-                body.append("<div class=\"s\">")
-                body.appendText(m.text ?? "", links: links, coverage: coverage, faces: &regular, spanFaces: spanFaces)
-                body.append("</div>\n")
-            } else {
-                if showsTimeAbove && startsGroup {
-                    body.append("<div class=\"h\">")
-                    appendTime(local, to: &body)
-                    body.append("</div>\n")
-                    regular |= coverage.asciiFaces
-                }
-                try writeBubble(m, index: i, local: local, startsGroup: startsGroup, tail: !nextContinues,
-                                timeInside: timeInside, links: links, body: &body, regular: &regular)
-            }
-            previous = current
-            local = nextLocal
-            i += 1
-        }
-        if range.upperBound == messages.count {
-            for sender in conversation.typing {
-                if showsNames, let name = conversation.participant(sender)?.name {
-                    body.append("<div class=\"n\"><bdi>"); body.appendText(name, links: false, coverage: coverage, faces: &regular); body.append("</bdi></div>\n")
-                }
-                body.append("<div class=\"b i t ty\" aria-label=\"typing\">")
-                try appendAvatar(sender, to: &body, faces: &bold)
-                body.append("<i></i><i></i><i></i></div>\n")
-            }
-        }
 
         // Assemble: head with the fonts this page uses, the style sheet, header, body.
         var head = HTMLBuffer(capacity: css.count + 4096)
@@ -439,247 +308,11 @@ final class HTMLExportSession {
             if let rule = try fontRule(face: face, bold: true) { chunks.append(rule) }
         }
         let file = pageFile(number, multi: multi)
-        try writeFile(file, parts: [head.bytes] + chunks + [css, header.bytes, body.bytes, tail.bytes])
+        try writeFile(file, parts: [head.bytes] + chunks + [css, header.bytes, body, tail.bytes])
         pages.append((file, firstDay, lastDay, range.count))
     }
 
     static let contentSecurityPolicy: StaticString = "default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'; font-src data: 'self'; base-uri 'none'; form-action 'none'"
-
-    func writeBubble(_ m: Message, index i: Int, local: HTMLClock.Local, startsGroup: Bool, tail: Bool, timeInside: Bool,
-                     links: Bool, body: inout HTMLBuffer, regular: inout UInt32) throws {
-        let shown = m.shownText
-        let hasText = shown.map { !$0.isEmpty } ?? false
-        let emojiOnly = m.images.isEmpty && m.reply == nil && m.attachment == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
-        let side: StaticString = m.direction == .incoming ? "i" : "o"
-        if showsNames, startsGroup, m.direction == .incoming, let sender = m.sender {
-            body.append("<div class=\"n\"><bdi>")
-            body.appendText(conversation.participant(sender)?.name ?? sender, links: false, coverage: fonts.coverage, faces: &regular)
-            body.append("</bdi></div>\n")
-        }
-        if let reply = m.reply {
-            let author = reply.sender.flatMap { conversation.participant($0)?.name }
-            let snippet = BubbleMeasurer.replyString(reply, author: author)
-            body.append("<blockquote class=\"r "); body.append(side)
-            if ParagraphDirection.lastParagraphIsRightToLeft(snippet) { body.append(" y") }
-            body.append("\"><bdi>")
-            body.appendText(snippet, links: false, coverage: fonts.coverage, faces: &regular)
-            body.append("</bdi></blockquote>\n")
-        }
-        body.append(m.direction == .incoming ? "<div class=\"b i" : "<div class=\"b o")
-        if !m.reactions.isEmpty { body.append(" k") }
-        // A sticker, like an emoji-only message, has no bubble.
-        let sticker = m.isSticker
-        if sticker { body.append(" e st") } else if emojiOnly { body.append(" e") } else if tail { body.append(" t") }
-        if !startsGroup { body.append(" g") } else if style.showsTimeAboveGroup { body.append(" a") }
-        if m.image != nil && !sticker { body.append(hasText ? " p" : " p q") }
-        if m.images.count > 1 { body.append(" m") }
-        if m.direction == .outgoing, m.status == .failed { body.append(" f") }
-        body.append("\"")
-        if let measurer, hasText {
-            // The Cairo layout's width, plus half a point so a line the browser measures a
-            // hair wider still fits (the next word never did, or Cairo would have taken it).
-            var measured = m
-            if let image = m.image, let path = image.path, !(image.width > 0 && image.height > 0),
-               let p = photos.photos[photos.fullPath(path)] {
-                measured.image = ImageAttachment(path: path, width: Double(p.width), height: Double(p.height))
-            }
-            var time = HTMLBuffer(capacity: 5)
-            appendTime(local, to: &time)
-            let layout = try measurer.layout(measured, rowWidth: options.width, hasTail: tail,
-                                             time: String(decoding: time.bytes, as: UTF8.self), startsGroup: startsGroup)
-            if layout.text.lines.count > 1 {
-                body.append(" style=\"width:"); body.append(raw: HTMLStyleSheet.px(layout.bubble.width + 0.5)); body.append("\"")
-            }
-        }
-        if startsGroup, let sender = m.sender {
-            if let cached = senderTitles[sender] {
-                body.append(bytes: cached)
-            } else {
-                var t = HTMLBuffer()
-                if let name = conversation.participants.first(where: { $0.id == sender })?.name, !name.isEmpty {
-                    t.append(" title=\""); t.appendAttribute(name); t.append("\"")
-                }
-                senderTitles[sender] = t.bytes
-                body.append(bytes: t.bytes)
-            }
-        }
-        body.append(">")
-        if m.images.count > 1 {
-            // The Cairo layout's rows (BubbleMeasurer.gridRows) on a 6-column grid: a wide cell
-            // spans 6, a pair's cells 3, a row of three's cells 2.
-            body.append("<div class=\"gr\">")
-            var k = 0
-            for n in BubbleMeasurer.gridRows(m.images.count) {
-                for _ in 0..<n where k < m.images.count {
-                    try appendPhoto(m.images[k], index: i, to: &body, gridCell: n == 1 ? "w" : n == 3 ? "t" : nil)
-                    k += 1
-                }
-            }
-            body.append("</div>")
-        } else if let image = m.image { try appendPhoto(image, index: i, to: &body) }
-        if hasText, let text = shown {
-            if m.image != nil { body.append("<div class=\"x\">") }
-            appendLinkedText(text, links: links && m.attachment == nil, body: &body, regular: &regular)
-            if timeInside && !emojiOnly {
-                body.append(ParagraphDirection.lastParagraphIsRightToLeft(text) ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
-            }
-            if m.image != nil { body.append("</div>") }
-        }
-        if timeInside {
-            body.append("<time>")
-            appendTime(local, to: &body)
-            body.append("</time>")
-            regular |= fonts.coverage.asciiFaces
-        }
-        if style.timeBeside {
-            body.append("<time class=\"bs\">"); appendTime(local, to: &body); body.append("</time>")
-        }
-        if !m.reactions.isEmpty {
-            body.append("<span class=\"rx\">")
-            body.appendText(BubbleMeasurer.reactionString(m.reactions), links: false, coverage: fonts.coverage, faces: &regular)
-            body.append("</span>")
-        }
-        if m.direction == .outgoing, m.status == .failed { body.append("<span class=\"fb\" title=\"Failed\">!</span>") }
-        if m.direction == .incoming, showsAvatars, tail { try appendAvatar(m.sender, to: &body, faces: &regular) }
-        body.append("</div>\n")
-        if m.direction == .outgoing, let status = m.status, status == .failed || i == lastOutgoing {
-            body.append(status == .failed ? "<div class=\"st f\">" : "<div class=\"st\">")
-            switch status {
-            case .read:
-                body.append("Read")
-                if let d = m.statusDate { body.append(" "); appendTime(clock.local(d), to: &body) }
-            case .sending: body.append("Sending…")
-            case .sent: body.append("Sent")
-            case .delivered: body.append("Delivered")
-            case .failed: body.append("Failed")
-            }
-            body.append("</div>\n")
-            regular |= fonts.coverage.asciiFaces
-        }
-    }
-
-    /// Text with links: http(s) by the buffer's scanner, and also phone numbers and e-mail
-    /// addresses (`LinkDetector`) as `tel:` / `mailto:` links; never any other scheme.
-    func appendLinkedText(_ text: String, links: Bool, body: inout HTMLBuffer, regular: inout UInt32) {
-        let found = links && style.detectsLinks ? LinkDetector.links(in: text).filter { !$0.url.hasPrefix("http") } : []
-        guard !found.isEmpty else {
-            body.appendText(text, links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
-            return
-        }
-        let bytes = Array(text.utf8)
-        var at = 0
-        for link in found {
-            body.appendText(String(decoding: bytes[at..<link.range.lowerBound], as: UTF8.self), links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
-            body.append("<a href=\""); body.appendAttribute(link.url); body.append("\" rel=\"noopener noreferrer\">")
-            body.appendText(String(decoding: bytes[link.range], as: UTF8.self), links: false, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
-            body.append("</a>")
-            at = link.range.upperBound
-        }
-        body.appendText(String(decoding: bytes[at...], as: UTF8.self), links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
-    }
-
-    /// The avatar beside the last incoming bubble of a group: the participant's picture, or
-    /// their initials on their colour.
-    func appendAvatar(_ sender: String?, to body: inout HTMLBuffer, faces: inout UInt32) throws {
-        let key = sender ?? ""
-        if let made = avatarMarkup[key] {
-            body.append(bytes: made.bytes)
-            faces |= made.faces
-            return
-        }
-        var markup = HTMLBuffer()
-        var used: UInt32 = 0
-        try makeAvatar(sender, to: &markup, faces: &used)
-        avatarMarkup[key] = (markup.bytes, used)
-        body.append(bytes: markup.bytes)
-        faces |= used
-    }
-
-    private func makeAvatar(_ sender: String?, to body: inout HTMLBuffer, faces: inout UInt32) throws {
-        let participant = conversation.participant(sender)
-        if let path = participant?.avatar {
-            var image = ImageAttachment(path: path, width: style.avatarSize, height: style.avatarSize)
-            image.width = style.avatarSize
-            var b = HTMLBuffer()
-            try appendPhoto(image, index: -1, to: &b)
-            // appendPhoto writes `<img src=… alt="Photo" …>`; mark it as the avatar.
-            var s = String(decoding: b.bytes, as: UTF8.self)
-            s = s.replacingOccurrences(of: "<img ", with: "<img class=\"av\" ").replacingOccurrences(of: "alt=\"Photo\"", with: "alt=\"\"")
-            body.append(raw: s)
-        } else {
-            body.append("<span class=\"av\" aria-hidden=\"true\" style=\"background:")
-            body.append(raw: SceneBuilder.avatarColor(sender ?? "").hex)
-            body.append("\">")
-            body.appendText(SceneBuilder.initials(participant?.name ?? sender ?? "?"), links: false, coverage: fonts.coverage, faces: &faces)
-            body.append("</span>")
-        }
-    }
-
-    func appendTime(_ local: HTMLClock.Local, to b: inout HTMLBuffer) {
-        guard dateTexts.isDefault else {
-            b.appendEscaped(dateTexts.time(hour: local.hour, minute: local.minute))
-            return
-        }
-        b.append(int: local.hour, width: 2)
-        b.append(byte: 0x3A)
-        b.append(int: local.minute, width: 2)
-    }
-
-    /// A photo as `<img>` (or the placeholder of a photo without a usable file or size), sized
-    /// as BubbleMeasurer sizes it: never enlarged, at most `maxImageHeight` tall (CSS also caps
-    /// it at the bubble's width).
-    func appendPhoto(_ image: ImageAttachment, index: Int, to b: inout HTMLBuffer, gridCell: StaticString? = nil) throws {
-        if image.videoFrame {
-            // A video's frame: its poster or a dark box of its size, and a play symbol.
-            let factor = min(1, style.maxImageHeight / max(1, image.height))
-            b.append("<div class=\"vf\" style=\"width:"); b.append(raw: HTMLStyleSheet.px(image.width * factor))
-            b.append(";aspect-ratio:"); b.append(raw: HTMLStyleSheet.num(image.width)); b.append("/")
-            b.append(raw: HTMLStyleSheet.num(image.height)); b.append("\">")
-            if image.path != nil {
-                var poster = image
-                poster.videoFrame = false
-                try appendPhoto(poster, index: index, to: &b)
-            }
-            b.append("<span class=\"pl\"></span></div>")
-            return
-        }
-        guard let path = image.path else {
-            b.append("<div class=\"ph\"></div>")
-            return
-        }
-        var width = image.width, height = image.height
-        b.append("<img src=\"")
-        switch options.assets {
-        case .reference:
-            b.appendURLPath(HTMLPhotoAssets.referencePath(path) ?? "")
-        case .folder, .embed:
-            let full = photos.fullPath(path)
-            guard let p = photos.photos[full] else {
-                throw RenderError.unreadableImage(path: full, reason: "was not checked (messages[\(index)].image.path)")
-            }
-            if !(width > 0 && height > 0 && width.isFinite && height.isFinite) {
-                width = Double(p.width); height = Double(p.height)
-            }
-            if options.assets == .folder {
-                b.appendURLPath(assetsName + "/" + (p.copyName ?? ""))
-            } else {
-                let (mime, bytes) = try photos.embedded(p)
-                b.append(raw: "data:\(mime);base64,")
-                b.appendBase64(bytes)
-            }
-        }
-        b.append(image.sticker ? "\" alt=\"Sticker\"" : "\" alt=\"Photo\"")
-        if let gridCell { b.append(" class=\""); b.append(gridCell); b.append("\"") }
-        if width > 0 && height > 0 && width.isFinite && height.isFinite {
-            // A sticker fills the sticker box (as the Cairo layout's `stickerSize`).
-            let factor = image.sticker ? min(style.stickerSize / width, style.stickerSize / height) : min(1, style.maxImageHeight / height)
-            b.append(" width=\""); b.append(raw: HTMLStyleSheet.num(width * factor))
-            b.append("\" height=\""); b.append(raw: HTMLStyleSheet.num(height * factor)); b.append("\"")
-        }
-        b.append(options.lazyImages ? " loading=\"lazy\" decoding=\"async\">" : " decoding=\"async\">")
-    }
-
-    func dayLabel(_ day: Int) -> String { dateTexts.day(number: day) }
 
     func dateRange(_ a: Int, _ b: Int) -> String {
         a == b ? dateTexts.shortDay(number: a) : "\(dateTexts.shortDay(number: a)) – \(dateTexts.shortDay(number: b))"
@@ -698,55 +331,15 @@ final class HTMLExportSession {
         b.append("</nav>\n")
     }
 
-    /// The `@font-face` rule of a face, built once: the font file embedded (data URI) or, with
-    /// `.folder` assets, copied to `NAME_files/fonts/`; a face too large to embed (or with
-    /// `embedFonts` off) by `local()` name only.
+    /// The `@font-face` rule of a face (`HTMLPageStyle.fontRule`), built once; with `.folder`
+    /// assets its font file is copied to `NAME_files/fonts/`.
     func fontRule(face index: Int, bold: Bool) throws -> [UInt8]? {
         let key = index * 2 + (bold ? 1 : 0)
-        if let hit = fontRules[key] { return hit }
-        guard let face = bold ? fonts.bold[index] : fonts.regular[index] else { return nil }
-        var r = HTMLBuffer()
-        r.append("@font-face{font-family:\"bk"); r.append(int: index); r.append("\";font-weight:")
-        r.append(bold ? "700" : "400"); r.append(";font-style:normal;src:")
-        if options.embedFonts, let format = face.webFormat, face.size <= options.maxEmbeddedFontSize,
-           let data = FileManager.default.contents(atPath: face.file) {
-            if options.assets == .folder, let tmp = assetsTemporary {
-                let name = try copyFont(face, data: data, into: tmp)
-                r.append("url("); r.appendURLPath(assetsName + "/fonts/" + name); r.append(")")
-            } else {
-                r.append("url(data:"); r.append(raw: format.mime); r.append(";base64,")
-                data.withUnsafeBytes { r.appendBase64($0) }
-                r.append(")")
-            }
-            r.append(" format(\""); r.append(raw: format.format); r.append("\")")
-        } else {
-            let names = [face.fullName, face.postscriptName].compactMap { $0.flatMap(HTMLFontStack.cssSafeName) }
-            guard !names.isEmpty else { fontRules[key] = []; return nil }
-            r.append(raw: names.map { "local(\"\($0)\")" }.joined(separator: ","))
-        }
-        if index == fonts.emojiFace { r.append(";unicode-range:"); r.append(raw: HTMLFontStack.emojiUnicodeRange) }
-        r.append("}\n")
-        fontRules[key] = r.bytes
-        return r.bytes
-    }
-
-    func copyFont(_ face: FontFace, data: Data, into tmp: String) throws -> String {
-        let dir = tmp + "/fonts"
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let base = (face.file as NSString).lastPathComponent
-        let safe = String(base.unicodeScalars.map { s -> Character in
-            let v = s.value
-            let ok = (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || v == 0x2D || v == 0x5F || v == 0x2E
-            return ok ? Character(s) : "_"
-        }).trimmingCharacters(in: CharacterSet(charactersIn: "."))
-        let name = safe.isEmpty ? "font-\(face.weight)" : safe
-        let target = dir + "/" + name
-        if !FileManager.default.fileExists(atPath: target) {
-            guard FileManager.default.createFile(atPath: target, contents: data) else {
-                throw RenderError.unwritable(path: target, reason: "cannot create the file")
-            }
-        }
-        return name
+        if let hit = fontRules[key] { return hit.isEmpty ? nil : hit }
+        let assets = options.assets == .folder ? assetsTemporary.map { (temporary: $0, name: assetsName) } : nil
+        let rule = try pageStyle.fontRule(face: index, bold: bold, copyInto: assets)
+        fontRules[key] = rule ?? []
+        return rule
     }
 
     /// Writes `parts` to a new temporary file beside the final one; it is renamed into place by

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Module boundaries (issue 19), checked on every `make test`: data flows one way,
+#   BubbleCore → BubbleText → BubbleHTML, BubbleCore → BubbleText → BubbleRender,
+# and nothing that measures text or writes HTML reaches the painting stack (Cairo, gdk-pixbuf, libpng).
+# Prints each import that crosses a boundary, with its file and line, and exits 1 if there is one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+status=0
+# forbid MODULE-FOLDER PATTERN REASON
+forbid() {
+    local folder=$1 pattern=$2 reason=$3 hits
+    hits=$(grep -rnE "^\s*(@testable\s+)?import\s+($pattern)\b" "Sources/$folder" --include='*.swift' || true)
+    if [[ -n "$hits" ]]; then
+        echo "boundary: Sources/$folder must not import $pattern ($reason):" >&2
+        echo "$hits" | sed 's/^/  /' >&2
+        status=1
+    fi
+}
+
+painting='CCairo|CGdkPixbuf|CPNGShim'
+forbid BubbleCore "$painting|CPango|CPangoMeasure|CLineBreak|CLibXML2|BubbleText|BubbleHTML|BubbleRender|BubbleImport|BubbleStore" "pure Swift: model, layout, themes"
+forbid BubbleText "$painting|BubbleHTML|BubbleRender|BubbleImport" "measures text; drawing is BubbleRender's"
+forbid BubbleHTML "$painting|BubbleRender|BubbleImport" "writes HTML; pictures come through PictureDecoder"
+forbid BubbleRender "BubbleHTML|BubbleImport" "paints; HTML and importers are beside it, not under it"
+forbid BubbleImport "$painting|CPango|BubbleText|BubbleHTML|BubbleRender" "reads exports into the model"
+
+# The C headers BubbleText's Swift sees must not bring Cairo in either.
+for header in Sources/CPango/shim.h Sources/CPangoMeasure/include/pango_measure.h; do
+    if grep -nE '#include\s*[<"](cairo|pango/pangocairo|gdk-pixbuf|png)' "$header" >&2; then
+        echo "boundary: $header must not include Cairo, gdk-pixbuf or libpng headers" >&2
+        status=1
+    fi
+done
+
+[[ $status -eq 0 ]] && echo "module boundaries: ok"
+exit $status
