@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "BubbleHTML", targets: ["BubbleHTML"]),
         .library(name: "BubbleRender", targets: ["BubbleRender"]),
         .library(name: "BubbleImport", targets: ["BubbleImport"]),
+        .library(name: "BubbleStore", targets: ["BubbleStore"]),
         .executable(name: "bubbles", targets: ["BubblesCLI"]),
     ],
     dependencies: [
@@ -57,16 +58,19 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
+        // Conversations kept in SQLite (GRDB): import once, windows by sequence number, full-text search.
+        .target(name: "BubbleStore", dependencies: ["BubbleCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
-                "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport",
+                "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // `make bench`: release-build benchmarks, each case in a child process.
         .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport"]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
+        .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", .product(name: "GRDB", package: "GRDB.swift")]),
         // Shared by the test targets: pinned fonts, headless Chromium, colour regions in pictures.
         .target(name: "BubbleTestSupport", dependencies: ["BubbleCore", "BubbleRender"], path: "Tests/BubbleTestSupport"),
         // Golden/: pictures compared with what is drawn (read by path; BUBBLEKIT_UPDATE_GOLDEN=1 rewrites them).

@@ -11,13 +11,13 @@ extension FastTextEngine {
     /// Gathered under the lock (the segment cache, the font table and Pango are shared); `fonts`
     /// then maps each run's `PangoFont` to what the painter draws it with, still under the lock,
     /// so a painter can draw the result after it, overlapping with other threads.
-    package func positionedGlyphs<Font: Equatable>(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-                                                   fonts: (OpaquePointer) -> Font?) throws(TextError) -> PositionedGlyphs<Font> {
+    package func positionedGlyphs(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+                                  fonts: (OpaquePointer) -> OpaquePointer?) throws(TextError) -> PositionedGlyphs {
         let width = try PangoTextEngine.pangoWidth(maxWidth)
         let storage = try storage(for: prepared)
         if let delegated = storage.delegated { return PositionedGlyphs(delegate: delegated) }
         let arrangement = arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines))
-        var result = PositionedGlyphs<Font>(delegate: nil)
+        var result = PositionedGlyphs(delegate: nil)
         guard !arrangement.lines.isEmpty else { return result }
         do {
             lock.lock(); defer { lock.unlock() }
@@ -119,10 +119,11 @@ package struct PositionedGlyph {
 }
 
 /// What `FastTextEngine.positionedGlyphs` found: the glyphs, and runs of them in one font (each
-/// ending at `end`, exclusive), or a text to hand to the reference engine.
-package struct PositionedGlyphs<Font> {
+/// ending at `end`, exclusive; the font is what the painter's `fonts` gave), or a text to hand
+/// to the reference engine.
+package struct PositionedGlyphs {
     package var delegate: PreparedText?
     package var glyphs: [PositionedGlyph] = []
-    package var runs: [(font: Font, end: Int)] = []
+    package var runs: [(font: OpaquePointer, end: Int)] = []
     init(delegate: PreparedText?) { self.delegate = delegate }
 }

@@ -86,7 +86,7 @@ extension FastTextEngine: DrawingTextEngine {
         let orders = [CAIRO_SUBPIXEL_ORDER_RGB, CAIRO_SUBPIXEL_ORDER_BGR, CAIRO_SUBPIXEL_ORDER_VRGB, CAIRO_SUBPIXEL_ORDER_VBGR]
         guard copy > 0, copy <= orders.count else { return font }
         let copies: ScaledFontCopies
-        if let known = painterState as? ScaledFontCopies { copies = known } else {
+        if let known = painterState { copies = unsafeDowncast(known, to: ScaledFontCopies.self) } else {
             copies = ScaledFontCopies()
             painterState = copies
         }
@@ -108,7 +108,7 @@ extension FastTextEngine: DrawingTextEngine {
     /// `draw` onto any cairo context: the engine's positioned glyphs, with `cairo_show_glyphs`.
     func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
               color: Color, cairo cr: OpaquePointer, fontCopy copy: Int = 0) throws(TextError) {
-        let found = try positionedGlyphs(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin) { font -> OpaquePointer? in
+        let found = try positionedGlyphs(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin) { font in
             // A run's scaled font belongs to the Pango font the engine keeps for its lifetime.
             guard let scaled = pango_cairo_font_get_scaled_font(font) else { return nil }
             return fontCopy(scaled, copy)

@@ -1,0 +1,175 @@
+import BubbleCore
+import Foundation
+import GRDB
+
+/// The viewer's queries, each answered from an index in O(log n): `message_seq` for windows,
+/// bounds and counts, `message_date` for date jumps and day counts, the FTS index for search.
+extension SQLiteStore {
+    static let columns = "seq, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra"
+
+    /// A stored message from a row of `columns`; store paths made absolute.
+    func message(_ row: Row, decoder: JSONDecoder) throws -> StoredMessage {
+        let date = Date(timeIntervalSince1970: row["date"])
+        var m = Message(kind: (row["system"] as Bool) ? .system : .message, sender: row["sender"],
+                        direction: (row["outgoing"] as Bool) ? .outgoing : .incoming, date: date, text: row["text"])
+        if let offset: Int = row["utc_offset"] {
+            m.wallTime = WallTime(Date(timeIntervalSince1970: (date.timeIntervalSince1970.rounded(.down)) + Double(offset)), in: .gmt)
+        }
+        m.status = (row["status"] as String?).flatMap(MessageStatus.init(rawValue:))
+        m.statusDate = (row["status_date"] as Double?).map(Date.init(timeIntervalSince1970:))
+        m.id = row["source_id"]
+        if let json: String = row["extra"] {
+            let extra = try decoder.decode(MessageExtra.self, from: Data(json.utf8))
+            m.images = (extra.images ?? []).map { var i = $0; i.path = i.path.map(absolute); return i }
+            if var a = extra.attachment {
+                a.path = a.path.map(absolute)
+                a.poster = a.poster.map(absolute)
+                m.attachment = a
+            }
+            m.reactions = extra.reactions ?? []
+            m.reply = extra.reply
+        }
+        return StoredMessage(seq: row["seq"], message: m)
+    }
+
+    /// A store path (`media/…`) as a file path.
+    func absolute(_ stored: String) -> String {
+        stored.hasPrefix("media/") ? mediaFolder + "/" + stored.dropFirst("media/".count) : stored
+    }
+
+    func messages(_ db: Database, sql: String, arguments: StatementArguments) throws -> [StoredMessage] {
+        let decoder = JSONDecoder()
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { try message($0, decoder: decoder) }
+    }
+
+    public func messages(in conversation: Int64, after seq: Int64, limit: Int) throws -> [StoredMessage] {
+        try read { db in
+            try messages(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                         arguments: [conversation, seq, max(0, limit)])
+        }
+    }
+
+    public func messages(in conversation: Int64, before seq: Int64, limit: Int) throws -> [StoredMessage] {
+        try read { db in
+            try messages(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                         arguments: [conversation, seq, max(0, limit)]).reversed()
+        }
+    }
+
+    public func seq(in conversation: Int64, atOrAfter date: Date) throws -> Int64? {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM message WHERE conversation_id = ? AND date >= ? ORDER BY date, seq LIMIT 1",
+                               arguments: [conversation, date.timeIntervalSince1970])
+        }
+    }
+
+    public func bounds(of conversation: Int64) throws -> (first: Int64, last: Int64)? {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT min(seq) AS a, max(seq) AS z FROM message WHERE conversation_id = ?",
+                                             arguments: [conversation]),
+                  let a: Int64 = row["a"], let z: Int64 = row["z"] else { return nil }
+            return (a, z)
+        }
+    }
+
+    /// Sequence numbers only grow and are never reused, so the count is read from the index.
+    public func count(of conversation: Int64) throws -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?", arguments: [conversation]) ?? 0
+        }
+    }
+
+    public func dayCounts(of conversation: Int64, timeZone: TimeZone) throws -> [StoreDayCount] {
+        try read { db in
+            // One pass over the date index; zone offsets taken per day boundary (DST).
+            var counts: [Int: Int] = [:]
+            let cursor = try Double.fetchCursor(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date",
+                                                arguments: [conversation])
+            var cachedDay = Int.min, nextBoundary = -Double.infinity, offset = 0.0
+            while let t = try cursor.next() {
+                if t >= nextBoundary || t < nextBoundary - 86_400 * 2 {
+                    offset = Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: t)))
+                    cachedDay = Int(((t + offset) / 86_400).rounded(.down))
+                    nextBoundary = Double(cachedDay + 1) * 86_400 - offset
+                }
+                counts[cachedDay, default: 0] += 1
+            }
+            return counts.keys.sorted().map { StoreDayCount(day: $0, count: counts[$0]!) }
+        }
+    }
+
+    public func conversations() throws -> [StoredConversation] {
+        try read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM conversation ORDER BY id").compactMap { try conversation(db, id: $0) }
+        }
+    }
+
+    public func conversation(id: Int64) throws -> StoredConversation? {
+        try read { db in try conversation(db, id: id) }
+    }
+
+    func conversation(_ db: Database, id: Int64) throws -> StoredConversation? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT title, source_format FROM conversation WHERE id = ?", arguments: [id]) else {
+            return nil
+        }
+        let participants = try Row.fetchAll(db, sql: "SELECT id, name, avatar FROM participant WHERE conversation_id = ? ORDER BY position",
+                                            arguments: [id]).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(absolute)) }
+        let first = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date LIMIT 1", arguments: [id])
+        let last = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date DESC LIMIT 1", arguments: [id])
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?", arguments: [id]) ?? 0
+        return StoredConversation(id: id, title: row["title"], sourceFormat: row["source_format"], participants: participants,
+                                  messageCount: count, first: first.map(Date.init(timeIntervalSince1970:)),
+                                  last: last.map(Date.init(timeIntervalSince1970:)))
+    }
+
+    public func load(_ conversation: Int64) throws -> Conversation {
+        try read { db in
+            guard let stored = try self.conversation(db, id: conversation) else {
+                throw StoreError(path: path, reason: "has no conversation \(conversation); `bubbles list` shows the ones it has")
+            }
+            let messages = try messages(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? ORDER BY seq",
+                                        arguments: [conversation]).map(\.message)
+            return Conversation(title: stored.title, participants: stored.participants, messages: messages)
+        }
+    }
+
+    /// Ranked by FTS5's bm25, then messages holding the words as written (accents too) first.
+    public func search(_ search: StoreSearch) throws -> [StoreHit] {
+        guard let query = SearchText.parse(search.query) else {
+            throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
+        }
+        let limit = max(1, search.limit)
+        return try read { db in
+            var sql = """
+                SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, bm25(message_fts) AS score
+                FROM message_fts JOIN message m ON m.id = message_fts.rowid
+                WHERE message_fts MATCH ?
+                """
+            var arguments: [any DatabaseValueConvertible] = [SearchText.match(query)]
+            if let c = search.conversation { sql += " AND m.conversation_id = ?"; arguments.append(c) }
+            if let s = search.sender {
+                sql += " AND (m.sender = ? OR m.sender IN (SELECT id FROM participant WHERE name = ? COLLATE NOCASE"
+                    + (search.conversation != nil ? " AND conversation_id = ?" : "") + "))"
+                arguments += [s, s]
+                if let c = search.conversation { arguments.append(c) }
+            }
+            if let d = search.since { sql += " AND m.date >= ?"; arguments.append(d.timeIntervalSince1970) }
+            if let d = search.until { sql += " AND m.date < ?"; arguments.append(d.timeIntervalSince1970) }
+            sql += " ORDER BY score LIMIT ?"
+            arguments.append(limit * 4)
+            let rows: [Row]
+            do { rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) } catch let e as DatabaseError {
+                throw StoreError(path: path, reason: "search \"\(search.query)\": \(e.message ?? "not a query SQLite understands")")
+            }
+            let hits = rows.map { row -> (hit: StoreHit, exact: Bool, score: Double) in
+                let text: String = row["text"] ?? ""
+                return (StoreHit(conversation: row["conversation_id"], seq: row["seq"], date: Date(timeIntervalSince1970: row["date"]),
+                                 sender: row["sender"], text: text, snippet: SearchText.snippet(text, query: query)),
+                        SearchText.isExact(text, query: query), row["score"])
+            }
+            return hits.enumerated().sorted { a, b in
+                a.element.exact != b.element.exact ? a.element.exact : a.offset < b.offset
+            }.prefix(limit).map(\.element.hit)
+        }
+    }
+}

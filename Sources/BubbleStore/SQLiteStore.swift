@@ -1,0 +1,164 @@
+import BubbleCore
+import Foundation
+import GRDB
+
+/// The embedded store: one SQLite file through GRDB (WAL, foreign keys, versioned migrations),
+/// its pictures and files beside it in `NAME-media/`, named by their SHA-256.
+///
+/// Why files and not blobs: a chat's media is most of its bytes (gigabytes of photos against
+/// megabytes of text); as files they are written once, shared by every message and conversation
+/// that holds the same bytes, streamed to renderers and a server without passing through SQLite,
+/// and the database stays small enough to back up with `sqlite3 bubbles.sqlite ".backup x"` while
+/// it is being served. Paths in the database are always `media/<sha256>.<ext>`, inside the store.
+public final class SQLiteStore: ConversationStore, @unchecked Sendable {
+    /// `PRAGMA application_id`: "BBK1".
+    static let applicationID: Int32 = 0x4242_4B31
+    public let path: String
+    /// Where the store keeps pictures and files.
+    public let mediaFolder: String
+    let pool: DatabasePool
+
+    /// The default database: `BUBBLES_DB`, else `~/.local/share/bubblekit/bubbles.sqlite`.
+    public static var defaultPath: String {
+        if let env = ProcessInfo.processInfo.environment["BUBBLES_DB"], !env.isEmpty { return env }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/share/bubblekit/bubbles.sqlite"
+    }
+
+    /// Opens (and creates, with its folder, when missing) the store at `path`, bringing its
+    /// schema up to date. Throws `StoreError` for a file that is not a BubbleKit database, one
+    /// that is damaged or cut short, or one written by a newer BubbleKit.
+    public init(path: String) throws {
+        self.path = path
+        let url = URL(fileURLWithPath: path)
+        let stem = url.deletingPathExtension().lastPathComponent
+        mediaFolder = url.deletingLastPathComponent().appendingPathComponent(stem + "-media").path
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
+            if isDir.boolValue { throw StoreError(path: path, reason: "is a folder; expected a database file") }
+            try Self.checkHeader(path)
+        } else {
+            do {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(path: path, reason: "cannot create its folder: \(error.localizedDescription)")
+            }
+        }
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
+        try migrate()
+    }
+
+    /// A file that exists must start like an SQLite database (a truncated or foreign file is
+    /// refused before SQLite sees it).
+    static func checkHeader(_ path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw StoreError(path: path, reason: "cannot be read") }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 100)) ?? Data()
+        if head.isEmpty { return }   // an empty file becomes a new database
+        guard head.count == 100, head.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
+            throw StoreError(path: path, reason: "is not a BubbleKit database (not an SQLite file, or cut short in its header)")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let e = error as? DatabaseError {
+            switch e.resultCode {
+            case .SQLITE_NOTADB: return "is not a BubbleKit database (SQLite: file is not a database)"
+            case .SQLITE_CORRUPT: return "is damaged or cut short (SQLite: \(e.message ?? "database disk image is malformed"))"
+            case .SQLITE_CANTOPEN: return "cannot be opened (\(e.message ?? "permission denied or missing folder"))"
+            default: return "SQLite: \(e.message ?? e.description)"
+            }
+        }
+        return "\(error)"
+    }
+
+    /// Runs `body` in a read, turning SQLite's errors into `StoreError`s naming the file.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.read(body) } catch let e as StoreError { throw e } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
+    }
+
+    // MARK: schema
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                PRAGMA application_id = \(applicationID);
+                CREATE TABLE conversation (
+                    id INTEGER PRIMARY KEY,
+                    title TEXT NOT NULL,
+                    source_format TEXT NOT NULL,
+                    chat_key TEXT NOT NULL,
+                    added REAL NOT NULL,
+                    UNIQUE (source_format, chat_key)
+                );
+                CREATE TABLE participant (
+                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    avatar TEXT,
+                    PRIMARY KEY (conversation_id, id)
+                ) WITHOUT ROWID;
+                CREATE TABLE message (
+                    id INTEGER PRIMARY KEY,
+                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL,
+                    source_key INTEGER NOT NULL,
+                    date REAL NOT NULL,
+                    utc_offset INTEGER,
+                    sender TEXT,
+                    outgoing INTEGER NOT NULL,
+                    system INTEGER NOT NULL,
+                    text TEXT,
+                    status TEXT,
+                    status_date REAL,
+                    source_id TEXT,
+                    extra TEXT
+                );
+                CREATE UNIQUE INDEX message_seq ON message (conversation_id, seq);
+                CREATE UNIQUE INDEX message_source ON message (conversation_id, source_key);
+                CREATE INDEX message_date ON message (conversation_id, date);
+                CREATE TABLE media (
+                    sha256 TEXT PRIMARY KEY,
+                    size INTEGER NOT NULL,
+                    file TEXT NOT NULL
+                ) WITHOUT ROWID;
+                CREATE VIRTUAL TABLE message_fts USING fts5 (body, content = '', tokenize = 'unicode61 remove_diacritics 2');
+                """)
+        }
+        return m
+    }
+
+    func migrate() throws {
+        do {
+            try pool.write { db in
+                let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+                let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") ?? 0
+                if tables > 0 && id != Self.applicationID {
+                    throw StoreError(path: path, reason: "is not a BubbleKit database (it holds \(tables) other table\(tables == 1 ? "" : "s"))")
+                }
+                if try Self.migrator.hasBeenSuperseded(db) {
+                    let known = Set(Self.migrator.migrations)
+                    let newer = try Self.migrator.appliedIdentifiers(db).subtracting(known).sorted()
+                    throw StoreError(path: path, reason: "was written by a newer BubbleKit (schema \(newer.joined(separator: ", ")) is unknown here); upgrade BubbleKit to open it — it is never downgraded")
+                }
+            }
+            try Self.migrator.migrate(pool)
+        } catch let e as StoreError { throw e } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// How text goes into the full-text index and how a query comes out of it.
+///
+/// SQLite's `unicode61` tokenizer (diacritics removed, case folded) splits Latin, Cyrillic,
+/// Greek, Arabic, Hebrew… into words. It does not split Chinese or Japanese, which are written
+/// without spaces, so runs of CJK characters (Han, kana, Hangul) are indexed as overlapping
+/// bigrams ("明天见" → "明天 天见"): a two-character word is one token, a longer one a phrase of
+/// bigrams, and a single character a prefix. The original text is kept in the message table;
+/// the index holds only this form (a contentless FTS5 table).
+enum SearchText {
+    static func isCJK(_ v: UInt32) -> Bool {
+        (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0x3040...0x30FF).contains(v)
+            || (0x31F0...0x31FF).contains(v) || (0xAC00...0xD7AF).contains(v) || (0xF900...0xFAFF).contains(v)
+            || (0x20000...0x2FFFF).contains(v)
+    }
+
+    /// The indexed form of `text`.
+    static func indexed(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        var run: [Unicode.Scalar] = []
+        func flush() {
+            guard !run.isEmpty else { return }
+            out.append(" ")
+            if run.count == 1 { out.append(run[0]) } else {
+                for i in 0..<(run.count - 1) {
+                    if i > 0 { out.append(" ") }
+                    out.append(run[i]); out.append(run[i + 1])
+                }
+            }
+            out.append(" ")
+            run.removeAll(keepingCapacity: true)
+        }
+        for s in text.unicodeScalars {
+            if isCJK(s.value) { run.append(s) } else { flush(); out.append(s) }
+        }
+        flush()
+        return String(out)
+    }
+
+    /// A parsed query: what must match, what must not.
+    struct Query: Equatable {
+        /// Each term: its words, whether it was a "phrase", whether it ends in `*`.
+        struct Term: Equatable { var text: String; var phrase: Bool; var prefix: Bool; var excluded: Bool }
+        var terms: [Term]
+    }
+
+    /// Words, "quoted phrases", `prefix*`, and `-word` / `-"phrase"` to exclude. Nil when the
+    /// query has nothing to find.
+    static func parse(_ query: String) -> Query? {
+        var terms: [Query.Term] = []
+        var chars = Array(query)
+        chars.append(" ")
+        var i = 0
+        while i < chars.count {
+            let c = chars[i]
+            if c.isWhitespace { i += 1; continue }
+            var excluded = false
+            if c == "-", i + 1 < chars.count, !chars[i + 1].isWhitespace { excluded = true; i += 1 }
+            if chars[i] == "\"" {
+                var j = i + 1
+                while j < chars.count, chars[j] != "\"" { j += 1 }
+                let text = String(chars[(i + 1)..<min(j, chars.count - 1)]).trimmingCharacters(in: .whitespaces)
+                var prefix = false
+                var next = j + 1
+                if next < chars.count, chars[next] == "*" { prefix = true; next += 1 }
+                if !text.isEmpty { terms.append(.init(text: text, phrase: true, prefix: prefix, excluded: excluded)) }
+                i = next
+                continue
+            }
+            var j = i
+            while j < chars.count, !chars[j].isWhitespace { j += 1 }
+            var word = String(chars[i..<j])
+            var prefix = false
+            if word.hasSuffix("*") { prefix = true; word.removeLast() }
+            if !word.isEmpty { terms.append(.init(text: word, phrase: false, prefix: prefix, excluded: excluded)) }
+            i = j
+        }
+        guard terms.contains(where: { !$0.excluded }) else { return nil }
+        return Query(terms: terms)
+    }
+
+    /// The FTS5 MATCH expression of `query`: every term quoted (nothing in it is FTS syntax),
+    /// CJK runs as bigram phrases, included terms joined with AND, excluded ones with NOT.
+    static func match(_ query: Query) -> String {
+        func expression(_ t: Query.Term) -> String {
+            let form = indexed(t.text)
+            let tokens = form.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+            // A lone CJK character matches as the start of a bigram.
+            let lone = t.text.unicodeScalars.count == 1 && isCJK(t.text.unicodeScalars.first!.value)
+            let quoted = "\"" + tokens.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            return quoted + (t.prefix || lone ? "*" : "")
+        }
+        let included = query.terms.filter { !$0.excluded }.map(expression)
+        var out = included.joined(separator: " AND ")
+        for t in query.terms where t.excluded { out += " NOT " + expression(t) }
+        return out
+    }
+
+    /// `text` around the first place one of `query`'s included terms occurs (case and accents
+    /// ignored), the match in `[` `]`, about `radius` characters each side, cut with "…".
+    static func snippet(_ text: String, query: Query, radius: Int = 40) -> String {
+        let options: String.CompareOptions = [.caseInsensitive, .diacriticInsensitive]
+        var best: Range<String.Index>?
+        for t in query.terms where !t.excluded {
+            for piece in [t.text] + t.text.split(separator: " ").map(String.init) {
+                if let r = text.range(of: piece, options: options), best == nil || r.lowerBound < best!.lowerBound { best = r }
+            }
+            if best != nil { break }
+        }
+        guard var match = best else {
+            return text.count > radius * 2 ? String(text.prefix(radius * 2)) + "…" : text
+        }
+        // A prefix search marks the whole word.
+        while match.upperBound < text.endIndex, text[match.upperBound].isLetter || text[match.upperBound].isNumber {
+            match = match.lowerBound..<text.index(after: match.upperBound)
+        }
+        let start = text.index(match.lowerBound, offsetBy: -radius, limitedBy: text.startIndex) ?? text.startIndex
+        let end = text.index(match.upperBound, offsetBy: radius, limitedBy: text.endIndex) ?? text.endIndex
+        return (start > text.startIndex ? "…" : "") + text[start..<match.lowerBound] + "[" + text[match] + "]"
+            + text[match.upperBound..<end] + (end < text.endIndex ? "…" : "")
+    }
+
+    /// Whether `text` holds every included term as written (only case ignored): exact matches
+    /// rank before ones found through folded accents.
+    static func isExact(_ text: String, query: Query) -> Bool {
+        query.terms.filter { !$0.excluded }.allSatisfy { text.range(of: $0.text, options: .caseInsensitive) != nil }
+    }
+}

@@ -1,0 +1,257 @@
+import BubbleCore
+import BubbleImport
+import Foundation
+import GRDB
+import Testing
+@testable import BubbleStore
+
+private let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+private func folder() throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-store-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+private func message(_ i: Int, text: String? = nil, id: String? = nil) -> Message {
+    var m = Message(sender: i % 2 == 0 ? "me" : "ana", direction: i % 2 == 0 ? .outgoing : .incoming,
+                    date: t0.addingTimeInterval(Double(i) * 60), text: text ?? "message \(i)")
+    m.id = id
+    return m
+}
+
+private func chat(_ messages: [Message]) -> Conversation {
+    Conversation(title: "Ana", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
+                 messages: messages)
+}
+
+/// Everything the store holds, as text: compared before and after a failed import.
+private func checksum(_ path: String) throws -> String {
+    let queue = try DatabaseQueue(path: path)
+    return try queue.read { db in
+        var out = ""
+        for table in ["conversation", "participant", "message", "media"] {
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1, 2") { out += "\(table) \(row)\n" }
+        }
+        out += "fts \(try Int.fetchOne(db, sql: "SELECT count(*) FROM message_fts") ?? -1)"
+        return out
+    }
+}
+
+@Suite("BubbleStore: SQLite through GRDB")
+struct StoreTests {
+    @Test("a new file gets the schema: WAL, foreign keys, our application id, every table")
+    func migrationsFromEmpty() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/sub/bubbles.sqlite"
+        let store = try SQLiteStore(path: path)
+        try store.pool.read { db in
+            #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
+            #expect(try Int.fetchOne(db, sql: "PRAGMA foreign_keys") == 1)
+            #expect(try Int32.fetchOne(db, sql: "PRAGMA application_id") == SQLiteStore.applicationID)
+            let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+            #expect(tables.isSuperset(of: ["conversation", "participant", "message", "media", "message_fts"]))
+        }
+        #expect(try store.conversations().isEmpty)
+        // Opening it again migrates nothing and keeps it.
+        _ = try SQLiteStore(path: path)
+    }
+
+    @Test("round trip: what the importer produced comes back — text, time zones, reactions, replies, photos, files")
+    func roundTrip() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let photo = dir + "/photo.png"
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]).write(to: URL(fileURLWithPath: photo))
+        var messages = (0..<5).map { message($0, id: "s\($0)") }
+        messages[1].wallTime = WallTime(year: 2023, month: 11, day: 15, hour: 1, minute: 14, second: 20)
+        messages[1].reactions = [Reaction(emoji: "❤️", count: 2, senders: ["me", "ana"])]
+        messages[2].reply = ReplyReference(id: "s1", sender: "ana", text: "message 1")
+        messages[3].images = [ImageAttachment(path: "photo.png", width: 640, height: 480, name: "IMG_1.png")]
+        messages[3].status = .read
+        messages[3].statusDate = t0.addingTimeInterval(999)
+        messages[4].attachment = MediaAttachment(kind: .voice, fileName: "PTT-1.opus", path: "missing.opus")
+        let original = chat(messages)
+        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let summary = try store.add(original, sourceFormat: "native", chatKey: "ana", title: nil, mediaFolder: dir)
+        #expect(summary.messagesAdded == 5 && summary.conversationsAdded == 1 && summary.attachmentsAdded == 1)
+        let back = try store.load(summary.conversationID)
+        #expect(back.title == "Ana")
+        #expect(back.participants == original.participants)
+        #expect(back.messages.count == 5)
+        for (a, b) in zip(back.messages, original.messages) where a.images.isEmpty && a.attachment == nil {
+            #expect(a == b)
+        }
+        #expect(back.messages[1].wallTime == messages[1].wallTime)
+        // The photo is the store's copy, named by its SHA-256, with the same bytes.
+        let stored = try #require(back.messages[3].images.first?.path)
+        #expect(stored.hasPrefix(store.mediaFolder + "/"))
+        #expect(FileManager.default.contents(atPath: stored) == FileManager.default.contents(atPath: photo))
+        #expect(back.messages[3].images.first?.name == "IMG_1.png")
+        // A file that could not be read keeps its name, and no path outside the store.
+        #expect(back.messages[4].attachment?.fileName == "PTT-1.opus")
+        #expect(back.messages[4].attachment?.path == nil)
+    }
+
+    @Test("importing the same export twice adds nothing; a newer export adds only its new tail")
+    func reimport() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        // No source ids (as WhatsApp): identity by content, and two identical messages stay two.
+        var first = (0..<100).map { message($0) }
+        first.append(first[99])
+        let a = try store.add(chat(first), sourceFormat: "whatsapp", chatKey: "ana", title: nil, mediaFolder: dir)
+        #expect(a.messagesAdded == 101)
+        let again = try store.add(chat(first), sourceFormat: "whatsapp", chatKey: "ana", title: nil, mediaFolder: dir)
+        #expect(again.messagesAdded == 0 && again.messagesSkipped == 101 && again.conversationsAdded == 0)
+        let newer = try store.add(chat(first + (100..<130).map { message($0) }), sourceFormat: "whatsapp", chatKey: "ana",
+                                  title: nil, mediaFolder: dir)
+        #expect(newer.messagesAdded == 30 && newer.messagesSkipped == 101)
+        #expect(try store.count(of: a.conversationID) == 131)
+        let tail = try store.messages(in: a.conversationID, after: 101, limit: 100)
+        #expect(tail.map(\.seq) == Array(102...131))
+        #expect(tail.first?.message.text == "message 100")
+        // With source ids: ids decide, even when the text was edited.
+        var ids = (0..<10).map { message($0, id: "m\($0)") }
+        let b = try store.add(chat(ids), sourceFormat: "telegram", chatKey: "1", title: nil, mediaFolder: dir)
+        ids[3].text = "edited"
+        let c = try store.add(chat(ids), sourceFormat: "telegram", chatKey: "1", title: nil, mediaFolder: dir)
+        #expect(b.messagesAdded == 10 && c.messagesAdded == 0 && c.conversationID == b.conversationID)
+        #expect(try store.conversations().count == 2)
+    }
+
+    @Test("a bad record at message 5,000 of 10,000 leaves the database as it was, and the error names the place")
+    func failedImportChangesNothing() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/db.sqlite"
+        let store = try SQLiteStore(path: path)
+        _ = try store.add(chat((0..<50).map { message($0) }), sourceFormat: "sms", chatKey: "+1555", title: nil, mediaFolder: dir)
+        let before = try checksum(path)
+        // An SMS backup whose 5,000th record is broken XML (an attribute without a name).
+        var xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"10000\">\n"
+        for i in 0..<10_000 {
+            let broken = i == 4_999 ? " =\"x\"" : ""
+            xml += "  <sms protocol=\"0\" address=\"+1555\" date=\"\(1_700_000_000_000 + i * 60_000)\" type=\"\(i % 2 + 1)\" body=\"text \(i)\"\(broken) read=\"1\" status=\"-1\" contact_name=\"Ana\" />\n"
+        }
+        xml += "</smses>\n"
+        let file = dir + "/backup.xml"
+        try xml.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect {
+            let parsed = try Importer.load(path: file)
+            _ = try store.add(parsed.conversation, sourceFormat: "sms", chatKey: "+1555", title: nil, mediaFolder: dir)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("backup.xml") && text.contains("line 5002")
+        }
+        #expect(try checksum(path) == before)
+    }
+
+    @Test("search: accents folded, Cyrillic, Arabic, Chinese two-character words, words beside emoji; exact matches first")
+    func search() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let texts = [
+            "On se retrouve au cafe du coin", "Un café au lait, s'il te plaît", "Встретимся завтра в Москве",
+            "مرحبا يا صديقي، كيف حالك", "我们明天见面吧", "🎉party tonight🎉", "nothing to see here", "Москва слезам не верит",
+            "明白了，谢谢", "café", "Cafeteria opens at nine",
+        ]
+        let c = try store.add(chat(texts.enumerated().map { message($0.offset, text: $0.element) }), sourceFormat: "native",
+                              chatKey: "s", title: nil, mediaFolder: dir)
+        func seqs(_ q: String, _ configure: (inout StoreSearch) -> Void = { _ in }) throws -> [Int64] {
+            var s = StoreSearch(q)
+            configure(&s)
+            return try store.search(s).map(\.seq)
+        }
+        #expect(Set(try seqs("cafe")) == [1, 2, 10])
+        #expect(try seqs("café").prefix(2).sorted() == [2, 10])     // exact first
+        #expect(try seqs("москве") == [3])
+        #expect(Set(try seqs("Москв*")) == [3, 8])
+        #expect(try seqs("صديقي") == [4])
+        #expect(try seqs("明天") == [5])
+        #expect(try seqs("明") .sorted() == [5, 9])
+        #expect(try seqs("见面") == [5])
+        #expect(try seqs("天见面") == [5])
+        #expect(try seqs("party") == [6])
+        #expect(Set(try seqs("caf*")) == [1, 2, 10, 11])
+        #expect(try seqs("caf* -lait -coin").sorted() == [10, 11])
+        #expect(try seqs("\"au cafe\"") == [1])
+        #expect(try seqs("cafe") { $0.until = t0.addingTimeInterval(30) } == [1])
+        #expect(Set(try seqs("cafe") { $0.sender = "Ana" }) == [2, 10])
+        #expect(try seqs("cafe") { $0.conversation = c.conversationID + 1 }.isEmpty)
+        let hit = try #require(try store.search(StoreSearch("lait")).first)
+        #expect(hit.snippet == "Un café au [lait], s'il te plaît")
+        #expect(hit.conversation == c.conversationID && hit.sender == "ana")
+        #expect(throws: StoreError.self) { try store.search(StoreSearch("-only")) }
+        #expect(throws: StoreError.self) { try store.search(StoreSearch("   ")) }
+    }
+
+    @Test("windows, date jumps, bounds and day counts")
+    func viewerQueries() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        // 3 days, 100 messages a day, one minute apart.
+        let messages = (0..<300).map { i -> Message in
+            var m = message(i)
+            m.date = t0.addingTimeInterval(Double(i / 100) * 86_400 + Double(i % 100) * 60)
+            return m
+        }
+        let id = try store.add(chat(messages), sourceFormat: "native", chatKey: "w", title: "Window", mediaFolder: dir).conversationID
+        #expect(try store.bounds(of: id)! == (1, 300))
+        #expect(try store.messages(in: id, after: 150, limit: 10).map(\.seq) == Array(151...160))
+        #expect(try store.messages(in: id, before: 150, limit: 10).map(\.seq) == Array(140...149))
+        #expect(try store.messages(in: id, after: 295, limit: 10).map(\.seq) == Array(296...300))
+        #expect(try store.seq(in: id, atOrAfter: t0.addingTimeInterval(86_400 + 30)) == 102)
+        #expect(try store.seq(in: id, atOrAfter: t0.addingTimeInterval(10 * 86_400)) == nil)
+        let days = try store.dayCounts(of: id, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(days.map(\.count) == [100, 100, 100])
+        #expect(days[1].day == days[0].day + 1)
+        let listed = try #require(try store.conversations().first)
+        #expect(listed.title == "Window" && listed.messageCount == 300 && listed.first == t0)
+        // Each query uses an index, never a scan of the table.
+        try store.pool.read { db in
+            for sql in ["SELECT seq FROM message WHERE conversation_id = 1 AND seq > 5 ORDER BY seq LIMIT 10",
+                        "SELECT seq FROM message WHERE conversation_id = 1 AND date >= 0 ORDER BY date, seq LIMIT 1"] {
+                let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined()
+                #expect(plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"), "\(plan)")
+            }
+        }
+    }
+
+    @Test("a file that is not ours, one cut short, one from a newer BubbleKit: clear errors, files untouched")
+    func foreignFiles() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = dir + "/notes.sqlite"
+        try "hello, not a database".write(toFile: text, atomically: true, encoding: .utf8)
+        #expect { try SQLiteStore(path: text) } throws: { "\($0)".contains("notes.sqlite: is not a BubbleKit database") }
+        #expect(try String(contentsOfFile: text, encoding: .utf8) == "hello, not a database")
+        // Someone else's SQLite database.
+        let other = dir + "/other.sqlite"
+        try DatabaseQueue(path: other).write { try $0.execute(sql: "CREATE TABLE t (x)") }
+        #expect { try SQLiteStore(path: other) } throws: { "\($0)".contains("is not a BubbleKit database (it holds 1 other table)") }
+        // Ours, cut short.
+        let ours = dir + "/ours.sqlite"
+        let store = try SQLiteStore(path: ours)
+        _ = try store.add(chat((0..<2_000).map { message($0) }), sourceFormat: "native", chatKey: "x", title: nil, mediaFolder: dir)
+        _ = try store.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        let cut = dir + "/cut.sqlite"
+        let data = try Data(contentsOf: URL(fileURLWithPath: ours))
+        try data.prefix(50).write(to: URL(fileURLWithPath: cut))
+        #expect { try SQLiteStore(path: cut) } throws: { "\($0)".contains("cut short") }
+        let half = dir + "/half.sqlite"
+        try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: half))
+        #expect { try SQLiteStore(path: half).conversations().map { try SQLiteStore(path: half).load($0.id) } } throws: {
+            "\($0)".contains("half.sqlite") && ("\($0)".contains("damaged") || "\($0)".contains("not a BubbleKit"))
+        }
+        // Written by a newer version.
+        let newer = dir + "/newer.sqlite"
+        _ = try SQLiteStore(path: newer)
+        try DatabaseQueue(path: newer).write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99')") }
+        #expect { try SQLiteStore(path: newer) } throws: { "\($0)".contains("newer BubbleKit") && "\($0)".contains("v99") }
+    }
+}
