@@ -23,7 +23,8 @@ forbid BubbleCore "$painting|CPango|CPangoMeasure|CLineBreak|CLibXML2|BubbleText
 forbid BubbleText "$painting|BubbleHTML|BubbleRender|BubbleImport" "measures text; drawing is BubbleRender's"
 forbid BubbleHTML "$painting|BubbleRender|BubbleImport" "writes HTML; pictures come through PictureDecoder"
 forbid BubbleRender "BubbleHTML|BubbleImport" "paints; HTML and importers are beside it, not under it"
-forbid BubbleImport "$painting|CPango|BubbleText|BubbleHTML|BubbleRender" "reads exports into the model"
+forbid BubbleImport "$painting|CPango|BubbleText|BubbleHTML|BubbleRender|BubbleStore" "reads exports into the model"
+forbid BubbleStore "$painting|CPango|CLibXML2|BubbleText|BubbleHTML|BubbleRender|BubbleImport" "keeps conversations; BubbleCore and GRDB only"
 
 # The C headers BubbleText's Swift sees must not bring Cairo in either.
 for header in Sources/CPango/shim.h Sources/CPangoMeasure/include/pango_measure.h; do

@@ -141,7 +141,8 @@ extension SQLiteStore {
         let limit = max(1, search.limit)
         return try read { db in
             var sql = """
-                SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, bm25(message_fts) AS score
+                SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, bm25(message_fts) AS score,
+                       (SELECT name FROM participant p WHERE p.conversation_id = m.conversation_id AND p.id = m.sender) AS sender_name
                 FROM message_fts JOIN message m ON m.id = message_fts.rowid
                 WHERE message_fts MATCH ?
                 """
@@ -164,7 +165,7 @@ extension SQLiteStore {
             let hits = rows.map { row -> (hit: StoreHit, exact: Bool, score: Double) in
                 let text: String = row["text"] ?? ""
                 return (StoreHit(conversation: row["conversation_id"], seq: row["seq"], date: Date(timeIntervalSince1970: row["date"]),
-                                 sender: row["sender"], text: text, snippet: SearchText.snippet(text, query: query)),
+                                 sender: row["sender"], senderName: row["sender_name"], text: text, snippet: SearchText.snippet(text, query: query)),
                         SearchText.isExact(text, query: query), row["score"])
             }
             return hits.enumerated().sorted { a, b in

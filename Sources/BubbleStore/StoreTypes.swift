@@ -59,7 +59,9 @@ public struct StoreHit: Hashable, Sendable, Codable {
     public var conversation: Int64
     public var seq: Int64
     public var date: Date
+    /// The sender's participant id, and their name when the conversation has it.
     public var sender: String?
+    public var senderName: String?
     public var text: String
     /// The text around the first match, matches between `[` and `]`, cut with "…".
     public var snippet: String

@@ -1,0 +1,164 @@
+import ArgumentParser
+import BubbleCore
+import BubbleImport
+import BubbleStore
+import Foundation
+
+/// `--db`, shared by the commands that use the store.
+struct StoreOptions: ParsableArguments {
+    @Option(help: "The database file (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
+    var db: String?
+
+    func open() throws -> SQLiteStore {
+        do { return try SQLiteStore(path: db ?? SQLiteStore.defaultPath) } catch let e as StoreError { throw CLIError(e.description) }
+    }
+}
+
+private func storeErrors<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let e as StoreError { throw CLIError(e.description) }
+}
+
+/// ISO 8601 in UTC (`2023-11-14T22:13:20Z`).
+private func iso(_ date: Date) -> String {
+    let f = ISO8601DateFormatter()
+    f.formatOptions = [.withInternetDateTime]
+    return f.string(from: date)
+}
+
+private func printJSON(_ value: Any) throws {
+    let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Import chat exports into the store (each in one transaction; importing again adds only what is new).")
+
+    @Argument(help: "Exports: SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, Telegram result.json, iMessage chat.db, BubbleKit JSON.")
+    var files: [String]
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Title of the conversation in the store (default: the export's).")
+    var title: String?
+
+    @Option(name: .customLong("input-format"), help: "native, sms, whatsapp, telegram or imessage (default: detected).")
+    var inputFormat: String?
+
+    @Option(help: "Whose messages are outgoing: a participant id, name or phone number.")
+    var me: String?
+
+    @Option(help: "Which chat of an export that holds several (name or id).")
+    var chat: String?
+
+    @Option(help: "Time zone for wall-clock times (IANA name); default the system's.")
+    var tz: String?
+
+    @Flag(help: "Refuse lines the reader would only warn about.")
+    var strict = false
+
+    func run() throws {
+        let db = try store.open()
+        for file in files {
+            var input = try InputOptions.parse([file])
+            input.inputFormat = inputFormat; input.me = me; input.chat = chat; input.tz = tz; input.strict = strict
+            let loaded = try input.load()
+            defer { loaded.close() }
+            loaded.reportWarnings()
+            let c = loaded.conversation
+            // Which stored conversation a newer export of the same chat goes into.
+            let key = chat ?? c.title ?? c.participants.map(\.id).sorted().joined(separator: ",")
+            let summary = try storeErrors {
+                try db.add(c, sourceFormat: loaded.result.format.rawValue, chatKey: key, title: title, mediaFolder: loaded.folder)
+            }
+            let name = try storeErrors { try db.conversation(id: summary.conversationID)?.title } ?? key
+            print("\(file): \"\(name)\" (conversation \(summary.conversationID)\(summary.conversationsAdded > 0 ? ", new" : "")): "
+                  + "added \(summary.messagesAdded) message\(summary.messagesAdded == 1 ? "" : "s"), "
+                  + "\(summary.attachmentsAdded) attachment\(summary.attachmentsAdded == 1 ? "" : "s"); "
+                  + "skipped \(summary.messagesSkipped) already present")
+        }
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the conversations in the store.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Print a JSON array (id, title, format, participants, messageCount, first, last).")
+    var json = false
+
+    func run() throws {
+        let all = try storeErrors { try store.open().conversations() }
+        if json {
+            try printJSON(all.map { c -> [String: Any] in
+                var o: [String: Any] = ["id": c.id, "title": c.title, "format": c.sourceFormat, "messageCount": c.messageCount,
+                                        "participants": c.participants.map(\.name)]
+                o["first"] = c.first.map(iso) ?? NSNull()
+                o["last"] = c.last.map(iso) ?? NSNull()
+                return o
+            })
+            return
+        }
+        if all.isEmpty { print("no conversations; add some with `bubbles import FILE`"); return }
+        for c in all {
+            let range = [c.first, c.last].compactMap { $0.map { String(iso($0).prefix(10)) } }.joined(separator: " – ")
+            print("\(String(c.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(c.title)  ·  \(c.messageCount) messages  ·  \(range)  ·  \(c.sourceFormat)")
+        }
+    }
+}
+
+struct Search: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Search the store: words, \"phrases\", prefix*, -excluded; accents and case ignored.")
+
+    @Argument(help: "What to find, e.g. 'cafe \"see you\" tomorr* -work'.")
+    var query: String
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Only this conversation (its id in `bubbles list`).")
+    var conversation: Int64?
+
+    @Option(help: "Only messages from this participant (id or name).")
+    var from: String?
+
+    @Option(help: "From this date or time on (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][±HH:MM], in --tz).")
+    var since: String?
+
+    @Option(help: "Before this date or time (exclusive).")
+    var until: String?
+
+    @Option(help: "Time zone for --since/--until and the times shown (IANA name); default the system's.")
+    var tz: String?
+
+    @Option(help: "At most this many hits (best first).")
+    var limit = 50
+
+    @Flag(help: "Print a JSON array of hits (conversation, seq, date, sender, senderID, text, snippet).")
+    var json = false
+
+    func run() throws {
+        guard limit > 0 else { throw ValidationError("--limit \(limit) must be at least 1") }
+        let zone = try timeZone(tz)
+        var s = StoreSearch(query, conversation: conversation, sender: from, limit: limit)
+        s.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
+        s.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
+        let hits = try storeErrors { try store.open().search(s) }
+        if json {
+            try printJSON(hits.map { h -> [String: Any] in
+                var o: [String: Any] = ["conversation": h.conversation, "seq": h.seq, "date": iso(h.date), "text": h.text,
+                                        "snippet": h.snippet]
+                o["sender"] = (h.senderName ?? h.sender).map { $0 as Any } ?? NSNull()
+                o["senderID"] = h.sender.map { $0 as Any } ?? NSNull()
+                return o
+            })
+            return
+        }
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd HH:mm"
+        f.timeZone = zone
+        for h in hits { print("#\(h.conversation):\(h.seq)  \(f.string(from: h.date))  \(h.senderName ?? h.sender ?? "-"): \(h.snippet)") }
+        if hits.isEmpty { FileHandle.standardError.write(Data("no messages match \"\(query)\"\n".utf8)) }
+    }
+}
