@@ -22,68 +22,63 @@ extension SQLiteStore {
         return Int64(bitPattern: h)
     }
 
-    /// A message's source identity: its format's id when the export has one, else a hash of what
-    /// it says and when, with the number of identical messages before it (two "ok" in the same
-    /// minute of a WhatsApp export are two messages, and stay two on every re-import).
-    static func sourceKey(_ m: Message, format: String, occurrences: inout [Int64: Int]) -> Int64 {
-        if let id = m.id, !id.isEmpty { return stableHash(["id", format, id]) }
-        let content = stableHash(["c", format, String(m.date.timeIntervalSince1970.bitPattern), m.sender ?? "",
-                                  m.direction.rawValue, m.kind.rawValue, m.text ?? "", m.attachment?.fileName ?? "",
-                                  m.images.compactMap(\.name).joined(separator: "/")])
-        let n = occurrences[content, default: 0]
-        occurrences[content] = n + 1
-        return n == 0 ? content : stableHash(["n", String(content), String(n)])
+    /// The content part of a message's identity (for exports without ids).
+    static func contentKey(_ m: Message, format: String) -> Int64 {
+        stableHash(["c", format, String(m.date.timeIntervalSince1970.bitPattern), m.sender ?? "", m.direction.rawValue,
+                    m.kind.rawValue, m.text ?? "", m.attachment?.fileName ?? "", m.images.compactMap(\.name).joined(separator: "/")])
+    }
+
+    /// The text the search index holds for a message: its text and its attachment's name and title.
+    static func indexBody(text: String?, attachment: MediaAttachment?) -> String? {
+        let body = [text, attachment?.fileName, attachment?.title].compactMap { $0 }.joined(separator: " ")
+        return body.isEmpty ? nil : SearchText.indexed(body)
     }
 
     public func add(_ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
                     mediaFolder exportFolder: String) throws -> StoreImportSummary {
+        var header = conversation
+        header.messages = []
+        return try importStream(sourceFormat: sourceFormat, title: title, mediaFolder: exportFolder, sortByDate: false) { add in
+            for m in conversation.messages { try add(m) }
+            return (header, chatKey)
+        }
+    }
+
+    /// Imports messages as `read` hands them over (to `add`), in one write transaction: nothing
+    /// is kept in memory but the current message, so an import's memory does not grow with the
+    /// export. `read` returns the conversation's header (title, participants; its messages are
+    /// ignored) and its chat key once it has read everything; if it throws, the transaction is
+    /// rolled back and the database is as it was.
+    ///
+    /// Messages go into a conversation of their own first; at the end it becomes the stored
+    /// conversation of (format, chat key), or its new messages move into the one already there
+    /// (appended after its last sequence number, in the export's order — by date with
+    /// `sortByDate`) and the ones it already had are dropped.
+    public func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
+                             read: (_ add: (Message) throws -> Void) throws -> (header: Conversation, chatKey: String))
+        throws -> StoreImportSummary {
         var media = MediaCopier(store: self, exportFolder: exportFolder)
         do {
             return try pool.write { db in
                 var summary = StoreImportSummary(conversationID: 0)
-                let shownTitle = title ?? conversation.title ?? conversation.participants.map(\.name).filter { !$0.isEmpty }
-                    .joined(separator: ", ")
-                let conversationID: Int64
-                if let known = try Int64.fetchOne(db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ?",
-                                                  arguments: [sourceFormat, chatKey]) {
-                    conversationID = known
-                    if let title { try db.execute(sql: "UPDATE conversation SET title = ? WHERE id = ?", arguments: [title, known]) }
-                } else {
-                    try db.execute(sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES (?, ?, ?, ?)",
-                                   arguments: [shownTitle.isEmpty ? "Conversation" : shownTitle, sourceFormat, chatKey,
-                                               Date().timeIntervalSince1970])
-                    conversationID = db.lastInsertedRowID
-                    summary.conversationsAdded = 1
-                }
-                summary.conversationID = conversationID
-                // Participants: new ones added after the known ones; names and avatars kept.
-                var position = try Int.fetchOne(db, sql: "SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?",
-                                                arguments: [conversationID]) ?? 0
-                for p in conversation.participants {
-                    let avatar = try p.avatar.flatMap { try media.store($0, summary: &summary) }
-                    try db.execute(sql: """
-                        INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (?, ?, ?, ?, ?)
-                        ON CONFLICT (conversation_id, id) DO NOTHING
-                        """, arguments: [conversationID, p.id, position, p.name, avatar])
-                    if db.changesCount > 0 { position += 1 }
-                }
-                var known = Set(try Int64.fetchAll(db, sql: "SELECT source_key FROM message WHERE conversation_id = ?",
-                                                   arguments: [conversationID]))
-                var seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?",
-                                             arguments: [conversationID]) ?? 0
+                let importing = "\u{0}importing \(UUID().uuidString)"
+                try db.execute(sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('', ?, ?, ?)",
+                               arguments: [sourceFormat, importing, Date().timeIntervalSince1970])
+                let provisional = db.lastInsertedRowID
                 let insert = try db.makeStatement(sql: """
-                    INSERT INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
-                                         status, status_date, source_id, extra)
+                    INSERT OR IGNORE INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
+                                                   status, status_date, source_id, extra)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
                 let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = .sortedKeys
-                var occurrences: [Int64: Int] = [:]
-                for m in conversation.messages {
-                    let key = Self.sourceKey(m, format: sourceFormat, occurrences: &occurrences)
-                    guard known.insert(key).inserted else { summary.messagesSkipped += 1; continue }
-                    seq += 1
+                var seq: Int64 = 0
+                var inOrder = true
+                var lastDate = -Double.infinity
+                var duplicates = 0
+
+                let (header, chatKey) = try read { m in
                     var extra = MessageExtra()
                     if !m.images.isEmpty {
                         extra.images = try m.images.map { image in
@@ -101,21 +96,106 @@ extension SQLiteStore {
                     extra.reply = m.reply
                     let extraJSON: String? = extra.isEmpty ? nil : String(decoding: try encoder.encode(extra), as: UTF8.self)
                     let offset: Int? = m.wallTime.map { $0.localSeconds - Int(m.date.timeIntervalSince1970.rounded(.down)) }
-                    insert.setUncheckedArguments([conversationID, seq, key, m.date.timeIntervalSince1970, offset, m.sender,
-                                                  m.direction == .outgoing, m.kind == .system, m.text, m.status?.rawValue,
-                                                  m.statusDate?.timeIntervalSince1970, m.id, extraJSON])
-                    try insert.execute()
-                    let body = [m.text, m.attachment?.fileName, m.attachment?.title].compactMap { $0 }.joined(separator: " ")
-                    if !body.isEmpty {
-                        index.setUncheckedArguments([db.lastInsertedRowID, SearchText.indexed(body)])
+                    let date = m.date.timeIntervalSince1970
+                    // The identity: the export's id (a repeated id is the same message), else the
+                    // content, numbered per occurrence (two identical "ok" stay two).
+                    let byID = m.id.map { !$0.isEmpty } ?? false
+                    var key = byID ? Self.stableHash(["id", sourceFormat, m.id!]) : Self.contentKey(m, format: sourceFormat)
+                    let content = key
+                    var occurrence = 0
+                    while true {
+                        insert.setUncheckedArguments([provisional, seq + 1, key, date, offset, m.sender, m.direction == .outgoing,
+                                                      m.kind == .system, m.text, m.status?.rawValue,
+                                                      m.statusDate?.timeIntervalSince1970, m.id, extraJSON])
+                        try insert.execute()
+                        if db.changesCount > 0 { break }
+                        if byID { duplicates += 1; return }
+                        occurrence += 1
+                        key = Self.stableHash(["n", String(content), String(occurrence)])
+                    }
+                    seq += 1
+                    if date < lastDate { inOrder = false }
+                    lastDate = date
+                    if let body = Self.indexBody(text: m.text, attachment: m.attachment) {
+                        index.setUncheckedArguments([db.lastInsertedRowID, body])
                         try index.execute()
                     }
-                    summary.messagesAdded += 1
+                }
+                if sortByDate && !inOrder {
+                    // By date, the export's order among equal dates (sequence numbers made negative
+                    // first: they are unique).
+                    try db.execute(sql: "UPDATE message SET seq = -seq WHERE conversation_id = ?", arguments: [provisional])
+                    try db.execute(sql: """
+                        UPDATE message SET seq = ranked.r
+                        FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY date, -seq) AS r FROM message WHERE conversation_id = ?) AS ranked
+                        WHERE message.id = ranked.id
+                        """, arguments: [provisional])
+                }
+
+                let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
+                let target: Int64
+                if let known = try Int64.fetchOne(db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ?",
+                                                  arguments: [sourceFormat, chatKey]) {
+                    target = known
+                    if let title { try db.execute(sql: "UPDATE conversation SET title = ? WHERE id = ?", arguments: [title, known]) }
+                    let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?",
+                                                  arguments: [known]) ?? 0
+                    // Drop what the stored conversation has (and its index entries), move the rest.
+                    let present = try Row.fetchCursor(db, sql: """
+                        SELECT p.id, p.text, p.extra FROM message p
+                        WHERE p.conversation_id = ? AND EXISTS (SELECT 1 FROM message e WHERE e.conversation_id = ? AND e.source_key = p.source_key)
+                        """, arguments: [provisional, known])
+                    var dropped: [Int64] = []
+                    let decoder = JSONDecoder()
+                    let unindex = try db.makeStatement(sql: "INSERT INTO message_fts (message_fts, rowid, body) VALUES ('delete', ?, ?)")
+                    while let row = try present.next() {
+                        let id: Int64 = row["id"]
+                        let attachment = try (row["extra"] as String?).flatMap { try decoder.decode(MessageExtra.self, from: Data($0.utf8)).attachment }
+                        if let body = Self.indexBody(text: row["text"], attachment: attachment) {
+                            unindex.setUncheckedArguments([id, body])
+                            try unindex.execute()
+                        }
+                        dropped.append(id)
+                        if dropped.count == 10_000 {
+                            try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
+                            dropped.removeAll(keepingCapacity: true)
+                        }
+                    }
+                    if !dropped.isEmpty {
+                        try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
+                    }
+                    summary.messagesSkipped = Int(seq) - (try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?",
+                                                                             arguments: [provisional]) ?? 0)
+                    try db.execute(sql: """
+                        UPDATE message SET conversation_id = ?, seq = ? + ranked.r
+                        FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY seq) AS r FROM message WHERE conversation_id = ?) AS ranked
+                        WHERE message.id = ranked.id
+                        """, arguments: [known, last, provisional])
+                    try db.execute(sql: "DELETE FROM conversation WHERE id = ?", arguments: [provisional])
+                } else {
+                    target = provisional
+                    try db.execute(sql: "UPDATE conversation SET title = ?, chat_key = ? WHERE id = ?",
+                                   arguments: [shownTitle.isEmpty ? "Conversation" : shownTitle, chatKey, provisional])
+                    summary.conversationsAdded = 1
+                }
+                summary.conversationID = target
+                summary.messagesAdded = Int(seq) - summary.messagesSkipped
+                summary.messagesSkipped += duplicates
+                // Participants: new ones after the known ones; names and avatars kept.
+                var position = try Int.fetchOne(db, sql: "SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?",
+                                                arguments: [target]) ?? 0
+                for p in header.participants {
+                    let avatar = try p.avatar.flatMap { try media.store($0, summary: &summary) }
+                    try db.execute(sql: """
+                        INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (conversation_id, id) DO NOTHING
+                        """, arguments: [target, p.id, position, p.name, avatar])
+                    if db.changesCount > 0 { position += 1 }
                 }
                 return summary
             }
-        } catch let e as StoreError { throw e } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+        } catch let e as StoreError { throw e } catch let e as DatabaseError {
+            throw StoreError(path: path, reason: Self.describe(e))
         }
     }
 }

@@ -51,6 +51,15 @@ struct InputOptions: ParsableArguments {
 
     func zone() throws -> TimeZone { try timeZone(tz) }
 
+    /// The folder relative photo paths of `input` are resolved against: its own folder, the
+    /// input itself when it is a folder, the working folder for standard input.
+    static func folder(of input: String) -> String {
+        if input == "-" { return FileManager.default.currentDirectoryPath }
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: input, isDirectory: &isDir), isDir.boolValue { return input }
+        return URL(fileURLWithPath: input).deletingLastPathComponent().path
+    }
+
     /// The importers name their options as `ImportOptions` fields (`chat`, `me`); here they are options.
     static func optionNames(_ text: String) -> String {
         text.replacingOccurrences(of: "`chat`", with: "--chat").replacingOccurrences(of: "`me`", with: "--me")
@@ -91,9 +100,7 @@ struct InputOptions: ParsableArguments {
         } else {
             guard FileManager.default.fileExists(atPath: input) else { throw CLIError("\(input): no such file") }
             guard FileManager.default.isReadableFile(atPath: input) else { throw CLIError("\(input): cannot be read (permission denied?)") }
-            folder = URL(fileURLWithPath: input).deletingLastPathComponent().path
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: input, isDirectory: &isDir), isDir.boolValue { folder = input }
+            folder = Self.folder(of: input)
         }
         // Photos taken out of the export (MMS parts, a WhatsApp .zip) go into a folder of ours.
         let attachments = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-attachments-\(UUID().uuidString)").path

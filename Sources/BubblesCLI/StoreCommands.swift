@@ -62,21 +62,55 @@ struct Import: ParsableCommand {
         for file in files {
             var input = try InputOptions.parse([file])
             input.inputFormat = inputFormat; input.me = me; input.chat = chat; input.tz = tz; input.strict = strict
-            let loaded = try input.load()
-            defer { loaded.close() }
-            loaded.reportWarnings()
-            let c = loaded.conversation
-            // Which stored conversation a newer export of the same chat goes into.
-            let key = chat ?? c.title ?? c.participants.map(\.id).sorted().joined(separator: ",")
+            let format = try inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
+            var loaded: InputOptions.Loaded?
+            defer { loaded?.close() }
+            let progress = Progress(label: file)
+            // Messages go into the database as the importer reads them (one transaction).
             let summary = try storeErrors {
-                try db.add(c, sourceFormat: loaded.result.format.rawValue, chatKey: key, title: title, mediaFolder: loaded.folder)
+                try db.importStream(sourceFormat: format?.rawValue ?? "native", title: title, mediaFolder: InputOptions.folder(of: file),
+                                    sortByDate: format.map(Importer.sortsByDate) ?? false) { add in
+                    var count = 0
+                    // The importer keeps the sink only while it reads.
+                    let result = try withoutActuallyEscaping(add) { add in
+                        try input.load(messages: { m in
+                            try add(m)
+                            count += 1
+                            progress.update(count)
+                        })
+                    }
+                    loaded = result
+                    progress.finish()
+                    result.reportWarnings(messageCount: count)
+                    let c = result.conversation
+                    // Which stored conversation a newer export of the same chat goes into.
+                    return (c, chat ?? c.title ?? c.participants.map(\.id).sorted().joined(separator: ","))
+                }
             }
-            let name = try storeErrors { try db.conversation(id: summary.conversationID)?.title } ?? key
+            let name = try storeErrors { try db.conversation(id: summary.conversationID)?.title } ?? ""
             print("\(file): \"\(name)\" (conversation \(summary.conversationID)\(summary.conversationsAdded > 0 ? ", new" : "")): "
                   + "added \(summary.messagesAdded) message\(summary.messagesAdded == 1 ? "" : "s"), "
                   + "\(summary.attachmentsAdded) attachment\(summary.attachmentsAdded == 1 ? "" : "s"); "
                   + "skipped \(summary.messagesSkipped) already present")
         }
+    }
+}
+
+/// A count of messages on standard error, redrawn in place, only when it is a terminal.
+final class Progress {
+    let label: String
+    let enabled = isatty(2) != 0
+    private var shown = 0
+    init(label: String) { self.label = label }
+
+    func update(_ count: Int) {
+        guard enabled, count - shown >= 5_000 else { return }
+        shown = count
+        FileHandle.standardError.write(Data("\r\(label): \(count) messages…".utf8))
+    }
+
+    func finish() {
+        if enabled && shown > 0 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
 

@@ -139,14 +139,48 @@ struct StoreTests {
         xml += "</smses>\n"
         let file = dir + "/backup.xml"
         try xml.write(toFile: file, atomically: true, encoding: .utf8)
+        // Streamed: 4,999 messages are in the transaction when the importer meets the bad record.
+        var delivered = 0
         #expect {
-            let parsed = try Importer.load(path: file)
-            _ = try store.add(parsed.conversation, sourceFormat: "sms", chatKey: "+1555", title: nil, mediaFolder: dir)
+            _ = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
+                let result = try withoutActuallyEscaping(add) { add in
+                    try Importer.load(path: file, messages: { try add($0); delivered += 1 })
+                }
+                return (result.conversation, "+1555")
+            }
         } throws: { error in
             let text = "\(error)"
             return text.contains("backup.xml") && text.contains("line 5002")
         }
+        #expect(delivered >= 4_999)
         #expect(try checksum(path) == before)
+        // The same backup without the bad record goes in whole, its messages by date.
+        try xml.replacingOccurrences(of: " =\"x\"", with: "").write(toFile: file, atomically: true, encoding: .utf8)
+        let ok = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
+            let result = try withoutActuallyEscaping(add) { add in try Importer.load(path: file, messages: add) }
+            return (result.conversation, "+1555")
+        }
+        #expect(ok.messagesAdded == 10_000 && ok.conversationsAdded == 0)
+        #expect(try store.count(of: ok.conversationID) == 10_050)
+    }
+
+    @Test("messages that arrive out of date order are numbered by date when the format asks for it")
+    func sortedByDate() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let shuffled = [3, 0, 2, 1, 4].map { message($0) }
+        let s = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
+            for m in shuffled { try add(m) }
+            return (chat([]), "x")
+        }
+        let texts = try store.messages(in: s.conversationID, after: 0, limit: 10).map { $0.message.text! }
+        #expect(texts == (0..<5).map { "message \($0)" })
+        let kept = try store.importStream(sourceFormat: "whatsapp", title: nil, mediaFolder: dir, sortByDate: false) { add in
+            for m in shuffled { try add(m) }
+            return (chat([]), "y")
+        }
+        #expect(try store.messages(in: kept.conversationID, after: 0, limit: 10).map { $0.message.text! } == shuffled.map { $0.text! })
     }
 
     @Test("search: accents folded, Cyrillic, Arabic, Chinese two-character words, words beside emoji; exact matches first")
