@@ -144,6 +144,19 @@ public struct ImportResult: Sendable {
     public var notes: [String] = []
 }
 
+extension ImportResult {
+
+    /// A conversation that was not read from an export (one from a store): no warnings, nothing skipped.
+    public init(conversation: Conversation, format: ImportFormat, me: String? = nil) {
+        self.conversation = conversation
+        self.format = format
+        self.me = me
+        warnings = []
+        skipped = 0
+        excluded = 0
+    }
+}
+
 /// The one entry point: detects the format and reads the export.
 ///
 ///     let result = try Importer.load(path: "WhatsApp Chat with Ann.zip",

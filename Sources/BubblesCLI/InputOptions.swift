@@ -1,16 +1,26 @@
 import ArgumentParser
 import BubbleCore
 import BubbleImport
+import BubbleStore
 import Foundation
 
 /// The input side shared by the commands that read conversations: the file (any supported export),
 /// its format, whose messages are outgoing, which chat, which dates, which time zone.
 struct InputOptions: ParsableArguments {
-    @Argument(help: """
+    @Argument(help: ArgumentHelp("""
         Conversation: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, \
-        Telegram result.json or iMessage chat.db; - for standard input.
-        """)
-    var input: String
+        Telegram result.json or iMessage chat.db; - for standard input. Or --conversation.
+        """, valueName: "input"))
+    var file: String?
+
+    @Option(help: "Instead of a file: this conversation of the store (its id in `bubbles list`).")
+    var conversation: Int64?
+
+    @Option(help: "The store's database, with --conversation (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
+    var db: String?
+
+    /// The file, or the store's conversation, as messages name it.
+    var input: String { file ?? "conversation \(conversation ?? 0)" }
 
     @Option(name: .customLong("input-format"),
             help: "native, sms, whatsapp, telegram or imessage (default: detected from the content).")
@@ -46,6 +56,19 @@ struct InputOptions: ParsableArguments {
 
         func close() {
             for path in temporary { try? FileManager.default.removeItem(atPath: path) }
+        }
+    }
+
+    func validate() throws {
+        switch (file, conversation) {
+        case (nil, nil): throw ValidationError("expected an input file, or --conversation ID of the store (see `bubbles list`)")
+        case (.some, .some): throw ValidationError("give an input file or --conversation, not both")
+        case (nil, .some):
+            if inputFormat != nil || chat != nil || me != nil || strict {
+                throw ValidationError("--input-format, --chat, --me and --strict apply to files; a stored conversation was read when it was imported")
+            }
+        case (.some, nil):
+            if db != nil { throw ValidationError("--db goes with --conversation") }
         }
     }
 
@@ -85,7 +108,24 @@ struct InputOptions: ParsableArguments {
             throw ValidationError("--since \(since!) is not before --until \(until!)")
         }
 
+        if let conversation {
+            // From the store: photo paths are the store's, absolute.
+            let store = try StoreOptions(db: db).open()
+            var c: Conversation
+            do { c = try store.load(conversation) } catch let e as StoreError { throw CLIError(e.description) }
+            let all = c.messages.count
+            c.messages.removeAll { m in options.since.map { m.date < $0 } == true || options.until.map { m.date >= $0 } == true }
+            var result = ImportResult(conversation: c, format: .native)
+            result.excluded = all - c.messages.count
+            if let sink {
+                for m in result.conversation.messages { try sink(m) }
+                result.conversation.messages = []
+            }
+            before?(store.mediaFolder, [])
+            return Loaded(result: result, folder: store.mediaFolder, timeZone: zone, temporary: [])
+        }
         var temporary: [String] = []
+        let input = file ?? "-"
         var path = input
         var folder: String
         if input == "-" {

@@ -9,6 +9,9 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The database file (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
     var db: String?
 
+    init() {}
+    init(db: String?) { self.db = db }
+
     func open() throws -> SQLiteStore {
         do { return try SQLiteStore(path: db ?? SQLiteStore.defaultPath) } catch let e as StoreError { throw CLIError(e.description) }
     }

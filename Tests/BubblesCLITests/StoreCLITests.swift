@@ -42,6 +42,33 @@ struct StoreCLITests {
         #expect(filtered.status == 0 && filtered.stdout.isEmpty && filtered.stderr.contains("no messages match"))
     }
 
+    @Test("render and convert read a stored conversation as they read a file")
+    func renderFromStore() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-store-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("chats.sqlite").path
+        let telegram = Self.fixtures.appendingPathComponent("telegram-single/result.json").path
+        #expect(try Tool.run(["import", telegram, "--db", db, "--tz", "UTC"]).status == 0)
+        let fromFile = try Tool.run(["convert", telegram, "-o", "file.json", "--tz", "UTC"], in: dir)
+        let fromStore = try Tool.run(["convert", "--conversation", "1", "--db", db, "-o", "store.json", "--tz", "UTC"], in: dir)
+        #expect(fromFile.status == 0 && fromStore.status == 0, "\(fromStore.stderr)")
+        func messages(_ name: String) throws -> [[String: String]] {
+            let data = try Data(contentsOf: dir.appendingPathComponent(name))
+            let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            return (json["messages"] as? [[String: Any]] ?? []).map { m in
+                m.compactMapValues { $0 as? String }.filter { ["from", "direction", "date", "text", "id", "kind"].contains($0.key) }
+            }
+        }
+        let a = try messages("file.json"), b = try messages("store.json")
+        #expect(a.count == 7 && a == b)
+        // A picture the store copied in is drawn from the store's copy.
+        let png = try Tool.run(["render", "--conversation", "1", "--db", db, "-o", "c.png", "--tz", "UTC"], in: dir)
+        #expect(png.status == 0 && !png.stderr.contains("photo_1@"), "\(png.stderr)")
+        let both = try Tool.run(["render", telegram, "--conversation", "1", "-o", "c.png"], in: dir)
+        #expect(both.status != 0 && both.stderr.contains("not both"))
+    }
+
     @Test("bad input: a file that is not a store, a query with nothing to find — one clear line, non-zero exit, file untouched")
     func badInput() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-store-cli-\(UUID().uuidString)")
