@@ -383,7 +383,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     (convertCaseName(convertSizes[0], tool: false), { _ in try convertCase(size: convertSizes[0]) }),
     (convertCaseName(convertSizes[1], tool: false), { _ in try convertCase(size: convertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
-] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
+] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) } + storeCases
 
 nonisolated(unsafe) var keptToTheEnd: [Any] = []
 
@@ -486,6 +486,7 @@ let only = option("--only")
 let selected = option("--cases").map { Set($0.split(separator: ",").map(String.init)) }
 for (name, _) in cases where (only.map({ name.hasPrefix($0) }) ?? true) && (selected?.contains(name) ?? true) {
     if let ic = importCases.first(where: { $0.name == name }) { try generateIfMissing(ic) }
+    if name.hasPrefix("store-") { for size in storeSizes { try generateStoreXMLIfMissing(size) } }
     FileHandle.standardError.write(Data("running \(name)…\n".utf8))
     results[name] = try runChild(name)
     if results[name] == nil { print("\(name): failed (see the message above)") }
@@ -635,4 +636,5 @@ if let png = results["png-encode"] {
 }
 
 if let html = results["html-export"] { printHTML(html) }
+printStore(results)
 printImport(results)

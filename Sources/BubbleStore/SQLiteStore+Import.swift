@@ -22,10 +22,22 @@ extension SQLiteStore {
         return Int64(bitPattern: h)
     }
 
-    /// The content part of a message's identity (for exports without ids).
+    /// The content part of a message's identity (for exports without ids): FNV-1a over the
+    /// format, time, sender, side, kind, text and attachment names.
     static func contentKey(_ m: Message, format: String) -> Int64 {
-        stableHash(["c", format, String(m.date.timeIntervalSince1970.bitPattern), m.sender ?? "", m.direction.rawValue,
-                    m.kind.rawValue, m.text ?? "", m.attachment?.fileName ?? "", m.images.compactMap(\.name).joined(separator: "/")])
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        @inline(__always) func mix(_ b: UInt8) { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        func mix(_ s: String?) {
+            if let s { for b in s.utf8 { mix(b) } }
+            mix(0x1F)
+        }
+        mix("c"); mix(format)
+        var bits = m.date.timeIntervalSince1970.bitPattern
+        for _ in 0..<8 { mix(UInt8(truncatingIfNeeded: bits)); bits >>= 8 }
+        mix(m.sender); mix(m.direction == .outgoing ? 1 : 0); mix(m.kind == .system ? 1 : 0)
+        mix(m.text); mix(m.attachment?.fileName)
+        for image in m.images { mix(image.name) }
+        return Int64(bitPattern: h)
     }
 
     /// The text the search index holds for a message: its text and its attachment's name and title.

@@ -133,30 +133,41 @@ extension SQLiteStore {
         }
     }
 
-    /// Ranked by FTS5's bm25, then messages holding the words as written (accents too) first.
+    /// How many of a word's matches are ranked: all of them up to this, else the newest.
+    static let searchCandidates = 5_000
+
+    /// Ranked by FTS5's bm25 (over the newest `searchCandidates` matches), then messages holding
+    /// the words as written (accents too) first.
     public func search(_ search: StoreSearch) throws -> [StoreHit] {
         guard let query = SearchText.parse(search.query) else {
             throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
         }
         let limit = max(1, search.limit)
         return try read { db in
-            var sql = """
-                SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, bm25(message_fts) AS score,
-                       (SELECT name FROM participant p WHERE p.conversation_id = m.conversation_id AND p.id = m.sender) AS sender_name
-                FROM message_fts JOIN message m ON m.id = message_fts.rowid
-                WHERE message_fts MATCH ?
-                """
+            // The candidates: every match passing the filters, newest first, at most
+            // `candidates` (bm25 over a word in a tenth of a million messages would take 100 ms;
+            // over its newest 5,000 matches it takes a few); then ranked by bm25.
+            var filters = ""
             var arguments: [any DatabaseValueConvertible] = [SearchText.match(query)]
-            if let c = search.conversation { sql += " AND m.conversation_id = ?"; arguments.append(c) }
+            if let c = search.conversation { filters += " AND m.conversation_id = ?"; arguments.append(c) }
             if let s = search.sender {
-                sql += " AND (m.sender = ? OR m.sender IN (SELECT id FROM participant WHERE name = ? COLLATE NOCASE"
+                filters += " AND (m.sender = ? OR m.sender IN (SELECT id FROM participant WHERE name = ? COLLATE NOCASE"
                     + (search.conversation != nil ? " AND conversation_id = ?" : "") + "))"
                 arguments += [s, s]
                 if let c = search.conversation { arguments.append(c) }
             }
-            if let d = search.since { sql += " AND m.date >= ?"; arguments.append(d.timeIntervalSince1970) }
-            if let d = search.until { sql += " AND m.date < ?"; arguments.append(d.timeIntervalSince1970) }
-            sql += " ORDER BY score LIMIT ?"
+            if let d = search.since { filters += " AND m.date >= ?"; arguments.append(d.timeIntervalSince1970) }
+            if let d = search.until { filters += " AND m.date < ?"; arguments.append(d.timeIntervalSince1970) }
+            let sql = """
+                SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, f.score,
+                       (SELECT name FROM participant p WHERE p.conversation_id = m.conversation_id AND p.id = m.sender) AS sender_name
+                FROM (SELECT message_fts.rowid AS id, bm25(message_fts) AS score
+                      FROM message_fts JOIN message m ON m.id = message_fts.rowid
+                      WHERE message_fts MATCH ?\(filters)
+                      ORDER BY message_fts.rowid DESC LIMIT \(Self.searchCandidates)) AS f
+                JOIN message m ON m.id = f.id
+                ORDER BY f.score LIMIT ?
+                """
             arguments.append(limit * 4)
             let rows: [Row]
             do { rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) } catch let e as DatabaseError {

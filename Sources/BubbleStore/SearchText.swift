@@ -15,8 +15,16 @@ enum SearchText {
             || (0x20000...0x2FFFF).contains(v)
     }
 
+    /// Whether `text` may hold a CJK character: a UTF-8 lead byte of U+3040…U+9FFF, U+AC00…U+D7AF,
+    /// U+F900…U+FAFF or a 4-byte sequence (U+20000…). Most texts have none and are indexed as they are.
+    static func mayHaveCJK(_ text: String) -> Bool {
+        var copy = text
+        return copy.withUTF8 { bytes in bytes.contains { $0 >= 0xE3 && $0 != 0xEE || $0 >= 0xF0 } }
+    }
+
     /// The indexed form of `text`.
     static func indexed(_ text: String) -> String {
+        guard mayHaveCJK(text) else { return text }
         var out = String.UnicodeScalarView()
         var run: [Unicode.Scalar] = []
         func flush() {
