@@ -173,15 +173,15 @@ extension SQLiteStore {
             do { rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) } catch let e as DatabaseError {
                 throw StoreError(path: path, reason: "search \"\(search.query)\": \(e.message ?? "not a query SQLite understands")")
             }
-            let hits = rows.map { row -> (hit: StoreHit, exact: Bool, score: Double) in
-                let text: String = row["text"] ?? ""
-                return (StoreHit(conversation: row["conversation_id"], seq: row["seq"], date: Date(timeIntervalSince1970: row["date"]),
-                                 sender: row["sender"], senderName: row["sender_name"], text: text, snippet: SearchText.snippet(text, query: query)),
-                        SearchText.isExact(text, query: query), row["score"])
+            // Exact matches first (stable: bm25 order otherwise); snippets for the hits kept only.
+            let ranked = rows.enumerated().map { (offset: $0.offset, row: $0.element, exact: SearchText.isExact($0.element["text"] ?? "", query: query)) }
+                .sorted { a, b in a.exact != b.exact ? a.exact : a.offset < b.offset }
+            return ranked.prefix(limit).map { r in
+                let text: String = r.row["text"] ?? ""
+                return StoreHit(conversation: r.row["conversation_id"], seq: r.row["seq"], date: Date(timeIntervalSince1970: r.row["date"]),
+                                sender: r.row["sender"], senderName: r.row["sender_name"], text: text,
+                                snippet: SearchText.snippet(text, query: query))
             }
-            return hits.enumerated().sorted { a, b in
-                a.element.exact != b.element.exact ? a.element.exact : a.offset < b.offset
-            }.prefix(limit).map(\.element.hit)
         }
     }
 }
