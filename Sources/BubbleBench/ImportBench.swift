@@ -42,11 +42,15 @@ func residentMB() -> Double {
 }
 
 /// Bytes the model holds on the heap, counted: each message's stride plus the out-of-line storage
-/// of its strings (Swift keeps strings of up to 15 UTF-8 bytes inline), plus the array itself.
+/// of its strings (Swift keeps strings of up to 15 UTF-8 bytes inline) — text, sender, id, photo
+/// path and a reply's snippet, sender and id — plus the array itself.
 func modelBytes(_ c: Conversation) -> Int {
     func heap(_ s: String?) -> Int { guard let s, s.utf8.count > 15 else { return 0 }; return 32 + s.utf8.count }
     var total = c.messages.capacity * MemoryLayout<Message>.stride
-    for m in c.messages { total += heap(m.text) + heap(m.sender) + heap(m.image?.path) }
+    for m in c.messages {
+        total += heap(m.text) + heap(m.sender) + heap(m.id) + heap(m.image?.path)
+        if let r = m.reply { total += heap(r.text) + heap(r.sender) + heap(r.id) }
+    }
     return total
 }
 

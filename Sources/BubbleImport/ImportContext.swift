@@ -98,7 +98,7 @@ struct ConversationBuilder {
     /// Each message's source id (`Int64.min` for none), 8 bytes a message: looked up by binary
     /// search while the ids ascend, as exports write them; a dictionary is made only for an export
     /// whose ids do not (a dictionary for every message grew the import's memory with the file).
-    private var sourceIDs: [Int64] = []
+    private var sourceIDs = SourceIDColumn()
     private var idsAscend = true
     private var lookup: [Int64: Int]?
 
@@ -196,15 +196,33 @@ struct ConversationBuilder {
         messages.append(message)
         // Only formats with source ids (Telegram, iMessage) keep them: one Int64 a message.
         if sourceID != nil || !sourceIDs.isEmpty {
-            if sourceIDs.isEmpty { sourceIDs = Array(repeating: .min, count: index) }
+            if sourceIDs.isEmpty { sourceIDs.appendNone(count: index) }
             let id = sourceID ?? .min
             // Ascending: each id above the one before (messages without one only before the first).
             if idsAscend, let last = sourceIDs.last, !(id > last || (id == .min && last == .min)) { idsAscend = false }
             sourceIDs.append(id)
         }
         if lookup != nil, let sourceID { lookup![sourceID] = index }
-        if let target { replyTo[index] = target }
+        if let target {
+            // An original already read (the usual case: exports list replies after what they
+            // answer) is resolved now; only replies to later or missing messages wait for `finish`.
+            if let to = self.index(ofSourceID: target), to < index {
+                messages[index].reply = Self.reference(to: target, original: messages[to])
+            } else {
+                replyTo[index] = target
+            }
+        }
         return true
+    }
+
+    /// A reply's reference: the original's id, and its author and a snippet when it was read.
+    static func reference(to target: Int64, original: Message?) -> ReplyReference {
+        var ref = ReplyReference(id: String(target))
+        if let original {
+            ref.sender = original.sender
+            ref.text = snippet(original)
+        }
+        return ref
     }
 
     /// The first 100 characters of a message's text, or "Photo".
@@ -244,13 +262,7 @@ struct ConversationBuilder {
         // Replies: the original's id, author and a snippet (a photo without text: "Photo").
         // An original outside the export (or outside since/until) keeps only its id.
         for (from, target) in replyTo {
-            var ref = ReplyReference(id: String(target))
-            if let to = index(ofSourceID: target) {
-                let original = messages[newIndex(to)]
-                ref.sender = original.sender
-                ref.text = Self.snippet(original)
-            }
-            messages[newIndex(from)].reply = ref
+            messages[newIndex(from)].reply = Self.reference(to: target, original: index(ofSourceID: target).map { messages[newIndex($0)] })
         }
 
         var used = streamedSenders
@@ -261,6 +273,47 @@ struct ConversationBuilder {
                             format: format, me: me, theme: nil, warnings: [], skipped: 0, excluded: excluded,
                             attachmentsFolder: nil)
     }
+}
+
+/// Each message's source id (`Int64.min` for none), as compact as the ids allow: 4 bytes a
+/// message while every id is within 4 billion above the first one (Telegram's and iMessage's
+/// ids are), 8 bytes otherwise.
+struct SourceIDColumn {
+    private var base: Int64?
+    private var offsets: [UInt32] = []
+    private var wide: [Int64]?
+    private static let none = UInt32.max
+
+    var count: Int { wide?.count ?? offsets.count }
+    var isEmpty: Bool { count == 0 }
+    var last: Int64? { isEmpty ? nil : self[count - 1] }
+
+    subscript(i: Int) -> Int64 {
+        if let wide { return wide[i] }
+        let o = offsets[i]
+        return o == Self.none ? .min : base! + Int64(o)
+    }
+
+    mutating func appendNone(count: Int) {
+        if wide != nil { wide!.append(contentsOf: repeatElement(.min, count: count)) } else {
+            offsets.append(contentsOf: repeatElement(Self.none, count: count))
+        }
+    }
+
+    mutating func append(_ id: Int64) {
+        if wide != nil { wide!.append(id); return }
+        if id == .min { offsets.append(Self.none); return }
+        if base == nil { base = id }
+        let delta = id.subtractingReportingOverflow(base!)
+        if !delta.overflow, delta.partialValue >= 0, delta.partialValue < Int64(Self.none) {
+            offsets.append(UInt32(delta.partialValue))
+        } else {
+            wide = (0..<offsets.count).map { self[$0] } + [id]
+            offsets = []
+        }
+    }
+
+    func enumerated() -> [(offset: Int, element: Int64)] { (0..<count).map { ($0, self[$0]) } }
 }
 
 /// Text helpers shared by the importers.

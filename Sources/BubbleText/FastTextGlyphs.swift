@@ -55,8 +55,14 @@ extension FastTextEngine {
                 while k < starts.count, starts[k] < line.contentEnd {
                     let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl, paragraphStart: ends[k].paragraph)
                     let base = starts[k]
+                    // A segment inside the line's content keeps all its glyphs (no copy); one the
+                    // line cuts (a word broken across lines) only those whose clusters are inside.
+                    let whole = base >= line.start && ends[k].shaped <= line.contentEnd
                     for piece in shape.pieces {
-                        // The piece's glyphs whose clusters lie in the line's content.
+                        if whole {
+                            if !piece.glyphs.isEmpty { runs.append((piece.font, piece.level, piece.glyphs[...])) }
+                            continue
+                        }
                         let kept = piece.glyphs.filter { base + Int($0.cluster) >= line.start && base + Int($0.cluster) < line.contentEnd }
                         if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...])) }
                     }
