@@ -29,6 +29,8 @@ final class HTMLPhotoAssets {
     let photosFolder: String
     /// Resolved path → photo.
     private(set) var photos: [String: HTMLPhoto] = [:]
+    /// Copies are named by their content (a folder shared by several exports), not numbered.
+    var contentNames = false
     private var nextNumber = 1
 
     init(mode: HTMLOptions.Assets, photosFolder: String, pictures: any PictureDecoder) {
@@ -102,6 +104,16 @@ final class HTMLPhotoAssets {
             // Converted now and written, not kept: an export of many HEIC photos holds none.
             let converted = photo.convert ? try pictures.browserImage(ofFile: full) : nil
             if let converted { photo.mime = converted.mime }
+            if contentNames {
+                // Shared: the same bytes get the same name; written once, atomically.
+                guard let bytes = converted.map({ Data($0.bytes) }) ?? FileManager.default.contents(atPath: full) else {
+                    throw .unreadableImage(path: full, reason: "cannot be read")
+                }
+                let name = Self.contentName(bytes, mime: photo.mime)
+                try Self.writeOnce(bytes, to: folder + "/" + name)
+                photo.copyName = name
+                return photo
+            }
             let name = copyName(for: full, mime: photo.mime)
             let target = folder + "/" + name
             if let converted {
@@ -116,6 +128,33 @@ final class HTMLPhotoAssets {
             photo.copyName = name
         }
         return photo
+    }
+
+    /// `3f2a…c9.jpg`: 64-bit FNV-1a of the bytes in hex, the extension of the real type.
+    static func contentName(_ bytes: Data, mime: String) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        bytes.withUnsafeBytes { for b in $0 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 } }
+        let ext: String = switch mime {
+        case "image/jpeg": "jpg"
+        case "image/gif": "gif"
+        case "image/webp": "webp"
+        default: "png"
+        }
+        return String(format: "%016llx", h) + "." + ext
+    }
+
+    /// Writes `bytes` to `target` unless it is there: through a temporary file renamed into
+    /// place, so a reader (or another export writing the same file) never sees it half written.
+    static func writeOnce(_ bytes: Data, to target: String) throws(RenderError) {
+        guard !FileManager.default.fileExists(atPath: target) else { return }
+        let tmp = target + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        guard FileManager.default.createFile(atPath: tmp, contents: bytes) else {
+            throw .unwritable(path: target, reason: "cannot create the file")
+        }
+        guard rename(tmp, target) == 0 else {
+            unlink(tmp)
+            throw .unwritable(path: target, reason: String(cString: strerror(errno)))
+        }
     }
 
     /// `0001-holiday_photo.jpg`: numbered (unique), only `[A-Za-z0-9._-]`, no leading dot, the

@@ -85,6 +85,8 @@ final class HTMLExportSession {
     let stem: String
     let ext: String
     let assetsName: String
+    /// `HTMLOptions.sharedAssets`: the shared folder's name (photos and fonts go there directly).
+    let shared: String?
     let photos: HTMLPhotoAssets
     /// The style sheet and fonts, and the writer of the rows.
     let pageStyle: HTMLPageStyle
@@ -120,7 +122,8 @@ final class HTMLExportSession {
         let dot = file.lastIndex(of: ".").flatMap { $0 == file.startIndex ? nil : $0 }
         stem = dot.map { String(file[..<$0]) } ?? file
         ext = dot.map { String(file[file.index(after: $0)...]) } ?? "html"
-        assetsName = stem + "_files"
+        shared = exporter.options.assets != .reference ? exporter.options.sharedAssets : nil
+        assetsName = shared ?? stem + "_files"
         dateTexts = DateTexts(timeZone: options.timeZone, locale: options.locale, now: options.now)
         photos = HTMLPhotoAssets(mode: options.assets, photosFolder: exporter.photosFolder, pictures: exporter.pictures)
         let names = conversation.participants.map(\.name).filter { !$0.isEmpty }
@@ -152,14 +155,21 @@ final class HTMLExportSession {
 
     func run() throws -> [String] {
         do {
-            if options.assets == .folder {
+            if let shared {
+                let dir = folder + "/" + shared
+                do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+                    throw RenderError.unwritable(path: dir, reason: "cannot create the shared assets folder: \(error.localizedDescription)")
+                }
+                photos.contentNames = true
+                try photos.prepare(conversation, copyInto: dir)
+            } else if options.assets == .folder {
                 let tmp = folder + "/." + assetsName + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
                 do { try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: false) } catch {
                     throw RenderError.unwritable(path: folder + "/" + assetsName, reason: "cannot create the assets folder: \(error.localizedDescription)")
                 }
                 assetsTemporary = tmp
             }
-            try photos.prepare(conversation, copyInto: assetsTemporary)
+            if shared == nil { try photos.prepare(conversation, copyInto: assetsTemporary) }
             let starts = pageStarts()
             let multi = starts.count > 1
             for (k, start) in starts.enumerated() {
@@ -230,7 +240,7 @@ final class HTMLExportSession {
         }
         temporaries = []
         if let i = written.firstIndex(of: path) { written.insert(written.remove(at: i), at: 0) }
-        if options.assets == .folder { written.append(folder + "/" + assetsName) }
+        if options.assets == .folder, shared == nil { written.append(folder + "/" + assetsName) }
         return written
     }
 
@@ -336,7 +346,8 @@ final class HTMLExportSession {
     func fontRule(face index: Int, bold: Bool) throws -> [UInt8]? {
         let key = index * 2 + (bold ? 1 : 0)
         if let hit = fontRules[key] { return hit.isEmpty ? nil : hit }
-        let assets = options.assets == .folder ? assetsTemporary.map { (temporary: $0, name: assetsName) } : nil
+        let assets = shared.map { (temporary: folder + "/" + $0, name: $0) }
+            ?? (options.assets == .folder ? assetsTemporary.map { (temporary: $0, name: assetsName) } : nil)
         let rule = try pageStyle.fontRule(face: index, bold: bold, copyInto: assets)
         fontRules[key] = rule ?? []
         return rule

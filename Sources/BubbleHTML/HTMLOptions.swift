@@ -74,6 +74,10 @@ public struct HTMLOptions: Sendable, Hashable {
     public var textEngine: TextEngineKind = .standard
     /// A picture or file that cannot be read is an error instead of a labelled placeholder.
     public var strictMedia = false
+    /// A folder beside the output, shared with other exports (`bubbles render --all`): photos and
+    /// fonts are written there under names made from their content (once, however many pages use
+    /// them; never removed), and the pages link into it. Nil: `assets` decides. Not with `.reference`.
+    public var sharedAssets: String?
 
     public init() {}
 }

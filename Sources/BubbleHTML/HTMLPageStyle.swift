@@ -127,12 +127,7 @@ public final class HTMLPageStyle: @unchecked Sendable {
             return ok ? Character(s) : "_"
         }).trimmingCharacters(in: CharacterSet(charactersIn: "."))
         let name = safe.isEmpty ? "font-\(face.weight)" : safe
-        let target = dir + "/" + name
-        if !FileManager.default.fileExists(atPath: target) {
-            guard FileManager.default.createFile(atPath: target, contents: data) else {
-                throw RenderError.unwritable(path: target, reason: "cannot create the file")
-            }
-        }
+        try HTMLPhotoAssets.writeOnce(data, to: dir + "/" + name)
         return name
     }
 }

@@ -427,7 +427,7 @@ public final class HTMLRowWriter {
             if !(width > 0 && height > 0 && width.isFinite && height.isFinite) {
                 width = Double(p.width); height = Double(p.height)
             }
-            if options.assets == .folder {
+            if options.assets == .folder || p.copyName != nil {
                 b.appendURLPath(assetsName + "/" + (p.copyName ?? ""))
             } else {
                 let (mime, bytes) = try photos.embedded(p)

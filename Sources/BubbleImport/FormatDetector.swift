@@ -123,7 +123,7 @@ enum NativeImporter {
             }
             builder.append(m, context: context)
         }
-        var result = builder.finish(format: .native, me: decoded.1.me, sortByDate: false, keep: decoded.1.me)
+        var result = try builder.finish(format: .native, me: decoded.1.me, sortByDate: false, keep: decoded.1.me)
         // Native files list their participants on purpose: keep them all.
         result.conversation.participants = decoded.0.participants
         result.conversation.typing = decoded.0.typing

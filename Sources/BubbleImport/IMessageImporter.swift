@@ -80,7 +80,36 @@ enum IMessageImporter {
                 return ChatRow(id: id, identifier: row.lenient("identifier") ?? "?", displayName: row.lenient("name"),
                                messageCount: row.lenient("n") ?? 0)
             }
+        if context.everyChat {
+            // Every chat (or those `chats` names); chats of one identifier (iMessage and SMS with
+            // the same person) are one conversation, as with `chat`.
+            var groups: [String: [ChatRow]] = [:]
+            var order: [String] = []
+            for c in chats {
+                if groups[c.identifier] == nil { order.append(c.identifier) }
+                groups[c.identifier, default: []].append(c)
+            }
+            var matched = Set<String>()
+            for identifier in order {
+                let group = groups[identifier]!
+                let hits = context.chats.filter { wanted in
+                    group.contains { $0.displayName?.caseInsensitiveCompare(wanted) == .orderedSame || $0.identifier == wanted
+                        || TextCleanup.sameContact($0.identifier, wanted) }
+                }
+                matched.formUnion(hits)
+                guard context.chats.isEmpty || !hits.isEmpty else { continue }
+                let result = try read(db, chats: group, source: source, context: context)
+                try context.deliverConversation(result, key: group[0].label)
+            }
+            context.unmatched = context.chats.filter { !matched.contains($0) }
+            return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .imessage)
+        }
         let chosen = try choose(chats, wanted: context.options.chat, path: source.displayPath)
+        return try read(db, chats: chosen, source: source, context: context)
+    }
+
+    /// The messages of `chosen` (one conversation).
+    private static func read(_ db: Database, chats chosen: [ChatRow], source: ImportSource, context: ImportContext) throws -> ImportResult {
         let chatIDs = chosen.map(\.id)
         let idList = chatIDs.map(String.init).joined(separator: ",")
 
@@ -218,7 +247,7 @@ enum IMessageImporter {
             context.countSkipped(tapbacks)
             context.warn(nil, "\(tapbacks) tapback reactions", "reactions to messages outside the conversation are not shown")
         }
-        return builder.finish(format: .imessage, me: "me", sortByDate: false, keep: "me")
+        return try builder.finish(format: .imessage, me: "me", sortByDate: false, keep: "me")
     }
 
     /// Tapback kinds (associated_message_type mod 1000) as emoji.

@@ -28,6 +28,44 @@ final class ImportContext {
         self.options = options
     }
 
+    /// Set by `Importer.loadEach`: the importer reads every conversation (the ones `chats`
+    /// names, when it is not empty) and hands each, finished, to `each`, one at a time.
+    var each: ((ImportResult) throws -> Void)?
+    var everyChat: Bool { each != nil }
+    /// With `everyChat`: the chats to keep (names or ids as `chat` takes them); empty keeps all.
+    var chats: [String] = []
+    /// Conversations handed to `each`, and the chats that matched nothing.
+    private(set) var delivered: [ChatSummary] = []
+    var unmatched: [String] = []
+
+    /// Hands a finished conversation to `each` (with this context's warnings so far).
+    func deliverConversation(_ result: ImportResult, key: String) throws {
+        var r = result
+        r.warnings = finishedWarnings()
+        r.notes = notes
+        r.skipped = skipped
+        r.attachmentsFolder = createdAttachmentsFolder
+        r.chatKey = key
+        delivered.append(ChatSummary(key: key, title: r.conversation.title ?? key, messageCount: r.conversation.messages.count))
+        try each?(r)
+    }
+
+    /// Whether a chat is wanted with `everyChat` (`chats` empty, or one of them matches).
+    func wants(_ matches: (String) -> Bool) -> Bool { chats.isEmpty || chats.contains(where: matches) }
+
+    /// Where builders spool their messages with `everyChat` (made on first use, removed by `Importer.loadEach`).
+    private(set) var spoolFolder: String?
+    func makeSpool() throws(ImportError) -> MessageSpool {
+        if spoolFolder == nil {
+            let folder = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-spool-" + UUID().uuidString)
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw ImportError(path: folder, reason: "cannot create a folder for the conversations being read: \(error.localizedDescription)")
+            }
+            spoolFolder = folder
+        }
+        return try MessageSpool(path: (spoolFolder! as NSString).appendingPathComponent(UUID().uuidString))
+    }
+
     /// Records what was skipped or changed; `skipped: true` also counts it in `ImportResult.skipped`.
     func warn(_ location: String?, _ what: String, _ why: String, skipped: Bool = false, file: String? = nil) {
         if skipped { self.skipped += 1 }
@@ -94,6 +132,9 @@ struct ConversationBuilder {
     private var participants: [Participant] = []
     private var participantIndex: [String: Int] = [:]
     private(set) var messages: [Message] = []
+    /// With a spool, appended messages go to disk (one conversation of many being read at once);
+    /// `finish` reads them back.
+    var spool: MessageSpool?
     /// Source message id (Telegram `id`) → index in `messages`.
     /// Each message's source id (`Int64.min` for none), 8 bytes a message: looked up by binary
     /// search while the ids ascend, as exports write them; a dictionary is made only for an export
@@ -185,6 +226,11 @@ struct ConversationBuilder {
         }
         var message = message
         if let sourceID, message.id == nil { message.id = String(sourceID) }
+        if let spool {
+            // One of many conversations read at once: kept on disk until `finish`.
+            spool.append(message, sourceID: sourceID, replyTo: target)
+            return true
+        }
         if context.sink != nil {
             // Streaming: the message leaves now; only its author is remembered.
             if let sender = message.sender { streamedSenders.insert(sender) }
@@ -192,6 +238,12 @@ struct ConversationBuilder {
             context.deliver(message)
             return true
         }
+        appendKept(message, sourceID: sourceID, replyTo: target)
+        return true
+    }
+
+    /// Keeps a wanted message in `messages`, with its source id and reply target.
+    private mutating func appendKept(_ message: Message, sourceID: Int64?, replyTo target: Int64?) {
         let index = messages.count
         messages.append(message)
         // Only formats with source ids (Telegram, iMessage) keep them: one Int64 a message.
@@ -212,7 +264,6 @@ struct ConversationBuilder {
                 replyTo[index] = target
             }
         }
-        return true
     }
 
     /// A reply's reference: the original's id, and its author and a snippet when it was read.
@@ -235,7 +286,12 @@ struct ConversationBuilder {
     /// (SMS backups list all `sms` before all `mms`). Participants without a message are dropped,
     /// except `keep` (the owner).
 
-    mutating func finish(format: ImportFormat, me: String?, sortByDate: Bool, keep: String? = nil) -> ImportResult {
+    mutating func finish(format: ImportFormat, me: String?, sortByDate: Bool, keep: String? = nil) throws(ImportError) -> ImportResult {
+        if let spool {
+            // Back from disk; replies within the conversation resolved as when they are read.
+            self.spool = nil
+            for s in try spool.readAll() { appendKept(s.message, sourceID: s.sourceID, replyTo: s.replyTo) }
+        }
         // Sorted in place (a permutation applied by swaps), so memory never holds two copies of the
         // messages; index maps only when something moves.
         var map: [Int]? = nil
@@ -273,6 +329,98 @@ struct ConversationBuilder {
                             format: format, me: me, theme: nil, warnings: [], skipped: 0, excluded: excluded,
                             attachmentsFolder: nil)
     }
+}
+
+/// One conversation's messages on disk while a whole export is read (`Importer.loadEach`):
+/// JSON lines, written through a buffer, read back once and removed.
+final class MessageSpool {
+    let path: String
+    private let handle: FileHandle
+    private var buffer = Data()
+    private(set) var count = 0
+    private var failure: String?
+    private let encoder = JSONEncoder()
+
+    init(path: String) throws(ImportError) {
+        self.path = path
+        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
+            throw ImportError(path: path, reason: "cannot be created (a conversation being read is kept there)")
+        }
+        handle = h
+    }
+
+    deinit {
+        try? handle.close()
+        unlink(path)
+    }
+
+    func append(_ message: Message, sourceID: Int64?, replyTo: Int64?) {
+        guard failure == nil else { return }
+        do {
+            buffer.append(try encoder.encode(SpooledMessage(message, sourceID: sourceID, replyTo: replyTo)))
+            buffer.append(0x0A)
+            count += 1
+            if buffer.count >= 256 << 10 { try flush() }
+        } catch {
+            failure = "\(error)"
+        }
+    }
+
+    private func flush() throws {
+        try handle.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func readAll() throws(ImportError) -> [SpooledMessage] {
+        do {
+            try flush()
+            try handle.close()
+        } catch {
+            failure = failure ?? "\(error)"
+        }
+        if let failure { throw ImportError(path: path, reason: "cannot keep a conversation being read: \(failure)") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ImportError(path: path, reason: "cannot be read back")
+        }
+        let decoder = JSONDecoder()
+        var out: [SpooledMessage] = []
+        out.reserveCapacity(count)
+        do {
+            for line in data.split(separator: 0x0A) { out.append(try decoder.decode(SpooledMessage.self, from: line)) }
+        } catch {
+            throw ImportError(path: path, reason: "cannot be read back: \(error)")
+        }
+        unlink(path)
+        return out
+    }
+}
+
+/// A message as the spool keeps it: the model's own Codable form, its wall time (not coded by
+/// the model), its source id and the source id it replies to.
+struct SpooledMessage: Codable {
+    var message: Message
+    var wall: Int?
+    var sourceID: Int64?
+    var replyTo: Int64?
+    init(_ m: Message, sourceID: Int64?, replyTo: Int64?) {
+        message = m; wall = m.wallTime?.localSeconds; self.sourceID = sourceID; self.replyTo = replyTo
+    }
+    enum CodingKeys: String, CodingKey { case message = "m", wall = "w", sourceID = "s", replyTo = "r" }
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        message = try c.decode(Message.self, forKey: .message)
+        wall = try c.decodeIfPresent(Int.self, forKey: .wall)
+        sourceID = try c.decodeIfPresent(Int64.self, forKey: .sourceID)
+        replyTo = try c.decodeIfPresent(Int64.self, forKey: .replyTo)
+        if let wall { message.wallTime = WallTime(Date(timeIntervalSince1970: Double(wall)), in: TimeZone(secondsFromGMT: 0)!) }
+    }
+}
+
+/// A conversation `Importer.loadEach` handed over: how the export names it, and its size.
+public struct ChatSummary: Hashable, Sendable {
+    public var key: String
+    public var title: String
+    public var messageCount: Int
 }
 
 /// Each message's source id (`Int64.min` for none), as compact as the ids allow: 4 bytes a

@@ -142,6 +142,9 @@ public struct ImportResult: Sendable {
     /// What was inferred rather than read: whose messages are outgoing when `me` was not given
     /// ("me: Ben, the author who is not Ann, whom the chat is named after").
     public var notes: [String] = []
+    /// With `Importer.loadEach`: how the export tells this conversation from the others (a
+    /// contact and number, a chat's name and id), stable from one export to the next.
+    public var chatKey: String?
 }
 
 extension ImportResult {
@@ -209,6 +212,53 @@ public enum Importer {
 
     /// Whether `load` with a sink hands messages over as they are read (SMS backups, iMessage,
     /// native JSON) rather than once the whole export is read (WhatsApp, Telegram).
+    /// Reads every conversation of an export — a phone's SMS backup, a Telegram full export, an
+    /// iMessage chat.db; one for the formats that hold one — handing each, finished, to `each`,
+    /// one at a time, so memory holds one conversation (and `each`'s work) rather than the whole
+    /// export: SMS backups keep each conversation on disk while the file is read; Telegram and
+    /// iMessage read one chat after another. `chats` keeps only the conversations they name
+    /// (as `ImportOptions.chat` names one); empty keeps all. Each result carries the warnings
+    /// so far. Returns what was handed over, and the `chats` that matched nothing.
+    @discardableResult
+    public static func loadEach(path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
+                                chats: [String] = [], each: @escaping (ImportResult) throws -> Void)
+        throws(ImportError) -> (conversations: [ChatSummary], unmatched: [String]) {
+        let source: ImportSource
+        if let format {
+            source = FormatDetector.source(path: path, format: format)
+        } else {
+            source = try FormatDetector.detect(path: path)
+        }
+        var options = options
+        options.chat = nil
+        let context = ImportContext(path: source.displayPath, options: options)
+        context.each = each
+        context.chats = chats
+        defer { if let spool = context.spoolFolder { try? FileManager.default.removeItem(atPath: spool) } }
+        switch source.format {
+        case .smsBackup: _ = try SMSBackupImporter.load(source, context: context)
+        case .telegram: _ = try TelegramImporter.load(source, context: context)
+        case .imessage: _ = try IMessageImporter.load(source, context: context)
+        case .native, .whatsapp:
+            // One conversation per export.
+            context.each = nil
+            var result = try source.format == .native ? NativeImporter.load(source, context: context)
+                : WhatsAppImporter.load(source, context: context)
+            result.warnings = context.finishedWarnings()
+            result.notes = context.notes
+            result.skipped = context.skipped
+            result.attachmentsFolder = context.createdAttachmentsFolder
+            let title = result.conversation.title ?? result.conversation.participants.map(\.name).joined(separator: ", ")
+            let wanted = chats.isEmpty || chats.contains { $0.caseInsensitiveCompare(title) == .orderedSame }
+            if !wanted { return ([], chats) }
+            do { try each(result) } catch let e as ImportError { throw e } catch {
+                throw ImportError(path: source.displayPath, reason: "stopped: \(title) could not be passed on: \(error)")
+            }
+            return ([ChatSummary(key: title, title: title, messageCount: result.conversation.messages.count)], [])
+        }
+        return (context.delivered, context.unmatched)
+    }
+
     public static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native].contains(format) }
 
     /// Whether `load` without a sink orders `format`'s messages by date (SMS backups list all SMS

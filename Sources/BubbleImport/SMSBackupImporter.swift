@@ -110,7 +110,17 @@ final class SMSBackupReader: SAXPushParserDelegate {
     private(set) var failure: ImportError?
     private(set) var sawRoot = false
 
-    private var builder = ConversationBuilder()
+    private var single = ConversationBuilder()
+    /// With `everyChat`: a builder per conversation (spooling to disk), and the current one.
+    private var builders: [ConversationBuilder] = []
+    private var current = 0
+    /// The builder of the message being read.
+    private var builder: ConversationBuilder {
+        get { context.everyChat ? builders[current] : single }
+        _modify {
+            if context.everyChat { yield &builders[current] } else { yield &single }
+        }
+    }
     private var keeping = true
     private var depth = 0
 
@@ -281,10 +291,10 @@ final class SMSBackupReader: SAXPushParserDelegate {
         if depth == 2, kind != .sms, kind != .mms {
             context.warn("line \(line)", "<\(String(decoding: name, as: UTF8.self))>", "not an sms or mms element; skipped", skipped: true)
         }
-        if threads.count > 1, context.options.chat == nil, keeping {
+        if threads.count > 1, context.options.chat == nil, keeping, !context.everyChat {
             // The import will end in an error listing the conversations: stop keeping messages.
             keeping = false
-            builder = ConversationBuilder()
+            single = ConversationBuilder()
         }
     }
 
@@ -344,18 +354,33 @@ final class SMSBackupReader: SAXPushParserDelegate {
     private func thread(key: String, label: String, addresses: [String], name: String?) -> Int {
         if let i = threadIndex[key] {
             threads[i].count += 1
+            if context.everyChat { current = i }
             return i
         }
-        var wanted = true
-        if let chat = context.options.chat {
-            wanted = [label, name ?? "", addresses.joined(separator: ", ")].contains { $0.caseInsensitiveCompare(chat) == .orderedSame }
+        func matches(_ chat: String) -> Bool {
+            [label, name ?? "", addresses.joined(separator: ", ")].contains { $0.caseInsensitiveCompare(chat) == .orderedSame }
                 || (addresses.count == 1 && TextCleanup.sameContact(addresses[0], chat))
                 || (name.map { TextCleanup.sameContact($0, chat) } ?? false)
+        }
+        var wanted = true
+        if context.everyChat {
+            wanted = context.wants(matches)
+            if wanted { matchedChats.formUnion(context.chats.filter(matches)) }
+            var b = ConversationBuilder()
+            if wanted {
+                do { b.spool = try context.makeSpool() } catch { fail(error.reason) }
+            }
+            builders.append(b)
+            current = builders.count - 1
+        } else if let chat = context.options.chat {
+            wanted = matches(chat)
         }
         threadIndex[key] = threads.count
         threads.append(ThreadTally(label: label, count: 1, wanted: wanted))
         return threads.count - 1
     }
+    /// With `everyChat` and `chats`: those that matched a conversation.
+    private var matchedChats = Set<String>()
 
     private func participantID(address: String, name: String?) -> String {
         let k = key(address)
@@ -389,11 +414,13 @@ final class SMSBackupReader: SAXPushParserDelegate {
         }
     }
 
-    private var meAdded = false
+    /// Conversations (their builder's number; 0 when there is one builder) that have "me".
+    private var meAdded = Set<Int>()
     private func meParticipant() {
-        guard !meAdded else { return }
+        let n = context.everyChat ? current : 0
+        guard !meAdded.contains(n) else { return }
         builder.participant(id: "me", name: context.options.me ?? "Me")
-        meAdded = true
+        meAdded.insert(n)
     }
 
     /// The last `sms` element's address and contact_name bytes, and what they gave: a backup lists
@@ -422,6 +449,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
         if let last = lastSender, Self.sameBytes(a, .address, last.addressBytes), Self.sameBytes(a, .contactName, last.nameBytes) {
             threads[last.thread].count += 1
             threadNumber = last.thread
+            if context.everyChat { current = threadNumber }
         } else {
             let address = value(a, .address) ?? "Unknown"
             let name = value(a, .contactName)
@@ -544,7 +572,8 @@ final class SMSBackupReader: SAXPushParserDelegate {
                 let file = context.uniqueAttachmentName(stem: "mms-\(stamp)-\(k + 1)", ext: ext)
                 let full = (folder as NSString).appendingPathComponent(file)
                 try bytes.write(to: URL(fileURLWithPath: full))
-                images.append(ImageAttachment(path: full, width: 0, height: 0))
+                // The part's name is kept to name the photo in messages (never as a path).
+                images.append(ImageAttachment(path: full, width: 0, height: 0, name: part.name))
             } catch {
                 placeholders.append("[Photo: \(shown)]")
                 context.warn("line \(part.line)", "mms image \(shown)", "cannot be written (\(error)); shown as a placeholder",
@@ -613,6 +642,19 @@ final class SMSBackupReader: SAXPushParserDelegate {
     // MARK: Result
 
     func finish() throws(ImportError) -> ImportResult {
+        if context.everyChat {
+            // Every wanted conversation, in the order they appear, one at a time from its spool.
+            context.unmatched = context.chats.filter { !matchedChats.contains($0) }
+            for i in threads.indices where threads[i].wanted {
+                builders[i].title = threads[i].label
+                let result = try builders[i].finish(format: .smsBackup, me: "me", sortByDate: true, keep: "me")
+                builders[i] = ConversationBuilder()
+                do { try context.deliverConversation(result, key: threads[i].label) } catch let e as ImportError { throw e } catch {
+                    throw ImportError(path: path, reason: "stopped: \(threads[i].label) could not be passed on: \(error)")
+                }
+            }
+            return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .smsBackup, me: "me")
+        }
         // Busiest first; equal counts in the order they appear.
         let ranked = threads.indices.sorted { a, b in
             let (ca, cb) = (threads[a].count, threads[b].count)
@@ -631,6 +673,6 @@ final class SMSBackupReader: SAXPushParserDelegate {
         } else if let only = threads.first {
             builder.title = only.label
         }
-        return builder.finish(format: .smsBackup, me: "me", sortByDate: true, keep: "me")
+        return try builder.finish(format: .smsBackup, me: "me", sortByDate: true, keep: "me")
     }
 }

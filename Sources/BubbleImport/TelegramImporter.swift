@@ -191,6 +191,45 @@ enum TelegramImporter {
         }
         guard try scanner.atEndOfDocument() else { throw scanner.failure(.syntax(expected: "the end of the file after the JSON")) }
 
+        /// A chat's messages read: its "me", directions, title, the conversation.
+        func conclude(_ sink: inout MessageSink, title: String?, chatType: String?, chatID: Int64?) throws -> ImportResult {
+            let meID = resolveMe(context.options.me, authors: sink.authors, ownerID: ownerID, chatType: chatType,
+                                 chatID: chatID, chatName: title, context: context)
+            if let meID {
+                sink.builder.updateMessages { m in
+                    if m.sender == meID { m.direction = .outgoing }
+                }
+            }
+            sink.builder.title = title
+            return try sink.builder.finish(format: .telegram, me: meID, sortByDate: false)
+        }
+
+        if context.everyChat {
+            // Every chat (or those `chats` names), one at a time: each read from its offset.
+            var matched = Set<String>()
+            func wanted(_ name: String?, _ id: Int64?) -> Bool {
+                let hits = context.chats.filter { matches($0, name: name, id: id) }
+                matched.formUnion(hits)
+                return context.chats.isEmpty || !hits.isEmpty
+            }
+            if sawChatList {
+                for chat in chats where wanted(chat.name, chat.id) {
+                    var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
+                    if let offset = chat.messagesOffset {
+                        try scanner.seek(to: offset, path: chat.messagesPath)
+                        try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
+                    }
+                    let result = try conclude(&sink, title: chat.displayName, chatType: chat.type, chatID: chat.id)
+                    try context.deliverConversation(result, key: chat.id.map { "\(chat.displayName) (\($0))" } ?? chat.displayName)
+                }
+            } else if var sink = own.take(), wanted(name, id) {
+                let result = try conclude(&sink, title: name, chatType: type, chatID: id)
+                try context.deliverConversation(result, key: name ?? "Telegram chat")
+            }
+            context.unmatched = context.chats.filter { !matched.contains($0) }
+            return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .telegram)
+        }
+
         var sink: MessageSink
         let title: String?, chatType: String?, chatID: Int64?
         if sawChatList {
@@ -225,15 +264,7 @@ enum TelegramImporter {
                               reason: "has neither \"messages\" nor \"chats.list\"; expected a Telegram Desktop result.json")
         }
 
-        let meID = resolveMe(context.options.me, authors: sink.authors, ownerID: ownerID, chatType: chatType,
-                             chatID: chatID, chatName: title, context: context)
-        if let meID {
-            sink.builder.updateMessages { m in
-                if m.sender == meID { m.direction = .outgoing }
-            }
-        }
-        sink.builder.title = title
-        return sink.builder.finish(format: .telegram, me: meID, sortByDate: false)
+        return try conclude(&sink, title: title, chatType: chatType, chatID: chatID)
     }
 
     /// Reads the `messages` array that starts here into `sink`, one element at a time.

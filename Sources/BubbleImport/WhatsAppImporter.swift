@@ -314,7 +314,7 @@ enum WhatsAppImporter {
         stamps = []
         lineNumbers = []
         builder.adopt(messages, excluded: excluded)
-        return builder.finish(format: .whatsapp, me: meID, sortByDate: false)
+        return try builder.finish(format: .whatsapp, me: meID, sortByDate: false)
     }
 
     private static func isZip(_ source: ImportSource) throws(ImportError) -> Bool {

@@ -29,18 +29,30 @@ struct Convert: ParsableCommand {
         backup have no lasting original: with reference they are copied (embedded on standard output).
         """)
     var assets: String = "reference"
+    @OptionGroup var batch: BatchOptions
 
     enum Kind: String { case json, csv }
     enum Assets: String { case reference, folder, embed }
 
     func run() throws {
-        let formatName = format ?? (output == "-" ? nil : (output as NSString).pathExtension.lowercased())
+        let formatName = format ?? (batch.all ? "json" : output == "-" ? nil : (output as NSString).pathExtension.lowercased())
         guard let formatName, let kind = Kind(rawValue: formatName.lowercased()) else {
             throw ValidationError("cannot tell the output format from '\(output)'; use --format json|csv")
         }
         guard let mode = Assets(rawValue: assets.lowercased()) else {
             throw ValidationError("--assets '\(assets)' is not an asset mode; expected reference, folder or embed")
         }
+        if batch.all {
+            _ = try source.zone()
+            let failed = try batch.run(source: source, output: output, ext: kind.rawValue, signature: "\(kind.rawValue) \(mode.rawValue)") {
+                result, folder, zone, target in
+                try Self.write(result, kind: kind, mode: mode, inputFolder: folder, timeZone: zone, to: target)
+                return ([target], nil)
+            }
+            if failed { throw ExitCode(BatchOptions.someFailedExitCode) }
+            return
+        }
+        try batch.refuseWithoutAll(source: source)
         if output == "-" {
             if mode == .folder { throw ValidationError("--assets folder writes several files; give an output file name, not -") }
         } else {
@@ -97,6 +109,43 @@ struct Convert: ParsableCommand {
                 try writer.writeHeader()
                 try spill.forEach(sortedByDate: byDate) { bytes in
                     try writer.write(try reporting { try ConversationFile.decodeMessage(Data(bytes), timeZone: loaded.timeZone) })
+                }
+                try writer.finish()
+            }
+        }
+    }
+}
+
+extension Convert {
+    /// One whole conversation (`--all`) to `target`, atomically; its photos placed as `mode` says
+    /// (`NAME_files/` beside it for folder, and for photos taken out of the export with reference).
+    static func write(_ result: ImportResult, kind: Kind, mode: Assets, inputFolder: String, timeZone: TimeZone,
+                      to target: String) throws {
+        let url = URL(fileURLWithPath: target)
+        let placer = PhotoPlacer(mode: mode, outputFolder: url.deletingLastPathComponent().path,
+                                 filesFolderName: url.deletingPathExtension().lastPathComponent + "_files", toStandardOutput: false)
+        placer.inputFolder = inputFolder
+        placer.temporary = [result.attachmentsFolder].compactMap { $0 }
+        let header = try placer.place(result.conversation)
+        try OutputFile.write(target) { sink in
+            switch kind {
+            case .json:
+                let writer = ConversationWriter(flush: sink)
+                try writer.begin(title: header.title, me: result.me, theme: result.theme, participants: header.participants)
+                var line: [UInt8] = []
+                for var m in result.conversation.messages {
+                    try placer.place(&m)
+                    line.removeAll(keepingCapacity: true)
+                    ConversationWriter.encode(m, into: &line)
+                    try writer.write(encoded: line)
+                }
+                try writer.finish()
+            case .csv:
+                let writer = ConversationCSVWriter(conversation: header, timeZone: timeZone, flush: sink)
+                try writer.writeHeader()
+                for var m in result.conversation.messages {
+                    try placer.place(&m)
+                    try writer.write(m)
                 }
                 try writer.finish()
             }

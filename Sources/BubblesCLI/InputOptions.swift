@@ -29,8 +29,8 @@ struct InputOptions: ParsableArguments {
     @Option(help: "Whose messages are outgoing: a participant id, name or phone number (overrides the file's \"me\").")
     var me: String?
 
-    @Option(help: "Which chat of an export that holds several (name or id); the error lists them when needed.")
-    var chat: String?
+    @Option(help: "Which chat of an export that holds several (name or id); the error lists them when needed. With --all, may be given several times: those chats only.")
+    var chat: [String] = []
 
     @Option(help: "Keep messages from this date or time on (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][±HH:MM], in --tz).")
     var since: String?
@@ -52,6 +52,8 @@ struct InputOptions: ParsableArguments {
         var timeZone: TimeZone
         /// Temporary files made for standard input and for photos taken out of the export.
         var temporary: [String]
+        /// With `each`: the conversations handed over, and the `--chat` names that matched none.
+        var batch: (conversations: [ChatSummary], unmatched: [String])?
         var conversation: Conversation { result.conversation }
 
         func close() {
@@ -64,7 +66,7 @@ struct InputOptions: ParsableArguments {
         case (nil, nil): throw ValidationError("expected an input file, or --conversation ID of the store (see `bubbles list`)")
         case (.some, .some): throw ValidationError("give an input file or --conversation, not both")
         case (nil, .some):
-            if inputFormat != nil || chat != nil || me != nil || strict {
+            if inputFormat != nil || !chat.isEmpty || me != nil || strict {
                 throw ValidationError("--input-format, --chat, --me and --strict apply to files; a stored conversation was read when it was imported")
             }
         case (.some, nil):
@@ -91,8 +93,13 @@ struct InputOptions: ParsableArguments {
     /// Reads the input. With `sink`, messages go there as they are read (see `Importer.load`) and
     /// the loaded conversation has none; `before` learns first the folder photo paths are relative
     /// to and the temporary folders photos may be written into.
+    ///
+    /// With `each` (`--all`), every conversation of the input (or those `--chat` names) is handed
+    /// to it, finished, one at a time; the loaded result then has no messages and `batch` says
+    /// what was handed over.
     func load(messages sink: ((Message) throws -> Void)? = nil,
-              before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil) throws -> Loaded {
+              before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil,
+              each: (@Sendable (ImportResult) throws -> Void)? = nil) throws -> Loaded {
         let zone = try zone()
         var format: ImportFormat?
         if let inputFormat {
@@ -101,7 +108,7 @@ struct InputOptions: ParsableArguments {
             }
             format = f
         }
-        var options = ImportOptions(me: me, chat: chat, timeZone: zone, strict: strict)
+        var options = ImportOptions(me: me, chat: chat.first, timeZone: zone, strict: strict)
         options.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
         options.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
         if let s = options.since, let u = options.until, s >= u {
@@ -109,6 +116,7 @@ struct InputOptions: ParsableArguments {
         }
 
         if let conversation {
+            if each != nil { throw ValidationError("--all reads an export file; a stored conversation is one (use --conversation without --all)") }
             // From the store: photo paths are the store's, absolute.
             let store = try StoreOptions(db: db).open()
             var c: Conversation
@@ -148,14 +156,25 @@ struct InputOptions: ParsableArguments {
         temporary.append(attachments)
         before?(folder, temporary)
         do {
+            if let each {
+                let detected = try format ?? Importer.detect(path: path)
+                let batch = try Importer.loadEach(path: path, format: detected, options: options, chats: chat, each: each)
+                var loaded = Loaded(result: ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: detected),
+                                    folder: folder, timeZone: zone, temporary: temporary)
+                loaded.batch = batch
+                return loaded
+            }
             let result = try Importer.load(path: path, format: format, options: options, messages: sink)
             if let made = result.attachmentsFolder { temporary.append(made) }
             return Loaded(result: result, folder: folder, timeZone: zone, temporary: temporary)
-        } catch {
+        } catch let error as ImportError {
             for path in temporary { try? FileManager.default.removeItem(atPath: path) }
             var text = input == "-" ? error.description.replacingOccurrences(of: path, with: "<stdin>") : error.description
             text = Self.optionNames(text)
             throw CLIError(text)
+        } catch {
+            for path in temporary { try? FileManager.default.removeItem(atPath: path) }
+            throw error
         }
     }
 }

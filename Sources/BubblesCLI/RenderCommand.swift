@@ -43,9 +43,10 @@ struct Render: ParsableCommand {
     var textEngine: TextEngineKind = .standard
     @Option(help: "Where message times go, instead of the theme's choice: none, aboveGroup, inside, daySeparator or beside.")
     var timestamps: Theme.TimestampPlacement?
+    @OptionGroup var batch: BatchOptions
 
     func run() throws {
-        let formatName = format ?? (output == "-" ? nil : (output as NSString).pathExtension.lowercased())
+        let formatName = format ?? (batch.all ? "pdf" : output == "-" ? nil : (output as NSString).pathExtension.lowercased())
         guard let formatName, let outFormat = OutputKind(rawValue: formatName.lowercased()) else {
             throw ValidationError("cannot tell the output format from '\(output)'; use --format png|pdf|svg|html")
         }
@@ -68,7 +69,9 @@ struct Render: ParsableCommand {
             guard let n = Int(split), n > 0 else { throw ValidationError("--split '\(split)' is not a page size; expected a number of messages, month or none") }
             pagination = .messages(n)
         }
-        if output == "-" {
+        if batch.all {
+            // -o names a folder: checked by the batch.
+        } else if output == "-" {
             if pages { throw ValidationError("--pages writes several files; give an output file name, not -") }
             if outFormat == .html, assetMode == .folder { throw ValidationError("--assets folder writes several files; give an output file name, not -") }
         } else {
@@ -80,14 +83,31 @@ struct Render: ParsableCommand {
             }
         }
         _ = try source.zone()
-        let localeValue = try BubblesCLI.locale(locale)
-        let nowValue = try now.map { try parseDate($0, option: "--now", zone: try source.zone()) }
+        var settings = RenderSettings(kind: outFormat, theme: theme, dark: dark, width: width, scale: scale, rtl: rtl,
+                                      pageHeight: pages ? pageHeight : nil, paper: paperSize, assets: assetMode,
+                                      pagination: pagination, lazyImages: !noLazyImages, shrinkWrap: shrinkWrap,
+                                      now: try now.map { try parseDate($0, option: "--now", zone: try source.zone()) },
+                                      locale: try BubblesCLI.locale(locale), textEngine: textEngine, timestamps: timestamps,
+                                      strict: source.strict)
+        if batch.all {
+            // One output per conversation: the pages of one conversation are drawn on one core,
+            // the conversations on all of them.
+            settings.pdfParts = batch.jobCount > 1 ? 1 : nil
+            if outFormat == .html, assetMode == .embed, !batch.embedAssets { settings.sharedAssets = "assets" }
+            let fixed = settings
+            let batchFailed = try batch.run(source: source, output: output, ext: outFormat.rawValue, signature: settings.signature) { c, folder, zone, target in
+                let settings = fixed
+                let (files, report) = try settings.write(c.conversation, themeOfFile: c.theme, photosFolder: folder, timeZone: zone, to: target)
+                return (files, report.summary)
+            }
+            if batchFailed { throw ExitCode(BatchOptions.someFailedExitCode) }
+            return
+        }
+        try batch.refuseWithoutAll(source: source)
 
         let loaded = try source.load()
         defer { loaded.close() }
         loaded.reportWarnings()
-        var (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? loaded.result.theme ?? "imessage") }
-        if let timestamps { themeValue.timestamps = timestamps }
 
         // Everything is written to a file first; standard output gets it once complete.
         let target = output == "-"
@@ -95,46 +115,12 @@ struct Render: ParsableCommand {
             : output
         defer { if output == "-" { try? FileManager.default.removeItem(atPath: target) } }
 
-        let files: [String]
-        switch outFormat {
-        case .html:
-            var options = HTMLOptions()
-            options.timeZone = loaded.timeZone
-            options.locale = localeValue
-            options.now = nowValue
-            options.dark = dark ? true : nil
-            options.width = width
-            options.assets = assetMode
-            options.pageSize = output == "-" ? .single : pagination
-            options.lazyImages = !noLazyImages
-            options.shrinkWrap = shrinkWrap
-            options.mirrored = rtl
-            options.textEngine = textEngine
-            options.strictMedia = source.strict
-            let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder, options: options, pictures: PhotoDecoder())
-            var report = MediaReport()
-            files = try reporting { try exporter.export(loaded.conversation, to: target, media: &report) }
-            reportMedia(report)
-        case .cairo(let cairoFormat):
-            var options = RenderOptions(format: cairoFormat)
-            options.width = width
-            options.scale = scale
-            options.pageHeight = pages ? pageHeight : nil
-            options.paper = paperSize
-            options.dark = dark
-            options.mirrored = rtl
-            options.timeZone = loaded.timeZone
-            options.locale = localeValue
-            options.now = nowValue
-            options.strictMedia = source.strict
-            let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder,
-                                                textEngine: textEngine)
-            let bar = ProgressBar()
-            renderer.progress = { done, total in bar.update(done, total) }
-            defer { bar.finish() }
-            files = try reporting { try renderer.render(loaded.conversation, to: target, options: options) }
-            reportMedia(renderer.mediaReport)
-        }
+        if output == "-" { settings.pagination = .single }
+        let bar = ProgressBar()
+        defer { bar.finish() }
+        let (files, report) = try settings.write(loaded.conversation, themeOfFile: loaded.result.theme, photosFolder: loaded.folder,
+                                                 timeZone: loaded.timeZone, to: target, progress: { done, total in bar.update(done, total) })
+        reportMedia(report)
         if output == "-" {
             FileHandle.standardOutput.write(try Data(contentsOf: URL(fileURLWithPath: target)))
         } else if files.count > 1 {
@@ -155,8 +141,88 @@ extension Render {
     }
 }
 
+/// Everything `bubbles render` was asked for but the input: writes any conversation to a file
+/// (used once, or once per conversation with `--all`, on several threads).
+struct RenderSettings: Sendable {
+    var kind: OutputKind
+    var theme: String?
+    var dark: Bool
+    var width: Double
+    var scale: Double
+    var rtl: Bool
+    var pageHeight: Double?
+    var paper: Size
+    var assets: HTMLOptions.Assets
+    var pagination: HTMLOptions.Pagination
+    var lazyImages: Bool
+    var shrinkWrap: Bool
+    var now: Date?
+    var locale: Locale?
+    var textEngine: TextEngineKind
+    var timestamps: Theme.TimestampPlacement?
+    var strict: Bool
+    /// PDF: parts painted in parallel (nil: the renderer's choice).
+    var pdfParts: Int?
+    /// HTML with `--all`: photos and fonts in this folder beside the pages, shared by all of them.
+    var sharedAssets: String?
+
+    /// What decides the output besides the conversation (for `--update`'s manifest).
+    var signature: String {
+        "\(kind.rawValue) \(theme ?? "-") \(dark) \(width) \(scale) \(rtl) \(pageHeight ?? 0) \(paper.width)x\(paper.height) "
+            + "\(assets.rawValue) \(pagination) \(lazyImages) \(shrinkWrap) \(now?.timeIntervalSince1970 ?? 0) \(locale?.identifier ?? "-") "
+            + "\(textEngine.rawValue) \(timestamps.map { "\($0)" } ?? "-") \(strict) \(sharedAssets ?? "-")"
+    }
+
+    /// Writes `conversation` to `target` (atomically); the files written and what could not be read.
+    func write(_ conversation: Conversation, themeOfFile: String?, photosFolder: String, timeZone: TimeZone, to target: String,
+               progress: ((Int, Int) -> Void)? = nil) throws -> (files: [String], report: MediaReport) {
+        var (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? themeOfFile ?? "imessage") }
+        if let timestamps { themeValue.timestamps = timestamps }
+        switch kind {
+        case .html:
+            var options = HTMLOptions()
+            options.timeZone = timeZone
+            options.locale = locale
+            options.now = now
+            options.dark = dark ? true : nil
+            options.width = width
+            options.assets = assets
+            options.pageSize = pagination
+            options.lazyImages = lazyImages
+            options.shrinkWrap = shrinkWrap
+            options.mirrored = rtl
+            options.textEngine = textEngine
+            options.strictMedia = strict
+            options.sharedAssets = sharedAssets
+            let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, options: options,
+                                        pictures: PhotoDecoder())
+            var report = MediaReport()
+            let files = try reporting { try exporter.export(conversation, to: target, media: &report) }
+            return (files, report)
+        case .cairo(let cairoFormat):
+            var options = RenderOptions(format: cairoFormat)
+            options.width = width
+            options.scale = scale
+            options.pageHeight = pageHeight
+            options.paper = paper
+            options.dark = dark
+            options.mirrored = rtl
+            options.timeZone = timeZone
+            options.locale = locale
+            options.now = now
+            options.strictMedia = strict
+            options.pdfParts = pdfParts
+            let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder,
+                                                textEngine: textEngine)
+            renderer.progress = progress
+            let files = try reporting { try renderer.render(conversation, to: target, options: options) }
+            return (files, renderer.mediaReport)
+        }
+    }
+}
+
 /// What `--format` names: one of the Cairo outputs, or HTML.
-enum OutputKind: Equatable {
+enum OutputKind: Equatable, Sendable {
     case cairo(OutputFormat)
     case html
 

@@ -64,7 +64,7 @@ struct Import: ParsableCommand {
         let db = try store.open()
         for file in files {
             var input = try InputOptions.parse([file])
-            input.inputFormat = inputFormat; input.me = me; input.chat = chat; input.tz = tz; input.strict = strict
+            input.inputFormat = inputFormat; input.me = me; input.chat = chat.map { [$0] } ?? []; input.tz = tz; input.strict = strict
             let format = try inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
             var loaded: InputOptions.Loaded?
             defer { loaded?.close() }

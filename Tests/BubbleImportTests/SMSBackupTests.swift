@@ -28,7 +28,7 @@ struct SMSBackupTests {
                                            "No rush.\nWe saved you a seat & a drink", "The view from here", "Can't wait", "See you s"])
         // The MMS picture: decoded from base64 under our own name, absolute path, size left to the renderer.
         let photo = try #require(c.messages[4].image)
-        #expect(photo == ImageAttachment(path: scratch.file("mms-1700000180000-1.png"), width: 0, height: 0))
+        #expect(photo == ImageAttachment(path: scratch.file("mms-1700000180000-1.png"), width: 0, height: 0, name: "IMG_0412.png"))
         let png = try Data(contentsOf: URL(fileURLWithPath: photo.path!))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
         #expect(c.messages.filter { $0.image != nil }.count == 1)
