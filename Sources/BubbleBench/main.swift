@@ -384,6 +384,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     (convertCaseName(convertSizes[1], tool: false), { _ in try convertCase(size: convertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
 ] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) } + storeCases
+    + backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
 
 nonisolated(unsafe) var keptToTheEnd: [Any] = []
 
@@ -487,6 +488,7 @@ let selected = option("--cases").map { Set($0.split(separator: ",").map(String.i
 for (name, _) in cases where (only.map({ name.hasPrefix($0) }) ?? true) && (selected?.contains(name) ?? true) {
     if let ic = importCases.first(where: { $0.name == name }) { try generateIfMissing(ic) }
     if name.hasPrefix("store-") { for size in storeSizes { try generateStoreXMLIfMissing(size) } }
+    if name.hasPrefix("backup-") { try generateBackupIfMissing() }
     FileHandle.standardError.write(Data("running \(name)…\n".utf8))
     results[name] = try runChild(name)
     if results[name] == nil { print("\(name): failed (see the message above)") }
@@ -637,4 +639,5 @@ if let png = results["png-encode"] {
 
 if let html = results["html-export"] { printHTML(html) }
 printStore(results)
+printBackup(results)
 printImport(results)

@@ -30,6 +30,9 @@ public struct HTMLExporter: Sendable {
     /// Reads photo sizes, converts what browsers do not show and paints theme art
     /// (BubbleRender's `PhotoDecoder`).
     public let pictures: any PictureDecoder
+    /// A page style made once for several exports of the same theme and options (`bubbles
+    /// render --all`); nil: each export measures its own.
+    public var pageStyle: HTMLPageStyle?
 
     public init(theme: Theme, themeFolder: String, photosFolder: String, options: HTMLOptions = HTMLOptions(),
                 pictures: any PictureDecoder) {
@@ -147,7 +150,8 @@ final class HTMLExportSession {
         let style = self.style
         showsAvatars = style.avatars == .always || (style.avatars == .groups && conversation.isGroup)
         lastOutgoing = conversation.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing }
-        pageStyle = try HTMLPageStyle(theme: theme, themeFolder: exporter.themeFolder, options: options, pictures: exporter.pictures)
+        pageStyle = try exporter.pageStyle ?? HTMLPageStyle(theme: theme, themeFolder: exporter.themeFolder, options: options,
+                                                            pictures: exporter.pictures)
         rows = try HTMLRowWriter(conversation: conversation, style: pageStyle, photos: photos, assetsName: assetsName)
     }
 

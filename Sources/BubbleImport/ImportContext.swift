@@ -332,11 +332,13 @@ struct ConversationBuilder {
 }
 
 /// One conversation's messages on disk while a whole export is read (`Importer.loadEach`):
-/// JSON lines, written through a buffer, read back once and removed.
+/// records written through a buffer, read back once and removed. A record holds the common
+/// fields in binary (date, sender, side, kind, text, status, id, wall time, source ids) and the
+/// rare ones (photos, attachment, reactions, reply) as JSON only when the message has them.
 final class MessageSpool {
     let path: String
     private let handle: FileHandle
-    private var buffer = Data()
+    private var buffer: [UInt8] = []
     private(set) var count = 0
     private var failure: String?
     private let encoder = JSONEncoder()
@@ -347,6 +349,7 @@ final class MessageSpool {
             throw ImportError(path: path, reason: "cannot be created (a conversation being read is kept there)")
         }
         handle = h
+        buffer.reserveCapacity(256 << 10)
     }
 
     deinit {
@@ -354,15 +357,61 @@ final class MessageSpool {
         unlink(path)
     }
 
-    func append(_ message: Message, sourceID: Int64?, replyTo: Int64?) {
+    /// The fields no binary slot holds.
+    private struct Rare: Codable {
+        var images: [ImageAttachment]?
+        var attachment: MediaAttachment?
+        var reactions: [Reaction]?
+        var reply: ReplyReference?
+    }
+
+    private static let statuses: [MessageStatus] = [.sending, .sent, .delivered, .read, .failed]
+
+    private func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { buffer.append(contentsOf: $0) } }
+    private func put(_ s: String) {
+        var s = s
+        s.withUTF8 { put(UInt32($0.count)); buffer.append(contentsOf: $0) }
+    }
+
+    func append(_ m: Message, sourceID: Int64?, replyTo: Int64?) {
         guard failure == nil else { return }
-        do {
-            buffer.append(try encoder.encode(SpooledMessage(message, sourceID: sourceID, replyTo: replyTo)))
-            buffer.append(0x0A)
-            count += 1
-            if buffer.count >= 256 << 10 { try flush() }
-        } catch {
-            failure = "\(error)"
+        var flags: UInt16 = 0
+        if m.sender != nil { flags |= 1 }
+        if m.direction == .outgoing { flags |= 2 }
+        if m.kind == .system { flags |= 4 }
+        if m.text != nil { flags |= 8 }
+        if m.status != nil { flags |= 16 }
+        if m.statusDate != nil { flags |= 32 }
+        if m.id != nil { flags |= 64 }
+        if m.wallTime != nil { flags |= 128 }
+        if sourceID != nil { flags |= 256 }
+        if replyTo != nil { flags |= 512 }
+        let rare = Rare(images: m.images.isEmpty ? nil : m.images, attachment: m.attachment,
+                        reactions: m.reactions.isEmpty ? nil : m.reactions, reply: m.reply)
+        let hasRare = rare.images != nil || rare.attachment != nil || rare.reactions != nil || rare.reply != nil
+        if hasRare { flags |= 1024 }
+        put(flags)
+        put(m.date.timeIntervalSince1970.bitPattern)
+        if let v = m.sender { put(v) }
+        if let v = m.text { put(v) }
+        if let v = m.status { put(UInt8(Self.statuses.firstIndex(of: v)!)) }
+        if let v = m.statusDate { put(v.timeIntervalSince1970.bitPattern) }
+        if let v = m.id { put(v) }
+        if let v = m.wallTime { put(Int64(v.localSeconds)) }
+        if let v = sourceID { put(v) }
+        if let v = replyTo { put(v) }
+        if hasRare {
+            do {
+                let json = try encoder.encode(rare)
+                put(UInt32(json.count))
+                buffer.append(contentsOf: json)
+            } catch {
+                failure = "\(error)"
+            }
+        }
+        count += 1
+        if buffer.count >= 256 << 10 {
+            do { try flush() } catch { failure = "\(error)" }
         }
     }
 
@@ -382,38 +431,68 @@ final class MessageSpool {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ImportError(path: path, reason: "cannot be read back")
         }
+        unlink(path)
         let decoder = JSONDecoder()
+        let utc = TimeZone(secondsFromGMT: 0)!
         var out: [SpooledMessage] = []
         out.reserveCapacity(count)
-        do {
-            for line in data.split(separator: 0x0A) { out.append(try decoder.decode(SpooledMessage.self, from: line)) }
-        } catch {
-            throw ImportError(path: path, reason: "cannot be read back: \(error)")
+        let parsed: Bool = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Bool in
+            var at = 0
+            func take<T: FixedWidthInteger>(_: T.Type) -> T? {
+                guard at + MemoryLayout<T>.size <= raw.count else { return nil }
+                var v: T = 0
+                withUnsafeMutableBytes(of: &v) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[at..<(at + MemoryLayout<T>.size)])) }
+                at += MemoryLayout<T>.size
+                return T(littleEndian: v)
+            }
+            func string() -> String? {
+                guard let n = take(UInt32.self), at + Int(n) <= raw.count else { return nil }
+                defer { at += Int(n) }
+                return String(decoding: UnsafeRawBufferPointer(rebasing: raw[at..<(at + Int(n))]), as: UTF8.self)
+            }
+            while at < raw.count {
+                guard let flags = take(UInt16.self), let bits = take(UInt64.self) else { return false }
+                var m = Message(kind: flags & 4 != 0 ? .system : .message, sender: nil,
+                                direction: flags & 2 != 0 ? .outgoing : .incoming,
+                                date: Date(timeIntervalSince1970: Double(bitPattern: bits)), text: nil)
+                if flags & 1 != 0 { guard let v = string() else { return false }; m.sender = v }
+                if flags & 8 != 0 { guard let v = string() else { return false }; m.text = v }
+                if flags & 16 != 0 {
+                    guard let v = take(UInt8.self), Int(v) < Self.statuses.count else { return false }
+                    m.status = Self.statuses[Int(v)]
+                }
+                if flags & 32 != 0 { guard let v = take(UInt64.self) else { return false }; m.statusDate = Date(timeIntervalSince1970: Double(bitPattern: v)) }
+                if flags & 64 != 0 { guard let v = string() else { return false }; m.id = v }
+                if flags & 128 != 0 {
+                    guard let v = take(Int64.self) else { return false }
+                    m.wallTime = WallTime(Date(timeIntervalSince1970: Double(v)), in: utc)
+                }
+                var sourceID: Int64?, replyTo: Int64?
+                if flags & 256 != 0 { guard let v = take(Int64.self) else { return false }; sourceID = v }
+                if flags & 512 != 0 { guard let v = take(Int64.self) else { return false }; replyTo = v }
+                if flags & 1024 != 0 {
+                    guard let n = take(UInt32.self), at + Int(n) <= raw.count,
+                          let rare = try? decoder.decode(Rare.self, from: Data(raw[at..<(at + Int(n))])) else { return false }
+                    at += Int(n)
+                    m.images = rare.images ?? []
+                    m.attachment = rare.attachment
+                    m.reactions = rare.reactions ?? []
+                    m.reply = rare.reply
+                }
+                out.append(SpooledMessage(message: m, sourceID: sourceID, replyTo: replyTo))
+            }
+            return true
         }
-        unlink(path)
+        guard parsed else { throw ImportError(path: path, reason: "cannot be read back (damaged)") }
         return out
     }
 }
 
-/// A message as the spool keeps it: the model's own Codable form, its wall time (not coded by
-/// the model), its source id and the source id it replies to.
-struct SpooledMessage: Codable {
+/// A message back from the spool, with its source id and the source id it replies to.
+struct SpooledMessage {
     var message: Message
-    var wall: Int?
     var sourceID: Int64?
     var replyTo: Int64?
-    init(_ m: Message, sourceID: Int64?, replyTo: Int64?) {
-        message = m; wall = m.wallTime?.localSeconds; self.sourceID = sourceID; self.replyTo = replyTo
-    }
-    enum CodingKeys: String, CodingKey { case message = "m", wall = "w", sourceID = "s", replyTo = "r" }
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        message = try c.decode(Message.self, forKey: .message)
-        wall = try c.decodeIfPresent(Int.self, forKey: .wall)
-        sourceID = try c.decodeIfPresent(Int64.self, forKey: .sourceID)
-        replyTo = try c.decodeIfPresent(Int64.self, forKey: .replyTo)
-        if let wall { message.wallTime = WallTime(Date(timeIntervalSince1970: Double(wall)), in: TimeZone(secondsFromGMT: 0)!) }
-    }
 }
 
 /// A conversation `Importer.loadEach` handed over: how the export names it, and its size.

@@ -56,6 +56,11 @@ public final class ConversationRenderer {
     public let photos: PhotoLoader
     /// Called with (pages done, pages in all) while rendering.
     public var progress: ((Int, Int) -> Void)?
+    /// Which of the engine's copies of its Cairo fonts this renderer draws with: 0, the fonts
+    /// themselves; 1…4, copies kept apart, so that renderers sharing one engine on several
+    /// threads (`bubbles render --all`) do not wait for each other on Cairo's font locks. PDF
+    /// parts painted in parallel use their own.
+    public var fontCopy = 0
 
     public convenience init(theme: Theme, themeFolder: String, photosFolder: String, textEngine: TextEngineKind) {
         self.init(theme: theme, themeFolder: themeFolder, photosFolder: photosFolder, engine: textEngine.makeDrawingEngine())
@@ -146,7 +151,9 @@ public final class ConversationRenderer {
         case .pdf:
             let doc = try PDFDocument(path: path, title: conversation.title)
             for page in pages {
-                try painter.paint(page, on: doc.beginPage(size: page.size))
+                let canvas = try doc.beginPage(size: page.size)
+                canvas.fontCopy = fontCopy
+                try painter.paint(page, on: canvas)
                 progress?(page.number, pages.count)
             }
             try doc.finish()
@@ -258,7 +265,9 @@ public final class ConversationRenderer {
             throw .invalidSize(width: w, height: h)
         }
         let surface = try ImageSurface(width: w, height: h)
-        try painter.paint(page, on: Canvas(surface: surface, scale: scale), outputScale: scale)
+        let canvas = try Canvas(surface: surface, scale: scale)
+        canvas.fontCopy = fontCopy
+        try painter.paint(page, on: canvas, outputScale: scale)
         return surface
     }
 

@@ -57,7 +57,7 @@ struct BatchOptions: ParsableArguments {
     /// Reads the export once, writes each conversation with `write` (at most `jobCount` at once),
     /// then the index and the manifest. Returns whether some conversations failed.
     func run(source: InputOptions, output: String, ext: String, signature: String,
-             write: @escaping @Sendable (ImportResult, _ photosFolder: String, TimeZone, _ target: String) throws -> (files: [String], mediaSummary: String?))
+             write: @escaping @Sendable (ImportResult, _ photosFolder: String, TimeZone, _ target: String, _ slot: Int) throws -> (files: [String], mediaSummary: String?))
         throws -> Bool {
         guard output != "-" else { throw ValidationError("--all writes a folder; give -o a folder, not -") }
         let dir = URL(fileURLWithPath: output).standardizedFileURL.path
@@ -96,11 +96,11 @@ struct BatchOptions: ParsableArguments {
                 return
             }
             let pending = entry
-            state.start {
+            state.start { slot in
                 var entry = pending
                 do {
                     let written = try write(result, source.file.map { InputOptions.folder(of: $0) } ?? FileManager.default.currentDirectoryPath,
-                                            zone, dir + "/" + file)
+                                            zone, dir + "/" + file, slot)
                     entry.files = written.files.map { ($0 as NSString).lastPathComponent }
                     if let summary = written.mediaSummary { state.note("\(title): \(summary)") }
                 } catch {
@@ -262,14 +262,21 @@ final class BatchState: @unchecked Sendable {
     }
 
     /// Runs `work` on a worker once one of the `jobs` slots is free (the reader waits meanwhile:
-    /// at most `jobs` conversations, plus the one being read, are in memory).
-    func start(_ work: @escaping @Sendable () -> Void) {
+    /// at most `jobs` conversations, plus the one being read, are in memory), with the slot's
+    /// number (1…jobs: which copy of the shared engine's fonts it draws with).
+    func start(_ work: @escaping @Sendable (Int) -> Void) {
         slots.wait()
+        lock.lock()
+        let slot = (1...).first { !busy.contains($0) }!
+        busy.insert(slot)
+        lock.unlock()
         queue.async(group: group) { [slots] in
-            work()
+            work(slot)
+            self.lock.lock(); self.busy.remove(slot); self.lock.unlock()
             slots.signal()
         }
     }
+    private var busy = Set<Int>()
 
     func finish(_ entry: BatchOptions.Entry, unchanged: Bool) {
         lock.lock(); defer { lock.unlock() }

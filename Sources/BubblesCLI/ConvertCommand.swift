@@ -45,7 +45,7 @@ struct Convert: ParsableCommand {
         if batch.all {
             _ = try source.zone()
             let failed = try batch.run(source: source, output: output, ext: kind.rawValue, signature: "\(kind.rawValue) \(mode.rawValue)") {
-                result, folder, zone, target in
+                result, folder, zone, target, _ in
                 try Self.write(result, kind: kind, mode: mode, inputFolder: folder, timeZone: zone, to: target)
                 return ([target], nil)
             }

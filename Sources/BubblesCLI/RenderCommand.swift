@@ -95,9 +95,10 @@ struct Render: ParsableCommand {
             settings.pdfParts = batch.jobCount > 1 ? 1 : nil
             if outFormat == .html, assetMode == .embed, !batch.embedAssets { settings.sharedAssets = "assets" }
             let fixed = settings
-            let batchFailed = try batch.run(source: source, output: output, ext: outFormat.rawValue, signature: settings.signature) { c, folder, zone, target in
+            let batchFailed = try batch.run(source: source, output: output, ext: outFormat.rawValue, signature: settings.signature) { c, folder, zone, target, slot in
                 let settings = fixed
-                let (files, report) = try settings.write(c.conversation, themeOfFile: c.theme, photosFolder: folder, timeZone: zone, to: target)
+                let (files, report) = try settings.write(c.conversation, themeOfFile: c.theme, photosFolder: folder, timeZone: zone, to: target,
+                                                         shared: slot)
                 return (files, report.summary)
             }
             if batchFailed { throw ExitCode(BatchOptions.someFailedExitCode) }
@@ -174,8 +175,12 @@ struct RenderSettings: Sendable {
     }
 
     /// Writes `conversation` to `target` (atomically); the files written and what could not be read.
+    ///
+    /// `shared`: a render among several at once (`--all`, its worker's number): the fast engine is
+    /// shared by all of them (one segment cache for the whole backup), each worker drawing with
+    /// its own copy of the engine's fonts.
     func write(_ conversation: Conversation, themeOfFile: String?, photosFolder: String, timeZone: TimeZone, to target: String,
-               progress: ((Int, Int) -> Void)? = nil) throws -> (files: [String], report: MediaReport) {
+               shared: Int? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (files: [String], report: MediaReport) {
         var (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? themeOfFile ?? "imessage") }
         if let timestamps { themeValue.timestamps = timestamps }
         switch kind {
@@ -194,8 +199,14 @@ struct RenderSettings: Sendable {
             options.textEngine = textEngine
             options.strictMedia = strict
             options.sharedAssets = sharedAssets
-            let exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, options: options,
+            var exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, options: options,
                                         pictures: PhotoDecoder())
+            if shared != nil {
+                // One style sheet (fonts measured once) for every page of the backup.
+                exporter.pageStyle = try SharedPageStyles.style(key: "\(themeFolder)/\(theme ?? themeOfFile ?? "imessage")") {
+                    try HTMLPageStyle(theme: themeValue, themeFolder: themeFolder, options: options, pictures: PhotoDecoder())
+                }
+            }
             var report = MediaReport()
             let files = try reporting { try exporter.export(conversation, to: target, media: &report) }
             return (files, report)
@@ -212,12 +223,34 @@ struct RenderSettings: Sendable {
             options.now = now
             options.strictMedia = strict
             options.pdfParts = pdfParts
-            let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder,
-                                                textEngine: textEngine)
+            let renderer = shared != nil && textEngine == .fast
+                ? ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, engine: SharedTextEngine.fast)
+                : ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, textEngine: textEngine)
+            renderer.fontCopy = shared ?? 0
             renderer.progress = progress
             let files = try reporting { try renderer.render(conversation, to: target, options: options) }
             return (files, renderer.mediaReport)
         }
+    }
+}
+
+/// The fast text engine every conversation of `--all` is measured and drawn with (it prepares
+/// and draws on several threads at once).
+enum SharedTextEngine {
+    static let fast = FastTextEngine()
+}
+
+/// The HTML page styles of `--all`, one per theme (the options are the same for every page).
+enum SharedPageStyles {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var styles: [String: HTMLPageStyle] = [:]
+
+    static func style(key: String, make: () throws -> HTMLPageStyle) throws -> HTMLPageStyle {
+        lock.lock(); defer { lock.unlock() }
+        if let known = styles[key] { return known }
+        let made = try make()
+        styles[key] = made
+        return made
     }
 }
 
