@@ -101,6 +101,29 @@ struct BatchCLITests {
         #expect(refused.status != 0 && refused.stderr.contains("only with --all"))
     }
 
+    @Test("an iMessage chat.db: every chat, each the same as picking it with --chat")
+    func iMessage() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = Self.fixtures.appendingPathComponent("imessage/chat.db").path
+        let r = try Tool.run(["convert", db, "--all", "-o", dir.appendingPathComponent("all").path, "--tz", "UTC"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("all").path)
+            .filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+        #expect(Set(files) == ["+15550102000.json", "Weekend plans.json"])
+        func messages(_ path: String) throws -> [String] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            return (object["messages"] as? [[String: Any]] ?? []).map { "\($0["from"] ?? "-") \($0["date"] ?? "-") \($0["text"] ?? "-")" }
+        }
+        for (file, chat) in [("+15550102000.json", "+15550102000"), ("Weekend plans.json", "Weekend plans")] {
+            let one = dir.appendingPathComponent("one-\(chat).json").path
+            #expect(try Tool.run(["convert", db, "--chat", chat, "-o", one, "--tz", "UTC"]).status == 0)
+            let all = try messages(dir.appendingPathComponent("all/" + file).path)
+            let picked = try messages(one)
+            #expect(!all.isEmpty && all == picked, "\(file)")
+        }
+    }
+
     @Test("a conversation that fails does not stop the others: they are written, the index marks it, the exit status is 3")
     func failureIsolated() throws {
         let dir = try Self.folder()
