@@ -47,35 +47,15 @@ func generateBackupIfMissing() throws {
 
 func backupCase(_ name: String) throws -> Figures {
     guard let c = backupCases.first(where: { $0.name == name }) else { throw BenchError("no case \(name)") }
-    let tool = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent().appendingPathComponent("bubbles").path
-    guard FileManager.default.isExecutableFile(atPath: tool) else {
-        throw BenchError("\(tool) is missing; build it with swift build -c release --product bubbles (make bench does)")
-    }
     try generateBackupIfMissing()
     let dir = try scratchFolder()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let p = Process()
-    let arguments = ["render", backupFile(), "--all", "-o", dir + "/out", "--format", c.format, "--tz", "UTC"]
-        + (c.jobs.map { ["--jobs", String($0)] } ?? [])
-    if c.jobs == 1 {
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-        p.arguments = ["-c", "0", tool] + arguments
-    } else {
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = arguments
-    }
-    p.standardError = FileHandle.nullDevice
-    let start = now()
-    try p.run()
-    p.waitUntilExit()
-    let seconds = now() - start
-    guard p.terminationStatus == 0 else { throw BenchError("bubbles render --all exited with \(p.terminationStatus)") }
-    var usage = rusage()
-    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    let run = try runReleaseTool(["render", backupFile(), "--all", "-o", dir + "/out", "--format", c.format, "--tz", "UTC"]
+                                 + (c.jobs.map { ["--jobs", String($0)] } ?? []), oneCore: c.jobs == 1)
     let files = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/out").filter { $0.hasSuffix("." + c.format) }.count) ?? 0
-    return Figures(name: name, messages: backupMessages, microsPerMessage: ["total": seconds * 1e6 / Double(backupMessages)],
-                   peakMemoryMB: Double(usage.ru_maxrss) / 1024,
-                   notes: ["files": String(files), "seconds": String(format: "%.1f", seconds),
+    return Figures(name: name, messages: backupMessages, microsPerMessage: ["total": run.seconds * 1e6 / Double(backupMessages)],
+                   peakMemoryMB: run.peakMB,
+                   notes: ["files": String(files), "seconds": String(format: "%.1f", run.seconds),
                            "jobs": String(c.jobs ?? UsableCores.count)])
 }
 

@@ -105,30 +105,44 @@ func convertCase(size: Int) throws -> Figures {
                            "peak after import": String(format: "%.0f", peakAfterImport)])
 }
 
-func convertToolCase(size: Int) throws -> Figures {
-    let input = try writeConvertBenchFile(size)
+/// The release `bubbles` beside this binary, run as a child with `arguments` (on CPU 0 only
+/// with `oneCore`): its wall time in seconds and peak memory in MB (`RUSAGE_CHILDREN`: each
+/// bench case is a process of its own).
+func runReleaseTool(_ arguments: [String], oneCore: Bool = false) throws -> (seconds: Double, peakMB: Double) {
     let tool = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent().appendingPathComponent("bubbles").path
     guard FileManager.default.isExecutableFile(atPath: tool) else {
         throw BenchError("\(tool) is missing; build it with swift build -c release --product bubbles (make bench does)")
     }
-    let dir = try scratchFolder()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let output = dir + "/chat.json"
     let p = Process()
-    p.executableURL = URL(fileURLWithPath: tool)
-    p.arguments = ["convert", input, "-o", output, "--tz", "UTC"]
+    if oneCore {
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+        p.arguments = ["-c", "0", tool] + arguments
+    } else {
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = arguments
+    }
+    p.standardError = FileHandle.nullDevice
     let start = now()
     try p.run()
     p.waitUntilExit()
     let seconds = now() - start
-    guard p.terminationStatus == 0 else { throw BenchError("bubbles convert exited with \(p.terminationStatus)") }
+    guard p.terminationStatus == 0 else { throw BenchError("bubbles \(arguments.first ?? "") exited with \(p.terminationStatus)") }
     var usage = rusage()
     getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    return (seconds, Double(usage.ru_maxrss) / 1024)
+}
+
+func convertToolCase(size: Int) throws -> Figures {
+    let input = try writeConvertBenchFile(size)
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let output = dir + "/chat.json"
+    let run = try runReleaseTool(["convert", input, "-o", output, "--tz", "UTC"])
     let count = size
     let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
     let inBytes = (try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
-    return Figures(name: convertCaseName(size), messages: count, microsPerMessage: ["total": seconds * 1e6 / Double(count)],
-                   peakMemoryMB: Double(usage.ru_maxrss) / 1024,
+    return Figures(name: convertCaseName(size), messages: count, microsPerMessage: ["total": run.seconds * 1e6 / Double(count)],
+                   peakMemoryMB: run.peakMB,
                    notes: ["input MB": String(format: "%.0f", Double(inBytes) / 1e6),
                            "output MB": String(format: "%.0f", Double(outBytes) / 1e6)])
 }
