@@ -11,12 +11,14 @@ let package = Package(
         .library(name: "BubbleRender", targets: ["BubbleRender"]),
         .library(name: "BubbleImport", targets: ["BubbleImport"]),
         .library(name: "BubbleStore", targets: ["BubbleStore"]),
+        .library(name: "BubbleServer", targets: ["BubbleServer"]),
         .executable(name: "bubbles", targets: ["BubblesCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -60,10 +62,14 @@ let package = Package(
         ),
         // Conversations kept in SQLite (GRDB): import once, windows by sequence number, full-text search.
         .target(name: "BubbleStore", dependencies: ["BubbleCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        // `bubbles serve`: the store over HTTP (Hummingbird): JSON API and server-rendered pages.
+        .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML",
+                                                     .product(name: "Hummingbird", package: "hummingbird"),
+                                                     .product(name: "HummingbirdCore", package: "hummingbird")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
-                "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore",
+                "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore", "BubbleServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

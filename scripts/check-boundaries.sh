@@ -25,6 +25,7 @@ forbid BubbleHTML "$painting|BubbleRender|BubbleImport" "writes HTML; pictures c
 forbid BubbleRender "BubbleHTML|BubbleImport" "paints; HTML and importers are beside it, not under it"
 forbid BubbleImport "$painting|CPango|BubbleText|BubbleHTML|BubbleRender|BubbleStore" "reads exports into the model"
 forbid BubbleStore "$painting|CPango|CLibXML2|BubbleText|BubbleHTML|BubbleRender|BubbleImport" "keeps conversations; BubbleCore and GRDB only"
+forbid BubbleServer "$painting|BubbleRender|BubbleImport" "serves the store; pictures come through PictureDecoder"
 
 # The C headers BubbleText's Swift sees must not bring Cairo in either.
 for header in Sources/CPango/shim.h Sources/CPangoMeasure/include/pango_measure.h; do

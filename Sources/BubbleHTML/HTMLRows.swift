@@ -40,6 +40,11 @@ public struct HTMLFragment: Sendable {
     public var lastDay: Int?
 
     public var html: String { String(decoding: bytes, as: UTF8.self) }
+
+    public init(bytes: [UInt8], regularFaces: UInt32, boldFaces: UInt32, firstDay: Int? = nil, lastDay: Int? = nil) {
+        self.bytes = bytes; self.regularFaces = regularFaces; self.boldFaces = boldFaces
+        self.firstDay = firstDay; self.lastDay = lastDay
+    }
 }
 
 /// Writes conversation rows — day separators, system lines, names, bubbles with their photos,

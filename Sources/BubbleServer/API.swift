@@ -1,0 +1,145 @@
+import BubbleCore
+import BubbleStore
+import Foundation
+import Hummingbird
+import HummingbirdCore
+
+/// `/api/v1`: conversations, windows of messages by sequence number or date, days, search.
+struct API: Sendable {
+    let store: SQLiteStore
+    static let defaultLimit = 100, maxLimit = 1_000
+
+    static func iso(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: date)
+    }
+
+    func conversationObject(_ c: StoredConversation) -> [String: Any] {
+        ["id": c.id, "title": c.title, "format": c.sourceFormat, "messageCount": c.messageCount,
+         "participants": c.participants.map { ["id": $0.id, "name": $0.name] },
+         "first": c.first.map(Self.iso) ?? NSNull(), "last": c.last.map(Self.iso) ?? NSNull()]
+    }
+
+    func conversations() throws -> Response {
+        try json(try store.conversations().map(conversationObject))
+    }
+
+    func known(_ id: Int64) throws -> StoredConversation {
+        guard let c = try store.conversation(id: id) else { throw APIError.notFound("no conversation \(id)") }
+        return c
+    }
+
+    func conversation(_ id: Int64) throws -> Response { try json(conversationObject(try known(id))) }
+
+    /// A message as the API gives it.
+    static func object(_ s: StoredMessage, names: [String: String]) -> [String: Any] {
+        let m = s.message
+        var attachments: [[String: Any]] = m.images.map { i -> [String: Any] in
+            ["kind": i.sticker ? "sticker" : "photo", "name": i.name.map { $0 as Any } ?? NSNull(), "width": i.width, "height": i.height]
+        }
+        if let a = m.attachment {
+            attachments.append(["kind": a.kind.rawValue, "name": a.fileName.map { $0 as Any } ?? NSNull(), "label": a.displayText])
+        }
+        var o: [String: Any] = ["seq": s.seq, "date": iso(m.date), "side": m.kind == .system ? "system" : m.direction.rawValue,
+                                "text": m.text ?? NSNull(), "attachments": attachments]
+        o["sender"] = m.sender.map { $0 as Any } ?? NSNull()
+        o["senderName"] = m.sender.flatMap { names[$0] }.map { $0 as Any } ?? NSNull()
+        if let status = m.status { o["status"] = status.rawValue }
+        if !m.reactions.isEmpty { o["reactions"] = m.reactions.map { ["emoji": $0.emoji, "count": $0.count] } }
+        if let r = m.reply {
+            o["reply"] = ["id": r.id.map { $0 as Any } ?? NSNull(), "sender": r.sender.map { $0 as Any } ?? NSNull(),
+                          "text": r.text.map { $0 as Any } ?? NSNull()]
+        }
+        return o
+    }
+
+    /// The window a request asks for: `after=SEQ`, `before=SEQ`, `at=SEQ` (centred on it) or
+    /// `date=ISO` (from the first message at or after it), `limit` 1…1000; none: the newest.
+    func window(_ id: Int64, _ query: Parameters) throws -> (messages: [StoredMessage], conversation: StoredConversation) {
+        let c = try known(id)
+        let limit = try Self.integer(query, "limit", range: 1...Int64(Self.maxLimit)).map(Int.init) ?? Self.defaultLimit
+        let given = ["after", "before", "at", "date"].filter { query[Substring($0)] != nil }
+        guard given.count <= 1 else { throw APIError.badRequest("give one of after, before, at and date, not \(given.joined(separator: " and "))") }
+        if let after = try Self.integer(query, "after", range: 0...Int64.max) {
+            return (try store.messages(in: id, after: after, limit: limit), c)
+        }
+        if let before = try Self.integer(query, "before", range: 1...Int64.max) {
+            return (try store.messages(in: id, before: before, limit: limit), c)
+        }
+        if let at = try Self.integer(query, "at", range: 1...Int64.max) {
+            let head = try store.messages(in: id, before: at, limit: limit / 2)
+            return (head + (try store.messages(in: id, after: at - 1, limit: limit - head.count)), c)
+        }
+        if let raw = query["date"] {
+            guard let date = Self.date(String(raw)) else {
+                throw APIError.badRequest("date \"\(raw)\" is not a date; expected YYYY-MM-DD or an ISO 8601 date and time")
+            }
+            guard let seq = try store.seq(in: id, atOrAfter: date) else { return ([], c) }
+            return (try store.messages(in: id, after: seq - 1, limit: limit), c)
+        }
+        let last = try store.bounds(of: id)?.last ?? 0
+        return (try store.messages(in: id, before: last + 1, limit: limit), c)
+    }
+
+    func messages(_ id: Int64, _ query: Parameters) throws -> Response {
+        let (window, c) = try self.window(id, query)
+        var names: [String: String] = [:]
+        for p in c.participants where names[p.id] == nil { names[p.id] = p.name }
+        return try json(["conversation": id, "messages": window.map { Self.object($0, names: names) }])
+    }
+
+    func days(_ id: Int64, _ query: Parameters) throws -> Response {
+        _ = try known(id)
+        let zone = try query["tz"].map { raw -> TimeZone in
+            guard let z = TimeZone(identifier: String(raw)) else { throw APIError.badRequest("tz \"\(raw)\" is not a time zone; expected an IANA name such as Europe/Berlin") }
+            return z
+        } ?? TimeZone(identifier: "UTC")!
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd"
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.locale = Locale(identifier: "en_US_POSIX")
+        let days = try store.dayCounts(of: id, timeZone: zone).map { d -> [String: Any] in
+            ["date": f.string(from: Date(timeIntervalSince1970: Double(d.day) * 86_400)), "count": d.count]
+        }
+        return try json(["conversation": id, "timeZone": zone.identifier, "days": days])
+    }
+
+    func search(_ query: Parameters) throws -> Response {
+        guard let q = query["q"], !q.trimmingCharacters(in: CharacterSet.whitespaces).isEmpty else {
+            throw APIError.badRequest("q is missing; expected the words to find")
+        }
+        let conversation = try Self.integer(query, "conversation", range: 1...Int64.max)
+        let limit = try Self.integer(query, "limit", range: 1...200).map(Int.init) ?? 50
+        if let conversation { _ = try known(conversation) }
+        let hits: [StoreHit]
+        do { hits = try store.search(StoreSearch(String(q), conversation: conversation, limit: limit)) } catch let e as StoreError {
+            throw APIError.badRequest(e.reason.replacingOccurrences(of: "search ", with: "q: "))
+        }
+        return try json(["hits": hits.map { h -> [String: Any] in
+            ["conversation": h.conversation, "seq": h.seq, "date": Self.iso(h.date),
+             "sender": (h.senderName ?? h.sender).map { $0 as Any } ?? NSNull(),
+             "senderID": h.sender.map { $0 as Any } ?? NSNull(), "text": h.text, "snippet": h.snippet]
+        }])
+    }
+
+    /// An integer parameter in `range`, nil when absent, a 400 naming it when not.
+    static func integer(_ query: Parameters, _ name: String, range: ClosedRange<Int64>) throws -> Int64? {
+        guard let raw = query[Substring(name)] else { return nil }
+        guard let v = Int64(raw), range.contains(v) else {
+            let upper = range.upperBound == Int64.max ? "" : " and \(range.upperBound)"
+            throw APIError.badRequest("\(name) \"\(raw)\" is not a whole number" + (upper.isEmpty ? " ≥ \(range.lowerBound)" : " between \(range.lowerBound)\(upper)"))
+        }
+        return v
+    }
+
+    /// `2024-03-01` (UTC midnight) or an ISO 8601 date and time.
+    static func date(_ s: String) -> Date? {
+        let f = ISO8601DateFormatter()
+        if let d = f.date(from: s) { return d }
+        f.formatOptions = [.withFullDate]
+        return f.date(from: s)
+    }
+}
+
+typealias Parameters = FlatDictionary<Substring, Substring>
