@@ -139,8 +139,9 @@ struct Pages: Sendable {
             let titles = Dictionary(try store.conversations().map { ($0.id, $0.title) }, uniquingKeysWith: { (a: String, _: String) in a })
             body += hits.isEmpty ? "<p>No messages match.</p>" : "<table><tbody>"
             for h in hits {
-                // The snippet's [match] becomes <mark>match</mark>, everything escaped.
-                let marked = Self.escape(h.snippet).replacingOccurrences(of: "[", with: "<mark>").replacingOccurrences(of: "]", with: "</mark>")
+                // The match marked, everything escaped.
+                let p = h.snippetParts
+                let marked = Self.escape(p[0]) + (p[1].isEmpty ? "" : "<mark>" + Self.escape(p[1]) + "</mark>") + Self.escape(p[2])
                 body += "<tr><td><a href=\"/c/\(h.conversation)?at=\(h.seq)\">\(Self.escape(titles[h.conversation] ?? "?"))</a><br>"
                     + "<small>\(Self.escape(String(API.iso(h.date).prefix(16)).replacingOccurrences(of: "T", with: " "))) · \(Self.escape(h.senderName ?? h.sender ?? ""))</small></td>"
                     + "<td>\(marked)</td></tr>"

@@ -178,9 +178,11 @@ extension SQLiteStore {
                 .sorted { a, b in a.exact != b.exact ? a.exact : a.offset < b.offset }
             return ranked.prefix(limit).map { r in
                 let text: String = r.row["text"] ?? ""
+                let parts = SearchText.snippetParts(text, query: query)
                 return StoreHit(conversation: r.row["conversation_id"], seq: r.row["seq"], date: Date(timeIntervalSince1970: r.row["date"]),
                                 sender: r.row["sender"], senderName: r.row["sender_name"], text: text,
-                                snippet: SearchText.snippet(text, query: query))
+                                snippet: parts.match.isEmpty ? parts.before : parts.before + "[" + parts.match + "]" + parts.after,
+                                snippetParts: [parts.before, parts.match, parts.after])
             }
         }
     }

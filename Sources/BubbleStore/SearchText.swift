@@ -106,8 +106,9 @@ enum SearchText {
     }
 
     /// `text` around the first place one of `query`'s included terms occurs (case and accents
-    /// ignored), the match in `[` `]`, about `radius` characters each side, cut with "…".
-    static func snippet(_ text: String, query: Query, radius: Int = 40) -> String {
+    /// ignored), about `radius` characters each side, cut with "…": the part before the match,
+    /// the match, the part after (no match: the start of the text).
+    static func snippetParts(_ text: String, query: Query, radius: Int = 40) -> (before: String, match: String, after: String) {
         let options: String.CompareOptions = [.caseInsensitive, .diacriticInsensitive]
         var best: Range<String.Index>?
         for t in query.terms where !t.excluded {
@@ -117,7 +118,7 @@ enum SearchText {
             if best != nil { break }
         }
         guard var match = best else {
-            return text.count > radius * 2 ? String(text.prefix(radius * 2)) + "…" : text
+            return (text.count > radius * 2 ? String(text.prefix(radius * 2)) + "…" : text, "", "")
         }
         // A prefix search marks the whole word.
         while match.upperBound < text.endIndex, text[match.upperBound].isLetter || text[match.upperBound].isNumber {
@@ -125,8 +126,8 @@ enum SearchText {
         }
         let start = text.index(match.lowerBound, offsetBy: -radius, limitedBy: text.startIndex) ?? text.startIndex
         let end = text.index(match.upperBound, offsetBy: radius, limitedBy: text.endIndex) ?? text.endIndex
-        return (start > text.startIndex ? "…" : "") + text[start..<match.lowerBound] + "[" + text[match] + "]"
-            + text[match.upperBound..<end] + (end < text.endIndex ? "…" : "")
+        return ((start > text.startIndex ? "…" : "") + text[start..<match.lowerBound], String(text[match]),
+                text[match.upperBound..<end] + (end < text.endIndex ? "…" : ""))
     }
 
     /// Whether `text` holds every included term as written (only case ignored): exact matches

@@ -65,6 +65,9 @@ public struct StoreHit: Hashable, Sendable, Codable {
     public var text: String
     /// The text around the first match, matches between `[` and `]`, cut with "…".
     public var snippet: String
+    /// The same snippet in three parts (before the match, the match, after it), for a page that
+    /// marks the match itself (the text may hold brackets of its own).
+    public var snippetParts: [String]
 }
 
 /// One day of a conversation and how many messages it has (a calendar or a scrubber).

@@ -192,7 +192,8 @@ struct ServeCLITests {
          "participants": [{"id": "me", "name": "Me"}, {"id": "x", "name": "\\"><img src=x onerror=alert(1)>"}],
          "messages": [
           {"from": "x", "date": "2026-01-01T10:00:00Z", "text": "<img src=x onerror=alert(2)> javascript:alert(3) findme"},
-          {"from": "me", "date": "2026-01-01T10:01:00Z", "text": "</main><script>alert(4)</script>"}
+          {"from": "me", "date": "2026-01-01T10:01:00Z", "text": "</main><script>alert(4)</script>"},
+          {"from": "x", "date": "2026-01-01T10:02:00Z", "text": "[not a mark] then bracketword here"}
          ]}
         """.write(to: hostile, atomically: true, encoding: .utf8)
         let server = try ServedStore(exports: [Self.telegram, hostile.path])
@@ -207,6 +208,8 @@ struct ServeCLITests {
         let hostilePage = try server.get("/c/2")
         #expect(!hostilePage.text.contains("<script") && !hostilePage.text.contains("<img src=x"))
         #expect(hostilePage.text.contains("&lt;img src=x onerror=alert(2)&gt;") && !hostilePage.text.contains("href=\"javascript:"))
+        let brackets = try server.get("/search?q=bracketword")
+        #expect(brackets.text.contains("[not a mark] then <mark>bracketword</mark> here"), "\(brackets.text)")
         let search = try server.get("/search?q=findme")
         #expect(search.text.contains("<mark>findme</mark>") && !search.text.contains("<img src=x"))
         #expect(search.text.contains("<a href=\"/c/2?at=1\">"))
