@@ -14,6 +14,9 @@ public struct HTMLRowContext: Sendable {
     public var startsPage: Bool
     /// Index of the conversation's last outgoing message (its status shows under it).
     public var lastOutgoing: Int?
+    /// With a number, each message's rows start with an empty `<b hidden data-n="N">`: the
+    /// first message is N, the next N + 1… (a live viewer finds, adds and removes messages by it).
+    public var numberFrom: Int64?
 
     public init(previous: Message? = nil, next: Message? = nil, startsPage: Bool = true, lastOutgoing: Int? = nil) {
         self.previous = previous; self.next = next; self.startsPage = startsPage; self.lastOutgoing = lastOutgoing
@@ -147,6 +150,9 @@ public final class HTMLRowWriter {
         while i < range.upperBound {
             let m = messages[i]
             let day = local.day
+            if let first = context.numberFrom {
+                body.append("<b hidden data-n=\""); body.append(raw: String(first + Int64(i - range.lowerBound))); body.append("\"></b>")
+            }
             if firstDay == nil { firstDay = day }
             lastDay = day
             let pageStart = i == range.lowerBound && context.startsPage

@@ -35,11 +35,17 @@ struct Pages: Sendable {
         css = style.css + (try style.fontFaces(for: [all])) + Self.ownRules
     }
 
+    func script() -> Response {
+        Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=300"],
+                 body: .init(byteBuffer: ByteBuffer(string: Viewer.script)))
+    }
+
     static let ownRules = """
         .bk{max-width:760px;margin:0 auto;padding:12px 16px;font:15px/1.45 system-ui,sans-serif;color:#222}
         .bk a{color:#0b63ce}.bk h1{font-size:22px;margin:8px 0}.bk table{border-collapse:collapse;width:100%}
         .bk td,.bk th{text-align:left;padding:6px 8px;border-bottom:1px solid #ddd;vertical-align:top}.bk .n{text-align:right}
         .bk form{margin:10px 0}.bk input{font:inherit;padding:4px 6px}.bk mark{background:#ffe58a}.bk small{color:#777}
+        .bk-scrub input{width:min(420px,70vw)}.c>.hl{outline:3px solid #ffcc00;outline-offset:2px}
         .bk nav{display:flex;gap:14px;flex-wrap:wrap;align-items:center;justify-content:flex-start;max-width:none;margin:0;padding:4px 0;font-size:14px}
         """
 
@@ -64,12 +70,12 @@ struct Pages: Sendable {
         return out
     }
 
-    static func page(title: String, body: String) -> Response {
+    static func page(title: String, body: String, script: Bool = false) -> Response {
         let html = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
             <meta name="referrer" content="no-referrer"><title>\(escape(title))</title>
-            <link rel="stylesheet" href="/assets/style.css"></head>
+            <link rel="stylesheet" href="/assets/style.css">\(script ? "<script src=\"/assets/viewer.js\" defer></script>" : "")</head>
             <body>\(body)</body></html>
 
             """
@@ -99,21 +105,34 @@ struct Pages: Sendable {
         return Self.page(title: "BubbleKit", body: body + "</div>")
     }
 
+    /// The rows of a window as HTML (each message numbered by its sequence number), in context:
+    /// the message before decides groups and day separators, the one after the last tail.
+    func rows(_ window: [StoredMessage], of c: StoredConversation, startsPage: Bool) throws -> String {
+        guard let first = window.first, let last = window.last else { return "" }
+        let full = Conversation(title: c.title, participants: c.participants, messages: window.map { (s: StoredMessage) in s.message })
+        let writer = try HTMLRowWriter(conversation: full, style: style, photosFolder: store.mediaFolder, pictures: pictures)
+        var context = HTMLRowContext(startsPage: startsPage)
+        context.previous = try store.messages(in: c.id, before: first.seq, limit: 1).first?.message
+        context.next = try store.messages(in: c.id, after: last.seq, limit: 1).first?.message
+        context.numberFrom = first.seq
+        // The newest outgoing message shows its status when it is the conversation's last message.
+        if context.next == nil {
+            context.lastOutgoing = window.lastIndex { (s: StoredMessage) in s.message.kind == .message && s.message.direction == .outgoing }
+        }
+        return try writer.rows(full.messages[...], context: context).html
+    }
+
+    /// `/c/ID/rows?after=SEQ|before=SEQ&limit=N`: the next or previous rows for the viewer's
+    /// script, as `{"html", "first", "last"}` (no rows: first and last null).
+    func moreRows(_ id: Int64, _ query: Parameters) throws -> Response {
+        guard query["after"] != nil || query["before"] != nil else { throw APIError.badRequest("give after=SEQ or before=SEQ") }
+        let (window, c) = try api.window(id, query)
+        return try json(["html": try rows(window, of: c, startsPage: false),
+                         "first": window.first.map { $0.seq as Any } ?? NSNull(), "last": window.last.map { $0.seq as Any } ?? NSNull()])
+    }
+
     func conversation(_ id: Int64, _ query: Parameters) throws -> Response {
         let (window, c) = try api.window(id, query)
-        var full = Conversation(title: c.title, participants: c.participants, messages: window.map { (s: StoredMessage) in s.message })
-        full.typing = []
-        let rows = try HTMLRowWriter(conversation: full, style: style, photosFolder: store.mediaFolder, pictures: pictures)
-        var context = HTMLRowContext(startsPage: true)
-        if let first = window.first { context.previous = try store.messages(in: id, before: first.seq, limit: 1).first?.message }
-        if let last = window.last {
-            context.next = try store.messages(in: id, after: last.seq, limit: 1).first?.message
-            // The newest outgoing message of the window shows its status when it is the conversation's last message.
-            if context.next == nil {
-                context.lastOutgoing = window.lastIndex { (s: StoredMessage) in s.message.kind == .message && s.message.direction == .outgoing }
-            }
-        }
-        let fragment = try rows.rows(full.messages[...], context: context)
         let bounds = try store.bounds(of: id)
         var nav = "<nav><a href=\"/\">All conversations</a>"
         if let first = window.first, let b = bounds, first.seq > b.first { nav += "<a href=\"/c/\(id)?before=\(first.seq)\" rel=\"prev\">← Earlier</a>" }
@@ -121,10 +140,21 @@ struct Pages: Sendable {
         nav += "<a href=\"/c/\(id)\">Newest</a>"
         nav += "<form action=\"/c/\(id)\" method=\"get\"><input type=\"date\" name=\"date\" aria-label=\"Go to a day\"> <button>Go</button></form>"
         nav += "</nav>" + Self.searchForm(conversation: id)
+        // Where the reader is: a slider over the whole conversation (its position is the
+        // sequence number, so the middle is the middle and the end one drag away).
+        if let b = bounds, b.last > b.first {
+            nav += "<form action=\"/c/\(id)\" method=\"get\" class=\"bk-scrub\"><input type=\"range\" id=\"scrub\" name=\"at\" min=\"\(b.first)\" max=\"\(b.last)\" "
+                + "value=\"\(window.last?.seq ?? b.last)\" aria-label=\"Position in the conversation\"> <button>Go</button></form>"
+        }
         let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
-        let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><p><small>\(range)</small></p>\(nav)</div>"
-            + "<main class=\"c\">\n\(fragment.html)</main>"
-        return Self.page(title: c.title, body: body)
+        let at = try API.integer(query, "at", range: 1...Int64.max)
+        let highlight = query["hl"].map { Self.escape(String($0)) } ?? ""
+        let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><p><small id=\"range\">\(range)</small></p>\(nav)</div>"
+            + "<main class=\"c\" id=\"rows\" data-id=\"\(id)\" data-min=\"\(bounds?.first ?? 0)\" data-max=\"\(bounds?.last ?? 0)\" "
+            + "data-first=\"\(window.first?.seq ?? 0)\" data-last=\"\(window.last?.seq ?? 0)\" data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(highlight)\" "
+            + "data-newest=\"\(query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil)\">\n"
+            + (try rows(window, of: c, startsPage: (window.first?.seq ?? 0) <= (bounds?.first ?? 0))) + "</main>"
+        return Self.page(title: c.title, body: body, script: true)
     }
 
     func search(_ query: Parameters) throws -> Response {
@@ -142,7 +172,9 @@ struct Pages: Sendable {
                 // The match marked, everything escaped.
                 let p = h.snippetParts
                 let marked = Self.escape(p[0]) + (p[1].isEmpty ? "" : "<mark>" + Self.escape(p[1]) + "</mark>") + Self.escape(p[2])
-                body += "<tr><td><a href=\"/c/\(h.conversation)?at=\(h.seq)\">\(Self.escape(titles[h.conversation] ?? "?"))</a><br>"
+                let words = q.split(separator: " ").first { !$0.hasPrefix("-") }.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"*")) } ?? ""
+                let hl = words.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                body += "<tr><td><a href=\"/c/\(h.conversation)?at=\(h.seq)&amp;hl=\(hl)\">\(Self.escape(titles[h.conversation] ?? "?"))</a><br>"
                     + "<small>\(Self.escape(String(API.iso(h.date).prefix(16)).replacingOccurrences(of: "T", with: " "))) · \(Self.escape(h.senderName ?? h.sender ?? ""))</small></td>"
                     + "<td>\(marked)</td></tr>"
             }

@@ -65,7 +65,9 @@ public struct BubbleServer: Sendable {
         router.get("/") { _, _ in try pages.library() }
         router.get("c/:id") { request, context in try pages.conversation(try id(context), request.uri.queryParameters) }
         router.get("search") { request, _ in try pages.search(request.uri.queryParameters) }
+        router.get("c/:id/rows") { request, context in try pages.moreRows(try id(context), request.uri.queryParameters) }
         router.get("assets/style.css") { _, _ in pages.styleSheet() }
+        router.get("assets/viewer.js") { _, _ in pages.script() }
         return router
     }
 

@@ -58,13 +58,19 @@ final class ServedStore {
         return process.terminationStatus
     }
 
+    func get(_ path: String, headers: [String: String] = [:]) throws -> HTTP.Reply {
+        try HTTP.request(port: port, method: "GET", path: path, headers: headers)
+    }
+}
+
+/// HTTP/1.1 over a plain socket to 127.0.0.1 (no proxy, nothing else in between).
+enum HTTP {
     struct Reply { var status: Int; var headers: [String: String]; var body: Data
         var text: String { String(decoding: body, as: UTF8.self) }
         func json() throws -> Any { try JSONSerialization.jsonObject(with: body) }
     }
 
-    /// One HTTP/1.1 GET over a plain socket to 127.0.0.1 (no proxy, nothing else in between).
-    func get(_ path: String, headers: [String: String] = [:]) throws -> Reply {
+    static func request(port: Int, method: String, path: String, headers: [String: String] = [:], body: Data? = nil) throws -> Reply {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BrowserlessError("socket: \(errno)") }
         defer { close(fd) }
@@ -72,35 +78,47 @@ final class ServedStore {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw BrowserlessError("connect: \(errno)") }
-        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        for (k, v) in headers { request += "\(k): \(v)\r\n" }
-        request += "\r\n"
-        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        guard connected == 0 else { throw BrowserlessError("connect to \(port): \(errno)") }
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (k, v) in headers { head += "\(k): \(v)\r\n" }
+        if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        var out = Data(head.utf8)
+        if let body { out += body }
+        _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        // Read to the end of the reply: its Content-Length, the last chunk, or the connection's
+        // end (a server may keep the connection open despite `Connection: close`).
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
+        var split: Range<Data.Index>?
         while true {
+            if split == nil { split = data.range(of: Data("\r\n\r\n".utf8)) }
+            if let split {
+                let head = String(decoding: data[..<split.lowerBound], as: UTF8.self).lowercased()
+                if let m = head.firstMatch(of: #/content-length:\s*(\d+)/#), data.count - split.upperBound >= Int(m.1)! { break }
+                if head.contains("transfer-encoding: chunked"), data[split.upperBound...].range(of: Data("0\r\n\r\n".utf8)) != nil { break }
+            }
             let n = recv(fd, &buffer, buffer.count, 0)
             if n <= 0 { break }
             data.append(contentsOf: buffer[0..<n])
         }
-        guard let split = data.range(of: Data("\r\n\r\n".utf8)) else { throw BrowserlessError("no HTTP reply: \(data.count) bytes") }
-        let head = String(decoding: data[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-        let status = Int(head.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        guard let split else { throw BrowserlessError("no HTTP reply from \(port): \(data.count) bytes") }
+        let lines = String(decoding: data[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
         var fields: [String: String] = [:]
-        for line in head.dropFirst() {
+        for line in lines.dropFirst() {
             if let colon = line.firstIndex(of: ":") {
                 fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
         }
-        var body = Data(data[split.upperBound...])
-        if fields["transfer-encoding"] == "chunked" { body = Self.unchunk(body) }
-        return Reply(status: status, headers: fields, body: body)
+        var bodyOut = Data(data[split.upperBound...])
+        if fields["transfer-encoding"] == "chunked" { bodyOut = unchunk(bodyOut) }
+        return Reply(status: status, headers: fields, body: bodyOut)
     }
 
     static func unchunk(_ data: Data) -> Data {
@@ -112,6 +130,19 @@ final class ServedStore {
             at = end.upperBound + size + 2
         }
         return out
+    }
+
+    /// A port nothing listens on now.
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
@@ -149,6 +180,14 @@ struct ServeCLITests {
         #expect(first[0]["senderName"] as? String == "Mira Chen")
         let days = try #require(try server.get("/api/v1/conversations/1/days").json() as? [String: Any])
         #expect((days["days"] as? [[String: Any]])?.first?["count"] as? Int == 7)
+        // The viewer's rows: numbered by sequence number, in context.
+        let rows = try #require(try server.get("/c/1/rows?after=3&limit=2").json() as? [String: Any])
+        #expect(rows["first"] as? Int == 4 && rows["last"] as? Int == 5)
+        let html = rows["html"] as? String ?? ""
+        #expect(html.contains("<b hidden data-n=\"4\"></b>") && html.contains("<b hidden data-n=\"5\"></b>") && !html.contains("data-n=\"6\""))
+        #expect(try server.get("/c/1/rows?limit=2").status == 400)
+        let script = try server.get("/assets/viewer.js")
+        #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
         let hits = try #require((try server.get("/api/v1/search?q=eclipse").json() as? [String: Any])?["hits"] as? [[String: Any]])
         #expect(Set(hits.compactMap { $0["seq"] as? Int }) == [1, 4])
         #expect(hits.allSatisfy { ($0["snippet"] as? String)?.contains("[eclipse]") == true })
@@ -206,13 +245,16 @@ struct ServeCLITests {
         #expect(page.text.contains("<div class=\"b i") && page.text.contains("Did you see the eclipse photos?"))
         #expect(page.text.contains("<link rel=\"stylesheet\" href=\"/assets/style.css\">"))
         let hostilePage = try server.get("/c/2")
-        #expect(!hostilePage.text.contains("<script") && !hostilePage.text.contains("<img src=x"))
+        // The one script is the viewer's own, from this server.
+        #expect(hostilePage.text.components(separatedBy: "<script").count == 2
+                && hostilePage.text.contains("<script src=\"/assets/viewer.js\" defer></script>"))
+        #expect(!hostilePage.text.contains("<img src=x"))
         #expect(hostilePage.text.contains("&lt;img src=x onerror=alert(2)&gt;") && !hostilePage.text.contains("href=\"javascript:"))
         let brackets = try server.get("/search?q=bracketword")
         #expect(brackets.text.contains("[not a mark] then <mark>bracketword</mark> here"), "\(brackets.text)")
         let search = try server.get("/search?q=findme")
         #expect(search.text.contains("<mark>findme</mark>") && !search.text.contains("<img src=x"))
-        #expect(search.text.contains("<a href=\"/c/2?at=1\">"))
+        #expect(search.text.contains("<a href=\"/c/2?at=1&amp;hl=findme\">"))
         let css = try server.get("/assets/style.css")
         #expect(css.status == 200 && css.headers["content-type"]?.hasPrefix("text/css") == true && css.text.contains("@font-face"))
     }
