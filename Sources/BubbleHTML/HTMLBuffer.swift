@@ -352,3 +352,23 @@ enum ParagraphDirection {
         }
     }
 }
+
+/// Text for HTML outside the export's byte buffer (the index of `--all`, the server's pages):
+/// `& < > " '` as entities, everything else as it is.
+public enum HTMLEscape {
+    public static func text(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+}

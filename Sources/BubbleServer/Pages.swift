@@ -54,21 +54,7 @@ struct Pages: Sendable {
                  body: .init(byteBuffer: ByteBuffer(string: css)))
     }
 
-    static func escape(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ s: String) -> String { HTMLEscape.text(s) }
 
     static func page(title: String, body: String, script: Bool = false) -> Response {
         let html = """

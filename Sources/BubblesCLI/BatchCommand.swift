@@ -1,5 +1,6 @@
 import ArgumentParser
 import BubbleCore
+import BubbleHTML
 import BubbleImport
 import Foundation
 
@@ -198,20 +199,7 @@ struct BatchOptions: ParsableArguments {
         return out
     }
 
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ s: String) -> String { HTMLEscape.text(s) }
 
     static func percentEncoded(_ name: String) -> String {
         var allowed = CharacterSet.alphanumerics
