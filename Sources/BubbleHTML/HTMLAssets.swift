@@ -132,15 +132,15 @@ final class HTMLPhotoAssets {
 
     /// `3f2a…c9.jpg`: 64-bit FNV-1a of the bytes in hex, the extension of the real type.
     static func contentName(_ bytes: Data, mime: String) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        bytes.withUnsafeBytes { for b in $0 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 } }
+        var h = StableHash()
+        bytes.withUnsafeBytes { h.add($0) }
         let ext: String = switch mime {
         case "image/jpeg": "jpg"
         case "image/gif": "gif"
         case "image/webp": "webp"
         default: "png"
         }
-        return String(format: "%016llx", h) + "." + ext
+        return String(format: "%016llx", h.value) + "." + ext
     }
 
     /// Writes `bytes` to `target` unless it is there: through a temporary file renamed into

@@ -12,32 +12,24 @@ struct MessageExtra: Codable {
 }
 
 extension SQLiteStore {
-    /// 64-bit FNV-1a: stable across runs and machines (Swift's `Hasher` is seeded per process).
+    /// `parts` through `StableHash` (stable across runs and machines).
     static func stableHash(_ parts: [String]) -> Int64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for part in parts {
-            for b in part.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-            h = (h ^ 0x1F) &* 0x100_0000_01b3   // unit separator between parts
-        }
-        return Int64(bitPattern: h)
+        var h = StableHash()
+        for part in parts { h.add(part: part) }
+        return Int64(bitPattern: h.value)
     }
 
     /// The content part of a message's identity (for exports without ids): FNV-1a over the
     /// format, time, sender, side, kind, text and attachment names.
     static func contentKey(_ m: Message, format: String) -> Int64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        @inline(__always) func mix(_ b: UInt8) { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        func mix(_ s: String?) {
-            if let s { for b in s.utf8 { mix(b) } }
-            mix(0x1F)
-        }
-        mix("c"); mix(format)
+        var h = StableHash()
+        h.add(part: "c"); h.add(part: format)
         var bits = m.date.timeIntervalSince1970.bitPattern
-        for _ in 0..<8 { mix(UInt8(truncatingIfNeeded: bits)); bits >>= 8 }
-        mix(m.sender); mix(m.direction == .outgoing ? 1 : 0); mix(m.kind == .system ? 1 : 0)
-        mix(m.text); mix(m.attachment?.fileName)
-        for image in m.images { mix(image.name) }
-        return Int64(bitPattern: h)
+        for _ in 0..<8 { h.add(UInt8(truncatingIfNeeded: bits)); bits >>= 8 }
+        h.add(part: m.sender); h.add(m.direction == .outgoing ? 1 : 0); h.add(m.kind == .system ? 1 : 0)
+        h.add(part: m.text); h.add(part: m.attachment?.fileName)
+        for image in m.images { h.add(part: image.name) }
+        return Int64(bitPattern: h.value)
     }
 
     /// The text the search index holds for a message: its text and its attachment's name and title.

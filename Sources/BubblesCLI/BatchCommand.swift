@@ -146,11 +146,8 @@ struct BatchOptions: ParsableArguments {
 
     /// What decides a conversation's output: its messages, people, title and the options.
     static func hash(_ c: Conversation, signature: String) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ s: String?) {
-            for b in (s ?? "\u{0}").utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-            h = (h ^ 0x1F) &* 0x100_0000_01b3
-        }
+        var stable = StableHash()
+        func mix(_ s: String?) { stable.add(part: s ?? "\u{0}") }
         mix(signature); mix(c.title)
         for p in c.participants { mix(p.id); mix(p.name); mix(p.avatar) }
         for m in c.messages {
@@ -160,7 +157,7 @@ struct BatchOptions: ParsableArguments {
             for r in m.reactions { mix(r.emoji); mix(String(r.count)) }
             mix(m.reply?.id)
         }
-        return String(format: "%016llx", h)
+        return String(format: "%016llx", stable.value)
     }
 
     /// The index: every conversation with its people, size, dates and link; failures marked.
