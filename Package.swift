@@ -95,7 +95,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         // Runs the built `bubbles` tool as a user would.
-        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText"]),
+        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText", "BubbleTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,7 @@ set -euo pipefail
 # (stickers, iPhone photos), the fonts the project's fontconfig file
 # pins (Latin, Arabic/Hebrew, colour emoji, CJK), SQLite and zlib for the importers (iMessage chat.db,
 # WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
-# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium, qpdf).
+# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium and its WebDriver, qpdf).
 PACKAGES=(
   pkg-config
   libcairo2-dev
@@ -30,6 +30,7 @@ PACKAGES=(
   qpdf
   pango1.0-tools
   chromium
+  chromium-driver
   unicode-data
 )
 # Extra packages a caller asks for: BOOTSTRAP_EXTRA="pkg another-pkg".

@@ -1,4 +1,5 @@
 import Foundation
+import BubbleTestSupport
 import Testing
 
 /// `bubbles serve` started as a user starts it (a free port, a store of our own), asked over
@@ -61,94 +62,6 @@ final class ServedStore {
     func get(_ path: String, headers: [String: String] = [:]) throws -> HTTP.Reply {
         try HTTP.request(port: port, method: "GET", path: path, headers: headers)
     }
-}
-
-/// HTTP/1.1 over a plain socket to 127.0.0.1 (no proxy, nothing else in between).
-enum HTTP {
-    struct Reply { var status: Int; var headers: [String: String]; var body: Data
-        var text: String { String(decoding: body, as: UTF8.self) }
-        func json() throws -> Any { try JSONSerialization.jsonObject(with: body) }
-    }
-
-    static func request(port: Int, method: String, path: String, headers: [String: String] = [:], body: Data? = nil) throws -> Reply {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BrowserlessError("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw BrowserlessError("connect to \(port): \(errno)") }
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        for (k, v) in headers { head += "\(k): \(v)\r\n" }
-        if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
-        head += "\r\n"
-        var out = Data(head.utf8)
-        if let body { out += body }
-        _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
-        // Read to the end of the reply: its Content-Length, the last chunk, or the connection's
-        // end (a server may keep the connection open despite `Connection: close`).
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        var split: Range<Data.Index>?
-        while true {
-            if split == nil { split = data.range(of: Data("\r\n\r\n".utf8)) }
-            if let split {
-                let head = String(decoding: data[..<split.lowerBound], as: UTF8.self).lowercased()
-                if let m = head.firstMatch(of: #/content-length:\s*(\d+)/#), data.count - split.upperBound >= Int(m.1)! { break }
-                if head.contains("transfer-encoding: chunked"), data[split.upperBound...].range(of: Data("0\r\n\r\n".utf8)) != nil { break }
-            }
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { break }
-            data.append(contentsOf: buffer[0..<n])
-        }
-        guard let split else { throw BrowserlessError("no HTTP reply from \(port): \(data.count) bytes") }
-        let lines = String(decoding: data[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-        let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
-        var fields: [String: String] = [:]
-        for line in lines.dropFirst() {
-            if let colon = line.firstIndex(of: ":") {
-                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        var bodyOut = Data(data[split.upperBound...])
-        if fields["transfer-encoding"] == "chunked" { bodyOut = unchunk(bodyOut) }
-        return Reply(status: status, headers: fields, body: bodyOut)
-    }
-
-    static func unchunk(_ data: Data) -> Data {
-        var out = Data(), at = data.startIndex
-        while let end = data[at...].range(of: Data("\r\n".utf8)) {
-            let size = Int(String(decoding: data[at..<end.lowerBound], as: UTF8.self), radix: 16) ?? 0
-            if size == 0 { break }
-            out += data[end.upperBound..<(end.upperBound + size)]
-            at = end.upperBound + size + 2
-        }
-        return out
-    }
-
-    /// A port nothing listens on now.
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-}
-
-struct BrowserlessError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
 }
 
 @Suite("bubbles serve: the JSON API and the pages", .serialized)
