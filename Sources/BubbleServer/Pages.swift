@@ -12,27 +12,53 @@ import HummingbirdCore
 struct Pages: Sendable {
     let store: SQLiteStore
     let api: API
-    let theme: Theme
-    let themeFolder: String
-    let options: HTMLOptions
-    let style: HTMLPageStyle
     let pictures: any PictureDecoder
-    /// The theme's sheet, its fonts (embedded) and the pages' own rules.
-    let css: String
+    /// The theme pages are drawn in unless `?theme=` names another.
+    let defaultTheme: String
+    /// Every theme a page can be drawn in: the bundled ones and the server's own.
+    let themes: [String: ThemedStyle]
+    let geometries: Geometries
+    /// Widest column (CSS px); a narrower window gets a narrower one, laid out at its width.
+    static let columnWidth = 720.0
+    /// Days and times on the pages (and the layout's day separators).
+    static let timeZone = TimeZone(identifier: "UTC")!
+
+    /// One theme's style sheet (its fonts embedded) and row style.
+    struct ThemedStyle: Sendable {
+        let name: String
+        let theme: Theme
+        let style: HTMLPageStyle
+        let css: String
+    }
 
     init(store: SQLiteStore, theme name: String, pictures: any PictureDecoder) throws {
         self.store = store
         api = API(store: store)
-        (theme, themeFolder) = try ThemeLibrary.load(name)
+        self.pictures = pictures
         var options = HTMLOptions()
-        options.timeZone = TimeZone(identifier: "UTC")!
+        options.timeZone = Self.timeZone
         options.assets = .embed
         options.header = false
-        self.options = options
-        self.pictures = pictures
-        style = try HTMLPageStyle(theme: theme, themeFolder: themeFolder, options: options, pictures: pictures)
-        let all = HTMLFragment(bytes: [], regularFaces: .max, boldFaces: .max)
-        css = style.css + (try style.fontFaces(for: [all])) + Self.ownRules
+        options.width = Self.columnWidth
+        var themes: [String: ThemedStyle] = [:]
+        for n in Set(ThemeLibrary.bundledNames + [name]) {
+            let (theme, folder) = try ThemeLibrary.load(n)
+            let style = try HTMLPageStyle(theme: theme, themeFolder: folder, options: options, pictures: pictures)
+            let all = HTMLFragment(bytes: [], regularFaces: .max, boldFaces: .max)
+            themes[n] = ThemedStyle(name: n, theme: theme, style: style, css: style.css + (try style.fontFaces(for: [all])) + Self.ownRules)
+        }
+        self.themes = themes
+        defaultTheme = name
+        geometries = Geometries(store: store)
+    }
+
+    /// The theme `?theme=` names (a bundled one), else the server's; a 400 for an unknown name.
+    func themed(_ query: Parameters) throws -> ThemedStyle {
+        guard let raw = query["theme"], !raw.isEmpty else { return themes[defaultTheme]! }
+        guard let t = themes[String(raw)] else {
+            throw APIError.badRequest("theme \"\(raw)\" is not one of \(themes.keys.sorted().joined(separator: ", "))")
+        }
+        return t
     }
 
     func script() -> Response {
@@ -40,29 +66,40 @@ struct Pages: Sendable {
                  body: .init(byteBuffer: ByteBuffer(string: Viewer.script)))
     }
 
+    /// The pages' own rules. A conversation page is a header and a scrolling column
+    /// (`#scroller`); with the script the column is as tall as the whole conversation laid out
+    /// (`.virtual`) and holds one window of rows (`.w`) where the layout engine put them.
     static let ownRules = """
         .bk{max-width:760px;margin:0 auto;padding:12px 16px;font:15px/1.45 system-ui,sans-serif;color:#222}
         .bk a{color:#0b63ce}.bk h1{font-size:22px;margin:8px 0}.bk table{border-collapse:collapse;width:100%}
         .bk td,.bk th{text-align:left;padding:6px 8px;border-bottom:1px solid #ddd;vertical-align:top}.bk .n{text-align:right}
-        .bk form{margin:10px 0}.bk input{font:inherit;padding:4px 6px}.bk mark{background:#ffe58a}.bk small{color:#777}
-        .bk-scrub input{width:min(420px,70vw)}.c>.hl{outline:3px solid #ffcc00;outline-offset:2px}
-        .bk nav{display:flex;gap:14px;flex-wrap:wrap;align-items:center;justify-content:flex-start;max-width:none;margin:0;padding:4px 0;font-size:14px}
+        .bk form{margin:4px 0;display:inline-block}.bk input,.bk select{font:inherit;padding:3px 6px}.bk mark{background:#ffe58a}.bk small{color:#777}
+        .c>.hl{outline:3px solid #ffcc00;outline-offset:2px}.c mark{background:#ffe58a;color:inherit}
+        .bk nav{display:flex;gap:14px;flex-wrap:wrap;align-items:center;justify-content:flex-start;max-width:none;margin:0;padding:2px 0;font-size:14px}
+        body.v{margin:0;height:100vh;display:flex;flex-direction:column;overflow:hidden}
+        body.v>.bk{flex:none;max-width:none;width:100%;box-sizing:border-box;padding:6px 16px;border-bottom:1px solid #ddd}
+        body.v>.bk h1{font-size:18px;margin:2px 0}
+        #scroller{flex:1;overflow-y:auto;overflow-x:hidden;position:relative}
+        #rows.virtual{position:relative;padding:0;overflow:hidden}
+        #rows.virtual>.w{position:absolute;left:0;right:0;top:0;max-width:none;margin:0;padding:0}
+        .bk .up{display:inline-block;margin:4px 0}.bk .err{color:#b00020}.bk progress{width:160px}
         """
 
-    func styleSheet() -> Response {
+    func styleSheet(_ query: Parameters) throws -> Response {
         Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=300"],
-                 body: .init(byteBuffer: ByteBuffer(string: css)))
+                 body: .init(byteBuffer: ByteBuffer(string: try themed(query).css)))
     }
 
     static func escape(_ s: String) -> String { HTMLEscape.text(s) }
 
-    static func page(title: String, body: String, script: Bool = false) -> Response {
+    static func page(title: String, body: String, script: Bool = false, theme: String? = nil, bodyClass: String? = nil) -> Response {
+        let sheet = "/assets/style.css" + (theme.map { "?theme=" + escape($0) } ?? "")
         let html = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
             <meta name="referrer" content="no-referrer"><title>\(escape(title))</title>
-            <link rel="stylesheet" href="/assets/style.css">\(script ? "<script src=\"/assets/viewer.js\" defer></script>" : "")</head>
-            <body>\(body)</body></html>
+            <link rel="stylesheet" href="\(sheet)">\(script ? "<script src=\"/assets/viewer.js\" defer></script>" : "")</head>
+            <body\(bodyClass.map { " class=\"\($0)\"" } ?? "")>\(body)</body></html>
 
             """
         return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
@@ -77,8 +114,12 @@ struct Pages: Sendable {
     func library() throws -> Response {
         let all = try store.conversations()
         var body = "<div class=\"bk\"><h1>Conversations</h1>" + Self.searchForm()
+        body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
+            + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, BubbleKit JSON): "
+            + "<input type=\"file\" name=\"file\" id=\"file\"></label> <button>Import</button> "
+            + "<progress id=\"progress\" hidden max=\"1\" value=\"0\"></progress> <span id=\"status\" role=\"status\"></span></form>"
         if all.isEmpty {
-            body += "<p>None yet: add some with <code>bubbles import FILE</code>.</p>"
+            body += "<p>None yet: add one above, or with <code>bubbles import FILE</code>.</p>"
         } else {
             body += "<table><thead><tr><th>conversation</th><th>people</th><th class=\"n\">messages</th><th>dates</th></tr></thead><tbody>"
             for c in all {
@@ -88,59 +129,137 @@ struct Pages: Sendable {
             }
             body += "</tbody></table>"
         }
-        return Self.page(title: "BubbleKit", body: body + "</div>")
+        return Self.page(title: "BubbleKit", body: body + "</div>", script: true)
     }
 
-    /// The rows of a window as HTML (each message numbered by its sequence number), in context:
-    /// the message before decides groups and day separators, the one after the last tail.
-    func rows(_ window: [StoredMessage], of c: StoredConversation, startsPage: Bool) throws -> String {
-        guard let first = window.first, let last = window.last else { return "" }
-        let full = Conversation(title: c.title, participants: c.participants, messages: window.map { (s: StoredMessage) in s.message })
-        let writer = try HTMLRowWriter(conversation: full, style: style, photosFolder: store.mediaFolder, pictures: pictures)
-        var context = HTMLRowContext(startsPage: startsPage)
-        context.previous = try store.messages(in: c.id, before: first.seq, limit: 1).first?.message
-        context.next = try store.messages(in: c.id, after: last.seq, limit: 1).first?.message
-        context.numberFrom = first.seq
+    /// Rows of `messages[range]` of a conversation as HTML, each message's rows numbered by its
+    /// sequence number (`first` for the range's first), in context: the message before decides
+    /// groups and day separators, the one after the last tail.
+    func rows(_ messages: [Message], _ range: Range<Int>, first: Int64, of c: StoredConversation, in themed: ThemedStyle) throws -> String {
+        guard !range.isEmpty else { return "" }
+        let full = Conversation(title: c.title, participants: c.participants, messages: Array(messages[range]))
+        let writer = try HTMLRowWriter(conversation: full, style: themed.style, photosFolder: store.mediaFolder, pictures: pictures)
+        var context = HTMLRowContext(startsPage: range.lowerBound == 0)
+        context.previous = range.lowerBound > 0 ? messages[range.lowerBound - 1] : nil
+        context.next = range.upperBound < messages.count ? messages[range.upperBound] : nil
+        context.numberFrom = first
         // The newest outgoing message shows its status when it is the conversation's last message.
         if context.next == nil {
-            context.lastOutgoing = window.lastIndex { (s: StoredMessage) in s.message.kind == .message && s.message.direction == .outgoing }
+            context.lastOutgoing = full.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing }
         }
         return try writer.rows(full.messages[...], context: context).html
     }
 
-    /// `/c/ID/rows?after=SEQ|before=SEQ&limit=N`: the next or previous rows for the viewer's
-    /// script, as `{"html", "first", "last"}` (no rows: first and last null).
-    func moreRows(_ id: Int64, _ query: Parameters) throws -> Response {
-        guard query["after"] != nil || query["before"] != nil else { throw APIError.badRequest("give after=SEQ or before=SEQ") }
-        let (window, c) = try api.window(id, query)
-        return try json(["html": try rows(window, of: c, startsPage: false),
-                         "first": window.first.map { $0.seq as Any } ?? NSNull(), "last": window.last.map { $0.seq as Any } ?? NSNull()])
+    /// The rows of a window read from the store (the page's first screen, before any script).
+    func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle) throws -> String {
+        guard let first = window.first, let last = window.last else { return "" }
+        var messages = window.map(\.message)
+        var range = 0..<messages.count
+        if let before = try store.messages(in: c.id, before: first.seq, limit: 1).first?.message {
+            messages.insert(before, at: 0); range = 1..<messages.count
+        }
+        if let after = try store.messages(in: c.id, after: last.seq, limit: 1).first?.message { messages.append(after) }
+        return try rows(messages, range, first: first.seq, of: c, in: themed)
+    }
+
+    /// `/c/ID/view?width=W[&theme=T]` and one of `y=Y&h=H` (the rows that meet that band of the
+    /// layout), `at=SEQ`, `date=D`, or nothing (the newest): the layout engine's geometry of the
+    /// conversation at that column width (`height`, `count`) and a window of rows with each
+    /// message's `tops` — `{"height", "width", "count", "first", "last", "tops", "bottom",
+    /// "html", "target"}`. `202 {"measuring": true, "done", "total"}` while the conversation
+    /// is first laid out.
+    func view(_ id: Int64, _ query: Parameters) async throws -> Response {
+        let c = try api.known(id)
+        let themed = try themed(query)
+        guard let rawWidth = query["width"], let width = Double(rawWidth), width.isFinite else {
+            throw APIError.badRequest("width is missing or not a number; expected the column's width in CSS px")
+        }
+        let column = min(Self.columnWidth, max(themed.theme.layoutStyle.minimumRowWidth, width.rounded()))
+        let given = ["y", "at", "date"].filter { query[Substring($0)] != nil }
+        guard given.count <= 1 else { throw APIError.badRequest("give one of y, at and date, not \(given.joined(separator: " and "))") }
+        var target: Int64?
+        if let at = try API.integer(query, "at", range: 1...Int64.max) { target = at }
+        if let raw = query["date"] {
+            guard let date = API.date(String(raw)) else {
+                throw APIError.badRequest("date \"\(raw)\" is not a date; expected YYYY-MM-DD or an ISO 8601 date and time")
+            }
+            target = try store.seq(in: id, atOrAfter: date) ?? store.bounds(of: id)?.last
+        }
+        let y = try query["y"].map { raw -> Double in
+            guard let v = Double(raw), v.isFinite, v >= 0 else { throw APIError.badRequest("y \"\(raw)\" is not a number ≥ 0") }
+            return v
+        }
+        let band = try query["h"].map { raw -> Double in
+            guard let v = Double(raw), v.isFinite, v > 0, v <= 20_000 else { throw APIError.badRequest("h \"\(raw)\" is not a number in 1…20000") }
+            return v
+        } ?? 2_400
+        let key = Geometries.Key(conversation: id, theme: themed.name)
+        let geometry: ViewGeometry
+        switch try await geometries.geometry(key, width: column, theme: themed.theme, wait: query["wait"] == "1") {
+        case .success(let g): geometry = g
+        case .failure(let p): return try json(["measuring": true, "done": p.done, "total": p.total], status: .accepted)
+        }
+        guard geometry.count > 0 else {
+            return try json(["height": 0, "width": column, "count": 0, "first": NSNull(), "last": NSNull(), "tops": [], "bottom": 0, "html": ""])
+        }
+        var range: Range<Int>
+        if let y {
+            range = geometry.messages(from: y, height: band)
+            if range.count > 400 { range = range.lowerBound..<(range.lowerBound + 400) }
+        } else if let target {
+            let k = geometry.index(of: target)
+            range = max(0, k - 40)..<min(geometry.count, k + 60)
+        } else {
+            range = max(0, geometry.count - 100)..<geometry.count
+        }
+        let messages = geometry.list.conversation.messages
+        let html = try rows(messages, range, first: geometry.seqs[range.lowerBound], of: c, in: themed)
+        let tops = range.map { geometry.top(of: $0) }
+        let bottom = range.upperBound < geometry.count ? geometry.top(of: range.upperBound) : geometry.height
+        var out: [String: Any] = ["height": geometry.height, "width": column, "count": geometry.count,
+                                  "first": geometry.seqs[range.lowerBound], "last": geometry.seqs[range.upperBound - 1],
+                                  "tops": tops, "bottom": bottom, "html": html,
+                                  "min": geometry.seqs[0], "max": geometry.seqs[geometry.count - 1]]
+        if let target { out["target"] = geometry.seqs[geometry.index(of: target)] }
+        return try json(out)
     }
 
     func conversation(_ id: Int64, _ query: Parameters) throws -> Response {
+        let themed = try themed(query)
         let (window, c) = try api.window(id, query)
         let bounds = try store.bounds(of: id)
+        let keep = themed.name == defaultTheme ? "" : "&amp;theme=" + Self.escape(themed.name)
         var nav = "<nav><a href=\"/\">All conversations</a>"
-        if let first = window.first, let b = bounds, first.seq > b.first { nav += "<a href=\"/c/\(id)?before=\(first.seq)\" rel=\"prev\">← Earlier</a>" }
-        if let last = window.last, let b = bounds, last.seq < b.last { nav += "<a href=\"/c/\(id)?after=\(last.seq)\" rel=\"next\">Later →</a>" }
-        nav += "<a href=\"/c/\(id)\">Newest</a>"
-        nav += "<form action=\"/c/\(id)\" method=\"get\"><input type=\"date\" name=\"date\" aria-label=\"Go to a day\"> <button>Go</button></form>"
-        nav += "</nav>" + Self.searchForm(conversation: id)
-        // Where the reader is: a slider over the whole conversation (its position is the
-        // sequence number, so the middle is the middle and the end one drag away).
-        if let b = bounds, b.last > b.first {
-            nav += "<form action=\"/c/\(id)\" method=\"get\" class=\"bk-scrub\"><input type=\"range\" id=\"scrub\" name=\"at\" min=\"\(b.first)\" max=\"\(b.last)\" "
-                + "value=\"\(window.last?.seq ?? b.last)\" aria-label=\"Position in the conversation\"> <button>Go</button></form>"
-        }
-        let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
+        if let first = window.first, let b = bounds, first.seq > b.first { nav += "<a href=\"/c/\(id)?before=\(first.seq)\(keep)\" rel=\"prev\">← Earlier</a>" }
+        if let last = window.last, let b = bounds, last.seq < b.last { nav += "<a href=\"/c/\(id)?after=\(last.seq)\(keep)\" rel=\"next\">Later →</a>" }
+        nav += "<a href=\"/c/\(id)\(keep.isEmpty ? "" : "?" + keep.dropFirst(5))\" id=\"newest\">Newest</a>"
+        // A calendar over the conversation's days (the script jumps without a reload).
+        let day = { (d: Date?) in d.map { String(API.iso($0).prefix(10)) } ?? "" }
+        nav += "<form action=\"/c/\(id)\" method=\"get\" id=\"day\"><input type=\"date\" name=\"date\" min=\"\(day(c.first))\" max=\"\(day(c.last))\" aria-label=\"Go to a day\">"
+            + (keep.isEmpty ? "" : "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\">") + " <button>Go</button></form>"
+        nav += "<form action=\"/c/\(id)\" method=\"get\" id=\"themes\"><select name=\"theme\" aria-label=\"Theme\">"
+            + themes.keys.sorted().map { "<option\($0 == themed.name ? " selected" : "")>\(Self.escape($0))</option>" }.joined()
+            + "</select> <button>Theme</button></form>"
+        // Opened from a search hit: the previous and next hits in this conversation.
         let at = try API.integer(query, "at", range: 1...Int64.max)
-        let highlight = query["hl"].map { Self.escape(String($0)) } ?? ""
-        let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><p><small id=\"range\">\(range)</small></p>\(nav)</div>"
-            + "<main class=\"c\" id=\"rows\" data-id=\"\(id)\" data-min=\"\(bounds?.first ?? 0)\" data-max=\"\(bounds?.last ?? 0)\" "
-            + "data-first=\"\(window.first?.seq ?? 0)\" data-last=\"\(window.last?.seq ?? 0)\" data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(highlight)\" "
+        let highlight = query["hl"].map(String.init) ?? ""
+        if let at, let q = query["q"], !q.trimmingCharacters(in: .whitespaces).isEmpty {
+            let seqs = ((try? store.search(StoreSearch(String(q), conversation: id, limit: 200))) ?? []).map(\.seq).sorted()
+            let enc = String(q).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let link = { (seq: Int64, rel: String, text: String) in
+                "<a href=\"/c/\(id)?at=\(seq)&amp;q=\(enc)&amp;hl=\(Self.escape(highlight.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))\(keep)\" id=\"\(rel)-hit\">\(text)</a>"
+            }
+            if let p = seqs.last(where: { $0 < at }) { nav += link(p, "prev", "↑ previous hit") }
+            if let n = seqs.first(where: { $0 > at }) { nav += link(n, "next", "↓ next hit") }
+        }
+        nav += "</nav>" + Self.searchForm(conversation: id)
+        let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
+        let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><small id=\"range\">\(range)</small>\(nav)</div>"
+            + "<div id=\"scroller\"><main class=\"c\" id=\"rows\" data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
+            + "data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(Self.escape(highlight))\" data-date=\"\(Self.escape(query["date"].map(String.init) ?? ""))\" "
             + "data-newest=\"\(query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil)\">\n"
-            + (try rows(window, of: c, startsPage: (window.first?.seq ?? 0) <= (bounds?.first ?? 0))) + "</main>"
-        return Self.page(title: c.title, body: body, script: true)
+            + (try rows(window, of: c, in: themed)) + "</main></div>"
+        return Self.page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "v")
     }
 
     func search(_ query: Parameters) throws -> Response {
@@ -160,7 +279,8 @@ struct Pages: Sendable {
                 let marked = Self.escape(p[0]) + (p[1].isEmpty ? "" : "<mark>" + Self.escape(p[1]) + "</mark>") + Self.escape(p[2])
                 let words = q.split(separator: " ").first { !$0.hasPrefix("-") }.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"*")) } ?? ""
                 let hl = words.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-                body += "<tr><td><a href=\"/c/\(h.conversation)?at=\(h.seq)&amp;hl=\(hl)\">\(Self.escape(titles[h.conversation] ?? "?"))</a><br>"
+                let qs = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                body += "<tr><td><a href=\"/c/\(h.conversation)?at=\(h.seq)&amp;q=\(qs)&amp;hl=\(hl)\">\(Self.escape(titles[h.conversation] ?? "?"))</a><br>"
                     + "<small>\(Self.escape(String(API.iso(h.date).prefix(16)).replacingOccurrences(of: "T", with: " "))) · \(Self.escape(h.senderName ?? h.sender ?? ""))</small></td>"
                     + "<td>\(marked)</td></tr>"
             }

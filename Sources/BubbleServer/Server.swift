@@ -65,8 +65,8 @@ public struct BubbleServer: Sendable {
         router.get("/") { _, _ in try pages.library() }
         router.get("c/:id") { request, context in try pages.conversation(try id(context), request.uri.queryParameters) }
         router.get("search") { request, _ in try pages.search(request.uri.queryParameters) }
-        router.get("c/:id/rows") { request, context in try pages.moreRows(try id(context), request.uri.queryParameters) }
-        router.get("assets/style.css") { _, _ in pages.styleSheet() }
+        router.get("c/:id/view") { request, context in try await pages.view(try id(context), request.uri.queryParameters) }
+        router.get("assets/style.css") { request, _ in try pages.styleSheet(request.uri.queryParameters) }
         router.get("assets/viewer.js") { _, _ in pages.script() }
         return router
     }

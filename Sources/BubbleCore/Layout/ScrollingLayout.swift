@@ -76,6 +76,20 @@ public struct ScrollingLayout: Sendable {
         return lo < plan.count && plan[lo].kind != .typing && Int(plan[lo].index) == k ? lo : nil
     }
 
+    /// The message row `i` shows (a day separator belongs to the message below it); nil for a
+    /// typing row.
+    public func messageIndex(ofRow i: Int) -> Int? {
+        plan[i].kind == .typing ? nil : Int(plan[i].index)
+    }
+
+    /// The top of message `k`'s first row: its day separator when it has one, else its bubble or
+    /// system line; nil when `k` is out of range.
+    public func top(ofMessage k: Int) -> Double? {
+        guard let r = rowIndex(ofMessage: k) else { return nil }
+        if r > 0, plan[r - 1].kind == .separator, Int(plan[r - 1].index) == k { return tops[r - 1] }
+        return tops[r]
+    }
+
     /// Bytes this layout keeps per row and per message (its arrays' elements, not the
     /// conversation nor the engine's prepared texts).
     public var bytesPerMessage: Double {
