@@ -71,6 +71,7 @@ let package = Package(
             dependencies: [
                 "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore", "BubbleServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
         // `make bench`: release-build benchmarks, each case in a child process.

@@ -33,13 +33,26 @@ struct API: Sendable {
     func conversation(_ id: Int64) throws -> Response { try json(conversationObject(try known(id))) }
 
     /// A message as the API gives it.
-    static func object(_ s: StoredMessage, names: [String: String]) -> [String: Any] {
+    static func object(_ s: StoredMessage, names: [String: String], media: String) -> [String: Any] {
         let m = s.message
+        // A file kept in the store: its id and URL (`/api/v1/attachments/{id}`).
+        func file(_ path: String?, into o: inout [String: Any]) {
+            guard let path, path.hasPrefix(media + "/") else { return }
+            let id = (path as NSString).lastPathComponent
+            o["id"] = id
+            o["url"] = "/api/v1/attachments/" + id
+        }
         var attachments: [[String: Any]] = m.images.map { i -> [String: Any] in
-            ["kind": i.sticker ? "sticker" : "photo", "name": i.name.map { $0 as Any } ?? NSNull(), "width": i.width, "height": i.height]
+            var o: [String: Any] = ["kind": i.sticker ? "sticker" : "photo", "name": i.name.map { $0 as Any } ?? NSNull(), "width": i.width, "height": i.height]
+            file(i.path, into: &o)
+            return o
         }
         if let a = m.attachment {
-            attachments.append(["kind": a.kind.rawValue, "name": a.fileName.map { $0 as Any } ?? NSNull(), "label": a.displayText])
+            var o: [String: Any] = ["kind": a.kind.rawValue, "name": a.fileName.map { $0 as Any } ?? NSNull(), "label": a.displayText]
+            if let type = a.mimeType { o["type"] = type }
+            if let size = a.byteSize { o["size"] = size }
+            file(a.path, into: &o)
+            attachments.append(o)
         }
         var o: [String: Any] = ["seq": s.seq, "date": iso(m.date), "side": m.kind == .system ? "system" : m.direction.rawValue,
                                 "text": m.text ?? NSNull(), "attachments": attachments]
@@ -86,7 +99,7 @@ struct API: Sendable {
         let (window, c) = try self.window(id, query)
         var names: [String: String] = [:]
         for p in c.participants where names[p.id] == nil { names[p.id] = p.name }
-        return try json(["conversation": id, "messages": window.map { Self.object($0, names: names) }])
+        return try json(["conversation": id, "messages": window.map { Self.object($0, names: names, media: store.mediaFolder) }])
     }
 
     func days(_ id: Int64, _ query: Parameters) throws -> Response {

@@ -253,6 +253,12 @@ struct Pages: Sendable {
             if let n = seqs.first(where: { $0 > at }) { nav += link(n, "next", "↓ next hit") }
         }
         nav += "</nav>" + Self.searchForm(conversation: id)
+        // Downloads, made by the renderers: the whole conversation or the days between two dates.
+        nav += "<form action=\"/api/v1/conversations/\(id)/export\" method=\"get\" id=\"export\"><select name=\"format\" aria-label=\"Export format\">"
+            + ["pdf", "png", "html", "json", "csv"].map { "<option>\($0)</option>" }.joined() + "</select> "
+            + "<input type=\"date\" name=\"since\" aria-label=\"From\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">–"
+            + "<input type=\"date\" name=\"until\" aria-label=\"Until (not included)\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">"
+            + "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\"> <button>Export</button></form>"
         let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
         let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><small id=\"range\">\(range)</small>\(nav)</div>"
             + "<div id=\"scroller\"><main class=\"c\" id=\"rows\" data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "

@@ -15,9 +15,12 @@ public struct ServerConfiguration: Sendable {
     public var token: String?
     /// The theme pages are drawn in.
     public var theme: String
+    /// The largest upload taken (bytes); larger ones get a 413.
+    public var maxUpload: Int
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage") {
-        self.host = host; self.port = port; self.token = token; self.theme = theme
+    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
+                maxUpload: Int = 512 << 20) {
+        self.host = host; self.port = port; self.token = token; self.theme = theme; self.maxUpload = maxUpload
     }
 
     /// Whether `host` only accepts connections from this machine.
@@ -39,11 +42,16 @@ public struct BubbleServer: Sendable {
     public let store: SQLiteStore
     public let configuration: ServerConfiguration
     let pages: Pages
+    let files: Files
 
-    public init(store: SQLiteStore, configuration: ServerConfiguration, pictures: any PictureDecoder) throws {
+    /// `importer` takes uploads (`POST /api/v1/imports`), `exporter` writes downloads; without
+    /// them those routes answer 501.
+    public init(store: SQLiteStore, configuration: ServerConfiguration, pictures: any PictureDecoder,
+                importer: (any ExportImporting)? = nil, exporter: (any ConversationExporting)? = nil) throws {
         self.store = store
         self.configuration = configuration
         pages = try Pages(store: store, theme: configuration.theme, pictures: pictures)
+        files = Files(store: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload, geometries: pages.geometries)
     }
 
     /// Every response's security headers: scripts and styles only from this server, nothing from
@@ -61,7 +69,12 @@ public struct BubbleServer: Sendable {
         router.get("api/v1/conversations/:id/messages") { request, context in try api.messages(try id(context), request.uri.queryParameters) }
         router.get("api/v1/conversations/:id/days") { request, context in try api.days(try id(context), request.uri.queryParameters) }
         router.get("api/v1/search") { request, _ in try api.search(request.uri.queryParameters) }
-        let pages = self.pages
+        let pages = self.pages, files = self.files
+        router.post("api/v1/imports") { request, _ in try await files.upload(request) }
+        router.get("api/v1/attachments/:file") { request, context in try files.attachment(context.parameters.get("file") ?? "", request) }
+        router.get("api/v1/conversations/:id/export") { request, context in
+            try await files.export(try id(context), request.uri.queryParameters, theme: try pages.themed(request.uri.queryParameters).name)
+        }
         router.get("/") { _, _ in try pages.library() }
         router.get("c/:id") { request, context in try pages.conversation(try id(context), request.uri.queryParameters) }
         router.get("search") { request, _ in try pages.search(request.uri.queryParameters) }
@@ -108,6 +121,10 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
                 throw APIError(status: .unauthorized, message: "this server needs its token: ?token=… or Authorization: Bearer …")
             }
             response = try await next(request, context)
+            // A browser given the token once (the URL printed) keeps it in a cookie of this site only.
+            if let token, request.uri.queryParameters["token"] != nil {
+                response.headers[.setCookie] = "bk_token=\(token); Path=/; HttpOnly; SameSite=Strict"
+            }
         } catch let e as APIError {
             response = try json(["error": e.message], status: e.status)
         } catch let e as HTTPError {
@@ -128,6 +145,10 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
     static func carries(_ request: Request, token: String) -> Bool {
         if let q = request.uri.queryParameters["token"], constantTimeEqual(String(q), token) { return true }
         if let auth = request.headers[.authorization], auth.hasPrefix("Bearer "), constantTimeEqual(String(auth.dropFirst(7)), token) { return true }
+        for cookie in request.headers[values: .cookie].flatMap({ $0.split(separator: ";") }) {
+            let kv = cookie.trimmingCharacters(in: .whitespaces)
+            if kv.hasPrefix("bk_token="), constantTimeEqual(String(kv.dropFirst(9)), token) { return true }
+        }
         return false
     }
 

@@ -3,6 +3,7 @@ import BubbleRender
 import BubbleServer
 import BubbleStore
 import Foundation
+import ZIPFoundation
 
 /// `bubbles serve`: the store in the browser (and its JSON API), until Ctrl-C.
 struct Serve: ParsableCommand {
@@ -20,20 +21,23 @@ struct Serve: ParsableCommand {
     @Option(help: "Token every request must carry (?token=… or Authorization: Bearer …); made up when listening beyond this machine.")
     var token: String?
     @Option(help: "Theme of the pages (see `bubbles themes`).") var theme = "imessage"
+    @Option(name: .customLong("max-upload"), help: "Largest upload taken, in MB (default 512).") var maxUpload = 512
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) must be between 0 and 65535") }
         if let token, token.count < 16 { throw ValidationError("--token must be at least 16 characters") }
+        guard (1...65_536).contains(maxUpload) else { throw ValidationError("--max-upload \(maxUpload) must be between 1 and 65536 (MB)") }
     }
 
     func run() throws {
-        var config = ServerConfiguration(host: host, port: port, token: token, theme: theme)
+        var config = ServerConfiguration(host: host, port: port, token: token, theme: theme, maxUpload: maxUpload << 20)
         if !config.isLoopback && config.token == nil {
             config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         }
         let db = try store.open()
         let server: BubbleServer
-        do { server = try BubbleServer(store: db, configuration: config, pictures: PhotoDecoder()) } catch {
+        do { server = try BubbleServer(store: db, configuration: config, pictures: PhotoDecoder(),
+                                                importer: UploadImporter(), exporter: SubprocessExporter()) } catch {
             throw CLIError("cannot start: \(error)")
         }
         let shown = config.host.contains(":") ? "[\(config.host)]" : config.host
@@ -57,4 +61,50 @@ struct Serve: ParsableCommand {
 
 final class ErrorBox: @unchecked Sendable {
     var error: (any Error)?
+}
+
+/// Uploads go through `bubbles import`'s own code.
+struct UploadImporter: ExportImporting {
+    func importExport(_ path: String, into store: SQLiteStore) throws -> StoreImportSummary {
+        let input = try InputOptions.parse([path])
+        return try Import.importExport(path, input: input, into: store, progress: { _ in })
+    }
+}
+
+/// Downloads are made by `bubbles render` / `bubbles convert` on the stored conversation, in a
+/// child process (a render of a long conversation takes its memory with it when it ends, and a
+/// failure there cannot take the server down). Several PNG pages come as one .zip.
+struct SubprocessExporter: ConversationExporting {
+    var formats: [String] { ["pdf", "png", "html", "json", "csv"] }
+
+    func export(conversation: Int64, from store: SQLiteStore, format: String, theme: String,
+                since: String?, until: String?, into folder: String) throws -> String {
+        let command = ["json", "csv"].contains(format) ? "convert" : "render"
+        let output = folder + "/conversation." + format
+        var arguments = [command, "--conversation", String(conversation), "--db", store.path, "-o", output, "--tz", "UTC"]
+        if command == "render" { arguments += ["--theme", theme] }
+        if format == "png" { arguments += ["--pages"] }
+        if let since { arguments += ["--since", since] }
+        if let until { arguments += ["--until", until] }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        p.arguments = arguments
+        let errors = Pipe()
+        p.standardError = errors
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let said = errors.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            let text = String(decoding: said, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "exit status \(p.terminationStatus)"
+            throw CLIError(text)
+        }
+        let made = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        if made.count == 1 { return folder + "/" + made[0] }
+        // Several pages: one .zip of them.
+        let zip = folder + "/conversation-pages.zip"
+        let archive = try Archive(url: URL(fileURLWithPath: zip), accessMode: .create)
+        for name in made { try archive.addEntry(with: name, relativeTo: URL(fileURLWithPath: folder)) }
+        return zip
+    }
 }

@@ -65,36 +65,42 @@ struct Import: ParsableCommand {
         for file in files {
             var input = try InputOptions.parse([file])
             input.inputFormat = inputFormat; input.me = me; input.chat = chat.map { [$0] } ?? []; input.tz = tz; input.strict = strict
-            let format = try inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
-            var loaded: InputOptions.Loaded?
-            defer { loaded?.close() }
             let progress = Progress(label: file)
-            // Messages go into the database as the importer reads them (one transaction).
-            let summary = try storeErrors {
-                try db.importStream(sourceFormat: format?.rawValue ?? "native", title: title, mediaFolder: InputOptions.folder(of: file),
-                                    sortByDate: format.map(Importer.sortsByDate) ?? false) { add in
-                    var count = 0
-                    // The importer keeps the sink only while it reads.
-                    let result = try withoutActuallyEscaping(add) { add in
-                        try input.load(messages: { m in
-                            try add(m)
-                            count += 1
-                            progress.update(count)
-                        })
-                    }
-                    loaded = result
-                    progress.finish()
-                    result.reportWarnings(messageCount: count)
-                    let c = result.conversation
-                    // Which stored conversation a newer export of the same chat goes into.
-                    return (c, chat ?? c.title ?? c.participants.map(\.id).sorted().joined(separator: ","))
-                }
-            }
+            let summary = try Self.importExport(file, input: input, into: db, title: title, progress: progress.update)
+            progress.finish()
             let name = try storeErrors { try db.conversation(id: summary.conversationID)?.title } ?? ""
             print("\(file): \"\(name)\" (conversation \(summary.conversationID)\(summary.conversationsAdded > 0 ? ", new" : "")): "
                   + "added \(summary.messagesAdded) message\(summary.messagesAdded == 1 ? "" : "s"), "
                   + "\(summary.attachmentsAdded) attachment\(summary.attachmentsAdded == 1 ? "" : "s"); "
                   + "skipped \(summary.messagesSkipped) already present")
+        }
+    }
+
+    /// `bubbles import` of one export (and `bubbles serve`'s uploads): the importer's messages go
+    /// into the database as they are read, in one transaction; on an error nothing is stored.
+    static func importExport(_ file: String, input: InputOptions, into db: SQLiteStore, title: String? = nil,
+                             progress: @escaping (Int) -> Void) throws -> StoreImportSummary {
+        let format = try input.inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
+        var loaded: InputOptions.Loaded?
+        defer { loaded?.close() }
+        return try storeErrors {
+            try db.importStream(sourceFormat: format?.rawValue ?? "native", title: title, mediaFolder: InputOptions.folder(of: file),
+                                sortByDate: format.map(Importer.sortsByDate) ?? false) { add in
+                var count = 0
+                // The importer keeps the sink only while it reads.
+                let result = try withoutActuallyEscaping(add) { add in
+                    try input.load(messages: { m in
+                        try add(m)
+                        count += 1
+                        progress(count)
+                    })
+                }
+                loaded = result
+                result.reportWarnings(messageCount: count)
+                let c = result.conversation
+                // Which stored conversation a newer export of the same chat goes into.
+                return (c, input.chat.first ?? c.title ?? c.participants.map(\.id).sorted().joined(separator: ","))
+            }
         }
     }
 }

@@ -1,0 +1,263 @@
+import BubbleCore
+import BubbleStore
+import Foundation
+import Hummingbird
+import HummingbirdCore
+
+/// Imports an uploaded export into the store — `bubbles import`'s own code, handed in by the CLI
+/// (BubbleServer does not link the importers). Throws the importer's error, naming the file and
+/// the line or field, with the store unchanged.
+public protocol ExportImporting: Sendable {
+    func importExport(_ path: String, into store: SQLiteStore) throws -> StoreImportSummary
+}
+
+/// Writes a stored conversation (or a date range of it) as a download — the CLI's renderers
+/// (`bubbles render` / `convert`), handed in by the CLI. `format` is one of `formats`; the file
+/// goes into `folder`; returns its path.
+public protocol ConversationExporting: Sendable {
+    var formats: [String] { get }
+    func export(conversation: Int64, from store: SQLiteStore, format: String, theme: String,
+                since: String?, until: String?, into folder: String) throws -> String
+}
+
+/// Uploads, attachments and exports: files in and out of the store.
+struct Files: Sendable {
+    let store: SQLiteStore
+    let importer: (any ExportImporting)?
+    let exporter: (any ConversationExporting)?
+    let maxUpload: Int
+    let geometries: Geometries
+
+    // MARK: uploads
+
+    /// `POST /api/v1/imports`: a multipart form whose `file` is an export (or a .zip of one),
+    /// saved to a temporary file under its own name (the importers recognise formats by it),
+    /// imported, removed. 413 past `maxUpload` bytes, 400 for a form without `file` or an
+    /// export the importers refuse (their message), 201 with the conversation it went into.
+    func upload(_ request: Request) async throws -> Response {
+        guard let importer else { throw APIError(status: .notImplemented, message: "this server does not import uploads") }
+        guard let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/form-data"),
+              let boundary = Self.parameter("boundary", in: type) else {
+            throw APIError.badRequest("the body is not multipart/form-data with a boundary; send the export as the form field \"file\"")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxUpload {
+            throw APIError(status: .contentTooLarge, message: "the upload is \(length) bytes; this server takes at most \(maxUpload)")
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-upload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The body to a file first (any size up to the limit, never all in memory).
+        let raw = folder.appendingPathComponent("body")
+        guard FileManager.default.createFile(atPath: raw.path, contents: nil) else {
+            throw APIError(status: .internalServerError, message: "the upload could not be saved")
+        }
+        let out = try FileHandle(forWritingTo: raw)
+        var size = 0
+        do {
+            for try await chunk in request.body {
+                size += chunk.readableBytes
+                if size > maxUpload {
+                    throw APIError(status: .contentTooLarge, message: "the upload is over the \(maxUpload) bytes this server takes")
+                }
+                try out.write(contentsOf: Data(buffer: chunk))
+            }
+            try out.close()
+        } catch {
+            try? out.close()
+            throw error
+        }
+        let part = try MultipartFile.extract(field: "file", boundary: boundary, from: raw.path, into: folder.path)
+        try? FileManager.default.removeItem(at: raw)
+        let store = self.store
+        let summary: StoreImportSummary
+        do {
+            summary = try await Task.detached { try importer.importExport(part, into: store) }.value
+        } catch let e as StoreError {
+            throw APIError(status: .internalServerError, message: e.reason)
+        } catch {
+            // The importer's own words, without the temporary folder's name.
+            let text = "\(error)".replacingOccurrences(of: folder.path + "/", with: "")
+            throw APIError(status: .unprocessableContent, message: text)
+        }
+        await geometries.invalidate(summary.conversationID)
+        let title = try store.conversation(id: summary.conversationID)?.title ?? ""
+        return try json(["id": summary.conversationID, "title": title, "added": summary.messagesAdded,
+                         "skipped": summary.messagesSkipped, "attachments": summary.attachmentsAdded,
+                         "new": summary.conversationsAdded > 0], status: .created)
+    }
+
+    /// `name=value` (quoted or not) in a header value such as a Content-Type.
+    static func parameter(_ name: String, in header: String) -> String? {
+        for piece in header.split(separator: ";") {
+            let kv = piece.trimmingCharacters(in: .whitespaces)
+            guard kv.lowercased().hasPrefix(name + "=") else { continue }
+            var v = String(kv.dropFirst(name.count + 1))
+            if v.hasPrefix("\""), v.hasSuffix("\""), v.count >= 2 { v = String(v.dropFirst().dropLast()) }
+            return v.isEmpty ? nil : v
+        }
+        return nil
+    }
+
+    // MARK: attachments
+
+    /// `GET /api/v1/attachments/{id}`: a file of the store by its id (`<sha256>.<ext>`, as the API
+    /// lists it): its type, `Content-Disposition` (inline for pictures, video and audio, else a
+    /// download; `?download=1` always), and `Range` requests (206, 416).
+    func attachment(_ id: String, _ request: Request) throws -> Response {
+        guard id.wholeMatch(of: #/[0-9a-f]{64}(\.[a-z0-9]{1,10})?/#) != nil else {
+            throw APIError.badRequest("attachment id \"\(id.prefix(80))\" is not one; expected the 64 hex digits of its SHA-256 and its extension")
+        }
+        let path = store.mediaFolder + "/" + id.prefix(2) + "/" + id
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              let size = (attributes[.size] as? NSNumber)?.uint64Value, let handle = FileHandle(forReadingAtPath: path) else {
+            throw APIError.notFound("no attachment \(id)")
+        }
+        let ext = (id as NSString).pathExtension.lowercased()
+        let type = Self.mimeTypes[ext] ?? "application/octet-stream"
+        let inline = ["image/", "video/", "audio/"].contains { type.hasPrefix($0) } && request.uri.queryParameters["download"] == nil
+        var headers: HTTPFields = [.contentType: type, .acceptRanges: "bytes", .cacheControl: "private, max-age=86400"]
+        headers[.contentDisposition] = inline ? "inline" : "attachment; filename=\"\(id)\""
+        var range: Range<UInt64> = 0..<size
+        var status = HTTPResponse.Status.ok
+        if let asked = request.headers[.range] {
+            guard let r = Self.byteRange(asked, size: size) else {
+                try? handle.close()
+                var h: HTTPFields = [.contentRange: "bytes */\(size)"]
+                h[.contentType] = "application/json; charset=utf-8"
+                return Response(status: .rangeNotSatisfiable, headers: h,
+                                body: .init(byteBuffer: ByteBuffer(string: #"{"error":"range \#(asked.prefix(60)) is not within the \#(size) bytes of this attachment"}"#)))
+            }
+            range = r
+            status = .partialContent
+            headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound - 1)/\(size)"
+        }
+        headers[.contentLength] = String(range.count)
+        return Response(status: status, headers: headers, body: Self.stream(handle, range: range))
+    }
+
+    /// `bytes=A-B`, `bytes=A-`, `bytes=-N` (one range); nil when it cannot be satisfied.
+    static func byteRange(_ header: String, size: UInt64) -> Range<UInt64>? {
+        guard let m = header.wholeMatch(of: #/\s*bytes=(\d*)-(\d*)\s*/#), size > 0 else { return nil }
+        let a = UInt64(m.1), b = UInt64(m.2)
+        switch (a, b) {
+        case let (a?, b?) where a <= b && a < size: return a..<(min(b, size - 1) + 1)
+        case let (a?, nil) where a < size: return a..<size
+        case let (nil, n?) where n > 0: return (size - min(n, size))..<size
+        default: return nil
+        }
+    }
+
+    /// The bytes of `range` of an open file, in 64 KiB chunks; the file closed at the end.
+    static func stream(_ handle: FileHandle, range: Range<UInt64>, removing path: String? = nil) -> ResponseBody {
+        let box = HandleBox(handle: handle)
+        return ResponseBody(contentLength: Int(range.count)) { writer in
+            defer { try? box.handle.close(); if let path { try? FileManager.default.removeItem(atPath: path) } }
+            try box.handle.seek(toOffset: range.lowerBound)
+            var left = Int(range.count)
+            while left > 0 {
+                let data = try box.handle.read(upToCount: min(left, 65_536)) ?? Data()
+                if data.isEmpty { break }
+                left -= data.count
+                try await writer.write(ByteBuffer(bytes: data))
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    static let mimeTypes: [String: String] = [
+        "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif", "webp": "image/webp",
+        "heic": "image/heic", "heif": "image/heif", "tif": "image/tiff", "tiff": "image/tiff", "bmp": "image/bmp",
+        "mp4": "video/mp4", "m4v": "video/mp4", "mov": "video/quicktime", "3gp": "video/3gpp", "webm": "video/webm", "mkv": "video/x-matroska",
+        "mp3": "audio/mpeg", "m4a": "audio/mp4", "aac": "audio/aac", "ogg": "audio/ogg", "opus": "audio/ogg", "oga": "audio/ogg",
+        "amr": "audio/amr", "wav": "audio/wav", "pdf": "application/pdf", "vcf": "text/vcard", "txt": "text/plain; charset=utf-8",
+        "zip": "application/zip", "json": "application/json", "csv": "text/csv; charset=utf-8", "html": "text/html; charset=utf-8",
+    ]
+
+    // MARK: exports
+
+    /// `GET /api/v1/conversations/{id}/export?format=pdf|png|html|json|csv[&since=D][&until=D][&theme=T]`:
+    /// the whole conversation or a date range, written by the renderers into a temporary file and
+    /// streamed as a download (several PNG pages: a .zip of them).
+    func export(_ id: Int64, _ query: Parameters, theme: String) async throws -> Response {
+        guard let exporter else { throw APIError(status: .notImplemented, message: "this server does not export") }
+        guard let c = try store.conversation(id: id) else { throw APIError.notFound("no conversation \(id)") }
+        guard let format = query["format"].map({ String($0).lowercased() }), exporter.formats.contains(format) else {
+            throw APIError.badRequest("format \"\(query["format"] ?? "")\" is not one of \(exporter.formats.joined(separator: ", "))")
+        }
+        var range: [String?] = []
+        for name in ["since", "until"] {
+            let raw = query[Substring(name)].map(String.init)
+            if let raw, API.date(raw) == nil { throw APIError.badRequest("\(name) \"\(raw)\" is not a date; expected YYYY-MM-DD or ISO 8601") }
+            range.append(raw)
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-export-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let store = self.store
+        let file: String
+        do {
+            file = try await Task.detached { [range] in
+                try exporter.export(conversation: id, from: store, format: format, theme: theme, since: range[0], until: range[1], into: folder)
+            }.value
+        } catch {
+            try? FileManager.default.removeItem(atPath: folder)
+            throw APIError(status: .unprocessableContent, message: "\(error)".replacingOccurrences(of: folder + "/", with: ""))
+        }
+        guard let handle = FileHandle(forReadingAtPath: file),
+              let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value else {
+            try? FileManager.default.removeItem(atPath: folder)
+            throw APIError(status: .internalServerError, message: "the export wrote no file")
+        }
+        let ext = (file as NSString).pathExtension.lowercased()
+        let safeTitle = String(c.title.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "-" }).prefix(60)
+        let name = (safeTitle.isEmpty ? "conversation" : String(safeTitle)) + "." + ext
+        var headers: HTTPFields = [.contentType: Self.mimeTypes[ext] ?? "application/octet-stream", .contentLength: String(size)]
+        headers[.contentDisposition] = "attachment; filename=\"\(name)\""
+        return Response(status: .ok, headers: headers, body: Self.stream(handle, range: 0..<size, removing: folder))
+    }
+}
+
+/// A file handle passed into the body's writer.
+struct HandleBox: @unchecked Sendable { let handle: FileHandle }
+
+/// The one file of a `multipart/form-data` body on disk, found without reading it all into memory.
+enum MultipartFile {
+    /// Writes the part named `field` into `folder` under its own file name (sanitised); its path.
+    static func extract(field: String, boundary: String, from body: String, into folder: String) throws -> String {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: body), options: .alwaysMapped) else {
+            throw APIError.badRequest("the upload could not be read")
+        }
+        let delimiter = Data(("--" + boundary).utf8)
+        var at = data.startIndex
+        while let start = data.range(of: delimiter, in: at..<data.endIndex) {
+            let headersStart = start.upperBound + 2   // CRLF after the delimiter
+            guard headersStart <= data.endIndex, let headersEnd = data.range(of: Data("\r\n\r\n".utf8), in: headersStart..<data.endIndex) else { break }
+            let headers = String(decoding: data[headersStart..<headersEnd.lowerBound], as: UTF8.self)
+            let contentStart = headersEnd.upperBound
+            guard let next = data.range(of: Data("\r\n".utf8) + delimiter, in: contentStart..<data.endIndex) else {
+                throw APIError.badRequest("the multipart body ends before its closing boundary")
+            }
+            let disposition = headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-disposition:") }.map(String.init) ?? ""
+            if Files.parameter("name", in: disposition) == field {
+                var name = Files.parameter("filename", in: disposition) ?? "upload"
+                name = (name.replacingOccurrences(of: "\\", with: "/") as NSString).lastPathComponent
+                name = String(name.unicodeScalars.filter { $0.value >= 32 && $0 != "/" && $0 != ":" }.map(Character.init))
+                if name.isEmpty || name.hasPrefix(".") { name = "upload" + name }
+                guard next.lowerBound > contentStart else { throw APIError.badRequest("the field \"\(field)\" is empty; choose an export file") }
+                let path = folder + "/" + name
+                guard FileManager.default.createFile(atPath: path, contents: nil), let out = FileHandle(forWritingAtPath: path) else {
+                    throw APIError(status: .internalServerError, message: "the upload could not be saved")
+                }
+                defer { try? out.close() }
+                var from = contentStart
+                while from < next.lowerBound {
+                    let to = min(from + (1 << 20), next.lowerBound)
+                    try out.write(contentsOf: data[from..<to])
+                    from = to
+                }
+                return path
+            }
+            at = next.lowerBound + 2
+        }
+        throw APIError.badRequest("the form has no field \"\(field)\"; send the export as the form field \"file\"")
+    }
+}
