@@ -64,7 +64,8 @@ public final class HTMLRowWriter {
     let assetsName: String
     /// Sender names and avatars show (group chats, or the theme says always).
     let showsNames: Bool
-    let showsAvatars: Bool
+    /// Incoming bubbles have an avatar column: the rows go in `<main class="c w">`.
+    public let showsAvatars: Bool
     /// With `shrinkWrap`: measures bubbles as the Cairo renderer does.
     let measurer: BubbleMeasurer?
     var clock: HTMLClock

@@ -68,7 +68,7 @@ struct Pages: Sendable {
 
     /// The pages' own rules. A conversation page is a header and a scrolling column
     /// (`#scroller`); with the script the column is as tall as the whole conversation laid out
-    /// (`.virtual`) and holds one window of rows (`.w`) where the layout engine put them.
+    /// (`.virtual`) and holds one window of rows (`.vw`) where the layout engine put them.
     static let ownRules = """
         .bk{max-width:760px;margin:0 auto;padding:12px 16px;font:15px/1.45 system-ui,sans-serif;color:#222}
         .bk a{color:#0b63ce}.bk h1{font-size:22px;margin:8px 0}.bk table{border-collapse:collapse;width:100%}
@@ -81,7 +81,7 @@ struct Pages: Sendable {
         body.v>.bk h1{font-size:18px;margin:2px 0}
         #scroller{flex:1;overflow-y:auto;overflow-x:hidden;position:relative}
         #rows.virtual{position:relative;padding:0;overflow:hidden}
-        #rows.virtual>.w{position:absolute;left:0;right:0;top:0;max-width:none;margin:0;padding:0}
+        #rows.virtual>.vw{position:absolute;left:0;right:0;top:0;max-width:none;margin:0;padding:0}
         .bk .up{display:inline-block;margin:4px 0}.bk .err{color:#b00020}.bk progress{width:160px}
         """
 
@@ -136,7 +136,13 @@ struct Pages: Sendable {
     /// sequence number (`first` for the range's first), in context: the message before decides
     /// groups and day separators, the one after the last tail.
     func rows(_ messages: [Message], _ range: Range<Int>, first: Int64, of c: StoredConversation, in themed: ThemedStyle) throws -> String {
-        guard !range.isEmpty else { return "" }
+        try rowsAndColumn(messages, range, first: first, of: c, in: themed).html
+    }
+
+    /// The rows, and whether they have an avatar column (their container then has class `w`).
+    func rowsAndColumn(_ messages: [Message], _ range: Range<Int>, first: Int64, of c: StoredConversation,
+                       in themed: ThemedStyle) throws -> (html: String, avatars: Bool) {
+        guard !range.isEmpty else { return ("", false) }
         let full = Conversation(title: c.title, participants: c.participants, messages: Array(messages[range]))
         let writer = try HTMLRowWriter(conversation: full, style: themed.style, photosFolder: store.mediaFolder, pictures: pictures)
         var context = HTMLRowContext(startsPage: range.lowerBound == 0)
@@ -147,19 +153,19 @@ struct Pages: Sendable {
         if context.next == nil {
             context.lastOutgoing = full.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing }
         }
-        return try writer.rows(full.messages[...], context: context).html
+        return (try writer.rows(full.messages[...], context: context).html, writer.showsAvatars)
     }
 
     /// The rows of a window read from the store (the page's first screen, before any script).
-    func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle) throws -> String {
-        guard let first = window.first, let last = window.last else { return "" }
+    func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle) throws -> (html: String, avatars: Bool) {
+        guard let first = window.first, let last = window.last else { return ("", false) }
         var messages = window.map(\.message)
         var range = 0..<messages.count
         if let before = try store.messages(in: c.id, before: first.seq, limit: 1).first?.message {
             messages.insert(before, at: 0); range = 1..<messages.count
         }
         if let after = try store.messages(in: c.id, after: last.seq, limit: 1).first?.message { messages.append(after) }
-        return try rows(messages, range, first: first.seq, of: c, in: themed)
+        return try rowsAndColumn(messages, range, first: first.seq, of: c, in: themed)
     }
 
     /// `/c/ID/view?width=W[&theme=T]` and one of `y=Y&h=H` (the rows that meet that band of the
@@ -213,12 +219,12 @@ struct Pages: Sendable {
             range = max(0, geometry.count - 100)..<geometry.count
         }
         let messages = geometry.list.conversation.messages
-        let html = try rows(messages, range, first: geometry.seqs[range.lowerBound], of: c, in: themed)
+        let (html, avatars) = try rowsAndColumn(messages, range, first: geometry.seqs[range.lowerBound], of: c, in: themed)
         let tops = range.map { geometry.top(of: $0) }
         let bottom = range.upperBound < geometry.count ? geometry.top(of: range.upperBound) : geometry.height
         var out: [String: Any] = ["height": geometry.height, "width": column, "count": geometry.count,
                                   "first": geometry.seqs[range.lowerBound], "last": geometry.seqs[range.upperBound - 1],
-                                  "tops": tops, "bottom": bottom, "html": html,
+                                  "tops": tops, "bottom": bottom, "html": html, "avatars": avatars,
                                   "min": geometry.seqs[0], "max": geometry.seqs[geometry.count - 1]]
         if let target { out["target"] = geometry.seqs[geometry.index(of: target)] }
         return try json(out)
@@ -259,12 +265,13 @@ struct Pages: Sendable {
             + "<input type=\"date\" name=\"since\" aria-label=\"From\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">–"
             + "<input type=\"date\" name=\"until\" aria-label=\"Until (not included)\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">"
             + "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\"> <button>Export</button></form>"
+        let firstScreen = try rows(window, of: c, in: themed)
         let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
         let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><small id=\"range\">\(range)</small>\(nav)</div>"
-            + "<div id=\"scroller\"><main class=\"c\" id=\"rows\" data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
+            + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
             + "data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(Self.escape(highlight))\" data-date=\"\(Self.escape(query["date"].map(String.init) ?? ""))\" "
             + "data-newest=\"\(query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil)\">\n"
-            + (try rows(window, of: c, in: themed)) + "</main></div>"
+            + firstScreen.html + "</main></div>"
         return Self.page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "v")
     }
 

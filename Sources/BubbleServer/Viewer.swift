@@ -67,7 +67,7 @@ enum Viewer {
         state,
         position: () => scroller.scrollTop + offset, total: () => total, scale: () => scale, width: () => width,
         window: () => win && { first: win.first, last: win.last, top: win.top, bottom: win.bottom },
-        current: () => current(), goTo: (seq) => jump("at=" + seq, "centre"),
+        current: () => current(), busy: () => loading || queued !== null, goTo: (seq) => jump("at=" + seq, "centre"),
       };
 
       function columnWidth() { return Math.round(main.getBoundingClientRect().width); }
@@ -115,7 +115,7 @@ enum Viewer {
       // A window of rows placed where the engine put them.
       function place(data) {
         const el = document.createElement("div");
-        el.className = "c w";
+        el.className = data.avatars ? "c vw w" : "c vw";
         const t = document.createElement("template");
         t.innerHTML = data.html;
         el.appendChild(t.content);
