@@ -82,7 +82,8 @@ struct SubprocessExporter: ConversationExporting {
         let command = ["json", "csv"].contains(format) ? "convert" : "render"
         let output = folder + "/conversation." + format
         var arguments = [command, "--conversation", String(conversation), "--db", store.path, "-o", output, "--tz", "UTC"]
-        if command == "render" { arguments += ["--theme", theme] }
+        // Self-contained downloads: photos inside the JSON, beside the CSV in a folder (zipped).
+        if command == "render" { arguments += ["--theme", theme] } else { arguments += ["--assets", format == "json" ? "embed" : "folder"] }
         if format == "png" { arguments += ["--pages"] }
         if let since { arguments += ["--since", since] }
         if let until { arguments += ["--until", until] }
@@ -101,10 +102,17 @@ struct SubprocessExporter: ConversationExporting {
         }
         let made = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         if made.count == 1 { return folder + "/" + made[0] }
-        // Several pages: one .zip of them.
-        let zip = folder + "/conversation-pages.zip"
+        // Several files (PNG pages, a CSV and its photos): one .zip of them.
+        let zip = folder + "/conversation-\(format).zip"
         let archive = try Archive(url: URL(fileURLWithPath: zip), accessMode: .create)
-        for name in made { try archive.addEntry(with: name, relativeTo: URL(fileURLWithPath: folder)) }
+        let base = URL(fileURLWithPath: folder)
+        let files = FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? []
+        for name in files.sorted() where name != (zip as NSString).lastPathComponent {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isFolder), !isFolder.boolValue {
+                try archive.addEntry(with: name, relativeTo: base)
+            }
+        }
         return zip
     }
 }

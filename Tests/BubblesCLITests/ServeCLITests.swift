@@ -93,12 +93,18 @@ struct ServeCLITests {
         #expect(first[0]["senderName"] as? String == "Mira Chen")
         let days = try #require(try server.get("/api/v1/conversations/1/days").json() as? [String: Any])
         #expect((days["days"] as? [[String: Any]])?.first?["count"] as? Int == 7)
-        // The viewer's rows: numbered by sequence number, in context.
-        let rows = try #require(try server.get("/c/1/rows?after=3&limit=2").json() as? [String: Any])
-        #expect(rows["first"] as? Int == 4 && rows["last"] as? Int == 5)
-        let html = rows["html"] as? String ?? ""
-        #expect(html.contains("<b hidden data-n=\"4\"></b>") && html.contains("<b hidden data-n=\"5\"></b>") && !html.contains("data-n=\"6\""))
-        #expect(try server.get("/c/1/rows?limit=2").status == 400)
+        // The viewer's windows: the layout engine's geometry, rows numbered by sequence number.
+        let view = try #require(try server.get("/c/1/view?width=400&at=4&wait=1").json() as? [String: Any])
+        let tops = try #require(view["tops"] as? [Double])
+        #expect(view["count"] as? Int == 7 && view["target"] as? Int == 4 && view["first"] as? Int == 1 && view["last"] as? Int == 7)
+        #expect(tops.count == 7 && zip(tops, tops.dropFirst()).allSatisfy { $0 < $1 } && (view["bottom"] as? Double ?? 0) == (view["height"] as? Double ?? -1))
+        let html = view["html"] as? String ?? ""
+        #expect((1...7).allSatisfy { html.contains("<b hidden data-n=\"\($0)\"></b>") })
+        // A band of the layout: the messages whose rows meet it.
+        let band = try #require(try server.get("/c/1/view?width=400&y=\(Int(tops[3]) + 1)&h=1").json() as? [String: Any])
+        #expect(band["first"] as? Int == 4 && band["last"] as? Int == 4, "\(band)")
+        let wider = try #require(try server.get("/c/1/view?width=700&at=4").json() as? [String: Any])
+        #expect((wider["height"] as? Double ?? 0) < (view["height"] as? Double ?? 0), "a wider column is shorter")
         let script = try server.get("/assets/viewer.js")
         #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
         let hits = try #require((try server.get("/api/v1/search?q=eclipse").json() as? [String: Any])?["hits"] as? [[String: Any]])
@@ -120,6 +126,17 @@ struct ServeCLITests {
         ("/api/v1/search?q=x&conversation=0", 400, "conversation"),
         ("/../../etc/passwd", 404, "no such page"),
         ("/api/v2/anything", 404, "no such page"),
+        ("/c/1/view", 400, "width"),
+        ("/c/1/view?width=400&y=-5", 400, "y"),
+        ("/c/1/view?width=400&y=10&h=99999999", 400, "h"),
+        ("/c/1/view?width=400&at=1&date=2021-03-05", 400, "give one of"),
+        ("/c/1/view?width=400&theme=nope", 400, "theme"),
+        ("/c/9/view?width=400", 404, "no conversation 9"),
+        ("/api/v1/attachments/..%2F..%2Fs.sqlite", 400, "attachment id"),
+        ("/api/v1/attachments/" + String(repeating: "a", count: 64) + ".jpg", 404, "no attachment"),
+        ("/api/v1/conversations/1/export?format=exe", 400, "format"),
+        ("/api/v1/conversations/1/export?format=pdf&since=soon", 400, "since"),
+        ("/api/v1/conversations/5/export?format=pdf", 404, "no conversation 5"),
     ])
     func badRequests(path: String, status: Int, words: String) throws {
         let server = try ServedStore(exports: [Self.telegram])
@@ -153,7 +170,8 @@ struct ServeCLITests {
         let library = try server.get("/")
         #expect(library.status == 200 && library.headers["content-type"]?.hasPrefix("text/html") == true)
         #expect(library.text.contains("<a href=\"/c/1\">Mira Chen</a>"))
-        #expect(library.text.contains("&lt;script&gt;window.pwned=1&lt;/script&gt;") && !library.text.contains("<script"))
+        #expect(library.text.contains("&lt;script&gt;window.pwned=1&lt;/script&gt;"))
+        #expect(library.text.components(separatedBy: "<script").count == 2 && library.text.contains("<script src=\"/assets/viewer.js\" defer></script>"))
         let page = try server.get("/c/1")
         #expect(page.text.contains("<div class=\"b i") && page.text.contains("Did you see the eclipse photos?"))
         #expect(page.text.contains("<link rel=\"stylesheet\" href=\"/assets/style.css\">"))
@@ -167,7 +185,7 @@ struct ServeCLITests {
         #expect(brackets.text.contains("[not a mark] then <mark>bracketword</mark> here"), "\(brackets.text)")
         let search = try server.get("/search?q=findme")
         #expect(search.text.contains("<mark>findme</mark>") && !search.text.contains("<img src=x"))
-        #expect(search.text.contains("<a href=\"/c/2?at=1&amp;hl=findme\">"))
+        #expect(search.text.contains("<a href=\"/c/2?at=1&amp;q=findme&amp;hl=findme\">"))
         let css = try server.get("/assets/style.css")
         #expect(css.status == 200 && css.headers["content-type"]?.hasPrefix("text/css") == true && css.text.contains("@font-face"))
     }
@@ -181,5 +199,86 @@ struct ServeCLITests {
         #expect(try server.get("/api/v1/conversations?token=\(token)").status == 200)
         #expect(try server.get("/healthz", headers: ["Authorization": "Bearer \(token)"]).status == 200)
         #expect(server.stop() == 0)
+    }
+
+    @Test("uploads: an export is imported through `bubbles import`'s code; not an export, no file field, not multipart, over the limit: a 4xx naming why, the store unchanged")
+    func uploads() throws {
+        let server = try ServedStore(exports: [Self.telegram], arguments: ["--max-upload", "1"])
+        defer { server.stop() }
+        func form(_ name: String, _ field: String, _ content: Data) -> (Data, String) {
+            let boundary = "bk\(UUID().uuidString)"
+            var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(name)\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            body += content + Data("\r\n--\(boundary)--\r\n".utf8)
+            return (body, "multipart/form-data; boundary=\(boundary)")
+        }
+        func post(_ body: Data, _ type: String) throws -> HTTP.Reply {
+            try HTTP.request(port: server.port, method: "POST", path: "/api/v1/imports", body: body, contentType: type)
+        }
+        func count() throws -> Int { (try server.get("/api/v1/conversations").json() as? [Any])?.count ?? -1 }
+        let fixtures = Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures")
+        let bad: [(Data, String, Int, String)] = [
+            { let (b, t) = form("notes.txt", "file", try! Data(contentsOf: fixtures.appendingPathComponent("not-a-chat.txt"))); return (b, t, 422, "notes.txt: line 1") }(),
+            { let (b, t) = form("x.txt", "other", Data("hello".utf8)); return (b, t, 400, "the form has no field") }(),
+            (Data("file=x".utf8), "application/x-www-form-urlencoded", 400, "multipart/form-data"),
+            { let (b, t) = form("big.txt", "file", Data(count: (1 << 20) + 10)); return (b, t, 413, "at most") }(),
+        ]
+        for (body, type, status, words) in bad {
+            let r = try post(body, type)
+            #expect(r.status == status && r.text.contains(words), "\(status) \(words): \(r.status) \(r.text)")
+            #expect(try count() == 1)
+        }
+        let (body, type) = form("WhatsApp Chat with Sam.txt", "file", try Data(contentsOf: fixtures.appendingPathComponent("whatsapp-ios-group.txt")))
+        let r = try post(body, type)
+        #expect(r.status == 201, "\(r.text)")
+        let o = try #require(try r.json() as? [String: Any])
+        #expect(o["id"] as? Int == 2 && (o["added"] as? Int ?? 0) > 3 && o["new"] as? Bool == true)
+        // The same export again adds nothing (the store's identities, as `bubbles import`).
+        let again = try #require(try post(body, type).json() as? [String: Any])
+        #expect(again["id"] as? Int == 2 && again["added"] as? Int == 0)
+        #expect(try server.get("/healthz").status == 200)
+    }
+
+    @Test("attachments by id with their type, inline or as a download, byte ranges; exports of the conversation or a date range as downloads")
+    func attachmentsAndExports() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-serve-media-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fixtures = Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures")
+        for name in ["_chat.txt", "00000012-PHOTO-2021-10-14-15-34-09.jpg"] {
+            try FileManager.default.copyItem(at: fixtures.appendingPathComponent("whatsapp-ios/" + name), to: dir.appendingPathComponent(name))
+        }
+        let server = try ServedStore(exports: [dir.path])
+        defer { server.stop() }
+        let messages = try #require((try server.get("/api/v1/conversations/1/messages?after=0&limit=50").json() as? [String: Any])?["messages"] as? [[String: Any]])
+        let photo = try #require(messages.flatMap { ($0["attachments"] as? [[String: Any]]) ?? [] }.first { $0["url"] != nil })
+        let url = try #require(photo["url"] as? String)
+        let original = try Data(contentsOf: dir.appendingPathComponent("00000012-PHOTO-2021-10-14-15-34-09.jpg"))
+        let whole = try server.get(url)
+        #expect(whole.status == 200 && whole.body == original && whole.headers["content-type"] == "image/jpeg")
+        #expect(whole.headers["content-disposition"] == "inline" && whole.headers["accept-ranges"] == "bytes")
+        let part = try server.get(url, headers: ["Range": "bytes=2-9"])
+        #expect(part.status == 206 && part.body == original[2...9] && part.headers["content-range"] == "bytes 2-9/\(original.count)")
+        let tail = try server.get(url, headers: ["Range": "bytes=-4"])
+        #expect(tail.status == 206 && tail.body == original.suffix(4))
+        #expect(try server.get(url, headers: ["Range": "bytes=\(original.count)-"]).status == 416)
+        #expect(try server.get(url + "?download=1").headers["content-disposition"]?.hasPrefix("attachment") == true)
+        // Exports: what the renderers write, as a download named after the conversation.
+        let pdf = try server.get("/api/v1/conversations/1/export?format=pdf")
+        #expect(pdf.status == 200 && pdf.body.starts(with: Data("%PDF".utf8)) && pdf.headers["content-type"] == "application/pdf")
+        #expect(pdf.headers["content-disposition"]?.hasPrefix("attachment; filename=") == true)
+        // CSV with a photo: the table and the photo beside it, in one .zip; no path of the server's.
+        let csv = try server.get("/api/v1/conversations/1/export?format=csv")
+        #expect(csv.status == 200 && csv.headers["content-type"] == "application/zip" && csv.body.starts(with: Data("PK".utf8)))
+        #expect(!csv.text.contains(server.folder.path) && !csv.text.contains("bk-serve-"))
+        let day = try server.get("/api/v1/conversations/1/export?format=json&since=2021-10-15")
+        let kept = try #require((try day.json() as? [String: Any])?["messages"] as? [[String: Any]])
+        #expect(day.status == 200 && kept.count == 1 && kept.first?["text"] as? String == "Coffee later?", "\(day.text)")
+        let all = try server.get("/api/v1/conversations/1/export?format=json")
+        #expect((try all.json() as? [String: Any])?["messages"].map { ($0 as? [Any])?.count } == messages.count)
+        #expect(!all.text.contains(server.folder.path) && !all.text.contains("bk-serve-") && all.text.contains("data:image/jpeg;base64,"))
+        let png = try server.get("/api/v1/conversations/1/export?format=png")
+        #expect(png.status == 200 && png.body.starts(with: Data([0x89, 0x50, 0x4E, 0x47])))
+        let html = try server.get("/api/v1/conversations/1/export?format=html")
+        #expect(html.status == 200 && html.text.hasPrefix("<!DOCTYPE html>"))
     }
 }
