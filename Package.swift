@@ -76,7 +76,9 @@ let package = Package(
         ),
         // `make bench`: release-build benchmarks, each case in a child process.
         .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore",
-                                                          .product(name: "GRDB", package: "GRDB.swift")]),
+                                                          "BubbleTestSupport",
+                                                          .product(name: "GRDB", package: "GRDB.swift"),
+                                                          .product(name: "Hummingbird", package: "hummingbird")]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
         .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", .product(name: "GRDB", package: "GRDB.swift")]),
         // Shared by the test targets: pinned fonts, headless Chromium, colour regions in pictures.

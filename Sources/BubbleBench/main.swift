@@ -383,6 +383,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     (convertCaseName(convertSizes[0], tool: false), { _ in try convertCase(size: convertSizes[0]) }),
     (convertCaseName(convertSizes[1], tool: false), { _ in try convertCase(size: convertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
+    ("serve-1m", { _ in try serveCase() }),
 ] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) } + storeCases
     + backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
 
@@ -447,6 +448,13 @@ func option(_ name: String) -> String? {
 }
 PinnedFonts.use()
 let messageCount = option("--messages").flatMap(Int.init) ?? 100_000
+
+if let bytes = option("--baseline-server").flatMap(Int.init) {
+    let done = DispatchSemaphore(value: 0)
+    Task { try? await runBaselineServer(bytes: bytes); done.signal() }
+    done.wait()
+    exit(0)
+}
 
 if let caseName = option("--case") {
     guard let entry = (cases + profileCases + roundCases).first(where: { $0.name == caseName }) else {
@@ -639,5 +647,6 @@ if let png = results["png-encode"] {
 
 if let html = results["html-export"] { printHTML(html) }
 printStore(results)
+printServe(results)
 printBackup(results)
 printImport(results)

@@ -1,0 +1,233 @@
+import BubbleStore
+import BubbleTestSupport
+import Foundation
+import Hummingbird
+
+// MARK: `bubbles serve` (issue 21)
+
+/// Issue 21's goals (ms, and the share of the framework's own ceiling).
+let coldOpenGoalMs = 300.0, windowP99GoalMs = 5.0, frameworkShareGoal = 0.5, jumpGoalMs = 50.0, searchEndToEndGoalMs = 50.0,
+    relayoutGoalMs = 500.0, serverRSSGoalMB = 500.0
+
+/// `bubbles serve` (the release build beside this one) on the 1,000,000-message store of the
+/// store cases, measured from outside as a reader and as 50 clients see it.
+func serveCase() throws -> Figures {
+    let size = 1_000_000
+    if !FileManager.default.fileExists(atPath: storeDB(size)) {
+        try generateStoreXMLIfMissing(size)
+        _ = try storeImportCase(size)
+    }
+    let server = try BenchServer.start(["serve", "--db", storeDB(size), "--port", "0"])
+    defer { server.stop() }
+    var figures: [String: Double] = [:]
+    var notes: [String: String] = [:]
+    func get(_ path: String) throws -> HTTP.Reply {
+        let r = try HTTP.request(port: server.port, method: "GET", path: path, timeout: 120)
+        guard r.status == 200 else { throw BenchError("\(path): \(r.status) \(r.text.prefix(200))") }
+        return r
+    }
+    func ms(_ body: () throws -> Void) rethrows -> Double { let t = now(); try body(); return (now() - t) * 1000 }
+
+    // The engine's first layout of the whole conversation (once per conversation and theme).
+    figures["first layout ms"] = try ms { _ = try get("/c/1/view?width=720&wait=1") }
+    guard let first = try get("/c/1/view?width=720").json() as? [String: Any] else { throw BenchError("no geometry") }
+    let total = first["height"] as? Double ?? 0
+    notes["layout height px"] = String(format: "%.0f", total)
+
+    // Cold open in Chromium: a new tab → the first rows painted (the browser's first contentful
+    // paint; the rows are the server's HTML). Five tabs, the median.
+    let browser = try WebDriver(width: 1000, height: 800)
+    defer { browser.quit() }
+    var opens: [Double] = []
+    for _ in 0..<5 {
+        try browser.open("about:blank")
+        try browser.open("http://127.0.0.1:\(server.port)/c/1")
+        let fcp = try browser.wait(for: "the first paint", timeout: 30, """
+            const p = performance.getEntriesByName('first-contentful-paint')[0];
+            return p && document.querySelector('b[data-n]') ? p.startTime : null;
+            """) as? Double ?? .nan
+        opens.append(fcp)
+    }
+    figures["cold open ms"] = opens.sorted()[opens.count / 2]
+    try settleViewer(browser)
+    notes["cold opens ms"] = opens.map { String(format: "%.0f", $0) }.joined(separator: "/")
+
+    // Baseline: the same Chromium opening our static single-file HTML export of the conversation.
+    let html = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-bench-serve-1m.html")
+    if !FileManager.default.fileExists(atPath: html) {
+        let exported = try BenchServer.run(["render", "--conversation", "1", "--db", storeDB(size), "-o", html, "--split", "none", "--tz", "UTC"])
+        guard exported == 0 else { throw BenchError("the static export failed: \(exported)") }
+    }
+    notes["static export MB"] = String(format: "%.0f", Double((try? FileManager.default.attributesOfItem(atPath: html)[.size] as? Int) ?? 0) / 1e6)
+    do {
+        let started = now()
+        let staticBrowser = try WebDriver(width: 1000, height: 800)
+        defer { staticBrowser.quit() }
+        try staticBrowser.open("file://" + html)
+        let fcp = try staticBrowser.wait(for: "the static export's first paint", timeout: 120, """
+            const p = performance.getEntriesByName('first-contentful-paint')[0]; return p ? p.startTime : null;
+            """) as? Double ?? .nan
+        figures["static export open ms"] = fcp
+        notes["static export load s"] = String(format: "%.1f", now() - started)
+    } catch {
+        notes["static export"] = "failed: \(String("\(error)".prefix(120)))"
+    }
+
+    // 50 clients fetching windows at random places; and the framework's ceiling: Hummingbird
+    // answering a fixed response of the same size.
+    let bytes = try get("/c/1/view?width=720&y=\(Int(total / 2))&h=2400").body.count
+    notes["window bytes"] = String(bytes)
+    var rng = TextMaker()
+    let paths = (0..<4_000).map { _ in "/c/1/view?width=720&y=\(Int(Double(rng.next() % 1_000_000) / 1_000_000 * total))&h=2400" }
+    let ours = try load(port: server.port, paths: paths, clients: 50)
+    figures["window p50 ms"] = ours.p50; figures["window p99 ms"] = ours.p99; figures["window req/s"] = ours.rate
+    let ceiling = try BenchServer.start(["--baseline-server", String(bytes)], binary: CommandLine.arguments[0])
+    defer { ceiling.stop() }
+    let bare = try load(port: ceiling.port, paths: Array(repeating: "/fixed", count: 4_000), clients: 50)
+    figures["ceiling p50 ms"] = bare.p50; figures["ceiling p99 ms"] = bare.p99; figures["ceiling req/s"] = bare.rate
+
+    // Jumps (a day, the last message) and search, end to end on loopback.
+    var jumps: [Double] = [], lasts: [Double] = []
+    for _ in 0..<200 {
+        let day = 1_700_000_000 + Int(rng.next() % 30_000_000)
+        let date = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(day)))
+        jumps.append(try ms { _ = try get("/c/1/view?width=720&date=\(date)") })
+        lasts.append(try ms { _ = try get("/c/1/view?width=720") })
+    }
+    let j = percentiles(jumps), l = percentiles(lasts)
+    figures["date jump p50 ms"] = j.p50; figures["date jump p99 ms"] = j.p99
+    figures["last message p50 ms"] = l.p50; figures["last message p99 ms"] = l.p99
+    for (label, word) in [("rare", "zeppelin"), ("common", "the")] {
+        let s = percentiles(try (0..<50).map { _ in try ms { _ = try get("/api/v1/search?q=\(word)&conversation=1") } })
+        figures["search \(label) p50 ms"] = s.p50; figures["search \(label) p99 ms"] = s.p99
+    }
+
+    // A resize: the whole conversation laid out again at the new width (prepared texts kept).
+    figures["re-layout 500 ms"] = try ms { _ = try get("/c/1/view?width=500&y=0&h=2400") }
+    figures["re-layout 720 ms"] = try ms { _ = try get("/c/1/view?width=720&y=0&h=2400") }
+    let status = (try? String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8)) ?? ""
+    for (key, label) in [("VmRSS", "server RSS MB"), ("VmHWM", "server peak RSS MB")] {
+        if let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
+           let kb = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+            figures[label] = kb / 1024
+        }
+    }
+    return Figures(name: "serve-1m", messages: size, microsPerMessage: figures, peakMemoryMB: peakMemoryMB(), notes: notes)
+}
+
+func settleViewer(_ b: WebDriver) throws {
+    try b.wait(for: "the viewer", timeout: 60, "return !!(window.bubbleViewer && bubbleViewer.state.windows > 0 && !bubbleViewer.busy());")
+}
+
+/// `clients` threads sending `paths` (a new connection each, as the tests' client does), their
+/// latencies and the requests per second of all.
+func load(port: Int, paths: [String], clients: Int) throws -> (p50: Double, p99: Double, rate: Double) {
+    // Warm up.
+    for p in paths.prefix(20) { _ = try HTTP.request(port: port, method: "GET", path: p) }
+    final class Tally: @unchecked Sendable { let lock = NSLock(); var latencies: [Double] = []; var failures = 0 }
+    let tally = Tally()
+    let start = now()
+    DispatchQueue.concurrentPerform(iterations: clients) { c in
+        var mine: [Double] = []
+        var bad = 0
+        for i in stride(from: c, to: paths.count, by: clients) {
+            let t = now()
+            if let r = try? HTTP.request(port: port, method: "GET", path: paths[i]), r.status == 200 { mine.append((now() - t) * 1000) } else { bad += 1 }
+        }
+        tally.lock.lock(); tally.latencies += mine; tally.failures += bad; tally.lock.unlock()
+    }
+    let latencies = tally.latencies, failures = tally.failures
+    let seconds = now() - start
+    guard failures == 0 else { throw BenchError("\(failures) of \(paths.count) requests failed on port \(port)") }
+    let p = percentiles(latencies)
+    return (p.p50, p.p99, Double(paths.count) / seconds)
+}
+
+/// A server this bench started: `bubbles serve` or the baseline, on a port it printed.
+struct BenchServer {
+    let process: Process
+    let port: Int
+    var pid: Int32 { process.processIdentifier }
+
+    static var bubbles: String { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("bubbles").path }
+
+    static func start(_ arguments: [String], binary: String = bubbles) throws -> BenchServer {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var seen = Data()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk
+            if let m = String(decoding: seen, as: UTF8.self).firstMatch(of: #/http://[^:]+:(\d+)//#), let port = Int(m.1) {
+                return BenchServer(process: p, port: port)
+            }
+        }
+        p.terminate()
+        throw BenchError("\(binary) \(arguments.joined(separator: " ")) printed no URL: \(String(decoding: seen, as: UTF8.self))")
+    }
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: bubbles)
+        p.arguments = arguments
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGINT)
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+    }
+}
+
+/// `--baseline-server BYTES`: Hummingbird answering every request with the same `BYTES` bytes
+/// from memory (the framework's own ceiling); prints its URL like `bubbles serve`.
+func runBaselineServer(bytes: Int) async throws {
+    let body = ByteBuffer(repeating: UInt8(ascii: "x"), count: bytes)
+    let router = Router()
+    router.get("fixed") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body)) }
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                          onServerRunning: { channel in
+                              FileHandle.standardOutput.write(Data("baseline: http://127.0.0.1:\(channel.localAddress?.port ?? 0)/\n".utf8))
+                          })
+    try await app.runService()
+}
+
+func printServe(_ results: [String: Figures]) {
+    guard let f = results["serve-1m"]?.microsPerMessage, let n = results["serve-1m"]?.notes else { return }
+    func v(_ k: String) -> String { f[k].map { String(format: $0 >= 100 ? "%.0f" : "%.2f", $0) } ?? "—" }
+    func ratio(_ a: String, _ b: String, _ invert: Bool = false) -> String {
+        guard let x = f[a], let y = f[b], x > 0, y > 0 else { return "—" }
+        return String(format: "%.2f×", invert ? y / x : x / y)
+    }
+    print("")
+    print("bubbles serve on the 1,000,000-message conversation (ms unless said; ratio as the goal reads)")
+    print(pad("measure", 34) + lpad("ours", 10) + lpad("baseline", 12) + lpad("ratio", 9) + lpad("goal", 12))
+    print(pad("cold open (first rows painted)", 34) + lpad(v("cold open ms"), 10) + lpad(v("static export open ms"), 12)
+          + lpad(ratio("cold open ms", "static export open ms", true), 9) + lpad("≤ \(Int(coldOpenGoalMs))", 12)
+          + "  static export: " + (n["static export"] ?? "\(n["static export MB"] ?? "?") MB, loaded in \(n["static export load s"] ?? "?") s"))
+    print(pad("window fetch p99, 50 clients", 34) + lpad(v("window p99 ms"), 10) + lpad(v("ceiling p99 ms"), 12) + lpad("", 9) + lpad("≤ \(Int(windowP99GoalMs))", 12))
+    print(pad("window fetch p50, 50 clients", 34) + lpad(v("window p50 ms"), 10) + lpad(v("ceiling p50 ms"), 12))
+    print(pad("requests/s, 50 clients", 34) + lpad(v("window req/s"), 10) + lpad(v("ceiling req/s"), 12)
+          + lpad(ratio("window req/s", "ceiling req/s"), 9) + lpad("≥ \(frameworkShareGoal)×", 12) + "  (\(n["window bytes"] ?? "?") bytes a window)")
+    print(pad("jump to a date p50 / p99", 34) + lpad(v("date jump p50 ms") + "/" + v("date jump p99 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(jumpGoalMs))", 12))
+    print(pad("jump to the last message p50 / p99", 34) + lpad(v("last message p50 ms") + "/" + v("last message p99 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(jumpGoalMs))", 12))
+    print(pad("search rare word p50 / p99", 34) + lpad(v("search rare p50 ms") + "/" + v("search rare p99 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(searchEndToEndGoalMs))", 12))
+    print(pad("search common word p50 / p99", 34) + lpad(v("search common p50 ms") + "/" + v("search common p99 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(searchEndToEndGoalMs))", 12))
+    print(pad("first layout of the conversation", 34) + lpad(v("first layout ms"), 10) + "  (once per conversation and theme, in the background)")
+    print(pad("resize re-layout 720→500 / →720", 34) + lpad(v("re-layout 500 ms") + "/" + v("re-layout 720 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(relayoutGoalMs))", 12))
+    print(pad("server RSS with it open (peak), MB", 34) + lpad(v("server RSS MB") + " (" + v("server peak RSS MB") + ")", 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(serverRSSGoalMB))", 12))
+    print("cold opens: \(n["cold opens ms"] ?? "?") ms")
+}
