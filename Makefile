@@ -4,7 +4,7 @@ SWIFT ?= swift
 export FONTCONFIG_FILE := $(CURDIR)/Sources/BubbleText/Fonts/fonts.conf
 OUT ?= out/demo
 
-.PHONY: bootstrap build demo test bench fuzz clean
+.PHONY: bootstrap build demo serve test bench fuzz clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -15,6 +15,15 @@ build: bootstrap
 demo: bootstrap
 	$(SWIFT) build -c release --product bubbles
 	$$($(SWIFT) build -c release --show-bin-path)/bubbles demo -o $(OUT)
+
+# The bundled sample conversations imported into a store of their own and served on
+# http://127.0.0.1:$(PORT)/ (Ctrl-C stops it; importing again adds nothing).
+PORT ?= 8080
+serve: bootstrap
+	$(SWIFT) build -c release --product bubbles
+	mkdir -p out/serve
+	$$($(SWIFT) build -c release --show-bin-path)/bubbles import Sources/BubbleCore/Samples/demo.json Sources/BubbleCore/Samples/features.json --db out/serve/samples.sqlite
+	$$($(SWIFT) build -c release --show-bin-path)/bubbles serve --db out/serve/samples.sqlite --port $(PORT)
 
 test: bootstrap
 	scripts/check-boundaries.sh

@@ -32,6 +32,7 @@ PACKAGES=(
   chromium
   chromium-driver
   unicode-data
+  procps
 )
 # Extra packages a caller asks for: BOOTSTRAP_EXTRA="pkg another-pkg".
 if [ -n "${BOOTSTRAP_EXTRA:-}" ]; then

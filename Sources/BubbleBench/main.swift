@@ -451,7 +451,7 @@ let messageCount = option("--messages").flatMap(Int.init) ?? 100_000
 
 if let bytes = option("--baseline-server").flatMap(Int.init) {
     let done = DispatchSemaphore(value: 0)
-    Task { try? await runBaselineServer(bytes: bytes); done.signal() }
+    Task.detached { try? await runBaselineServer(bytes: bytes); done.signal() }
     done.wait()
     exit(0)
 }

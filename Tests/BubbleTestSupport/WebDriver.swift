@@ -74,6 +74,14 @@ public final class WebDriver: @unchecked Sendable {
             while driver.isRunning, Date() < deadline { usleep(20_000) }
             if driver.isRunning { kill(driver.processIdentifier, SIGKILL) }
         }
+        // A browser busy with a page (a huge one, a hung script) can outlive its driver: its
+        // processes are found by this session's own profile folder.
+        let sweep = Process()
+        sweep.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+        sweep.arguments = ["-KILL", "-f", "--", "--user-data-dir=" + profile.path]
+        sweep.standardOutput = FileHandle.nullDevice
+        sweep.standardError = FileHandle.nullDevice
+        if (try? sweep.run()) != nil { sweep.waitUntilExit() }
         try? FileManager.default.removeItem(at: profile)
     }
 
