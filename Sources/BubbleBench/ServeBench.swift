@@ -127,15 +127,23 @@ func load(port: Int, paths: [String], clients: Int) throws -> (p50: Double, p99:
     final class Tally: @unchecked Sendable { let lock = NSLock(); var latencies: [Double] = []; var failures = 0 }
     let tally = Tally()
     let start = now()
-    DispatchQueue.concurrentPerform(iterations: clients) { c in
-        var mine: [Double] = []
-        var bad = 0
-        for i in stride(from: c, to: paths.count, by: clients) {
-            let t = now()
-            if let r = try? HTTP.request(port: port, method: "GET", path: paths[i]), r.status == 200 { mine.append((now() - t) * 1000) } else { bad += 1 }
+    // One thread a client (a dispatch pool would run only as many as there are cores).
+    let group = DispatchGroup()
+    for c in 0..<clients {
+        group.enter()
+        let thread = Thread {
+            var mine: [Double] = []
+            var bad = 0
+            for i in stride(from: c, to: paths.count, by: clients) {
+                let t = now()
+                if let r = try? HTTP.request(port: port, method: "GET", path: paths[i]), r.status == 200 { mine.append((now() - t) * 1000) } else { bad += 1 }
+            }
+            tally.lock.lock(); tally.latencies += mine; tally.failures += bad; tally.lock.unlock()
+            group.leave()
         }
-        tally.lock.lock(); tally.latencies += mine; tally.failures += bad; tally.lock.unlock()
+        thread.start()
     }
+    group.wait()
     let latencies = tally.latencies, failures = tally.failures
     let seconds = now() - start
     guard failures == 0 else { throw BenchError("\(failures) of \(paths.count) requests failed on port \(port)") }

@@ -243,6 +243,8 @@ struct Pages: Sendable {
         let day = { (d: Date?) in d.map { String(API.iso($0).prefix(10)) } ?? "" }
         nav += "<form action=\"/c/\(id)\" method=\"get\" id=\"day\"><input type=\"date\" name=\"date\" min=\"\(day(c.first))\" max=\"\(day(c.last))\" aria-label=\"Go to a day\">"
             + (keep.isEmpty ? "" : "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\">") + " <button>Go</button></form>"
+        // The months with their message counts (filled by the script from the per-day counts).
+        nav += "<select id=\"months\" hidden aria-label=\"Go to a month\"></select>"
         nav += "<form action=\"/c/\(id)\" method=\"get\" id=\"themes\"><select name=\"theme\" aria-label=\"Theme\">"
             + themes.keys.sorted().map { "<option\($0 == themed.name ? " selected" : "")>\(Self.escape($0))</option>" }.joined()
             + "</select> <button>Theme</button></form>"

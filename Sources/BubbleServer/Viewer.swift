@@ -280,6 +280,31 @@ enum Viewer {
         e.preventDefault();
         jump("date=" + v, "top");
       });
+      // A month scrubber from the per-day counts: each month with its messages, to its first day.
+      const months = document.getElementById("months");
+      if (months) fetch("/api/v1/conversations/" + id + "/days?tz=UTC" + tokenPart, { credentials: "same-origin" })
+        .then((r) => r.ok ? r.json() : null).then((data) => {
+          if (!data || !data.days.length) return;
+          const byMonth = new Map();
+          for (const d of data.days) {
+            const m = d.date.slice(0, 7);
+            const e = byMonth.get(m) || { first: d.date, count: 0 };
+            e.count += d.count;
+            byMonth.set(m, e);
+          }
+          const names = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+          const none = document.createElement("option");
+          none.textContent = "Month…"; none.value = "";
+          months.appendChild(none);
+          for (const [m, e] of byMonth) {
+            const o = document.createElement("option");
+            o.value = e.first;
+            o.textContent = names[Number(m.slice(5, 7)) - 1] + " " + m.slice(0, 4) + " · " + e.count.toLocaleString("en");
+            months.appendChild(o);
+          }
+          months.hidden = false;
+          months.addEventListener("change", () => { if (months.value) jump("date=" + months.value, "top"); });
+        });
       const newest = document.getElementById("newest");
       if (newest) newest.addEventListener("click", (e) => { e.preventDefault(); jump("", "end"); });
       const themes = document.getElementById("themes");

@@ -65,18 +65,27 @@ extension SQLiteStore {
 
     public func bounds(of conversation: Int64) throws -> (first: Int64, last: Int64)? {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT min(seq) AS a, max(seq) AS z FROM message WHERE conversation_id = ?",
-                                             arguments: [conversation]),
-                  let a: Int64 = row["a"], let z: Int64 = row["z"] else { return nil }
+            // Two look-ups in the index (SQLite answers min() or max() alone from the index; both in
+            // one statement scan the conversation).
+            guard let a = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM message WHERE conversation_id = ?", arguments: [conversation]),
+                  let z = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM message WHERE conversation_id = ?", arguments: [conversation])
+            else { return nil }
             return (a, z)
         }
     }
 
-    /// Sequence numbers only grow and are never reused, so the count is read from the index.
+    /// Sequence numbers only grow and are never reused, so a count is kept with the highest
+    /// number it was made at (`counted`) and made again only when that has changed.
     public func count(of conversation: Int64) throws -> Int {
-        try read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?", arguments: [conversation]) ?? 0
-        }
+        try read { db in try count(db, conversation) }
+    }
+
+    func count(_ db: Database, _ id: Int64) throws -> Int {
+        let lastSeq = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM message WHERE conversation_id = ?", arguments: [id]) ?? 0
+        if let known = counted.get(id, last: lastSeq) { return known }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?", arguments: [id]) ?? 0
+        counted.set(id, last: lastSeq, count: count)
+        return count
     }
 
     public func dayCounts(of conversation: Int64, timeZone: TimeZone) throws -> [StoreDayCount] {
@@ -116,7 +125,7 @@ extension SQLiteStore {
                                             arguments: [id]).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(absolute)) }
         let first = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date LIMIT 1", arguments: [id])
         let last = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date DESC LIMIT 1", arguments: [id])
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?", arguments: [id]) ?? 0
+        let count = try count(db, id)
         return StoredConversation(id: id, title: row["title"], sourceFormat: row["source_format"], participants: participants,
                                   messageCount: count, first: first.map(Date.init(timeIntervalSince1970:)),
                                   last: last.map(Date.init(timeIntervalSince1970:)))

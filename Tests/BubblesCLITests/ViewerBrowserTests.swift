@@ -129,6 +129,20 @@ struct ViewerBrowserTests {
             """) as? String
         #expect(separator?.contains("February") == true, "a day separator opens the day: \(separator ?? "nil")")
 
+        // The month scrubber from the per-day counts: every month with its messages; March → 1 March.
+        let months = try #require(try b.wait(for: "the months", """
+            const s = document.getElementById('months');
+            return s && !s.hidden && s.options.length > 1 ? Array.from(s.options).slice(1).map((o) => o.textContent) : null;
+            """) as? [String])
+        #expect(months.count == 3 && months.first?.hasPrefix("January 2024 · ") == true, "\(months)")
+        let counted = months.compactMap { Int($0.split(separator: "·").last!.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: "")) }
+        #expect(counted.reduce(0, +) == 3000, "\(months)")
+        let march = Int((60.0 * 1440 / 37).rounded(.up))
+        try b.run("const s = document.getElementById('months'); s.selectedIndex = 3; s.dispatchEvent(new Event('change'));")
+        try b.wait(for: "1 March", "return !!document.querySelector('b[data-n=\"\(march)\"]') && !bubbleViewer.busy();")
+        let marchTop = try #require(try Self.rowTop(b, march))
+        #expect(marchTop >= scrollerTop - 1 && marchTop < scrollerTop + 40, "message \(march) (the first of March) at the top: \(marchTop)")
+
         // Search: the hit opens the conversation at the message, its word marked and on screen.
         try b.open(base + "/search?q=magicword&conversation=1")
         try b.click("td a")
