@@ -222,12 +222,17 @@ struct Pages: Sendable {
         let (html, avatars) = try rowsAndColumn(messages, range, first: geometry.seqs[range.lowerBound], of: c, in: themed)
         let tops = range.map { geometry.top(of: $0) }
         let bottom = range.upperBound < geometry.count ? geometry.top(of: range.upperBound) : geometry.height
-        var out: [String: Any] = ["height": geometry.height, "width": column, "count": geometry.count,
-                                  "first": geometry.seqs[range.lowerBound], "last": geometry.seqs[range.upperBound - 1],
-                                  "tops": tops, "bottom": bottom, "html": html, "avatars": avatars,
-                                  "min": geometry.seqs[0], "max": geometry.seqs[geometry.count - 1]]
-        if let target { out["target"] = geometry.seqs[geometry.index(of: target)] }
-        return try json(out)
+        // Written by hand: JSONSerialization spent four times what writing the rows costs.
+        var out = JSONBytes()
+        out.field("height", geometry.height); out.field("width", column); out.field("count", geometry.count)
+        out.field("min", geometry.seqs[0]); out.field("max", geometry.seqs[geometry.count - 1])
+        out.field("first", geometry.seqs[range.lowerBound]); out.field("last", geometry.seqs[range.upperBound - 1])
+        out.key("tops"); out.array(tops)
+        out.field("bottom", bottom); out.field("avatars", avatars)
+        if let target { out.field("target", geometry.seqs[geometry.index(of: target)]) }
+        out.key("html"); out.string(html)
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: out.finish())))
     }
 
     func conversation(_ id: Int64, _ query: Parameters) throws -> Response {
