@@ -111,6 +111,9 @@ actor Geometries {
 
     struct Progress: Error { var done: Int; var total: Int }
 
+    /// Whether the conversation is laid out (or being laid out) in that theme.
+    func has(_ key: Key) -> Bool { states[key] != nil }
+
     private func waitForBuild(_ key: Key, width: Double, theme: Theme) async throws -> Result<ViewGeometry, Progress> {
         while true {
             if let reason = failures.removeValue(forKey: key) { throw StoreError(path: store.path, reason: reason) }

@@ -134,13 +134,9 @@ struct Pages: Sendable {
 
     /// Rows of `messages[range]` of a conversation as HTML, each message's rows numbered by its
     /// sequence number (`first` for the range's first), in context: the message before decides
-    /// groups and day separators, the one after the last tail.
-    func rows(_ messages: [Message], _ range: Range<Int>, first: Int64, of c: StoredConversation, in themed: ThemedStyle) throws -> String {
-        try rowsAndColumn(messages, range, first: first, of: c, in: themed).html
-    }
-
-    /// The rows, and whether they have an avatar column (their container then has class `w`).
-    func rowsAndColumn(_ messages: [Message], _ range: Range<Int>, first: Int64, of c: StoredConversation,
+    /// groups and day separators, the one after the last tail. Also whether they have an avatar
+    /// column (their container then has class `w`).
+    func rowsAndColumn(_ messages: [Message], _ range: Range<Int>, first: Int64, of c: (title: String?, participants: [Participant]),
                        in themed: ThemedStyle) throws -> (html: String, avatars: Bool) {
         guard !range.isEmpty else { return ("", false) }
         let full = Conversation(title: c.title, participants: c.participants, messages: Array(messages[range]))
@@ -165,7 +161,7 @@ struct Pages: Sendable {
             messages.insert(before, at: 0); range = 1..<messages.count
         }
         if let after = try store.messages(in: c.id, after: last.seq, limit: 1).first?.message { messages.append(after) }
-        return try rowsAndColumn(messages, range, first: first.seq, of: c, in: themed)
+        return try rowsAndColumn(messages, range, first: first.seq, of: (c.title, c.participants), in: themed)
     }
 
     /// `/c/ID/view?width=W[&theme=T]` and one of `y=Y&h=H` (the rows that meet that band of the
@@ -175,7 +171,6 @@ struct Pages: Sendable {
     /// "html", "target"}`. `202 {"measuring": true, "done", "total"}` while the conversation
     /// is first laid out.
     func view(_ id: Int64, _ query: Parameters) async throws -> Response {
-        let c = try api.known(id)
         let themed = try themed(query)
         guard let rawWidth = query["width"], let width = Double(rawWidth), width.isFinite else {
             throw APIError.badRequest("width is missing or not a number; expected the column's width in CSS px")
@@ -200,6 +195,8 @@ struct Pages: Sendable {
             return v
         } ?? 2_400
         let key = Geometries.Key(conversation: id, theme: themed.name)
+        // Unknown conversations are refused before anything is laid out (an open one is known).
+        if await !geometries.has(key) { _ = try api.known(id) }
         let geometry: ViewGeometry
         switch try await geometries.geometry(key, width: column, theme: themed.theme, wait: query["wait"] == "1") {
         case .success(let g): geometry = g
@@ -219,7 +216,7 @@ struct Pages: Sendable {
             range = max(0, geometry.count - 100)..<geometry.count
         }
         let messages = geometry.list.conversation.messages
-        let (html, avatars) = try rowsAndColumn(messages, range, first: geometry.seqs[range.lowerBound], of: c, in: themed)
+        let (html, avatars) = try rowsAndColumn(messages, range, first: geometry.seqs[range.lowerBound], of: (geometry.list.conversation.title, geometry.list.conversation.participants), in: themed)
         let tops = range.map { geometry.top(of: $0) }
         let bottom = range.upperBound < geometry.count ? geometry.top(of: range.upperBound) : geometry.height
         // Written by hand: JSONSerialization spent four times what writing the rows costs.
