@@ -48,6 +48,11 @@ struct Layouter: @unchecked Sendable {
     let value: ConversationLayouter
 }
 
+/// A media resolver handed to the task that builds a geometry (used there alone).
+struct Resolver: @unchecked Sendable {
+    let value: MediaResolver
+}
+
 /// The geometries of the conversations being viewed, per conversation and theme: built on the
 /// first request (messages read from the store in chunks, laid out on every core), re-laid out
 /// from the prepared texts when a reader's column has another width (~0.3–0.5 µs a message),
@@ -57,14 +62,16 @@ actor Geometries {
     enum State { case building(done: Int, total: Int), ready(ViewGeometry) }
 
     let store: SQLiteStore
+    let pictures: any PictureDecoder
     let capacity: Int
     private var states: [Key: State] = [:]
     private var used: [Key: UInt64] = [:]
     private var clock: UInt64 = 0
     private var failures: [Key: String] = [:]
 
-    init(store: SQLiteStore, capacity: Int = 3_000_000) {
+    init(store: SQLiteStore, pictures: any PictureDecoder, capacity: Int = 3_000_000) {
         self.store = store
+        self.pictures = pictures
         self.capacity = capacity
     }
 
@@ -94,9 +101,10 @@ actor Geometries {
             states[key] = .building(done: 0, total: total)
             let layouter = Layouter(value: ConversationLayouter(style: theme.layoutStyle, engine: TextEngineKind.fast.makeEngine(),
                                                                 timeZone: Pages.timeZone))
+            let resolver = Resolver(value: MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle))
             Task.detached(priority: .userInitiated) { [store] in
                 do {
-                    let g = try await Self.build(key.conversation, store: store, layouter: layouter, width: width) { done in
+                    let g = try await Self.build(key.conversation, store: store, layouter: layouter, resolver: resolver, width: width) { done in
                         await self.progress(key, done: done, total: total)
                     }
                     await self.finish(key, g)
@@ -149,7 +157,7 @@ actor Geometries {
     }
 
     /// Reads the conversation in chunks and lays it out.
-    static func build(_ id: Int64, store: SQLiteStore, layouter: Layouter, width: Double,
+    static func build(_ id: Int64, store: SQLiteStore, layouter: Layouter, resolver: Resolver, width: Double,
                       progress: @Sendable (Int) async -> Void) async throws -> ViewGeometry {
         guard let c = try store.conversation(id: id) else { throw StoreError(path: store.path, reason: "has no conversation \(id)") }
         var messages: [Message] = []
@@ -164,7 +172,8 @@ actor Geometries {
             after = last.seq
             await progress(messages.count)
         }
-        let conversation = Conversation(title: c.title, participants: c.participants, messages: messages)
+        // Pictures measured, videos given their frames, as every renderer does before laying out.
+        let (conversation, _) = resolver.value.resolve(Conversation(title: c.title, participants: c.participants, messages: messages))
         let list = try layouter.value.scrollingLayout(conversation, width: width)
         return ViewGeometry(list: list, seqs: seqs, layouter: layouter)
     }

@@ -49,7 +49,7 @@ struct Pages: Sendable {
         }
         self.themes = themes
         defaultTheme = name
-        geometries = Geometries(store: store)
+        geometries = Geometries(store: store, pictures: pictures)
     }
 
     /// The theme `?theme=` names (a bundled one), else the server's; a 400 for an unknown name.
@@ -68,7 +68,7 @@ struct Pages: Sendable {
 
     /// The pages' own rules. A conversation page is a header and a scrolling column
     /// (`#scroller`); with the script the column is as tall as the whole conversation laid out
-    /// (`.virtual`) and holds one window of rows (`.vw`) where the layout engine put them.
+    /// (`.virtual`) and holds one window of rows (`.vw`), each message's rows (`.vm`) where the layout engine put them.
     static let ownRules = """
         .bk{max-width:760px;margin:0 auto;padding:12px 16px;font:15px/1.45 system-ui,sans-serif;color:#222}
         .bk a{color:#0b63ce}.bk h1{font-size:22px;margin:8px 0}.bk table{border-collapse:collapse;width:100%}
@@ -81,7 +81,8 @@ struct Pages: Sendable {
         body.v>.bk h1{font-size:18px;margin:2px 0}
         #scroller{flex:1;overflow-y:auto;overflow-x:hidden;position:relative}
         #rows.virtual{position:relative;padding:0;overflow:hidden}
-        #rows.virtual>.vw{position:absolute;left:0;right:0;top:0;max-width:none;margin:0;padding:0}
+        #rows.virtual>.vw{position:absolute;left:0;right:0;top:0}
+        .vw>.vm{position:absolute;left:0;right:0;max-width:none;margin:0;padding:0}
         .bk .up{display:inline-block;margin:4px 0}.bk .err{color:#b00020}.bk progress{width:160px}
         """
 
@@ -155,7 +156,9 @@ struct Pages: Sendable {
     /// The rows of a window read from the store (the page's first screen, before any script).
     func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle) throws -> (html: String, avatars: Bool) {
         guard let first = window.first, let last = window.last else { return ("", false) }
-        var messages = window.map(\.message)
+        // Pictures measured, videos given their frames (as the geometry's messages are).
+        var messages = MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: themed.theme.layoutStyle)
+            .resolve(Conversation(title: c.title, participants: c.participants, messages: window.map(\.message))).0.messages
         var range = 0..<messages.count
         if let before = try store.messages(in: c.id, before: first.seq, limit: 1).first?.message {
             messages.insert(before, at: 0); range = 1..<messages.count

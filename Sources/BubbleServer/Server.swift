@@ -54,9 +54,11 @@ public struct BubbleServer: Sendable {
         files = Files(store: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload, geometries: pages.geometries)
     }
 
-    /// Every response's security headers: scripts and styles only from this server, nothing from
-    /// anywhere else, no framing, no sniffing, no referrer.
-    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    /// Every response's security headers: scripts and style sheets only from this server, nothing
+    /// from anywhere else, no framing, no sniffing, no referrer. Style *attributes* are allowed
+    /// (`style-src-attr`): the rows size video frames and colour initials avatars with them;
+    /// they are written by BubbleHTML from numbers and the theme, never from message text.
+    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; "
         + "font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
     public func router() -> Router<BasicRequestContext> {

@@ -66,7 +66,7 @@ enum Viewer {
       window.bubbleViewer = {
         state,
         position: () => scroller.scrollTop + offset, total: () => total, scale: () => scale, width: () => width,
-        window: () => win && { first: win.first, last: win.last, top: win.top, bottom: win.bottom },
+        window: () => win && { first: win.first, last: win.last, top: win.top, bottom: win.bottom, tops: win.tops },
         current: () => current(), busy: () => loading || queued !== null, goTo: (seq) => jump("at=" + seq, "centre"),
       };
 
@@ -113,25 +113,37 @@ enum Viewer {
       }
 
       // A window of rows placed where the engine put them.
+      // Each message's rows in a block of their own at the top the engine gave that message
+      // (its first row's margin taken off), so that a message the browser draws a little
+      // taller or shorter than the engine moves nothing after it.
       function place(data) {
         const el = document.createElement("div");
-        el.className = data.avatars ? "c vw w" : "c vw";
+        el.className = "vw";
         const t = document.createElement("template");
         t.innerHTML = data.html;
-        el.appendChild(t.content);
+        const blocks = [];
+        let block = null;
+        for (const node of Array.from(t.content.childNodes)) {
+          if (node.nodeType === 1 && node.tagName === "B" && node.dataset.n) {
+            block = document.createElement("div");
+            block.className = data.avatars ? "c vm w" : "c vm";
+            blocks.push(block);
+            el.appendChild(block);
+          }
+          if (block) block.appendChild(node);
+        }
         main.appendChild(el);
-        const marker = el.querySelector("b[data-n]");
-        const firstRow = marker && marker.nextElementSibling;
-        const shift = firstRow ? firstRow.offsetTop : 0;
+        const shifts = blocks.map((b) => { const first = b.children[1]; return first ? first.offsetTop : 0; });
+        blocks.forEach((b, i) => { b.style.top = (data.tops[i] - shifts[i]) + "px"; });
         const old = win;
-        win = { el, first: data.first, last: data.last, top: data.tops.length ? data.tops[0] - shift : 0, bottom: data.bottom, tops: data.tops };
+        win = { el, first: data.first, last: data.last, top: data.tops.length ? data.tops[0] : 0, bottom: data.bottom, tops: data.tops };
         position();
         if (old) old.el.remove();
         state.windows++;
         if (marked) mark();
       }
 
-      function position() { if (win) win.el.style.top = (win.top - offset) + "px"; }
+      function position() { if (win) win.el.style.top = (-offset) + "px"; }
 
       // The message at the middle of the view.
       function current() {

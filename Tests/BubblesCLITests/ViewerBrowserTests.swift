@@ -264,6 +264,26 @@ struct ViewerBrowserTests {
         #expect(text.contains("<script>window.pwned1=1</script>"), "the text is shown as text")
     }
 
+    @Test("the features sample: video frames and initials avatars keep their size under the CSP; each message starts at the engine's top")
+    func featuresSample() throws {
+        let server = try ServedStore(exports: [BundledSamples.featuresConversation])
+        defer { server.stop() }
+        let b = try WebDriver(width: 1000, height: 760)
+        defer { b.quit() }
+        try b.open("http://127.0.0.1:\(server.port)/c/1")
+        try Self.settle(b, "the sample's rows")
+        let r = try #require(try b.run("""
+            const v = document.querySelector('.vf'), a = document.querySelector('.av');
+            const blocks = Array.from(document.querySelectorAll('.vm')), w = bubbleViewer.window();
+            const base = document.querySelector('.vw').getBoundingClientRect().top;
+            // Where each message's first row starts, against the engine's top for it.
+            const off = blocks.map((bl, i) => { const f = bl.children[1]; return f.getBoundingClientRect().top - base - w.tops[i]; });
+            return {video: v ? v.getBoundingClientRect().height : 0, avatar: a ? a.getBoundingClientRect().width : 0, worst: Math.max(...off.map(Math.abs)), n: blocks.length};
+            """) as? [String: Any])
+        #expect((r["video"] as? Double ?? 0) > 100 && (r["avatar"] as? Double ?? 0) > 20, "\(r)")
+        #expect((r["worst"] as? Double ?? 99) <= 1 && r["n"] as? Int == 17, "\(r)")
+    }
+
     @Test("the viewer's bubbles and the Cairo PNG of the same rows: boxes within 2 px")
     func matchesCairo() throws {
         let dir = try Self.temp()
