@@ -172,8 +172,14 @@ actor Geometries {
             after = last.seq
             await progress(messages.count)
         }
-        // Pictures measured, videos given their frames, as every renderer does before laying out.
-        let (conversation, _) = resolver.value.resolve(Conversation(title: c.title, participants: c.participants, messages: messages))
+        // Pictures measured, videos given their frames, as every renderer does before laying out
+        // (skipped when there is nothing to resolve: resolving copies the messages once).
+        var conversation = Conversation(title: c.title, participants: c.participants, messages: messages)
+        messages = []
+        if conversation.participants.contains(where: { $0.avatar != nil })
+            || conversation.messages.contains(where: { !$0.images.isEmpty || $0.attachment != nil }) {
+            conversation = resolver.value.resolve(conversation).0
+        }
         let list = try layouter.value.scrollingLayout(conversation, width: width)
         return ViewGeometry(list: list, seqs: seqs, layouter: layouter)
     }
