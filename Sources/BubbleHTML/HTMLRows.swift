@@ -17,6 +17,9 @@ public struct HTMLRowContext: Sendable {
     /// With a number, each message's rows start with an empty `<b hidden data-n="N">`: the
     /// first message is N, the next N + 1… (a live viewer finds, adds and removes messages by it).
     public var numberFrom: Int64?
+    /// The width the rows are shown at (a viewer's column); nil: the options' width. Photo
+    /// grids get the layout engine's size for it.
+    public var rowWidth: Double?
 
     public init(previous: Message? = nil, next: Message? = nil, startsPage: Bool = true, lastOutgoing: Int? = nil) {
         self.previous = previous; self.next = next; self.startsPage = startsPage; self.lastOutgoing = lastOutgoing
@@ -71,6 +74,8 @@ public final class HTMLRowWriter {
     var clock: HTMLClock
     /// Day and time texts (zone, locale).
     let dateTexts: DateTexts
+    /// The width the rows being written are shown at (`HTMLRowContext.rowWidth`).
+    var rowWidth: Double = 0
     /// Escaped `title="…"` attributes by sender id.
     var senderTitles: [String: [UInt8]] = [:]
     /// Each sender's avatar markup and the font faces it uses, made once.
@@ -132,6 +137,7 @@ public final class HTMLRowWriter {
     /// conversation, which errors name) in `context`. Throws `RenderError` for a photo that
     /// cannot be read or `LayoutError` when a shrink-wrapped bubble cannot be measured.
     public func rows(_ messages: ArraySlice<Message>, context: HTMLRowContext = HTMLRowContext()) throws -> HTMLFragment {
+        rowWidth = context.rowWidth ?? options.width
         var body = HTMLBuffer(capacity: min(messages.count, 10_000) * 160 + 1024)
         var regular: UInt32 = 0, bold: UInt32 = 0
         let coverage = fonts.coverage
@@ -285,7 +291,13 @@ public final class HTMLRowWriter {
         if m.images.count > 1 {
             // The Cairo layout's rows (BubbleMeasurer.gridRows) on a 6-column grid: a wide cell
             // spans 6, a pair's cells 3, a row of three's cells 2.
-            body.append("<div class=\"gr\">")
+            // Sized as the engine sizes it at this width (the CSS keeps it within the bubble).
+            let indent = showsAvatars && m.direction == .incoming ? layout.avatarSize + layout.besideGap : 0
+            let grid = layout.photoGrid(count: m.images.count, rowWidth: rowWidth, indent: indent)
+            let cell = grid.cells.first { $0.width < grid.size.width - 0.5 }?.height ?? grid.size.height
+            body.append("<div class=\"gr\" style=\"width:"); body.append(raw: HTMLStyleSheet.px(grid.size.width))
+            body.append(";--wa:"); body.append(raw: HTMLStyleSheet.num(grid.size.width)); body.append("/")
+            body.append(raw: HTMLStyleSheet.num(cell)); body.append("\">")
             var k = 0
             for n in BubbleMeasurer.gridRows(m.images.count) {
                 for _ in 0..<n where k < m.images.count {

@@ -386,9 +386,10 @@ struct HTMLStyleSheet {
         css += ".r.o{margin-\(near):auto}.r.y{border-left:0;border-right:3px solid \(theme.replyBar.hex)}"
         css += ".c>.r+.b{margin-top:\(Self.px(style.replySpacing))}"
         // Photo grids: square cells.
-        css += ".gr{display:grid;grid-template-columns:repeat(6,1fr);gap:\(Self.px(style.gridSpacing));width:min(100%,\(Self.px(2 * 129 + style.gridSpacing)))}"
+        // (each grid's width comes with it, the engine's for its row width; kept within the bubble)
+        css += ".gr{display:grid;grid-template-columns:repeat(6,1fr);gap:\(Self.px(style.gridSpacing));width:min(100%,\(Self.px(2 * 129 + style.gridSpacing)));max-width:100%}"
         css += ".gr img{grid-column:span 3;width:100%;height:auto;aspect-ratio:1;object-fit:cover;border-radius:4px;display:block}"
-        css += ".gr img.t{grid-column:span 2}.gr img.w{grid-column:span 6;aspect-ratio:\(Self.num(2 * 129 + style.gridSpacing))/129}"
+        css += ".gr img.t{grid-column:span 2}.gr img.w{grid-column:span 6;aspect-ratio:var(--wa,\(Self.num(2 * 129 + style.gridSpacing))/129)}"
         // Typing: three dots.
         let d = style.typingDotSize
         css += ".ty{width:\(Self.px(style.typingBubbleSize.width));height:\(Self.px(style.typingBubbleSize.height));display:flex;align-items:center;justify-content:center;gap:\(Self.px(d * 0.6))}"

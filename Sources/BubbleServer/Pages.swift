@@ -138,7 +138,7 @@ struct Pages: Sendable {
     /// groups and day separators, the one after the last tail. Also whether they have an avatar
     /// column (their container then has class `w`).
     func rowsAndColumn(_ messages: [Message], _ range: Range<Int>, first: Int64, of c: (title: String?, participants: [Participant]),
-                       in themed: ThemedStyle) throws -> (html: String, avatars: Bool) {
+                       in themed: ThemedStyle, width: Double? = nil) throws -> (html: String, avatars: Bool) {
         guard !range.isEmpty else { return ("", false) }
         let full = Conversation(title: c.title, participants: c.participants, messages: Array(messages[range]))
         let writer = try HTMLRowWriter(conversation: full, style: themed.style, photosFolder: store.mediaFolder, pictures: pictures)
@@ -146,6 +146,7 @@ struct Pages: Sendable {
         context.previous = range.lowerBound > 0 ? messages[range.lowerBound - 1] : nil
         context.next = range.upperBound < messages.count ? messages[range.upperBound] : nil
         context.numberFrom = first
+        context.rowWidth = width
         // The newest outgoing message shows its status when it is the conversation's last message.
         if context.next == nil {
             context.lastOutgoing = full.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing }
@@ -219,7 +220,7 @@ struct Pages: Sendable {
             range = max(0, geometry.count - 100)..<geometry.count
         }
         let messages = geometry.list.conversation.messages
-        let (html, avatars) = try rowsAndColumn(messages, range, first: geometry.seqs[range.lowerBound], of: (geometry.list.conversation.title, geometry.list.conversation.participants), in: themed)
+        let (html, avatars) = try rowsAndColumn(messages, range, first: geometry.seqs[range.lowerBound], of: (geometry.list.conversation.title, geometry.list.conversation.participants), in: themed, width: column)
         let tops = range.map { geometry.top(of: $0) }
         let bottom = range.upperBound < geometry.count ? geometry.top(of: range.upperBound) : geometry.height
         // Written by hand: JSONSerialization spent four times what writing the rows costs.

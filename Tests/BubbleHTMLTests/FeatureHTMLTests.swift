@@ -32,7 +32,10 @@ struct FeatureHTMLTests {
         #expect(body.contains("<img class=\"av\" src=\"data:image/png;base64,"))
         #expect(body.contains("<blockquote class=\"r o\"><bdi>Alice Liddell: Look at these</bdi></blockquote>"))
         #expect(body.contains("<span class=\"rx\">❤️ 2</span>"))
-        let grid = try #require(body.range(of: "<div class=\"gr\">"))
+        // The grid comes with the layout engine's width for it (at the export's 375 pt).
+        let grid = try #require(body.range(of: "<div class=\"gr\" style=\"width:"))
+        let gridWidth = try #require(Double(body[grid.upperBound...].prefix { $0 != "p" }))
+        #expect(gridWidth > 100 && gridWidth < 375 && body[grid.upperBound...].prefix(60).contains(";--wa:"), "\(gridWidth)")
         #expect(body[grid.upperBound...].prefix(while: { _ in true }).components(separatedBy: "<img ").count - 1 >= 3)
         #expect(body.contains("<a href=\"https://example.com\" rel=\"noopener noreferrer\">"))
         #expect(body.contains("<a href=\"tel:+15551234567\" rel=\"noopener noreferrer\">+1 555 123 4567</a>"))

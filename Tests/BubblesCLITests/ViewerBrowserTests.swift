@@ -282,6 +282,12 @@ struct ViewerBrowserTests {
             """) as? [String: Any])
         #expect((r["video"] as? Double ?? 0) > 100 && (r["avatar"] as? Double ?? 0) > 20, "\(r)")
         #expect((r["worst"] as? Double ?? 99) <= 1 && r["n"] as? Int == 17, "\(r)")
+        // The three-photo grid (incoming, beside the avatar column) is the engine's size at this width.
+        let column = try #require(try b.run("return bubbleViewer.width()") as? Double)
+        let box = try #require(try b.run("const g = document.querySelector('.gr').getBoundingClientRect(); return [g.width, g.height];") as? [Double])
+        let style = try ThemeLibrary.load("imessage").theme.layoutStyle
+        let grid = style.photoGrid(count: 3, rowWidth: column, indent: style.avatarSize + style.besideGap).size
+        #expect(abs(box[0] - grid.width) <= 1 && abs(box[1] - grid.height) <= 1, "grid \(box) vs the engine's \(grid)")
     }
 
     @Test("the viewer's bubbles and the Cairo PNG of the same rows: boxes within 2 px")

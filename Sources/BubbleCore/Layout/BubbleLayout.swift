@@ -436,7 +436,7 @@ public struct BubbleMeasurer {
     /// The widest a bubble may be in a row `rowWidth` wide whose bubbles start `indent` in (an
     /// avatar column): the style's share and cap, within the margins.
     func maxBubbleWidth(rowWidth: Double, indent: Double) -> Double {
-        max(1, min(style.maxBubbleWidth(rowWidth: rowWidth), rowWidth - 2 * style.sideMargin - indent))
+        style.maxBubbleWidth(rowWidth: rowWidth, indent: indent)
     }
 
     /// A single photo's size: its own, scaled down to fit `maxWidth` and the style's maximum
@@ -724,5 +724,20 @@ extension BubbleLayout {
         m.links = links.map { LinkLayout(url: $0.url, rects: $0.rects.map { $0.offsetBy(dx: dx, dy: 0) }) }
         m.typingDots = typingDots.map { $0.mirrored(inWidth: w) }
         return m
+    }
+}
+
+extension LayoutStyle {
+    /// The widest a bubble may be in a row `rowWidth` wide whose bubbles are indented by
+    /// `indent` (an avatar column).
+    public func maxBubbleWidth(rowWidth: Double, indent: Double) -> Double {
+        max(1, min(maxBubbleWidth(rowWidth: rowWidth), rowWidth - 2 * sideMargin - indent))
+    }
+
+    /// The photo grid of a message with `count` photos in a row `rowWidth` wide, as
+    /// `BubbleMeasurer.layout` makes it (no text is measured): its size and cells.
+    public func photoGrid(count: Int, rowWidth: Double, indent: Double) -> (size: Size, cells: [Rect]) {
+        let maxWidth = max(1, maxBubbleWidth(rowWidth: rowWidth, indent: indent) - imageInset.horizontal)
+        return BubbleMeasurer(style: self, engine: MonospaceTextEngine()).gridLayout(count: count, maxWidth: maxWidth)
     }
 }
