@@ -201,7 +201,7 @@ struct CLITests {
         let svg = try String(contentsOf: dir.appendingPathComponent("features.svg"), encoding: .utf8)
         #expect(svg.contains("href=\"https://example.com/cabin/4821\"") && svg.contains("href=\"tel:+15550102000\""))
         let html = try String(contentsOf: dir.appendingPathComponent("features.html"), encoding: .utf8)
-        #expect(html.contains("aria-label=\"typing\"") && html.contains("<span class=\"rx\">") && html.contains("<div class=\"gr\">"))
+        #expect(html.contains("aria-label=\"typing\"") && html.contains("<span class=\"rx\">") && html.contains("<div class=\"gr\" style=\"width:"))
         // WhatsApp: times inside the bubbles.
         #expect(html.contains("<time>07:30</time>"))
     }
