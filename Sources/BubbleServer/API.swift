@@ -9,10 +9,16 @@ struct API: Sendable {
     let store: SQLiteStore
     static let defaultLimit = 100, maxLimit = 1_000
 
+    /// ISO 8601 in UTC to the second (`2021-03-05T13:22:11Z`), written directly: a formatter
+    /// made per message cost ~0.1 ms each, most of a window's time.
     static func iso(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: date)
+        var t = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let year = Int(parts.tm_year) + 1900
+        let y = year >= 0 && year < 10_000 ? String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year) : String(year)
+        return "\(y)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
     func conversationObject(_ c: StoredConversation) -> [String: Any] {
