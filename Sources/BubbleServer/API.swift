@@ -13,13 +13,13 @@ struct API: Sendable {
     /// made per message cost ~0.1 ms each, most of a window's time.
     static func iso(_ date: Date) -> String {
         var t = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let year = Int(parts.tm_year) + 1900
-        let y = year >= 0 && year < 10_000 ? String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year) : String(year)
-        return "\(y)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        var p = tm()
+        gmtime_r(&t, &p)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", p.tm_year + 1900, p.tm_mon + 1, p.tm_mday, p.tm_hour, p.tm_min, p.tm_sec)
     }
+
+    /// The UTC day of `date`: `2021-03-05`.
+    static func day(_ date: Date) -> String { String(iso(date).prefix(10)) }
 
     func conversationObject(_ c: StoredConversation) -> [String: Any] {
         ["id": c.id, "title": c.title, "format": c.sourceFormat, "messageCount": c.messageCount,
@@ -90,10 +90,7 @@ struct API: Sendable {
             let head = try store.messages(in: id, before: at, limit: limit / 2)
             return (head + (try store.messages(in: id, after: at - 1, limit: limit - head.count)), c)
         }
-        if let raw = query["date"] {
-            guard let date = Self.date(String(raw)) else {
-                throw APIError.badRequest("date \"\(raw)\" is not a date; expected YYYY-MM-DD or an ISO 8601 date and time")
-            }
+        if let date = try Self.date(query, "date") {
             guard let seq = try store.seq(in: id, atOrAfter: date) else { return ([], c) }
             return (try store.messages(in: id, after: seq - 1, limit: limit), c)
         }
@@ -114,12 +111,8 @@ struct API: Sendable {
             guard let z = TimeZone(identifier: String(raw)) else { throw APIError.badRequest("tz \"\(raw)\" is not a time zone; expected an IANA name such as Europe/Berlin") }
             return z
         } ?? TimeZone(identifier: "UTC")!
-        let f = DateFormatter()
-        f.dateFormat = "yyyy-MM-dd"
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.locale = Locale(identifier: "en_US_POSIX")
         let days = try store.dayCounts(of: id, timeZone: zone).map { d -> [String: Any] in
-            ["date": f.string(from: Date(timeIntervalSince1970: Double(d.day) * 86_400)), "count": d.count]
+            ["date": Self.day(Date(timeIntervalSince1970: Double(d.day) * 86_400)), "count": d.count]
         }
         return try json(["conversation": id, "timeZone": zone.identifier, "days": days])
     }
@@ -150,6 +143,15 @@ struct API: Sendable {
             throw APIError.badRequest("\(name) \"\(raw)\" is not a whole number" + (upper.isEmpty ? " ≥ \(range.lowerBound)" : " between \(range.lowerBound)\(upper)"))
         }
         return v
+    }
+
+    /// A date parameter, nil when absent, a 400 naming it when it is not a date.
+    static func date(_ query: Parameters, _ name: String) throws -> Date? {
+        guard let raw = query[Substring(name)] else { return nil }
+        guard let d = date(String(raw)) else {
+            throw APIError.badRequest("\(name) \"\(raw)\" is not a date; expected YYYY-MM-DD or an ISO 8601 date and time")
+        }
+        return d
     }
 
     /// `2024-03-01` (UTC midnight) or an ISO 8601 date and time.

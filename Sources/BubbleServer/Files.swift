@@ -184,12 +184,9 @@ struct Files: Sendable {
         guard let format = query["format"].map({ String($0).lowercased() }), exporter.formats.contains(format) else {
             throw APIError.badRequest("format \"\(query["format"] ?? "")\" is not one of \(exporter.formats.joined(separator: ", "))")
         }
-        var range: [String?] = []
-        for name in ["since", "until"] {
-            let raw = query[Substring(name)].map(String.init)
-            if let raw, API.date(raw) == nil { throw APIError.badRequest("\(name) \"\(raw)\" is not a date; expected YYYY-MM-DD or ISO 8601") }
-            range.append(raw)
-        }
+        // Checked here, passed on as given (the renderers read them in the same forms).
+        _ = try API.date(query, "since"); _ = try API.date(query, "until")
+        let range = [query["since"].map(String.init), query["until"].map(String.init)]
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-export-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let store = self.store

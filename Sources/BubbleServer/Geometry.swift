@@ -173,13 +173,10 @@ actor Geometries {
             await progress(messages.count)
         }
         // Pictures measured, videos given their frames, as every renderer does before laying out
-        // (skipped when there is nothing to resolve: resolving copies the messages once).
+        // (the messages handed over, not copied: only those with media are rewritten).
         var conversation = Conversation(title: c.title, participants: c.participants, messages: messages)
         messages = []
-        if conversation.participants.contains(where: { $0.avatar != nil })
-            || conversation.messages.contains(where: { !$0.images.isEmpty || $0.attachment != nil }) {
-            conversation = resolver.value.resolve(conversation).0
-        }
+        conversation = resolver.value.resolve(conversation).0
         let list = try layouter.value.scrollingLayout(conversation, width: width)
         return ViewGeometry(list: list, seqs: seqs, layouter: layouter)
     }

@@ -7,8 +7,9 @@ import Hummingbird
 import HummingbirdCore
 
 /// The server-rendered pages: the library, a conversation (a window of rows, written by
-/// BubbleHTML's `HTMLRowWriter` exactly as the HTML export writes them), search. No script;
-/// styles from `/assets/style.css` only.
+/// BubbleHTML's `HTMLRowWriter` exactly as the HTML export writes them), search, and the
+/// viewer's windows (`view`). Scripts only from `/assets/viewer.js`, style sheets only from
+/// `/assets/style.css`.
 struct Pages: Sendable {
     let store: SQLiteStore
     let api: API
@@ -93,6 +94,14 @@ struct Pages: Sendable {
 
     static func escape(_ s: String) -> String { HTMLEscape.text(s) }
 
+    /// A search hit's page, as an attribute value: the conversation at that message, the search
+    /// (for the previous and next hits) and the word to mark.
+    static func hitURL(_ id: Int64, _ seq: Int64, q: String, highlight: String) -> String {
+        let q = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let hl = highlight.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return "/c/\(id)?at=\(seq)&amp;q=\(q)&amp;hl=\(hl)"
+    }
+
     static func page(title: String, body: String, script: Bool = false, theme: String? = nil, bodyClass: String? = nil) -> Response {
         let sheet = "/assets/style.css" + (theme.map { "?theme=" + escape($0) } ?? "")
         let html = """
@@ -124,7 +133,7 @@ struct Pages: Sendable {
         } else {
             body += "<table><thead><tr><th>conversation</th><th>people</th><th class=\"n\">messages</th><th>dates</th></tr></thead><tbody>"
             for c in all {
-                let dates = [c.first, c.last].compactMap { $0.map { String(API.iso($0).prefix(10)) } }
+                let dates = [c.first, c.last].compactMap { $0.map(API.day) }
                 body += "<tr><td><a href=\"/c/\(c.id)\">\(Self.escape(c.title))</a></td><td>\(Self.escape(c.participants.map(\.name).joined(separator: ", ")))</td>"
                     + "<td class=\"n\">\(c.messageCount)</td><td>\(Self.escape(Set(dates).count == 1 ? dates[0] : dates.joined(separator: " – ")))</td></tr>"
             }
@@ -184,10 +193,7 @@ struct Pages: Sendable {
         guard given.count <= 1 else { throw APIError.badRequest("give one of y, at and date, not \(given.joined(separator: " and "))") }
         var target: Int64?
         if let at = try API.integer(query, "at", range: 1...Int64.max) { target = at }
-        if let raw = query["date"] {
-            guard let date = API.date(String(raw)) else {
-                throw APIError.badRequest("date \"\(raw)\" is not a date; expected YYYY-MM-DD or an ISO 8601 date and time")
-            }
+        if let date = try API.date(query, "date") {
             target = try store.seq(in: id, atOrAfter: date) ?? store.bounds(of: id)?.last
         }
         let y = try query["y"].map { raw -> Double in
@@ -209,12 +215,12 @@ struct Pages: Sendable {
         guard geometry.count > 0 else {
             return try json(["height": 0, "width": column, "count": 0, "first": NSNull(), "last": NSNull(), "tops": [], "bottom": 0, "html": ""])
         }
+        let targetIndex = target.map(geometry.index(of:))
         var range: Range<Int>
         if let y {
             range = geometry.messages(from: y, height: band)
             if range.count > 400 { range = range.lowerBound..<(range.lowerBound + 400) }
-        } else if let target {
-            let k = geometry.index(of: target)
+        } else if let k = targetIndex {
             range = max(0, k - 40)..<min(geometry.count, k + 60)
         } else {
             range = max(0, geometry.count - 100)..<geometry.count
@@ -230,7 +236,7 @@ struct Pages: Sendable {
         out.field("first", geometry.seqs[range.lowerBound]); out.field("last", geometry.seqs[range.upperBound - 1])
         out.key("tops"); out.array(tops)
         out.field("bottom", bottom); out.field("avatars", avatars)
-        if let target { out.field("target", geometry.seqs[geometry.index(of: target)]) }
+        if let k = targetIndex { out.field("target", geometry.seqs[k]) }
         out.key("html"); out.string(html)
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(bytes: out.finish())))
@@ -246,7 +252,7 @@ struct Pages: Sendable {
         if let last = window.last, let b = bounds, last.seq < b.last { nav += "<a href=\"/c/\(id)?after=\(last.seq)\(keep)\" rel=\"next\">Later →</a>" }
         nav += "<a href=\"/c/\(id)\(keep.isEmpty ? "" : "?" + keep.dropFirst(5))\" id=\"newest\">Newest</a>"
         // A calendar over the conversation's days (the script jumps without a reload).
-        let day = { (d: Date?) in d.map { String(API.iso($0).prefix(10)) } ?? "" }
+        let day = { (d: Date?) in d.map(API.day) ?? "" }
         nav += "<form action=\"/c/\(id)\" method=\"get\" id=\"day\"><input type=\"date\" name=\"date\" min=\"\(day(c.first))\" max=\"\(day(c.last))\" aria-label=\"Go to a day\">"
             + (keep.isEmpty ? "" : "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\">") + " <button>Go</button></form>"
         // The months with their message counts (filled by the script from the per-day counts).
@@ -259,9 +265,8 @@ struct Pages: Sendable {
         let highlight = query["hl"].map(String.init) ?? ""
         if let at, let q = query["q"], !q.trimmingCharacters(in: .whitespaces).isEmpty {
             let seqs = ((try? store.search(StoreSearch(String(q), conversation: id, limit: 200))) ?? []).map(\.seq).sorted()
-            let enc = String(q).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let link = { (seq: Int64, rel: String, text: String) in
-                "<a href=\"/c/\(id)?at=\(seq)&amp;q=\(enc)&amp;hl=\(Self.escape(highlight.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))\(keep)\" id=\"\(rel)-hit\">\(text)</a>"
+                "<a href=\"\(Self.hitURL(id, seq, q: String(q), highlight: highlight))\(keep)\" id=\"\(rel)-hit\">\(text)</a>"
             }
             if let p = seqs.last(where: { $0 < at }) { nav += link(p, "prev", "↑ previous hit") }
             if let n = seqs.first(where: { $0 > at }) { nav += link(n, "next", "↓ next hit") }
@@ -293,15 +298,14 @@ struct Pages: Sendable {
                 throw APIError.badRequest(e.reason)
             }
             let titles = Dictionary(try store.conversations().map { ($0.id, $0.title) }, uniquingKeysWith: { (a: String, _: String) in a })
+            // The word a hit's page marks: the first one searched for (not excluded, no quotes or *).
+            let words = q.split(separator: " ").first { !$0.hasPrefix("-") }.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"*")) } ?? ""
             body += hits.isEmpty ? "<p>No messages match.</p>" : "<table><tbody>"
             for h in hits {
                 // The match marked, everything escaped.
                 let p = h.snippetParts
                 let marked = Self.escape(p[0]) + (p[1].isEmpty ? "" : "<mark>" + Self.escape(p[1]) + "</mark>") + Self.escape(p[2])
-                let words = q.split(separator: " ").first { !$0.hasPrefix("-") }.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"*")) } ?? ""
-                let hl = words.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-                let qs = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-                body += "<tr><td><a href=\"/c/\(h.conversation)?at=\(h.seq)&amp;q=\(qs)&amp;hl=\(hl)\">\(Self.escape(titles[h.conversation] ?? "?"))</a><br>"
+                body += "<tr><td><a href=\"\(Self.hitURL(h.conversation, h.seq, q: q, highlight: words))\">\(Self.escape(titles[h.conversation] ?? "?"))</a><br>"
                     + "<small>\(Self.escape(String(API.iso(h.date).prefix(16)).replacingOccurrences(of: "T", with: " "))) · \(Self.escape(h.senderName ?? h.sender ?? ""))</small></td>"
                     + "<td>\(marked)</td></tr>"
             }

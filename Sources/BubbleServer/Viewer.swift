@@ -206,15 +206,17 @@ enum Viewer {
       }
 
       // Jumps: to a message (centred), to a day (on top), to the newest (at the bottom).
-      function jump(q, where) {
+      // `where`: "end", "centre" (the message in the middle), "top" (8 px below the top) or
+      // "flush" (at the very top, where the server's first screen had it); `before` runs first.
+      function jump(q, where, before) {
         virtual = true;
         return load(q, (data) => {
-          const vh = viewHeight();
+          if (before) before();
           if (where === "end") { setPosition(total); return; }
           const k = Math.max(0, data.target - data.first);
           const top = data.tops[k];
           const next = k + 1 < data.tops.length ? data.tops[k + 1] : data.bottom;
-          setPosition(where === "centre" ? top - (vh - (next - top)) / 2 : top - 8);
+          setPosition(where === "centre" ? top - (viewHeight() - (next - top)) / 2 : where === "top" ? top - 8 : top);
         });
       }
 
@@ -264,25 +266,15 @@ enum Viewer {
         width = columnWidth();
         main.classList.add("virtual");
         const flow = Array.from(main.childNodes);
-        const first = () => flow.forEach((n) => n.remove());
         state.mode = "virtual";
         let q = "", where = "end";
         if (main.dataset.at) { q = "at=" + main.dataset.at; where = "centre"; }
-        else if (main.dataset.date) { q = "date=" + encodeURIComponent(main.dataset.date); where = "top"; }
+        else if (main.dataset.date) { q = "date=" + encodeURIComponent(main.dataset.date); where = "flush"; }
         else if (main.dataset.newest !== "true") {
           const b = main.querySelector("b[data-n]");
-          if (b) { q = "at=" + b.dataset.n; where = "top"; }
+          if (b) { q = "at=" + b.dataset.n; where = "flush"; }
         }
-        virtual = true;
-        load(q, (data) => {
-          first();
-          if (where === "end") setPosition(total);
-          else {
-            const k = Math.max(0, data.target - data.first);
-            const top = data.tops[k], next = k + 1 < data.tops.length ? data.tops[k + 1] : data.bottom;
-            setPosition(where === "centre" ? top - (viewHeight() - (next - top)) / 2 : top);
-          }
-        });
+        jump(q, where, () => flow.forEach((n) => n.remove()));
       }
 
       const day = document.getElementById("day");

@@ -88,7 +88,9 @@ public final class MediaResolver {
                 result.participants[i].avatar = nil
             }
         }
-        for i in conversation.messages.indices {
+        // Only messages with pictures or an attachment are written to: a conversation without
+        // any keeps its message array as it is (no copy of it).
+        for i in conversation.messages.indices where !conversation.messages[i].images.isEmpty || conversation.messages[i].attachment != nil {
             resolve(&result.messages[i], report: &report)
         }
         return (result, report)
