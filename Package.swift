@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -65,7 +66,8 @@ let package = Package(
         // `bubbles serve`: the store over HTTP (Hummingbird): JSON API and server-rendered pages.
         .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML",
                                                      .product(name: "Hummingbird", package: "hummingbird"),
-                                                     .product(name: "HummingbirdCore", package: "hummingbird")]),
+                                                     .product(name: "HummingbirdCore", package: "hummingbird"),
+                                                     .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [

@@ -65,7 +65,7 @@ struct API: Sendable {
         o["sender"] = m.sender.map { $0 as Any } ?? NSNull()
         o["senderName"] = m.sender.flatMap { names[$0] }.map { $0 as Any } ?? NSNull()
         if let status = m.status { o["status"] = status.rawValue }
-        if !m.reactions.isEmpty { o["reactions"] = m.reactions.map { ["emoji": $0.emoji, "count": $0.count] } }
+        if !m.reactions.isEmpty { o["reactions"] = m.reactions.map { ["emoji": $0.emoji, "count": $0.count, "senders": $0.senders] } }
         if let r = m.reply {
             o["reply"] = ["id": r.id.map { $0 as Any } ?? NSNull(), "sender": r.sender.map { $0 as Any } ?? NSNull(),
                           "text": r.text.map { $0 as Any } ?? NSNull()]

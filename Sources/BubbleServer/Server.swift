@@ -5,6 +5,7 @@ import BubbleText
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdWebSocket
 
 /// How `bubbles serve` runs.
 public struct ServerConfiguration: Sendable {
@@ -17,10 +18,12 @@ public struct ServerConfiguration: Sendable {
     public var theme: String
     /// The largest upload taken (bytes); larger ones get a 413.
     public var maxUpload: Int
+    /// Live writes: message size and per-connection rate.
+    public var live: LiveLimits
 
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
-                maxUpload: Int = 512 << 20) {
-        self.host = host; self.port = port; self.token = token; self.theme = theme; self.maxUpload = maxUpload
+                maxUpload: Int = 512 << 20, live: LiveLimits = LiveLimits()) {
+        self.host = host; self.port = port; self.token = token; self.theme = theme; self.maxUpload = maxUpload; self.live = live
     }
 
     /// Whether `host` only accepts connections from this machine.
@@ -43,6 +46,7 @@ public struct BubbleServer: Sendable {
     public let configuration: ServerConfiguration
     let pages: Pages
     let files: Files
+    let live: LiveAPI
 
     /// `importer` takes uploads (`POST /api/v1/imports`), `exporter` writes downloads; without
     /// them those routes answer 501.
@@ -52,6 +56,7 @@ public struct BubbleServer: Sendable {
         self.configuration = configuration
         pages = try Pages(store: store, theme: configuration.theme, pictures: pictures)
         files = Files(store: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload, geometries: pages.geometries)
+        live = LiveAPI(store: store, hub: LiveHub(store: store), limits: configuration.live, pictures: pictures)
     }
 
     /// Every response's security headers: scripts and style sheets only from this server, nothing
@@ -83,13 +88,94 @@ public struct BubbleServer: Sendable {
         router.get("c/:id/view") { request, context in try await pages.view(try id(context), request.uri.queryParameters) }
         router.get("assets/style.css") { request, _ in try pages.styleSheet(request.uri.queryParameters) }
         router.get("assets/viewer.js") { _, _ in pages.script() }
+        addLiveRoutes(to: router)
         return router
+    }
+
+    /// The live conversation's writes and catch-up (`LiveAPI`); the socket itself is upgraded
+    /// by `webSocketRouter()`, and a plain request to its path says why it was not.
+    func addLiveRoutes(to router: Router<BasicRequestContext>) {
+        let live = self.live, maxUpload = configuration.maxUpload
+        let bodyLimit = live.limits.maxText * 2 + 65_536
+        router.post("api/v1/conversations") { request, _ in
+            try json(try await live.createConversation(try await LiveAPI.object(request, limit: 1 << 20)), status: .created)
+        }
+        router.post("api/v1/conversations/:id/messages") { request, context in
+            let id = try id(context)
+            return try live.added(try await live.send(id, try await LiveAPI.object(request, limit: bodyLimit)))
+        }
+        router.patch("api/v1/conversations/:id/messages/:seq") { request, context in
+            try live.changed(try await live.edit(try id(context), try seq(context), try await LiveAPI.object(request, limit: bodyLimit)))
+        }
+        router.delete("api/v1/conversations/:id/messages/:seq") { request, context in
+            let sender = try Self.field(request, "sender")
+            return try live.changed(try await live.delete(try id(context), try seq(context), sender: sender))
+        }
+        router.post("api/v1/conversations/:id/messages/:seq/reactions") { request, context in
+            let body = try await LiveAPI.object(request, limit: 65_536)
+            return try live.changed(try await live.react(try id(context), try seq(context), emoji: try LiveAPI.string(body, "emoji"),
+                                                         sender: try LiveAPI.string(body, "sender"), on: true))
+        }
+        router.delete("api/v1/conversations/:id/messages/:seq/reactions") { request, context in
+            try live.changed(try await live.react(try id(context), try seq(context), emoji: try Self.field(request, "emoji"),
+                                                  sender: try Self.field(request, "sender"), on: false))
+        }
+        router.get("api/v1/conversations/:id/changes") { request, context in try live.changes(try id(context), request.uri.queryParameters) }
+        router.post("api/v1/conversations/:id/photos") { request, context in
+            try await live.uploadPhoto(try id(context), request, maxUpload: maxUpload)
+        }
+        router.get("api/v1/conversations/:id/live") { request, context -> Response in
+            let id = try id(context)
+            guard Self.sameOrigin(request) else {
+                throw APIError(status: .forbidden, message: "Origin \(request.headers[.origin] ?? "") is not this server's; live updates are for its own pages")
+            }
+            _ = try live.hub.participantNames(id)
+            throw APIError(status: .upgradeRequired, message: "expected a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
+        }
+    }
+
+    /// The router that decides WebSocket upgrades: the token (as every request), the page's own
+    /// `Origin` (a browser on another site cannot listen or write), a known conversation and a
+    /// valid `since`. What it refuses is answered by the HTTP router's route with the reason.
+    public func webSocketRouter() -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.add(middleware: Guard(token: configuration.token))
+        let live = self.live
+        router.ws("api/v1/conversations/:id/live") { request, context in
+            guard Self.sameOrigin(request), let raw = context.parameters.get("id"), let id = Int64(raw), id > 0,
+                  (try? live.store.lastRev(of: id)) ?? nil != nil,
+                  (try? API.integer(request.uri.queryParameters, "since", range: 0...Int64.max)) != nil
+                    || request.uri.queryParameters["since"] == nil else { return .dontUpgrade }
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            let query = context.request.uri.queryParameters
+            guard let id = context.requestContext.parameters.get("id").flatMap(Int64.init) else { return }
+            let since = query["since"].flatMap { Int64($0) } ?? 0
+            try await LiveSocket(live: live, conversation: id, since: since).run(inbound: inbound, outbound: outbound)
+        }
+        return router
+    }
+
+    /// A browser's request from this server's own pages (or no browser: no `Origin`).
+    static func sameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers[.origin] else { return true }
+        guard let host = request.head.authority else { return false }
+        return origin == "http://" + host || origin == "https://" + host
+    }
+
+    /// A field of a DELETE: from the query (`?sender=`), the only place a DELETE carries it.
+    static func field(_ request: Request, _ name: String) throws -> String {
+        guard let v = request.uri.queryParameters[Substring(name)], !v.isEmpty else {
+            throw APIError.badRequest("\(name) is missing; expected ?\(name)=…")
+        }
+        return String(v)
     }
 
     /// Runs until SIGINT or SIGTERM, then stops gracefully (requests in flight finish). Calls
     /// `onRunning` with the port it listens on (the one the system chose for port 0).
     public func run(onRunning: @escaping @Sendable (Int) -> Void) async throws {
-        let app = Application(router: router(),
+        let ws = WebSocketServerConfiguration(maxFrameSize: configuration.live.maxText * 2 + 16_384, autoPing: .enabled(timePeriod: .seconds(20)))
+        let app = Application(router: router(), server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter(), configuration: .init(ws: ws)),
                               configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BubbleKit"),
                               onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) })
         try await app.runService()
@@ -100,6 +186,14 @@ public struct BubbleServer: Sendable {
 func id(_ context: BasicRequestContext) throws -> Int64 {
     guard let raw = context.parameters.get("id"), let value = Int64(raw), value > 0 else {
         throw APIError.badRequest("conversation id \"\(context.parameters.get("id") ?? "")\" is not a number ≥ 1")
+    }
+    return value
+}
+
+/// The message sequence number of a route, or a 400 naming it.
+func seq(_ context: BasicRequestContext) throws -> Int64 {
+    guard let raw = context.parameters.get("seq"), let value = Int64(raw), value > 0 else {
+        throw APIError.badRequest("message \"\(context.parameters.get("seq") ?? "")\" is not a sequence number ≥ 1")
     }
     return value
 }

@@ -219,12 +219,12 @@ struct MediaCopier {
     /// The store's path (`media/ab/<sha256>.ext`) of the file at `path` (relative to the export's
     /// folder), copying it in when the store does not hold those bytes yet; nil when it cannot
     /// be read (the message keeps the file's name and shows a placeholder).
-    mutating func store(_ path: String, summary: inout StoreImportSummary) throws -> String? {
+    mutating func store(_ path: String, summary: inout StoreImportSummary, extensionFrom name: String? = nil) throws -> String? {
         if path.hasPrefix("media/") && !path.contains("..") { return path }   // already the store's
         let full = path.hasPrefix("/") ? path : exportFolder + "/" + path
         if let known = done[full] { return known }
         guard let sha = SHA256.file(full) else { done[full] = .some(nil); return nil }
-        let ext = (path as NSString).pathExtension.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8)
+        let ext = ((name ?? path) as NSString).pathExtension.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8)
         let relative = "media/" + sha.prefix(2) + "/" + sha + (ext.isEmpty ? "" : "." + ext)
         let target = store.mediaFolder + "/" + relative.dropFirst("media/".count)
         if FileManager.default.fileExists(atPath: target) {

@@ -5,7 +5,7 @@ import GRDB
 /// The viewer's queries, each answered from an index in O(log n): `message_seq` for windows,
 /// bounds and counts, `message_date` for date jumps and day counts, the FTS index for search.
 extension SQLiteStore {
-    static let columns = "seq, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra"
+    static let columns = "seq, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra, edited"
 
     /// A stored message from a row of `columns`; store paths made absolute.
     func message(_ row: Row, decoder: JSONDecoder) throws -> StoredMessage {
@@ -18,6 +18,7 @@ extension SQLiteStore {
         m.status = (row["status"] as String?).flatMap(MessageStatus.init(rawValue:))
         m.statusDate = (row["status_date"] as Double?).map(Date.init(timeIntervalSince1970:))
         m.id = row["source_id"]
+        m.edited = (row["edited"] as Double?).map(Date.init(timeIntervalSince1970:))
         if let json: String = row["extra"] {
             let extra = try decoder.decode(MessageExtra.self, from: Data(json.utf8))
             m.images = (extra.images ?? []).map { var i = $0; i.path = i.path.map(absolute); return i }

@@ -22,6 +22,8 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
     /// look-up) means an equal count, and a million-message conversation is not counted again
     /// (~30 ms) for every page the server shows.
     let counted = CountCache()
+    /// Every live change, right after its commit, in revision order (`SQLiteStore+Live`).
+    public let feed = ChangeFeed()
 
     /// The default database: `BUBBLES_DB`, else `~/.local/share/bubblekit/bubbles.sqlite`.
     public static var defaultPath: String {
@@ -144,6 +146,22 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
                     file TEXT NOT NULL
                 ) WITHOUT ROWID;
                 CREATE VIRTUAL TABLE message_fts USING fts5 (body, content = '', tokenize = 'unicode61 remove_diacritics 2');
+                """)
+        }
+        // Live conversations: per-conversation revisions (every added, edited, deleted or reacted
+        // message takes the next), client ids unique per conversation (exactly once), edits and
+        // the participant whose messages are outgoing. Imported messages keep no revision (the
+        // partial indexes leave imports as fast as they were).
+        m.registerMigration("v2-live") { db in
+            try db.execute(sql: """
+                ALTER TABLE conversation ADD COLUMN last_rev INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE conversation ADD COLUMN owner TEXT;
+                ALTER TABLE message ADD COLUMN client_id TEXT;
+                ALTER TABLE message ADD COLUMN rev INTEGER;
+                ALTER TABLE message ADD COLUMN change TEXT;
+                ALTER TABLE message ADD COLUMN edited REAL;
+                CREATE UNIQUE INDEX message_client ON message (conversation_id, client_id) WHERE client_id IS NOT NULL;
+                CREATE INDEX message_rev ON message (conversation_id, rev) WHERE rev IS NOT NULL;
                 """)
         }
         return m

@@ -22,15 +22,21 @@ struct Serve: ParsableCommand {
     var token: String?
     @Option(help: "Theme of the pages (see `bubbles themes`).") var theme = "imessage"
     @Option(name: .customLong("max-upload"), help: "Largest upload taken, in MB (default 512).") var maxUpload = 512
+    @Option(name: .customLong("max-message"), help: "Largest text of a live message, in KiB (default 64).") var maxMessage = 64
+    @Option(help: "Live writes a second one connection may make on average (0: no limit; default 100).") var rate = 100.0
+    @Option(help: "Live writes one connection may make at once (default 200).") var burst = 200.0
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) must be between 0 and 65535") }
         if let token, token.count < 16 { throw ValidationError("--token must be at least 16 characters") }
         guard (1...65_536).contains(maxUpload) else { throw ValidationError("--max-upload \(maxUpload) must be between 1 and 65536 (MB)") }
+        guard (1...16_384).contains(maxMessage) else { throw ValidationError("--max-message \(maxMessage) must be between 1 and 16384 (KiB)") }
+        guard rate >= 0, rate.isFinite, burst >= 1, burst.isFinite else { throw ValidationError("--rate must be ≥ 0 and --burst ≥ 1") }
     }
 
     func run() throws {
-        var config = ServerConfiguration(host: host, port: port, token: token, theme: theme, maxUpload: maxUpload << 20)
+        var config = ServerConfiguration(host: host, port: port, token: token, theme: theme, maxUpload: maxUpload << 20,
+                                         live: LiveLimits(maxText: maxMessage << 10, rate: rate, burst: burst))
         if !config.isLoopback && config.token == nil {
             config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         }

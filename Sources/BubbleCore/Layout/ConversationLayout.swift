@@ -259,7 +259,8 @@ public struct ConversationLayouter {
 
     /// The time shown with the bubble (nil when the style shows none there).
     func bubbleTime(_ message: Message) -> String? {
-        measurer.style.timeInDaySeparator || !showsBubbleTimes ? nil : dateTexts.time(message.date)
+        measurer.style.timeInDaySeparator || !showsBubbleTimes ? nil
+            : message.edited == nil ? dateTexts.time(message.date) : "edited " + dateTexts.time(message.date)
     }
 
     /// A message bubble's surroundings: the sender's name when it starts a group, avatars, the

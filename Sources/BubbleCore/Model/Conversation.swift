@@ -325,6 +325,8 @@ public struct Message: Hashable, Sendable, Codable {
     /// Outgoing messages: sent, delivered, read (at `statusDate`), failed.
     public var status: MessageStatus?
     public var statusDate: Date?
+    /// When its text was last edited (a live conversation's edit; "edited" beside its time).
+    public var edited: Date?
 
     /// A sticker alone: drawn without a bubble (`ImageAttachment.sticker`).
     public var isSticker: Bool {

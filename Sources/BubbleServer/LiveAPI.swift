@@ -1,0 +1,215 @@
+import BubbleCore
+import BubbleStore
+import Foundation
+import Hummingbird
+import HummingbirdCore
+
+/// Limits of live writes: a message's size, and how fast one connection may send.
+public struct LiveLimits: Sendable {
+    /// Largest text of a message (UTF-8 bytes); more is a 413.
+    public var maxText: Int
+    /// Writes per second a WebSocket connection may make on average (0: no limit)…
+    public var rate: Double
+    /// …and at once.
+    public var burst: Double
+    public init(maxText: Int = SQLiteStore.defaultMaxText, rate: Double = 100, burst: Double = 200) {
+        self.maxText = maxText; self.rate = rate; self.burst = burst
+    }
+}
+
+/// Live writes, the same for the JSON API and the socket: new conversations, messages (exactly
+/// once by client id), edits, deletions, reactions, replies, photos; and catch-up by revision.
+/// Each request is a JSON object; a refusal is an `APIError` (400, 404, 409, 413) and stores
+/// nothing.
+struct LiveAPI: Sendable {
+    let store: SQLiteStore
+    let hub: LiveHub
+    let limits: LiveLimits
+    let pictures: any PictureDecoder
+
+    /// The reactions a client may add: iMessage's tapbacks and WhatsApp's quick reactions.
+    static let reactions = ["❤️", "👍", "👎", "😂", "‼️", "❓", "😮", "😢", "🙏"]
+
+    /// `POST /api/v1/conversations` `{"title", "participants": ["Ann", {"id", "name"}, …]}`: the
+    /// first participant is the outgoing side.
+    func createConversation(_ body: [String: Any]) async throws -> [String: Any] {
+        let title = (body["title"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard let list = body["participants"] as? [Any], !list.isEmpty, list.count <= 50 else {
+            throw APIError.badRequest("participants: expected 1 to 50 names or {\"id\", \"name\"} objects")
+        }
+        var people: [Participant] = []
+        for (i, item) in list.enumerated() {
+            let name: String, given: String?
+            if let s = item as? String { name = s; given = nil } else if let o = item as? [String: Any], let n = o["name"] as? String {
+                name = n; given = o["id"] as? String
+            } else { throw APIError.badRequest("participants[\(i)]: expected a name or {\"id\", \"name\"}") }
+            let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty, trimmed.count <= 200 else { throw APIError.badRequest("participants[\(i)]: expected a name of 1 to 200 characters") }
+            var id = given ?? Self.slug(trimmed)
+            if given == nil { var n = 2; while people.contains(where: { $0.id == id }) { id = Self.slug(trimmed) + "-\(n)"; n += 1 } }
+            guard !id.isEmpty, id.count <= 100, !people.contains(where: { $0.id == id }) else {
+                throw APIError.badRequest("participants[\(i)]: id \"\(id)\" is empty, too long or given twice")
+            }
+            people.append(Participant(id: id, name: trimmed))
+        }
+        guard title.count <= 500 else { throw APIError.badRequest("title: expected at most 500 characters") }
+        let c = try await store.createConversation(title: title.isEmpty ? people.map(\.name).joined(separator: ", ") : title, participants: people)
+        var o = API(store: store).conversationObject(c)
+        o["rev"] = 0
+        o["owner"] = people[0].id
+        return o
+    }
+
+    /// A participant id from a name: lower case letters and digits joined by "-".
+    static func slug(_ name: String) -> String {
+        let parts = name.lowercased().split { !($0.isLetter || $0.isNumber) }
+        return parts.joined(separator: "-").prefix(60).description
+    }
+
+    /// A new message: `{"clientId": UUID, "text", "sender", "photo"?: id, "replyTo"?: seq}`.
+    func send(_ conversation: Int64, _ body: [String: Any]) async throws -> AddedMessage {
+        guard let raw = body["clientId"] as? String, let uuid = UUID(uuidString: raw) else {
+            throw APIError.badRequest("clientId: expected a UUID made by the client (the same one when it sends again)")
+        }
+        let sender = try Self.string(body, "sender")
+        let text = try body["text"].map { v -> String in
+            guard let s = v as? String else { throw APIError.badRequest("text: expected a string") }
+            return s
+        }
+        let photo = try (body["photo"] as? String).map(photoAttachment)
+        if body["photo"] != nil && photo == nil { throw APIError.badRequest("photo: expected the id a photo upload gave") }
+        let blank = (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        guard !blank || photo != nil else { throw APIError.badRequest("text: empty or only spaces; expected something to send (or a photo)") }
+        if let text { try checkSize(text) }
+        let replyTo = try body["replyTo"].map { v -> Int64 in
+            guard let n = (v as? NSNumber)?.int64Value, n >= 1 else { throw APIError.badRequest("replyTo: expected a sequence number ≥ 1") }
+            return n
+        }
+        _ = try hub.participantNames(conversation)
+        let new = NewMessage(clientID: uuid.uuidString.lowercased(), text: blank ? nil : text, sender: sender, photo: photo, replyTo: replyTo)
+        return try await Self.mapping { try await store.add(new, to: conversation) }
+    }
+
+    /// `{"text", "sender"}`: the author's new text.
+    func edit(_ conversation: Int64, _ seq: Int64, _ body: [String: Any]) async throws -> StoredChange {
+        let sender = try Self.string(body, "sender")
+        let text = try Self.string(body, "text")
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw APIError.badRequest("text: empty or only spaces; delete the message instead")
+        }
+        try checkSize(text)
+        _ = try hub.participantNames(conversation)
+        return try await Self.mapping { try await store.edit(seq, in: conversation, text: text, by: sender) }
+    }
+
+    func delete(_ conversation: Int64, _ seq: Int64, sender: String) async throws -> StoredChange {
+        _ = try hub.participantNames(conversation)
+        return try await Self.mapping { try await store.delete(seq, in: conversation, by: sender) }
+    }
+
+    /// `{"emoji", "sender"}`, added (`on`) or taken back.
+    func react(_ conversation: Int64, _ seq: Int64, emoji: String, sender: String, on: Bool) async throws -> StoredChange {
+        guard Self.reactions.contains(emoji) else {
+            throw APIError.badRequest("emoji \"\(emoji)\" is not one of the reactions: \(Self.reactions.joined(separator: " "))")
+        }
+        _ = try hub.participantNames(conversation)
+        return try await Self.mapping { try await store.react(seq, in: conversation, emoji: emoji, sender: sender, on: on) }
+    }
+
+    /// `GET …/changes?since=REV&limit=N`: what changed after `since`, in order.
+    func changes(_ conversation: Int64, _ query: Parameters) throws -> Response {
+        let since = try API.integer(query, "since", range: 0...Int64.max) ?? 0
+        let limit = try API.integer(query, "limit", range: 1...1_000).map(Int.init) ?? 1_000
+        guard let rev = try store.lastRev(of: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
+        let names = try hub.participantNames(conversation)
+        let changes = try store.changes(in: conversation, since: since, limit: limit)
+        return try json(["conversation": conversation, "rev": rev,
+                         "changes": changes.map { ["kind": $0.kind.rawValue, "rev": $0.rev, "message": Self.messageObject($0, names: names, media: store.mediaFolder)] }])
+    }
+
+    /// `POST /api/v1/conversations/{id}/photos`: the picture in the body (JPEG, PNG, GIF or WebP,
+    /// at most `maxUpload` bytes) into the store; `{"photo": id, "width", "height"}` for a message.
+    func uploadPhoto(_ conversation: Int64, _ request: Request, maxUpload: Int) async throws -> Response {
+        guard try store.lastRev(of: conversation) != nil else { throw APIError.notFound("no conversation \(conversation)") }
+        let body = try await request.body.collect(upTo: maxUpload)
+        let head = Array(body.readableBytesView.prefix(16))
+        guard let type = MediaProbe.browserImageType(head) else {
+            throw APIError(status: .unsupportedMediaType, message: "the body is not a JPEG, PNG, GIF or WebP picture")
+        }
+        let ext = ["image/jpeg": "jpg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"][type]!
+        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-photo-\(UUID().uuidString).\(ext)").path
+        defer { try? FileManager.default.removeItem(atPath: tmp) }
+        guard FileManager.default.createFile(atPath: tmp, contents: Data(buffer: body)) else {
+            throw APIError(status: .internalServerError, message: "the photo could not be saved")
+        }
+        guard let size = pictures.displaySize(ofFile: tmp), size.width > 0, size.height > 0 else {
+            throw APIError(status: .unprocessableContent, message: "the \(type) picture cannot be decoded")
+        }
+        let stored = try store.storeMedia(file: tmp, name: "photo.\(ext)")
+        return try json(["photo": (stored as NSString).lastPathComponent, "width": size.width, "height": size.height], status: .created)
+    }
+
+    /// A photo uploaded before (`<sha256>.<ext>`) as a message's picture.
+    func photoAttachment(_ id: String) throws -> ImageAttachment {
+        guard id.range(of: #"^[0-9a-f]{64}\.(jpg|png|gif|webp)$"#, options: .regularExpression) != nil else {
+            throw APIError.badRequest("photo \"\(id)\": expected the id a photo upload gave")
+        }
+        let stored = "media/" + id.prefix(2) + "/" + id
+        let full = store.mediaPath(stored)
+        guard let size = pictures.displaySize(ofFile: full) else { throw APIError.badRequest("photo \"\(id)\": no such photo in the store; upload it first") }
+        return ImageAttachment(path: stored, width: Double(size.width), height: Double(size.height), name: id)
+    }
+
+    func checkSize(_ text: String) throws {
+        let bytes = text.utf8.count
+        guard bytes <= limits.maxText else {
+            throw APIError(status: .contentTooLarge, message: "text: \(bytes) bytes; a message may have at most \(limits.maxText)")
+        }
+    }
+
+    static func string(_ body: [String: Any], _ name: String) throws -> String {
+        guard let s = body[name] as? String, !s.isEmpty else { throw APIError.badRequest("\(name): expected a string") }
+        return s
+    }
+
+    /// The store's refusals as API errors.
+    static func mapping<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let e as LiveError {
+            switch e.kind {
+            case .notFound: throw APIError.notFound(e.reason)
+            case .invalid: throw APIError.badRequest(e.reason)
+            case .conflict: throw APIError(status: .conflict, message: e.reason)
+            }
+        }
+    }
+
+    /// A JSON object body, or a 400 saying what it should be.
+    static func object(_ request: Request, limit: Int) async throws -> [String: Any] {
+        let buffer = try await request.body.collect(upTo: limit)
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(buffer: buffer))) as? [String: Any] else {
+            throw APIError.badRequest("the body is not a JSON object")
+        }
+        return o
+    }
+
+    /// A message of a change: the API's fields, and `clientId`, `rev`, `edited`, `deleted`.
+    static func messageObject(_ change: StoredChange, names: [String: String], media: String) -> [String: Any] {
+        var o = API.object(change.message, names: names, media: media)
+        o["rev"] = change.rev
+        if let id = change.clientID { o["clientId"] = id }
+        if let e = change.message.message.edited { o["edited"] = API.iso(e) }
+        if change.message.message.attachment?.kind == .deleted { o["deleted"] = true }
+        return o
+    }
+
+    /// A response for an added message: 201 when new, 200 with the same message when its client
+    /// id was seen before.
+    func added(_ a: AddedMessage) throws -> Response {
+        try json(Self.messageObject(a.change, names: try hub.participantNames(a.change.conversation), media: store.mediaFolder),
+                 status: a.existed ? .ok : .created)
+    }
+
+    func changed(_ c: StoredChange) throws -> Response {
+        try json(Self.messageObject(c, names: try hub.participantNames(c.conversation), media: store.mediaFolder))
+    }
+}

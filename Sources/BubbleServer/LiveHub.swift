@@ -1,0 +1,100 @@
+import BubbleCore
+import BubbleStore
+import Foundation
+
+/// Who is watching which conversation, and what they are told: every committed change (from the
+/// store's `ChangeFeed`, in revision order, encoded once for all of them) and who is typing.
+///
+/// A broadcast is a hint: each connection's forwarder checks that revisions follow on from the
+/// last it sent and reads what is missing from the store (a full buffer drops events, the store
+/// never does).
+final class LiveHub: @unchecked Sendable {
+    enum Event: Sendable {
+        case change(rev: Int64, json: String)
+        /// `from`: the connection it came from (not sent back to it).
+        case typing(json: String, from: UInt64)
+    }
+
+    /// Events a slow connection may have waiting before the newest are dropped (and then read
+    /// from the store when it catches up).
+    static let buffer = 4_096
+
+    let store: SQLiteStore
+    private let lock = NSLock()
+    private var subscribers: [Int64: [UInt64: AsyncStream<Event>.Continuation]] = [:]
+    private var next: UInt64 = 0
+    /// Participant names per conversation (filled off the writer, before a change is made).
+    private var names: [Int64: [String: String]] = [:]
+
+    init(store: SQLiteStore) {
+        self.store = store
+        store.feed.listen { [weak self] change in self?.publish(change) }
+    }
+
+    /// Events of `conversation` from now on (`id` says who to skip for one's own typing).
+    func subscribe(_ conversation: Int64) -> (id: UInt64, events: AsyncStream<Event>) {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(Self.buffer))
+        lock.lock(); defer { lock.unlock() }
+        next += 1
+        subscribers[conversation, default: [:]][next] = continuation
+        return (next, stream)
+    }
+
+    func unsubscribe(_ conversation: Int64, _ id: UInt64) {
+        lock.lock()
+        let c = subscribers[conversation]?.removeValue(forKey: id)
+        if subscribers[conversation]?.isEmpty == true { subscribers[conversation] = nil }
+        lock.unlock()
+        c?.finish()
+    }
+
+    /// How many connections watch `conversation`.
+    func watchers(of conversation: Int64) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return subscribers[conversation]?.count ?? 0
+    }
+
+    /// The names of a conversation's participants (read once from the store).
+    func participantNames(_ conversation: Int64) throws -> [String: String] {
+        lock.lock()
+        if let known = names[conversation] { lock.unlock(); return known }
+        lock.unlock()
+        guard let c = try store.conversation(id: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
+        var found: [String: String] = [:]
+        for p in c.participants where found[p.id] == nil { found[p.id] = p.name }
+        lock.lock(); defer { lock.unlock() }
+        names[conversation] = found
+        return found
+    }
+
+    /// Called by the store's writer right after a commit: encoded once, handed to every watcher.
+    private func publish(_ change: StoredChange) {
+        lock.lock()
+        let watching = subscribers[change.conversation].map { Array($0.values) } ?? []
+        let known = names[change.conversation] ?? [:]
+        lock.unlock()
+        guard !watching.isEmpty else { return }
+        let json = Self.encode(change, names: known, media: store.mediaFolder)
+        for c in watching { c.yield(.change(rev: change.rev, json: json)) }
+    }
+
+    /// `sender` is typing in `conversation` (told to everyone else watching it).
+    func typing(_ conversation: Int64, sender: String, from id: UInt64) {
+        lock.lock()
+        let watching = subscribers[conversation].map { $0.filter { $0.key != id }.map(\.value) } ?? []
+        let name = names[conversation]?[sender]
+        lock.unlock()
+        let object: [String: Any] = ["type": "typing", "sender": sender, "name": name ?? sender]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        let json = String(decoding: data, as: UTF8.self)
+        for c in watching { c.yield(.typing(json: json, from: id)) }
+    }
+
+    /// A change as the socket and `GET …/changes` give it: `{"type":"change","kind","rev","message"}`.
+    static func encode(_ change: StoredChange, names: [String: String], media: String) -> String {
+        let object: [String: Any] = ["type": "change", "kind": change.kind.rawValue, "rev": change.rev, "conversation": change.conversation,
+                                     "message": LiveAPI.messageObject(change, names: names, media: media)]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,165 @@
+import BubbleCore
+import BubbleStore
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import NIOCore
+
+/// One WebSocket connection to a live conversation (`/api/v1/conversations/{id}/live?since=REV`).
+///
+/// Sent to the client, in order: every change after `since` (read from the store), then
+/// `{"type":"ready","rev"}`, then each change as it is committed — revisions always follow on:
+/// a gap (a dropped broadcast) is filled from the store before anything newer — and
+/// `{"type":"typing"}` of the others. Taken from the client (JSON text frames, each with an
+/// optional `ref` echoed in its answer): `send` (as `POST …/messages`), `edit`, `delete`,
+/// `react`, `typing`; answered `{"type":"ack","ref","seq","rev","duplicate"}` after the commit
+/// or `{"type":"error","ref","status","error"}` — a refused frame stores nothing and the
+/// connection stays open.
+struct LiveSocket {
+    let live: LiveAPI
+    let conversation: Int64
+    let since: Int64
+
+    /// Each outgoing frame goes through one writer, so acks and changes never interleave badly.
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let hub = live.hub
+        let (me, events) = hub.subscribe(conversation)
+        defer { hub.unsubscribe(conversation, me) }
+        let (outbox, post) = AsyncStream<String>.makeStream()
+        let conversation = self.conversation, since = self.since, live = self.live
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await text in outbox { try await outbound.write(.text(text)) }
+            }
+            group.addTask {
+                // What the client missed, then what is committed from now on, without gaps.
+                var last = try Self.catchUp(live, conversation, after: since, post: post)
+                post.yield(#"{"rev":\#(last),"type":"ready"}"#)
+                for await event in events {
+                    switch event {
+                    case let .change(rev, json):
+                        if rev <= last { continue }
+                        if rev > last + 1 { last = try Self.catchUp(live, conversation, after: last, post: post); continue }
+                        post.yield(json)
+                        last = rev
+                    case let .typing(json, from):
+                        if from != me { post.yield(json) }
+                    }
+                }
+            }
+            group.addTask {
+                var bucket = TokenBucket(rate: live.limits.rate, burst: live.limits.burst)
+                var lastTyping = ContinuousClock.now - .seconds(1)
+                for try await message in inbound.messages(maxSize: live.limits.maxText * 2 + 16_384) {
+                    guard case .text(let text) = message else {
+                        post.yield(Self.error(nil, 400, "expected JSON text frames"))
+                        continue
+                    }
+                    let frame = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+                    let ref = frame?["ref"] ?? frame?["clientId"]
+                    guard let frame, let type = frame["type"] as? String else {
+                        post.yield(Self.error(ref, 400, "expected a JSON object with a \"type\": send, edit, delete, react or typing"))
+                        continue
+                    }
+                    if type == "typing" {
+                        // At most a few a second are passed on; the others are dropped quietly.
+                        let now = ContinuousClock.now
+                        if now - lastTyping > .milliseconds(300), let sender = frame["sender"] as? String {
+                            lastTyping = now
+                            hub.typing(conversation, sender: sender, from: me)
+                        }
+                        continue
+                    }
+                    guard bucket.take() else {
+                        post.yield(Self.error(ref, 429, "too many messages: at most \(Int(live.limits.rate)) a second (\(Int(live.limits.burst)) at once) on one connection; send it again in a moment"))
+                        continue
+                    }
+                    post.yield(await Self.answer(live, conversation, type: type, frame: frame, ref: ref))
+                }
+                post.finish()
+            }
+            // The client went away (or the writer failed): everything else stops.
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Posts the changes after `rev` in order; the last revision posted (`rev` when none).
+    static func catchUp(_ live: LiveAPI, _ conversation: Int64, after rev: Int64, post: AsyncStream<String>.Continuation) throws -> Int64 {
+        var last = rev
+        let names = try live.hub.participantNames(conversation)
+        while true {
+            let changes = try live.store.changes(in: conversation, since: last, limit: 1_000)
+            for c in changes { post.yield(LiveHub.encode(c, names: names, media: live.store.mediaFolder)) }
+            guard let newest = changes.last else { return last }
+            last = newest.rev
+            if changes.count < 1_000 { return last }
+        }
+    }
+
+    static func answer(_ live: LiveAPI, _ conversation: Int64, type: String, frame: [String: Any], ref: Any?) async -> String {
+        do {
+            let change: StoredChange
+            var duplicate = false
+            switch type {
+            case "send":
+                let added = try await live.send(conversation, frame)
+                change = added.change
+                duplicate = added.existed
+            case "edit":
+                change = try await live.edit(conversation, try seq(frame), frame)
+            case "delete":
+                change = try await live.delete(conversation, try seq(frame), sender: try LiveAPI.string(frame, "sender"))
+            case "react":
+                change = try await live.react(conversation, try seq(frame), emoji: try LiveAPI.string(frame, "emoji"),
+                                              sender: try LiveAPI.string(frame, "sender"), on: (frame["on"] as? Bool) ?? true)
+            default:
+                return error(ref, 400, "type \"\(type)\" is not one of send, edit, delete, react, typing")
+            }
+            var o: [String: Any] = ["type": "ack", "seq": change.message.seq, "rev": change.rev, "duplicate": duplicate]
+            if let ref { o["ref"] = ref }
+            return encode(o)
+        } catch let e as APIError {
+            return error(ref, Int(e.status.code), e.message)
+        } catch let e as StoreError {
+            return error(ref, 500, e.reason)
+        } catch {
+            return Self.error(ref, 500, "\(error)")
+        }
+    }
+
+    static func seq(_ frame: [String: Any]) throws -> Int64 {
+        guard let n = (frame["seq"] as? NSNumber)?.int64Value, n >= 1 else { throw APIError.badRequest("seq: expected a sequence number ≥ 1") }
+        return n
+    }
+
+    static func error(_ ref: Any?, _ status: Int, _ message: String) -> String {
+        var o: [String: Any] = ["type": "error", "status": status, "error": message]
+        if let ref { o["ref"] = ref }
+        return encode(o)
+    }
+
+    static func encode(_ o: [String: Any]) -> String {
+        String(decoding: (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+/// Writes allowed on one connection: `rate` a second on average, `burst` at once.
+struct TokenBucket {
+    let rate: Double, burst: Double
+    var tokens: Double
+    var last = ContinuousClock.now
+    init(rate: Double, burst: Double) { self.rate = rate; self.burst = max(1, burst); tokens = max(1, burst) }
+
+    mutating func take() -> Bool {
+        guard rate > 0 else { return true }
+        let now = ContinuousClock.now
+        let elapsed = now - last
+        last = now
+        tokens = min(burst, tokens + rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+}

@@ -1,0 +1,87 @@
+import BubbleCore
+import Foundation
+
+/// What a live change did to a message.
+public enum ChangeKind: String, Sendable, Hashable, Codable {
+    case message, edit, delete, react
+}
+
+/// One committed change of a live conversation: its revision (per conversation, from 1, one
+/// more for every change, assigned inside the change's write transaction: the order every
+/// client sees) and the message as it is after it.
+public struct StoredChange: Sendable, Hashable {
+    public var conversation: Int64
+    public var rev: Int64
+    public var kind: ChangeKind
+    public var message: StoredMessage
+    /// The sender's own id of the message (`clientId`), when it was added live.
+    public var clientID: String?
+}
+
+/// A message as a client adds it.
+public struct NewMessage: Sendable, Hashable {
+    /// The client's UUID: the same id again is the same message (a resend after a timeout or a
+    /// reload), never a copy.
+    public var clientID: String
+    public var text: String?
+    /// A participant id of the conversation.
+    public var sender: String
+    /// A photo already in the store (`storeMedia`): its store path and size.
+    public var photo: ImageAttachment?
+    /// The sequence number of the message it answers.
+    public var replyTo: Int64?
+    public var date: Date
+    public init(clientID: String, text: String?, sender: String, photo: ImageAttachment? = nil, replyTo: Int64? = nil, date: Date = Date()) {
+        self.clientID = clientID; self.text = text; self.sender = sender; self.photo = photo; self.replyTo = replyTo; self.date = date
+    }
+}
+
+/// What adding a message did: the stored message and whether it was there already (the same
+/// client id).
+public struct AddedMessage: Sendable {
+    public var change: StoredChange
+    public var existed: Bool
+}
+
+/// A refused live write: no such conversation or message, a sender who is not a participant,
+/// a client id used in another conversation or for other text.
+public struct LiveError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable { case notFound, invalid, conflict }
+    public var kind: Kind
+    public var reason: String
+    public init(_ kind: Kind, _ reason: String) { self.kind = kind; self.reason = reason }
+    public var description: String { reason }
+}
+
+/// Hands every committed change to whoever listens (the server's live hub), in revision order:
+/// `emit` is called by the store's one writer right after the commit, so two changes are never
+/// handed over out of order.
+public final class ChangeFeed: @unchecked Sendable {
+    private let lock = NSLock()
+    private var listeners: [UInt64: @Sendable (StoredChange) -> Void] = [:]
+    private var next: UInt64 = 0
+
+    public init() {}
+
+    /// Calls `listener` with every change from now on, on the writer's thread: it must return
+    /// quickly (hand the change over, no waiting). The returned token removes it.
+    @discardableResult
+    public func listen(_ listener: @escaping @Sendable (StoredChange) -> Void) -> UInt64 {
+        lock.lock(); defer { lock.unlock() }
+        next += 1
+        listeners[next] = listener
+        return next
+    }
+
+    public func remove(_ token: UInt64) {
+        lock.lock(); defer { lock.unlock() }
+        listeners[token] = nil
+    }
+
+    func emit(_ change: StoredChange) {
+        lock.lock()
+        let all = Array(listeners.values)
+        lock.unlock()
+        for l in all { l(change) }
+    }
+}
