@@ -64,6 +64,7 @@ struct API: Sendable {
                                 "text": m.text ?? NSNull(), "attachments": attachments]
         o["sender"] = m.sender.map { $0 as Any } ?? NSNull()
         o["senderName"] = m.sender.flatMap { names[$0] }.map { $0 as Any } ?? NSNull()
+        if let id = m.id { o["id"] = id }   // the export's id, or the client's id of a live message
         if let status = m.status { o["status"] = status.rawValue }
         if !m.reactions.isEmpty { o["reactions"] = m.reactions.map { ["emoji": $0.emoji, "count": $0.count, "senders": $0.senders] } }
         if let r = m.reply {

@@ -11,7 +11,8 @@ import NIOCore
 /// Sent to the client, in order: every change after `since` (read from the store), then
 /// `{"type":"ready","rev"}`, then each change as it is committed — revisions always follow on:
 /// a gap (a dropped broadcast) is filled from the store before anything newer — and
-/// `{"type":"typing"}` of the others. Taken from the client (JSON text frames, each with an
+/// `{"type":"typing"}` of the others. A frame holds one object, or an array of them when several
+/// were waiting (changes come faster than the connection takes them). Taken from the client (JSON text frames, each with an
 /// optional `ref` echoed in its answer): `send` (as `POST …/messages`), `edit`, `delete`,
 /// `react`, `typing`; answered `{"type":"ack","ref","seq","rev","duplicate"}` after the commit
 /// or `{"type":"error","ref","status","error"}` — a refused frame stores nothing and the
@@ -26,11 +27,15 @@ struct LiveSocket {
         let hub = live.hub
         let (me, events) = hub.subscribe(conversation)
         defer { hub.unsubscribe(conversation, me) }
-        let (outbox, post) = AsyncStream<String>.makeStream()
+        let post = Outbox()
         let conversation = self.conversation, since = self.since, live = self.live
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await text in outbox { try await outbound.write(.text(text)) }
+                // What has piled up goes in one frame (a JSON array) — under load a connection
+                // gets a few frames rather than one per change.
+                while let texts = await post.take() {
+                    try await outbound.write(.text(texts.count == 1 ? texts[0] : "[" + texts.joined(separator: ",") + "]"))
+                }
             }
             group.addTask {
                 // What the client missed, then what is committed from now on, without gaps.
@@ -79,14 +84,14 @@ struct LiveSocket {
                 }
                 post.finish()
             }
-            // The client went away (or the writer failed): everything else stops.
+            // The client went away (or the writer or the store failed): everything else stops.
+            defer { post.finish(); group.cancelAll() }
             try await group.next()
-            group.cancelAll()
         }
     }
 
     /// Posts the changes after `rev` in order; the last revision posted (`rev` when none).
-    static func catchUp(_ live: LiveAPI, _ conversation: Int64, after rev: Int64, post: AsyncStream<String>.Continuation) throws -> Int64 {
+    static func catchUp(_ live: LiveAPI, _ conversation: Int64, after rev: Int64, post: Outbox) throws -> Int64 {
         var last = rev
         let names = try live.hub.participantNames(conversation)
         while true {
@@ -142,6 +147,69 @@ struct LiveSocket {
 
     static func encode(_ o: [String: Any]) -> String {
         String(decoding: (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+/// A connection's outgoing texts: `yield` from anywhere, `take` hands over everything waiting
+/// (nil once finished and empty).
+final class Outbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    private var finished = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func yield(_ text: String) {
+        lock.lock()
+        guard !finished else { lock.unlock(); return }
+        items.append(text)
+        let w = waiter
+        waiter = nil
+        lock.unlock()
+        w?.resume()
+    }
+
+    func finish() {
+        lock.lock()
+        finished = true
+        let w = waiter
+        waiter = nil
+        lock.unlock()
+        w?.resume()
+    }
+
+    func take() async -> [String]? {
+        while true {
+            switch grab() {
+            case .some(let items): return items
+            case .none where isFinished: return nil
+            case .none:
+                // Waits for the next yield (registered under the lock, so none is missed).
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    if !wait(c) { c.resume() }
+                }
+            }
+        }
+    }
+
+    /// Everything waiting, nil when nothing is.
+    private func grab() -> [String]? {
+        lock.lock(); defer { lock.unlock() }
+        guard !items.isEmpty else { return nil }
+        defer { items = [] }
+        return items
+    }
+
+    private var isFinished: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return finished
+    }
+
+    /// Registers `c` to be resumed by the next yield; false when there is no need to wait.
+    private func wait(_ c: CheckedContinuation<Void, Never>) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        guard items.isEmpty, !finished else { return false }
+        waiter = c
+        return true
     }
 }
 

@@ -1,0 +1,298 @@
+import BubbleTestSupport
+import Foundation
+import Testing
+
+/// The live conversation (issue 22) against the real `bubbles serve`: the JSON API, the socket's
+/// protocol, exactly-once under dropped sockets and resends, and a `kill -9` mid-stream.
+@Suite("bubbles serve: live conversations", .serialized)
+struct LiveCLITests {
+    static var fonts: String { Tool.root.appendingPathComponent("Sources/BubbleText/Fonts/fonts.conf").path }
+
+    static func server(_ arguments: [String] = []) throws -> LiveServer {
+        try LiveServer(binary: Tool.binary, fontconfig: fonts, arguments: arguments)
+    }
+
+    /// A new conversation of Me (outgoing) and Ann; its id.
+    static func conversation(_ s: LiveServer, title: String = "Live") throws -> Int {
+        let r = try s.call("POST", "/api/v1/conversations", ["title": title, "participants": ["Me", "Ann"]])
+        #expect(r.status == 201)
+        return try #require((r.json as? [String: Any])?["id"] as? Int)
+    }
+
+    @Test("API: create, send once per clientId (201 then 200 with the same message), refusals store nothing, edit/delete by the author, reactions, replies, catch-up")
+    func api() throws {
+        let s = try Self.server()
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        let created = try s.call("GET", "/api/v1/conversations/\(c)")
+        let participants = (created.json as? [String: Any])?["participants"] as? [[String: Any]]
+        #expect(participants?.map { $0["id"] as? String } == ["me", "ann"])
+
+        let id = UUID().uuidString
+        let first = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": id, "text": "hello", "sender": "me"])
+        #expect(first.status == 201)
+        let m1 = try #require(first.json as? [String: Any])
+        #expect(m1["seq"] as? Int == 1 && m1["side"] as? String == "outgoing" && m1["text"] as? String == "hello" && m1["rev"] as? Int == 1)
+        let again = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": id, "text": "hello", "sender": "me"])
+        #expect(again.status == 200)
+        #expect((again.json as? [String: Any])?["seq"] as? Int == 1 && (again.json as? [String: Any])?["rev"] as? Int == 1)
+        let reply = try s.call("POST", "/api/v1/conversations/\(c)/messages",
+                               ["clientId": UUID().uuidString, "text": "hi <b>you</b>", "sender": "ann", "replyTo": 1])
+        #expect(reply.status == 201)
+        let m2 = try #require(reply.json as? [String: Any])
+        #expect(m2["seq"] as? Int == 2 && m2["side"] as? String == "incoming")
+        #expect((m2["reply"] as? [String: Any])?["text"] as? String == "hello")
+
+        // Refusals: each a JSON 4xx naming the field, and nothing stored.
+        let refusals: [(Any, Int, String, String)] = [
+            (["clientId": UUID().uuidString, "text": "   \n ", "sender": "me"], 400, "text", "/api/v1/conversations/\(c)/messages"),
+            (["clientId": UUID().uuidString, "text": String(repeating: "x", count: 65_537), "sender": "me"], 413, "65537 bytes", "/api/v1/conversations/\(c)/messages"),
+            (["clientId": UUID().uuidString, "text": "x", "sender": "me"], 404, "no conversation", "/api/v1/conversations/999/messages"),
+            (["clientId": "not-a-uuid", "text": "x", "sender": "me"], 400, "clientId", "/api/v1/conversations/\(c)/messages"),
+            (["clientId": UUID().uuidString, "text": "x", "sender": "bob"], 400, "sender \"bob\"", "/api/v1/conversations/\(c)/messages"),
+            (["clientId": UUID().uuidString, "text": "x", "sender": "me", "replyTo": 99], 400, "replyTo 99", "/api/v1/conversations/\(c)/messages"),
+            (["clientId": UUID().uuidString, "text": "x", "sender": "me", "photo": "../../etc/passwd"], 400, "photo", "/api/v1/conversations/\(c)/messages"),
+        ]
+        for (body, status, words, path) in refusals {
+            let r = try s.call("POST", path, body)
+            let error = (r.json as? [String: Any])?["error"] as? String ?? ""
+            #expect(r.status == status && error.contains(words), "\(path) \(words): \(r.status) \(error)")
+        }
+        let notJSON = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations/\(c)/messages", body: Data("nope".utf8))
+        #expect(notJSON.status == 400)
+        #expect(try s.stored(c).map(\.seq) == [1, 2])
+
+        // Edits and deletions by the author only; reactions by anyone in it, from the set.
+        #expect(try s.call("PATCH", "/api/v1/conversations/\(c)/messages/2", ["text": "mine now", "sender": "me"]).status == 409)
+        let edited = try s.call("PATCH", "/api/v1/conversations/\(c)/messages/1", ["text": "hello, edited", "sender": "me"])
+        #expect(edited.status == 200 && (edited.json as? [String: Any])?["edited"] != nil && (edited.json as? [String: Any])?["rev"] as? Int == 3)
+        #expect(try s.call("POST", "/api/v1/conversations/\(c)/messages/1/reactions", ["emoji": "💩", "sender": "ann"]).status == 400)
+        let reacted = try s.call("POST", "/api/v1/conversations/\(c)/messages/1/reactions", ["emoji": "❤️", "sender": "ann"])
+        let reactions = (reacted.json as? [String: Any])?["reactions"] as? [[String: Any]]
+        #expect(reacted.status == 200 && reactions?.first?["emoji"] as? String == "❤️" && reactions?.first?["senders"] as? [String] == ["ann"])
+        #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/1/reactions?emoji=%E2%9D%A4%EF%B8%8F&sender=ann").status == 200)
+        #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/2?sender=me").status == 409)
+        let deleted = try s.call("DELETE", "/api/v1/conversations/\(c)/messages/2?sender=ann")
+        #expect(deleted.status == 200 && (deleted.json as? [String: Any])?["deleted"] as? Bool == true)
+        #expect((deleted.json as? [String: Any])?["text"] is NSNull)
+        #expect(try s.call("PATCH", "/api/v1/conversations/\(c)/messages/2", ["text": "back", "sender": "ann"]).status == 409)
+        #expect(try s.call("PATCH", "/api/v1/conversations/\(c)/messages/7", ["text": "x", "sender": "me"]).status == 404)
+
+        // Catch-up: everything after a revision, each message once at its newest revision.
+        let changes = try #require(try s.call("GET", "/api/v1/conversations/\(c)/changes?since=2").json as? [String: Any])
+        let list = try #require(changes["changes"] as? [[String: Any]])
+        #expect(changes["rev"] as? Int == 6)
+        #expect(list.map { $0["rev"] as? Int } == [5, 6] && list.map { $0["kind"] as? String } == ["react", "delete"])
+        #expect(try s.call("GET", "/api/v1/conversations/\(c)/changes?since=-1").status == 400)
+        // Search sees edits and forgets deletions.
+        let hits = try s.call("GET", "/api/v1/search?q=edited&conversation=\(c)").json as? [String: Any]
+        #expect((hits?["hits"] as? [[String: Any]])?.map { $0["seq"] as? Int } == [1])
+        let gone = try s.call("GET", "/api/v1/search?q=you&conversation=\(c)").json as? [String: Any]
+        #expect((gone?["hits"] as? [[String: Any]])?.isEmpty == true)
+        #expect(try s.call("GET", "/healthz").status == 200)
+    }
+
+    @Test("Photos: uploaded once by content, shown in their message with the attachment's URL; a non-picture is refused")
+    func photos() throws {
+        let s = try Self.server()
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        let png = try Data(contentsOf: Tool.root.appendingPathComponent("Sources/BubbleCore/Samples/demo-photo.png"))
+        let up = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations/\(c)/photos", body: png, contentType: "image/png")
+        #expect(up.status == 201)
+        let photo = try #require((try up.json() as? [String: Any])?["photo"] as? String)
+        #expect(photo.hasSuffix(".png") && photo.count == 68)
+        let bad = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations/\(c)/photos", body: Data("text".utf8), contentType: "image/png")
+        #expect(bad.status == 415)
+        let sent = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "sender": "ann", "photo": photo])
+        #expect(sent.status == 201)
+        let attachment = ((sent.json as? [String: Any])?["attachments"] as? [[String: Any]])?.first
+        #expect(attachment?["kind"] as? String == "photo" && (attachment?["width"] as? Double ?? 0) > 0)
+        let file = try HTTP.request(port: s.port, method: "GET", path: try #require(attachment?["url"] as? String))
+        #expect(file.status == 200 && file.body == png)
+    }
+
+    @Test("Socket: Origin and token checked, catch-up after a revision then ready, acks after commit, changes to every watcher in order, typing to the others, size and rate limits")
+    func socket() throws {
+        let s = try Self.server(["--rate", "5", "--burst", "3", "--max-message", "1"])
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        for text in ["one", "two"] {
+            _ = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": text, "sender": "ann"])
+        }
+        let path = "/api/v1/conversations/\(c)/live"
+        #expect(throws: (any Error).self) { try WebSocketClient(port: s.port, path: path, headers: ["Origin": "http://evil.example"]) }
+        #expect(throws: (any Error).self) { try WebSocketClient(port: s.port, path: "/api/v1/conversations/99/live") }
+        // Its own page's origin is welcome; catch-up after revision 1 gives message 2, then ready.
+        let a = try WebSocketClient(port: s.port, path: path + "?since=1", headers: ["Origin": "http://127.0.0.1:\(s.port)"])
+        let caught = try #require(try a.receiveJSON())
+        #expect(caught["type"] as? String == "change" && caught["rev"] as? Int == 2 && (caught["message"] as? [String: Any])?["text"] as? String == "two")
+        #expect(try a.receiveJSON()?["type"] as? String == "ready")
+        let b = try WebSocketClient(port: s.port, path: path + "?since=2")
+        #expect(try b.receiveJSON()?["type"] as? String == "ready")
+
+        try a.send(json: ["type": "typing", "sender": "me"])
+        let typing = try #require(try b.receiveJSON())
+        #expect(typing["type"] as? String == "typing" && typing["sender"] as? String == "me" && typing["name"] as? String == "Me")
+
+        let id = UUID().uuidString.lowercased()
+        try a.send(json: ["type": "send", "clientId": id, "text": "three", "sender": "me"])
+        var ack: [String: Any]?, seenByA: [String: Any]?
+        while ack == nil || seenByA == nil {
+            let f = try #require(try a.receiveJSON())
+            if f["type"] as? String == "ack" { ack = f } else if f["type"] as? String == "change" { seenByA = f }
+        }
+        #expect(ack?["ref"] as? String == id && ack?["seq"] as? Int == 3 && ack?["duplicate"] as? Bool == false)
+        let seenByB = try #require(try b.receiveJSON())
+        #expect(seenByB["rev"] as? Int == 3 && (seenByB["message"] as? [String: Any])?["clientId"] as? String == id)
+
+        // Refusals on the socket: an error naming the reason, the socket still open, nothing stored.
+        try a.send(json: ["type": "send", "clientId": UUID().uuidString, "text": String(repeating: "é", count: 600), "sender": "me", "ref": "big"])
+        let big = try #require(try a.receiveJSON())
+        #expect(big["type"] as? String == "error" && big["status"] as? Int == 413 && big["ref"] as? String == "big")
+        try a.send("not json")
+        #expect(try a.receiveJSON()?["status"] as? Int == 400)
+        try a.send(json: ["type": "edit", "seq": 1, "text": "mine", "sender": "me", "ref": "e"])
+        #expect(try a.receiveJSON()?["status"] as? Int == 409)
+        // Three writes at once are allowed, then 429 until the bucket fills again.
+        var statuses: [Int] = []
+        for i in 0..<4 {
+            try a.send(json: ["type": "react", "seq": 1, "emoji": "👍", "sender": "me", "on": i % 2 == 0, "ref": "r\(i)"])
+        }
+        while statuses.count < 4, let f = try a.receiveJSON() {
+            if f["type"] as? String == "ack" { statuses.append(200) } else if let st = f["status"] as? Int { statuses.append(st) }
+        }
+        #expect(statuses.filter { $0 == 429 }.count >= 1)
+        #expect(try s.stored(c).map(\.text) == ["one", "two", "three"])
+        a.close(); b.close()
+        #expect(try s.call("GET", "/healthz").status == 200)
+    }
+
+    @Test("Token: a socket without it is refused (401), with it upgraded")
+    func token() throws {
+        let token = "0123456789abcdef0123"
+        let s = try Self.server(["--token", token])
+        defer { s.stop() }
+        let created = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations?token=\(token)",
+                                       body: try JSONSerialization.data(withJSONObject: ["participants": ["Me", "Ann"]]))
+        #expect(created.status == 201)
+        let refused = try HTTP.request(port: s.port, method: "GET", path: "/api/v1/conversations/1/live",
+                                       headers: ["Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"])
+        #expect(refused.status == 401)
+        let ok = try WebSocketClient(port: s.port, path: "/api/v1/conversations/1/live?token=\(token)")
+        #expect(try ok.receiveJSON()?["type"] as? String == "ready")
+        ok.close()
+    }
+
+    /// 50 clients × 200 messages to one conversation, sockets dropped and reopened at random,
+    /// some messages sent twice with the same UUID (at once, or again after a drop).
+    @Test("Load and faults: 50 clients × 200 messages with drops and resends → exactly 10,000, no gaps, every view = the store")
+    func loadAndFaults() throws {
+        let s = try Self.server(["--rate", "400", "--burst", "400"])
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        let clients = (0..<50).map { LiveClient(port: s.port, conversation: c, sender: $0 % 2 == 0 ? "me" : "ann") }
+        let failures = Failures()
+        let deadline = Date().addingTimeInterval(240)
+        // A thread each (concurrentPerform would run only as many at once as there are cores).
+        Threads.run(clients.count) { k in
+            let client = clients[k]
+            var random = SystemRandomNumberGenerator()
+            do {
+                try client.reconnect(until: deadline)
+                for i in 0..<200 {
+                    let id = UUID().uuidString.lowercased()
+                    let roll = Int.random(in: 0..<100, using: &random)
+                    if roll < 3 { client.drop() }   // the network goes away before a send
+                    try client.send("c\(k) m\(i)", clientID: id, duplicate: roll >= 3 && roll < 8, until: deadline)
+                    if roll >= 8 && roll < 11 {
+                        // Acknowledged, then the ack is "lost": the client drops and sends it again.
+                        client.drop()
+                        try client.send("c\(k) m\(i)", clientID: id, until: deadline)
+                    }
+                }
+            } catch { failures.add("client \(k): \(error)") }
+        }
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(5))")
+        let stored = try s.stored(c)
+        #expect(stored.count == 10_000)
+        #expect(stored.map(\.seq) == Array(1...10_000))
+        #expect(Set(stored.map(\.clientID)).count == 10_000)
+        // Every client, after catching up, has exactly the store's conversation, in order.
+        var reconnects = 0
+        for (k, client) in clients.enumerated() {
+            try client.reconnect(until: Date().addingTimeInterval(30))
+            reconnects += client.reconnects
+            let view = client.view.keys.sorted()
+            #expect(view == Array(1...10_000), "client \(k) has \(view.count)")
+            #expect(stored.allSatisfy { client.view[$0.seq]?.clientID == $0.clientID }, "client \(k)'s view differs from the store")
+            #expect(client.disorder == 0, "client \(k): \(client.disorder) changes out of order")
+            #expect(client.acknowledged.count == 200)
+            for (id, seq) in client.acknowledged { #expect(client.view[seq]?.clientID == id) }
+            client.drop()
+        }
+        #expect(reconnects > 100, "the faults dropped sockets \(reconnects) times")
+    }
+
+    @Test("Crash: kill -9 while clients send; after a restart every acknowledged message is stored once, and clients catch up by themselves")
+    func crash() throws {
+        let s = try Self.server(["--rate", "0"])
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        let clients = (0..<8).map { LiveClient(port: s.port, conversation: c, sender: $0 % 2 == 0 ? "me" : "ann") }
+        let failures = Failures(), sent = Failures()
+        let deadline = Date().addingTimeInterval(120)
+        let group = DispatchGroup()
+        for (k, client) in clients.enumerated() {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    try client.reconnect(until: deadline)
+                    for i in 0..<300 {
+                        try client.send("c\(k) m\(i)", until: deadline)
+                        sent.add("")
+                    }
+                } catch { failures.add("client \(k): \(error)") }
+            }
+        }
+        // Let them get going, kill the server mid-stream, start it again on the same store.
+        while sent.all.count < 600 { usleep(10_000) }
+        s.kill9()
+        let acknowledgedAtKill = sent.all.count
+        usleep(500_000)
+        try s.start()
+        #expect(group.wait(timeout: .now() + 150) == .success)
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(5))")
+        let stored = try s.stored(c)
+        let ids = stored.map(\.clientID)
+        #expect(stored.count == 2_400 && Set(ids).count == 2_400 && stored.map(\.seq) == Array(1...2_400))
+        for client in clients {
+            #expect(client.acknowledged.count == 300)
+            for (id, seq) in client.acknowledged { #expect(stored[seq - 1].clientID == id) }
+            try client.reconnect(until: Date().addingTimeInterval(30))
+            #expect(client.view.count == 2_400 && client.disorder == 0)
+            client.drop()
+        }
+        #expect(acknowledgedAtKill >= 600 && acknowledgedAtKill < 2_400)
+    }
+}
+
+/// `count` threads at once, each given its number; returns when all have ended.
+enum Threads {
+    static func run(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        for k in 0..<count {
+            let t = Thread { body(k); done.signal() }
+            t.stackSize = 1 << 20
+            t.start()
+        }
+        for _ in 0..<count { done.wait() }
+    }
+}
+
+/// Failures collected from several threads.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func add(_ s: String) { lock.lock(); list.append(s); lock.unlock() }
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return list }
+}
