@@ -317,12 +317,13 @@ public final class HTMLRowWriter {
         }
         if timeInside {
             body.append("<time>")
+            if m.edited != nil { body.append("edited ") }
             appendTime(local, to: &body)
             body.append("</time>")
             regular |= fonts.coverage.asciiFaces
         }
         if layout.timeBeside {
-            body.append("<time class=\"bs\">"); appendTime(local, to: &body); body.append("</time>")
+            body.append("<time class=\"bs\">"); if m.edited != nil { body.append("edited ") }; appendTime(local, to: &body); body.append("</time>")
         }
         if !m.reactions.isEmpty {
             body.append("<span class=\"rx\">")
@@ -332,6 +333,13 @@ public final class HTMLRowWriter {
         if m.direction == .outgoing, m.status == .failed { body.append("<span class=\"fb\" title=\"Failed\">!</span>") }
         if m.direction == .incoming, showsAvatars, tail { try appendAvatar(m.sender, to: &body, faces: &regular) }
         body.append("</div>\n")
+        if m.edited != nil {
+            // Where the time is on the bubble it says "edited 12:30"; elsewhere "Edited" under it.
+            if !(timeInside || layout.timeBeside) {
+                body.append(m.direction == .incoming ? "<div class=\"st ei\">Edited</div>\n" : "<div class=\"st\">Edited</div>\n")
+                regular |= fonts.coverage.asciiFaces
+            }
+        }
         if m.direction == .outgoing, let status = m.status, status == .failed || i == lastOutgoing {
             body.append(status == .failed ? "<div class=\"st f\">" : "<div class=\"st\">")
             switch status {

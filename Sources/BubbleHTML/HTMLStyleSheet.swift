@@ -351,7 +351,7 @@ struct HTMLStyleSheet {
         // Sender names, status lines.
         css += ".n{margin:\(Self.px(style.rowSpacing)) \(Self.px(sm)) 0 \(Self.px(sm + style.senderNameInset));\(label);color:var(--tm)}"
         css += ".c>.n+.b{margin-top:\(Self.px(style.senderNameSpacing))}"
-        css += ".st{margin:\(Self.px(style.statusSpacing)) \(Self.px(sm)) 0;text-align:\(far);\(label);color:var(--tm)}.st.f{color:\(theme.failedColor.hex)}"
+        css += ".st{margin:\(Self.px(style.statusSpacing)) \(Self.px(sm)) 0;text-align:\(far);\(label);color:var(--tm)}.st.f{color:\(theme.failedColor.hex)}.st.ei{text-align:\(near)}"
         css += ".c>.st{margin-top:\(Self.px(style.statusSpacing))}"
         // Avatars: a column on the incoming side; the picture or initials at the bubble's bottom.
         css += ".w>.i,.w>.n,.w>.r.i{margin-\(near):\(Self.px(sm + indent))}"

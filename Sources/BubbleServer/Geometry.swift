@@ -8,11 +8,16 @@ import Foundation
 /// conversation and rows land where the engine put them (no jump when they load).
 struct ViewGeometry: Sendable {
     /// The engine's scrolling layout (every row's frame; the conversation it laid out).
-    let list: ScrollingLayout
+    var list: ScrollingLayout
     /// Message index → sequence number.
-    let seqs: [Int64]
+    var seqs: [Int64]
     /// The layouter (and text engine, whose prepared texts the layout keeps) that made it.
     let layouter: Layouter
+    /// The conversation's revision it shows (live changes after it are applied by `sync`).
+    var rev: Int64 = 0
+    /// Messages changed since the layout was made (edits, deletions, reactions), shown in their
+    /// rows at once while the conversation is laid out again.
+    var changed: [Int: Message] = [:]
     var width: Double { list.width }
     var height: Double { list.height }
     var count: Int { seqs.count }
@@ -40,6 +45,9 @@ struct ViewGeometry: Sendable {
     }
 
     func top(of k: Int) -> Double { list.top(ofMessage: k) ?? 0 }
+
+    /// Message `k` as it is now.
+    func message(_ k: Int) -> Message { changed[k] ?? list.conversation.messages[k] }
 }
 
 /// A layouter handed between tasks: its fast text engine measures from several threads (the
@@ -58,7 +66,17 @@ struct Resolver: @unchecked Sendable {
 /// from the prepared texts when a reader's column has another width (~0.3–0.5 µs a message),
 /// the least recently used dropped past `capacity` messages in all.
 actor Geometries {
-    struct Key: Hashable { var conversation: Int64; var theme: String }
+    /// A conversation in a theme, seen by `perspective` (their messages on the right), or as
+    /// stored when nil.
+    struct Key: Hashable { var conversation: Int64; var theme: String; var perspective: String? = nil }
+
+    /// `m` as `perspective` sees it: their messages outgoing, everyone else's incoming.
+    static func seen(_ m: Message, by perspective: String?) -> Message {
+        guard let perspective, m.kind == .message, let sender = m.sender else { return m }
+        var m = m
+        m.direction = sender == perspective ? .outgoing : .incoming
+        return m
+    }
     enum State { case building(done: Int, total: Int), ready(ViewGeometry) }
 
     let store: SQLiteStore
@@ -83,16 +101,17 @@ actor Geometries {
         if let reason = failures.removeValue(forKey: key) { throw StoreError(path: store.path, reason: reason) }
         switch states[key] {
         case .ready(let g) where abs(g.width - width) < 0.5:
-            return .success(g)
+            return .success(try sync(key, g, theme: theme))
         case .ready(let g):
             // Another width: the same conversation re-laid out from what the layout kept.
             let layouter = g.layouter, list = g.list
             let relaid = try await Task.detached(priority: .userInitiated) { () throws -> ScrollingLayout in
                 try layouter.value.scrollingLayout(list, width: width)
             }.value
-            let next = ViewGeometry(list: relaid, seqs: g.seqs, layouter: layouter)
+            var next = ViewGeometry(list: relaid, seqs: g.seqs, layouter: layouter, rev: g.rev)
+            next.changed = g.changed
             states[key] = .ready(next)
-            return .success(next)
+            return .success(try sync(key, next, theme: theme))
         case .building(let done, let total):
             if wait { return try await waitForBuild(key, width: width, theme: theme) }
             return .failure(Progress(done: done, total: total))
@@ -104,7 +123,7 @@ actor Geometries {
             let resolver = Resolver(value: MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle))
             Task.detached(priority: .userInitiated) { [store] in
                 do {
-                    let g = try await Self.build(key.conversation, store: store, layouter: layouter, resolver: resolver, width: width) { done in
+                    let g = try await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width) { done in
                         await self.progress(key, done: done, total: total)
                     }
                     await self.finish(key, g)
@@ -149,6 +168,67 @@ actor Geometries {
         failures[key] = (error as? StoreError)?.reason ?? "\(error)"
     }
 
+    /// Conversations up to this many messages are laid out again at once when a message in them
+    /// changes (~0.1 s); longer ones show the change at once in the old frames and are laid out
+    /// again in the background.
+    static let relayoutAtOnce = 20_000
+
+    /// `g` brought up to the store's revision: new messages appended by the layout engine (one
+    /// message measured each), changed ones shown at once and laid out again. Runs on the actor
+    /// without suspending, so two requests never apply the same change twice.
+    private func sync(_ key: Key, _ g: ViewGeometry, theme: Theme) throws -> ViewGeometry {
+        guard let rev = try store.lastRev(of: key.conversation), rev > g.rev else { return g }
+        var next = g
+        // The stored copy goes, so that appending does not copy the arrays (a request still
+        // holding the old value keeps its own).
+        states[key] = nil
+        defer { states[key] = .ready(next) }
+        let resolver = MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle)
+        var relayout = false
+        while true {
+            let changes = try store.changes(in: key.conversation, since: next.rev, limit: 5_000)
+            for c in changes {
+                let seen = Self.seen(c.message.message, by: key.perspective)
+                let message = seen.images.isEmpty ? seen : resolver.resolve(Conversation(messages: [seen])).0.messages[0]
+                if c.message.seq > (next.seqs.last ?? 0) {
+                    try next.layouter.value.append(message, to: &next.list)
+                    next.seqs.append(c.message.seq)
+                } else {
+                    next.changed[next.index(of: c.message.seq)] = message
+                    relayout = true
+                }
+                next.rev = c.rev
+            }
+            if changes.count < 5_000 { break }
+        }
+        next.rev = max(next.rev, rev)
+        guard relayout else { return next }
+        if next.count <= Self.relayoutAtOnce {
+            var conversation = next.list.conversation
+            for (k, m) in next.changed { conversation.messages[k] = m }
+            next.list = try next.layouter.value.scrollingLayout(conversation, width: next.width)
+            next.changed = [:]
+        } else if !relaying.contains(key) {
+            relaying.insert(key)
+            let layouter = next.layouter, resolver = Resolver(value: resolver), width = next.width
+            Task.detached(priority: .utility) { [store] in
+                let fresh = try? await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width) { _ in }
+                await self.replace(key, fresh)
+            }
+        }
+        return next
+    }
+
+    private var relaying: Set<Key> = []
+
+    /// A conversation laid out again in the background takes the place of the one shown (the
+    /// changes after its revision are applied by the next `sync`).
+    private func replace(_ key: Key, _ fresh: ViewGeometry?) {
+        relaying.remove(key)
+        guard let fresh, case .ready = states[key] else { return }
+        states[key] = .ready(fresh)
+    }
+
     /// Forgets a conversation's geometries (its messages changed).
     func invalidate(_ conversation: Int64) {
         for k in states.keys where k.conversation == conversation {
@@ -157,9 +237,12 @@ actor Geometries {
     }
 
     /// Reads the conversation in chunks and lays it out.
-    static func build(_ id: Int64, store: SQLiteStore, layouter: Layouter, resolver: Resolver, width: Double,
+    static func build(_ key: Key, store: SQLiteStore, layouter: Layouter, resolver: Resolver, width: Double,
                       progress: @Sendable (Int) async -> Void) async throws -> ViewGeometry {
+        let id = key.conversation
         guard let c = try store.conversation(id: id) else { throw StoreError(path: store.path, reason: "has no conversation \(id)") }
+        // The revision first: whatever changes while the messages are read is applied again by `sync`.
+        let rev = try store.lastRev(of: id) ?? 0
         var messages: [Message] = []
         var seqs: [Int64] = []
         messages.reserveCapacity(c.messageCount)
@@ -168,7 +251,7 @@ actor Geometries {
         while true {
             let chunk = try store.messages(in: id, after: after, limit: 20_000)
             guard let last = chunk.last else { break }
-            for s in chunk { messages.append(s.message); seqs.append(s.seq) }
+            for s in chunk { messages.append(Self.seen(s.message, by: key.perspective)); seqs.append(s.seq) }
             after = last.seq
             await progress(messages.count)
         }
@@ -177,7 +260,9 @@ actor Geometries {
         var conversation = Conversation(title: c.title, participants: c.participants, messages: messages)
         messages = []
         conversation = resolver.value.resolve(conversation).0
-        let list = try layouter.value.scrollingLayout(conversation, width: width)
-        return ViewGeometry(list: list, seqs: seqs, layouter: layouter)
+        var list = try layouter.value.scrollingLayout(conversation, width: width)
+        // Room for a live conversation to grow without copying its arrays at each message.
+        list.reserveCapacity(seqs.count + 1_024)
+        return ViewGeometry(list: list, seqs: seqs, layouter: layouter, rev: rev)
     }
 }

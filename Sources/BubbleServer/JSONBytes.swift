@@ -37,6 +37,15 @@ struct JSONBytes {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    mutating func strings(_ values: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (i, v) in values.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(v)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     mutating func string(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
         let hex = Array("0123456789abcdef".utf8)

@@ -19,6 +19,7 @@ struct Pages: Sendable {
     /// Every theme a page can be drawn in: the bundled ones and the server's own.
     let themes: [String: ThemedStyle]
     let geometries: Geometries
+    let live: LiveLimits
     /// Widest column (CSS px); a narrower window gets a narrower one, laid out at its width.
     static let columnWidth = 720.0
     /// Days and times on the pages (and the layout's day separators).
@@ -32,8 +33,9 @@ struct Pages: Sendable {
         let css: String
     }
 
-    init(store: SQLiteStore, theme name: String, pictures: any PictureDecoder) throws {
+    init(store: SQLiteStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits) throws {
         self.store = store
+        self.live = live
         api = API(store: store)
         self.pictures = pictures
         var options = HTMLOptions()
@@ -85,6 +87,30 @@ struct Pages: Sendable {
         #rows.virtual>.vw{position:absolute;left:0;right:0;top:0}
         .vw>.vm{position:absolute;left:0;right:0;max-width:none;margin:0;padding:0}
         .bk .up{display:inline-block;margin:4px 0}.bk .err{color:#b00020}.bk progress{width:160px}
+        .live{flex:none;border-top:1px solid #ddd;padding:6px 12px 8px;font:15px/1.4 system-ui,sans-serif;position:relative;background:#fafafa}
+        .composer{display:flex;gap:8px;align-items:flex-end;max-width:760px;margin:0 auto}
+        .composer textarea{flex:1;resize:none;font:inherit;padding:7px 12px;border:1px solid #ccc;border-radius:18px;max-height:160px;overflow-y:auto;box-sizing:border-box}
+        .composer select,.composer button{font:inherit;padding:6px 10px;border-radius:16px;border:1px solid #ccc;background:#fff}
+        .composer #add{background:#0b84ff;color:#fff;border-color:#0b84ff;font-weight:600}
+        .att{cursor:pointer;padding:6px 4px;font-size:18px;position:relative}.att input{position:absolute;left:0;top:0;width:1px;height:1px;opacity:0}
+        .live .err{color:#b00020;font-size:13px;max-width:760px;margin:2px auto 0}
+        .outbox{max-width:760px;margin:0 auto}.outbox .ob{display:flex;flex-direction:column;align-items:flex-end;margin:2px 0 6px}
+        .outbox .ob.in{align-items:flex-start}
+        .outbox .ob>div{background:#0b84ff;color:#fff;border-radius:18px;padding:6px 12px;max-width:70%;white-space:pre-wrap;overflow-wrap:anywhere;opacity:.75}
+        .outbox .ob.in>div{background:#e5e5ea;color:#000}
+        .outbox .ob small{font-size:11px;color:#777}.outbox .ob.failed>div{background:#d33;opacity:1}
+        .outbox .ob button{font:inherit;font-size:11px;border:0;background:none;color:#0b63ce;cursor:pointer;padding:0 0 0 6px}
+        .typing{position:absolute;left:16px;top:-30px;background:#e5e5ea;border-radius:14px;padding:4px 10px;font-size:13px;color:#333}
+        .dots i{display:inline-block;width:6px;height:6px;margin:0 1px;border-radius:3px;background:#888;animation:bkdot 1s infinite}
+        .dots i:nth-child(2){animation-delay:.2s}.dots i:nth-child(3){animation-delay:.4s}
+        @keyframes bkdot{0%,60%,100%{opacity:.3}30%{opacity:1}}
+        .pill{position:absolute;left:50%;transform:translateX(-50%);top:-38px;border:0;border-radius:16px;padding:6px 14px;background:#0b84ff;color:#fff;font:600 13px system-ui,sans-serif;cursor:pointer;box-shadow:0 1px 4px rgba(0,0,0,.3)}
+        .banner{max-width:760px;margin:0 auto 4px;font-size:13px;color:#555;border-left:3px solid #0b84ff;padding-left:8px}
+        .banner button{font:inherit;border:0;background:none;color:#0b63ce;cursor:pointer}
+        .actions{position:fixed;z-index:5;background:#fff;border:1px solid #ccc;border-radius:18px;padding:3px 6px;box-shadow:0 2px 8px rgba(0,0,0,.25)}
+        .actions button{font:inherit;font-size:14px;border:0;background:none;cursor:pointer;padding:4px 5px;border-radius:12px}
+        .actions button:hover{background:#eee}.actions .re.on{background:#cfe3ff}
+        .vm{cursor:default}
         """
 
     func styleSheet(_ query: Parameters) throws -> Response {
@@ -128,6 +154,9 @@ struct Pages: Sendable {
             + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, BubbleKit JSON): "
             + "<input type=\"file\" name=\"file\" id=\"file\"></label> <button>Import</button> "
             + "<progress id=\"progress\" hidden max=\"1\" value=\"0\"></progress> <span id=\"status\" role=\"status\"></span></form>"
+            + "<form id=\"newchat\" class=\"up\" hidden><label>New conversation: <input id=\"newtitle\" placeholder=\"Title\" aria-label=\"Title\" maxlength=\"500\"></label> "
+            + "<input id=\"newpeople\" placeholder=\"You, Ann, …\" aria-label=\"Participants, you first\" size=\"24\"> <button>Start</button> "
+            + "<span id=\"newstatus\" role=\"status\"></span></form>"
         if all.isEmpty {
             body += "<p>None yet: add one above, or with <code>bubbles import FILE</code>.</p>"
         } else {
@@ -164,16 +193,17 @@ struct Pages: Sendable {
     }
 
     /// The rows of a window read from the store (the page's first screen, before any script).
-    func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle) throws -> (html: String, avatars: Bool) {
+    func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle, perspective: String? = nil) throws -> (html: String, avatars: Bool) {
         guard let first = window.first, let last = window.last else { return ("", false) }
+        let seen = { (m: Message) in Geometries.seen(m, by: perspective) }
         // Pictures measured, videos given their frames (as the geometry's messages are).
         var messages = MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: themed.theme.layoutStyle)
-            .resolve(Conversation(title: c.title, participants: c.participants, messages: window.map(\.message))).0.messages
+            .resolve(Conversation(title: c.title, participants: c.participants, messages: window.map { seen($0.message) })).0.messages
         var range = 0..<messages.count
         if let before = try store.messages(in: c.id, before: first.seq, limit: 1).first?.message {
-            messages.insert(before, at: 0); range = 1..<messages.count
+            messages.insert(seen(before), at: 0); range = 1..<messages.count
         }
-        if let after = try store.messages(in: c.id, after: last.seq, limit: 1).first?.message { messages.append(after) }
+        if let after = try store.messages(in: c.id, after: last.seq, limit: 1).first?.message { messages.append(seen(after)) }
         return try rowsAndColumn(messages, range, first: first.seq, of: (c.title, c.participants), in: themed)
     }
 
@@ -204,7 +234,7 @@ struct Pages: Sendable {
             guard let v = Double(raw), v.isFinite, v > 0, v <= 20_000 else { throw APIError.badRequest("h \"\(raw)\" is not a number in 1…20000") }
             return v
         } ?? 2_400
-        let key = Geometries.Key(conversation: id, theme: themed.name)
+        let key = Geometries.Key(conversation: id, theme: themed.name, perspective: try perspective(id, query))
         // Unknown conversations are refused before anything is laid out (an open one is known).
         if await !geometries.has(key) { _ = try api.known(id) }
         let geometry: ViewGeometry
@@ -225,8 +255,11 @@ struct Pages: Sendable {
         } else {
             range = max(0, geometry.count - 100)..<geometry.count
         }
-        let messages = geometry.list.conversation.messages
-        let (html, avatars) = try rowsAndColumn(messages, range, first: geometry.seqs[range.lowerBound], of: (geometry.list.conversation.title, geometry.list.conversation.participants), in: themed, width: column)
+        // The window and its neighbours as they are now (changed messages as changed).
+        let around = max(0, range.lowerBound - 1)..<min(geometry.count, range.upperBound + 1)
+        let messages = around.map(geometry.message)
+        let local = (range.lowerBound - around.lowerBound)..<(range.upperBound - around.lowerBound)
+        let (html, avatars) = try rowsAndColumn(messages, local, first: geometry.seqs[range.lowerBound], of: (geometry.list.conversation.title, geometry.list.conversation.participants), in: themed, width: column)
         let tops = range.map { geometry.top(of: $0) }
         let bottom = range.upperBound < geometry.count ? geometry.top(of: range.upperBound) : geometry.height
         // Written by hand: JSONSerialization spent four times what writing the rows costs.
@@ -235,7 +268,9 @@ struct Pages: Sendable {
         out.field("min", geometry.seqs[0]); out.field("max", geometry.seqs[geometry.count - 1])
         out.field("first", geometry.seqs[range.lowerBound]); out.field("last", geometry.seqs[range.upperBound - 1])
         out.key("tops"); out.array(tops)
-        out.field("bottom", bottom); out.field("avatars", avatars)
+        out.field("bottom", bottom); out.field("avatars", avatars); out.field("rev", geometry.rev)
+        // Each message's author, for the viewer's actions (edit and delete are the author's).
+        out.key("senders"); out.strings(range.map { geometry.message($0).sender ?? "" })
         if let k = targetIndex { out.field("target", geometry.seqs[k]) }
         out.key("html"); out.string(html)
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
@@ -278,14 +313,49 @@ struct Pages: Sendable {
             + "<input type=\"date\" name=\"since\" aria-label=\"From\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">–"
             + "<input type=\"date\" name=\"until\" aria-label=\"Until (not included)\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">"
             + "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\"> <button>Export</button></form>"
-        let firstScreen = try rows(window, of: c, in: themed)
+        let viewer = try perspective(id, query)
+        let firstScreen = try rows(window, of: c, in: themed, perspective: viewer)
         let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
+        let rev = try store.lastRev(of: id) ?? 0, composer = try composer(c)
+        let newest = query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil
         let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><small id=\"range\">\(range)</small>\(nav)</div>"
             + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
             + "data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(Self.escape(highlight))\" data-date=\"\(Self.escape(query["date"].map(String.init) ?? ""))\" "
-            + "data-newest=\"\(query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil)\">\n"
-            + firstScreen.html + "</main></div>"
+            + "data-newest=\"\(newest)\" data-rev=\"\(rev)\" data-max-text=\"\(live.maxText)\" data-as=\"\(Self.escape(viewer ?? ""))\">\n"
+            + firstScreen.html + "</main></div>" + composer
         return Self.page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "v")
+    }
+
+    /// `?as=PARTICIPANT`: whose messages are on the right (nil: as stored, the owner's).
+    func perspective(_ id: Int64, _ query: Parameters) throws -> String? {
+        guard let raw = query["as"], !raw.isEmpty else { return nil }
+        guard let c = try store.conversation(id: id) else { throw APIError.notFound("no conversation \(id)") }
+        guard c.participants.contains(where: { $0.id == raw }) else {
+            throw APIError.badRequest("as \"\(raw)\" is not in conversation \(id); expected one of \(c.participants.map(\.id).joined(separator: ", "))")
+        }
+        return try String(raw) == store.owner(of: id) ? nil : String(raw)
+    }
+
+    /// The live part of a conversation page (shown by the script): who is typing, the new
+    /// messages pill, messages on their way, and the composer — a growing text field (Enter
+    /// sends, Shift+Enter is a new line), "send as" any participant (the owner's messages are
+    /// outgoing, the right-hand side), a photo, Add — and a message's actions.
+    func composer(_ c: StoredConversation) throws -> String {
+        let owner = try store.owner(of: c.id)
+        let people = c.participants.sorted { ($0.id == owner ? 0 : 1) < ($1.id == owner ? 0 : 1) }
+        let options = people.map { "<option value=\"\(Self.escape($0.id))\">\(Self.escape($0.name.isEmpty ? $0.id : $0.name))</option>" }.joined()
+        let reactions = LiveAPI.reactions.map { "<button type=\"button\" class=\"re\" data-emoji=\"\($0)\">\($0)</button>" }.joined()
+        return "<div id=\"live\" class=\"live\" hidden><div id=\"typing\" class=\"typing\" hidden><span class=\"dots\"><i></i><i></i><i></i></span> <span id=\"typingname\"></span></div>"
+            + "<button type=\"button\" id=\"pill\" class=\"pill\" hidden>New messages ↓</button>"
+            + "<div id=\"outbox\" class=\"outbox\"></div>"
+            + "<div id=\"banner\" class=\"banner\" hidden><span id=\"bannertext\"></span> <button type=\"button\" id=\"bannercancel\">Cancel</button></div>"
+            + "<form id=\"composer\" class=\"composer\" autocomplete=\"off\">"
+            + "<select id=\"sendas\" aria-label=\"Send as\">\(options)</select>"
+            + "<label class=\"att\" title=\"Attach a photo\">📷<input type=\"file\" id=\"photo\" accept=\"image/jpeg,image/png,image/gif,image/webp\"></label>"
+            + "<textarea id=\"text\" rows=\"1\" placeholder=\"Message\" aria-label=\"Message\"></textarea>"
+            + "<button id=\"add\">Add</button></form><div id=\"cerr\" class=\"err\" role=\"alert\"></div>"
+            + "<div id=\"actions\" class=\"actions\" hidden>\(reactions)<button type=\"button\" data-act=\"reply\">Reply</button>"
+            + "<button type=\"button\" data-act=\"edit\">Edit</button><button type=\"button\" data-act=\"delete\">Delete</button></div></div>"
     }
 
     func search(_ query: Parameters) throws -> Response {

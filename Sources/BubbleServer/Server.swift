@@ -54,7 +54,7 @@ public struct BubbleServer: Sendable {
                 importer: (any ExportImporting)? = nil, exporter: (any ConversationExporting)? = nil) throws {
         self.store = store
         self.configuration = configuration
-        pages = try Pages(store: store, theme: configuration.theme, pictures: pictures)
+        pages = try Pages(store: store, theme: configuration.theme, pictures: pictures, live: configuration.live)
         files = Files(store: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload, geometries: pages.geometries)
         live = LiveAPI(store: store, hub: LiveHub(store: store), limits: configuration.live, pictures: pictures)
     }

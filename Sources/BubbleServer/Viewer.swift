@@ -52,10 +52,32 @@ enum Viewer {
         });
       }
 
+      // The library: a new conversation of the people named (you first), then opened.
+      const newchat = document.getElementById("newchat");
+      if (newchat) {
+        newchat.hidden = false;
+        newchat.addEventListener("submit", async (e) => {
+          e.preventDefault();
+          const status = document.getElementById("newstatus");
+          const people = document.getElementById("newpeople").value.split(",").map((p) => p.trim()).filter(Boolean);
+          if (!people.length) { status.className = "err"; status.textContent = "Name the people in it, you first."; return; }
+          try {
+            const r = await fetch("/api/v1/conversations" + (token ? "?token=" + encodeURIComponent(token) : ""), {
+              method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
+              body: JSON.stringify({ title: document.getElementById("newtitle").value, participants: people }) });
+            const answer = await r.json();
+            if (!r.ok) throw new Error(answer.error || String(r.status));
+            location.href = "/c/" + answer.id + (token ? "?token=" + encodeURIComponent(token) : "");
+          } catch (err) { status.className = "err"; status.textContent = String(err.message || err); }
+        });
+      }
+
       const main = document.getElementById("rows");
       const scroller = document.getElementById("scroller");
       if (!main || !scroller) return;
       const id = main.dataset.id, theme = main.dataset.theme;
+      // Whose messages are on the right: the one the page sends as (`?as=`, the "send as" switch).
+      let viewAs = main.dataset.as || "";
       const label = document.getElementById("range");
       const MAX = 8000000;
       let total = 0, spacer = 0, scale = 1, offset = 0, width = 0, lastTop = 0, count = Number(main.dataset.count);
@@ -76,7 +98,7 @@ enum Viewer {
       async function get(q) {
         for (;;) {
           state.fetches++;
-          const r = await fetch("/c/" + id + "/view?width=" + width + "&theme=" + encodeURIComponent(theme) + "&" + q + tokenPart, { credentials: "same-origin" });
+          const r = await fetch("/c/" + id + "/view?width=" + width + "&theme=" + encodeURIComponent(theme) + (viewAs ? "&as=" + encodeURIComponent(viewAs) : "") + "&" + q + tokenPart, { credentials: "same-origin" });
           if (r.status === 202) {
             const p = await r.json();
             if (label) label.textContent = "laying out " + p.done + " of " + p.total + " messages…";
@@ -141,7 +163,9 @@ enum Viewer {
         if (old) old.el.remove();
         state.windows++;
         if (marked) mark();
+        if (onPlaced) onPlaced();
       }
+      let onPlaced = null;
 
       function position() { if (win) win.el.style.top = (-offset) + "px"; }
 
@@ -203,7 +227,9 @@ enum Viewer {
         }
         ensure();
         update();
+        if (onScrolled) onScrolled();
       }
+      let onScrolled = null;
 
       // Jumps: to a message (centred), to a day (on top), to the newest (at the bottom).
       // `where`: "end", "centre" (the message in the middle), "top" (8 px below the top) or
@@ -313,6 +339,325 @@ enum Viewer {
       if (newest) newest.addEventListener("click", (e) => { e.preventDefault(); jump("", "end"); });
       const themes = document.getElementById("themes");
       if (themes) themes.querySelector("select").addEventListener("change", () => themes.submit());
+
+      // The live conversation: the composer, the socket, messages on their way.
+      //
+      // A message typed and added shows at once in the outbox below the conversation
+      // ("Sending…"), goes over the socket with a UUID made here (kept in localStorage until the
+      // server acknowledges it, so a reload or a lost connection sends the same id again — the
+      // server stores it once), then "Sent" once committed; its row then comes in the
+      // conversation like everyone else's: every committed change arrives on the socket in
+      // revision order, and the window of rows is fetched again (the newest when the reader is
+      // at the bottom or it is their own message, else a "new messages" pill). The socket
+      // reconnects with back-off and asks for everything after the last revision it had.
+      const liveBox = document.getElementById("live");
+      if (liveBox) setupLive();
+      function setupLive() {
+        liveBox.hidden = false;
+        const text = document.getElementById("text"), form = document.getElementById("composer");
+        const sendas = document.getElementById("sendas"), photo = document.getElementById("photo");
+        const outboxEl = document.getElementById("outbox"), cerr = document.getElementById("cerr");
+        const pill = document.getElementById("pill"), typingEl = document.getElementById("typing"), typingName = document.getElementById("typingname");
+        const banner = document.getElementById("banner"), bannerText = document.getElementById("bannertext");
+        const actions = document.getElementById("actions");
+        const maxText = Number(main.dataset.maxText) || 65536;
+        const api = "/api/v1/conversations/" + id;
+        const query = token ? "?token=" + encodeURIComponent(token) : "";
+        const storeKey = "bk-outbox-" + id;
+        const owner = sendas.options.length ? sendas.options[0].value : "";
+        const live = { rev: Number(main.dataset.rev) || 0, ws: null, ready: false, backoff: 250, mode: null, fresh: 0 };
+        const outbox = new Map();
+        state.live = { sent: 0, acked: 0, changes: 0, connects: 0, typing: 0 };
+        window.bubbleViewer.live = {
+          rev: () => live.rev, ready: () => live.ready, drop: () => { if (live.ws) live.ws.close(); },
+          outbox: () => Array.from(outbox.values()).map((o) => ({ id: o.body.clientId, state: o.state, text: o.body.text || "", seq: o.seq || null })),
+        };
+
+        // Sending as someone is seeing the conversation from their side: theirs on the right.
+        const remembered = viewAs || sessionStorage.getItem("bk-sendas-" + id);
+        if (remembered && Array.from(sendas.options).some((o) => o.value === remembered)) sendas.value = remembered;
+        const side = () => { viewAs = sendas.value === owner ? "" : sendas.value; };
+        side();
+        sendas.addEventListener("change", () => {
+          sessionStorage.setItem("bk-sendas-" + id, sendas.value);
+          side();
+          for (const o of outbox.values()) if (o.el) o.el.classList.toggle("in", o.body.sender !== sendas.value);
+          jump("", "end");
+        });
+
+        function uuid() {
+          if (crypto.randomUUID) return crypto.randomUUID();
+          const b = crypto.getRandomValues(new Uint8Array(16));
+          b[6] = (b[6] & 15) | 64; b[8] = (b[8] & 63) | 128;
+          const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+          return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
+        }
+        const kb = (n) => (n / 1024).toFixed(n < 10240 ? 1 : 0) + " KB";
+        function save() {
+          const waiting = Array.from(outbox.values()).filter((o) => o.state !== "sent" && (o.body.text || o.body.photo)).map((o) => o.body);
+          if (waiting.length) localStorage.setItem(storeKey, JSON.stringify(waiting)); else localStorage.removeItem(storeKey);
+        }
+
+        // A message on its way, as a bubble of the outbox.
+        function bubble(o, label) {
+          const el = document.createElement("div");
+          el.className = "ob" + (o.body.sender === sendas.value ? "" : " in");
+          const b = document.createElement("div");
+          b.textContent = label || o.body.text || "📷 Photo";
+          const small = document.createElement("small");
+          el.append(b, small);
+          outboxEl.appendChild(el);
+          o.el = el; o.label = small;
+          show(o);
+        }
+        function show(o) {
+          o.el.classList.toggle("failed", o.state === "failed");
+          o.el.dataset.state = o.state;
+          o.label.textContent = o.state === "sending" ? "Sending…" : o.state === "sent" ? "Sent" : "Failed — " + (o.error || "not sent") + " ";
+          if (o.state === "failed") {
+            const retry = document.createElement("button");
+            retry.type = "button"; retry.textContent = "Retry";
+            retry.addEventListener("click", () => { o.state = "sending"; show(o); transmit(o); });
+            o.label.appendChild(retry);
+          }
+        }
+        function transmit(o) {
+          clearTimeout(o.timer);
+          if (!o.body.text && !o.body.photo) { o.state = "failed"; o.error = "the photo did not upload; choose it again"; show(o); return; }
+          // No answer in 10 s (no socket, or no acknowledgement): failed, with a retry.
+          o.timer = setTimeout(() => { if (o.state === "sending") { o.state = "failed"; o.error = "no answer from the server"; show(o); } }, 10000);
+          if (live.ws && live.ready) { live.ws.send(JSON.stringify(Object.assign({ type: "send" }, o.body))); state.live.sent++; }
+        }
+        function submit(body, label) {
+          const o = { body, state: "sending" };
+          outbox.set(body.clientId, o);
+          bubble(o, label);
+          save();
+          if (body.text || body.photo) transmit(o);
+          return o;
+        }
+        for (const body of JSON.parse(localStorage.getItem(storeKey) || "[]")) submit(body);
+
+        // The socket, opened again with back-off; it asks for what came after the last revision.
+        function connect() {
+          live.ready = false;
+          const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + api + "/live?since=" + live.rev + tokenPart);
+          live.ws = ws;
+          ws.onmessage = (e) => {
+            let data;
+            try { data = JSON.parse(e.data); } catch (_) { return; }
+            for (const f of Array.isArray(data) ? data : [data]) frame(f);
+          };
+          ws.onclose = () => {
+            if (live.ws !== ws) return;
+            live.ws = null; live.ready = false;
+            const wait = live.backoff * (0.75 + Math.random() * 0.5);
+            live.backoff = Math.min(live.backoff * 2, 10000);
+            setTimeout(connect, wait);
+          };
+        }
+        function frame(f) {
+          if (f.type === "ready") {
+            live.ready = true; live.backoff = 250; state.live.connects++;
+            for (const o of outbox.values()) if (o.state === "sending") transmit(o);
+          } else if (f.type === "change") change(f);
+          else if (f.type === "ack") acked(f);
+          else if (f.type === "error") refused(f);
+          else if (f.type === "typing") typing(f);
+        }
+        function acked(f) {
+          const o = outbox.get(f.ref);
+          if (!o) return;
+          clearTimeout(o.timer);
+          o.state = "sent"; o.seq = f.seq; show(o); save();
+          state.live.acked++;
+          // Its row takes its place once placed (or soon, when the reader is elsewhere).
+          setTimeout(() => forget(o), 4000);
+          settle();
+        }
+        function refused(f) {
+          const o = outbox.get(f.ref);
+          if (!o) { cerr.textContent = f.error; return; }
+          clearTimeout(o.timer);
+          if (f.status === 429) { setTimeout(() => transmit(o), 600); return; }
+          o.state = "failed"; o.error = f.error; show(o); save();
+        }
+        function forget(o) { if (o.el) o.el.remove(); outbox.delete(o.body.clientId); }
+        function settle() {
+          for (const o of Array.from(outbox.values())) {
+            if (o.state === "sent" && main.querySelector('b[data-n="' + o.seq + '"]')) forget(o);
+          }
+        }
+        onPlaced = settle;
+
+        // A committed change: the rows fetched again where it shows.
+        let refreshTimer = 0, wantEnd = false, wantHere = false;
+        const atBottom = () => !win || scroller.scrollTop + offset + viewHeight() >= total - 60;
+        function change(f) {
+          if (f.rev <= live.rev) return;
+          live.rev = f.rev; state.live.changes++;
+          const m = f.message;
+          if (typingFrom === m.sender) hideTyping();
+          if (f.kind === "message" && (!win || win.last === null || m.seq > win.last)) {
+            if (atBottom() || outbox.has(m.clientId)) wantEnd = true;
+            else {
+              live.fresh++; wantHere = true;
+              pill.textContent = live.fresh + " new message" + (live.fresh > 1 ? "s" : "") + " ↓";
+              pill.hidden = false;
+            }
+          } else if (win && m.seq >= win.first && m.seq <= win.last) {
+            // A reader at the bottom stays there (an edit or a reaction may make the rows taller).
+            if (atBottom()) wantEnd = true; else wantHere = true;
+          }
+          clearTimeout(refreshTimer);
+          refreshTimer = setTimeout(refresh, 30);
+        }
+        function refresh() {
+          if (loading || queued) { refreshTimer = setTimeout(refresh, 60); return; }
+          if (wantEnd) { wantEnd = wantHere = false; jump("", "end"); }
+          else if (wantHere) {
+            wantHere = false;
+            const y = scroller.scrollTop + offset, vh = viewHeight();
+            load("y=" + Math.max(0, Math.floor(y - vh)) + "&h=" + Math.ceil(vh * 3));
+          }
+        }
+        pill.addEventListener("click", () => { pill.hidden = true; live.fresh = 0; jump("", "end"); });
+        onScrolled = () => { if (!pill.hidden && atBottom()) { pill.hidden = true; live.fresh = 0; } };
+
+        // Who is typing (told by the server; gone after 4 s or with their message).
+        let typingTimer = 0, typingFrom = null, lastTyping = 0;
+        function typing(f) {
+          typingFrom = f.sender;
+          typingName.textContent = f.name + " is typing…";
+          typingEl.hidden = false; state.live.typing++;
+          clearTimeout(typingTimer);
+          typingTimer = setTimeout(hideTyping, 4000);
+        }
+        function hideTyping() { typingEl.hidden = true; typingFrom = null; }
+
+        // The composer: grows with its text; Enter adds, Shift+Enter is a new line.
+        function grow() { text.style.height = "auto"; text.style.height = Math.min(text.scrollHeight, 160) + "px"; }
+        text.addEventListener("input", () => {
+          grow(); cerr.textContent = "";
+          const now = Date.now();
+          if (text.value.trim() && now - lastTyping > 1500 && live.ready) {
+            lastTyping = now;
+            live.ws.send(JSON.stringify({ type: "typing", sender: sendas.value }));
+          }
+        });
+        text.addEventListener("keydown", (e) => {
+          if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); add(); }
+          else if (e.key === "Escape") setMode(null);
+        });
+        form.addEventListener("submit", (e) => { e.preventDefault(); add(); });
+        function add() {
+          const value = text.value;
+          cerr.textContent = "";
+          if (!value.trim()) return;
+          const bytes = new TextEncoder().encode(value).length;
+          if (bytes > maxText) { cerr.textContent = "This message is " + kb(bytes) + "; a message may have at most " + kb(maxText) + "."; return; }
+          if (live.mode && live.mode.kind === "edit") {
+            request("PATCH", "/messages/" + live.mode.seq, { text: value, sender: sendas.value });
+          } else {
+            const body = { clientId: uuid(), text: value, sender: sendas.value };
+            if (live.mode && live.mode.kind === "reply") body.replyTo = live.mode.seq;
+            submit(body);
+          }
+          text.value = ""; grow(); setMode(null);
+          lastTyping = 0;   // the next words typed are news again
+          if (!atBottom()) jump("", "end");
+        }
+        photo.addEventListener("change", async () => {
+          const file = photo.files[0];
+          photo.value = "";
+          if (!file) return;
+          const body = { clientId: uuid(), sender: sendas.value };
+          if (text.value.trim()) body.text = text.value;
+          text.value = ""; grow();
+          const o = { body, state: "sending" };
+          outbox.set(body.clientId, o);
+          bubble(o, "📷 " + file.name + (body.text ? "\n" + body.text : ""));
+          try {
+            const r = await fetch(api + "/photos" + query, { method: "POST", body: file, credentials: "same-origin",
+                                                              headers: { "Content-Type": file.type || "application/octet-stream" } });
+            const answer = await r.json();
+            if (!r.ok) throw new Error(answer.error || String(r.status));
+            body.photo = answer.photo;
+            save(); transmit(o);
+          } catch (err) { o.state = "failed"; o.error = String(err.message || err); show(o); }
+        });
+
+        // Edits, deletions and reactions go through the JSON API; everyone (this page too) sees
+        // them arrive on the socket.
+        async function request(method, path, body) {
+          try {
+            const r = await fetch(api + path + (path.includes("?") ? tokenPart : query), {
+              method, credentials: "same-origin", headers: body ? { "Content-Type": "application/json" } : {},
+              body: body ? JSON.stringify(body) : undefined });
+            if (!r.ok) { const answer = await r.json().catch(() => ({})); cerr.textContent = answer.error || ("refused (" + r.status + ")"); }
+          } catch (err) { cerr.textContent = "No answer from the server: " + (err.message || err); }
+        }
+        function setMode(mode) {
+          live.mode = mode;
+          banner.hidden = !mode;
+          if (!mode) return;
+          bannerText.textContent = mode.kind === "edit" ? "Editing your message" : "Replying to " + (mode.name || "") + ": " + (mode.snippet || "");
+          text.focus();
+        }
+        document.getElementById("bannercancel").addEventListener("click", () => { if (live.mode && live.mode.kind === "edit") text.value = ""; setMode(null); });
+
+        // A message's actions: reactions, reply, and edit/delete for its author.
+        let acting = null;
+        main.addEventListener("click", async (e) => {
+          if (e.target.closest("a")) return;
+          const block = e.target.closest(".vm");
+          const marker = block && block.querySelector("b[data-n]");
+          if (!marker) return;
+          const seq = Number(marker.dataset.n);
+          const r = await fetch(api + "/messages?at=" + seq + "&limit=1" + tokenPart, { credentials: "same-origin" });
+          const data = r.ok ? await r.json() : null;
+          const m = data && data.messages.find((x) => x.seq === seq);
+          if (!m || m.side === "system") return;
+          acting = m;
+          const mine = m.sender === sendas.value, gone = !!m.deleted || (m.attachments || []).some((a) => a.kind === "deleted");
+          for (const b of actions.querySelectorAll(".re")) {
+            const r2 = (m.reactions || []).find((x) => x.emoji === b.dataset.emoji);
+            b.classList.toggle("on", !!(r2 && (r2.senders || []).includes(sendas.value)));
+            b.hidden = gone;
+          }
+          actions.querySelector('[data-act="reply"]').hidden = gone;
+          actions.querySelector('[data-act="edit"]').hidden = !mine || gone || !m.text;
+          const del = actions.querySelector('[data-act="delete"]');
+          del.hidden = !mine || gone; del.textContent = "Delete";
+          actions.hidden = false;
+          actions.style.left = Math.max(8, Math.min(e.clientX, window.innerWidth - actions.offsetWidth - 8)) + "px";
+          actions.style.top = Math.max(8, e.clientY - actions.offsetHeight - 8) + "px";
+          e.stopPropagation();
+        });
+        actions.addEventListener("click", (e) => {
+          const b = e.target.closest("button");
+          if (!b || !acting) return;
+          e.stopPropagation();
+          const m = acting;
+          if (b.dataset.emoji) {
+            if (b.classList.contains("on")) request("DELETE", "/messages/" + m.seq + "/reactions?emoji=" + encodeURIComponent(b.dataset.emoji) + "&sender=" + encodeURIComponent(sendas.value));
+            else request("POST", "/messages/" + m.seq + "/reactions", { emoji: b.dataset.emoji, sender: sendas.value });
+          } else if (b.dataset.act === "reply") {
+            setMode({ kind: "reply", seq: m.seq, name: m.senderName || m.sender, snippet: (m.text || "Photo").slice(0, 60) });
+          } else if (b.dataset.act === "edit") {
+            setMode({ kind: "edit", seq: m.seq });
+            text.value = m.text || ""; grow();
+          } else if (b.dataset.act === "delete") {
+            if (b.textContent !== "Delete?") { b.textContent = "Delete?"; return; }
+            request("DELETE", "/messages/" + m.seq + "?sender=" + encodeURIComponent(sendas.value));
+          }
+          actions.hidden = true; acting = null;
+        });
+        document.addEventListener("click", (e) => { if (!actions.hidden && !actions.contains(e.target)) { actions.hidden = true; acting = null; } });
+        document.addEventListener("keydown", (e) => { if (e.key === "Escape") { actions.hidden = true; acting = null; } });
+
+        connect();
+      }
       scroller.addEventListener("scroll", onScroll, { passive: true });
       window.addEventListener("resize", onResize);
       start();

@@ -47,6 +47,9 @@ extension SQLiteStore {
             var m = Message(sender: new.sender, direction: new.sender == owner ? .outgoing : .incoming, date: new.date,
                             text: new.text, id: new.clientID)
             if let photo = new.photo { m.images = [photo] }
+            // Committed: "Sent" under the newest message of whoever sees it as theirs (the
+            // renderers show a status on outgoing messages only).
+            m.status = .sent
             if let target = new.replyTo {
                 guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq = ?",
                                                  arguments: [conversation, target]) else {
@@ -62,11 +65,11 @@ extension SQLiteStore {
             if !m.images.isEmpty { extra.images = m.images }
             extra.reply = m.reply
             try db.execute(sql: """
-                INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, source_id, extra,
+                INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
                                      client_id, rev, change)
-                VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 'message')
+                VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 'message')
                 """, arguments: [conversation, seq, Self.stableHash(["live", new.clientID]), new.date.timeIntervalSince1970, new.sender,
-                                 m.direction == .outgoing, new.text, new.clientID, try Self.encode(extra), new.clientID, rev])
+                                 m.direction == .outgoing, new.text, m.status?.rawValue, new.clientID, try Self.encode(extra), new.clientID, rev])
             if let body = Self.indexBody(text: new.text, attachment: nil) {
                 try db.execute(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)", arguments: [db.lastInsertedRowID, body])
             }

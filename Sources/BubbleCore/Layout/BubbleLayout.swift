@@ -77,6 +77,8 @@ public struct BubbleLayout: Hashable, Sendable {
 public struct LabelLayout: Hashable, Sendable {
     public enum Kind: String, Hashable, Sendable {
         case time, timeInside, timeBeside, daySeparator, system, sender, status, failedStatus, badge
+        /// "Edited" under a bubble whose time is not beside or inside it.
+        case edited
     }
     public var kind: Kind
     public var string: String
@@ -115,6 +117,9 @@ public struct BubbleContext: Hashable, Sendable {
     public var failed: Bool
     /// Name of the replied-to message's author, shown in the snippet.
     public var replyAuthor: String?
+    /// "Edited" under the bubble (styles whose time is not in or beside the bubble: there it
+    /// reads "edited 12:30").
+    public var edited = false
     public init(senderName: String? = nil, avatarColumn: Bool = false, showsAvatar: Bool = false,
                 status: String? = nil, failed: Bool = false, replyAuthor: String? = nil) {
         self.senderName = senderName; self.avatarColumn = avatarColumn; self.showsAvatar = showsAvatar
@@ -366,6 +371,14 @@ public struct BubbleMeasurer {
             let tx = incoming ? bubble.minX : bubble.maxX - t.width
             labels.append(LabelLayout(kind: .time, string: time, frame: Rect(x: tx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
                                       text: t, wrapWidth: w))
+            bottom += style.statusSpacing + t.height
+        }
+        if context.edited {
+            let label = "Edited"
+            let (t, w) = try measure(label, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin)
+            let ex = incoming ? bubble.minX : bubble.maxX - t.width
+            labels.append(LabelLayout(kind: .edited, string: label, frame: Rect(x: ex, y: bottom + style.statusSpacing, width: t.width, height: t.height),
+                                      text: t, wrapWidth: w, maxLines: 1))
             bottom += style.statusSpacing + t.height
         }
         if let status = context.status {

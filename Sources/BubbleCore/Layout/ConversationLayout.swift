@@ -210,6 +210,8 @@ public struct ConversationLayouter {
     }
 
     /// The style shows a time with bubbles (above groups, inside or beside them).
+    /// The time is inside or beside each bubble (an edit is marked there, else under the bubble).
+    var timeOnBubble: Bool { measurer.style.timeInsideBubble || measurer.style.timeBeside }
     var showsBubbleTimes: Bool { measurer.style.showsTimeAboveGroup || measurer.style.timeInsideBubble || measurer.style.timeBeside }
 
     func shows(_ rule: LayoutStyle.Rule, group: Bool) -> Bool {
@@ -260,7 +262,7 @@ public struct ConversationLayouter {
     /// The time shown with the bubble (nil when the style shows none there).
     func bubbleTime(_ message: Message) -> String? {
         measurer.style.timeInDaySeparator || !showsBubbleTimes ? nil
-            : message.edited == nil ? dateTexts.time(message.date) : "edited " + dateTexts.time(message.date)
+            : message.edited != nil && timeOnBubble ? "edited " + dateTexts.time(message.date) : dateTexts.time(message.date)
     }
 
     /// A message bubble's surroundings: the sender's name when it starts a group, avatars, the
@@ -278,6 +280,7 @@ public struct ConversationLayouter {
         if let reply = message.reply {
             context.replyAuthor = reply.sender.flatMap { names[$0] }
         }
+        context.edited = message.edited != nil && !timeOnBubble
         return context
     }
 

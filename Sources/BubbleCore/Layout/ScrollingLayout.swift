@@ -433,6 +433,9 @@ extension ConversationLayouter {
                 q.inside = true
                 q.insideWidth = natural
                 q.insideHeight = label.frame.height
+            case .edited:
+                // Not in the height formula: an edited message is measured in full again.
+                q.needRow = .infinity
             case .daySeparator, .system, .badge:
                 return
             }

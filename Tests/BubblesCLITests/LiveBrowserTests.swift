@@ -1,0 +1,119 @@
+import BubbleTestSupport
+import Foundation
+import Testing
+
+/// Two Chromium windows (two WebDriver sessions) chatting in one live conversation, as two people
+/// would: typed, added with Enter, seen on the other side at once, a photo, a reload, an edit,
+/// the typing indicator.
+@Suite("bubbles serve: two windows chatting (WebDriver)", .serialized)
+struct LiveBrowserTests {
+    /// The text of message `seq`'s rows in the page, nil when it is not there.
+    static func rowText(_ b: WebDriver, _ seq: Int) throws -> String? {
+        try b.run("""
+            const m = document.querySelector('b[data-n="' + arguments[0] + '"]');
+            return m ? m.parentElement.textContent : null;
+            """, [seq]) as? String
+    }
+
+    /// Where message `seq`'s bubble is: "left" or "right" of the column's middle.
+    static func side(_ b: WebDriver, _ seq: Int) throws -> String? {
+        try b.run("""
+            const m = document.querySelector('b[data-n="' + arguments[0] + '"]');
+            if (!m) return null;
+            const box = m.parentElement, col = document.getElementById('rows').getBoundingClientRect();
+            let l = 1e9, r = -1e9;
+            for (const el of box.querySelectorAll('*')) {
+              const q = el.getBoundingClientRect();
+              if (q.width > 0 && q.height > 0 && q.width < col.width * 0.9) { l = Math.min(l, q.left); r = Math.max(r, q.right); }
+            }
+            const middle = col.left + col.width / 2;
+            return (l + r) / 2 < middle ? "left" : "right";
+            """, [seq]) as? String
+    }
+
+    static func ready(_ b: WebDriver, _ what: String) throws {
+        try b.wait(for: what, timeout: 30, """
+            const v = window.bubbleViewer;
+            return !!(v && v.live && v.live.ready() && v.state.windows > 0 && !v.busy());
+            """)
+    }
+
+    @Test("A types hello + Enter → B sees it on the other side within 1 s; B replies with a photo; A reloads: both in order; B edits, A sees it; A typing shows in B")
+    func twoWindows() throws {
+        let s = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts)
+        defer { s.stop() }
+        let c = try LiveCLITests.conversation(s, title: "Two windows")
+        let base = "http://127.0.0.1:\(s.port)"
+        let a = try WebDriver(width: 700, height: 640)
+        defer { a.quit() }
+        let b = try WebDriver(width: 700, height: 640)
+        defer { b.quit() }
+        try a.open(base + "/c/\(c)")
+        try b.open(base + "/c/\(c)?as=ann")
+        try Self.ready(a, "window A live")
+        try Self.ready(b, "window B live")
+        #expect(try b.run("return document.getElementById('sendas').value") as? String == "ann")
+
+        // A: "hello" and Enter. The bubble shows at once in A (sending), then in B.
+        try a.type("#text", "hello")
+        let typedAt = Date()
+        try a.type("#text", "\u{E007}")
+        let optimistic = try a.run("return bubbleViewer.live.outbox().map(o => o.text + ':' + o.state).join(',')") as? String
+        #expect(optimistic?.hasPrefix("hello:") == true, "A shows its message at once: \(optimistic ?? "nil")")
+        try b.wait(for: "hello in window B", timeout: 5, "return !!document.querySelector('b[data-n=\"1\"]') && !bubbleViewer.busy();")
+        let seenAfter = Date().timeIntervalSince(typedAt)
+        #expect(seenAfter < 1.0, "B showed A's message after \(seenAfter) s")
+        #expect(try Self.rowText(b, 1)?.contains("hello") == true)
+        #expect(try Self.side(b, 1) == "left", "A's message is on the other side in B")
+        try a.wait(for: "hello as a row in A", timeout: 5, "return !!document.querySelector('b[data-n=\"1\"]') && bubbleViewer.live.outbox().length === 0;")
+        #expect(try Self.side(a, 1) == "right", "A's own message on the right in A")
+        #expect(try Self.rowText(a, 1)?.contains("Sent") == true, "A's newest message says Sent")
+
+        // A typing shows the indicator in B.
+        try a.type("#text", "ab")
+        try b.wait(for: "the typing indicator in B", timeout: 5, "return !document.getElementById('typing').hidden && document.getElementById('typingname').textContent;")
+        #expect(try b.run("return document.getElementById('typingname').textContent") as? String == "Me is typing…")
+        try a.run("document.getElementById('text').value = '';")
+
+        // B replies with a photo (its caption typed first); A sees the picture.
+        let photo = Tool.root.appendingPathComponent("Sources/BubbleCore/Samples/demo-photo.png").path
+        try b.type("#text", "look")
+        try b.type("#photo", photo)
+        try a.wait(for: "B's photo in A", timeout: 10, """
+            const m = document.querySelector('b[data-n="2"]');
+            return !!m && !!m.parentElement.querySelector('img') && m.parentElement.textContent.includes('look') && !bubbleViewer.busy();
+            """)
+        #expect(try Self.side(a, 2) == "left" && Self.side(b, 2) == "right")
+        let screenshotBefore = try a.screenshot()
+
+        // A reloads: both messages there, in order.
+        try a.open(base + "/c/\(c)")
+        try Self.ready(a, "A after its reload")
+        let order = try a.run("return Array.from(document.querySelectorAll('b[data-n]')).map(b => Number(b.dataset.n))") as? [Int]
+        #expect(order == [1, 2])
+        #expect(try Self.rowText(a, 1)?.contains("hello") == true && Self.rowText(a, 2)?.contains("look") == true)
+
+        // B edits its message through its actions; A sees the new text, marked edited.
+        try b.run("document.querySelector('b[data-n=\"2\"]').parentElement.querySelector('img, span, div').click();")
+        try b.wait(for: "B's actions", timeout: 5, "return !document.getElementById('actions').hidden && !document.querySelector('[data-act=\"edit\"]').hidden;")
+        try b.click("[data-act=\"edit\"]")
+        #expect(try b.run("return document.getElementById('text').value") as? String == "look")
+        try b.run("document.getElementById('text').value = '';")
+        try b.type("#text", "look at this\u{E007}")
+        try a.wait(for: "the edit in A", timeout: 5, """
+            const m = document.querySelector('b[data-n="2"]');
+            return !!m && m.parentElement.textContent.includes('look at this') && /edited/i.test(m.parentElement.textContent);
+            """)
+        // A reacts to B's message; B sees the reaction.
+        try a.run("document.querySelector('b[data-n=\"2\"]').parentElement.querySelector('img, span, div').click();")
+        try a.wait(for: "A's actions", timeout: 5, "return !document.getElementById('actions').hidden;")
+        try a.click(".re[data-emoji=\"❤️\"]")
+        try b.wait(for: "the reaction in B", timeout: 5, """
+            const m = document.querySelector('b[data-n="2"]'); return !!m && m.parentElement.textContent.includes('❤️');
+            """)
+        let stored = try s.stored(c)
+        #expect(stored.map(\.text) == ["hello", "look at this"])
+        try? screenshotBefore.write(to: FileManager.default.temporaryDirectory.appendingPathComponent("bk-live-a.png"))
+        try? (try b.screenshot()).write(to: FileManager.default.temporaryDirectory.appendingPathComponent("bk-live-b.png"))
+    }
+}
