@@ -80,7 +80,8 @@ let package = Package(
         .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore",
                                                           "BubbleTestSupport",
                                                           .product(name: "GRDB", package: "GRDB.swift"),
-                                                          .product(name: "Hummingbird", package: "hummingbird")]),
+                                                          .product(name: "Hummingbird", package: "hummingbird"),
+                                                          .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
         .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", .product(name: "GRDB", package: "GRDB.swift")]),
         // Shared by the test targets: pinned fonts, headless Chromium, colour regions in pictures.

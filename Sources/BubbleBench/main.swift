@@ -384,6 +384,7 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     (convertCaseName(convertSizes[1], tool: false), { _ in try convertCase(size: convertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
     ("serve-1m", { _ in try serveCase() }),
+    ("live-ws", { _ in try liveCase() }),
 ] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) } + storeCases
     + backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
 
@@ -452,6 +453,13 @@ let messageCount = option("--messages").flatMap(Int.init) ?? 100_000
 if let bytes = option("--baseline-server").flatMap(Int.init) {
     let done = DispatchSemaphore(value: 0)
     Task.detached { try? await runBaselineServer(bytes: bytes); done.signal() }
+    done.wait()
+    exit(0)
+}
+
+if arguments.contains("--baseline-ws-server") {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached { try? await runBaselineWebSocketServer(); done.signal() }
     done.wait()
     exit(0)
 }
@@ -648,5 +656,6 @@ if let png = results["png-encode"] {
 if let html = results["html-export"] { printHTML(html) }
 printStore(results)
 printServe(results)
+printLive(results)
 printBackup(results)
 printImport(results)

@@ -129,6 +129,7 @@ public struct BubbleServer: Sendable {
             guard Self.sameOrigin(request) else {
                 throw APIError(status: .forbidden, message: "Origin \(request.headers[.origin] ?? "") is not this server's; live updates are for its own pages")
             }
+            _ = try API.integer(request.uri.queryParameters, "since", range: 0...Int64.max)
             _ = try live.hub.participantNames(id)
             throw APIError(status: .upgradeRequired, message: "expected a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
         }

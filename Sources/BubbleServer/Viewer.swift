@@ -448,9 +448,14 @@ enum Viewer {
             try { data = JSON.parse(e.data); } catch (_) { return; }
             for (const f of Array.isArray(data) ? data : [data]) frame(f);
           };
+          let opened = false;
+          ws.onopen = () => { opened = true; };
           ws.onclose = () => {
             if (live.ws !== ws) return;
             live.ws = null; live.ready = false;
+            // Refused at the handshake: the same URL asked plainly says why (token, origin, gone).
+            if (!opened) fetch(api + "/live" + query, { credentials: "same-origin" }).then((r) => r.status !== 426 ? r.json() : null)
+              .then((why) => { if (why && why.error) cerr.textContent = "Live updates are off: " + why.error; }).catch(() => {});
             const wait = live.backoff * (0.75 + Math.random() * 0.5);
             live.backoff = Math.min(live.backoff * 2, 10000);
             setTimeout(connect, wait);

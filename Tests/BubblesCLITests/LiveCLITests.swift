@@ -123,6 +123,10 @@ struct LiveCLITests {
         let path = "/api/v1/conversations/\(c)/live"
         #expect(throws: (any Error).self) { try WebSocketClient(port: s.port, path: path, headers: ["Origin": "http://evil.example"]) }
         #expect(throws: (any Error).self) { try WebSocketClient(port: s.port, path: "/api/v1/conversations/99/live") }
+        #expect(throws: (any Error).self) { try WebSocketClient(port: s.port, path: path + "?since=-3") }
+        // Asked without the upgrade, the same URLs say why (the handshake's refusal is a bare 400).
+        #expect(try HTTP.request(port: s.port, method: "GET", path: path, headers: ["Origin": "http://evil.example"]).status == 403)
+        #expect(try HTTP.request(port: s.port, method: "GET", path: "/api/v1/conversations/99/live").status == 404)
         // Its own page's origin is welcome; catch-up after revision 1 gives message 2, then ready.
         let a = try WebSocketClient(port: s.port, path: path + "?since=1", headers: ["Origin": "http://127.0.0.1:\(s.port)"])
         let caught = try #require(try a.receiveJSON())
@@ -176,9 +180,13 @@ struct LiveCLITests {
         let created = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations?token=\(token)",
                                        body: try JSONSerialization.data(withJSONObject: ["participants": ["Me", "Ann"]]))
         #expect(created.status == 201)
-        let refused = try HTTP.request(port: s.port, method: "GET", path: "/api/v1/conversations/1/live",
-                                       headers: ["Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"])
-        #expect(refused.status == 401)
+        // The handshake is refused (the framework answers a refused upgrade with a bare 400); the
+        // same URL without the upgrade says why.
+        #expect(throws: (any Error).self) { try WebSocketClient(port: s.port, path: "/api/v1/conversations/1/live") }
+        let why = try HTTP.request(port: s.port, method: "GET", path: "/api/v1/conversations/1/live")
+        #expect(why.status == 401 && why.text.contains("token"))
+        let withToken = try HTTP.request(port: s.port, method: "GET", path: "/api/v1/conversations/1/live?token=\(token)")
+        #expect(withToken.status == 426)
         let ok = try WebSocketClient(port: s.port, path: "/api/v1/conversations/1/live?token=\(token)")
         #expect(try ok.receiveJSON()?["type"] as? String == "ready")
         ok.close()

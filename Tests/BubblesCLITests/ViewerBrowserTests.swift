@@ -325,9 +325,10 @@ struct ViewerBrowserTests {
         func blobs(_ image: RGBAImage) -> [ColourBlob] {
             (colourBlobs(image, theme.incoming.fill) + colourBlobs(image, theme.outgoing.fill)).filter { $0.height >= 20 }.sorted { $0.minY < $1.minY }
         }
-        // The column's bubbles (not the header's buttons).
+        // The column's bubbles (not the header's buttons nor the composer's Add below the column).
         let top = try #require(try b.run("return document.getElementById('scroller').getBoundingClientRect().top") as? Double)
-        let h = blobs(shot).filter { Double($0.minY) > top }, c = blobs(cairo)
+        let bottom = try #require(try b.run("return document.getElementById('scroller').getBoundingClientRect().bottom") as? Double)
+        let h = blobs(shot).filter { Double($0.minY) > top && Double($0.maxY) <= bottom }, c = blobs(cairo)
         try #require(h.count == c.count && c.count == texts.count, "Chromium \(h.count) bubbles \(h), Cairo \(c.count) \(c)")
         let x0 = Int(column.rounded())
         for k in c.indices {
