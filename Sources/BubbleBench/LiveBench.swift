@@ -135,9 +135,9 @@ func runBaselineWebSocketServer() async throws {
         func send(_ clientID: String, text: String, from id: UInt64) {
             lock.lock(); defer { lock.unlock() }
             rev += 1
-            let change = #"{"type":"change","kind":"message","rev":\#(rev),"message":{"seq":\#(rev),"clientId":"\#(clientID)","text":"\#(text)"}}"#
+            let change = #"{"kind":"message","message":{"clientId":"\#(clientID)","seq":\#(rev),"text":"\#(text)"},"rev":\#(rev),"type":"change"}"#
             for c in connections.values { c.yield(change) }
-            connections[id]?.yield(#"{"type":"ack","ref":"\#(clientID)","seq":\#(rev),"rev":\#(rev),"duplicate":false}"#)
+            connections[id]?.yield(#"{"duplicate":false,"ref":"\#(clientID)","rev":\#(rev),"seq":\#(rev),"type":"ack"}"#)
         }
     }
     let hub = Hub()

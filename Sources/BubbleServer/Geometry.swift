@@ -193,6 +193,8 @@ actor Geometries {
                 if c.message.seq > (next.seqs.last ?? 0) {
                     try next.layouter.value.append(message, to: &next.list)
                     next.seqs.append(c.message.seq)
+                } else if c.kind == .message {
+                    // Added while the layout read the conversation: it has it already.
                 } else {
                     next.changed[next.index(of: c.message.seq)] = message
                     relayout = true

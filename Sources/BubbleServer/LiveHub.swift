@@ -10,7 +10,7 @@ import Foundation
 /// never does).
 final class LiveHub: @unchecked Sendable {
     enum Event: Sendable {
-        case change(rev: Int64, json: String)
+        case change(rev: Int64, json: EncodedChange)
         /// `from`: the connection it came from (not sent back to it).
         case typing(json: String, from: UInt64)
     }
@@ -74,7 +74,8 @@ final class LiveHub: @unchecked Sendable {
         let known = names[change.conversation] ?? [:]
         lock.unlock()
         guard !watching.isEmpty else { return }
-        let json = Self.encode(change, names: known, media: store.mediaFolder)
+        // Encoded by the first connection that sends it, not here on the store's writer.
+        let json = EncodedChange(change, names: known, media: store.mediaFolder)
         for c in watching { c.yield(.change(rev: change.rev, json: json)) }
     }
 
@@ -84,17 +85,34 @@ final class LiveHub: @unchecked Sendable {
         let watching = subscribers[conversation].map { $0.filter { $0.key != id }.map(\.value) } ?? []
         let name = names[conversation]?[sender]
         lock.unlock()
-        let object: [String: Any] = ["type": "typing", "sender": sender, "name": name ?? sender]
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        let json = String(decoding: data, as: UTF8.self)
+        let json = JSONWriter.string(["type": "typing", "sender": sender, "name": name ?? sender])
         for c in watching { c.yield(.typing(json: json, from: id)) }
     }
 
     /// A change as the socket and `GET …/changes` give it: `{"type":"change","kind","rev","message"}`.
     static func encode(_ change: StoredChange, names: [String: String], media: String) -> String {
-        let object: [String: Any] = ["type": "change", "kind": change.kind.rawValue, "rev": change.rev, "conversation": change.conversation,
-                                     "message": LiveAPI.messageObject(change, names: names, media: media)]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        JSONWriter.string(["type": "change", "kind": change.kind.rawValue, "rev": change.rev, "conversation": change.conversation,
+                           "message": LiveAPI.messageObject(change, names: names, media: media)])
+    }
+}
+
+/// A change and its JSON, written once by whichever connection needs it first.
+final class EncodedChange: @unchecked Sendable {
+    private let lock = NSLock()
+    private let change: StoredChange
+    private let names: [String: String]
+    private let media: String
+    private var text: String?
+
+    init(_ change: StoredChange, names: [String: String], media: String) {
+        self.change = change; self.names = names; self.media = media
+    }
+
+    var json: String {
+        lock.lock(); defer { lock.unlock() }
+        if let text { return text }
+        let made = LiveHub.encode(change, names: names, media: media)
+        text = made
+        return made
     }
 }

@@ -46,7 +46,7 @@ struct LiveSocket {
                     case let .change(rev, json):
                         if rev <= last { continue }
                         if rev > last + 1 { last = try Self.catchUp(live, conversation, after: last, post: post); continue }
-                        post.yield(json)
+                        post.yield(json.json)
                         last = rev
                     case let .typing(json, from):
                         if from != me { post.yield(json) }
@@ -145,9 +145,7 @@ struct LiveSocket {
         return encode(o)
     }
 
-    static func encode(_ o: [String: Any]) -> String {
-        String(decoding: (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self)
-    }
+    static func encode(_ o: [String: Any]) -> String { JSONWriter.string(o) }
 }
 
 /// A connection's outgoing texts: `yield` from anywhere, `take` hands over everything waiting

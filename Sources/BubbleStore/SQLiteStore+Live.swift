@@ -36,7 +36,7 @@ extension SQLiteStore {
     /// its client id already made.
     public func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage {
         try await writeLive { [self] db -> (AddedMessage, StoredChange?) in
-            if let existing = try Row.fetchOne(db, sql: "SELECT \(Self.changeColumns) FROM message WHERE conversation_id = ? AND client_id = ?",
+            if let existing = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Self.changeColumns) FROM message WHERE conversation_id = ? AND client_id = ?"),
                                                arguments: [conversation, new.clientID]) {
                 return (AddedMessage(change: try change(existing, conversation: conversation), existed: true), nil)
             }
@@ -60,18 +60,18 @@ extension SQLiteStore {
                                          text: Self.snippet(answered))
             }
             let rev = try nextRev(db, conversation)
-            let seq = (try Int64.fetchOne(db, sql: "SELECT max(seq) FROM message WHERE conversation_id = ?", arguments: [conversation]) ?? 0) + 1
+            let seq = (try Int64.fetchOne(try db.cachedStatement(sql: "SELECT max(seq) FROM message WHERE conversation_id = ?"), arguments: [conversation]) ?? 0) + 1
             var extra = MessageExtra()
             if !m.images.isEmpty { extra.images = m.images }
             extra.reply = m.reply
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
                                      client_id, rev, change)
                 VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 'message')
-                """, arguments: [conversation, seq, Self.stableHash(["live", new.clientID]), new.date.timeIntervalSince1970, new.sender,
+                """).execute(arguments: [conversation, seq, Self.stableHash(["live", new.clientID]), new.date.timeIntervalSince1970, new.sender,
                                  m.direction == .outgoing, new.text, m.status?.rawValue, new.clientID, try Self.encode(extra), new.clientID, rev])
             if let body = Self.indexBody(text: new.text, attachment: nil) {
-                try db.execute(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)", arguments: [db.lastInsertedRowID, body])
+                try db.cachedStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)").execute(arguments: [db.lastInsertedRowID, body])
             }
             let added = StoredChange(conversation: conversation, rev: rev, kind: .message, message: StoredMessage(seq: seq, message: resolved(m)),
                                      clientID: new.clientID)
@@ -220,7 +220,7 @@ extension SQLiteStore {
 
     /// The next revision of `conversation` (a 404 when there is none).
     private func nextRev(_ db: Database, _ conversation: Int64) throws -> Int64 {
-        guard let rev = try Int64.fetchOne(db, sql: "UPDATE conversation SET last_rev = last_rev + 1 WHERE id = ? RETURNING last_rev",
+        guard let rev = try Int64.fetchOne(try db.cachedStatement(sql: "UPDATE conversation SET last_rev = last_rev + 1 WHERE id = ? RETURNING last_rev"),
                                            arguments: [conversation]) else {
             throw LiveError(.notFound, "no conversation \(conversation)")
         }
@@ -229,10 +229,10 @@ extension SQLiteStore {
 
     /// Who owns the conversation (outgoing side) and every participant id.
     private func people(_ db: Database, _ conversation: Int64) throws -> (owner: String?, senders: Set<String>) {
-        guard let row = try Row.fetchOne(db, sql: "SELECT owner FROM conversation WHERE id = ?", arguments: [conversation]) else {
+        guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT owner FROM conversation WHERE id = ?"), arguments: [conversation]) else {
             throw LiveError(.notFound, "no conversation \(conversation)")
         }
-        let ids = try String.fetchAll(db, sql: "SELECT id FROM participant WHERE conversation_id = ? ORDER BY position", arguments: [conversation])
+        let ids = try String.fetchAll(try db.cachedStatement(sql: "SELECT id FROM participant WHERE conversation_id = ? ORDER BY position"), arguments: [conversation])
         let owner: String? = try row["owner"]
             ?? (String.fetchOne(db, sql: "SELECT sender FROM message WHERE conversation_id = ? AND outgoing = 1 AND sender IS NOT NULL LIMIT 1",
                                     arguments: [conversation]))

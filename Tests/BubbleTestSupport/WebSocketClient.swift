@@ -9,6 +9,9 @@ import Glibc
 public final class WebSocketClient: @unchecked Sendable {   // used by one thread at a time
     private let fd: Int32
     private var buffer: [UInt8] = []
+    /// Where the unread bytes of `buffer` start (consumed bytes are dropped now and then, not
+    /// at every frame).
+    private var start = 0
     public private(set) var isOpen = true
 
     /// Opens `path` on `port` (with `headers`, e.g. `Origin`); throws with the server's status
@@ -73,18 +76,24 @@ public final class WebSocketClient: @unchecked Sendable {   // used by one threa
         var message: [UInt8] = []
         while isOpen {
             guard try fill(atLeast: 2) else { return nil }
-            let b0 = buffer[0], b1 = buffer[1]
+            let b0 = buffer[start], b1 = buffer[start + 1]
             var length = Int(b1 & 0x7F), at = 2
             if length == 126 {
                 guard try fill(atLeast: 4) else { return nil }
-                length = Int(buffer[2]) << 8 | Int(buffer[3]); at = 4
+                length = Int(buffer[start + 2]) << 8 | Int(buffer[start + 3]); at = 4
             } else if length == 127 {
                 guard try fill(atLeast: 10) else { return nil }
-                length = (2..<10).reduce(0) { $0 << 8 | Int(buffer[$1]) }; at = 10
+                length = (2..<10).reduce(0) { $0 << 8 | Int(buffer[start + $1]) }; at = 10
             }
             guard try fill(atLeast: at + length) else { return nil }
-            let payload = Array(buffer[at..<(at + length)])
-            buffer.removeFirst(at + length)
+            if b0 & 0x0F == 1 && b0 & 0x80 != 0 && message.isEmpty {
+                // A whole text frame: straight from the buffer.
+                let text = String(decoding: buffer[(start + at)..<(start + at + length)], as: UTF8.self)
+                consume(at + length)
+                return text
+            }
+            let payload = Array(buffer[(start + at)..<(start + at + length)])
+            consume(at + length)
             switch b0 & 0x0F {
             case 0, 1:
                 message += payload
@@ -149,10 +158,17 @@ public final class WebSocketClient: @unchecked Sendable {   // used by one threa
         }
     }
 
-    /// Reads until the buffer holds `count` bytes; false at the end of the stream or a timeout.
+    private func consume(_ n: Int) {
+        start += n
+        if start == buffer.count { buffer.removeAll(keepingCapacity: true); start = 0 } else if start > 1 << 16 {
+            buffer.removeFirst(start); start = 0
+        }
+    }
+
+    /// Reads until the buffer holds `count` unread bytes; false at the end of the stream or a timeout.
     private func fill(atLeast count: Int) throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        while buffer.count < count {
+        while buffer.count - start < count {
             let n = recv(fd, &chunk, chunk.count, 0)
             if n <= 0 { if n == 0 { isOpen = false }; return false }
             buffer += chunk[0..<n]
