@@ -81,32 +81,36 @@ enum JSONWriter {
     }
 
     static func write(_ value: Any, into out: inout JSONBytes) {
-        switch value {
-        case let s as String: out.string(s)
-        case let b as Bool where type(of: value) == Bool.self: out.append(b ? "true" : "false")
-        case let i as Int: out.append(String(i))
-        case let i as Int64: out.append(String(i))
-        case let d as Double: out.number(d)
-        case let n as NSNumber: out.append(n.stringValue)
-        case is NSNull: out.append("null")
-        case let a as [Any]:
+        // Exact types first: a failed `as?` from `Any` tries Objective-C bridging, the slow part.
+        let t = type(of: value)
+        if t == String.self { out.string(value as! String) }
+        else if t == Int.self { out.append(String(value as! Int)) }
+        else if t == Int64.self { out.append(String(value as! Int64)) }
+        else if t == Double.self { out.number(value as! Double) }
+        else if t == Bool.self { out.append((value as! Bool) ? "true" : "false") }
+        else if t == [String: Any].self { object(value as! [String: Any], into: &out) }
+        else if let a = value as? [Any] {
             out.append("[")
             for (i, v) in a.enumerated() {
                 if i > 0 { out.append(",") }
                 write(v, into: &out)
             }
             out.append("]")
-        case let o as [String: Any]:
-            out.append("{")
-            for (i, k) in o.keys.sorted().enumerated() {
-                if i > 0 { out.append(",") }
-                out.string(k)
-                out.append(":")
-                write(o[k]!, into: &out)
-            }
-            out.append("}")
-        default: out.string("\(value)")
+        } else if let o = value as? [String: Any] { object(o, into: &out) }
+        else if value is NSNull { out.append("null") }
+        else if let n = value as? NSNumber { out.append(n.stringValue) }
+        else { out.string("\(value)") }
+    }
+
+    static func object(_ o: [String: Any], into out: inout JSONBytes) {
+        out.append("{")
+        for (i, k) in o.keys.sorted().enumerated() {
+            if i > 0 { out.append(",") }
+            out.string(k)
+            out.append(":")
+            write(o[k]!, into: &out)
         }
+        out.append("}")
     }
 }
 

@@ -84,7 +84,6 @@ struct LiveBrowserTests {
             return !!m && !!m.parentElement.querySelector('img') && m.parentElement.textContent.includes('look') && !bubbleViewer.busy();
             """)
         #expect(try Self.side(a, 2) == "left" && Self.side(b, 2) == "right")
-        let screenshotBefore = try a.screenshot()
 
         // A reloads: both messages there, in order.
         try a.open(base + "/c/\(c)")
@@ -113,7 +112,21 @@ struct LiveBrowserTests {
             """)
         let stored = try s.stored(c)
         #expect(stored.map(\.text) == ["hello", "look at this"])
-        try? screenshotBefore.write(to: FileManager.default.temporaryDirectory.appendingPathComponent("bk-live-a.png"))
-        try? (try b.screenshot()).write(to: FileManager.default.temporaryDirectory.appendingPathComponent("bk-live-b.png"))
+        // BUBBLEKIT_LIVE_SHOTS=docs writes the README's pictures of the two windows.
+        if let folder = ProcessInfo.processInfo.environment["BUBBLEKIT_LIVE_SHOTS"] {
+            let dir = URL(fileURLWithPath: folder, relativeTo: Tool.root)
+            for w in [a, b] {
+                try w.resize(width: 720, height: 1000)
+                usleep(400_000)
+                try Self.ready(w, "the window at its picture's size")
+                try w.run("document.getElementById('scroller').scrollTop = 1e9;")
+                usleep(300_000)
+            }
+            try a.run("document.getElementById('text').value = 'Gorgeous! Where is that?';")
+            try b.type("#text", "W")
+            try a.wait(for: "the typing indicator in A", timeout: 5, "return !document.getElementById('typing').hidden;")
+            try a.screenshot().write(to: dir.appendingPathComponent("live-a.png"))
+            try b.screenshot().write(to: dir.appendingPathComponent("live-b.png"))
+        }
     }
 }
