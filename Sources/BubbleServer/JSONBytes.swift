@@ -30,23 +30,18 @@ struct JSONBytes {
         }
     }
 
-    mutating func array(_ values: [Double]) {
+    /// `[a,b,…]`, each value written by `write`.
+    mutating func list<T>(_ values: [T], _ write: (inout JSONBytes, T) -> Void) {
         bytes.append(UInt8(ascii: "["))
         for (i, v) in values.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            number(v)
+            write(&self, v)
         }
         bytes.append(UInt8(ascii: "]"))
     }
 
-    mutating func strings(_ values: [String]) {
-        bytes.append(UInt8(ascii: "["))
-        for (i, v) in values.enumerated() {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            string(v)
-        }
-        bytes.append(UInt8(ascii: "]"))
-    }
+    mutating func array(_ values: [Double]) { list(values) { $0.number($1) } }
+    mutating func strings(_ values: [String]) { list(values) { $0.string($1) } }
 
     mutating func string(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
@@ -89,14 +84,8 @@ enum JSONWriter {
         else if t == Double.self { out.number(value as! Double) }
         else if t == Bool.self { out.append((value as! Bool) ? "true" : "false") }
         else if t == [String: Any].self { object(value as! [String: Any], into: &out) }
-        else if let a = value as? [Any] {
-            out.append("[")
-            for (i, v) in a.enumerated() {
-                if i > 0 { out.append(",") }
-                write(v, into: &out)
-            }
-            out.append("]")
-        } else if let o = value as? [String: Any] { object(o, into: &out) }
+        else if let a = value as? [Any] { out.list(a) { write($1, into: &$0) } }
+        else if let o = value as? [String: Any] { object(o, into: &out) }
         else if value is NSNull { out.append("null") }
         else if let n = value as? NSNumber { out.append(n.stringValue) }
         else { out.string("\(value)") }

@@ -70,7 +70,8 @@ struct LiveSocket {
                     if type == "typing" {
                         // At most a few a second are passed on; the others are dropped quietly.
                         let now = ContinuousClock.now
-                        if now - lastTyping > .milliseconds(300), let sender = frame["sender"] as? String {
+                        if now - lastTyping > .milliseconds(300), let sender = frame["sender"] as? String,
+                           (try? hub.participantNames(conversation))?[sender] != nil {
                             lastTyping = now
                             hub.typing(conversation, sender: sender, from: me)
                         }
