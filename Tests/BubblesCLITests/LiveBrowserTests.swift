@@ -129,4 +129,45 @@ struct LiveBrowserTests {
             try b.screenshot().write(to: dir.appendingPathComponent("live-b.png"))
         }
     }
+
+    @Test("A message typed while its frame is lost stays in the outbox across a reload and is stored once; a window whose socket drops catches up in order")
+    func outboxAndReconnect() throws {
+        let s = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts)
+        defer { s.stop() }
+        let c = try LiveCLITests.conversation(s, title: "Offline")
+        let base = "http://127.0.0.1:\(s.port)"
+        let a = try WebDriver(width: 700, height: 700)
+        defer { a.quit() }
+        let b = try WebDriver(width: 700, height: 700)
+        defer { b.quit() }
+        try a.open(base + "/c/\(c)")
+        try b.open(base + "/c/\(c)?as=ann")
+        try Self.ready(a, "window A live")
+        try Self.ready(b, "window B live")
+
+        // A's frames never reach the server (a network that swallows them): the bubble waits.
+        try a.run("WebSocket.prototype.send = function () {};")
+        try a.type("#text", "sent while offline\u{E007}")
+        let waiting = try a.run("return JSON.parse(localStorage.getItem('bk-outbox-\(c)') || '[]').map(m => m.text)") as? [String]
+        #expect(waiting == ["sent while offline"])
+        #expect(try a.run("return bubbleViewer.live.outbox()[0].state") as? String == "sending")
+        #expect(try s.stored(c).isEmpty)
+        // A reload sends it again with the same UUID: stored once, seen by B, the outbox empty.
+        try a.open(base + "/c/\(c)")
+        try Self.ready(a, "A after its reload")
+        try b.wait(for: "the message in B", timeout: 10, "return !!document.querySelector('b[data-n=\"1\"]');")
+        try a.wait(for: "A's outbox emptied", timeout: 10, "return bubbleViewer.live.outbox().length === 0 && !localStorage.getItem('bk-outbox-\(c)');")
+        #expect(try s.stored(c).map(\.text) == ["sent while offline"])
+
+        // B's socket drops; three messages are added meanwhile; B catches up, in order, once each.
+        try b.run("bubbleViewer.live.drop();")
+        for text in ["one", "two", "three"] {
+            #expect(try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": text, "sender": "me"]).status == 201)
+        }
+        try b.wait(for: "B caught up", timeout: 15, "return bubbleViewer.live.rev() === 4 && !!document.querySelector('b[data-n=\"4\"]') && !bubbleViewer.busy();")
+        let order = try b.run("return Array.from(document.querySelectorAll('b[data-n]')).map(x => Number(x.dataset.n))") as? [Int]
+        #expect(order == [1, 2, 3, 4])
+        #expect(try b.run("return bubbleViewer.state.live.connects") as? Int ?? 0 >= 2)
+        #expect(try Self.rowText(b, 4)?.contains("three") == true)
+    }
 }
