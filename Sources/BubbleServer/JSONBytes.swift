@@ -41,7 +41,6 @@ struct JSONBytes {
     }
 
     mutating func array(_ values: [Double]) { list(values) { $0.number($1) } }
-    mutating func strings(_ values: [String]) { list(values) { $0.string($1) } }
 
     mutating func string(_ s: String) {
         bytes.append(UInt8(ascii: "\""))

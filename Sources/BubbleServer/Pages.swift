@@ -269,8 +269,6 @@ struct Pages: Sendable {
         out.field("first", geometry.seqs[range.lowerBound]); out.field("last", geometry.seqs[range.upperBound - 1])
         out.key("tops"); out.array(tops)
         out.field("bottom", bottom); out.field("avatars", avatars); out.field("rev", geometry.rev)
-        // Each message's author, for the viewer's actions (edit and delete are the author's).
-        out.key("senders"); out.strings(range.map { geometry.message($0).sender ?? "" })
         if let k = targetIndex { out.field("target", geometry.seqs[k]) }
         out.key("html"); out.string(html)
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
