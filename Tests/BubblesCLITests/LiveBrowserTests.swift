@@ -40,18 +40,9 @@ struct LiveBrowserTests {
 
     @Test("A types hello + Enter → B sees it on the other side within 1 s; B replies with a photo; A reloads: both in order; B edits, A sees it; A typing shows in B")
     func twoWindows() throws {
-        let s = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts)
-        defer { s.stop() }
-        let c = try LiveCLITests.conversation(s, title: "Two windows")
-        let base = "http://127.0.0.1:\(s.port)"
-        let a = try WebDriver(width: 700, height: 640)
-        defer { a.quit() }
-        let b = try WebDriver(width: 700, height: 640)
-        defer { b.quit() }
-        try a.open(base + "/c/\(c)")
-        try b.open(base + "/c/\(c)?as=ann")
-        try Self.ready(a, "window A live")
-        try Self.ready(b, "window B live")
+        let w = try TwoWindows(title: "Two windows", height: 640)
+        defer { w.stop() }
+        let (s, c, base, a, b) = (w.server, w.conversation, w.base, w.a, w.b)
         #expect(try b.run("return document.getElementById('sendas').value") as? String == "ann")
 
         // A: "hello" and Enter. The bubble shows at once in A (sending), then in B.
@@ -132,18 +123,9 @@ struct LiveBrowserTests {
 
     @Test("A message typed while its frame is lost stays in the outbox across a reload and is stored once; a window whose socket drops catches up in order")
     func outboxAndReconnect() throws {
-        let s = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts)
-        defer { s.stop() }
-        let c = try LiveCLITests.conversation(s, title: "Offline")
-        let base = "http://127.0.0.1:\(s.port)"
-        let a = try WebDriver(width: 700, height: 700)
-        defer { a.quit() }
-        let b = try WebDriver(width: 700, height: 700)
-        defer { b.quit() }
-        try a.open(base + "/c/\(c)")
-        try b.open(base + "/c/\(c)?as=ann")
-        try Self.ready(a, "window A live")
-        try Self.ready(b, "window B live")
+        let w = try TwoWindows(title: "Offline", height: 700)
+        defer { w.stop() }
+        let (s, c, base, a, b) = (w.server, w.conversation, w.base, w.a, w.b)
 
         // A's frames never reach the server (a network that swallows them): the bubble waits.
         try a.run("WebSocket.prototype.send = function () {};")
@@ -169,5 +151,37 @@ struct LiveBrowserTests {
         #expect(order == [1, 2, 3, 4])
         #expect(try b.run("return bubbleViewer.state.live.connects") as? Int ?? 0 >= 2)
         #expect(try Self.rowText(b, 4)?.contains("three") == true)
+    }
+}
+
+/// A server with a new conversation of Me (outgoing) and Ann, window A open on it as Me and B as
+/// Ann, both live; `stop()` ends the browsers and the server (call it in a `defer`).
+final class TwoWindows {
+    let server: LiveServer
+    let conversation: Int
+    let base: String
+    let a: WebDriver
+    let b: WebDriver
+
+    init(title: String, height: Int) throws {
+        server = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts)
+        do {
+            conversation = try LiveCLITests.conversation(server, title: title)
+            base = "http://127.0.0.1:\(server.port)"
+            a = try WebDriver(width: 700, height: height)
+            b = try WebDriver(width: 700, height: height)
+            try a.open(base + "/c/\(conversation)")
+            try b.open(base + "/c/\(conversation)?as=ann")
+            try LiveBrowserTests.ready(a, "window A live")
+            try LiveBrowserTests.ready(b, "window B live")
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    func stop() {
+        a.quit(); b.quit()
+        server.stop()
     }
 }
