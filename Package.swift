@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -67,7 +68,8 @@ let package = Package(
         .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML",
                                                      .product(name: "Hummingbird", package: "hummingbird"),
                                                      .product(name: "HummingbirdCore", package: "hummingbird"),
-                                                     .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")]),
+                                                     .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [

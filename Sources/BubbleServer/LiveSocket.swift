@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import NIOCore
+import ServiceLifecycle
 
 /// One WebSocket connection to a live conversation (`/api/v1/conversations/{id}/live?since=REV`).
 ///
@@ -30,6 +31,10 @@ struct LiveSocket {
         let post = Outbox()
         let conversation = self.conversation, since = self.since, live = self.live
         try await withThrowingTaskGroup(of: Void.self) { group in
+            // Ctrl-C: this handler ends (the framework then closes the socket, waiting at most its
+            // close timeout for the client's answer), so a graceful stop never waits for a reader
+            // that stays.
+            group.addTask { try? await gracefulShutdown() }
             group.addTask {
                 // What has piled up goes in one frame (a JSON array) — under load a connection
                 // gets a few frames rather than one per change.

@@ -175,7 +175,9 @@ public struct BubbleServer: Sendable {
     /// Runs until SIGINT or SIGTERM, then stops gracefully (requests in flight finish). Calls
     /// `onRunning` with the port it listens on (the one the system chose for port 0).
     public func run(onRunning: @escaping @Sendable (Int) -> Void) async throws {
-        let ws = WebSocketServerConfiguration(maxFrameSize: configuration.live.maxText * 2 + 16_384, autoPing: .enabled(timePeriod: .seconds(20)))
+        // A client that does not answer a close within 2 s is dropped (Ctrl-C waits no longer for it).
+        let ws = WebSocketServerConfiguration(maxFrameSize: configuration.live.maxText * 2 + 16_384, autoPing: .enabled(timePeriod: .seconds(20)),
+                                              closeTimeout: .seconds(2))
         let app = Application(router: router(), server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter(), configuration: .init(ws: ws)),
                               configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BubbleKit"),
                               onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) })

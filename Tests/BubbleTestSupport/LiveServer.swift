@@ -57,6 +57,18 @@ public final class LiveServer: @unchecked Sendable {
         process = nil
     }
 
+    /// SIGINT (as Ctrl-C): its exit status when it ended by itself within `seconds`, else nil
+    /// (then it is killed).
+    public func interrupt(within seconds: Double = 10) -> Int32? {
+        guard let p = process, p.isRunning else { return nil }
+        kill(p.processIdentifier, SIGINT)
+        let deadline = Date().addingTimeInterval(seconds)
+        while p.isRunning, Date() < deadline { usleep(20_000) }
+        process = nil
+        if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit(); return nil }
+        return p.terminationStatus
+    }
+
     /// SIGINT (as Ctrl-C), then the folder removed.
     public func stop() {
         if let p = process, p.isRunning {

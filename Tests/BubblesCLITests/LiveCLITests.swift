@@ -168,8 +168,13 @@ struct LiveCLITests {
         }
         #expect(statuses.filter { $0 == 429 }.count >= 1)
         #expect(try s.stored(c).map(\.text) == ["one", "two", "three"])
-        a.close(); b.close()
+        a.close()
         #expect(try s.call("GET", "/healthz").status == 200)
+        // Ctrl-C with a socket still open: the socket is closed and the server stops at once.
+        let started = Date()
+        #expect(s.interrupt() == 0)
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(try b.receiveJSON() == nil && !b.isOpen)
     }
 
     @Test("Token: a socket without it is refused (401), with it upgraded")
