@@ -107,10 +107,10 @@ extension SQLiteStore {
             var reactions = m.reactions
             if let i = reactions.firstIndex(where: { $0.emoji == emoji }) {
                 var r = reactions[i]
-                if on, !r.senders.contains(sender) { r.senders.append(sender) }
-                if !on { r.senders.removeAll { $0 == sender } }
-                r.count = r.senders.count
-                if r.count == 0 { reactions.remove(at: i) } else { reactions[i] = r }
+                // Counted up and down (an imported reaction may count people it does not name).
+                if on, !r.senders.contains(sender) { r.senders.append(sender); r.count += 1 }
+                if !on, r.senders.contains(sender) { r.senders.removeAll { $0 == sender }; r.count -= 1 }
+                if r.count <= 0 { reactions.remove(at: i) } else { reactions[i] = r }
             } else if on {
                 reactions.append(Reaction(emoji: emoji, count: 1, senders: [sender]))
             }
@@ -179,7 +179,7 @@ extension SQLiteStore {
     private func modify(_ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
                         _ change: @escaping @Sendable (inout Message) throws -> Void) async throws -> StoredChange {
         try await writeLive { [self] db -> (StoredChange, StoredChange?) in
-            guard let row = try Row.fetchOne(db, sql: "SELECT id, \(Self.columns), client_id FROM message WHERE conversation_id = ? AND seq = ?",
+            guard let row = try Row.fetchOne(db, sql: "SELECT id, \(Self.columns), client_id, rev FROM message WHERE conversation_id = ? AND seq = ?",
                                              arguments: [conversation, seq]) else {
                 if try Int.fetchOne(db, sql: "SELECT 1 FROM conversation WHERE id = ?", arguments: [conversation]) == nil {
                     throw LiveError(.notFound, "no conversation \(conversation)")
@@ -196,7 +196,13 @@ extension SQLiteStore {
                 throw LiveError(.invalid, "sender \"\(reactor)\" is not in conversation \(conversation); expected one of \(senders.sorted().joined(separator: ", "))")
             }
             let before = Self.indexBody(text: m.text, attachment: m.attachment)
+            let original = m
             try change(&m)
+            if m == original {
+                // Nothing to do (a reaction already there): no revision, nothing broadcast.
+                return (StoredChange(conversation: conversation, rev: row["rev"] ?? 0, kind: kind, message: StoredMessage(seq: seq, message: m),
+                                     clientID: row["client_id"]), nil)
+            }
             let rev = try nextRev(db, conversation)
             var extra = MessageExtra()
             if !m.images.isEmpty { extra.images = m.images.map { var i = $0; i.path = i.path.map(relative); return i } }

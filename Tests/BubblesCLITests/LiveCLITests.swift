@@ -70,6 +70,8 @@ struct LiveCLITests {
         let reacted = try s.call("POST", "/api/v1/conversations/\(c)/messages/1/reactions", ["emoji": "❤️", "sender": "ann"])
         let reactions = (reacted.json as? [String: Any])?["reactions"] as? [[String: Any]]
         #expect(reacted.status == 200 && reactions?.first?["emoji"] as? String == "❤️" && reactions?.first?["senders"] as? [String] == ["ann"])
+        let twice = try s.call("POST", "/api/v1/conversations/\(c)/messages/1/reactions", ["emoji": "❤️", "sender": "ann"])
+        #expect(((twice.json as? [String: Any])?["reactions"] as? [[String: Any]])?.first?["count"] as? Int == 1, "the same reaction again counts once")
         #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/1/reactions?emoji=%E2%9D%A4%EF%B8%8F&sender=ann").status == 200)
         #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/2?sender=me").status == 409)
         let deleted = try s.call("DELETE", "/api/v1/conversations/\(c)/messages/2?sender=ann")
