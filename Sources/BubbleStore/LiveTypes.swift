@@ -44,7 +44,7 @@ public struct AddedMessage: Sendable {
 }
 
 /// A refused live write: no such conversation or message, a sender who is not a participant,
-/// a client id used in another conversation or for other text.
+/// a change by someone other than the author, a change to a deleted message.
 public struct LiveError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable { case notFound, invalid, conflict }
     public var kind: Kind

@@ -9,6 +9,19 @@ struct MessageExtra: Codable {
     var reactions: [Reaction]?
     var reply: ReplyReference?
     var isEmpty: Bool { images == nil && attachment == nil && reactions == nil && reply == nil }
+
+    /// What `m` keeps beyond its columns, its files' paths as `stored` gives them (an import
+    /// copies them into the store; a live change turns absolute paths back into store paths).
+    init(_ m: Message, stored: (String) throws -> String?) rethrows {
+        if !m.images.isEmpty { images = try m.images.map { var i = $0; i.path = try i.path.flatMap(stored); return i } }
+        if var a = m.attachment {
+            if let p = a.path { a.path = try stored(p) }
+            if let p = a.poster { a.poster = try stored(p) }
+            attachment = a
+        }
+        if !m.reactions.isEmpty { reactions = m.reactions }
+        reply = m.reply
+    }
 }
 
 extension SQLiteStore {
@@ -75,30 +88,15 @@ extension SQLiteStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
                 let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = .sortedKeys
+                let encoder = Self.extraEncoder()
                 var seq: Int64 = 0
                 var inOrder = true
                 var lastDate = -Double.infinity
                 var duplicates = 0
 
                 let (header, chatKey) = try read { m in
-                    var extra = MessageExtra()
-                    if !m.images.isEmpty {
-                        extra.images = try m.images.map { image in
-                            var stored = image
-                            stored.path = try image.path.flatMap { try media.store($0, summary: &summary) }
-                            return stored
-                        }
-                    }
-                    if var a = m.attachment {
-                        if let p = a.path { a.path = try media.store(p, summary: &summary) }
-                        if let p = a.poster { a.poster = try media.store(p, summary: &summary) }
-                        extra.attachment = a
-                    }
-                    if !m.reactions.isEmpty { extra.reactions = m.reactions }
-                    extra.reply = m.reply
-                    let extraJSON: String? = extra.isEmpty ? nil : String(decoding: try encoder.encode(extra), as: UTF8.self)
+                    let extra = try MessageExtra(m) { try media.store($0, summary: &summary) }
+                    let extraJSON = try Self.encode(extra, with: encoder)
                     let offset: Int? = m.wallTime.map { $0.localSeconds - Int(m.date.timeIntervalSince1970.rounded(.down)) }
                     let date = m.date.timeIntervalSince1970
                     // The identity: the export's id (a repeated id is the same message), else the

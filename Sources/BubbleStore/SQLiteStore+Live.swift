@@ -61,15 +61,13 @@ extension SQLiteStore {
             }
             let rev = try nextRev(db, conversation)
             let seq = (try Int64.fetchOne(try db.cachedStatement(sql: "SELECT max(seq) FROM message WHERE conversation_id = ?"), arguments: [conversation]) ?? 0) + 1
-            var extra = MessageExtra()
-            if !m.images.isEmpty { extra.images = m.images }
-            extra.reply = m.reply
+            let extra = MessageExtra(m) { $0 }
             try db.cachedStatement(sql: """
                 INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
                                      client_id, rev, change)
                 VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 'message')
                 """).execute(arguments: [conversation, seq, Self.stableHash(["live", new.clientID]), new.date.timeIntervalSince1970, new.sender,
-                                 m.direction == .outgoing, new.text, m.status?.rawValue, new.clientID, try Self.encode(extra), new.clientID, rev])
+                                 m.direction == .outgoing, new.text, m.status?.rawValue, new.clientID, try Self.encode(extra, with: Self.extraEncoder()), new.clientID, rev])
             if let body = Self.indexBody(text: new.text, attachment: nil) {
                 try db.cachedStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)").execute(arguments: [db.lastInsertedRowID, body])
             }
@@ -139,7 +137,13 @@ extension SQLiteStore {
     /// The participant whose messages are outgoing: the one named when the conversation was
     /// made, else the author of an outgoing message, else the first participant.
     public func owner(of conversation: Int64) throws -> String? {
-        try read { db in try people(db, conversation).owner }
+        try people(of: conversation).owner
+    }
+
+    /// The owner (as `owner(of:)`) and every participant id; a `LiveError` when there is no such
+    /// conversation.
+    public func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
+        try read { db in try people(db, conversation) }
     }
 
     /// Copies the file at `file` into the store's media (by its SHA-256, once) and gives its
@@ -204,13 +208,9 @@ extension SQLiteStore {
                                      clientID: row["client_id"]), nil)
             }
             let rev = try nextRev(db, conversation)
-            var extra = MessageExtra()
-            if !m.images.isEmpty { extra.images = m.images.map { var i = $0; i.path = i.path.map(relative); return i } }
-            if var a = m.attachment { a.path = a.path.map(relative); a.poster = a.poster.map(relative); extra.attachment = a }
-            if !m.reactions.isEmpty { extra.reactions = m.reactions }
-            extra.reply = m.reply
+            let extra = MessageExtra(m) { relative($0) }
             try db.execute(sql: "UPDATE message SET text = ?, extra = ?, edited = ?, rev = ?, change = ? WHERE id = ?",
-                           arguments: [m.text, try Self.encode(extra), m.edited?.timeIntervalSince1970, rev, kind.rawValue, rowID])
+                           arguments: [m.text, try Self.encode(extra, with: Self.extraEncoder()), m.edited?.timeIntervalSince1970, rev, kind.rawValue, rowID])
             let after = Self.indexBody(text: m.text, attachment: m.attachment)
             if before != after {
                 if let before {
@@ -234,7 +234,7 @@ extension SQLiteStore {
     }
 
     /// Who owns the conversation (outgoing side) and every participant id.
-    private func people(_ db: Database, _ conversation: Int64) throws -> (owner: String?, senders: Set<String>) {
+    private func people(_ db: Database, _ conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
         guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT owner FROM conversation WHERE id = ?"), arguments: [conversation]) else {
             throw LiveError(.notFound, "no conversation \(conversation)")
         }
@@ -258,11 +258,16 @@ extension SQLiteStore {
         return m.images.isEmpty ? "Message" : "Photo"
     }
 
-    static func encode(_ extra: MessageExtra) throws -> String? {
-        guard !extra.isEmpty else { return nil }
+    /// The encoder of `message.extra` (keys sorted).
+    static func extraEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(extra), as: UTF8.self)
+        return encoder
+    }
+
+    /// `message.extra` as stored: nil when the message keeps nothing beyond its columns.
+    static func encode(_ extra: MessageExtra, with encoder: JSONEncoder) throws -> String? {
+        extra.isEmpty ? nil : String(decoding: try encoder.encode(extra), as: UTF8.self)
     }
 
     /// A message's pictures with absolute paths (as every read gives them).
