@@ -85,9 +85,8 @@ struct LiveAPI: Sendable {
             guard let n = (v as? NSNumber)?.int64Value, n >= 1 else { throw APIError.badRequest("replyTo: expected a sequence number ≥ 1") }
             return n
         }
-        _ = try hub.participantNames(conversation)
         let new = NewMessage(clientID: uuid.uuidString.lowercased(), text: blank ? nil : text, sender: sender, photo: photo, replyTo: replyTo)
-        return try await Self.mapping { try await store.add(new, to: conversation) }
+        return try await write(conversation) { try await store.add(new, to: conversation) }
     }
 
     /// `{"text", "sender"}`: the author's new text.
@@ -98,13 +97,11 @@ struct LiveAPI: Sendable {
             throw APIError.badRequest("text: empty or only spaces; delete the message instead")
         }
         try checkSize(text)
-        _ = try hub.participantNames(conversation)
-        return try await Self.mapping { try await store.edit(seq, in: conversation, text: text, by: sender) }
+        return try await write(conversation) { try await store.edit(seq, in: conversation, text: text, by: sender) }
     }
 
     func delete(_ conversation: Int64, _ seq: Int64, sender: String) async throws -> StoredChange {
-        _ = try hub.participantNames(conversation)
-        return try await Self.mapping { try await store.delete(seq, in: conversation, by: sender) }
+        try await write(conversation) { try await store.delete(seq, in: conversation, by: sender) }
     }
 
     /// `{"emoji", "sender"}`, added (`on`) or taken back.
@@ -112,8 +109,7 @@ struct LiveAPI: Sendable {
         guard Self.reactions.contains(emoji) else {
             throw APIError.badRequest("emoji \"\(emoji)\" is not one of the reactions: \(Self.reactions.joined(separator: " "))")
         }
-        _ = try hub.participantNames(conversation)
-        return try await Self.mapping { try await store.react(seq, in: conversation, emoji: emoji, sender: sender, on: on) }
+        return try await write(conversation) { try await store.react(seq, in: conversation, emoji: emoji, sender: sender, on: on) }
     }
 
     /// `GET …/changes?since=REV&limit=N`: what changed after `since`, in order.
@@ -172,8 +168,11 @@ struct LiveAPI: Sendable {
         return s
     }
 
-    /// The store's refusals as API errors.
-    static func mapping<T>(_ body: () async throws -> T) async throws -> T {
+    /// A live write to `conversation`: a 404 when there is none; its participants' names known to
+    /// the hub before the change is broadcast (the store's writer does not wait for a read); the
+    /// store's refusals as API errors.
+    func write<T>(_ conversation: Int64, _ body: () async throws -> T) async throws -> T {
+        _ = try hub.participantNames(conversation)
         do { return try await body() } catch let e as LiveError {
             switch e.kind {
             case .notFound: throw APIError.notFound(e.reason)

@@ -130,7 +130,7 @@ struct LiveSocket {
             }
             var o: [String: Any] = ["type": "ack", "seq": change.message.seq, "rev": change.rev, "duplicate": duplicate]
             if let ref { o["ref"] = ref }
-            return encode(o)
+            return JSONWriter.string(o)
         } catch let e as APIError {
             return error(ref, Int(e.status.code), e.message)
         } catch let e as StoreError {
@@ -148,10 +148,8 @@ struct LiveSocket {
     static func error(_ ref: Any?, _ status: Int, _ message: String) -> String {
         var o: [String: Any] = ["type": "error", "status": status, "error": message]
         if let ref { o["ref"] = ref }
-        return encode(o)
+        return JSONWriter.string(o)
     }
-
-    static func encode(_ o: [String: Any]) -> String { JSONWriter.string(o) }
 }
 
 /// A connection's outgoing texts: `yield` from anywhere, `take` hands over everything waiting

@@ -125,12 +125,7 @@ public struct BubbleServer: Sendable {
             try await live.uploadPhoto(try id(context), request, maxUpload: maxUpload)
         }
         router.get("api/v1/conversations/:id/live") { request, context -> Response in
-            let id = try id(context)
-            guard Self.sameOrigin(request) else {
-                throw APIError(status: .forbidden, message: "Origin \(request.headers[.origin] ?? "") is not this server's; live updates are for its own pages")
-            }
-            _ = try API.integer(request.uri.queryParameters, "since", range: 0...Int64.max)
-            _ = try live.hub.participantNames(id)
+            _ = try Self.admit(request, id: context.parameters.get("id"), live: live)
             throw APIError(status: .upgradeRequired, message: "expected a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
         }
     }
@@ -143,18 +138,24 @@ public struct BubbleServer: Sendable {
         router.add(middleware: Guard(token: configuration.token))
         let live = self.live
         router.ws("api/v1/conversations/:id/live") { request, context in
-            guard Self.sameOrigin(request), let raw = context.parameters.get("id"), let id = Int64(raw), id > 0,
-                  (try? live.store.lastRev(of: id)) ?? nil != nil,
-                  (try? API.integer(request.uri.queryParameters, "since", range: 0...Int64.max)) != nil
-                    || request.uri.queryParameters["since"] == nil else { return .dontUpgrade }
-            return .upgrade([:])
+            (try? Self.admit(request, id: context.parameters.get("id"), live: live)) != nil ? .upgrade([:]) : .dontUpgrade
         } onUpgrade: { inbound, outbound, context in
-            let query = context.request.uri.queryParameters
-            guard let id = context.requestContext.parameters.get("id").flatMap(Int64.init) else { return }
-            let since = query["since"].flatMap { Int64($0) } ?? 0
+            let (id, since) = try Self.admit(context.request, id: context.requestContext.parameters.get("id"), live: live)
             try await LiveSocket(live: live, conversation: id, since: since).run(inbound: inbound, outbound: outbound)
         }
         return router
+    }
+
+    /// Whether a socket may be opened, for both routers: this server's own page (`Origin`), a
+    /// valid `since`, a conversation that exists — else the error naming why (403, 400, 404).
+    static func admit(_ request: Request, id raw: String?, live: LiveAPI) throws -> (conversation: Int64, since: Int64) {
+        let id = try conversationID(raw)
+        guard sameOrigin(request) else {
+            throw APIError(status: .forbidden, message: "Origin \(request.headers[.origin] ?? "") is not this server's; live updates are for its own pages")
+        }
+        let since = try API.integer(request.uri.queryParameters, "since", range: 0...Int64.max) ?? 0
+        _ = try live.hub.participantNames(id)
+        return (id, since)
     }
 
     /// A browser's request from this server's own pages (or no browser: no `Origin`).
@@ -186,26 +187,25 @@ public struct BubbleServer: Sendable {
 }
 
 /// The conversation id of a route, or a 400 naming it.
-func id(_ context: BasicRequestContext) throws -> Int64 {
-    guard let raw = context.parameters.get("id"), let value = Int64(raw), value > 0 else {
-        throw APIError.badRequest("conversation id \"\(context.parameters.get("id") ?? "")\" is not a number ≥ 1")
-    }
-    return value
-}
+func id(_ context: BasicRequestContext) throws -> Int64 { try conversationID(context.parameters.get("id")) }
+
+func conversationID(_ raw: String?) throws -> Int64 { try positive(raw, "conversation id \"\(raw ?? "")\" is not a number ≥ 1") }
 
 /// The message sequence number of a route, or a 400 naming it.
 func seq(_ context: BasicRequestContext) throws -> Int64 {
-    guard let raw = context.parameters.get("seq"), let value = Int64(raw), value > 0 else {
-        throw APIError.badRequest("message \"\(context.parameters.get("seq") ?? "")\" is not a sequence number ≥ 1")
-    }
+    try positive(context.parameters.get("seq"), "message \"\(context.parameters.get("seq") ?? "")\" is not a sequence number ≥ 1")
+}
+
+/// A whole number ≥ 1 from a route, or a 400 with `message`.
+func positive(_ raw: String?, _ message: @autoclosure () -> String) throws -> Int64 {
+    guard let raw, let value = Int64(raw), value > 0 else { throw APIError.badRequest(message()) }
     return value
 }
 
-/// `value` as a JSON response.
+/// `value` as a JSON response (keys sorted, as `JSONWriter` writes them).
 func json(_ value: Any, status: HTTPResponse.Status = .ok) throws -> Response {
-    let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
-    return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
-                    body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+             body: .init(byteBuffer: ByteBuffer(string: JSONWriter.string(value))))
 }
 
 /// Security headers on every response, the token check, and errors as JSON (`{"error": "…"}`)

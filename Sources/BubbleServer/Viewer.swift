@@ -19,6 +19,7 @@ enum Viewer {
       "use strict";
       const token = new URLSearchParams(location.search).get("token");
       const tokenPart = token ? "&token=" + encodeURIComponent(token) : "";
+      const tokenQuery = token ? "?token=" + encodeURIComponent(token) : "";
 
       // The library: an upload with its progress, then the importer's answer.
       const upload = document.getElementById("upload");
@@ -31,7 +32,7 @@ enum Viewer {
           const body = new FormData();
           body.append("file", file);
           const xhr = new XMLHttpRequest();
-          xhr.open("POST", "/api/v1/imports" + (token ? "?token=" + encodeURIComponent(token) : ""));
+          xhr.open("POST", "/api/v1/imports" + tokenQuery);
           bar.hidden = false; bar.value = 0; status.className = ""; status.textContent = "Uploading…";
           xhr.upload.onprogress = (p) => { if (p.lengthComputable) bar.value = p.loaded / p.total; };
           xhr.upload.onload = () => { bar.removeAttribute("value"); status.textContent = "Importing…"; };
@@ -41,7 +42,7 @@ enum Viewer {
             try { answer = JSON.parse(xhr.responseText); } catch (_) {}
             if (xhr.status >= 200 && xhr.status < 300) {
               status.textContent = "Imported " + answer.added + " messages into “" + answer.title + "”.";
-              location.href = "/c/" + answer.id + (token ? "?token=" + encodeURIComponent(token) : "");
+              location.href = "/c/" + answer.id + tokenQuery;
             } else {
               status.className = "err";
               status.textContent = answer.error || ("The upload failed (" + xhr.status + ").");
@@ -62,12 +63,12 @@ enum Viewer {
           const people = document.getElementById("newpeople").value.split(",").map((p) => p.trim()).filter(Boolean);
           if (!people.length) { status.className = "err"; status.textContent = "Name the people in it, you first."; return; }
           try {
-            const r = await fetch("/api/v1/conversations" + (token ? "?token=" + encodeURIComponent(token) : ""), {
+            const r = await fetch("/api/v1/conversations" + tokenQuery, {
               method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
               body: JSON.stringify({ title: document.getElementById("newtitle").value, participants: people }) });
             const answer = await r.json();
             if (!r.ok) throw new Error(answer.error || String(r.status));
-            location.href = "/c/" + answer.id + (token ? "?token=" + encodeURIComponent(token) : "");
+            location.href = "/c/" + answer.id + tokenQuery;
           } catch (err) { status.className = "err"; status.textContent = String(err.message || err); }
         });
       }
@@ -203,12 +204,18 @@ enum Viewer {
         }
       }
 
+      // The rows of the view and a screen on each side.
+      function aroundView() {
+        const y = scroller.scrollTop + offset, vh = viewHeight();
+        return "y=" + Math.max(0, Math.floor(y - vh)) + "&h=" + Math.ceil(vh * 3);
+      }
+
       // The window covers the view and a screen on each side, else the rows there are fetched.
       function ensure() {
         if (!virtual) return;
         const y = scroller.scrollTop + offset, vh = viewHeight();
         if (win && win.top <= Math.max(0, y - vh / 2) && win.bottom >= Math.min(total, y + vh * 1.5)) return;
-        load("y=" + Math.max(0, Math.floor(y - vh)) + "&h=" + Math.ceil(vh * 3));
+        load(aroundView());
       }
 
       function onScroll() {
@@ -362,7 +369,6 @@ enum Viewer {
         const actions = document.getElementById("actions");
         const maxText = Number(main.dataset.maxText) || 65536;
         const api = "/api/v1/conversations/" + id;
-        const query = token ? "?token=" + encodeURIComponent(token) : "";
         const storeKey = "bk-outbox-" + id;
         const owner = sendas.options.length ? sendas.options[0].value : "";
         const live = { rev: Number(main.dataset.rev) || 0, ws: null, ready: false, backoff: 250, mode: null, fresh: 0 };
@@ -454,7 +460,7 @@ enum Viewer {
             if (live.ws !== ws) return;
             live.ws = null; live.ready = false;
             // Refused at the handshake: the same URL asked plainly says why (token, origin, gone).
-            if (!opened) fetch(api + "/live" + query, { credentials: "same-origin" }).then((r) => r.status !== 426 ? r.json() : null)
+            if (!opened) fetch(api + "/live" + tokenQuery, { credentials: "same-origin" }).then((r) => r.status !== 426 ? r.json() : null)
               .then((why) => { if (why && why.error) cerr.textContent = "Live updates are off: " + why.error; }).catch(() => {});
             const wait = live.backoff * (0.75 + Math.random() * 0.5);
             live.backoff = Math.min(live.backoff * 2, 10000);
@@ -520,11 +526,7 @@ enum Viewer {
         function refresh() {
           if (loading || queued) { refreshTimer = setTimeout(refresh, 60); return; }
           if (wantEnd) { wantEnd = wantHere = false; jump("", "end"); }
-          else if (wantHere) {
-            wantHere = false;
-            const y = scroller.scrollTop + offset, vh = viewHeight();
-            load("y=" + Math.max(0, Math.floor(y - vh)) + "&h=" + Math.ceil(vh * 3));
-          }
+          else if (wantHere) { wantHere = false; load(aroundView()); }
         }
         pill.addEventListener("click", () => { pill.hidden = true; live.fresh = 0; jump("", "end"); });
         onScrolled = () => { if (!pill.hidden && atBottom()) { pill.hidden = true; live.fresh = 0; } };
@@ -583,7 +585,7 @@ enum Viewer {
           outbox.set(body.clientId, o);
           bubble(o, "📷 " + file.name + (body.text ? "\n" + body.text : ""));
           try {
-            const r = await fetch(api + "/photos" + query, { method: "POST", body: file, credentials: "same-origin",
+            const r = await fetch(api + "/photos" + tokenQuery, { method: "POST", body: file, credentials: "same-origin",
                                                               headers: { "Content-Type": file.type || "application/octet-stream" } });
             const answer = await r.json();
             if (!r.ok) throw new Error(answer.error || String(r.status));
@@ -596,7 +598,7 @@ enum Viewer {
         // them arrive on the socket.
         async function request(method, path, body) {
           try {
-            const r = await fetch(api + path + (path.includes("?") ? tokenPart : query), {
+            const r = await fetch(api + path + (path.includes("?") ? tokenPart : tokenQuery), {
               method, credentials: "same-origin", headers: body ? { "Content-Type": "application/json" } : {},
               body: body ? JSON.stringify(body) : undefined });
             if (!r.ok) { const answer = await r.json().catch(() => ({})); cerr.textContent = answer.error || ("refused (" + r.status + ")"); }
