@@ -33,9 +33,14 @@ public final class LiveClient: @unchecked Sendable {   // used by one thread at 
         socket = nil
         let s = try WebSocketClient(port: port, path: "/api/v1/conversations/\(conversation)/live?since=\(lastRev)", timeout: timeout)
         socket = s
-        while let frame = try s.receiveJSON() {
-            if frame["type"] as? String == "ready" { return }
-            take(frame)
+        // Whole messages (a frame may hold the catch-up's last changes, `ready` and what follows):
+        // everything in them is taken, nothing left for a later read.
+        while let text = try s.receive() {
+            var ready = false
+            for frame in try Self.decode(text) {
+                if frame["type"] as? String == "ready" { ready = true } else { take(frame) }
+            }
+            if ready { return }
         }
         throw BrowserlessError("the socket closed before it was ready")
     }
@@ -79,48 +84,42 @@ public final class LiveClient: @unchecked Sendable {   // used by one thread at 
     /// Reads until the answer to `clientID`: its sequence number; nil when the socket went away or
     /// the server asked to slow down (then it is sent again).
     func awaitAck(_ clientID: String, on s: WebSocketClient) throws -> Int? {
-        if recordArrivals {
-            // The bench: changes glanced at, only answers decoded.
-            while let text = try s.receive() {
-                guard text.contains(#""type":"ack""#) || text.contains(#""type":"error""#) else { glance(text); continue }
-                let value = try JSONSerialization.jsonObject(with: Data(text.utf8))
-                var answer: Int??
-                for frame in (value as? [[String: Any]]) ?? [value as? [String: Any] ?? [:]] {
-                    if frame["type"] as? String == "ack", frame["ref"] as? String == clientID {
-                        let seq = frame["seq"] as! Int
-                        acknowledged[clientID] = seq
-                        answer = .some(seq)
-                    } else if frame["type"] as? String == "error", frame["ref"] as? String == clientID {
-                        guard frame["status"] as? Int == 429 else { throw BrowserlessError("\(sender): \(frame["error"] ?? "")") }
-                        throttled += 1
-                        answer = .some(nil)
-                    } else {
-                        take(frame)
-                    }
-                }
-                if let answer {
-                    if answer == nil { Thread.sleep(forTimeInterval: 0.05) }
-                    return answer
+        while let text = try s.receive() {
+            guard let frames = try frames(text) else { continue }
+            var answer: Int??
+            for frame in frames {
+                if frame["type"] as? String == "ack", frame["ref"] as? String == clientID {
+                    let seq = frame["seq"] as! Int
+                    acknowledged[clientID] = seq
+                    answer = .some(seq)
+                } else if frame["type"] as? String == "error", frame["ref"] as? String == clientID {
+                    guard frame["status"] as? Int == 429 else { throw BrowserlessError("\(sender): \(frame["error"] ?? "")") }
+                    throttled += 1
+                    answer = .some(nil)
+                } else {
+                    take(frame)
                 }
             }
-            drop()
-            return nil
-        }
-        while let frame = try s.receiveJSON() {
-            switch frame["type"] as? String {
-            case "ack" where frame["ref"] as? String == clientID:
-                let seq = frame["seq"] as! Int
-                acknowledged[clientID] = seq
-                return seq
-            case "error" where frame["ref"] as? String == clientID:
-                if frame["status"] as? Int == 429 { throttled += 1; Thread.sleep(forTimeInterval: 0.05); return nil }
-                throw BrowserlessError("\(sender): \(frame["error"] ?? "")")
-            default:
-                take(frame)
+            if let answer {
+                if answer == nil { Thread.sleep(forTimeInterval: 0.05) }
+                return answer
             }
         }
         drop()
         return nil
+    }
+
+    /// The objects of one message from the socket (a frame holds one or an array); nil for a
+    /// frame of changes only glanced at (`recordArrivals`: the bench decodes answers alone).
+    func frames(_ text: String) throws -> [[String: Any]]? {
+        if recordArrivals, !text.contains(#""type":"ack""#), !text.contains(#""type":"error""#) { glance(text); return nil }
+        return try Self.decode(text)
+    }
+
+    /// A socket message's objects (one, or an array of them).
+    static func decode(_ text: String) throws -> [[String: Any]] {
+        let value = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return (value as? [[String: Any]]) ?? [value as? [String: Any] ?? [:]]
     }
 
     /// Reads what comes until nothing has for `quiet` seconds.
@@ -128,11 +127,7 @@ public final class LiveClient: @unchecked Sendable {   // used by one thread at 
         guard let s = socket else { return }
         s.setTimeout(seconds: quiet)
         defer { s.setTimeout(seconds: 10) }
-        if recordArrivals {
-            while let text = try s.receive() { glance(text) }
-        } else {
-            while let frame = try s.receiveJSON() { take(frame) }
-        }
+        while let text = try s.receive() { try frames(text)?.forEach(take) }
         if !s.isOpen { socket = nil }
     }
 
