@@ -39,6 +39,8 @@ public struct RenderOptions: Sendable {
     public var pdfParts: Int?
     /// A picture or file that cannot be read is an error instead of a placeholder.
     public var strictMedia = false
+    /// Spoilers drawn as plain text instead of a hatched box (whose text is left out).
+    public var revealSpoilers = false
 
     public init(format: OutputFormat) { self.format = format }
 }
@@ -119,7 +121,8 @@ public final class ConversationRenderer {
         let layouter = ConversationLayouter(style: style, engine: measuring, timeZone: options.timeZone,
                                             locale: options.locale, now: options.now)
         let layout = try layouter.layout(conversation, width: setup.contentWidth)
-        let builder = SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale)
+        let builder = SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale,
+                                   revealSpoilers: options.revealSpoilers)
         return (builder, try builder.plan(for: conversation, layout: layout, setup: setup))
     }
 

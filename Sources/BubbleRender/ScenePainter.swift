@@ -120,7 +120,7 @@ public final class ScenePainter {
 
     private func draw(_ text: SceneText, on canvas: Canvas) throws(RenderError) {
         do {
-            let prepared = try engine.prepare(text.string, style: text.style)
+            let prepared = try engine.prepare(text.string, style: text.style, spans: text.spans)
             // Right-to-left lines align to the right edge of the box they were measured into.
             let rtl = text.layout.lines.contains { $0.isRightToLeft }
             let width = rtl ? max(text.boxWidth, 1) + 0.001 : text.wrapWidth

@@ -102,6 +102,91 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         return try result.get()
     }
 
+    /// `prepare` with styled ranges. The faces they set (bold, italic, monospace: `TextStyle.face`)
+    /// are shaped in their own style contexts, cached like every segment: a line-break segment
+    /// inside one face is looked up as usual in that face's context, one that a face edge cuts is
+    /// shaped piece by piece (as Pango itemizes at the edge) and its advances added. Lines are
+    /// filled by the same arithmetic; drawing such a text goes through the reference engine with
+    /// the same attributes (`draw`). Styled texts are not kept in the prepared-text cache.
+    public func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
+        let sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
+        let runs = sanitized.utf8.count == text.utf8.count ? TextSpan.faceRuns(spans, in: sanitized.utf8) : []
+        guard !runs.isEmpty else {
+            let plain = try prepare(text, style: style)
+            return PreparedText(text: text, style: style, spans: spans, storage: plain.storage)
+        }
+        try PangoTextEngine.validate(style)
+        let base = try threadContext(style)
+        var faceRuns: [(range: Range<Int>, context: FastStyleContext)] = []
+        for run in runs { faceRuns.append((run.range, try threadContext(style.face(run.face)))) }
+        let faces = FastFaces(faceRuns)
+        let mine = PrepareThreadState.current.entry(for: engineID)
+        let scratch = mine.scratch.inUse ? PrepareScratch() : mine.scratch
+        scratch.inUse = true
+        defer { scratch.inUse = false }
+        let plan = segment(sanitized, styleID: base.id, into: scratch)
+        if plan == .segments {
+            var bytesCopy = sanitized
+            bytesCopy.withUTF8 { bytes in
+                for k in scratch.segments.indices {
+                    let s = scratch.segments[k]
+                    let shaped = s.start..<(s.end - s.separator)
+                    guard faces.touches(shaped) else { continue }
+                    scratch.segments[k].known = styledSummary(bytes, s, pieces: faces.pieces(of: shaped, plain: base), scratch: scratch)
+                }
+            }
+        }
+        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: base, plan: plan, scratch: scratch,
+                                      spans: spans, faces: faces)
+        return PreparedText(text: text, style: style, spans: spans, storage: storage)
+    }
+
+    /// The context of `style` through the thread's recent ones (`prepare`'s look-up).
+    private func threadContext(_ style: TextStyle) throws(TextError) -> FastStyleContext {
+        let mine = PrepareThreadState.current.entry(for: engineID)
+        for recent in mine.contexts where recent.style == style { return recent.context.takeUnretainedValue() }
+        let made = try styleContext(style)
+        if mine.contexts.count == 8 { mine.contexts.removeFirst() }
+        mine.contexts.append((style, Unmanaged.passUnretained(made)))
+        return made
+    }
+
+    /// One segment cut by face edges: its pieces' advances added (each piece but the last with
+    /// its trailing spaces), the last piece's spaces hanging, the union of their line metrics.
+    private func styledSummary(_ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment,
+                               pieces: [(range: Range<Int>, context: FastStyleContext)], scratch: PrepareScratch) -> SegmentMemo.Value {
+        var content: Int64 = 0, space: Int32 = 0
+        var metric: FastLineMetrics?
+        var unmodelled = false
+        for (i, piece) in pieces.enumerated() {
+            let last = i == pieces.count - 1
+            let prefix = i == 0 ? s.prefix : nil
+            let context = last ? s.context : nil
+            let length = FastShaper.keyLength(segment: piece.range, prefix: prefix, context: context)
+            if scratch.key.count < length { scratch.key = [UInt8](repeating: 0, count: max(length, 2 * scratch.key.count)) }
+            let shape = scratch.key.withUnsafeMutableBufferPointer { buffer in
+                FastShaper.writeKey(buffer.baseAddress!, bytes, segment: piece.range, prefix: prefix, context: context,
+                                    rtl: s.rightToLeft, styleID: piece.context.id)
+                let key = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
+                if let known = shaper.cachedSummary(key, hash: fastHash(key)) { return known }
+                lock.lockSpinning(); defer { lock.unlock() }
+                return shaper.summary(bytes, segment: piece.range, prefix: prefix, context: context, rtl: s.rightToLeft,
+                                      style: piece.context)
+            }
+            unmodelled = unmodelled || shape.unmodelled
+            content += Int64(shape.content) + (last ? 0 : Int64(shape.space))
+            if last { space = shape.space }
+            let m = shaper.metricTable[Int(shape.metric)]
+            metric = metric.map { $0.union(m) } ?? m
+        }
+        lock.lockSpinning()
+        let id = shaper.metricID(metric!)
+        lock.unlock()
+        let summary = FastSegmentSummary(content: Int32(clamping: content), space: space, metric: id,
+                                         unmodelled: unmodelled || Int(id) >= Self.metricClassLimit)
+        return SegmentMemo.Value(summary: summary, spaceIndex: -1)
+    }
+
     /// `prepare` once the text is sanitised and hashed and its style's context found.
     private func prepare(_ text: String, sanitized: String, textHash: UInt64, style: TextStyle,
                          context: FastStyleContext, scratch mine: PrepareScratch) throws(TextError) -> PreparedText {
@@ -262,7 +347,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// (a text another engine prepared, or one prepared by no engine).
     func storage(for prepared: PreparedText) throws(TextError) -> FastStorage {
         if let storage = prepared.storage as? FastStorage, storage.engine == engineTag { return storage }
-        guard let made = try prepare(prepared.text, style: prepared.style).storage as? FastStorage else {
+        guard let made = try prepare(prepared.text, style: prepared.style, spans: prepared.spans).storage as? FastStorage else {
             preconditionFailure("FastTextEngine.prepare makes FastStorage")
         }
         return made
@@ -367,11 +452,12 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// Measures each planned segment (from the scratch's memo, else from the shared cache under
     /// the lock) and packs the storage.
     private func makeStorage(_ text: String, sanitized: String, style: TextStyle, context: FastStyleContext,
-                             plan: SegmentPlan, scratch: PrepareScratch) throws(TextError) -> FastStorage {
+                             plan: SegmentPlan, scratch: PrepareScratch, spans: [TextSpan] = [],
+                             faces: FastFaces? = nil) throws(TextError) -> FastStorage {
         var sanitized = sanitized
         func delegate() throws(TextError) -> FastStorage {
             FastStorage.make(text: sanitized, context: context, count: 0, words: [],
-                             delegated: DelegatedText(try reference.prepare(text, style: style)), engine: engineTag)
+                             delegated: DelegatedText(try reference.prepare(text, style: style, spans: spans)), engine: engineTag)
         }
         switch plan {
         case .empty: return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil, engine: engineTag)
@@ -405,7 +491,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         }
         if unmodelled { return try delegate() }
         return FastStorage.make(text: sanitized, context: context, count: scratch.segments.count, words: scratch.packed,
-                                delegated: nil, engine: engineTag)
+                                delegated: nil, engine: engineTag, faces: faces)
     }
 
     /// The shape numbers of planned segment `s` from the shared cache (`tableLock` only), else
@@ -771,6 +857,19 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     func graphemeWidths(_ storage: FastStorage, segmentStart: Int, segmentEnd: Int, rtl: Bool,
                         paragraphStart: Int? = nil) -> [(end: Int32, width: Int32)] {
         lock.lock(); defer { lock.unlock() }
+        if let faces = storage.faces, faces.touches(segmentStart..<segmentEnd) {
+            // Piece by piece in their faces, as `prepare` measured them.
+            return storage.withText { bytes in
+                var out: [(end: Int32, width: Int32)] = []
+                for piece in faces.pieces(of: segmentStart..<segmentEnd, plain: storage.context) {
+                    let shape = shaper.shape(bytes, segment: piece.range, prefix: nil, context: nil, rtl: rtl, style: piece.context)
+                    for g in shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[piece.range])) {
+                        out.append((Int32(piece.range.lowerBound - segmentStart) + g.end, g.width))
+                    }
+                }
+                return out
+            }
+        }
         let shape = segmentShape(storage, segmentStart, segmentEnd, rtl: rtl, paragraphStart: paragraphStart)
         return storage.withText { bytes in
             shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[segmentStart..<segmentEnd]))

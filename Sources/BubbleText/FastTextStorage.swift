@@ -85,6 +85,33 @@ enum FastSpaceWidths {
     }
 }
 
+/// The runs of a styled text set in other faces (bold, italic, monospace), with the context of
+/// each face, in order; bytes outside them are in the storage's own style.
+final class FastFaces {
+    let runs: [(range: Range<Int>, context: FastStyleContext)]
+    init(_ runs: [(range: Range<Int>, context: FastStyleContext)]) { self.runs = runs }
+
+    /// Bytes `range` cut at the runs' edges: each piece with its face's context (`plain` outside
+    /// the runs).
+    func pieces(of range: Range<Int>, plain: FastStyleContext) -> [(range: Range<Int>, context: FastStyleContext)] {
+        var out: [(range: Range<Int>, context: FastStyleContext)] = []
+        var at = range.lowerBound
+        for run in runs where run.range.upperBound > range.lowerBound && run.range.lowerBound < range.upperBound {
+            let lo = max(run.range.lowerBound, range.lowerBound), hi = min(run.range.upperBound, range.upperBound)
+            if lo > at { out.append((at..<lo, plain)) }
+            out.append((lo..<hi, run.context))
+            at = hi
+        }
+        if at < range.upperBound { out.append((at..<range.upperBound, plain)) }
+        return out
+    }
+
+    /// True when a run touches bytes `range`.
+    func touches(_ range: Range<Int>) -> Bool {
+        runs.contains { $0.range.upperBound > range.lowerBound && $0.range.lowerBound < range.upperBound }
+    }
+}
+
 /// A text handed whole to the reference Pango engine.
 final class DelegatedText {
     let prepared: PreparedText
@@ -97,6 +124,8 @@ struct FastStorageHeader {
     var text: String
     var context: FastStyleContext
     var delegated: DelegatedText?
+    /// The runs set in other faces than the style's (nil: all in the style's own face).
+    var faces: FastFaces?
     var count: Int32
     /// The engine that made it (`FastTextEngine.engineTag`; in the header's padding): its
     /// segments name that engine's line-metric classes, which another engine's differ from.
@@ -144,9 +173,9 @@ struct FastSummarySink: FastLineSink {
 /// Immutable.
 final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     static func make(text: String, context: FastStyleContext, count: Int, words: [UInt32],
-                     delegated: DelegatedText?, engine: UInt32) -> FastStorage {
+                     delegated: DelegatedText?, engine: UInt32, faces: FastFaces? = nil) -> FastStorage {
         let made = unsafeDowncast(FastStorage.create(minimumCapacity: words.count) { _ in
-            FastStorageHeader(text: text, context: context, delegated: delegated, count: Int32(count), engine: engine)
+            FastStorageHeader(text: text, context: context, delegated: delegated, faces: faces, count: Int32(count), engine: engine)
         }, to: FastStorage.self)
         made.withUnsafeMutablePointerToElements { e in
             words.withUnsafeBufferPointer { if let base = $0.baseAddress { e.initialize(from: base, count: $0.count) } }
@@ -158,6 +187,7 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     var engine: UInt32 { header.engine }
     var context: FastStyleContext { header.context }
     var delegated: PreparedText? { header.delegated?.prepared }
+    var faces: FastFaces? { header.faces }
 
     /// Bytes of this object as allocated: object header, storage header, the element capacity
     /// malloc gave (ManagedBuffer reads it from the allocation), and malloc's own 8 bytes.

@@ -51,11 +51,28 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     /// reuse. Throws `invalidFontSize`, `invalidLineHeight`, or `unknownFont` when no family in
     /// `style.family` is installed or is an alias fontconfig resolves.
     public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
+        try prepare(text, style: style, spans: [])
+    }
+
+    /// `prepare` with styled ranges: bold, italic and monospace runs set as Pango attributes
+    /// (weight, style, family) over their bytes; every other span gets an attribute that does not
+    /// change shaping, so the laid-out runs split at its edges (a painter draws them apart).
+    public func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
         try Self.validate(style)
         lock.lock(); defer { lock.unlock() }
         try checkFamily(style.family)
-        let storage = PangoTextStorage(engine: self, sanitizedText: Self.pangoText(text, style: style), style: style)
-        return PreparedText(text: text, style: style, storage: storage)
+        if !spans.isEmpty { try checkFamily(TextStyle.monospaceFamily) }
+        let storage = PangoTextStorage(engine: self, sanitizedText: Self.pangoText(text, style: style), style: style,
+                                       spans: Self.usableSpans(spans, text: text, style: style))
+        return PreparedText(text: text, style: style, spans: spans, storage: storage)
+    }
+
+    /// The spans that apply to the text as Pango gets it: all of them when sanitising kept every
+    /// byte in place, none otherwise (a control character removed moves the offsets; the text is
+    /// then measured and drawn plain, the same by every engine).
+    package static func usableSpans(_ spans: [TextSpan], text: String, style: TextStyle) -> [TextSpan] {
+        guard !spans.isEmpty else { return [] }
+        return pangoText(text, style: style).utf8.count == text.utf8.count ? spans : []
     }
 
     /// Lines of `prepared` broken for `maxWidth` points. `maxLines` nil or ≤ 0 means no limit.
@@ -140,7 +157,7 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         return maxLines
     }
 
-    static func points(_ units: Int32) -> Double { Double(units) / Double(PANGO_SCALE) }
+    package static func points(_ units: Int32) -> Double { Double(units) / Double(PANGO_SCALE) }
 
     /// The storage of `prepared` if this engine made it, else a fresh one (a `PreparedText` from
     /// another engine still works, it just is not reused).
@@ -148,7 +165,8 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         if let storage = prepared.storage as? PangoTextStorage, storage.engine === self { return storage }
         try Self.validate(prepared.style)
         try checkFamily(prepared.style.family)
-        return PangoTextStorage(engine: self, sanitizedText: Self.pangoText(prepared.text, style: prepared.style), style: prepared.style)
+        return PangoTextStorage(engine: self, sanitizedText: Self.pangoText(prepared.text, style: prepared.style), style: prepared.style,
+                                spans: Self.usableSpans(prepared.spans, text: prepared.text, style: prepared.style))
     }
 
     /// The text as Pango gets it, whose UTF-8 offsets `TextLine.range` counts: sanitised
@@ -165,7 +183,7 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
 
     /// A new layout on the engine's context holding `text` set in `style`: font, language,
     /// wrapping, line spacing. Width, height and ellipsizing are set per `layout` call.
-    func makeLayout(_ text: String, style: TextStyle) -> OpaquePointer {
+    func makeLayout(_ text: String, style: TextStyle, spans: [TextSpan] = []) -> OpaquePointer {
         let layout = pango_layout_new(context)!
         let font = fontDescription(family: style.family, style: style)
         pango_layout_set_font_description(layout, font)
@@ -176,6 +194,7 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         if let language = style.language, !language.isEmpty {
             pango_attr_list_insert(attributes, pango_attr_language_new(pango_language_from_string(language)))
         }
+        Self.insertSpans(spans, text: text, style: style, into: attributes)
         pango_layout_set_attributes(layout, attributes)
         pango_attr_list_unref(attributes)
         pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR)
@@ -189,11 +208,36 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         return layout
     }
 
+    /// The faces of `spans` as weight, style and family attributes; the other spans as a
+    /// foreground attribute (no effect on shaping, but runs split at its edges).
+    static func insertSpans(_ spans: [TextSpan], text: String, style: TextStyle, into list: OpaquePointer) {
+        guard !spans.isEmpty else { return }
+        func insert(_ attribute: UnsafeMutablePointer<PangoAttribute>?, _ range: Range<Int>) {
+            guard let attribute else { return }
+            attribute.pointee.start_index = UInt32(range.lowerBound)
+            attribute.pointee.end_index = UInt32(range.upperBound)
+            pango_attr_list_insert(list, attribute)
+        }
+        for run in TextSpan.faceRuns(spans, in: text.utf8) {
+            let faced = style.face(run.face)
+            if faced.weight != style.weight {
+                insert(pango_attr_weight_new(PangoWeight(rawValue: UInt32(faced.weight.value))), run.range)
+            }
+            if faced.italic { insert(pango_attr_style_new(PANGO_STYLE_ITALIC), run.range) }
+            if faced.family != style.family { insert(pango_attr_family_new(faced.family), run.range) }
+        }
+        let count = text.utf8.count
+        for span in spans where !span.style.changesFace && !span.range.isEmpty && span.range.upperBound <= count {
+            insert(pango_attr_foreground_new(0, 0, 0), span.range)
+        }
+    }
+
     private func fontDescription(family: String, style: TextStyle) -> OpaquePointer {
         let font = pango_font_description_new()!
         pango_font_description_set_family(font, family)
         pango_font_description_set_weight(font, PangoWeight(rawValue: UInt32(min(1000, max(100, style.weight.value)))))
         pango_font_description_set_absolute_size(font, style.size * Double(PANGO_SCALE))
+        if style.italic { pango_font_description_set_style(font, PANGO_STYLE_ITALIC) }
         return font
     }
 

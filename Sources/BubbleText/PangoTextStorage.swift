@@ -13,6 +13,8 @@ public final class PangoTextStorage {
     /// `String(decoding: Array(sanitizedText.utf8)[line.range], as: UTF8.self)`.
     public let sanitizedText: String
     public let style: TextStyle
+    /// The styled ranges set as attributes (empty: plain text).
+    public let spans: [TextSpan]
     let engine: PangoTextEngine
     let bytes: [UInt8]
     let layout: OpaquePointer
@@ -20,12 +22,13 @@ public final class PangoTextStorage {
     /// layout, or many lays out at one width).
     private var cached: Arrangement?
 
-    init(engine: PangoTextEngine, sanitizedText: String, style: TextStyle) {
+    init(engine: PangoTextEngine, sanitizedText: String, style: TextStyle, spans: [TextSpan] = []) {
         self.engine = engine
         self.sanitizedText = sanitizedText
         self.style = style
+        self.spans = spans
         self.bytes = Array(sanitizedText.utf8)
-        self.layout = engine.makeLayout(sanitizedText, style: style)
+        self.layout = engine.makeLayout(sanitizedText, style: style, spans: spans)
     }
 
     deinit {
@@ -72,7 +75,12 @@ public final class PangoTextStorage {
         let mark = last.line.isRightToLeft ? "\u{200F}" : "\u{200E}"
         let markLength = mark.utf8.count
         let tailText = mark + String(decoding: bytes[start..<end], as: UTF8.self) + (end < bytes.count ? "\u{2026}" : "")
-        let tailLayout = LayoutBox(engine.makeLayout(tailText, style: style), lock: engine.lock)
+        // The spans that fall on the tail, moved to its bytes.
+        let tailSpans = spans.compactMap { s -> TextSpan? in
+            let lo = max(s.range.lowerBound, start), hi = min(s.range.upperBound, end)
+            return hi > lo ? TextSpan(s.style, (lo - start + markLength)..<(hi - start + markLength), url: s.url) : nil
+        }
+        let tailLayout = LayoutBox(engine.makeLayout(tailText, style: style, spans: tailSpans), lock: engine.lock)
         pango_layout_set_width(tailLayout.pointer, width)
         pango_layout_set_height(tailLayout.pointer, -1)
         pango_layout_set_ellipsize(tailLayout.pointer, PANGO_ELLIPSIZE_END)

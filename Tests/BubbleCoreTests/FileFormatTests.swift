@@ -79,7 +79,7 @@ struct ConversationFileTests {
         ("{\"messages\": [{\"from\": \"a\", \"date\": 5, \"text\": \"t\"}]}", "x.json: messages[0].date: has the wrong type; expected a string"),
         ("{\"messages\": [{\"from\": \"a\", \"text\": \"t\"}]}", "x.json: messages[0].date: is missing"),
         ("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-11-22T09:40:00Z\"}]}", "x.json: messages[0]: has neither text, image nor attachment"),
-        ("{\"version\": 2, \"messages\": []}", "x.json: version: is 2; this BubbleKit reads version 1"),
+        ("{\"version\": 3, \"messages\": []}", "x.json: version: is 3; this BubbleKit reads versions 1 to 2"),
         ("{\"participants\": [{\"id\": \"a\", \"name\": \"A\"}], \"messages\": [{\"from\": \"b\", \"date\": \"2026-11-22T09:40:00Z\", \"text\": \"t\"}]}",
          "x.json: messages[0].from: \"b\" is not a participant id; expected one of a"),
         ("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-11-22T09:40:00Z\", \"image\": {\"width\": -3}}]}",

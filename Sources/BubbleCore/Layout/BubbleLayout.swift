@@ -194,13 +194,30 @@ public struct BubbleMeasurer {
         if let string = message.shownText, !string.isEmpty {
             // Kept only when the engine's prepared texts are small (a Pango layout is not).
             if engine.preparedTextsAreCompact {
-                do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text).storage } catch { throw .text(error) }
+                do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text,
+                                                       spans: emojiOnly ? [] : message.shownSpans).storage } catch { throw .text(error) }
                 memo.hasPrepared = true
             }
             // A placeholder names files ("VID-20211014-WA0003.mp4"): nothing in it is a link.
             if style.detectsLinks, !emojiOnly, message.attachment == nil { memo.links = LinkDetector.links(in: string) }
+            if style.detectsLinks, !emojiOnly, message.spans.contains(where: { $0.style == .link }) {
+                memo.links = Self.links(message.shownSpans, in: string, detected: memo.links)
+            }
         }
         return memo
+    }
+
+    /// The link spans of a text (their targets, or the text itself), then the links found in it
+    /// that no span covers, by start.
+    static func links(_ spans: [TextSpan], in string: String, detected: [DetectedLink]) -> [DetectedLink] {
+        let bytes = Array(string.utf8)
+        var out: [DetectedLink] = []
+        for s in spans where s.style == .link && !s.range.isEmpty && s.range.upperBound <= bytes.count {
+            let url = s.url ?? String(decoding: bytes[s.range], as: UTF8.self)
+            out.append(DetectedLink(range: s.range, url: url))
+        }
+        for d in detected where !out.contains(where: { $0.range.overlaps(d.range) }) { out.append(d) }
+        return out.sorted { $0.range.lowerBound < $1.range.lowerBound }
     }
 
     /// `layout(_:rowWidth:…)` with what does not depend on the width taken from `memo` (made
@@ -227,10 +244,11 @@ public struct BubbleMeasurer {
         if let string = message.shownText, !string.isEmpty {
             let textStyle = emojiOnly ? style.emojiText : style.text
             let prepared: PreparedText
+            let spans = emojiOnly ? [] : message.shownSpans
             if facts.hasPrepared {
-                prepared = PreparedText(text: string, style: textStyle, storage: facts.storage)
+                prepared = PreparedText(text: string, style: textStyle, spans: spans, storage: facts.storage)
             } else {
-                do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
+                do { prepared = try engine.prepare(string, style: textStyle, spans: spans) } catch { throw .text(error) }
             }
             preparedText = prepared
             (text, wrapWidth) = try measure(prepared, maxWidth: maxText, balanced: style.widthMode == .balanced && !emojiOnly)

@@ -116,6 +116,10 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         var latitude: Double?
         var longitude: Double?
         var problem: String?
+        /// A poll's answers (`kind == .poll`; `title` is its question).
+        var answers: [PollAnswer]?
+        /// People who voted in a poll, when the export says.
+        var voters: Int?
     }
     final class Storage: @unchecked Sendable {
         var fields: Fields
@@ -195,6 +199,16 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         get { storage.fields.longitude }
         set { update { $0.longitude = newValue } }
     }
+    /// A poll's answers with their votes (`kind == .poll`, `title` its question).
+    public var answers: [PollAnswer]? {
+        get { storage.fields.answers }
+        set { update { $0.answers = newValue } }
+    }
+    /// How many people voted in a poll, when the export says.
+    public var voters: Int? {
+        get { storage.fields.voters }
+        set { update { $0.voters = newValue } }
+    }
     /// Why the file could not be shown ("not an image the renderer reads"), when it could not.
     public var problem: String? {
         get { storage.fields.problem }
@@ -260,7 +274,9 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         case .document, .audio:
             let type = fileName.flatMap(Self.typeName) ?? name
             return symbol + " " + (fileName ?? name) + "\n" + ([type] + details).joined(separator: " · ")
-        case .contact, .poll:
+        case .poll:
+            return pollText(symbol: symbol, name: name)
+        case .contact:
             return symbol + " " + (title ?? fileName ?? name)
         case .location:
             var lines = [symbol + " " + (title ?? name)]
@@ -271,6 +287,22 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         default:
             return ([symbol + " " + name] + details).joined(separator: " · ")
         }
+    }
+
+    /// A poll as a small card of lines: the question, each answer with its votes (✓ marks the
+    /// one chosen), the number of voters.
+    ///
+    ///     📊 Poll: Dinner?
+    ///     ✓ Pizza · 3
+    ///     ○ Sushi · 1
+    ///     4 votes
+    func pollText(symbol: String, name: String) -> String {
+        var lines = [symbol + " " + name + (title.map { ": " + $0 } ?? "")]
+        let answers = answers ?? []
+        for a in answers { lines.append((a.chosen ? "✓ " : "○ ") + a.text + " · \(a.votes)") }
+        let total = voters ?? (answers.isEmpty ? nil : answers.reduce(0) { $0 + $1.votes })
+        if let total { lines.append(total == 1 ? "1 vote" : "\(total) votes") }
+        return lines.joined(separator: "\n")
     }
 
     /// "0:07", "3:25", "1:02:03".
@@ -325,8 +357,15 @@ public struct Message: Hashable, Sendable, Codable {
     /// Outgoing messages: sent, delivered, read (at `statusDate`), failed.
     public var status: MessageStatus?
     public var statusDate: Date?
-    /// When its text was last edited (a live conversation's edit; "edited" beside its time).
+    /// When its text was last edited (a live conversation's edit, an export's "edited"; "edited"
+    /// beside its time). Equal to `date` when the source says it was edited but not when
+    /// (WhatsApp's "<This message was edited>").
     public var edited: Date?
+    /// Styled ranges of `text` (bold, italic, code, spoiler, links…), sorted by start.
+    public var spans: [TextSpan] = []
+    /// Who a forwarded message came from ("Forwarded from Ann" above the text); "" when the
+    /// source says only that it was forwarded.
+    public var forwardedFrom: String?
 
     /// A sticker alone: drawn without a bubble (`ImageAttachment.sticker`).
     public var isSticker: Bool {
@@ -339,19 +378,52 @@ public struct Message: Hashable, Sendable, Codable {
         set { images = newValue.map { [$0] } ?? [] }
     }
 
-    /// The text a bubble shows: the attachment's label, then the message's own text.
+    /// The text a bubble shows: "Forwarded from X" (a forwarded message), the attachment's
+    /// label, then the message's own text, a line each.
     public var shownText: String? {
-        guard let attachment else { return text }
-        guard let text, !text.isEmpty else { return attachment.displayText }
-        return attachment.displayText + "\n" + text
+        let header = forwardedHeader
+        guard attachment != nil || header != nil else { return text }
+        var parts: [String] = []
+        if let header { parts.append(header) }
+        if let attachment { parts.append(attachment.displayText) }
+        if let text, !text.isEmpty { parts.append(text) }
+        return parts.joined(separator: "\n")
+    }
+
+    /// "Forwarded from Ann" ("Forwarded" when the source names nobody); nil when not forwarded.
+    public var forwardedHeader: String? {
+        guard let forwardedFrom else { return nil }
+        return forwardedFrom.isEmpty ? "Forwarded" : "Forwarded from " + forwardedFrom
+    }
+
+    /// Where `text` starts in `shownText` (UTF-8 bytes): after the forwarded line and the
+    /// attachment's label, each with its newline; 0 without them. `spans` shift by it.
+    public var textOffsetInShownText: Int {
+        var offset = 0
+        if let header = forwardedHeader { offset += header.utf8.count + 1 }
+        if let attachment { offset += attachment.displayText.utf8.count + 1 }
+        return offset
+    }
+
+    /// `spans` as they fall on `shownText`, with the forwarded line in italic.
+    public var shownSpans: [TextSpan] {
+        let offset = textOffsetInShownText
+        guard offset > 0 else { return spans }
+        var out: [TextSpan] = []
+        if let header = forwardedHeader { out.append(TextSpan(.italic, 0..<header.utf8.count)) }
+        guard let text, !text.isEmpty else { return out }
+        for s in spans { out.append(TextSpan(s.style, (s.range.lowerBound + offset)..<(s.range.upperBound + offset), url: s.url)) }
+        return out
     }
 
     public init(kind: Kind = .message, sender: String?, direction: Direction, date: Date,
                 text: String? = nil, image: ImageAttachment? = nil, images: [ImageAttachment] = [],
                 id: String? = nil, reactions: [Reaction] = [], reply: ReplyReference? = nil,
                 status: MessageStatus? = nil, statusDate: Date? = nil, wallTime: WallTime? = nil,
-                attachment: MediaAttachment? = nil) {
+                attachment: MediaAttachment? = nil, spans: [TextSpan] = [], forwardedFrom: String? = nil,
+                edited: Date? = nil) {
         self.kind = kind; self.sender = sender; self.direction = direction; self.date = date
+        self.spans = spans; self.forwardedFrom = forwardedFrom; self.edited = edited
         self.wallTime = wallTime; self.attachment = attachment
         self.text = text; self.images = (image.map { [$0] } ?? []) + images
         self.id = id; self.reactions = reactions; self.reply = reply

@@ -3,7 +3,7 @@ import Foundation
 /// BubbleKit's native conversation file: versioned JSON, documented in docs/FORMATS.md.
 ///
 ///     {
-///       "format": "bubblekit-conversation", "version": 1,
+///       "format": "bubblekit-conversation", "version": 2,
 ///       "title": "Seed 003", "me": "me",
 ///       "participants": [{"id": "me", "name": "Me"}, {"id": "miguel", "name": "Miguel"}],
 ///       "messages": [
@@ -14,7 +14,9 @@ import Foundation
 ///     }
 public enum ConversationFile {
     public static let formatName = "bubblekit-conversation"
-    public static let currentVersion = 1
+    public static let currentVersion = 2
+    /// Versions `decode` reads: 1 (no spans, edits or forwards) and 2.
+    public static let readableVersions = 1...2
 
     struct FileV1: Codable {
         var format: String?
@@ -42,6 +44,9 @@ public enum ConversationFile {
         var reply: ReplyReference?
         var status: MessageStatus?
         var statusDate: String?
+        var spans: [TextSpan]?
+        var edited: String?
+        var forwardedFrom: String?
     }
 
     /// What a file says besides its messages.
@@ -74,9 +79,9 @@ public enum ConversationFile {
         if let format = file.format, format != formatName {
             throw ConversationFileError(path: path, location: "format", reason: "is \"\(format)\"; expected \"\(formatName)\"")
         }
-        if let version = file.version, version != currentVersion {
+        if let version = file.version, !readableVersions.contains(version) {
             throw ConversationFileError(path: path, location: "version",
-                                        reason: "is \(version); this BubbleKit reads version \(currentVersion)")
+                                        reason: "is \(version); this BubbleKit reads versions \(readableVersions.lowerBound) to \(readableVersions.upperBound)")
         }
         let participants = file.participants ?? []
         var ids = Set<String>()
@@ -118,6 +123,17 @@ public enum ConversationFile {
                 }
                 statusDate = d
             }
+            if let spans = m.spans, let (j, why) = TextSpan.problem(spans, text: m.text) {
+                throw ConversationFileError(path: path, location: "messages[\(i)].spans[\(j)]", reason: why)
+            }
+            var edited: Date?
+            if let s = m.edited {
+                guard let d = parseDate(s) else {
+                    throw ConversationFileError(path: path, location: "messages[\(i)].edited",
+                                                reason: "\"\(s)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
+                }
+                edited = d
+            }
             if let from = m.from, !ids.isEmpty, !ids.contains(from) {
                 throw ConversationFileError(path: path, location: "messages[\(i)].from",
                                             reason: "\"\(from)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
@@ -129,7 +145,9 @@ public enum ConversationFile {
             messages.append(Message(kind: kind, sender: kind == .system ? nil : m.from, direction: direction,
                                     date: date, text: m.text, images: images, id: m.id,
                                     reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate,
-                                    wallTime: wallTime, attachment: m.attachment))
+                                    wallTime: wallTime, attachment: m.attachment,
+                                    spans: (m.spans ?? []).sorted { $0.range.lowerBound < $1.range.lowerBound },
+                                    forwardedFrom: m.forwardedFrom, edited: edited))
         }
         for (i, id) in (file.typing ?? []).enumerated() where !ids.isEmpty && !ids.contains(id) {
             throw ConversationFileError(path: path, location: "typing[\(i)]",
@@ -155,10 +173,11 @@ public enum ConversationFile {
         return Message(kind: kind, sender: kind == .system ? nil : m.from, direction: m.direction ?? .incoming, date: date,
                        text: m.text, images: (m.image.map { [$0] } ?? []) + (m.images ?? []), id: m.id,
                        reactions: m.reactions ?? [], reply: m.reply, status: m.status,
-                       statusDate: m.statusDate.flatMap(parseDate), wallTime: wallTime, attachment: m.attachment)
+                       statusDate: m.statusDate.flatMap(parseDate), wallTime: wallTime, attachment: m.attachment,
+                       spans: m.spans ?? [], forwardedFrom: m.forwardedFrom, edited: m.edited.flatMap(parseDate))
     }
 
-    /// Encodes a conversation as version 1 (the same schema `decode` reads), with
+    /// Encodes a conversation as the current version (the same schema `decode` reads), with
     /// `ConversationWriter`: decoding it and encoding again gives the same bytes.
     public static func encode(_ conversation: Conversation, me: String? = nil, theme: String? = nil) throws -> Data {
         var out = Data()

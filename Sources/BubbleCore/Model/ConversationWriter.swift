@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes BubbleKit's native JSON (version 1, docs/FORMATS.md) one message at a time: the header
+/// Writes BubbleKit's native JSON (`ConversationFile.currentVersion`, docs/FORMATS.md) one message at a time: the header
 /// and participants first, then each message on a line of its own as it comes, through `flush`
 /// every 64 KiB. Memory stays that of one buffer however long the conversation.
 ///
@@ -89,6 +89,17 @@ public final class ConversationWriter {
         if let wall = m.wallTime { Self.put(wall.description, &b) } else { ConversationFile.appendInstant(m.date, to: &b) }
         b.append(UInt8(ascii: "\""))
         if let text = m.text { key("text"); Self.string(text, &b) }
+        if !m.spans.isEmpty {
+            key("spans"); Self.put("[", &b)
+            for (i, s) in m.spans.enumerated() {
+                Self.put(i == 0 ? "{\"style\": \"" : ", {\"style\": \"", &b); Self.put(s.style.rawValue, &b)
+                Self.put("\", \"start\": \(s.range.lowerBound), \"end\": \(s.range.upperBound)", &b)
+                if let url = s.url { Self.put(", \"url\": ", &b); Self.string(url, &b) }
+                Self.put("}", &b)
+            }
+            Self.put("]", &b)
+        }
+        if let from = m.forwardedFrom { key("forwardedFrom"); Self.string(from, &b) }
         if let a = m.attachment { key("attachment"); Self.attachment(a, &b) }
         if m.images.count == 1 {
             key("image"); Self.image(m.images[0], &b)
@@ -124,6 +135,9 @@ public final class ConversationWriter {
         if let status = m.status { key("status"); Self.put("\"\(status.rawValue)\"", &b) }
         if let d = m.statusDate {
             key("statusDate"); b.append(UInt8(ascii: "\"")); ConversationFile.appendInstant(d, to: &b); b.append(UInt8(ascii: "\""))
+        }
+        if let d = m.edited {
+            key("edited"); b.append(UInt8(ascii: "\"")); ConversationFile.appendInstant(d, to: &b); b.append(UInt8(ascii: "\""))
         }
         b.append(UInt8(ascii: "}"))
     }
@@ -182,6 +196,17 @@ public final class ConversationWriter {
             if let value, value.isFinite { put(", \"\(name)\": ", &b); number(value, &b) }
         }
         if let problem = a.problem { put(", \"problem\": ", &b); string(problem, &b) }
+        if let answers = a.answers {
+            put(", \"answers\": [", &b)
+            for (i, x) in answers.enumerated() {
+                put(i == 0 ? "{\"text\": " : ", {\"text\": ", &b); string(x.text, &b)
+                put(", \"votes\": \(x.votes)", &b)
+                if x.chosen { put(", \"chosen\": true", &b) }
+                put("}", &b)
+            }
+            put("]", &b)
+        }
+        if let n = a.voters { put(", \"voters\": \(n)", &b) }
         put("}", &b)
     }
 

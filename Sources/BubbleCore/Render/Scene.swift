@@ -44,6 +44,8 @@ public struct SceneText: Hashable, Sendable {
     public var boxWidth: Double
     public var layout: TextLayout
     public var maxLines: Int?
+    /// Styled ranges of `string` (faces, decorations, spoilers).
+    public var spans: [TextSpan] = []
 }
 
 /// Page geometry for an output.
@@ -93,9 +95,13 @@ public struct SceneBuilder {
     public let timeZone: TimeZone
     /// The header's dates (same zone and locale as the layout's).
     public let dateTexts: DateTexts
+    /// Spoilers drawn as text (`--reveal-spoilers`); by default a hatched box hides them and
+    /// their text is left out of the output.
+    public var revealSpoilers = false
 
-    public init(theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil) {
+    public init(theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil, revealSpoilers: Bool = false) {
         self.theme = theme
+        self.revealSpoilers = revealSpoilers
         self.measurer = BubbleMeasurer(style: theme.layoutStyle, engine: engine)
         self.timeZone = timeZone
         self.dateTexts = DateTexts(timeZone: timeZone, locale: locale)
@@ -265,9 +271,12 @@ public struct SceneBuilder {
             if image.videoFrame { items += Self.playSymbol(in: moved(frame)) }
         }
         if let frame = bubble.textFrame, let string = message.shownText {
+            var spans = bubble.emojiOnly ? [] : message.shownSpans
+            // Revealed spoilers are plain text (their faces stay).
+            if revealSpoilers { spans.removeAll { $0.style == .spoiler } }
             items.append(.text(SceneText(string: string, style: bubble.emojiOnly ? style.emojiText : style.text, color: look.textColor,
                                          origin: moved(frame).origin, wrapWidth: bubble.textWrapWidth,
-                                         boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil)))
+                                         boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil, spans: spans)))
         }
         for link in bubble.links {
             items.append(.link(url: link.url, rects: link.rects.map(moved), color: look.textColor))

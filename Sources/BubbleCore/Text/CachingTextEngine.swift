@@ -15,6 +15,7 @@ public final class CachingTextEngine: TextEngine {
     struct Key: Hashable {
         var text: String
         var style: TextStyle
+        var spans: [TextSpan]
         var width: Double
         var maxLines: Int
     }
@@ -24,8 +25,9 @@ public final class CachingTextEngine: TextEngine {
     final class Lazy {
         let text: String
         let style: TextStyle
+        let spans: [TextSpan]
         var prepared: PreparedText?
-        init(text: String, style: TextStyle) { self.text = text; self.style = style }
+        init(text: String, style: TextStyle, spans: [TextSpan]) { self.text = text; self.style = style; self.spans = spans }
     }
 
     public init(_ base: any TextEngine, capacity: Int = 65_536) {
@@ -34,14 +36,18 @@ public final class CachingTextEngine: TextEngine {
     }
 
     public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
+        try prepare(text, style: style, spans: [])
+    }
+
+    public func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
         guard style.size.isFinite, style.size > 0 else { throw .invalidFontSize(style.size) }
         guard style.lineHeight.isFinite, style.lineHeight > 0 else { throw .invalidLineHeight(style.lineHeight) }
-        return PreparedText(text: text, style: style, storage: Lazy(text: text, style: style))
+        return PreparedText(text: text, style: style, spans: spans, storage: Lazy(text: text, style: style, spans: spans))
     }
 
     public func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout {
         guard maxWidth.isFinite, maxWidth > 0 else { throw .invalidWidth(maxWidth) }
-        let key = Key(text: prepared.text, style: prepared.style, width: maxWidth, maxLines: maxLines ?? 0)
+        let key = Key(text: prepared.text, style: prepared.style, spans: prepared.spans, width: maxWidth, maxLines: maxLines ?? 0)
         if let hit = young[key] { hits += 1; return hit }
         if let hit = old[key] {
             hits += 1
@@ -52,11 +58,11 @@ public final class CachingTextEngine: TextEngine {
         let inner: PreparedText
         if let lazy = prepared.storage as? Lazy {
             if let p = lazy.prepared { inner = p } else {
-                inner = try base.prepare(lazy.text, style: lazy.style)
+                inner = try base.prepare(lazy.text, style: lazy.style, spans: lazy.spans)
                 lazy.prepared = inner
             }
         } else {
-            inner = try base.prepare(prepared.text, style: prepared.style)
+            inner = try base.prepare(prepared.text, style: prepared.style, spans: prepared.spans)
         }
         let result = try base.layout(inner, maxWidth: maxWidth, maxLines: maxLines)
         store(key, result)

@@ -19,11 +19,27 @@ public struct TextStyle: Hashable, Sendable {
     public var lineHeight: Double
     /// BCP 47 language, which steers font fallback (Japanese vs Chinese glyph shapes); nil = none.
     public var language: String?
+    /// The italic (or oblique) face of the family.
+    public var italic = false
 
     public init(family: String = "BubbleKit Sans", size: Double, weight: FontWeight = .regular,
-                lineHeight: Double = 1, language: String? = nil) {
+                lineHeight: Double = 1, language: String? = nil, italic: Bool = false) {
         self.family = family; self.size = size; self.weight = weight
-        self.lineHeight = lineHeight; self.language = language
+        self.lineHeight = lineHeight; self.language = language; self.italic = italic
+    }
+
+    /// The project's pinned monospace family (Liberation Mono, then DejaVu Sans Mono, with the
+    /// same CJK and emoji fallback as "BubbleKit Sans").
+    public static let monospaceFamily = "BubbleKit Mono"
+
+    /// This style in `face`: bold is 300 heavier (700 for regular text), italic slants,
+    /// monospace sets `monospaceFamily`. The regular face is the style itself.
+    public func face(_ face: TextFace) -> TextStyle {
+        var s = self
+        if face.contains(.bold) { s.weight = FontWeight(min(900, max(700, weight.value + 300))) }
+        if face.contains(.italic) { s.italic = true }
+        if face.contains(.monospace) { s.family = Self.monospaceFamily }
+        return s
     }
 }
 
@@ -95,10 +111,12 @@ public struct TextSummary: Hashable, Sendable {
 public struct PreparedText: @unchecked Sendable {
     public let text: String
     public let style: TextStyle
+    /// Styled ranges of `text` (UTF-8 bytes): the faces they set are measured, the rest drawn.
+    public let spans: [TextSpan]
     /// Engine-private state (shaped runs, a cached layout object…). Immutable once made.
     public let storage: AnyObject?
-    public init(text: String, style: TextStyle, storage: AnyObject?) {
-        self.text = text; self.style = style; self.storage = storage
+    public init(text: String, style: TextStyle, spans: [TextSpan] = [], storage: AnyObject?) {
+        self.text = text; self.style = style; self.spans = spans; self.storage = storage
     }
 }
 
@@ -134,6 +152,10 @@ public enum TextError: Error, Equatable, Sendable, CustomStringConvertible {
 ///     let layout = try engine.layout(prepared, maxWidth: 220, maxLines: nil)
 public protocol TextEngine: AnyObject {
     func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText
+    /// `text` with styled ranges: bold, italic and monospace runs are set in those faces of
+    /// `style` (`TextStyle.face`), so lines break where they will be drawn. The default ignores
+    /// the faces (an engine whose every face has the same advances, such as a monospace one).
+    func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText
     func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout
     /// Advance (points) of UTF-8 bytes `range` of `prepared`'s text set on one line, trailing
     /// whitespace excluded, when the engine can tell it from what it prepared; nil: measure the
@@ -162,6 +184,10 @@ public protocol TextEngine: AnyObject {
 }
 
 extension TextEngine {
+    public func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
+        let plain = try prepare(text, style: style)
+        return spans.isEmpty ? plain : PreparedText(text: text, style: style, spans: spans, storage: plain.storage)
+    }
     public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
     public func prefetch(storage: UnsafeRawPointer) {}
 

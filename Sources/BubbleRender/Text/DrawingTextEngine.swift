@@ -38,10 +38,15 @@ extension PangoTextEngine: DrawingTextEngine {
     /// `draw` onto any cairo context (PDF and SVG surfaces in tests).
     func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
               color: Color, cairo cr: OpaquePointer) throws(TextError) {
+        let spans = PangoTextEngine.usableSpans(prepared.spans, text: prepared.text, style: prepared.style)
         try withDrawPlan(prepared, maxWidth: maxWidth, maxLines: maxLines) { plan in
             cairo_save(cr)
             defer { cairo_restore(cr) }
             cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
+            if !spans.isEmpty {
+                StyledLinePainter(cr: cr, spans: spans, color: color, size: prepared.style.size).draw(plan, at: origin)
+                return
+            }
             switch plan {
             case .layout(let layout):
                 cairo_move_to(cr, origin.x, origin.y)
@@ -53,6 +58,120 @@ extension PangoTextEngine: DrawingTextEngine {
                 }
             }
         }
+    }
+}
+
+/// Draws the lines of a styled Pango layout run by run (`PangoTextEngine.prepare(_:style:spans:)`
+/// splits runs at every span's edges): a code background under monospace runs, the glyphs, an
+/// underline or a strike line, a bar beside quoted lines. A spoiler's glyphs are never shown — a
+/// hatched box takes their place — so its text is not in a PDF's or SVG's text either.
+struct StyledLinePainter {
+    let cr: OpaquePointer
+    let spans: [TextSpan]
+    let color: Color
+    let size: Double
+
+    func draw(_ plan: PangoDrawPlan, at origin: Point) {
+        switch plan {
+        case .layout(let layout):
+            let text = pango_layout_get_text(layout)!
+            let iter = pango_layout_get_iter(layout)!
+            defer { pango_layout_iter_free(iter) }
+            repeat {
+                var logical = PangoRectangle()
+                pango_layout_iter_get_line_extents(iter, nil, &logical)
+                let baseline = pango_layout_iter_get_baseline(iter)
+                let line = pango_layout_iter_get_line_readonly(iter)!
+                drawLine(line, text: text, x: origin.x + PangoTextEngine.points(logical.x),
+                         baseline: origin.y + PangoTextEngine.points(baseline))
+            } while pango_layout_iter_next_line(iter) != 0
+        case .lines(let lines):
+            for entry in lines {
+                let line = UnsafeMutablePointer<PangoLayoutLine>(entry.line)
+                guard let layout = line.pointee.layout, let text = pango_layout_get_text(layout) else { continue }
+                drawLine(line, text: text, x: origin.x + entry.x, baseline: origin.y + entry.baseline)
+            }
+        }
+    }
+
+    /// The styles covering byte `offset`.
+    private func styles(at offset: Int) -> Set<TextSpan.Style> {
+        var out = Set<TextSpan.Style>()
+        for s in spans where s.range.contains(offset) { out.insert(s.style) }
+        return out
+    }
+
+    private func drawLine(_ line: UnsafeMutablePointer<PangoLayoutLine>, text: UnsafePointer<CChar>, x lineX: Double, baseline: Double) {
+        var x = lineX
+        var quoted = false
+        let ascent = size * 0.92, descent = size * 0.26
+        var run = line.pointee.runs
+        while let node = run {
+            run = node.pointee.next
+            guard let glyphItem = node.pointee.data?.assumingMemoryBound(to: PangoGlyphItem.self),
+                  let item = glyphItem.pointee.item, let glyphs = glyphItem.pointee.glyphs else { continue }
+            let width = PangoTextEngine.points(pango_glyph_string_get_width(glyphs))
+            defer { x += width }
+            let styles = styles(at: Int(item.pointee.offset))
+            if styles.contains(.quote) { quoted = true }
+            let box = Rect(x: x, y: baseline - ascent, width: width, height: ascent + descent)
+            if styles.contains(.spoiler) {
+                drawSpoiler(box)
+                continue
+            }
+            if styles.contains(.code) || styles.contains(.pre) {
+                cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha * 0.14)
+                rounded(Rect(x: box.minX - 1.5, y: box.minY, width: box.width + 3, height: box.height), radius: 3)
+                cairo_fill(cr)
+            }
+            cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
+            cairo_move_to(cr, x, baseline)
+            pango_cairo_show_glyph_item(cr, text, glyphItem)
+            let thickness = max(0.75, size / 16)
+            if styles.contains(.underline) {
+                cairo_rectangle(cr, x, baseline + size * 0.12, width, thickness)
+                cairo_fill(cr)
+            }
+            if styles.contains(.strike) {
+                cairo_rectangle(cr, x, baseline - size * 0.3, width, thickness)
+                cairo_fill(cr)
+            }
+        }
+        if quoted {
+            // In the bubble's padding, beside the line (the text is not indented: lines stay as measured).
+            cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha * 0.55)
+            cairo_rectangle(cr, lineX - 7, baseline - ascent, 2.5, ascent + descent + size * 0.2)
+            cairo_fill(cr)
+        }
+        cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
+    }
+
+    /// A spoiler: a rounded box in a shade of the text colour, hatched.
+    private func drawSpoiler(_ box: Rect) {
+        cairo_save(cr)
+        rounded(box, radius: 3)
+        cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha * 0.35)
+        cairo_fill_preserve(cr)
+        cairo_clip(cr)
+        cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha * 0.5)
+        cairo_set_line_width(cr, 1)
+        var hx = box.minX - box.height
+        while hx < box.maxX {
+            cairo_move_to(cr, hx, box.maxY); cairo_line_to(cr, hx + box.height, box.minY)
+            hx += 4
+        }
+        cairo_stroke(cr)
+        cairo_restore(cr)
+    }
+
+    private func rounded(_ r: Rect, radius: Double) {
+        let k = min(radius, r.height / 2, r.width / 2)
+        cairo_new_sub_path(cr)
+        cairo_arc(cr, r.maxX - k, r.minY + k, k, -Double.pi / 2, 0)
+        cairo_arc(cr, r.maxX - k, r.maxY - k, k, 0, Double.pi / 2)
+        cairo_arc(cr, r.minX + k, r.maxY - k, k, Double.pi / 2, Double.pi)
+        cairo_arc(cr, r.minX + k, r.minY + k, k, Double.pi, 3 * Double.pi / 2)
+        cairo_close_path(cr)
     }
 }
 
@@ -108,6 +227,13 @@ extension FastTextEngine: DrawingTextEngine {
     /// `draw` onto any cairo context: the engine's positioned glyphs, with `cairo_show_glyphs`.
     func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
               color: Color, cairo cr: OpaquePointer, fontCopy copy: Int = 0) throws(TextError) {
+        if !prepared.spans.isEmpty {
+            // Styled text: drawn by the reference engine with the same faces as attributes
+            // (the lines agree with what this engine measured), run by run.
+            let styled = try reference.prepare(prepared.text, style: prepared.style, spans: prepared.spans)
+            try reference.draw(styled, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: cr)
+            return
+        }
         let found = try positionedGlyphs(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin) { font in
             // A run's scaled font belongs to the Pango font the engine keeps for its lifetime.
             guard let scaled = pango_cairo_font_get_scaled_font(font) else { return nil }
