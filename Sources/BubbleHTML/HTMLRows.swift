@@ -203,7 +203,7 @@ public final class HTMLRowWriter {
                     regular |= coverage.asciiFaces
                 }
                 try writeBubble(m, index: i, local: local, startsGroup: startsGroup, tail: !nextContinues,
-                                timeInside: timeInside, links: links, lastOutgoing: context.lastOutgoing, body: &body, regular: &regular)
+                                timeInside: timeInside, links: links, lastOutgoing: context.lastOutgoing, body: &body, regular: &regular, bold: &bold)
             }
             previous = current
             local = nextLocal
@@ -230,7 +230,7 @@ public final class HTMLRowWriter {
     func dayLabel(_ day: Int) -> String { dateTexts.day(number: day) }
 
     func writeBubble(_ m: Message, index i: Int, local: HTMLClock.Local, startsGroup: Bool, tail: Bool, timeInside: Bool,
-                     links: Bool, lastOutgoing: Int?, body: inout HTMLBuffer, regular: inout UInt32) throws {
+                     links: Bool, lastOutgoing: Int?, body: inout HTMLBuffer, regular: inout UInt32, bold: inout UInt32) throws {
         let shown = m.shownText
         let hasText = shown.map { !$0.isEmpty } ?? false
         let emojiOnly = m.images.isEmpty && m.reply == nil && m.attachment == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: layout.emojiOnlyMaximum) } == true
@@ -309,21 +309,28 @@ public final class HTMLRowWriter {
         } else if let image = m.image { try appendPhoto(image, index: i, to: &body) }
         if hasText, let text = shown {
             if m.image != nil { body.append("<div class=\"x\">") }
-            appendLinkedText(text, links: links && m.attachment == nil, body: &body, regular: &regular)
+            let spans = emojiOnly ? [] : m.shownSpans
+            if spans.isEmpty {
+                appendLinkedText(text, links: links && m.attachment == nil, body: &body, regular: &regular)
+            } else {
+                appendStyledText(text, spans: spans, links: links && m.attachment == nil, body: &body, regular: &regular, bold: &bold)
+            }
             if timeInside && !emojiOnly {
                 body.append(ParagraphDirection.lastParagraphIsRightToLeft(text) ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
             }
             if m.image != nil { body.append("</div>") }
         }
         if timeInside {
-            body.append("<time>")
+            body.append("<time")
+            appendEditedTitle(m, to: &body)
+            body.append(">")
             if m.edited != nil { body.append("edited ") }
             appendTime(local, to: &body)
             body.append("</time>")
             regular |= fonts.coverage.asciiFaces
         }
         if layout.timeBeside {
-            body.append("<time class=\"bs\">"); if m.edited != nil { body.append("edited ") }; appendTime(local, to: &body); body.append("</time>")
+            body.append("<time class=\"bs\""); appendEditedTitle(m, to: &body); body.append(">"); if m.edited != nil { body.append("edited ") }; appendTime(local, to: &body); body.append("</time>")
         }
         if !m.reactions.isEmpty {
             body.append("<span class=\"rx\">")
@@ -336,7 +343,9 @@ public final class HTMLRowWriter {
         if m.edited != nil {
             // Where the time is on the bubble it says "edited 12:30"; elsewhere "Edited" under it.
             if !(timeInside || layout.timeBeside) {
-                body.append(m.direction == .incoming ? "<div class=\"st ei\">Edited</div>\n" : "<div class=\"st\">Edited</div>\n")
+                body.append(m.direction == .incoming ? "<div class=\"st ei\"" : "<div class=\"st\"")
+                appendEditedTitle(m, to: &body)
+                body.append(">Edited</div>\n")
                 regular |= fonts.coverage.asciiFaces
             }
         }
@@ -358,6 +367,79 @@ public final class HTMLRowWriter {
 
     /// Text with links: http(s) by the buffer's scanner, and also phone numbers and e-mail
     /// addresses (`LinkDetector`) as `tel:` / `mailto:` links; never any other scheme.
+    /// ` title="Edited 2026-11-20 10:05"` when the edit's time is known (not the message's own).
+    func appendEditedTitle(_ m: Message, to body: inout HTMLBuffer) {
+        guard let edited = m.edited, edited != m.date else { return }
+        body.append(" title=\"Edited ")
+        body.appendAttribute(dateTexts.day(edited) + " " + dateTexts.time(edited))
+        body.append("\"")
+    }
+
+    /// A text with styled ranges: cut at every span's edges, each piece inside the elements of
+    /// the spans that cover it (`<strong>`, `<em>`, `<u>`, `<s>`, `<code>`, a spoiler revealed by
+    /// a click or focus, a quote, a link to its target, a mention), escaped as every text.
+    func appendStyledText(_ text: String, spans: [TextSpan], links: Bool, body: inout HTMLBuffer, regular: inout UInt32,
+                          bold: inout UInt32) {
+        let bytes = Array(text.utf8)
+        var cuts = Set([0, bytes.count])
+        for s in spans where s.range.upperBound <= bytes.count { cuts.insert(s.range.lowerBound); cuts.insert(s.range.upperBound) }
+        let points = cuts.sorted()
+        for (a, z) in zip(points, points.dropFirst()) where z > a {
+            let covering = spans.filter { $0.range.lowerBound <= a && $0.range.upperBound >= z }
+                .sorted { Self.nesting($0.style) < Self.nesting($1.style) }
+            var closers: [StaticString] = []
+            var linked = false
+            for s in covering {
+                switch s.style {
+                case .bold: body.append("<strong>"); closers.append("</strong>")
+                case .italic: body.append("<em>"); closers.append("</em>")
+                case .underline: body.append("<u>"); closers.append("</u>")
+                case .strike: body.append("<s>"); closers.append("</s>")
+                case .code: body.append("<code>"); closers.append("</code>")
+                case .pre: body.append("<code class=\"pre\">"); closers.append("</code>")
+                case .spoiler: body.append("<span class=\"sp\" tabindex=\"0\" title=\"Spoiler\">"); closers.append("</span>")
+                case .quote: body.append("<span class=\"qt\">"); closers.append("</span>")
+                case .mention: body.append("<span class=\"mn\">"); closers.append("</span>")
+                case .link:
+                    let url = s.url ?? String(decoding: bytes[s.range], as: UTF8.self)
+                    guard !linked, let safe = Self.safeLink(url) else { continue }
+                    linked = true
+                    body.append("<a href=\""); body.appendAttribute(safe); body.append("\" rel=\"noopener noreferrer\">")
+                    closers.append("</a>")
+                }
+            }
+            let piece = String(decoding: bytes[a..<z], as: UTF8.self)
+            // Bold pieces need the bold faces in the page (it synthesises none).
+            let isBold = covering.contains { $0.style == .bold }
+            if linked, isBold { body.appendText(piece, links: false, coverage: fonts.coverage, faces: &bold, spanFaces: spanFaces) }
+            else if linked { body.appendText(piece, links: false, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces) }
+            else if isBold { appendLinkedText(piece, links: links, body: &body, regular: &bold) }
+            else { appendLinkedText(piece, links: links, body: &body, regular: &regular) }
+            for closer in closers.reversed() { body.append(closer) }
+        }
+    }
+
+    /// Outer elements first: a link around everything, formatting inside it.
+    private static func nesting(_ style: TextSpan.Style) -> Int {
+        switch style {
+        case .quote: 0
+        case .link: 1
+        case .spoiler: 2
+        case .mention: 3
+        case .pre, .code: 4
+        case .bold: 5
+        case .italic: 6
+        case .underline: 7
+        case .strike: 8
+        }
+    }
+
+    /// A link target the page may open: http, https, mailto and tel only.
+    static func safeLink(_ url: String) -> String? {
+        let lower = url.lowercased()
+        return ["http://", "https://", "mailto:", "tel:"].contains(where: { lower.hasPrefix($0) }) ? url : nil
+    }
+
     func appendLinkedText(_ text: String, links: Bool, body: inout HTMLBuffer, regular: inout UInt32) {
         let found = links && layout.detectsLinks ? LinkDetector.links(in: text).filter { !$0.url.hasPrefix("http") } : []
         guard !found.isEmpty else {

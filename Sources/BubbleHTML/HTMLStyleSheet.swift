@@ -353,6 +353,11 @@ struct HTMLStyleSheet {
         css += ".c>.n+.b{margin-top:\(Self.px(style.senderNameSpacing))}"
         css += ".st{margin:\(Self.px(style.statusSpacing)) \(Self.px(sm)) 0;text-align:\(far);\(label);color:var(--tm)}.st.f{color:\(theme.failedColor.hex)}.st.ei{text-align:\(near)}"
         css += ".c>.st{margin-top:\(Self.px(style.statusSpacing))}"
+        // Styled text (TextSpan): monospace code on a tint, a spoiler hidden until clicked or
+        // focused, a quote's bar in the bubble's padding (no width of its own), mentions.
+        css += ".b code{font-family:\"Liberation Mono\",\"DejaVu Sans Mono\",monospace;background:rgba(127,127,127,.18);border-radius:3px}"
+        css += ".b em{font-synthesis:style}.sp{background:currentColor;border-radius:3px;cursor:pointer}.sp:focus,.sp:active{background:rgba(127,127,127,.25)}"
+        css += ".qt{border-left:2.5px solid;margin-left:-7px;padding-left:4.5px}.mn{text-decoration:underline dotted}"
         // Avatars: a column on the incoming side; the picture or initials at the bubble's bottom.
         css += ".w>.i,.w>.n,.w>.r.i{margin-\(near):\(Self.px(sm + indent))}"
         css += ".w>.n{margin-\(near):\(Self.px(sm + indent + style.senderNameInset))}"

@@ -153,7 +153,7 @@ enum IMessageImporter {
                    oh.id AS otherHandle, \(column("guid")) AS guid, \(column("associated_message_guid")) AS associatedGUID,
                    \(column("thread_originator_guid")) AS threadGUID, \(column("is_delivered")) AS delivered,
                    \(column("is_read")) AS isRead, \(column("date_read")) AS dateRead, \(column("error")) AS error,
-                   \(column("is_sent")) AS isSent
+                   \(column("is_sent")) AS isSent, \(column("date_edited")) AS dateEdited
             FROM message m
             JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
             LEFT JOIN handle h ON h.ROWID = m.handle_id
@@ -239,6 +239,15 @@ enum IMessageImporter {
             let images = parts.compactMap(\.image)
             var message = Message(sender: sender, direction: direction, date: date,
                                   text: parts.last?.text, images: images, attachment: fileAttachment)
+            // Formatting (bold, italic, underline, strikethrough, links, mentions) from the archive;
+            // the text ends the caption.
+            if let text, let caption = message.text, caption.hasSuffix(text), let blob: Data = row.lenient("body") {
+                let offset = caption.utf8.count - text.utf8.count
+                message.spans = Self.attributedBodySpans([UInt8](blob), text: text).map {
+                    TextSpan($0.style, ($0.range.lowerBound + offset)..<($0.range.upperBound + offset), url: $0.url)
+                }
+            }
+            if let edited: Int64 = row.lenient("dateEdited"), edited != 0 { message.edited = Self.date(appleTime: edited) }
             if fromMe { (message.status, message.statusDate) = Self.status(row) }
             let replyTo = (row.lenient("threadGUID") as String?).flatMap { rowOfGUID[$0] }
             builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)

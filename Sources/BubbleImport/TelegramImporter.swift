@@ -75,11 +75,15 @@ enum TelegramImporter {
         var width: Double?
         var height: Double?
         var poll: Poll?
+        var edited: String?
+        var editedUnixtime: FlexibleString?
+        /// `forwarded_from`: the original author's name; `.some(nil)` when the export hides it.
+        var forwardedFrom: String??
         var locationInformation: Location?
         var contactInformation: Contact?
     }
 
-    struct Poll { var question: String? }
+    struct Poll { var question: String?; var totalVoters: Int?; var answers: [PollAnswer]? }
     /// `location_information` (`place_name` is the title).
     struct Location { var latitude: Double?, longitude: Double?, title: String?, address: String? }
     struct Contact { var firstName: String?, lastName: String?, phoneNumber: String? }
@@ -88,8 +92,32 @@ enum TelegramImporter {
     struct FlexibleString { var value: String }
 
     /// `text`: a string, or an array of strings and `{type, text}` entities, read as the text it
-    /// holds (`TelegramMessageDecoder`).
-    struct TGText { var value: String }
+    /// holds and the spans its entities make (`TelegramMessageDecoder`).
+    struct TGText { var value: String; var spans: [TextSpan] = [] }
+
+    /// The span an entity `type` makes: bold, italic, underline, strikethrough, code, pre,
+    /// spoiler, blockquote, links (`link`, `text_link` with its `href`, `email`, `phone`) and
+    /// mentions (`mention`, `mention_name` with its `user_id`); nil for the rest (plain, hashtag,
+    /// cashtag, bot_command, custom_emoji: shown as their text).
+    static func spanStyle(_ type: String, text: String, href: String?, user: String?) -> (TextSpan.Style, String?)? {
+        switch type {
+        case "bold": return (.bold, nil)
+        case "italic": return (.italic, nil)
+        case "underline": return (.underline, nil)
+        case "strikethrough": return (.strike, nil)
+        case "code": return (.code, nil)
+        case "pre": return (.pre, nil)
+        case "spoiler": return (.spoiler, nil)
+        case "blockquote": return (.quote, nil)
+        case "link": return (.link, text.contains("://") ? text : "https://" + text)
+        case "text_link": return (.link, href)
+        case "email": return (.link, "mailto:" + text)
+        case "phone": return (.link, "tel:" + text.filter { $0.isNumber || $0 == "+" })
+        case "mention": return (.mention, nil)
+        case "mention_name": return (.mention, user)
+        default: return nil
+        }
+    }
 
     // MARK: Reading
 
@@ -340,8 +368,22 @@ enum TelegramImporter {
                              skipped: true)
                 return nil
             }
+            if var a = attachment, a.kind == .poll, let poll = m.poll {
+                a.answers = poll.answers
+                a.voters = poll.totalVoters
+                attachment = a
+            }
             var message = Message(sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall,
                                   attachment: attachment)
+            if text != nil { message.spans = m.text?.spans ?? [] }
+            if let forwarded = m.forwardedFrom { message.forwardedFrom = forwarded ?? "" }
+            if let edited = m.editedUnixtime.flatMap({ Double($0.value) }) {
+                message.edited = Date(timeIntervalSince1970: edited)
+            } else if let edited = m.edited {
+                message.edited = WallTime(iso: String(edited.prefix(19))).flatMap {
+                    clock.instant(year: $0.year, month: $0.month, day: $0.day, hour: $0.hour, minute: $0.minute, second: $0.second)
+                } ?? date
+            }
             applyReactionsAndReply(m.reactions, to: &message)
             return message
         case let other:

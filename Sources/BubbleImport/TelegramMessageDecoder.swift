@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// Reads one element of a Telegram `messages` array — bytes the scanner has already checked to be
@@ -56,7 +57,10 @@ struct TelegramMessageDecoder {
             case "members": m.members = try d.optionalArray { (d: inout TelegramMessageDecoder) throws(Failure) in try d.optionalString() }
             case "duration_seconds": m.durationSeconds = try d.optionalNumber().map { Int(clamping: Int64(exactly: $0.rounded()) ?? 0) }
             case "discard_reason": m.discardReason = try d.optionalString()
-            case "text": m.text = TelegramImporter.TGText(value: try d.text())
+            case "text": m.text = try d.text()
+            case "edited": m.edited = try d.optionalString()
+            case "edited_unixtime": m.editedUnixtime = try d.flexible()
+            case "forwarded_from": m.forwardedFrom = .some(try d.optionalString())
             case "reply_to_message_id": m.replyToMessageID = try d.optionalNumber().flatMap { Int64(exactly: $0.rounded()) }
             case "reactions": m.reactions = try d.optionalArray { (d: inout TelegramMessageDecoder) throws(Failure) in try d.reaction() }
             case "photo": m.photo = try d.optionalString()
@@ -71,7 +75,24 @@ struct TelegramMessageDecoder {
             case "poll":
                 var poll = TelegramImporter.Poll()
                 try d.optionalObject { (d: inout TelegramMessageDecoder, key: Key) throws(Failure) in
-                    if key == "question" { poll.question = try d.optionalString() } else { d.skip() }
+                    switch key {
+                    case "question": poll.question = try d.optionalString()
+                    case "total_voters": poll.totalVoters = try d.optionalNumber().map { Int(clamping: Int64(exactly: $0.rounded()) ?? 0) }
+                    case "answers":
+                        poll.answers = try d.optionalArray { (d: inout TelegramMessageDecoder) throws(Failure) in
+                            var answer = PollAnswer(text: "")
+                            try d.object { (d: inout TelegramMessageDecoder, key: Key) throws(Failure) in
+                                switch key {
+                                case "text": answer.text = try d.optionalString() ?? ""
+                                case "voters": answer.votes = try d.optionalNumber().map { Int(clamping: Int64(exactly: $0.rounded()) ?? 0) } ?? 0
+                                case "chosen": answer.chosen = try d.optionalBool() ?? false
+                                default: d.skip()
+                                }
+                            }
+                            return answer
+                        }
+                    default: d.skip()
+                    }
                 }
                 m.poll = poll
             case "location_information":
@@ -125,28 +146,45 @@ struct TelegramMessageDecoder {
         return r
     }
 
-    /// `text`: a string, a number, null, or an array of strings and `{text}` entities (anything
-    /// else in it skipped); an object reads as no text.
-    private mutating func text() throws(Failure) -> String {
+    /// `text`: a string, a number, null, or an array of strings and `{type, text}` entities (anything
+    /// else in it skipped); an object reads as no text. Entities become spans of the text
+    /// (`TelegramImporter.spanStyle`).
+    private mutating func text() throws(Failure) -> TelegramImporter.TGText {
         space()
         switch peek {
-        case UInt8(ascii: "\""): return try string()
-        case UInt8(ascii: "n"): skip(); return ""
-        case UInt8(ascii: "{"): skip(); return ""
+        case UInt8(ascii: "\""): return TelegramImporter.TGText(value: try string())
+        case UInt8(ascii: "n"): skip(); return TelegramImporter.TGText(value: "")
+        case UInt8(ascii: "{"): skip(); return TelegramImporter.TGText(value: "")
         case UInt8(ascii: "["):
             var out = ""
+            var spans: [TextSpan] = []
             i += 1
             var k = 0
             while true {
                 space()
-                if peek == UInt8(ascii: "]") { i += 1; return out }
+                if peek == UInt8(ascii: "]") { i += 1; return TelegramImporter.TGText(value: out, spans: spans) }
                 if peek == UInt8(ascii: ",") { i += 1; space() }
                 steps.append(.index(k))
                 if peek == UInt8(ascii: "\"") {
                     out += try string()
                 } else if peek == UInt8(ascii: "{") {
+                    var type: String?, piece = "", href: String?, user: String?, language: String?
                     try object { (d: inout TelegramMessageDecoder, key: Key) throws(Failure) in
-                        if key == "text", d.peekAfterSpace == UInt8(ascii: "\"") { out += try d.string() } else { d.skip() }
+                        switch key {
+                        case "text": if d.peekAfterSpace == UInt8(ascii: "\"") { piece = try d.string() } else { d.skip() }
+                        case "type": type = try d.optionalString()
+                        case "href": href = try d.optionalString()
+                        case "user_id": user = try d.flexible()?.value
+                        case "language": language = try d.optionalString()
+                        default: d.skip()
+                        }
+                    }
+                    _ = language
+                    let start = out.utf8.count
+                    out += piece
+                    if let type, let (style, url) = TelegramImporter.spanStyle(type, text: piece, href: href, user: user),
+                       out.utf8.count > start {
+                        spans.append(TextSpan(style, start..<out.utf8.count, url: url))
                     }
                 } else {
                     skip()
@@ -155,8 +193,8 @@ struct TelegramMessageDecoder {
                 k += 1
             }
         default:
-            guard let n = try optionalNumber() else { return "" }
-            return n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+            guard let n = try optionalNumber() else { return TelegramImporter.TGText(value: "") }
+            return TelegramImporter.TGText(value: n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n))
         }
     }
 
@@ -254,6 +292,17 @@ struct TelegramMessageDecoder {
         if peek == UInt8(ascii: "n") { skip(); return nil }
         guard peek == UInt8(ascii: "\"") else { throw wrongType("a string") }
         return try string()
+    }
+
+    /// true, false or null.
+    private mutating func optionalBool() throws(Failure) -> Bool? {
+        space()
+        switch peek {
+        case UInt8(ascii: "n"): skip(); return nil
+        case UInt8(ascii: "t"): skip(); return true
+        case UInt8(ascii: "f"): skip(); return false
+        default: throw wrongType("true or false")
+        }
     }
 
     /// A string or a whole number, as a string (ids older exports wrote either way).

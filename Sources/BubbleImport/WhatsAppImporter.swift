@@ -178,7 +178,13 @@ enum WhatsAppImporter {
                     lines.removeFirst()
                 }
             }
-            let text = lines.count == 1 ? lines[0] : lines.joined(separator: "\n")
+            var text = lines.count == 1 ? lines[0] : lines.joined(separator: "\n")
+            // "<This message was edited>" at the end; then *bold*, _italic_, `code`… as spans.
+            var edited = false, spans: [TextSpan] = []
+            if entry.author != nil {
+                (text, edited) = WhatsAppMarkup.editedMarker(text)
+                (text, spans) = WhatsAppMarkup.parse(text)
+            }
             entry.text = text.isEmpty ? nil : text
             if entry.text == nil && entry.image == nil && entry.attachment == nil {
                 context.warn("line \(entry.line)", "empty message", "has no text; skipped", skipped: true, file: textName)
@@ -189,8 +195,10 @@ enum WhatsAppImporter {
                 if let a = entry.attachment, a.kind == .deleted, let label = a.label, WhatsAppMarkers.isDeletedByOwner(label) {
                     deletedByMe.insert(author)
                 }
+                // Edited: the time is unknown, so it is the message's own (`Message.edited`).
                 messages.append(Message(sender: author, direction: .incoming, date: .distantPast, text: entry.text, image: entry.image,
-                                        attachment: entry.attachment))
+                                        attachment: entry.attachment, spans: entry.text == nil ? [] : spans,
+                                        edited: edited ? .distantPast : nil))
             } else {
                 messages.append(.system(entry.text ?? "", date: .distantPast))
             }
@@ -304,6 +312,7 @@ enum WhatsAppImporter {
             }
             // In place: a message is not copied out and back (each copy retains all it holds).
             messages[i].date = date
+            if messages[i].edited != nil { messages[i].edited = date }
             messages[i].wallTime = WallTime(year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
                                             minute: stamp.minute, second: stamp.second)
             if let meID, messages[i].sender == meID { messages[i].direction = .outgoing }
