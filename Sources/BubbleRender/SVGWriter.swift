@@ -96,6 +96,8 @@ public struct SVGWriter {
     /// One `<text>` with a `<tspan>` per line, at the baselines the layout measured.
     func text(_ t: SceneText) -> String {
         let bytes = Array(PangoTextEngine.pangoText(t.string, style: t.style).utf8)
+        let spans = PangoTextEngine.usableSpans(t.spans, text: t.string, style: t.style)
+        if !spans.isEmpty { return styledText(t, bytes: bytes, spans: spans) }
         var out = "<text font-family=\"\(escape(t.style.family)), sans-serif\" font-size=\"\(n(t.style.size))\""
         if t.style.weight != .regular { out += " font-weight=\"\(t.style.weight.value)\"" }
         out += paint("fill", t.color) + " xml:space=\"preserve\">"
@@ -110,6 +112,76 @@ public struct SVGWriter {
             } else {
                 out += "<tspan x=\"\(n(t.origin.x))\" y=\"\(n(y))\">\(escape(s))</tspan>"
             }
+        }
+        return out + "</text>\n"
+    }
+
+    /// A styled text: each line cut at the spans' edges into `<tspan>`s with the faces and
+    /// decorations of the spans over them; code on a tinted box, and for a spoiler a hatched box
+    /// in place of its text, which is left out (the text after it starts where the box ends).
+    func styledText(_ t: SceneText, bytes: [UInt8], spans: [TextSpan]) -> String {
+        var boxes = ""
+        for area in t.areas {
+            for r in area.rects {
+                let box = "x=\"\(n(r.minX))\" y=\"\(n(r.minY + 1))\" width=\"\(n(r.width))\" height=\"\(n(max(1, r.height - 2)))\" rx=\"3\""
+                if area.style == .spoiler {
+                    boxes += "<rect \(box)\(paint("fill", t.color.withAlpha(t.color.alpha * 0.35)))/>"
+                    var hatch = ""
+                    var x = r.minX - r.height
+                    while x < r.maxX {
+                        let x0 = max(x, r.minX), x1 = min(x + r.height, r.maxX)
+                        hatch += "M\(n(x0)) \(n(r.maxY - (x0 - x)))L\(n(x1)) \(n(r.maxY - (x1 - x)))"
+                        x += 4
+                    }
+                    boxes += "<path d=\"\(hatch)\" fill=\"none\"\(paint("stroke", t.color.withAlpha(t.color.alpha * 0.5), opacity: "stroke-opacity")) stroke-width=\"1\"/>"
+                } else {
+                    boxes += "<rect \(box)\(paint("fill", t.color.withAlpha(t.color.alpha * 0.14)))/>"
+                }
+            }
+            boxes += "\n"
+        }
+        var out = boxes + "<text font-family=\"\(escape(t.style.family)), sans-serif\" font-size=\"\(n(t.style.size))\""
+        if t.style.weight != .regular { out += " font-weight=\"\(t.style.weight.value)\"" }
+        out += paint("fill", t.color) + " xml:space=\"preserve\">"
+        for line in t.layout.lines {
+            let lo = max(0, min(line.range.lowerBound, bytes.count)), hi = max(lo, min(line.range.upperBound, bytes.count))
+            let y = t.origin.y + line.baseline
+            var cuts = Set([lo, hi])
+            for s in spans { for e in [s.range.lowerBound, s.range.upperBound] where e > lo && e < hi { cuts.insert(e) } }
+            let points = cuts.sorted()
+            if line.isRightToLeft {
+                out += "<tspan x=\"\(n(t.origin.x + t.boxWidth))\" y=\"\(n(y))\" direction=\"rtl\" unicode-bidi=\"embed\" text-anchor=\"start\">"
+            } else {
+                out += "<tspan x=\"\(n(t.origin.x))\" y=\"\(n(y))\">"
+            }
+            var resumeAt: Double?
+            for (a, z) in zip(points, points.dropFirst()) where z > a {
+                let covering = spans.filter { $0.range.lowerBound <= a && $0.range.upperBound >= z }
+                if covering.contains(where: { $0.style == .spoiler }) {
+                    // Left out; the next piece starts after the box on this line.
+                    let box = t.areas.first { $0.style == .spoiler && $0.range.lowerBound <= a && $0.range.upperBound >= z }?
+                        .rects.first { abs($0.minY - (t.origin.y + line.top)) < 0.5 }
+                    resumeAt = box?.maxX
+                    continue
+                }
+                var piece = String(decoding: bytes[a..<z], as: UTF8.self)
+                while piece.last?.isNewline == true { piece.removeLast() }
+                guard !piece.isEmpty else { continue }
+                var attrs = ""
+                if let x = resumeAt, !line.isRightToLeft { attrs += " x=\"\(n(x))\"" }
+                resumeAt = nil
+                let styles = Set(covering.map(\.style))
+                if styles.contains(.bold) { attrs += " font-weight=\"\(t.style.face(.bold).weight.value)\"" }
+                if styles.contains(.italic) { attrs += " font-style=\"italic\"" }
+                if styles.contains(.code) || styles.contains(.pre) { attrs += " font-family=\"\(escape(TextStyle.monospaceFamily)), monospace\"" }
+                var decorations: [String] = []
+                if styles.contains(.underline) { decorations.append("underline") }
+                if styles.contains(.strike) { decorations.append("line-through") }
+                if !decorations.isEmpty { attrs += " text-decoration=\"\(decorations.joined(separator: " "))\"" }
+                out += attrs.isEmpty ? escape(piece) : "<tspan\(attrs)>\(escape(piece))</tspan>"
+            }
+            if line == t.layout.lines.last, t.layout.isTruncated { out += "…" }
+            out += "</tspan>"
         }
         return out + "</text>\n"
     }

@@ -8,7 +8,10 @@ struct MessageExtra: Codable {
     var attachment: MediaAttachment?
     var reactions: [Reaction]?
     var reply: ReplyReference?
-    var isEmpty: Bool { images == nil && attachment == nil && reactions == nil && reply == nil }
+    /// Styled ranges of the text (bold, code, spoilers…).
+    var spans: [TextSpan]?
+    var forwardedFrom: String?
+    var isEmpty: Bool { images == nil && attachment == nil && reactions == nil && reply == nil && spans == nil && forwardedFrom == nil }
 
     /// What `m` keeps beyond its columns, its files' paths as `stored` gives them (an import
     /// copies them into the store; a live change turns absolute paths back into store paths).
@@ -21,6 +24,8 @@ struct MessageExtra: Codable {
         }
         if !m.reactions.isEmpty { reactions = m.reactions }
         reply = m.reply
+        if !m.spans.isEmpty { spans = m.spans }
+        forwardedFrom = m.forwardedFrom
     }
 }
 
@@ -84,8 +89,8 @@ extension SQLiteStore {
                 let provisional = db.lastInsertedRowID
                 let insert = try db.makeStatement(sql: """
                     INSERT OR IGNORE INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
-                                                   status, status_date, source_id, extra)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                                   status, status_date, source_id, extra, edited)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
                 let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
                 let encoder = Self.extraEncoder()
@@ -108,7 +113,7 @@ extension SQLiteStore {
                     while true {
                         insert.setUncheckedArguments([provisional, seq + 1, key, date, offset, m.sender, m.direction == .outgoing,
                                                       m.kind == .system, m.text, m.status?.rawValue,
-                                                      m.statusDate?.timeIntervalSince1970, m.id, extraJSON])
+                                                      m.statusDate?.timeIntervalSince1970, m.id, extraJSON, m.edited?.timeIntervalSince1970])
                         try insert.execute()
                         if db.changesCount > 0 { break }
                         if byID { duplicates += 1; return }

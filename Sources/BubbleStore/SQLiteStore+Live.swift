@@ -82,6 +82,7 @@ extension SQLiteStore {
         try await modify(seq, in: conversation, by: sender, kind: .edit) { m in
             guard m.attachment?.kind != .deleted else { throw LiveError(.conflict, "message \(seq) is deleted; it cannot be edited") }
             m.text = text
+            m.spans = []   // the new text is plain
             m.edited = Date()
         }
     }

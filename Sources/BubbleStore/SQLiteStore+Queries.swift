@@ -29,6 +29,8 @@ extension SQLiteStore {
             }
             m.reactions = extra.reactions ?? []
             m.reply = extra.reply
+            m.spans = extra.spans ?? []
+            m.forwardedFrom = extra.forwardedFrom
         }
         return StoredMessage(seq: row["seq"], message: m)
     }

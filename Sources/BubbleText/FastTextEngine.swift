@@ -158,20 +158,20 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         var content: Int64 = 0, space: Int32 = 0
         var metric: FastLineMetrics?
         var unmodelled = false
+        let shaped = s.start..<(s.end - s.separator)
         for (i, piece) in pieces.enumerated() {
             let last = i == pieces.count - 1
-            let prefix = i == 0 ? s.prefix : nil
-            let context = last ? s.context : nil
+            let (prefix, context) = Self.pieceSurroundings(piece.range, of: shaped, prefix: s.prefix, context: s.context)
             let length = FastShaper.keyLength(segment: piece.range, prefix: prefix, context: context)
             if scratch.key.count < length { scratch.key = [UInt8](repeating: 0, count: max(length, 2 * scratch.key.count)) }
             let shape = scratch.key.withUnsafeMutableBufferPointer { buffer in
                 FastShaper.writeKey(buffer.baseAddress!, bytes, segment: piece.range, prefix: prefix, context: context,
-                                    rtl: s.rightToLeft, styleID: piece.context.id)
+                                    rtl: s.rightToLeft, styleID: piece.context.id, joined: true)
                 let key = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
                 if let known = shaper.cachedSummary(key, hash: fastHash(key)) { return known }
                 lock.lockSpinning(); defer { lock.unlock() }
                 return shaper.summary(bytes, segment: piece.range, prefix: prefix, context: context, rtl: s.rightToLeft,
-                                      style: piece.context)
+                                      style: piece.context, joined: true)
             }
             unmodelled = unmodelled || shape.unmodelled
             content += Int64(shape.content) + (last ? 0 : Int64(shape.space))
@@ -185,6 +185,16 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         let summary = FastSegmentSummary(content: Int32(clamping: content), space: space, metric: id,
                                          unmodelled: unmodelled || Int(id) >= Self.metricClassLimit)
         return SegmentMemo.Value(summary: summary, spaceIndex: -1)
+    }
+
+    /// What a piece of a segment is shaped with around it: the segment's bytes before it (the
+    /// first piece: the segment's script prefix) and after it (the last piece: the segment's
+    /// space context), so joining and itemization see the whole word.
+    static func pieceSurroundings(_ piece: Range<Int>, of segment: Range<Int>, prefix: Range<Int>?,
+                                  context: Range<Int>?) -> (Range<Int>?, Range<Int>?) {
+        let before = piece.lowerBound > segment.lowerBound ? segment.lowerBound..<piece.lowerBound : prefix
+        let after = piece.upperBound < segment.upperBound ? piece.upperBound..<segment.upperBound : context
+        return (before, after)
     }
 
     /// `prepare` once the text is sanitised and hashed and its style's context found.
@@ -862,7 +872,9 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             return storage.withText { bytes in
                 var out: [(end: Int32, width: Int32)] = []
                 for piece in faces.pieces(of: segmentStart..<segmentEnd, plain: storage.context) {
-                    let shape = shaper.shape(bytes, segment: piece.range, prefix: nil, context: nil, rtl: rtl, style: piece.context)
+                    let (before, after) = Self.pieceSurroundings(piece.range, of: segmentStart..<segmentEnd, prefix: nil, context: nil)
+                    let shape = shaper.shape(bytes, segment: piece.range, prefix: before, context: after, rtl: rtl,
+                                             style: piece.context, joined: true)
                     for g in shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[piece.range])) {
                         out.append((Int32(piece.range.lowerBound - segmentStart) + g.end, g.width))
                     }

@@ -340,8 +340,8 @@ final class FastShaper {
     /// (digits, punctuation) when that letter is not Latin: Pango's script runs carry over
     /// neutral characters, and the run's language can change their font.
     func shape(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-               rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
-        let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
+               rtl: Bool, style: FastStyleContext, joined: Bool = false) -> FastSegmentShape {
+        let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style, joined: joined)
         let hash = fastHash(key)
         tableLock.lockSpinning()
         let (y, _) = young.find(hash, key)
@@ -353,19 +353,20 @@ final class FastShaper {
         let old = promote(hash, key)
         tableLock.unlock()
         if let old { return old }
-        return shapeAndKeep(bytes, key: key, hash: hash, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
+        return shapeAndKeep(bytes, key: key, hash: hash, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style,
+                            joined: joined)
     }
 
     /// `shape(…)`'s numbers only: what `prepare` needs, found without touching the shape object
     /// (no reference counting) when the segment is in the young generation.
     @inline(__always)
     func summary(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-                 rtl: Bool, style: FastStyleContext) -> FastSegmentSummary {
-        let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style)
+                 rtl: Bool, style: FastStyleContext, joined: Bool = false) -> FastSegmentSummary {
+        let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style, joined: joined)
         let hash = fastHash(key)
         if let known = cachedSummary(key, hash: hash) { return known }
         return FastSegmentSummary(shapeAndKeep(bytes, key: key, hash: hash, segment: segment, prefix: prefix,
-                                               context: context, rtl: rtl, style: style))
+                                               context: context, rtl: rtl, style: style, joined: joined))
     }
 
     /// The summary of the segment whose look-up key is `key`, when either generation has it (an
@@ -392,14 +393,15 @@ final class FastShaper {
     /// The look-up key in `scratch`: style, flags, prefix, segment, context.
     @inline(__always)
     private func makeKey(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-                         rtl: Bool, style: FastStyleContext) -> UnsafeRawBufferPointer {
+                         rtl: Bool, style: FastStyleContext, joined: Bool = false) -> UnsafeRawBufferPointer {
         let needed = Self.keyLength(segment: segment, prefix: prefix, context: context)
         if needed > scratchCapacity {
             scratch.deallocate()
             scratchCapacity = max(needed, 2 * scratchCapacity)
             scratch = .allocate(capacity: scratchCapacity)
         }
-        let n = Self.writeKey(scratch, bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, styleID: style.id)
+        let n = Self.writeKey(scratch, bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, styleID: style.id,
+                              joined: joined)
         return UnsafeRawBufferPointer(start: scratch, count: n)
     }
 
@@ -413,7 +415,7 @@ final class FastShaper {
     /// has room for `keyLength` bytes; returns its length. Any thread (it reads only `bytes`).
     @inline(__always) @discardableResult
     static func writeKey(_ out: UnsafeMutablePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>,
-                         prefix: Range<Int>?, context: Range<Int>?, rtl: Bool, styleID: UInt32) -> Int {
+                         prefix: Range<Int>?, context: Range<Int>?, rtl: Bool, styleID: UInt32, joined: Bool = false) -> Int {
         var n = 0
         @inline(__always) func put(_ r: Range<Int>) {
             if !r.isEmpty { (out + n).update(from: bytes.baseAddress! + r.lowerBound, count: r.count) }
@@ -422,7 +424,7 @@ final class FastShaper {
         var id = styleID.littleEndian
         withUnsafeBytes(of: &id) { (out + n).update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 4) }
         n += 4
-        out[n] = (rtl ? 1 : 0) | (prefix != nil ? 2 : 0) | (context != nil ? 4 : 0); n += 1
+        out[n] = (rtl ? 1 : 0) | (prefix != nil ? 2 : 0) | (context != nil ? 4 : 0) | (joined ? 8 : 0); n += 1
         if let prefix { put(prefix); out[n] = 1; n += 1 }
         put(segment)
         if let context { out[n] = 0; n += 1; put(context) }
@@ -433,11 +435,12 @@ final class FastShaper {
     /// the look-up). The caller holds the engine's lock (Pango), not `tableLock`.
     private func shapeAndKeep(_ bytes: UnsafeBufferPointer<UInt8>, key: UnsafeRawBufferPointer, hash: UInt64,
                               segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-                              rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
+                              rtl: Bool, style: FastStyleContext, joined: Bool = false) -> FastSegmentShape {
         // Shaping may build other keys (the style's probes): keep this one apart.
         let ownKey = [UInt8](key)
         func string(_ r: Range<Int>?) -> String? { r.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) } }
-        let made = shapeUncached(string(segment)!, prefix: string(prefix), context: string(context), rtl: rtl, style: style)
+        let made = shapeUncached(string(segment)!, prefix: string(prefix), context: string(context), rtl: rtl, style: style,
+                                 joined: joined)
         tableLock.lockSpinning(); defer { tableLock.unlock() }
         misses += 1
         return ownKey.withUnsafeBytes { key in
@@ -480,7 +483,11 @@ final class FastShaper {
     }
 
     /// Itemizes `text` on its own (base direction from its paragraph) and shapes every item.
-    func shapeUncached(_ text: String, prefix: String? = nil, context: String? = nil, rtl: Bool, style: FastStyleContext) -> FastSegmentShape {
+    /// `joined`: a piece of a word cut by a face edge (`FastFaces`): HarfBuzz sees the prefix and
+    /// the context as the text around it, as Pango shapes an item with its paragraph around it,
+    /// so letters keep their joining forms across the edge.
+    func shapeUncached(_ text: String, prefix: String? = nil, context: String? = nil, rtl: Bool, style: FastStyleContext,
+                       joined: Bool = false) -> FastSegmentShape {
         let bytes = Array(text.utf8)
         let length = Int32(bytes.count)
         let p = Int32(prefix?.utf8.count ?? 0)
@@ -531,7 +538,11 @@ final class FastShaper {
                 let offset = itemStart - p, count = itemEnd - itemStart
                 var analysis = itemAnalysis
                 let fid: Int32
-                pango_shape_with_flags(base + Int(itemStart), count, base + Int(itemStart), count, &analysis, glyphs, PANGO_SHAPE_NONE)
+                if joined {
+                    pango_shape_with_flags(base + Int(itemStart), count, base, itemized, &analysis, glyphs, PANGO_SHAPE_NONE)
+                } else {
+                    pango_shape_with_flags(base + Int(itemStart), count, base + Int(itemStart), count, &analysis, glyphs, PANGO_SHAPE_NONE)
+                }
                 if let font = analysis.font {
                     fid = fontID(font, language: analysis.language)
                     // As Pango: ascent and descent from the glyphs' logical extents, the line

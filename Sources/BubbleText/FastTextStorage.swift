@@ -123,9 +123,9 @@ struct FastStorageHeader {
     /// segments' offsets and the lines' ranges count.
     var text: String
     var context: FastStyleContext
-    var delegated: DelegatedText?
-    /// The runs set in other faces than the style's (nil: all in the style's own face).
-    var faces: FastFaces?
+    /// A `DelegatedText` (the text handed to Pango), a `FastFaces` (runs set in other faces than
+    /// the style's), or nil: one slot, so plain texts pay nothing for styles.
+    var extra: AnyObject?
     var count: Int32
     /// The engine that made it (`FastTextEngine.engineTag`; in the header's padding): its
     /// segments name that engine's line-metric classes, which another engine's differ from.
@@ -175,7 +175,7 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     static func make(text: String, context: FastStyleContext, count: Int, words: [UInt32],
                      delegated: DelegatedText?, engine: UInt32, faces: FastFaces? = nil) -> FastStorage {
         let made = unsafeDowncast(FastStorage.create(minimumCapacity: words.count) { _ in
-            FastStorageHeader(text: text, context: context, delegated: delegated, faces: faces, count: Int32(count), engine: engine)
+            FastStorageHeader(text: text, context: context, extra: delegated ?? faces, count: Int32(count), engine: engine)
         }, to: FastStorage.self)
         made.withUnsafeMutablePointerToElements { e in
             words.withUnsafeBufferPointer { if let base = $0.baseAddress { e.initialize(from: base, count: $0.count) } }
@@ -186,8 +186,14 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     var count: Int { Int(header.count) }
     var engine: UInt32 { header.engine }
     var context: FastStyleContext { header.context }
-    var delegated: PreparedText? { header.delegated?.prepared }
-    var faces: FastFaces? { header.faces }
+    var delegated: PreparedText? {
+        guard let extra = header.extra, type(of: extra) == DelegatedText.self else { return nil }
+        return unsafeDowncast(extra, to: DelegatedText.self).prepared
+    }
+    var faces: FastFaces? {
+        guard let extra = header.extra, type(of: extra) == FastFaces.self else { return nil }
+        return unsafeDowncast(extra, to: FastFaces.self)
+    }
 
     /// Bytes of this object as allocated: object header, storage header, the element capacity
     /// malloc gave (ManagedBuffer reads it from the allocation), and malloc's own 8 bytes.

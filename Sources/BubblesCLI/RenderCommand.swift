@@ -37,6 +37,7 @@ struct Render: ParsableCommand {
     @Option(help: "HTML pages: a number of messages per page, month (one page per month) or none (one page).") var split: String = "5000"
     @Flag(help: "HTML: load every photo at once (for printing) instead of lazily.") var noLazyImages = false
     @Flag(help: "HTML: give wrapped bubbles the width the Cairo layout gives them (measures every message; slower).") var shrinkWrap = false
+    @Flag(help: "PNG, PDF, SVG: draw spoilers as text. Without it a hatched box hides each one and its text is left out of the file (HTML reveals them on click).") var revealSpoilers = false
     @Option(help: "Name today's and yesterday's day separators relative to this date (YYYY-MM-DD or a date-time, in --tz); default: dates only.") var now: String?
     @Option(help: "Locale of day and time texts (e.g. en_US, en_GB, de_DE, fr_FR, ja_JP); default: English days, 24-hour times.") var locale: String?
     @Option(help: "Text engine: fast (cached segments and glyph runs, the default) or pango (a Pango layout per text, the reference).")
@@ -88,7 +89,7 @@ struct Render: ParsableCommand {
                                       pagination: pagination, lazyImages: !noLazyImages, shrinkWrap: shrinkWrap,
                                       now: try now.map { try parseDate($0, option: "--now", zone: try source.zone()) },
                                       locale: try BubblesCLI.locale(locale), textEngine: textEngine, timestamps: timestamps,
-                                      strict: source.strict)
+                                      strict: source.strict, revealSpoilers: revealSpoilers)
         if batch.all {
             // One output per conversation: the pages of one conversation are drawn on one core,
             // the conversations on all of them.
@@ -162,6 +163,8 @@ struct RenderSettings: Sendable {
     var textEngine: TextEngineKind
     var timestamps: Theme.TimestampPlacement?
     var strict: Bool
+    /// PNG, PDF, SVG: spoilers drawn as text.
+    var revealSpoilers = false
     /// PDF: parts painted in parallel (nil: the renderer's choice).
     var pdfParts: Int?
     /// HTML with `--all`: photos and fonts in this folder beside the pages, shared by all of them.
@@ -171,7 +174,7 @@ struct RenderSettings: Sendable {
     var signature: String {
         "\(kind.rawValue) \(theme ?? "-") \(dark) \(width) \(scale) \(rtl) \(pageHeight ?? 0) \(paper.width)x\(paper.height) "
             + "\(assets.rawValue) \(pagination) \(lazyImages) \(shrinkWrap) \(now?.timeIntervalSince1970 ?? 0) \(locale?.identifier ?? "-") "
-            + "\(textEngine.rawValue) \(timestamps.map { "\($0)" } ?? "-") \(strict) \(sharedAssets ?? "-")"
+            + "\(textEngine.rawValue) \(timestamps.map { "\($0)" } ?? "-") \(strict) \(sharedAssets ?? "-") \(revealSpoilers)"
     }
 
     /// Writes `conversation` to `target` (atomically); the files written and what could not be read.
@@ -222,6 +225,7 @@ struct RenderSettings: Sendable {
             options.locale = locale
             options.now = now
             options.strictMedia = strict
+            options.revealSpoilers = revealSpoilers
             options.pdfParts = pdfParts
             let renderer = shared != nil && textEngine == .fast
                 ? ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, engine: SharedTextEngine.fast)

@@ -22,12 +22,14 @@ struct TelegramTests {
         #expect(plain == [
             Message(sender: "user5012345678", direction: .incoming, date: Date(timeIntervalSince1970: 1_614_950_531),
                     text: "Did you see the eclipse photos?"),
+            // The entity array's bold piece and link are spans of the text.
             Message(sender: "user4098765432", direction: .outgoing, date: Date(timeIntervalSince1970: 1_614_950_600),
-                    text: "Not yet, send them!"),
+                    text: "Not yet, send them!", spans: [TextSpan(.bold, 9..<18)]),
             Message(sender: "user5012345678", direction: .incoming, date: Date(timeIntervalSince1970: 1_614_950_670),
                     text: "Here", image: ImageAttachment(path: photo, width: 0, height: 0, name: (photo as NSString).lastPathComponent)),
             Message(sender: "user4098765432", direction: .outgoing, date: Date(timeIntervalSince1970: 1_614_950_702),
-                    text: "Wow https://example.com/eclipse"),
+                    text: "Wow https://example.com/eclipse",
+                    spans: [TextSpan(.link, 4..<31, url: "https://example.com/eclipse")]),
             .system("Leo Park called (2:05)", date: Date(timeIntervalSince1970: 1_614_951_000)),
             // The sticker's file was not exported: a placeholder with its emoji.
             Message(sender: "user5012345678", direction: .incoming, date: Date(timeIntervalSince1970: 1_614_951_200),

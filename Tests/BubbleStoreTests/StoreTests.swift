@@ -289,3 +289,33 @@ struct StoreTests {
         #expect { try SQLiteStore(path: newer) } throws: { "\($0)".contains("newer BubbleKit") && "\($0)".contains("v99") }
     }
 }
+
+@Suite("BubbleStore: styled text")
+struct StyledStoreTests {
+    @Test("spans, forwards and edits are kept; a live edit's new text is plain; search finds the text without markers")
+    func styledRoundTrip() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var messages = (0..<3).map { message($0, id: "s\($0)") }
+        messages[0].text = "Look at this secret"
+        messages[0].spans = [TextSpan(.bold, 8..<12), TextSpan(.spoiler, 13..<19)]
+        messages[1].forwardedFrom = "Bob"
+        messages[2].edited = t0.addingTimeInterval(999)
+        var poll = MediaAttachment(kind: .poll, title: "Dinner?")
+        poll.answers = [PollAnswer(text: "Pizza", votes: 2, chosen: true)]
+        messages[2].attachment = poll
+        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let summary = try store.add(chat(messages), sourceFormat: "native", chatKey: "ana", title: nil, mediaFolder: dir)
+        let back = try store.load(summary.conversationID).messages
+        #expect(back[0].spans == messages[0].spans)
+        #expect(back[1].forwardedFrom == "Bob")
+        #expect(back[2].edited == messages[2].edited)
+        #expect(back[2].attachment?.answers == poll.answers)
+        #expect(back[1].spans.isEmpty && back[1].edited == nil)
+        let changed = try await store.edit(1, in: summary.conversationID, text: "now plain", by: "me")
+        _ = changed
+        let edited = try store.load(summary.conversationID).messages[0]
+        #expect(edited.text == "now plain")
+        #expect(edited.spans.isEmpty)
+    }
+}

@@ -236,6 +236,7 @@ public enum ConversationFile {
         "direction": "incoming, outgoing",
         "status": "sending, sent, delivered, read, failed",
         "kind": MediaAttachment.Kind.allCases.map(\.rawValue).joined(separator: ", "),
+        "style": TextSpan.Style.allCases.map(\.rawValue).joined(separator: ", "),
         // Theme files (docs/THEMES.md).
         "timestamps": "none, aboveGroup, inside, daySeparator, beside",
         "widthMode": "fit, balanced",

@@ -46,6 +46,16 @@ public struct SceneText: Hashable, Sendable {
     public var maxLines: Int?
     /// Styled ranges of `string` (faces, decorations, spoilers).
     public var spans: [TextSpan] = []
+    /// Where spoilers and code sit (page coordinates, a rect per line): for writers that place
+    /// text without an engine (SVG), which leave a spoiler's text out and draw a box instead.
+    public var areas: [SpanArea] = []
+}
+
+/// The rects a styled range covers, one per line.
+public struct SpanArea: Hashable, Sendable {
+    public var style: TextSpan.Style
+    public var range: Range<Int>
+    public var rects: [Rect]
 }
 
 /// Page geometry for an output.
@@ -274,9 +284,11 @@ public struct SceneBuilder {
             var spans = bubble.emojiOnly ? [] : message.shownSpans
             // Revealed spoilers are plain text (their faces stay).
             if revealSpoilers { spans.removeAll { $0.style == .spoiler } }
-            items.append(.text(SceneText(string: string, style: bubble.emojiOnly ? style.emojiText : style.text, color: look.textColor,
+            let textStyle = bubble.emojiOnly ? style.emojiText : style.text
+            items.append(.text(SceneText(string: string, style: textStyle, color: look.textColor,
                                          origin: moved(frame).origin, wrapWidth: bubble.textWrapWidth,
-                                         boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil, spans: spans)))
+                                         boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil, spans: spans,
+                                         areas: spanAreas(string, spans: spans, style: textStyle, bubble: bubble, origin: moved(frame).origin))))
         }
         for link in bubble.links {
             items.append(.link(url: link.url, rects: link.rects.map(moved), color: look.textColor))
@@ -297,6 +309,19 @@ public struct SceneBuilder {
         }
         items += surroundings(bubble, sender: message.sender, conversation: conversation, moved: moved, text: text)
         return items
+    }
+
+    /// The rects of a text's spoilers and code (what the SVG writer draws without an engine).
+    func spanAreas(_ string: String, spans: [TextSpan], style textStyle: TextStyle, bubble: BubbleLayout, origin: Point) -> [SpanArea] {
+        let wanted = spans.filter { $0.style == .spoiler || $0.style == .code || $0.style == .pre }
+        guard !wanted.isEmpty, let frame = bubble.textFrame else { return [] }
+        let prepared = try? measurer.engine.prepare(string, style: textStyle, spans: spans)
+        var widths: [(range: Range<Int>, width: Double)] = []
+        return wanted.compactMap { span in
+            let areas = try? measurer.linkAreas(string, found: [DetectedLink(range: span.range, url: "")], prepared: prepared,
+                                                text: bubble.text, boxWidth: frame.width, origin: origin, rangeWidths: &widths)
+            return areas?.first.map { SpanArea(style: span.style, range: span.range, rects: $0.rects) }
+        }
     }
 
     /// Labels outside the bubble, the avatar and the failed badge.
