@@ -369,15 +369,21 @@ struct BenchError: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-let cases: [(name: String, run: (Int) throws -> Figures)] = [
+/// One benchmark case: its name and what it runs for a message count.
+typealias BenchCase = (name: String, run: (Int) throws -> Figures)
+
+let layoutAndRenderCases: [BenchCase] = [
     ("layout-pango-naive", { try layoutCase(name: "layout-pango-naive", messages: $0, cached: false) }),
     ("layout-pango-cached", { try layoutCase(name: "layout-pango-cached", messages: $0, cached: true) }),
     ("layout-fast", { try fastLayoutCase(messages: $0) }),
+    ("layout-styled", { try styledCase(messages: $0) }),
     ("render-pdf", { _ in try renderCase(name: "render-pdf", format: .pdf) }),
     ("render-pdf-1part", { _ in try renderCase(name: "render-pdf-1part", format: .pdf, parts: 1) }),
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
+]
+let convertAndServeCases: [BenchCase] = [
     (convertCaseName(convertSizes[0]), { _ in try convertToolCase(size: convertSizes[0]) }),
     (convertCaseName(convertSizes[1]), { _ in try convertToolCase(size: convertSizes[1]) }),
     (convertCaseName(convertSizes[0], tool: false), { _ in try convertCase(size: convertSizes[0]) }),
@@ -385,8 +391,10 @@ let cases: [(name: String, run: (Int) throws -> Figures)] = [
     ("html-export", { _ in try htmlCase() }),
     ("serve-1m", { _ in try serveCase() }),
     ("live-ws", { _ in try liveCase() }),
-] + importCases.map { ic in (ic.name, { _ in try importCase(ic) }) } + storeCases
-    + backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
+]
+let importBenchCases: [BenchCase] = importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
+let backupBenchCases: [BenchCase] = backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
+let cases: [BenchCase] = layoutAndRenderCases + convertAndServeCases + importBenchCases + storeCases + backupBenchCases
 
 nonisolated(unsafe) var keptToTheEnd: [Any] = []
 
@@ -611,6 +619,8 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
     }
     print("notes: fast  \(fast.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
 }
+
+printStyled(results)
 
 // Rendering: BubbleKit (Cairo) vs headless Chromium printing the same messages.
 if let pdf = results["render-pdf"] {

@@ -316,7 +316,9 @@ public final class HTMLRowWriter {
                 appendStyledText(text, spans: spans, links: links && m.attachment == nil, body: &body, regular: &regular, bold: &bold)
             }
             if timeInside && !emojiOnly {
-                body.append(ParagraphDirection.lastParagraphIsRightToLeft(text) ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
+                let rtl = ParagraphDirection.lastParagraphIsRightToLeft(text)
+                body.append(m.edited == nil ? (rtl ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
+                                            : (rtl ? "<span class=\"z y e\"></span>" : "<span class=\"z e\"></span>"))
             }
             if m.image != nil { body.append("</div>") }
         }

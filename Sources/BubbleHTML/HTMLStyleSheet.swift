@@ -37,6 +37,8 @@ struct HTMLMetrics: Hashable, Sendable {
     var emoji: LineMetrics
     /// Widest "HH:mm" in the time style.
     var timeWidth: Double
+    /// Widest "edited HH:mm" (an edited message's time inside its bubble).
+    var editedTimeWidth: Double = 0
     /// Fallback face → Pango's distance between lines that use it, as a multiple of the font
     /// size (CJK lines are 1.448 em apart where Latin ones are 1.15 em).
     var faceLineHeights: [Int: Double] = [:]
@@ -56,22 +58,26 @@ struct HTMLMetrics: Hashable, Sendable {
     }
 
     static func measure(_ style: LayoutStyle, engine: PangoTextEngine) throws(LayoutError) -> HTMLMetrics {
-        var width = 0.0
+        var width = 0.0, edited = 0.0
         // Digits are tabular in the pinned fonts; measure a few anyway and keep the widest.
         for sample in ["00:00", "12:34", "23:59", "11:11", "20:48"] {
             do {
                 let t = try engine.layout(engine.prepare(sample, style: style.timeLabelText), maxWidth: 10_000, maxLines: nil)
                 width = max(width, t.width)
+                let e = try engine.layout(engine.prepare("edited " + sample, style: style.timeLabelText), maxWidth: 10_000, maxLines: nil)
+                edited = max(edited, e.width)
             } catch {
                 throw .text(error)
             }
         }
-        return HTMLMetrics(body: try .measure(style.text, engine: engine),
-                           separator: try .measure(style.separatorText, engine: engine),
-                           system: try .measure(style.systemText, engine: engine),
-                           time: try .measure(style.timeLabelText, engine: engine),
-                           emoji: try .measure(style.emojiText, engine: engine, sample: "\u{1F600}"),
-                           timeWidth: width)
+        var metrics = HTMLMetrics(body: try .measure(style.text, engine: engine),
+                                  separator: try .measure(style.separatorText, engine: engine),
+                                  system: try .measure(style.systemText, engine: engine),
+                                  time: try .measure(style.timeLabelText, engine: engine),
+                                  emoji: try .measure(style.emojiText, engine: engine, sample: "\u{1F600}"),
+                                  timeWidth: width)
+        metrics.editedTimeWidth = edited
+        return metrics
     }
 }
 
@@ -328,7 +334,7 @@ struct HTMLStyleSheet {
     func insideTimes() -> String {
         let t = style.timeLabelText
         var css = ".z{float:right;width:\(Self.px(metrics.timeWidth));height:\(Self.px(metrics.time.lastLine));margin-left:\(Self.px(style.timeInsideGap))}"
-        css += ".z.y{float:none;display:block;margin-left:0}"
+        css += ".z.y{float:none;display:block;margin-left:0}.z.e{width:\(Self.px(metrics.editedTimeWidth))}"
         css += ".b>time{position:absolute;white-space:nowrap;font-size:\(Self.px(t.size));line-height:\(Self.px(metrics.time.lastLine))}"
         for direction in [Direction.incoming, .outgoing] {
             let c = direction == .incoming ? "i" : "o"
