@@ -412,6 +412,7 @@ func firstLayoutRound(name: String, engine: any TextEngine, messages: Int) throw
 /// Cases for profiling one phase (`perf record … --case NAME`); not part of the table.
 let profileCases: [(name: String, run: (Int) throws -> Figures)] = [
     ("profile-first-layout", { try firstLayoutOnly(messages: $0) }),
+    ("profile-styled", { try styledFirstLayoutOnly(messages: $0) }),
 ]
 
 /// Further first layouts, which the driver runs after the two layout cases (not in the table

@@ -107,10 +107,11 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// inside one face is looked up as usual in that face's context, one that a face edge cuts is
     /// shaped piece by piece (as Pango itemizes at the edge) and its advances added. Lines are
     /// filled by the same arithmetic; drawing such a text goes through the reference engine with
-    /// the same attributes (`draw`). Styled texts are not kept in the prepared-text cache.
+    /// the same attributes (`draw`). Styled texts are kept in the prepared-text cache too, under a
+    /// key that holds their face runs.
     public func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
-        let sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
-        let runs = sanitized.utf8.count == text.utf8.count ? TextSpan.faceRuns(spans, in: sanitized.utf8) : []
+        var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
+        let runs = sanitized.utf8.count == text.utf8.count ? sanitized.withUTF8 { TextSpan.faceRuns(spans, in: $0) } : []
         guard !runs.isEmpty else {
             let plain = try prepare(text, style: style)
             return PreparedText(text: text, style: style, spans: spans, storage: plain.storage)
@@ -118,7 +119,18 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         try PangoTextEngine.validate(style)
         let base = try threadContext(style)
         var faceRuns: [(range: Range<Int>, context: FastStyleContext)] = []
-        for run in runs { faceRuns.append((run.range, try threadContext(style.face(run.face)))) }
+        faceRuns.reserveCapacity(runs.count)
+        for run in runs { faceRuns.append((run.range, try faceContext(base, run.face))) }
+        // The prepared-text cache, keyed by the text, the style and the face runs (checked on a hit).
+        var key = sanitized.withUTF8 { fastHash(UnsafeRawBufferPointer($0)) } ^ UInt64(base.id)
+        for run in faceRuns {
+            key = (key ^ UInt64(run.range.lowerBound) << 20 ^ UInt64(run.range.upperBound) << 40 ^ UInt64(run.context.id)) &* 0xBF58_476D_1CE4_E5B9
+        }
+        key = (key | 1) &* 0x9E37_79B9_7F4A_7C15
+        let shard = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)]
+        if preparedCapacity > 0, let hit = shard.find(key, context: base, text: sanitized), hit.faces?.same(faceRuns) == true {
+            return PreparedText(text: text, style: style, spans: spans, storage: hit)
+        }
         let faces = FastFaces(faceRuns)
         let mine = PrepareThreadState.current.entry(for: engineID)
         let scratch = mine.scratch.inUse ? PrepareScratch() : mine.scratch
@@ -132,13 +144,25 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     let s = scratch.segments[k]
                     let shaped = s.start..<(s.end - s.separator)
                     guard faces.touches(shaped) else { continue }
-                    scratch.segments[k].known = styledSummary(bytes, s, pieces: faces.pieces(of: shaped, plain: base), scratch: scratch)
+                    scratch.segments[k].known = styledSummary(bytes, s, faces: faces, plain: base, scratch: scratch)
                 }
             }
         }
         let storage = try makeStorage(text, sanitized: sanitized, style: style, context: base, plan: plan, scratch: scratch,
                                       spans: spans, faces: faces)
+        if preparedCapacity > 0, storage.faces != nil { shard.insert(key, storage) }
         return PreparedText(text: text, style: style, spans: spans, storage: storage)
+    }
+
+    /// The context of `base`'s style in `face`: kept in the base context once made (a slot per
+    /// face, written once under the lock; read without it).
+    private func faceContext(_ base: FastStyleContext, _ face: TextFace) throws(TextError) -> FastStyleContext {
+        let slot = Int(face.rawValue & 7)
+        if let known = base.faces[slot] { return known.takeUnretainedValue() }
+        let made = try styleContext(base.style.face(face))
+        lock.lock(); defer { lock.unlock() }
+        if base.faces[slot] == nil { base.faces[slot] = Unmanaged.passUnretained(made) }
+        return made
     }
 
     /// The context of `style` through the thread's recent ones (`prepare`'s look-up).
@@ -153,35 +177,60 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// One segment cut by face edges: its pieces' advances added (each piece but the last with
     /// its trailing spaces), the last piece's spaces hanging, the union of their line metrics.
-    private func styledSummary(_ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment,
-                               pieces: [(range: Range<Int>, context: FastStyleContext)], scratch: PrepareScratch) -> SegmentMemo.Value {
-        var content: Int64 = 0, space: Int32 = 0
+    private func styledSummary(_ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment, faces: FastFaces,
+                               plain: FastStyleContext, scratch: PrepareScratch) -> SegmentMemo.Value {
+        var content: Int64 = 0, space: Int32 = 0, pendingSpace: Int32 = 0
         var metric: FastLineMetrics?
+        var firstMetric: UInt8?, sameMetric = true
         var unmodelled = false
         let shaped = s.start..<(s.end - s.separator)
-        for (i, piece) in pieces.enumerated() {
-            let last = i == pieces.count - 1
-            let (prefix, context) = Self.pieceSurroundings(piece.range, of: shaped, prefix: s.prefix, context: s.context)
+        faces.forEachPiece(of: shaped, plain: plain) { range, pieceContext in
+            let piece = (range: range, context: pieceContext)
+            let (prefix, context, joined) = Self.pieceSurroundings(bytes, piece.range, of: shaped, prefix: s.prefix, context: s.context)
             let length = FastShaper.keyLength(segment: piece.range, prefix: prefix, context: context)
             if scratch.key.count < length { scratch.key = [UInt8](repeating: 0, count: max(length, 2 * scratch.key.count)) }
             let shape = scratch.key.withUnsafeMutableBufferPointer { buffer in
                 FastShaper.writeKey(buffer.baseAddress!, bytes, segment: piece.range, prefix: prefix, context: context,
-                                    rtl: s.rightToLeft, styleID: piece.context.id, joined: true)
+                                    rtl: s.rightToLeft, styleID: piece.context.id, joined: joined)
                 let key = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
-                if let known = shaper.cachedSummary(key, hash: fastHash(key)) { return known }
-                lock.lockSpinning(); defer { lock.unlock() }
-                return shaper.summary(bytes, segment: piece.range, prefix: prefix, context: context, rtl: s.rightToLeft,
-                                      style: piece.context, joined: true)
+                // The thread's memo first (no lock), as for plain segments; then the shared cache.
+                let memoable = length <= SegmentMemo.keyBytes
+                let memoHash = memoable ? SegmentMemo.hash(buffer.baseAddress!, length: length, seed: SegmentMemo.wholeKey) : 0
+                if memoable, let known = scratch.memo.find(memoHash, seed: SegmentMemo.wholeKey, buffer.baseAddress!, length: length) {
+                    return known.summary
+                }
+                let found: FastSegmentSummary
+                if let known = shaper.cachedSummary(key, hash: fastHash(key)) { found = known } else {
+                    lock.lockSpinning(); defer { lock.unlock() }
+                    found = shaper.summary(bytes, segment: piece.range, prefix: prefix, context: context, rtl: s.rightToLeft,
+                                           style: piece.context, joined: joined)
+                }
+                if memoable {
+                    // `summary` may have used the scratch key's buffer: write the key again.
+                    FastShaper.writeKey(buffer.baseAddress!, bytes, segment: piece.range, prefix: prefix, context: context,
+                                        rtl: s.rightToLeft, styleID: piece.context.id, joined: joined)
+                    scratch.memo.insert(memoHash, seed: SegmentMemo.wholeKey, buffer.baseAddress!, length: length,
+                                        SegmentMemo.Value(summary: found, spaceIndex: -1))
+                }
+                return found
             }
             unmodelled = unmodelled || shape.unmodelled
-            content += Int64(shape.content) + (last ? 0 : Int64(shape.space))
-            if last { space = shape.space }
+            // Each piece's trailing spaces count once a piece follows; the last one's hang.
+            content += Int64(pendingSpace) + Int64(shape.content)
+            pendingSpace = shape.space
+            space = shape.space
+            if let f = firstMetric { sameMetric = sameMetric && f == shape.metric } else { firstMetric = shape.metric }
             let m = shaper.metricTable[Int(shape.metric)]
             metric = metric.map { $0.union(m) } ?? m
         }
-        lock.lockSpinning()
-        let id = shaper.metricID(metric!)
-        lock.unlock()
+        // Pieces in fonts of the same line metrics (most): that class; else the union's, made
+        // under the lock.
+        let id: UInt8
+        if sameMetric, let f = firstMetric { id = f } else {
+            lock.lockSpinning()
+            id = shaper.metricID(metric!)
+            lock.unlock()
+        }
         let summary = FastSegmentSummary(content: Int32(clamping: content), space: space, metric: id,
                                          unmodelled: unmodelled || Int(id) >= Self.metricClassLimit)
         return SegmentMemo.Value(summary: summary, spaceIndex: -1)
@@ -190,11 +239,25 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// What a piece of a segment is shaped with around it: the segment's bytes before it (the
     /// first piece: the segment's script prefix) and after it (the last piece: the segment's
     /// space context), so joining and itemization see the whole word.
-    static func pieceSurroundings(_ piece: Range<Int>, of segment: Range<Int>, prefix: Range<Int>?,
-                                  context: Range<Int>?) -> (Range<Int>?, Range<Int>?) {
-        let before = piece.lowerBound > segment.lowerBound ? segment.lowerBound..<piece.lowerBound : prefix
-        let after = piece.upperBound < segment.upperBound ? piece.upperBound..<segment.upperBound : context
-        return (before, after)
+    /// A cut next to a space needs no context on that side (nothing joins across a space): the
+    /// piece is then looked up as a word of its own (`joined` false), which most cuts are —
+    /// `**word** next`: "word" in bold, its trailing space in the regular face.
+    static func pieceSurroundings(_ bytes: UnsafeBufferPointer<UInt8>, _ piece: Range<Int>, of segment: Range<Int>,
+                                  prefix: Range<Int>?, context: Range<Int>?) -> (before: Range<Int>?, after: Range<Int>?, joined: Bool) {
+        func space(_ i: Int) -> Bool { bytes[i] == 0x20 || bytes[i] == 0x09 }
+        var joined = false
+        var before = prefix, after = context
+        if piece.lowerBound > segment.lowerBound {
+            if space(piece.lowerBound - 1) || space(piece.lowerBound) { before = nil } else {
+                before = segment.lowerBound..<piece.lowerBound; joined = true
+            }
+        }
+        if piece.upperBound < segment.upperBound {
+            if space(piece.upperBound - 1) || space(piece.upperBound) { after = nil } else {
+                after = piece.upperBound..<segment.upperBound; joined = true
+            }
+        }
+        return (before, after, joined)
     }
 
     /// `prepare` once the text is sanitised and hashed and its style's context found.
@@ -872,9 +935,10 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             return storage.withText { bytes in
                 var out: [(end: Int32, width: Int32)] = []
                 for piece in faces.pieces(of: segmentStart..<segmentEnd, plain: storage.context) {
-                    let (before, after) = Self.pieceSurroundings(piece.range, of: segmentStart..<segmentEnd, prefix: nil, context: nil)
+                    let (before, after, joined) = Self.pieceSurroundings(bytes, piece.range, of: segmentStart..<segmentEnd,
+                                                                         prefix: nil, context: nil)
                     let shape = shaper.shape(bytes, segment: piece.range, prefix: before, context: after, rtl: rtl,
-                                             style: piece.context, joined: true)
+                                             style: piece.context, joined: joined)
                     for g in shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[piece.range])) {
                         out.append((Int32(piece.range.lowerBound - segmentStart) + g.end, g.width))
                     }

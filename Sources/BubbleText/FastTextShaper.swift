@@ -121,6 +121,8 @@ final class FastStyleContext {
     /// font): ASCII-only segments are shaped with it without itemizing.
     var asciiAnalysis: PangoAnalysis?
     var asciiItem: UnsafeMutablePointer<PangoItem>?
+    /// This style's contexts in other faces (`TextFace.rawValue` 0…7), made on first use.
+    var faces = [Unmanaged<FastStyleContext>?](repeating: nil, count: 8)
 
     init(id: UInt32, style: TextStyle, attributes: OpaquePointer) {
         self.id = id; self.style = style; self.attributes = attributes

@@ -95,15 +95,27 @@ final class FastFaces {
     /// the runs).
     func pieces(of range: Range<Int>, plain: FastStyleContext) -> [(range: Range<Int>, context: FastStyleContext)] {
         var out: [(range: Range<Int>, context: FastStyleContext)] = []
+        forEachPiece(of: range, plain: plain) { out.append(($0, $1)) }
+        return out
+    }
+
+    /// `pieces(of:plain:)` handed to `body` one at a time, in order, without an array; `last` is
+    /// true for the final piece.
+    @inline(__always)
+    func forEachPiece(of range: Range<Int>, plain: FastStyleContext, _ body: (Range<Int>, FastStyleContext) -> Void) {
         var at = range.lowerBound
         for run in runs where run.range.upperBound > range.lowerBound && run.range.lowerBound < range.upperBound {
             let lo = max(run.range.lowerBound, range.lowerBound), hi = min(run.range.upperBound, range.upperBound)
-            if lo > at { out.append((at..<lo, plain)) }
-            out.append((lo..<hi, run.context))
+            if lo > at { body(at..<lo, plain) }
+            body(lo..<hi, run.context)
             at = hi
         }
-        if at < range.upperBound { out.append((at..<range.upperBound, plain)) }
-        return out
+        if at < range.upperBound { body(at..<range.upperBound, plain) }
+    }
+
+    /// True when these are exactly `other`'s runs (ranges and faces).
+    func same(_ other: [(range: Range<Int>, context: FastStyleContext)]) -> Bool {
+        runs.count == other.count && zip(runs, other).allSatisfy { $0.range == $1.range && $0.context === $1.context }
     }
 
     /// True when a run touches bytes `range`.

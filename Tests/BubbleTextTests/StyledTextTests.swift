@@ -103,6 +103,24 @@ enum StyledCorpus {
         }
     }
 
+    /// Prepared texts are cached by text and face runs: the same text with other faces is
+    /// prepared again, the same faces give the cached storage.
+    @Test func theCacheTellsFacesApart() throws {
+        let fast = FastTextEngine()
+        let pango = PangoTextEngine()
+        let text = "wide words here"
+        let cases: [[TextSpan]] = [[TextSpan(.bold, 0..<4)], [TextSpan(.code, 5..<10)], [TextSpan(.bold, 0..<4)], [], [TextSpan(.italic, 0..<15)]]
+        var storages: [AnyObject?] = []
+        for spans in cases {
+            let f = try fast.prepare(text, style: body, spans: spans)
+            storages.append(f.storage)
+            let p = try pango.layout(pango.prepare(text, style: body, spans: spans), maxWidth: 500, maxLines: nil).width
+            #expect(abs(try fast.layout(f, maxWidth: 500, maxLines: nil).width - p) < 0.01, "\(spans)")
+        }
+        #expect(storages[0] === storages[2])
+        #expect(storages[0] !== storages[1] && storages[0] !== storages[3])
+    }
+
     @Test func spansOnACleanedTextAreDroppedByBothEngines() throws {
         // A control character sanitising removes moves offsets: both engines measure plain text.
         let text = "a\u{1}bcd efg"

@@ -128,7 +128,7 @@ struct ConvertCLITests {
     static func rows(json data: Data) throws -> [Row] {
         let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(root["format"] as? String == "bubblekit-conversation")
-        #expect(root["version"] as? Int == 1)
+        #expect(root["version"] as? Int == 2)
         var names: [String: String] = [:]
         for p in root["participants"] as? [[String: Any]] ?? [] { names[p["id"] as! String] = p["name"] as? String }
         let me = root["me"] as? String
@@ -160,6 +160,13 @@ struct ConvertCLITests {
 
         // Every referenced photo is there, relative to the JSON file.
         let root = try JSONSerialization.jsonObject(with: a) as! [String: Any]
+        // Formatting is kept: the Telegram fixture's bold piece and link are spans of the text.
+        if fixture == "telegram-single/result.json" {
+            let spans = (root["messages"] as! [[String: Any]]).compactMap { $0["spans"] as? [[String: Any]] }
+            #expect(spans.count == 2)
+            #expect(spans.first?.first?["style"] as? String == "bold")
+            #expect(spans.first?.first?["start"] as? Int == 9 && spans.first?.first?["end"] as? Int == 18)
+        }
         for m in root["messages"] as! [[String: Any]] {
             if let path = (m["image"] as? [String: Any])?["path"] as? String {
                 #expect(!path.hasPrefix("/"), "relative: \(path)")

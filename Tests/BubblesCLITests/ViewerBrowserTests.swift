@@ -281,7 +281,7 @@ struct ViewerBrowserTests {
             return {video: v ? v.getBoundingClientRect().height : 0, avatar: a ? a.getBoundingClientRect().width : 0, worst: Math.max(...off.map(Math.abs)), n: blocks.length};
             """) as? [String: Any])
         #expect((r["video"] as? Double ?? 0) > 100 && (r["avatar"] as? Double ?? 0) > 20, "\(r)")
-        #expect((r["worst"] as? Double ?? 99) <= 1 && r["n"] as? Int == 17, "\(r)")
+        #expect((r["worst"] as? Double ?? 99) <= 1 && r["n"] as? Int == 23, "\(r)")
         // The three-photo grid (incoming, beside the avatar column) is the engine's size at this width.
         let column = try #require(try b.run("return bubbleViewer.width()") as? Double)
         let box = try #require(try b.run("const g = document.querySelector('.gr').getBoundingClientRect(); return [g.width, g.height];") as? [Double])

@@ -81,20 +81,24 @@ extension TextSpan {
     /// UTF-8 scalar boundaries of `bytes`; `offset` shifts every span first (a label shown
     /// before the text).
     public static func faceRuns(_ spans: [TextSpan], in bytes: some Collection<UInt8>, offset: Int = 0) -> [FaceRun] {
-        let faced = spans.filter { $0.style.changesFace && !$0.range.isEmpty }
-        guard !faced.isEmpty else { return [] }
-        let b = Array(bytes)
+        guard spans.contains(where: { $0.style.changesFace && !$0.range.isEmpty }) else { return [] }
+        return Array(bytes).withUnsafeBufferPointer { faceRuns(spans, in: $0, offset: offset) }
+    }
+
+    /// `faceRuns` over a text's UTF-8 bytes in place.
+    public static func faceRuns(_ spans: [TextSpan], in b: UnsafeBufferPointer<UInt8>, offset: Int = 0) -> [FaceRun] {
+        guard spans.contains(where: { $0.style.changesFace && !$0.range.isEmpty }) else { return [] }
+        let faced = spans.lazy.filter { $0.style.changesFace && !$0.range.isEmpty }
         let count = b.count
         func boundary(_ i: Int) -> Int {
             var j = min(max(0, i), count)
             while j < count, b[j] & 0xC0 == 0x80 { j += 1 }
             return j
         }
-        var cuts: Set<Int> = []
-        for s in faced {
-            cuts.insert(boundary(s.range.lowerBound + offset)); cuts.insert(boundary(s.range.upperBound + offset))
-        }
-        let points = cuts.sorted()
+        var points: [Int] = []
+        points.reserveCapacity(2 * spans.count)
+        for s in faced { points.append(boundary(s.range.lowerBound + offset)); points.append(boundary(s.range.upperBound + offset)) }
+        points.sort()
         var runs: [FaceRun] = []
         for (a, z) in zip(points, points.dropFirst()) where z > a {
             var face: TextFace = []
