@@ -463,3 +463,27 @@ public struct Conversation: Hashable, Sendable, Codable {
         return participants.first { $0.id == id }
     }
 }
+
+extension Message {
+    /// Every key but `date` and `direction` may be missing (files written before spans, edits
+    /// and forwards existed decode as before).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(kind: try c.decodeIfPresent(Kind.self, forKey: .kind) ?? .message,
+                  sender: try c.decodeIfPresent(String.self, forKey: .sender),
+                  direction: try c.decode(Direction.self, forKey: .direction),
+                  date: try c.decode(Date.self, forKey: .date),
+                  text: try c.decodeIfPresent(String.self, forKey: .text),
+                  images: try c.decodeIfPresent([ImageAttachment].self, forKey: .images) ?? [],
+                  id: try c.decodeIfPresent(String.self, forKey: .id),
+                  reactions: try c.decodeIfPresent([Reaction].self, forKey: .reactions) ?? [],
+                  reply: try c.decodeIfPresent(ReplyReference.self, forKey: .reply),
+                  status: try c.decodeIfPresent(MessageStatus.self, forKey: .status),
+                  statusDate: try c.decodeIfPresent(Date.self, forKey: .statusDate),
+                  wallTime: try c.decodeIfPresent(WallTime.self, forKey: .wallTime),
+                  attachment: try c.decodeIfPresent(MediaAttachment.self, forKey: .attachment),
+                  spans: try c.decodeIfPresent([TextSpan].self, forKey: .spans) ?? [],
+                  forwardedFrom: try c.decodeIfPresent(String.self, forKey: .forwardedFrom),
+                  edited: try c.decodeIfPresent(Date.self, forKey: .edited))
+    }
+}
