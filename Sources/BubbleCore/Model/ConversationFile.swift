@@ -115,25 +115,20 @@ public enum ConversationFile {
                 throw ConversationFileError(path: path, location: "messages[\(i)].reactions[\(j)]",
                                             reason: "needs a non-empty emoji and a count ≥ 1")
             }
-            var statusDate: Date?
-            if let s = m.statusDate {
+            // An optional instant: read, or an error naming the field.
+            func instant(_ s: String?, _ field: String) throws(ConversationFileError) -> Date? {
+                guard let s else { return nil }
                 guard let d = parseDate(s) else {
-                    throw ConversationFileError(path: path, location: "messages[\(i)].statusDate",
+                    throw ConversationFileError(path: path, location: "messages[\(i)].\(field)",
                                                 reason: "\"\(s)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
                 }
-                statusDate = d
+                return d
             }
+            let statusDate = try instant(m.statusDate, "statusDate")
             if let spans = m.spans, let (j, why) = TextSpan.problem(spans, text: m.text) {
                 throw ConversationFileError(path: path, location: "messages[\(i)].spans[\(j)]", reason: why)
             }
-            var edited: Date?
-            if let s = m.edited {
-                guard let d = parseDate(s) else {
-                    throw ConversationFileError(path: path, location: "messages[\(i)].edited",
-                                                reason: "\"\(s)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
-                }
-                edited = d
-            }
+            let edited = try instant(m.edited, "edited")
             if let from = m.from, !ids.isEmpty, !ids.contains(from) {
                 throw ConversationFileError(path: path, location: "messages[\(i)].from",
                                             reason: "\"\(from)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
