@@ -81,13 +81,17 @@ func printStyled(_ results: [String: Figures]) {
     print("notes: \(f.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
 }
 
-/// The styled conversation's first layout alone, on a fresh engine (`perf record … --case
+/// The styled texts through the engine alone (prepare + layout), on a fresh engine (`perf record … --case
 /// profile-styled`).
 func styledFirstLayoutOnly(messages: Int) throws -> Figures {
     let (plain, _) = layoutConversation(messages: messages)
     let styled = styledConversation(plain)
     let engine = FastTextEngine()
-    let (layout, wall, _) = try timedFirstLayout(ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc), styled)
-    keptToTheEnd = [layout, engine]
-    return Figures(name: "profile-styled", messages: messages, microsPerMessage: ["first layout": wall], peakMemoryMB: peakMemoryMB(), notes: [:])
+    let texts = styled.messages.compactMap { m in m.text.map { ($0, m.spans) } }
+    let style = LayoutStyle().text
+    let wall = try timed(texts.count) {
+        for (t, spans) in texts { _ = try engine.layout(engine.prepare(t, style: style, spans: spans), maxWidth: 250, maxLines: nil) }
+    }
+    keptToTheEnd = [engine]
+    return Figures(name: "profile-styled", messages: messages, microsPerMessage: ["engine only": wall], peakMemoryMB: peakMemoryMB(), notes: [:])
 }
