@@ -183,7 +183,7 @@ enum WhatsAppImporter {
             var edited = false, spans: [TextSpan] = []
             if entry.author != nil {
                 (text, edited) = WhatsAppMarkup.editedMarker(text)
-                (text, spans) = WhatsAppMarkup.parse(text)
+                (text, spans) = ChatMarkup.parse(text)
             }
             entry.text = text.isEmpty ? nil : text
             if entry.text == nil && entry.image == nil && entry.attachment == nil {

@@ -85,7 +85,10 @@ struct LiveAPI: Sendable {
             guard let n = (v as? NSNumber)?.int64Value, n >= 1 else { throw APIError.badRequest("replyTo: expected a sequence number ≥ 1") }
             return n
         }
-        let new = NewMessage(clientID: uuid.uuidString.lowercased(), text: blank ? nil : text, sender: sender, photo: photo, replyTo: replyTo)
+        // What was typed, read as chat markup: `*bold*` is stored as "bold" with a bold span.
+        let (plain, spans) = blank ? ("", []) : Self.markup(text ?? "")
+        let new = NewMessage(clientID: uuid.uuidString.lowercased(), text: blank ? nil : plain, sender: sender, photo: photo, replyTo: replyTo,
+                             spans: spans)
         return try await write(conversation) { try await store.add(new, to: conversation) }
     }
 
@@ -97,7 +100,15 @@ struct LiveAPI: Sendable {
             throw APIError.badRequest("text: empty or only spaces; delete the message instead")
         }
         try checkSize(text)
-        return try await write(conversation) { try await store.edit(seq, in: conversation, text: text, by: sender) }
+        let (plain, spans) = Self.markup(text)
+        return try await write(conversation) { try await store.edit(seq, in: conversation, text: plain, spans: spans, by: sender) }
+    }
+
+    /// Typed text read as chat markup (`ChatMarkup`); text that would be left blank without its
+    /// markers (`` ` ` ``) is kept as typed.
+    static func markup(_ text: String) -> (String, [TextSpan]) {
+        let (plain, spans) = ChatMarkup.parse(text)
+        return plain.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? (text, []) : (plain, spans)
     }
 
     func delete(_ conversation: Int64, _ seq: Int64, sender: String) async throws -> StoredChange {

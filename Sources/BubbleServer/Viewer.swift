@@ -653,7 +653,7 @@ enum Viewer {
             setMode({ kind: "reply", seq: m.seq, name: m.senderName || m.sender, snippet: (m.text || "Photo").slice(0, 60) });
           } else if (b.dataset.act === "edit") {
             setMode({ kind: "edit", seq: m.seq });
-            text.value = m.text || ""; grow();
+            text.value = m.markup || m.text || ""; grow();
           } else if (b.dataset.act === "delete") {
             if (b.textContent !== "Delete?") { b.textContent = "Delete?"; return; }
             request("DELETE", "/messages/" + m.seq + "?sender=" + encodeURIComponent(sendas.value));

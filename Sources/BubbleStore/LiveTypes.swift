@@ -31,8 +31,12 @@ public struct NewMessage: Sendable, Hashable {
     /// The sequence number of the message it answers.
     public var replyTo: Int64?
     public var date: Date
-    public init(clientID: String, text: String?, sender: String, photo: ImageAttachment? = nil, replyTo: Int64? = nil, date: Date = Date()) {
+    /// Styled ranges of `text` (`ChatMarkup.parse` of what was typed).
+    public var spans: [TextSpan]
+    public init(clientID: String, text: String?, sender: String, photo: ImageAttachment? = nil, replyTo: Int64? = nil, date: Date = Date(),
+                spans: [TextSpan] = []) {
         self.clientID = clientID; self.text = text; self.sender = sender; self.photo = photo; self.replyTo = replyTo; self.date = date
+        self.spans = spans
     }
 }
 

@@ -46,6 +46,7 @@ extension SQLiteStore {
             }
             var m = Message(sender: new.sender, direction: new.sender == owner ? .outgoing : .incoming, date: new.date,
                             text: new.text, id: new.clientID)
+            if new.text != nil, TextSpan.problem(new.spans, text: new.text) == nil { m.spans = new.spans }
             if let photo = new.photo { m.images = [photo] }
             // Committed: "Sent" under the newest message of whoever sees it as theirs (the
             // renderers show a status on outgoing messages only).
@@ -77,12 +78,13 @@ extension SQLiteStore {
         }
     }
 
-    /// Replaces the text of message `seq`, written by `sender`.
-    public func edit(_ seq: Int64, in conversation: Int64, text: String, by sender: String) async throws -> StoredChange {
+    /// Replaces the text of message `seq`, written by `sender`, and its styled ranges (none:
+    /// plain text).
+    public func edit(_ seq: Int64, in conversation: Int64, text: String, spans: [TextSpan] = [], by sender: String) async throws -> StoredChange {
         try await modify(seq, in: conversation, by: sender, kind: .edit) { m in
             guard m.attachment?.kind != .deleted else { throw LiveError(.conflict, "message \(seq) is deleted; it cannot be edited") }
             m.text = text
-            m.spans = []   // the new text is plain
+            m.spans = TextSpan.problem(spans, text: text) == nil ? spans : []
             m.edited = Date()
         }
     }

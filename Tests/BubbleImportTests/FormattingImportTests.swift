@@ -6,7 +6,7 @@ import Testing
 
 /// "text with *bold*" → the text and its spans as (style, substring) pairs, for readable cases.
 private func read(_ markup: String) -> (String, [String]) {
-    let (text, spans) = WhatsAppMarkup.parse(markup)
+    let (text, spans) = ChatMarkup.parse(markup)
     let bytes = Array(text.utf8)
     return (text, spans.map { "\($0.style.rawValue):" + String(decoding: bytes[$0.range], as: UTF8.self) })
 }
@@ -40,6 +40,17 @@ struct FormattingImportTests {
         let (t, s) = read(markup)
         #expect(t == markup)
         #expect(s.isEmpty)
+    }
+
+    @Test("format puts the markers back: parse(format(text, spans)) is the same text and spans", arguments: [
+        "Look at *this*", "_so_ ~wrong~ *really*", "run `make test` now", "```let x = *1*\nprint(x)```", "> the original\nmy answer",
+        "*_both_*", "*bold*, then _it_.", "plain text",
+    ])
+    func formatRoundTrip(_ markup: String) {
+        let (text, spans) = ChatMarkup.parse(markup)
+        #expect(ChatMarkup.format(text, spans: spans) == markup)
+        let again = ChatMarkup.parse(ChatMarkup.format(text, spans: spans))
+        #expect(again.text == text && again.spans == spans)
     }
 
     @Test("nothing inside code is formatted")

@@ -19,6 +19,30 @@ struct LiveCLITests {
         return try #require((r.json as? [String: Any])?["id"] as? Int)
     }
 
+    @Test("typed markup: *bold* is stored as bold text (markers gone), shown bold on the page, given back as markup to edit; literal stars stay")
+    func typedMarkup() throws {
+        let s = try Self.server()
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        let sent = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": "*hi* there `x_y`", "sender": "me"])
+        #expect(sent.status == 201)
+        let m = try #require(sent.json as? [String: Any])
+        #expect(m["text"] as? String == "hi there x_y")
+        let spans = (m["spans"] as? [[String: Any]])?.map { "\($0["style"]!) \($0["start"]!)-\($0["end"]!)" }
+        #expect(spans == ["bold 0-2", "code 9-12"])
+        #expect(m["markup"] as? String == "*hi* there `x_y`")
+        let literal = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": "2*3*4 = 24", "sender": "ann"])
+        #expect((literal.json as? [String: Any])?["text"] as? String == "2*3*4 = 24" && (literal.json as? [String: Any])?["spans"] == nil)
+        // An edit reads markup too; without markers the text is plain again.
+        let edited = try s.call("PATCH", "/api/v1/conversations/\(c)/messages/1", ["text": "_now_ italic", "sender": "me"])
+        #expect((edited.json as? [String: Any])?["text"] as? String == "now italic")
+        #expect(((edited.json as? [String: Any])?["spans"] as? [[String: Any]])?.first?["style"] as? String == "italic")
+        let page = try HTTP.request(port: s.port, method: "GET", path: "/c/\(c)")
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains("<em>now</em> italic"), "the page shows the styled text")
+        #expect(html.contains("2*3*4 = 24"))
+    }
+
     @Test("API: create, send once per clientId (201 then 200 with the same message), refusals store nothing, edit/delete by the author, reactions, replies, catch-up")
     func api() throws {
         let s = try Self.server()
