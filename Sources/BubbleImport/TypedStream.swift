@@ -23,6 +23,10 @@ struct TypedStream {
 
     private let b: [UInt8]
     private var i = 0
+    /// Objects inside objects being read: a damaged or hostile archive nested deeper than any
+    /// attributed string is refused, not followed until the stack runs out.
+    private var depth = 0
+    private static let maxDepth = 32
     private(set) var strings: [String] = []
     private(set) var objects: [Entry] = []
     private static let start: UInt8 = 0x84, empty: UInt8 = 0x85, end: UInt8 = 0x86, reference: UInt8 = 0x92
@@ -140,6 +144,9 @@ struct TypedStream {
             guard tag >= Self.reference, n < objects.count else { throw Bad() }
             return .object(n)
         }
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maxDepth else { throw Bad() }
         let slot = objects.count
         objects.append(.placeholder)
         guard let name = try classChain() else { throw Bad() }

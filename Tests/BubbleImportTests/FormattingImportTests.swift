@@ -53,6 +53,16 @@ struct FormattingImportTests {
         #expect(again.text == text && again.spans == spans)
     }
 
+    @Test("a long line of unclosed markers reads as it is (each closer is looked up, not searched for)")
+    func unclosedMarkers() {
+        // 180,000 characters, 60,000 openers and not one closer: a search per opener to the
+        // line's end would take minutes.
+        let line = "```` " + String(repeating: "*a _b ~c ", count: 20_000)
+        let (text, spans) = ChatMarkup.parse(line)
+        #expect(text.utf8.count == line.utf8.count && text == line)
+        #expect(spans.count == 0)
+    }
+
     @Test("nothing inside code is formatted")
     func codeIsLiteral() {
         #expect(read("`*not bold*` but *this*") == ("*not bold* but this", ["code:*not bold*", "bold:this"]))
@@ -146,10 +156,13 @@ struct FormattingImportTests {
                           "mention:@Ann→ann@example.com", "strike:@Ann"])
         // The plain reader finds the same text in it.
         #expect(IMessageImporter.attributedBodyText(Data(blob)) == text)
-        // Damaged archives give no spans, never a crash.
+        // Damaged archives give no spans, never a crash; nor does one nesting objects 50,000 deep.
         for cut in stride(from: 0, to: blob.count, by: 7) {
             _ = IMessageImporter.attributedBodySpans(Array(blob[0..<cut]), text: text)
         }
+        let header: [UInt8] = [0x04, 0x0B] + Array("streamtyped".utf8) + [0x81, 0xE8, 0x03, 0x84, 0x01, 0x40]
+        let deep = header + Array(repeating: [0x84, 0x84, 0x84, 0x01, 0x58, 0x00, 0x85, 0x92], count: 50_000).flatMap { $0 }
+        #expect(IMessageImporter.attributedBodySpans(deep, text: text).isEmpty)
     }
 
     @Test("iMessage chat.db: formatting from attributedBody and date_edited")

@@ -35,13 +35,16 @@ public enum ChatMarkup {
         func isSpace(_ i: Int) -> Bool { s[i].properties.isWhitespace }
         func isWordy(_ i: Int) -> Bool { s[i].properties.isAlphabetic || s[i].properties.numericType != nil }
 
+        // Each search for a closing marker looks its answer up in a table made from the end of the
+        // text, so a long text full of unclosed markers costs linear time, not quadratic.
         // ```blocks``` (may span lines).
-        var i = 0
         func tick(_ k: Int) -> Bool { k + 2 < s.count && s[k] == "`" && s[k + 1] == "`" && s[k + 2] == "`" }
+        var nextTick = [Int](repeating: s.count, count: s.count + 1)
+        for k in stride(from: s.count - 1, through: 0, by: -1) { nextTick[k] = tick(k) ? k : nextTick[k + 1] }
+        var i = 0
         while i < s.count {
             if tick(i), !protected[i] {
-                var j = i + 3
-                while j < s.count, !tick(j) { j += 1 }
+                let j = i + 3 <= s.count ? nextTick[i + 3] : s.count
                 if j < s.count, j > i + 3 {
                     for k in i..<(j + 3) { protected[k] = true }
                     for k in [i, i + 1, i + 2, j, j + 1, j + 2] { removed[k] = true }
@@ -52,12 +55,13 @@ public enum ChatMarkup {
             }
             i += 1
         }
-        // `inline code` on one line.
+        // `inline code` on one line: the next backtick or line end after each position.
+        var nextStop = [Int](repeating: s.count, count: s.count + 1)
+        for k in stride(from: s.count - 1, through: 0, by: -1) { nextStop[k] = s[k] == "`" || s[k] == "\n" ? k : nextStop[k + 1] }
         i = 0
         while i < s.count {
             if s[i] == "`", !protected[i] {
-                var j = i + 1
-                while j < s.count, s[j] != "`", s[j] != "\n" { j += 1 }
+                let j = nextStop[i + 1]
                 if j < s.count, s[j] == "`", j > i + 1, !protected[j] {
                     for k in i...j { protected[k] = true }
                     removed[i] = true; removed[j] = true
@@ -79,22 +83,24 @@ public enum ChatMarkup {
             lineStart = k + 1
         }
         // *bold* _italic_ ~strike~, each marker on its own pass (so they nest).
+        var nextCloser = [Int](repeating: -1, count: s.count + 1)
         for (marker, style) in [("*" as Unicode.Scalar, TextSpan.Style.bold), ("_", .italic), ("~", .strike)] {
+            // The nearest position on the same line that can close this marker (pairs made in
+            // this pass lie before the opener looked at, so the table stays true during it).
+            var next = -1
+            nextCloser[s.count] = -1
+            for j in stride(from: s.count - 1, through: 0, by: -1) {
+                if s[j] == "\n" { next = -1 } else if s[j] == marker, j > 0, !protected[j], !removed[j], !isSpace(j - 1),
+                                                        j + 1 == s.count || !isWordy(j + 1) { next = j }
+                nextCloser[j] = next
+            }
             var i = 0
             while i < s.count {
                 let opens = s[i] == marker && !protected[i] && !removed[i] && i + 1 < s.count && !isSpace(i + 1)
                     && s[i + 1] != marker && (i == 0 || !isWordy(i - 1))
-                guard opens else { i += 1; continue }
-                var j = i + 2
-                var closed = false
-                while j < s.count, s[j] != "\n" {
-                    if s[j] == marker, !protected[j], !removed[j], !isSpace(j - 1), j + 1 == s.count || !isWordy(j + 1) {
-                        closed = true
-                        break
-                    }
-                    j += 1
-                }
-                guard closed else { i += 1; continue }
+                guard opens, i + 2 <= s.count else { i += 1; continue }
+                let j = nextCloser[i + 2]
+                guard j > 0 else { i += 1; continue }
                 removed[i] = true; removed[j] = true
                 spans.append((style, (i + 1)..<j))
                 i = j + 1
