@@ -168,18 +168,16 @@ struct TelegramMessageDecoder {
                 if peek == UInt8(ascii: "\"") {
                     out += try string()
                 } else if peek == UInt8(ascii: "{") {
-                    var type: String?, piece = "", href: String?, user: String?, language: String?
+                    var type: String?, piece = "", href: String?, user: String?
                     try object { (d: inout TelegramMessageDecoder, key: Key) throws(Failure) in
                         switch key {
                         case "text": if d.peekAfterSpace == UInt8(ascii: "\"") { piece = try d.string() } else { d.skip() }
                         case "type": type = try d.optionalString()
                         case "href": href = try d.optionalString()
                         case "user_id": user = try d.flexible()?.value
-                        case "language": language = try d.optionalString()
                         default: d.skip()
                         }
                     }
-                    _ = language
                     let start = out.utf8.count
                     out += piece
                     if let type, let (style, url) = TelegramImporter.spanStyle(type, text: piece, href: href, user: user),
