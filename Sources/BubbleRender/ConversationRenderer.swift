@@ -122,7 +122,7 @@ public final class ConversationRenderer {
                                             locale: options.locale, now: options.now)
         let layout = try layouter.layout(conversation, width: setup.contentWidth)
         let builder = SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale,
-                                   revealSpoilers: options.revealSpoilers)
+                                   revealSpoilers: options.revealSpoilers, measuresSpanAreas: options.format == .svg)
         return (builder, try builder.plan(for: conversation, layout: layout, setup: setup))
     }
 

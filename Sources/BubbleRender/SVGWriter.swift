@@ -95,8 +95,9 @@ public struct SVGWriter {
 
     /// One `<text>` with a `<tspan>` per line, at the baselines the layout measured.
     func text(_ t: SceneText) -> String {
-        let bytes = Array(PangoTextEngine.pangoText(t.string, style: t.style).utf8)
-        let spans = PangoTextEngine.usableSpans(t.spans, text: t.string, style: t.style)
+        let sanitized = PangoTextEngine.pangoText(t.string, style: t.style)
+        let bytes = Array(sanitized.utf8)
+        let spans = PangoTextEngine.usableSpans(t.spans, text: t.string, sanitized: sanitized)
         if !spans.isEmpty { return styledText(t, bytes: bytes, spans: spans) }
         var out = "<text font-family=\"\(escape(t.style.family)), sans-serif\" font-size=\"\(n(t.style.size))\""
         if t.style.weight != .regular { out += " font-weight=\"\(t.style.weight.value)\"" }

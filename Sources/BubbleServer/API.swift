@@ -66,19 +66,19 @@ struct API: Sendable {
         o["senderName"] = m.sender.flatMap { names[$0] }.map { $0 as Any } ?? NSNull()
         if let id = m.id { o["id"] = id }   // the export's id, or the client's id of a live message
         if !m.spans.isEmpty {
-            // Styled ranges of `text`, in UTF-8 bytes (docs/FORMATS.md).
+            // Styled ranges of `text`, in UTF-8 bytes (docs/FORMATS.md), and what to type to get
+            // the text again (the composer edits it).
             o["spans"] = m.spans.map { s -> [String: Any] in
                 var span: [String: Any] = ["style": s.style.rawValue, "start": s.range.lowerBound, "end": s.range.upperBound]
                 if let url = s.url { span["url"] = url }
                 return span
             }
+            if let text = m.text {
+                let typed = ChatMarkup.format(text, spans: m.spans)
+                if typed != text { o["markup"] = typed }
+            }
         }
         if let f = m.forwardedFrom { o["forwardedFrom"] = f }
-        if let text = m.text, !m.spans.isEmpty {
-            // What to type to get this text again (the composer edits it).
-            let typed = ChatMarkup.format(text, spans: m.spans)
-            if typed != text { o["markup"] = typed }
-        }
         if let status = m.status { o["status"] = status.rawValue }
         if !m.reactions.isEmpty { o["reactions"] = m.reactions.map { ["emoji": $0.emoji, "count": $0.count, "senders": $0.senders] } }
         if let r = m.reply {

@@ -110,12 +110,14 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// the same attributes (`draw`). Styled texts are kept in the prepared-text cache too, under a
     /// key that holds their face runs.
     public func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
+        // Spans that set no face (strike, spoilers, links…) measure as plain text.
+        func plain() throws(TextError) -> PreparedText {
+            PreparedText(text: text, style: style, spans: spans, storage: try prepare(text, style: style).storage)
+        }
+        guard spans.contains(where: { $0.style.changesFace }) else { return try plain() }
         var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
         let runs = sanitized.utf8.count == text.utf8.count ? sanitized.withUTF8 { TextSpan.faceRuns(spans, in: $0) } : []
-        guard !runs.isEmpty else {
-            let plain = try prepare(text, style: style)
-            return PreparedText(text: text, style: style, spans: spans, storage: plain.storage)
-        }
+        guard !runs.isEmpty else { return try plain() }
         try PangoTextEngine.validate(style)
         let base = try threadContext(style)
         var faceRuns: [(range: Range<Int>, context: FastStyleContext)] = []
@@ -184,14 +186,13 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         var firstMetric: UInt8?, sameMetric = true
         var unmodelled = false
         let shaped = s.start..<(s.end - s.separator)
-        faces.forEachPiece(of: shaped, plain: plain) { range, pieceContext in
-            let piece = (range: range, context: pieceContext)
-            let (prefix, context, joined) = Self.pieceSurroundings(bytes, piece.range, of: shaped, prefix: s.prefix, context: s.context)
-            let length = FastShaper.keyLength(segment: piece.range, prefix: prefix, context: context)
+        faces.forEachPiece(of: shaped, plain: plain) { piece, face in
+            let (prefix, context, joined) = Self.pieceSurroundings(bytes, piece, of: shaped, prefix: s.prefix, context: s.context)
+            let length = FastShaper.keyLength(segment: piece, prefix: prefix, context: context)
             if scratch.key.count < length { scratch.key = [UInt8](repeating: 0, count: max(length, 2 * scratch.key.count)) }
             let shape = scratch.key.withUnsafeMutableBufferPointer { buffer in
-                FastShaper.writeKey(buffer.baseAddress!, bytes, segment: piece.range, prefix: prefix, context: context,
-                                    rtl: s.rightToLeft, styleID: piece.context.id, joined: joined)
+                FastShaper.writeKey(buffer.baseAddress!, bytes, segment: piece, prefix: prefix, context: context,
+                                    rtl: s.rightToLeft, styleID: face.id, joined: joined)
                 let key = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
                 // The thread's memo first (no lock), as for plain segments; then the shared cache.
                 let memoable = length <= SegmentMemo.keyBytes
@@ -202,13 +203,11 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                 let found: FastSegmentSummary
                 if let known = shaper.cachedSummary(key, hash: fastHash(key)) { found = known } else {
                     lock.lockSpinning(); defer { lock.unlock() }
-                    found = shaper.summary(bytes, segment: piece.range, prefix: prefix, context: context, rtl: s.rightToLeft,
-                                           style: piece.context, joined: joined)
+                    found = shaper.summary(bytes, segment: piece, prefix: prefix, context: context, rtl: s.rightToLeft,
+                                           style: face, joined: joined)
                 }
                 if memoable {
-                    // `summary` may have used the scratch key's buffer: write the key again.
-                    FastShaper.writeKey(buffer.baseAddress!, bytes, segment: piece.range, prefix: prefix, context: context,
-                                        rtl: s.rightToLeft, styleID: piece.context.id, joined: joined)
+                    // (The shaper writes its own keys in a buffer of its own: this one is intact.)
                     scratch.memo.insert(memoHash, seed: SegmentMemo.wholeKey, buffer.baseAddress!, length: length,
                                         SegmentMemo.Value(summary: found, spaceIndex: -1))
                 }
@@ -934,13 +933,12 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
             // Piece by piece in their faces, as `prepare` measured them.
             return storage.withText { bytes in
                 var out: [(end: Int32, width: Int32)] = []
-                for piece in faces.pieces(of: segmentStart..<segmentEnd, plain: storage.context) {
-                    let (before, after, joined) = Self.pieceSurroundings(bytes, piece.range, of: segmentStart..<segmentEnd,
+                faces.forEachPiece(of: segmentStart..<segmentEnd, plain: storage.context) { piece, face in
+                    let (before, after, joined) = Self.pieceSurroundings(bytes, piece, of: segmentStart..<segmentEnd,
                                                                          prefix: nil, context: nil)
-                    let shape = shaper.shape(bytes, segment: piece.range, prefix: before, context: after, rtl: rtl,
-                                             style: piece.context, joined: joined)
-                    for g in shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[piece.range])) {
-                        out.append((Int32(piece.range.lowerBound - segmentStart) + g.end, g.width))
+                    let shape = shaper.shape(bytes, segment: piece, prefix: before, context: after, rtl: rtl, style: face, joined: joined)
+                    for g in shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[piece])) {
+                        out.append((Int32(piece.lowerBound - segmentStart) + g.end, g.width))
                     }
                 }
                 return out

@@ -91,16 +91,8 @@ final class FastFaces {
     let runs: [(range: Range<Int>, context: FastStyleContext)]
     init(_ runs: [(range: Range<Int>, context: FastStyleContext)]) { self.runs = runs }
 
-    /// Bytes `range` cut at the runs' edges: each piece with its face's context (`plain` outside
-    /// the runs).
-    func pieces(of range: Range<Int>, plain: FastStyleContext) -> [(range: Range<Int>, context: FastStyleContext)] {
-        var out: [(range: Range<Int>, context: FastStyleContext)] = []
-        forEachPiece(of: range, plain: plain) { out.append(($0, $1)) }
-        return out
-    }
-
-    /// `pieces(of:plain:)` handed to `body` one at a time, in order, without an array; `last` is
-    /// true for the final piece.
+    /// Bytes `range` cut at the runs' edges, handed to `body` in order, each piece with its face's
+    /// context (`plain` outside the runs).
     @inline(__always)
     func forEachPiece(of range: Range<Int>, plain: FastStyleContext, _ body: (Range<Int>, FastStyleContext) -> Void) {
         var at = range.lowerBound

@@ -62,17 +62,16 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         try checkFamily(style.family)
         if !spans.isEmpty { try checkFamily(TextStyle.monospaceFamily) }
-        let storage = PangoTextStorage(engine: self, sanitizedText: Self.pangoText(text, style: style), style: style,
-                                       spans: Self.usableSpans(spans, text: text, style: style))
+        let storage = PangoTextStorage(engine: self, text: text, style: style, spans: spans)
         return PreparedText(text: text, style: style, spans: spans, storage: storage)
     }
 
-    /// The spans that apply to the text as Pango gets it: all of them when sanitising kept every
-    /// byte in place, none otherwise (a control character removed moves the offsets; the text is
-    /// then measured and drawn plain, the same by every engine).
-    package static func usableSpans(_ spans: [TextSpan], text: String, style: TextStyle) -> [TextSpan] {
-        guard !spans.isEmpty else { return [] }
-        return pangoText(text, style: style).utf8.count == text.utf8.count ? spans : []
+    /// The spans that apply to the text as Pango gets it (`sanitized`, `pangoText` of `text`):
+    /// all of them when sanitising kept every byte in place, none otherwise (a control character
+    /// removed moves the offsets; the text is then measured and drawn plain, the same by every
+    /// engine).
+    package static func usableSpans(_ spans: [TextSpan], text: String, sanitized: String) -> [TextSpan] {
+        spans.isEmpty || sanitized.utf8.count != text.utf8.count ? [] : spans
     }
 
     /// Lines of `prepared` broken for `maxWidth` points. `maxLines` nil or ≤ 0 means no limit.
@@ -100,15 +99,16 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     /// What a painter shows for `prepared` laid out at `maxWidth`, `maxLines` (see
     /// `PangoDrawPlan`), handed to `body` under the engine's lock (Pango's layouts are shared).
     /// Nothing is called when the text has no lines.
+    /// `body` also gets the spans the text is set with (`PangoTextStorage.spans`).
     package func withDrawPlan(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?,
-                              _ body: (PangoDrawPlan) -> Void) throws(TextError) {
+                              _ body: (PangoDrawPlan, [TextSpan]) -> Void) throws(TextError) {
         let width = try Self.pangoWidth(maxWidth)
         lock.lock(); defer { lock.unlock() }
         let storage = try storage(for: prepared)
         let arrangement = storage.arrangement(width: width, maxLines: Self.lineLimit(maxLines))
         guard !arrangement.layout.lines.isEmpty else { return }
         guard let tail = arrangement.tail else {
-            body(.layout(storage.layout))
+            body(.layout(storage.layout), storage.spans)
             return
         }
         // Truncated: the lines before the last from the full layout, the last from the tail layout.
@@ -123,7 +123,7 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
             guard pango_layout_iter_next_line(iter) != 0 else { break }
         }
         lines.append((OpaquePointer(pango_layout_get_line_readonly(tail.layout.pointer, 0)!), Self.points(tail.x), Self.points(tail.baseline)))
-        body(.lines(lines))
+        body(.lines(lines), storage.spans)
     }
 
     /// How many glyphs of `prepared` no installed font has (drawn as hex boxes, "tofu").
@@ -165,8 +165,7 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         if let storage = prepared.storage as? PangoTextStorage, storage.engine === self { return storage }
         try Self.validate(prepared.style)
         try checkFamily(prepared.style.family)
-        return PangoTextStorage(engine: self, sanitizedText: Self.pangoText(prepared.text, style: prepared.style), style: prepared.style,
-                                spans: Self.usableSpans(prepared.spans, text: prepared.text, style: prepared.style))
+        return PangoTextStorage(engine: self, text: prepared.text, style: prepared.style, spans: prepared.spans)
     }
 
     /// The text as Pango gets it, whose UTF-8 offsets `TextLine.range` counts: sanitised

@@ -22,13 +22,15 @@ public final class PangoTextStorage {
     /// layout, or many lays out at one width).
     private var cached: Arrangement?
 
-    init(engine: PangoTextEngine, sanitizedText: String, style: TextStyle, spans: [TextSpan] = []) {
+    /// `text` sanitised once (`PangoTextEngine.pangoText`), set with the `spans` that still fit it.
+    init(engine: PangoTextEngine, text: String, style: TextStyle, spans: [TextSpan] = []) {
+        let sanitizedText = PangoTextEngine.pangoText(text, style: style)
         self.engine = engine
         self.sanitizedText = sanitizedText
         self.style = style
-        self.spans = spans
+        self.spans = PangoTextEngine.usableSpans(spans, text: text, sanitized: sanitizedText)
         self.bytes = Array(sanitizedText.utf8)
-        self.layout = engine.makeLayout(sanitizedText, style: style, spans: spans)
+        self.layout = engine.makeLayout(sanitizedText, style: style, spans: self.spans)
     }
 
     deinit {

@@ -407,6 +407,8 @@ public struct Message: Hashable, Sendable, Codable {
 
     /// `spans` as they fall on `shownText`, with the forwarded line in italic.
     public var shownSpans: [TextSpan] {
+        // Most messages: nothing styled, nothing forwarded (no label to build for the offset).
+        guard !spans.isEmpty || forwardedFrom != nil else { return [] }
         let offset = textOffsetInShownText
         guard offset > 0 else { return spans }
         var out: [TextSpan] = []

@@ -48,6 +48,7 @@ public struct SceneText: Hashable, Sendable {
     public var spans: [TextSpan] = []
     /// Where spoilers and code sit (page coordinates, a rect per line): for writers that place
     /// text without an engine (SVG), which leave a spoiler's text out and draw a box instead.
+    /// Empty unless the builder `measuresSpanAreas`.
     public var areas: [SpanArea] = []
 }
 
@@ -108,10 +109,15 @@ public struct SceneBuilder {
     /// Spoilers drawn as text (`--reveal-spoilers`); by default a hatched box hides them and
     /// their text is left out of the output.
     public var revealSpoilers = false
+    /// Give styled texts their `SceneText.areas` (spoilers and code): for a writer that places
+    /// text without an engine (SVG). Cairo painters draw them from the layout themselves.
+    public var measuresSpanAreas = false
 
-    public init(theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil, revealSpoilers: Bool = false) {
+    public init(theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil, revealSpoilers: Bool = false,
+                measuresSpanAreas: Bool = false) {
         self.theme = theme
         self.revealSpoilers = revealSpoilers
+        self.measuresSpanAreas = measuresSpanAreas
         self.measurer = BubbleMeasurer(style: theme.layoutStyle, engine: engine)
         self.timeZone = timeZone
         self.dateTexts = DateTexts(timeZone: timeZone, locale: locale)
@@ -288,7 +294,8 @@ public struct SceneBuilder {
             items.append(.text(SceneText(string: string, style: textStyle, color: look.textColor,
                                          origin: moved(frame).origin, wrapWidth: bubble.textWrapWidth,
                                          boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil, spans: spans,
-                                         areas: spanAreas(string, spans: spans, style: textStyle, bubble: bubble, origin: moved(frame).origin))))
+                                         areas: measuresSpanAreas ? spanAreas(string, spans: spans, style: textStyle, bubble: bubble,
+                                                                              origin: moved(frame).origin) : [])))
         }
         for link in bubble.links {
             items.append(.link(url: link.url, rects: link.rects.map(moved), color: look.textColor))
@@ -311,7 +318,8 @@ public struct SceneBuilder {
         return items
     }
 
-    /// The rects of a text's spoilers and code (what the SVG writer draws without an engine).
+    /// The rects of a text's spoilers and code (what the SVG writer draws without an engine):
+    /// measured again by the engine, so only when `measuresSpanAreas`.
     func spanAreas(_ string: String, spans: [TextSpan], style textStyle: TextStyle, bubble: BubbleLayout, origin: Point) -> [SpanArea] {
         let wanted = spans.filter { $0.style == .spoiler || $0.style == .code || $0.style == .pre }
         guard !wanted.isEmpty, let frame = bubble.textFrame else { return [] }

@@ -38,8 +38,7 @@ extension PangoTextEngine: DrawingTextEngine {
     /// `draw` onto any cairo context (PDF and SVG surfaces in tests).
     func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
               color: Color, cairo cr: OpaquePointer) throws(TextError) {
-        let spans = PangoTextEngine.usableSpans(prepared.spans, text: prepared.text, style: prepared.style)
-        try withDrawPlan(prepared, maxWidth: maxWidth, maxLines: maxLines) { plan in
+        try withDrawPlan(prepared, maxWidth: maxWidth, maxLines: maxLines) { plan, spans in
             cairo_save(cr)
             defer { cairo_restore(cr) }
             cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
