@@ -21,6 +21,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -62,8 +65,13 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
-        // Conversations kept in SQLite (GRDB): import once, windows by sequence number, full-text search.
-        .target(name: "BubbleStore", dependencies: ["BubbleCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Conversations kept in SQLite (GRDB) or PostgreSQL (postgres-nio): import once, windows by
+        // sequence number, full-text search, live changes (fanned out between servers on PostgreSQL).
+        .target(name: "BubbleStore", dependencies: ["BubbleCore", .product(name: "GRDB", package: "GRDB.swift"),
+                                                    .product(name: "PostgresNIO", package: "postgres-nio"),
+                                                    .product(name: "NIOCore", package: "swift-nio"),
+                                                    .product(name: "NIOPosix", package: "swift-nio"),
+                                                    .product(name: "Logging", package: "swift-log")]),
         // `bubbles serve`: the store over HTTP (Hummingbird): JSON API and server-rendered pages.
         .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML",
                                                      .product(name: "Hummingbird", package: "hummingbird"),

@@ -6,7 +6,7 @@ import HummingbirdCore
 
 /// `/api/v1`: conversations, windows of messages by sequence number or date, days, search.
 struct API: Sendable {
-    let store: SQLiteStore
+    let store: any ConversationStore
     static let defaultLimit = 100, maxLimit = 1_000
 
     /// ISO 8601 in UTC to the second (`2021-03-05T13:22:11Z`), written directly: a formatter

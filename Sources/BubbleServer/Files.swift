@@ -8,7 +8,7 @@ import HummingbirdCore
 /// (BubbleServer does not link the importers). Throws the importer's error, naming the file and
 /// the line or field, with the store unchanged.
 public protocol ExportImporting: Sendable {
-    func importExport(_ path: String, into store: SQLiteStore) throws -> StoreImportSummary
+    func importExport(_ path: String, into store: any ConversationStore) throws -> StoreImportSummary
 }
 
 /// Writes a stored conversation (or a date range of it) as a download — the CLI's renderers
@@ -16,13 +16,13 @@ public protocol ExportImporting: Sendable {
 /// goes into `folder`; returns its path.
 public protocol ConversationExporting: Sendable {
     var formats: [String] { get }
-    func export(conversation: Int64, from store: SQLiteStore, format: String, theme: String,
+    func export(conversation: Int64, from store: any ConversationStore, format: String, theme: String,
                 since: String?, until: String?, into folder: String) throws -> String
 }
 
 /// Uploads, attachments and exports: files in and out of the store.
 struct Files: Sendable {
-    let store: SQLiteStore
+    let store: any ConversationStore
     let importer: (any ExportImporting)?
     let exporter: (any ConversationExporting)?
     let maxUpload: Int

@@ -79,7 +79,7 @@ actor Geometries {
     }
     enum State { case building(done: Int, total: Int), ready(ViewGeometry) }
 
-    let store: SQLiteStore
+    let store: any ConversationStore
     let pictures: any PictureDecoder
     let capacity: Int
     private var states: [Key: State] = [:]
@@ -87,7 +87,7 @@ actor Geometries {
     private var clock: UInt64 = 0
     private var failures: [Key: String] = [:]
 
-    init(store: SQLiteStore, pictures: any PictureDecoder, capacity: Int = 3_000_000) {
+    init(store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000) {
         self.store = store
         self.pictures = pictures
         self.capacity = capacity
@@ -239,7 +239,7 @@ actor Geometries {
     }
 
     /// Reads the conversation in chunks and lays it out.
-    static func build(_ key: Key, store: SQLiteStore, layouter: Layouter, resolver: Resolver, width: Double,
+    static func build(_ key: Key, store: any ConversationStore, layouter: Layouter, resolver: Resolver, width: Double,
                       progress: @Sendable (Int) async -> Void) async throws -> ViewGeometry {
         let id = key.conversation
         guard let c = try store.conversation(id: id) else { throw StoreError(path: store.path, reason: "has no conversation \(id)") }

@@ -12,7 +12,7 @@ public struct LiveLimits: Sendable {
     public var rate: Double
     /// …and at once.
     public var burst: Double
-    public init(maxText: Int = SQLiteStore.defaultMaxText, rate: Double = 100, burst: Double = 200) {
+    public init(maxText: Int = defaultMaxLiveText, rate: Double = 100, burst: Double = 200) {
         self.maxText = maxText; self.rate = rate; self.burst = burst
     }
 }
@@ -22,7 +22,7 @@ public struct LiveLimits: Sendable {
 /// Each request is a JSON object; a refusal is an `APIError` (400, 404, 409, 413) and stores
 /// nothing.
 struct LiveAPI: Sendable {
-    let store: SQLiteStore
+    let store: any ConversationStore
     let hub: LiveHub
     let limits: LiveLimits
     let pictures: any PictureDecoder

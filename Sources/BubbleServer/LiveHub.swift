@@ -19,14 +19,14 @@ final class LiveHub: @unchecked Sendable {
     /// from the store when it catches up).
     static let buffer = 4_096
 
-    let store: SQLiteStore
+    let store: any ConversationStore
     private let lock = NSLock()
     private var subscribers: [Int64: [UInt64: AsyncStream<Event>.Continuation]] = [:]
     private var next: UInt64 = 0
     /// Participant names per conversation (filled off the writer, before a change is made).
     private var names: [Int64: [String: String]] = [:]
 
-    init(store: SQLiteStore) {
+    init(store: any ConversationStore) {
         self.store = store
         store.feed.listen { [weak self] change in self?.publish(change) }
     }

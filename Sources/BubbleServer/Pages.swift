@@ -11,7 +11,7 @@ import HummingbirdCore
 /// viewer's windows (`view`). Scripts only from `/assets/viewer.js`, style sheets only from
 /// `/assets/style.css`.
 struct Pages: Sendable {
-    let store: SQLiteStore
+    let store: any ConversationStore
     let api: API
     let pictures: any PictureDecoder
     /// The theme pages are drawn in unless `?theme=` names another.
@@ -33,7 +33,7 @@ struct Pages: Sendable {
         let css: String
     }
 
-    init(store: SQLiteStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits) throws {
+    init(store: any ConversationStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits) throws {
         self.store = store
         self.live = live
         api = API(store: store)

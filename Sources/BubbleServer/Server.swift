@@ -42,7 +42,7 @@ struct APIError: Error {
 /// The store over HTTP: the JSON API under `/api/v1`, and server-rendered pages (the library,
 /// a conversation, search) in the store's theme, with a strict Content-Security-Policy.
 public struct BubbleServer: Sendable {
-    public let store: SQLiteStore
+    public let store: any ConversationStore
     public let configuration: ServerConfiguration
     let pages: Pages
     let files: Files
@@ -50,7 +50,7 @@ public struct BubbleServer: Sendable {
 
     /// `importer` takes uploads (`POST /api/v1/imports`), `exporter` writes downloads; without
     /// them those routes answer 501.
-    public init(store: SQLiteStore, configuration: ServerConfiguration, pictures: any PictureDecoder,
+    public init(store: any ConversationStore, configuration: ServerConfiguration, pictures: any PictureDecoder,
                 importer: (any ExportImporting)? = nil, exporter: (any ConversationExporting)? = nil) throws {
         self.store = store
         self.configuration = configuration

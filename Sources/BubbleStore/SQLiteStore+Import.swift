@@ -2,60 +2,7 @@ import BubbleCore
 import Foundation
 import GRDB
 
-/// What a message keeps beyond its columns (only messages that have any of it).
-struct MessageExtra: Codable {
-    var images: [ImageAttachment]?
-    var attachment: MediaAttachment?
-    var reactions: [Reaction]?
-    var reply: ReplyReference?
-    /// Styled ranges of the text (bold, code, spoilers…).
-    var spans: [TextSpan]?
-    var forwardedFrom: String?
-    var isEmpty: Bool { images == nil && attachment == nil && reactions == nil && reply == nil && spans == nil && forwardedFrom == nil }
-
-    /// What `m` keeps beyond its columns, its files' paths as `stored` gives them (an import
-    /// copies them into the store; a live change turns absolute paths back into store paths).
-    init(_ m: Message, stored: (String) throws -> String?) rethrows {
-        if !m.images.isEmpty { images = try m.images.map { var i = $0; i.path = try i.path.flatMap(stored); return i } }
-        if var a = m.attachment {
-            if let p = a.path { a.path = try stored(p) }
-            if let p = a.poster { a.poster = try stored(p) }
-            attachment = a
-        }
-        if !m.reactions.isEmpty { reactions = m.reactions }
-        reply = m.reply
-        if !m.spans.isEmpty { spans = m.spans }
-        forwardedFrom = m.forwardedFrom
-    }
-}
-
 extension SQLiteStore {
-    /// `parts` through `StableHash` (stable across runs and machines).
-    static func stableHash(_ parts: [String]) -> Int64 {
-        var h = StableHash()
-        for part in parts { h.add(part: part) }
-        return Int64(bitPattern: h.value)
-    }
-
-    /// The content part of a message's identity (for exports without ids): FNV-1a over the
-    /// format, time, sender, side, kind, text and attachment names.
-    static func contentKey(_ m: Message, format: String) -> Int64 {
-        var h = StableHash()
-        h.add(part: "c"); h.add(part: format)
-        var bits = m.date.timeIntervalSince1970.bitPattern
-        for _ in 0..<8 { h.add(UInt8(truncatingIfNeeded: bits)); bits >>= 8 }
-        h.add(part: m.sender); h.add(m.direction == .outgoing ? 1 : 0); h.add(m.kind == .system ? 1 : 0)
-        h.add(part: m.text); h.add(part: m.attachment?.fileName)
-        for image in m.images { h.add(part: image.name) }
-        return Int64(bitPattern: h.value)
-    }
-
-    /// The text the search index holds for a message: its text and its attachment's name and title.
-    static func indexBody(text: String?, attachment: MediaAttachment?) -> String? {
-        let body = [text, attachment?.fileName, attachment?.title].compactMap { $0 }.joined(separator: " ")
-        return body.isEmpty ? nil : SearchText.indexed(body)
-    }
-
     public func add(_ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
                     mediaFolder exportFolder: String) throws -> StoreImportSummary {
         var header = conversation
@@ -79,7 +26,7 @@ extension SQLiteStore {
     public func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
                              read: (_ add: (Message) throws -> Void) throws -> (header: Conversation, chatKey: String))
         throws -> StoreImportSummary {
-        var media = MediaCopier(store: self, exportFolder: exportFolder)
+        var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
         do {
             return try pool.write { db in
                 var summary = StoreImportSummary(conversationID: 0)
@@ -93,7 +40,7 @@ extension SQLiteStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
                 let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
-                let encoder = Self.extraEncoder()
+                let encoder = StoreCodec.extraEncoder()
                 var seq: Int64 = 0
                 var inOrder = true
                 var lastDate = -Double.infinity
@@ -101,13 +48,13 @@ extension SQLiteStore {
 
                 let (header, chatKey) = try read { m in
                     let extra = try MessageExtra(m) { try media.store($0, summary: &summary) }
-                    let extraJSON = try Self.encode(extra, with: encoder)
-                    let offset: Int? = m.wallTime.map { $0.localSeconds - Int(m.date.timeIntervalSince1970.rounded(.down)) }
+                    let extraJSON = try StoreCodec.encode(extra, with: encoder)
+                    let offset = StoreCodec.utcOffset(m)
                     let date = m.date.timeIntervalSince1970
                     // The identity: the export's id (a repeated id is the same message), else the
                     // content, numbered per occurrence (two identical "ok" stay two).
                     let byID = m.id.map { !$0.isEmpty } ?? false
-                    var key = byID ? Self.stableHash(["id", sourceFormat, m.id!]) : Self.contentKey(m, format: sourceFormat)
+                    var key = byID ? StoreCodec.stableHash(["id", sourceFormat, m.id!]) : StoreCodec.contentKey(m, format: sourceFormat)
                     let content = key
                     var occurrence = 0
                     while true {
@@ -118,12 +65,12 @@ extension SQLiteStore {
                         if db.changesCount > 0 { break }
                         if byID { duplicates += 1; return }
                         occurrence += 1
-                        key = Self.stableHash(["n", String(content), String(occurrence)])
+                        key = StoreCodec.stableHash(["n", String(content), String(occurrence)])
                     }
                     seq += 1
                     if date < lastDate { inOrder = false }
                     lastDate = date
-                    if let body = Self.indexBody(text: m.text, attachment: m.attachment) {
+                    if let body = StoreCodec.indexBody(text: m.text, attachment: m.attachment) {
                         index.setUncheckedArguments([db.lastInsertedRowID, body])
                         try index.execute()
                     }
@@ -158,7 +105,7 @@ extension SQLiteStore {
                     while let row = try present.next() {
                         let id: Int64 = row["id"]
                         let attachment = try (row["extra"] as String?).flatMap { try decoder.decode(MessageExtra.self, from: Data($0.utf8)).attachment }
-                        if let body = Self.indexBody(text: row["text"], attachment: attachment) {
+                        if let body = StoreCodec.indexBody(text: row["text"], attachment: attachment) {
                             unindex.setUncheckedArguments([id, body])
                             try unindex.execute()
                         }
@@ -209,13 +156,14 @@ extension SQLiteStore {
 
 /// Copies an export's pictures and files into the store, by content.
 struct MediaCopier {
-    let store: SQLiteStore
+    /// The store's media folder.
+    let mediaFolder: String
     let exportFolder: String
     /// Export path → stored path (nil: missing), once per import.
     var done: [String: String?] = [:]
 
-    init(store: SQLiteStore, exportFolder: String) {
-        self.store = store
+    init(mediaFolder: String, exportFolder: String) {
+        self.mediaFolder = mediaFolder
         self.exportFolder = exportFolder
     }
 
@@ -229,7 +177,7 @@ struct MediaCopier {
         guard let sha = SHA256.file(full) else { done[full] = .some(nil); return nil }
         let ext = ((name ?? path) as NSString).pathExtension.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8)
         let relative = "media/" + sha.prefix(2) + "/" + sha + (ext.isEmpty ? "" : "." + ext)
-        let target = store.mediaFolder + "/" + relative.dropFirst("media/".count)
+        let target = mediaFolder + "/" + relative.dropFirst("media/".count)
         if FileManager.default.fileExists(atPath: target) {
             summary.attachmentsSkipped += 1
         } else {

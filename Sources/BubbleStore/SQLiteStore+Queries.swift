@@ -9,30 +9,11 @@ extension SQLiteStore {
 
     /// A stored message from a row of `columns`; store paths made absolute.
     func message(_ row: Row, decoder: JSONDecoder) throws -> StoredMessage {
-        let date = Date(timeIntervalSince1970: row["date"])
-        var m = Message(kind: (row["system"] as Bool) ? .system : .message, sender: row["sender"],
-                        direction: (row["outgoing"] as Bool) ? .outgoing : .incoming, date: date, text: row["text"])
-        if let offset: Int = row["utc_offset"] {
-            m.wallTime = WallTime(Date(timeIntervalSince1970: (date.timeIntervalSince1970.rounded(.down)) + Double(offset)), in: .gmt)
-        }
-        m.status = (row["status"] as String?).flatMap(MessageStatus.init(rawValue:))
-        m.statusDate = (row["status_date"] as Double?).map(Date.init(timeIntervalSince1970:))
-        m.id = row["source_id"]
-        m.edited = (row["edited"] as Double?).map(Date.init(timeIntervalSince1970:))
-        if let json: String = row["extra"] {
-            let extra = try decoder.decode(MessageExtra.self, from: Data(json.utf8))
-            m.images = (extra.images ?? []).map { var i = $0; i.path = i.path.map(absolute); return i }
-            if var a = extra.attachment {
-                a.path = a.path.map(absolute)
-                a.poster = a.poster.map(absolute)
-                m.attachment = a
-            }
-            m.reactions = extra.reactions ?? []
-            m.reply = extra.reply
-            m.spans = extra.spans ?? []
-            m.forwardedFrom = extra.forwardedFrom
-        }
-        return StoredMessage(seq: row["seq"], message: m)
+        try StoreCodec.message(MessageRow(seq: row["seq"], date: row["date"], utcOffset: row["utc_offset"], sender: row["sender"],
+                                          outgoing: row["outgoing"], system: row["system"], text: row["text"], status: row["status"],
+                                          statusDate: row["status_date"], sourceID: row["source_id"], extra: row["extra"],
+                                          edited: row["edited"]),
+                               decoder: decoder, absolute: absolute)
     }
 
     /// A store path (`media/…`) as a file path.
@@ -185,17 +166,8 @@ extension SQLiteStore {
             do { rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) } catch let e as DatabaseError {
                 throw StoreError(path: path, reason: "search \"\(search.query)\": \(e.message ?? "not a query SQLite understands")")
             }
-            // Exact matches first (stable: bm25 order otherwise); snippets for the hits kept only.
-            let ranked = rows.enumerated().map { (offset: $0.offset, row: $0.element, exact: SearchText.isExact($0.element["text"] ?? "", query: query)) }
-                .sorted { a, b in a.exact != b.exact ? a.exact : a.offset < b.offset }
-            return ranked.prefix(limit).map { r in
-                let text: String = r.row["text"] ?? ""
-                let parts = SearchText.snippetParts(text, query: query)
-                return StoreHit(conversation: r.row["conversation_id"], seq: r.row["seq"], date: Date(timeIntervalSince1970: r.row["date"]),
-                                sender: r.row["sender"], senderName: r.row["sender_name"], text: text,
-                                snippet: parts.match.isEmpty ? parts.before : parts.before + "[" + parts.match + "]" + parts.after,
-                                snippetParts: [parts.before, parts.match, parts.after])
-            }
+            return SearchText.hits(rows.map { (conversation: $0["conversation_id"], seq: $0["seq"], date: $0["date"], sender: $0["sender"],
+                                               text: $0["text"] ?? "", senderName: $0["sender_name"]) }, query: query, limit: limit)
         }
     }
 }

@@ -135,4 +135,19 @@ enum SearchText {
     static func isExact(_ text: String, query: Query) -> Bool {
         query.terms.filter { !$0.excluded }.allSatisfy { text.range(of: $0.text, options: .caseInsensitive) != nil }
     }
+
+    /// Hits from candidate rows in rank order: exact matches first (stable: rank order
+    /// otherwise), a snippet made for each hit kept.
+    static func hits(_ rows: [(conversation: Int64, seq: Int64, date: Double, sender: String?, text: String, senderName: String?)],
+                     query: Query, limit: Int) -> [StoreHit] {
+        let ranked = rows.enumerated().map { (offset: $0.offset, row: $0.element, exact: isExact($0.element.text, query: query)) }
+            .sorted { a, b in a.exact != b.exact ? a.exact : a.offset < b.offset }
+        return ranked.prefix(limit).map { r in
+            let parts = snippetParts(r.row.text, query: query)
+            return StoreHit(conversation: r.row.conversation, seq: r.row.seq, date: Date(timeIntervalSince1970: r.row.date),
+                            sender: r.row.sender, senderName: r.row.senderName, text: r.row.text,
+                            snippet: parts.match.isEmpty ? parts.before : parts.before + "[" + parts.match + "]" + parts.after,
+                            snippetParts: [parts.before, parts.match, parts.after])
+        }
+    }
 }

@@ -78,8 +78,31 @@ public struct StoreDayCount: Hashable, Sendable {
 }
 
 /// What the rest of BubbleKit needs from a conversation store. `SQLiteStore` (GRDB) is the
-/// embedded default.
+/// embedded default; `PostgresStore` (postgres-nio) is shared by several servers.
 public protocol ConversationStore: AnyObject, Sendable {
+    /// Where it is: a file path, or a `postgres://` URL without its password (errors name it;
+    /// `--db` takes it back).
+    var path: String { get }
+    /// Where its pictures and files are (`media/…` store paths are relative to it).
+    var mediaFolder: String { get }
+    /// Every committed live change, in revision order per conversation (on PostgreSQL also the
+    /// ones other servers made).
+    var feed: ChangeFeed { get }
+    /// Imports messages as `read` hands them over, in one transaction (see `SQLiteStore`).
+    func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
+                      read: (_ add: (Message) throws -> Void) throws -> (header: Conversation, chatKey: String))
+        throws -> StoreImportSummary
+    func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation
+    func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage
+    func edit(_ seq: Int64, in conversation: Int64, text: String, spans: [TextSpan], by sender: String) async throws -> StoredChange
+    func delete(_ seq: Int64, in conversation: Int64, by sender: String) async throws -> StoredChange
+    func react(_ seq: Int64, in conversation: Int64, emoji: String, sender: String, on: Bool) async throws -> StoredChange
+    func changes(in conversation: Int64, since rev: Int64, limit: Int) throws -> [StoredChange]
+    func lastRev(of conversation: Int64) throws -> Int64?
+    func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>)
+    /// Copies the file into the store's media (by SHA-256, once); its store path.
+    func storeMedia(file: String, name: String) throws -> String
+
     /// Adds `conversation` (as an importer produced it) in one transaction: messages already
     /// present (same source identity) are skipped, new ones appended after the last sequence
     /// number; `sourceFormat` and `chatKey` say which stored conversation it is the newer export
@@ -100,4 +123,30 @@ public protocol ConversationStore: AnyObject, Sendable {
     func search(_ search: StoreSearch) throws -> [StoreHit]
     /// The whole conversation as the model, for every renderer (photo paths absolute).
     func load(_ conversation: Int64) throws -> Conversation
+}
+
+extension ConversationStore {
+    public func owner(of conversation: Int64) throws -> String? { try people(of: conversation).owner }
+    public func mediaPath(_ stored: String) -> String {
+        stored.hasPrefix("media/") ? mediaFolder + "/" + stored.dropFirst("media/".count) : stored
+    }
+    public func changes(in conversation: Int64, since rev: Int64) throws -> [StoredChange] {
+        try changes(in: conversation, since: rev, limit: 1_000)
+    }
+    public func edit(_ seq: Int64, in conversation: Int64, text: String, by sender: String) async throws -> StoredChange {
+        try await edit(seq, in: conversation, text: text, spans: [], by: sender)
+    }
+}
+
+/// The most a live change's text may be (UTF-8 bytes) unless the server says otherwise.
+public let defaultMaxLiveText = 64 * 1024
+
+/// Opens the store `location` names: a `postgres://` (or `postgresql://`) URL, else an SQLite
+/// file path. `media` is the folder a PostgreSQL store keeps its files in (every server of it
+/// must see the same folder); an SQLite store keeps them beside its file.
+public func openStore(_ location: String, media: String? = nil) throws -> any ConversationStore {
+    if PostgresLocation.isPostgres(location) {
+        return try PostgresStore(url: location, mediaFolder: media)
+    }
+    return try SQLiteStore(path: location)
 }

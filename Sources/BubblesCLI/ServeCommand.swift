@@ -71,7 +71,7 @@ final class ErrorBox: @unchecked Sendable {
 
 /// Uploads go through `bubbles import`'s own code.
 struct UploadImporter: ExportImporting {
-    func importExport(_ path: String, into store: SQLiteStore) throws -> StoreImportSummary {
+    func importExport(_ path: String, into store: any ConversationStore) throws -> StoreImportSummary {
         let input = try InputOptions.parse([path])
         return try Import.importExport(path, input: input, into: store, progress: { _ in })
     }
@@ -83,7 +83,7 @@ struct UploadImporter: ExportImporting {
 struct SubprocessExporter: ConversationExporting {
     var formats: [String] { ["pdf", "png", "html", "json", "csv"] }
 
-    func export(conversation: Int64, from store: SQLiteStore, format: String, theme: String,
+    func export(conversation: Int64, from store: any ConversationStore, format: String, theme: String,
                 since: String?, until: String?, into folder: String) throws -> String {
         let command = ["json", "csv"].contains(format) ? "convert" : "render"
         let output = folder + "/conversation." + format

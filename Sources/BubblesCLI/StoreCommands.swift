@@ -6,14 +6,17 @@ import Foundation
 
 /// `--db`, shared by the commands that use the store.
 struct StoreOptions: ParsableArguments {
-    @Option(help: "The database file (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
+    @Option(help: "The database: an SQLite file or a postgres://user@host:port/db URL (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
     var db: String?
+
+    @Option(help: "PostgreSQL only: the folder of pictures and files, the same for every server (default: $BUBBLES_MEDIA, else ~/.local/share/bubblekit/DBNAME-media).")
+    var media: String?
 
     init() {}
     init(db: String?) { self.db = db }
 
-    func open() throws -> SQLiteStore {
-        do { return try SQLiteStore(path: db ?? SQLiteStore.defaultPath) } catch let e as StoreError { throw CLIError(e.description) }
+    func open() throws -> any ConversationStore {
+        do { return try openStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
     }
 }
 
@@ -78,7 +81,7 @@ struct Import: ParsableCommand {
 
     /// `bubbles import` of one export (and `bubbles serve`'s uploads): the importer's messages go
     /// into the database as they are read, in one transaction; on an error nothing is stored.
-    static func importExport(_ file: String, input: InputOptions, into db: SQLiteStore, title: String? = nil,
+    static func importExport(_ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
                              progress: @escaping (Int) -> Void) throws -> StoreImportSummary {
         let format = try input.inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
         var loaded: InputOptions.Loaded?

@@ -1,0 +1,211 @@
+import BubbleCore
+import Foundation
+import PostgresNIO
+
+/// Live changes on PostgreSQL: each in a transaction of its own that first locks its
+/// conversation's row (taking the next revision, and the next sequence number for a message), so
+/// the writes of one conversation are ordered across every server; the commit carries a
+/// `NOTIFY` for the other servers. Exactly once as in SQLite: a client id is unique in its
+/// conversation (`message_client`), and the lock makes "is it there already?" true or false for
+/// every server alike.
+extension PostgresStore {
+    static let changeColumns = columns + ", rev, change, client_id"
+    /// The channel servers LISTEN on; payload `"CONVERSATION:REV"`.
+    static let channel = "bubbles_changes"
+
+    public func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation {
+        let id: Int64 = try await writeLive(retry: false) { [self] c in
+            let id = try c.run("""
+                INSERT INTO conversation (title, source_format, chat_key, added, owner)
+                VALUES (\(title), 'live', \("live:" + UUID().uuidString), \(Date().timeIntervalSince1970), \(participants.first?.id)) RETURNING id
+                """, logger).first!.decode(Int64.self)
+            for (i, p) in participants.enumerated() {
+                try c.run("INSERT INTO participant (conversation_id, id, position, name) VALUES (\(id), \(p.id), \(Int64(i)), \(p.name))", logger)
+            }
+            return (id, nil)
+        }
+        guard let c = try conversation(id: id) else { throw StoreError(path: path, reason: "lost conversation \(id) after creating it") }
+        return c
+    }
+
+    public func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage {
+        try await writeLive { [self] c -> (AddedMessage, StoredChange?) in
+            let (owner, senders) = try lockPeople(c, conversation)
+            if let existing = try c.run("SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND client_id = \(new.clientID)",
+                                        logger).first {
+                return (AddedMessage(change: try change(existing, conversation: conversation), existed: true), nil)
+            }
+            guard senders.contains(new.sender) else { throw StoreCodec.badSender(new.sender, conversation, senders) }
+            var answered: (Int64, Message)?
+            if let target = new.replyTo {
+                guard let row = try c.run("SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq = \(target)",
+                                          logger).first else {
+                    throw LiveError(.invalid, "replyTo \(target): conversation \(conversation) has no message \(target)")
+                }
+                answered = (target, try message(row, decoder: JSONDecoder()).message)
+            }
+            let m = StoreCodec.newMessage(new, owner: owner, answered: answered)
+            let (seq, rev) = try c.run("UPDATE conversation SET last_seq = last_seq + 1, last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_seq, last_rev",
+                                       logger).first!.decode((Int64, Int64).self)
+            let extra = try StoreCodec.encode(MessageExtra(m) { $0 }, with: StoreCodec.extraEncoder())
+            let body = StoreCodec.indexBody(text: new.text, attachment: nil)
+            try c.run("""
+                INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
+                                     client_id, rev, change, body, cjk)
+                VALUES (\(conversation), \(seq), \(StoreCodec.stableHash(["live", new.clientID])), \(new.date.timeIntervalSince1970), \(new.sender),
+                        \(m.direction == .outgoing), false, \(new.text), \(m.status?.rawValue), \(new.clientID), \(extra), \(new.clientID), \(rev),
+                        'message', \(body), \(body.map(SearchText.mayHaveCJK) ?? false))
+                """, logger)
+            try notify(c, conversation, rev)
+            var shown = m
+            shown.images = shown.images.map { var i = $0; i.path = i.path.map(mediaPath); return i }
+            let added = StoredChange(conversation: conversation, rev: rev, kind: .message, message: StoredMessage(seq: seq, message: shown),
+                                     clientID: new.clientID)
+            return (AddedMessage(change: added, existed: false), added)
+        }
+    }
+
+    public func edit(_ seq: Int64, in conversation: Int64, text: String, spans: [TextSpan], by sender: String) async throws -> StoredChange {
+        try await modify(seq, in: conversation, by: sender, kind: .edit) { m in try StoreCodec.edit(&m, seq: seq, text: text, spans: spans) }
+    }
+
+    public func delete(_ seq: Int64, in conversation: Int64, by sender: String) async throws -> StoredChange {
+        try await modify(seq, in: conversation, by: sender, kind: .delete) { m in StoreCodec.delete(&m) }
+    }
+
+    public func react(_ seq: Int64, in conversation: Int64, emoji: String, sender: String, on: Bool) async throws -> StoredChange {
+        try await modify(seq, in: conversation, by: nil, reactor: sender, kind: .react) { m in
+            try StoreCodec.react(&m, seq: seq, emoji: emoji, sender: sender, on: on)
+        }
+    }
+
+    public func changes(in conversation: Int64, since rev: Int64, limit: Int) throws -> [StoredChange] {
+        try read { c in
+            let decoder = JSONDecoder()
+            return try c.run("""
+                SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND rev > \(rev) ORDER BY rev LIMIT \(Int64(max(1, limit)))
+                """, logger).map { try change($0, conversation: conversation, decoder: decoder) }
+        }
+    }
+
+    public func lastRev(of conversation: Int64) throws -> Int64? {
+        try read { c in try c.run("SELECT last_rev FROM conversation WHERE id = \(conversation)", logger).first?.decode(Int64.self) }
+    }
+
+    public func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
+        try read { c in try people(c, conversation, lock: false) }
+    }
+
+    public func storeMedia(file: String, name: String) throws -> String {
+        var summary = StoreImportSummary(conversationID: 0)
+        var copier = MediaCopier(mediaFolder: mediaFolder, exportFolder: "/")
+        guard let stored = try copier.store(file, summary: &summary, extensionFrom: name) else {
+            throw StoreError(path: file, reason: "cannot be read")
+        }
+        return stored
+    }
+
+    // MARK: -
+
+    /// Runs `body` in a transaction on the pool's threads; the change it made goes to the feed
+    /// after the commit. `retry`: run it again on a new connection when the database went away
+    /// (safe for changes that find what they already did: a message by its client id).
+    func writeLive<T: Sendable>(retry: Bool = true, _ body: @escaping @Sendable (PostgresConnection) throws -> (T, StoredChange?)) async throws -> T {
+        do {
+            let (result, change) = try await pool.runTransaction(retry: retry) { c in
+                let (r, ch) = try body(c)
+                return (Box(r), ch)
+            }
+            if let change { listener.committed(change) }
+            return result.value
+        } catch { throw self.error(error) }
+    }
+
+    private func modify(_ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
+                        _ apply: @escaping @Sendable (inout Message) throws -> Void) async throws -> StoredChange {
+        try await writeLive { [self] c -> (StoredChange, StoredChange?) in
+            let (_, senders) = try lockPeople(c, conversation)
+            guard let row = try c.run("SELECT id, \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND seq = \(seq)",
+                                      logger).first else {
+                throw LiveError(.notFound, "conversation \(conversation) has no message \(seq)")
+            }
+            let rowID = try row.decode(Int64.self)
+            let before = try change(row, conversation: conversation, skip: 1)
+            var m = before.message.message
+            try StoreCodec.checkChange(m, seq: seq, author: author, reactor: reactor, conversation: conversation, senders: senders)
+            let original = m
+            try apply(&m)
+            if m == original {
+                // Nothing to do (a reaction already there): no revision, nothing broadcast.
+                return (StoredChange(conversation: conversation, rev: before.rev, kind: kind, message: StoredMessage(seq: seq, message: m),
+                                     clientID: before.clientID), nil)
+            }
+            let rev = try c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
+                .first!.decode(Int64.self)
+            let extra = try StoreCodec.encode(MessageExtra(m) { relative($0) }, with: StoreCodec.extraEncoder())
+            let body = StoreCodec.indexBody(text: m.text, attachment: m.attachment)
+            try c.run("""
+                UPDATE message SET text = \(m.text), extra = \(extra), edited = \(m.edited?.timeIntervalSince1970), rev = \(rev),
+                       change = \(kind.rawValue), body = \(body), cjk = \(body.map(SearchText.mayHaveCJK) ?? false)
+                WHERE id = \(rowID)
+                """, logger)
+            try notify(c, conversation, rev)
+            let changed = StoredChange(conversation: conversation, rev: rev, kind: kind, message: StoredMessage(seq: seq, message: m),
+                                       clientID: before.clientID)
+            return (changed, changed)
+        }
+    }
+
+    /// Locks the conversation's row (every write of a conversation takes it first, so they are
+    /// ordered) and gives its owner and participants; a `LiveError` when there is none.
+    private func lockPeople(_ c: PostgresConnection, _ conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
+        try people(c, conversation, lock: true)
+    }
+
+    private func people(_ c: PostgresConnection, _ conversation: Int64, lock: Bool) throws -> (owner: String?, ids: Set<String>) {
+        guard let row = try c.run("SELECT owner FROM conversation WHERE id = \(conversation) \(unescaped: lock ? "FOR UPDATE" : "")", logger).first else {
+            throw LiveError(.notFound, "no conversation \(conversation)")
+        }
+        let ids = try c.run("SELECT id FROM participant WHERE conversation_id = \(conversation) ORDER BY position", logger).map { try $0.decode(String.self) }
+        var owner = try row.decode(String?.self)
+        if owner == nil {
+            owner = try c.run("SELECT sender FROM message WHERE conversation_id = \(conversation) AND outgoing AND sender IS NOT NULL LIMIT 1", logger)
+                .first?.decode(String?.self) ?? nil
+        }
+        return (owner ?? ids.first, Set(ids))
+    }
+
+    private func notify(_ c: PostgresConnection, _ conversation: Int64, _ rev: Int64) throws {
+        try c.run("SELECT pg_notify(\(Self.channel), \("\(conversation):\(rev)"))", logger)
+    }
+
+    /// A change from a row of `changeColumns` (after `skip` leading columns).
+    func change(_ row: PostgresRow, conversation: Int64, decoder: JSONDecoder = JSONDecoder(), skip: Int = 0) throws -> StoredChange {
+        let cells = Array(row)
+        let tail = cells.suffix(3)
+        let rev = try tail[tail.startIndex].decode(Int64?.self) ?? 0
+        let kind = try tail[tail.startIndex + 1].decode(String?.self).flatMap(ChangeKind.init(rawValue:)) ?? .message
+        let clientID = try tail[tail.startIndex + 2].decode(String?.self)
+        let m = try message(row, decoder: decoder, skip: skip)
+        return StoredChange(conversation: conversation, rev: rev, kind: kind, message: m, clientID: clientID)
+    }
+
+    /// An absolute path inside the media folder as the store keeps it (`media/…`).
+    func relative(_ path: String) -> String {
+        path.hasPrefix(mediaFolder + "/") ? "media/" + path.dropFirst(mediaFolder.count + 1) : path
+    }
+}
+
+/// Carries a value across the pool's threads.
+struct Box<T>: @unchecked Sendable { let value: T; init(_ v: T) { value = v } }
+
+extension PostgresPool {
+    /// `transaction` on the pool's threads, for async callers.
+    func runTransaction<T: Sendable>(retry: Bool, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.transaction(retry: retry, body) })
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import BubbleCore
+import Foundation
+import PostgresNIO
+
+/// The viewer's queries, each from an index: `message_seq` for windows and bounds, `message_date`
+/// for date jumps, `message_words` (tsvector) and `message_cjk` (trigrams) for search.
+extension PostgresStore {
+    public func messages(in conversation: Int64, after seq: Int64, limit: Int) throws -> [StoredMessage] {
+        try read { c in
+            try messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq > \(seq) ORDER BY seq LIMIT \(Int64(max(0, limit)))")
+        }
+    }
+
+    public func messages(in conversation: Int64, before seq: Int64, limit: Int) throws -> [StoredMessage] {
+        try read { c in
+            try messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq < \(seq) ORDER BY seq DESC LIMIT \(Int64(max(0, limit)))").reversed()
+        }
+    }
+
+    public func seq(in conversation: Int64, atOrAfter date: Date) throws -> Int64? {
+        try read { c in
+            try c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) AND date >= \(date.timeIntervalSince1970) ORDER BY date, seq LIMIT 1",
+                      logger).first?.decode(Int64.self)
+        }
+    }
+
+    public func bounds(of conversation: Int64) throws -> (first: Int64, last: Int64)? {
+        try read { c in
+            let a = try c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq LIMIT 1", logger).first?.decode(Int64.self)
+            let z = try c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq DESC LIMIT 1", logger).first?.decode(Int64.self)
+            guard let a, let z else { return nil }
+            return (a, z)
+        }
+    }
+
+    public func count(of conversation: Int64) throws -> Int {
+        try read { c in try count(c, conversation) }
+    }
+
+    /// Counted again only when the highest sequence number moved (numbers only grow).
+    func count(_ c: PostgresConnection, _ id: Int64) throws -> Int {
+        let last = try c.run("SELECT seq FROM message WHERE conversation_id = \(id) ORDER BY seq DESC LIMIT 1", logger).first?.decode(Int64.self) ?? 0
+        if let known = counted.get(id, last: last) { return known }
+        let n = Int(try c.run("SELECT count(*) FROM message WHERE conversation_id = \(id)", logger).first!.decode(Int64.self))
+        counted.set(id, last: last, count: n)
+        return n
+    }
+
+    public func dayCounts(of conversation: Int64, timeZone: TimeZone) throws -> [StoreDayCount] {
+        try read { c in
+            // Days counted in the database by UTC hour (zone offsets change on the hour at most),
+            // then folded into the asked zone's days here: 24 rows a day instead of every date.
+            var counts: [Int: Int] = [:]
+            for row in try c.run("""
+                SELECT floor(date / 3600)::bigint AS hour, count(*) FROM message WHERE conversation_id = \(conversation) GROUP BY 1 ORDER BY 1
+                """, logger) {
+                let (hour, n) = try row.decode((Int64, Int64).self)
+                let t = Double(hour) * 3600
+                let offset = Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: t)))
+                counts[Int(((t + offset) / 86_400).rounded(.down)), default: 0] += Int(n)
+            }
+            return counts.keys.sorted().map { StoreDayCount(day: $0, count: counts[$0]!) }
+        }
+    }
+
+    public func conversations() throws -> [StoredConversation] {
+        try read { c in
+            try c.run("SELECT id FROM conversation ORDER BY id", logger)
+                .map { try $0.decode(Int64.self) }.compactMap { try conversation(c, id: $0) }
+        }
+    }
+
+    public func conversation(id: Int64) throws -> StoredConversation? {
+        try read { c in try conversation(c, id: id) }
+    }
+
+    func conversation(_ c: PostgresConnection, id: Int64) throws -> StoredConversation? {
+        guard let row = try c.run("SELECT title, source_format FROM conversation WHERE id = \(id)", logger).first else { return nil }
+        let (title, format) = try row.decode((String, String).self)
+        let participants = try c.run("SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
+            let (pid, name, avatar) = try $0.decode((String, String, String?).self)
+            return Participant(id: pid, name: name, avatar: avatar.map(mediaPath))
+        }
+        let first = try c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date LIMIT 1", logger).first?.decode(Double.self)
+        let last = try c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date DESC LIMIT 1", logger).first?.decode(Double.self)
+        return StoredConversation(id: id, title: title, sourceFormat: format, participants: participants, messageCount: try count(c, id),
+                                  first: first.map(Date.init(timeIntervalSince1970:)), last: last.map(Date.init(timeIntervalSince1970:)))
+    }
+
+    public func load(_ conversation: Int64) throws -> Conversation {
+        try read { c in
+            guard let stored = try self.conversation(c, id: conversation) else {
+                throw StoreError(path: path, reason: "has no conversation \(conversation); `bubbles list` shows the ones it has")
+            }
+            let all = try messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) ORDER BY seq")
+            return Conversation(title: stored.title, participants: stored.participants, messages: all.map(\.message))
+        }
+    }
+
+    // MARK: search
+
+    /// The same query language as the SQLite store (words, "phrases", prefix*, -excluded) and the
+    /// same hits. Words go through the tsvector (`bubbles_search`: `simple` with accents
+    /// removed, so "cafe" finds "café"); a term with Chinese, Japanese or Korean is a substring
+    /// of the text, found through the trigram index of the messages that hold CJK.
+    public func search(_ search: StoreSearch) throws -> [StoreHit] {
+        guard let query = SearchText.parse(search.query) else {
+            throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
+        }
+        let limit = max(1, search.limit)
+        var binds = PostgresBindings()
+        func bind(_ value: some PostgresDynamicTypeEncodable) -> String { binds.append(value); return "$\(binds.count)" }
+        var conditions: [String] = []
+        var tsTerms: [String] = []
+        for term in query.terms {
+            if term.text.unicodeScalars.contains(where: { SearchText.isCJK($0.value) }) {
+                let pattern = "%" + term.text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+                conditions.append((term.excluded ? "NOT " : "") + "(m.cjk AND lower(m.text) LIKE \(bind(pattern)))")
+            } else if let t = Self.tsquery(term) {
+                tsTerms.append((term.excluded ? "!" : "") + t)
+            }
+        }
+        let included = tsTerms.filter { !$0.hasPrefix("!") }
+        var rank = "0::real"
+        if !included.isEmpty || !tsTerms.isEmpty {
+            let expression = tsTerms.sorted { !$0.hasPrefix("!") && $1.hasPrefix("!") }.joined(separator: " & ")
+            if included.isEmpty {
+                conditions.append("NOT (m.words @@ to_tsquery('bubbles_search', \(bind(String(expression.dropFirst())))))")
+            } else {
+                let q = bind(expression)
+                conditions.append("m.words @@ to_tsquery('bubbles_search', \(q))")
+                rank = "ts_rank(m.words, to_tsquery('bubbles_search', \(q)))"
+            }
+        }
+        guard !conditions.isEmpty else { return [] }
+        if let c = search.conversation { conditions.append("m.conversation_id = \(bind(c))") }
+        if let s = search.sender {
+            let v = bind(s)
+            conditions.append("(m.sender = \(v) OR m.sender IN (SELECT id FROM participant WHERE lower(name) = lower(\(v))"
+                + (search.conversation != nil ? " AND conversation_id = m.conversation_id" : "") + "))")
+        }
+        if let d = search.since { conditions.append("m.date >= \(bind(d.timeIntervalSince1970))") }
+        if let d = search.until { conditions.append("m.date < \(bind(d.timeIntervalSince1970))") }
+        // The newest `searchCandidates` matches, ranked (as the SQLite store does with bm25).
+        let sql = """
+            SELECT f.conversation_id, f.seq, f.date, f.sender, f.text,
+                   (SELECT name FROM participant p WHERE p.conversation_id = f.conversation_id AND p.id = f.sender) AS sender_name
+            FROM (SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, \(rank) AS score
+                  FROM message m WHERE \(conditions.joined(separator: " AND "))
+                  ORDER BY m.id DESC LIMIT \(SQLiteStore.searchCandidates)) AS f
+            ORDER BY f.score DESC, f.date DESC LIMIT \(limit * 4)
+            """
+        let rows: [(Int64, Int64, Double, String?, String?, String?)]
+        do {
+            rows = try pool.with { c in
+                try c.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger).map {
+                    try $0.decode((Int64, Int64, Double, String?, String?, String?).self)
+                }
+            }
+        } catch {
+            throw StoreError(path: path, reason: "search \"\(search.query)\": \(PostgresPool.describe(error))")
+        }
+        return SearchText.hits(rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5) },
+                               query: query, limit: limit)
+    }
+
+    /// A term as tsquery text: each word quoted (nothing in it is tsquery syntax), a phrase's
+    /// words joined with `<->`, a prefix marked `:*`.
+    static func tsquery(_ term: SearchText.Query.Term) -> String? {
+        // The words as PostgreSQL's parser would split them: letters and digits.
+        let words = term.text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        guard !words.isEmpty else { return nil }
+        let quoted = words.map { "'" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'" }
+        var out = quoted.joined(separator: " <-> ")
+        if term.prefix { out += ":*" }   // binds to the last word
+        return quoted.count > 1 ? "(" + out + ")" : out
+    }
+}

@@ -1,0 +1,191 @@
+import BubbleCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The shared store: conversations in PostgreSQL (through postgres-nio), so several `bubbles
+/// serve` processes on several machines keep one set of conversations.
+///
+/// Pictures and files stay out of the database, in `mediaFolder`, a folder every server mounts
+/// (NFS, a shared volume): they are written once, named by their SHA-256, never changed, so
+/// servers need no coordination for them, the database stays small (a chat's bytes are mostly
+/// its photos) and a server streams them without a round trip through PostgreSQL.
+///
+/// Sequence numbers and revisions are taken from the conversation's row
+/// (`UPDATE conversation SET last_seq = last_seq + 1 … RETURNING`), whose lock orders every
+/// write of one conversation: two servers never hand out the same number, and changes commit in
+/// revision order. Each live commit sends `NOTIFY bubbles_changes, 'C:REV'`; every server
+/// LISTENs and reads what it lacks by revision (`PostgresFeed`).
+public final class PostgresStore: ConversationStore, @unchecked Sendable {
+    public let location: PostgresLocation
+    /// The URL without its password.
+    public var path: String { location.redacted }
+    public let mediaFolder: String
+    public let feed = ChangeFeed()
+    let pool: PostgresPool
+    let counted = CountCache()
+    var logger: Logger { pool.logger }
+    /// Fans changes out between servers (started on first use of the feed by a server).
+    private(set) lazy var listener = PostgresFeed(store: self)
+
+    /// Opens the store at `url`, creating its schema or bringing it up to date; `mediaFolder`
+    /// defaults to `$BUBBLES_MEDIA`, else `~/.local/share/bubblekit/DATABASE-media`.
+    public init(url: String, mediaFolder: String? = nil) throws {
+        location = try PostgresLocation(url: url)
+        let env = ProcessInfo.processInfo.environment
+        let home = env["HOME"] ?? NSHomeDirectory()
+        self.mediaFolder = mediaFolder ?? env["BUBBLES_MEDIA"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? home + "/.local/share/bubblekit/\(location.database)-media"
+        pool = PostgresPool(location: location)
+        // Opening waits a few seconds at most for a server that is away (a typo should not hang).
+        pool.patience = 3
+        try migrate()
+        pool.patience = 20
+    }
+
+    deinit { pool.close() }
+
+    /// Starts fanning out changes made by other servers into `feed` (`bubbles serve` calls it).
+    public func startListening() { listener.start() }
+
+    /// Stops listening and closes every connection.
+    public func close() {
+        listener.stop()
+        pool.close()
+    }
+
+    func error(_ error: any Error) -> any Error {
+        if error is StoreError || error is LiveError { return error }
+        return StoreError(path: path, reason: PostgresPool.describe(error))
+    }
+
+    /// `pool.with`, errors as `StoreError`s naming the database.
+    func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        do { return try pool.with(body) } catch { throw self.error(error) }
+    }
+
+    // MARK: schema
+
+    /// The migrations, in order; each runs once, in a transaction, under an advisory lock (two
+    /// servers starting together do not both run it). `bubbles_schema` lists those applied.
+    static let migrations: [(id: String, sql: String)] = [
+        ("v1", """
+            CREATE EXTENSION IF NOT EXISTS unaccent;
+            CREATE EXTENSION IF NOT EXISTS pg_trgm;
+            CREATE TEXT SEARCH CONFIGURATION bubbles_search (COPY = simple);
+            ALTER TEXT SEARCH CONFIGURATION bubbles_search ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple;
+            CREATE TABLE conversation (
+                id BIGSERIAL PRIMARY KEY,
+                title TEXT NOT NULL,
+                source_format TEXT NOT NULL,
+                chat_key TEXT NOT NULL,
+                added DOUBLE PRECISION NOT NULL,
+                last_seq BIGINT NOT NULL DEFAULT 0,
+                last_rev BIGINT NOT NULL DEFAULT 0,
+                owner TEXT,
+                UNIQUE (source_format, chat_key)
+            );
+            CREATE TABLE participant (
+                conversation_id BIGINT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                id TEXT NOT NULL,
+                position BIGINT NOT NULL,
+                name TEXT NOT NULL,
+                avatar TEXT,
+                PRIMARY KEY (conversation_id, id)
+            );
+            CREATE TABLE message (
+                id BIGSERIAL PRIMARY KEY,
+                conversation_id BIGINT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                seq BIGINT NOT NULL,
+                source_key BIGINT NOT NULL,
+                date DOUBLE PRECISION NOT NULL,
+                utc_offset BIGINT,
+                sender TEXT,
+                outgoing BOOLEAN NOT NULL,
+                system BOOLEAN NOT NULL,
+                text TEXT,
+                status TEXT,
+                status_date DOUBLE PRECISION,
+                source_id TEXT,
+                extra TEXT,
+                edited DOUBLE PRECISION,
+                client_id TEXT,
+                rev BIGINT,
+                change TEXT,
+                -- What search sees (SearchText.indexed: CJK runs as bigrams), its words, and
+                -- whether it holds CJK (those messages get a trigram index for substrings).
+                body TEXT,
+                words TSVECTOR GENERATED ALWAYS AS (to_tsvector('bubbles_search'::regconfig, coalesce(body, ''))) STORED,
+                cjk BOOLEAN NOT NULL DEFAULT false
+            );
+            CREATE UNIQUE INDEX message_seq ON message (conversation_id, seq);
+            CREATE UNIQUE INDEX message_source ON message (conversation_id, source_key);
+            CREATE INDEX message_date ON message (conversation_id, date);
+            CREATE UNIQUE INDEX message_client ON message (conversation_id, client_id) WHERE client_id IS NOT NULL;
+            CREATE INDEX message_rev ON message (conversation_id, rev) WHERE rev IS NOT NULL;
+            CREATE INDEX message_words ON message USING gin (words);
+            CREATE INDEX message_cjk ON message USING gin (lower(text) gin_trgm_ops) WHERE cjk;
+            CREATE TABLE copy_progress (
+                source TEXT NOT NULL,
+                conversation_id BIGINT NOT NULL,
+                copied_seq BIGINT NOT NULL,
+                PRIMARY KEY (source, conversation_id)
+            );
+            """),
+    ]
+
+    func migrate() throws {
+        do {
+            try pool.transaction(retry: true) { c in
+                // One migrator at a time across servers (the key is "BBK1").
+                try c.run("SELECT pg_advisory_xact_lock(1111641905)", logger)
+                try c.run("CREATE TABLE IF NOT EXISTS bubbles_schema (id TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)", logger)
+                let applied = Set(try c.run("SELECT id FROM bubbles_schema", logger).map { try $0.decode(String.self) })
+                let known = Set(Self.migrations.map(\.id))
+                let newer = applied.subtracting(known).sorted()
+                if !newer.isEmpty {
+                    throw StoreError(path: path, reason: "was written by a newer BubbleKit (schema \(newer.joined(separator: ", ")) is unknown here); upgrade BubbleKit to open it — it is never downgraded")
+                }
+                if applied.isEmpty {
+                    let others = try c.run("""
+                        SELECT count(*) FROM information_schema.tables
+                        WHERE table_schema = current_schema() AND table_name IN ('conversation', 'participant', 'message')
+                        """, logger).first!.decode(Int64.self)
+                    if others > 0 {
+                        throw StoreError(path: path, reason: "is not a BubbleKit database (it holds tables named conversation, participant or message of its own)")
+                    }
+                }
+                for m in Self.migrations where !applied.contains(m.id) {
+                    try c.simple(m.sql, logger)
+                    try c.run("INSERT INTO bubbles_schema (id, applied) VALUES (\(m.id), \(Date().timeIntervalSince1970))", logger)
+                }
+            }
+        } catch { throw self.error(error) }
+    }
+
+    // MARK: rows
+
+    static let columns = "seq, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra, edited"
+
+    /// A message from a row of `columns` (after `skip` leading columns; more may follow).
+    func message(_ row: PostgresRow, decoder: JSONDecoder, skip: Int = 0) throws -> StoredMessage {
+        let cells = Array(row)
+        func cell<T: PostgresDecodable>(_ i: Int, _: T.Type = T.self) throws -> T { try cells[skip + i].decode(T.self) }
+        return try StoreCodec.message(MessageRow(seq: cell(0), date: cell(1), utcOffset: (cell(2) as Int64?).map(Int.init), sender: cell(3),
+                                                 outgoing: cell(4), system: cell(5), text: cell(6), status: cell(7), statusDate: cell(8),
+                                                 sourceID: cell(9), extra: cell(10), edited: cell(11)),
+                                      decoder: decoder, absolute: mediaPath)
+    }
+
+    func messages(_ c: PostgresConnection, _ query: PostgresQuery) throws -> [StoredMessage] {
+        let decoder = JSONDecoder()
+        return try c.run(query, logger).map { try message($0, decoder: decoder) }
+    }
+}
+
+extension PostgresConnection {
+    /// Runs several statements (the simple query protocol), for migrations.
+    func simple(_ sql: String, _ logger: Logger) throws {
+        _ = try self.simpleQuery(sql).wait()
+    }
+}
