@@ -25,10 +25,12 @@ serve: bootstrap
 	$$($(SWIFT) build -c release --show-bin-path)/bubbles import Sources/BubbleCore/Samples/demo.json Sources/BubbleCore/Samples/features.json --db out/serve/samples.sqlite
 	$$($(SWIFT) build -c release --show-bin-path)/bubbles serve --db out/serve/samples.sqlite --port $(PORT)
 
+# Tests that need PostgreSQL start their own (TestPostgres); the clean-up stops one a crashed
+# test process left behind, whether the tests passed or not.
 test: bootstrap
 	scripts/check-boundaries.sh
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build; status=$$?; scripts/test-postgres-cleanup.sh; exit $$status
 
 bench: bootstrap
 	$(SWIFT) build -c release --product BubbleBench

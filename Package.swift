@@ -93,7 +93,8 @@ let package = Package(
                                                           .product(name: "Hummingbird", package: "hummingbird"),
                                                           .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
-        .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", "BubbleTestSupport",
+                                                             .product(name: "GRDB", package: "GRDB.swift")]),
         // Shared by the test targets: pinned fonts, headless Chromium, colour regions in pictures.
         .target(name: "BubbleTestSupport", dependencies: ["BubbleCore", "BubbleRender"], path: "Tests/BubbleTestSupport"),
         // Golden/: pictures compared with what is drawn (read by path; BUBBLEKIT_UPDATE_GOLDEN=1 rewrites them).

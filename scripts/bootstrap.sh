@@ -7,7 +7,8 @@ set -euo pipefail
 # (stickers, iPhone photos), the fonts the project's fontconfig file
 # pins (Latin, Arabic/Hebrew, colour emoji, CJK), SQLite and zlib for the importers (iMessage chat.db,
 # WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
-# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium and its WebDriver, qpdf).
+# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium and its WebDriver, qpdf),
+# and PostgreSQL 15 with its contrib extensions (unaccent, pg_trgm), which the tests start themselves.
 PACKAGES=(
   pkg-config
   libcairo2-dev
@@ -33,6 +34,8 @@ PACKAGES=(
   chromium-driver
   unicode-data
   procps
+  postgresql
+  postgresql-contrib
 )
 # Extra packages a caller asks for: BOOTSTRAP_EXTRA="pkg another-pkg".
 if [ -n "${BOOTSTRAP_EXTRA:-}" ]; then

@@ -3,6 +3,7 @@ import BubbleImport
 import Foundation
 import GRDB
 import Testing
+import BubbleTestSupport
 @testable import BubbleStore
 
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)
@@ -38,6 +39,32 @@ private func checksum(_ path: String) throws -> String {
     }
 }
 
+/// The backends every store test runs on.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+
+    /// A new empty store: an SQLite file in `dir`, or a new database on the tests' PostgreSQL
+    /// with its media in `dir`.
+    func make(_ dir: String) throws -> any ConversationStore {
+        switch self {
+        case .sqlite: return try SQLiteStore(path: dir + "/db.sqlite")
+        case .postgres: return try PostgresStore(url: try TestPostgres.shared().createDatabase(), mediaFolder: dir + "/db-media")
+        }
+    }
+}
+
+/// Everything a store holds, read through its API: compared before and after a failed import.
+private func contents(_ store: any ConversationStore) throws -> String {
+    var out = ""
+    for c in try store.conversations() {
+        out += "\(c)\n"
+        for m in try store.load(c.id).messages { out += "\(m)\n" }
+    }
+    out += "hits \(try store.search(StoreSearch("text", limit: 100_000)).count)"
+    return out
+}
+
 @Suite("BubbleStore: SQLite through GRDB")
 struct StoreTests {
     @Test("a new file gets the schema: WAL, foreign keys, our application id, every table")
@@ -58,8 +85,8 @@ struct StoreTests {
         _ = try SQLiteStore(path: path)
     }
 
-    @Test("round trip: what the importer produced comes back — text, time zones, reactions, replies, photos, files")
-    func roundTrip() throws {
+    @Test("round trip: what the importer produced comes back — text, time zones, reactions, replies, photos, files", arguments: Backend.allCases)
+    func roundTrip(backend: Backend) throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let photo = dir + "/photo.png"
@@ -73,7 +100,7 @@ struct StoreTests {
         messages[3].statusDate = t0.addingTimeInterval(999)
         messages[4].attachment = MediaAttachment(kind: .voice, fileName: "PTT-1.opus", path: "missing.opus")
         let original = chat(messages)
-        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let store = try backend.make(dir)
         let summary = try store.add(original, sourceFormat: "native", chatKey: "ana", title: nil, mediaFolder: dir)
         #expect(summary.messagesAdded == 5 && summary.conversationsAdded == 1 && summary.attachmentsAdded == 1)
         let back = try store.load(summary.conversationID)
@@ -94,11 +121,11 @@ struct StoreTests {
         #expect(back.messages[4].attachment?.path == nil)
     }
 
-    @Test("importing the same export twice adds nothing; a newer export adds only its new tail")
-    func reimport() throws {
+    @Test("importing the same export twice adds nothing; a newer export adds only its new tail", arguments: Backend.allCases)
+    func reimport(backend: Backend) throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let store = try backend.make(dir)
         // No source ids (as WhatsApp): identity by content, and two identical messages stay two.
         var first = (0..<100).map { message($0) }
         first.append(first[99])
@@ -122,14 +149,14 @@ struct StoreTests {
         #expect(try store.conversations().count == 2)
     }
 
-    @Test("a bad record at message 5,000 of 10,000 leaves the database as it was, and the error names the place")
-    func failedImportChangesNothing() throws {
+    @Test("a bad record at message 5,000 of 10,000 leaves the database as it was, and the error names the place", arguments: Backend.allCases)
+    func failedImportChangesNothing(backend: Backend) throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/db.sqlite"
-        let store = try SQLiteStore(path: path)
+        let store = try backend.make(dir)
         _ = try store.add(chat((0..<50).map { message($0) }), sourceFormat: "sms", chatKey: "+1555", title: nil, mediaFolder: dir)
-        let before = try checksum(path)
+        let before = try contents(store)
+        let rawBefore = try (store as? SQLiteStore).map { try checksum($0.path) }
         // An SMS backup whose 5,000th record is broken XML (an attribute without a name).
         var xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"10000\">\n"
         for i in 0..<10_000 {
@@ -153,7 +180,8 @@ struct StoreTests {
             return text.contains("backup.xml") && text.contains("line 5002")
         }
         #expect(delivered >= 4_999)
-        #expect(try checksum(path) == before)
+        #expect(try contents(store) == before)
+        #expect(try (store as? SQLiteStore).map { try checksum($0.path) } == rawBefore)
         // The same backup without the bad record goes in whole, its messages by date.
         try xml.replacingOccurrences(of: " =\"x\"", with: "").write(toFile: file, atomically: true, encoding: .utf8)
         let ok = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
@@ -164,11 +192,11 @@ struct StoreTests {
         #expect(try store.count(of: ok.conversationID) == 10_050)
     }
 
-    @Test("messages that arrive out of date order are numbered by date when the format asks for it")
-    func sortedByDate() throws {
+    @Test("messages that arrive out of date order are numbered by date when the format asks for it", arguments: Backend.allCases)
+    func sortedByDate(backend: Backend) throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let store = try backend.make(dir)
         let shuffled = [3, 0, 2, 1, 4].map { message($0) }
         let s = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
             for m in shuffled { try add(m) }
@@ -183,11 +211,11 @@ struct StoreTests {
         #expect(try store.messages(in: kept.conversationID, after: 0, limit: 10).map { $0.message.text! } == shuffled.map { $0.text! })
     }
 
-    @Test("search: accents folded, Cyrillic, Arabic, Chinese two-character words, words beside emoji; exact matches first")
-    func search() throws {
+    @Test("search: accents folded, Cyrillic, Arabic, Chinese two-character words, words beside emoji; exact matches first", arguments: Backend.allCases)
+    func search(backend: Backend) throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let store = try backend.make(dir)
         let texts = [
             "On se retrouve au cafe du coin", "Un café au lait, s'il te plaît", "Встретимся завтра в Москве",
             "مرحبا يا صديقي، كيف حالك", "我们明天见面吧", "🎉party tonight🎉", "nothing to see here", "Москва слезам не верит",
@@ -223,11 +251,11 @@ struct StoreTests {
         #expect(throws: StoreError.self) { try store.search(StoreSearch("   ")) }
     }
 
-    @Test("windows, date jumps, bounds and day counts")
-    func viewerQueries() throws {
+    @Test("windows, date jumps, bounds and day counts", arguments: Backend.allCases)
+    func viewerQueries(backend: Backend) throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let store = try backend.make(dir)
         // 3 days, 100 messages a day, one minute apart.
         let messages = (0..<300).map { i -> Message in
             var m = message(i)
@@ -247,7 +275,7 @@ struct StoreTests {
         let listed = try #require(try store.conversations().first)
         #expect(listed.title == "Window" && listed.messageCount == 300 && listed.first == t0)
         // Each query uses an index, never a scan of the table.
-        try store.pool.read { db in
+        try (store as? SQLiteStore)?.pool.read { db in
             for sql in ["SELECT seq FROM message WHERE conversation_id = 1 AND seq > 5 ORDER BY seq LIMIT 10",
                         "SELECT seq FROM message WHERE conversation_id = 1 AND date >= 0 ORDER BY date, seq LIMIT 1"] {
                 let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined()
@@ -292,8 +320,8 @@ struct StoreTests {
 
 @Suite("BubbleStore: styled text")
 struct StyledStoreTests {
-    @Test("spans, forwards and edits are kept; a live edit's new text is plain; search finds the text without markers")
-    func styledRoundTrip() async throws {
+    @Test("spans, forwards and edits are kept; a live edit's new text is plain; search finds the text without markers", arguments: Backend.allCases)
+    func styledRoundTrip(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var messages = (0..<3).map { message($0, id: "s\($0)") }
@@ -304,7 +332,7 @@ struct StyledStoreTests {
         var poll = MediaAttachment(kind: .poll, title: "Dinner?")
         poll.answers = [PollAnswer(text: "Pizza", votes: 2, chosen: true)]
         messages[2].attachment = poll
-        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let store = try backend.make(dir)
         let summary = try store.add(chat(messages), sourceFormat: "native", chatKey: "ana", title: nil, mediaFolder: dir)
         let back = try store.load(summary.conversationID).messages
         #expect(back[0].spans == messages[0].spans)

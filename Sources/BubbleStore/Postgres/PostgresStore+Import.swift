@@ -134,7 +134,9 @@ final class CopyStream: @unchecked Sendable {
     init(connection: PostgresConnection, table: String, columns: [String], logger: Logger) {
         let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream()
         self.continuation = continuation
-        Task { [room, done] in
+        // On threads of its own: the reader blocks its thread while it waits for room, and may
+        // be on one of Swift's few cooperative threads, which the copy must not need.
+        Task(executorPreference: QueueExecutor.shared) { [room, done] in
             do {
                 try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
                     for await chunk in stream {
@@ -232,5 +234,18 @@ extension CopyStream {
         buffer.writeInteger(UInt8(ascii: "\n"))
         rowStarted = false
         if buffer.readableBytes >= 1 << 20 { try post() }
+    }
+}
+
+/// Runs tasks on a dispatch queue of their own, off Swift's cooperative threads (which a
+/// blocking caller may hold: a task it waits for must not need one).
+final class QueueExecutor: TaskExecutor {
+    static let shared = QueueExecutor()
+    private let queue = DispatchQueue(label: "bubblekit.postgres.copy", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }

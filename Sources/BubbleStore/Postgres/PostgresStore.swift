@@ -184,8 +184,10 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
 }
 
 extension PostgresConnection {
-    /// Runs several statements (the simple query protocol), for migrations.
+    /// Runs several statements, one at a time (each ends with `;` at the end of a line), for migrations.
     func simple(_ sql: String, _ logger: Logger) throws {
-        _ = try self.simpleQuery(sql).wait()
+        for statement in sql.components(separatedBy: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            try run(PostgresQuery(unsafeSQL: statement), logger)
+        }
     }
 }
