@@ -29,6 +29,8 @@ final class LiveHub: @unchecked Sendable {
     init(store: any ConversationStore) {
         self.store = store
         store.feed.listen { [weak self] change in self?.publish(change) }
+        // Someone typing on another server of the same store: told to everyone watching here.
+        store.feed.listenTyping { [weak self] conversation, sender in self?.typing(conversation, sender: sender, from: 0, local: false) }
     }
 
     /// Events of `conversation` from now on (`id` says who to skip for one's own typing).
@@ -80,7 +82,8 @@ final class LiveHub: @unchecked Sendable {
     }
 
     /// `sender` is typing in `conversation` (told to everyone else watching it).
-    func typing(_ conversation: Int64, sender: String, from id: UInt64) {
+    func typing(_ conversation: Int64, sender: String, from id: UInt64, local: Bool = true) {
+        if local { store.broadcastTyping(conversation, sender: sender) }
         lock.lock()
         let watching = subscribers[conversation].map { $0.filter { $0.key != id }.map(\.value) } ?? []
         let name = names[conversation]?[sender]

@@ -88,4 +88,19 @@ public final class ChangeFeed: @unchecked Sendable {
         lock.unlock()
         for l in all { l(change) }
     }
+
+    private var typingListeners: [@Sendable (_ conversation: Int64, _ sender: String) -> Void] = []
+
+    /// Calls `listener` when someone types on another server of the same store (PostgreSQL).
+    public func listenTyping(_ listener: @escaping @Sendable (_ conversation: Int64, _ sender: String) -> Void) {
+        lock.lock(); defer { lock.unlock() }
+        typingListeners.append(listener)
+    }
+
+    func emitTyping(_ conversation: Int64, _ sender: String) {
+        lock.lock()
+        let all = typingListeners
+        lock.unlock()
+        for l in all { l(conversation, sender) }
+    }
 }

@@ -16,8 +16,11 @@ struct InputOptions: ParsableArguments {
     @Option(help: "Instead of a file: this conversation of the store (its id in `bubbles list`).")
     var conversation: Int64?
 
-    @Option(help: "The store's database, with --conversation (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
+    @Option(help: "The store's database (an SQLite file or a postgres:// URL), with --conversation (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
     var db: String?
+
+    @Option(help: "PostgreSQL only, with --conversation: the store's folder of pictures and files (default: $BUBBLES_MEDIA).")
+    var media: String?
 
     /// The file, or the store's conversation, as messages name it.
     var input: String { file ?? "conversation \(conversation ?? 0)" }
@@ -118,7 +121,7 @@ struct InputOptions: ParsableArguments {
         if let conversation {
             if each != nil { throw ValidationError("--all reads an export file; a stored conversation is one (use --conversation without --all)") }
             // From the store: photo paths are the store's, absolute.
-            let store = try StoreOptions(db: db).open()
+            let store = try StoreOptions(db: db, media: media).open()
             var c: Conversation
             do { c = try store.load(conversation) } catch let e as StoreError { throw CLIError(e.description) }
             let all = c.messages.count

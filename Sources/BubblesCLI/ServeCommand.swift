@@ -41,6 +41,8 @@ struct Serve: ParsableCommand {
             config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         }
         let db = try store.open()
+        // Several servers on one PostgreSQL: changes made by the others come in by LISTEN.
+        (db as? PostgresStore)?.startListening()
         let server: BubbleServer
         do { server = try BubbleServer(store: db, configuration: config, pictures: PhotoDecoder(),
                                                 importer: UploadImporter(), exporter: SubprocessExporter()) } catch {
@@ -87,7 +89,15 @@ struct SubprocessExporter: ConversationExporting {
                 since: String?, until: String?, into folder: String) throws -> String {
         let command = ["json", "csv"].contains(format) ? "convert" : "render"
         let output = folder + "/conversation." + format
-        var arguments = [command, "--conversation", String(conversation), "--db", store.path, "-o", output, "--tz", "UTC"]
+        var arguments = [command, "--conversation", String(conversation), "-o", output, "--tz", "UTC"]
+        var environment = ProcessInfo.processInfo.environment
+        if let pg = store as? PostgresStore {
+            // The URL with its password goes through the environment, not the command line.
+            environment["BUBBLES_DB"] = pg.location.url
+            arguments += ["--media", pg.mediaFolder]
+        } else {
+            arguments += ["--db", store.path]
+        }
         // Self-contained downloads: photos inside the JSON, beside the CSV in a folder (zipped).
         if command == "render" { arguments += ["--theme", theme] } else { arguments += ["--assets", format == "json" ? "embed" : "folder"] }
         if format == "png" { arguments += ["--pages"] }
@@ -96,6 +106,7 @@ struct SubprocessExporter: ConversationExporting {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/proc/self/exe")
         p.arguments = arguments
+        p.environment = environment
         let errors = Pipe()
         p.standardError = errors
         p.standardOutput = FileHandle.nullDevice

@@ -13,7 +13,7 @@ struct StoreOptions: ParsableArguments {
     var media: String?
 
     init() {}
-    init(db: String?) { self.db = db }
+    init(db: String?, media: String? = nil) { self.db = db; self.media = media }
 
     func open() throws -> any ConversationStore {
         do { return try openStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }

@@ -11,14 +11,19 @@ public final class LiveServer: @unchecked Sendable {
     public let folder: URL
     public let port: Int
     public let arguments: [String]
-    public var db: String { folder.appendingPathComponent("live.sqlite").path }
+    /// The store: a file of its own, or the PostgreSQL URL it was given (several servers share one).
+    public let db: String
+    /// With PostgreSQL: the media folder every server of that database shares.
+    public let media: String?
     private var process: Process?
     private let environment: [String: String]
 
-    public init(binary: String, fontconfig: String, arguments: [String] = []) throws {
+    public init(binary: String, fontconfig: String, arguments: [String] = [], db: String? = nil, media: String? = nil) throws {
         self.binary = binary
         self.arguments = arguments
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("bk-live-\(UUID().uuidString)")
+        self.db = db ?? folder.appendingPathComponent("live.sqlite").path
+        self.media = media
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         port = HTTP.freePort()
         var env = ProcessInfo.processInfo.environment
@@ -33,7 +38,7 @@ public final class LiveServer: @unchecked Sendable {
     public func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["serve", "--db", db, "--port", String(port)] + arguments
+        p.arguments = ["serve", "--db", db, "--port", String(port)] + (media.map { ["--media", $0] } ?? []) + arguments
         p.environment = environment
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice

@@ -38,9 +38,16 @@ struct LiveBrowserTests {
             """)
     }
 
-    @Test("A types hello + Enter → B sees it on the other side within 1 s; B replies with a photo; A reloads: both in order; B edits, A sees it; A typing shows in B")
-    func twoWindows() throws {
-        let w = try TwoWindows(title: "Two windows", height: 640)
+    /// One server, or two `bubbles serve` nodes on one PostgreSQL with A on node 1 and B on node 2.
+    enum Nodes: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case oneSQLite, twoPostgres
+        var testDescription: String { self == .oneSQLite ? "one node, SQLite" : "two nodes, one PostgreSQL" }
+    }
+
+    @Test("A types hello + Enter → B sees it on the other side within 1 s; B replies with a photo; A reloads: both in order; B edits, A sees it; A reacts, B sees it; A typing shows in B",
+          arguments: Nodes.allCases)
+    func twoWindows(nodes: Nodes) throws {
+        let w = try TwoWindows(title: "Two windows", height: 640, nodes: nodes)
         defer { w.stop() }
         let (s, c, base, a, b) = (w.server, w.conversation, w.base, w.a, w.b)
         #expect(try b.run("return document.getElementById('sendas').value") as? String == "ann")
@@ -52,6 +59,7 @@ struct LiveBrowserTests {
         let optimistic = try a.run("return bubbleViewer.live.outbox().map(o => o.text + ':' + o.state).join(',')") as? String
         #expect(optimistic?.hasPrefix("hello:") == true, "A shows its message at once: \(optimistic ?? "nil")")
         try b.wait(for: "hello in window B", timeout: 5, "return !!document.querySelector('b[data-n=\"1\"]') && !bubbleViewer.busy();")
+        if nodes == .twoPostgres { #expect(w.serverB.port != s.port, "B is on the other node") }
         let seenAfter = Date().timeIntervalSince(typedAt)
         #expect(seenAfter < 1.0, "B showed A's message after \(seenAfter) s")
         #expect(try Self.rowText(b, 1)?.contains("hello") == true)
@@ -158,30 +166,43 @@ struct LiveBrowserTests {
 /// Ann, both live; `stop()` ends the browsers and the server (call it in a `defer`).
 final class TwoWindows {
     let server: LiveServer
+    /// B's server: the same, or the second node.
+    let serverB: LiveServer
     let conversation: Int
     let base: String
     let a: WebDriver
     let b: WebDriver
 
-    init(title: String, height: Int) throws {
-        server = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts)
+    init(title: String, height: Int, nodes: LiveBrowserTests.Nodes = .oneSQLite) throws {
+        if nodes == .twoPostgres {
+            let url = try TestPostgres.shared().createDatabase("nodes")
+            let media = FileManager.default.temporaryDirectory.appendingPathComponent("bk-nodes-media-\(UUID().uuidString)").path
+            server = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts, db: url, media: media)
+            do { serverB = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts, db: url, media: media) } catch {
+                server.stop()
+                throw error
+            }
+        } else {
+            server = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts)
+            serverB = server
+        }
         do {
             conversation = try LiveCLITests.conversation(server, title: title)
             base = "http://127.0.0.1:\(server.port)"
             a = try WebDriver(width: 700, height: height)
             b = try WebDriver(width: 700, height: height)
             try a.open(base + "/c/\(conversation)")
-            try b.open(base + "/c/\(conversation)?as=ann")
+            try b.open("http://127.0.0.1:\(serverB.port)/c/\(conversation)?as=ann")
             try LiveBrowserTests.ready(a, "window A live")
             try LiveBrowserTests.ready(b, "window B live")
         } catch {
-            server.stop()
+            server.stop(); serverB.stop()
             throw error
         }
     }
 
     func stop() {
         a.quit(); b.quit()
-        server.stop()
+        server.stop(); serverB.stop()
     }
 }

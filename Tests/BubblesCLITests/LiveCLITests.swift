@@ -313,6 +313,64 @@ struct LiveCLITests {
         }
         #expect(acknowledgedAtKill >= 600 && acknowledgedAtKill < 2_400)
     }
+
+    @Test("Two nodes, one PostgreSQL: 20 clients × 200 messages over both while node 1 is kill -9'd and restarted and PostgreSQL restarts → exactly 4,000, no gaps, every view = the store")
+    func twoNodesFaults() throws {
+        let pg = try TestPostgres.privateServer()
+        defer { pg.stop() }
+        let url = try pg.createDatabase("faults")
+        let media = FileManager.default.temporaryDirectory.appendingPathComponent("bk-faults-media-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: media) }
+        let one = try LiveServer(binary: Tool.binary, fontconfig: Self.fonts, arguments: ["--rate", "0"], db: url, media: media)
+        defer { one.stop() }
+        let two = try LiveServer(binary: Tool.binary, fontconfig: Self.fonts, arguments: ["--rate", "0"], db: url, media: media)
+        defer { two.stop() }
+        let c = try Self.conversation(one)
+        let clients = (0..<20).map { LiveClient(port: ($0 % 2 == 0 ? one : two).port, conversation: c, sender: $0 % 4 < 2 ? "me" : "ann") }
+        let failures = Failures(), sent = Failures()
+        let deadline = Date().addingTimeInterval(240)
+        let group = DispatchGroup()
+        for (k, client) in clients.enumerated() {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    try client.reconnect(until: deadline)
+                    for i in 0..<200 {
+                        try client.send("c\(k) m\(i)", until: deadline)
+                        sent.add("")
+                    }
+                } catch { failures.add("client \(k): \(error)") }
+            }
+        }
+        // (a) node 1 killed mid-stream and started again; (b) then the database restarts.
+        while sent.all.count < 800 { usleep(10_000) }
+        one.kill9()
+        let atKill = sent.all.count
+        usleep(500_000)
+        try one.start()
+        while sent.all.count < 2_000 && Date() < deadline { usleep(10_000) }
+        try pg.restart()
+        let atRestart = sent.all.count
+        #expect(group.wait(timeout: .now() + 240) == .success)
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(5))")
+        #expect(atKill < 4_000 && atRestart < 4_000, "the faults came while clients were sending (\(atKill), \(atRestart))")
+        // Both nodes give the same conversation: 4,000 messages, numbered without gaps, each once.
+        let stored = try two.stored(c)
+        #expect(stored.count == 4_000)
+        #expect(stored.map(\.seq) == Array(1...4_000))
+        #expect(Set(stored.map(\.clientID)).count == 4_000)
+        #expect(try one.stored(c).map(\.clientID) == stored.map(\.clientID))
+        // Every client, after catching up, has exactly the store's conversation, in order.
+        for (k, client) in clients.enumerated() {
+            try client.reconnect(until: Date().addingTimeInterval(60))
+            let view = client.view.keys.sorted()
+            #expect(view == Array(1...4_000), "client \(k) has \(view.count)")
+            #expect(stored.allSatisfy { client.view[$0.seq]?.clientID == $0.clientID }, "client \(k)'s view differs from the store")
+            #expect(client.disorder == 0, "client \(k): \(client.disorder) changes out of order")
+            #expect(client.acknowledged.count == 200)
+            for (id, seq) in client.acknowledged { #expect(stored[seq - 1].clientID == id) }
+            client.drop()
+        }
+    }
 }
 
 /// `count` threads at once, each given its number; returns when all have ended.

@@ -59,11 +59,16 @@ final class PostgresFeed: @unchecked Sendable {
                 let context = c.addListener(channel: PostgresStore.channel) { [weak self] _, note in
                     self?.hint(note.payload)
                 }
+                let typing = c.addListener(channel: PostgresStore.typingChannel) { [weak self] _, note in
+                    self?.typing(note.payload)
+                }
                 try c.run("LISTEN \(unescaped: PostgresStore.channel)", store.logger)
+                try c.run("LISTEN \(unescaped: PostgresStore.typingChannel)", store.logger)
                 delay = 0.1
                 if !first { queue.async { self.catchUpAll() } }
                 try? c.closeFuture.wait()
                 context.stop()
+                typing.stop()
             } catch {}
             lock.lock(); connection = nil; lock.unlock()
             if isStopped { return }
@@ -77,6 +82,13 @@ final class PostgresFeed: @unchecked Sendable {
         let parts = payload.split(separator: ":")
         guard parts.count >= 2, let conversation = Int64(parts[0]), let rev = Int64(parts[1]) else { return }
         queue.async { self.readUp(conversation, to: rev) }
+    }
+
+    /// "C:NODE:SENDER" from another server: someone types there.
+    private func typing(_ payload: String) {
+        let parts = payload.split(separator: ":", maxSplits: 2)
+        guard parts.count == 3, let conversation = Int64(parts[0]), parts[1] != store.nodeID else { return }
+        store.feed.emitTyping(conversation, String(parts[2]))
     }
 
     /// A change this server committed: handed over at once when it follows on.

@@ -12,6 +12,8 @@ extension PostgresStore {
     static let changeColumns = columns + ", rev, change, client_id"
     /// The channel servers LISTEN on; payload `"CONVERSATION:REV"`.
     static let channel = "bubbles_changes"
+    /// Typing indicators between servers; payload `"CONVERSATION:NODE:SENDER"`.
+    static let typingChannel = "bubbles_typing"
 
     public func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation {
         let id: Int64 = try await writeLive(retry: false) { [self] c in
@@ -103,6 +105,16 @@ extension PostgresStore {
             throw StoreError(path: file, reason: "cannot be read")
         }
         return stored
+    }
+
+    /// `NOTIFY bubbles_typing, 'C:NODE:SENDER'`, sent in the background (a typing indicator that
+    /// is lost costs nothing).
+    public func broadcastTyping(_ conversation: Int64, sender: String) {
+        let payload = "\(conversation):\(nodeID):\(sender)"
+        guard payload.utf8.count < 7_000 else { return }
+        pool.queue.async { [self] in
+            _ = try? pool.with(retry: false) { c in try c.run("SELECT pg_notify(\(Self.typingChannel), \(payload))", logger) }
+        }
     }
 
     // MARK: -

@@ -24,6 +24,8 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
     public let feed = ChangeFeed()
     let pool: PostgresPool
     let counted = CountCache()
+    /// This process among the store's servers (its own typing notifications are not passed on twice).
+    let nodeID = UUID().uuidString.prefix(8).lowercased()
     var logger: Logger { pool.logger }
     /// Fans changes out between servers (started on first use of the feed by a server).
     private(set) lazy var listener = PostgresFeed(store: self)
