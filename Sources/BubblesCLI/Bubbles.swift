@@ -17,7 +17,7 @@ struct Bubbles: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bubbles",
         abstract: "SMS/iMessage-style conversation bubbles: stretchable art, layout and rendering.",
-        subcommands: [Render.self, Convert.self, Import.self, List.self, Search.self, Serve.self, Themes.self, Demo.self, NineSlice.self, Art.self]
+        subcommands: [Render.self, Convert.self, Import.self, List.self, Search.self, Serve.self, DB.self, Themes.self, Demo.self, NineSlice.self, Art.self]
     )
 }
 

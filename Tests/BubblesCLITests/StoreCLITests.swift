@@ -1,3 +1,4 @@
+import BubbleTestSupport
 import Foundation
 import Testing
 
@@ -40,6 +41,69 @@ struct StoreCLITests {
         #expect(message["snippet"] as? String == "Did you see the [eclipse] photos?")
         let filtered = try Tool.run(["search", "eclipse", "--db", db, "--conversation", "2"])
         #expect(filtered.status == 0 && filtered.stdout.isEmpty && filtered.stderr.contains("no messages match"))
+    }
+
+    @Test("PostgreSQL: import, list, search and convert as on SQLite; db copy SQLite → PostgreSQL → SQLite keeps every row and photo, goes on after an interruption, verifies counts and checksums")
+    func postgresAndCopy() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-store-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pg = try TestPostgres.shared()
+        let url = try pg.createDatabase("cli")
+        let media = dir.appendingPathComponent("pg-media").path
+        let sqlite = dir.appendingPathComponent("chats.sqlite").path
+        let telegram = Self.fixtures.appendingPathComponent("telegram-single/result.json").path
+        let whatsapp = Self.fixtures.appendingPathComponent("whatsapp-ios-group.txt").path
+        let features = Tool.root.appendingPathComponent("Sources/BubbleCore/Samples/features.json").path
+        // The same imports on both backends say the same, and search finds the same.
+        for db in [sqlite, url] {
+            let first = try Tool.run(["import", telegram, whatsapp, features, "--db", db, "--media", media, "--tz", "UTC"])
+            #expect(first.status == 0, "\(first.stderr)")
+            let out = String(decoding: first.stdout, as: UTF8.self)
+            #expect(out.contains("\"Mira Chen\" (conversation 1, new): added 7 messages, 1 attachment; skipped 0 already present"), "\(out)")
+            let again = try Tool.run(["import", telegram, "--db", db, "--media", media, "--tz", "UTC"])
+            #expect(String(decoding: again.stdout, as: UTF8.self).contains("added 0 messages, 0 attachments; skipped 7 already present"))
+            let search = try Tool.run(["search", "eclipse", "--db", db, "--media", media, "--json"])
+            let hits = try #require(try JSONSerialization.jsonObject(with: search.stdout) as? [[String: Any]])
+            #expect(hits.count == 2 && hits.contains { $0["snippet"] as? String == "Did you see the [eclipse] photos?" }, "\(db): \(hits)")
+        }
+        func converted(_ db: String, _ name: String) throws -> Data {
+            // Photos inside the JSON: the same bytes wherever each store keeps them.
+            let r = try Tool.run(["convert", "--conversation", "1", "--db", db, "--media", media, "-o", name, "--tz", "UTC", "--assets", "embed"], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            return try Data(contentsOf: dir.appendingPathComponent(name))
+        }
+        #expect(try converted(url, "pg.json").count > 1000)
+
+        // SQLite → a new PostgreSQL database → a new SQLite file: the same rows, byte for byte.
+        let target = try pg.createDatabase("copy")
+        let copied = dir.appendingPathComponent("back.sqlite").path
+        let copyMedia = dir.appendingPathComponent("copy-media").path
+        let there = try Tool.run(["db", "copy", "--from", sqlite, "--to", target, "--to-media", copyMedia])
+        #expect(there.status == 0, "\(there.stderr)")
+        let thereOut = String(decoding: there.stdout, as: UTF8.self)
+        #expect(thereOut.contains("copied 3 conversations") && thereOut.contains("verified"), "\(thereOut)")
+        // Interrupted: the last messages of a conversation never arrived. Run again: only they are copied.
+        let name = String(target.split(separator: "/").last!)
+        try pg.psql(name, "DELETE FROM message WHERE conversation_id = 3 AND seq > 5")
+        let resumed = try Tool.run(["db", "copy", "--from", sqlite, "--to", target, "--to-media", copyMedia])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let resumedOut = String(decoding: resumed.stdout, as: UTF8.self)
+        #expect(resumedOut.contains("copied 3 conversations") && !resumedOut.contains(" 0 messages added"), "\(resumedOut)")
+        let back = try Tool.run(["db", "copy", "--from", target, "--from-media", copyMedia, "--to", copied])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try converted(copied, "back.json") == converted(sqlite, "orig.json"))
+        // Photos came along: the copy's media folder has the same files.
+        let files = { (folder: String) in Set(FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String }.filter { $0.contains(".") } ?? []) }
+        #expect(!files(dir.appendingPathComponent("chats-media").path).isEmpty)
+        #expect(files(dir.appendingPathComponent("back-media").path) == files(dir.appendingPathComponent("chats-media").path))
+        // A target that holds other messages under the same chat is not silently merged.
+        try pg.psql(name, "UPDATE message SET text = 'changed' WHERE conversation_id = 1 AND seq = 1")
+        let differs = try Tool.run(["db", "copy", "--from", sqlite, "--to", target, "--to-media", copyMedia])
+        #expect(differs.status != 0 && differs.stderr.contains("differs after the copy"), "\(differs.stderr)")
+        // Bad locations: named, no crash.
+        let bad = try Tool.run(["list", "--db", "postgres://nobody@127.0.0.1:1/none"])
+        #expect(bad.status != 0 && bad.stderr.contains("postgres://nobody@127.0.0.1:1/none"), "\(bad.stderr)")
     }
 
     @Test("render and convert read a stored conversation as they read a file")

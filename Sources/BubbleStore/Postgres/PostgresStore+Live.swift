@@ -50,7 +50,7 @@ extension PostgresStore {
             let (seq, rev) = try c.run("UPDATE conversation SET last_seq = last_seq + 1, last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_seq, last_rev",
                                        logger).first!.decode((Int64, Int64).self)
             let extra = try StoreCodec.encode(MessageExtra(m) { $0 }, with: StoreCodec.extraEncoder())
-            let body = StoreCodec.indexBody(text: new.text, attachment: nil)
+            let body = Self.searchBody(StoreCodec.indexBody(text: new.text, attachment: nil))
             try c.run("""
                 INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
                                      client_id, rev, change, body, cjk)
@@ -155,7 +155,7 @@ extension PostgresStore {
             let rev = try c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
                 .first!.decode(Int64.self)
             let extra = try StoreCodec.encode(MessageExtra(m) { relative($0) }, with: StoreCodec.extraEncoder())
-            let body = StoreCodec.indexBody(text: m.text, attachment: m.attachment)
+            let body = Self.searchBody(StoreCodec.indexBody(text: m.text, attachment: m.attachment))
             try c.run("""
                 UPDATE message SET text = \(m.text), extra = \(extra), edited = \(m.edited?.timeIntervalSince1970), rev = \(rev),
                        change = \(kind.rawValue), body = \(body), cjk = \(body.map(SearchText.mayHaveCJK) ?? false)

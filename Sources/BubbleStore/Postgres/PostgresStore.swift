@@ -75,7 +75,7 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
             CREATE EXTENSION IF NOT EXISTS unaccent;
             CREATE EXTENSION IF NOT EXISTS pg_trgm;
             CREATE TEXT SEARCH CONFIGURATION bubbles_search (COPY = simple);
-            ALTER TEXT SEARCH CONFIGURATION bubbles_search ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple;
+            ALTER TEXT SEARCH CONFIGURATION bubbles_search ALTER MAPPING FOR hword, hword_part, word, numword, hword_numpart WITH unaccent, simple;
             CREATE TABLE conversation (
                 id BIGSERIAL PRIMARY KEY,
                 title TEXT NOT NULL,
@@ -127,12 +127,6 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
             CREATE INDEX message_rev ON message (conversation_id, rev) WHERE rev IS NOT NULL;
             CREATE INDEX message_words ON message USING gin (words);
             CREATE INDEX message_cjk ON message USING gin (lower(text) gin_trgm_ops) WHERE cjk;
-            CREATE TABLE copy_progress (
-                source TEXT NOT NULL,
-                conversation_id BIGINT NOT NULL,
-                copied_seq BIGINT NOT NULL,
-                PRIMARY KEY (source, conversation_id)
-            );
             """),
     ]
 
@@ -163,6 +157,26 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                 }
             }
         } catch { throw self.error(error) }
+    }
+
+    /// What the `body` column holds: the indexed text (`StoreCodec.indexBody`) with everything
+    /// but letters, digits and marks turned into spaces, so PostgreSQL's parser splits words
+    /// where SQLite's `unicode61` does (a URL's words are words, not one `url` token).
+    static func searchBody(_ body: String?) -> String? {
+        guard let body else { return nil }
+        var out = String.UnicodeScalarView()
+        var changed = false
+        for s in body.unicodeScalars {
+            switch s.properties.generalCategory {
+            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .decimalNumber, .letterNumber,
+                 .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark:
+                out.append(s)
+            default:
+                out.append(" ")
+                changed = changed || s != " "
+            }
+        }
+        return changed ? String(out) : body
     }
 
     // MARK: rows
