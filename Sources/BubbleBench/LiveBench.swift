@@ -37,7 +37,7 @@ func liveCase() throws -> Figures {
             throw BenchError("no conversation: \(created.status) \(created.text)")
         }
         for (server, port, conversation) in [("ours", ours.port, id), ("ceiling", ceiling.port, 1)] {
-            let r = try liveRound(port: port, conversation: conversation, clients: round.clients, each: round.each)
+            let r = try liveRound(ports: [port], conversation: conversation, clients: round.clients, each: round.each)
             let key = "\(server) \(round.clients)"
             figures["\(key) msg/s"] = r.rate
             figures["\(key) p50 ms"] = r.p50
@@ -57,8 +57,9 @@ func liveCase() throws -> Figures {
 }
 
 /// One round: every client connected first, then all sending at once.
-func liveRound(port: Int, conversation: Int, clients count: Int, each: Int) throws -> (rate: Double, p50: Double, p99: Double) {
-    let clients = (0..<count).map { LiveClient(port: port, conversation: conversation, sender: $0 % 2 == 0 ? "me" : "ann") }
+/// With several `ports` (servers of one store), client k talks to `ports[k % ports.count]`.
+func liveRound(ports: [Int], conversation: Int, clients count: Int, each: Int) throws -> (rate: Double, p50: Double, p99: Double) {
+    let clients = (0..<count).map { LiveClient(port: ports[$0 % ports.count], conversation: conversation, sender: $0 % 2 == 0 ? "me" : "ann") }
     for c in clients {
         try c.reconnect(until: Date().addingTimeInterval(30))
         c.recordArrivals = true

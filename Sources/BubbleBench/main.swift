@@ -391,6 +391,7 @@ let convertAndServeCases: [BenchCase] = [
     ("html-export", { _ in try htmlCase() }),
     ("serve-1m", { _ in try serveCase() }),
     ("live-ws", { _ in try liveCase() }),
+    ("postgres", { _ in try postgresCase() }),
 ]
 let importBenchCases: [BenchCase] = importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
 let backupBenchCases: [BenchCase] = backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
@@ -668,5 +669,6 @@ if let html = results["html-export"] { printHTML(html) }
 printStore(results)
 printServe(results)
 printLive(results)
+printPostgres(results)
 printBackup(results)
 printImport(results)

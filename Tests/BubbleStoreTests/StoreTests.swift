@@ -237,6 +237,8 @@ struct StoreTests {
         #expect(try seqs("明") .sorted() == [5, 9])
         #expect(try seqs("见面") == [5])
         #expect(try seqs("天见面") == [5])
+        #expect(try seqs("明 -谢谢") == [5])
+        #expect(try seqs("明 -coin -lait") .sorted() == [5, 9])
         #expect(try seqs("party") == [6])
         #expect(Set(try seqs("caf*")) == [1, 2, 10, 11])
         #expect(try seqs("caf* -lait -coin").sorted() == [10, 11])

@@ -27,9 +27,11 @@ public final class TestPostgres: @unchecked Sendable {
 
     /// A server of the caller's own (for tests that restart it); `stop()` it when done (it is
     /// stopped at exit too).
-    public static func privateServer() throws -> TestPostgres { try TestPostgres() }
+    /// `durable`: PostgreSQL's own settings but `synchronous_commit = off` (benchmarks), else
+    /// fsync off (tests).
+    public static func privateServer(durable: Bool = false) throws -> TestPostgres { try TestPostgres(durable: durable) }
 
-    private init() throws {
+    private init(durable: Bool = false) throws {
         let fm = FileManager.default
         guard let bin = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"]
             .first(where: { fm.isExecutableFile(atPath: $0 + "/initdb") }) else {
@@ -43,8 +45,9 @@ public final class TestPostgres: @unchecked Sendable {
         port = Self.freePort()
         try run(["\(bin)/initdb", "-D", folder + "/data", "-U", "bubbles", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "-N"])
         // Tests want speed over durability (a crash of the machine loses a test database).
+        let settings = durable ? "-c synchronous_commit=off -c max_wal_size=4GB" : "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         try run(["\(bin)/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "start", "-o",
-                 "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"])
+                 "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c max_connections=200 \(settings)"])
         TestPostgres.atExit(self)
     }
 

@@ -14,7 +14,8 @@ import PostgresNIO
 /// conversation it has handed changes of, whatever was committed meanwhile: clients see nothing
 /// missing. (A client's own socket also fills any gap it sees from the store.)
 final class PostgresFeed: @unchecked Sendable {
-    private unowned let store: PostgresStore
+    /// Weak: the store owns the feed (and stops it when it goes).
+    private weak var store: PostgresStore?
     /// Everything that reaches `store.feed` goes through here, one at a time.
     private let queue = DispatchQueue(label: "bubblekit.postgres.feed")
     /// Per conversation, the newest revision handed to `feed` (touched on `queue` only).
@@ -53,8 +54,10 @@ final class PostgresFeed: @unchecked Sendable {
     private func loop() {
         var delay = 0.1
         while !isStopped {
+            // Only the pool is held while listening (the store may go; its deinit stops this).
+            guard let pool = store?.pool else { return }
             do {
-                let c = try store.pool.connect()
+                let c = try pool.connect()
                 lock.lock(); connection = c; connects += 1; let first = connects == 1; lock.unlock()
                 let context = c.addListener(channel: PostgresStore.channel) { [weak self] _, note in
                     self?.hint(note.payload)
@@ -62,8 +65,8 @@ final class PostgresFeed: @unchecked Sendable {
                 let typing = c.addListener(channel: PostgresStore.typingChannel) { [weak self] _, note in
                     self?.typing(note.payload)
                 }
-                try c.run("LISTEN \(unescaped: PostgresStore.channel)", store.logger)
-                try c.run("LISTEN \(unescaped: PostgresStore.typingChannel)", store.logger)
+                try c.run("LISTEN \(unescaped: PostgresStore.channel)", pool.logger)
+                try c.run("LISTEN \(unescaped: PostgresStore.typingChannel)", pool.logger)
                 delay = 0.1
                 if !first { queue.async { self.catchUpAll() } }
                 try? c.closeFuture.wait()
@@ -87,7 +90,7 @@ final class PostgresFeed: @unchecked Sendable {
     /// "C:NODE:SENDER" from another server: someone types there.
     private func typing(_ payload: String) {
         let parts = payload.split(separator: ":", maxSplits: 2)
-        guard parts.count == 3, let conversation = Int64(parts[0]), parts[1] != store.nodeID else { return }
+        guard parts.count == 3, let conversation = Int64(parts[0]), let store, parts[1] != store.nodeID else { return }
         store.feed.emitTyping(conversation, String(parts[2]))
     }
 
@@ -98,7 +101,7 @@ final class PostgresFeed: @unchecked Sendable {
             if let known, change.rev <= known { return }
             if known == nil || change.rev == known! + 1 {
                 self.handed[change.conversation] = change.rev
-                self.store.feed.emit(change)
+                self.store?.feed.emit(change)
             } else {
                 self.readUp(change.conversation, to: change.rev)
             }
@@ -115,7 +118,7 @@ final class PostgresFeed: @unchecked Sendable {
 
     private func read(_ conversation: Int64, after rev: Int64) {
         var last = rev
-        while true {
+        while let store {
             guard let changes = try? store.changes(in: conversation, since: last, limit: 1_000) else { return }
             for change in changes {
                 store.feed.emit(change)

@@ -111,27 +111,21 @@ extension PostgresStore {
         var binds = PostgresBindings()
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String { binds.append(value); return "$\(binds.count)" }
         var conditions: [String] = []
-        var tsTerms: [String] = []
+        var included: [String] = []
         for term in query.terms {
             if term.text.unicodeScalars.contains(where: { SearchText.isCJK($0.value) }) {
                 let pattern = "%" + term.text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
                     .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
                 conditions.append((term.excluded ? "NOT " : "") + "(m.cjk AND lower(m.text) LIKE \(bind(pattern)))")
             } else if let t = Self.tsquery(term) {
-                tsTerms.append((term.excluded ? "!" : "") + t)
+                if term.excluded { conditions.append("NOT (m.words @@ to_tsquery('bubbles_search', \(bind(t))))") } else { included.append(t) }
             }
         }
-        let included = tsTerms.filter { !$0.hasPrefix("!") }
         var rank = "0::real"
-        if !included.isEmpty || !tsTerms.isEmpty {
-            let expression = tsTerms.sorted { !$0.hasPrefix("!") && $1.hasPrefix("!") }.joined(separator: " & ")
-            if included.isEmpty {
-                conditions.append("NOT (m.words @@ to_tsquery('bubbles_search', \(bind(String(expression.dropFirst())))))")
-            } else {
-                let q = bind(expression)
-                conditions.append("m.words @@ to_tsquery('bubbles_search', \(q))")
-                rank = "ts_rank(m.words, to_tsquery('bubbles_search', \(q)))"
-            }
+        if !included.isEmpty {
+            let q = bind(included.joined(separator: " & "))
+            conditions.insert("m.words @@ to_tsquery('bubbles_search', \(q))", at: 0)
+            rank = "ts_rank(m.words, to_tsquery('bubbles_search', \(q)))"
         }
         guard !conditions.isEmpty else { return [] }
         if let c = search.conversation { conditions.append("m.conversation_id = \(bind(c))") }

@@ -45,7 +45,10 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
         pool.patience = 20
     }
 
-    deinit { pool.close() }
+    deinit {
+        listener.stop()
+        pool.close()
+    }
 
     /// Starts fanning out changes made by other servers into `feed` (`bubbles serve` calls it).
     public func startListening() { listener.start() }
