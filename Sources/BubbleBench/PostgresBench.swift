@@ -47,6 +47,13 @@ func postgresCase() throws -> Figures {
     figures["postgres import msg/s"] = Double(summary.messagesAdded) / seconds
     figures["postgres import client cpu µs"] = (cpuSeconds() - cpuStart) * 1e6 / Double(summary.messagesAdded)
     notes["postgres import s"] = String(format: "%.1f", seconds)
+    // Where the server spent it: statements over a second (log_min_duration_statement).
+    for line in pg.log.split(separator: "\n") where line.contains("duration:") {
+        let text = String(line[line.range(of: "duration:")!.lowerBound...])
+        let ms = text.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
+        let statement = text.components(separatedBy: "statement:").last?.trimmingCharacters(in: .whitespaces).prefix(40) ?? ""
+        notes["server \(statement)"] = String(format: "%.1f s", ms / 1000)
+    }
     notes["postgres size MB"] = (try? pg.psql(String(url.split(separator: "/").last!), "SELECT pg_database_size(current_database()) / 1000000")) ?? "?"
 
     // Queries: the same as store-queries-1m, on both.
@@ -105,6 +112,7 @@ func printPostgres(_ results: [String: Figures]) {
           + lpad(String(format: "%.2f", pgImport / (f["sqlite import msg/s"] ?? .nan)), 8)
           + "  ≥ \(Int(postgresImportGoal)) by COPY: " + String(format: "%.2f× (%@)", pgImport / postgresImportGoal, pgImport >= postgresImportGoal ? "met" : "not met")
           + " — \(r.notes["postgres import s"] ?? "?") s, database \(r.notes["postgres size MB"] ?? "?") MB")
+    for (k, v) in r.notes.sorted(by: { $0.key < $1.key }) where k.hasPrefix("server ") { print("  \(v) in: \(k.dropFirst(7))…") }
     print(pad("query (ms)", 26) + lpad("SQLite p50/p99", 18) + lpad("PostgreSQL p50/p99", 22) + lpad("p99 ratio", 11))
     for (label, key) in [("window of 100", "window"), ("search rare word", "search rare"), ("search common word", "search common"), ("search CJK (明天)", "search cjk")] {
         print(pad(label, 26) + lpad(v("sqlite \(key) p50", "%.2f") + " / " + v("sqlite \(key) p99", "%.2f"), 18)

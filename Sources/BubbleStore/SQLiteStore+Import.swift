@@ -3,16 +3,6 @@ import Foundation
 import GRDB
 
 extension SQLiteStore {
-    public func add(_ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
-                    mediaFolder exportFolder: String) throws -> StoreImportSummary {
-        var header = conversation
-        header.messages = []
-        return try importStream(sourceFormat: sourceFormat, title: title, mediaFolder: exportFolder, sortByDate: false) { add in
-            for m in conversation.messages { try add(m) }
-            return (header, chatKey)
-        }
-    }
-
     /// Imports messages as `read` hands them over (to `add`), in one write transaction: nothing
     /// is kept in memory but the current message, so an import's memory does not grow with the
     /// export. `read` returns the conversation's header (title, participants; its messages are

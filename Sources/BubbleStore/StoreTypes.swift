@@ -129,6 +129,17 @@ public protocol ConversationStore: AnyObject, Sendable {
 }
 
 extension ConversationStore {
+    /// `importStream` of a conversation already in memory.
+    public func add(_ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
+                    mediaFolder exportFolder: String) throws -> StoreImportSummary {
+        var header = conversation
+        header.messages = []
+        return try importStream(sourceFormat: sourceFormat, title: title, mediaFolder: exportFolder, sortByDate: false) { add in
+            for m in conversation.messages { try add(m) }
+            return (header, chatKey)
+        }
+    }
+
     public func broadcastTyping(_ conversation: Int64, sender: String) {}
     public func owner(of conversation: Int64) throws -> String? { try people(of: conversation).owner }
     public func mediaPath(_ stored: String) -> String {

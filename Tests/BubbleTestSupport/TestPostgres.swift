@@ -45,11 +45,14 @@ public final class TestPostgres: @unchecked Sendable {
         port = Self.freePort()
         try run(["\(bin)/initdb", "-D", folder + "/data", "-U", "bubbles", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "-N"])
         // Tests want speed over durability (a crash of the machine loses a test database).
-        let settings = durable ? "-c synchronous_commit=off -c max_wal_size=4GB" : "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        let settings = durable ? "-c synchronous_commit=off -c max_wal_size=4GB -c log_min_duration_statement=1000" : "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         try run(["\(bin)/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "start", "-o",
                  "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c max_connections=200 \(settings)"])
         TestPostgres.atExit(self)
     }
+
+    /// The server's log so far.
+    public var log: String { (try? String(contentsOfFile: folder + "/log", encoding: .utf8)) ?? "" }
 
     /// `postgres://bubbles@127.0.0.1:PORT/NAME`.
     public func url(_ database: String) -> String { "postgres://bubbles@127.0.0.1:\(port)/\(database)" }

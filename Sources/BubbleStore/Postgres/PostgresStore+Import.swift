@@ -10,23 +10,16 @@ extension PostgresStore {
     static let stagingColumns = ["n", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
                                  "source_id", "extra", "edited", "body", "cjk"]
 
-    public func add(_ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
-                    mediaFolder exportFolder: String) throws -> StoreImportSummary {
-        var header = conversation
-        header.messages = []
-        return try importStream(sourceFormat: sourceFormat, title: title, mediaFolder: exportFolder, sortByDate: false) { add in
-            for m in conversation.messages { try add(m) }
-            return (header, chatKey)
-        }
-    }
-
     public func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
                              read: (_ add: (Message) throws -> Void) throws -> (header: Conversation, chatKey: String))
         throws -> StoreImportSummary {
         var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
         var summary = StoreImportSummary(conversationID: 0)
         do {
-            return try pool.transaction(retry: false) { c in
+            let done = try pool.transaction(retry: false) { c in
+                // GIN indexes take new entries into a pending list first; a bigger list for a bulk
+                // load means fewer, larger merges into the index.
+                try c.run("SET LOCAL gin_pending_list_limit = '64MB'", logger)
                 try c.run("""
                     CREATE TEMPORARY TABLE import_message (
                         n BIGINT, source_key BIGINT, date DOUBLE PRECISION, utc_offset BIGINT, sender TEXT, outgoing BOOLEAN,
@@ -114,6 +107,10 @@ extension PostgresStore {
                 }
                 return summary
             }
+            // A big import changes the table's statistics at once (autovacuum would see it later):
+            // the planner needs them to pick the search indexes.
+            if done.messagesAdded >= 10_000 { _ = try? pool.with { c in try c.run("ANALYZE message", logger) } }
+            return done
         } catch { throw self.error(error) }
     }
 }

@@ -30,13 +30,18 @@ extension PostgresStore {
         return c
     }
 
+    /// One round trip holds the conversation's lock: reads first (a resend, the participants, the
+    /// message answered), then a single statement that takes the next numbers from the
+    /// conversation's row, inserts and notifies, committed on its own. Two resends racing on two
+    /// servers: the second insert meets `message_client` and gives the first one's message.
     public func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage {
-        try await writeLive { [self] c -> (AddedMessage, StoredChange?) in
-            let (owner, senders) = try lockPeople(c, conversation)
-            if let existing = try c.run("SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND client_id = \(new.clientID)",
-                                        logger).first {
-                return (AddedMessage(change: try change(existing, conversation: conversation), existed: true), nil)
+        try await writeLive(transaction: false) { [self] c -> (AddedMessage, StoredChange?) in
+            let existing = { [self] () throws -> AddedMessage? in
+                try c.run("SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND client_id = \(new.clientID)",
+                          logger).first.map { AddedMessage(change: try change($0, conversation: conversation), existed: true) }
             }
+            if let found = try existing() { return (found, nil) }
+            let (owner, senders) = try people(c, conversation, lock: false)
             guard senders.contains(new.sender) else { throw StoreCodec.badSender(new.sender, conversation, senders) }
             var answered: (Int64, Message)?
             if let target = new.replyTo {
@@ -47,22 +52,36 @@ extension PostgresStore {
                 answered = (target, try message(row, decoder: JSONDecoder()).message)
             }
             let m = StoreCodec.newMessage(new, owner: owner, answered: answered)
-            let (seq, rev) = try c.run("UPDATE conversation SET last_seq = last_seq + 1, last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_seq, last_rev",
-                                       logger).first!.decode((Int64, Int64).self)
             let extra = try StoreCodec.encode(MessageExtra(m) { $0 }, with: StoreCodec.extraEncoder())
             let body = Self.searchBody(StoreCodec.indexBody(text: new.text, attachment: nil))
-            try c.run("""
-                INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
-                                     client_id, rev, change, body, cjk)
-                VALUES (\(conversation), \(seq), \(StoreCodec.stableHash(["live", new.clientID])), \(new.date.timeIntervalSince1970), \(new.sender),
-                        \(m.direction == .outgoing), false, \(new.text), \(m.status?.rawValue), \(new.clientID), \(extra), \(new.clientID), \(rev),
-                        'message', \(body), \(body.map(SearchText.mayHaveCJK) ?? false))
-                """, logger)
-            try notify(c, conversation, rev)
+            let numbers: (Int64, Int64)
+            do {
+                guard let row = try c.run("""
+                    WITH next AS (
+                        UPDATE conversation SET last_seq = last_seq + 1, last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_seq, last_rev
+                    ), added AS (
+                        INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
+                                             client_id, rev, change, body, cjk)
+                        SELECT \(conversation), next.last_seq, \(StoreCodec.stableHash(["live", new.clientID])), \(new.date.timeIntervalSince1970),
+                               \(new.sender), \(m.direction == .outgoing), false, \(new.text), \(m.status?.rawValue), \(new.clientID), \(extra),
+                               \(new.clientID), next.last_rev, 'message', \(body), \(body.map(SearchText.mayHaveCJK) ?? false)
+                        FROM next RETURNING seq, rev
+                    )
+                    SELECT seq, rev, pg_notify(\(Self.channel), \(String(conversation)) || ':' || rev::text) FROM added
+                    """, logger).first else {
+                    throw LiveError(.notFound, "no conversation \(conversation)")
+                }
+                let (seq, rev, _) = try row.decode((Int64, Int64, String?).self)
+                numbers = (seq, rev)
+            } catch let e as PSQLError where e.serverInfo?[.sqlState] == "23505" {
+                // The same client id stored meanwhile (by another server): that message.
+                if let found = try existing() { return (found, nil) }
+                throw e
+            }
             var shown = m
             shown.images = shown.images.map { var i = $0; i.path = i.path.map(mediaPath); return i }
-            let added = StoredChange(conversation: conversation, rev: rev, kind: .message, message: StoredMessage(seq: seq, message: shown),
-                                     clientID: new.clientID)
+            let added = StoredChange(conversation: conversation, rev: numbers.1, kind: .message,
+                                     message: StoredMessage(seq: numbers.0, message: shown), clientID: new.clientID)
             return (AddedMessage(change: added, existed: false), added)
         }
     }
@@ -122,12 +141,14 @@ extension PostgresStore {
     /// Runs `body` in a transaction on the pool's threads; the change it made goes to the feed
     /// after the commit. `retry`: run it again on a new connection when the database went away
     /// (safe for changes that find what they already did: a message by its client id).
-    func writeLive<T: Sendable>(retry: Bool = true, _ body: @escaping @Sendable (PostgresConnection) throws -> (T, StoredChange?)) async throws -> T {
+    func writeLive<T: Sendable>(retry: Bool = true, transaction: Bool = true,
+                                _ body: @escaping @Sendable (PostgresConnection) throws -> (T, StoredChange?)) async throws -> T {
         do {
-            let (result, change) = try await pool.runTransaction(retry: retry) { c in
+            let run = { @Sendable (c: PostgresConnection) throws -> (Box<T>, StoredChange?) in
                 let (r, ch) = try body(c)
                 return (Box(r), ch)
             }
+            let (result, change) = transaction ? try await pool.runTransaction(retry: retry, run) : try await pool.run(retry: retry, run)
             if let change { listener.committed(change) }
             return result.value
         } catch { throw self.error(error) }
@@ -168,7 +189,7 @@ extension PostgresStore {
         }
     }
 
-    /// Locks the conversation's row (every write of a conversation takes it first, so they are
+    /// Locks the conversation's row (every write of a conversation takes it, so they are
     /// ordered) and gives its owner and participants; a `LiveError` when there is none.
     private func lockPeople(_ c: PostgresConnection, _ conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
         try people(c, conversation, lock: true)

@@ -113,7 +113,9 @@ extension PostgresStore {
         var conditions: [String] = []
         var included: [String] = []
         for term in query.terms {
-            if term.text.unicodeScalars.contains(where: { SearchText.isCJK($0.value) }) {
+            // A CJK term of three characters or more: a substring, through the trigram index;
+            // shorter ones are the bigram tokens of `body` (a lone character a prefix), as in SQLite.
+            if term.text.unicodeScalars.contains(where: { SearchText.isCJK($0.value) }) && term.text.unicodeScalars.count >= 3 {
                 let pattern = "%" + term.text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
                     .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
                 conditions.append((term.excluded ? "NOT " : "") + "(m.cjk AND lower(m.text) LIKE \(bind(pattern)))")
@@ -162,12 +164,14 @@ extension PostgresStore {
     /// A term as tsquery text: each word quoted (nothing in it is tsquery syntax), a phrase's
     /// words joined with `<->`, a prefix marked `:*`.
     static func tsquery(_ term: SearchText.Query.Term) -> String? {
-        // The words as PostgreSQL's parser would split them: letters and digits.
-        let words = term.text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        // The words as PostgreSQL's parser would split them: letters and digits (CJK as the
+        // bigrams `body` holds; a lone CJK character is a prefix of them).
+        let lone = term.text.unicodeScalars.count == 1 && SearchText.isCJK(term.text.unicodeScalars.first!.value)
+        let words = SearchText.indexed(term.text).lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init)
         guard !words.isEmpty else { return nil }
         let quoted = words.map { "'" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'" }
         var out = quoted.joined(separator: " <-> ")
-        if term.prefix { out += ":*" }   // binds to the last word
+        if term.prefix || lone { out += ":*" }   // binds to the last word
         return quoted.count > 1 ? "(" + out + ")" : out
     }
 }
