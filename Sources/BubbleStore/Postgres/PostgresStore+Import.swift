@@ -108,8 +108,14 @@ extension PostgresStore {
                 return summary
             }
             // A big import changes the table's statistics at once (autovacuum would see it later):
-            // the planner needs them to pick the search indexes.
-            if done.messagesAdded >= 10_000 { _ = try? pool.with { c in try c.run("ANALYZE message", logger) } }
+            // the planner needs them to pick the search indexes; and the GIN indexes' pending
+            // lists are merged now, not scanned by every search until the next vacuum.
+            if done.messagesAdded >= 10_000 {
+                _ = try? pool.with { c in
+                    try c.run("SELECT gin_clean_pending_list('message_words'::regclass), gin_clean_pending_list('message_cjk'::regclass)", logger)
+                    try c.run("ANALYZE message", logger)
+                }
+            }
             return done
         } catch { throw self.error(error) }
     }
