@@ -51,7 +51,9 @@ func postgresCase() throws -> Figures {
     for line in pg.log.split(separator: "\n") where line.contains("duration:") {
         let text = String(line[line.range(of: "duration:")!.lowerBound...])
         let ms = text.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
-        let statement = text.components(separatedBy: "statement:").last?.trimmingCharacters(in: .whitespaces).prefix(40) ?? ""
+        // "duration: 54039.564 ms  execute <unnamed>: INSERT INTO message …" (or "statement: …").
+        let sql = text.range(of: ">: ").map { text[$0.upperBound...] } ?? text.range(of: "statement: ").map { text[$0.upperBound...] } ?? Substring(text)
+        let statement = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ").prefix(40)
         notes["server \(statement)"] = String(format: "%.1f s", ms / 1000)
     }
     notes["postgres size MB"] = (try? pg.psql(String(url.split(separator: "/").last!), "SELECT pg_database_size(current_database()) / 1000000")) ?? "?"
