@@ -101,6 +101,11 @@ struct StoreCLITests {
         try pg.psql(name, "UPDATE message SET text = 'changed' WHERE conversation_id = 1 AND seq = 1")
         let differs = try Tool.run(["db", "copy", "--from", sqlite, "--to", target, "--to-media", copyMedia])
         #expect(differs.status != 0 && differs.stderr.contains("differs after the copy"), "\(differs.stderr)")
+        // A mistyped source is an error, and no empty database appears in its place.
+        let none = dir.appendingPathComponent("none.sqlite").path
+        let missing = try Tool.run(["db", "copy", "--from", none, "--to", dir.appendingPathComponent("x.sqlite").path])
+        #expect(missing.status != 0 && missing.stderr.contains("no such store"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: none))
         // Bad locations: named, no crash.
         let bad = try Tool.run(["list", "--db", "postgres://nobody@127.0.0.1:1/none"])
         #expect(bad.status != 0 && bad.stderr.contains("postgres://nobody@127.0.0.1:1/none"), "\(bad.stderr)")
