@@ -171,19 +171,25 @@ struct MediaCopier {
         if FileManager.default.fileExists(atPath: target) {
             summary.attachmentsSkipped += 1
         } else {
-            let folder = (target as NSString).deletingLastPathComponent
-            let tmp = folder + "/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-            do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                try FileManager.default.copyItem(atPath: full, toPath: tmp)
-                guard rename(tmp, target) == 0 else { throw StoreError(path: target, reason: String(cString: strerror(errno))) }
-            } catch {
-                try? FileManager.default.removeItem(atPath: tmp)
-                throw StoreError(path: target, reason: "cannot copy \(full) into the store: \(error.localizedDescription)")
-            }
+            try Self.copy(full, to: target)
             summary.attachmentsAdded += 1
         }
         done[full] = relative
         return relative
+    }
+
+    /// Copies `source` to `target` through a temporary file in the target's folder and a rename:
+    /// a reader never sees half a file, a crash leaves only a `.tmp-` file.
+    static func copy(_ source: String, to target: String) throws {
+        let folder = (target as NSString).deletingLastPathComponent
+        let tmp = folder + "/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: source, toPath: tmp)
+            guard rename(tmp, target) == 0 else { throw StoreError(path: target, reason: String(cString: strerror(errno))) }
+        } catch {
+            try? FileManager.default.removeItem(atPath: tmp)
+            throw StoreError(path: target, reason: "cannot copy \(source) into the store: \(error.localizedDescription)")
+        }
     }
 }

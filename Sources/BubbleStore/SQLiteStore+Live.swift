@@ -60,7 +60,7 @@ extension SQLiteStore {
             if let body = StoreCodec.indexBody(text: new.text, attachment: nil) {
                 try db.cachedStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)").execute(arguments: [db.lastInsertedRowID, body])
             }
-            let added = StoredChange(conversation: conversation, rev: rev, kind: .message, message: StoredMessage(seq: seq, message: resolved(m)),
+            let added = StoredChange(conversation: conversation, rev: rev, kind: .message, message: StoredMessage(seq: seq, message: resolvingImages(m)),
                                      clientID: new.clientID)
             return (AddedMessage(change: added, existed: false), added)
         }
@@ -107,17 +107,6 @@ extension SQLiteStore {
     /// conversation.
     public func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
         try read { db in try people(db, conversation) }
-    }
-
-    /// Copies the file at `file` into the store's media (by its SHA-256, once) and gives its
-    /// store path (`media/ab/<sha256>.<ext>`, `ext` taken from `name`).
-    public func storeMedia(file: String, name: String) throws -> String {
-        var summary = StoreImportSummary(conversationID: 0)
-        var copier = MediaCopier(mediaFolder: mediaFolder, exportFolder: "/")
-        guard let stored = try copier.store(file, summary: &summary, extensionFrom: name) else {
-            throw StoreError(path: file, reason: "cannot be read")
-        }
-        return stored
     }
 
     // MARK: -
@@ -204,17 +193,5 @@ extension SQLiteStore {
     private func change(_ row: Row, conversation: Int64, decoder: JSONDecoder = JSONDecoder()) throws -> StoredChange {
         StoredChange(conversation: conversation, rev: row["rev"] ?? 0, kind: (row["change"] as String?).flatMap(ChangeKind.init(rawValue:)) ?? .message,
                      message: try message(row, decoder: decoder), clientID: row["client_id"])
-    }
-
-    /// A message's pictures with absolute paths (as every read gives them).
-    private func resolved(_ m: Message) -> Message {
-        var m = m
-        m.images = m.images.map { var i = $0; i.path = i.path.map(absolute); return i }
-        return m
-    }
-
-    /// An absolute path inside the media folder as the store keeps it (`media/…`).
-    func relative(_ path: String) -> String {
-        path.hasPrefix(mediaFolder + "/") ? "media/" + path.dropFirst(mediaFolder.count + 1) : path
     }
 }

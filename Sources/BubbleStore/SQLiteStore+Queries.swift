@@ -13,12 +13,7 @@ extension SQLiteStore {
                                           outgoing: row["outgoing"], system: row["system"], text: row["text"], status: row["status"],
                                           statusDate: row["status_date"], sourceID: row["source_id"], extra: row["extra"],
                                           edited: row["edited"]),
-                               decoder: decoder, absolute: absolute)
-    }
-
-    /// A store path (`media/…`) as a file path.
-    func absolute(_ stored: String) -> String {
-        stored.hasPrefix("media/") ? mediaFolder + "/" + stored.dropFirst("media/".count) : stored
+                               decoder: decoder, absolute: mediaPath)
     }
 
     func messages(_ db: Database, sql: String, arguments: StatementArguments) throws -> [StoredMessage] {
@@ -106,7 +101,7 @@ extension SQLiteStore {
             return nil
         }
         let participants = try Row.fetchAll(db, sql: "SELECT id, name, avatar FROM participant WHERE conversation_id = ? ORDER BY position",
-                                            arguments: [id]).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(absolute)) }
+                                            arguments: [id]).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(mediaPath)) }
         let first = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date LIMIT 1", arguments: [id])
         let last = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date DESC LIMIT 1", arguments: [id])
         let count = try count(db, id)

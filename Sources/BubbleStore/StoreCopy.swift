@@ -145,16 +145,7 @@ public struct StoreCopier {
                   !(name as NSString).lastPathComponent.hasPrefix(".tmp-") else { continue }
             let target = to.mediaFolder + "/" + name
             if fm.fileExists(atPath: target) { continue }
-            let folder = (target as NSString).deletingLastPathComponent
-            let tmp = folder + "/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-            do {
-                try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                try fm.copyItem(atPath: source, toPath: tmp)
-                guard rename(tmp, target) == 0 else { throw StoreError(path: target, reason: String(cString: strerror(errno))) }
-            } catch {
-                try? fm.removeItem(atPath: tmp)
-                throw StoreError(path: target, reason: "cannot copy \(source): \(error.localizedDescription)")
-            }
+            try MediaCopier.copy(source, to: target)
             copied += 1
         }
         return copied

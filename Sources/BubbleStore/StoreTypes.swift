@@ -145,6 +145,29 @@ extension ConversationStore {
     public func mediaPath(_ stored: String) -> String {
         stored.hasPrefix("media/") ? mediaFolder + "/" + stored.dropFirst("media/".count) : stored
     }
+
+    /// An absolute path inside the media folder as the store keeps it (`media/…`).
+    func relative(_ path: String) -> String {
+        path.hasPrefix(mediaFolder + "/") ? "media/" + path.dropFirst(mediaFolder.count + 1) : path
+    }
+
+    /// A message's pictures with absolute paths (as every read gives them).
+    func resolvingImages(_ m: Message) -> Message {
+        var m = m
+        m.images = m.images.map { var i = $0; i.path = i.path.map(mediaPath); return i }
+        return m
+    }
+
+    /// Copies the file at `file` into the store's media (by its SHA-256, once) and gives its
+    /// store path (`media/ab/<sha256>.<ext>`, `ext` taken from `name`).
+    public func storeMedia(file: String, name: String) throws -> String {
+        var summary = StoreImportSummary(conversationID: 0)
+        var copier = MediaCopier(mediaFolder: mediaFolder, exportFolder: "/")
+        guard let stored = try copier.store(file, summary: &summary, extensionFrom: name) else {
+            throw StoreError(path: file, reason: "cannot be read")
+        }
+        return stored
+    }
     public func changes(in conversation: Int64, since rev: Int64) throws -> [StoredChange] {
         try changes(in: conversation, since: rev, limit: 1_000)
     }

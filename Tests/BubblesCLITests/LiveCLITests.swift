@@ -12,6 +12,25 @@ struct LiveCLITests {
         try LiveServer(binary: Tool.binary, fontconfig: fonts, arguments: arguments)
     }
 
+    /// Each client, on a thread of its own, connects and sends `each` messages one after the other
+    /// (each until acknowledged); `sent` gets a line per acknowledgement, `failures` what went wrong.
+    static func send(_ clients: [LiveClient], each: Int, until deadline: Date) -> (DispatchGroup, Failures, Failures) {
+        let failures = Failures(), sent = Failures()
+        let group = DispatchGroup()
+        for (k, client) in clients.enumerated() {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    try client.reconnect(until: deadline)
+                    for i in 0..<each {
+                        try client.send("c\(k) m\(i)", until: deadline)
+                        sent.add("")
+                    }
+                } catch { failures.add("client \(k): \(error)") }
+            }
+        }
+        return (group, failures, sent)
+    }
+
     /// A new conversation of Me (outgoing) and Ann; its id.
     static func conversation(_ s: LiveServer, title: String = "Live") throws -> Int {
         let r = try s.call("POST", "/api/v1/conversations", ["title": title, "participants": ["Me", "Ann"]])
@@ -279,20 +298,8 @@ struct LiveCLITests {
         defer { s.stop() }
         let c = try Self.conversation(s)
         let clients = (0..<8).map { LiveClient(port: s.port, conversation: c, sender: $0 % 2 == 0 ? "me" : "ann") }
-        let failures = Failures(), sent = Failures()
         let deadline = Date().addingTimeInterval(120)
-        let group = DispatchGroup()
-        for (k, client) in clients.enumerated() {
-            DispatchQueue.global().async(group: group) {
-                do {
-                    try client.reconnect(until: deadline)
-                    for i in 0..<300 {
-                        try client.send("c\(k) m\(i)", until: deadline)
-                        sent.add("")
-                    }
-                } catch { failures.add("client \(k): \(error)") }
-            }
-        }
+        let (group, failures, sent) = Self.send(clients, each: 300, until: deadline)
         // Let them get going, kill the server mid-stream, start it again on the same store.
         while sent.all.count < 600 { usleep(10_000) }
         s.kill9()
@@ -327,20 +334,8 @@ struct LiveCLITests {
         defer { two.stop() }
         let c = try Self.conversation(one)
         let clients = (0..<20).map { LiveClient(port: ($0 % 2 == 0 ? one : two).port, conversation: c, sender: $0 % 4 < 2 ? "me" : "ann") }
-        let failures = Failures(), sent = Failures()
         let deadline = Date().addingTimeInterval(240)
-        let group = DispatchGroup()
-        for (k, client) in clients.enumerated() {
-            DispatchQueue.global().async(group: group) {
-                do {
-                    try client.reconnect(until: deadline)
-                    for i in 0..<200 {
-                        try client.send("c\(k) m\(i)", until: deadline)
-                        sent.add("")
-                    }
-                } catch { failures.add("client \(k): \(error)") }
-            }
-        }
+        let (group, failures, sent) = Self.send(clients, each: 200, until: deadline)
         // (a) node 1 killed mid-stream and started again; (b) then the database restarts.
         while sent.all.count < 800 { usleep(10_000) }
         one.kill9()

@@ -78,10 +78,8 @@ extension PostgresStore {
                 if let found = try existing() { return (found, nil) }
                 throw e
             }
-            var shown = m
-            shown.images = shown.images.map { var i = $0; i.path = i.path.map(mediaPath); return i }
             let added = StoredChange(conversation: conversation, rev: numbers.1, kind: .message,
-                                     message: StoredMessage(seq: numbers.0, message: shown), clientID: new.clientID)
+                                     message: StoredMessage(seq: numbers.0, message: resolvingImages(m)), clientID: new.clientID)
             return (AddedMessage(change: added, existed: false), added)
         }
     }
@@ -115,25 +113,6 @@ extension PostgresStore {
 
     public func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
         try read { c in try people(c, conversation, lock: false) }
-    }
-
-    public func storeMedia(file: String, name: String) throws -> String {
-        var summary = StoreImportSummary(conversationID: 0)
-        var copier = MediaCopier(mediaFolder: mediaFolder, exportFolder: "/")
-        guard let stored = try copier.store(file, summary: &summary, extensionFrom: name) else {
-            throw StoreError(path: file, reason: "cannot be read")
-        }
-        return stored
-    }
-
-    /// `NOTIFY bubbles_typing, 'C:NODE:SENDER'`, sent in the background (a typing indicator that
-    /// is lost costs nothing).
-    public func broadcastTyping(_ conversation: Int64, sender: String) {
-        let payload = "\(conversation):\(nodeID):\(sender)"
-        guard payload.utf8.count < 7_000 else { return }
-        pool.queue.async { [self] in
-            _ = try? pool.with(retry: false) { c in try c.run("SELECT pg_notify(\(Self.typingChannel), \(payload))", logger) }
-        }
     }
 
     // MARK: -
@@ -221,11 +200,6 @@ extension PostgresStore {
         let clientID = try tail[tail.startIndex + 2].decode(String?.self)
         let m = try message(row, decoder: decoder, skip: skip)
         return StoredChange(conversation: conversation, rev: rev, kind: kind, message: m, clientID: clientID)
-    }
-
-    /// An absolute path inside the media folder as the store keeps it (`media/…`).
-    func relative(_ path: String) -> String {
-        path.hasPrefix(mediaFolder + "/") ? "media/" + path.dropFirst(mediaFolder.count + 1) : path
     }
 }
 
