@@ -115,6 +115,16 @@ extension PostgresStore {
         try read { c in try people(c, conversation, lock: false) }
     }
 
+    /// `NOTIFY bubbles_typing, 'C:NODE:SENDER'`, sent in the background (a typing indicator that
+    /// is lost costs nothing).
+    public func broadcastTyping(_ conversation: Int64, sender: String) {
+        let payload = "\(conversation):\(nodeID):\(sender)"
+        guard payload.utf8.count < 7_000 else { return }
+        pool.queue.async { [self] in
+            _ = try? pool.with(retry: false) { c in try c.run("SELECT pg_notify(\(Self.typingChannel), \(payload))", logger) }
+        }
+    }
+
     // MARK: -
 
     /// Runs `body` in a transaction on the pool's threads; the change it made goes to the feed
