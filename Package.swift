@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // BubbleKit: SMS/iMessage-style conversation bubbles, laid out in pure Swift and drawn with Cairo.
 import PackageDescription
 
@@ -13,6 +13,12 @@ let package = Package(
         .library(name: "BubbleStore", targets: ["BubbleStore"]),
         .library(name: "BubbleServer", targets: ["BubbleServer"]),
         .executable(name: "bubbles", targets: ["BubblesCLI"]),
+    ],
+    // `bubbles` without the store and the server (`make demo`: `--disable-default-traits`) builds
+    // in a fraction of the time: no SwiftNIO, Hummingbird, postgres-nio or swift-crypto.
+    traits: [
+        .trait(name: "Server", description: "bubbles import/list/search/serve/db and --conversation: the store (SQLite, PostgreSQL) and the HTTP server"),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -81,7 +87,9 @@ let package = Package(
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
-                "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore", "BubbleServer",
+                "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport",
+                .target(name: "BubbleStore", condition: .when(traits: ["Server"])),
+                .target(name: "BubbleServer", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]

@@ -115,24 +115,6 @@ public final class HTMLRowWriter {
         return participants.first { $0.id == id }
     }
 
-    /// State of the message before the current one, for grouping (ConversationLayouter's rules).
-    struct Previous {
-        var sender: String?
-        var direction: Direction
-        var kind: Message.Kind
-        var date: Date
-        var day: Int
-    }
-
-    /// Whether `m` (on local day `day`) continues the group of `previous`.
-    @inline(__always)
-    func continues(_ m: Message, day: Int, after previous: Previous?) -> Bool {
-        guard let p = previous, p.day == day, m.kind == .message, p.kind == .message,
-              p.direction == m.direction, m.date >= p.date,
-              m.date.timeIntervalSince(p.date) <= layout.groupingInterval, p.sender == m.sender else { return false }
-        return true
-    }
-
     /// The rows of `messages` (a slice: its indices are the messages' indices in the
     /// conversation, which errors name) in `context`. Throws `RenderError` for a photo that
     /// cannot be read or `LayoutError` when a shrink-wrapped bubble cannot be measured.
@@ -147,10 +129,8 @@ public final class HTMLRowWriter {
         let links = options.links
         let range = messages.indices
 
-        var previous: Previous?
-        if let p = context.previous {
-            previous = Previous(sender: p.sender, direction: p.direction, kind: p.kind, date: p.date, day: clock.local(p.date).day)
-        }
+        // Grouping and separators: `LayoutStyle.joining`, the rule the Cairo layout follows.
+        var previous = context.previous.map { GroupingKey($0, day: clock.local($0.date).day) }
         var local = range.isEmpty ? HTMLClock.Local(day: 0, second: 0) : clock.local(messages[range.lowerBound].date)
         var firstDay: Int?, lastDay: Int?
         var i = range.lowerBound
@@ -163,13 +143,13 @@ public final class HTMLRowWriter {
             if firstDay == nil { firstDay = day }
             lastDay = day
             let pageStart = i == range.lowerBound && context.startsPage
-            var startsGroup = !continues(m, day: day, after: previous) || pageStart
+            let current = GroupingKey(m, day: day)
+            let joined = layout.joining(current, after: previous)
+            var startsGroup = !joined.continues || pageStart
             // Day separator: a new day, and at the top of every page. With times in separators
-            // only (ConversationLayouter's rule): the day and the time, and a separator with the
-            // time alone after a pause.
-            let newDay = previous == nil || previous!.day != day || pageStart
-            let pause = timeInSeparator && previous.map { m.date.timeIntervalSince($0.date) > layout.timeSeparatorGap } == true
-            if newDay || pause {
+            // only: the day and the time, and a separator with the time alone after a pause.
+            let newDay = joined.newDay || pageStart
+            if joined.separator || pageStart {
                 body.append("<div class=\"d\">")
                 if timeInSeparator {
                     var label = HTMLBuffer(capacity: 8)
@@ -184,12 +164,11 @@ public final class HTMLRowWriter {
             }
             // Look ahead: the bubble keeps its tail unless the next message continues its group
             // (on this page: the rows, or the context's next message).
-            let current = Previous(sender: m.sender, direction: m.direction, kind: m.kind, date: m.date, day: day)
             var nextLocal = local
             var nextContinues = false
             if let next = i + 1 < range.upperBound ? messages[i + 1] : context.next {
                 nextLocal = clock.local(next.date)
-                nextContinues = continues(next, day: nextLocal.day, after: current)
+                nextContinues = layout.joining(GroupingKey(next, day: nextLocal.day), after: current).continues
             }
             if m.kind == .system {
                 body.append("<div class=\"s\">")

@@ -120,6 +120,16 @@ struct HTMLStyleSheet {
     }
 
     /// `12.5px`, `0`, `-0.523px`: three decimals, no trailing zeros.
+    /// CSS for the smallest of `bounds` (each `share × 100% + points`), a bubble's `max-width`.
+    static func maxWidth(_ bounds: [LayoutStyle.WidthBound]) -> String {
+        let terms = bounds.map { b -> String in
+            if b.points == 0 { return "\(num(b.share * 100))%" }
+            if b.share == 0 { return px(b.points) }
+            return "calc(\(num(b.share * 100))% \(b.points < 0 ? "-" : "+") \(px(abs(b.points))))"
+        }
+        return "min(\(terms.joined(separator: ",")))"
+    }
+
     static func px(_ v: Double) -> String { num(v) + (v == 0 ? "" : "px") }
 
     static func num(_ v: Double) -> String {
@@ -179,12 +189,10 @@ struct HTMLStyleSheet {
         css += ".c>*{margin-top:\(Self.px(style.rowSpacing))}"
 
         // Bubbles: BubbleMeasurer's width rule is min(max(content, minimum), max(maxBubble, minimum))
-        // with maxBubble = min(share × row, maxBubbleWidth, row − 2 × sideMargin).
-        var maxWidth = ["\(Self.num(style.maxWidthShare * 100))%", "calc(100% - \(Self.px(2 * sm)))"]
-        if let cap = style.maxBubbleWidth { maxWidth.append(Self.px(cap)) }
+        // with maxBubble from `LayoutStyle.maxBubbleWidthBounds` (the layout engine's own bounds).
         css += ".b{position:relative;z-index:0;display:flow-root;box-sizing:border-box;width:fit-content;"
         css += "min-width:\(Self.px(style.minimumBubbleSize.width));min-height:\(Self.px(style.minimumBubbleSize.height));"
-        css += "max-width:min(\(maxWidth.joined(separator: ",")));margin-left:\(Self.px(sm));margin-right:\(Self.px(sm));"
+        css += "max-width:\(Self.maxWidth(style.maxBubbleWidthBounds()));margin-left:\(Self.px(sm));margin-right:\(Self.px(sm));"
         css += "white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:plaintext;text-align:start"
         if style.widthMode == .balanced && !shrinkWrap { css += ";text-wrap:balance" }
         css += "}"
@@ -366,6 +374,7 @@ struct HTMLStyleSheet {
         css += ".qt{border-left:2.5px solid;margin-left:-7px;padding-left:4.5px}.mn{text-decoration:underline dotted}"
         // Avatars: a column on the incoming side; the picture or initials at the bubble's bottom.
         css += ".w>.i,.w>.n,.w>.r.i{margin-\(near):\(Self.px(sm + indent))}"
+        css += ".w>.b.i{max-width:\(Self.maxWidth(style.maxBubbleWidthBounds(indent: indent)))}"
         css += ".w>.n{margin-\(near):\(Self.px(sm + indent + style.senderNameInset))}"
         // `.b>.av` outranks `.p img` (a photo message's pictures), which must not size the avatar.
         css += ".b>.av{position:absolute;bottom:0;margin:0;max-width:none;max-height:none;\(near):\(Self.px(-indent));width:\(Self.px(style.avatarSize));height:\(Self.px(style.avatarSize));"

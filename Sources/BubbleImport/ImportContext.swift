@@ -276,9 +276,12 @@ struct ConversationBuilder {
         return ref
     }
 
-    /// The first 100 characters of a message's text, or "Photo".
+    /// The first 100 characters of a message's text (spoilers masked), or "Photo".
     static func snippet(_ m: Message) -> String? {
-        if let t = m.text, !t.isEmpty { return t.count > 100 ? String(t.prefix(100)) + "…" : t }
+        if let text = m.text, !text.isEmpty {
+            // A spoiler stays hidden in every quote of it.
+            let t = TextSpan.hidingSpoilers(text, spans: m.spans)
+            return t.count > 100 ? String(t.prefix(100)) + "…" : t }
         return m.images.isEmpty ? nil : "Photo"
     }
 

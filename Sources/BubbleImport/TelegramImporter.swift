@@ -629,14 +629,19 @@ enum TelegramImporter {
             return id
         }
         if let ownerID { return inferred("user\(ownerID)", "the account owner of this export (personal_information.user_id)") }
-        // A one-to-one chat's `id` and `name` are the other person's.
+        // A one-to-one chat's `id` and `name` are the other person's: "me" is the one author who
+        // is not them — only when that person is among the authors and one author is left.
         if chatType == "personal_chat" {
-            if let chatID, let owner = authors.first(where: { $0.id != "user\(chatID)" }) {
-                return inferred(owner.id, "the author who is not user\(chatID), whose chat this is")
+            if let chatID, authors.contains(where: { $0.id == "user\(chatID)" }) {
+                let others = authors.filter { $0.id != "user\(chatID)" }
+                if others.count == 1 { return inferred(others[0].id, "the author who is not user\(chatID), whose chat this is") }
             }
-            if chatID == nil, authors.count == 2, let chatName,
-               let k = authors.firstIndex(where: { $0.name == chatName || TextCleanup.sameContact($0.name, chatName) }) {
-                return inferred(authors[1 - k].id, "the author who is not \"\(authors[k].name)\", whom the chat is named after")
+            if let chatName, !chatName.isEmpty {
+                let named = authors.filter { $0.name == chatName || TextCleanup.sameContact($0.name, chatName) }
+                let others = authors.filter { a in !named.contains { $0.id == a.id } }
+                if !named.isEmpty, others.count == 1 {
+                    return inferred(others[0].id, "the author who is not \"\(named[0].name)\", whom the chat is named after")
+                }
             }
         }
         if me == nil && !authors.isEmpty {

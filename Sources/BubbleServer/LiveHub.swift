@@ -23,6 +23,8 @@ final class LiveHub: @unchecked Sendable {
     private let lock = NSLock()
     private var subscribers: [Int64: [UInt64: AsyncStream<Event>.Continuation]] = [:]
     private var next: UInt64 = 0
+    /// The newest revision handed to the watchers of each conversation.
+    private var published: [Int64: Int64] = [:]
     /// Participant names per conversation (filled off the writer, before a change is made).
     private var names: [Int64: [String: String]] = [:]
 
@@ -30,7 +32,9 @@ final class LiveHub: @unchecked Sendable {
         self.store = store
         store.feed.listen { [weak self] change in self?.publish(change) }
         // Someone typing on another server of the same store: told to everyone watching here.
-        store.feed.listenTyping { [weak self] conversation, sender in self?.typing(conversation, sender: sender, from: 0, local: false) }
+        store.feed.listenTyping { [weak self] conversation, sender, rev in
+            self?.typing(conversation, sender: sender, after: rev, from: 0, local: false)
+        }
     }
 
     /// Events of `conversation` from now on (`id` says who to skip for one's own typing).
@@ -72,6 +76,7 @@ final class LiveHub: @unchecked Sendable {
     /// Called by the store's writer right after a commit: encoded once, handed to every watcher.
     private func publish(_ change: StoredChange) {
         lock.lock()
+        published[change.conversation] = max(published[change.conversation] ?? 0, change.rev)
         let watching = subscribers[change.conversation].map { Array($0.values) } ?? []
         let known = names[change.conversation] ?? [:]
         lock.unlock()
@@ -81,14 +86,18 @@ final class LiveHub: @unchecked Sendable {
         for c in watching { c.yield(.change(rev: change.rev, json: json)) }
     }
 
-    /// `sender` is typing in `conversation` (told to everyone else watching it).
-    func typing(_ conversation: Int64, sender: String, from id: UInt64, local: Bool = true) {
-        if local { store.broadcastTyping(conversation, sender: sender) }
+    /// `sender` is typing in `conversation` (told to everyone else watching it). `rev` is the
+    /// newest revision the typist's connection had made or been sent: a page hides the indicator
+    /// for the typist's changes after it only, so the message before the one being typed (whose
+    /// change may reach a page after this frame) does not hide it.
+    func typing(_ conversation: Int64, sender: String, after rev: Int64, from id: UInt64, local: Bool = true) {
         lock.lock()
+        let rev = local ? max(rev, published[conversation] ?? 0) : rev
         let watching = subscribers[conversation].map { $0.filter { $0.key != id }.map(\.value) } ?? []
         let name = names[conversation]?[sender]
         lock.unlock()
-        let json = JSONWriter.string(["type": "typing", "sender": sender, "name": name ?? sender])
+        if local { store.broadcastTyping(conversation, sender: sender, after: rev) }
+        let json = JSONWriter.string(["type": "typing", "sender": sender, "name": name ?? sender, "rev": rev])
         for c in watching { c.yield(.typing(json: json, from: id)) }
     }
 

@@ -60,7 +60,10 @@ struct LiveSocket {
             }
             group.addTask {
                 var bucket = TokenBucket(rate: live.limits.rate, burst: live.limits.burst)
-                var lastTyping = ContinuousClock.now - .seconds(1)
+                let now0 = ContinuousClock.now - .seconds(1)
+                var lastTyping = now0
+                // The newest revision this connection committed: its typing frames come after it.
+                var ownRev: Int64 = 0
                 for try await message in inbound.messages(maxSize: live.limits.maxText * 2 + 16_384) {
                     guard case .text(let text) = message else {
                         post.yield(Self.error(nil, 400, "expected JSON text frames"))
@@ -74,11 +77,12 @@ struct LiveSocket {
                     }
                     if type == "typing" {
                         // At most a few a second are passed on; the others are dropped quietly.
+                        // The first after a message is always passed on: it is about the next one.
                         let now = ContinuousClock.now
                         if now - lastTyping > .milliseconds(300), let sender = frame["sender"] as? String,
                            (try? hub.participantNames(conversation))?[sender] != nil {
                             lastTyping = now
-                            hub.typing(conversation, sender: sender, from: me)
+                            hub.typing(conversation, sender: sender, after: ownRev, from: me)
                         }
                         continue
                     }
@@ -86,7 +90,12 @@ struct LiveSocket {
                         post.yield(Self.error(ref, 429, "too many messages: at most \(Int(live.limits.rate)) a second (\(Int(live.limits.burst)) at once) on one connection; send it again in a moment"))
                         continue
                     }
-                    post.yield(await Self.answer(live, conversation, type: type, frame: frame, ref: ref))
+                    let (answer, rev) = await Self.answer(live, conversation, type: type, frame: frame, ref: ref)
+                    if let rev {
+                        ownRev = max(ownRev, rev)
+                        lastTyping = now0
+                    }
+                    post.yield(answer)
                 }
                 post.finish()
             }
@@ -109,7 +118,8 @@ struct LiveSocket {
         }
     }
 
-    static func answer(_ live: LiveAPI, _ conversation: Int64, type: String, frame: [String: Any], ref: Any?) async -> String {
+    /// The answer to a frame, and the revision of the change it committed (nil when refused).
+    static func answer(_ live: LiveAPI, _ conversation: Int64, type: String, frame: [String: Any], ref: Any?) async -> (String, Int64?) {
         do {
             let change: StoredChange
             var duplicate = false
@@ -126,17 +136,17 @@ struct LiveSocket {
                 change = try await live.react(conversation, try seq(frame), emoji: try LiveAPI.string(frame, "emoji"),
                                               sender: try LiveAPI.string(frame, "sender"), on: (frame["on"] as? Bool) ?? true)
             default:
-                return error(ref, 400, "type \"\(type)\" is not one of send, edit, delete, react, typing")
+                return (error(ref, 400, "type \"\(type)\" is not one of send, edit, delete, react, typing"), nil)
             }
             var o: [String: Any] = ["type": "ack", "seq": change.message.seq, "rev": change.rev, "duplicate": duplicate]
             if let ref { o["ref"] = ref }
-            return JSONWriter.string(o)
+            return (JSONWriter.string(o), change.rev)
         } catch let e as APIError {
-            return error(ref, Int(e.status.code), e.message)
+            return (error(ref, Int(e.status.code), e.message), nil)
         } catch let e as StoreError {
-            return error(ref, 500, e.reason)
+            return (error(ref, 500, e.reason), nil)
         } catch {
-            return Self.error(ref, 500, "\(error)")
+            return (Self.error(ref, 500, "\(error)"), nil)
         }
     }
 

@@ -373,7 +373,7 @@ enum Viewer {
         const owner = sendas.options.length ? sendas.options[0].value : "";
         const live = { rev: Number(main.dataset.rev) || 0, ws: null, ready: false, backoff: 250, mode: null, fresh: 0 };
         const outbox = new Map();
-        state.live = { sent: 0, acked: 0, changes: 0, connects: 0, typing: 0 };
+        state.live = { sent: 0, acked: 0, changes: 0, connects: 0, typing: 0, typingLog: [] };
         window.bubbleViewer.live = {
           rev: () => live.rev, ready: () => live.ready, drop: () => { if (live.ws) live.ws.close(); },
           outbox: () => Array.from(outbox.values()).map((o) => ({ id: o.body.clientId, state: o.state, text: o.body.text || "", seq: o.seq || null })),
@@ -508,7 +508,9 @@ enum Viewer {
           if (f.rev <= live.rev) return;
           live.rev = f.rev; state.live.changes++;
           const m = f.message;
-          if (typingFrom === m.sender) hideTyping();
+          // The typist's own change hides the indicator, unless it is older than what they were
+          // typing when the indicator came (their previous message, arriving after the frame).
+          if (typingFrom === m.sender && f.rev > typingRev) hideTyping("message");
           if (f.kind === "message" && (!win || win.last === null || m.seq > win.last)) {
             if (atBottom() || outbox.has(m.clientId)) wantEnd = true;
             else {
@@ -531,16 +533,21 @@ enum Viewer {
         pill.addEventListener("click", () => { pill.hidden = true; live.fresh = 0; jump("", "end"); });
         onScrolled = () => { if (!pill.hidden && atBottom()) { pill.hidden = true; live.fresh = 0; } };
 
-        // Who is typing (told by the server; gone after 4 s or with their message).
-        let typingTimer = 0, typingFrom = null, lastTyping = 0;
+        // Who is typing (told by the server; gone after 4 s or with their message). The frame's
+        // rev is the newest change the typist had made or seen.
+        let typingTimer = 0, typingFrom = null, typingRev = 0, lastTyping = 0;
         function typing(f) {
-          typingFrom = f.sender;
+          typingFrom = f.sender; typingRev = f.rev || 0;
           typingName.textContent = f.name + " is typing…";
           typingEl.hidden = false; state.live.typing++;
+          state.live.typingLog.push({ sender: f.sender, rev: typingRev, hidden: null });
           clearTimeout(typingTimer);
-          typingTimer = setTimeout(hideTyping, 4000);
+          typingTimer = setTimeout(() => hideTyping("timeout"), 4000);
         }
-        function hideTyping() { typingEl.hidden = true; typingFrom = null; }
+        function hideTyping(why) {
+          if (typingFrom !== null) state.live.typingLog[state.live.typingLog.length - 1].hidden = why;
+          typingEl.hidden = true; typingFrom = null;
+        }
 
         // The composer: grows with its text; Enter adds, Shift+Enter is a new line.
         function grow() { text.style.height = "auto"; text.style.height = Math.min(text.scrollHeight, 160) + "px"; }

@@ -89,18 +89,19 @@ public final class ChangeFeed: @unchecked Sendable {
         for l in all { l(change) }
     }
 
-    private var typingListeners: [@Sendable (_ conversation: Int64, _ sender: String) -> Void] = []
+    private var typingListeners: [@Sendable (_ conversation: Int64, _ sender: String, _ rev: Int64) -> Void] = []
 
     /// Calls `listener` when someone types on another server of the same store (PostgreSQL).
-    public func listenTyping(_ listener: @escaping @Sendable (_ conversation: Int64, _ sender: String) -> Void) {
+    /// `rev` is the revision the typist had seen (`broadcastTyping`'s `after`).
+    public func listenTyping(_ listener: @escaping @Sendable (_ conversation: Int64, _ sender: String, _ rev: Int64) -> Void) {
         lock.lock(); defer { lock.unlock() }
         typingListeners.append(listener)
     }
 
-    func emitTyping(_ conversation: Int64, _ sender: String) {
+    func emitTyping(_ conversation: Int64, _ sender: String, after rev: Int64) {
         lock.lock()
         let all = typingListeners
         lock.unlock()
-        for l in all { l(conversation, sender) }
+        for l in all { l(conversation, sender, rev) }
     }
 }

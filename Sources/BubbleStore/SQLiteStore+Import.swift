@@ -60,7 +60,7 @@ extension SQLiteStore {
                     seq += 1
                     if date < lastDate { inOrder = false }
                     lastDate = date
-                    if let body = StoreCodec.indexBody(text: m.text, attachment: m.attachment) {
+                    if let body = StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment) {
                         index.setUncheckedArguments([db.lastInsertedRowID, body])
                         try index.execute()
                     }
@@ -94,8 +94,8 @@ extension SQLiteStore {
                     let unindex = try db.makeStatement(sql: "INSERT INTO message_fts (message_fts, rowid, body) VALUES ('delete', ?, ?)")
                     while let row = try present.next() {
                         let id: Int64 = row["id"]
-                        let attachment = try (row["extra"] as String?).flatMap { try decoder.decode(MessageExtra.self, from: Data($0.utf8)).attachment }
-                        if let body = StoreCodec.indexBody(text: row["text"], attachment: attachment) {
+                        let extra = try (row["extra"] as String?).flatMap { try decoder.decode(MessageExtra.self, from: Data($0.utf8)) }
+                        if let body = StoreCodec.indexBody(text: row["text"], spans: extra?.spans ?? [], attachment: extra?.attachment) {
                             unindex.setUncheckedArguments([id, body])
                             try unindex.execute()
                         }

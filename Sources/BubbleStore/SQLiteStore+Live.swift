@@ -57,7 +57,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 'message')
                 """).execute(arguments: [conversation, seq, StoreCodec.stableHash(["live", new.clientID]), new.date.timeIntervalSince1970, new.sender,
                                  m.direction == .outgoing, new.text, m.status?.rawValue, new.clientID, try StoreCodec.encode(extra, with: StoreCodec.extraEncoder()), new.clientID, rev])
-            if let body = StoreCodec.indexBody(text: new.text, attachment: nil) {
+            if let body = StoreCodec.indexBody(text: new.text, spans: new.spans, attachment: nil) {
                 try db.cachedStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)").execute(arguments: [db.lastInsertedRowID, body])
             }
             let added = StoredChange(conversation: conversation, rev: rev, kind: .message, message: StoredMessage(seq: seq, message: resolvingImages(m)),
@@ -109,6 +109,9 @@ extension SQLiteStore {
         try read { db in try people(db, conversation) }
     }
 
+    /// A SQLite file is served by one process: there is no other server to tell.
+    public func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64) {}
+
     // MARK: -
 
     /// Runs `body` in its own transaction on the writer, then hands the change it made (if any)
@@ -143,7 +146,7 @@ extension SQLiteStore {
             var m = try message(row, decoder: JSONDecoder()).message
             let (_, senders) = try people(db, conversation)
             try StoreCodec.checkChange(m, seq: seq, author: author, reactor: reactor, conversation: conversation, senders: senders)
-            let before = StoreCodec.indexBody(text: m.text, attachment: m.attachment)
+            let before = StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment)
             let original = m
             try change(&m)
             if m == original {
@@ -155,7 +158,7 @@ extension SQLiteStore {
             let extra = MessageExtra(m) { relative($0) }
             try db.execute(sql: "UPDATE message SET text = ?, extra = ?, edited = ?, rev = ?, change = ? WHERE id = ?",
                            arguments: [m.text, try StoreCodec.encode(extra, with: StoreCodec.extraEncoder()), m.edited?.timeIntervalSince1970, rev, kind.rawValue, rowID])
-            let after = StoreCodec.indexBody(text: m.text, attachment: m.attachment)
+            let after = StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment)
             if before != after {
                 if let before {
                     try db.execute(sql: "INSERT INTO message_fts (message_fts, rowid, body) VALUES ('delete', ?, ?)", arguments: [rowID, before])

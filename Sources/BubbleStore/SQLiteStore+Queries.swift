@@ -147,7 +147,7 @@ extension SQLiteStore {
             if let d = search.since { filters += " AND m.date >= ?"; arguments.append(d.timeIntervalSince1970) }
             if let d = search.until { filters += " AND m.date < ?"; arguments.append(d.timeIntervalSince1970) }
             let sql = """
-                SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, f.score,
+                SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, m.extra, f.score,
                        (SELECT name FROM participant p WHERE p.conversation_id = m.conversation_id AND p.id = m.sender) AS sender_name
                 FROM (SELECT message_fts.rowid AS id, bm25(message_fts) AS score
                       FROM message_fts JOIN message m ON m.id = message_fts.rowid
@@ -162,7 +162,8 @@ extension SQLiteStore {
                 throw StoreError(path: path, reason: "search \"\(search.query)\": \(e.message ?? "not a query SQLite understands")")
             }
             return SearchText.hits(rows.map { (conversation: $0["conversation_id"], seq: $0["seq"], date: $0["date"], sender: $0["sender"],
-                                               text: $0["text"] ?? "", senderName: $0["sender_name"]) }, query: query, limit: limit)
+                                               text: $0["text"] ?? "", senderName: $0["sender_name"], extra: $0["extra"]) },
+                                    query: query, limit: limit)
         }
     }
 }

@@ -138,8 +138,14 @@ enum SearchText {
 
     /// Hits from candidate rows in rank order: exact matches first (stable: rank order
     /// otherwise), a snippet made for each hit kept.
-    static func hits(_ rows: [(conversation: Int64, seq: Int64, date: Double, sender: String?, text: String, senderName: String?)],
+    /// `extra` is the row's `message.extra`: a spoiler in its spans is masked in the hit's text
+    /// and snippet, as in a reply's quote.
+    static func hits(_ found: [(conversation: Int64, seq: Int64, date: Double, sender: String?, text: String, senderName: String?, extra: String?)],
                      query: Query, limit: Int) -> [StoreHit] {
+        let rows = found.map { r in
+            (conversation: r.conversation, seq: r.seq, date: r.date, sender: r.sender,
+             text: StoreCodec.hidingSpoilers(r.text, extra: r.extra), senderName: r.senderName)
+        }
         let ranked = rows.enumerated().map { (offset: $0.offset, row: $0.element, exact: isExact($0.element.text, query: query)) }
             .sorted { a, b in a.exact != b.exact ? a.exact : a.offset < b.offset }
         return ranked.prefix(limit).map { r in

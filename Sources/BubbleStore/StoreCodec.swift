@@ -50,15 +50,28 @@ enum StoreCodec {
         return Int64(bitPattern: h.value)
     }
 
-    /// The text the search index holds for a message: its text and its attachment's name and title.
-    static func indexBody(text: String?, attachment: MediaAttachment?) -> String? {
-        let body = [text, attachment?.fileName, attachment?.title].compactMap { $0 }.joined(separator: " ")
+    /// The text the search index holds for a message: its text (a spoiler's words left out, so a
+    /// search cannot reveal them) and its attachment's name and title.
+    static func indexBody(text: String?, spans: [TextSpan], attachment: MediaAttachment?) -> String? {
+        let shown = text.map { TextSpan.hidingSpoilers($0, spans: spans) }
+        let body = [shown, attachment?.fileName, attachment?.title].compactMap { $0 }.joined(separator: " ")
         return body.isEmpty ? nil : SearchText.indexed(body)
     }
 
-    /// A message as a reply shows it: its first 100 characters, else what it holds.
+    /// `text` with the spoilers of the spans in `extra` (`message.extra`) masked; `text` itself
+    /// when `extra` holds none (most rows: the JSON is not decoded unless it mentions one).
+    static func hidingSpoilers(_ text: String, extra: String?) -> String {
+        guard let extra, extra.contains("\"spoiler\""),
+              let spans = try? JSONDecoder().decode(MessageExtra.self, from: Data(extra.utf8)).spans else { return text }
+        return TextSpan.hidingSpoilers(text, spans: spans)
+    }
+
+    /// A message as a reply shows it: its first 100 characters (spoilers masked), else what it holds.
     static func snippet(_ m: Message) -> String {
-        if let t = m.text, !t.isEmpty { return t.count > 100 ? String(t.prefix(100)) + "…" : t }
+        if let text = m.text, !text.isEmpty {
+            // A spoiler stays hidden in every quote of it.
+            let t = TextSpan.hidingSpoilers(text, spans: m.spans)
+            return t.count > 100 ? String(t.prefix(100)) + "…" : t }
         if let a = m.attachment { return a.displayText }
         return m.images.isEmpty ? "Message" : "Photo"
     }

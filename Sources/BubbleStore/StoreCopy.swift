@@ -41,8 +41,8 @@ public struct CopiedMessage: Sendable, Hashable {
 
     /// What the search index holds for it.
     var indexBody: String? {
-        let attachment = extra.flatMap { try? JSONDecoder().decode(MessageExtra.self, from: Data($0.utf8)) }?.attachment
-        return StoreCodec.indexBody(text: text, attachment: attachment)
+        let decoded = extra.flatMap { try? JSONDecoder().decode(MessageExtra.self, from: Data($0.utf8)) }
+        return StoreCodec.indexBody(text: text, spans: decoded?.spans ?? [], attachment: decoded?.attachment)
     }
 
     /// Adds every field to `hash` (the copy's checksum).

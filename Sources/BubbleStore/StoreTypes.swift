@@ -102,9 +102,11 @@ public protocol ConversationStore: AnyObject, Sendable {
     func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>)
     /// Copies the file into the store's media (by SHA-256, once); its store path.
     func storeMedia(file: String, name: String) throws -> String
-    /// Tells the other servers of the store that `sender` is typing in `conversation` (nothing
-    /// is stored; a store with one server does nothing).
-    func broadcastTyping(_ conversation: Int64, sender: String)
+    /// Tells the other servers of the store that `sender` is typing in `conversation`, after
+    /// revision `rev` (what they had seen: their earlier messages do not hide it). Nothing is
+    /// stored. Required, with no default: a backend shared by several servers that left it out
+    /// would silently stop typing from crossing them.
+    func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64)
 
     /// Adds `conversation` (as an importer produced it) in one transaction: messages already
     /// present (same source identity) are skipped, new ones appended after the last sequence
@@ -140,7 +142,6 @@ extension ConversationStore {
         }
     }
 
-    public func broadcastTyping(_ conversation: Int64, sender: String) {}
     public func owner(of conversation: Int64) throws -> String? { try people(of: conversation).owner }
     public func mediaPath(_ stored: String) -> String {
         stored.hasPrefix("media/") ? mediaFolder + "/" + stored.dropFirst("media/".count) : stored

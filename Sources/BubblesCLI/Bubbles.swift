@@ -17,8 +17,18 @@ struct Bubbles: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bubbles",
         abstract: "SMS/iMessage-style conversation bubbles: stretchable art, layout and rendering.",
-        subcommands: [Render.self, Convert.self, Import.self, List.self, Search.self, Serve.self, DB.self, Themes.self, Demo.self, NineSlice.self, Art.self]
+        subcommands: Bubbles.commands
     )
+}
+
+extension Bubbles {
+    #if Server
+    static let commands: [any ParsableCommand.Type] = [Render.self, Convert.self, Import.self, List.self, Search.self, Serve.self, DB.self,
+                                                       Themes.self, Demo.self, NineSlice.self, Art.self]
+    #else
+    /// Built without the `Server` trait (`make demo`): no store, no server.
+    static let commands: [any ParsableCommand.Type] = [Render.self, Convert.self, Themes.self, Demo.self, NineSlice.self, Art.self]
+    #endif
 }
 
 /// An error for the user: one line, names the file or option and what was expected.

@@ -12,20 +12,23 @@ import Foundation
 /// written as it was, with the offset that zone has then); `media` is the kind of a placeholder
 /// (`photo`, `video`, `media`, `deleted`…: media the export left out, a file that is not a photo);
 /// `attachments` are the photo paths, then a placeholder's file name, separated by `;`; system
-/// lines have no author or direction.
+/// lines have no author or direction. A spoiler's text is masked (`░`) unless `revealSpoilers`:
+/// a spreadsheet has no way to keep it hidden.
 final class ConversationCSVWriter {
     static let header = ["timestamp", "author", "direction", "message", "media", "attachments", "kind"]
 
     private let names: [String: String]
     private let timeZone: TimeZone
+    private let revealSpoilers: Bool
     private let flush: ([UInt8]) throws -> Void
     private var buffer: [UInt8] = []
 
-    init(conversation: Conversation, timeZone: TimeZone, flush: @escaping ([UInt8]) throws -> Void) {
+    init(conversation: Conversation, timeZone: TimeZone, revealSpoilers: Bool = false, flush: @escaping ([UInt8]) throws -> Void) {
         var names: [String: String] = [:]
         for p in conversation.participants { names[p.id] = p.name }
         self.names = names
         self.timeZone = timeZone
+        self.revealSpoilers = revealSpoilers
         self.flush = flush
     }
 
@@ -36,7 +39,7 @@ final class ConversationCSVWriter {
         row([Self.timestamp(m, in: timeZone),
              isSystem ? "" : m.sender.map { names[$0] ?? $0 } ?? "",
              isSystem ? "" : m.direction.rawValue,
-             m.text ?? "",
+             m.text.map { revealSpoilers ? $0 : TextSpan.hidingSpoilers($0, spans: m.spans) } ?? "",
              m.attachment?.kind.rawValue ?? "",
              (m.images.compactMap(\.path) + [m.attachment?.fileName].compactMap { $0 }).joined(separator: ";"),
              m.kind.rawValue])

@@ -29,6 +29,8 @@ struct Convert: ParsableCommand {
         backup have no lasting original: with reference they are copied (embedded on standard output).
         """)
     var assets: String = "reference"
+    @Flag(help: "CSV: write spoilers' text. Without it each spoiler is masked with ░ (JSON keeps the text and its spans either way).")
+    var revealSpoilers = false
     @OptionGroup var batch: BatchOptions
 
     enum Kind: String { case json, csv }
@@ -46,7 +48,7 @@ struct Convert: ParsableCommand {
             _ = try source.zone()
             let failed = try batch.run(source: source, output: output, ext: kind.rawValue, signature: "\(kind.rawValue) \(mode.rawValue)") {
                 result, folder, zone, target, _ in
-                try Self.write(result, kind: kind, mode: mode, inputFolder: folder, timeZone: zone, to: target)
+                try Self.write(result, kind: kind, mode: mode, inputFolder: folder, timeZone: zone, revealSpoilers: revealSpoilers, to: target)
                 return ([target], nil)
             }
             if failed { throw ExitCode(BatchOptions.someFailedExitCode) }
@@ -105,7 +107,7 @@ struct Convert: ParsableCommand {
                 try spill.forEach(sortedByDate: byDate) { try writer.write(encoded: $0) }
                 try writer.finish()
             case .csv:
-                let writer = ConversationCSVWriter(conversation: header, timeZone: loaded.timeZone, flush: sink)
+                let writer = ConversationCSVWriter(conversation: header, timeZone: loaded.timeZone, revealSpoilers: revealSpoilers, flush: sink)
                 try writer.writeHeader()
                 try spill.forEach(sortedByDate: byDate) { bytes in
                     try writer.write(try reporting { try ConversationFile.decodeMessage(Data(bytes), timeZone: loaded.timeZone) })
@@ -120,7 +122,7 @@ extension Convert {
     /// One whole conversation (`--all`) to `target`, atomically; its photos placed as `mode` says
     /// (`NAME_files/` beside it for folder, and for photos taken out of the export with reference).
     static func write(_ result: ImportResult, kind: Kind, mode: Assets, inputFolder: String, timeZone: TimeZone,
-                      to target: String) throws {
+                      revealSpoilers: Bool, to target: String) throws {
         let url = URL(fileURLWithPath: target)
         let placer = PhotoPlacer(mode: mode, outputFolder: url.deletingLastPathComponent().path,
                                  filesFolderName: url.deletingPathExtension().lastPathComponent + "_files", toStandardOutput: false)
@@ -141,7 +143,7 @@ extension Convert {
                 }
                 try writer.finish()
             case .csv:
-                let writer = ConversationCSVWriter(conversation: header, timeZone: timeZone, flush: sink)
+                let writer = ConversationCSVWriter(conversation: header, timeZone: timeZone, revealSpoilers: revealSpoilers, flush: sink)
                 try writer.writeHeader()
                 for var m in result.conversation.messages {
                     try placer.place(&m)

@@ -1,3 +1,5 @@
+// The store and the server: built with the `Server` trait (on by default; off in `make demo`).
+#if Server
 import ArgumentParser
 import BubbleStore
 import Foundation
@@ -50,3 +52,4 @@ struct DBCopy: ParsableCommand {
                      report.messagesAlreadyThere, report.mediaCopied, Date().timeIntervalSince(started)))
     }
 }
+#endif

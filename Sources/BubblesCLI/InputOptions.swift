@@ -1,7 +1,9 @@
 import ArgumentParser
 import BubbleCore
 import BubbleImport
+#if Server
 import BubbleStore
+#endif
 import Foundation
 
 /// The input side shared by the commands that read conversations: the file (any supported export),
@@ -120,6 +122,7 @@ struct InputOptions: ParsableArguments {
 
         if let conversation {
             if each != nil { throw ValidationError("--all reads an export file; a stored conversation is one (use --conversation without --all)") }
+            #if Server
             // From the store: photo paths are the store's, absolute.
             let store = try StoreOptions(db: db, media: media).open()
             var c: Conversation
@@ -134,6 +137,10 @@ struct InputOptions: ParsableArguments {
             }
             before?(store.mediaFolder, [])
             return Loaded(result: result, folder: store.mediaFolder, timeZone: zone, temporary: [])
+            #else
+            _ = conversation
+            throw CLIError("--conversation \(conversation): this bubbles was built without the store (`make demo` builds it lean); build it with `swift build` or `make serve`")
+            #endif
         }
         var temporary: [String] = []
         let input = file ?? "-"

@@ -1,3 +1,5 @@
+// The store and the server: built with the `Server` trait (on by default; off in `make demo`).
+#if Server
 import ArgumentParser
 import BubbleRender
 import BubbleServer
@@ -133,3 +135,4 @@ struct SubprocessExporter: ConversationExporting {
         return zip
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// The store and the server: built with the `Server` trait (on by default; off in `make demo`).
+#if Server
 import ArgumentParser
 import BubbleCore
 import BubbleImport
@@ -208,3 +210,4 @@ struct Search: ParsableCommand {
         if hits.isEmpty { FileHandle.standardError.write(Data("no messages match \"\(query)\"\n".utf8)) }
     }
 }
+#endif

@@ -123,6 +123,43 @@ struct HTMLBrowserTests {
     }
 }
 
+extension HTMLBrowserTests {
+    /// The maximum bubble width lives in `LayoutStyle.maxBubbleWidthBounds` and the grouping rule
+    /// in `LayoutStyle.joining`; the CSS is written from them. At three widths: a bubble that
+    /// wraps is exactly the maximum in Chromium (CSS `fit-content` fills it) and no wider in Cairo;
+    /// every other bubble is as wide in both (±2 px). (Heights are not compared here: at 320 px
+    /// Chromium does not break a URL after "/" where the layout engine does — a line-breaking
+    /// difference, not a width rule.)
+    @Test("one width rule: at 320, 500 and 760 px every bubble is as wide in Chromium as in Cairo (±2 px); a wrapped one is LayoutStyle's maximum",
+          arguments: [320.0, 500.0, 760.0])
+    func widthRule(width: Double) throws {
+        let conversation = agreementConversation()
+        let (html, cairo, layout, theme) = try bothRenderings("imessage", conversation, width: width)
+        let bubbles = layout.rows.compactMap { row in row.bubble.flatMap { $0.emojiOnly ? nil : (row, $0) } }
+        try #require(cairo.count == bubbles.count && html.count == bubbles.count,
+                     "bubbles: Cairo \(cairo.count), Chromium \(html.count), layout \(bubbles.count)")
+        let maxBubble = theme.layoutStyle.maxBubbleWidth(rowWidth: width)
+        var wrappedSeen = 0
+        for k in bubbles.indices {
+            let (row, bubble) = bubbles[k], c = cairo[k].0, h = html[k].0
+            let message = conversation.messages[row.messageIndex!]
+            let paragraphs = (message.text ?? "").split(separator: "\n", omittingEmptySubsequences: false).count
+            // A bubble found by colour is a few px narrower than its frame (rounded corners, soft
+            // edges): the same bubble's offset in Cairo carries over to Chromium.
+            let edges = bubble.bubble.width - Double(c.width)
+            #expect(Double(c.width) <= maxBubble + 1 && Double(h.width) <= maxBubble + 1, "bubble \(k) at \(width) wider than \(maxBubble)")
+            if bubble.text.lines.count > paragraphs && message.images.isEmpty {
+                wrappedSeen += 1
+                #expect(abs(Double(h.width) + edges - maxBubble) <= 2,
+                        "bubble \(k) wraps at \(width): Chromium \(h.width) px + \(edges) edges, the rule says \(maxBubble)")
+            } else {
+                #expect(abs(c.width - h.width) <= 2, "bubble \(k) at \(width): Cairo \(c), Chromium \(h)")
+            }
+        }
+        #expect(wrappedSeen > 0, "no bubble wraps at \(width): the maximum was not compared")
+    }
+}
+
 /// Texts that try to run script or break out of the markup.
 private let hostileTexts: [String] = [
     "<script>document.title='pwned'</script>",

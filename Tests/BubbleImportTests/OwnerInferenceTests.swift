@@ -93,4 +93,40 @@ struct OwnerInferenceTests {
         #expect(r.notes == ["me: \"Leo Park\" (user4), the author who is not \"Mira Chen\", whom the chat is named after (`me` chooses another)"])
         #expect(r.conversation.messages.map(\.direction) == [.incoming, .outgoing])
     }
+
+    /// A personal chat "Ana Ruiz" whose messages carry no `from_id` and whose `id` is no author's:
+    /// the id says nothing, the name does — Ben is me (was: Ana, the first author who was not
+    /// "user<id>", silently).
+    @Test("Telegram: a personal chat's id that is no author's is passed over; the chat's name decides, with a note")
+    func telegramIDNotAnAuthor() throws {
+        let scratch = ScratchFolder()
+        let path = scratch.write("result.json", """
+            {"name": "Ana Ruiz", "type": "personal_chat", "id": 4242, "messages": [
+              {"id": 1, "type": "message", "date": "2021-03-05T14:22:11", "from": "Ana Ruiz", "text": "Hola"},
+              {"id": 2, "type": "message", "date": "2021-03-05T14:23:20", "from": "Ben", "text": "Hi"},
+              {"id": 3, "type": "message", "date": "2021-03-05T14:24:00", "from": "Ana Ruiz", "text": "Qué tal"}
+            ]}
+            """)
+        let r = try Importer.load(path: path, format: .telegram, options: ImportOptions(timeZone: zone("UTC")))
+        let ben = try #require(r.conversation.participants.first { $0.name == "Ben" })
+        #expect(r.me == ben.id)
+        #expect(r.notes.count == 1 && r.notes.first?.contains("the author who is not \"Ana Ruiz\"") == true, "\(r.notes)")
+        #expect(r.conversation.messages.map(\.direction) == [.incoming, .outgoing, .incoming])
+    }
+
+    @Test("Telegram: a personal chat where neither the id nor the name tells who is me: all incoming, and a warning, never a guess")
+    func telegramUndecided() throws {
+        let scratch = ScratchFolder()
+        let path = scratch.write("result.json", """
+            {"name": "Somebody Else", "type": "personal_chat", "id": 4242, "messages": [
+              {"id": 1, "type": "message", "date": "2021-03-05T14:22:11", "from": "Ana Ruiz", "text": "Hola"},
+              {"id": 2, "type": "message", "date": "2021-03-05T14:23:20", "from": "Ben", "text": "Hi"}
+            ]}
+            """)
+        let r = try Importer.load(path: path, format: .telegram, options: ImportOptions(timeZone: zone("UTC")))
+        #expect(r.me == nil)
+        #expect(r.notes.isEmpty)
+        #expect(r.warnings.contains { $0.what == "directions" && $0.why.contains("does not say who its owner is") }, "\(r.warnings)")
+        #expect(r.conversation.messages.map(\.direction) == [.incoming, .incoming])
+    }
 }

@@ -348,4 +348,28 @@ struct StyledStoreTests {
         #expect(edited.text == "now plain")
         #expect(edited.spans.isEmpty)
     }
+
+    @Test("A spoiler stays hidden where the store repeats a text: search does not find its words, a hit's snippet and a live reply's quote mask it",
+          arguments: Backend.allCases)
+    func spoilerHidden(backend: Backend) async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var messages = (0..<2).map { message($0, id: "h\($0)") }
+        messages[0].text = "The killer is the butler, really"
+        messages[0].spans = [TextSpan(.spoiler, 14..<24)]
+        let store = try backend.make(dir)
+        let c = try store.add(chat(messages), sourceFormat: "native", chatKey: "sp", title: nil, mediaFolder: dir).conversationID
+        #expect(try store.search(StoreSearch("butler", conversation: c)).isEmpty)
+        let hit = try #require(try store.search(StoreSearch("killer", conversation: c)).first)
+        #expect(!hit.snippet.contains("butler") && !hit.text.contains("butler"), "\(hit.snippet)")
+        #expect(hit.snippet.contains("░"))
+        let reply = try await store.add(NewMessage(clientID: UUID().uuidString, text: "No way", sender: messages[1].sender ?? "me", replyTo: 1), to: c)
+        let quote = try #require(reply.change.message.message.reply?.text)
+        #expect(quote == "The killer is ░░░░░░░░░░, really")
+        // A live message with a spoiler typed in the composer: not found by its hidden word.
+        _ = try await store.add(NewMessage(clientID: UUID().uuidString, text: "Ending: he dies", sender: messages[1].sender ?? "me",
+                                           spans: [TextSpan(.spoiler, 8..<15)]), to: c)
+        #expect(try store.search(StoreSearch("dies", conversation: c)).isEmpty)
+        #expect(try store.search(StoreSearch("ending", conversation: c)).count == 1)
+    }
 }

@@ -759,12 +759,6 @@ extension BubbleLayout {
 }
 
 extension LayoutStyle {
-    /// The widest a bubble may be in a row `rowWidth` wide whose bubbles are indented by
-    /// `indent` (an avatar column).
-    public func maxBubbleWidth(rowWidth: Double, indent: Double) -> Double {
-        max(1, min(maxBubbleWidth(rowWidth: rowWidth), rowWidth - 2 * sideMargin - indent))
-    }
-
     /// The photo grid of a message with `count` photos in a row `rowWidth` wide, as
     /// `BubbleMeasurer.layout` makes it (no text is measured): its size and cells.
     public func photoGrid(count: Int, rowWidth: Double, indent: Double) -> (size: Size, cells: [Rect]) {

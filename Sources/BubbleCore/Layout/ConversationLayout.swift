@@ -58,6 +58,7 @@ public struct ConversationLayout: Hashable, Sendable {
         var day: Int
         /// Row index of the last message's row.
         var row: Int
+        var key: GroupingKey { GroupingKey(sender: sender, direction: direction, kind: kind, date: date, day: day) }
     }
 
     init(width: Double) { self.width = width }
@@ -232,25 +233,9 @@ public struct ConversationLayouter {
             senderName: name, avatarColumn: avatars, showsAvatar: avatars))
     }
 
-    /// How a message joins what comes before it: `separator`, a day separator row first (a new
-    /// day, or a long pause when times show in separators only; `newDay` tells which); and
-    /// whether its bubble `continues` the previous one's group.
-    struct Joining {
-        var separator: Bool
-        var newDay: Bool
-        var continues: Bool
-    }
-
-    func joining(_ message: Message, day: Int, after previous: ConversationLayout.LastMessage?) -> Joining {
-        let newDay = previous == nil || previous!.day != day
-        // With times in separators only, a long pause gets a separator of its own.
-        let pause = measurer.style.timeInDaySeparator && previous.map { message.date.timeIntervalSince($0.date) > measurer.style.timeSeparatorGap } == true
-        let continues = !(newDay || pause) && message.kind == .message && previous.map {
-            $0.kind == .message && $0.sender == message.sender && $0.direction == message.direction
-                && message.date.timeIntervalSince($0.date) <= measurer.style.groupingInterval
-                && message.date >= $0.date
-        } ?? false
-        return Joining(separator: newDay || pause, newDay: newDay, continues: continues)
+    /// How `message` joins the previous one: `LayoutStyle.joining`, the rule HTML follows too.
+    func joining(_ message: Message, day: Int, after previous: ConversationLayout.LastMessage?) -> RowJoining {
+        measurer.style.joining(GroupingKey(message, day: day), after: previous?.key)
     }
 
     /// The text of the separator row before `message`.

@@ -157,9 +157,29 @@ public struct LayoutStyle: Hashable, Sendable {
         direction == .incoming ? incomingPadding : outgoingPadding
     }
 
-    /// The widest a bubble may be in a row of `rowWidth`.
-    public func maxBubbleWidth(rowWidth: Double) -> Double {
-        min(rowWidth * maxWidthShare, maxBubbleWidth ?? .infinity, rowWidth - 2 * sideMargin)
+    /// One bound on a bubble's width: `share` of the row's width plus `points` (negative for a
+    /// margin taken off). CSS writes it as `calc(share × 100% + points px)`.
+    public struct WidthBound: Hashable, Sendable {
+        public var share: Double
+        public var points: Double
+        public func width(inRow rowWidth: Double) -> Double { share * rowWidth + points }
+    }
+
+    /// The maximum bubble width rule, its one home: the widest a bubble may be is the smallest of
+    /// these bounds (and at least 1 pt) — the style's share of the row, its cap in points, and the
+    /// row less its side margins and `indent` (an avatar column). The layout engine computes
+    /// `maxBubbleWidth(rowWidth:indent:)` from them; the HTML writer turns them into its CSS
+    /// `max-width`, so the two cannot drift apart.
+    public func maxBubbleWidthBounds(indent: Double = 0) -> [WidthBound] {
+        var bounds = [WidthBound(share: maxWidthShare, points: 0), WidthBound(share: 1, points: -2 * sideMargin - indent)]
+        if let cap = maxBubbleWidth { bounds.append(WidthBound(share: 0, points: cap)) }
+        return bounds
+    }
+
+    /// The widest a bubble may be in a row `rowWidth` wide whose bubbles are indented by `indent`
+    /// (an avatar column): the smallest of `maxBubbleWidthBounds`, at least 1.
+    public func maxBubbleWidth(rowWidth: Double, indent: Double = 0) -> Double {
+        max(1, maxBubbleWidthBounds(indent: indent).map { $0.width(inRow: rowWidth) }.min()!)
     }
 
     /// Narrowest row this style can lay out: the margins plus the smallest bubble.

@@ -151,3 +151,44 @@ public struct PollAnswer: Hashable, Sendable, Codable {
         chosen = try c.decodeIfPresent(Bool.self, forKey: .chosen) ?? false
     }
 }
+
+extension TextSpan {
+    /// What stands for a spoiler's text wherever a message's text is repeated without its spans
+    /// (reply quotes, search snippets, CSV): one per character, at most 12, so a quote says
+    /// "something is hidden here" without its length to the letter.
+    public static let spoilerMask: Character = "░"
+
+    /// `text` with the characters of every spoiler in `spans` replaced by `spoilerMask`s (runs
+    /// that touch or overlap become one). The text itself when it has no spoiler. Ranges past the
+    /// end or inside a character are widened to whole characters, so nothing of a hidden word
+    /// shows.
+    public static func hidingSpoilers(_ text: String, spans: [TextSpan]) -> String {
+        var hidden = spans.filter { $0.style == .spoiler && !$0.range.isEmpty }.map(\.range)
+        guard !hidden.isEmpty else { return text }
+        hidden.sort { $0.lowerBound < $1.lowerBound }
+        var merged: [Range<Int>] = []
+        for r in hidden {
+            if let last = merged.last, r.lowerBound <= last.upperBound {
+                merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, r.upperBound)
+            } else { merged.append(r) }
+        }
+        var out = ""
+        var k = 0
+        var offset = 0
+        var masked = 0
+        for ch in text {
+            let start = offset
+            offset += ch.utf8.count
+            while k < merged.count, merged[k].upperBound <= start { k += 1 }
+            if k < merged.count, merged[k].lowerBound < offset {
+                // Inside a spoiler: one mask per character, at most 12 for the run.
+                if masked < 12 { out.append(spoilerMask) }
+                masked += 1
+            } else {
+                masked = 0
+                out.append(ch)
+            }
+        }
+        return out
+    }
+}

@@ -87,11 +87,12 @@ final class PostgresFeed: @unchecked Sendable {
         queue.async { self.readUp(conversation, to: rev) }
     }
 
-    /// "C:NODE:SENDER" from another server: someone types there.
+    /// "C:NODE:REV:SENDER" from another server: someone types there, after revision REV.
     private func typing(_ payload: String) {
-        let parts = payload.split(separator: ":", maxSplits: 2)
-        guard parts.count == 3, let conversation = Int64(parts[0]), let store, parts[1] != store.nodeID else { return }
-        store.feed.emitTyping(conversation, String(parts[2]))
+        let parts = payload.split(separator: ":", maxSplits: 3)
+        guard parts.count == 4, let conversation = Int64(parts[0]), let rev = Int64(parts[2]), let store,
+              parts[1] != store.nodeID else { return }
+        store.feed.emitTyping(conversation, String(parts[3]), after: rev)
     }
 
     /// A change this server committed: handed over at once when it follows on.

@@ -48,7 +48,7 @@ extension PostgresStore {
                         used.insert(key)
                         let extra = try MessageExtra(m) { try media.store($0, summary: &summary) }
                         n += 1
-                        let body = Self.searchBody(StoreCodec.indexBody(text: m.text, attachment: m.attachment))
+                        let body = Self.searchBody(StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment))
                         copy.int(n); copy.int(key); copy.double(m.date.timeIntervalSince1970); copy.int(StoreCodec.utcOffset(m).map(Int64.init))
                         copy.text(m.sender); copy.bool(m.direction == .outgoing); copy.bool(m.kind == .system); copy.text(m.text)
                         copy.text(m.status?.rawValue); copy.double(m.statusDate?.timeIntervalSince1970); copy.text(m.id)

@@ -12,7 +12,7 @@ extension PostgresStore {
     static let changeColumns = columns + ", rev, change, client_id"
     /// The channel servers LISTEN on; payload `"CONVERSATION:REV"`.
     static let channel = "bubbles_changes"
-    /// Typing indicators between servers; payload `"CONVERSATION:NODE:SENDER"`.
+    /// Typing indicators between servers; payload `"CONVERSATION:NODE:REV:SENDER"`.
     static let typingChannel = "bubbles_typing"
 
     public func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation {
@@ -53,7 +53,7 @@ extension PostgresStore {
             }
             let m = StoreCodec.newMessage(new, owner: owner, answered: answered)
             let extra = try StoreCodec.encode(MessageExtra(m) { $0 }, with: StoreCodec.extraEncoder())
-            let body = Self.searchBody(StoreCodec.indexBody(text: new.text, attachment: nil))
+            let body = Self.searchBody(StoreCodec.indexBody(text: new.text, spans: new.spans, attachment: nil))
             let numbers: (Int64, Int64)
             do {
                 guard let row = try c.run("""
@@ -115,10 +115,10 @@ extension PostgresStore {
         try read { c in try people(c, conversation, lock: false) }
     }
 
-    /// `NOTIFY bubbles_typing, 'C:NODE:SENDER'`, sent in the background (a typing indicator that
-    /// is lost costs nothing).
-    public func broadcastTyping(_ conversation: Int64, sender: String) {
-        let payload = "\(conversation):\(nodeID):\(sender)"
+    /// `NOTIFY bubbles_typing, 'C:NODE:REV:SENDER'`, sent in the background (a typing indicator
+    /// that is lost costs nothing).
+    public func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64) {
+        let payload = "\(conversation):\(nodeID):\(rev):\(sender)"
         guard payload.utf8.count < 7_000 else { return }
         pool.queue.async { [self] in
             _ = try? pool.with(retry: false) { c in try c.run("SELECT pg_notify(\(Self.typingChannel), \(payload))", logger) }
@@ -165,7 +165,7 @@ extension PostgresStore {
             let rev = try c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
                 .first!.decode(Int64.self)
             let extra = try StoreCodec.encode(MessageExtra(m) { relative($0) }, with: StoreCodec.extraEncoder())
-            let body = Self.searchBody(StoreCodec.indexBody(text: m.text, attachment: m.attachment))
+            let body = Self.searchBody(StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment))
             try c.run("""
                 UPDATE message SET text = \(m.text), extra = \(extra), edited = \(m.edited?.timeIntervalSince1970), rev = \(rev),
                        change = \(kind.rawValue), body = \(body), cjk = \(body.map(SearchText.mayHaveCJK) ?? false)

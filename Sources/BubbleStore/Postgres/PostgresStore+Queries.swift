@@ -141,23 +141,23 @@ extension PostgresStore {
         // The newest `searchCandidates` matches, ranked (as the SQLite store does with bm25).
         let sql = """
             SELECT f.conversation_id, f.seq, f.date, f.sender, f.text,
-                   (SELECT name FROM participant p WHERE p.conversation_id = f.conversation_id AND p.id = f.sender) AS sender_name
-            FROM (SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, \(rank) AS score
+                   (SELECT name FROM participant p WHERE p.conversation_id = f.conversation_id AND p.id = f.sender) AS sender_name, f.extra
+            FROM (SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, m.extra, \(rank) AS score
                   FROM message m WHERE \(conditions.joined(separator: " AND "))
                   ORDER BY m.id DESC LIMIT \(SQLiteStore.searchCandidates)) AS f
             ORDER BY f.score DESC, f.date DESC LIMIT \(limit * 4)
             """
-        let rows: [(Int64, Int64, Double, String?, String?, String?)]
+        let rows: [(Int64, Int64, Double, String?, String?, String?, String?)]
         do {
             rows = try pool.with { c in
                 try c.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger).map {
-                    try $0.decode((Int64, Int64, Double, String?, String?, String?).self)
+                    try $0.decode((Int64, Int64, Double, String?, String?, String?, String?).self)
                 }
             }
         } catch {
             throw StoreError(path: path, reason: "search \"\(search.query)\": \(PostgresPool.describe(error))")
         }
-        return SearchText.hits(rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5) },
+        return SearchText.hits(rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5, extra: $0.6) },
                                query: query, limit: limit)
     }
 
