@@ -12,8 +12,11 @@ bootstrap:
 build: bootstrap
 	$(SWIFT) build
 
-demo: bootstrap
-	$(SWIFT) build -c release --product bubbles
+# The demo builds `bubbles` without the `Server` trait (no store, no server: no SwiftNIO,
+# Hummingbird, postgres-nio or swift-crypto), so the first picture comes in minutes.
+demo:
+	@scripts/bootstrap.sh demo
+	$(SWIFT) build -c release --product bubbles --disable-default-traits
 	$$($(SWIFT) build -c release --show-bin-path)/bubbles demo -o $(OUT)
 
 # The bundled sample conversations imported into a store of their own and served on

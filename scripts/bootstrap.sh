@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages BubbleKit needs on Debian, and nothing when all are present.
-# Called by `make demo`, `make test` and `make bench`; safe to run any number of times.
+# Called by `make demo` (with `demo`: only what building and rendering need), `make test`,
+# `make serve` and `make bench`; safe to run any number of times.
 set -euo pipefail
 
 # C libraries the renderer links (found with pkg-config), gdk-pixbuf's WebP and HEIC loaders
@@ -9,6 +10,7 @@ set -euo pipefail
 # WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
 # (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium and its WebDriver, qpdf),
 # and PostgreSQL 15 with its contrib extensions (unaccent, pg_trgm), which the tests start themselves.
+# What building and rendering need (`scripts/bootstrap.sh demo` stops here: `make demo`).
 PACKAGES=(
   pkg-config
   libcairo2-dev
@@ -27,16 +29,21 @@ PACKAGES=(
   fonts-dejavu-core
   fonts-noto-color-emoji
   fonts-noto-cjk
-  poppler-utils
-  qpdf
-  pango1.0-tools
-  chromium
-  chromium-driver
-  unicode-data
-  procps
-  postgresql
-  postgresql-contrib
 )
+# What the tests and the server's tests call as well (`make test`, `make bench`, `make serve`).
+if [ "${1:-all}" != "demo" ]; then
+  PACKAGES+=(
+    poppler-utils
+    qpdf
+    pango1.0-tools
+    chromium
+    chromium-driver
+    unicode-data
+    procps
+    postgresql
+    postgresql-contrib
+  )
+fi
 # Extra packages a caller asks for: BOOTSTRAP_EXTRA="pkg another-pkg".
 if [ -n "${BOOTSTRAP_EXTRA:-}" ]; then
   read -r -a extra <<<"$BOOTSTRAP_EXTRA"

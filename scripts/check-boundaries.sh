@@ -24,7 +24,7 @@ forbid BubbleText "$painting|BubbleHTML|BubbleRender|BubbleImport" "measures tex
 forbid BubbleHTML "$painting|BubbleRender|BubbleImport" "writes HTML; pictures come through PictureDecoder"
 forbid BubbleRender "BubbleHTML|BubbleImport" "paints; HTML and importers are beside it, not under it"
 forbid BubbleImport "$painting|CPango|BubbleText|BubbleHTML|BubbleRender|BubbleStore" "reads exports into the model"
-forbid BubbleStore "$painting|CPango|CLibXML2|BubbleText|BubbleHTML|BubbleRender|BubbleImport" "keeps conversations; BubbleCore and GRDB only"
+forbid BubbleStore "$painting|CPango|CLibXML2|BubbleText|BubbleHTML|BubbleRender|BubbleImport" "keeps conversations: BubbleCore with GRDB (SQLite) and postgres-nio (PostgreSQL) only"
 forbid BubbleServer "$painting|BubbleRender|BubbleImport" "serves the store; pictures come through PictureDecoder"
 
 # The C headers BubbleText's Swift sees must not bring Cairo in either.
