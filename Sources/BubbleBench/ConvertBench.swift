@@ -180,3 +180,85 @@ func printConvertInMemory(_ results: [String: Figures]) {
     print("writer +MB: what writing the JSON adds to the peak the import reached (the writer streams; it adds nothing).")
     print("Here the whole Conversation is held, so the peak grows with the file; the tool's streamed path above does not.")
 }
+
+// MARK: Convert: Telegram result.json → native JSON (issue 37: streamed like SMS)
+
+/// `bubbles convert result.json -o chat.json` of a single-chat Telegram export at 100k and 1M
+/// messages: the owner is inferred at the end and one message in ten replies to an earlier one,
+/// so the tool streams through its spill, quotes the replies in a second pass and settles the
+/// sides on the way out. Peak memory should not grow with the file (the SMS case's does not).
+let telegramConvertSizes = [100_000, 1_000_000]
+
+func telegramConvertCaseName(_ size: Int) -> String {
+    "convert-telegram-json-" + (size >= 1_000_000 ? "\(size / 1_000_000)m" : "\(size / 1000)k")
+}
+
+func writeTelegramBenchFile(_ size: Int) throws -> String {
+    let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-convert-bench-telegram-\(size).json")
+    if FileManager.default.fileExists(atPath: path) { return path }
+    let partial = path + ".partial"
+    guard FileManager.default.createFile(atPath: partial, contents: nil), let handle = FileHandle(forWritingAtPath: partial) else {
+        throw BenchError("cannot write \(partial)")
+    }
+    var buffer: [UInt8] = []
+    buffer.reserveCapacity(1 << 20)
+    func put(_ s: String) throws {
+        buffer.append(contentsOf: s.utf8)
+        if buffer.count >= 1 << 20 { try handle.write(contentsOf: buffer); buffer.removeAll(keepingCapacity: true) }
+    }
+    let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "\\\"fine\\\"",
+                 "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
+    var state: UInt64 = 37
+    func next() -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int(state >> 33)
+    }
+    try put("{\n \"name\": \"Ann Lee\",\n \"type\": \"personal_chat\",\n \"id\": 501,\n \"messages\": [\n")
+    var date = 1_600_000_000
+    for i in 1...size {
+        date += 5 + next() % 235
+        var body = ""
+        for w in 0..<(2 + next() % 18) { body += (w == 0 ? "" : next() % 23 == 0 ? "\\n" : " ") + words[next() % words.count] }
+        let ann = i % 3 != 0
+        let reply = i > 10 && next() % 10 == 0 ? ", \"reply_to_message_id\": \(i - 1 - next() % min(i - 1, 500))" : ""
+        try put("  {\"id\": \(i), \"type\": \"message\", \"date\": \"2020-09-13T12:26:40\", \"date_unixtime\": \"\(date)\", "
+                + "\"from\": \"\(ann ? "Ann Lee" : "Ben Ode")\", \"from_id\": \"user\(ann ? 501 : 502)\"\(reply), \"text\": \"\(body)\"}"
+                + (i < size ? ",\n" : "\n"))
+    }
+    try put(" ]\n}\n")
+    try handle.write(contentsOf: buffer)
+    try handle.close()
+    try FileManager.default.moveItem(atPath: partial, toPath: path)
+    return path
+}
+
+func telegramConvertCase(size: Int) throws -> Figures {
+    let input = try writeTelegramBenchFile(size)
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let output = dir + "/chat.json"
+    let run = try runReleaseTool(["convert", input, "-o", output, "--tz", "UTC"])
+    let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+    let inBytes = (try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
+    return Figures(name: telegramConvertCaseName(size), messages: size, microsPerMessage: ["total": run.seconds * 1e6 / Double(size)],
+                   peakMemoryMB: run.peakMB,
+                   notes: ["input MB": String(format: "%.0f", Double(inBytes) / 1e6),
+                           "output MB": String(format: "%.0f", Double(outBytes) / 1e6)])
+}
+
+func printTelegramConvert(_ results: [String: Figures]) {
+    let rows = telegramConvertSizes.compactMap { results[telegramConvertCaseName($0)] }
+    guard !rows.isEmpty else { return }
+    print("")
+    print("bubbles convert Telegram result.json → JSON (release tool; streamed, owner inferred at the end, 1 in 10 messages a reply)")
+    print(pad("case", 28) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10) + lpad("peak MB", 9))
+    for f in rows {
+        print(pad(f.name, 28) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
+              + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
+              + lpad(String(format: "%.0f", f.peakMemoryMB), 9))
+    }
+    if rows.count == 2 {
+        print("peak at 1M ÷ peak at 100k: " + String(format: "%.2f", rows[1].peakMemoryMB / rows[0].peakMemoryMB)
+              + "× (goal: flat, as SMS; the quotes kept for replies are the part that grows)")
+    }
+}

@@ -388,6 +388,8 @@ let convertAndServeCases: [BenchCase] = [
     (convertCaseName(convertSizes[1]), { _ in try convertToolCase(size: convertSizes[1]) }),
     (convertCaseName(convertSizes[0], tool: false), { _ in try convertCase(size: convertSizes[0]) }),
     (convertCaseName(convertSizes[1], tool: false), { _ in try convertCase(size: convertSizes[1]) }),
+    (telegramConvertCaseName(telegramConvertSizes[0]), { _ in try telegramConvertCase(size: telegramConvertSizes[0]) }),
+    (telegramConvertCaseName(telegramConvertSizes[1]), { _ in try telegramConvertCase(size: telegramConvertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
     ("serve-1m", { _ in try serveCase() }),
     ("live-ws", { _ in try liveCase() }),
@@ -652,6 +654,7 @@ if let pdf = results["render-pdf"] {
 }
 
 printConvert(results)
+printTelegramConvert(results)
 
 if let png = results["png-encode"] {
     print("")

@@ -13,6 +13,9 @@ final class ImportContext {
     /// Set by `Importer.load(…, messages:)`: each kept message goes there instead of into the
     /// model, as it is read. The first error it throws stops the deliveries and ends the import.
     var sink: ((Message) throws -> Void)?
+    /// A streamed reply carries its original's id (`Importer.load(…, provisional: true)`: the
+    /// consumer quotes it with `StreamedFixup`); otherwise a streamed reply is not marked.
+    var streamsReplyIDs = false
     private(set) var sinkError: (any Error)?
 
     /// Hands `message` to the sink; false once the sink has failed.
@@ -232,7 +235,9 @@ struct ConversationBuilder {
             return true
         }
         if context.sink != nil {
-            // Streaming: the message leaves now; only its author is remembered.
+            // Streaming: the message leaves now; only its author is remembered. A reply carries
+            // its original's id; `StreamedFixup` quotes the original once it has seen it.
+            if context.streamsReplyIDs, let target, message.reply == nil { message.reply = ReplyReference(id: String(target)) }
             if let sender = message.sender { streamedSenders.insert(sender) }
             streamed += 1
             context.deliver(message)

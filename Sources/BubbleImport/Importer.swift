@@ -174,8 +174,13 @@ public enum Importer {
     /// `load` without a sink sorts by date, arrives in file order (`sortsByDate` says so).
     /// Importers that decide sides only once everything is read (WhatsApp, Telegram) deliver at
     /// the end (`streamsMessages`). An error from the sink ends the import with an error naming it.
+    ///
+    /// With `provisional`, the formats that decide sides at the end stream too
+    /// (`streamsProvisionally`: Telegram): each message comes as soon as it is read, on the
+    /// incoming side, and a reply with only its original's id; `result.me` then says who is
+    /// outgoing and `StreamedFixup` settles both — memory stays flat whatever the export's size.
     public static func load(path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
-                            messages sink: ((Message) throws -> Void)? = nil) throws(ImportError) -> ImportResult {
+                            messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false) throws(ImportError) -> ImportResult {
         let source: ImportSource
         if let format {
             source = FormatDetector.source(path: path, format: format)
@@ -185,7 +190,10 @@ public enum Importer {
         let context = ImportContext(path: source.displayPath, options: options)
         // Only importers that know each message's side as they read it stream; the others
         // (WhatsApp, Telegram: "me" is decided once all authors are known) deliver at the end.
-        if streamsMessages(source.format) { context.sink = sink }
+        if streamsMessages(source.format) || (provisional && streamsProvisionally(source.format)) {
+            context.sink = sink
+            context.streamsReplyIDs = provisional
+        }
         var result: ImportResult
         switch source.format {
         case .native: result = try NativeImporter.load(source, context: context)
@@ -260,6 +268,10 @@ public enum Importer {
     }
 
     public static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native].contains(format) }
+
+    /// Whether `load(…, provisional: true)` with a sink streams `format`'s messages with their
+    /// sides and reply quotes left for `StreamedFixup` (Telegram: "me" is known at the end).
+    public static func streamsProvisionally(_ format: ImportFormat) -> Bool { format == .telegram }
 
     /// Whether `load` without a sink orders `format`'s messages by date (SMS backups list all SMS
     /// before all MMS); a sink receives them in file order.

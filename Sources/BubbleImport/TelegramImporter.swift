@@ -260,6 +260,11 @@ enum TelegramImporter {
 
         var sink: MessageSink
         let title: String?, chatType: String?, chatID: Int64?
+        if sawChatList, context.sink != nil, let streamed = own?.count, streamed > 0 {
+            // Streaming handed the top-level messages on already; they are not the chat chosen.
+            throw ImportError(path: source.displayPath, location: "messages",
+                              reason: "holds \(streamed) messages beside chats.list; expected one or the other (a single-chat or a full export)")
+        }
         if sawChatList {
             let chosen = try choose(chats, wanted: wanted, path: source.displayPath)
             let chat = chats[chosen]

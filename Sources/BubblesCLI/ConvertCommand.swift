@@ -81,36 +81,56 @@ struct Convert: ParsableCommand {
         // Streamed: each message is placed, encoded and put aside on disk as it is read; the
         // header (title, participants, `me`) and the authors' final names are known at the end,
         // then the messages follow (merged by date for the formats an import sorts). Memory holds
-        // one message at a time, whatever the size of the input.
+        // one message at a time, whatever the size of the input. Telegram streams too
+        // (`provisional`): its sides and reply quotes are settled on the way out (`StreamedFixup`:
+        // one more pass over the spill when a reply needs its original's quote).
         let spill = try MessageSpill()
         defer { spill.remove() }
         var line: [UInt8] = []
+        var fixup = StreamedFixup()
         let loaded = try source.load(messages: { message in
             var m = message
             try placer.place(&m)
+            fixup.note(m)
             line.removeAll(keepingCapacity: true)
             ConversationWriter.encode(m, into: &line)
             try spill.append(date: m.date, line)
-        }, before: { folder, temporary in placer.inputFolder = folder; placer.temporary = temporary })
+        }, provisional: true, before: { folder, temporary in placer.inputFolder = folder; placer.temporary = temporary })
         defer { loaded.close() }
         try spill.finishWriting()
         loaded.reportWarnings(messageCount: spill.count)
         let header = try placer.place(loaded.conversation)  // the participants' avatars
         placer.reportNotes()
         let byDate = Importer.sortsByDate(loaded.result.format)
+        let zone = loaded.timeZone
+        func decode(_ bytes: ArraySlice<UInt8>) throws -> Message {
+            try reporting { try ConversationFile.decodeMessage(Data(bytes), timeZone: zone) }
+        }
+        if fixup.needsQuotes { try spill.forEach(sortedByDate: false) { fixup.remember(try decode($0)) } }
+        let settles = fixup.changes(loaded.result)
         try OutputFile.write(output) { sink in
             switch kind {
             case .json:
                 let writer = ConversationWriter(flush: sink)
                 try writer.begin(title: header.title, me: loaded.result.me, theme: loaded.result.theme,
                                  participants: header.participants)
-                try spill.forEach(sortedByDate: byDate) { try writer.write(encoded: $0) }
+                var settled: [UInt8] = []
+                try spill.forEach(sortedByDate: byDate) { bytes in
+                    guard settles else { return try writer.write(encoded: bytes) }
+                    var m = try decode(bytes)
+                    fixup.settle(&m, result: loaded.result)
+                    settled.removeAll(keepingCapacity: true)
+                    ConversationWriter.encode(m, into: &settled)
+                    try writer.write(encoded: settled)
+                }
                 try writer.finish()
             case .csv:
-                let writer = ConversationCSVWriter(conversation: header, timeZone: loaded.timeZone, revealSpoilers: revealSpoilers, flush: sink)
+                let writer = ConversationCSVWriter(conversation: header, timeZone: zone, revealSpoilers: revealSpoilers, flush: sink)
                 try writer.writeHeader()
                 try spill.forEach(sortedByDate: byDate) { bytes in
-                    try writer.write(try reporting { try ConversationFile.decodeMessage(Data(bytes), timeZone: loaded.timeZone) })
+                    var m = try decode(bytes)
+                    fixup.settle(&m, result: loaded.result)
+                    try writer.write(m)
                 }
                 try writer.finish()
             }

@@ -102,7 +102,7 @@ struct InputOptions: ParsableArguments {
     /// With `each` (`--all`), every conversation of the input (or those `--chat` names) is handed
     /// to it, finished, one at a time; the loaded result then has no messages and `batch` says
     /// what was handed over.
-    func load(messages sink: ((Message) throws -> Void)? = nil,
+    func load(messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false,
               before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil,
               each: (@Sendable (ImportResult) throws -> Void)? = nil) throws -> Loaded {
         let zone = try zone()
@@ -174,7 +174,7 @@ struct InputOptions: ParsableArguments {
                 loaded.batch = batch
                 return loaded
             }
-            let result = try Importer.load(path: path, format: format, options: options, messages: sink)
+            let result = try Importer.load(path: path, format: format, options: options, messages: sink, provisional: provisional)
             if let made = result.attachmentsFolder { temporary.append(made) }
             return Loaded(result: result, folder: folder, timeZone: zone, temporary: temporary)
         } catch let error as ImportError {

@@ -458,3 +458,45 @@ enum CSVReader {
         return records
     }
 }
+
+extension ConvertCLITests {
+    /// Telegram decides who "me" is from all the authors; convert streams it anyway (memory flat)
+    /// and settles sides and reply quotes on the way out: the JSON is what a whole-file import
+    /// gives — the inferred owner outgoing, a reply quoting its original (author and text, a
+    /// spoiler masked), a reply to a message outside the export with its id only.
+    @Test("convert streams Telegram: sides from the inferred owner and reply quotes settled as a whole import makes them")
+    func telegramStreamed() throws {
+        let dir = try ImportCLITests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(#"""
+            {"name": "Ana Ruiz", "type": "personal_chat", "id": 7, "messages": [
+              {"id": 10, "type": "message", "date": "2024-03-05T14:22:11", "date_unixtime": "1709648531", "from": "Ana Ruiz", "from_id": "user7",
+               "text": ["The killer is ", {"type": "spoiler", "text": "the butler"}]},
+              {"id": 11, "type": "message", "date": "2024-03-05T14:23:11", "date_unixtime": "1709648591", "from": "Ben", "from_id": "user8",
+               "reply_to_message_id": 10, "text": "No way"},
+              {"id": 12, "type": "message", "date": "2024-03-05T14:24:11", "date_unixtime": "1709648651", "from": "Ana Ruiz", "from_id": "user7",
+               "reply_to_message_id": 3, "text": "About that old one"},
+              {"id": 13, "type": "message", "date": "2024-03-05T14:25:11", "date_unixtime": "1709648711", "from": "Ana Ruiz", "from_id": "user7",
+               "reply_to_message_id": 11, "text": "Way"}
+            ]}
+            """#.utf8).write(to: dir.appendingPathComponent("result.json"))
+        let r = try Tool.run(["convert", "result.json", "-o", "out.json"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("me: \"Ben\""), "the inference is said: \(r.stderr)")
+        let root = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("out.json"))) as! [String: Any]
+        #expect(root["me"] as? String == "user8")
+        let messages = root["messages"] as! [[String: Any]]
+        #expect(messages.map { $0["from"] as? String } == ["user7", "user8", "user7", "user7"])
+        #expect(messages.map { $0["direction"] as? String ?? "incoming" } == ["incoming", "outgoing", "incoming", "incoming"], "\(messages)")
+        let replies = messages.map { $0["reply"] as? [String: Any] }
+        #expect(replies[1]?["id"] as? String == "10" && replies[1]?["sender"] as? String == "user7")
+        #expect(replies[1]?["text"] as? String == "The killer is ░░░░░░░░░░")
+        #expect(replies[2]?["id"] as? String == "3" && replies[2]?["text"] == nil, "outside the export: its id only")
+        #expect(replies[3]?["text"] as? String == "No way" && replies[3]?["sender"] as? String == "user8")
+        // The same as rendering from a whole-file import: the JSON renders to the same picture.
+        #expect(try Tool.run(["render", "result.json", "-o", "direct.png", "--tz", "UTC"], in: dir).status == 0)
+        #expect(try Tool.run(["render", "out.json", "-o", "via.png", "--tz", "UTC"], in: dir).status == 0)
+        let a = try PNGPixels(dir.appendingPathComponent("direct.png")), b = try PNGPixels(dir.appendingPathComponent("via.png"))
+        #expect(a.width == b.width && a.height == b.height && a.pixels == b.pixels)
+    }
+}

@@ -62,7 +62,7 @@ struct LiveBrowserTests {
         if nodes == .twoPostgres { #expect(w.serverB.port != s.port, "B is on the other node") }
         #expect(try Self.rowText(b, 1)?.contains("hello") == true)
         #expect(try Self.side(b, 1) == "left", "A's message is on the other side in B")
-        try a.wait(for: "hello as a row in A", timeout: 5, "return !!document.querySelector('b[data-n=\"1\"]') && bubbleViewer.live.outbox().length === 0;")
+        try a.wait(for: "hello as a row in A", timeout: 15, "return !!document.querySelector('b[data-n=\"1\"]') && bubbleViewer.live.outbox().length === 0;")
         #expect(try Self.side(a, 1) == "right", "A's own message on the right in A")
         #expect(try Self.rowText(a, 1)?.contains("Sent") == true, "A's newest message says Sent")
 
@@ -100,20 +100,20 @@ struct LiveBrowserTests {
 
         // B edits its message through its actions; A sees the new text, marked edited.
         try b.run("document.querySelector('b[data-n=\"2\"]').parentElement.querySelector('img, span, div').click();")
-        try b.wait(for: "B's actions", timeout: 5, "return !document.getElementById('actions').hidden && !document.querySelector('[data-act=\"edit\"]').hidden;")
+        try b.wait(for: "B's actions", timeout: 15, "return !document.getElementById('actions').hidden && !document.querySelector('[data-act=\"edit\"]').hidden;")
         try b.click("[data-act=\"edit\"]")
         #expect(try b.run("return document.getElementById('text').value") as? String == "look")
         try b.run("document.getElementById('text').value = '';")
         try b.type("#text", "look at this\u{E007}")
-        try a.wait(for: "the edit in A", timeout: 5, """
+        try a.wait(for: "the edit in A", timeout: 15, """
             const m = document.querySelector('b[data-n="2"]');
             return !!m && m.parentElement.textContent.includes('look at this') && /edited/i.test(m.parentElement.textContent);
             """)
         // A reacts to B's message; B sees the reaction.
         try a.run("document.querySelector('b[data-n=\"2\"]').parentElement.querySelector('img, span, div').click();")
-        try a.wait(for: "A's actions", timeout: 5, "return !document.getElementById('actions').hidden;")
+        try a.wait(for: "A's actions", timeout: 15, "return !document.getElementById('actions').hidden;")
         try a.click(".re[data-emoji=\"❤️\"]")
-        try b.wait(for: "the reaction in B", timeout: 5, """
+        try b.wait(for: "the reaction in B", timeout: 15, """
             const m = document.querySelector('b[data-n="2"]'); return !!m && m.parentElement.textContent.includes('❤️');
             """)
         let stored = try s.stored(c)
@@ -130,7 +130,7 @@ struct LiveBrowserTests {
             }
             try a.run("document.getElementById('text').value = 'Gorgeous! Where is that?';")
             try b.type("#text", "W")
-            try a.wait(for: "the typing indicator in A", timeout: 5, "return !document.getElementById('typing').hidden;")
+            try a.wait(for: "the typing indicator in A", timeout: 15, "return !document.getElementById('typing').hidden;")
             try a.screenshot().write(to: dir.appendingPathComponent("live-a.png"))
             try b.screenshot().write(to: dir.appendingPathComponent("live-b.png"))
         }
