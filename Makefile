@@ -29,9 +29,11 @@ serve: bootstrap
 	$$($(SWIFT) build -c release --show-bin-path)/bubbles serve --db out/serve/samples.sqlite --port $(PORT)
 
 # Tests that need PostgreSQL start their own (TestPostgres); the clean-up stops one a crashed
-# test process left behind, whether the tests passed or not.
+# test process left behind, whether the tests passed or not. The lean `bubbles` of `make demo`
+# (no `Server` trait) is built first, in a folder of its own, so a change that breaks it fails here.
 test: bootstrap
 	scripts/check-boundaries.sh
+	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path .build-lean
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build; status=$$?; scripts/test-postgres-cleanup.sh; exit $$status
 
@@ -46,4 +48,4 @@ fuzz: bootstrap
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf .build .build-fuzz out
+	rm -rf .build .build-fuzz .build-lean out

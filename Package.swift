@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -83,7 +84,9 @@ let package = Package(
                                                      .product(name: "Hummingbird", package: "hummingbird"),
                                                      .product(name: "HummingbirdCore", package: "hummingbird"),
                                                      .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                                     .product(name: "NIOCore", package: "swift-nio"),
+                                                     .product(name: "NIOHTTPTypes", package: "swift-nio-extras")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [

@@ -24,7 +24,31 @@ func convertBenchFile(_ size: Int) -> String {
 /// A one-conversation SMS backup of `count` messages: both directions, texts of varying length
 /// with escaped characters and some multi-line ones, one per ~2 minutes. Streamed to disk.
 func writeConvertBenchFile(_ size: Int) throws -> String {
-    let path = convertBenchFile(size)
+    try writeBenchFile(convertBenchFile(size)) { put in
+        let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "&amp;", "&quot;fine&quot;",
+                     "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
+        var state: UInt64 = 2026
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33)
+        }
+        try put("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(size)\">\n")
+        var date: Int64 = 1_600_000_000_000
+        for i in 0..<size {
+            date += Int64(5_000 + next() % 235_000)
+            var body = ""
+            for w in 0..<(2 + next() % 18) {
+                body += (w == 0 ? "" : next() % 23 == 0 ? "&#10;" : " ") + words[next() % words.count]
+            }
+            try put("  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(date)\" type=\"\(i % 3 == 0 ? 2 : 1)\" subject=\"null\" body=\"\(body)\" toa=\"null\" sc_toa=\"null\" service_center=\"null\" read=\"1\" status=\"-1\" locked=\"0\" date_sent=\"0\" readable_date=\"\" contact_name=\"Ann Lee\" />\n")
+        }
+        try put("</smses>\n")
+    }
+}
+
+/// Writes a generated input once (kept in $TMPDIR for the next run): `body` puts its text
+/// through a 1 MiB buffer into `path.partial`, renamed to `path` when whole.
+func writeBenchFile(_ path: String, _ body: (_ put: (String) throws -> Void) throws -> Void) throws -> String {
     if FileManager.default.fileExists(atPath: path) { return path }
     let partial = path + ".partial"
     guard FileManager.default.createFile(atPath: partial, contents: nil), let handle = FileHandle(forWritingAtPath: partial) else {
@@ -32,28 +56,10 @@ func writeConvertBenchFile(_ size: Int) throws -> String {
     }
     var buffer: [UInt8] = []
     buffer.reserveCapacity(1 << 20)
-    func put(_ s: String) throws {
+    try body { s in
         buffer.append(contentsOf: s.utf8)
         if buffer.count >= 1 << 20 { try handle.write(contentsOf: buffer); buffer.removeAll(keepingCapacity: true) }
     }
-    let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "&amp;", "&quot;fine&quot;",
-                 "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
-    var state: UInt64 = 2026
-    func next() -> Int {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Int(state >> 33)
-    }
-    try put("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(size)\">\n")
-    var date: Int64 = 1_600_000_000_000
-    for i in 0..<size {
-        date += Int64(5_000 + next() % 235_000)
-        var body = ""
-        for w in 0..<(2 + next() % 18) {
-            body += (w == 0 ? "" : next() % 23 == 0 ? "&#10;" : " ") + words[next() % words.count]
-        }
-        try put("  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(date)\" type=\"\(i % 3 == 0 ? 2 : 1)\" subject=\"null\" body=\"\(body)\" toa=\"null\" sc_toa=\"null\" service_center=\"null\" read=\"1\" status=\"-1\" locked=\"0\" date_sent=\"0\" readable_date=\"\" contact_name=\"Ann Lee\" />\n")
-    }
-    try put("</smses>\n")
     try handle.write(contentsOf: buffer)
     try handle.close()
     try FileManager.default.moveItem(atPath: partial, toPath: path)
@@ -133,15 +139,19 @@ func runReleaseTool(_ arguments: [String], oneCore: Bool = false) throws -> (sec
 }
 
 func convertToolCase(size: Int) throws -> Figures {
-    let input = try writeConvertBenchFile(size)
+    try toolConvertCase(name: convertCaseName(size), input: try writeConvertBenchFile(size), messages: size)
+}
+
+/// The release `bubbles convert INPUT -o chat.json` as a child: µs per message, its peak memory,
+/// the sizes of the input and the output.
+func toolConvertCase(name: String, input: String, messages count: Int) throws -> Figures {
     let dir = try scratchFolder()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let output = dir + "/chat.json"
     let run = try runReleaseTool(["convert", input, "-o", output, "--tz", "UTC"])
-    let count = size
     let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
     let inBytes = (try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
-    return Figures(name: convertCaseName(size), messages: count, microsPerMessage: ["total": run.seconds * 1e6 / Double(count)],
+    return Figures(name: name, messages: count, microsPerMessage: ["total": run.seconds * 1e6 / Double(count)],
                    peakMemoryMB: run.peakMB,
                    notes: ["input MB": String(format: "%.0f", Double(inBytes) / 1e6),
                            "output MB": String(format: "%.0f", Double(outBytes) / 1e6)])
@@ -194,56 +204,32 @@ func telegramConvertCaseName(_ size: Int) -> String {
 }
 
 func writeTelegramBenchFile(_ size: Int) throws -> String {
-    let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-convert-bench-telegram-\(size).json")
-    if FileManager.default.fileExists(atPath: path) { return path }
-    let partial = path + ".partial"
-    guard FileManager.default.createFile(atPath: partial, contents: nil), let handle = FileHandle(forWritingAtPath: partial) else {
-        throw BenchError("cannot write \(partial)")
+    try writeBenchFile((NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-convert-bench-telegram-\(size).json")) { put in
+        let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "\\\"fine\\\"",
+                     "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
+        var state: UInt64 = 37
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33)
+        }
+        try put("{\n \"name\": \"Ann Lee\",\n \"type\": \"personal_chat\",\n \"id\": 501,\n \"messages\": [\n")
+        var date = 1_600_000_000
+        for i in 1...size {
+            date += 5 + next() % 235
+            var body = ""
+            for w in 0..<(2 + next() % 18) { body += (w == 0 ? "" : next() % 23 == 0 ? "\\n" : " ") + words[next() % words.count] }
+            let ann = i % 3 != 0
+            let reply = i > 10 && next() % 10 == 0 ? ", \"reply_to_message_id\": \(i - 1 - next() % min(i - 1, 500))" : ""
+            try put("  {\"id\": \(i), \"type\": \"message\", \"date\": \"2020-09-13T12:26:40\", \"date_unixtime\": \"\(date)\", "
+                    + "\"from\": \"\(ann ? "Ann Lee" : "Ben Ode")\", \"from_id\": \"user\(ann ? 501 : 502)\"\(reply), \"text\": \"\(body)\"}"
+                    + (i < size ? ",\n" : "\n"))
+        }
+        try put(" ]\n}\n")
     }
-    var buffer: [UInt8] = []
-    buffer.reserveCapacity(1 << 20)
-    func put(_ s: String) throws {
-        buffer.append(contentsOf: s.utf8)
-        if buffer.count >= 1 << 20 { try handle.write(contentsOf: buffer); buffer.removeAll(keepingCapacity: true) }
-    }
-    let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "\\\"fine\\\"",
-                 "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
-    var state: UInt64 = 37
-    func next() -> Int {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Int(state >> 33)
-    }
-    try put("{\n \"name\": \"Ann Lee\",\n \"type\": \"personal_chat\",\n \"id\": 501,\n \"messages\": [\n")
-    var date = 1_600_000_000
-    for i in 1...size {
-        date += 5 + next() % 235
-        var body = ""
-        for w in 0..<(2 + next() % 18) { body += (w == 0 ? "" : next() % 23 == 0 ? "\\n" : " ") + words[next() % words.count] }
-        let ann = i % 3 != 0
-        let reply = i > 10 && next() % 10 == 0 ? ", \"reply_to_message_id\": \(i - 1 - next() % min(i - 1, 500))" : ""
-        try put("  {\"id\": \(i), \"type\": \"message\", \"date\": \"2020-09-13T12:26:40\", \"date_unixtime\": \"\(date)\", "
-                + "\"from\": \"\(ann ? "Ann Lee" : "Ben Ode")\", \"from_id\": \"user\(ann ? 501 : 502)\"\(reply), \"text\": \"\(body)\"}"
-                + (i < size ? ",\n" : "\n"))
-    }
-    try put(" ]\n}\n")
-    try handle.write(contentsOf: buffer)
-    try handle.close()
-    try FileManager.default.moveItem(atPath: partial, toPath: path)
-    return path
 }
 
 func telegramConvertCase(size: Int) throws -> Figures {
-    let input = try writeTelegramBenchFile(size)
-    let dir = try scratchFolder()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let output = dir + "/chat.json"
-    let run = try runReleaseTool(["convert", input, "-o", output, "--tz", "UTC"])
-    let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
-    let inBytes = (try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
-    return Figures(name: telegramConvertCaseName(size), messages: size, microsPerMessage: ["total": run.seconds * 1e6 / Double(size)],
-                   peakMemoryMB: run.peakMB,
-                   notes: ["input MB": String(format: "%.0f", Double(inBytes) / 1e6),
-                           "output MB": String(format: "%.0f", Double(outBytes) / 1e6)])
+    try toolConvertCase(name: telegramConvertCaseName(size), input: try writeTelegramBenchFile(size), messages: size)
 }
 
 func printTelegramConvert(_ results: [String: Figures]) {

@@ -119,7 +119,6 @@ struct HTMLStyleSheet {
         return mirrored ? EdgeInsets(top: p.top, left: p.right, bottom: p.bottom, right: p.left) : p
     }
 
-    /// `12.5px`, `0`, `-0.523px`: three decimals, no trailing zeros.
     /// CSS for the smallest of `bounds` (each `share × 100% + points`), a bubble's `max-width`.
     static func maxWidth(_ bounds: [LayoutStyle.WidthBound]) -> String {
         let terms = bounds.map { b -> String in
@@ -130,6 +129,7 @@ struct HTMLStyleSheet {
         return "min(\(terms.joined(separator: ",")))"
     }
 
+    /// `12.5px`, `0`, `-0.523px`: three decimals, no trailing zeros.
     static func px(_ v: Double) -> String { num(v) + (v == 0 ? "" : "px") }
 
     static func num(_ v: Double) -> String {

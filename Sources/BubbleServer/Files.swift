@@ -41,7 +41,7 @@ struct Files: Sendable {
             throw APIError.badRequest("the body is not multipart/form-data with a boundary; send the export as the form field \"file\"")
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxUpload {
-            throw APIError(status: .contentTooLarge, message: "the upload is \(length) bytes; this server takes at most \(maxUpload)")
+            throw APIError.tooLarge("the upload", limit: maxUpload, length: length)
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-upload-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -57,7 +57,7 @@ struct Files: Sendable {
             for try await chunk in request.body {
                 size += chunk.readableBytes
                 if size > maxUpload {
-                    throw APIError(status: .contentTooLarge, message: "the upload is over the \(maxUpload) bytes this server takes")
+                    throw APIError.tooLarge("the upload", limit: maxUpload)
                 }
                 try out.write(contentsOf: Data(buffer: chunk))
             }

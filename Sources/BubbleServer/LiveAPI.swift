@@ -138,7 +138,7 @@ struct LiveAPI: Sendable {
     /// at most `maxUpload` bytes) into the store; `{"photo": id, "width", "height"}` for a message.
     func uploadPhoto(_ conversation: Int64, _ request: Request, maxUpload: Int) async throws -> Response {
         guard try store.lastRev(of: conversation) != nil else { throw APIError.notFound("no conversation \(conversation)") }
-        let body = try await request.body.collect(upTo: maxUpload)
+        let body = try await collectBody(request, limit: maxUpload, what: "the photo")
         let head = Array(body.readableBytesView.prefix(16))
         guard let type = MediaProbe.browserImageType(head) else {
             throw APIError(status: .unsupportedMediaType, message: "the body is not a JPEG, PNG, GIF or WebP picture")
@@ -195,7 +195,7 @@ struct LiveAPI: Sendable {
 
     /// A JSON object body, or a 400 saying what it should be.
     static func object(_ request: Request, limit: Int) async throws -> [String: Any] {
-        let buffer = try await request.body.collect(upTo: limit)
+        let buffer = try await collectBody(request, limit: limit, what: "the JSON body")
         guard let o = (try? JSONSerialization.jsonObject(with: Data(buffer: buffer))) as? [String: Any] else {
             throw APIError.badRequest("the body is not a JSON object")
         }

@@ -6,6 +6,8 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import NIOCore
+import NIOHTTPTypes
 
 /// How `bubbles serve` runs.
 public struct ServerConfiguration: Sendable {
@@ -35,8 +37,55 @@ public struct ServerConfiguration: Sendable {
 struct APIError: Error {
     var status: HTTPResponse.Status
     var message: String
+    /// Answered with `Connection: close`, and the connection closed after the answer (a body
+    /// too large: what the client still sends is not read).
+    var closesConnection = false
     static func badRequest(_ m: String) -> APIError { APIError(status: .badRequest, message: m) }
     static func notFound(_ m: String) -> APIError { APIError(status: .notFound, message: m) }
+    /// 413 for a body over `limit` bytes, naming the limit; the connection closes after it.
+    static func tooLarge(_ what: String, limit: Int, length: Int? = nil) -> APIError {
+        APIError(status: .contentTooLarge,
+                 message: "\(what): " + (length.map { "\($0) bytes" } ?? "over \(limit) bytes") + "; this route takes at most \(limit) bytes",
+                 closesConnection: true)
+    }
+}
+
+/// The body of `request`, at most `limit` bytes, or a 413 naming the limit: at once when its
+/// Content-Length says more (nothing of it is read), else as soon as `limit` bytes have come.
+func collectBody(_ request: Request, limit: Int, what: String = "the body") async throws -> ByteBuffer {
+    if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+        throw APIError.tooLarge(what, limit: limit, length: length)
+    }
+    do {
+        return try await request.body.collect(upTo: limit)
+    } catch is NIOTooManyBytesError {
+        throw APIError.tooLarge(what, limit: limit)
+    }
+}
+
+/// Closes the connection once a response that says `Connection: close` has been written (Hummingbird
+/// would otherwise read on: a client still sending a body too large would wait for its answer).
+final class CloseAfterResponse: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+    private var closing = false
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let part = unwrapOutboundIn(data)
+        switch part {
+        case .head(let head):
+            closing = head.headerFields[.connection]?.lowercased() == "close"
+            context.write(data, promise: promise)
+        case .end where closing:
+            closing = false
+            context.writeAndFlush(data).whenComplete { result in
+                promise?.completeWith(result)
+                context.close(promise: nil)
+            }
+        default:
+            context.write(data, promise: promise)
+        }
+    }
 }
 
 /// The store over HTTP: the JSON API under `/api/v1`, and server-rendered pages (the library,
@@ -179,7 +228,11 @@ public struct BubbleServer: Sendable {
         // A client that does not answer a close within 2 s is dropped (Ctrl-C waits no longer for it).
         let ws = WebSocketServerConfiguration(maxFrameSize: configuration.live.maxText * 2 + 16_384, autoPing: .enabled(timePeriod: .seconds(20)),
                                               closeTimeout: .seconds(2))
-        let app = Application(router: router(), server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter(), configuration: .init(ws: ws)),
+        // Idle keep-alive connections close after a minute; a response that closes its
+        // connection (a body too large) does so once written.
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [CloseAfterResponse()], idleTimeout: .seconds(60))
+        let app = Application(router: router(), server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter(),
+                                                                                configuration: .init(http1: http1, ws: ws)),
                               configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BubbleKit"),
                               onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) })
         try await app.runService()
@@ -226,6 +279,7 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
             }
         } catch let e as APIError {
             response = try json(["error": e.message], status: e.status)
+            if e.closesConnection { response.headers[.connection] = "close" }
         } catch let e as HTTPError {
             let message = e.status == .notFound ? "no such page or API route: \(request.uri.path)" : (e.body ?? e.status.reasonPhrase)
             response = try json(["error": message], status: e.status)

@@ -21,6 +21,8 @@ public enum HTTP {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var timeout = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // Sending too: a server that stops reading a body fails the request instead of hanging it.
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -31,7 +33,16 @@ public enum HTTP {
         head += "\r\n"
         var out = Data(head.utf8)
         if let body { out += body }
-        _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        // All of it before reading a byte of the reply, as simple clients do (urllib); a server
+        // that answers early and closes cuts the sending short (no SIGPIPE), then its answer is read.
+        var sent = 0
+        out.withUnsafeBytes { raw in
+            while sent < raw.count {
+                let n = send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                if n <= 0 { break }
+                sent += n
+            }
+        }
         // Read to the end of the reply: its Content-Length, the last chunk, or the connection's
         // end (a server may keep the connection open despite `Connection: close`).
         var data = Data()

@@ -387,4 +387,43 @@ final class Failures: @unchecked Sendable {
     private var list: [String] = []
     func add(_ s: String) { lock.lock(); list.append(s); lock.unlock() }
     var all: [String] { lock.lock(); defer { lock.unlock() }; return list }
+
+}
+
+extension LiveCLITests {
+    /// Bodies over a route's limit: 413 with a JSON error that names the limit (never 500, never
+    /// an internal type name), at once — also to a client that writes all of a 5 MB body before
+    /// it reads (it used to wait until its own time-out) — and the server keeps serving.
+    @Test("a body over its route's limit is 413 naming the limit, at once, even to a client writing 5 MB before reading; the server keeps serving")
+    func bodyLimits() throws {
+        let s = try Self.server()
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        let path = "/api/v1/conversations/\(c)/messages"
+        // Over the limit by a little, declared in Content-Length: refused before it is read.
+        let small = try HTTP.request(port: s.port, method: "POST", path: path, body: Data(repeating: 0x61, count: 300_000), timeout: 20)
+        #expect(small.status == 413, "\(small.status) \(small.text)")
+        let error = try #require((try small.json() as? [String: Any])?["error"] as? String)
+        #expect(error.contains("at most 196608 bytes") && !error.contains("NIO"), "\(error)")
+        #expect(small.headers["connection"]?.lowercased() == "close")
+        // 5 MB written whole before reading: the answer (or a reset) comes at once, not after a time-out.
+        let started = Date()
+        let text = String(repeating: "a", count: 5_000_000)
+        let big = try? HTTP.request(port: s.port, method: "POST", path: path,
+                                    body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": "me"]),
+                                    timeout: 20)
+        #expect(Date().timeIntervalSince(started) < 15, "the client waited \(Date().timeIntervalSince(started)) s")
+        if let big { #expect(big.status == 413, "\(big.status) \(big.text.prefix(200))") }
+        // A photo over --max-upload: 413 naming it.
+        let limited = try Self.server(["--max-upload", "1"])
+        defer { limited.stop() }
+        let lc = try Self.conversation(limited)
+        let photo = try HTTP.request(port: limited.port, method: "POST", path: "/api/v1/conversations/\(lc)/photos",
+                                     body: Data(repeating: 0xFF, count: 2 << 20), contentType: "image/jpeg", timeout: 20)
+        #expect(photo.status == 413 && photo.text.contains("at most"), "\(photo.status) \(photo.text)")
+        // Nothing stored, and both still serve.
+        #expect(try s.stored(c).isEmpty)
+        #expect(try s.call("GET", "/healthz").status == 200 && limited.call("GET", "/healthz").status == 200)
+        #expect(try s.call("POST", path, ["clientId": UUID().uuidString, "text": "fine", "sender": "me"]).status == 201)
+    }
 }

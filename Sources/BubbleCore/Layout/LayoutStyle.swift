@@ -171,15 +171,25 @@ public struct LayoutStyle: Hashable, Sendable {
     /// `maxBubbleWidth(rowWidth:indent:)` from them; the HTML writer turns them into its CSS
     /// `max-width`, so the two cannot drift apart.
     public func maxBubbleWidthBounds(indent: Double = 0) -> [WidthBound] {
-        var bounds = [WidthBound(share: maxWidthShare, points: 0), WidthBound(share: 1, points: -2 * sideMargin - indent)]
-        if let cap = maxBubbleWidth { bounds.append(WidthBound(share: 0, points: cap)) }
+        var bounds: [WidthBound] = []
+        forEachMaxWidthBound(indent: indent) { bounds.append($0) }
         return bounds
+    }
+
+    /// The bounds themselves, one call each (no array: the layout asks for every message).
+    @inline(__always)
+    func forEachMaxWidthBound(indent: Double, _ body: (WidthBound) -> Void) {
+        body(WidthBound(share: maxWidthShare, points: 0))
+        body(WidthBound(share: 1, points: -2 * sideMargin - indent))
+        if let cap = maxBubbleWidth { body(WidthBound(share: 0, points: cap)) }
     }
 
     /// The widest a bubble may be in a row `rowWidth` wide whose bubbles are indented by `indent`
     /// (an avatar column): the smallest of `maxBubbleWidthBounds`, at least 1.
     public func maxBubbleWidth(rowWidth: Double, indent: Double = 0) -> Double {
-        max(1, maxBubbleWidthBounds(indent: indent).map { $0.width(inRow: rowWidth) }.min()!)
+        var widest = Double.infinity
+        forEachMaxWidthBound(indent: indent) { widest = min(widest, $0.width(inRow: rowWidth)) }
+        return max(1, widest)
     }
 
     /// Narrowest row this style can lay out: the margins plus the smallest bubble.

@@ -45,7 +45,7 @@ final class PostgresFeed: @unchecked Sendable {
         stopped = true
         let c = connection
         lock.unlock()
-        _ = c?.close() as EventLoopFuture<Void>?
+        c?.discard()
     }
 
     private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
@@ -56,8 +56,10 @@ final class PostgresFeed: @unchecked Sendable {
         while !isStopped {
             // Only the pool is held while listening (the store may go; its deinit stops this).
             guard let pool = store?.pool else { return }
+            var made: PostgresConnection?
             do {
                 let c = try pool.connect()
+                made = c
                 lock.lock(); connection = c; connects += 1; let first = connects == 1; lock.unlock()
                 let context = c.addListener(channel: PostgresStore.channel) { [weak self] _, note in
                     self?.hint(note.payload)
@@ -73,6 +75,8 @@ final class PostgresFeed: @unchecked Sendable {
                 context.stop()
                 typing.stop()
             } catch {}
+            // A LISTEN refused (the database shutting down) leaves the connection open: closed here.
+            made?.discard()
             lock.lock(); connection = nil; lock.unlock()
             if isStopped { return }
             Thread.sleep(forTimeInterval: delay)
