@@ -283,11 +283,7 @@ struct ConversationBuilder {
 
     /// The first 100 characters of a message's text (spoilers masked), or "Photo".
     static func snippet(_ m: Message) -> String? {
-        if let text = m.text, !text.isEmpty {
-            // A spoiler stays hidden in every quote of it.
-            let t = TextSpan.hidingSpoilers(text, spans: m.spans)
-            return t.count > 100 ? String(t.prefix(100)) + "…" : t }
-        return m.images.isEmpty ? nil : "Photo"
+        m.quotedText ?? (m.images.isEmpty ? nil : "Photo")
     }
 
     /// The conversation. `sortByDate` orders messages by date, keeping file order for equal dates

@@ -60,8 +60,8 @@ struct LiveSocket {
             }
             group.addTask {
                 var bucket = TokenBucket(rate: live.limits.rate, burst: live.limits.burst)
-                let now0 = ContinuousClock.now - .seconds(1)
-                var lastTyping = now0
+                let longAgo = ContinuousClock.now - .seconds(1)
+                var lastTyping = longAgo
                 // The newest revision this connection committed: its typing frames come after it.
                 var ownRev: Int64 = 0
                 for try await message in inbound.messages(maxSize: live.limits.maxText * 2 + 16_384) {
@@ -93,7 +93,7 @@ struct LiveSocket {
                     let (answer, rev) = await Self.answer(live, conversation, type: type, frame: frame, ref: ref)
                     if let rev {
                         ownRev = max(ownRev, rev)
-                        lastTyping = now0
+                        lastTyping = longAgo
                     }
                     post.yield(answer)
                 }

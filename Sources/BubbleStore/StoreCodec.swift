@@ -68,10 +68,7 @@ enum StoreCodec {
 
     /// A message as a reply shows it: its first 100 characters (spoilers masked), else what it holds.
     static func snippet(_ m: Message) -> String {
-        if let text = m.text, !text.isEmpty {
-            // A spoiler stays hidden in every quote of it.
-            let t = TextSpan.hidingSpoilers(text, spans: m.spans)
-            return t.count > 100 ? String(t.prefix(100)) + "…" : t }
+        if let quoted = m.quotedText { return quoted }
         if let a = m.attachment { return a.displayText }
         return m.images.isEmpty ? "Message" : "Photo"
     }

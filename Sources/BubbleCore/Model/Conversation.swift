@@ -378,6 +378,15 @@ public struct Message: Hashable, Sendable, Codable {
         set { images = newValue.map { [$0] } ?? [] }
     }
 
+    /// What a reply quoting this message shows of its text: the first 100 characters, each
+    /// spoiler masked (`TextSpan.hidingSpoilers`), "…" when cut; nil when it has no text. Every
+    /// quote (an import's replies, a live reply) is made here.
+    public var quotedText: String? {
+        guard let text, !text.isEmpty else { return nil }
+        let t = TextSpan.hidingSpoilers(text, spans: spans)
+        return t.count > 100 ? String(t.prefix(100)) + "…" : t
+    }
+
     /// The text a bubble shows: "Forwarded from X" (a forwarded message), the attachment's
     /// label, then the message's own text, a line each.
     public var shownText: String? {

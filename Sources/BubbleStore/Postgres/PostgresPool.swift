@@ -223,8 +223,9 @@ extension PostgresConnection {
 extension PostgresConnection {
     /// Closes the connection and keeps it until its channel has closed. postgres-nio asserts (in
     /// debug builds) that a connection is closed before it is freed, and `close()` only starts
-    /// closing: a connection dropped right after it — checked in while the pool was closing —
-    /// crashed the test process under load (a database restart test, 1 run in 3 loaded ones).
+    /// closing: a connection dropped right after it (its close failing at once while the server
+    /// ended the session, or checked in while the pool closed) crashed the test process under
+    /// load (the database-restart test, in 2 of 3 loaded runs).
     func discard() {
         _ = close() as EventLoopFuture<Void>
         closeFuture.whenComplete { _ in withExtendedLifetime(self) {} }
