@@ -27,11 +27,8 @@ func writeConvertBenchFile(_ size: Int) throws -> String {
     try writeBenchFile(convertBenchFile(size)) { put in
         let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "&amp;", "&quot;fine&quot;",
                      "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
-        var state: UInt64 = 2026
-        func next() -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int(state >> 33)
-        }
+        var random = BenchRandom(state: 2026)
+        func next() -> Int { random.next() }
         try put("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(size)\">\n")
         var date: Int64 = 1_600_000_000_000
         for i in 0..<size {
@@ -43,6 +40,16 @@ func writeConvertBenchFile(_ size: Int) throws -> String {
             try put("  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(date)\" type=\"\(i % 3 == 0 ? 2 : 1)\" subject=\"null\" body=\"\(body)\" toa=\"null\" sc_toa=\"null\" service_center=\"null\" read=\"1\" status=\"-1\" locked=\"0\" date_sent=\"0\" readable_date=\"\" contact_name=\"Ann Lee\" />\n")
         }
         try put("</smses>\n")
+    }
+}
+
+/// A deterministic generator for the benchmarks' inputs (a 64-bit LCG, its upper 31 bits), so
+/// every run and machine measures the same data.
+struct BenchRandom {
+    var state: UInt64
+    mutating func next() -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int(state >> 33)
     }
 }
 
@@ -207,11 +214,8 @@ func writeTelegramBenchFile(_ size: Int) throws -> String {
     try writeBenchFile((NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-convert-bench-telegram-\(size).json")) { put in
         let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "\\\"fine\\\"",
                      "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
-        var state: UInt64 = 37
-        func next() -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int(state >> 33)
-        }
+        var random = BenchRandom(state: 37)
+        func next() -> Int { random.next() }
         try put("{\n \"name\": \"Ann Lee\",\n \"type\": \"personal_chat\",\n \"id\": 501,\n \"messages\": [\n")
         var date = 1_600_000_000
         for i in 1...size {

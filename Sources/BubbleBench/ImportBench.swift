@@ -103,14 +103,11 @@ func printImport(_ results: [String: Figures]) {
 
 /// Deterministic text: words from a small list, lengths varying like chat messages.
 struct TextMaker {
-    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var random = BenchRandom(state: 0x9E37_79B9_7F4A_7C15)
     static let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "did", "we",
                         "need", "anything", "else", "for", "trip", "photos", "coming", "later", "thanks", "so", "much",
                         "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "weekend"]
-    mutating func next() -> UInt64 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return state >> 33
-    }
+    mutating func next() -> UInt64 { UInt64(random.next()) }
     mutating func sentence() -> String {
         let n = 2 + Int(next() % 14)
         var out = ""
