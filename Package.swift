@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -78,6 +80,9 @@ let package = Package(
                                                     .product(name: "PostgresNIO", package: "postgres-nio"),
                                                     .product(name: "NIOCore", package: "swift-nio"),
                                                     .product(name: "NIOPosix", package: "swift-nio"),
+                                                    .product(name: "_NIOFileSystem", package: "swift-nio"),
+                                                    .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                                                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
         // `bubbles serve`: the store over HTTP (Hummingbird): JSON API and server-rendered pages.
         .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML",
@@ -86,13 +91,18 @@ let package = Package(
                                                      .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                                                      .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                      .product(name: "NIOCore", package: "swift-nio"),
-                                                     .product(name: "NIOHTTPTypes", package: "swift-nio-extras")]),
+                                                     .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                                                     .product(name: "NIOPosix", package: "swift-nio"),
+                                                     .product(name: "Logging", package: "swift-log"),
+                                                     .product(name: "Metrics", package: "swift-metrics"),
+                                                     .product(name: "Prometheus", package: "swift-prometheus")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
                 "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport",
                 .target(name: "BubbleStore", condition: .when(traits: ["Server"])),
                 .target(name: "BubbleServer", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]

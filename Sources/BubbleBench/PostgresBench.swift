@@ -18,7 +18,7 @@ let postgresLiveRound = (clients: 10, each: 300)
 /// PostgreSQL 15 is the project's own (initdb into a temporary folder), with its defaults but
 /// `synchronous_commit = off` — the durability of the SQLite store's WAL + `synchronous = NORMAL`
 /// (a crash of the machine may lose the last commits, never corrupt).
-func postgresCase() throws -> Figures {
+func postgresCase() async throws -> Figures {
     let size = 1_000_000
     try generateStoreXMLIfMissing(size)
     var figures: [String: Double] = [:]
@@ -29,15 +29,17 @@ func postgresCase() throws -> Figures {
     defer { try? FileManager.default.removeItem(atPath: media) }
 
     // Import: SQLite (as store-import-1m) and PostgreSQL, the same file, the same reader.
-    let sqlite = try storeImportCase(size)
+    let sqlite = try await storeImportCase(size)
     figures["sqlite import msg/s"] = 1e6 / sqlite.microsPerMessage["import"]!
     let url = try pg.createDatabase("bench")
     let store = try PostgresStore(url: url, mediaFolder: media)
+    store.start()
+    defer { store.stop() }
     var options = ImportOptions(timeZone: utc)
     options.attachmentsFolder = try scratchFolder()
     defer { try? FileManager.default.removeItem(atPath: options.attachmentsFolder!) }
     let start = now(), cpuStart = cpuSeconds()
-    let summary = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: NSTemporaryDirectory(), sortByDate: true) { add in
+    let summary = try await store.importStream(sourceFormat: "sms", title: nil, mediaFolder: NSTemporaryDirectory(), sortByDate: true) { add in
         let result = try withoutActuallyEscaping(add) { add in
             try Importer.load(path: storeXML(size), format: .smsBackup, options: options, messages: add)
         }
@@ -61,19 +63,14 @@ func postgresCase() throws -> Figures {
     // Queries: the same as store-queries-1m, on both.
     let sqliteStore = try SQLiteStore(path: storeDB(size))
     for (name, s) in [("sqlite", sqliteStore as any ConversationStore), ("postgres", store as any ConversationStore)] {
-        guard let c = try s.conversations().first, let bounds = try s.bounds(of: c.id) else { throw BenchError("\(name): empty store") }
+        guard let c = try await s.conversations().first, let bounds = try await s.bounds(of: c.id) else { throw BenchError("\(name): empty store") }
         var rng = TextMaker()
-        func timed(_ n: Int, _ body: () throws -> Void) rethrows -> [Double] {
-            var out: [Double] = []
-            for _ in 0..<n { let t = now(); try body(); out.append((now() - t) * 1000) }
-            return out
-        }
-        _ = try s.messages(in: c.id, after: 0, limit: 100)
-        let window = percentiles(try timed(2_000) { _ = try s.messages(in: c.id, after: Int64(rng.next() % UInt64(bounds.last)) + 1, limit: 100) })
+        _ = try await s.messages(in: c.id, after: 0, limit: 100)
+        let window = percentiles(try await timedAsync(2_000) { _ = try await s.messages(in: c.id, after: Int64(rng.next() % UInt64(bounds.last)) + 1, limit: 100) })
         figures["\(name) window p50"] = window.p50; figures["\(name) window p99"] = window.p99
         for (label, word) in [("rare", "zeppelin"), ("common", "the"), ("cjk", "明天")] {
             var hits = 0
-            let search = percentiles(try timed(100) { hits = try s.search(StoreSearch(word, conversation: c.id, limit: 50)).count })
+            let search = percentiles(try await timedAsync(100) { hits = try await s.search(StoreSearch(word, conversation: c.id, limit: 50)).count })
             figures["\(name) search \(label) p50"] = search.p50; figures["\(name) search \(label) p99"] = search.p99
             notes["\(name) \(label) hits"] = String(hits)
         }

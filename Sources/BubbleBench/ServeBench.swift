@@ -11,11 +11,11 @@ let coldOpenGoalMs = 300.0, windowP99GoalMs = 5.0, frameworkShareGoal = 0.5, jum
 
 /// `bubbles serve` (the release build beside this one) on the 1,000,000-message store of the
 /// store cases, measured from outside as a reader and as 50 clients see it.
-func serveCase() throws -> Figures {
+func serveCase() async throws -> Figures {
     let size = 1_000_000
     if !FileManager.default.fileExists(atPath: storeDB(size)) {
         try generateStoreXMLIfMissing(size)
-        _ = try storeImportCase(size)
+        _ = try await storeImportCase(size)
     }
     let server = try BenchServer.start(["serve", "--db", storeDB(size), "--port", "0"])
     defer { server.stop() }

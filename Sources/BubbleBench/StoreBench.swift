@@ -15,9 +15,9 @@ func storeCaseName(_ size: Int) -> String { "store-import-\(size == 1_000_000 ? 
 func storeXML(_ size: Int) -> String { (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-bench-store-\(size).xml") }
 func storeDB(_ size: Int) -> String { (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-bench-store-\(size).sqlite") }
 
-var storeCases: [(name: String, run: (Int) throws -> Figures)] {
-    storeSizes.map { size in (storeCaseName(size), { _ in try storeImportCase(size) }) }
-        + [("store-bare-1m", { _ in try storeBareCase(1_000_000) }), ("store-queries-1m", { _ in try storeQueryCase(1_000_000) })]
+var storeCases: [BenchCase] {
+    storeSizes.map { size in (storeCaseName(size), { _ in try await storeImportCase(size) }) }
+        + [("store-bare-1m", { _ in try storeBareCase(1_000_000) }), ("store-queries-1m", { _ in try await storeQueryCase(1_000_000) })]
 }
 
 /// Words of five languages; a message is in one of them (English half the time), Chinese written
@@ -61,7 +61,7 @@ func generateStoreXMLIfMissing(_ size: Int) throws {
 
 /// `bubbles import` of the generated backup into a new database, end to end (parse, key, copy,
 /// index, one transaction): what a user waits for.
-func storeImportCase(_ size: Int) throws -> Figures {
+func storeImportCase(_ size: Int) async throws -> Figures {
     let db = storeDB(size)
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
     let before = residentMB()
@@ -70,7 +70,7 @@ func storeImportCase(_ size: Int) throws -> Figures {
     var options = ImportOptions(timeZone: utc)
     options.attachmentsFolder = try scratchFolder()
     defer { try? FileManager.default.removeItem(atPath: options.attachmentsFolder!) }
-    let summary = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: NSTemporaryDirectory(), sortByDate: true) { add in
+    let summary = try await store.importStream(sourceFormat: "sms", title: nil, mediaFolder: NSTemporaryDirectory(), sortByDate: true) { add in
         let result = try withoutActuallyEscaping(add) { add in
             try Importer.load(path: storeXML(size), format: .smsBackup, options: options, messages: add)
         }
@@ -148,6 +148,20 @@ func storeIndexForm(_ text: String) -> String {
 }
 
 /// p50 and p99 of `samples` (ms).
+/// Milliseconds each of `n` runs of `body` took.
+func timings(_ n: Int, _ body: () throws -> Void) rethrows -> [Double] {
+    var out: [Double] = []
+    for _ in 0..<n { let t = now(); try body(); out.append((now() - t) * 1000) }
+    return out
+}
+
+/// Milliseconds each of `n` runs of `body` took (the store's async calls).
+func timedAsync(_ n: Int, _ body: () async throws -> Void) async rethrows -> [Double] {
+    var out: [Double] = []
+    for _ in 0..<n { let t = now(); try await body(); out.append((now() - t) * 1000) }
+    return out
+}
+
 func percentiles(_ samples: [Double]) -> (p50: Double, p99: Double) {
     let s = samples.sorted()
     return (s[s.count / 2], s[min(s.count - 1, Int(Double(s.count) * 0.99))])
@@ -155,38 +169,33 @@ func percentiles(_ samples: [Double]) -> (p50: Double, p99: Double) {
 
 /// The viewer's queries on the database the 1M import made: windows, date jumps, search
 /// (rare and common word, top 50 with snippets) against LIKE scans, bytes per message.
-func storeQueryCase(_ size: Int) throws -> Figures {
-    if !FileManager.default.fileExists(atPath: storeDB(size)) { _ = try storeImportCase(size) }
+func storeQueryCase(_ size: Int) async throws -> Figures {
+    if !FileManager.default.fileExists(atPath: storeDB(size)) { _ = try await storeImportCase(size) }
     let store = try SQLiteStore(path: storeDB(size))
-    guard let c = try store.conversations().first, let bounds = try store.bounds(of: c.id) else { throw BenchError("empty store") }
+    guard let c = try await store.conversations().first, let bounds = try await store.bounds(of: c.id) else { throw BenchError("empty store") }
     var rng = TextMaker()
-    func timed(_ n: Int, _ body: () throws -> Void) rethrows -> [Double] {
-        var out: [Double] = []
-        for _ in 0..<n { let t = now(); try body(); out.append((now() - t) * 1000) }
-        return out
-    }
     var figures: [String: Double] = [:]
     var notes: [String: String] = [:]
-    _ = try store.messages(in: c.id, after: 0, limit: 100)   // warm the page cache once
-    let window = percentiles(try timed(2_000) {
+    _ = try await store.messages(in: c.id, after: 0, limit: 100)   // warm the page cache once
+    let window = percentiles(try await timedAsync(2_000) {
         let seq = Int64(rng.next() % UInt64(bounds.last)) + 1
-        _ = try store.messages(in: c.id, after: seq, limit: 100)
+        _ = try await store.messages(in: c.id, after: seq, limit: 100)
     })
     figures["window p50"] = window.p50; figures["window p99"] = window.p99
     let span = (c.last ?? Date()).timeIntervalSince(c.first ?? Date())
-    let jump = percentiles(try timed(2_000) {
+    let jump = percentiles(try await timedAsync(2_000) {
         let date = (c.first ?? Date()).addingTimeInterval(Double(rng.next() % 1_000_000) / 1_000_000 * span)
-        if let seq = try store.seq(in: c.id, atOrAfter: date) { _ = try store.messages(in: c.id, after: seq - 1, limit: 100) }
+        if let seq = try await store.seq(in: c.id, atOrAfter: date) { _ = try await store.messages(in: c.id, after: seq - 1, limit: 100) }
     })
     figures["date jump p50"] = jump.p50; figures["date jump p99"] = jump.p99
     for (label, word) in [("rare", "zeppelin"), ("common", "the")] {
         var hits = 0
-        let search = percentiles(try timed(100) { hits = try store.search(StoreSearch(word, conversation: c.id, limit: 50)).count })
+        let search = percentiles(try await timedAsync(100) { hits = try await store.search(StoreSearch(word, conversation: c.id, limit: 50)).count })
         figures["search \(label) p50"] = search.p50; figures["search \(label) p99"] = search.p99
         notes["\(label) hits"] = String(hits)
         // LIKE: every row's text read and compared (the whole table for a rare word).
         let queue = try DatabaseQueue(path: storeDB(size))
-        let like = percentiles(try timed(5) {
+        let like = percentiles(try timings(5) {
             _ = try queue.read { db in
                 try Row.fetchAll(db, sql: "SELECT seq, text FROM message WHERE conversation_id = ? AND text LIKE ? LIMIT 50",
                                  arguments: [c.id, "%\(word)%"])
@@ -196,7 +205,7 @@ func storeQueryCase(_ size: Int) throws -> Figures {
     }
     // Bytes per message: tables, indexes and the FTS index (dbstat).
     let queue = try DatabaseQueue(path: storeDB(size))
-    try queue.read { db in
+    let sizes = try await queue.read { db -> (tables: Int, indexes: Int, fts: Int) in
         var tables = 0, indexes = 0, fts = 0
         for row in try Row.fetchAll(db, sql: "SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name") {
             let name: String = row["name"], bytes: Int = row["bytes"]
@@ -204,11 +213,12 @@ func storeQueryCase(_ size: Int) throws -> Figures {
             else if name.hasPrefix("message_") || name.hasPrefix("sqlite_autoindex") { indexes += bytes }
             else { tables += bytes }
         }
-        let n = Double(c.messageCount)
-        figures["bytes tables"] = Double(tables) / n
-        figures["bytes indexes"] = Double(indexes) / n
-        figures["bytes fts"] = Double(fts) / n
+        return (tables, indexes, fts)
     }
+    let n = Double(c.messageCount)
+    figures["bytes tables"] = Double(sizes.tables) / n
+    figures["bytes indexes"] = Double(sizes.indexes) / n
+    figures["bytes fts"] = Double(sizes.fts) / n
     return Figures(name: "store-queries-1m", messages: c.messageCount, microsPerMessage: figures, peakMemoryMB: peakMemoryMB(), notes: notes)
 }
 

@@ -370,7 +370,7 @@ struct BenchError: Error, CustomStringConvertible {
 }
 
 /// One benchmark case: its name and what it runs for a message count.
-typealias BenchCase = (name: String, run: (Int) throws -> Figures)
+typealias BenchCase = (name: String, run: (Int) async throws -> Figures)
 
 let layoutAndRenderCases: [BenchCase] = [
     ("layout-pango-naive", { try layoutCase(name: "layout-pango-naive", messages: $0, cached: false) }),
@@ -391,9 +391,9 @@ let convertAndServeCases: [BenchCase] = [
     (telegramConvertCaseName(telegramConvertSizes[0]), { _ in try telegramConvertCase(size: telegramConvertSizes[0]) }),
     (telegramConvertCaseName(telegramConvertSizes[1]), { _ in try telegramConvertCase(size: telegramConvertSizes[1]) }),
     ("html-export", { _ in try htmlCase() }),
-    ("serve-1m", { _ in try serveCase() }),
+    ("serve-1m", { _ in try await serveCase() }),
     ("live-ws", { _ in try liveCase() }),
-    ("postgres", { _ in try postgresCase() }),
+    ("postgres", { _ in try await postgresCase() }),
 ]
 let importBenchCases: [BenchCase] = importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
 let backupBenchCases: [BenchCase] = backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
@@ -413,14 +413,14 @@ func firstLayoutRound(name: String, engine: any TextEngine, messages: Int) throw
 }
 
 /// Cases for profiling one phase (`perf record … --case NAME`); not part of the table.
-let profileCases: [(name: String, run: (Int) throws -> Figures)] = [
+let profileCases: [BenchCase] = [
     ("profile-first-layout", { try firstLayoutOnly(messages: $0) }),
     ("profile-styled", { try styledFirstLayoutOnly(messages: $0) }),
 ]
 
 /// Further first layouts, which the driver runs after the two layout cases (not in the table
 /// on their own).
-let roundCases: [(name: String, run: (Int) throws -> Figures)] = [
+let roundCases: [BenchCase] = [
     ("first-layout-pango", { try firstLayoutRound(name: "first-layout-pango", engine: PangoTextEngine(), messages: $0) }),
     ("first-layout-fast", { try firstLayoutRound(name: "first-layout-fast", engine: FastTextEngine(), messages: $0) }),
 ]
@@ -482,7 +482,7 @@ if let caseName = option("--case") {
         exit(2)
     }
     do {
-        let figures = try entry.run(messageCount)
+        let figures = try await entry.run(messageCount)
         let data = try JSONEncoder().encode(figures)
         print(String(decoding: data, as: UTF8.self))
     } catch {

@@ -21,133 +21,76 @@ struct API: Sendable {
     /// The UTC day of `date`: `2021-03-05`.
     static func day(_ date: Date) -> String { String(iso(date).prefix(10)) }
 
-    func conversationObject(_ c: StoredConversation) -> [String: Any] {
-        ["id": c.id, "title": c.title, "format": c.sourceFormat, "messageCount": c.messageCount,
-         "participants": c.participants.map { ["id": $0.id, "name": $0.name] },
-         "first": c.first.map(Self.iso) ?? NSNull(), "last": c.last.map(Self.iso) ?? NSNull()]
+    func conversations() async throws -> [ConversationJSON] {
+        try await store.conversations().map(ConversationJSON.init)
     }
 
-    func conversations() throws -> Response {
-        try json(try store.conversations().map(conversationObject))
-    }
-
-    func known(_ id: Int64) throws -> StoredConversation {
-        guard let c = try store.conversation(id: id) else { throw APIError.notFound("no conversation \(id)") }
+    func known(_ id: Int64) async throws -> StoredConversation {
+        guard let c = try await store.conversation(id: id) else { throw APIError.notFound("no conversation \(id)") }
         return c
     }
 
-    func conversation(_ id: Int64) throws -> Response { try json(conversationObject(try known(id))) }
-
-    /// A message as the API gives it.
-    static func object(_ s: StoredMessage, names: [String: String], media: String) -> [String: Any] {
-        let m = s.message
-        // A file kept in the store: its id and URL (`/api/v1/attachments/{id}`).
-        func file(_ path: String?, into o: inout [String: Any]) {
-            guard let path, path.hasPrefix(media + "/") else { return }
-            let id = (path as NSString).lastPathComponent
-            o["id"] = id
-            o["url"] = "/api/v1/attachments/" + id
-        }
-        var attachments: [[String: Any]] = m.images.map { i -> [String: Any] in
-            var o: [String: Any] = ["kind": i.sticker ? "sticker" : "photo", "name": i.name.map { $0 as Any } ?? NSNull(), "width": i.width, "height": i.height]
-            file(i.path, into: &o)
-            return o
-        }
-        if let a = m.attachment {
-            var o: [String: Any] = ["kind": a.kind.rawValue, "name": a.fileName.map { $0 as Any } ?? NSNull(), "label": a.displayText]
-            if let type = a.mimeType { o["type"] = type }
-            if let size = a.byteSize { o["size"] = size }
-            file(a.path, into: &o)
-            attachments.append(o)
-        }
-        var o: [String: Any] = ["seq": s.seq, "date": iso(m.date), "side": m.kind == .system ? "system" : m.direction.rawValue,
-                                "text": m.text ?? NSNull(), "attachments": attachments]
-        o["sender"] = m.sender.map { $0 as Any } ?? NSNull()
-        o["senderName"] = m.sender.flatMap { names[$0] }.map { $0 as Any } ?? NSNull()
-        if let id = m.id { o["id"] = id }   // the export's id, or the client's id of a live message
-        if !m.spans.isEmpty {
-            // Styled ranges of `text`, in UTF-8 bytes (docs/FORMATS.md), and what to type to get
-            // the text again (the composer edits it).
-            o["spans"] = m.spans.map { s -> [String: Any] in
-                var span: [String: Any] = ["style": s.style.rawValue, "start": s.range.lowerBound, "end": s.range.upperBound]
-                if let url = s.url { span["url"] = url }
-                return span
-            }
-            if let text = m.text {
-                let typed = ChatMarkup.format(text, spans: m.spans)
-                if typed != text { o["markup"] = typed }
-            }
-        }
-        if let f = m.forwardedFrom { o["forwardedFrom"] = f }
-        if let status = m.status { o["status"] = status.rawValue }
-        if !m.reactions.isEmpty { o["reactions"] = m.reactions.map { ["emoji": $0.emoji, "count": $0.count, "senders": $0.senders] } }
-        if let r = m.reply {
-            o["reply"] = ["id": r.id.map { $0 as Any } ?? NSNull(), "sender": r.sender.map { $0 as Any } ?? NSNull(),
-                          "text": r.text.map { $0 as Any } ?? NSNull()]
-        }
-        return o
-    }
+    func conversation(_ id: Int64) async throws -> ConversationJSON { ConversationJSON(try await known(id)) }
 
     /// The window a request asks for: `after=SEQ`, `before=SEQ`, `at=SEQ` (centred on it) or
     /// `date=ISO` (from the first message at or after it), `limit` 1…1000; none: the newest.
-    func window(_ id: Int64, _ query: Parameters) throws -> (messages: [StoredMessage], conversation: StoredConversation) {
-        let c = try known(id)
+    func window(_ id: Int64, _ query: Parameters) async throws -> (messages: [StoredMessage], conversation: StoredConversation) {
+        let c = try await known(id)
         let limit = try Self.integer(query, "limit", range: 1...Int64(Self.maxLimit)).map(Int.init) ?? Self.defaultLimit
         let given = ["after", "before", "at", "date"].filter { query[Substring($0)] != nil }
         guard given.count <= 1 else { throw APIError.badRequest("give one of after, before, at and date, not \(given.joined(separator: " and "))") }
         if let after = try Self.integer(query, "after", range: 0...Int64.max) {
-            return (try store.messages(in: id, after: after, limit: limit), c)
+            return (try await store.messages(in: id, after: after, limit: limit), c)
         }
         if let before = try Self.integer(query, "before", range: 1...Int64.max) {
-            return (try store.messages(in: id, before: before, limit: limit), c)
+            return (try await store.messages(in: id, before: before, limit: limit), c)
         }
         if let at = try Self.integer(query, "at", range: 1...Int64.max) {
-            let head = try store.messages(in: id, before: at, limit: limit / 2)
-            return (head + (try store.messages(in: id, after: at - 1, limit: limit - head.count)), c)
+            let head = try await store.messages(in: id, before: at, limit: limit / 2)
+            return (head + (try await store.messages(in: id, after: at - 1, limit: limit - head.count)), c)
         }
         if let date = try Self.date(query, "date") {
-            guard let seq = try store.seq(in: id, atOrAfter: date) else { return ([], c) }
-            return (try store.messages(in: id, after: seq - 1, limit: limit), c)
+            guard let seq = try await store.seq(in: id, atOrAfter: date) else { return ([], c) }
+            return (try await store.messages(in: id, after: seq - 1, limit: limit), c)
         }
-        let last = try store.bounds(of: id)?.last ?? 0
-        return (try store.messages(in: id, before: last + 1, limit: limit), c)
+        let last = try await store.bounds(of: id)?.last ?? 0
+        return (try await store.messages(in: id, before: last + 1, limit: limit), c)
     }
 
-    func messages(_ id: Int64, _ query: Parameters) throws -> Response {
-        let (window, c) = try self.window(id, query)
+    func messages(_ id: Int64, _ query: Parameters) async throws -> WindowJSON {
+        let (window, c) = try await self.window(id, query)
         var names: [String: String] = [:]
         for p in c.participants where names[p.id] == nil { names[p.id] = p.name }
-        return try json(["conversation": id, "messages": window.map { Self.object($0, names: names, media: store.mediaFolder) }])
+        return WindowJSON(conversation: id, messages: window.map { MessageJSON($0, names: names, media: store.mediaFolder) })
     }
 
-    func days(_ id: Int64, _ query: Parameters) throws -> Response {
-        _ = try known(id)
+    func days(_ id: Int64, _ query: Parameters) async throws -> DaysJSON {
+        _ = try await known(id)
         let zone = try query["tz"].map { raw -> TimeZone in
             guard let z = TimeZone(identifier: String(raw)) else { throw APIError.badRequest("tz \"\(raw)\" is not a time zone; expected an IANA name such as Europe/Berlin") }
             return z
         } ?? TimeZone(identifier: "UTC")!
-        let days = try store.dayCounts(of: id, timeZone: zone).map { d -> [String: Any] in
-            ["date": Self.day(Date(timeIntervalSince1970: Double(d.day) * 86_400)), "count": d.count]
+        let days = try await store.dayCounts(of: id, timeZone: zone).map { d in
+            DaysJSON.Day(date: Self.day(Date(timeIntervalSince1970: Double(d.day) * 86_400)), count: d.count)
         }
-        return try json(["conversation": id, "timeZone": zone.identifier, "days": days])
+        return DaysJSON(conversation: id, timeZone: zone.identifier, days: days)
     }
 
-    func search(_ query: Parameters) throws -> Response {
+    func search(_ query: Parameters) async throws -> SearchJSON {
         guard let q = query["q"], !q.trimmingCharacters(in: CharacterSet.whitespaces).isEmpty else {
             throw APIError.badRequest("q is missing; expected the words to find")
         }
         let conversation = try Self.integer(query, "conversation", range: 1...Int64.max)
         let limit = try Self.integer(query, "limit", range: 1...200).map(Int.init) ?? 50
-        if let conversation { _ = try known(conversation) }
+        if let conversation { _ = try await known(conversation) }
         let hits: [StoreHit]
-        do { hits = try store.search(StoreSearch(String(q), conversation: conversation, limit: limit)) } catch let e as StoreError {
+        do { hits = try await store.search(StoreSearch(String(q), conversation: conversation, limit: limit)) } catch let e as StoreError {
             throw APIError.badRequest(e.reason.replacingOccurrences(of: "search ", with: "q: "))
         }
-        return try json(["hits": hits.map { h -> [String: Any] in
-            ["conversation": h.conversation, "seq": h.seq, "date": Self.iso(h.date),
-             "sender": (h.senderName ?? h.sender).map { $0 as Any } ?? NSNull(),
-             "senderID": h.sender.map { $0 as Any } ?? NSNull(), "text": h.text, "snippet": h.snippet]
-        }])
+        return SearchJSON(hits: hits.map { h in
+            SearchJSON.Hit(conversation: h.conversation, seq: h.seq, date: Self.iso(h.date), sender: h.senderName ?? h.sender, senderID: h.sender,
+                           text: h.text, snippet: h.snippet)
+        })
     }
 
     /// An integer parameter in `range`, nil when absent, a 400 naming it when not.

@@ -3,12 +3,13 @@ import BubbleStore
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import NIOPosix
 
 /// Imports an uploaded export into the store — `bubbles import`'s own code, handed in by the CLI
 /// (BubbleServer does not link the importers). Throws the importer's error, naming the file and
 /// the line or field, with the store unchanged.
 public protocol ExportImporting: Sendable {
-    func importExport(_ path: String, into store: any ConversationStore) throws -> StoreImportSummary
+    func importExport(_ path: String, into store: any ConversationStore) async throws -> StoreImportSummary
 }
 
 /// Writes a stored conversation (or a date range of it) as a download — the CLI's renderers
@@ -23,6 +24,8 @@ public protocol ConversationExporting: Sendable {
 /// Uploads, attachments and exports: files in and out of the store.
 struct Files: Sendable {
     let store: any ConversationStore
+    /// The store handed to the exporter (whose process opens it by its location).
+    let exportStore: any ConversationStore
     let importer: (any ExportImporting)?
     let exporter: (any ConversationExporting)?
     let maxUpload: Int
@@ -34,7 +37,7 @@ struct Files: Sendable {
     /// saved to a temporary file under its own name (the importers recognise formats by it),
     /// imported, removed. 413 past `maxUpload` bytes, 400 for a form without `file` or an
     /// export the importers refuse (their message), 201 with the conversation it went into.
-    func upload(_ request: Request) async throws -> Response {
+    func upload(_ request: Request) async throws -> EditedResponse<ImportJSON> {
         guard let importer else { throw APIError(status: .notImplemented, message: "this server does not import uploads") }
         guard let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/form-data"),
               let boundary = Self.parameter("boundary", in: type) else {
@@ -71,7 +74,7 @@ struct Files: Sendable {
         let store = self.store
         let summary: StoreImportSummary
         do {
-            summary = try await Task.detached { try importer.importExport(part, into: store) }.value
+            summary = try await importer.importExport(part, into: store)
         } catch let e as StoreError {
             throw APIError(status: .internalServerError, message: e.reason)
         } catch {
@@ -80,10 +83,10 @@ struct Files: Sendable {
             throw APIError(status: .unprocessableContent, message: text)
         }
         await geometries.invalidate(summary.conversationID)
-        let title = try store.conversation(id: summary.conversationID)?.title ?? ""
-        return try json(["id": summary.conversationID, "title": title, "added": summary.messagesAdded,
-                         "skipped": summary.messagesSkipped, "attachments": summary.attachmentsAdded,
-                         "new": summary.conversationsAdded > 0], status: .created)
+        let title = try await store.conversation(id: summary.conversationID)?.title ?? ""
+        return EditedResponse(status: .created, response: ImportJSON(id: summary.conversationID, title: title, added: summary.messagesAdded,
+                                                                     skipped: summary.messagesSkipped, attachments: summary.attachmentsAdded,
+                                                                     new: summary.conversationsAdded > 0))
     }
 
     /// `name=value` (quoted or not) in a header value such as a Content-Type.
@@ -180,7 +183,7 @@ struct Files: Sendable {
     /// streamed as a download (several PNG pages: a .zip of them).
     func export(_ id: Int64, _ query: Parameters, theme: String) async throws -> Response {
         guard let exporter else { throw APIError(status: .notImplemented, message: "this server does not export") }
-        guard let c = try store.conversation(id: id) else { throw APIError.notFound("no conversation \(id)") }
+        guard let c = try await store.conversation(id: id) else { throw APIError.notFound("no conversation \(id)") }
         guard let format = query["format"].map({ String($0).lowercased() }), exporter.formats.contains(format) else {
             throw APIError.badRequest("format \"\(query["format"] ?? "")\" is not one of \(exporter.formats.joined(separator: ", "))")
         }
@@ -189,12 +192,13 @@ struct Files: Sendable {
         let range = [query["since"].map(String.init), query["until"].map(String.init)]
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-export-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let store = self.store
+        let exportStore = self.exportStore
         let file: String
         do {
-            file = try await Task.detached { [range] in
-                try exporter.export(conversation: id, from: store, format: format, theme: theme, since: range[0], until: range[1], into: folder)
-            }.value
+            // The renderers run in a child process, waited for off Swift's cooperative threads.
+            file = try await NIOThreadPool.singleton.runIfActive { [range] in
+                try exporter.export(conversation: id, from: exportStore, format: format, theme: theme, since: range[0], until: range[1], into: folder)
+            }
         } catch {
             try? FileManager.default.removeItem(atPath: folder)
             throw APIError(status: .unprocessableContent, message: "\(error)".replacingOccurrences(of: folder + "/", with: ""))

@@ -87,8 +87,11 @@ actor Geometries {
     private var clock: UInt64 = 0
     private var failures: [Key: String] = [:]
 
-    init(store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000) {
+    let metrics: ServerMetrics?
+
+    init(store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000, metrics: ServerMetrics? = nil) {
         self.store = store
+        self.metrics = metrics
         self.pictures = pictures
         self.capacity = capacity
     }
@@ -101,7 +104,7 @@ actor Geometries {
         if let reason = failures.removeValue(forKey: key) { throw StoreError(path: store.path, reason: reason) }
         switch states[key] {
         case .ready(let g) where abs(g.width - width) < 0.5:
-            return .success(try sync(key, g, theme: theme))
+            return .success(try await sync(key, g, theme: theme))
         case .ready(let g):
             // Another width: the same conversation re-laid out from what the layout kept.
             let layouter = g.layouter, list = g.list
@@ -111,12 +114,12 @@ actor Geometries {
             var next = ViewGeometry(list: relaid, seqs: g.seqs, layouter: layouter, rev: g.rev)
             next.changed = g.changed
             states[key] = .ready(next)
-            return .success(try sync(key, next, theme: theme))
+            return .success(try await sync(key, next, theme: theme))
         case .building(let done, let total):
             if wait { return try await waitForBuild(key, width: width, theme: theme) }
             return .failure(Progress(done: done, total: total))
         case nil:
-            let total = try store.count(of: key.conversation)
+            let total = try await store.count(of: key.conversation)
             states[key] = .building(done: 0, total: total)
             let layouter = Layouter(value: ConversationLayouter(style: theme.layoutStyle, engine: TextEngineKind.fast.makeEngine(),
                                                                 timeZone: Pages.timeZone))
@@ -161,6 +164,20 @@ actor Geometries {
         for (k, _) in used.sorted(by: { $0.value < $1.value }) where held > capacity && k != key {
             if case .ready(let old) = states[k] { held -= old.count; states[k] = nil; used[k] = nil }
         }
+        measure()
+    }
+
+    /// What the layouts hold, for `/metrics`: messages, and the bytes of the layouts' arrays and
+    /// of the message records they keep (an estimate: the texts' own storage is not counted).
+    private func measure() {
+        guard let metrics else { return }
+        var messages = 0, bytes = 0
+        for case .ready(let g) in states.values {
+            messages += g.count
+            bytes += Int(g.list.bytesPerMessage * Double(g.count)) + g.count * (MemoryLayout<Message>.stride + 8)
+        }
+        metrics.layoutMessages.record(messages)
+        metrics.layoutBytes.record(bytes)
     }
 
     private func fail(_ key: Key, _ error: Error) {
@@ -174,34 +191,41 @@ actor Geometries {
     static let relayoutAtOnce = 20_000
 
     /// `g` brought up to the store's revision: new messages appended by the layout engine (one
-    /// message measured each), changed ones shown at once and laid out again. Runs on the actor
-    /// without suspending, so two requests never apply the same change twice.
-    private func sync(_ key: Key, _ g: ViewGeometry, theme: Theme) throws -> ViewGeometry {
-        guard let rev = try store.lastRev(of: key.conversation), rev > g.rev else { return g }
-        var next = g
+    /// message measured each), changed ones shown at once and laid out again. The changes are
+    /// read first (the actor may serve other requests meanwhile); then they are applied to the
+    /// geometry as it is by then, without suspending, each change once (by revision).
+    private func sync(_ key: Key, _ g: ViewGeometry, theme: Theme) async throws -> ViewGeometry {
+        guard let rev = try await store.lastRev(of: key.conversation), rev > g.rev else { return g }
+        var changes: [StoredChange] = []
+        var from = g.rev
+        while true {
+            let more = try await store.changes(in: key.conversation, since: from, limit: 5_000)
+            changes += more
+            guard let last = more.last, more.count == 5_000 else { break }
+            from = last.rev
+        }
+        // What the geometry is now (another request may have brought it further meanwhile).
+        guard case .ready(let current) = states[key] else { return g }
+        var next = current
         // The stored copy goes, so that appending does not copy the arrays (a request still
         // holding the old value keeps its own).
         states[key] = nil
         defer { states[key] = .ready(next) }
         let resolver = MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle)
         var relayout = false
-        while true {
-            let changes = try store.changes(in: key.conversation, since: next.rev, limit: 5_000)
-            for c in changes {
-                let seen = Self.seen(c.message.message, by: key.perspective)
-                let message = seen.images.isEmpty ? seen : resolver.resolve(Conversation(messages: [seen])).0.messages[0]
-                if c.message.seq > (next.seqs.last ?? 0) {
-                    try next.layouter.value.append(message, to: &next.list)
-                    next.seqs.append(c.message.seq)
-                } else if c.kind == .message {
-                    // Added while the layout read the conversation: it has it already.
-                } else {
-                    next.changed[next.index(of: c.message.seq)] = message
-                    relayout = true
-                }
-                next.rev = c.rev
+        for c in changes where c.rev > next.rev {
+            let seen = Self.seen(c.message.message, by: key.perspective)
+            let message = seen.images.isEmpty ? seen : resolver.resolve(Conversation(messages: [seen])).0.messages[0]
+            if c.message.seq > (next.seqs.last ?? 0) {
+                try next.layouter.value.append(message, to: &next.list)
+                next.seqs.append(c.message.seq)
+            } else if c.kind == .message {
+                // Added while the layout read the conversation: it has it already.
+            } else {
+                next.changed[next.index(of: c.message.seq)] = message
+                relayout = true
             }
-            if changes.count < 5_000 { break }
+            next.rev = c.rev
         }
         next.rev = max(next.rev, rev)
         guard relayout else { return next }
@@ -242,16 +266,16 @@ actor Geometries {
     static func build(_ key: Key, store: any ConversationStore, layouter: Layouter, resolver: Resolver, width: Double,
                       progress: @Sendable (Int) async -> Void) async throws -> ViewGeometry {
         let id = key.conversation
-        guard let c = try store.conversation(id: id) else { throw StoreError(path: store.path, reason: "has no conversation \(id)") }
+        guard let c = try await store.conversation(id: id) else { throw StoreError(path: store.path, reason: "has no conversation \(id)") }
         // The revision first: whatever changes while the messages are read is applied again by `sync`.
-        let rev = try store.lastRev(of: id) ?? 0
+        let rev = try await store.lastRev(of: id) ?? 0
         var messages: [Message] = []
         var seqs: [Int64] = []
         messages.reserveCapacity(c.messageCount)
         seqs.reserveCapacity(c.messageCount)
         var after: Int64 = 0
         while true {
-            let chunk = try store.messages(in: id, after: after, limit: 20_000)
+            let chunk = try await store.messages(in: id, after: after, limit: 20_000)
             guard let last = chunk.last else { break }
             for s in chunk { messages.append(Self.seen(s.message, by: key.perspective)); seqs.append(s.seq) }
             after = last.seq

@@ -20,6 +20,8 @@ struct JSONBytes {
     mutating func field(_ name: StaticString, _ value: Int) { key(name); bytes.append(contentsOf: String(value).utf8) }
     mutating func field(_ name: StaticString, _ value: Int64) { key(name); bytes.append(contentsOf: String(value).utf8) }
     mutating func field(_ name: StaticString, _ value: Bool) { key(name); bytes.append(contentsOf: (value ? "true" : "false").utf8) }
+    mutating func field(_ name: StaticString, _ value: String) { key(name); string(value) }
+    mutating func null() { bytes.append(contentsOf: "null".utf8) }
 
     /// A finite number (whole ones without a fraction); null otherwise.
     mutating func number(_ v: Double) {

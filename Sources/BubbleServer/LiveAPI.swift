@@ -32,7 +32,7 @@ struct LiveAPI: Sendable {
 
     /// `POST /api/v1/conversations` `{"title", "participants": ["Ann", {"id", "name"}, …]}`: the
     /// first participant is the outgoing side.
-    func createConversation(_ body: [String: Any]) async throws -> [String: Any] {
+    func createConversation(_ body: [String: Any]) async throws -> ConversationJSON {
         let title = (body["title"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         guard let list = body["participants"] as? [Any], !list.isEmpty, list.count <= 50 else {
             throw APIError.badRequest("participants: expected 1 to 50 names or {\"id\", \"name\"} objects")
@@ -54,9 +54,9 @@ struct LiveAPI: Sendable {
         }
         guard title.count <= 500 else { throw APIError.badRequest("title: expected at most 500 characters") }
         let c = try await store.createConversation(title: title.isEmpty ? people.map(\.name).joined(separator: ", ") : title, participants: people)
-        var o = API(store: store).conversationObject(c)
-        o["rev"] = 0
-        o["owner"] = people[0].id
+        var o = ConversationJSON(c)
+        o.rev = 0
+        o.owner = people[0].id
         return o
     }
 
@@ -124,20 +124,20 @@ struct LiveAPI: Sendable {
     }
 
     /// `GET …/changes?since=REV&limit=N`: what changed after `since`, in order.
-    func changes(_ conversation: Int64, _ query: Parameters) throws -> Response {
+    func changes(_ conversation: Int64, _ query: Parameters) async throws -> ChangesJSON {
         let since = try API.integer(query, "since", range: 0...Int64.max) ?? 0
         let limit = try API.integer(query, "limit", range: 1...1_000).map(Int.init) ?? 1_000
-        guard let rev = try store.lastRev(of: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
-        let names = try hub.participantNames(conversation)
-        let changes = try store.changes(in: conversation, since: since, limit: limit)
-        return try json(["conversation": conversation, "rev": rev,
-                         "changes": changes.map { ["kind": $0.kind.rawValue, "rev": $0.rev, "message": Self.messageObject($0, names: names, media: store.mediaFolder)] }])
+        guard let rev = try await store.lastRev(of: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
+        let names = try await hub.participantNames(conversation)
+        let changes = try await store.changes(in: conversation, since: since, limit: limit)
+        return ChangesJSON(conversation: conversation, rev: rev,
+                           changes: changes.map { ChangeJSON($0, names: names, media: store.mediaFolder, frame: false) })
     }
 
     /// `POST /api/v1/conversations/{id}/photos`: the picture in the body (JPEG, PNG, GIF or WebP,
     /// at most `maxUpload` bytes) into the store; `{"photo": id, "width", "height"}` for a message.
-    func uploadPhoto(_ conversation: Int64, _ request: Request, maxUpload: Int) async throws -> Response {
-        guard try store.lastRev(of: conversation) != nil else { throw APIError.notFound("no conversation \(conversation)") }
+    func uploadPhoto(_ conversation: Int64, _ request: Request, maxUpload: Int) async throws -> EditedResponse<PhotoJSON> {
+        guard try await store.lastRev(of: conversation) != nil else { throw APIError.notFound("no conversation \(conversation)") }
         let body = try await collectBody(request, limit: maxUpload, what: "the photo")
         let head = Array(body.readableBytesView.prefix(16))
         guard let type = MediaProbe.browserImageType(head) else {
@@ -152,8 +152,8 @@ struct LiveAPI: Sendable {
         guard let size = pictures.displaySize(ofFile: tmp), size.width > 0, size.height > 0 else {
             throw APIError(status: .unprocessableContent, message: "the \(type) picture cannot be decoded")
         }
-        let stored = try store.storeMedia(file: tmp, name: "photo.\(ext)")
-        return try json(["photo": (stored as NSString).lastPathComponent, "width": size.width, "height": size.height], status: .created)
+        let stored = try await store.storeMedia(file: tmp, name: "photo.\(ext)")
+        return EditedResponse(status: .created, response: PhotoJSON(photo: (stored as NSString).lastPathComponent, width: size.width, height: size.height))
     }
 
     /// A photo uploaded before (`<sha256>.<ext>`) as a message's picture.
@@ -183,7 +183,7 @@ struct LiveAPI: Sendable {
     /// the hub before the change is broadcast (the store's writer does not wait for a read); the
     /// store's refusals as API errors.
     func write<T>(_ conversation: Int64, _ body: () async throws -> T) async throws -> T {
-        _ = try hub.participantNames(conversation)
+        _ = try await hub.participantNames(conversation)
         do { return try await body() } catch let e as LiveError {
             switch e.kind {
             case .notFound: throw APIError.notFound(e.reason)
@@ -202,24 +202,14 @@ struct LiveAPI: Sendable {
         return o
     }
 
-    /// A message of a change: the API's fields, and `clientId`, `rev`, `edited`, `deleted`.
-    static func messageObject(_ change: StoredChange, names: [String: String], media: String) -> [String: Any] {
-        var o = API.object(change.message, names: names, media: media)
-        o["rev"] = change.rev
-        if let id = change.clientID { o["clientId"] = id }
-        if let e = change.message.message.edited { o["edited"] = API.iso(e) }
-        if change.message.message.attachment?.kind == .deleted { o["deleted"] = true }
-        return o
-    }
-
     /// A response for an added message: 201 when new, 200 with the same message when its client
     /// id was seen before.
-    func added(_ a: AddedMessage) throws -> Response {
-        try json(Self.messageObject(a.change, names: try hub.participantNames(a.change.conversation), media: store.mediaFolder),
-                 status: a.existed ? .ok : .created)
+    func added(_ a: AddedMessage) async throws -> EditedResponse<MessageResponse> {
+        let message = MessageJSON(a.change, names: try await hub.participantNames(a.change.conversation), media: store.mediaFolder)
+        return EditedResponse(status: a.existed ? .ok : .created, response: MessageResponse(message: message))
     }
 
-    func changed(_ c: StoredChange) throws -> Response {
-        try json(Self.messageObject(c, names: try hub.participantNames(c.conversation), media: store.mediaFolder))
+    func changed(_ c: StoredChange) async throws -> MessageResponse {
+        MessageResponse(message: MessageJSON(c, names: try await hub.participantNames(c.conversation), media: store.mediaFolder))
     }
 }

@@ -1,6 +1,7 @@
 import BubbleCore
 import BubbleStore
 import Foundation
+import Synchronization
 
 /// Who is watching which conversation, and what they are told: every committed change (from the
 /// store's `ChangeFeed`, in revision order, encoded once for all of them) and who is typing.
@@ -8,7 +9,7 @@ import Foundation
 /// A broadcast is a hint: each connection's forwarder checks that revisions follow on from the
 /// last it sent and reads what is missing from the store (a full buffer drops events, the store
 /// never does).
-final class LiveHub: @unchecked Sendable {
+final class LiveHub: Sendable {
     enum Event: Sendable {
         case change(rev: Int64, json: EncodedChange)
         /// `from`: the connection it came from (not sent back to it).
@@ -20,111 +21,118 @@ final class LiveHub: @unchecked Sendable {
     static let buffer = 4_096
 
     let store: any ConversationStore
-    private let lock = NSLock()
-    private var subscribers: [Int64: [UInt64: AsyncStream<Event>.Continuation]] = [:]
-    private var next: UInt64 = 0
-    /// The newest revision handed to the watchers of each conversation.
-    private var published: [Int64: Int64] = [:]
-    /// Participant names per conversation (filled off the writer, before a change is made).
-    private var names: [Int64: [String: String]] = [:]
+    private struct State {
+        var subscribers: [Int64: [UInt64: AsyncStream<Event>.Continuation]] = [:]
+        var next: UInt64 = 0
+        /// The newest revision handed to the watchers of each conversation.
+        var published: [Int64: Int64] = [:]
+        /// Participant names per conversation (filled off the writer, before a change is made).
+        var names: [Int64: [String: String]] = [:]
+    }
+    private let state = Mutex(State())
 
     init(store: any ConversationStore) {
         self.store = store
         store.feed.listen { [weak self] change in self?.publish(change) }
         // Someone typing on another server of the same store: told to everyone watching here.
         store.feed.listenTyping { [weak self] conversation, sender, rev in
-            self?.typing(conversation, sender: sender, after: rev, from: 0, local: false)
+            self?.tell(conversation, sender: sender, after: rev, from: 0)
         }
     }
 
     /// Events of `conversation` from now on (`id` says who to skip for one's own typing).
     func subscribe(_ conversation: Int64) -> (id: UInt64, events: AsyncStream<Event>) {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(Self.buffer))
-        lock.lock(); defer { lock.unlock() }
-        next += 1
-        subscribers[conversation, default: [:]][next] = continuation
-        return (next, stream)
+        let id = state.withLock { s in
+            s.next += 1
+            s.subscribers[conversation, default: [:]][s.next] = continuation
+            return s.next
+        }
+        return (id, stream)
     }
 
     func unsubscribe(_ conversation: Int64, _ id: UInt64) {
-        lock.lock()
-        let c = subscribers[conversation]?.removeValue(forKey: id)
-        if subscribers[conversation]?.isEmpty == true { subscribers[conversation] = nil }
-        lock.unlock()
+        let c = state.withLock { s in
+            let c = s.subscribers[conversation]?.removeValue(forKey: id)
+            if s.subscribers[conversation]?.isEmpty == true { s.subscribers[conversation] = nil }
+            return c
+        }
         c?.finish()
     }
 
     /// How many connections watch `conversation`.
     func watchers(of conversation: Int64) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return subscribers[conversation]?.count ?? 0
+        state.withLock { $0.subscribers[conversation]?.count ?? 0 }
     }
 
+    /// How many connections watch any conversation (`/metrics`).
+    var sockets: Int { state.withLock { $0.subscribers.values.reduce(0) { $0 + $1.count } } }
+
     /// The names of a conversation's participants (read once from the store).
-    func participantNames(_ conversation: Int64) throws -> [String: String] {
-        lock.lock()
-        if let known = names[conversation] { lock.unlock(); return known }
-        lock.unlock()
-        guard let c = try store.conversation(id: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
+    func participantNames(_ conversation: Int64) async throws -> [String: String] {
+        if let known = state.withLock({ $0.names[conversation] }) { return known }
+        guard let c = try await store.conversation(id: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
         var found: [String: String] = [:]
         for p in c.participants where found[p.id] == nil { found[p.id] = p.name }
-        lock.lock(); defer { lock.unlock() }
-        names[conversation] = found
+        state.withLock { $0.names[conversation] = found }
         return found
     }
 
     /// Called by the store's writer right after a commit: encoded once, handed to every watcher.
     private func publish(_ change: StoredChange) {
-        lock.lock()
-        published[change.conversation] = max(published[change.conversation] ?? 0, change.rev)
-        let watching = subscribers[change.conversation].map { Array($0.values) } ?? []
-        let known = names[change.conversation] ?? [:]
-        lock.unlock()
+        let (watching, known) = state.withLock { s in
+            s.published[change.conversation] = max(s.published[change.conversation] ?? 0, change.rev)
+            return (s.subscribers[change.conversation].map { Array($0.values) } ?? [], s.names[change.conversation] ?? [:])
+        }
         guard !watching.isEmpty else { return }
         // Encoded by the first connection that sends it, not here on the store's writer.
         let json = EncodedChange(change, names: known, media: store.mediaFolder)
         for c in watching { c.yield(.change(rev: change.rev, json: json)) }
     }
 
-    /// `sender` is typing in `conversation` (told to everyone else watching it). `rev` is the
-    /// newest revision the typist's connection had made or been sent: a page hides the indicator
-    /// for the typist's changes after it only, so the message before the one being typed (whose
-    /// change may reach a page after this frame) does not hide it.
-    func typing(_ conversation: Int64, sender: String, after rev: Int64, from id: UInt64, local: Bool = true) {
-        lock.lock()
-        let rev = local ? max(rev, published[conversation] ?? 0) : rev
-        let watching = subscribers[conversation].map { $0.filter { $0.key != id }.map(\.value) } ?? []
-        let name = names[conversation]?[sender]
-        lock.unlock()
-        if local { store.broadcastTyping(conversation, sender: sender, after: rev) }
+    /// `sender` is typing in `conversation` (told to everyone else watching it, and to the other
+    /// servers of the store). `rev` is the newest revision the typist's connection had made or
+    /// been sent: a page hides the indicator for the typist's changes after it only, so the
+    /// message before the one being typed (whose change may reach a page after this frame) does
+    /// not hide it.
+    func typing(_ conversation: Int64, sender: String, after rev: Int64, from id: UInt64) async {
+        let rev = max(rev, state.withLock { $0.published[conversation] ?? 0 })
+        tell(conversation, sender: sender, after: rev, from: id)
+        await store.broadcastTyping(conversation, sender: sender, after: rev)
+    }
+
+    /// Tells the watchers of `conversation` here (all but connection `id`) that `sender` types.
+    private func tell(_ conversation: Int64, sender: String, after rev: Int64, from id: UInt64) {
+        let (watching, name) = state.withLock { s in
+            (s.subscribers[conversation].map { $0.filter { $0.key != id }.map(\.value) } ?? [], s.names[conversation]?[sender])
+        }
         let json = JSONWriter.string(["type": "typing", "sender": sender, "name": name ?? sender, "rev": rev])
         for c in watching { c.yield(.typing(json: json, from: id)) }
     }
 
     /// A change as the socket and `GET …/changes` give it: `{"type":"change","kind","rev","message"}`.
     static func encode(_ change: StoredChange, names: [String: String], media: String) -> String {
-        JSONWriter.string(["type": "change", "kind": change.kind.rawValue, "rev": change.rev, "conversation": change.conversation,
-                           "message": LiveAPI.messageObject(change, names: names, media: media)])
+        ChangeJSON.frame(change, names: names, media: media)
     }
 }
 
 /// A change and its JSON, written once by whichever connection needs it first.
-final class EncodedChange: @unchecked Sendable {
-    private let lock = NSLock()
+final class EncodedChange: Sendable {
     private let change: StoredChange
     private let names: [String: String]
     private let media: String
-    private var text: String?
+    private let text = Mutex<String?>(nil)
 
     init(_ change: StoredChange, names: [String: String], media: String) {
         self.change = change; self.names = names; self.media = media
     }
 
     var json: String {
-        lock.lock(); defer { lock.unlock() }
-        if let text { return text }
-        let made = LiveHub.encode(change, names: names, media: media)
-        text = made
-        return made
+        text.withLock { text in
+            if let text { return text }
+            let made = LiveHub.encode(change, names: names, media: media)
+            text = made
+            return made
+        }
     }
 }

@@ -44,13 +44,13 @@ struct LiveSocket {
             }
             group.addTask {
                 // What the client missed, then what is committed from now on, without gaps.
-                var last = try Self.catchUp(live, conversation, after: since, post: post)
+                var last = try await Self.catchUp(live, conversation, after: since, post: post)
                 post.yield(#"{"rev":\#(last),"type":"ready"}"#)
                 for await event in events {
                     switch event {
                     case let .change(rev, json):
                         if rev <= last { continue }
-                        if rev > last + 1 { last = try Self.catchUp(live, conversation, after: last, post: post); continue }
+                        if rev > last + 1 { last = try await Self.catchUp(live, conversation, after: last, post: post); continue }
                         post.yield(json.json)
                         last = rev
                     case let .typing(json, from):
@@ -80,9 +80,9 @@ struct LiveSocket {
                         // The first after a message is always passed on: it is about the next one.
                         let now = ContinuousClock.now
                         if now - lastTyping > .milliseconds(300), let sender = frame["sender"] as? String,
-                           (try? hub.participantNames(conversation))?[sender] != nil {
+                           (try? await hub.participantNames(conversation))?[sender] != nil {
                             lastTyping = now
-                            hub.typing(conversation, sender: sender, after: ownRev, from: me)
+                            await hub.typing(conversation, sender: sender, after: ownRev, from: me)
                         }
                         continue
                     }
@@ -106,11 +106,11 @@ struct LiveSocket {
     }
 
     /// Posts the changes after `rev` in order; the last revision posted (`rev` when none).
-    static func catchUp(_ live: LiveAPI, _ conversation: Int64, after rev: Int64, post: Outbox) throws -> Int64 {
+    static func catchUp(_ live: LiveAPI, _ conversation: Int64, after rev: Int64, post: Outbox) async throws -> Int64 {
         var last = rev
-        let names = try live.hub.participantNames(conversation)
+        let names = try await live.hub.participantNames(conversation)
         while true {
-            let changes = try live.store.changes(in: conversation, since: last, limit: 1_000)
+            let changes = try await live.store.changes(in: conversation, since: last, limit: 1_000)
             for c in changes { post.yield(LiveHub.encode(c, names: names, media: live.store.mediaFolder)) }
             guard let newest = changes.last else { return last }
             last = newest.rev

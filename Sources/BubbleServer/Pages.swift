@@ -33,7 +33,7 @@ struct Pages: Sendable {
         let css: String
     }
 
-    init(store: any ConversationStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits) throws {
+    init(store: any ConversationStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits, metrics: ServerMetrics) throws {
         self.store = store
         self.live = live
         api = API(store: store)
@@ -52,7 +52,7 @@ struct Pages: Sendable {
         }
         self.themes = themes
         defaultTheme = name
-        geometries = Geometries(store: store, pictures: pictures)
+        geometries = Geometries(store: store, pictures: pictures, metrics: metrics)
     }
 
     /// The theme `?theme=` names (a bundled one), else the server's; a 400 for an unknown name.
@@ -147,8 +147,8 @@ struct Pages: Sendable {
             + " <button>Search</button></form>"
     }
 
-    func library() throws -> Response {
-        let all = try store.conversations()
+    func library() async throws -> Response {
+        let all = try await store.conversations()
         var body = "<div class=\"bk\"><h1>Conversations</h1>" + Self.searchForm()
         body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
             + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, BubbleKit JSON): "
@@ -193,17 +193,17 @@ struct Pages: Sendable {
     }
 
     /// The rows of a window read from the store (the page's first screen, before any script).
-    func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle, perspective: String? = nil) throws -> (html: String, avatars: Bool) {
+    func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle, perspective: String? = nil) async throws -> (html: String, avatars: Bool) {
         guard let first = window.first, let last = window.last else { return ("", false) }
         let seen = { (m: Message) in Geometries.seen(m, by: perspective) }
         // Pictures measured, videos given their frames (as the geometry's messages are).
         var messages = MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: themed.theme.layoutStyle)
             .resolve(Conversation(title: c.title, participants: c.participants, messages: window.map { seen($0.message) })).0.messages
         var range = 0..<messages.count
-        if let before = try store.messages(in: c.id, before: first.seq, limit: 1).first?.message {
+        if let before = try await store.messages(in: c.id, before: first.seq, limit: 1).first?.message {
             messages.insert(seen(before), at: 0); range = 1..<messages.count
         }
-        if let after = try store.messages(in: c.id, after: last.seq, limit: 1).first?.message { messages.append(seen(after)) }
+        if let after = try await store.messages(in: c.id, after: last.seq, limit: 1).first?.message { messages.append(seen(after)) }
         return try rowsAndColumn(messages, range, first: first.seq, of: (c.title, c.participants), in: themed)
     }
 
@@ -224,7 +224,7 @@ struct Pages: Sendable {
         var target: Int64?
         if let at = try API.integer(query, "at", range: 1...Int64.max) { target = at }
         if let date = try API.date(query, "date") {
-            target = try store.seq(in: id, atOrAfter: date) ?? store.bounds(of: id)?.last
+            if let found = try await store.seq(in: id, atOrAfter: date) { target = found } else { target = try await store.bounds(of: id)?.last }
         }
         let y = try query["y"].map { raw -> Double in
             guard let v = Double(raw), v.isFinite, v >= 0 else { throw APIError.badRequest("y \"\(raw)\" is not a number ≥ 0") }
@@ -234,16 +234,20 @@ struct Pages: Sendable {
             guard let v = Double(raw), v.isFinite, v > 0, v <= 20_000 else { throw APIError.badRequest("h \"\(raw)\" is not a number in 1…20000") }
             return v
         } ?? 2_400
-        let key = Geometries.Key(conversation: id, theme: themed.name, perspective: try perspective(id, query))
+        let key = Geometries.Key(conversation: id, theme: themed.name, perspective: try await perspective(id, query))
         // Unknown conversations are refused before anything is laid out (an open one is known).
-        if await !geometries.has(key) { _ = try api.known(id) }
+        if await !geometries.has(key) { _ = try await api.known(id) }
         let geometry: ViewGeometry
         switch try await geometries.geometry(key, width: column, theme: themed.theme, wait: query["wait"] == "1") {
         case .success(let g): geometry = g
-        case .failure(let p): return try json(["measuring": true, "done": p.done, "total": p.total], status: .accepted)
+        case .failure(let p):
+            return try Self.json(status: .accepted) { out in out.field("measuring", true); out.field("done", p.done); out.field("total", p.total) }
         }
         guard geometry.count > 0 else {
-            return try json(["height": 0, "width": column, "count": 0, "first": NSNull(), "last": NSNull(), "tops": [], "bottom": 0, "html": ""])
+            return try Self.json { out in
+                out.field("height", 0); out.field("width", column); out.field("count", 0); out.key("first"); out.null(); out.key("last"); out.null()
+                out.key("tops"); out.array([Double]()); out.field("bottom", 0); out.field("html", "")
+            }
         }
         let targetIndex = target.map(geometry.index(of:))
         var range: Range<Int>
@@ -271,14 +275,25 @@ struct Pages: Sendable {
         out.field("bottom", bottom); out.field("avatars", avatars); out.field("rev", geometry.rev)
         if let k = targetIndex { out.field("target", geometry.seqs[k]) }
         out.key("html"); out.string(html)
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: out.finish())))
+        return Self.json(out)
     }
 
-    func conversation(_ id: Int64, _ query: Parameters) throws -> Response {
+    /// A JSON object written by hand (`JSONBytes`) as a response.
+    static func json(status: HTTPResponse.Status = .ok, _ write: (inout JSONBytes) -> Void) throws -> Response {
+        var out = JSONBytes()
+        write(&out)
+        return json(out, status: status)
+    }
+
+    static func json(_ out: JSONBytes, status: HTTPResponse.Status = .ok) -> Response {
+        var out = out
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: out.finish())))
+    }
+
+    func conversation(_ id: Int64, _ query: Parameters) async throws -> Response {
         let themed = try themed(query)
-        let (window, c) = try api.window(id, query)
-        let bounds = try store.bounds(of: id)
+        let (window, c) = try await api.window(id, query)
+        let bounds = try await store.bounds(of: id)
         let keep = themed.name == defaultTheme ? "" : "&amp;theme=" + Self.escape(themed.name)
         var nav = "<nav><a href=\"/\">All conversations</a>"
         if let first = window.first, let b = bounds, first.seq > b.first { nav += "<a href=\"/c/\(id)?before=\(first.seq)\(keep)\" rel=\"prev\">← Earlier</a>" }
@@ -297,7 +312,7 @@ struct Pages: Sendable {
         let at = try API.integer(query, "at", range: 1...Int64.max)
         let highlight = query["hl"].map(String.init) ?? ""
         if let at, let q = query["q"], !q.trimmingCharacters(in: .whitespaces).isEmpty {
-            let seqs = ((try? store.search(StoreSearch(String(q), conversation: id, limit: 200))) ?? []).map(\.seq).sorted()
+            let seqs = ((try? await store.search(StoreSearch(String(q), conversation: id, limit: 200))) ?? []).map(\.seq).sorted()
             let link = { (seq: Int64, rel: String, text: String) in
                 "<a href=\"\(Self.hitURL(id, seq, q: String(q), highlight: highlight))\(keep)\" id=\"\(rel)-hit\">\(text)</a>"
             }
@@ -311,10 +326,10 @@ struct Pages: Sendable {
             + "<input type=\"date\" name=\"since\" aria-label=\"From\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">–"
             + "<input type=\"date\" name=\"until\" aria-label=\"Until (not included)\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">"
             + "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\"> <button>Export</button></form>"
-        let viewer = try perspective(id, query)
-        let firstScreen = try rows(window, of: c, in: themed, perspective: viewer)
+        let viewer = try await perspective(id, query)
+        let firstScreen = try await rows(window, of: c, in: themed, perspective: viewer)
         let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
-        let rev = try store.lastRev(of: id) ?? 0, composer = try composer(c)
+        let rev = try await store.lastRev(of: id) ?? 0, composer = try await composer(c)
         let newest = query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil
         let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><small id=\"range\">\(range)</small>\(nav)</div>"
             + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
@@ -325,11 +340,11 @@ struct Pages: Sendable {
     }
 
     /// `?as=PARTICIPANT`: whose messages are on the right (nil: as stored, the owner's).
-    func perspective(_ id: Int64, _ query: Parameters) throws -> String? {
+    func perspective(_ id: Int64, _ query: Parameters) async throws -> String? {
         guard let raw = query["as"], !raw.isEmpty else { return nil }
         // One light read (the window requests of a window seen from another side all carry it).
-        guard try store.lastRev(of: id) != nil else { throw APIError.notFound("no conversation \(id)") }
-        let people = try store.people(of: id)
+        guard try await store.lastRev(of: id) != nil else { throw APIError.notFound("no conversation \(id)") }
+        let people = try await store.people(of: id)
         guard people.ids.contains(String(raw)) else {
             throw APIError.badRequest("as \"\(raw)\" is not in conversation \(id); expected one of \(people.ids.sorted().joined(separator: ", "))")
         }
@@ -340,8 +355,8 @@ struct Pages: Sendable {
     /// messages pill, messages on their way, and the composer — a growing text field (Enter
     /// sends, Shift+Enter is a new line), "send as" any participant (the owner's messages are
     /// outgoing, the right-hand side), a photo, Add — and a message's actions.
-    func composer(_ c: StoredConversation) throws -> String {
-        let owner = try store.owner(of: c.id)
+    func composer(_ c: StoredConversation) async throws -> String {
+        let owner = try await store.owner(of: c.id)
         let people = c.participants.sorted { ($0.id == owner ? 0 : 1) < ($1.id == owner ? 0 : 1) }
         let options = people.map { "<option value=\"\(Self.escape($0.id))\">\(Self.escape($0.name.isEmpty ? $0.id : $0.name))</option>" }.joined()
         let reactions = LiveAPI.reactions.map { "<button type=\"button\" class=\"re\" data-emoji=\"\($0)\">\($0)</button>" }.joined()
@@ -358,16 +373,16 @@ struct Pages: Sendable {
             + "<button type=\"button\" data-act=\"edit\">Edit</button><button type=\"button\" data-act=\"delete\">Delete</button></div></div>"
     }
 
-    func search(_ query: Parameters) throws -> Response {
+    func search(_ query: Parameters) async throws -> Response {
         let q = query["q"].map(String.init) ?? ""
         let conversation = try API.integer(query, "conversation", range: 1...Int64.max)
         var body = "<div class=\"bk\"><nav><a href=\"/\">All conversations</a></nav><h1>Search</h1>" + Self.searchForm(q, conversation: conversation)
         if !q.trimmingCharacters(in: CharacterSet.whitespaces).isEmpty {
             let hits: [StoreHit]
-            do { hits = try store.search(StoreSearch(q, conversation: conversation, limit: 50)) } catch let e as StoreError {
+            do { hits = try await store.search(StoreSearch(q, conversation: conversation, limit: 50)) } catch let e as StoreError {
                 throw APIError.badRequest(e.reason)
             }
-            let titles = Dictionary(try store.conversations().map { ($0.id, $0.title) }, uniquingKeysWith: { (a: String, _: String) in a })
+            let titles = Dictionary(try await store.conversations().map { ($0.id, $0.title) }, uniquingKeysWith: { (a: String, _: String) in a })
             // The word a hit's page marks: the first one searched for (not excluded, no quotes or *).
             let words = q.split(separator: " ").first { !$0.hasPrefix("-") }.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"*")) } ?? ""
             body += hits.isEmpty ? "<p>No messages match.</p>" : "<table><tbody>"

@@ -4,8 +4,8 @@ import GRDB
 
 /// `bubbles db copy` from and into an SQLite store.
 extension SQLiteStore: CopyableStore {
-    public func copyConversations() throws -> [(id: Int64, conversation: CopiedConversation)] {
-        try read { db in
+    public func copyConversations() async throws -> [(id: Int64, conversation: CopiedConversation)] {
+        try await read { db in
             try Row.fetchAll(db, sql: "SELECT id, title, source_format, chat_key, added, owner, last_rev FROM conversation ORDER BY id").map { row in
                 let id: Int64 = row["id"]
                 let participants = try Row.fetchAll(db, sql: "SELECT id, name, avatar FROM participant WHERE conversation_id = ? ORDER BY position",
@@ -16,8 +16,8 @@ extension SQLiteStore: CopyableStore {
         }
     }
 
-    public func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) throws -> [CopiedMessage] {
-        try read { db in
+    public func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage] {
+        try await read { db in
             try Row.fetchAll(db, sql: """
                 SELECT seq, source_key, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra, edited,
                        client_id, rev, change
@@ -31,9 +31,9 @@ extension SQLiteStore: CopyableStore {
         }
     }
 
-    public func copyTarget(_ c: CopiedConversation) throws -> (id: Int64, lastSeq: Int64) {
+    public func copyTarget(_ c: CopiedConversation) async throws -> (id: Int64, lastSeq: Int64) {
         do {
-            return try pool.write { db in
+            return try await write { db in
                 let id: Int64
                 if let known = try Int64.fetchOne(db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ?",
                                                   arguments: [c.sourceFormat, c.chatKey]) {
@@ -55,9 +55,9 @@ extension SQLiteStore: CopyableStore {
         } catch let e as StoreError { throw e } catch { throw StoreError(path: path, reason: Self.describe(error)) }
     }
 
-    public func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from c: CopiedConversation) throws {
+    public func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from c: CopiedConversation) async throws {
         do {
-            try pool.write { db in
+            try await write { db in
                 let insert = try db.makeStatement(sql: """
                     INSERT INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text, status, status_date,
                                          source_id, extra, edited, client_id, rev, change)

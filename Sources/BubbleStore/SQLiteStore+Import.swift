@@ -13,12 +13,15 @@ extension SQLiteStore {
     /// conversation of (format, chat key), or its new messages move into the one already there
     /// (appended after its last sequence number, in the export's order — by date with
     /// `sortByDate`) and the ones it already had are dropped.
+    ///
+    /// The whole import runs on GRDB's writer thread (`read` parses files and copies pictures
+    /// there, off Swift's cooperative threads) while the calling task is suspended.
     public func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
-                             read: (_ add: (Message) throws -> Void) throws -> (header: Conversation, chatKey: String))
-        throws -> StoreImportSummary {
-        var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
+                             read: @escaping StoreImportReader) async throws -> StoreImportSummary {
         do {
-            return try pool.write { db in
+            return try await pool.write { [mediaFolder, handed = Handed(read)] db in
+                let read = handed.value
+                var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
                 var summary = StoreImportSummary(conversationID: 0)
                 let importing = "\u{0}importing \(UUID().uuidString)"
                 try db.execute(sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('', ?, ?, ?)",

@@ -25,7 +25,7 @@ extension SQLiteStore {
             }
             return (id, nil)
         }
-        guard let c = try conversation(id: id) else { throw StoreError(path: path, reason: "lost conversation \(id) after creating it") }
+        guard let c = try await conversation(id: id) else { throw StoreError(path: path, reason: "lost conversation \(id) after creating it") }
         return c
     }
 
@@ -88,8 +88,8 @@ extension SQLiteStore {
     /// Changes of `conversation` after revision `rev`, in order, at most `limit`: each message as
     /// it is now, with the revision of its latest change (a message changed twice since `rev`
     /// comes once, at its latest revision).
-    public func changes(in conversation: Int64, since rev: Int64, limit: Int) throws -> [StoredChange] {
-        try read { db in
+    public func changes(in conversation: Int64, since rev: Int64, limit: Int) async throws -> [StoredChange] {
+        try await read { [self] db in
             let decoder = JSONDecoder()
             return try Row.fetchAll(db, sql: """
                 SELECT \(Self.changeColumns) FROM message WHERE conversation_id = ? AND rev > ? ORDER BY rev LIMIT ?
@@ -99,18 +99,18 @@ extension SQLiteStore {
 
     /// The conversation's latest revision (0 before its first live change); nil when there is no
     /// such conversation.
-    public func lastRev(of conversation: Int64) throws -> Int64? {
-        try read { db in try Int64.fetchOne(db, sql: "SELECT last_rev FROM conversation WHERE id = ?", arguments: [conversation]) }
+    public func lastRev(of conversation: Int64) async throws -> Int64? {
+        try await read { db in try Int64.fetchOne(db, sql: "SELECT last_rev FROM conversation WHERE id = ?", arguments: [conversation]) }
     }
 
     /// The owner (as `owner(of:)`) and every participant id; a `LiveError` when there is no such
     /// conversation.
-    public func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
-        try read { db in try people(db, conversation) }
+    public func people(of conversation: Int64) async throws -> (owner: String?, ids: Set<String>) {
+        try await read { [self] db in try people(db, conversation) }
     }
 
     /// A SQLite file is served by one process: there is no other server to tell.
-    public func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64) {}
+    public func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64) async {}
 
     // MARK: -
 

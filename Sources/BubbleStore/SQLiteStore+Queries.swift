@@ -21,29 +21,29 @@ extension SQLiteStore {
         return try Row.fetchAll(db, sql: sql, arguments: arguments).map { try message($0, decoder: decoder) }
     }
 
-    public func messages(in conversation: Int64, after seq: Int64, limit: Int) throws -> [StoredMessage] {
-        try read { db in
+    public func messages(in conversation: Int64, after seq: Int64, limit: Int) async throws -> [StoredMessage] {
+        try await read { [self] db in
             try messages(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                          arguments: [conversation, seq, max(0, limit)])
         }
     }
 
-    public func messages(in conversation: Int64, before seq: Int64, limit: Int) throws -> [StoredMessage] {
-        try read { db in
+    public func messages(in conversation: Int64, before seq: Int64, limit: Int) async throws -> [StoredMessage] {
+        try await read { [self] db in
             try messages(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
                          arguments: [conversation, seq, max(0, limit)]).reversed()
         }
     }
 
-    public func seq(in conversation: Int64, atOrAfter date: Date) throws -> Int64? {
-        try read { db in
+    public func seq(in conversation: Int64, atOrAfter date: Date) async throws -> Int64? {
+        try await read { db in
             try Int64.fetchOne(db, sql: "SELECT seq FROM message WHERE conversation_id = ? AND date >= ? ORDER BY date, seq LIMIT 1",
                                arguments: [conversation, date.timeIntervalSince1970])
         }
     }
 
-    public func bounds(of conversation: Int64) throws -> (first: Int64, last: Int64)? {
-        try read { db in
+    public func bounds(of conversation: Int64) async throws -> (first: Int64, last: Int64)? {
+        try await read { db in
             // Two look-ups in the index (SQLite answers min() or max() alone from the index; both in
             // one statement scan the conversation).
             guard let a = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM message WHERE conversation_id = ?", arguments: [conversation]),
@@ -55,8 +55,8 @@ extension SQLiteStore {
 
     /// Sequence numbers only grow and are never reused, so a count is kept with the highest
     /// number it was made at (`counted`) and made again only when that has changed.
-    public func count(of conversation: Int64) throws -> Int {
-        try read { db in try count(db, conversation) }
+    public func count(of conversation: Int64) async throws -> Int {
+        try await read { [self] db in try count(db, conversation) }
     }
 
     func count(_ db: Database, _ id: Int64) throws -> Int {
@@ -67,8 +67,8 @@ extension SQLiteStore {
         return count
     }
 
-    public func dayCounts(of conversation: Int64, timeZone: TimeZone) throws -> [StoreDayCount] {
-        try read { db in
+    public func dayCounts(of conversation: Int64, timeZone: TimeZone) async throws -> [StoreDayCount] {
+        try await read { db in
             // One pass over the date index; zone offsets taken per day boundary (DST).
             var counts: [Int: Int] = [:]
             let cursor = try Double.fetchCursor(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date",
@@ -86,14 +86,14 @@ extension SQLiteStore {
         }
     }
 
-    public func conversations() throws -> [StoredConversation] {
-        try read { db in
+    public func conversations() async throws -> [StoredConversation] {
+        try await read { [self] db in
             try Int64.fetchAll(db, sql: "SELECT id FROM conversation ORDER BY id").compactMap { try conversation(db, id: $0) }
         }
     }
 
-    public func conversation(id: Int64) throws -> StoredConversation? {
-        try read { db in try conversation(db, id: id) }
+    public func conversation(id: Int64) async throws -> StoredConversation? {
+        try await read { [self] db in try conversation(db, id: id) }
     }
 
     func conversation(_ db: Database, id: Int64) throws -> StoredConversation? {
@@ -110,8 +110,8 @@ extension SQLiteStore {
                                   last: last.map(Date.init(timeIntervalSince1970:)))
     }
 
-    public func load(_ conversation: Int64) throws -> Conversation {
-        try read { db in
+    public func load(_ conversation: Int64) async throws -> Conversation {
+        try await read { [self] db in
             guard let stored = try self.conversation(db, id: conversation) else {
                 throw StoreError(path: path, reason: "has no conversation \(conversation); `bubbles list` shows the ones it has")
             }
@@ -126,12 +126,12 @@ extension SQLiteStore {
 
     /// Ranked by FTS5's bm25 (over the newest `searchCandidates` matches), then messages holding
     /// the words as written (accents too) first.
-    public func search(_ search: StoreSearch) throws -> [StoreHit] {
+    public func search(_ search: StoreSearch) async throws -> [StoreHit] {
         guard let query = SearchText.parse(search.query) else {
             throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
         }
         let limit = max(1, search.limit)
-        return try read { db in
+        return try await read { [self] db in
             // The candidates: every match passing the filters, newest first, at most
             // `candidates` (bm25 over a word in a tenth of a million messages would take 100 ms;
             // over its newest 5,000 matches it takes a few); then ranked by bm25.

@@ -1,6 +1,7 @@
 import BubbleCore
 import Foundation
 import GRDB
+import ServiceLifecycle
 
 /// The embedded store: one SQLite file through GRDB (WAL, foreign keys, versioned migrations),
 /// its pictures and files beside it in `NAME-media/`, named by their SHA-256.
@@ -91,11 +92,29 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
         return "\(error)"
     }
 
-    /// Runs `body` in a read, turning SQLite's errors into `StoreError`s naming the file.
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.read(body) } catch let e as StoreError { throw e } catch {
+    /// Runs `body` in a read on one of GRDB's reader threads (the task suspends meanwhile),
+    /// turning SQLite's errors into `StoreError`s naming the file.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do { return try await pool.read(body) } catch let e as StoreError { throw e } catch {
             throw StoreError(path: path, reason: Self.describe(error))
         }
+    }
+
+    /// Runs `body` in a write transaction on GRDB's writer (the task suspends meanwhile).
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do { return try await pool.write(body) } catch let e as StoreError { throw e } catch let e as LiveError { throw e } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
+    }
+
+    /// The file is opened and its schema brought up to date by `init`: nothing to wait for.
+    public func prepare() async throws {}
+
+    /// An SQLite store has no connections to keep or work of its own to run: it waits for the
+    /// service group to shut down (the server's writes finish before), then closes the file.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try? pool.close()
     }
 
     // MARK: schema

@@ -1,5 +1,6 @@
 import BubbleCore
 import Foundation
+import NIOPosix
 
 /// A conversation as `bubbles db copy` moves it: everything but its messages.
 public struct CopiedConversation: Sendable, Hashable {
@@ -59,15 +60,15 @@ public struct CopiedMessage: Sendable, Hashable {
 
 /// What a backend does for `bubbles db copy`: rows out as they are stored, rows in as they were.
 public protocol CopyableStore: ConversationStore {
-    func copyConversations() throws -> [(id: Int64, conversation: CopiedConversation)]
+    func copyConversations() async throws -> [(id: Int64, conversation: CopiedConversation)]
     /// Up to `limit` rows after `seq`, in order.
-    func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) throws -> [CopiedMessage]
+    func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage]
     /// The conversation with the same format and chat key (made, with its participants, when
     /// missing): its id and the highest sequence number it holds.
-    func copyTarget(_ c: CopiedConversation) throws -> (id: Int64, lastSeq: Int64)
+    func copyTarget(_ c: CopiedConversation) async throws -> (id: Int64, lastSeq: Int64)
     /// Appends `rows` (sequence numbers kept) in one transaction and moves the conversation's
     /// counters (last sequence number, last revision) up to what `c` says.
-    func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from c: CopiedConversation) throws
+    func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from c: CopiedConversation) async throws
 }
 
 /// `bubbles db copy`: a whole store into another (SQLite → PostgreSQL or back), conversation by
@@ -91,24 +92,24 @@ public struct StoreCopier {
 
     public init(from: any CopyableStore, to: any CopyableStore) { self.from = from; self.to = to }
 
-    public func run(progress: (String) -> Void = { _ in }) throws -> Report {
+    public func run(progress: (String) -> Void = { _ in }) async throws -> Report {
         var report = Report()
-        report.mediaCopied = try copyMedia()
-        for (id, c) in try from.copyConversations() {
-            let (target, lastSeq) = try to.copyTarget(c)
+        report.mediaCopied = try await copyMedia()
+        for (id, c) in try await from.copyConversations() {
+            let (target, lastSeq) = try await to.copyTarget(c)
             var after = lastSeq
-            report.messagesAlreadyThere += try to.count(of: target)
+            report.messagesAlreadyThere += try await to.count(of: target)
             while true {
-                let rows = try from.copyMessages(of: id, after: after, limit: batch)
+                let rows = try await from.copyMessages(of: id, after: after, limit: batch)
                 // The counters move with the last batch (an empty one for a conversation without
                 // new messages, so a live conversation's revision still comes across).
-                try to.copyAppend(rows, to: target, from: c)
+                try await to.copyAppend(rows, to: target, from: c)
                 report.messagesCopied += rows.count
                 guard let last = rows.last?.seq, rows.count == batch else { break }
                 after = last
                 progress("\(c.title): \(after) messages")
             }
-            let a = try summary(from, id), b = try summary(to, target)
+            let a = try await summary(from, id), b = try await summary(to, target)
             guard a == b else {
                 throw StoreError(path: to.path, reason: "conversation \"\(c.title)\" differs after the copy: \(a.count) messages (SHA-256 \(a.checksum.prefix(16))) in \(from.path), \(b.count) (SHA-256 \(b.checksum.prefix(16))) here; was it changed while copying, or did it hold other messages already?")
             }
@@ -119,12 +120,12 @@ public struct StoreCopier {
     }
 
     /// Count and SHA-256 of every row of a conversation, read in order.
-    func summary(_ store: any CopyableStore, _ id: Int64) throws -> (count: Int, checksum: String) {
+    func summary(_ store: any CopyableStore, _ id: Int64) async throws -> (count: Int, checksum: String) {
         var hash = SHA256()
         var count = 0
         var after: Int64 = 0
         while true {
-            let rows = try store.copyMessages(of: id, after: after, limit: batch)
+            let rows = try await store.copyMessages(of: id, after: after, limit: batch)
             for r in rows { r.hash(into: &hash) }
             count += rows.count
             guard let last = rows.last?.seq, rows.count == batch else { break }
@@ -134,18 +135,23 @@ public struct StoreCopier {
     }
 
     /// Pictures and files the target does not have yet (by name: names are SHA-256s).
-    func copyMedia() throws -> Int {
+    func copyMedia() async throws -> Int {
+        // Copying files blocks: off Swift's cooperative threads.
+        try await NIOThreadPool.singleton.runIfActive { [from = from.mediaFolder, to = to.mediaFolder] in try Self.copyMedia(from: from, to: to) }
+    }
+
+    static func copyMedia(from source: String, to target: String) throws -> Int {
         let fm = FileManager.default
-        guard from.mediaFolder != to.mediaFolder, let files = fm.enumerator(atPath: from.mediaFolder) else { return 0 }
+        guard source != target, let files = fm.enumerator(atPath: source) else { return 0 }
         var copied = 0
         for case let name as String in files {
-            let source = from.mediaFolder + "/" + name
+            let from = source + "/" + name
             var isFolder: ObjCBool = false
-            guard fm.fileExists(atPath: source, isDirectory: &isFolder), !isFolder.boolValue,
+            guard fm.fileExists(atPath: from, isDirectory: &isFolder), !isFolder.boolValue,
                   !(name as NSString).lastPathComponent.hasPrefix(".tmp-") else { continue }
-            let target = to.mediaFolder + "/" + name
-            if fm.fileExists(atPath: target) { continue }
-            try MediaCopier.copy(source, to: target)
+            let to = target + "/" + name
+            if fm.fileExists(atPath: to) { continue }
+            try MediaCopier.copy(from, to: to)
             copied += 1
         }
         return copied

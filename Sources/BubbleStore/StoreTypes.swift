@@ -1,5 +1,7 @@
 import BubbleCore
 import Foundation
+import NIOPosix
+import ServiceLifecycle
 
 /// A failure of the store, naming the database file and what was expected.
 public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -77,9 +79,21 @@ public struct StoreDayCount: Hashable, Sendable {
     public var count: Int
 }
 
+/// The reader an import hands its messages from: called once, it calls `add` with every message
+/// of the export in order and returns the conversation's header (title, participants; its
+/// messages are ignored) and its chat key.
+public typealias StoreImportReader = (_ add: (Message) throws -> Void) throws -> (header: Conversation, chatKey: String)
+
 /// What the rest of BubbleKit needs from a conversation store. `SQLiteStore` (GRDB) is the
 /// embedded default; `PostgresStore` (postgres-nio) is shared by several servers.
-public protocol ConversationStore: AnyObject, Sendable {
+///
+/// Async end to end: every call suspends its task while the database works (GRDB's async reads
+/// and writes on SQLite's own threads; postgres-nio's `PostgresClient` on its event loops), so
+/// a server's handlers never hold a thread. A store is a `Service`: `run()` keeps its
+/// connections and background work (PostgreSQL's pool and change feed) until the service group
+/// shuts down; `bubbles serve` runs it in its `ServiceGroup`, commands and tests use
+/// `PostgresStore.start()`.
+public protocol ConversationStore: AnyObject, Sendable, Service {
     /// Where it is: a file path, or a `postgres://` URL without its password (errors name it;
     /// `--db` takes it back).
     var path: String { get }
@@ -88,61 +102,59 @@ public protocol ConversationStore: AnyObject, Sendable {
     /// Every committed live change, in revision order per conversation (on PostgreSQL also the
     /// ones other servers made).
     var feed: ChangeFeed { get }
-    /// Imports messages as `read` hands them over, in one transaction (see `SQLiteStore`).
+    /// Waits until the store can be used (its schema up to date, its server answering): a
+    /// `StoreError` naming it when it cannot.
+    func prepare() async throws
+    /// Imports messages as `read` hands them over, in one transaction (see `SQLiteStore`). `read`
+    /// runs once, off Swift's cooperative threads (it parses files and copies pictures).
     func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
-                      read: (_ add: (Message) throws -> Void) throws -> (header: Conversation, chatKey: String))
-        throws -> StoreImportSummary
+                      read: @escaping StoreImportReader) async throws -> StoreImportSummary
     func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation
     func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage
     func edit(_ seq: Int64, in conversation: Int64, text: String, spans: [TextSpan], by sender: String) async throws -> StoredChange
     func delete(_ seq: Int64, in conversation: Int64, by sender: String) async throws -> StoredChange
     func react(_ seq: Int64, in conversation: Int64, emoji: String, sender: String, on: Bool) async throws -> StoredChange
-    func changes(in conversation: Int64, since rev: Int64, limit: Int) throws -> [StoredChange]
-    func lastRev(of conversation: Int64) throws -> Int64?
-    func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>)
-    /// Copies the file into the store's media (by SHA-256, once); its store path.
-    func storeMedia(file: String, name: String) throws -> String
+    func changes(in conversation: Int64, since rev: Int64, limit: Int) async throws -> [StoredChange]
+    func lastRev(of conversation: Int64) async throws -> Int64?
+    func people(of conversation: Int64) async throws -> (owner: String?, ids: Set<String>)
     /// Tells the other servers of the store that `sender` is typing in `conversation`, after
     /// revision `rev` (what they had seen: their earlier messages do not hide it). Nothing is
     /// stored. Required, with no default: a backend shared by several servers that left it out
     /// would silently stop typing from crossing them.
-    func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64)
+    func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64) async
 
+    func conversations() async throws -> [StoredConversation]
+    func conversation(id: Int64) async throws -> StoredConversation?
+    /// Up to `limit` messages after `seq` (exclusive), in order; `seq` 0 starts at the first.
+    func messages(in conversation: Int64, after seq: Int64, limit: Int) async throws -> [StoredMessage]
+    /// Up to `limit` messages before `seq` (exclusive), in order.
+    func messages(in conversation: Int64, before seq: Int64, limit: Int) async throws -> [StoredMessage]
+    /// The sequence number of the first message at or after `date`, nil after the last.
+    func seq(in conversation: Int64, atOrAfter date: Date) async throws -> Int64?
+    func bounds(of conversation: Int64) async throws -> (first: Int64, last: Int64)?
+    func count(of conversation: Int64) async throws -> Int
+    func dayCounts(of conversation: Int64, timeZone: TimeZone) async throws -> [StoreDayCount]
+    func search(_ search: StoreSearch) async throws -> [StoreHit]
+    /// The whole conversation as the model, for every renderer (photo paths absolute).
+    func load(_ conversation: Int64) async throws -> Conversation
+}
+
+extension ConversationStore {
     /// Adds `conversation` (as an importer produced it) in one transaction: messages already
     /// present (same source identity) are skipped, new ones appended after the last sequence
     /// number; `sourceFormat` and `chatKey` say which stored conversation it is the newer export
     /// of. Pictures and files are copied into the store. Either all of it is stored or nothing.
-    func add(_ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
-             mediaFolder: String) throws -> StoreImportSummary
-    func conversations() throws -> [StoredConversation]
-    func conversation(id: Int64) throws -> StoredConversation?
-    /// Up to `limit` messages after `seq` (exclusive), in order; `seq` 0 starts at the first.
-    func messages(in conversation: Int64, after seq: Int64, limit: Int) throws -> [StoredMessage]
-    /// Up to `limit` messages before `seq` (exclusive), in order.
-    func messages(in conversation: Int64, before seq: Int64, limit: Int) throws -> [StoredMessage]
-    /// The sequence number of the first message at or after `date`, nil after the last.
-    func seq(in conversation: Int64, atOrAfter date: Date) throws -> Int64?
-    func bounds(of conversation: Int64) throws -> (first: Int64, last: Int64)?
-    func count(of conversation: Int64) throws -> Int
-    func dayCounts(of conversation: Int64, timeZone: TimeZone) throws -> [StoreDayCount]
-    func search(_ search: StoreSearch) throws -> [StoreHit]
-    /// The whole conversation as the model, for every renderer (photo paths absolute).
-    func load(_ conversation: Int64) throws -> Conversation
-}
-
-extension ConversationStore {
-    /// `importStream` of a conversation already in memory.
     public func add(_ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
-                    mediaFolder exportFolder: String) throws -> StoreImportSummary {
+                    mediaFolder exportFolder: String) async throws -> StoreImportSummary {
         var header = conversation
         header.messages = []
-        return try importStream(sourceFormat: sourceFormat, title: title, mediaFolder: exportFolder, sortByDate: false) { add in
+        return try await importStream(sourceFormat: sourceFormat, title: title, mediaFolder: exportFolder, sortByDate: false) { add in
             for m in conversation.messages { try add(m) }
             return (header, chatKey)
         }
     }
 
-    public func owner(of conversation: Int64) throws -> String? { try people(of: conversation).owner }
+    public func owner(of conversation: Int64) async throws -> String? { try await people(of: conversation).owner }
     public func mediaPath(_ stored: String) -> String {
         stored.hasPrefix("media/") ? mediaFolder + "/" + stored.dropFirst("media/".count) : stored
     }
@@ -161,16 +173,19 @@ extension ConversationStore {
 
     /// Copies the file at `file` into the store's media (by its SHA-256, once) and gives its
     /// store path (`media/ab/<sha256>.<ext>`, `ext` taken from `name`).
-    public func storeMedia(file: String, name: String) throws -> String {
-        var summary = StoreImportSummary(conversationID: 0)
-        var copier = MediaCopier(mediaFolder: mediaFolder, exportFolder: "/")
-        guard let stored = try copier.store(file, summary: &summary, extensionFrom: name) else {
-            throw StoreError(path: file, reason: "cannot be read")
+    public func storeMedia(file: String, name: String) async throws -> String {
+        // Hashing and copying a file block: off Swift's cooperative threads.
+        try await NIOThreadPool.singleton.runIfActive { [mediaFolder] in
+            var summary = StoreImportSummary(conversationID: 0)
+            var copier = MediaCopier(mediaFolder: mediaFolder, exportFolder: "/")
+            guard let stored = try copier.store(file, summary: &summary, extensionFrom: name) else {
+                throw StoreError(path: file, reason: "cannot be read")
+            }
+            return stored
         }
-        return stored
     }
-    public func changes(in conversation: Int64, since rev: Int64) throws -> [StoredChange] {
-        try changes(in: conversation, since: rev, limit: 1_000)
+    public func changes(in conversation: Int64, since rev: Int64) async throws -> [StoredChange] {
+        try await changes(in: conversation, since: rev, limit: 1_000)
     }
     public func edit(_ seq: Int64, in conversation: Int64, text: String, by sender: String) async throws -> StoredChange {
         try await edit(seq, in: conversation, text: text, spans: [], by: sender)
@@ -183,9 +198,21 @@ public let defaultMaxLiveText = 64 * 1024
 /// Opens the store `location` names: a `postgres://` (or `postgresql://`) URL, else an SQLite
 /// file path. `media` is the folder a PostgreSQL store keeps its files in (every server of it
 /// must see the same folder); an SQLite store keeps them beside its file.
-public func openStore(_ location: String, media: String? = nil) throws -> any ConversationStore {
-    if PostgresLocation.isPostgres(location) {
-        return try PostgresStore(url: location, mediaFolder: media)
+///
+/// A PostgreSQL store runs in a task of its own (`PostgresStore.start()`), for a command or a
+/// test, and is ready when this returns (`prepare()`).
+public func openStore(_ location: String, media: String? = nil) async throws -> any ConversationStore {
+    let store = try makeStore(location, media: media)
+    if let postgres = store as? PostgresStore {
+        postgres.start()
+        do { try await postgres.prepare() } catch { postgres.stop(); throw error }
     }
+    return store
+}
+
+/// The store `location` names, as `openStore`, with nothing started: for a `ServiceGroup` that
+/// runs it (`bubbles serve`), which then waits for `prepare()`.
+public func makeStore(_ location: String, media: String? = nil) throws -> any ConversationStore {
+    if PostgresLocation.isPostgres(location) { return try PostgresStore(url: location, mediaFolder: media) }
     return try SQLiteStore(path: location)
 }

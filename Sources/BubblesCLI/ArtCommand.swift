@@ -5,7 +5,7 @@ import BubbleRender
 import Foundation
 
 /// `bubbles art`: draws the classic theme's bubble art again (the committed PNGs are its output).
-struct Art: ParsableCommand {
+struct Art: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the classic theme's bubble art (@1x, @2x, @3x PNGs) into a folder.",
         shouldDisplay: false
@@ -13,7 +13,7 @@ struct Art: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output folder (must exist).") var output: String
     @Flag(help: "Write the demo conversation's photo (demo-photo.png) instead.") var samplePhoto = false
 
-    func run() throws {
+    func run() async throws {
         if samplePhoto {
             try reporting { try SamplePhoto.draw().writePNG(to: "\(output)/demo-photo.png") }
             return

@@ -6,12 +6,14 @@ import BubbleRender
 import Foundation
 
 @main
-struct Bubbles: ParsableCommand {
-    static func main() {
+struct Bubbles: AsyncParsableCommand {
+    static func main() async {
         PinnedFonts.use()
         var command: any ParsableCommand
         do { command = try parseAsRoot() } catch { exit(withError: error) }
-        do { try command.run() } catch { exit(withError: error) }
+        do {
+            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
+        } catch { exit(withError: error) }
     }
 
     static let configuration = CommandConfiguration(

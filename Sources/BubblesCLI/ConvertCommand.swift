@@ -5,7 +5,7 @@ import Foundation
 
 /// `bubbles convert INPUT -o OUT.json|OUT.csv`: any supported export to BubbleKit's native JSON
 /// (lossless; what `bubbles render` reads) or to CSV (one row per message, for spreadsheets).
-struct Convert: ParsableCommand {
+struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert a conversation or chat export to BubbleKit JSON or to CSV.",
         discussion: """
@@ -36,7 +36,7 @@ struct Convert: ParsableCommand {
     enum Kind: String { case json, csv }
     enum Assets: String { case reference, folder, embed }
 
-    func run() throws {
+    func run() async throws {
         let formatName = format ?? (batch.all ? "json" : output == "-" ? nil : (output as NSString).pathExtension.lowercased())
         guard let formatName, let kind = Kind(rawValue: formatName.lowercased()) else {
             throw ValidationError("cannot tell the output format from '\(output)'; use --format json|csv")
@@ -88,7 +88,7 @@ struct Convert: ParsableCommand {
         defer { spill.remove() }
         var line: [UInt8] = []
         var fixup = StreamedFixup()
-        let loaded = try source.load(messages: { message in
+        let loaded = try await source.loadAny(messages: { message in
             var m = message
             try placer.place(&m)
             fixup.note(m)

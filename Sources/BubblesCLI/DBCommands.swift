@@ -5,12 +5,12 @@ import BubbleStore
 import Foundation
 
 /// `bubbles db`: whole stores.
-struct DB: ParsableCommand {
+struct DB: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "db", abstract: "Whole stores: copy one into another (SQLite ⇄ PostgreSQL).", subcommands: [DBCopy.self])
 }
 
-struct DBCopy: ParsableCommand {
+struct DBCopy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "copy",
         abstract: "Copy every conversation of a store into another, then verify counts and checksums.",
@@ -29,19 +29,19 @@ struct DBCopy: ParsableCommand {
     @Option(name: .customLong("to-media"), help: "PostgreSQL target only: its media folder (default as for --from-media).")
     var toMedia: String?
 
-    func run() throws {
+    func run() async throws {
         guard from != to else { throw ValidationError("--from and --to are the same store") }
         // The source is read, never made: a mistyped path is an error, not a new empty database.
         if !PostgresLocation.isPostgres(from), !FileManager.default.fileExists(atPath: from) {
             throw CLIError("\(from): no such store (expected an SQLite file made by BubbleKit or a postgres:// URL)")
         }
-        let source = try StoreOptions(db: from, media: fromMedia).open()
-        let target = try StoreOptions(db: to, media: toMedia).open()
+        let source = try await StoreOptions(db: from, media: fromMedia).open()
+        let target = try await StoreOptions(db: to, media: toMedia).open()
         guard let a = source as? any CopyableStore, let b = target as? any CopyableStore else { throw CLIError("these stores cannot be copied") }
         let started = Date()
         let report: StoreCopier.Report
         do {
-            report = try StoreCopier(from: a, to: b).run { line in
+            report = try await StoreCopier(from: a, to: b).run { line in
                 if isatty(2) != 0 { FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
             }
         } catch let e as StoreError { throw CLIError(e.description) }

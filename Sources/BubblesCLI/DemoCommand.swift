@@ -6,14 +6,14 @@ import BubbleRender
 import Foundation
 
 /// `bubbles demo`: renders the built-in samples into a folder.
-struct Demo: ParsableCommand {
+struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Render the built-in samples (what `make demo` runs)."
     )
     @Option(name: .shortAndLong, help: "Output folder (created if missing).") var output: String = "out/demo"
     @Option(help: "Text engine: fast (the default) or pango (the reference).") var textEngine: TextEngineKind = .standard
 
-    func run() throws {
+    func run() async throws {
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let utc = TimeZone(identifier: "UTC")!
         let samples = BundledSamples.folder.path

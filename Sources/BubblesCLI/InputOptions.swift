@@ -95,6 +95,35 @@ struct InputOptions: ParsableArguments {
         text.replacingOccurrences(of: "`chat`", with: "--chat").replacingOccurrences(of: "`me`", with: "--me")
     }
 
+    /// `load`, or the stored conversation `--conversation` names (read from the store, which
+    /// is async; `--since`/`--until` kept).
+    func loadAny(messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false,
+                 before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil) async throws -> Loaded {
+        guard let conversation else { return try load(messages: sink, provisional: provisional, before: before) }
+        #if Server
+        let zone = try zone()
+        let since = try since.map { try parseDate($0, option: "--since", zone: zone) }
+        let until = try until.map { try parseDate($0, option: "--until", zone: zone) }
+        if let s = since, let u = until, s >= u { throw ValidationError("--since \(self.since!) is not before --until \(self.until!)") }
+        // From the store: photo paths are the store's, absolute.
+        let store = try await StoreOptions(db: db, media: media).open()
+        var c: Conversation
+        do { c = try await store.load(conversation) } catch let e as StoreError { throw CLIError(e.description) }
+        let all = c.messages.count
+        c.messages.removeAll { m in since.map { m.date < $0 } == true || until.map { m.date >= $0 } == true }
+        var result = ImportResult(conversation: c, format: .native)
+        result.excluded = all - c.messages.count
+        if let sink {
+            for m in result.conversation.messages { try sink(m) }
+            result.conversation.messages = []
+        }
+        before?(store.mediaFolder, [])
+        return Loaded(result: result, folder: store.mediaFolder, timeZone: zone, temporary: [])
+        #else
+        throw CLIError("--conversation \(conversation): this bubbles was built without the store (`make demo` builds it lean); build it with `swift build` or `make serve`")
+        #endif
+    }
+
     /// Reads the input. With `sink`, messages go there as they are read (see `Importer.load`) and
     /// the loaded conversation has none; `before` learns first the folder photo paths are relative
     /// to and the temporary folders photos may be written into.
@@ -122,25 +151,7 @@ struct InputOptions: ParsableArguments {
 
         if let conversation {
             if each != nil { throw ValidationError("--all reads an export file; a stored conversation is one (use --conversation without --all)") }
-            #if Server
-            // From the store: photo paths are the store's, absolute.
-            let store = try StoreOptions(db: db, media: media).open()
-            var c: Conversation
-            do { c = try store.load(conversation) } catch let e as StoreError { throw CLIError(e.description) }
-            let all = c.messages.count
-            c.messages.removeAll { m in options.since.map { m.date < $0 } == true || options.until.map { m.date >= $0 } == true }
-            var result = ImportResult(conversation: c, format: .native)
-            result.excluded = all - c.messages.count
-            if let sink {
-                for m in result.conversation.messages { try sink(m) }
-                result.conversation.messages = []
-            }
-            before?(store.mediaFolder, [])
-            return Loaded(result: result, folder: store.mediaFolder, timeZone: zone, temporary: [])
-            #else
-            _ = conversation
-            throw CLIError("--conversation \(conversation): this bubbles was built without the store (`make demo` builds it lean); build it with `swift build` or `make serve`")
-            #endif
+            throw ValidationError("--conversation \(conversation): a stored conversation is read by `loadAny`")
         }
         var temporary: [String] = []
         let input = file ?? "-"

@@ -6,7 +6,7 @@ import Foundation
 
 /// `bubbles nineslice`: stretch one piece of bubble art to a size, for theme authors checking
 /// their caps and 9-patches.
-struct NineSlice: ParsableCommand {
+struct NineSlice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nineslice",
         abstract: "Stretch bubble art (PNG with cap insets, or an Android .9.png) to a size and write a PNG.",
@@ -31,7 +31,7 @@ struct NineSlice: ParsableCommand {
     @Flag(help: "Mirror the art left to right.") var mirror = false
     @Option(help: "Background colour (#rrggbb or #rrggbbaa), or 'gradient'.") var background: String = "#dbe2ed"
 
-    func run() throws {
+    func run() async throws {
         let target = try parseSize(size, option: "--size")
         guard [insets != nil, legacy != nil, ninePatch].filter({ $0 }).count == 1 else {
             throw ValidationError("give exactly one of --insets, --legacy or --nine-patch")

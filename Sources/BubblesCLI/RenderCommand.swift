@@ -6,7 +6,7 @@ import BubbleRender
 import Foundation
 
 /// `bubbles render INPUT -o OUT`: a conversation or chat export to PNG, PDF, SVG or HTML.
-struct Render: ParsableCommand {
+struct Render: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Render a conversation or chat export to PNG, PDF, SVG or HTML.",
         discussion: """
@@ -46,7 +46,7 @@ struct Render: ParsableCommand {
     var timestamps: Theme.TimestampPlacement?
     @OptionGroup var batch: BatchOptions
 
-    func run() throws {
+    func run() async throws {
         let formatName = format ?? (batch.all ? "pdf" : output == "-" ? nil : (output as NSString).pathExtension.lowercased())
         guard let formatName, let outFormat = OutputKind(rawValue: formatName.lowercased()) else {
             throw ValidationError("cannot tell the output format from '\(output)'; use --format png|pdf|svg|html")
@@ -107,7 +107,7 @@ struct Render: ParsableCommand {
         }
         try batch.refuseWithoutAll(source: source)
 
-        let loaded = try source.load()
+        let loaded = try await source.loadAny()
         defer { loaded.close() }
         loaded.reportWarnings()
 
@@ -277,9 +277,9 @@ enum OutputKind: Equatable, Sendable {
 extension TextEngineKind: ExpressibleByArgument {}
 extension Theme.TimestampPlacement: ExpressibleByArgument {}
 
-struct Themes: ParsableCommand {
+struct Themes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the bundled themes.")
-    func run() throws {
+    func run() async throws {
         for name in ThemeLibrary.bundledNames {
             let (theme, _) = try reporting { try ThemeLibrary.load(name) }
             let dark = theme.dark == nil ? "" : " (light and dark)"

@@ -5,10 +5,11 @@ import BubbleRender
 import BubbleServer
 import BubbleStore
 import Foundation
+import Logging
 import ZIPFoundation
 
 /// `bubbles serve`: the store in the browser (and its JSON API), until Ctrl-C.
-struct Serve: ParsableCommand {
+struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the store: its conversations in the browser and as a JSON API (docs/SERVER.md).",
         discussion: """
@@ -27,6 +28,8 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("max-message"), help: "Largest text of a live message, in KiB (default 64).") var maxMessage = 64
     @Option(help: "Live writes a second one connection may make on average (0: no limit; default 100).") var rate = 100.0
     @Option(help: "Live writes one connection may make at once (default 200).") var burst = 200.0
+    @Option(name: .customLong("log-level"), help: "What the log (standard error) says: trace, debug, info (a line per request, with its id), notice (default), warning, error, critical.")
+    var logLevel = "notice"
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) must be between 0 and 65535") }
@@ -34,50 +37,45 @@ struct Serve: ParsableCommand {
         guard (1...65_536).contains(maxUpload) else { throw ValidationError("--max-upload \(maxUpload) must be between 1 and 65536 (MB)") }
         guard (1...16_384).contains(maxMessage) else { throw ValidationError("--max-message \(maxMessage) must be between 1 and 16384 (KiB)") }
         guard rate >= 0, rate.isFinite, burst >= 1, burst.isFinite else { throw ValidationError("--rate must be ≥ 0 and --burst ≥ 1") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level \(logLevel) is not a level; expected one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
     }
 
-    func run() throws {
+    func run() async throws {
         var config = ServerConfiguration(host: host, port: port, token: token, theme: theme, maxUpload: maxUpload << 20,
-                                         live: LiveLimits(maxText: maxMessage << 10, rate: rate, burst: burst))
+                                         live: LiveLimits(maxText: maxMessage << 10, rate: rate, burst: burst),
+                                         logLevel: Logger.Level(rawValue: logLevel) ?? .notice)
         if !config.isLoopback && config.token == nil {
             config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         }
-        let db = try store.open()
-        // Several servers on one PostgreSQL: changes made by the others come in by LISTEN.
-        (db as? PostgresStore)?.startListening()
+        // The store runs in the server's service group (PostgreSQL: its pool and, between
+        // several servers, the LISTEN feed); the HTTP server starts once it is ready.
+        let db = try store.make()
         let server: BubbleServer
         do { server = try BubbleServer(store: db, configuration: config, pictures: PhotoDecoder(),
-                                                importer: UploadImporter(), exporter: SubprocessExporter()) } catch {
+                                                importer: UploadImporter(), exporter: SubprocessExporter(), metrics: ServerMetrics.bootstrap()) } catch {
             throw CLIError("cannot start: \(error)")
         }
         let shown = config.host.contains(":") ? "[\(config.host)]" : config.host
         let tokenPart = config.token.map { "?token=\($0)" } ?? ""
-        let done = DispatchSemaphore(value: 0)
-        let failure = ErrorBox()
-        Task {
-            do {
-                try await server.run { port in
-                    FileHandle.standardOutput.write(Data("bubbles serve: http://\(shown):\(port)/\(tokenPart) (\(db.path)); Ctrl-C stops it\n".utf8))
-                }
-            } catch {
-                failure.error = error
+        do {
+            try await server.run { port in
+                FileHandle.standardOutput.write(Data("bubbles serve: http://\(shown):\(port)/\(tokenPart) (\(db.path)); Ctrl-C stops it\n".utf8))
             }
-            done.signal()
+        } catch let e as StoreError {
+            throw CLIError("bubbles serve: \(e.description)")
+        } catch {
+            throw CLIError("bubbles serve: \(error)")
         }
-        done.wait()
-        if let error = failure.error { throw CLIError("bubbles serve: \(error)") }
     }
-}
-
-final class ErrorBox: @unchecked Sendable {
-    var error: (any Error)?
 }
 
 /// Uploads go through `bubbles import`'s own code.
 struct UploadImporter: ExportImporting {
-    func importExport(_ path: String, into store: any ConversationStore) throws -> StoreImportSummary {
+    func importExport(_ path: String, into store: any ConversationStore) async throws -> StoreImportSummary {
         let input = try InputOptions.parse([path])
-        return try Import.importExport(path, input: input, into: store, progress: { _ in })
+        return try await Import.importExport(path, input: input, into: store, progress: { _ in })
     }
 }
 

@@ -17,13 +17,19 @@ struct StoreOptions: ParsableArguments {
     init() {}
     init(db: String?, media: String? = nil) { self.db = db; self.media = media }
 
-    func open() throws -> any ConversationStore {
-        do { return try openStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
+    /// The store, ready (a PostgreSQL store runs in a task of its own until the command ends).
+    func open() async throws -> any ConversationStore {
+        do { return try await openStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
+    }
+
+    /// The store to run in `bubbles serve`'s service group (nothing started yet).
+    func make() throws -> any ConversationStore {
+        do { return try makeStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
     }
 }
 
-private func storeErrors<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch let e as StoreError { throw CLIError(e.description) }
+private func storeErrors<T>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch let e as StoreError { throw CLIError(e.description) }
 }
 
 /// ISO 8601 in UTC (`2023-11-14T22:13:20Z`).
@@ -38,7 +44,7 @@ private func printJSON(_ value: Any) throws {
     FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 
-struct Import: ParsableCommand {
+struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import chat exports into the store (each in one transaction; importing again adds only what is new).")
 
@@ -65,15 +71,15 @@ struct Import: ParsableCommand {
     @Flag(help: "Refuse lines the reader would only warn about.")
     var strict = false
 
-    func run() throws {
-        let db = try store.open()
+    func run() async throws {
+        let db = try await store.open()
         for file in files {
             var input = try InputOptions.parse([file])
             input.inputFormat = inputFormat; input.me = me; input.chat = chat.map { [$0] } ?? []; input.tz = tz; input.strict = strict
             let progress = Progress(label: file)
-            let summary = try Self.importExport(file, input: input, into: db, title: title, progress: progress.update)
+            let summary = try await Self.importExport(file, input: input, into: db, title: title, progress: progress.update)
             progress.finish()
-            let name = try storeErrors { try db.conversation(id: summary.conversationID)?.title } ?? ""
+            let name = try await storeErrors { try await db.conversation(id: summary.conversationID)?.title } ?? ""
             print("\(file): \"\(name)\" (conversation \(summary.conversationID)\(summary.conversationsAdded > 0 ? ", new" : "")): "
                   + "added \(summary.messagesAdded) message\(summary.messagesAdded == 1 ? "" : "s"), "
                   + "\(summary.attachmentsAdded) attachment\(summary.attachmentsAdded == 1 ? "" : "s"); "
@@ -84,12 +90,12 @@ struct Import: ParsableCommand {
     /// `bubbles import` of one export (and `bubbles serve`'s uploads): the importer's messages go
     /// into the database as they are read, in one transaction; on an error nothing is stored.
     static func importExport(_ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
-                             progress: @escaping (Int) -> Void) throws -> StoreImportSummary {
+                             progress: @escaping (Int) -> Void) async throws -> StoreImportSummary {
         let format = try input.inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
         var loaded: InputOptions.Loaded?
         defer { loaded?.close() }
-        return try storeErrors {
-            try db.importStream(sourceFormat: format?.rawValue ?? "native", title: title, mediaFolder: InputOptions.folder(of: file),
+        return try await storeErrors {
+            try await db.importStream(sourceFormat: format?.rawValue ?? "native", title: title, mediaFolder: InputOptions.folder(of: file),
                                 sortByDate: format.map(Importer.sortsByDate) ?? false) { add in
                 var count = 0
                 // The importer keeps the sink only while it reads.
@@ -128,7 +134,7 @@ final class Progress {
     }
 }
 
-struct List: ParsableCommand {
+struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the conversations in the store.")
 
     @OptionGroup var store: StoreOptions
@@ -136,8 +142,8 @@ struct List: ParsableCommand {
     @Flag(help: "Print a JSON array (id, title, format, participants, messageCount, first, last).")
     var json = false
 
-    func run() throws {
-        let all = try storeErrors { try store.open().conversations() }
+    func run() async throws {
+        let all = try await storeErrors { try await store.open().conversations() }
         if json {
             try printJSON(all.map { c -> [String: Any] in
                 var o: [String: Any] = ["id": c.id, "title": c.title, "format": c.sourceFormat, "messageCount": c.messageCount,
@@ -156,7 +162,7 @@ struct List: ParsableCommand {
     }
 }
 
-struct Search: ParsableCommand {
+struct Search: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Search the store: words, \"phrases\", prefix*, -excluded; accents and case ignored.")
 
@@ -186,13 +192,13 @@ struct Search: ParsableCommand {
     @Flag(help: "Print a JSON array of hits (conversation, seq, date, sender, senderID, text, snippet).")
     var json = false
 
-    func run() throws {
+    func run() async throws {
         guard limit > 0 else { throw ValidationError("--limit \(limit) must be at least 1") }
         let zone = try timeZone(tz)
         var s = StoreSearch(query, conversation: conversation, sender: from, limit: limit)
         s.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
         s.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
-        let hits = try storeErrors { try store.open().search(s) }
+        let hits = try await storeErrors { try await store.open().search(s) }
         if json {
             try printJSON(hits.map { h -> [String: Any] in
                 var o: [String: Any] = ["conversation": h.conversation, "seq": h.seq, "date": iso(h.date), "text": h.text,

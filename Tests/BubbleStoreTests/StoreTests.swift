@@ -46,47 +46,51 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// A new empty store: an SQLite file in `dir`, or a new database on the tests' PostgreSQL
     /// with its media in `dir`.
+    /// A PostgreSQL store runs in a task of its own until it goes (`PostgresStore.start()`).
     func make(_ dir: String) throws -> any ConversationStore {
         switch self {
         case .sqlite: return try SQLiteStore(path: dir + "/db.sqlite")
-        case .postgres: return try PostgresStore(url: try TestPostgres.shared().createDatabase(), mediaFolder: dir + "/db-media")
+        case .postgres:
+            let store = try PostgresStore(url: try TestPostgres.shared().createDatabase(), mediaFolder: dir + "/db-media")
+            store.start()
+            return store
         }
     }
 }
 
 /// Everything a store holds, read through its API: compared before and after a failed import.
-private func contents(_ store: any ConversationStore) throws -> String {
+private func contents(_ store: any ConversationStore) async throws -> String {
     var out = ""
-    for c in try store.conversations() {
+    for c in try await store.conversations() {
         out += "\(c)\n"
-        for m in try store.load(c.id).messages { out += "\(m)\n" }
+        for m in try await store.load(c.id).messages { out += "\(m)\n" }
     }
-    out += "hits \(try store.search(StoreSearch("text", limit: 100_000)).count)"
+    out += "hits \(try await store.search(StoreSearch("text", limit: 100_000)).count)"
     return out
 }
 
 @Suite("BubbleStore: SQLite through GRDB")
 struct StoreTests {
     @Test("a new file gets the schema: WAL, foreign keys, our application id, every table")
-    func migrationsFromEmpty() throws {
+    func migrationsFromEmpty() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/sub/bubbles.sqlite"
         let store = try SQLiteStore(path: path)
-        try store.pool.read { db in
+        try await store.pool.read { db in
             #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
             #expect(try Int.fetchOne(db, sql: "PRAGMA foreign_keys") == 1)
             #expect(try Int32.fetchOne(db, sql: "PRAGMA application_id") == SQLiteStore.applicationID)
             let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
             #expect(tables.isSuperset(of: ["conversation", "participant", "message", "media", "message_fts"]))
         }
-        #expect(try store.conversations().isEmpty)
+        #expect(try await store.conversations().isEmpty)
         // Opening it again migrates nothing and keeps it.
         _ = try SQLiteStore(path: path)
     }
 
     @Test("round trip: what the importer produced comes back — text, time zones, reactions, replies, photos, files", arguments: Backend.allCases)
-    func roundTrip(backend: Backend) throws {
+    func roundTrip(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let photo = dir + "/photo.png"
@@ -101,9 +105,9 @@ struct StoreTests {
         messages[4].attachment = MediaAttachment(kind: .voice, fileName: "PTT-1.opus", path: "missing.opus")
         let original = chat(messages)
         let store = try backend.make(dir)
-        let summary = try store.add(original, sourceFormat: "native", chatKey: "ana", title: nil, mediaFolder: dir)
+        let summary = try await store.add(original, sourceFormat: "native", chatKey: "ana", title: nil, mediaFolder: dir)
         #expect(summary.messagesAdded == 5 && summary.conversationsAdded == 1 && summary.attachmentsAdded == 1)
-        let back = try store.load(summary.conversationID)
+        let back = try await store.load(summary.conversationID)
         #expect(back.title == "Ana")
         #expect(back.participants == original.participants)
         #expect(back.messages.count == 5)
@@ -122,40 +126,40 @@ struct StoreTests {
     }
 
     @Test("importing the same export twice adds nothing; a newer export adds only its new tail", arguments: Backend.allCases)
-    func reimport(backend: Backend) throws {
+    func reimport(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try backend.make(dir)
         // No source ids (as WhatsApp): identity by content, and two identical messages stay two.
         var first = (0..<100).map { message($0) }
         first.append(first[99])
-        let a = try store.add(chat(first), sourceFormat: "whatsapp", chatKey: "ana", title: nil, mediaFolder: dir)
+        let a = try await store.add(chat(first), sourceFormat: "whatsapp", chatKey: "ana", title: nil, mediaFolder: dir)
         #expect(a.messagesAdded == 101)
-        let again = try store.add(chat(first), sourceFormat: "whatsapp", chatKey: "ana", title: nil, mediaFolder: dir)
+        let again = try await store.add(chat(first), sourceFormat: "whatsapp", chatKey: "ana", title: nil, mediaFolder: dir)
         #expect(again.messagesAdded == 0 && again.messagesSkipped == 101 && again.conversationsAdded == 0)
-        let newer = try store.add(chat(first + (100..<130).map { message($0) }), sourceFormat: "whatsapp", chatKey: "ana",
+        let newer = try await store.add(chat(first + (100..<130).map { message($0) }), sourceFormat: "whatsapp", chatKey: "ana",
                                   title: nil, mediaFolder: dir)
         #expect(newer.messagesAdded == 30 && newer.messagesSkipped == 101)
-        #expect(try store.count(of: a.conversationID) == 131)
-        let tail = try store.messages(in: a.conversationID, after: 101, limit: 100)
+        #expect(try await store.count(of: a.conversationID) == 131)
+        let tail = try await store.messages(in: a.conversationID, after: 101, limit: 100)
         #expect(tail.map(\.seq) == Array(102...131))
         #expect(tail.first?.message.text == "message 100")
         // With source ids: ids decide, even when the text was edited.
         var ids = (0..<10).map { message($0, id: "m\($0)") }
-        let b = try store.add(chat(ids), sourceFormat: "telegram", chatKey: "1", title: nil, mediaFolder: dir)
+        let b = try await store.add(chat(ids), sourceFormat: "telegram", chatKey: "1", title: nil, mediaFolder: dir)
         ids[3].text = "edited"
-        let c = try store.add(chat(ids), sourceFormat: "telegram", chatKey: "1", title: nil, mediaFolder: dir)
+        let c = try await store.add(chat(ids), sourceFormat: "telegram", chatKey: "1", title: nil, mediaFolder: dir)
         #expect(b.messagesAdded == 10 && c.messagesAdded == 0 && c.conversationID == b.conversationID)
-        #expect(try store.conversations().count == 2)
+        #expect(try await store.conversations().count == 2)
     }
 
     @Test("a bad record at message 5,000 of 10,000 leaves the database as it was, and the error names the place", arguments: Backend.allCases)
-    func failedImportChangesNothing(backend: Backend) throws {
+    func failedImportChangesNothing(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try backend.make(dir)
-        _ = try store.add(chat((0..<50).map { message($0) }), sourceFormat: "sms", chatKey: "+1555", title: nil, mediaFolder: dir)
-        let before = try contents(store)
+        _ = try await store.add(chat((0..<50).map { message($0) }), sourceFormat: "sms", chatKey: "+1555", title: nil, mediaFolder: dir)
+        let before = try await contents(store)
         let rawBefore = try (store as? SQLiteStore).map { try checksum($0.path) }
         // An SMS backup whose 5,000th record is broken XML (an attribute without a name).
         var xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"10000\">\n"
@@ -168,8 +172,8 @@ struct StoreTests {
         try xml.write(toFile: file, atomically: true, encoding: .utf8)
         // Streamed: 4,999 messages are in the transaction when the importer meets the bad record.
         var delivered = 0
-        #expect {
-            _ = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
+        await #expect {
+            _ = try await store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
                 let result = try withoutActuallyEscaping(add) { add in
                     try Importer.load(path: file, messages: { try add($0); delivered += 1 })
                 }
@@ -180,39 +184,39 @@ struct StoreTests {
             return text.contains("backup.xml") && text.contains("line 5002")
         }
         #expect(delivered >= 4_999)
-        #expect(try contents(store) == before)
+        #expect(try await contents(store) == before)
         #expect(try (store as? SQLiteStore).map { try checksum($0.path) } == rawBefore)
         // The same backup without the bad record goes in whole, its messages by date.
         try xml.replacingOccurrences(of: " =\"x\"", with: "").write(toFile: file, atomically: true, encoding: .utf8)
-        let ok = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
+        let ok = try await store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
             let result = try withoutActuallyEscaping(add) { add in try Importer.load(path: file, messages: add) }
             return (result.conversation, "+1555")
         }
         #expect(ok.messagesAdded == 10_000 && ok.conversationsAdded == 0)
-        #expect(try store.count(of: ok.conversationID) == 10_050)
+        #expect(try await store.count(of: ok.conversationID) == 10_050)
     }
 
     @Test("messages that arrive out of date order are numbered by date when the format asks for it", arguments: Backend.allCases)
-    func sortedByDate(backend: Backend) throws {
+    func sortedByDate(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try backend.make(dir)
         let shuffled = [3, 0, 2, 1, 4].map { message($0) }
-        let s = try store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
+        let s = try await store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
             for m in shuffled { try add(m) }
             return (chat([]), "x")
         }
-        let texts = try store.messages(in: s.conversationID, after: 0, limit: 10).map { $0.message.text! }
+        let texts = try await store.messages(in: s.conversationID, after: 0, limit: 10).map { $0.message.text! }
         #expect(texts == (0..<5).map { "message \($0)" })
-        let kept = try store.importStream(sourceFormat: "whatsapp", title: nil, mediaFolder: dir, sortByDate: false) { add in
+        let kept = try await store.importStream(sourceFormat: "whatsapp", title: nil, mediaFolder: dir, sortByDate: false) { add in
             for m in shuffled { try add(m) }
             return (chat([]), "y")
         }
-        #expect(try store.messages(in: kept.conversationID, after: 0, limit: 10).map { $0.message.text! } == shuffled.map { $0.text! })
+        #expect(try await store.messages(in: kept.conversationID, after: 0, limit: 10).map { $0.message.text! } == shuffled.map { $0.text! })
     }
 
     @Test("search: accents folded, Cyrillic, Arabic, Chinese two-character words, words beside emoji; exact matches first", arguments: Backend.allCases)
-    func search(backend: Backend) throws {
+    func search(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try backend.make(dir)
@@ -221,40 +225,40 @@ struct StoreTests {
             "مرحبا يا صديقي، كيف حالك", "我们明天见面吧", "🎉party tonight🎉", "nothing to see here", "Москва слезам не верит",
             "明白了，谢谢", "café", "Cafeteria opens at nine",
         ]
-        let c = try store.add(chat(texts.enumerated().map { message($0.offset, text: $0.element) }), sourceFormat: "native",
+        let c = try await store.add(chat(texts.enumerated().map { message($0.offset, text: $0.element) }), sourceFormat: "native",
                               chatKey: "s", title: nil, mediaFolder: dir)
-        func seqs(_ q: String, _ configure: (inout StoreSearch) -> Void = { _ in }) throws -> [Int64] {
+        func seqs(_ q: String, _ configure: (inout StoreSearch) -> Void = { _ in }) async throws -> [Int64] {
             var s = StoreSearch(q)
             configure(&s)
-            return try store.search(s).map(\.seq)
+            return try await store.search(s).map(\.seq)
         }
-        #expect(Set(try seqs("cafe")) == [1, 2, 10])
-        #expect(try seqs("café").prefix(2).sorted() == [2, 10])     // exact first
-        #expect(try seqs("москве") == [3])
-        #expect(Set(try seqs("Москв*")) == [3, 8])
-        #expect(try seqs("صديقي") == [4])
-        #expect(try seqs("明天") == [5])
-        #expect(try seqs("明") .sorted() == [5, 9])
-        #expect(try seqs("见面") == [5])
-        #expect(try seqs("天见面") == [5])
-        #expect(try seqs("明 -谢谢") == [5])
-        #expect(try seqs("明 -coin -lait") .sorted() == [5, 9])
-        #expect(try seqs("party") == [6])
-        #expect(Set(try seqs("caf*")) == [1, 2, 10, 11])
-        #expect(try seqs("caf* -lait -coin").sorted() == [10, 11])
-        #expect(try seqs("\"au cafe\"") == [1])
-        #expect(try seqs("cafe") { $0.until = t0.addingTimeInterval(30) } == [1])
-        #expect(Set(try seqs("cafe") { $0.sender = "Ana" }) == [2, 10])
-        #expect(try seqs("cafe") { $0.conversation = c.conversationID + 1 }.isEmpty)
-        let hit = try #require(try store.search(StoreSearch("lait")).first)
+        #expect(Set(try await seqs("cafe")) == [1, 2, 10])
+        #expect(try await seqs("café").prefix(2).sorted() == [2, 10])     // exact first
+        #expect(try await seqs("москве") == [3])
+        #expect(Set(try await seqs("Москв*")) == [3, 8])
+        #expect(try await seqs("صديقي") == [4])
+        #expect(try await seqs("明天") == [5])
+        #expect(try await seqs("明") .sorted() == [5, 9])
+        #expect(try await seqs("见面") == [5])
+        #expect(try await seqs("天见面") == [5])
+        #expect(try await seqs("明 -谢谢") == [5])
+        #expect(try await seqs("明 -coin -lait") .sorted() == [5, 9])
+        #expect(try await seqs("party") == [6])
+        #expect(Set(try await seqs("caf*")) == [1, 2, 10, 11])
+        #expect(try await seqs("caf* -lait -coin").sorted() == [10, 11])
+        #expect(try await seqs("\"au cafe\"") == [1])
+        #expect(try await seqs("cafe") { $0.until = t0.addingTimeInterval(30) } == [1])
+        #expect(Set(try await seqs("cafe") { $0.sender = "Ana" }) == [2, 10])
+        #expect(try await seqs("cafe") { $0.conversation = c.conversationID + 1 }.isEmpty)
+        let hit = try #require(try await store.search(StoreSearch("lait")).first)
         #expect(hit.snippet == "Un café au [lait], s'il te plaît")
         #expect(hit.conversation == c.conversationID && hit.sender == "ana")
-        #expect(throws: StoreError.self) { try store.search(StoreSearch("-only")) }
-        #expect(throws: StoreError.self) { try store.search(StoreSearch("   ")) }
+        await #expect(throws: StoreError.self) { try await store.search(StoreSearch("-only")) }
+        await #expect(throws: StoreError.self) { try await store.search(StoreSearch("   ")) }
     }
 
     @Test("windows, date jumps, bounds and day counts", arguments: Backend.allCases)
-    func viewerQueries(backend: Backend) throws {
+    func viewerQueries(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try backend.make(dir)
@@ -264,20 +268,20 @@ struct StoreTests {
             m.date = t0.addingTimeInterval(Double(i / 100) * 86_400 + Double(i % 100) * 60)
             return m
         }
-        let id = try store.add(chat(messages), sourceFormat: "native", chatKey: "w", title: "Window", mediaFolder: dir).conversationID
-        #expect(try store.bounds(of: id)! == (1, 300))
-        #expect(try store.messages(in: id, after: 150, limit: 10).map(\.seq) == Array(151...160))
-        #expect(try store.messages(in: id, before: 150, limit: 10).map(\.seq) == Array(140...149))
-        #expect(try store.messages(in: id, after: 295, limit: 10).map(\.seq) == Array(296...300))
-        #expect(try store.seq(in: id, atOrAfter: t0.addingTimeInterval(86_400 + 30)) == 102)
-        #expect(try store.seq(in: id, atOrAfter: t0.addingTimeInterval(10 * 86_400)) == nil)
-        let days = try store.dayCounts(of: id, timeZone: TimeZone(identifier: "UTC")!)
+        let id = try await store.add(chat(messages), sourceFormat: "native", chatKey: "w", title: "Window", mediaFolder: dir).conversationID
+        #expect(try await store.bounds(of: id)! == (1, 300))
+        #expect(try await store.messages(in: id, after: 150, limit: 10).map(\.seq) == Array(151...160))
+        #expect(try await store.messages(in: id, before: 150, limit: 10).map(\.seq) == Array(140...149))
+        #expect(try await store.messages(in: id, after: 295, limit: 10).map(\.seq) == Array(296...300))
+        #expect(try await store.seq(in: id, atOrAfter: t0.addingTimeInterval(86_400 + 30)) == 102)
+        #expect(try await store.seq(in: id, atOrAfter: t0.addingTimeInterval(10 * 86_400)) == nil)
+        let days = try await store.dayCounts(of: id, timeZone: TimeZone(identifier: "UTC")!)
         #expect(days.map(\.count) == [100, 100, 100])
         #expect(days[1].day == days[0].day + 1)
-        let listed = try #require(try store.conversations().first)
+        let listed = try #require(try await store.conversations().first)
         #expect(listed.title == "Window" && listed.messageCount == 300 && listed.first == t0)
         // Each query uses an index, never a scan of the table.
-        try (store as? SQLiteStore)?.pool.read { db in
+        try await (store as? SQLiteStore)?.pool.read { db in
             for sql in ["SELECT seq FROM message WHERE conversation_id = 1 AND seq > 5 ORDER BY seq LIMIT 10",
                         "SELECT seq FROM message WHERE conversation_id = 1 AND date >= 0 ORDER BY date, seq LIMIT 1"] {
                 let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined()
@@ -287,7 +291,7 @@ struct StoreTests {
     }
 
     @Test("a file that is not ours, one cut short, one from a newer BubbleKit: clear errors, files untouched")
-    func foreignFiles() throws {
+    func foreignFiles() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let text = dir + "/notes.sqlite"
@@ -296,26 +300,29 @@ struct StoreTests {
         #expect(try String(contentsOfFile: text, encoding: .utf8) == "hello, not a database")
         // Someone else's SQLite database.
         let other = dir + "/other.sqlite"
-        try DatabaseQueue(path: other).write { try $0.execute(sql: "CREATE TABLE t (x)") }
+        try await DatabaseQueue(path: other).write { try $0.execute(sql: "CREATE TABLE t (x)") }
         #expect { try SQLiteStore(path: other) } throws: { "\($0)".contains("is not a BubbleKit database (it holds 1 other table)") }
         // Ours, cut short.
         let ours = dir + "/ours.sqlite"
         let store = try SQLiteStore(path: ours)
-        _ = try store.add(chat((0..<2_000).map { message($0) }), sourceFormat: "native", chatKey: "x", title: nil, mediaFolder: dir)
-        _ = try store.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        _ = try await store.add(chat((0..<2_000).map { message($0) }), sourceFormat: "native", chatKey: "x", title: nil, mediaFolder: dir)
+        _ = try await store.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         let cut = dir + "/cut.sqlite"
         let data = try Data(contentsOf: URL(fileURLWithPath: ours))
         try data.prefix(50).write(to: URL(fileURLWithPath: cut))
         #expect { try SQLiteStore(path: cut) } throws: { "\($0)".contains("cut short") }
         let half = dir + "/half.sqlite"
         try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: half))
-        #expect { try SQLiteStore(path: half).conversations().map { try SQLiteStore(path: half).load($0.id) } } throws: {
+        await #expect {
+            let store = try SQLiteStore(path: half)
+            for c in try await store.conversations() { _ = try await store.load(c.id) }
+        } throws: {
             "\($0)".contains("half.sqlite") && ("\($0)".contains("damaged") || "\($0)".contains("not a BubbleKit"))
         }
         // Written by a newer version.
         let newer = dir + "/newer.sqlite"
         _ = try SQLiteStore(path: newer)
-        try DatabaseQueue(path: newer).write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99')") }
+        try await DatabaseQueue(path: newer).write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99')") }
         #expect { try SQLiteStore(path: newer) } throws: { "\($0)".contains("newer BubbleKit") && "\($0)".contains("v99") }
     }
 }
@@ -335,8 +342,8 @@ struct StyledStoreTests {
         poll.answers = [PollAnswer(text: "Pizza", votes: 2, chosen: true)]
         messages[2].attachment = poll
         let store = try backend.make(dir)
-        let summary = try store.add(chat(messages), sourceFormat: "native", chatKey: "ana", title: nil, mediaFolder: dir)
-        let back = try store.load(summary.conversationID).messages
+        let summary = try await store.add(chat(messages), sourceFormat: "native", chatKey: "ana", title: nil, mediaFolder: dir)
+        let back = try await store.load(summary.conversationID).messages
         #expect(back[0].spans == messages[0].spans)
         #expect(back[1].forwardedFrom == "Bob")
         #expect(back[2].edited == messages[2].edited)
@@ -344,7 +351,7 @@ struct StyledStoreTests {
         #expect(back[1].spans.isEmpty && back[1].edited == nil)
         let changed = try await store.edit(1, in: summary.conversationID, text: "now plain", by: "me")
         _ = changed
-        let edited = try store.load(summary.conversationID).messages[0]
+        let edited = try await store.load(summary.conversationID).messages[0]
         #expect(edited.text == "now plain")
         #expect(edited.spans.isEmpty)
     }
@@ -358,9 +365,9 @@ struct StyledStoreTests {
         messages[0].text = "The killer is the butler, really"
         messages[0].spans = [TextSpan(.spoiler, 14..<24)]
         let store = try backend.make(dir)
-        let c = try store.add(chat(messages), sourceFormat: "native", chatKey: "sp", title: nil, mediaFolder: dir).conversationID
-        #expect(try store.search(StoreSearch("butler", conversation: c)).isEmpty)
-        let hit = try #require(try store.search(StoreSearch("killer", conversation: c)).first)
+        let c = try await store.add(chat(messages), sourceFormat: "native", chatKey: "sp", title: nil, mediaFolder: dir).conversationID
+        #expect(try await store.search(StoreSearch("butler", conversation: c)).isEmpty)
+        let hit = try #require(try await store.search(StoreSearch("killer", conversation: c)).first)
         #expect(!hit.snippet.contains("butler") && !hit.text.contains("butler"), "\(hit.snippet)")
         #expect(hit.snippet.contains("░"))
         let reply = try await store.add(NewMessage(clientID: UUID().uuidString, text: "No way", sender: messages[1].sender ?? "me", replyTo: 1), to: c)
@@ -369,7 +376,7 @@ struct StyledStoreTests {
         // A live message with a spoiler typed in the composer: not found by its hidden word.
         _ = try await store.add(NewMessage(clientID: UUID().uuidString, text: "Ending: he dies", sender: messages[1].sender ?? "me",
                                            spans: [TextSpan(.spoiler, 8..<15)]), to: c)
-        #expect(try store.search(StoreSearch("dies", conversation: c)).isEmpty)
-        #expect(try store.search(StoreSearch("ending", conversation: c)).count == 1)
+        #expect(try await store.search(StoreSearch("dies", conversation: c)).isEmpty)
+        #expect(try await store.search(StoreSearch("ending", conversation: c)).count == 1)
     }
 }

@@ -4,23 +4,25 @@ import PostgresNIO
 
 /// `bubbles db copy` from and into a PostgreSQL store (rows in by COPY).
 extension PostgresStore: CopyableStore {
-    public func copyConversations() throws -> [(id: Int64, conversation: CopiedConversation)] {
-        try read { c in
-            try c.run("SELECT id, title, source_format, chat_key, added, owner, last_rev FROM conversation ORDER BY id", logger).map { row in
+    public func copyConversations() async throws -> [(id: Int64, conversation: CopiedConversation)] {
+        try await read { c in
+            var all: [(id: Int64, conversation: CopiedConversation)] = []
+            for row in try await c.run("SELECT id, title, source_format, chat_key, added, owner, last_rev FROM conversation ORDER BY id", logger) {
                 let (id, title, format, key, added, owner, lastRev) = try row.decode((Int64, String, String, String, Double, String?, Int64).self)
-                let participants = try c.run("SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
+                let participants = try await c.run("SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
                     let (pid, name, avatar) = try $0.decode((String, String, String?).self)
                     return CopiedParticipant(id: pid, name: name, avatar: avatar)
                 }
-                return (id, CopiedConversation(title: title, sourceFormat: format, chatKey: key, added: added, owner: owner, lastRev: lastRev,
-                                               participants: participants))
+                all.append((id, CopiedConversation(title: title, sourceFormat: format, chatKey: key, added: added, owner: owner, lastRev: lastRev,
+                                                   participants: participants)))
             }
+            return all
         }
     }
 
-    public func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) throws -> [CopiedMessage] {
-        try read { c in
-            try c.run("""
+    public func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage] {
+        try await read { c in
+            try await c.run("""
                 SELECT seq, source_key, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra, edited,
                        client_id, rev, change
                 FROM message WHERE conversation_id = \(conversation) AND seq > \(seq) ORDER BY seq LIMIT \(Int64(limit))
@@ -35,53 +37,54 @@ extension PostgresStore: CopyableStore {
         }
     }
 
-    public func copyTarget(_ conv: CopiedConversation) throws -> (id: Int64, lastSeq: Int64) {
+    public func copyTarget(_ conv: CopiedConversation) async throws -> (id: Int64, lastSeq: Int64) {
         do {
-            return try pool.transaction(retry: false) { c in
+            return try await transaction(retry: false) { c in
                 let id: Int64
-                if let known = try c.run("SELECT id FROM conversation WHERE source_format = \(conv.sourceFormat) AND chat_key = \(conv.chatKey)",
+                if let known = try await c.run("SELECT id FROM conversation WHERE source_format = \(conv.sourceFormat) AND chat_key = \(conv.chatKey)",
                                          logger).first?.decode(Int64.self) {
                     id = known
                 } else {
-                    id = try c.run("""
+                    id = try await c.run("""
                         INSERT INTO conversation (title, source_format, chat_key, added, owner)
                         VALUES (\(conv.title), \(conv.sourceFormat), \(conv.chatKey), \(conv.added), \(conv.owner)) RETURNING id
                         """, logger).first!.decode(Int64.self)
                 }
-                var position = try c.run("SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(id)", logger)
+                var position = try await c.run("SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(id)", logger)
                     .first!.decode(Int64.self)
                 for p in conv.participants {
-                    let n = try c.run("""
+                    let n = try await c.changed("""
                         INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (\(id), \(p.id), \(position), \(p.name), \(p.avatar))
-                        ON CONFLICT DO NOTHING
-                        """, logger).metadata.rows ?? 0
+                        ON CONFLICT DO NOTHING RETURNING 1
+                        """, logger)
                     if n > 0 { position += 1 }
                 }
-                let last = try c.run("SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = \(id)", logger).first!.decode(Int64.self)
+                let last = try await c.run("SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = \(id)", logger).first!.decode(Int64.self)
                 return (id, last)
             }
         } catch { throw self.error(error) }
     }
 
-    public func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from conv: CopiedConversation) throws {
+    public func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from conv: CopiedConversation) async throws {
         do {
-            try pool.transaction(retry: false) { c in
+            try await transaction(retry: false) { c in
                 if !rows.isEmpty {
-                    let copy = CopyStream(connection: c, table: "message", columns: [
-                        "conversation_id", "seq", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
-                        "source_id", "extra", "edited", "client_id", "rev", "change", "body", "cjk",
-                    ], logger: logger)
+                    var copy = CopyRows()
                     for r in rows {
                         let body = Self.searchBody(r.indexBody)
                         copy.int(conversation); copy.int(r.seq); copy.int(r.sourceKey); copy.double(r.date); copy.int(r.utcOffset)
                         copy.text(r.sender); copy.bool(r.outgoing); copy.bool(r.system); copy.text(r.text); copy.text(r.status)
                         copy.double(r.statusDate); copy.text(r.sourceID); copy.text(r.extra); copy.double(r.edited); copy.text(r.clientID)
                         copy.int(r.rev); copy.text(r.change); copy.text(body); copy.bool(body.map(SearchText.mayHaveCJK) ?? false)
-                        try copy.endRow()
+                        _ = copy.endRow()
                     }
-                    try copy.finish()
+                    let chunk = copy.take()
+                    try await c.copyFrom(table: "message", columns: [
+                        "conversation_id", "seq", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
+                        "source_id", "extra", "edited", "client_id", "rev", "change", "body", "cjk",
+                    ], logger: logger) { writer in try await writer.write(chunk) }
                 }
-                try c.run("""
+                try await c.run("""
                     UPDATE conversation SET last_rev = greatest(last_rev, \(conv.lastRev)), owner = coalesce(owner, \(conv.owner)),
                            last_seq = greatest(last_seq, (SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = \(conversation)))
                     WHERE id = \(conversation)

@@ -17,16 +17,16 @@ extension PostgresStore {
 
     public func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation {
         let id: Int64 = try await writeLive(retry: false) { [self] c in
-            let id = try c.run("""
+            let id = try await c.run("""
                 INSERT INTO conversation (title, source_format, chat_key, added, owner)
                 VALUES (\(title), 'live', \("live:" + UUID().uuidString), \(Date().timeIntervalSince1970), \(participants.first?.id)) RETURNING id
                 """, logger).first!.decode(Int64.self)
             for (i, p) in participants.enumerated() {
-                try c.run("INSERT INTO participant (conversation_id, id, position, name) VALUES (\(id), \(p.id), \(Int64(i)), \(p.name))", logger)
+                try await c.run("INSERT INTO participant (conversation_id, id, position, name) VALUES (\(id), \(p.id), \(Int64(i)), \(p.name))", logger)
             }
             return (id, nil)
         }
-        guard let c = try conversation(id: id) else { throw StoreError(path: path, reason: "lost conversation \(id) after creating it") }
+        guard let c = try await conversation(id: id) else { throw StoreError(path: path, reason: "lost conversation \(id) after creating it") }
         return c
     }
 
@@ -36,16 +36,16 @@ extension PostgresStore {
     /// servers: the second insert meets `message_client` and gives the first one's message.
     public func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage {
         try await writeLive(transaction: false) { [self] c -> (AddedMessage, StoredChange?) in
-            let existing = { [self] () throws -> AddedMessage? in
-                try c.run("SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND client_id = \(new.clientID)",
+            let existing = { [self] () async throws -> AddedMessage? in
+                try await c.run("SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND client_id = \(new.clientID)",
                           logger).first.map { AddedMessage(change: try change($0, conversation: conversation), existed: true) }
             }
-            if let found = try existing() { return (found, nil) }
-            let (owner, senders) = try people(c, conversation, lock: false)
+            if let found = try await existing() { return (found, nil) }
+            let (owner, senders) = try await people(c, conversation, lock: false)
             guard senders.contains(new.sender) else { throw StoreCodec.badSender(new.sender, conversation, senders) }
             var answered: (Int64, Message)?
             if let target = new.replyTo {
-                guard let row = try c.run("SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq = \(target)",
+                guard let row = try await c.run("SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq = \(target)",
                                           logger).first else {
                     throw LiveError(.invalid, "replyTo \(target): conversation \(conversation) has no message \(target)")
                 }
@@ -56,7 +56,7 @@ extension PostgresStore {
             let body = Self.searchBody(StoreCodec.indexBody(text: new.text, spans: new.spans, attachment: nil))
             let numbers: (Int64, Int64)
             do {
-                guard let row = try c.run("""
+                guard let row = try await c.run("""
                     WITH next AS (
                         UPDATE conversation SET last_seq = last_seq + 1, last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_seq, last_rev
                     ), added AS (
@@ -75,7 +75,7 @@ extension PostgresStore {
                 numbers = (seq, rev)
             } catch let e as PSQLError where e.serverInfo?[.sqlState] == "23505" {
                 // The same client id stored meanwhile (by another server): that message.
-                if let found = try existing() { return (found, nil) }
+                if let found = try await existing() { return (found, nil) }
                 throw e
             }
             let added = StoredChange(conversation: conversation, rev: numbers.1, kind: .message,
@@ -98,56 +98,51 @@ extension PostgresStore {
         }
     }
 
-    public func changes(in conversation: Int64, since rev: Int64, limit: Int) throws -> [StoredChange] {
-        try read { c in
+    public func changes(in conversation: Int64, since rev: Int64, limit: Int) async throws -> [StoredChange] {
+        try await read { c in
             let decoder = JSONDecoder()
-            return try c.run("""
+            return try await c.run("""
                 SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND rev > \(rev) ORDER BY rev LIMIT \(Int64(max(1, limit)))
                 """, logger).map { try change($0, conversation: conversation, decoder: decoder) }
         }
     }
 
-    public func lastRev(of conversation: Int64) throws -> Int64? {
-        try read { c in try c.run("SELECT last_rev FROM conversation WHERE id = \(conversation)", logger).first?.decode(Int64.self) }
+    public func lastRev(of conversation: Int64) async throws -> Int64? {
+        try await read { c in try await c.run("SELECT last_rev FROM conversation WHERE id = \(conversation)", logger).first?.decode(Int64.self) }
     }
 
-    public func people(of conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
-        try read { c in try people(c, conversation, lock: false) }
+    public func people(of conversation: Int64) async throws -> (owner: String?, ids: Set<String>) {
+        try await read { c in try await people(c, conversation, lock: false) }
     }
 
     /// `NOTIFY bubbles_typing, 'C:NODE:REV:SENDER'`, sent in the background (a typing indicator
     /// that is lost costs nothing).
-    public func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64) {
+    public func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64) async {
         let payload = "\(conversation):\(nodeID):\(rev):\(sender)"
         guard payload.utf8.count < 7_000 else { return }
-        pool.queue.async { [self] in
-            _ = try? pool.with(retry: false) { c in try c.run("SELECT pg_notify(\(Self.typingChannel), \(payload))", logger) }
-        }
+        _ = try? await db.with(retry: false) { c in try await c.run("SELECT pg_notify(\(Self.typingChannel), \(payload))", logger) }
     }
 
     // MARK: -
 
-    /// Runs `body` in a transaction on the pool's threads; the change it made goes to the feed
-    /// after the commit. `retry`: run it again on a new connection when the database went away
-    /// (safe for changes that find what they already did: a message by its client id).
+    /// Runs `body` in a transaction of its own; the change it made goes to the feed after the
+    /// commit. `retry`: run it again on a new connection when the database went away (safe for
+    /// changes that find what they already did: a message by its client id).
     func writeLive<T: Sendable>(retry: Bool = true, transaction: Bool = true,
-                                _ body: @escaping @Sendable (PostgresConnection) throws -> (T, StoredChange?)) async throws -> T {
+                                _ body: (PostgresConnection) async throws -> (T, StoredChange?)) async throws -> T {
+        try await prepare()
         do {
-            let run = { @Sendable (c: PostgresConnection) throws -> (Box<T>, StoredChange?) in
-                let (r, ch) = try body(c)
-                return (Box(r), ch)
-            }
-            let (result, change) = transaction ? try await pool.runTransaction(retry: retry, run) : try await pool.run(retry: retry, run)
+            let (result, change) = transaction ? try await db.transaction(retry: retry, body) : try await db.with(retry: retry, body)
             if let change { listener.committed(change) }
-            return result.value
+            return result
         } catch { throw self.error(error) }
     }
 
     private func modify(_ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
                         _ apply: @escaping @Sendable (inout Message) throws -> Void) async throws -> StoredChange {
         try await writeLive { [self] c -> (StoredChange, StoredChange?) in
-            let (_, senders) = try lockPeople(c, conversation)
-            guard let row = try c.run("SELECT id, \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND seq = \(seq)",
+            let (_, senders) = try await lockPeople(c, conversation)
+            guard let row = try await c.run("SELECT id, \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND seq = \(seq)",
                                       logger).first else {
                 throw LiveError(.notFound, "conversation \(conversation) has no message \(seq)")
             }
@@ -162,16 +157,16 @@ extension PostgresStore {
                 return (StoredChange(conversation: conversation, rev: before.rev, kind: kind, message: StoredMessage(seq: seq, message: m),
                                      clientID: before.clientID), nil)
             }
-            let rev = try c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
+            let rev = try await c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
                 .first!.decode(Int64.self)
             let extra = try StoreCodec.encode(MessageExtra(m) { relative($0) }, with: StoreCodec.extraEncoder())
             let body = Self.searchBody(StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment))
-            try c.run("""
+            try await c.run("""
                 UPDATE message SET text = \(m.text), extra = \(extra), edited = \(m.edited?.timeIntervalSince1970), rev = \(rev),
                        change = \(kind.rawValue), body = \(body), cjk = \(body.map(SearchText.mayHaveCJK) ?? false)
                 WHERE id = \(rowID)
                 """, logger)
-            try notify(c, conversation, rev)
+            try await notify(c, conversation, rev)
             let changed = StoredChange(conversation: conversation, rev: rev, kind: kind, message: StoredMessage(seq: seq, message: m),
                                        clientID: before.clientID)
             return (changed, changed)
@@ -180,25 +175,25 @@ extension PostgresStore {
 
     /// Locks the conversation's row (every write of a conversation takes it, so they are
     /// ordered) and gives its owner and participants; a `LiveError` when there is none.
-    private func lockPeople(_ c: PostgresConnection, _ conversation: Int64) throws -> (owner: String?, ids: Set<String>) {
-        try people(c, conversation, lock: true)
+    private func lockPeople(_ c: PostgresConnection, _ conversation: Int64) async throws -> (owner: String?, ids: Set<String>) {
+        try await people(c, conversation, lock: true)
     }
 
-    private func people(_ c: PostgresConnection, _ conversation: Int64, lock: Bool) throws -> (owner: String?, ids: Set<String>) {
-        guard let row = try c.run("SELECT owner FROM conversation WHERE id = \(conversation) \(unescaped: lock ? "FOR UPDATE" : "")", logger).first else {
+    private func people(_ c: PostgresConnection, _ conversation: Int64, lock: Bool) async throws -> (owner: String?, ids: Set<String>) {
+        guard let row = try await c.run("SELECT owner FROM conversation WHERE id = \(conversation) \(unescaped: lock ? "FOR UPDATE" : "")", logger).first else {
             throw LiveError(.notFound, "no conversation \(conversation)")
         }
-        let ids = try c.run("SELECT id FROM participant WHERE conversation_id = \(conversation) ORDER BY position", logger).map { try $0.decode(String.self) }
+        let ids = try await c.run("SELECT id FROM participant WHERE conversation_id = \(conversation) ORDER BY position", logger).map { try $0.decode(String.self) }
         var owner = try row.decode(String?.self)
         if owner == nil {
-            owner = try c.run("SELECT sender FROM message WHERE conversation_id = \(conversation) AND outgoing AND sender IS NOT NULL LIMIT 1", logger)
+            owner = try await c.run("SELECT sender FROM message WHERE conversation_id = \(conversation) AND outgoing AND sender IS NOT NULL LIMIT 1", logger)
                 .first?.decode(String?.self) ?? nil
         }
         return (owner ?? ids.first, Set(ids))
     }
 
-    private func notify(_ c: PostgresConnection, _ conversation: Int64, _ rev: Int64) throws {
-        try c.run("SELECT pg_notify(\(Self.channel), \("\(conversation):\(rev)"))", logger)
+    private func notify(_ c: PostgresConnection, _ conversation: Int64, _ rev: Int64) async throws {
+        try await c.run("SELECT pg_notify(\(Self.channel), \("\(conversation):\(rev)"))", logger)
     }
 
     /// A change from a row of `changeColumns` (after `skip` leading columns).
@@ -210,19 +205,5 @@ extension PostgresStore {
         let clientID = try tail[tail.startIndex + 2].decode(String?.self)
         let m = try message(row, decoder: decoder, skip: skip)
         return StoredChange(conversation: conversation, rev: rev, kind: kind, message: m, clientID: clientID)
-    }
-}
-
-/// Carries a value across the pool's threads.
-struct Box<T>: @unchecked Sendable { let value: T; init(_ v: T) { value = v } }
-
-extension PostgresPool {
-    /// `transaction` on the pool's threads, for async callers.
-    func runTransaction<T: Sendable>(retry: Bool, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try self.transaction(retry: retry, body) })
-            }
-        }
     }
 }

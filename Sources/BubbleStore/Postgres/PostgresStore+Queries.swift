@@ -5,53 +5,53 @@ import PostgresNIO
 /// The viewer's queries, each from an index: `message_seq` for windows and bounds, `message_date`
 /// for date jumps, `message_words` (tsvector) and `message_cjk` (trigrams) for search.
 extension PostgresStore {
-    public func messages(in conversation: Int64, after seq: Int64, limit: Int) throws -> [StoredMessage] {
-        try read { c in
-            try messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq > \(seq) ORDER BY seq LIMIT \(Int64(max(0, limit)))")
+    public func messages(in conversation: Int64, after seq: Int64, limit: Int) async throws -> [StoredMessage] {
+        try await read { c in
+            try await messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq > \(seq) ORDER BY seq LIMIT \(Int64(max(0, limit)))")
         }
     }
 
-    public func messages(in conversation: Int64, before seq: Int64, limit: Int) throws -> [StoredMessage] {
-        try read { c in
-            try messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq < \(seq) ORDER BY seq DESC LIMIT \(Int64(max(0, limit)))").reversed()
+    public func messages(in conversation: Int64, before seq: Int64, limit: Int) async throws -> [StoredMessage] {
+        try await read { c in
+            Array(try await messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq < \(seq) ORDER BY seq DESC LIMIT \(Int64(max(0, limit)))").reversed())
         }
     }
 
-    public func seq(in conversation: Int64, atOrAfter date: Date) throws -> Int64? {
-        try read { c in
-            try c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) AND date >= \(date.timeIntervalSince1970) ORDER BY date, seq LIMIT 1",
+    public func seq(in conversation: Int64, atOrAfter date: Date) async throws -> Int64? {
+        try await read { c in
+            try await c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) AND date >= \(date.timeIntervalSince1970) ORDER BY date, seq LIMIT 1",
                       logger).first?.decode(Int64.self)
         }
     }
 
-    public func bounds(of conversation: Int64) throws -> (first: Int64, last: Int64)? {
-        try read { c in
-            let a = try c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq LIMIT 1", logger).first?.decode(Int64.self)
-            let z = try c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq DESC LIMIT 1", logger).first?.decode(Int64.self)
+    public func bounds(of conversation: Int64) async throws -> (first: Int64, last: Int64)? {
+        try await read { c in
+            let a = try await c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq LIMIT 1", logger).first?.decode(Int64.self)
+            let z = try await c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq DESC LIMIT 1", logger).first?.decode(Int64.self)
             guard let a, let z else { return nil }
             return (a, z)
         }
     }
 
-    public func count(of conversation: Int64) throws -> Int {
-        try read { c in try count(c, conversation) }
+    public func count(of conversation: Int64) async throws -> Int {
+        try await read { c in try await count(c, conversation) }
     }
 
     /// Counted again only when the highest sequence number moved (numbers only grow).
-    func count(_ c: PostgresConnection, _ id: Int64) throws -> Int {
-        let last = try c.run("SELECT seq FROM message WHERE conversation_id = \(id) ORDER BY seq DESC LIMIT 1", logger).first?.decode(Int64.self) ?? 0
+    func count(_ c: PostgresConnection, _ id: Int64) async throws -> Int {
+        let last = try await c.run("SELECT seq FROM message WHERE conversation_id = \(id) ORDER BY seq DESC LIMIT 1", logger).first?.decode(Int64.self) ?? 0
         if let known = counted.get(id, last: last) { return known }
-        let n = Int(try c.run("SELECT count(*) FROM message WHERE conversation_id = \(id)", logger).first!.decode(Int64.self))
+        let n = Int(try await c.run("SELECT count(*) FROM message WHERE conversation_id = \(id)", logger).first!.decode(Int64.self))
         counted.set(id, last: last, count: n)
         return n
     }
 
-    public func dayCounts(of conversation: Int64, timeZone: TimeZone) throws -> [StoreDayCount] {
-        try read { c in
+    public func dayCounts(of conversation: Int64, timeZone: TimeZone) async throws -> [StoreDayCount] {
+        try await read { c in
             // Days counted in the database by UTC hour (zone offsets change on the hour at most),
             // then folded into the asked zone's days here: 24 rows a day instead of every date.
             var counts: [Int: Int] = [:]
-            for row in try c.run("""
+            for row in try await c.run("""
                 SELECT floor(date / 3600)::bigint AS hour, count(*) FROM message WHERE conversation_id = \(conversation) GROUP BY 1 ORDER BY 1
                 """, logger) {
                 let (hour, n) = try row.decode((Int64, Int64).self)
@@ -63,36 +63,39 @@ extension PostgresStore {
         }
     }
 
-    public func conversations() throws -> [StoredConversation] {
-        try read { c in
-            try c.run("SELECT id FROM conversation ORDER BY id", logger)
-                .map { try $0.decode(Int64.self) }.compactMap { try conversation(c, id: $0) }
+    public func conversations() async throws -> [StoredConversation] {
+        try await read { c in
+            var all: [StoredConversation] = []
+            for row in try await c.run("SELECT id FROM conversation ORDER BY id", logger) {
+                if let found = try await conversation(c, id: try row.decode(Int64.self)) { all.append(found) }
+            }
+            return all
         }
     }
 
-    public func conversation(id: Int64) throws -> StoredConversation? {
-        try read { c in try conversation(c, id: id) }
+    public func conversation(id: Int64) async throws -> StoredConversation? {
+        try await read { c in try await conversation(c, id: id) }
     }
 
-    func conversation(_ c: PostgresConnection, id: Int64) throws -> StoredConversation? {
-        guard let row = try c.run("SELECT title, source_format FROM conversation WHERE id = \(id)", logger).first else { return nil }
+    func conversation(_ c: PostgresConnection, id: Int64) async throws -> StoredConversation? {
+        guard let row = try await c.run("SELECT title, source_format FROM conversation WHERE id = \(id)", logger).first else { return nil }
         let (title, format) = try row.decode((String, String).self)
-        let participants = try c.run("SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
+        let participants = try await c.run("SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
             let (pid, name, avatar) = try $0.decode((String, String, String?).self)
             return Participant(id: pid, name: name, avatar: avatar.map(mediaPath))
         }
-        let first = try c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date LIMIT 1", logger).first?.decode(Double.self)
-        let last = try c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date DESC LIMIT 1", logger).first?.decode(Double.self)
-        return StoredConversation(id: id, title: title, sourceFormat: format, participants: participants, messageCount: try count(c, id),
+        let first = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date LIMIT 1", logger).first?.decode(Double.self)
+        let last = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date DESC LIMIT 1", logger).first?.decode(Double.self)
+        return StoredConversation(id: id, title: title, sourceFormat: format, participants: participants, messageCount: try await count(c, id),
                                   first: first.map(Date.init(timeIntervalSince1970:)), last: last.map(Date.init(timeIntervalSince1970:)))
     }
 
-    public func load(_ conversation: Int64) throws -> Conversation {
-        try read { c in
-            guard let stored = try self.conversation(c, id: conversation) else {
+    public func load(_ conversation: Int64) async throws -> Conversation {
+        try await read { c in
+            guard let stored = try await self.conversation(c, id: conversation) else {
                 throw StoreError(path: path, reason: "has no conversation \(conversation); `bubbles list` shows the ones it has")
             }
-            let all = try messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) ORDER BY seq")
+            let all = try await messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) ORDER BY seq")
             return Conversation(title: stored.title, participants: stored.participants, messages: all.map(\.message))
         }
     }
@@ -103,7 +106,7 @@ extension PostgresStore {
     /// same hits. Words go through the tsvector (`bubbles_search`: `simple` with accents
     /// removed, so "cafe" finds "café"); a term with Chinese, Japanese or Korean is a substring
     /// of the text, found through the trigram index of the messages that hold CJK.
-    public func search(_ search: StoreSearch) throws -> [StoreHit] {
+    public func search(_ search: StoreSearch) async throws -> [StoreHit] {
         guard let query = SearchText.parse(search.query) else {
             throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
         }
@@ -148,14 +151,15 @@ extension PostgresStore {
             ORDER BY f.score DESC, f.date DESC LIMIT \(limit * 4)
             """
         let rows: [(Int64, Int64, Double, String?, String?, String?, String?)]
+        try await prepare()
         do {
-            rows = try pool.with { c in
-                try c.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger).map {
+            rows = try await db.with { c in
+                try await c.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger).map {
                     try $0.decode((Int64, Int64, Double, String?, String?, String?, String?).self)
                 }
             }
         } catch {
-            throw StoreError(path: path, reason: "search \"\(search.query)\": \(PostgresPool.describe(error))")
+            throw StoreError(path: path, reason: "search \"\(search.query)\": \(PostgresDB.describe(error))")
         }
         return SearchText.hits(rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5, extra: $0.6) },
                                query: query, limit: limit)

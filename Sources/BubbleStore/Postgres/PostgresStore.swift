@@ -2,6 +2,7 @@ import BubbleCore
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 
 /// The shared store: conversations in PostgreSQL (through postgres-nio), so several `bubbles
 /// serve` processes on several machines keep one set of conversations.
@@ -22,51 +23,85 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
     public var path: String { location.redacted }
     public let mediaFolder: String
     public let feed = ChangeFeed()
-    let pool: PostgresPool
+    let db: PostgresDB
     let counted = CountCache()
     /// This process among the store's servers (its own typing notifications are not passed on twice).
-    let nodeID = UUID().uuidString.prefix(8).lowercased()
-    var logger: Logger { pool.logger }
-    /// Fans changes out between servers (started on first use of the feed by a server).
-    private(set) lazy var listener = PostgresFeed(store: self)
+    var nodeID: String { listener.nodeID }
+    var logger: Logger { db.logger }
+    /// Fans changes out between servers (runs with the store).
+    let listener: PostgresFeed
+    /// The schema brought up to date, once, on first use.
+    private let migration = Once()
+    /// `start()`'s task (a store used outside a `ServiceGroup`).
+    private let started = Locked<Task<Void, Never>?>(nil)
 
-    /// Opens the store at `url`, creating its schema or bringing it up to date; `mediaFolder`
-    /// defaults to `$BUBBLES_MEDIA`, else `~/.local/share/bubblekit/DATABASE-media`.
+    /// A store at `url`; nothing is connected until it runs (`run()` in a `ServiceGroup`, or
+    /// `start()`). `mediaFolder` defaults to `$BUBBLES_MEDIA`, else
+    /// `~/.local/share/bubblekit/DATABASE-media`.
     public init(url: String, mediaFolder: String? = nil) throws {
         location = try PostgresLocation(url: url)
         let env = ProcessInfo.processInfo.environment
         let home = env["HOME"] ?? NSHomeDirectory()
         self.mediaFolder = mediaFolder ?? env["BUBBLES_MEDIA"].flatMap { $0.isEmpty ? nil : $0 }
             ?? home + "/.local/share/bubblekit/\(location.database)-media"
-        pool = PostgresPool(location: location)
-        // Opening waits a few seconds at most for a server that is away (a typo should not hang).
-        pool.patience = 3
-        try migrate()
-        pool.patience = 20
+        db = PostgresDB(location: location)
+        listener = PostgresFeed(db: db, feed: feed)
+        listener.reader.withLock { $0 = { [weak self] conversation, rev in try await self?.changes(in: conversation, since: rev, limit: 1_000) ?? [] } }
     }
 
-    deinit {
-        listener.stop()
-        pool.close()
+    deinit { started.value?.cancel() }
+
+    /// The connection pool and the change feed, until the task is cancelled or the service
+    /// group shuts down gracefully (then its connections close).
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { [db, listener] in
+            await Self.runAll(db, listener)
+        }
     }
 
-    /// Starts fanning out changes made by other servers into `feed` (`bubbles serve` calls it).
-    public func startListening() { listener.start() }
+    private static func runAll(_ db: PostgresDB, _ listener: PostgresFeed) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await db.client.run() }
+            group.addTask { await listener.run() }
+        }
+    }
 
-    /// Stops listening and closes every connection.
-    public func close() {
-        listener.stop()
-        pool.close()
+    /// Runs the store in a task of its own, for a store used outside a `ServiceGroup` (a
+    /// command, a test); it ends when the store goes or `stop()` is called.
+    public func start() {
+        started.withLock { task in
+            guard task == nil else { return }
+            // The task holds the pool and the feed, not the store: the store going ends it.
+            task = Task { [db, listener] in await Self.runAll(db, listener) }
+        }
+    }
+
+    /// Ends what `start()` started: the connections close.
+    public func stop() {
+        started.withLock { $0?.cancel() }
+    }
+
+    /// Waits until the schema is up to date, at most 5 s for a server that is away (a typo in the
+    /// URL should not hang).
+    public func prepare() async throws {
+        try await migration.run(timeout: .seconds(5), path: path) { [self] in try await migrate() }
     }
 
     func error(_ error: any Error) -> any Error {
         if error is StoreError || error is LiveError { return error }
-        return StoreError(path: path, reason: PostgresPool.describe(error))
+        return StoreError(path: path, reason: PostgresDB.describe(error))
     }
 
-    /// `pool.with`, errors as `StoreError`s naming the database.
-    func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        do { return try pool.with(body) } catch { throw self.error(error) }
+    /// `db.with` once the schema is ready, errors as `StoreError`s naming the database.
+    func read<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await prepare()
+        do { return try await db.with(body) } catch { throw self.error(error) }
+    }
+
+    /// `db.transaction` once the schema is ready, errors as `StoreError`s naming the database.
+    func transaction<T: Sendable>(retry: Bool, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await prepare()
+        do { return try await db.transaction(retry: retry, body) } catch { throw self.error(error) }
     }
 
     // MARK: schema
@@ -133,20 +168,20 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
             """),
     ]
 
-    func migrate() throws {
+    func migrate() async throws {
         do {
-            try pool.transaction(retry: true) { c in
+            try await db.transaction(retry: true) { c in
                 // One migrator at a time across servers (the key is "BBK1").
-                try c.run("SELECT pg_advisory_xact_lock(1111641905)", logger)
-                try c.run("CREATE TABLE IF NOT EXISTS bubbles_schema (id TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)", logger)
-                let applied = Set(try c.run("SELECT id FROM bubbles_schema", logger).map { try $0.decode(String.self) })
+                try await c.run("SELECT pg_advisory_xact_lock(1111641905)", logger)
+                try await c.run("CREATE TABLE IF NOT EXISTS bubbles_schema (id TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)", logger)
+                let applied = Set(try await c.run("SELECT id FROM bubbles_schema", logger).map { try $0.decode(String.self) })
                 let known = Set(Self.migrations.map(\.id))
                 let newer = applied.subtracting(known).sorted()
                 if !newer.isEmpty {
                     throw StoreError(path: path, reason: "was written by a newer BubbleKit (schema \(newer.joined(separator: ", ")) is unknown here); upgrade BubbleKit to open it — it is never downgraded")
                 }
                 if applied.isEmpty {
-                    let others = try c.run("""
+                    let others = try await c.run("""
                         SELECT count(*) FROM information_schema.tables
                         WHERE table_schema = current_schema() AND table_name IN ('conversation', 'participant', 'message')
                         """, logger).first!.decode(Int64.self)
@@ -155,8 +190,8 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                     }
                 }
                 for m in Self.migrations where !applied.contains(m.id) {
-                    try c.simple(m.sql, logger)
-                    try c.run("INSERT INTO bubbles_schema (id, applied) VALUES (\(m.id), \(Date().timeIntervalSince1970))", logger)
+                    try await c.simple(m.sql, logger)
+                    try await c.run("INSERT INTO bubbles_schema (id, applied) VALUES (\(m.id), \(Date().timeIntervalSince1970))", logger)
                 }
             }
         } catch { throw self.error(error) }
@@ -196,17 +231,17 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                                       decoder: decoder, absolute: mediaPath)
     }
 
-    func messages(_ c: PostgresConnection, _ query: PostgresQuery) throws -> [StoredMessage] {
+    func messages(_ c: PostgresConnection, _ query: PostgresQuery) async throws -> [StoredMessage] {
         let decoder = JSONDecoder()
-        return try c.run(query, logger).map { try message($0, decoder: decoder) }
+        return try await c.run(query, logger).map { try message($0, decoder: decoder) }
     }
 }
 
 extension PostgresConnection {
     /// Runs several statements, one at a time (each ends with `;` at the end of a line), for migrations.
-    func simple(_ sql: String, _ logger: Logger) throws {
+    func simple(_ sql: String, _ logger: Logger) async throws {
         for statement in sql.components(separatedBy: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            try run(PostgresQuery(unsafeSQL: statement), logger)
+            try await run(PostgresQuery(unsafeSQL: statement), logger)
         }
     }
 }

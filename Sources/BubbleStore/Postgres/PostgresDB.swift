@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import NIOCore
-import NIOPosix
 import PostgresNIO
 
 /// Where a PostgreSQL store is: `postgres://user[:password]@host[:port]/database`, or a
@@ -63,6 +62,13 @@ public struct PostgresLocation: Sendable, Hashable {
         return c.string ?? "postgres://…"
     }
 
+    var clientConfiguration: PostgresClient.Configuration {
+        if let socketFolder {
+            return .init(unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        }
+        return .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+    }
+
     var configuration: PostgresConnection.Configuration {
         if let socketFolder {
             return .init(unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password, database: database)
@@ -71,117 +77,66 @@ public struct PostgresLocation: Sendable, Hashable {
     }
 }
 
-/// A few connections to one PostgreSQL server, used from ordinary threads: every call blocks its
-/// thread on a NIO future (never on a Swift task, so a blocked caller cannot starve the work it
-/// waits for). A connection that breaks is dropped; the next call opens another, waiting with
-/// back-off while the server is away (`patience`), so a restart of the database is a pause, not
-/// an error.
-final class PostgresPool: @unchecked Sendable {
+/// The connections of one PostgreSQL store: postgres-nio's own `PostgresClient` (its pool,
+/// run as a `Service` by the store), with the retries a store needs on top. A connection that
+/// breaks is dropped by the pool; a call that met a broken connection (the database restarted)
+/// is run again on another, waiting with back-off while the server is away (`patience`), so a
+/// restart of the database is a pause, not an error.
+final class PostgresDB: Sendable {
     let location: PostgresLocation
     let logger: Logger
-    let size: Int
+    let client: PostgresClient
     /// How long a call waits for the server to come back before it fails.
-    var patience: TimeInterval = 20
-    private let lock = NSLock()
-    private var idle: [PostgresConnection] = []
-    private let slots: DispatchSemaphore
-    private var nextID = 0
-    private var closed = false
-    /// Live writes run here (off Swift's cooperative threads, which a blocking call would hold).
-    let queue = DispatchQueue(label: "bubblekit.postgres", attributes: .concurrent)
+    let patience: Duration
 
-    init(location: PostgresLocation, size: Int = 8) {
+    init(location: PostgresLocation, size: Int = 8, patience: Duration = .seconds(20)) {
         self.location = location
-        self.size = size
-        slots = DispatchSemaphore(value: size)
+        self.patience = patience
         var logger = Logger(label: "bubblekit.postgres")
         logger.logLevel = .critical
         self.logger = logger
+        var config = location.clientConfiguration
+        config.options.maximumConnections = size
+        config.options.connectTimeout = .seconds(5)
+        client = PostgresClient(configuration: config, backgroundLogger: logger)
     }
 
-    /// A new connection (not from the pool), for LISTEN or COPY.
-    func connect() throws -> PostgresConnection {
-        lock.lock(); nextID += 1; let id = nextID; lock.unlock()
-        return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: location.configuration,
-                                              id: id, logger: logger).wait()
+    /// A new connection of its own (not from the pool), for LISTEN.
+    func connect(id: Int) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(configuration: location.configuration, id: id, logger: logger)
     }
 
-    /// Runs `body` with a connection of the pool. `retry`: when the connection breaks (or none
-    /// can be made), wait and run it again on a new one, up to `patience` — only for bodies that
-    /// may run twice (reads; writes that find what they already did).
-    func with<T>(retry: Bool = true, _ body: (PostgresConnection) throws -> T) throws -> T {
-        slots.wait()
-        defer { slots.signal() }
-        let start = Date()
-        var delay = 0.05
+    /// Runs `body` with a connection of the pool. `retry`: when the connection breaks, wait and
+    /// run it again on another, up to `patience` — only for bodies that may run twice (reads;
+    /// writes that find what they already did).
+    func with<T: Sendable>(retry: Bool = true, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var delay = Duration.milliseconds(50)
         while true {
-            var connection: PostgresConnection?
             do {
-                let c = try checkout()
-                connection = c
-                let result = try body(c)
-                checkin(c)
-                return result
+                return try await client.withConnection { c in try await body(c) }
             } catch {
-                let broken = connection.map { $0.isClosed } ?? true
-                if let connection {
-                    if broken || Self.isConnectionError(error) { connection.discard() } else { checkin(connection) }
-                }
-                guard retry, broken || Self.isConnectionError(error), Date().timeIntervalSince(start) < patience, !isClosed else { throw error }
-                Thread.sleep(forTimeInterval: delay)
-                delay = min(delay * 2, 1)
-            }
-        }
-    }
-
-    /// `with` on the pool's own threads, for async callers.
-    func run<T: Sendable>(retry: Bool = true, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try self.with(retry: retry, body) })
+                guard retry, Self.isConnectionError(error), clock.now - start < patience else { throw error }
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
             }
         }
     }
 
     /// Runs `body` between BEGIN and COMMIT (ROLLBACK when it throws).
-    func transaction<T>(retry: Bool = true, _ body: (PostgresConnection) throws -> T) throws -> T {
-        try with(retry: retry) { c in
-            try c.run("BEGIN", logger)
+    func transaction<T: Sendable>(retry: Bool = true, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await with(retry: retry) { c in
+            try await c.run("BEGIN", logger)
             do {
-                let result = try body(c)
-                try c.run("COMMIT", logger)
+                let result = try await body(c)
+                try await c.run("COMMIT", logger)
                 return result
             } catch {
-                if !c.isClosed { _ = try? c.run("ROLLBACK", logger) }
+                if !c.isClosed { _ = try? await c.run("ROLLBACK", logger) }
                 throw error
             }
         }
-    }
-
-    private func checkout() throws -> PostgresConnection {
-        lock.lock()
-        while let c = idle.popLast() {
-            if !c.isClosed { lock.unlock(); return c }
-        }
-        lock.unlock()
-        return try connect()
-    }
-
-    private func checkin(_ c: PostgresConnection) {
-        lock.lock(); defer { lock.unlock() }
-        if c.isClosed || closed { c.discard(); return }
-        idle.append(c)
-    }
-
-    var isClosed: Bool { lock.lock(); defer { lock.unlock() }; return closed }
-
-    func close() {
-        lock.lock()
-        closed = true
-        let all = idle
-        idle = []
-        lock.unlock()
-        for c in all { c.discard() }
     }
 
     /// Whether `error` means the connection (or the server) went away rather than the query failed.
@@ -208,26 +163,22 @@ final class PostgresPool: @unchecked Sendable {
             return "PostgreSQL connection: \(e.code)"
         }
         if isConnectionError(error) { return "cannot reach PostgreSQL (\(error))" }
+        if "\(error)".contains("CircuitBreaker") { return "cannot reach PostgreSQL (no connection could be made)" }
         return "\(error)"
     }
 }
 
 extension PostgresConnection {
-    /// Runs `query` and waits for all its rows.
+    /// Runs `query` and gives all its rows.
     @discardableResult
-    func run(_ query: PostgresQuery, _ logger: Logger) throws -> PostgresQueryResult {
-        try self.query(query, logger: logger).wait()
+    func run(_ query: PostgresQuery, _ logger: Logger) async throws -> [PostgresRow] {
+        try await self.query(query, logger: logger).collect()
     }
-}
 
-extension PostgresConnection {
-    /// Closes the connection and keeps it until its channel has closed. postgres-nio asserts (in
-    /// debug builds) that a connection is closed before it is freed, and `close()` only starts
-    /// closing: a connection dropped right after it (its close failing at once while the server
-    /// ended the session, or checked in while the pool closed) crashed the test process under
-    /// load (the database-restart test, in 2 of 3 loaded runs).
-    func discard() {
-        _ = close() as EventLoopFuture<Void>
-        closeFuture.whenComplete { _ in withExtendedLifetime(self) {} }
+    /// Runs a statement that ends in `RETURNING …` inside `WITH changed AS (…)`, and gives how
+    /// many rows it returned (postgres-nio's async queries give no row count of their own).
+    func changed(_ statement: PostgresQuery, _ logger: Logger) async throws -> Int {
+        let rows = try await run(PostgresQuery(unsafeSQL: "WITH changed AS (\(statement.sql)) SELECT count(*) FROM changed", binds: statement.binds), logger)
+        return Int(try rows.first?.decode(Int64.self) ?? 0)
     }
 }

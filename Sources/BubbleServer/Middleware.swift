@@ -1,0 +1,118 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// Security headers on every response (errors too): scripts and style sheets only from this
+/// server, nothing from anywhere else, no framing, no sniffing, no referrer; and the request's id.
+struct SecurityHeadersMiddleware: RouterMiddleware {
+    typealias Context = BubbleContext
+
+    /// Style *attributes* are allowed (`style-src-attr`): the rows size video frames and colour
+    /// initials avatars with them; they are written by BubbleHTML from numbers and the theme,
+    /// never from message text.
+    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; "
+        + "font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[HTTPFields.Element.Name("Referrer-Policy")!] = "no-referrer"
+        response.headers[HTTPFields.Element.Name("X-Frame-Options")!] = "DENY"
+        response.headers[HTTPFields.Element.Name("X-Request-Id")!] = context.requestID
+        return response
+    }
+}
+
+/// Every error a route throws as JSON (`{"error": "…"}`) with a status that fits
+/// (`APIError.from`) — the server keeps serving whatever a request holds.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = BubbleContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return try APIError.from(error, request: request, context: context).response(from: request, context: context)
+        }
+    }
+}
+
+/// The token check: required on every request when the server has one (`?token=`,
+/// `Authorization: Bearer`, or the cookie a browser was given with the first).
+struct AccessMiddleware: RouterMiddleware {
+    typealias Context = BubbleContext
+    let token: String?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let token else { return try await next(request, context) }
+        guard Self.carries(request, token: token) else {
+            throw APIError(status: .unauthorized, message: "this server needs its token: ?token=… or Authorization: Bearer …")
+        }
+        var response = try await next(request, context)
+        // A browser given the token once (the URL printed) keeps it in a cookie of this site only.
+        if request.uri.queryParameters["token"] != nil {
+            response.headers[.setCookie] = "bk_token=\(token); Path=/; HttpOnly; SameSite=Strict"
+        }
+        return response
+    }
+
+    static func carries(_ request: Request, token: String) -> Bool {
+        if let q = request.uri.queryParameters["token"], constantTimeEqual(String(q), token) { return true }
+        if let auth = request.headers[.authorization], auth.hasPrefix("Bearer "), constantTimeEqual(String(auth.dropFirst(7)), token) { return true }
+        for cookie in request.headers[values: .cookie].flatMap({ $0.split(separator: ";") }) {
+            let kv = cookie.trimmingCharacters(in: .whitespaces)
+            if kv.hasPrefix("bk_token="), constantTimeEqual(String(kv.dropFirst(9)), token) { return true }
+        }
+        return false
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var diff: UInt8 = 0
+        for i in x.indices { diff |= x[i] ^ y[i] }
+        return diff == 0
+    }
+}
+
+/// The body of `request`, at most `limit` bytes, or a 413 naming the limit: at once when its
+/// Content-Length says more (nothing of it is read), else as soon as `limit` bytes have come.
+func collectBody(_ request: Request, limit: Int, what: String = "the body") async throws -> ByteBuffer {
+    if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+        throw APIError.tooLarge(what, limit: limit, length: length)
+    }
+    do {
+        return try await request.body.collect(upTo: limit)
+    } catch is NIOTooManyBytesError {
+        throw APIError.tooLarge(what, limit: limit)
+    }
+}
+
+/// Closes the connection once a response that says `Connection: close` has been written (Hummingbird
+/// would otherwise read on: a client still sending a body too large would wait for its answer).
+final class CloseAfterResponse: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+    private var closing = false
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let part = unwrapOutboundIn(data)
+        switch part {
+        case .head(let head):
+            closing = head.headerFields[.connection]?.lowercased() == "close"
+            context.write(data, promise: promise)
+        case .end where closing:
+            closing = false
+            context.writeAndFlush(data).whenComplete { result in
+                promise?.completeWith(result)
+                context.close(promise: nil)
+            }
+        default:
+            context.write(data, promise: promise)
+        }
+    }
+}
