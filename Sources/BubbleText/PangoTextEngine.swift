@@ -47,6 +47,14 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
 
     // MARK: TextEngine
 
+    // A Pango layout is large and tied to one thread: none is kept per message, none is read
+    // from several threads, a substring is measured by laying it out.
+    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
+    public var preparedTextsAreCompact: Bool { false }
+    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
+    public func prefetch(storage: UnsafeRawPointer) {}
+    public var preparesConcurrently: Bool { false }
+
     /// Checks the style, sanitises the text and makes the Pango layout that `layout` and `draw`
     /// reuse. Throws `invalidFontSize`, `invalidLineHeight`, or `unknownFont` when no family in
     /// `style.family` is installed or is an alias fontconfig resolves.

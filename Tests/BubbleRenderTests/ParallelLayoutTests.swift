@@ -36,6 +36,7 @@ import Testing
             try base.summary(ofStorage: storage, maxWidth: maxWidth)
         }
         var preparesConcurrently: Bool { concurrent }
+        func prefetch(storage: UnsafeRawPointer) { base.prefetch(storage: storage) }
     }
 
     static let utc = TimeZone(identifier: "UTC")!

@@ -55,19 +55,48 @@ public final class CachingTextEngine: TextEngine {
             return hit
         }
         misses += 1
-        let inner: PreparedText
-        if let lazy = prepared.storage as? Lazy {
-            if let p = lazy.prepared { inner = p } else {
-                inner = try base.prepare(lazy.text, style: lazy.style, spans: lazy.spans)
-                lazy.prepared = inner
-            }
-        } else {
-            inner = try base.prepare(prepared.text, style: prepared.style, spans: prepared.spans)
-        }
-        let result = try base.layout(inner, maxWidth: maxWidth, maxLines: maxLines)
+        let result = try base.layout(try inner(prepared), maxWidth: maxWidth, maxLines: maxLines)
         store(key, result)
         return result
     }
+
+    /// The wrapped engine's text as it prepared it (prepared now when it has not been).
+    private func inner(_ prepared: PreparedText) throws(TextError) -> PreparedText {
+        if let lazy = prepared.storage as? Lazy {
+            if let p = lazy.prepared { return p }
+            let p = try base.prepare(lazy.text, style: lazy.style, spans: lazy.spans)
+            lazy.prepared = p
+            return p
+        }
+        return try base.prepare(prepared.text, style: prepared.style, spans: prepared.spans)
+    }
+
+    /// The wrapped engine's advance (its fast path: an HTML bubble's shrink-wrap).
+    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
+        guard let p = try? inner(prepared) else { return nil }
+        return base.advance(of: range, in: p)
+    }
+
+    /// The wrapped engine's answer: a `Lazy` holds the text and, once laid out, what the
+    /// wrapped engine prepared.
+    public var preparedTextsAreCompact: Bool { base.preparedTextsAreCompact }
+
+    /// From the wrapped engine's storage, when the text has been prepared; nil before (preparing
+    /// it here would change the cache from several threads, which this engine does not allow).
+    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
+        guard let p = (storage as? Lazy)?.prepared?.storage else { return nil }
+        return try base.summary(ofStorage: p, maxWidth: maxWidth)
+    }
+
+    /// Passed on for a text the wrapped engine has prepared.
+    public func prefetch(storage: UnsafeRawPointer) {
+        let lazy = Unmanaged<AnyObject>.fromOpaque(storage).takeUnretainedValue() as? Lazy
+        guard let p = lazy?.prepared?.storage else { return }
+        base.prefetch(storage: UnsafeRawPointer(Unmanaged.passUnretained(p).toOpaque()))
+    }
+
+    /// One thread at a time (the cache is not locked).
+    public var preparesConcurrently: Bool { false }
 
     /// Number of layouts held.
     public var count: Int { young.count + old.count }

@@ -6,6 +6,14 @@ public final class MonospaceTextEngine: TextEngine, Sendable {
     public let advance: Double
     public init(advance: Double = 0.5) { self.advance = advance }
 
+    // Every character has the same advance, so nothing is kept for re-layouts or asked of the
+    // storage alone; substrings are measured as they are (cheap).
+    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
+    public var preparedTextsAreCompact: Bool { false }
+    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
+    public func prefetch(storage: UnsafeRawPointer) {}
+    public var preparesConcurrently: Bool { false }
+
     final class Storage {
         /// Per paragraph: its words, each a list of (utf8 start, utf8 end, width) graphemes,
         /// with the width of the space that follows the word.

@@ -159,27 +159,31 @@ public protocol TextEngine: AnyObject {
     func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout
     /// Advance (points) of UTF-8 bytes `range` of `prepared`'s text set on one line, trailing
     /// whitespace excluded, when the engine can tell it from what it prepared; nil: measure the
-    /// substring instead (the default).
+    /// substring instead.
+    ///
+    /// This and the four requirements after it have no default: a wrapper that forgot to
+    /// forward one would silently lose its engine's fast path.
     func advance(of range: Range<Int>, in prepared: PreparedText) -> Double?
     /// True when the prepared texts this engine makes are small enough to keep one for every
     /// message of a long conversation (a `ConversationLayout` then keeps them for re-layouts);
-    /// false (the default): layouts keep none and prepare again.
+    /// false: layouts keep none and prepare again.
     var preparedTextsAreCompact: Bool { get }
     /// `layout(prepared, maxWidth:, maxLines:).summary`, without making the lines when the
     /// engine can (a re-layout that needs only heights).
     func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary
     /// `summary` (no line limit) of the text whose `PreparedText.storage` this engine made,
-    /// from the storage alone; nil (the default) when the engine needs the whole `PreparedText`.
+    /// from the storage alone; nil when the engine needs the whole `PreparedText`.
     /// An engine that answers it must allow calls from several threads at once (a scrolling
     /// re-layout makes them).
     func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary?
     /// A hint: the prepared storage at `storage` (an object this engine made) will be
-    /// summarised soon, so its memory may be requested now. The default does nothing.
+    /// summarised soon, so its memory may be requested now (or nothing, for an engine whose
+    /// storage is not read that way).
     func prefetch(storage: UnsafeRawPointer)
     /// True when `prepare` (and every other call) may be made from several threads at once and
     /// does run in parallel, not one call at a time behind a lock: a long first layout then
-    /// prepares its texts on the other cores too (`ConversationLayouter`). False (the default):
-    /// one thread prepares.
+    /// prepares its texts on the other cores too (`ConversationLayouter`). False: one thread
+    /// prepares.
     var preparesConcurrently: Bool { get }
 }
 
@@ -188,13 +192,8 @@ extension TextEngine {
         let plain = try prepare(text, style: style)
         return spans.isEmpty ? plain : PreparedText(text: text, style: style, spans: spans, storage: plain.storage)
     }
-    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
-    public func prefetch(storage: UnsafeRawPointer) {}
 
     public func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
         try layout(prepared, maxWidth: maxWidth, maxLines: maxLines).summary
     }
-    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
-    public var preparedTextsAreCompact: Bool { false }
-    public var preparesConcurrently: Bool { false }
 }
