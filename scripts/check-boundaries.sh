@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Module boundaries (issue 19), checked on every `make test`: data flows one way,
+# Module boundaries (issue 19) and the async store and server (issue 38), checked on every `make test`: data flows one way,
 #   BubbleCore → BubbleText → BubbleHTML, BubbleCore → BubbleText → BubbleRender,
 # and nothing that measures text or writes HTML reaches the painting stack (Cairo, gdk-pixbuf, libpng).
 # Prints each import that crosses a boundary, with its file and line, and exits 1 if there is one.
@@ -35,5 +35,14 @@ for header in Sources/CPango/shim.h Sources/CPangoMeasure/include/pango_measure.
     fi
 done
 
-[[ $status -eq 0 ]] && echo "module boundaries: ok"
+# The store and the server are async end to end (issue 38): nothing in them blocks a thread to
+# wait — no semaphores, no EventLoopFuture.wait(), no sleeping or threads of their own.
+blocking=$(grep -rnE 'DispatchSemaphore|\.wait\(\)|Thread\.sleep|Thread\(|usleep\(|NSCondition' Sources/BubbleStore Sources/BubbleServer --include='*.swift' || true)
+if [[ -n "$blocking" ]]; then
+    echo "async: Sources/BubbleStore and Sources/BubbleServer must not block a thread to wait (await instead):" >&2
+    echo "$blocking" | sed 's/^/  /' >&2
+    status=1
+fi
+
+[[ $status -eq 0 ]] && echo "module boundaries and async: ok"
 exit $status

@@ -6,6 +6,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// One WebSocket connection to a live conversation (`/api/v1/conversations/{id}/live?since=REV`).
 ///
@@ -30,17 +31,25 @@ struct LiveSocket {
         defer { hub.unsubscribe(conversation, me) }
         let post = Outbox()
         let conversation = self.conversation, since = self.since, live = self.live
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            // Ctrl-C: this handler ends (the framework then closes the socket, waiting at most its
-            // close timeout for the client's answer), so a graceful stop never waits for a reader
-            // that stays.
-            group.addTask { try? await gracefulShutdown() }
+        let gate = WriteGate()
+        try await withThrowingTaskGroup(of: Role.self) { group in
+            // A graceful stop (SIGTERM, Ctrl-C): no new writes are taken; the one being answered
+            // finishes and its acknowledgement is sent; then the outbox ends and the handler
+            // returns (the framework closes the socket, waiting at most its close timeout for
+            // the client's answer). A write a client saw acknowledged is stored.
+            group.addTask {
+                try? await gracefulShutdown()
+                await gate.close()
+                post.finish()
+                return .shutdown
+            }
             group.addTask {
                 // What has piled up goes in one frame (a JSON array) — under load a connection
                 // gets a few frames rather than one per change.
                 while let texts = await post.take() {
                     try await outbound.write(.text(texts.count == 1 ? texts[0] : "[" + texts.joined(separator: ",") + "]"))
                 }
+                return .writer
             }
             group.addTask {
                 // What the client missed, then what is committed from now on, without gaps.
@@ -57,6 +66,7 @@ struct LiveSocket {
                         if from != me { post.yield(json) }
                     }
                 }
+                return .events
             }
             group.addTask {
                 var bucket = TokenBucket(rate: live.limits.rate, burst: live.limits.burst)
@@ -90,20 +100,29 @@ struct LiveSocket {
                         post.yield(Self.error(ref, 429, "too many messages: at most \(Int(live.limits.rate)) a second (\(Int(live.limits.burst)) at once) on one connection; send it again in a moment"))
                         continue
                     }
+                    guard gate.enter() else {
+                        post.yield(Self.error(ref, 503, "the server is stopping; send it again once it is back"))
+                        continue
+                    }
                     let (answer, rev) = await Self.answer(live, conversation, type: type, frame: frame, ref: ref)
+                    post.yield(answer)
+                    gate.leave()
                     if let rev {
                         ownRev = max(ownRev, rev)
                         lastTyping = longAgo
                     }
-                    post.yield(answer)
                 }
                 post.finish()
+                return .inbound
             }
-            // The client went away (or the writer or the store failed): everything else stops.
+            // The client went away, or the writer ended (a stop: the outbox drained; or a write
+            // failed): everything else stops. A stop alone waits for the writer to drain.
             defer { post.finish(); group.cancelAll() }
-            try await group.next()
+            while let role = try await group.next(), role == .shutdown {}
         }
     }
+
+    enum Role { case shutdown, writer, events, inbound }
 
     /// Posts the changes after `rev` in order; the last revision posted (`rev` when none).
     static func catchUp(_ live: LiveAPI, _ conversation: Int64, after rev: Int64, post: Outbox) async throws -> Int64 {
@@ -159,6 +178,32 @@ struct LiveSocket {
         var o: [String: Any] = ["type": "error", "status": status, "error": message]
         if let ref { o["ref"] = ref }
         return JSONWriter.string(o)
+    }
+}
+
+/// Whether a connection may start a write: closed by a graceful stop, which then waits for the
+/// write being answered (at most 4 s).
+final class WriteGate: Sendable {
+    private let state = Mutex((closed: false, busy: 0))
+
+    /// Starts a write; false once closed.
+    func enter() -> Bool {
+        state.withLock { s in
+            guard !s.closed else { return false }
+            s.busy += 1
+            return true
+        }
+    }
+
+    func leave() { state.withLock { $0.busy -= 1 } }
+
+    /// No more writes; returns once the ones in flight have left.
+    func close() async {
+        state.withLock { $0.closed = true }
+        let deadline = ContinuousClock.now + .seconds(4)
+        while state.withLock({ $0.busy > 0 }), ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 }
 

@@ -62,11 +62,11 @@ public final class LiveServer: @unchecked Sendable {
         process = nil
     }
 
-    /// SIGINT (as Ctrl-C): its exit status when it ended by itself within `seconds`, else nil
-    /// (then it is killed).
-    public func interrupt(within seconds: Double = 10) -> Int32? {
+    /// SIGINT (as Ctrl-C), or `signal`: its exit status when it ended by itself within
+    /// `seconds`, else nil (then it is killed).
+    public func interrupt(within seconds: Double = 10, signal: Int32 = SIGINT) -> Int32? {
         guard let p = process, p.isRunning else { return nil }
-        kill(p.processIdentifier, SIGINT)
+        kill(p.processIdentifier, signal)
         let deadline = Date().addingTimeInterval(seconds)
         while p.isRunning, Date() < deadline { usleep(20_000) }
         process = nil

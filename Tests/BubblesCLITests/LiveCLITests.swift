@@ -321,6 +321,77 @@ struct LiveCLITests {
         #expect(acknowledgedAtKill >= 600 && acknowledgedAtKill < 2_400)
     }
 
+    @Test("Stop: SIGTERM with 20 sockets open and writes in flight ends the server within 5 s, exit 0; every acknowledged message is stored, and clients finish after a restart")
+    func gracefulStop() throws {
+        let s = try Self.server(["--rate", "0"])
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        let clients = (0..<20).map { LiveClient(port: s.port, conversation: c, sender: $0 % 2 == 0 ? "me" : "ann") }
+        let deadline = Date().addingTimeInterval(120)
+        let (group, failures, sent) = Self.send(clients, each: 100, until: deadline)
+        while sent.all.count < 400 { usleep(10_000) }
+        let stopped = Date()
+        let status = s.interrupt(within: 10, signal: SIGTERM)
+        let took = Date().timeIntervalSince(stopped)
+        let acknowledgedAtStop = sent.all.count
+        #expect(status == 0, "exit status \(status.map(String.init) ?? "none: still running after 10 s")")
+        #expect(took <= 5, "the stop took \(took) s")
+        // What was acknowledged before the stop is in the store (read with the server down).
+        let before = clients.flatMap { $0.acknowledged }
+        let stored = try storedInDatabase(s.db, conversation: c)
+        for (id, seq) in before { #expect(stored[id] == seq, "acknowledged \(id) as \(seq) before the stop") }
+        #expect(acknowledgedAtStop < 2_000, "the stop came while clients were sending")
+        // Started again, the clients send the rest: every message once.
+        try s.start()
+        #expect(group.wait(timeout: .now() + 100) == .success)
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(5))")
+        let all = try s.stored(c)
+        #expect(all.count == 2_000 && Set(all.map(\.clientID)).count == 2_000 && all.map(\.seq) == Array(1...2_000))
+    }
+
+    /// Client id → sequence number of the live messages of `conversation`, read from the store
+    /// with no server running (`bubbles convert --conversation` to JSON: messages in order, a
+    /// live message's id its client id).
+    func storedInDatabase(_ db: String, conversation: Int) throws -> [String: Int] {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("bk-stop-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let r = try Tool.run(["convert", "--conversation", String(conversation), "--db", db, "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any]
+        let messages = file?["messages"] as? [[String: Any]] ?? []
+        var found: [String: Int] = [:]
+        for (k, m) in messages.enumerated() { if let id = m["id"] as? String { found[id] = k + 1 } }
+        return found
+    }
+
+    @Test("/metrics: Prometheus text with each route's request count and latency histogram, store calls, sockets and committed messages")
+    func metrics() throws {
+        let s = try Self.server()
+        defer { s.stop() }
+        let c = try Self.conversation(s)
+        for i in 0..<3 {
+            #expect(try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": "m\(i)", "sender": "me"]).status == 201)
+        }
+        for _ in 0..<5 { #expect(try s.call("GET", "/api/v1/conversations/\(c)/messages").status == 200) }
+        #expect(try s.call("GET", "/api/v1/conversations/\(c + 100)").status == 404)
+        let text = try HTTP.request(port: s.port, method: "GET", path: "/metrics").text
+        func value(_ line: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.split(separator: " ").last!) }
+        }
+        let route = "http_route=\"/api/v1/conversations/{id}/messages\""
+        // Five GETs of the window route and three POSTs, each in the route's histogram.
+        let getCount = text.split(separator: "\n").first { $0.hasPrefix("http_server_request_duration_count{") && $0.contains(route) && $0.contains("GET") }
+        #expect(getCount.flatMap { Double($0.split(separator: " ").last!) } == 5, "\(text.prefix(3_000))")
+        let buckets = text.split(separator: "\n").filter { $0.hasPrefix("http_server_request_duration_bucket{") && $0.contains(route) && $0.contains("GET") }
+        #expect(buckets.count >= 10 && buckets.contains { $0.contains("le=\"+Inf\"") })
+        #expect(text.contains("# TYPE http_server_request_duration histogram"))
+        #expect(text.split(separator: "\n").contains { $0.hasPrefix("hb_requests{") && $0.contains("http_route=\"/api/v1/conversations/{id}\"") && $0.contains("http_response_status_code=\"404\"") })
+        // Store calls timed by call; live messages committed.
+        #expect(text.split(separator: "\n").contains { $0.hasPrefix("bubbles_store_call_duration_count{call=\"messages\"}") })
+        #expect(value("bubbles_changes_committed{kind=\"message\"}") == 3)
+        #expect(text.contains("bubbles_live_sockets"))
+    }
+
     @Test("Two nodes, one PostgreSQL: 20 clients × 200 messages over both while node 1 is kill -9'd and restarted and PostgreSQL restarts → exactly 4,000, no gaps, every view = the store")
     func twoNodesFaults() throws {
         let pg = try TestPostgres.privateServer()
