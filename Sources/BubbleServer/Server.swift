@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     public var live: LiveLimits
     /// What the log says: `info` adds a line per request (with its id), `debug` more.
     public var logLevel: Logger.Level
+    /// How long a request's headers may take to arrive from their first byte (then `408`).
+    public var headerTimeout: Duration = .seconds(20)
 
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
                 maxUpload: Int = 512 << 20, live: LiveLimits = LiveLimits(), logLevel: Logger.Level = .notice) {
@@ -113,7 +115,16 @@ public struct BubbleServer: Sendable {
         // the middle of a request is dropped then); a response that closes its connection (a
         // body too large) does so once written.
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [CloseAfterResponse()], idleTimeout: .seconds(60))
-        return Application(router: router(), server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter(), configuration: .init(http1: http1, ws: ws)),
+        let channel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
+        let webSocketResponder = webSocketRouter().buildResponder()
+        let limits = RequestHeadGuard.Limits(headTimeout: .nanoseconds(Int64(configuration.headerTimeout.components.seconds) * 1_000_000_000
+                                                                       + configuration.headerTimeout.components.attoseconds / 1_000_000_000))
+        // Every connection's request heads are guarded before HTTP parsing (header floods, slow heads).
+        let server = HTTPServerBuilder { responder in
+            GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel),
+                           limits: limits)
+        }
+        return Application(router: router(), server: server,
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BubbleKit"),
                            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
     }

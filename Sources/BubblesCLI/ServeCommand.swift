@@ -28,6 +28,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-message"), help: "Largest text of a live message, in KiB (default 64).") var maxMessage = 64
     @Option(help: "Live writes a second one connection may make on average (0: no limit; default 100).") var rate = 100.0
     @Option(help: "Live writes one connection may make at once (default 200).") var burst = 200.0
+    @Option(name: .customLong("header-timeout"), help: "Seconds a request's headers may take to arrive (default 20; then 408).")
+    var headerTimeout = 20.0
     @Option(name: .customLong("log-level"), help: "What the log (standard error) says: trace, debug, info (a line per request, with its id), notice (default), warning, error, critical.")
     var logLevel = "notice"
 
@@ -37,6 +39,7 @@ struct Serve: AsyncParsableCommand {
         guard (1...65_536).contains(maxUpload) else { throw ValidationError("--max-upload \(maxUpload) must be between 1 and 65536 (MB)") }
         guard (1...16_384).contains(maxMessage) else { throw ValidationError("--max-message \(maxMessage) must be between 1 and 16384 (KiB)") }
         guard rate >= 0, rate.isFinite, burst >= 1, burst.isFinite else { throw ValidationError("--rate must be ≥ 0 and --burst ≥ 1") }
+        guard headerTimeout > 0, headerTimeout <= 3_600 else { throw ValidationError("--header-timeout \(headerTimeout) must be between 0 and 3600 seconds") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel) is not a level; expected one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -46,6 +49,7 @@ struct Serve: AsyncParsableCommand {
         var config = ServerConfiguration(host: host, port: port, token: token, theme: theme, maxUpload: maxUpload << 20,
                                          live: LiveLimits(maxText: maxMessage << 10, rate: rate, burst: burst),
                                          logLevel: Logger.Level(rawValue: logLevel) ?? .notice)
+        config.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
         if !config.isLoopback && config.token == nil {
             config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         }

@@ -73,6 +73,36 @@ public enum HTTP {
         return Reply(status: status, headers: fields, body: bodyOut)
     }
 
+    /// A client sending its request's headers one line every `every` seconds, never ending them:
+    /// what the server said (empty when it closed without a word) and when, or nil when it still
+    /// waited after `limit` seconds.
+    public static func slowHeaders(port: Int, every: Double = 0.5, limit: Double = 30) throws -> (seconds: Double, reply: String)? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BrowserlessError("socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw BrowserlessError("connect to \(port): \(errno)") }
+        let started = Date()
+        var line = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date().timeIntervalSince(started) < limit {
+            if send(fd, line, line.count, Int32(MSG_NOSIGNAL)) < 0 { return (Date().timeIntervalSince(started), "") }
+            line = Array("X-Slow: 1\r\n".utf8)
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, Int32(every * 1000)) > 0 {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                return (Date().timeIntervalSince(started), n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : "")
+            }
+        }
+        return nil
+    }
+
     static func unchunk(_ data: Data) -> Data {
         var out = Data(), at = data.startIndex
         while let end = data[at...].range(of: Data("\r\n".utf8)) {

@@ -497,4 +497,21 @@ extension LiveCLITests {
         #expect(try s.call("GET", "/healthz").status == 200 && limited.call("GET", "/healthz").status == 200)
         #expect(try s.call("POST", path, ["clientId": UUID().uuidString, "text": "fine", "sender": "me"]).status == 201)
     }
+
+    @Test("header floods are 431 at once (over 64 KiB, over 256 lines); headers sent a line at a time get a 408 after --header-timeout; the server keeps serving")
+    func headerLimits() throws {
+        let s = try Self.server(["--header-timeout", "2"])
+        defer { s.stop() }
+        let huge = try HTTP.request(port: s.port, method: "GET", path: "/healthz", headers: ["X-Big": String(repeating: "a", count: 100_000)], timeout: 10)
+        #expect(huge.status == 431 && huge.text.contains("65536 bytes") && huge.headers["connection"] == "close", "\(huge.status) \(huge.text)")
+        var many: [String: String] = [:]
+        for i in 0..<300 { many["X-H\(i)"] = "y" }
+        let lines = try HTTP.request(port: s.port, method: "GET", path: "/healthz", headers: many, timeout: 10)
+        #expect(lines.status == 431, "\(lines.status) \(lines.text)")
+        // Within the limits: answered as usual.
+        #expect(try HTTP.request(port: s.port, method: "GET", path: "/healthz", headers: ["X-Big": String(repeating: "a", count: 30_000)]).status == 200)
+        let slow = try #require(try HTTP.slowHeaders(port: s.port, limit: 20), "still waiting after 20 s")
+        #expect(slow.seconds >= 1.9 && slow.seconds < 5 && slow.reply.hasPrefix("HTTP/1.1 408"), "\(slow)")
+        #expect(try s.call("GET", "/healthz").status == 200)
+    }
 }

@@ -1,0 +1,169 @@
+import Foundation
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// The server's connections, each with `RequestHeadGuard` in front of Hummingbird's own handlers
+/// (which see a request only once its head has been read whole).
+struct GuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Inner.Value
+    let inner: Inner
+    let limits: RequestHeadGuard.Limits
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(RequestHeadGuard(limits: limits), position: .first)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return inner.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Request heads as they come in, before any HTTP parsing: one larger than `maxHeadBytes` is
+/// answered `431` at once (a header flood), one that has not ended `headTimeout` after its first
+/// byte `408` (a client sending its headers a byte at a time holds no connection for long);
+/// either way the connection closes. Without it the decoder's own overflow left the connection
+/// open and unanswered until the idle timeout.
+///
+/// Bytes are read as HTTP/1.1 without pipelining (what browsers and the tests send): a head ends
+/// at its blank line; what follows is its body until the server starts answering, after which
+/// the next bytes begin the next head. A `101 Switching Protocols` (a WebSocket) takes the
+/// guard out of the connection.
+final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    struct Limits: Sendable {
+        var maxHeadBytes = 64 << 10
+        /// Header lines (the decoder's own limit lies beyond it and would leave the client hanging).
+        var maxHeadLines = 256
+        var headTimeout = TimeAmount.seconds(20)
+    }
+
+    enum State { case idle, head(bytes: Int, lines: Int), body, answering, closed }
+
+    let limits: Limits
+    private var state = State.idle
+    /// The last bytes of the head so far (a blank line may be split between two reads).
+    private var tail: [UInt8] = []
+    private var deadline: Scheduled<Void>?
+
+    init(limits: Limits) { self.limits = limits }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        switch state {
+        case .closed: return
+        case .body: break
+        case .answering where !Self.startsRequest(buffer):
+            // More of the body after the answer began (a 413 sent before the body was read).
+            break
+        case .idle, .answering:
+            state = .head(bytes: 0, lines: 0)
+            tail = []
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((self, context), eventLoop: loop)
+            deadline = loop.scheduleTask(in: limits.headTimeout) {
+                let (guardian, context) = bound.value
+                guardian.refuse(context, status: "408 Request Timeout", "the request's headers did not arrive within \(guardian.limits.headTimeout.nanoseconds / 1_000_000_000) s")
+            }
+            read(buffer, context: context)
+        case .head:
+            read(buffer, context: context)
+        }
+        if case .closed = state { return }
+        context.fireChannelRead(data)
+    }
+
+    /// Counts head bytes and looks for the blank line that ends the head.
+    private func read(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
+        guard case .head(let before, let linesBefore) = state else { return }
+        let bytes = buffer.readableBytesView
+        // Where the head ends in this read (a blank line may start in the one before).
+        let end = Self.blankLineEnd(tail + bytes).map { $0 - tail.count }
+        let total = before + (end ?? bytes.count)
+        let lines = linesBefore + bytes.prefix(end ?? bytes.count).reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+        if total > limits.maxHeadBytes || lines > limits.maxHeadLines {
+            refuse(context, status: "431 Request Header Fields Too Large",
+                   "the request's headers are over \(limits.maxHeadBytes) bytes or \(limits.maxHeadLines) lines; this server takes no more")
+            return
+        }
+        if end != nil {
+            state = .body
+            deadline?.cancel()
+            deadline = nil
+            return
+        }
+        state = .head(bytes: total, lines: lines)
+        tail = Array((tail + bytes).suffix(3))
+    }
+
+    /// Whether `buffer` starts like a request line (`GET `, `POST `…: capital letters, a space).
+    static func startsRequest(_ buffer: ByteBuffer) -> Bool {
+        var letters = 0
+        for b in buffer.readableBytesView.prefix(8) {
+            if b >= 65 && b <= 90 { letters += 1; continue }
+            return b == 32 && letters >= 3
+        }
+        return false
+    }
+
+    /// The index just past the first `\r\n\r\n` in `bytes`, nil when there is none.
+    static func blankLineEnd(_ bytes: [UInt8]) -> Int? {
+        var run = 0
+        for (i, b) in bytes.enumerated() {
+            switch (run, b) {
+            case (0, 13), (2, 13): run += 1
+            case (1, 10): run = 2
+            case (3, 10): return i + 1
+            case (_, 13): run = 1
+            default: run = 0
+            }
+        }
+        return nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .body = state {
+            let buffer = unwrapOutboundIn(data)
+            if buffer.readableBytesView.starts(with: Array("HTTP/1.1 101".utf8)) {
+                // A WebSocket from here on: frames, not heads.
+                context.write(data, promise: promise)
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                return
+            }
+            state = .answering
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// Answers `status` with a JSON error and closes the connection.
+    private func refuse(_ context: ChannelHandlerContext, status: String, _ message: String) {
+        guard case .head = state else { return }
+        state = .closed
+        deadline?.cancel()
+        deadline = nil
+        let body = #"{"error":"\#(message)"}"#
+        let head = "HTTP/1.1 \(status)\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head + body))).whenComplete { _ in bound.value.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        context.fireChannelInactive()
+    }
+}
