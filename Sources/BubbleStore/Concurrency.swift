@@ -19,9 +19,8 @@ final class Once: Sendable {
     private let state = Locked<Task<Void, any Error>?>(nil)
     private let done = Locked(false)
 
-    /// Runs `body` (once) and waits for it, at most `timeout`: past it, a `StoreError` at `path`
-    /// says the database did not answer.
-    func run(timeout: Duration, path: String, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    /// Runs `body` (once) and waits for it.
+    func run(_ body: @escaping @Sendable () async throws -> Void) async throws {
         if done.value { return }
         let task = state.withLock { task -> Task<Void, any Error> in
             if let task { return task }
@@ -30,16 +29,7 @@ final class Once: Sendable {
             return made
         }
         do {
-            try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask { try await task.value; return true }
-                group.addTask { try await Task.sleep(for: timeout); return false }
-                let finished = try await group.next() ?? false
-                group.cancelAll()
-                if !finished {
-                    task.cancel()
-                    throw StoreError(path: path, reason: "PostgreSQL did not answer within \(timeout.components.seconds) s (is the server running, and the URL right?)")
-                }
-            }
+            try await task.value
             done.withLock { $0 = true }
         } catch {
             state.withLock { if $0 == task { $0 = nil } }

@@ -81,10 +81,32 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
         started.withLock { $0?.cancel() }
     }
 
-    /// Waits until the schema is up to date, at most 5 s for a server that is away (a typo in the
-    /// URL should not hang).
+    /// Waits until the schema is up to date, trying for 5 s at most to reach a server that is
+    /// away (a typo in the URL should not hang; a slow migration is waited for).
     public func prepare() async throws {
-        try await migration.run(timeout: .seconds(5), path: path) { [self] in try await migrate() }
+        try await migration.run { [self] in
+            try await reach(patience: .seconds(5))
+            try await migrate()
+        }
+    }
+
+    /// Connects once on a connection of its own (the pool retries a refused connection without
+    /// saying so): a server that refuses or cannot be found for `patience` is a `StoreError`.
+    func reach(patience: Duration) async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var delay = Duration.milliseconds(50)
+        while true {
+            do {
+                let c = try await db.connect(id: 0)
+                try? await c.close()
+                return
+            } catch {
+                guard PostgresDB.isConnectionError(error), clock.now - start < patience else { throw self.error(error) }
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
+            }
+        }
     }
 
     func error(_ error: any Error) -> any Error {
