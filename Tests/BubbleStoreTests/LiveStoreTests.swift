@@ -18,12 +18,13 @@ final class FeedLog: @unchecked Sendable {
     private func append(_ c: StoredChange) { lock.lock(); changes.append(c); lock.unlock() }
     var all: [StoredChange] { lock.lock(); defer { lock.unlock() }; return changes }
 
-    /// Waits up to `seconds` for `condition` on what was handed over.
-    func wait(_ seconds: Double = 10, until condition: ([StoredChange]) -> Bool) -> Bool {
+    /// Waits up to `seconds` for `condition` on what was handed over (suspending, never holding
+    /// one of the few threads the store's tasks run on).
+    func wait(_ seconds: Double = 10, until condition: ([StoredChange]) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition(all) { return true }
-            usleep(20_000)
+            try? await Task.sleep(for: .milliseconds(20))
         }
         return condition(all)
     }
@@ -77,7 +78,7 @@ struct LiveStoreTests {
         #expect(try await store.search(StoreSearch("all", conversation: c.id)).map(\.seq) == [1])
         #expect(try await store.search(StoreSearch("Hi", conversation: c.id)).isEmpty)
         // The feed got every change once, in revision order.
-        #expect(log.wait { $0.count == 6 })
+        #expect(await log.wait { $0.count == 6 })
         #expect(log.all.map(\.rev) == [1, 2, 3, 4, 5, 6])
         #expect(try await store.load(c.id).messages.map(\.text) == ["Hello all", nil])
     }
@@ -134,14 +135,14 @@ struct PostgresStoreTests {
         }
         #expect(try await one.messages(in: c.id, after: 0, limit: 500).map(\.seq) == Array(1...200))
         // Each server handed over all 200, each once, in revision order.
-        #expect(heardByOne.wait { $0.count >= 200 })
-        #expect(heardByTwo.wait { $0.count >= 200 })
+        #expect(await heardByOne.wait { $0.count >= 200 })
+        #expect(await heardByTwo.wait { $0.count >= 200 })
         #expect(heardByOne.all.map(\.rev) == Array(1...200))
         #expect(heardByTwo.all.map(\.rev) == Array(1...200))
         // An edit on one reaches the other.
         let author = try #require(try await two.messages(in: c.id, after: 0, limit: 1).first?.message.sender)
         _ = try await two.edit(1, in: c.id, text: "edited on two", by: author)
-        #expect(heardByOne.wait { $0.last?.message.message.text == "edited on two" })
+        #expect(await heardByOne.wait { $0.last?.message.message.text == "edited on two" })
     }
 
     @Test("the database restarts (pg_ctl restart -m fast): writes wait and go through, the listener reconnects and catches up what it missed")
@@ -159,11 +160,11 @@ struct PostgresStoreTests {
         let c = try await two.createConversation(title: "R", participants: [Participant(id: "a", name: "A")])
         try await Task.sleep(for: .milliseconds(300))
         for i in 0..<10 { _ = try await two.add(NewMessage(clientID: "before-\(i)", text: "before \(i)", sender: "a"), to: c.id) }
-        #expect(heard.wait { $0.count == 10 })
+        #expect(await heard.wait { $0.count == 10 })
         try pg.restart()
         // Written right after the restart, while one's listener is still reconnecting.
         for i in 0..<10 { _ = try await two.add(NewMessage(clientID: "after-\(i)", text: "after \(i)", sender: "a"), to: c.id) }
-        #expect(heard.wait(20) { $0.count == 20 })
+        #expect(await heard.wait(20) { $0.count == 20 })
         #expect(heard.all.map(\.rev) == Array(1...20))
         #expect(one.listener.connects.value >= 2)
     }
