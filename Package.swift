@@ -93,6 +93,7 @@ let package = Package(
                                                      .product(name: "NIOCore", package: "swift-nio"),
                                                      .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                                                      .product(name: "NIOPosix", package: "swift-nio"),
+                                                     .product(name: "_NIOFileSystem", package: "swift-nio"),
                                                      .product(name: "Logging", package: "swift-log"),
                                                      .product(name: "Metrics", package: "swift-metrics"),
                                                      .product(name: "Prometheus", package: "swift-prometheus")]),

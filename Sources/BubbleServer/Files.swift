@@ -3,6 +3,7 @@ import BubbleStore
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import NIOFileSystem
 import NIOPosix
 
 /// Imports an uploaded export into the store — `bubbles import`'s own code, handed in by the CLI
@@ -49,27 +50,24 @@ struct Files: Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-upload-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        // The body to a file first (any size up to the limit, never all in memory).
+        // The body to a file first (any size up to the limit, never all in memory), written by
+        // NIO's file system as it comes.
         let raw = folder.appendingPathComponent("body")
-        guard FileManager.default.createFile(atPath: raw.path, contents: nil) else {
-            throw APIError(status: .internalServerError, message: "the upload could not be saved")
-        }
-        let out = try FileHandle(forWritingTo: raw)
-        var size = 0
-        do {
+        let maxUpload = self.maxUpload
+        try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(raw.path), options: .newFile(replaceExisting: true)) { handle in
+            var writer = handle.bufferedWriter()
+            var size = 0
             for try await chunk in request.body {
                 size += chunk.readableBytes
-                if size > maxUpload {
-                    throw APIError.tooLarge("the upload", limit: maxUpload)
-                }
-                try out.write(contentsOf: Data(buffer: chunk))
+                if size > maxUpload { throw APIError.tooLarge("the upload", limit: maxUpload) }
+                try await writer.write(contentsOf: chunk)
             }
-            try out.close()
-        } catch {
-            try? out.close()
-            throw error
+            try await writer.flush()
         }
-        let part = try MultipartFile.extract(field: "file", boundary: boundary, from: raw.path, into: folder.path)
+        // Finding the file's part reads the whole body: off Swift's cooperative threads.
+        let part = try await NIOThreadPool.singleton.runIfActive { [folder] in
+            try MultipartFile.extract(field: "file", boundary: boundary, from: raw.path, into: folder.path)
+        }
         try? FileManager.default.removeItem(at: raw)
         let store = self.store
         let summary: StoreImportSummary
@@ -106,15 +104,15 @@ struct Files: Sendable {
     /// `GET /api/v1/attachments/{id}`: a file of the store by its id (`<sha256>.<ext>`, as the API
     /// lists it): its type, `Content-Disposition` (inline for pictures, video and audio, else a
     /// download; `?download=1` always), and `Range` requests (206, 416).
-    func attachment(_ id: String, _ request: Request) throws -> Response {
+    func attachment(_ id: String, _ request: Request) async throws -> Response {
         guard id.wholeMatch(of: #/[0-9a-f]{64}(\.[a-z0-9]{1,10})?/#) != nil else {
             throw APIError.badRequest("attachment id \"\(id.prefix(80))\" is not one; expected the 64 hex digits of its SHA-256 and its extension")
         }
         let path = store.mediaFolder + "/" + id.prefix(2) + "/" + id
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let size = (attributes[.size] as? NSNumber)?.uint64Value, let handle = FileHandle(forReadingAtPath: path) else {
+        guard let info = try? await FileSystem.shared.info(forFileAt: FilePath(path)), info.type == .regular else {
             throw APIError.notFound("no attachment \(id)")
         }
+        let size = UInt64(info.size)
         let ext = (id as NSString).pathExtension.lowercased()
         let type = Self.mimeTypes[ext] ?? "application/octet-stream"
         let inline = ["image/", "video/", "audio/"].contains { type.hasPrefix($0) } && request.uri.queryParameters["download"] == nil
@@ -124,7 +122,6 @@ struct Files: Sendable {
         var status = HTTPResponse.Status.ok
         if let asked = request.headers[.range] {
             guard let r = Self.byteRange(asked, size: size) else {
-                try? handle.close()
                 var h: HTTPFields = [.contentRange: "bytes */\(size)"]
                 h[.contentType] = "application/json; charset=utf-8"
                 return Response(status: .rangeNotSatisfiable, headers: h,
@@ -135,7 +132,7 @@ struct Files: Sendable {
             headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound - 1)/\(size)"
         }
         headers[.contentLength] = String(range.count)
-        return Response(status: status, headers: headers, body: Self.stream(handle, range: range))
+        return Response(status: status, headers: headers, body: Self.stream(path, range: range))
     }
 
     /// `bytes=A-B`, `bytes=A-`, `bytes=-N` (one range); nil when it cannot be satisfied.
@@ -150,18 +147,15 @@ struct Files: Sendable {
         }
     }
 
-    /// The bytes of `range` of an open file, in 64 KiB chunks; the file closed at the end.
-    static func stream(_ handle: FileHandle, range: Range<UInt64>, removing path: String? = nil) -> ResponseBody {
-        let box = HandleBox(handle: handle)
-        return ResponseBody(contentLength: Int(range.count)) { writer in
-            defer { try? box.handle.close(); if let path { try? FileManager.default.removeItem(atPath: path) } }
-            try box.handle.seek(toOffset: range.lowerBound)
-            var left = Int(range.count)
-            while left > 0 {
-                let data = try box.handle.read(upToCount: min(left, 65_536)) ?? Data()
-                if data.isEmpty { break }
-                left -= data.count
-                try await writer.write(ByteBuffer(bytes: data))
+    /// The bytes of `range` of the file at `path`, read in 64 KiB chunks by NIO's file system
+    /// (off the cooperative threads) as the client takes them; `removing` goes afterwards.
+    static func stream(_ path: String, range: Range<UInt64>, removing folder: String? = nil) -> ResponseBody {
+        ResponseBody(contentLength: Int(range.count)) { writer in
+            defer { if let folder { try? FileManager.default.removeItem(atPath: folder) } }
+            try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
+                for try await chunk in handle.readChunks(in: Int64(range.lowerBound)..<Int64(range.upperBound), chunkLength: .kibibytes(64)) {
+                    try await writer.write(chunk)
+                }
             }
             try await writer.finish(nil)
         }
@@ -203,22 +197,19 @@ struct Files: Sendable {
             try? FileManager.default.removeItem(atPath: folder)
             throw APIError(status: .unprocessableContent, message: "\(error)".replacingOccurrences(of: folder + "/", with: ""))
         }
-        guard let handle = FileHandle(forReadingAtPath: file),
-              let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value else {
+        guard let info = try? await FileSystem.shared.info(forFileAt: FilePath(file)), info.type == .regular else {
             try? FileManager.default.removeItem(atPath: folder)
             throw APIError(status: .internalServerError, message: "the export wrote no file")
         }
+        let size = UInt64(info.size)
         let ext = (file as NSString).pathExtension.lowercased()
         let safeTitle = String(c.title.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "-" }).prefix(60)
         let name = (safeTitle.isEmpty ? "conversation" : String(safeTitle)) + "." + ext
         var headers: HTTPFields = [.contentType: Self.mimeTypes[ext] ?? "application/octet-stream", .contentLength: String(size)]
         headers[.contentDisposition] = "attachment; filename=\"\(name)\""
-        return Response(status: .ok, headers: headers, body: Self.stream(handle, range: 0..<size, removing: folder))
+        return Response(status: .ok, headers: headers, body: Self.stream(file, range: 0..<size, removing: folder))
     }
 }
-
-/// A file handle passed into the body's writer.
-struct HandleBox: @unchecked Sendable { let handle: FileHandle }
 
 /// The one file of a `multipart/form-data` body on disk, found without reading it all into memory.
 enum MultipartFile {

@@ -107,9 +107,10 @@ final class CloseAfterResponse: ChannelOutboundHandler, RemovableChannelHandler 
             context.write(data, promise: promise)
         case .end where closing:
             closing = false
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(data).whenComplete { result in
                 promise?.completeWith(result)
-                context.close(promise: nil)
+                bound.value.close(promise: nil)
             }
         default:
             context.write(data, promise: promise)

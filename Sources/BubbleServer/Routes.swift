@@ -50,7 +50,7 @@ struct FileRoutes {
         let routes = RouteCollection(context: BubbleContext.self)
         let files = self.files, pages = self.pages
         routes.post("imports") { request, _ in try await files.upload(request) }
-        routes.get("attachments/:file") { request, context in try files.attachment(context.parameters.get("file") ?? "", request) }
+        routes.get("attachments/:file") { request, context in try await files.attachment(context.parameters.get("file") ?? "", request) }
         routes.get("conversations/:id/export") { request, context in
             try await files.export(try id(context), request.uri.queryParameters, theme: try pages.themed(request.uri.queryParameters).name)
         }
