@@ -2,6 +2,7 @@ import BubbleCore
 import BubbleStore
 import BubbleText
 import Foundation
+import Synchronization
 
 /// An open conversation laid out by the layout engine at the reader's column width: every
 /// message's top and the whole height, so that the viewer's scrollbar covers the whole
@@ -50,6 +51,13 @@ struct ViewGeometry: Sendable {
     func message(_ k: Int) -> Message { changed[k] ?? list.conversation.messages[k] }
 }
 
+/// The newest committed revision per conversation, as the store's feed hands changes over.
+final class Revisions: Sendable {
+    private let newest = Mutex<[Int64: Int64]>([:])
+    func saw(_ change: StoredChange) { newest.withLock { $0[change.conversation] = max($0[change.conversation] ?? 0, change.rev) } }
+    func latest(_ conversation: Int64) -> Int64 { newest.withLock { $0[conversation] ?? 0 } }
+}
+
 /// A layouter handed between tasks: its fast text engine measures from several threads (the
 /// first layout already measures on every core).
 struct Layouter: @unchecked Sendable {
@@ -89,11 +97,17 @@ actor Geometries {
 
     let metrics: ServerMetrics?
 
+    /// The newest revision the store's feed has committed, per conversation (this server's
+    /// changes and, on PostgreSQL, the other nodes'): a window request asks the store for changes
+    /// only when it is past the geometry's.
+    let revisions = Revisions()
+
     init(store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000, metrics: ServerMetrics? = nil) {
         self.store = store
         self.metrics = metrics
         self.pictures = pictures
         self.capacity = capacity
+        store.feed.listen { [revisions] change in revisions.saw(change) }
     }
 
     /// The geometry at `width`, or how far its first build has come (it is started when
@@ -195,7 +209,7 @@ actor Geometries {
     /// read first (the actor may serve other requests meanwhile); then they are applied to the
     /// geometry as it is by then, without suspending, each change once (by revision).
     private func sync(_ key: Key, _ g: ViewGeometry, theme: Theme) async throws -> ViewGeometry {
-        guard let rev = try await store.lastRev(of: key.conversation), rev > g.rev else { return g }
+        guard revisions.latest(key.conversation) > g.rev, let rev = try await store.lastRev(of: key.conversation), rev > g.rev else { return g }
         var changes: [StoredChange] = []
         var from = g.rev
         while true {

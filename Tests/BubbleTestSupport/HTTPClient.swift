@@ -12,21 +12,12 @@ public enum HTTP {
 
     public static func request(port: Int, method: String, path: String, headers: [String: String] = [:], body: Data? = nil,
                                contentType: String = "application/json", timeout: Int = 60) throws -> Reply {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BrowserlessError("socket: \(errno)") }
+        let fd = try connected(port)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var timeout = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         // Sending too: a server that stops reading a body fails the request instead of hanging it.
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw BrowserlessError("connect to \(port): \(errno)") }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         if let body { head += "Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n" }
@@ -77,17 +68,8 @@ public enum HTTP {
     /// what the server said (empty when it closed without a word) and when, or nil when it still
     /// waited after `limit` seconds.
     public static func slowHeaders(port: Int, every: Double = 0.5, limit: Double = 30) throws -> (seconds: Double, reply: String)? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BrowserlessError("socket: \(errno)") }
+        let fd = try connected(port)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw BrowserlessError("connect to \(port): \(errno)") }
         let started = Date()
         var line = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -101,6 +83,21 @@ public enum HTTP {
             }
         }
         return nil
+    }
+
+    /// A socket connected to 127.0.0.1:`port` (the caller closes it).
+    static func connected(_ port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BrowserlessError("socket: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { close(fd); throw BrowserlessError("connect to \(port): \(errno)") }
+        return fd
     }
 
     static func unchunk(_ data: Data) -> Data {
