@@ -15,7 +15,7 @@ extension SQLiteStore {
     /// A new conversation of `participants` (the first is the one whose messages are outgoing,
     /// the right-hand side) with no messages yet.
     public func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation {
-        let id = try await writeLive { db -> (Int64, StoredChange?) in
+        let id = try await writeLive { db -> (Int64, [StoredChange]) in
             try db.execute(sql: "INSERT INTO conversation (title, source_format, chat_key, added, owner) VALUES (?, 'live', ?, ?, ?)",
                            arguments: [title, "live:" + UUID().uuidString, Date().timeIntervalSince1970, participants.first?.id])
             let id = db.lastInsertedRowID
@@ -23,7 +23,7 @@ extension SQLiteStore {
                 try db.execute(sql: "INSERT INTO participant (conversation_id, id, position, name) VALUES (?, ?, ?, ?)",
                                arguments: [id, p.id, i, p.name])
             }
-            return (id, nil)
+            return (id, [])
         }
         guard let c = try await conversation(id: id) else { throw StoreError(path: path, reason: "lost conversation \(id) after creating it") }
         return c
@@ -32,10 +32,10 @@ extension SQLiteStore {
     /// Adds `new` at the end of `conversation` (the next sequence number), or returns the message
     /// its client id already made.
     public func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage {
-        try await writeLive { [self] db -> (AddedMessage, StoredChange?) in
+        try await writeLive { [self] db -> (AddedMessage, [StoredChange]) in
             if let existing = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Self.changeColumns) FROM message WHERE conversation_id = ? AND client_id = ?"),
                                                arguments: [conversation, new.clientID]) {
-                return (AddedMessage(change: try change(existing, conversation: conversation), existed: true), nil)
+                return (AddedMessage(change: try change(existing, conversation: conversation), existed: true), [])
             }
             let (owner, senders) = try people(db, conversation)
             guard senders.contains(new.sender) else { throw StoreCodec.badSender(new.sender, conversation, senders) }
@@ -62,7 +62,7 @@ extension SQLiteStore {
             }
             let added = StoredChange(conversation: conversation, rev: rev, kind: .message, message: StoredMessage(seq: seq, message: resolvingImages(m)),
                                      clientID: new.clientID)
-            return (AddedMessage(change: added, existed: false), added)
+            return (AddedMessage(change: added, existed: false), [added])
         }
     }
 
@@ -116,15 +116,15 @@ extension SQLiteStore {
 
     /// Runs `body` in its own transaction on the writer, then hands the change it made (if any)
     /// to `feed` while still on the writer: changes reach the feed in revision order.
-    func writeLive<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> (T, StoredChange?)) async throws -> T {
+    func writeLive<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> (T, [StoredChange])) async throws -> T {
         do {
             return try await pool.writeWithoutTransaction { db -> T in
-                var result: (T, StoredChange?)?
+                var result: (T, [StoredChange])?
                 try db.inTransaction {
                     result = try body(db)
                     return .commit
                 }
-                if let change = result!.1 { self.feed.emit(change) }
+                for change in result!.1 { self.feed.emit(change) }
                 return result!.0
             }
         } catch let e as StoreError { throw e } catch let e as LiveError { throw e } catch let e as DatabaseError {
@@ -134,7 +134,7 @@ extension SQLiteStore {
 
     private func modify(_ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
                         _ change: @escaping @Sendable (inout Message) throws -> Void) async throws -> StoredChange {
-        try await writeLive { [self] db -> (StoredChange, StoredChange?) in
+        try await writeLive { [self] db -> (StoredChange, [StoredChange]) in
             guard let row = try Row.fetchOne(db, sql: "SELECT id, \(Self.columns), client_id, rev FROM message WHERE conversation_id = ? AND seq = ?",
                                              arguments: [conversation, seq]) else {
                 if try Int.fetchOne(db, sql: "SELECT 1 FROM conversation WHERE id = ?", arguments: [conversation]) == nil {
@@ -152,7 +152,7 @@ extension SQLiteStore {
             if m == original {
                 // Nothing to do (a reaction already there): no revision, nothing broadcast.
                 return (StoredChange(conversation: conversation, rev: row["rev"] ?? 0, kind: kind, message: StoredMessage(seq: seq, message: m),
-                                     clientID: row["client_id"]), nil)
+                                     clientID: row["client_id"]), [])
             }
             let rev = try nextRev(db, conversation)
             let extra = MessageExtra(m) { relative($0) }
@@ -167,8 +167,32 @@ extension SQLiteStore {
             }
             let changed = StoredChange(conversation: conversation, rev: rev, kind: kind, message: StoredMessage(seq: seq, message: m),
                                        clientID: row["client_id"])
-            return (changed, changed)
+            // A deleted message leaves the replies that quoted it too (each a change of its own).
+            let quotes = kind == .delete ? try forgetQuotes(of: StoreCodec.quoteID(of: original, seq: seq), after: seq, in: conversation, db) : []
+            return (changed, [changed] + quotes)
         }
+    }
+
+    /// The replies after `seq` that quote the message `id`: their quote's text replaced
+    /// (`StoreCodec.deletedQuote`), each with the next revision.
+    private func forgetQuotes(of id: String, after seq: Int64, in conversation: Int64, _ db: Database) throws -> [StoredChange] {
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT id, \(Self.columns), client_id FROM message
+            WHERE conversation_id = ? AND seq > ? AND extra LIKE '%"reply"%' AND json_extract(extra, '$.reply.id') = ?
+            ORDER BY seq
+            """, arguments: [conversation, seq, id])
+        var changes: [StoredChange] = []
+        let decoder = JSONDecoder()
+        for row in rows {
+            var reply = try message(row, decoder: decoder)
+            guard StoreCodec.forgetQuote(&reply.message) else { continue }
+            let rev = try nextRev(db, conversation)
+            let extra = MessageExtra(reply.message) { relative($0) }
+            try db.execute(sql: "UPDATE message SET extra = ?, rev = ?, change = 'edit' WHERE id = ?",
+                           arguments: [try StoreCodec.encode(extra, with: StoreCodec.extraEncoder()), rev, row["id"] as Int64])
+            changes.append(StoredChange(conversation: conversation, rev: rev, kind: .edit, message: reply, clientID: row["client_id"]))
+        }
+        return changes
     }
 
     /// The next revision of `conversation` (a 404 when there is none).

@@ -156,6 +156,21 @@ enum StoreCodec {
         m.edited = Date()
     }
 
+    /// What a reply that quoted a deleted message shows in its place: nothing of the deleted
+    /// text is repeated anywhere.
+    static let deletedQuote = "This message was deleted"
+
+    /// The id replies quote message `seq` by (`newMessage`; imported replies use the export's id).
+    static func quoteID(of m: Message, seq: Int64) -> String { m.id ?? "seq:\(seq)" }
+
+    /// A reply's quote of a message that was deleted; false when it shows nothing of it already.
+    static func forgetQuote(_ m: inout Message) -> Bool {
+        guard var reply = m.reply, reply.text != deletedQuote else { return false }
+        reply.text = deletedQuote
+        m.reply = reply
+        return true
+    }
+
     static func delete(_ m: inout Message) {
         m.text = nil
         m.images = []

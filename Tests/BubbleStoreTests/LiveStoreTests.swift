@@ -83,6 +83,39 @@ struct LiveStoreTests {
         #expect(try await store.load(c.id).messages.map(\.text) == ["Hello all", nil])
     }
 
+    @Test("a deleted message leaves the replies that quoted it: their quote says it was deleted, each a change with a revision of its own; search and loads no longer hold its text",
+          arguments: Backend.allCases)
+    func deletedLeavesReplies(backend: Backend) async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try backend.make(dir)
+        let log = FeedLog(store.feed)
+        let c = try await store.createConversation(title: "Plans", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")])
+        _ = try await store.add(NewMessage(clientID: "m1", text: "the secret plan is zeppelin", sender: "me"), to: c.id)
+        let r1 = try await store.add(NewMessage(clientID: "m2", text: "Wow", sender: "ana", replyTo: 1), to: c.id)
+        _ = try await store.add(NewMessage(clientID: "m3", text: "unrelated", sender: "ana"), to: c.id)
+        let r2 = try await store.add(NewMessage(clientID: "m4", text: "Really?", sender: "me", replyTo: 1), to: c.id)
+        #expect(r1.change.message.message.reply?.text == "the secret plan is zeppelin")
+        let deleted = try await store.delete(1, in: c.id, by: "me")
+        #expect(deleted.rev == 5)
+        // Both replies changed after the deletion, in order; the unrelated message did not.
+        let after = try await store.changes(in: c.id, since: 5, limit: 10)
+        #expect(after.map(\.message.seq) == [r1.change.message.seq, r2.change.message.seq] && after.map(\.rev) == [6, 7])
+        #expect(after.allSatisfy { $0.kind == .edit && $0.message.message.reply?.text == StoreCodec.deletedQuote })
+        #expect(after.allSatisfy { $0.message.message.edited == nil && $0.message.message.text != nil })
+        #expect(try await store.lastRev(of: c.id) == 7)
+        // Nothing of the deleted text anywhere the store gives messages out.
+        let all = try await store.load(c.id).messages
+        #expect(!all.contains { ($0.text ?? "").contains("zeppelin") || ($0.reply?.text ?? "").contains("zeppelin") })
+        #expect(try await store.search(StoreSearch("zeppelin", conversation: c.id)).isEmpty)
+        // The feed handed every change over, the replies' too.
+        #expect(await log.wait { $0.count == 7 })
+        #expect(log.all.map(\.rev) == Array(1...7))
+        // Deleting it again changes nothing more.
+        _ = try await store.delete(1, in: c.id, by: "me")
+        #expect(try await store.lastRev(of: c.id) == 7)
+    }
+
     @Test("concurrent adds: unique sequence numbers and revisions, every client id stored once", arguments: Backend.allCases)
     func concurrentAdds(backend: Backend) async throws {
         let dir = try folder()

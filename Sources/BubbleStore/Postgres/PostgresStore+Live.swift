@@ -24,7 +24,7 @@ extension PostgresStore {
             for (i, p) in participants.enumerated() {
                 try await c.run("INSERT INTO participant (conversation_id, id, position, name) VALUES (\(id), \(p.id), \(Int64(i)), \(p.name))", logger)
             }
-            return (id, nil)
+            return (id, [])
         }
         guard let c = try await conversation(id: id) else { throw StoreError(path: path, reason: "lost conversation \(id) after creating it") }
         return c
@@ -35,12 +35,12 @@ extension PostgresStore {
     /// conversation's row, inserts and notifies, committed on its own. Two resends racing on two
     /// servers: the second insert meets `message_client` and gives the first one's message.
     public func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage {
-        try await writeLive(transaction: false) { [self] c -> (AddedMessage, StoredChange?) in
+        try await writeLive(transaction: false) { [self] c -> (AddedMessage, [StoredChange]) in
             let existing = { [self] () async throws -> AddedMessage? in
                 try await c.run("SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND client_id = \(new.clientID)",
                           logger).first.map { AddedMessage(change: try change($0, conversation: conversation), existed: true) }
             }
-            if let found = try await existing() { return (found, nil) }
+            if let found = try await existing() { return (found, []) }
             let (owner, senders) = try await people(c, conversation, lock: false)
             guard senders.contains(new.sender) else { throw StoreCodec.badSender(new.sender, conversation, senders) }
             var answered: (Int64, Message)?
@@ -75,12 +75,12 @@ extension PostgresStore {
                 numbers = (seq, rev)
             } catch let e as PSQLError where e.serverInfo?[.sqlState] == "23505" {
                 // The same client id stored meanwhile (by another server): that message.
-                if let found = try await existing() { return (found, nil) }
+                if let found = try await existing() { return (found, []) }
                 throw e
             }
             let added = StoredChange(conversation: conversation, rev: numbers.1, kind: .message,
                                      message: StoredMessage(seq: numbers.0, message: resolvingImages(m)), clientID: new.clientID)
-            return (AddedMessage(change: added, existed: false), added)
+            return (AddedMessage(change: added, existed: false), [added])
         }
     }
 
@@ -129,18 +129,18 @@ extension PostgresStore {
     /// commit. `retry`: run it again on a new connection when the database went away (safe for
     /// changes that find what they already did: a message by its client id).
     func writeLive<T: Sendable>(retry: Bool = true, transaction: Bool = true,
-                                _ body: (PostgresConnection) async throws -> (T, StoredChange?)) async throws -> T {
+                                _ body: (PostgresConnection) async throws -> (T, [StoredChange])) async throws -> T {
         try await prepare()
         do {
-            let (result, change) = transaction ? try await db.transaction(retry: retry, body) : try await db.with(retry: retry, body)
-            if let change { listener.committed(change) }
+            let (result, changes) = transaction ? try await db.transaction(retry: retry, body) : try await db.with(retry: retry, body)
+            for change in changes { listener.committed(change) }
             return result
         } catch { throw self.error(error) }
     }
 
     private func modify(_ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
                         _ apply: @escaping @Sendable (inout Message) throws -> Void) async throws -> StoredChange {
-        try await writeLive { [self] c -> (StoredChange, StoredChange?) in
+        try await writeLive { [self] c -> (StoredChange, [StoredChange]) in
             let (_, senders) = try await lockPeople(c, conversation)
             guard let row = try await c.run("SELECT id, \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND seq = \(seq)",
                                       logger).first else {
@@ -155,7 +155,7 @@ extension PostgresStore {
             if m == original {
                 // Nothing to do (a reaction already there): no revision, nothing broadcast.
                 return (StoredChange(conversation: conversation, rev: before.rev, kind: kind, message: StoredMessage(seq: seq, message: m),
-                                     clientID: before.clientID), nil)
+                                     clientID: before.clientID), [])
             }
             let rev = try await c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
                 .first!.decode(Int64.self)
@@ -166,11 +166,36 @@ extension PostgresStore {
                        change = \(kind.rawValue), body = \(body), cjk = \(body.map(SearchText.mayHaveCJK) ?? false)
                 WHERE id = \(rowID)
                 """, logger)
-            try await notify(c, conversation, rev)
             let changed = StoredChange(conversation: conversation, rev: rev, kind: kind, message: StoredMessage(seq: seq, message: m),
                                        clientID: before.clientID)
-            return (changed, changed)
+            // A deleted message leaves the replies that quoted it too (each a change of its own).
+            let quotes = kind == .delete ? try await forgetQuotes(of: StoreCodec.quoteID(of: original, seq: seq), after: seq, in: conversation, c) : []
+            try await notify(c, conversation, quotes.last?.rev ?? rev)
+            return (changed, [changed] + quotes)
         }
+    }
+
+    /// The replies after `seq` that quote the message `id`: their quote's text replaced
+    /// (`StoreCodec.deletedQuote`), each with the next revision.
+    private func forgetQuotes(of id: String, after seq: Int64, in conversation: Int64, _ c: PostgresConnection) async throws -> [StoredChange] {
+        let rows = try await c.run("""
+            SELECT id, \(unescaped: Self.changeColumns) FROM message
+            WHERE conversation_id = \(conversation) AND seq > \(seq) AND extra LIKE '%"reply"%' AND (extra::jsonb -> 'reply' ->> 'id') = \(id)
+            ORDER BY seq
+            """, logger)
+        var changes: [StoredChange] = []
+        for row in rows {
+            let rowID = try row.decode(Int64.self)
+            var reply = try change(row, conversation: conversation, skip: 1).message
+            guard StoreCodec.forgetQuote(&reply.message) else { continue }
+            let rev = try await c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
+                .first!.decode(Int64.self)
+            let extra = try StoreCodec.encode(MessageExtra(reply.message) { relative($0) }, with: StoreCodec.extraEncoder())
+            try await c.run("UPDATE message SET extra = \(extra), rev = \(rev), change = 'edit' WHERE id = \(rowID)", logger)
+            let clientID = try change(row, conversation: conversation, skip: 1).clientID
+            changes.append(StoredChange(conversation: conversation, rev: rev, kind: .edit, message: reply, clientID: clientID))
+        }
+        return changes
     }
 
     /// Locks the conversation's row (every write of a conversation takes it, so they are
