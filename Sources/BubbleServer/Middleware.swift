@@ -42,13 +42,14 @@ struct ErrorMiddleware: RouterMiddleware {
 }
 
 /// The token check: required on every request when the server has one (`?token=`,
-/// `Authorization: Bearer`, or the cookie a browser was given with the first).
+/// `Authorization: Bearer`, or the cookie a browser was given with the first) — but `/healthz`,
+/// which says nothing but "ok" (a load balancer or systemd asks it without the token).
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = BubbleContext
     let token: String?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let token else { return try await next(request, context) }
+        guard let token, request.uri.path != "/healthz" else { return try await next(request, context) }
         guard Self.carries(request, token: token) else {
             throw APIError(status: .unauthorized, message: "this server needs its token: ?token=… or Authorization: Bearer …")
         }

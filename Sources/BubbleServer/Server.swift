@@ -137,8 +137,20 @@ public struct BubbleServer: Sendable {
         logger.logLevel = configuration.logLevel
         let group = ServiceGroup(configuration: .init(services: [.init(service: store), .init(service: StartAfterStore(store: store, app: application(logger: logger, onRunning: onRunning)))],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let e as IOError where e.errnoCode == EADDRINUSE {
+            throw ServerError("port \(configuration.port) on \(configuration.host) is in use by another program; choose another with --port (0 takes any free one)")
+        } catch let e as IOError where e.errnoCode == EADDRNOTAVAIL || e.errnoCode == EACCES {
+            throw ServerError("cannot listen on \(configuration.host):\(configuration.port) (\(e.errnoCode == EACCES ? "not allowed: ports below 1024 need privileges" : "this machine has no such address")); check --host and --port")
+        }
     }
+}
+
+/// Why the server could not run, as one line for its user.
+public struct ServerError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// The HTTP server, started once the store is ready (its schema up to date, its database

@@ -74,7 +74,7 @@ extension SQLiteStore {
 
     /// Leaves a tombstone ("This message was deleted") where message `seq`, written by `sender`, was.
     public func delete(_ seq: Int64, in conversation: Int64, by sender: String) async throws -> StoredChange {
-        try await modify(seq, in: conversation, by: sender, kind: .delete) { m in StoreCodec.delete(&m) }
+        try await modify(seq, in: conversation, by: sender, kind: .delete) { m in try StoreCodec.delete(&m, seq: seq) }
     }
 
     /// Adds (`on`) or takes back `sender`'s `emoji` on message `seq` (anyone in the conversation

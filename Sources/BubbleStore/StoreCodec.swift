@@ -171,7 +171,8 @@ enum StoreCodec {
         return true
     }
 
-    static func delete(_ m: inout Message) {
+    static func delete(_ m: inout Message, seq: Int64) throws {
+        guard m.attachment?.kind != .deleted else { throw LiveError(.conflict, "message \(seq) is deleted already") }
         m.text = nil
         m.images = []
         m.reply = nil

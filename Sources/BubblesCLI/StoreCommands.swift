@@ -22,6 +22,16 @@ struct StoreOptions: ParsableArguments {
         do { return try await openStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
     }
 
+    /// The store for a command that only reads it (`list`, `search`): a path that names no
+    /// file is an error, not a new empty database.
+    func openExisting() async throws -> any ConversationStore {
+        let location = db ?? SQLiteStore.defaultPath
+        if !PostgresLocation.isPostgres(location), !FileManager.default.fileExists(atPath: location) {
+            throw CLIError("\(location): no such store (import into it first: bubbles import FILE --db \(location))")
+        }
+        return try await open()
+    }
+
     /// The store to run in `bubbles serve`'s service group (nothing started yet).
     func make() throws -> any ConversationStore {
         do { return try makeStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
@@ -143,7 +153,7 @@ struct List: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let all = try await storeErrors { try await store.open().conversations() }
+        let all = try await storeErrors { try await store.openExisting().conversations() }
         if json {
             try printJSON(all.map { c -> [String: Any] in
                 var o: [String: Any] = ["id": c.id, "title": c.title, "format": c.sourceFormat, "messageCount": c.messageCount,
@@ -198,7 +208,7 @@ struct Search: AsyncParsableCommand {
         var s = StoreSearch(query, conversation: conversation, sender: from, limit: limit)
         s.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
         s.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
-        let hits = try await storeErrors { try await store.open().search(s) }
+        let hits = try await storeErrors { try await store.openExisting().search(s) }
         if json {
             try printJSON(hits.map { h -> [String: Any] in
                 var o: [String: Any] = ["conversation": h.conversation, "seq": h.seq, "date": iso(h.date), "text": h.text,

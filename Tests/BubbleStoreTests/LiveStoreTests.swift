@@ -111,8 +111,8 @@ struct LiveStoreTests {
         // The feed handed every change over, the replies' too.
         #expect(await log.wait { $0.count == 7 })
         #expect(log.all.map(\.rev) == Array(1...7))
-        // Deleting it again changes nothing more.
-        _ = try await store.delete(1, in: c.id, by: "me")
+        // Deleting it again is refused (409 on the API) and changes nothing.
+        await #expect(throws: LiveError.self) { try await store.delete(1, in: c.id, by: "me") }
         #expect(try await store.lastRev(of: c.id) == 7)
     }
 

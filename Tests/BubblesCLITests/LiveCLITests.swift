@@ -498,6 +498,38 @@ extension LiveCLITests {
         #expect(try s.call("POST", path, ["clientId": UUID().uuidString, "text": "fine", "sender": "me"]).status == 201)
     }
 
+    @Test("what a new user trips on: a second DELETE is 409; /healthz answers without the token, nothing else does; a port in use and a missing store are one clear line each")
+    func clearAnswers() throws {
+        let token = "0123456789abcdef0123"
+        let s = try Self.server(["--token", token])
+        defer { s.stop() }
+        let auth = ["Authorization": "Bearer \(token)"]
+        let created = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations", headers: auth,
+                                       body: try JSONSerialization.data(withJSONObject: ["title": "T", "participants": ["Me", "Ann"]]))
+        let c = try #require((try created.json() as? [String: Any])?["id"] as? Int)
+        let sent = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations/\(c)/messages", headers: auth,
+                                    body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": "x", "sender": "me"]))
+        #expect(sent.status == 201)
+        let path = "/api/v1/conversations/\(c)/messages/1?sender=me"
+        #expect(try HTTP.request(port: s.port, method: "DELETE", path: path, headers: auth).status == 200)
+        let again = try HTTP.request(port: s.port, method: "DELETE", path: path, headers: auth)
+        #expect(again.status == 409 && again.text.contains("deleted already"), "\(again.status) \(again.text)")
+        // /healthz says nothing but "ok": open; /metrics and the API need the token.
+        #expect(try HTTP.request(port: s.port, method: "GET", path: "/healthz").status == 200)
+        #expect(try HTTP.request(port: s.port, method: "GET", path: "/metrics").status == 401)
+        #expect(try HTTP.request(port: s.port, method: "GET", path: "/api/v1/conversations").status == 401)
+        // A second server on the same port: one line naming the port and what to do.
+        let busy = try Tool.run(["serve", "--db", s.db + "-other.sqlite", "--port", String(s.port)])
+        #expect(busy.status != 0 && busy.stderr.contains("port \(s.port) on 127.0.0.1 is in use") && !busy.stderr.contains("errno"), "\(busy.stderr)")
+        // Reading a store that is not there: an error, and no new database.
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("bk-missing-\(UUID().uuidString)/chats.sqlite").path
+        for command in [["list"], ["search", "hello"]] {
+            let r = try Tool.run(command + ["--db", missing])
+            #expect(r.status != 0 && r.stderr.contains("no such store"), "\(command): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
     @Test("header floods are 431 at once (over 64 KiB, over 256 lines); headers sent a line at a time get a 408 after --header-timeout; the server keeps serving")
     func headerLimits() throws {
         let s = try Self.server(["--header-timeout", "2"])

@@ -89,7 +89,7 @@ extension PostgresStore {
     }
 
     public func delete(_ seq: Int64, in conversation: Int64, by sender: String) async throws -> StoredChange {
-        try await modify(seq, in: conversation, by: sender, kind: .delete) { m in StoreCodec.delete(&m) }
+        try await modify(seq, in: conversation, by: sender, kind: .delete) { m in try StoreCodec.delete(&m, seq: seq) }
     }
 
     public func react(_ seq: Int64, in conversation: Int64, emoji: String, sender: String, on: Bool) async throws -> StoredChange {
