@@ -149,6 +149,10 @@ struct StoreCLITests {
         #expect(r.status != 0 && r.stderr.contains("notes.txt: is not a BubbleKit database"))
         #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes")
         let db = dir.appendingPathComponent("s.sqlite").path
+        // A store that is not there: an error naming it, and no new database.
+        let missing = try Tool.run(["search", "--db", db, "hello"])
+        #expect(missing.status != 0 && missing.stderr.contains("no such store") && !FileManager.default.fileExists(atPath: db))
+        #expect(try Tool.run(["import", Self.fixtures.appendingPathComponent("telegram-single/result.json").path, "--db", db]).status == 0)
         let q = try Tool.run(["search", "--db", db, "--", "-only"])
         #expect(q.status != 0 && q.stderr.contains("expected at least one word to find"))
     }
