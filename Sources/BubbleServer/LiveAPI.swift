@@ -3,6 +3,7 @@ import BubbleStore
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import NIOPosix
 
 /// Limits of live writes: a message's size, and how fast one connection may send.
 public struct LiveLimits: Sendable {
@@ -146,10 +147,15 @@ struct LiveAPI: Sendable {
         let ext = ["image/jpeg": "jpg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"][type]!
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-photo-\(UUID().uuidString).\(ext)").path
         defer { try? FileManager.default.removeItem(atPath: tmp) }
-        guard FileManager.default.createFile(atPath: tmp, contents: Data(buffer: body)) else {
-            throw APIError(status: .internalServerError, message: "the photo could not be saved")
+        // Written and decoded off Swift's cooperative threads (a file, a picture's pixels).
+        let pictures = self.pictures
+        let size = try await NIOThreadPool.singleton.runIfActive { () throws -> (width: Int, height: Int)? in
+            guard FileManager.default.createFile(atPath: tmp, contents: Data(buffer: body)) else {
+                throw APIError(status: .internalServerError, message: "the photo could not be saved")
+            }
+            return pictures.displaySize(ofFile: tmp)
         }
-        guard let size = pictures.displaySize(ofFile: tmp), size.width > 0, size.height > 0 else {
+        guard let size, size.width > 0, size.height > 0 else {
             throw APIError(status: .unprocessableContent, message: "the \(type) picture cannot be decoded")
         }
         let stored = try await store.storeMedia(file: tmp, name: "photo.\(ext)")

@@ -27,7 +27,6 @@ struct OperationsRoutes {
 /// `api/v1`: conversations, windows of messages, days, search.
 struct ConversationRoutes {
     let api: API
-    let pages: Pages
 
     var collection: RouteCollection<BubbleContext> {
         let routes = RouteCollection(context: BubbleContext.self)

@@ -80,7 +80,7 @@ public struct BubbleServer: Sendable {
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: AccessMiddleware(token: configuration.token))
         router.addRoutes(OperationsRoutes(metrics: metrics).collection)
-        router.addRoutes(ConversationRoutes(api: API(store: store), pages: pages).collection, atPath: "api/v1")
+        router.addRoutes(ConversationRoutes(api: API(store: store)).collection, atPath: "api/v1")
         router.addRoutes(FileRoutes(files: files, pages: pages).collection, atPath: "api/v1")
         router.addRoutes(LiveRoutes(live: live, maxUpload: configuration.maxUpload).collection, atPath: "api/v1")
         router.addRoutes(PageRoutes(pages: pages).collection)
