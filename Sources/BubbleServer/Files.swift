@@ -44,9 +44,7 @@ struct Files: Sendable {
               let boundary = Self.parameter("boundary", in: type) else {
             throw APIError.badRequest("the body is not multipart/form-data with a boundary; send the export as the form field \"file\"")
         }
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxUpload {
-            throw APIError.tooLarge("the upload", limit: maxUpload, length: length)
-        }
+        try refuseDeclaredLength(request, limit: maxUpload, what: "the upload")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-upload-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -209,7 +209,8 @@ actor Geometries {
     /// read first (the actor may serve other requests meanwhile); then they are applied to the
     /// geometry as it is by then, without suspending, each change once (by revision).
     private func sync(_ key: Key, _ g: ViewGeometry, theme: Theme) async throws -> ViewGeometry {
-        guard revisions.latest(key.conversation) > g.rev, let rev = try await store.lastRev(of: key.conversation), rev > g.rev else { return g }
+        // The feed says when something was committed past the geometry (no store read otherwise).
+        guard revisions.latest(key.conversation) > g.rev else { return g }
         var changes: [StoredChange] = []
         var from = g.rev
         while true {
@@ -218,6 +219,7 @@ actor Geometries {
             guard let last = more.last, more.count == 5_000 else { break }
             from = last.rev
         }
+        guard !changes.isEmpty else { return g }
         // What the geometry is now (another request may have brought it further meanwhile).
         guard case .ready(let current) = states[key] else { return g }
         var next = current
@@ -241,7 +243,6 @@ actor Geometries {
             }
             next.rev = c.rev
         }
-        next.rev = max(next.rev, rev)
         guard relayout else { return next }
         if next.count <= Self.relayoutAtOnce {
             var conversation = next.list.conversation

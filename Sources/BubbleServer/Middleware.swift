@@ -83,13 +83,19 @@ struct AccessMiddleware: RouterMiddleware {
 /// The body of `request`, at most `limit` bytes, or a 413 naming the limit: at once when its
 /// Content-Length says more (nothing of it is read), else as soon as `limit` bytes have come.
 func collectBody(_ request: Request, limit: Int, what: String = "the body") async throws -> ByteBuffer {
-    if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
-        throw APIError.tooLarge(what, limit: limit, length: length)
-    }
+    try refuseDeclaredLength(request, limit: limit, what: what)
     do {
         return try await request.body.collect(upTo: limit)
     } catch is NIOTooManyBytesError {
         throw APIError.tooLarge(what, limit: limit)
+    }
+}
+
+/// A 413 naming the limit, before anything is read, when the body's Content-Length says it is
+/// over `limit` bytes.
+func refuseDeclaredLength(_ request: Request, limit: Int, what: String) throws {
+    if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+        throw APIError.tooLarge(what, limit: limit, length: length)
     }
 }
 

@@ -241,10 +241,10 @@ struct Pages: Sendable {
         switch try await geometries.geometry(key, width: column, theme: themed.theme, wait: query["wait"] == "1") {
         case .success(let g): geometry = g
         case .failure(let p):
-            return try Self.json(status: .accepted) { out in out.field("measuring", true); out.field("done", p.done); out.field("total", p.total) }
+            return Self.json(status: .accepted) { out in out.field("measuring", true); out.field("done", p.done); out.field("total", p.total) }
         }
         guard geometry.count > 0 else {
-            return try Self.json { out in
+            return Self.json { out in
                 out.field("height", 0); out.field("width", column); out.field("count", 0); out.key("first"); out.null(); out.key("last"); out.null()
                 out.key("tops"); out.array([Double]()); out.field("bottom", 0); out.field("html", "")
             }
@@ -279,7 +279,7 @@ struct Pages: Sendable {
     }
 
     /// A JSON object written by hand (`JSONBytes`) as a response.
-    static func json(status: HTTPResponse.Status = .ok, _ write: (inout JSONBytes) -> Void) throws -> Response {
+    static func json(status: HTTPResponse.Status = .ok, _ write: (inout JSONBytes) -> Void) -> Response {
         var out = JSONBytes()
         write(&out)
         return json(out, status: status)

@@ -51,8 +51,8 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     let limits: Limits
     private var state = State.idle
-    /// The last bytes of the head so far (a blank line may be split between two reads).
-    private var tail: [UInt8] = []
+    /// How much of the blank line that ends a head the last bytes read were (0…3).
+    private var blank = 0
     private var deadline: Scheduled<Void>?
 
     init(limits: Limits) { self.limits = limits }
@@ -67,7 +67,7 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             break
         case .idle, .answering:
             state = .head(bytes: 0, lines: 0)
-            tail = []
+            blank = 0
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
             deadline = loop.scheduleTask(in: limits.headTimeout) {
@@ -82,27 +82,36 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    /// Counts head bytes and looks for the blank line that ends the head.
+    /// Counts head bytes and lines and looks for the blank line that ends the head, in one pass
+    /// over the read (the blank line's progress, `blank`, carries over from the read before).
     private func read(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
-        guard case .head(let before, let linesBefore) = state else { return }
-        let bytes = buffer.readableBytesView
-        // Where the head ends in this read (a blank line may start in the one before).
-        let end = Self.blankLineEnd(tail + bytes).map { $0 - tail.count }
-        let total = before + (end ?? bytes.count)
-        let lines = linesBefore + bytes.prefix(end ?? bytes.count).reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+        guard case .head(var total, var lines) = state else { return }
+        var ended = false
+        for b in buffer.readableBytesView {
+            total += 1
+            if b == 10 { lines += 1 }
+            // \r\n\r\n: `blank` counts how much of it the last bytes were.
+            switch (blank, b) {
+            case (0, 13), (2, 13): blank += 1
+            case (1, 10): blank = 2
+            case (3, 10): ended = true
+            case (_, 13): blank = 1
+            default: blank = 0
+            }
+            if ended { break }
+        }
         if total > limits.maxHeadBytes || lines > limits.maxHeadLines {
             refuse(context, status: "431 Request Header Fields Too Large",
                    "the request's headers are over \(limits.maxHeadBytes) bytes or \(limits.maxHeadLines) lines; this server takes no more")
             return
         }
-        if end != nil {
+        if ended {
             state = .body
             deadline?.cancel()
             deadline = nil
             return
         }
         state = .head(bytes: total, lines: lines)
-        tail = Array((tail + bytes).suffix(3))
     }
 
     /// Whether `buffer` starts like a request line (`GET `, `POST `…: capital letters, a space).
@@ -113,21 +122,6 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return b == 32 && letters >= 3
         }
         return false
-    }
-
-    /// The index just past the first `\r\n\r\n` in `bytes`, nil when there is none.
-    static func blankLineEnd(_ bytes: [UInt8]) -> Int? {
-        var run = 0
-        for (i, b) in bytes.enumerated() {
-            switch (run, b) {
-            case (0, 13), (2, 13): run += 1
-            case (1, 10): run = 2
-            case (3, 10): return i + 1
-            case (_, 13): run = 1
-            default: run = 0
-            }
-        }
-        return nil
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -117,8 +117,7 @@ public struct BubbleServer: Sendable {
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [CloseAfterResponse()], idleTimeout: .seconds(60))
         let channel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
         let webSocketResponder = webSocketRouter().buildResponder()
-        let limits = RequestHeadGuard.Limits(headTimeout: .nanoseconds(Int64(configuration.headerTimeout.components.seconds) * 1_000_000_000
-                                                                       + configuration.headerTimeout.components.attoseconds / 1_000_000_000))
+        let limits = RequestHeadGuard.Limits(headTimeout: TimeAmount(configuration.headerTimeout))
         // Every connection's request heads are guarded before HTTP parsing (header floods, slow heads).
         let server = HTTPServerBuilder { responder in
             GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel),

@@ -1,38 +1,30 @@
 import Foundation
-
-/// A value behind a lock, for state shared by tasks that never wait while holding it.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
-    @discardableResult
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock(); defer { lock.unlock() }
-        return try body(&stored)
-    }
-}
+import Synchronization
 
 /// Work done once (a schema brought up to date): every caller waits for the same run; a run
 /// that failed is tried again by the next caller.
 final class Once: Sendable {
-    private let state = Locked<Task<Void, any Error>?>(nil)
-    private let done = Locked(false)
+    private enum State { case idle, running(Task<Void, any Error>), done }
+    private let state = Mutex(State.idle)
 
     /// Runs `body` (once) and waits for it.
     func run(_ body: @escaping @Sendable () async throws -> Void) async throws {
-        if done.value { return }
-        let task = state.withLock { task -> Task<Void, any Error> in
-            if let task { return task }
-            let made = Task { try await body() }
-            task = made
-            return made
+        let task: Task<Void, any Error>? = state.withLock { state in
+            switch state {
+            case .done: return nil
+            case .running(let task): return task
+            case .idle:
+                let made = Task { try await body() }
+                state = .running(made)
+                return made
+            }
         }
+        guard let task else { return }
         do {
             try await task.value
-            done.withLock { $0 = true }
+            state.withLock { $0 = .done }
         } catch {
-            state.withLock { if $0 == task { $0 = nil } }
+            state.withLock { if case .running(let t) = $0, t == task { $0 = .idle } }
             throw error
         }
     }

@@ -32,10 +32,7 @@ struct DBCopy: AsyncParsableCommand {
     func run() async throws {
         guard from != to else { throw ValidationError("--from and --to are the same store") }
         // The source is read, never made: a mistyped path is an error, not a new empty database.
-        if !PostgresLocation.isPostgres(from), !FileManager.default.fileExists(atPath: from) {
-            throw CLIError("\(from): no such store (expected an SQLite file made by BubbleKit or a postgres:// URL)")
-        }
-        let source = try await StoreOptions(db: from, media: fromMedia).open()
+        let source = try await StoreOptions(db: from, media: fromMedia).openExisting()
         let target = try await StoreOptions(db: to, media: toMedia).open()
         guard let a = source as? any CopyableStore, let b = target as? any CopyableStore else { throw CLIError("these stores cannot be copied") }
         let started = Date()

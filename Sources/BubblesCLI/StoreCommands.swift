@@ -22,12 +22,12 @@ struct StoreOptions: ParsableArguments {
         do { return try await openStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
     }
 
-    /// The store for a command that only reads it (`list`, `search`): a path that names no
-    /// file is an error, not a new empty database.
+    /// The store for a command that only reads it (`list`, `search`, `db copy`'s source): a path
+    /// that names no file is an error, not a new empty database.
     func openExisting() async throws -> any ConversationStore {
         let location = db ?? SQLiteStore.defaultPath
         if !PostgresLocation.isPostgres(location), !FileManager.default.fileExists(atPath: location) {
-            throw CLIError("\(location): no such store (import into it first: bubbles import FILE --db \(location))")
+            throw CLIError("\(location): no such store (expected an SQLite file made by BubbleKit or a postgres:// URL; `bubbles import FILE --db \(location)` makes one)")
         }
         return try await open()
     }

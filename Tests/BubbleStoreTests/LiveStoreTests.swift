@@ -199,7 +199,7 @@ struct PostgresStoreTests {
         for i in 0..<10 { _ = try await two.add(NewMessage(clientID: "after-\(i)", text: "after \(i)", sender: "a"), to: c.id) }
         #expect(await heard.wait(20) { $0.count == 20 })
         #expect(heard.all.map(\.rev) == Array(1...20))
-        #expect(one.listener.connects.value >= 2)
+        #expect(one.listener.connects.withLock { $0 } >= 2)
     }
 
     @Test("a URL that is wrong or a server that is not there: a clear error naming the URL without its password")

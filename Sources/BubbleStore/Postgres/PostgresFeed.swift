@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 /// Fans live changes out between the servers of one PostgreSQL store; runs with the store (a
 /// `Service`'s child task).
@@ -29,12 +30,12 @@ final class PostgresFeed: Sendable {
     private let events: AsyncStream<Event>
     private let post: AsyncStream<Event>.Continuation
     /// How many times the LISTEN connection was made (tests and logs).
-    let connects = Locked(0)
+    let connects = Mutex(0)
     /// This process among the store's servers (its own typing notifications are not passed on twice).
     let nodeID = UUID().uuidString.prefix(8).lowercased()
     /// Reads a conversation's changes after a revision (the store's `changes`; set by the store,
     /// which it holds weakly: the store owns the feed).
-    let reader = Locked<(@Sendable (_ conversation: Int64, _ after: Int64) async throws -> [StoredChange])?>(nil)
+    let reader = Mutex<(@Sendable (_ conversation: Int64, _ after: Int64) async throws -> [StoredChange])?>(nil)
 
     init(db: PostgresDB, feed: ChangeFeed) {
         self.db = db
@@ -86,7 +87,7 @@ final class PostgresFeed: Sendable {
     private func read(_ conversation: Int64, after rev: Int64) async -> Int64 {
         var last = rev
         while !Task.isCancelled {
-            guard let reader = reader.value, let changes = try? await reader(conversation, last) else { return last }
+            guard let reader = reader.withLock({ $0 }), let changes = try? await reader(conversation, last) else { return last }
             for change in changes {
                 feed.emit(change)
                 last = change.rev

@@ -186,14 +186,14 @@ extension PostgresStore {
         var changes: [StoredChange] = []
         for row in rows {
             let rowID = try row.decode(Int64.self)
-            var reply = try change(row, conversation: conversation, skip: 1).message
+            let stored = try change(row, conversation: conversation, skip: 1)
+            var reply = stored.message
             guard StoreCodec.forgetQuote(&reply.message) else { continue }
             let rev = try await c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
                 .first!.decode(Int64.self)
             let extra = try StoreCodec.encode(MessageExtra(reply.message) { relative($0) }, with: StoreCodec.extraEncoder())
             try await c.run("UPDATE message SET extra = \(extra), rev = \(rev), change = 'edit' WHERE id = \(rowID)", logger)
-            let clientID = try change(row, conversation: conversation, skip: 1).clientID
-            changes.append(StoredChange(conversation: conversation, rev: rev, kind: .edit, message: reply, clientID: clientID))
+            changes.append(StoredChange(conversation: conversation, rev: rev, kind: .edit, message: reply, clientID: stored.clientID))
         }
         return changes
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The shared store: conversations in PostgreSQL (through postgres-nio), so several `bubbles
 /// serve` processes on several machines keep one set of conversations.
@@ -33,7 +34,7 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
     /// The schema brought up to date, once, on first use.
     private let migration = Once()
     /// `start()`'s task (a store used outside a `ServiceGroup`).
-    private let started = Locked<Task<Void, Never>?>(nil)
+    private let started = Mutex<Task<Void, Never>?>(nil)
 
     /// A store at `url`; nothing is connected until it runs (`run()` in a `ServiceGroup`, or
     /// `start()`). `mediaFolder` defaults to `$BUBBLES_MEDIA`, else
@@ -49,7 +50,7 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
         listener.reader.withLock { $0 = { [weak self] conversation, rev in try await self?.changes(in: conversation, since: rev, limit: 1_000) ?? [] } }
     }
 
-    deinit { started.value?.cancel() }
+    deinit { started.withLock { $0?.cancel() } }
 
     /// The connection pool and the change feed, until the task is cancelled or the service
     /// group shuts down gracefully (then its connections close).
