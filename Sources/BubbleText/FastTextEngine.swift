@@ -315,6 +315,34 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     public func prefetch(storage: UnsafeRawPointer) { clb_prefetch(storage) }
 
+    /// A storage's segments without its text: a header of three words (segment count, the
+    /// primary line-metrics class, the style's line height as a Float) and the segments' own
+    /// words. Not for a text handed to Pango.
+    public func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool {
+        guard type(of: storage) == FastStorage.self else { return false }
+        let storage = unsafeDowncast(storage, to: FastStorage.self)
+        guard storage.engine == engineTag, storage.delegated == nil else { return false }
+        let n = storage.wordCount
+        words.append(UInt32(storage.count))
+        words.append(UInt32(storage.context.primaryMetric))
+        words.append(Float(storage.context.style.lineHeight).bitPattern)
+        storage.withUnsafeMutablePointerToElements { words.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+        return true
+    }
+
+    /// The summary of `packBreaks`' words, nil when a segment is wider than `maxWidth` (its
+    /// text would be broken between grapheme clusters, and the words do not hold the text).
+    public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {
+        guard words.count >= 3, let base = words.baseAddress else { return nil }
+        let units = try PangoTextEngine.pangoWidth(maxWidth)
+        let width = units == -1 ? Int32.max : units
+        var sink = FastSummarySink(lineHeight: Float(bitPattern: words[2]))
+        let filled = FastStorage.withSegments(base + 3, count: Int(words[0])) { segs in
+            fill(segs, primary: UInt8(truncatingIfNeeded: words[1]), text: nil, width: width, maxLines: nil, sink: &sink)
+        }
+        return filled ? sink.summary(truncated: false) : nil
+    }
+
     private func summary(_ storage: FastStorage, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary {
         let units = try PangoTextEngine.pangoWidth(maxWidth)
         let width = units == -1 ? Int32.max : units
@@ -787,13 +815,24 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// Needs no lock: the storage is immutable, and the line-metrics classes it names were
     /// written before it was made (`FastShaper.metricTable`).
     func fill<Sink: FastLineSink>(_ storage: FastStorage, width: Int32, maxLines: Int?, sink lines: inout Sink) {
-        let count = storage.count
-        guard count > 0 else { return }
+        guard storage.count > 0 else { return }
+        storage.withSegments { segs in
+            _ = fill(segs, primary: storage.context.primaryMetric, text: storage, width: width, maxLines: maxLines, sink: &lines)
+        }
+    }
+
+    /// `fill` of segments `segs`; `text`, the storage they come from, breaks a segment wider
+    /// than the line between its grapheme clusters. Without it (packed segments, `summary(ofPacked:)`)
+    /// such a segment stops the filling: false.
+    func fill<Sink: FastLineSink>(_ segs: UnsafeBufferPointer<FastSegment>, primary primaryIndex: UInt8, text storage: FastStorage?,
+                                  width: Int32, maxLines: Int?, sink lines: inout Sink) -> Bool {
+        let count = segs.count
+        guard count > 0 else { return true }
         let table = shaper.metricTable
         func metricClass(_ i: UInt8) -> FastLineMetrics { table[Int(i)] }
-        let primary = metricClass(storage.context.primaryMetric)
+        let primary = metricClass(primaryIndex)
         let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
-        storage.withSegments { segs in
+        do {
             var k = 0
             var paragraphStart = 0
             while k < count, lines.count < limit {
@@ -821,6 +860,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                     if content > Int64(width) {
                         // Alone wider than the line (so it starts a line): break it between
                         // grapheme clusters; its trailing spaces still hang.
+                        guard let storage else { return false }
                         let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft,
                                                        paragraphStart: paragraphStart)
                         let contentLimit = storage.contentEnd(segStart, segEnd)
@@ -865,6 +905,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
                 }
             }
         }
+        return true
     }
 
     /// Geometry in points from integer lines: Pango's line-spacing rule (the first baseline at

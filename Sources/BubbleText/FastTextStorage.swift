@@ -154,6 +154,7 @@ struct FastSummarySink: FastLineSink {
     private let factor: Float
 
     init(style: TextStyle) { factor = Float(style.lineHeight) }
+    init(lineHeight: Float) { factor = lineHeight }
 
     mutating func append(_ line: FastTextEngine.FastLine) {
         baseline = count == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.height))
@@ -211,9 +212,14 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     /// The segments decoded (with absolute ends), in a temporary buffer.
     func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
         let n = count
-        return withUnsafeTemporaryAllocation(of: FastSegment.self, capacity: max(1, n)) { buffer in
+        return withUnsafeMutablePointerToElements { words in FastStorage.withSegments(UnsafePointer(words), count: n, body) }
+    }
+
+    /// `count` segments packed at `words` decoded (with absolute ends), in a temporary buffer.
+    static func withSegments<R>(_ words: UnsafePointer<UInt32>, count n: Int, _ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: FastSegment.self, capacity: max(1, n)) { buffer in
             var k = 0
-            forEachSegment { s in
+            forEachSegment(words, count: n) { s in
                 buffer.initializeElement(at: k, to: s)
                 k += 1
                 return true
@@ -226,8 +232,23 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     /// a caller that may stop early).
     func forEachSegment(_ body: (FastSegment) -> Bool) {
         let n = count
-        let spaces = FastSpaceWidths.slots   // read once, not per segment
+        withUnsafeMutablePointerToElements { words in FastStorage.forEachSegment(UnsafePointer(words), count: n, body) }
+    }
+
+    /// The words segments `0..<count` take (1 for a short one, 3 for a long one).
+    var wordCount: Int {
+        var w = 0
         withUnsafeMutablePointerToElements { words in
+            for _ in 0..<count { w += words[w] & FastSegment.longMarker == 0 ? 1 : 3 }
+        }
+        return w
+    }
+
+    /// `count` segments packed at `words` decoded one at a time, in order, until `body` returns
+    /// false.
+    static func forEachSegment(_ words: UnsafePointer<UInt32>, count n: Int, _ body: (FastSegment) -> Bool) {
+        let spaces = FastSpaceWidths.slots   // read once, not per segment
+        do {
             var start = 0, w = 0
             for _ in 0..<n {
                 let s: FastSegment

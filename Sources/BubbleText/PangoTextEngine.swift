@@ -53,6 +53,9 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     public var preparedTextsAreCompact: Bool { false }
     public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
     public func prefetch(storage: UnsafeRawPointer) {}
+    /// Pango keeps no packed form: a compact layout measures its texts in full.
+    public func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool { false }
+    public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
     public var preparesConcurrently: Bool { false }
 
     /// Checks the style, sanitises the text and makes the Pango layout that `layout` and `draw`

@@ -37,6 +37,10 @@ import Testing
         }
         var preparesConcurrently: Bool { concurrent }
         func prefetch(storage: UnsafeRawPointer) { base.prefetch(storage: storage) }
+        func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool { base.packBreaks(ofStorage: storage, into: &words) }
+        func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {
+            try base.summary(ofPacked: words, maxWidth: maxWidth)
+        }
     }
 
     static let utc = TimeZone(identifier: "UTC")!

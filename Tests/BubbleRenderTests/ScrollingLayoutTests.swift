@@ -57,12 +57,12 @@ import Testing
     /// Every row of `list` materialised, against the full layout's rows: contents equal, frames
     /// equal to `tolerance` (tops) and exactly (heights).
     func expectSame(_ list: ScrollingLayout, _ full: ConversationLayout, layouter: ConversationLayouter,
-                    tolerance: Double, _ label: String) throws {
+                    tolerance: Double, _ label: String, messages: [Int: Message] = [:]) throws {
         #expect(list.rowCount == full.rows.count, "\(label): row count")
         guard list.rowCount == full.rows.count else { return }
         var mismatches: [String] = []
         for i in 0..<list.rowCount {
-            let row = try layouter.row(i, of: list)
+            let row = try layouter.row(i, of: list, messages: messages)
             let expected = full.rows[i]
             if row.content != expected.content { mismatches.append("row \(i): content differs") }
             if row.frame.height != expected.frame.height {
@@ -94,6 +94,59 @@ import Testing
                 #expect(list.rowsMeasuredInFull < list.rowCount / 4,
                         "\(name) at \(width): \(list.rowsMeasuredInFull) of \(list.rowCount) rows measured in full")
             }
+        }
+    }
+
+    @Test("a compact layout holds no messages and re-lays out as the full one does, given only the messages it measures in full")
+    func compactRelayout() throws {
+        let engine = FastTextEngine()
+        let conversation = Self.corpus(900, seed: 21)
+        let all = Dictionary(uniqueKeysWithValues: conversation.messages.enumerated().map { ($0.offset, $0.element) })
+        for (name, style) in try Self.styles() {
+            let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
+            var list = try layouter.scrollingLayout(conversation, width: 375)
+            layouter.compact(&list)
+            #expect(list.isCompact && list.conversation.messages.isEmpty && list.messageCount == conversation.messages.count)
+            for width in [414.0, 320, 768, 375, 290] {
+                let pending = try layouter.relayout(list, width: width)
+                // Replies, grids, emoji-only lines and texts with a word wider than the bubble
+                // (the corpus has many: its text is broken inside the word): their messages are
+                // asked for, not the others.
+                #expect(pending.messagesToMeasure.count < conversation.messages.count / 3 && !pending.messagesToMeasure.isEmpty,
+                        "\(name) at \(width): \(pending.messagesToMeasure.count) messages to measure")
+                let given = Dictionary(uniqueKeysWithValues: pending.messagesToMeasure.map { ($0, conversation.messages[$0]) })
+                list = try layouter.finish(list, pending, messages: given)
+                #expect(list.width == width && list.isCompact)
+                try expectSame(list, try layouter.layout(conversation, width: width), layouter: layouter,
+                               tolerance: 1e-9, "\(name) compact at \(width)", messages: all)
+            }
+            // Without the messages it must measure: an error naming one, not a guess.
+            let pending = try layouter.relayout(list, width: 333)
+            if pending.messagesToMeasure.count > 1 {
+                #expect(throws: LayoutError.self) { try layouter.finish(list, pending, messages: [:]) }
+            }
+            #expect(throws: LayoutError.messageNotHeld(0)) { try layouter.row(list.rowIndex(ofMessage: 0)!, of: list) }
+        }
+    }
+
+    @Test("appending to a compact layout gives the layout of the whole conversation")
+    func compactAppends() throws {
+        let engine = FastTextEngine()
+        var whole = Self.corpus(600, seed: 22)
+        whole.typing = []
+        let all = Dictionary(uniqueKeysWithValues: whole.messages.enumerated().map { ($0.offset, $0.element) })
+        for (name, style) in try Self.styles().prefix(6) {
+            let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
+            var head = whole
+            head.messages = Array(whole.messages.prefix(200))
+            var list = try layouter.scrollingLayout(head, width: 375)
+            layouter.compact(&list)
+            for m in whole.messages.dropFirst(200) { try layouter.append(m, to: &list) }
+            #expect(list.messageCount == whole.messages.count && list.conversation.messages.isEmpty)
+            try expectSame(list, try layouter.layout(whole, width: 375), layouter: layouter, tolerance: 0, "\(name), appended", messages: all)
+            let pending = try layouter.relayout(list, width: 320)
+            list = try layouter.finish(list, pending, messages: all)
+            try expectSame(list, try layouter.layout(whole, width: 320), layouter: layouter, tolerance: 1e-9, "\(name), appended, 320", messages: all)
         }
     }
 

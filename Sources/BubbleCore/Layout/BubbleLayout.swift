@@ -691,6 +691,15 @@ public struct BubbleMeasurer {
         }.0
     }
 
+    /// `measureSummary(storage:…)` from a text's packed breaks (`TextEngine.packBreaks`); nil
+    /// when they do not tell.
+    func measureSummary(packed: UnsafeBufferPointer<UInt32>, maxWidth: Double, balanced: Bool) -> TextSummary? {
+        try? Self.balance(maxWidth: maxWidth, balanced: balanced, lines: { $0.lineCount }, width: { $0.width }) { (w: Double) throws(TextError) in
+            guard let summary = try engine.summary(ofPacked: packed, maxWidth: w) else { throw .invalidWidth(w) }
+            return summary
+        }.0
+    }
+
     /// The layout at `maxWidth`; balanced: the one at the narrowest width that keeps its line
     /// count. Line count only grows as the width shrinks: a binary search, to a quarter point.
     static func balance<R>(maxWidth: Double, balanced: Bool, lines: (R) -> Int, width: (R) -> Double,

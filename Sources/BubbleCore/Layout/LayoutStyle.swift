@@ -206,9 +206,12 @@ public enum LayoutError: Error, Equatable, Sendable, CustomStringConvertible {
     case rowTooNarrow(width: Double, minimum: Double)
     case invalidStyle(String)
     case text(TextError)
+    /// A compact scrolling layout was asked for a row in full without the message it shows.
+    case messageNotHeld(Int)
 
     public var description: String {
         switch self {
+        case let .messageNotHeld(k): return "message \(k) is not held by this compact layout; expected it among the messages given"
         case let .invalidWidth(w): return "row width \(w) is not usable; expected a finite number > 0"
         case let .rowTooNarrow(w, min): return "row width \(w.short) is too narrow for this style; expected at least \(min.short) points"
         case let .invalidStyle(why): return "layout style: \(why)"

@@ -41,6 +41,22 @@ public struct ScrollingLayout: Sendable {
     var isGroup = false
     var last: ConversationLayout.LastMessage?
     var statusRow: Int?
+    /// Set by `ConversationLayouter.compact(_:)`: the messages and their prepared texts let go.
+    var compacted: Compacted?
+
+    /// What a compact layout keeps instead of the messages: their count, each text's breaks as
+    /// `TextEngine.packBreaks` packs them (message `k`'s words are `packed[offsets[k]..<offsets[k + 1]]`,
+    /// none when empty), the photos of the messages that have some, and the message whose row
+    /// shows the status (an outgoing message appended later takes it away).
+    struct Compacted: Sendable {
+        var count: Int
+        var packed: [UInt32]
+        var offsets: [UInt32]
+        var images: [Int32: [ImageAttachment]]
+        var statusMessage: Message?
+
+        func words(_ k: Int) -> Range<Int> { Int(offsets[k])..<Int(offsets[k + 1]) }
+    }
 
     init(width: Double, conversation: Conversation) {
         self.width = width
@@ -50,6 +66,25 @@ public struct ScrollingLayout: Sendable {
     }
 
     public var rowCount: Int { tops.count }
+
+    /// Messages laid out (in a compact layout too).
+    public var messageCount: Int { compacted?.count ?? conversation.messages.count }
+
+    /// True after `ConversationLayouter.compact(_:)`: the layout holds no messages, only what its
+    /// re-layouts need; rows in full and re-layouts take the messages they measure from the caller.
+    public var isCompact: Bool { compacted != nil }
+
+    /// Message `k` when the layout holds it (a compact one holds only the one showing the status).
+    func heldMessage(_ k: Int) -> Message? {
+        guard let compacted else { return conversation.messages[k] }
+        return compacted.statusMessage.flatMap { statusRow.map { plan[$0].index } == Int32(k) ? $0 : nil }
+    }
+
+    /// Message `k`'s photos.
+    func images(of k: Int) -> [ImageAttachment] {
+        guard let compacted else { return conversation.messages[k].images }
+        return compacted.images[Int32(k)] ?? []
+    }
 
     /// Row `i`'s rectangle: full width, from its top to its bottom.
     public func frame(ofRow i: Int) -> Rect {
@@ -64,7 +99,7 @@ public struct ScrollingLayout: Sendable {
     /// The row that shows message `k` (its bubble or system line; a day separator before it is
     /// the row above), nil when `k` is out of range. A binary search: rows are in message order.
     public func rowIndex(ofMessage k: Int) -> Int? {
-        guard k >= 0, k < conversation.messages.count else { return nil }
+        guard k >= 0, k < messageCount else { return nil }
         var lo = 0, hi = plan.count
         while lo < hi {
             let mid = (lo + hi) / 2
@@ -90,22 +125,23 @@ public struct ScrollingLayout: Sendable {
         return tops[r]
     }
 
-    /// Bytes this layout keeps per row and per message (its arrays' elements, not the
-    /// conversation nor the engine's prepared texts).
+    /// Bytes this layout keeps per row and per message (its arrays' elements; a compact one's
+    /// packed breaks too; not the conversation nor the engine's prepared texts).
     public var bytesPerMessage: Double {
         let perRow = MemoryLayout<Double>.stride * 2 + MemoryLayout<PlannedRow>.stride
-        let perMessage = MemoryLayout<QuickBubble>.stride + MemoryLayout<MessageMemos.Memo>.stride
-        let messages = max(1, conversation.messages.count)
-        return Double(perRow * tops.count + perMessage * quick.count) / Double(messages)
+        let perMessage = MemoryLayout<QuickBubble>.stride + (compacted == nil ? MemoryLayout<MessageMemos.Memo>.stride : 4)
+        let packed = (compacted?.packed.count ?? 0) * 4
+        let messages = max(1, messageCount)
+        return Double(perRow * tops.count + perMessage * quick.count + packed) / Double(messages)
     }
 
     /// Room for `messages` messages in all (and their rows), so that appends up to there do
     /// not grow any array (a growth copies the whole conversation once).
     public mutating func reserveCapacity(_ messages: Int) {
         let rows = messages + messages / 8 + conversation.typing.count
-        conversation.messages.reserveCapacity(messages)
+        if compacted == nil { conversation.messages.reserveCapacity(messages); memos.items.reserveCapacity(messages) }
         plan.reserveCapacity(rows); tops.reserveCapacity(rows); heights.reserveCapacity(rows)
-        quick.reserveCapacity(messages); memos.items.reserveCapacity(messages)
+        quick.reserveCapacity(messages)
     }
 
     mutating func appendRow(_ row: PlannedRow, height rowHeight: Double, spacing: Double) {
@@ -173,6 +209,8 @@ struct QuickBubble: @unchecked Sendable {
     /// The message's direction and whether it has photos (so a re-layout need not read it).
     var incoming: Bool { get { bit(9) } set { set(9, newValue) } }
     var hasImages: Bool { get { bit(10) } set { set(10, newValue) } }
+    /// The message shows a text (a compact layout finds its packed breaks; none: measure in full).
+    var hasText: Bool { get { bit(11) } set { set(11, newValue) } }
 
     /// Widest one-line label whose room comes from the row (time above or below, reactions,
     /// status, time beside); the sender's name (room: the widest bubble); the reply snippet;
@@ -235,9 +273,9 @@ extension ConversationLayouter {
     public func scrollingLayout(_ conversation: Conversation, width: Double,
                                 reusing previous: ScrollingLayout? = nil) throws(LayoutError) -> ScrollingLayout {
         try BubbleMeasurer.validate(rowWidth: width, style: measurer.style)
-        if let previous, previous.conversation.messages.count == conversation.messages.count,
+        if let previous, !previous.isCompact, previous.conversation.messages.count == conversation.messages.count,
            previous.conversation.typing == conversation.typing, previous.conversation.participants == conversation.participants {
-            return try relayout(previous, width: width)
+            return try finish(previous, try relayout(previous, width: width), messages: [:])
         }
         var list = ScrollingLayout(width: width, conversation: conversation)
         let count = conversation.messages.count
@@ -257,43 +295,93 @@ extension ConversationLayouter {
         return list
     }
 
-    /// `list`'s conversation re-laid out at `width` (a resized list).
+    /// `list`'s conversation re-laid out at `width` (a resized list). A compact list
+    /// (`compact(_:)`) is re-laid out with `relayout(_:width:)` and `finish(_:_:messages:)`:
+    /// it needs the messages its rows measured in full show.
     public func scrollingLayout(_ list: ScrollingLayout, width: Double) throws(LayoutError) -> ScrollingLayout {
-        try scrollingLayout(list.conversation, width: width, reusing: list)
+        if list.isCompact { return try finish(list, try relayout(list, width: width), messages: [:]) }
+        return try scrollingLayout(list.conversation, width: width, reusing: list)
     }
 
     /// Adds one message at the end (after a typing indicator, as `append(_:to:)` on a full
     /// layout does): one message measured; the previous bubble may lose its tail, and the last
     /// outgoing one its status (that row gets shorter and the rows after it move up).
     public func append(_ message: Message, to list: inout ScrollingLayout) throws(LayoutError) {
-        list.conversation.messages.append(message)
-        try add(message, index: list.conversation.messages.count - 1, to: &list)
+        let k = list.messageCount
+        if list.compacted != nil { list.compacted!.count += 1 } else { list.conversation.messages.append(message) }
+        try add(message, index: k, to: &list)
+    }
+
+    /// Lets go of `list`'s messages and prepared texts, keeping per message what a re-layout's
+    /// height formula needs (its text's breaks as the engine packs them, ~4 bytes a word; its
+    /// photos' sizes): a long conversation then costs its frames and a few dozen bytes a message.
+    /// Rows in full (`rows(in:of:messages:)`) and re-layouts (`relayout(_:width:)`) then take
+    /// the messages they show or measure from the caller.
+    public func compact(_ list: inout ScrollingLayout) {
+        guard list.compacted == nil else { return }
+        let count = list.conversation.messages.count
+        var packed: [UInt32] = []
+        packed.reserveCapacity(count * 12)
+        var offsets: [UInt32] = []
+        offsets.reserveCapacity(count + 1)
+        offsets.append(0)
+        var images: [Int32: [ImageAttachment]] = [:]
+        for k in 0..<count {
+            if let memo = list.memos.items[k].bubble, memo.hasPrepared, let storage = memo.storage {
+                if !measurer.engine.packBreaks(ofStorage: storage, into: &packed) { list.quick[k].usable = false }
+            }
+            offsets.append(UInt32(packed.count))
+            list.quick[k].storage = nil
+            let m = list.conversation.messages[k]
+            if !m.images.isEmpty { images[Int32(k)] = m.images }
+        }
+        let status = list.statusRow.map { list.conversation.messages[Int(list.plan[$0].index)] }
+        list.compacted = ScrollingLayout.Compacted(count: count, packed: Array(packed), offsets: offsets, images: images, statusMessage: status)
+        list.conversation.messages = []
+        list.memos.items = []
     }
 
     /// The full geometry of the rows that intersect `rect`, as `ConversationLayout.rows(in:)`
     /// gives them.
     public func rows(in rect: Rect, of list: ScrollingLayout) throws(LayoutError) -> [LayoutRow] {
+        try rows(in: rect, of: list, messages: [:])
+    }
+
+    /// `rows(in:of:)` of a compact list (`compact(_:)`): `messages` holds the messages the rows
+    /// show, by index (those of `messageIndex(ofRow:)` for the rows of `rowIndices(in:)`).
+    public func rows(in rect: Rect, of list: ScrollingLayout, messages: [Int: Message]) throws(LayoutError) -> [LayoutRow] {
         var out: [LayoutRow] = []
-        for i in list.rowIndices(in: rect) { out.append(try row(i, of: list)) }
+        for i in list.rowIndices(in: rect) { out.append(try row(i, of: list, messages: messages)) }
         return out
     }
 
     /// Row `i` in full.
     public func row(_ i: Int, of list: ScrollingLayout) throws(LayoutError) -> LayoutRow {
+        try row(i, of: list, messages: [:])
+    }
+
+    /// Message `k` of `list`, or of `given` when the list does not hold it (compact).
+    private func message(_ k: Int, of list: ScrollingLayout, _ given: [Int: Message]) throws(LayoutError) -> Message {
+        if let m = list.heldMessage(k) ?? given[k] { return m }
+        throw .messageNotHeld(k)
+    }
+
+    /// Row `i` in full, its message from `messages` when the list is compact.
+    public func row(_ i: Int, of list: ScrollingLayout, messages: [Int: Message]) throws(LayoutError) -> LayoutRow {
         let planned = list.plan[i]
         let k = Int(planned.index)
         let content: LayoutRow.Content
         switch planned.kind {
         case .separator:
-            var handle = list.memos.items[k].separator
-            let string = separatorString(list.conversation.messages[k], newDay: planned.has(PlannedRow.newDay))
+            var handle = list.memos.items.isEmpty ? nil : list.memos.items[k].separator
+            let string = separatorString(try message(k, of: list, messages), newDay: planned.has(PlannedRow.newDay))
             content = .daySeparator(try centredLabel(string, kind: .daySeparator, style: measurer.style.separatorText,
                                                      width: list.width, reusing: &handle))
         case .system:
-            content = .system(index: k, try centredLabel(list.conversation.messages[k].text ?? "", kind: .system,
+            content = .system(index: k, try centredLabel(try message(k, of: list, messages).text ?? "", kind: .system,
                                                          style: measurer.style.systemText, width: list.width))
         case .message:
-            var bubble = try measuredBubble(k, planned, of: list).0
+            var bubble = try measuredBubble(k, planned, of: list, messages).0
             if planned.has(PlannedRow.statusRemoved) { bubble.labels.removeAll { $0.kind == .status } }
             if planned.has(PlannedRow.tailRemoved) {
                 bubble.hasTail = false
@@ -309,10 +397,11 @@ extension ConversationLayouter {
 
     /// Message `k`'s bubble at `width` measured in full, as it was before later messages took
     /// its tail or status away, and its memo.
-    private func measuredBubble(_ k: Int, _ planned: PlannedRow, of list: ScrollingLayout) throws(LayoutError) -> (BubbleLayout, BubbleMemo?) {
-        let message = list.conversation.messages[k]
+    private func measuredBubble(_ k: Int, _ planned: PlannedRow, of list: ScrollingLayout,
+                                _ given: [Int: Message]) throws(LayoutError) -> (BubbleLayout, BubbleMemo?) {
+        let message = try self.message(k, of: list, given)
         let continues = planned.has(PlannedRow.grouped)
-        var memo = list.memos.items[k].bubble
+        var memo = list.memos.items.isEmpty ? nil : list.memos.items[k].bubble
         let bubble = try measurer.layout(message, rowWidth: list.width, hasTail: true, time: bubbleTime(message),
                                          startsGroup: !continues,
                                          context: context(for: message, continues: continues, names: list.names, isGroup: list.isGroup),
@@ -361,7 +450,20 @@ extension ConversationLayouter {
         }
         list.last = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction, kind: message.kind,
                                                    date: message.date, day: made.day, row: list.plan.count - 1)
-        list.memos.items.append(made.takeMemo())
+        let memo = made.takeMemo()
+        if list.compacted == nil {
+            list.memos.items.append(memo)
+        } else {
+            // Packed at once, the prepared text let go (`compact(_:)`).
+            if let bubble = memo.bubble, bubble.hasPrepared, let storage = bubble.storage,
+               !measurer.engine.packBreaks(ofStorage: storage, into: &list.compacted!.packed) {
+                quick.usable = false
+            }
+            list.compacted!.offsets.append(UInt32(list.compacted!.packed.count))
+            quick.storage = nil
+            if !message.images.isEmpty { list.compacted!.images[Int32(k)] = message.images }
+            if case .message = made.content, made.showsStatus { list.compacted!.statusMessage = message }
+        }
         list.quick.append(quick)
     }
 
@@ -391,12 +493,14 @@ extension ConversationLayouter {
 
     /// What a re-layout needs of a message, from its bubble measured in full (before a later
     /// message removes its tail or status).
-    private func record(_ bubble: BubbleLayout, of message: Message, memo: BubbleMemo?, into q: inout QuickBubble) {
+    /// `prepared`: the text's breaks are kept (by default: the memo holds its prepared text).
+    private func record(_ bubble: BubbleLayout, of message: Message, memo: BubbleMemo?, prepared: Bool? = nil, into q: inout QuickBubble) {
         let separatorNeed = q.separatorNeed
         q = QuickBubble()
         q.separatorNeed = separatorNeed
         guard message.kind == .message else { return }
         let hasText = !(message.shownText ?? "").isEmpty
+        q.hasText = hasText
         q.emojiOnly = bubble.emojiOnly
         q.incoming = message.direction == .incoming
         q.hasImages = !message.images.isEmpty
@@ -442,17 +546,18 @@ extension ConversationLayouter {
         }
         q.known = q.needRow.isFinite && q.needBubble.isFinite && q.needReply.isFinite && q.insideWidth.isFinite
         q.usable = q.known && !bubble.emojiOnly && message.reply == nil && message.images.count <= 1
-            && (hasText ? memo?.hasPrepared == true : message.images.count == 1 && !q.inside)
+            && (hasText ? prepared ?? (memo?.hasPrepared == true) : message.images.count == 1 && !q.inside)
     }
 
     // MARK: re-layout
 
-    private func relayout(_ previous: ScrollingLayout, width: Double) throws(LayoutError) -> ScrollingLayout {
-        let style = measurer.style
-        var list = previous
-        list.width = width
-        list.rowsMeasuredInFull = 0
+    /// The first half of `list` re-laid out at `width`: the rows whose heights need no full
+    /// measure (on every core), and which messages the others show — what a compact list's
+    /// caller reads (from its store) and hands to `finish(_:_:messages:)`.
+    public func relayout(_ previous: ScrollingLayout, width: Double) throws(LayoutError) -> PendingRelayout {
+        try BubbleMeasurer.validate(rowWidth: width, style: measurer.style)
         let count = previous.plan.count
+        var byFormula = 0
         // Heights that need no full measure (NaN: measure in full), on every core for a long
         // conversation: rows are independent, each chunk writes its own part.
         var heights = [Double](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -468,10 +573,29 @@ extension ConversationLayouter {
                 let range = (count * c / chunks)..<(count * (c + 1) / chunks)
                 formulaCounts.value[c] = me.value.knownHeights(range, of: previous, width: width, into: out.value)
             }
-            list.rowsByFormula = formulaCounts.value.reduce(0, +)
+            byFormula = formulaCounts.value.reduce(0, +)
             initialized = count
         }
-        for i in 0..<count where heights[i].isNaN { heights[i] = try rowHeight(i, of: &list) }
+        var needed: [Int] = []
+        for i in 0..<count where heights[i].isNaN && previous.plan[i].kind != .typing {
+            let k = Int(previous.plan[i].index)
+            if needed.last != k { needed.append(k) }
+        }
+        return PendingRelayout(width: width, heights: heights, byFormula: byFormula, messagesToMeasure: needed)
+    }
+
+    /// `list` at `pending`'s width: the rows `relayout(_:width:)` left measured in full —
+    /// their messages from `messages` when the list is compact — and every row's top.
+    public func finish(_ previous: ScrollingLayout, _ pending: PendingRelayout, messages: [Int: Message]) throws(LayoutError) -> ScrollingLayout {
+        let style = measurer.style
+        var list = previous
+        list.width = pending.width
+        list.rowsMeasuredInFull = 0
+        list.rowsByFormula = pending.byFormula
+        let count = previous.plan.count
+        guard pending.heights.count == count else { throw .invalidStyle("a re-layout begun on another list") }
+        var heights = pending.heights
+        for i in 0..<count where heights[i].isNaN { heights[i] = try rowHeight(i, of: &list, messages) }
         var tops = [Double]()
         tops.reserveCapacity(count)
         var bottom = 0.0
@@ -498,8 +622,11 @@ extension ConversationLayouter {
         let avatarColumn = shows(style.avatars, group: previous.isGroup)
         let was = RowRooms(width: previous.width, measurer: measurer, avatarColumn: avatarColumn)
         let now = RowRooms(width: width, measurer: measurer, avatarColumn: avatarColumn)
+        // A compact list's packed breaks (none: the memos' prepared texts).
+        let packed = previous.compacted?.packed ?? [], offsets = previous.compacted?.offsets ?? []
         previous.quick.withUnsafeBufferPointer { quick in
-            previous.conversation.messages.withUnsafeBufferPointer { messages in
+            packed.withUnsafeBufferPointer { packed in
+            offsets.withUnsafeBufferPointer { offsets in
                 for i in range {
                     // The prepared text a few rows ahead is requested now (a cache miss each,
                     // else: prepared texts lie all over the heap).
@@ -518,13 +645,15 @@ extension ConversationLayouter {
                     case .system:
                         if quick[k].systemNeed <= labelRoom { h = previous.heights[i] }
                     case .message:
-                        h = messageHeight(quick.baseAddress! + k, messages.baseAddress! + k, planned,
+                        let words = offsets.isEmpty ? nil : UnsafeBufferPointer(rebasing: packed[Int(offsets[k])..<Int(offsets[k + 1])])
+                        h = messageHeight(quick.baseAddress! + k, k, of: previous, words: words, planned,
                                           previous: previous.heights[i], was: was, now: now, byFormula: &byFormula)
                     case .typing:
                         break
                     }
                     (out.baseAddress! + i).initialize(to: h ?? .nan)
                 }
+            }
             }
         }
         return byFormula
@@ -535,8 +664,9 @@ extension ConversationLayouter {
     /// A message row's height at `now`'s width without measuring it in full, or nil: the
     /// previous height when its texts keep their lines and its photos their size (what a
     /// vertical layout depends on), else the formula when it applies.
-    private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
-                               previous: Double, was: RowRooms, now: RowRooms,
+    /// `words`: a compact list's packed breaks of the message's text (nil: not compact).
+    private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ k: Int, of list: ScrollingLayout, words: UnsafeBufferPointer<UInt32>?,
+                               _ planned: PlannedRow, previous: Double, was: RowRooms, now: RowRooms,
                                byFormula: inout Int) -> Double? {
         guard q.pointee.known, q.pointee.needRow <= now.row else { return nil }
         let style = measurer.style
@@ -554,10 +684,11 @@ extension ConversationLayouter {
         }
         // One line before and now (the memo may be from another width than the previous one).
         if q.pointee.textWidth <= maxText, q.pointee.textWidth <= wasText, !q.pointee.inside || timeFitsAfter(wasText) == timeFitsAfter(maxText),
-           !q.pointee.hasImages || photosKeepTheirSize(message.pointee.images, was: was.bubble(direction), now: maxBubble) {
+           !q.pointee.hasImages || photosKeepTheirSize(list.images(of: k), was: was.bubble(direction), now: maxBubble) {
             return previous
         }
-        guard q.pointee.usable, let height = quickHeight(q, message, planned, maxBubble: maxBubble) else { return nil }
+        guard q.pointee.usable, let height = quickHeight(q, q.pointee.hasImages ? list.images(of: k) : [], words: words, planned,
+                                                         maxBubble: maxBubble) else { return nil }
         byFormula += 1
         return height
     }
@@ -573,20 +704,25 @@ extension ConversationLayouter {
 
     /// Row `i`'s height at the list's width, measured in full (a message's height facts and a
     /// label's natural width are recorded again for the next re-layout).
-    private func rowHeight(_ i: Int, of list: inout ScrollingLayout) throws(LayoutError) -> Double {
+    private func rowHeight(_ i: Int, of list: inout ScrollingLayout, _ given: [Int: Message] = [:]) throws(LayoutError) -> Double {
         list.rowsMeasuredInFull += 1
         let planned = list.plan[i]
         let k = Int(planned.index)
         let style = measurer.style
         switch planned.kind {
         case .message:
-            var bubble = try measuredBubble(k, planned, of: list).0
-            // The memo the layout keeps (it holds the prepared text `record` points at).
-            record(bubble, of: list.conversation.messages[k], memo: list.memos.items[k].bubble, into: &list.quick[k])
+            var bubble = try measuredBubble(k, planned, of: list, given).0
+            if list.isCompact {
+                // The memo is let go: the packed breaks stand for its text.
+                record(bubble, of: try message(k, of: list, given), memo: nil, prepared: !list.compacted!.words(k).isEmpty, into: &list.quick[k])
+            } else {
+                // The memo the layout keeps (it holds the prepared text `record` points at).
+                record(bubble, of: list.conversation.messages[k], memo: list.memos.items[k].bubble, into: &list.quick[k])
+            }
             if planned.has(PlannedRow.statusRemoved) { bubble.labels.removeAll { $0.kind == .status } }
             return bubble.maxY
         case .separator, .system, .typing:
-            switch try row(i, of: list).content {
+            switch try row(i, of: list, messages: given).content {
             case let .daySeparator(label):
                 list.quick[k].separatorNeed = QuickBubble.natural(label.text)
                 return label.frame.maxY + style.separatorPadding
@@ -602,8 +738,8 @@ extension ConversationLayouter {
     /// A message's row height in a bubble at most `maxBubble` wide by the formula (a bubble
     /// `record` found `usable`, whose labels fit): the same arithmetic, in the same order, as
     /// `BubbleMeasurer.layout` and `BubbleLayout.maxY`, with the text's summary for its lines.
-    private func quickHeight(_ quick: UnsafePointer<QuickBubble>, _ message: UnsafePointer<Message>, _ planned: PlannedRow,
-                             maxBubble: Double) -> Double? {
+    private func quickHeight(_ quick: UnsafePointer<QuickBubble>, _ images: [ImageAttachment], words: UnsafeBufferPointer<UInt32>?,
+                             _ planned: PlannedRow, maxBubble: Double) -> Double? {
         let style = measurer.style
         let q = quick.pointee   // no references: a copy is free
         let padding = style.padding(for: q.incoming ? .incoming : .outgoing)
@@ -615,10 +751,15 @@ extension ConversationLayouter {
                 measurer.measureSummary(storage: object, maxWidth: maxText, balanced: style.widthMode == .balanced)
             }) else { return nil }
             text = summary
+        } else if let words, q.hasText {
+            // A compact list: the packed breaks stand for the prepared text.
+            guard !words.isEmpty,
+                  let summary = measurer.measureSummary(packed: words, maxWidth: maxText, balanced: style.widthMode == .balanced) else { return nil }
+            text = summary
         }
         var imageSize: Size?
-        if q.hasImages, message.pointee.images.count == 1 {
-            imageSize = measurer.photoSize(message.pointee.images[0], maxWidth: max(1, maxBubble - style.imageInset.horizontal)).size
+        if q.hasImages, images.count == 1 {
+            imageSize = measurer.photoSize(images[0], maxWidth: max(1, maxBubble - style.imageInset.horizontal)).size
         }
         let hasText = text.lineCount > 0
         var insideOwnLine = false
@@ -657,4 +798,14 @@ extension ConversationLayouter {
 struct Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// A re-layout begun by `ConversationLayouter.relayout(_:width:)`: the heights its formula
+/// found, and the messages whose rows `finish(_:_:messages:)` measures in full.
+public struct PendingRelayout: Sendable {
+    public let width: Double
+    var heights: [Double]
+    var byFormula: Int
+    /// Indices of the messages the rows measured in full show, ascending, each once.
+    public let messagesToMeasure: [Int]
 }

@@ -95,6 +95,16 @@ public final class CachingTextEngine: TextEngine {
         base.prefetch(storage: UnsafeRawPointer(Unmanaged.passUnretained(p).toOpaque()))
     }
 
+    /// The wrapped engine's, for a text it has prepared.
+    public func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool {
+        guard let p = (storage as? Lazy)?.prepared?.storage else { return false }
+        return base.packBreaks(ofStorage: p, into: &words)
+    }
+
+    public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {
+        try base.summary(ofPacked: words, maxWidth: maxWidth)
+    }
+
     /// One thread at a time (the cache is not locked).
     public var preparesConcurrently: Bool { false }
 

@@ -12,6 +12,8 @@ public final class MonospaceTextEngine: TextEngine, Sendable {
     public var preparedTextsAreCompact: Bool { false }
     public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
     public func prefetch(storage: UnsafeRawPointer) {}
+    public func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool { false }
+    public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
     public var preparesConcurrently: Bool { false }
 
     final class Storage {

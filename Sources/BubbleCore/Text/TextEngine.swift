@@ -180,6 +180,15 @@ public protocol TextEngine: AnyObject {
     /// summarised soon, so its memory may be requested now (or nothing, for an engine whose
     /// storage is not read that way).
     func prefetch(storage: UnsafeRawPointer)
+    /// Appends to `words` what `summary(ofPacked:maxWidth:)` needs of the text whose
+    /// `PreparedText.storage` this engine made — its breaks and their advances, not its text —
+    /// and returns true; false (nothing appended) when the engine keeps no such form for it.
+    /// A compact scrolling layout keeps these instead of the prepared texts.
+    func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool
+    /// `summary(ofStorage:maxWidth:)` (no line limit) from `packBreaks`' words alone; nil when
+    /// they do not tell (a word wider than `maxWidth` is broken by its text). Callable from
+    /// several threads at once.
+    func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary?
     /// True when `prepare` (and every other call) may be made from several threads at once and
     /// does run in parallel, not one call at a time behind a lock: a long first layout then
     /// prepares its texts on the other cores too (`ConversationLayouter`). False: one thread
