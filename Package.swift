@@ -55,6 +55,8 @@ let package = Package(
         ),
         // libpng behind a tiny C shim: libpng reports errors with setjmp/longjmp, which Swift cannot use.
         .target(name: "CPNGShim", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("z")]),
+        // The C allocator's free memory given back to the system (glibc's malloc_trim).
+        .target(name: "CHeap"),
         // ICU's UAX #14 line breaker, grapheme breaker and bidi classes (FastTextEngine).
         .target(name: "CLineBreak", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icudata")]),
         // Text engines (Pango, FastTextEngine), pinned fonts: measures what BubbleCore lays out.
@@ -85,7 +87,7 @@ let package = Package(
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
         // `bubbles serve`: the store over HTTP (Hummingbird): JSON API and server-rendered pages.
-        .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML",
+        .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap",
                                                      .product(name: "Hummingbird", package: "hummingbird"),
                                                      .product(name: "HummingbirdCore", package: "hummingbird"),
                                                      .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

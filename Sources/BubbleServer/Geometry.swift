@@ -3,6 +3,7 @@ import BubbleStore
 import BubbleText
 import Foundation
 import Synchronization
+import CHeap
 
 /// An open conversation laid out by the layout engine at the reader's column width: every
 /// message's top and the whole height, so that the viewer's scrollbar covers the whole
@@ -47,7 +48,7 @@ struct ViewGeometry: Sendable {
 
     func top(of k: Int) -> Double { list.top(ofMessage: k) ?? 0 }
 
-    /// Message `k` as it is now.
+    /// Message `k` as it is now (a layout that holds its messages: not a compact one).
     func message(_ k: Int) -> Message { changed[k] ?? list.conversation.messages[k] }
 }
 
@@ -90,6 +91,13 @@ actor Geometries {
     let store: any ConversationStore
     let pictures: any PictureDecoder
     let capacity: Int
+    /// Conversations of at least this many messages are laid out compactly
+    /// (`ConversationLayouter.compact`): the layout keeps no messages, windows read theirs from
+    /// the store, a re-layout reads those it measures in full.
+    let compactFrom: Int
+    /// One text engine for every layout: its shaped-segment cache (64 MB at most) and its
+    /// prepared texts are shared, not one set per conversation and reader.
+    let engine: any TextEngine = FastTextEngine(preparedCapacity: 16_384)
     private var states: [Key: State] = [:]
     private var used: [Key: UInt64] = [:]
     private var clock: UInt64 = 0
@@ -102,8 +110,10 @@ actor Geometries {
     /// only when it is past the geometry's.
     let revisions = Revisions()
 
-    init(store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000, metrics: ServerMetrics? = nil) {
+    init(store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000, compactFrom: Int = relayoutAtOnce,
+         metrics: ServerMetrics? = nil) {
         self.store = store
+        self.compactFrom = compactFrom
         self.metrics = metrics
         self.pictures = pictures
         self.capacity = capacity
@@ -122,9 +132,21 @@ actor Geometries {
         case .ready(let g):
             // Another width: the same conversation re-laid out from what the layout kept.
             let layouter = g.layouter, list = g.list
-            let relaid = try await Task.detached(priority: .userInitiated) { () throws -> ScrollingLayout in
-                try layouter.value.scrollingLayout(list, width: width)
-            }.value
+            let relaid: ScrollingLayout
+            if list.isCompact {
+                // The rows the formula cannot tell are measured with their messages, read from the store.
+                let pending = try await Task.detached(priority: .userInitiated) { () throws -> PendingRelayout in
+                    try layouter.value.relayout(list, width: width)
+                }.value
+                let given = try await messages(pending.messagesToMeasure, of: g, key: key, theme: theme)
+                relaid = try await Task.detached(priority: .userInitiated) { () throws -> ScrollingLayout in
+                    try layouter.value.finish(list, pending, messages: given)
+                }.value
+            } else {
+                relaid = try await Task.detached(priority: .userInitiated) { () throws -> ScrollingLayout in
+                    try layouter.value.scrollingLayout(list, width: width)
+                }.value
+            }
             var next = ViewGeometry(list: relaid, seqs: g.seqs, layouter: layouter, rev: g.rev)
             next.changed = g.changed
             states[key] = .ready(next)
@@ -135,12 +157,12 @@ actor Geometries {
         case nil:
             let total = try await store.count(of: key.conversation)
             states[key] = .building(done: 0, total: total)
-            let layouter = Layouter(value: ConversationLayouter(style: theme.layoutStyle, engine: TextEngineKind.fast.makeEngine(),
-                                                                timeZone: Pages.timeZone))
+            let layouter = Layouter(value: ConversationLayouter(style: theme.layoutStyle, engine: engine, timeZone: Pages.timeZone))
             let resolver = Resolver(value: MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle))
-            Task.detached(priority: .userInitiated) { [store] in
+            Task.detached(priority: .userInitiated) { [store, compactFrom] in
                 do {
-                    let g = try await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width) { done in
+                    let g = try await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width,
+                                                 compactFrom: compactFrom) { done in
                         await self.progress(key, done: done, total: total)
                     }
                     await self.finish(key, g)
@@ -154,6 +176,40 @@ actor Geometries {
     }
 
     struct Progress: Error { var done: Int; var total: Int }
+
+    /// Messages `indices` of `g`'s conversation as its layout saw them (perspective, media
+    /// measured), read from the store in runs of nearby messages.
+    func messages(_ indices: [Int], of g: ViewGeometry, key: Key, theme: Theme) async throws -> [Int: Message] {
+        var out: [Int: Message] = [:]
+        out.reserveCapacity(indices.count)
+        var i = 0
+        while i < indices.count {
+            // One read for a run of indices at most 64 apart (up to 5,000 messages).
+            var j = i
+            while j + 1 < indices.count, indices[j + 1] - indices[j] <= 64, indices[j + 1] - indices[i] < 5_000 { j += 1 }
+            let lo = indices[i], hi = indices[j]
+            let read = try await window(lo..<(hi + 1), of: g, key: key, theme: theme)
+            for k in indices[i...j] { out[k] = read[k - lo] }
+            i = j + 1
+        }
+        return out
+    }
+
+    /// Messages `range` of `g`'s conversation as its layout saw them, read from the store (a
+    /// compact layout holds none): seen from the key's perspective, photos measured.
+    func window(_ range: Range<Int>, of g: ViewGeometry, key: Key, theme: Theme) async throws -> [Message] {
+        guard !range.isEmpty else { return [] }
+        let first = g.seqs[range.lowerBound], last = g.seqs[range.upperBound - 1]
+        let stored = try await store.messages(in: key.conversation, after: first - 1, limit: range.count)
+        // Messages keep their numbers (a deleted one stays, as a tombstone): the same numbers, in order.
+        guard stored.count == range.count, stored.first?.seq == first, stored.last?.seq == last else {
+            throw StoreError(path: store.path, reason: "conversation \(key.conversation) changed under its layout (messages \(first)–\(last))")
+        }
+        let seen = stored.map { Self.seen($0.message, by: key.perspective) }
+        guard seen.contains(where: { !$0.images.isEmpty }) else { return seen }
+        return MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle)
+            .resolve(Conversation(messages: seen)).0.messages
+    }
 
     /// Whether the conversation is laid out (or being laid out) in that theme.
     func has(_ key: Key) -> Bool { states[key] != nil }
@@ -188,7 +244,7 @@ actor Geometries {
         var messages = 0, bytes = 0
         for case .ready(let g) in states.values {
             messages += g.count
-            bytes += Int(g.list.bytesPerMessage * Double(g.count)) + g.count * (MemoryLayout<Message>.stride + 8)
+            bytes += Int(g.list.bytesPerMessage * Double(g.count)) + g.count * ((g.list.isCompact ? 0 : MemoryLayout<Message>.stride) + 8)
         }
         metrics.layoutMessages.record(messages)
         metrics.layoutBytes.record(bytes)
@@ -238,13 +294,14 @@ actor Geometries {
             } else if c.kind == .message {
                 // Added while the layout read the conversation: it has it already.
             } else {
-                next.changed[next.index(of: c.message.seq)] = message
+                // A compact layout's windows read messages as they are now from the store.
+                if !next.list.isCompact { next.changed[next.index(of: c.message.seq)] = message }
                 relayout = true
             }
             next.rev = c.rev
         }
         guard relayout else { return next }
-        if next.count <= Self.relayoutAtOnce {
+        if next.count <= Self.relayoutAtOnce, !next.list.isCompact {
             var conversation = next.list.conversation
             for (k, m) in next.changed { conversation.messages[k] = m }
             next.list = try next.layouter.value.scrollingLayout(conversation, width: next.width)
@@ -252,8 +309,9 @@ actor Geometries {
         } else if !relaying.contains(key) {
             relaying.insert(key)
             let layouter = next.layouter, resolver = Resolver(value: resolver), width = next.width
-            Task.detached(priority: .utility) { [store] in
-                let fresh = try? await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width) { _ in }
+            Task.detached(priority: .utility) { [store, compactFrom] in
+                let fresh = try? await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width,
+                                                  compactFrom: compactFrom) { _ in }
                 await self.replace(key, fresh)
             }
         }
@@ -279,7 +337,7 @@ actor Geometries {
 
     /// Reads the conversation in chunks and lays it out.
     static func build(_ key: Key, store: any ConversationStore, layouter: Layouter, resolver: Resolver, width: Double,
-                      progress: @Sendable (Int) async -> Void) async throws -> ViewGeometry {
+                      compactFrom: Int, progress: @Sendable (Int) async -> Void) async throws -> ViewGeometry {
         let id = key.conversation
         guard let c = try await store.conversation(id: id) else { throw StoreError(path: store.path, reason: "has no conversation \(id)") }
         // The revision first: whatever changes while the messages are read is applied again by `sync`.
@@ -301,7 +359,21 @@ actor Geometries {
         var conversation = Conversation(title: c.title, participants: c.participants, messages: messages)
         messages = []
         conversation = resolver.value.resolve(conversation).0
+        func rss(_ what: String) { _ = bk_heap_trim(); let s = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""; bk_heap_report(); FileHandle.standardError.write(Data((what + ": " + (s.split(separator: "\n").first { $0.hasPrefix("VmRSS") } ?? "") + " \(list0bytes)\n").utf8)) }
+        var list0bytes = 0.0
+        rss("EXP read+resolved")
         var list = try layouter.value.scrollingLayout(conversation, width: width)
+        rss("EXP laid out")
+        conversation = Conversation()
+        rss("EXP conversation dropped")
+        if seqs.count >= compactFrom {
+            layouter.value.compact(&list)
+            // What the messages and prepared texts took goes back to the system (glibc keeps
+            // freed small blocks in its arenas otherwise).
+            _ = bk_heap_trim()
+            list0bytes = list.bytesPerMessage
+            rss("EXP compacted")
+        }
         // Room for a live conversation to grow without copying its arrays at each message.
         list.reserveCapacity(seqs.count + 1_024)
         return ViewGeometry(list: list, seqs: seqs, layouter: layouter, rev: rev)

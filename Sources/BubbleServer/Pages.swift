@@ -261,7 +261,8 @@ struct Pages: Sendable {
         }
         // The window and its neighbours as they are now (changed messages as changed).
         let around = max(0, range.lowerBound - 1)..<min(geometry.count, range.upperBound + 1)
-        let messages = around.map(geometry.message)
+        let messages = geometry.list.isCompact ? try await geometries.window(around, of: geometry, key: key, theme: themed.theme)
+            : around.map(geometry.message)
         let local = (range.lowerBound - around.lowerBound)..<(range.upperBound - around.lowerBound)
         let (html, avatars) = try rowsAndColumn(messages, local, first: geometry.seqs[range.lowerBound], of: (geometry.list.conversation.title, geometry.list.conversation.participants), in: themed, width: column)
         let tops = range.map { geometry.top(of: $0) }

@@ -37,6 +37,10 @@ public struct ScrollingLayout: Sendable {
     /// formula needs.
     var memos = MessageMemos()
     var quick: [QuickBubble] = []
+    /// Per message of a layout that holds its memos: the message text's prepared storage, not
+    /// retained (the message's `BubbleMemo` in the same layout holds it for as long as this
+    /// exists; a re-layout touches it only to read). Empty in a compact layout.
+    var storages: [StorageRef?] = []
     var names: [String: String] = [:]
     var isGroup = false
     var last: ConversationLayout.LastMessage?
@@ -129,7 +133,7 @@ public struct ScrollingLayout: Sendable {
     /// packed breaks too; not the conversation nor the engine's prepared texts).
     public var bytesPerMessage: Double {
         let perRow = MemoryLayout<Double>.stride * 2 + MemoryLayout<PlannedRow>.stride
-        let perMessage = MemoryLayout<QuickBubble>.stride + (compacted == nil ? MemoryLayout<MessageMemos.Memo>.stride : 4)
+        let perMessage = MemoryLayout<QuickBubble>.stride + (compacted == nil ? MemoryLayout<MessageMemos.Memo>.stride + 8 : 4)
         let packed = (compacted?.packed.count ?? 0) * 4
         let messages = max(1, messageCount)
         return Double(perRow * tops.count + perMessage * quick.count + packed) / Double(messages)
@@ -142,6 +146,7 @@ public struct ScrollingLayout: Sendable {
         if compacted == nil { conversation.messages.reserveCapacity(messages); memos.items.reserveCapacity(messages) }
         plan.reserveCapacity(rows); tops.reserveCapacity(rows); heights.reserveCapacity(rows)
         quick.reserveCapacity(messages)
+        if compacted == nil { storages.reserveCapacity(messages) }
     }
 
     mutating func appendRow(_ row: PlannedRow, height rowHeight: Double, spacing: Double) {
@@ -175,27 +180,23 @@ struct PlannedRow: Sendable {
 /// the natural widths of its one-line texts (a text keeps its layout, and so its height, in any
 /// room at least that wide), and for the height formula the bubble's top, the lowest edge above
 /// it and the heights of the labels that follow it.
-struct QuickBubble: @unchecked Sendable {
-    // Kept small (72 bytes): a re-layout streams through one of these per message. Flags in
-    // one word; label widths as Float rounded up (they are only compared with a room, so a
-    // wider figure can only send a row to a full measure); heights as Float when exact.
+struct QuickBubble: Sendable {
+    // Kept small (40 bytes): a re-layout streams through one of these per message, and every
+    // reader of a long conversation keeps one a message. Flags in one word; label widths as
+    // Float16 rounded up (they are only compared with a room, so a wider figure can only send a
+    // row to a full measure); heights and the text's widths as Float when exact (else the row
+    // is measured in full).
     private var bits: UInt16 = 0
-    private var needs: (row: Float, bubble: Float, reply: Float, separator: Float, system: Float) = (0, 0, 0, .infinity, .infinity)
+    private var needs: (row: Float16, bubble: Float16, reply: Float16, separator: Float16, system: Float16) = (0, 0, 0, .infinity, .infinity)
     private var heights: (top: Float, aboveMaxY: Float, status: Float, beside: Float, inside: Float) = (0, -.infinity, 0, 0, 0)
-    /// The main text's natural width when it is one line (infinite when it wraps; 0 without
-    /// text), and the time inside's: exact, they decide where that time goes.
-    var textWidth = 0.0
-    var insideWidth = 0.0
-    /// The message text's prepared storage, not retained: the message's `BubbleMemo` in the
-    /// same layout holds it for as long as this exists (a re-layout touches it only to read).
-    var storage: Unmanaged<AnyObject>?
+    private var widths: (text: Float, inside: Float) = (0, 0)
 
     private func bit(_ n: UInt16) -> Bool { bits & (1 << n) != 0 }
     private mutating func set(_ n: UInt16, _ on: Bool) { if on { bits |= 1 << n } else { bits &= ~(1 << n) } }
 
     /// Every label (and the reply snippet) is one line at its natural width: at a width where
     /// they all still fit, the row height changes only with the main text and the photos.
-    var known: Bool { get { bit(0) } set { set(0, newValue) } }
+    var known: Bool { get { bit(0) && !bit(13) } set { set(0, newValue) } }
     /// The height formula applies: a text bubble, maybe with one photo; no reply, not
     /// emoji-only; its heights are exact as kept.
     var usable: Bool { get { bit(1) && !bit(12) } set { set(1, newValue) } }
@@ -221,6 +222,18 @@ struct QuickBubble: @unchecked Sendable {
     var separatorNeed: Double { get { Double(needs.separator) } set { needs.separator = Self.up(newValue) } }
     var systemNeed: Double { get { Double(needs.system) } set { needs.system = Self.up(newValue) } }
 
+    /// The main text's natural width when it is one line (infinite when it wraps; 0 without
+    /// text), and the time inside's: exact, they decide where that time goes (not exact as a
+    /// Float: nothing is known).
+    var textWidth: Double {
+        get { Double(widths.text) }
+        set { widths.text = Float(newValue); if Double(widths.text) != newValue, !newValue.isNaN { set(13, true) } }
+    }
+    var insideWidth: Double {
+        get { Double(widths.inside) }
+        set { widths.inside = Float(newValue); if Double(widths.inside) != newValue, !newValue.isNaN { set(13, true) } }
+    }
+
     /// The bubble's top, the lowest edge above it, the heights of the labels after it.
     var top: Double { get { Double(heights.top) } set { heights.top = exact(newValue) } }
     var aboveMaxY: Double { get { Double(heights.aboveMaxY) } set { heights.aboveMaxY = exact(newValue) } }
@@ -235,9 +248,9 @@ struct QuickBubble: @unchecked Sendable {
         return f
     }
 
-    /// The smallest Float not below `x`.
-    static func up(_ x: Double) -> Float {
-        let f = Float(x)
+    /// The smallest Float16 not below `x`.
+    static func up(_ x: Double) -> Float16 {
+        let f = Float16(x)
         return Double(f) >= x ? f : f.nextUp
     }
 
@@ -281,7 +294,7 @@ extension ConversationLayouter {
         let count = conversation.messages.count
         let rows = count + count / 8 + conversation.typing.count
         list.plan.reserveCapacity(rows); list.tops.reserveCapacity(rows); list.heights.reserveCapacity(rows)
-        list.quick.reserveCapacity(count); list.memos.items.reserveCapacity(count)
+        list.quick.reserveCapacity(count); list.memos.items.reserveCapacity(count); list.storages.reserveCapacity(count)
         // As the full first layout: the other cores measure ahead, this walk stitches.
         try RowPipeline.forEachMessage(conversation.messages, layouter: self, width: width,
                                        names: list.names, isGroup: list.isGroup) { (k, made) throws(LayoutError) in
@@ -331,7 +344,6 @@ extension ConversationLayouter {
                 if !measurer.engine.packBreaks(ofStorage: storage, into: &packed) { list.quick[k].usable = false }
             }
             offsets.append(UInt32(packed.count))
-            list.quick[k].storage = nil
             let m = list.conversation.messages[k]
             if !m.images.isEmpty { images[Int32(k)] = m.images }
         }
@@ -339,6 +351,7 @@ extension ConversationLayouter {
         list.compacted = ScrollingLayout.Compacted(count: count, packed: Array(packed), offsets: offsets, images: images, statusMessage: status)
         list.conversation.messages = []
         list.memos.items = []
+        list.storages = []
     }
 
     /// The full geometry of the rows that intersect `rect`, as `ConversationLayout.rows(in:)`
@@ -452,6 +465,7 @@ extension ConversationLayouter {
                                                    date: message.date, day: made.day, row: list.plan.count - 1)
         let memo = made.takeMemo()
         if list.compacted == nil {
+            list.storages.append(memo.bubble?.storage.map { StorageRef(object: Unmanaged.passUnretained($0)) })
             list.memos.items.append(memo)
         } else {
             // Packed at once, the prepared text let go (`compact(_:)`).
@@ -460,7 +474,6 @@ extension ConversationLayouter {
                 quick.usable = false
             }
             list.compacted!.offsets.append(UInt32(list.compacted!.packed.count))
-            quick.storage = nil
             if !message.images.isEmpty { list.compacted!.images[Int32(k)] = message.images }
             if case .message = made.content, made.showsStatus { list.compacted!.statusMessage = message }
         }
@@ -493,8 +506,7 @@ extension ConversationLayouter {
 
     /// What a re-layout needs of a message, from its bubble measured in full (before a later
     /// message removes its tail or status).
-    /// `prepared`: the text's breaks are kept (by default: the memo holds its prepared text).
-    private func record(_ bubble: BubbleLayout, of message: Message, memo: BubbleMemo?, prepared: Bool? = nil, into q: inout QuickBubble) {
+    private func record(_ bubble: BubbleLayout, of message: Message, memo: BubbleMemo?, into q: inout QuickBubble) {
         let separatorNeed = q.separatorNeed
         q = QuickBubble()
         q.separatorNeed = separatorNeed
@@ -506,7 +518,6 @@ extension ConversationLayouter {
         q.hasImages = !message.images.isEmpty
         q.textWidth = hasText ? QuickBubble.natural(bubble.text) : 0
         q.textRightToLeft = bubble.text.lines.last?.isRightToLeft ?? false
-        q.storage = memo?.storage.map { Unmanaged.passUnretained($0) }
         q.top = bubble.bubble.minY
         q.avatar = bubble.avatarFrame != nil
         q.failed = bubble.failedBadge != nil
@@ -546,7 +557,7 @@ extension ConversationLayouter {
         }
         q.known = q.needRow.isFinite && q.needBubble.isFinite && q.needReply.isFinite && q.insideWidth.isFinite
         q.usable = q.known && !bubble.emojiOnly && message.reply == nil && message.images.count <= 1
-            && (hasText ? prepared ?? (memo?.hasPrepared == true) : message.images.count == 1 && !q.inside)
+            && (hasText ? memo?.hasPrepared == true : message.images.count == 1 && !q.inside)
     }
 
     // MARK: re-layout
@@ -618,13 +629,18 @@ extension ConversationLayouter {
                               into out: UnsafeMutableBufferPointer<Double>) -> Int {
         var byFormula = 0
         let style = measurer.style
-        let labelRoom = max(1, width * style.maxWidthShare)   // day separators and system lines
+        // Day separators and system lines: their room now; in a compact layout, whose facts are
+        // from the width each message was added at, also before (a label that did not fit then
+        // was measured in full: its previous height is no guide).
+        let labelRoom = max(1, width * style.maxWidthShare)
+        let wasLabelRoom = previous.isCompact ? max(1, previous.width * style.maxWidthShare) : .infinity
         let avatarColumn = shows(style.avatars, group: previous.isGroup)
         let was = RowRooms(width: previous.width, measurer: measurer, avatarColumn: avatarColumn)
         let now = RowRooms(width: width, measurer: measurer, avatarColumn: avatarColumn)
         // A compact list's packed breaks (none: the memos' prepared texts).
         let packed = previous.compacted?.packed ?? [], offsets = previous.compacted?.offsets ?? []
         previous.quick.withUnsafeBufferPointer { quick in
+            previous.storages.withUnsafeBufferPointer { storages in
             packed.withUnsafeBufferPointer { packed in
             offsets.withUnsafeBufferPointer { offsets in
                 for i in range {
@@ -632,8 +648,8 @@ extension ConversationLayouter {
                     // else: prepared texts lie all over the heap).
                     if i + Self.prefetchDistance < range.upperBound {
                         let ahead = previous.plan[i + Self.prefetchDistance]
-                        if ahead.kind == .message, let storage = quick[Int(ahead.index)].storage {
-                            measurer.engine.prefetch(storage: UnsafeRawPointer(storage.toOpaque()))
+                        if ahead.kind == .message, !storages.isEmpty, let storage = storages[Int(ahead.index)] {
+                            measurer.engine.prefetch(storage: UnsafeRawPointer(storage.object.toOpaque()))
                         }
                     }
                     let planned = previous.plan[i]
@@ -641,18 +657,19 @@ extension ConversationLayouter {
                     var h: Double?
                     switch planned.kind {
                     case .separator:
-                        if quick[k].separatorNeed <= labelRoom { h = previous.heights[i] }   // one line that still fits
+                        if quick[k].separatorNeed <= min(labelRoom, wasLabelRoom) { h = previous.heights[i] }   // one line that still fits
                     case .system:
-                        if quick[k].systemNeed <= labelRoom { h = previous.heights[i] }
+                        if quick[k].systemNeed <= min(labelRoom, wasLabelRoom) { h = previous.heights[i] }
                     case .message:
                         let words = offsets.isEmpty ? nil : UnsafeBufferPointer(rebasing: packed[Int(offsets[k])..<Int(offsets[k + 1])])
-                        h = messageHeight(quick.baseAddress! + k, k, of: previous, words: words, planned,
+                        h = messageHeight(quick.baseAddress! + k, k, of: previous, storage: storages.isEmpty ? nil : storages[k]?.object, words: words, planned,
                                           previous: previous.heights[i], was: was, now: now, byFormula: &byFormula)
                     case .typing:
                         break
                     }
                     (out.baseAddress! + i).initialize(to: h ?? .nan)
                 }
+            }
             }
             }
         }
@@ -665,17 +682,24 @@ extension ConversationLayouter {
     /// previous height when its texts keep their lines and its photos their size (what a
     /// vertical layout depends on), else the formula when it applies.
     /// `words`: a compact list's packed breaks of the message's text (nil: not compact).
-    private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ k: Int, of list: ScrollingLayout, words: UnsafeBufferPointer<UInt32>?,
+    private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ k: Int, of list: ScrollingLayout, storage: Unmanaged<AnyObject>?,
+                               words: UnsafeBufferPointer<UInt32>?,
                                _ planned: PlannedRow, previous: Double, was: RowRooms, now: RowRooms,
                                byFormula: inout Int) -> Double? {
-        guard q.pointee.known, q.pointee.needRow <= now.row else { return nil }
+        guard q.pointee.known else { return nil }
         let style = measurer.style
         let direction: Direction = q.pointee.incoming ? .incoming : .outgoing
-        let maxBubble = now.bubble(direction)
-        guard q.pointee.needBubble <= maxBubble, q.pointee.needReply <= max(1, maxBubble - style.replyPadding.horizontal) else { return nil }
         let padding = q.pointee.emojiOnly ? .zero : style.padding(for: direction)
+        // Every label (and the reply snippet, the time inside) on one line in these rooms.
+        func labelsFit(_ rooms: RowRooms) -> Bool {
+            let maxBubble = rooms.bubble(direction)
+            return q.pointee.needRow <= rooms.row && q.pointee.needBubble <= maxBubble
+                && q.pointee.needReply <= max(1, maxBubble - style.replyPadding.horizontal)
+                && (!q.pointee.inside || q.pointee.insideWidth <= max(1, maxBubble - padding.horizontal))
+        }
+        guard labelsFit(now) else { return nil }
+        let maxBubble = now.bubble(direction)
         let maxText = max(1, maxBubble - padding.horizontal)
-        guard !q.pointee.inside || q.pointee.insideWidth <= maxText else { return nil }
         let wasText = max(1, was.bubble(direction) - padding.horizontal)
         // A time inside goes after the last line when it fits there: the same choice as before?
         func timeFitsAfter(_ room: Double) -> Bool {
@@ -683,11 +707,15 @@ extension ConversationLayouter {
                                    time: q.pointee.insideWidth, room: room)
         }
         // One line before and now (the memo may be from another width than the previous one).
+        // A compact layout's facts are from the width the message was added at: they also had
+        // to hold at the previous width (else that height came from a full measure of another
+        // case).
         if q.pointee.textWidth <= maxText, q.pointee.textWidth <= wasText, !q.pointee.inside || timeFitsAfter(wasText) == timeFitsAfter(maxText),
+           !list.isCompact || labelsFit(was),
            !q.pointee.hasImages || photosKeepTheirSize(list.images(of: k), was: was.bubble(direction), now: maxBubble) {
             return previous
         }
-        guard q.pointee.usable, let height = quickHeight(q, q.pointee.hasImages ? list.images(of: k) : [], words: words, planned,
+        guard q.pointee.usable, let height = quickHeight(q, q.pointee.hasImages ? list.images(of: k) : [], storage: storage, words: words, planned,
                                                          maxBubble: maxBubble) else { return nil }
         byFormula += 1
         return height
@@ -713,8 +741,8 @@ extension ConversationLayouter {
         case .message:
             var bubble = try measuredBubble(k, planned, of: list, given).0
             if list.isCompact {
-                // The memo is let go: the packed breaks stand for its text.
-                record(bubble, of: try message(k, of: list, given), memo: nil, prepared: !list.compacted!.words(k).isEmpty, into: &list.quick[k])
+                // The facts recorded when it was added stand (they hold at any width): the
+                // records stay shared with the layouts at other widths made from this one.
             } else {
                 // The memo the layout keeps (it holds the prepared text `record` points at).
                 record(bubble, of: list.conversation.messages[k], memo: list.memos.items[k].bubble, into: &list.quick[k])
@@ -724,10 +752,10 @@ extension ConversationLayouter {
         case .separator, .system, .typing:
             switch try row(i, of: list, messages: given).content {
             case let .daySeparator(label):
-                list.quick[k].separatorNeed = QuickBubble.natural(label.text)
+                if !list.isCompact { list.quick[k].separatorNeed = QuickBubble.natural(label.text) }
                 return label.frame.maxY + style.separatorPadding
             case let .system(_, label):
-                list.quick[k].systemNeed = QuickBubble.natural(label.text)
+                if !list.isCompact { list.quick[k].systemNeed = QuickBubble.natural(label.text) }
                 return label.frame.maxY + style.separatorPadding
             case let .typing(_, bubble), let .message(_, bubble):
                 return bubble.maxY
@@ -738,15 +766,16 @@ extension ConversationLayouter {
     /// A message's row height in a bubble at most `maxBubble` wide by the formula (a bubble
     /// `record` found `usable`, whose labels fit): the same arithmetic, in the same order, as
     /// `BubbleMeasurer.layout` and `BubbleLayout.maxY`, with the text's summary for its lines.
-    private func quickHeight(_ quick: UnsafePointer<QuickBubble>, _ images: [ImageAttachment], words: UnsafeBufferPointer<UInt32>?,
+    private func quickHeight(_ quick: UnsafePointer<QuickBubble>, _ images: [ImageAttachment], storage: Unmanaged<AnyObject>?,
+                             words: UnsafeBufferPointer<UInt32>?,
                              _ planned: PlannedRow, maxBubble: Double) -> Double? {
         let style = measurer.style
         let q = quick.pointee   // no references: a copy is free
         let padding = style.padding(for: q.incoming ? .incoming : .outgoing)
         let maxText = max(1, maxBubble - padding.horizontal)
         var text = TextLayout.empty.summary
-        if let storage = q.storage {
-            // Not retained: the layout's memo holds it (`QuickBubble.storage`).
+        if let storage {
+            // Not retained: the layout's memo holds it (`ScrollingLayout.storages`).
             guard let summary = storage._withUnsafeGuaranteedRef({ object in
                 measurer.measureSummary(storage: object, maxWidth: maxText, balanced: style.widthMode == .balanced)
             }) else { return nil }
@@ -798,6 +827,12 @@ extension ConversationLayouter {
 struct Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// A prepared text's storage, not retained (`ScrollingLayout.storages`): only read, by the
+/// threads of a re-layout, while the layout's memo holds it.
+struct StorageRef: @unchecked Sendable {
+    let object: Unmanaged<AnyObject>
 }
 
 /// A re-layout begun by `ConversationLayouter.relayout(_:width:)`: the heights its formula
