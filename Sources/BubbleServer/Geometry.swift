@@ -130,7 +130,14 @@ actor Geometries {
         case .ready(let g) where abs(g.width - width) < 0.5:
             return .success(try await sync(key, g, theme: theme))
         case .ready(let g):
-            // Another width: the same conversation re-laid out from what the layout kept.
+            // Another width: a layout of its own (the first stays for its readers), made from
+            // the first by re-layout and sharing its records.
+            let slot = Int(width.rounded())
+            if let other = widths[key]?[slot] {
+                clock += 1
+                widthUsed[key, default: [:]][slot] = clock
+                return .success(try await sync(key, other, slot: slot, theme: theme))
+            }
             let layouter = g.layouter, list = g.list
             let relaid: ScrollingLayout
             if list.isCompact {
@@ -149,8 +156,20 @@ actor Geometries {
             }
             var next = ViewGeometry(list: relaid, seqs: g.seqs, layouter: layouter, rev: g.rev)
             next.changed = g.changed
-            states[key] = .ready(next)
-            return .success(try await sync(key, next, theme: theme))
+            // The first layout may have been replaced meanwhile (laid out again): this one
+            // is of the old one, and goes with it.
+            guard case .ready(let base) = states[key], base.rev == g.rev, base.count == g.count else {
+                return .success(try await sync(key, next, slot: nil, theme: theme, keep: false))
+            }
+            clock += 1
+            widths[key, default: [:]][slot] = next
+            widthUsed[key, default: [:]][slot] = clock
+            // The least recently used widths go past `widthsPerKey`.
+            while let used = widthUsed[key], used.count > Self.widthsPerKey, let oldest = used.min(by: { $0.value < $1.value })?.key {
+                widths[key]?[oldest] = nil
+                widthUsed[key]?[oldest] = nil
+            }
+            return .success(try await sync(key, next, slot: slot, theme: theme))
         case .building(let done, let total):
             if wait { return try await waitForBuild(key, width: width, theme: theme) }
             return .failure(Progress(done: done, total: total))
@@ -228,11 +247,21 @@ actor Geometries {
     }
 
     private func finish(_ key: Key, _ g: ViewGeometry) {
+        var g = g
+        // Another reader's layout of the same conversation (other side, theme or width) lends
+        // its message numbers and, when equal, its packed breaks: one copy of each.
+        for (k, state) in states where k.conversation == key.conversation {
+            guard case .ready(let other) = state, other.seqs == g.seqs else { continue }
+            g.seqs = other.seqs
+            if g.list.shareBreaks(with: other.list) { break }
+        }
         states[key] = .ready(g)
+        // What the reader's own copies took goes back to the system.
+        if g.list.isCompact { _ = bk_heap_trim() }
         // The least recently used go first once the messages laid out pass the capacity.
         var held = states.values.reduce(0) { n, s in if case .ready(let g) = s { return n + g.count } else { return n } }
         for (k, _) in used.sorted(by: { $0.value < $1.value }) where held > capacity && k != key {
-            if case .ready(let old) = states[k] { held -= old.count; states[k] = nil; used[k] = nil }
+            if case .ready(let old) = states[k] { held -= old.count; states[k] = nil; used[k] = nil; widths[k] = nil; widthUsed[k] = nil }
         }
         measure()
     }
@@ -246,6 +275,8 @@ actor Geometries {
             messages += g.count
             bytes += Int(g.list.bytesPerMessage * Double(g.count)) + g.count * ((g.list.isCompact ? 0 : MemoryLayout<Message>.stride) + 8)
         }
+        // Other widths: their own frames (the records are shared until a change).
+        for g in widths.values.flatMap(\.values) { bytes += g.list.rowCount * 12 }
         metrics.layoutMessages.record(messages)
         metrics.layoutBytes.record(bytes)
     }
@@ -264,7 +295,9 @@ actor Geometries {
     /// message measured each), changed ones shown at once and laid out again. The changes are
     /// read first (the actor may serve other requests meanwhile); then they are applied to the
     /// geometry as it is by then, without suspending, each change once (by revision).
-    private func sync(_ key: Key, _ g: ViewGeometry, theme: Theme) async throws -> ViewGeometry {
+    /// `slot`: the width of a layout kept beside the first one (nil: the first); `keep` false:
+    /// a layout kept nowhere (brought up to date for one answer).
+    private func sync(_ key: Key, _ g: ViewGeometry, slot: Int? = nil, theme: Theme, keep: Bool = true) async throws -> ViewGeometry {
         // The feed says when something was committed past the geometry (no store read otherwise).
         guard revisions.latest(key.conversation) > g.rev else { return g }
         var changes: [StoredChange] = []
@@ -277,12 +310,21 @@ actor Geometries {
         }
         guard !changes.isEmpty else { return g }
         // What the geometry is now (another request may have brought it further meanwhile).
-        guard case .ready(let current) = states[key] else { return g }
+        let current: ViewGeometry
+        if !keep {
+            current = g
+        } else if let slot {
+            guard let kept = widths[key]?[slot] else { return g }
+            current = kept
+        } else {
+            guard case .ready(let kept) = states[key] else { return g }
+            current = kept
+        }
         var next = current
         // The stored copy goes, so that appending does not copy the arrays (a request still
         // holding the old value keeps its own).
-        states[key] = nil
-        defer { states[key] = .ready(next) }
+        if keep, let slot { widths[key]?[slot] = nil } else if keep { states[key] = nil }
+        defer { if keep, let slot { widths[key]?[slot] = next } else if keep { states[key] = .ready(next) } }
         let resolver = MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle)
         var relayout = false
         for c in changes where c.rev > next.rev {
@@ -307,8 +349,11 @@ actor Geometries {
             next.list = try next.layouter.value.scrollingLayout(conversation, width: next.width)
             next.changed = [:]
         } else if !relaying.contains(key) {
+            // The first layout is laid out again (its width); the others are made from it anew.
             relaying.insert(key)
-            let layouter = next.layouter, resolver = Resolver(value: resolver), width = next.width
+            var width = next.width
+            if slot != nil || !keep, case .ready(let base) = states[key] { width = base.width }
+            let layouter = next.layouter, resolver = Resolver(value: resolver)
             Task.detached(priority: .utility) { [store, compactFrom] in
                 let fresh = try? await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width,
                                                   compactFrom: compactFrom) { _ in }
@@ -320,18 +365,28 @@ actor Geometries {
 
     private var relaying: Set<Key> = []
 
+    /// Layouts at other widths than the first, per conversation and theme (readers whose columns
+    /// differ): each keeps its own frames and shares the first one's records until a change.
+    private var widths: [Key: [Int: ViewGeometry]] = [:]
+    private var widthUsed: [Key: [Int: UInt64]] = [:]
+    static let widthsPerKey = 3
+
     /// A conversation laid out again in the background takes the place of the one shown (the
     /// changes after its revision are applied by the next `sync`).
     private func replace(_ key: Key, _ fresh: ViewGeometry?) {
         relaying.remove(key)
         guard let fresh, case .ready = states[key] else { return }
         states[key] = .ready(fresh)
+        widths[key] = nil
+        widthUsed[key] = nil
     }
 
     /// Forgets a conversation's geometries (its messages changed).
     func invalidate(_ conversation: Int64) {
         for k in states.keys where k.conversation == conversation {
             if case .ready = states[k] { states[k] = nil }
+            widths[k] = nil
+            widthUsed[k] = nil
         }
     }
 
@@ -359,21 +414,14 @@ actor Geometries {
         var conversation = Conversation(title: c.title, participants: c.participants, messages: messages)
         messages = []
         conversation = resolver.value.resolve(conversation).0
-        func rss(_ what: String) { _ = bk_heap_trim(); let s = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""; bk_heap_report(); FileHandle.standardError.write(Data((what + ": " + (s.split(separator: "\n").first { $0.hasPrefix("VmRSS") } ?? "") + " \(list0bytes)\n").utf8)) }
-        var list0bytes = 0.0
-        rss("EXP read+resolved")
         var list = try layouter.value.scrollingLayout(conversation, width: width)
-        rss("EXP laid out")
         conversation = Conversation()
-        rss("EXP conversation dropped")
         if seqs.count >= compactFrom {
             layouter.value.compact(&list)
             // What the messages and prepared texts took goes back to the system (glibc keeps
             // freed small blocks in its arenas otherwise).
             _ = bk_heap_trim()
-            list0bytes = list.bytesPerMessage
-            rss("EXP compacted")
-        }
+            }
         // Room for a live conversation to grow without copying its arrays at each message.
         list.reserveCapacity(seqs.count + 1_024)
         return ViewGeometry(list: list, seqs: seqs, layouter: layouter, rev: rev)

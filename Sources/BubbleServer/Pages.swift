@@ -33,7 +33,8 @@ struct Pages: Sendable {
         let css: String
     }
 
-    init(store: any ConversationStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits, metrics: ServerMetrics) throws {
+    init(store: any ConversationStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits, metrics: ServerMetrics,
+         compactFrom: Int) throws {
         self.store = store
         self.live = live
         api = API(store: store)
@@ -52,7 +53,7 @@ struct Pages: Sendable {
         }
         self.themes = themes
         defaultTheme = name
-        geometries = Geometries(store: store, pictures: pictures, metrics: metrics)
+        geometries = Geometries(store: store, pictures: pictures, compactFrom: compactFrom, metrics: metrics)
     }
 
     /// The theme `?theme=` names (a bundled one), else the server's; a 400 for an unknown name.

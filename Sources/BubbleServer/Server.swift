@@ -29,6 +29,10 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level
     /// How long a request's headers may take to arrive from their first byte (then `408`).
     public var headerTimeout: Duration = .seconds(20)
+    /// Conversations of at least this many messages are laid out compactly for the viewer: the
+    /// layout keeps a few dozen bytes a message instead of the messages (windows read theirs from
+    /// the store).
+    public var compactFrom = 20_000
 
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
                 maxUpload: Int = 512 << 20, live: LiveLimits = LiveLimits(), logLevel: Logger.Level = .notice) {
@@ -63,7 +67,8 @@ public struct BubbleServer: Sendable {
         self.store = timed
         self.configuration = configuration
         self.metrics = metrics
-        pages = try Pages(store: timed, theme: configuration.theme, pictures: pictures, live: configuration.live, metrics: metrics)
+        pages = try Pages(store: timed, theme: configuration.theme, pictures: pictures, live: configuration.live, metrics: metrics,
+                          compactFrom: configuration.compactFrom)
         // Exports hand the store itself to the renderers' process (its location, not the timing).
         files = Files(store: timed, exportStore: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload,
                       geometries: pages.geometries)

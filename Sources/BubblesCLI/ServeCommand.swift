@@ -30,6 +30,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Live writes one connection may make at once (default 200).") var burst = 200.0
     @Option(name: .customLong("header-timeout"), help: "Seconds a request's headers may take to arrive (default 20; then 408).")
     var headerTimeout = 20.0
+
+    @Option(name: .customLong("compact-from"), help: "Conversations of at least this many messages are laid out compactly for the viewer: a few dozen bytes a message, windows read from the store (default 20000).")
+    var compactFrom = 20_000
     @Option(name: .customLong("log-level"), help: "What the log (standard error) says: trace, debug, info (a line per request, with its id), notice (default), warning, error, critical.")
     var logLevel = "notice"
 
@@ -39,6 +42,7 @@ struct Serve: AsyncParsableCommand {
         guard (1...65_536).contains(maxUpload) else { throw ValidationError("--max-upload \(maxUpload) must be between 1 and 65536 (MB)") }
         guard (1...16_384).contains(maxMessage) else { throw ValidationError("--max-message \(maxMessage) must be between 1 and 16384 (KiB)") }
         guard rate >= 0, rate.isFinite, burst >= 1, burst.isFinite else { throw ValidationError("--rate must be ≥ 0 and --burst ≥ 1") }
+        guard compactFrom >= 0 else { throw ValidationError("--compact-from \(compactFrom) must be a number of messages ≥ 0") }
         guard headerTimeout > 0, headerTimeout <= 3_600 else { throw ValidationError("--header-timeout \(headerTimeout) must be between 0 and 3600 seconds") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel) is not a level; expected one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -50,6 +54,7 @@ struct Serve: AsyncParsableCommand {
                                          live: LiveLimits(maxText: maxMessage << 10, rate: rate, burst: burst),
                                          logLevel: Logger.Level(rawValue: logLevel) ?? .notice)
         config.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
+        config.compactFrom = compactFrom
         if !config.isLoopback && config.token == nil {
             config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         }

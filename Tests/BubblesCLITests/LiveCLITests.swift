@@ -38,6 +38,63 @@ struct LiveCLITests {
         return try #require((r.json as? [String: Any])?["id"] as? Int)
     }
 
+    @Test("a compact layout (--compact-from 1: no messages kept, windows read from the store) answers the viewer as one holding its messages: frames and rows at widths in turn, after sends, an edit and a delete")
+    func compactViewer() throws {
+        let full = try Self.server(), compact = try Self.server(["--compact-from", "1"])
+        defer { full.stop(); compact.stop() }
+        let words = ["see", "you", "tomorrow", "at", "the", "station", "Andnormallyaddlinebreaksonlyinbetween", "🎉", "ok", "שלום", "好的"]
+        var texts: [(String, String, Int?)] = []
+        for k in 0..<40 {
+            let text = (0...(k * 7 % 23)).map { words[($0 * 5 + k) % words.count] }.joined(separator: " ")
+            texts.append((text, k % 3 == 0 ? "ann" : "me", k % 9 == 4 ? k - 2 : nil))
+        }
+        var c = 0
+        for s in [full, compact] {
+            c = try Self.conversation(s)
+            for (text, sender, reply) in texts {
+                var body: [String: Any] = ["clientId": UUID().uuidString, "text": text, "sender": sender]
+                if let reply { body["replyTo"] = reply }
+                #expect(try s.call("POST", "/api/v1/conversations/\(c)/messages", body).status == 201)
+            }
+        }
+        func view(_ s: LiveServer, _ query: String) throws -> [String: Any] {
+            try #require(try s.call("GET", "/c/\(c)/view?wait=1&" + query).json as? [String: Any])
+        }
+        func differences(_ label: String) throws -> [String] {
+            var out: [String] = []
+            // Widths in turn: each reader's layout stays (no re-layout per request).
+            for width in [400, 700, 400, 320, 700] {
+                for q in ["at=1", "at=20", "y=900&h=600", ""] {
+                    let a = try view(full, "width=\(width)&" + q), b = try view(compact, "width=\(width)&" + q)
+                    let ta = a["tops"] as? [Double] ?? [], tb = b["tops"] as? [Double] ?? []
+                    if abs((a["height"] as? Double ?? 0) - (b["height"] as? Double ?? -1)) > 1e-6 { out.append("\(label) \(width) \(q): height \(a["height"] ?? "-") vs \(b["height"] ?? "-")") }
+                    if ta.count != tb.count || zip(ta, tb).contains(where: { abs($0 - $1) > 1e-6 }) { out.append("\(label) \(width) \(q): tops") }
+                    if a["html"] as? String != b["html"] as? String || (a["html"] as? String ?? "").isEmpty { out.append("\(label) \(width) \(q): rows") }
+                    if a["first"] as? Int != b["first"] as? Int || a["count"] as? Int != b["count"] as? Int { out.append("\(label) \(width) \(q): window") }
+                }
+            }
+            return out
+        }
+        /// The compact server lays a changed conversation out again in the background: asked until it agrees.
+        func agree(_ label: String) throws {
+            var left = try differences(label)
+            let deadline = Date().addingTimeInterval(20)
+            while !left.isEmpty, Date() < deadline { usleep(200_000); left = try differences(label) }
+            #expect(left.isEmpty, "\(left.prefix(4))")
+        }
+        try agree("sent")
+        for s in [full, compact] {
+            for k in 0..<5 { _ = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": "more \(k) " + words.joined(separator: " "), "sender": k % 2 == 0 ? "me" : "ann"]) }
+        }
+        try agree("appended")
+        for s in [full, compact] {
+            #expect(try s.call("PATCH", "/api/v1/conversations/\(c)/messages/2", ["text": String(repeating: "longer now ", count: 30), "sender": "me"]).status == 200)
+        }
+        try agree("edited")
+        for s in [full, compact] { #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/5?sender=me").status == 200) }
+        try agree("deleted")
+    }
+
     @Test("typed markup: *bold* is stored as bold text (markers gone), shown bold on the page, given back as markup to edit; literal stars stay")
     func typedMarkup() throws {
         let s = try Self.server()

@@ -208,9 +208,12 @@ public enum LayoutError: Error, Equatable, Sendable, CustomStringConvertible {
     case text(TextError)
     /// A compact scrolling layout was asked for a row in full without the message it shows.
     case messageNotHeld(Int)
+    /// A scrolling layout holds at most `limit` messages.
+    case tooManyMessages(limit: Int)
 
     public var description: String {
         switch self {
+        case let .tooManyMessages(limit): return "a scrolling layout holds at most \(limit) messages; expected a shorter conversation"
         case let .messageNotHeld(k): return "message \(k) is not held by this compact layout; expected it among the messages given"
         case let .invalidWidth(w): return "row width \(w) is not usable; expected a finite number > 0"
         case let .rowTooNarrow(w, min): return "row width \(w.short) is too narrow for this style; expected at least \(min.short) points"

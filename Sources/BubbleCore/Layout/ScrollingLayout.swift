@@ -31,7 +31,7 @@ public struct ScrollingLayout: Sendable {
     /// full kept their height).
     public internal(set) var rowsByFormula = 0
     var tops: [Double] = []
-    var heights: [Double] = []
+    var heights = RowHeights()
     var plan: [PlannedRow] = []
     /// Per message: what a re-layout reuses (prepared texts, links, days) and what its height
     /// formula needs.
@@ -77,6 +77,18 @@ public struct ScrollingLayout: Sendable {
     /// True after `ConversationLayouter.compact(_:)`: the layout holds no messages, only what its
     /// re-layouts need; rows in full and re-layouts take the messages they measure from the caller.
     public var isCompact: Bool { compacted != nil }
+
+    /// Makes this compact layout keep `other`'s packed breaks instead of its own when they are
+    /// the same (the same messages in the same text style: another reader's layout of the
+    /// conversation, from the other side or at another width): one copy for both. False when
+    /// they differ or either layout is not compact.
+    public mutating func shareBreaks(with other: ScrollingLayout) -> Bool {
+        guard let mine = compacted, let theirs = other.compacted, mine.count == theirs.count,
+              mine.offsets == theirs.offsets, mine.packed == theirs.packed else { return false }
+        compacted!.offsets = theirs.offsets
+        compacted!.packed = theirs.packed
+        return true
+    }
 
     /// Message `k` when the layout holds it (a compact one holds only the one showing the status).
     func heldMessage(_ k: Int) -> Message? {
@@ -132,7 +144,7 @@ public struct ScrollingLayout: Sendable {
     /// Bytes this layout keeps per row and per message (its arrays' elements; a compact one's
     /// packed breaks too; not the conversation nor the engine's prepared texts).
     public var bytesPerMessage: Double {
-        let perRow = MemoryLayout<Double>.stride * 2 + MemoryLayout<PlannedRow>.stride
+        let perRow = MemoryLayout<Double>.stride + MemoryLayout<Float>.stride + MemoryLayout<PlannedRow>.stride
         let perMessage = MemoryLayout<QuickBubble>.stride + (compacted == nil ? MemoryLayout<MessageMemos.Memo>.stride + 8 : 4)
         let packed = (compacted?.packed.count ?? 0) * 4
         let messages = max(1, messageCount)
@@ -163,10 +175,24 @@ public struct ScrollingLayout: Sendable {
 /// and what later messages changed about it.
 struct PlannedRow: Sendable {
     enum Kind: UInt8, Sendable { case separator, message, system, typing }
-    var kind: Kind
-    var flags: UInt8 = 0
+    // One word (every reader of a long conversation keeps one a row): kind in bits 0–1, flags
+    // in 2–5, the index above.
+    private var bits: UInt32
+
+    init(kind: Kind, flags: UInt8 = 0, index: Int32) {
+        bits = UInt32(kind.rawValue) | UInt32(flags & 0xF) << 2 | UInt32(index) << 6
+    }
+
+    /// Messages a scrolling layout holds at most (the index's 26 bits).
+    static let indexLimit = 1 << 26
+
+    var kind: Kind { Kind(rawValue: UInt8(bits & 3))! }
+    var flags: UInt8 {
+        get { UInt8((bits >> 2) & 0xF) }
+        set { bits = bits & ~(0xF << 2) | UInt32(newValue & 0xF) << 2 }
+    }
     /// The message's index (a separator: of the message after it); typing: index in `typing`.
-    var index: Int32
+    var index: Int32 { Int32(bits >> 6) }
 
     static let grouped: UInt8 = 1        // continues the group above (grouped spacing, no name)
     static let tailRemoved: UInt8 = 2    // the next message continues the group
@@ -437,6 +463,7 @@ extension ConversationLayouter {
     func stitch(_ made: inout MessageRows, of message: Message, into list: inout ScrollingLayout) throws(LayoutError) {
         let style = measurer.style
         let k = made.index
+        guard k < PlannedRow.indexLimit else { throw .tooManyMessages(limit: PlannedRow.indexLimit - 1) }
         var quick = QuickBubble()
         let previous = list.last
         if let label = made.separator {
@@ -618,7 +645,7 @@ extension ConversationLayouter {
             bottom = top + heights[i]
         }
         list.tops = tops
-        list.heights = heights
+        list.heights = RowHeights(heights)
         list.height = bottom
         return list
     }
@@ -827,6 +854,43 @@ extension ConversationLayouter {
 struct Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// Row heights as Floats (4 bytes a row), the few a Float cannot hold exactly kept aside as
+/// Doubles (NaN marks them).
+struct RowHeights: Sendable {
+    private var values: [Float] = []
+    private var exact: [Int32: Double] = [:]
+
+    init() {}
+    init(_ heights: [Double]) {
+        values.reserveCapacity(heights.count)
+        for h in heights { append(h) }
+    }
+
+    var count: Int { values.count }
+    mutating func reserveCapacity(_ n: Int) { values.reserveCapacity(n) }
+    mutating func append(_ h: Double) {
+        values.append(0)
+        self[values.count - 1] = h
+    }
+
+    subscript(i: Int) -> Double {
+        get {
+            let f = values[i]
+            return f.isNaN ? exact[Int32(i)]! : Double(f)
+        }
+        set {
+            let f = Float(newValue)
+            if Double(f) == newValue {
+                values[i] = f
+                if !exact.isEmpty { exact[Int32(i)] = nil }
+            } else {
+                values[i] = .nan
+                exact[Int32(i)] = newValue
+            }
+        }
+    }
 }
 
 /// A prepared text's storage, not retained (`ScrollingLayout.storages`): only read, by the

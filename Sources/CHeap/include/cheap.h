@@ -4,4 +4,3 @@
 /// elsewhere). Returns 1 when some was given back.
 int bk_heap_trim(void);
 #endif
-void bk_heap_report(void);
