@@ -198,7 +198,7 @@ actor Geometries {
 
     /// Messages `indices` of `g`'s conversation as its layout saw them (perspective, media
     /// measured), read from the store in runs of nearby messages.
-    func messages(_ indices: [Int], of g: ViewGeometry, key: Key, theme: Theme) async throws -> [Int: Message] {
+    nonisolated func messages(_ indices: [Int], of g: ViewGeometry, key: Key, theme: Theme) async throws -> [Int: Message] {
         var out: [Int: Message] = [:]
         out.reserveCapacity(indices.count)
         var i = 0
@@ -216,7 +216,7 @@ actor Geometries {
 
     /// Messages `range` of `g`'s conversation as its layout saw them, read from the store (a
     /// compact layout holds none): seen from the key's perspective, photos measured.
-    func window(_ range: Range<Int>, of g: ViewGeometry, key: Key, theme: Theme) async throws -> [Message] {
+    nonisolated func window(_ range: Range<Int>, of g: ViewGeometry, key: Key, theme: Theme) async throws -> [Message] {
         guard !range.isEmpty else { return [] }
         let first = g.seqs[range.lowerBound], last = g.seqs[range.upperBound - 1]
         let stored = try await store.messages(in: key.conversation, after: first - 1, limit: range.count)
