@@ -143,7 +143,7 @@ extension SQLiteStore {
                 throw LiveError(.notFound, "conversation \(conversation) has no message \(seq)")
             }
             let rowID: Int64 = row["id"]
-            var m = try message(row, decoder: JSONDecoder()).message
+            var m = try message(row, at: 1, decoder: JSONDecoder()).message
             let (_, senders) = try people(db, conversation)
             try StoreCodec.checkChange(m, seq: seq, author: author, reactor: reactor, conversation: conversation, senders: senders)
             let before = StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment)
@@ -184,7 +184,7 @@ extension SQLiteStore {
         var changes: [StoredChange] = []
         let decoder = JSONDecoder()
         for row in rows {
-            var reply = try message(row, decoder: decoder)
+            var reply = try message(row, at: 1, decoder: decoder)
             guard StoreCodec.forgetQuote(&reply.message) else { continue }
             let rev = try nextRev(db, conversation)
             let extra = MessageExtra(reply.message) { relative($0) }
@@ -218,7 +218,8 @@ extension SQLiteStore {
     }
 
     private func change(_ row: Row, conversation: Int64, decoder: JSONDecoder = JSONDecoder()) throws -> StoredChange {
-        StoredChange(conversation: conversation, rev: row["rev"] ?? 0, kind: (row["change"] as String?).flatMap(ChangeKind.init(rawValue:)) ?? .message,
-                     message: try message(row, decoder: decoder), clientID: row["client_id"])
+        // `changeColumns`: `columns`, then rev, change, client_id.
+        StoredChange(conversation: conversation, rev: row[12] ?? 0, kind: (row[13] as String?).flatMap(ChangeKind.init(rawValue:)) ?? .message,
+                     message: try message(row, decoder: decoder), clientID: row[14])
     }
 }

@@ -8,17 +8,20 @@ extension SQLiteStore {
     static let columns = "seq, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra, edited"
 
     /// A stored message from a row of `columns`; store paths made absolute.
-    func message(_ row: Row, decoder: JSONDecoder) throws -> StoredMessage {
-        try StoreCodec.message(MessageRow(seq: row["seq"], date: row["date"], utcOffset: row["utc_offset"], sender: row["sender"],
-                                          outgoing: row["outgoing"], system: row["system"], text: row["text"], status: row["status"],
-                                          statusDate: row["status_date"], sourceID: row["source_id"], extra: row["extra"],
-                                          edited: row["edited"]),
+    /// Columns read by position (in `columns`' order; by name, GRDB lowercases the name and
+    /// searches for it at each read: a tenth of a window's time).
+    /// `at`: where the columns start in the row (after the ones a query reads before them).
+    func message(_ row: Row, at c: Int = 0, decoder: JSONDecoder) throws -> StoredMessage {
+        try StoreCodec.message(MessageRow(seq: row[c], date: row[c + 1], utcOffset: row[c + 2], sender: row[c + 3],
+                                          outgoing: row[c + 4], system: row[c + 5], text: row[c + 6], status: row[c + 7],
+                                          statusDate: row[c + 8], sourceID: row[c + 9], extra: row[c + 10], edited: row[c + 11]),
                                decoder: decoder, absolute: mediaPath)
     }
 
     func messages(_ db: Database, sql: String, arguments: StatementArguments) throws -> [StoredMessage] {
         let decoder = JSONDecoder()
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { try message($0, decoder: decoder) }
+        // A cursor over a cached statement: each row read in place, not copied first.
+        return try Array(Row.fetchCursor(try db.cachedStatement(sql: sql), arguments: arguments).map { try self.message($0, decoder: decoder) })
     }
 
     public func messages(in conversation: Int64, after seq: Int64, limit: Int) async throws -> [StoredMessage] {
