@@ -254,7 +254,7 @@ enum IMessageImporter {
         }
         if tapbacks > 0 {
             context.countSkipped(tapbacks)
-            context.warn(nil, "\(tapbacks) tapback reactions", "reactions to messages outside the conversation are not shown")
+            context.warn(nil, TextCleanup.count(tapbacks, "tapback reaction"), "reactions to messages outside the conversation are not shown")
         }
         return try builder.finish(format: .imessage, me: "me", sortByDate: false, keep: "me")
     }
@@ -282,7 +282,7 @@ enum IMessageImporter {
     /// The chats `wanted` picks (several when one person has an iMessage and an SMS chat with the
     /// same identifier), or an error listing the chats.
     private static func choose(_ chats: [ChatRow], wanted: String?, path: String) throws(ImportError) -> [ChatRow] {
-        let listing = TextCleanup.list(chats.map { "\($0.label) (\($0.messageCount) messages)" })
+        let listing = TextCleanup.list(chats.map { "\($0.label) (\(TextCleanup.count($0.messageCount, "message")))" })
         guard !chats.isEmpty else { throw ImportError(path: path, location: "table chat", reason: "has no chats") }
         guard let wanted else {
             if Set(chats.map(\.identifier)).count == 1 { return chats }

@@ -549,6 +549,11 @@ struct SourceIDColumn {
 
 /// Text helpers shared by the importers.
 enum TextCleanup {
+    /// "1 message", "2 messages": `n` and the noun in the number it takes.
+    static func count(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(n) " + (n == 1 ? singular : plural ?? singular + "s")
+    }
+
     /// Bidirectional marks WhatsApp and Telegram wrap names and phone numbers in.
     static func isBidiControl(_ s: Unicode.Scalar) -> Bool {
         switch s.value {

@@ -660,7 +660,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
             let (ca, cb) = (threads[a].count, threads[b].count)
             return ca != cb ? ca > cb : a < b
         }
-        let listing = TextCleanup.list(ranked.map { "\(threads[$0].label): \(threads[$0].count) messages" })
+        let listing = TextCleanup.list(ranked.map { "\(threads[$0].label): \(TextCleanup.count(threads[$0].count, "message"))" })
         if let chat = context.options.chat {
             let picked = threads.indices.filter { threads[$0].wanted }
             if picked.isEmpty {

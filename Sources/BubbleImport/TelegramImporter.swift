@@ -483,7 +483,7 @@ enum TelegramImporter {
 
     /// The index of the chat `wanted` names, or an error listing the chats.
     private static func choose(_ chats: [ChatInfo], wanted: String?, path: String) throws(ImportError) -> Int {
-        let listing = TextCleanup.list(chats.map { "\($0.displayName) (\($0.type ?? "chat"), \($0.messageCount) messages)" })
+        let listing = TextCleanup.list(chats.map { "\($0.displayName) (\($0.type ?? "chat"), \(TextCleanup.count($0.messageCount, "message")))" })
         guard let wanted else {
             if chats.count == 1 { return 0 }
             throw ImportError(path: path, location: "chats.list",

@@ -19,6 +19,7 @@ struct Bubbles: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bubbles",
         abstract: "SMS/iMessage-style conversation bubbles: stretchable art, layout and rendering.",
+        version: "bubbles \(BubbleKitVersion.string)",
         subcommands: Bubbles.commands
     )
 }

@@ -209,7 +209,7 @@ struct IMessageTests {
     @Test("several chats without `chat`, or an unknown one: errors listing them")
     func chatSelection() throws {
         let db = try ChatDatabase()
-        let listing = "+15550102000 (6 messages); +15550102000 (1 messages); Weekend plans [chat612873] (3 messages)"
+        let listing = "+15550102000 (6 messages); +15550102000 (1 message); Weekend plans [chat612873] (3 messages)"
         #expect(importError { () throws(ImportError) in try Importer.load(path: db.path, options: ImportOptions()) }?.description
                 == "\(db.path): table chat: holds 3 chats; pick one with `chat` (display name or chat identifier): \(listing)")
         #expect(importError { () throws(ImportError) in try Importer.load(path: db.path, options: ImportOptions(chat: "Bob")) }?.description

@@ -53,7 +53,7 @@ struct TelegramStreamingTests {
         #expect(cy.conversation.messages.map(\.text) == ["second chat"])
         #expect(cy.conversation.participants == [Participant(id: "user3", name: "Cy")])
         #expect(importError { () throws(ImportError) in try Importer.load(path: path, options: ImportOptions()) }?.description
-                == "\(path): chats.list: holds 2 chats; pick one with `chat` (name or id): Ann (personal_chat, 2 messages); Cy (personal_chat, 1 messages)")
+                == "\(path): chats.list: holds 2 chats; pick one with `chat` (name or id): Ann (personal_chat, 2 messages); Cy (personal_chat, 1 message)")
 
         let lone = scratch.write("lone.json", #"{"chats": {"list": [\#(second)]}}"#)
         #expect(try Importer.load(path: lone, options: ImportOptions(me: "Cy")).conversation.messages.map(\.direction) == [.outgoing])

@@ -54,6 +54,13 @@ private let sample = """
 
 @Suite("bubbles command line", .serialized)
 struct CLITests {
+    @Test("--version prints the version and exits 0")
+    func version() throws {
+        let r = try Tool.run(["--version"])
+        #expect(r.status == 0)
+        #expect(String(decoding: r.stdout, as: UTF8.self).wholeMatch(of: #/bubbles \d+\.\d+\.\d+\n/#) != nil, "\(String(decoding: r.stdout, as: UTF8.self))")
+    }
+
     @Test("themes lists the bundled themes")
     func themes() throws {
         let r = try Tool.run(["themes"])
