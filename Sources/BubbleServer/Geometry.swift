@@ -397,31 +397,50 @@ actor Geometries {
         guard let c = try await store.conversation(id: id) else { throw StoreError(path: store.path, reason: "has no conversation \(id)") }
         // The revision first: whatever changes while the messages are read is applied again by `sync`.
         let rev = try await store.lastRev(of: id) ?? 0
-        var messages: [Message] = []
+        // A long conversation is laid out chunk by chunk as it is read, compact from the first
+        // chunk: it never holds all its messages. A short one is read, then laid out whole.
+        let compact = c.messageCount >= compactFrom
+        var held: [Message] = []
         var seqs: [Int64] = []
-        messages.reserveCapacity(c.messageCount)
         seqs.reserveCapacity(c.messageCount)
+        var laid: ScrollingLayout?
         var after: Int64 = 0
         while true {
             let chunk = try await store.messages(in: id, after: after, limit: 20_000)
             guard let last = chunk.last else { break }
-            for s in chunk { messages.append(Self.seen(s.message, by: key.perspective)); seqs.append(s.seq) }
+            var messages = chunk.map { Self.seen($0.message, by: key.perspective) }
+            seqs += chunk.map(\.seq)
             after = last.seq
-            await progress(messages.count)
-        }
-        // Pictures measured, videos given their frames, as every renderer does before laying out
-        // (the messages handed over, not copied: only those with media are rewritten).
-        var conversation = Conversation(title: c.title, participants: c.participants, messages: messages)
-        messages = []
-        conversation = resolver.value.resolve(conversation).0
-        var list = try layouter.value.scrollingLayout(conversation, width: width)
-        conversation = Conversation()
-        if seqs.count >= compactFrom {
-            layouter.value.compact(&list)
-            // What the messages and prepared texts took goes back to the system (glibc keeps
-            // freed small blocks in its arenas otherwise).
-            _ = bk_heap_trim()
+            if compact {
+                // Pictures measured, videos given their frames, as every renderer does before
+                // laying out.
+                messages = resolver.value.resolve(Conversation(title: c.title, participants: c.participants, messages: messages)).0.messages
+                if laid == nil {
+                    var list = try layouter.value.scrollingLayout(Conversation(title: c.title, participants: c.participants, messages: messages),
+                                                                  width: width)
+                    layouter.value.compact(&list)
+                    laid = list
+                } else {
+                    try layouter.value.extend(&laid!, with: messages)
+                }
+            } else {
+                held += messages
             }
+            await progress(seqs.count)
+        }
+        var list: ScrollingLayout
+        if let laid {
+            list = laid
+            // What the chunks' messages and prepared texts took goes back to the system (glibc
+            // keeps freed small blocks in its arenas otherwise).
+            _ = bk_heap_trim()
+        } else {
+            // (the messages handed over, not copied: only those with media are rewritten)
+            var conversation = Conversation(title: c.title, participants: c.participants, messages: held)
+            held = []
+            conversation = resolver.value.resolve(conversation).0
+            list = try layouter.value.scrollingLayout(conversation, width: width)
+        }
         // Room for a live conversation to grow without copying its arrays at each message.
         list.reserveCapacity(seqs.count + 1_024)
         return ViewGeometry(list: list, seqs: seqs, layouter: layouter, rev: rev)

@@ -150,6 +150,28 @@ import Testing
         }
     }
 
+    @Test("laid out chunk by chunk (extend: every core, compact after the first chunk) gives the layout of the whole conversation")
+    func extendInChunks() throws {
+        let engine = FastTextEngine()
+        var whole = Self.corpus(7_000, seed: 23)
+        whole.typing = []
+        let all = Dictionary(uniqueKeysWithValues: whole.messages.enumerated().map { ($0.offset, $0.element) })
+        let layouter = ConversationLayouter(style: try ThemeLibrary.load("imessage").theme.layoutStyle, engine: engine, timeZone: Self.utc)
+        let full = try layouter.layout(whole, width: 375)
+        for compact in [false, true] {
+            var head = whole
+            head.messages = Array(whole.messages.prefix(2_500))
+            var list = try layouter.scrollingLayout(head, width: 375)
+            if compact { layouter.compact(&list) }
+            // Chunks long enough for the pipeline (2,048) and a short one.
+            for range in [2_500..<5_000, 5_000..<6_990, 6_990..<7_000] {
+                try layouter.extend(&list, with: Array(whole.messages[range]))
+            }
+            #expect(list.messageCount == whole.messages.count && list.isCompact == compact)
+            try expectSame(list, full, layouter: layouter, tolerance: 0, "extended, compact \(compact)", messages: compact ? all : [:])
+        }
+    }
+
     @Test("a plain chat re-laid out needs almost no full measures (long enough to use every core)")
     func plainChatUsesTheFormula() throws {
         let engine = FastTextEngine()

@@ -24,6 +24,10 @@ final class RowPipeline: @unchecked Sendable {
     private let width: Double
     private let names: [String: String]
     private let isGroup: Bool
+    /// The index of `messages[0]` in the conversation, and what the message before it was (the
+    /// messages continue a layout: `ConversationLayouter.extend`).
+    private let base: Int
+    private let previous: ConversationLayout.LastMessage?
     private let chunks: Int
     /// Results by message, in a ring of `ahead` chunks: a slot holds rows (is initialised) when
     /// its `filled` flag says so; not until made, nor when measuring failed.
@@ -44,12 +48,15 @@ final class RowPipeline: @unchecked Sendable {
     /// Hands every message of `messages` to `stitch` in order, with its rows when the other
     /// cores measured them (`walk`), nil for the caller to measure: all of them when the
     /// pipeline does not start (one core, an engine that prepares on one thread, a short chat).
-    /// The rows are lent in place: `stitch` may move what it keeps out of them.
+    /// The rows are lent in place: `stitch` may move what it keeps out of them. `base`: the index
+    /// of `messages[0]` in the conversation (`stitch` gets conversation indices), `previous`: the
+    /// message before it.
     static func forEachMessage(_ messages: [Message], layouter: ConversationLayouter, width: Double,
-                               names: [String: String], isGroup: Bool,
+                               names: [String: String], isGroup: Bool, base: Int = 0, previous: ConversationLayout.LastMessage? = nil,
                                _ stitch: (Int, UnsafeMutablePointer<ConversationLayouter.MessageRows>?) throws(LayoutError) -> Void) throws(LayoutError) {
-        guard let pipeline = start(messages, layouter: layouter, width: width, names: names, isGroup: isGroup) else {
-            for k in messages.indices { try stitch(k, nil) }
+        guard let pipeline = start(messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
+                                   base: base, previous: previous) else {
+            for k in messages.indices { try stitch(base + k, nil) }
             return
         }
         defer { pipeline.finish() }
@@ -58,16 +65,18 @@ final class RowPipeline: @unchecked Sendable {
 
     /// Nil when the engine prepares on one thread, there is one core, or too few messages.
     private static func start(_ messages: [Message], layouter: ConversationLayouter, width: Double,
-                              names: [String: String], isGroup: Bool) -> RowPipeline? {
+                              names: [String: String], isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?) -> RowPipeline? {
         let cores = UsableCores.count
         guard layouter.measurer.engine.preparesConcurrently, cores > 1, messages.count >= minimumMessages else { return nil }
         return RowPipeline(messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
-                           workers: min(7, cores - 1))
+                           base: base, previous: previous, workers: min(7, cores - 1))
     }
 
     private init(_ messages: [Message], layouter: ConversationLayouter, width: Double, names: [String: String],
-                 isGroup: Bool, workers: Int) {
+                 isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?, workers: Int) {
         self.messages = messages
+        self.base = base
+        self.previous = previous
         self.layouter = layouter
         self.width = width
         self.names = names
@@ -116,12 +125,13 @@ final class RowPipeline: @unchecked Sendable {
         // Locals, borrowed by every call below (the properties would be retained and released
         // per message, on objects the other threads touch too).
         let layouter = layouter, names = names, width = width, isGroup = isGroup, ring = ring, filled = filled, ringSize = ringSize
+        let base = base, previous = previous
         messages.withUnsafeBufferPointer { messages in
             for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
                 // Made in place (the slot is empty: the walker has stitched what it held).
                 do {
-                    try (ring + i % ringSize).initialize(to: layouter.rows(for: messages[i], index: i, memo: nil,
-                                                                          after: Self.last(before: i, messages, layouter),
+                    try (ring + i % ringSize).initialize(to: layouter.rows(for: messages[i], index: base + i, memo: nil,
+                                                                          after: i == 0 ? previous : Self.last(before: i, messages, layouter),
                                                                           width: width, names: names, isGroup: isGroup))
                     filled[i % ringSize] = true
                 } catch {}   // left empty: the walker measures it again and meets the error
@@ -166,9 +176,9 @@ final class RowPipeline: @unchecked Sendable {
                 // Lent in place (`stitch` moves out what it keeps: no copy, no retain and release
                 // of everything the rows hold), then emptied for the next chunk in this slot.
                 let k = i % ringSize
-                guard filled[k] else { try stitch(i, nil); continue }
+                guard filled[k] else { try stitch(base + i, nil); continue }
                 defer { (ring + k).deinitialize(count: 1); filled[k] = false }
-                try stitch(i, ring + k)
+                try stitch(base + i, ring + k)
             }
         }
     }

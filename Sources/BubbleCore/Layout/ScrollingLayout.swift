@@ -376,6 +376,26 @@ extension ConversationLayouter {
         try add(message, index: k, to: &list)
     }
 
+    /// Adds `messages` at the end, measured on every core as a first layout measures (`append`
+    /// one by one otherwise): how a long conversation is laid out chunk by chunk, compact from
+    /// the first chunk, without ever holding all its messages.
+    public func extend(_ list: inout ScrollingLayout, with messages: [Message]) throws(LayoutError) {
+        guard list.conversation.typing.isEmpty, !messages.isEmpty else {
+            for m in messages { try append(m, to: &list) }
+            return
+        }
+        let base = list.messageCount
+        if list.compacted != nil { list.compacted!.count += messages.count } else { list.conversation.messages += messages }
+        try RowPipeline.forEachMessage(messages, layouter: self, width: list.width, names: list.names, isGroup: list.isGroup,
+                                       base: base, previous: list.last) { (k, made) throws(LayoutError) in
+            if let made {
+                try stitch(&made.pointee, of: messages[k - base], into: &list)
+            } else {
+                try add(messages[k - base], index: k, to: &list)
+            }
+        }
+    }
+
     /// Lets go of `list`'s messages and prepared texts, keeping per message what a re-layout's
     /// height formula needs (its text's breaks as the engine packs them, ~4 bytes a word; its
     /// photos' sizes): a long conversation then costs its frames and a few dozen bytes a message.
