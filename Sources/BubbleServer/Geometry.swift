@@ -419,6 +419,8 @@ actor Geometries {
                     var list = try layouter.value.scrollingLayout(Conversation(title: c.title, participants: c.participants, messages: messages),
                                                                   width: width)
                     layouter.value.compact(&list)
+                    // Room for the whole conversation: the arrays grow once, not by doubling.
+                    list.reserveCapacity(c.messageCount + 1_024)
                     laid = list
                 } else {
                     try layouter.value.extend(&laid!, with: messages)
