@@ -22,7 +22,7 @@ struct Convert: AsyncParsableCommand {
 
     @OptionGroup var source: InputOptions
     @Option(name: .shortAndLong, help: "Output file (.json or .csv), or - for standard output.") var output: String
-    @Option(help: "json or csv (default: from the output's extension).") var format: String?
+    @Option(help: "json or csv (default: from the output's extension; with --all, json).") var format: String?
     @Option(help: """
         Photos: reference (relative paths from the output to the originals), folder (copied into \
         OUT_files/) or embed (data: URLs inside the file). Photos taken out of an archive or a \

@@ -24,7 +24,7 @@ struct Render: AsyncParsableCommand {
 
     @OptionGroup var source: InputOptions
     @Option(name: .shortAndLong, help: "Output file, or - for standard output.") var output: String
-    @Option(help: "png, pdf, svg or html (default: from the output's extension).") var format: String?
+    @Option(help: "png, pdf, svg or html (default: from the output's extension; with --all, pdf).") var format: String?
     @Option(help: "A bundled theme (see `bubbles themes`) or a theme .json file.") var theme: String?
     @Flag(help: "Use the theme's dark colours (HTML without it: light, and dark when the browser prefers it).") var dark = false
     @Option(help: "Width in points (PNG, SVG; HTML: the column's maximum width in CSS px).") var width: Double = 375
@@ -84,6 +84,10 @@ struct Render: AsyncParsableCommand {
             }
         }
         _ = try source.zone()
+        if dark, let theme, let named = try? ThemeLibrary.load(theme).theme, named.dark == nil {
+            let withDark = ThemeLibrary.bundledNames.filter { (try? ThemeLibrary.load($0).theme.dark) != nil }
+            FileHandle.standardError.write(Data("warning: theme \"\(theme)\" has no dark variant; --dark changes nothing (themes with one: \(withDark.joined(separator: ", ")))\n".utf8))
+        }
         var settings = RenderSettings(kind: outFormat, theme: theme, dark: dark, width: width, scale: scale, rtl: rtl,
                                       pageHeight: pages ? pageHeight : nil, paper: paperSize, assets: assetMode,
                                       pagination: pagination, lazyImages: !noLazyImages, shrinkWrap: shrinkWrap,

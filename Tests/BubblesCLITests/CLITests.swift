@@ -61,6 +61,21 @@ struct CLITests {
         #expect(String(decoding: r.stdout, as: UTF8.self).wholeMatch(of: #/bubbles \d+\.\d+\.\d+\n/#) != nil, "\(String(decoding: r.stdout, as: UTF8.self))")
     }
 
+    @Test("--dark with a theme that has no dark variant: a warning naming the themes that have one; the picture still written")
+    func darkWithoutVariant() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bk-dark-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("c.png").path
+        let input = Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures/telegram-single/result.json").path
+        let plain = try Tool.run(["render", input, "-o", out, "--theme", "classic", "--dark"])
+        #expect(plain.status == 0 && FileManager.default.fileExists(atPath: out))
+        let said = plain.stderr
+        #expect(said.contains("warning: theme \"classic\" has no dark variant") && said.contains("imessage"), "\(said)")
+        let quiet = try Tool.run(["render", input, "-o", out, "--theme", "imessage", "--dark"])
+        #expect(quiet.status == 0 && !quiet.stderr.contains("no dark variant"))
+    }
+
     @Test("themes lists the bundled themes")
     func themes() throws {
         let r = try Tool.run(["themes"])
