@@ -334,6 +334,13 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// text would be broken between grapheme clusters, and the words do not hold the text).
     public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {
         guard words.count >= 3, let base = words.baseAddress else { return nil }
+        // Words that do not hold their segments (not `packBreaks`' own) tell nothing.
+        var w = 3
+        for _ in 0..<Int(words[0]) {
+            guard w < words.count else { return nil }
+            w += words[w] & FastSegment.longMarker == 0 ? 1 : 3
+        }
+        guard w <= words.count else { return nil }
         let units = try PangoTextEngine.pangoWidth(maxWidth)
         let width = units == -1 ? Int32.max : units
         var sink = FastSummarySink(lineHeight: Float(bitPattern: words[2]))

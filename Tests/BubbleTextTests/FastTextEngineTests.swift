@@ -146,6 +146,36 @@ enum AgreementCorpus {
         #expect(lines(family, narrow) == ["👨‍👩‍👧‍👦", "👨‍👩‍👧‍👦"])
     }
 
+    /// A text's packed breaks (what a compact layout keeps) summarise as its prepared storage
+    /// does at every width where no word is wider than the line; nil where one is (its text is
+    /// needed), and for words that are not `packBreaks`' own.
+    @Test func packedBreaksSummariseAsTheStorage() throws {
+        let fast = FastTextEngine()
+        let texts = ["see you at the station at eight, bring the tickets please 🎉", "مرحبا كيف حالك اليوم يا صديقي",
+                     "好的，明天见。我们在火车站见面吧", "line one\nline two\n", "ok Donaudampfschifffahrtsgesellschaftskapitän ok"]
+        for text in texts {
+            let storage = try #require(try fast.prepare(text, style: body).storage)
+            var words: [UInt32] = []
+            #expect(fast.packBreaks(ofStorage: storage, into: &words))
+            for width in [60.0, 100, 180, 400] {
+                let expected = try #require(try fast.summary(ofStorage: storage, maxWidth: width))
+                let packed = try words.withUnsafeBufferPointer { try fast.summary(ofPacked: $0, maxWidth: width) }
+                if let packed {
+                    #expect(packed == expected, "\(text) at \(width)")
+                } else {
+                    // Only where a word alone is wider than the line (broken inside itself).
+                    #expect(text.split(separator: " ").contains { $0.count > 12 }, "\(text) at \(width): nil")
+                }
+            }
+            // Cut short or foreign words: nothing told, no crash.
+            #expect(try words.dropLast().withUnsafeBufferPointer { try fast.summary(ofPacked: $0, maxWidth: 200) } == nil)
+            #expect(try [UInt32(9), 0, 0].withUnsafeBufferPointer { try fast.summary(ofPacked: $0, maxWidth: 200) } == nil)
+        }
+        // Another engine's storage (Pango's) is not packed.
+        var none: [UInt32] = []
+        #expect(!PangoTextEngine().packBreaks(ofStorage: fast, into: &none) && none.isEmpty)
+    }
+
     /// maxLines cuts with a tail ellipsis that fits the width; the shown characters are a prefix.
     @Test func cutsAfterMaxLinesWithAnEllipsis() throws {
         let fast = FastTextEngine(), pango = PangoTextEngine()
