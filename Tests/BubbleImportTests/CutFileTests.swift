@@ -56,6 +56,26 @@ struct CutFileTests {
         #expect(JSONSyntax.firstProblem(Array("{\n  \"a\": [\n".utf8))?.location == "line 3, column 1")
     }
 
+    @Test("native JSON is strict: a trailing comma (which Foundation's decoder lets through) is refused with its line and column")
+    func trailingCommas() throws {
+        let valid = #"{"format": "bubblekit-conversation", "version": 1, "messages": [{"date": "2021-03-05T13:22:11Z", "text": "hi"}]}"#
+        #expect(throws: Never.self) { try ConversationFile.decode(Data(valid.utf8), path: "ok.json") }
+        let cases = [
+            (#"{"format": "bubblekit-conversation", "version": 1, "messages": [{"date": "2021-03-05T13:22:11Z", "text": "hi"},"# + "\n]}",
+             "line 2, column 1", "expected a value"),
+            (#"{"format": "bubblekit-conversation", "version": 1,"# + "\n" + #"  "messages": [{"date": "2021-03-05T13:22:11Z", "text": "hi",}]}"#,
+             "line 2, column 62", "expected a key in quotes"),
+        ]
+        for (text, location, expected) in cases {
+            do {
+                _ = try ConversationFile.decode(Data(text.utf8), path: "chat.json")
+                Issue.record("\(text): accepted")
+            } catch {
+                #expect(error.path == "chat.json" && error.location == location && error.reason.hasSuffix(expected), "\(error)")
+            }
+        }
+    }
+
     @Test("Telegram result.json cut at four places: the position and what was expected")
     func telegram() throws {
         try Self.expectCutJSON(Fixtures.path("telegram-single/result.json"), format: .telegram)

@@ -69,12 +69,17 @@ public enum ConversationFile {
             file = try JSONDecoder().decode(FileV1.self, from: data)
         } catch let error as DecodingError {
             // Malformed JSON: where, and what could have come there (a file cut short included).
-            if case .dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty, let p = JSONSyntax.firstProblem([UInt8](data)) {
+            if case .dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty, let p = JSONSyntax.firstProblem(data) {
                 throw ConversationFileError(path: path, location: p.location, reason: p.reason)
             }
             throw ConversationFileError(path: path, location: location(of: error, in: data), reason: reason(of: error))
         } catch {
             throw ConversationFileError(path: path, location: nil, reason: "\(error)")
+        }
+        // Strict JSON: what Foundation's decoder lets through (a trailing comma) is refused too,
+        // with its line and column.
+        if let p = JSONSyntax.firstProblem(data) {
+            throw ConversationFileError(path: path, location: p.location, reason: p.reason)
         }
         if let format = file.format, format != formatName {
             throw ConversationFileError(path: path, location: "format", reason: "is \"\(format)\"; expected \"\(formatName)\"")

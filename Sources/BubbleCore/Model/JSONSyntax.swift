@@ -1,3 +1,5 @@
+import Foundation
+
 /// Finds the first place a JSON text breaks the grammar, and says what could have come there:
 /// "line 3, column 1: unexpected end of file, expected a value". Foundation's decoders on Linux
 /// say only "not valid JSON" (and give no position at all for a file cut short), so errors take
@@ -15,6 +17,17 @@ public enum JSONSyntax {
 
     /// The first problem in `b`, or nil when it is valid JSON.
     public static func firstProblem(_ b: [UInt8]) -> Problem? {
+        b.withUnsafeBufferPointer { firstProblem($0) }
+    }
+
+    /// The first problem in `data`, read in place.
+    public static func firstProblem(_ data: Data) -> Problem? {
+        data.withUnsafeBytes { firstProblem($0.bindMemory(to: UInt8.self)) }
+    }
+
+    /// The first problem in `b`, or nil when it is valid JSON (strict: no trailing commas, which
+    /// Foundation's decoder lets through).
+    public static func firstProblem(_ b: UnsafeBufferPointer<UInt8>) -> Problem? {
         var i = 0
         var stack: [Bool] = []  // true: inside an object
         func problem(_ expected: String, at offset: Int? = nil) -> Problem {
