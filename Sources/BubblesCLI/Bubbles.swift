@@ -13,6 +13,18 @@ struct Bubbles: AsyncParsableCommand {
         do { command = try parseAsRoot() } catch { exit(withError: error) }
         do {
             if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
+        } catch let error as ValidationError {
+            // The subcommand's usage, not the top level's (which `exit(withError:)` prints for an
+            // error thrown while running).
+            let usage = usageString(for: type(of: command))
+            let path = usage.split(separator: " ").prefix { !$0.hasPrefix("<") && !$0.hasPrefix("[") && !$0.hasPrefix("-") }
+            FileHandle.standardError.write(Data("""
+                Error: \(message(for: error))
+                Usage: \(usage)
+                  See '\(path.joined(separator: " ")) --help' for more information.
+
+                """.utf8))
+            Foundation.exit(exitCode(for: error).rawValue)
         } catch { exit(withError: error) }
     }
 

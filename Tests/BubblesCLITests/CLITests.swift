@@ -76,6 +76,15 @@ struct CLITests {
         #expect(quiet.status == 0 && !quiet.stderr.contains("no dark variant"))
     }
 
+    @Test("an option refused while the command runs: the error, then that command's usage (not the top level's), exit 64")
+    func validationShowsTheSubcommandsUsage() throws {
+        let input = Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures/telegram-single/result.json").path
+        let r = try Tool.run(["render", input, "-o", FileManager.default.temporaryDirectory.appendingPathComponent("bk-\(UUID().uuidString).png").path, "--scale", "5"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("Error: --scale 5.0 must be 1, 2 or 3") && r.stderr.contains("Usage: bubbles render ")
+                && r.stderr.contains("See 'bubbles render --help'") && !r.stderr.contains("<subcommand>"), "\(r.stderr)")
+    }
+
     @Test("themes lists the bundled themes")
     func themes() throws {
         let r = try Tool.run(["themes"])
