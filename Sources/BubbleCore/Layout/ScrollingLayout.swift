@@ -185,10 +185,13 @@ public struct ScrollingLayout: Sendable {
         if compacted == nil { storages.reserveCapacity(messages) }
     }
 
-    mutating func appendRow(_ row: PlannedRow, height rowHeight: Double, spacing: Double) {
-        let top = plan.isEmpty ? 0 : height + spacing
-        if plan.count & ((1 << Self.markShift) - 1) == 0 { marks.append(top) }
+    /// Adds a row below the others, its spacing by `spacing(before:)` (the rule its top is
+    /// summed by later).
+    mutating func appendRow(_ row: PlannedRow, height rowHeight: Double) {
         plan.append(row)
+        let i = plan.count - 1
+        let top = i == 0 ? 0 : height + spacing(before: i)
+        if i & ((1 << Self.markShift) - 1) == 0 { marks.append(top) }
         rowsMeasuredInFull += 1
         heights.append(rowHeight)
         height = top + rowHeight
@@ -275,14 +278,8 @@ struct QuickBubble: Sendable {
     /// The main text's natural width when it is one line (infinite when it wraps; 0 without
     /// text), and the time inside's: exact, they decide where that time goes (not exact as a
     /// Float: nothing is known).
-    var textWidth: Double {
-        get { Double(widths.text) }
-        set { widths.text = Float(newValue); if Double(widths.text) != newValue, !newValue.isNaN { set(13, true) } }
-    }
-    var insideWidth: Double {
-        get { Double(widths.inside) }
-        set { widths.inside = Float(newValue); if Double(widths.inside) != newValue, !newValue.isNaN { set(13, true) } }
-    }
+    var textWidth: Double { get { Double(widths.text) } set { widths.text = exact(newValue, else: 13) } }
+    var insideWidth: Double { get { Double(widths.inside) } set { widths.inside = exact(newValue, else: 13) } }
 
     /// The bubble's top, the lowest edge above it, the heights of the labels after it.
     var top: Double { get { Double(heights.top) } set { heights.top = exact(newValue) } }
@@ -291,10 +288,11 @@ struct QuickBubble: Sendable {
     var besideHeight: Double { get { Double(heights.beside) } set { heights.beside = exact(newValue) } }
     var insideHeight: Double { get { Double(heights.inside) } set { heights.inside = exact(newValue) } }
 
-    /// `x` as a Float; the formula is off when that is not exactly `x`.
-    private mutating func exact(_ x: Double) -> Float {
+    /// `x` as a Float; when that is not exactly `x`, `flag` is set (12: the formula is off; 13:
+    /// nothing is known).
+    private mutating func exact(_ x: Double, else flag: UInt16 = 12) -> Float {
         let f = Float(x)
-        if Double(f) != x { set(12, true) }
+        if Double(f) != x { set(flag, true) }
         return f
     }
 
@@ -341,11 +339,8 @@ extension ConversationLayouter {
             return try finish(previous, try relayout(previous, width: width), messages: [:])
         }
         var list = ScrollingLayout(width: width, conversation: conversation)
-        let count = conversation.messages.count
-        let rows = count + count / 8 + conversation.typing.count
         list.spacings = (measurer.style.rowSpacing, measurer.style.groupedSpacing)
-        list.plan.reserveCapacity(rows); list.marks.reserveCapacity(rows >> ScrollingLayout.markShift + 1); list.heights.reserveCapacity(rows)
-        list.quick.reserveCapacity(count); list.memos.items.reserveCapacity(count); list.storages.reserveCapacity(count)
+        list.reserveCapacity(conversation.messages.count)
         // As the full first layout: the other cores measure ahead, this walk stitches.
         try RowPipeline.forEachMessage(conversation.messages, layouter: self, width: width,
                                        names: list.names, isGroup: list.isGroup) { (k, made) throws(LayoutError) in
@@ -507,12 +502,12 @@ extension ConversationLayouter {
         if let label = made.separator {
             quick.separatorNeed = QuickBubble.natural(label.text)
             list.appendRow(PlannedRow(kind: .separator, flags: made.newDay ? PlannedRow.newDay : 0, index: Int32(k)),
-                           height: label.frame.maxY + style.separatorPadding, spacing: style.rowSpacing)
+                           height: label.frame.maxY + style.separatorPadding)
         }
         switch made.content {
         case let .system(_, label):
             quick.systemNeed = QuickBubble.natural(label.text)
-            list.appendRow(PlannedRow(kind: .system, index: Int32(k)), height: made.height, spacing: made.spacing)
+            list.appendRow(PlannedRow(kind: .system, index: Int32(k)), height: made.height)
         case let .message(_, bubble):
             if made.continues, let previous { list.plan[previous.row].flags |= PlannedRow.tailRemoved }
             if message.direction == .outgoing, let row = list.statusRow {
@@ -521,7 +516,7 @@ extension ConversationLayouter {
             }
             record(bubble, of: message, memo: made.memo.bubble, into: &quick)
             list.appendRow(PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)),
-                           height: made.height, spacing: made.spacing)
+                           height: made.height)
             if made.showsStatus { list.statusRow = list.plan.count - 1 }
         case .daySeparator, .typing:
             preconditionFailure("rows(for:) makes system lines and bubbles")
@@ -558,7 +553,7 @@ extension ConversationLayouter {
 
     private func addTyping(_ sender: String, index t: Int, to list: inout ScrollingLayout) throws(LayoutError) {
         let bubble = try typingBubble(sender, width: list.width, names: list.names, isGroup: list.isGroup)
-        list.appendRow(PlannedRow(kind: .typing, index: Int32(t)), height: bubble.maxY, spacing: measurer.style.rowSpacing)
+        list.appendRow(PlannedRow(kind: .typing, index: Int32(t)), height: bubble.maxY)
         list.last = nil
     }
 
@@ -670,7 +665,6 @@ extension ConversationLayouter {
     /// `list` at `pending`'s width: the rows `relayout(_:width:)` left measured in full —
     /// their messages from `messages` when the list is compact — and every row's top.
     public func finish(_ previous: ScrollingLayout, _ pending: PendingRelayout, messages: [Int: Message]) throws(LayoutError) -> ScrollingLayout {
-        let style = measurer.style
         var list = previous
         list.width = pending.width
         list.rowsMeasuredInFull = 0
