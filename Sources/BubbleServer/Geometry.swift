@@ -86,6 +86,13 @@ actor Geometries {
         m.direction = sender == perspective ? .outgoing : .incoming
         return m
     }
+    /// `messages` as a layout seen by `perspective` takes them: pictures measured and videos
+    /// given their frames, as every renderer does before laying out (only messages with media
+    /// are rewritten).
+    static func seen(_ messages: [Message], by perspective: String?, resolver: MediaResolver) -> [Message] {
+        resolver.resolve(Conversation(messages: messages.map { seen($0, by: perspective) })).0.messages
+    }
+
     enum State { case building(done: Int, total: Int), ready(ViewGeometry) }
 
     let store: any ConversationStore
@@ -224,10 +231,8 @@ actor Geometries {
         guard stored.count == range.count, stored.first?.seq == first, stored.last?.seq == last else {
             throw StoreError(path: store.path, reason: "conversation \(key.conversation) changed under its layout (messages \(first)–\(last))")
         }
-        let seen = stored.map { Self.seen($0.message, by: key.perspective) }
-        guard seen.contains(where: { !$0.images.isEmpty }) else { return seen }
-        return MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle)
-            .resolve(Conversation(messages: seen)).0.messages
+        return Self.seen(stored.map(\.message), by: key.perspective,
+                         resolver: MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle))
     }
 
     /// Whether the conversation is laid out (or being laid out) in that theme.
@@ -328,8 +333,7 @@ actor Geometries {
         let resolver = MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle)
         var relayout = false
         for c in changes where c.rev > next.rev {
-            let seen = Self.seen(c.message.message, by: key.perspective)
-            let message = seen.images.isEmpty ? seen : resolver.resolve(Conversation(messages: [seen])).0.messages[0]
+            let message = Self.seen([c.message.message], by: key.perspective, resolver: resolver)[0]
             if c.message.seq > (next.seqs.last ?? 0) {
                 try next.layouter.value.append(message, to: &next.list)
                 next.seqs.append(c.message.seq)
@@ -408,13 +412,10 @@ actor Geometries {
         while true {
             let chunk = try await store.messages(in: id, after: after, limit: 20_000)
             guard let last = chunk.last else { break }
-            var messages = chunk.map { Self.seen($0.message, by: key.perspective) }
+            let messages = Self.seen(chunk.map(\.message), by: key.perspective, resolver: resolver.value)
             seqs += chunk.map(\.seq)
             after = last.seq
             if compact {
-                // Pictures measured, videos given their frames, as every renderer does before
-                // laying out.
-                messages = resolver.value.resolve(Conversation(title: c.title, participants: c.participants, messages: messages)).0.messages
                 if laid == nil {
                     var list = try layouter.value.scrollingLayout(Conversation(title: c.title, participants: c.participants, messages: messages),
                                                                   width: width)
@@ -437,11 +438,8 @@ actor Geometries {
             // keeps freed small blocks in its arenas otherwise).
             _ = bk_heap_trim()
         } else {
-            // (the messages handed over, not copied: only those with media are rewritten)
-            var conversation = Conversation(title: c.title, participants: c.participants, messages: held)
-            held = []
-            conversation = resolver.value.resolve(conversation).0
-            list = try layouter.value.scrollingLayout(conversation, width: width)
+            list = try layouter.value.scrollingLayout(Conversation(title: c.title, participants: c.participants, messages: held), width: width)
+            held = []   // before the arrays are grown below
         }
         // Room for a live conversation to grow without copying its arrays at each message.
         list.reserveCapacity(seqs.count + 1_024)

@@ -197,9 +197,9 @@ struct Pages: Sendable {
     func rows(_ window: [StoredMessage], of c: StoredConversation, in themed: ThemedStyle, perspective: String? = nil) async throws -> (html: String, avatars: Bool) {
         guard let first = window.first, let last = window.last else { return ("", false) }
         let seen = { (m: Message) in Geometries.seen(m, by: perspective) }
-        // Pictures measured, videos given their frames (as the geometry's messages are).
-        var messages = MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: themed.theme.layoutStyle)
-            .resolve(Conversation(title: c.title, participants: c.participants, messages: window.map { seen($0.message) })).0.messages
+        // As the geometry's messages are.
+        var messages = Geometries.seen(window.map(\.message), by: perspective,
+                                       resolver: MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: themed.theme.layoutStyle))
         var range = 0..<messages.count
         if let before = try await store.messages(in: c.id, before: first.seq, limit: 1).first?.message {
             messages.insert(seen(before), at: 0); range = 1..<messages.count
