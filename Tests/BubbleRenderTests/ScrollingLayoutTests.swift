@@ -33,6 +33,11 @@ import Testing
         return c
     }
 
+    /// Every message of `c` by its index (what a compact layout is handed back).
+    static func byIndex(_ c: Conversation) -> [Int: Message] {
+        Dictionary(uniqueKeysWithValues: c.messages.enumerated().map { ($0.offset, $0.element) })
+    }
+
     /// The built-in themes' styles, every time placement, mirrored, balanced widths.
     static func styles() throws -> [(String, LayoutStyle)] {
         var out: [(String, LayoutStyle)] = []
@@ -101,7 +106,7 @@ import Testing
     func compactRelayout() throws {
         let engine = FastTextEngine()
         let conversation = Self.corpus(900, seed: 21)
-        let all = Dictionary(uniqueKeysWithValues: conversation.messages.enumerated().map { ($0.offset, $0.element) })
+        let all = Self.byIndex(conversation)
         for (name, style) in try Self.styles() {
             let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
             var list = try layouter.scrollingLayout(conversation, width: 375)
@@ -134,7 +139,7 @@ import Testing
         let engine = FastTextEngine()
         var whole = Self.corpus(600, seed: 22)
         whole.typing = []
-        let all = Dictionary(uniqueKeysWithValues: whole.messages.enumerated().map { ($0.offset, $0.element) })
+        let all = Self.byIndex(whole)
         for (name, style) in try Self.styles().prefix(6) {
             let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
             var head = whole
@@ -155,7 +160,7 @@ import Testing
         let engine = FastTextEngine()
         var whole = Self.corpus(7_000, seed: 23)
         whole.typing = []
-        let all = Dictionary(uniqueKeysWithValues: whole.messages.enumerated().map { ($0.offset, $0.element) })
+        let all = Self.byIndex(whole)
         let layouter = ConversationLayouter(style: try ThemeLibrary.load("imessage").theme.layoutStyle, engine: engine, timeZone: Self.utc)
         let full = try layouter.layout(whole, width: 375)
         for compact in [false, true] {
