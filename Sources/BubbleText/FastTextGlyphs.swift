@@ -11,7 +11,13 @@ extension FastTextEngine {
     /// Gathered under the lock (the segment cache, the font table and Pango are shared); `fonts`
     /// then maps each run's `PangoFont` to what the painter draws it with, still under the lock,
     /// so a painter can draw the result after it, overlapping with other threads.
+    ///
+    /// With `clusters`, the result also maps the glyphs back to the characters they show
+    /// (`PositionedGlyphs.text` and `.clusters`, for `cairo_show_text_glyphs`): a PDF's text is
+    /// then the text itself — 日 not the Kangxi radical the font also maps to that glyph, Arabic
+    /// letters not their presentation forms, an emoji sequence whole, a ligature split back.
     package func positionedGlyphs(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+                                  clusters: Bool = false,
                                   fonts: (OpaquePointer) -> OpaquePointer?) throws(TextError) -> PositionedGlyphs {
         let width = try PangoTextEngine.pangoWidth(maxWidth)
         let storage = try storage(for: prepared)
@@ -44,7 +50,8 @@ extension FastTextEngine {
                     }
                     return e
                 }
-                var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>)] = []
+                // A run's glyphs, and the bytes of the text its clusters count from (`base`) and end at.
+                var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>, base: Int, end: Int)] = []
                 // The last segment starting at or before the line (binary search: long texts).
                 var lo = 0, hi = starts.count
                 while hi - lo > 1 {
@@ -59,18 +66,19 @@ extension FastTextEngine {
                     // line cuts (a word broken across lines) only those whose clusters are inside.
                     let whole = base >= line.start && ends[k].shaped <= line.contentEnd
                     for piece in shape.pieces {
+                        let end = min(base + Int(piece.end), line.contentEnd)
                         if whole {
-                            if !piece.glyphs.isEmpty { runs.append((piece.font, piece.level, piece.glyphs[...])) }
+                            if !piece.glyphs.isEmpty { runs.append((piece.font, piece.level, piece.glyphs[...], base, end)) }
                             continue
                         }
                         let kept = piece.glyphs.filter { base + Int($0.cluster) >= line.start && base + Int($0.cluster) < line.contentEnd }
-                        if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...])) }
+                        if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...], base, end)) }
                     }
                     k += 1
                 }
                 let paragraphLevel: UInt8 = line.rightToLeft ? 1 : 0
                 if line.ellipsis, let e = ellipsis, let piece = e.pieces.first {
-                    runs.append((piece.font, paragraphLevel, piece.glyphs[...]))
+                    runs.append((piece.font, paragraphLevel, piece.glyphs[...], -1, -1))
                 }
                 // UAX #9 L2: from the highest level down to the lowest odd one, reverse every run of
                 // pieces at that level or higher.
@@ -97,19 +105,61 @@ extension FastTextEngine {
                         continue
                     }
                     let first = result.glyphs.count
-                    for g in run.glyphs {
-                        if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
-                            result.glyphs.append(PositionedGlyph(index: UInt(g.glyph),
-                                                                 x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
-                                                                 y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
+                    // The text of a colour glyph (an emoji), which a PDF holds as a picture, goes
+                    // to `hidden`, for the painter to show invisibly.
+                    let hideText = clusters && shaper.fonts[Int(run.font)].isColor
+                    var i = run.glyphs.startIndex
+                    while i < run.glyphs.endIndex {
+                        // A cluster: the glyphs of one cluster value (one or more characters).
+                        var j = i + 1
+                        while j < run.glyphs.endIndex, run.glyphs[j].cluster == run.glyphs[i].cluster { j += 1 }
+                        let before = result.glyphs.count, penBefore = pen
+                        for g in run.glyphs[i..<j] {
+                            if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
+                                result.glyphs.append(PositionedGlyph(index: UInt(g.glyph),
+                                                                     x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
+                                                                     y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
+                            }
+                            pen += Int64(g.advance)
                         }
-                        pen += Int64(g.advance)
+                        if clusters, result.glyphs.count > before {
+                            let bytes: ArraySlice<UInt8>
+                            if run.base < 0 {
+                                bytes = i == run.glyphs.startIndex ? Array("\u{2026}".utf8)[...] : []
+                            } else {
+                                // Its characters run to the next cluster in logical order: after it
+                                // left to right, before it right to left; the last to the run's end.
+                                let rtl = run.level & 1 == 1
+                                let next = rtl ? (i > run.glyphs.startIndex ? run.base + Int(run.glyphs[i - 1].cluster) : run.end)
+                                               : (j < run.glyphs.endIndex ? run.base + Int(run.glyphs[j].cluster) : run.end)
+                                bytes = storage.withText { text in
+                                    let lo = FastTextEngine.characterStart(text, max(line.start, run.base + Int(run.glyphs[i].cluster)))
+                                    let hi = FastTextEngine.characterStart(text, min(next, line.contentEnd))
+                                    return lo < hi ? Array(text[lo..<hi])[...] : []
+                                }
+                            }
+                            if hideText {
+                                result.hidden.append(HiddenText(x: origin.x + Double(penBefore) / Double(PANGO_SCALE), y: baseline,
+                                                                width: Double(pen - penBefore) / Double(PANGO_SCALE), text: Array(bytes)))
+                                result.clusters.append(PositionedCluster(bytes: 0, glyphs: Int32(result.glyphs.count - before)))
+                            } else {
+                                result.text.append(contentsOf: bytes)
+                                result.clusters.append(PositionedCluster(bytes: Int32(bytes.count), glyphs: Int32(result.glyphs.count - before)))
+                            }
+                        }
+                        i = j
                     }
                     guard result.glyphs.count > first else { continue }
                     // One run for consecutive glyphs of one font, across lines too (positions are
                     // absolute): fewer text objects in PDF and SVG.
-                    if let last = result.runs.last, last.font == font { result.runs[result.runs.count - 1].end = result.glyphs.count }
-                    else { result.runs.append((font, result.glyphs.count)) }
+                    if let last = result.runs.last, last.font == font {
+                        result.runs[result.runs.count - 1].end = result.glyphs.count
+                        result.runs[result.runs.count - 1].clusterEnd = result.clusters.count
+                        result.runs[result.runs.count - 1].textEnd = result.text.count
+                    } else {
+                        result.runs.append((font, result.glyphs.count, result.clusters.count, result.text.count))
+                    }
+
                 }
             }
         }
@@ -124,12 +174,44 @@ package struct PositionedGlyph {
     package var y: Double
 }
 
+/// Some bytes of text shown by some glyphs; the same layout as Cairo's `cairo_text_cluster_t`.
+package struct PositionedCluster {
+    package var bytes: Int32
+    package var glyphs: Int32
+}
+
 /// What `FastTextEngine.positionedGlyphs` found: the glyphs, and runs of them in one font (each
 /// ending at `end`, exclusive; the font is what the painter's `fonts` gave), or a text to hand
-/// to the reference engine.
+/// to the reference engine. When asked for clusters, `text` holds the UTF-8 the glyphs show,
+/// cluster after cluster in glyph order, and each run also ends at `clusterEnd` and `textEnd`.
+/// The text of glyphs a PDF holds as pictures (colour emoji), at the box they cover: a painter
+/// shows it invisibly (blank glyphs of a plain font) so that the PDF's text has it.
+package struct HiddenText {
+    package var x: Double
+    package var y: Double
+    package var width: Double
+    package var text: [UInt8]
+
+    package init(x: Double, y: Double, width: Double, text: [UInt8]) {
+        self.x = x; self.y = y; self.width = width; self.text = text
+    }
+}
+
 package struct PositionedGlyphs {
     package var delegate: PreparedText?
+    package var hidden: [HiddenText] = []
     package var glyphs: [PositionedGlyph] = []
-    package var runs: [(font: OpaquePointer, end: Int)] = []
+    package var runs: [(font: OpaquePointer, end: Int, clusterEnd: Int, textEnd: Int)] = []
+    package var text: [UInt8] = []
+    package var clusters: [PositionedCluster] = []
     init(delegate: PreparedText?) { self.delegate = delegate }
+}
+
+extension FastTextEngine {
+    /// `offset` moved forward to the start of a character (never inside a UTF-8 sequence).
+    static func characterStart(_ text: UnsafeBufferPointer<UInt8>, _ offset: Int) -> Int {
+        var o = max(0, min(offset, text.count))
+        while o < text.count, text[o] & 0xC0 == 0x80 { o += 1 }
+        return o
+    }
 }

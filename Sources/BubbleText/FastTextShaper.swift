@@ -97,9 +97,13 @@ struct FastLineMetrics: Hashable {
 final class FastFont {
     let pointer: UnsafeMutablePointer<PangoFont>
     let metrics: FastLineMetrics
+    /// Its glyphs are pictures (colour emoji: bitmaps, layers or SVG), which a PDF holds as
+    /// images without their text.
+    let isColor: Bool
     init(_ pointer: UnsafeMutablePointer<PangoFont>, language: OpaquePointer?) {
         self.pointer = pointer
         g_object_ref(pointer)
+        isColor = PangoTextEngine.hasColorGlyphs(pointer)
         let m = pango_font_get_metrics(pointer, language)!
         metrics = FastLineMetrics(ascent: pango_font_metrics_get_ascent(m), descent: pango_font_metrics_get_descent(m),
                                   height: pango_font_metrics_get_height(m))

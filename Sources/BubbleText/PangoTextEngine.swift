@@ -316,3 +316,13 @@ package enum PangoDrawPlan {
     case layout(OpaquePointer)
     case lines([(line: OpaquePointer, x: Double, baseline: Double)])
 }
+
+extension PangoTextEngine {
+    /// True when `font`'s glyphs are pictures (colour emoji: bitmaps, layers or SVG), which a
+    /// PDF holds as images, without their text.
+    package static func hasColorGlyphs(_ font: UnsafeMutablePointer<PangoFont>) -> Bool {
+        guard let hb = pango_font_get_hb_font(font) else { return false }
+        let face = hb_font_get_face(hb)
+        return hb_ot_color_has_png(face) != 0 || hb_ot_color_has_layers(face) != 0 || hb_ot_color_has_svg(face) != 0
+    }
+}

@@ -42,7 +42,9 @@ extension PangoTextEngine: DrawingTextEngine {
             cairo_save(cr)
             defer { cairo_restore(cr) }
             cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
-            if !spans.isEmpty {
+            // Styled text, and any text on a surface that keeps it (a PDF: `TextGlyphs`), is drawn
+            // run by run.
+            if !spans.isEmpty || TextGlyphs.keepsText(cr) {
                 StyledLinePainter(cr: cr, spans: spans, color: color, size: prepared.style.size).draw(plan, at: origin)
                 return
             }
@@ -69,6 +71,12 @@ struct StyledLinePainter {
     let spans: [TextSpan]
     let color: Color
     let size: Double
+    let keepsText: Bool
+
+    init(cr: OpaquePointer, spans: [TextSpan], color: Color, size: Double) {
+        self.cr = cr; self.spans = spans; self.color = color; self.size = size
+        keepsText = TextGlyphs.keepsText(cr)
+    }
 
     func draw(_ plan: PangoDrawPlan, at origin: Point) {
         switch plan {
@@ -124,8 +132,10 @@ struct StyledLinePainter {
                 cairo_fill(cr)
             }
             cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
-            cairo_move_to(cr, x, baseline)
-            pango_cairo_show_glyph_item(cr, text, glyphItem)
+            if !keepsText || !TextGlyphs.showPango(glyphItem, text: text, x: x, baseline: baseline, size: size, on: cr) {
+                cairo_move_to(cr, x, baseline)
+                pango_cairo_show_glyph_item(cr, text, glyphItem)
+            }
             let thickness = max(0.75, size / 16)
             if styles.contains(.underline) {
                 cairo_rectangle(cr, x, baseline + size * 0.12, width, thickness)
@@ -233,7 +243,10 @@ extension FastTextEngine: DrawingTextEngine {
             try reference.draw(styled, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: cr)
             return
         }
-        let found = try positionedGlyphs(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin) { font in
+        // Surfaces that keep text (PDF) get each glyph's characters too: the PDF's text is then
+        // the message's, in every script.
+        let withText = TextGlyphs.keepsText(cr)
+        let found = try positionedGlyphs(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, clusters: withText) { font in
             // A run's scaled font belongs to the Pango font the engine keeps for its lifetime.
             guard let scaled = pango_cairo_font_get_scaled_font(font) else { return nil }
             return fontCopy(scaled, copy)
@@ -249,13 +262,30 @@ extension FastTextEngine: DrawingTextEngine {
         cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
         // `PositionedGlyph` is laid out as `cairo_glyph_t` (unsigned long, double, double).
         glyphs.withUnsafeBufferPointer { positioned in positioned.withMemoryRebound(to: cairo_glyph_t.self) { all in
-            var start = 0
-            for run in found.runs {
-                cairo_set_scaled_font(cr, run.font)
-                cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
-                start = run.end
+            guard withText else {
+                var start = 0
+                for run in found.runs {
+                    cairo_set_scaled_font(cr, run.font)
+                    cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
+                    start = run.end
+                }
+                return
             }
+            // `PositionedCluster` is laid out as `cairo_text_cluster_t` (int, int).
+            found.clusters.withUnsafeBufferPointer { c in c.withMemoryRebound(to: cairo_text_cluster_t.self) { clusters in
+                found.text.withUnsafeBufferPointer { text in
+                    var start = 0, clusterStart = 0, textStart = 0
+                    for run in found.runs {
+                        cairo_set_scaled_font(cr, run.font)
+                        TextGlyphs.show(all.baseAddress! + start, count: run.end - start,
+                                        text: UnsafeBufferPointer(rebasing: text[textStart..<run.textEnd]),
+                                        clusters: clusters.baseAddress! + clusterStart, clusterCount: run.clusterEnd - clusterStart, on: cr)
+                        start = run.end; clusterStart = run.clusterEnd; textStart = run.textEnd
+                    }
+                }
+            } }
         } }
+        TextGlyphs.showHidden(found.hidden, size: prepared.style.size, on: cr)
     }
 }
 
