@@ -136,7 +136,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         // Runs the built `bubbles` tool as a user would.
-        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText", "BubbleTestSupport"]),
+        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText", "BubbleImport", "BubbleTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

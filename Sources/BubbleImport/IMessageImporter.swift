@@ -140,10 +140,39 @@ enum IMessageImporter {
         let meName = context.options.me ?? "Me"
         builder.participant(id: "me", name: meName)
         var tapbacks = 0
-        /// guid → ROWID of the messages read so far (tapbacks and replies name their target by guid).
+        /// guid → ROWID of the messages read so far (replies name their original by guid).
         var rowOfGUID: [String: Int64] = [:]
         let folder = (source.path as NSString).deletingLastPathComponent
         let home = context.options.homeFolder ?? Self.home(ofDatabaseIn: folder)
+        let order = "ORDER BY CASE WHEN abs(date) > 100000000000 THEN date / 1000000000.0 ELSE date END, m.ROWID"
+
+        // Tapbacks first (a small share of the rows), gathered by the guid of the message they
+        // react to: a message then leaves with its reactions, also when the messages stream out
+        // as they are read (`convert`, the store) and a tapback comes long after its message.
+        var reactionsOf: [String: [Reaction]] = [:]
+        if messageColumns.contains("associated_message_type"), messageColumns.contains("associated_message_guid") {
+            let taps = try Row.fetchCursor(db, sql: """
+                SELECT DISTINCT m.ROWID AS rowid, m.associated_message_type AS associated, m.associated_message_guid AS associatedGUID,
+                       \(column("is_from_me")) AS fromMe, h.id AS handle
+                FROM message m
+                JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
+                LEFT JOIN handle h ON h.ROWID = m.handle_id
+                WHERE m.associated_message_type BETWEEN 2000 AND 3999
+                \(order)
+                """)
+            while let row = try taps.next() {
+                // A tapback (2000–2005) or its removal (3000–3005) on the message named by
+                // associated_message_guid ("p:0/GUID", "bp:GUID").
+                guard let associated: Int64 = row.lenient("associated"), let emoji = Self.tapbackEmoji[Int(associated % 1000)],
+                      let target = (row.lenient("associatedGUID") as String?).map(Self.targetGUID) else {
+                    tapbacks += 1   // a kind we do not show
+                    continue
+                }
+                let fromMe = (row.lenient("fromMe") as Int64? ?? 0) != 0
+                reactionsOf[target, default: []].apply(emoji: emoji, sender: fromMe ? "me" : (row.lenient("handle") ?? "unknown"),
+                                                       remove: associated >= 3000)
+            }
+        }
 
         let rows = try Row.fetchCursor(db, sql: """
             SELECT DISTINCT m.ROWID AS rowid, \(column("text")) AS text, \(column("attributedBody")) AS body,
@@ -158,7 +187,7 @@ enum IMessageImporter {
             JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
             LEFT JOIN handle h ON h.ROWID = m.handle_id
             LEFT JOIN handle oh ON oh.ROWID = \(column("other_handle"))
-            ORDER BY CASE WHEN abs(date) > 100000000000 THEN date / 1000000000.0 ELSE date END, m.ROWID
+            \(order)
             """)
         while let row = try rows.next() {
             guard let rowID: Int64 = row.lenient("rowid") else {
@@ -171,18 +200,10 @@ enum IMessageImporter {
             let handle: String = row.lenient("handle") ?? "unknown"
             let sender = fromMe ? "me" : handle
             let actor = fromMe ? meName : handle
-            if let guid: String = row.lenient("guid") { rowOfGUID[guid] = rowID }
-            if let associated: Int64 = row.lenient("associated"), (2000...3999).contains(associated) {
-                // A tapback (2000–2005) or its removal (3000–3005) on the message named by
-                // associated_message_guid ("p:0/GUID", "bp:GUID"): a reaction, not a message.
-                let target = (row.lenient("associatedGUID") as String?).map(Self.targetGUID).flatMap { rowOfGUID[$0] }
-                if let emoji = Self.tapbackEmoji[Int(associated % 1000)], let target,
-                   builder.react(to: target, emoji: emoji, sender: sender, remove: associated >= 3000) {
-                    continue
-                }
-                tapbacks += 1  // its message is outside the export, or a kind we do not show
-                continue
-            }
+            let guid: String? = row.lenient("guid")
+            if let guid { rowOfGUID[guid] = rowID }
+            // A tapback: gathered above, a reaction, not a message.
+            if let associated: Int64 = row.lenient("associated"), (2000...3999).contains(associated) { continue }
             let itemType: Int64 = row.lenient("itemType") ?? 0
             if itemType != 0 {
                 let action: Int64 = row.lenient("action") ?? 0
@@ -249,9 +270,12 @@ enum IMessageImporter {
             }
             if let edited: Int64 = row.lenient("dateEdited"), edited != 0 { message.edited = Self.date(appleTime: edited) }
             if fromMe { (message.status, message.statusDate) = Self.status(row) }
+            if let guid, let reactions = reactionsOf.removeValue(forKey: guid) { message.reactions = reactions }
             let replyTo = (row.lenient("threadGUID") as String?).flatMap { rowOfGUID[$0] }
             builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)
         }
+        // Tapbacks on messages outside the conversation (or not shown), still standing.
+        tapbacks += reactionsOf.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } }
         if tapbacks > 0 {
             context.countSkipped(tapbacks)
             context.warn(nil, TextCleanup.count(tapbacks, "tapback reaction"), "reactions to messages outside the conversation are not shown")
@@ -282,12 +306,26 @@ enum IMessageImporter {
     /// The chats `wanted` picks (several when one person has an iMessage and an SMS chat with the
     /// same identifier), or an error listing the chats.
     private static func choose(_ chats: [ChatRow], wanted: String?, path: String) throws(ImportError) -> [ChatRow] {
-        let listing = TextCleanup.list(chats.map { "\($0.label) (\(TextCleanup.count($0.messageCount, "message")))" })
+        // Chats of one identifier (iMessage and SMS with one person) are one conversation: one
+        // entry, so every entry is a `chat` that picks exactly it.
+        var order: [String] = []
+        var byIdentifier: [String: [ChatRow]] = [:]
+        for c in chats {
+            if byIdentifier[c.identifier] == nil { order.append(c.identifier) }
+            byIdentifier[c.identifier, default: []].append(c)
+        }
+        let listing = TextCleanup.list(order.map { identifier in
+            let group = byIdentifier[identifier]!
+            let count = TextCleanup.count(group.reduce(0) { $0 + $1.messageCount }, "message")
+            let label = group.first { $0.displayName?.isEmpty == false }?.label ?? identifier
+            return group.count > 1 ? "\(label) (\(count) in \(group.count) chats: iMessage and SMS)" : "\(label) (\(count))"
+        })
         guard !chats.isEmpty else { throw ImportError(path: path, location: "table chat", reason: "has no chats") }
         guard let wanted else {
             if Set(chats.map(\.identifier)).count == 1 { return chats }
             throw ImportError(path: path, location: "table chat",
-                              reason: "holds \(chats.count) chats; pick one with `chat` (display name or chat identifier): \(listing)")
+                              reason: "holds \(order.count < chats.count ? "\(order.count) conversations (\(chats.count) chats)" : "\(chats.count) chats"); "
+                                  + "pick one with `chat` (display name or chat identifier): \(listing)")
         }
         var hits = chats.filter { $0.displayName?.caseInsensitiveCompare(wanted) == .orderedSame }
         if hits.isEmpty { hits = chats.filter { $0.identifier == wanted } }
@@ -322,7 +360,7 @@ enum IMessageImporter {
         let missing = MediaAttachment(kind: kind, fileName: a.name, mimeType: a.mimeType, byteSize: a.totalBytes)
         let what = kind == .photo ? "photo" : kind.rawValue
         guard let stored = a.filename, !stored.isEmpty else {
-            context.warn(location, "\(what) \(a.name)", "has no file name in the database; shown as a placeholder", skipped: true)
+            context.warn(location, "\(what) \(a.name)", "has no file name in the database; shown as a placeholder", skipped: true, media: true)
             return (nil, missing)
         }
         var path: String
@@ -340,7 +378,7 @@ enum IMessageImporter {
             path = (folder as NSString).appendingPathComponent(stored)
         }
         guard FileManager.default.fileExists(atPath: path) else {
-            context.warn(location, "\(what) \(stored)", "no such file (\(path)); shown as a placeholder", skipped: true)
+            context.warn(location, "\(what) \(stored)", "no such file (\(path)); shown as a placeholder", skipped: true, media: true)
             return (nil, missing)
         }
         if kind == .photo { return (ImageAttachment(path: path, width: 0, height: 0, name: a.name), nil) }

@@ -44,10 +44,9 @@ final class ImportContext {
     /// Hands a finished conversation to `each` (with this context's warnings so far).
     func deliverConversation(_ result: ImportResult, key: String) throws {
         var r = result
-        r.warnings = finishedWarnings()
-        r.notes = notes
-        r.skipped = skipped
-        r.attachmentsFolder = createdAttachmentsFolder
+        finish(&r)
+        // Missing media are counted per conversation.
+        missingMedia = 0; firstMissingMedia = nil
         r.chatKey = key
         delivered.append(ChatSummary(key: key, title: r.conversation.title ?? key, messageCount: r.conversation.messages.count))
         try each?(r)
@@ -69,14 +68,33 @@ final class ImportContext {
         return try MessageSpool(path: (spoolFolder! as NSString).appendingPathComponent(UUID().uuidString))
     }
 
-    /// Records what was skipped or changed; `skipped: true` also counts it in `ImportResult.skipped`.
-    func warn(_ location: String?, _ what: String, _ why: String, skipped: Bool = false, file: String? = nil) {
+    /// Records what was skipped or changed; `skipped: true` also counts it in `ImportResult.skipped`;
+    /// `media: true` marks a picture or file the export names but does not hold (`missingMedia`).
+    func warn(_ location: String?, _ what: String, _ why: String, skipped: Bool = false, file: String? = nil, media: Bool = false) {
         if skipped { self.skipped += 1 }
+        let warning = ImportWarning(path: file ?? path, location: location, what: what, why: why)
+        if media {
+            missingMedia += 1
+            if firstMissingMedia == nil { firstMissingMedia = warning }
+        }
         if warnings.count < options.limits.maxWarnings {
-            warnings.append(ImportWarning(path: file ?? path, location: location, what: what, why: why))
+            warnings.append(warning)
         } else {
             unlistedWarnings += 1
         }
+    }
+
+    private var missingMedia = 0
+    private var firstMissingMedia: ImportWarning?
+
+    /// What the import gathered besides the messages, into `result`.
+    func finish(_ result: inout ImportResult) {
+        result.warnings = finishedWarnings()
+        result.notes = notes
+        result.skipped = skipped
+        result.attachmentsFolder = createdAttachmentsFolder
+        result.missingMedia = missingMedia
+        result.firstMissingMedia = firstMissingMedia
     }
 
     /// What the importer inferred that the export did not say outright ("me: Ben, …").
@@ -194,27 +212,6 @@ struct ConversationBuilder {
         for i in messages.indices { body(&messages[i]) }
     }
 
-    /// Adds (or with `remove`, takes back) `sender`'s `emoji` reaction on the message appended
-    /// with `sourceID`; false when that message is not in the conversation.
-    @discardableResult
-    mutating func react(to sourceID: Int64, emoji: String, sender: String, remove: Bool = false) -> Bool {
-        guard let i = index(ofSourceID: sourceID) else { return false }
-        var reactions = messages[i].reactions
-        if let k = reactions.firstIndex(where: { $0.emoji == emoji }) {
-            if remove {
-                reactions[k].count -= 1
-                reactions[k].senders.removeAll { $0 == sender }
-                if reactions[k].count < 1 { reactions.remove(at: k) }
-            } else if !reactions[k].senders.contains(sender) {
-                reactions[k].count += 1
-                reactions[k].senders.append(sender)
-            }
-        } else if !remove {
-            reactions.append(Reaction(emoji: emoji, count: 1, senders: [sender]))
-        }
-        messages[i].reactions = reactions
-        return true
-    }
 
     /// Counts a message left out by `since`/`until` that an importer dropped before `append`.
     mutating func countExcluded() { excluded += 1 }
@@ -642,5 +639,23 @@ extension MediaAttachment {
         var a = MediaAttachment(kind: kind, fileName: fileName, path: path, mimeType: mimeType)
         if let path { a.fill(from: MediaProbe.probe(path: path)) }
         return a
+    }
+}
+
+extension [Reaction] {
+    /// Adds `sender`'s `emoji` (once per sender), or with `remove` takes it back.
+    mutating func apply(emoji: String, sender: String, remove: Bool) {
+        if let k = firstIndex(where: { $0.emoji == emoji }) {
+            if remove {
+                self[k].count -= 1
+                self[k].senders.removeAll { $0 == sender }
+                if self[k].count < 1 { self.remove(at: k) }
+            } else if !self[k].senders.contains(sender) {
+                self[k].count += 1
+                self[k].senders.append(sender)
+            }
+        } else if !remove {
+            append(Reaction(emoji: emoji, count: 1, senders: [sender]))
+        }
     }
 }

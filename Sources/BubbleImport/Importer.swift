@@ -145,6 +145,24 @@ public struct ImportResult: Sendable {
     /// With `Importer.loadEach`: how the export tells this conversation from the others (a
     /// contact and number, a chat's name and id), stable from one export to the next.
     public var chatKey: String?
+    /// How many pictures and files of this conversation the export names but does not hold
+    /// (missing, left out, outside the export, unreadable), and the first of them: each is a
+    /// placeholder, and with `ImportOptions.strict` an error (`strictMediaError`).
+    public var missingMedia = 0
+    public var firstMissingMedia: ImportWarning?
+}
+
+extension ImportResult {
+    /// With `--strict`: the error for this conversation's missing media, naming the first (nil
+    /// when nothing is missing).
+    public var strictMediaError: ImportError? {
+        guard missingMedia > 0, let first = firstMissingMedia else { return nil }
+        var why = first.why
+        if let cut = why.range(of: "; shown as a placeholder") { why.removeSubrange(cut) }
+        let more = missingMedia > 1 ? " (and \(missingMedia - 1) more)" : ""
+        return ImportError(path: first.path, reason: (first.location.map { $0 + ": " } ?? "") + "\(first.what): \(why)\(more); "
+                               + "--strict refuses missing media (without it each is a placeholder)")
+    }
 }
 
 extension ImportResult {
@@ -211,10 +229,8 @@ public enum Importer {
         if let failed = context.sinkError {
             throw ImportError(path: source.displayPath, reason: "stopped: the messages could not be passed on: \(failed)")
         }
-        result.warnings = context.finishedWarnings()
-        result.notes = context.notes
-        result.skipped = context.skipped
-        result.attachmentsFolder = context.createdAttachmentsFolder
+        context.finish(&result)
+        if options.strict, let error = result.strictMediaError { throw error }
         return result
     }
 
@@ -252,10 +268,7 @@ public enum Importer {
             context.each = nil
             var result = try source.format == .native ? NativeImporter.load(source, context: context)
                 : WhatsAppImporter.load(source, context: context)
-            result.warnings = context.finishedWarnings()
-            result.notes = context.notes
-            result.skipped = context.skipped
-            result.attachmentsFolder = context.createdAttachmentsFolder
+            context.finish(&result)
             let title = result.conversation.title ?? result.conversation.participants.map(\.name).joined(separator: ", ")
             let wanted = chats.isEmpty || chats.contains { $0.caseInsensitiveCompare(title) == .orderedSame }
             if !wanted { return ([], chats) }

@@ -550,20 +550,20 @@ final class SMSBackupReader: SAXPushParserDelegate {
             guard let ext = TextCleanup.photoExtension(ofMIMEType: part.mime) else {
                 placeholders.append("[Photo: \(shown)]")
                 context.warn("line \(part.line)", "mms image \(shown)", "\(part.mime) is not a format the renderer reads; "
-                                 + "shown as a placeholder", skipped: true)
+                                 + "shown as a placeholder", skipped: true, media: true)
                 continue
             }
             if let cut = part.cutBytes {
                 placeholders.append("[Photo: \(shown)]")
                 context.warn("line \(part.line)", "mms image \(shown)", "its data is \(cut / 1_000_000) MB of base64, more than "
-                                 + "a photo may be here (limit 9 MB); shown as a placeholder", skipped: true)
+                                 + "a photo may be here (limit 9 MB); shown as a placeholder", skipped: true, media: true)
                 continue
             }
             guard !part.data.isEmpty, let bytes = Data(base64Encoded: part.data, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
                 placeholders.append("[Photo: \(shown)]")
                 context.warn("line \(part.line)", "mms image \(shown)", part.data.isEmpty
                                  ? "has no data (backed up without media?); shown as a placeholder"
-                                 : "data is not valid base64; shown as a placeholder", skipped: true)
+                                 : "data is not valid base64; shown as a placeholder", skipped: true, media: true)
                 continue
             }
             do {
@@ -577,7 +577,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
             } catch {
                 placeholders.append("[Photo: \(shown)]")
                 context.warn("line \(part.line)", "mms image \(shown)", "cannot be written (\(error)); shown as a placeholder",
-                             skipped: true)
+                             skipped: true, media: true)
             }
         }
         // The first other part is the message's typed attachment; a further one is named in its text.
@@ -624,7 +624,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
               let bytes = Data(base64Encoded: part.data, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
             context.warn("line \(part.line)", "mms part \(shown)", part.cutBytes != nil ? "its data is over the 9 MB limit; shown as a placeholder"
                              : part.data.isEmpty ? "has no data (backed up without media?); shown as a placeholder"
-                             : "data is not valid base64; shown as a placeholder", skipped: true)
+                             : "data is not valid base64; shown as a placeholder", skipped: true, media: true)
             return missing
         }
         do {
@@ -634,7 +634,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
             return MediaAttachment.described(kind: kind, fileName: part.name ?? (full as NSString).lastPathComponent, path: full,
                                              mimeType: missing.mimeType)
         } catch {
-            context.warn("line \(part.line)", "mms part \(shown)", "cannot be written (\(error)); shown as a placeholder", skipped: true)
+            context.warn("line \(part.line)", "mms part \(shown)", "cannot be written (\(error)); shown as a placeholder", skipped: true, media: true)
             return missing
         }
     }

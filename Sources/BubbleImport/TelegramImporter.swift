@@ -483,7 +483,13 @@ enum TelegramImporter {
 
     /// The index of the chat `wanted` names, or an error listing the chats.
     private static func choose(_ chats: [ChatInfo], wanted: String?, path: String) throws(ImportError) -> Int {
-        let listing = TextCleanup.list(chats.map { "\($0.displayName) (\($0.type ?? "chat"), \(TextCleanup.count($0.messageCount, "message")))" })
+        // A name two chats share is listed with each one's id, which picks it.
+        var names: [String: Int] = [:]
+        for c in chats { names[c.displayName, default: 0] += 1 }
+        let listing = TextCleanup.list(chats.map { c in
+            let id = names[c.displayName, default: 0] > 1 ? ", id \(c.id.map(String.init) ?? "?")" : ""
+            return "\(c.displayName) (\(c.type ?? "chat")\(id), \(TextCleanup.count(c.messageCount, "message")))"
+        })
         guard let wanted else {
             if chats.count == 1 { return 0 }
             throw ImportError(path: path, location: "chats.list",
@@ -520,15 +526,15 @@ enum TelegramImporter {
         if relative.hasPrefix("(File not included") || relative.hasPrefix("(File exceeds") {
             missing.label = relative
             missing.fileName = m.fileName
-            context.warn(location, what, "not included in the export (\(relative)); shown as a placeholder", skipped: true)
+            context.warn(location, what, "not included in the export (\(relative)); shown as a placeholder", skipped: true, media: true)
             return (nil, missing)
         }
         guard let full = inside(folder, relative) else {
-            context.warn(location, "\(what) \(relative)", "path leaves the export folder; shown as a placeholder", skipped: true)
+            context.warn(location, "\(what) \(relative)", "path leaves the export folder; shown as a placeholder", skipped: true, media: true)
             return (nil, missing)
         }
         guard FileManager.default.fileExists(atPath: full) else {
-            context.warn(location, "\(what) \(relative)", "no such file in the export folder; shown as a placeholder", skipped: true)
+            context.warn(location, "\(what) \(relative)", "no such file in the export folder; shown as a placeholder", skipped: true, media: true)
             return (nil, missing)
         }
         if kind == .photo {

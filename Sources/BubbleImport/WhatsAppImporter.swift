@@ -423,7 +423,7 @@ enum WhatsAppImporter {
         // Only a bare file name: WhatsApp never writes folders here, and "../../etc/passwd" or
         // "/etc/passwd" would read outside the export.
         if name.contains("/") || name.contains("\\") || name == "." || name == ".." || name.contains("\u{0}") {
-            context.warn(location, "attachment \(name)", "path leaves the export folder; shown as a placeholder", skipped: true, file: file)
+            context.warn(location, "attachment \(name)", "path leaves the export folder; shown as a placeholder", skipped: true, file: file, media: true)
             return nil
         }
         let ext = (name as NSString).pathExtension.lowercased()
@@ -432,7 +432,7 @@ enum WhatsAppImporter {
             let path = (folder as NSString).appendingPathComponent(name)
             guard FileManager.default.fileExists(atPath: path) else {
                 context.warn(location, "attachment \(name)", "not in the export folder (exported without media?); shown as a placeholder",
-                             skipped: true, file: file)
+                             skipped: true, file: file, media: true)
                 return nil
             }
             // A symlink inside the export must not lead outside it.
@@ -440,14 +440,14 @@ enum WhatsAppImporter {
             let base = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
             guard real.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
                 context.warn(location, "attachment \(name)", "is a link leading out of the export folder; shown as a placeholder",
-                             skipped: true, file: file)
+                             skipped: true, file: file, media: true)
                 return nil
             }
             return URL(fileURLWithPath: path).standardizedFileURL.path
         case .zip(let zip):
             guard let entry = zip.entry(named: name) else {
                 context.warn(location, "attachment \(name)", "not in the zip (exported without media?); shown as a placeholder",
-                             skipped: true, file: file)
+                             skipped: true, file: file, media: true)
                 return nil
             }
             let folder = try context.attachmentsFolder()
@@ -456,7 +456,7 @@ enum WhatsAppImporter {
             do {
                 try zip.extract(entry, to: destination)
             } catch {
-                context.warn(location, "attachment \(name)", "refused: \(error.reason); shown as a placeholder", skipped: true, file: file)
+                context.warn(location, "attachment \(name)", "refused: \(error.reason); shown as a placeholder", skipped: true, file: file, media: true)
                 return nil
             }
             return destination

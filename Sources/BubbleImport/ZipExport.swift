@@ -31,7 +31,7 @@ final class ZipExport {
         do {
             archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
         } catch {
-            throw ImportError(path: displayPath, reason: "is not a readable zip archive (\(error)); expected the .zip WhatsApp exports")
+            throw ImportError(path: displayPath, reason: "is not a readable zip archive (\(Self.plain(error))); expected the .zip WhatsApp exports")
         }
         self.displayPath = displayPath
         self.limits = limits
@@ -78,9 +78,30 @@ final class ZipExport {
             throw refusal
         } catch {
             try? FileManager.default.removeItem(atPath: destination)
-            throw Refusal(reason: "cannot be extracted: \(error)")
+            throw Refusal(reason: "cannot be extracted: \(Self.plain(error))")
         }
         extractedBytes += Int64(written)
+    }
+
+    /// What went wrong with the archive in words, not ZIPFoundation's case names.
+    static func plain(_ error: any Error) -> String {
+        if let e = error as? Archive.ArchiveError {
+            switch e {
+            case .missingEndOfCentralDirectoryRecord: return "its end-of-directory record is missing: cut short or not a zip; copy or download it again"
+            case .invalidCentralDirectoryOffset, .invalidCentralDirectorySize, .invalidCentralDirectoryEntryCount:
+                return "its directory is damaged"
+            case .invalidLocalHeaderDataOffset, .invalidLocalHeaderSize: return "an entry's header is damaged"
+            case .invalidCRC32: return "an entry's checksum does not match (damaged)"
+            case .invalidCompressionMethod: return "an entry uses a compression method other than stored or deflate"
+            case .invalidEntrySize: return "an entry's size is wrong (damaged)"
+            case .invalidEntryPath: return "an entry's path is not valid"
+            case .uncontainedSymlink: return "an entry is a link leading out of the archive"
+            case .unreadableArchive: return "the file cannot be read (permissions?)"
+            default: return "damaged"
+            }
+        }
+        if let cocoa = error as? CocoaError, let path = cocoa.filePath { return "\(path): \(cocoa.localizedDescription)" }
+        return (error as NSError).localizedDescription
     }
 }
 

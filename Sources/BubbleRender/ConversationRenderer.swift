@@ -162,6 +162,13 @@ public final class ConversationRenderer {
             try doc.finish()
             return [path]
         case .png:
+            // Checked before any page is written: a page past Cairo's limit fails the whole render.
+            if let tall = pages.first(where: { ($0.size.height * options.scale).rounded(.up) > 32767 }) {
+                let px = Int((tall.size.height * options.scale).rounded(.up))
+                throw RenderError.unwritable(path: path, reason: "the conversation is \(px.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))) px tall "
+                                  + "at scale \(options.scale.formatted()), more than one PNG image can be (32,767 px); split it into pages "
+                                  + "(`--pages`, `--page-height`), pick fewer messages (`--since`, `--until`), use a lower `--scale`, or write PDF")
+            }
             let paths = pages.count == 1 && options.pageHeight == nil ? [path]
                 : pages.map { Self.pagePath(path, number: $0.number) }
             // Paint page n while page n − 1 is encoded on the other core.

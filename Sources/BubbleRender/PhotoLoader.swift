@@ -17,9 +17,12 @@ public final class PhotoLoader {
     /// The photo's pixel size as displayed, without decoding it all (nil when unreadable): a
     /// JPEG whose EXIF orientation turns it a quarter (5–8, most portrait phone photos) has its
     /// stored width and height swapped, as `decode` turns its pixels.
+    /// A picture that is not whole (`MediaProbe.incompleteness`: a PNG or JPEG cut short, which
+    /// gdk-pixbuf would draw half grey) has no size: it is shown as a placeholder.
     public static func size(ofFile path: String) -> (width: Int, height: Int)? {
         var w: Int32 = 0, h: Int32 = 0
         guard let format = gdk_pixbuf_get_file_info(path, &w, &h), w > 0, h > 0 else { return nil }
+        if MediaProbe.incompleteness(path: path) != nil { return nil }
         if let name = gdk_pixbuf_format_get_name(format) {
             defer { g_free(name) }
             if String(cString: name) == "jpeg", let o = MediaProbe.jpegOrientation(path: path), o >= 5 {
@@ -90,6 +93,7 @@ public final class PhotoLoader {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw .unreadableImage(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
         }
+        if let cut = MediaProbe.incompleteness(path: path) { throw .unreadableImage(path: path, reason: cut) }
         let picture = try OrientedPixbuf(path)
         let oriented = picture.pointer
         let width = Int(gdk_pixbuf_get_width(oriented)), height = Int(gdk_pixbuf_get_height(oriented))

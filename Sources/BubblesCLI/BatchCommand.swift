@@ -82,6 +82,11 @@ struct BatchOptions: ParsableArguments {
         let bar = BatchProgress()
         let loaded = try source.load(each: { result in
             let c = result.conversation
+            // Nothing inside --since/--until: no file (an empty one would only mislead).
+            if c.messages.isEmpty, result.excluded > 0 {
+                state.skipOutOfRange()
+                return
+            }
             let title = c.title ?? c.participants.map(\.name).joined(separator: ", ")
             let key = result.chatKey ?? title
             let hash = Self.hash(c, signature: signature)
@@ -93,6 +98,13 @@ struct BatchOptions: ParsableArguments {
                FileManager.default.fileExists(atPath: dir + "/" + old.file) {
                 entry.files = old.files
                 state.finish(entry, unchanged: true)
+                bar.update(state)
+                return
+            }
+            // --strict: a conversation with missing media fails; the others are still written.
+            if source.strict, let error = result.strictMediaError {
+                entry.failure = error.description
+                state.finish(entry, unchanged: false)
                 bar.update(state)
                 return
             }
@@ -125,6 +137,16 @@ struct BatchOptions: ParsableArguments {
                 !seen.contains($0.key) && $0.failure == nil && FileManager.default.fileExists(atPath: dir + "/" + $0.file)
             }
         }
+        // --update with other options (another format, theme…): the earlier run's files that
+        // this one did not write again are its outputs of the old kind; they go.
+        var replaced = 0
+        if update, let previous, previous.signature != signature {
+            let current = Set(entries.flatMap { [$0.file] + $0.files })
+            for name in Set(previous.conversations.flatMap { [$0.file] + $0.files })
+            where !current.contains(name) && !name.contains("/") && name != "index.html" && name != Self.manifestName {
+                if (try? FileManager.default.removeItem(atPath: dir + "/" + name)) != nil { replaced += 1 }
+            }
+        }
         try OutputFile.write(dir + "/index.html") { sink in try sink(Array(Self.index(entries, zone: zone, ext: ext).utf8)) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -137,11 +159,17 @@ struct BatchOptions: ParsableArguments {
         for e in failed { lines.append("error: \(e.title): \(e.failure!)") }
         for name in loaded.batch?.unmatched ?? [] { lines.append("warning: --chat \(name): matches no conversation") }
         let written = state.entries.count - failed.count - state.unchanged
+        if replaced > 0 { lines.append("note: removed \(replaced) file\(replaced == 1 ? "" : "s") of the earlier run's other options (--update)") }
+        if state.outOfRange > 0 {
+            lines.append("warning: \(state.outOfRange) conversation\(state.outOfRange == 1 ? " has" : "s have") no messages inside "
+                         + "--since/--until; not written")
+        }
         lines.append("\(output): \(written) conversation\(written == 1 ? "" : "s") written"
                      + (state.unchanged > 0 ? ", \(state.unchanged) unchanged" : "")
                      + (failed.isEmpty ? "" : ", \(failed.count) failed") + "; index.html lists \(entries.count)")
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-        return !failed.isEmpty
+        // A range that leaves nothing to write is a failure too.
+        return !failed.isEmpty || (state.entries.isEmpty && state.outOfRange > 0)
     }
 
     /// What decides a conversation's output: its messages, people, title and the options.
@@ -217,6 +245,13 @@ final class BatchState: @unchecked Sendable {
     private(set) var notes: [String] = []
     private(set) var unchanged = 0
     private(set) var messagesDone = 0
+    /// Conversations with no message inside --since/--until (not written).
+    private(set) var outOfRange = 0
+
+    func skipOutOfRange() {
+        lock.lock(); defer { lock.unlock() }
+        outOfRange += 1
+    }
 
     init(jobs: Int) { slots = DispatchSemaphore(value: jobs) }
 

@@ -11,7 +11,8 @@ import Foundation
 /// `timestamp` is ISO 8601 with the offset of `timeZone` at that moment (a wall-clock time is
 /// written as it was, with the offset that zone has then); `media` is the kind of a placeholder
 /// (`photo`, `video`, `media`, `deleted`…: media the export left out, a file that is not a photo);
-/// `attachments` are the photo paths, then a placeholder's file name, separated by `;`; system
+/// `attachments` are the photo paths, then an attachment's path (where the export or `convert`
+/// put its file; its name when there is no file), separated by `;`; system
 /// lines have no author or direction. A spoiler's text is masked (`░`) unless `revealSpoilers`:
 /// a spreadsheet has no way to keep it hidden.
 final class ConversationCSVWriter {
@@ -41,7 +42,7 @@ final class ConversationCSVWriter {
              isSystem ? "" : m.direction.rawValue,
              m.text.map { revealSpoilers ? $0 : TextSpan.hidingSpoilers($0, spans: m.spans) } ?? "",
              m.attachment?.kind.rawValue ?? "",
-             (m.images.compactMap(\.path) + [m.attachment?.fileName].compactMap { $0 }).joined(separator: ";"),
+             (m.images.compactMap(\.path) + [m.attachment.flatMap { $0.path ?? $0.fileName }].compactMap { $0 }).joined(separator: ";"),
              m.kind.rawValue])
         if buffer.count >= 1 << 16 {
             try flush(buffer)

@@ -99,6 +99,7 @@ struct Convert: AsyncParsableCommand {
         defer { loaded.close() }
         try spill.finishWriting()
         loaded.reportWarnings(messageCount: spill.count)
+        try loaded.refuseEmptyRange(source, kept: spill.count)
         let header = try placer.place(loaded.conversation)  // the participants' avatars
         placer.reportNotes()
         let byDate = Importer.sortsByDate(loaded.result.format)
@@ -123,7 +124,7 @@ struct Convert: AsyncParsableCommand {
                     ConversationWriter.encode(m, into: &settled)
                     try writer.write(encoded: settled)
                 }
-                try writer.finish()
+                try writer.finish(typing: header.typing)
             case .csv:
                 let writer = ConversationCSVWriter(conversation: header, timeZone: zone, revealSpoilers: revealSpoilers, flush: sink)
                 try writer.writeHeader()
@@ -161,7 +162,7 @@ extension Convert {
                     ConversationWriter.encode(m, into: &line)
                     try writer.write(encoded: line)
                 }
-                try writer.finish()
+                try writer.finish(typing: header.typing)
             case .csv:
                 let writer = ConversationCSVWriter(conversation: header, timeZone: timeZone, revealSpoilers: revealSpoilers, flush: sink)
                 try writer.writeHeader()

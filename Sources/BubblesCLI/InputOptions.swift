@@ -201,6 +201,15 @@ struct InputOptions: ParsableArguments {
 }
 
 extension InputOptions.Loaded {
+    /// An error when --since/--until left none of the messages: nothing is written (an empty
+    /// picture or transcript would look like a conversation without messages).
+    func refuseEmptyRange(_ source: InputOptions, kept: Int? = nil) throws {
+        guard (kept ?? result.conversation.messages.count) == 0, result.excluded > 0 else { return }
+        let range = [source.since.map { "--since \($0)" }, source.until.map { "--until \($0)" }].compactMap { $0 }.joined(separator: " ")
+        throw CLIError("\(source.input): none of its \(result.excluded) message\(result.excluded == 1 ? " is" : "s are") inside \(range); "
+                       + "nothing written (widen the range)")
+    }
+
     /// Tells the user on stderr what was skipped, left out or changed (silent when nothing was).
     func reportWarnings(maxShown: Int = 20, messageCount: Int? = nil) {
         let r = result

@@ -114,6 +114,7 @@ struct Render: AsyncParsableCommand {
         let loaded = try await source.loadAny()
         defer { loaded.close() }
         loaded.reportWarnings()
+        try loaded.refuseEmptyRange(source)
 
         // Everything is written to a file first; standard output gets it once complete.
         let target = output == "-"

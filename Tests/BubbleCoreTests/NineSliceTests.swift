@@ -95,7 +95,7 @@ struct NineSliceErrorTests {
     @Test("errors say which value is wrong and why")
     func messages() {
         let e = NineSliceError.insetsExceedImage(axis: .horizontal, first: 30, second: 12, available: 42)
-        #expect(e.description == "left + right insets = 30 + 12 = 42 but the art's width is 42; expected a sum below 42 so at least one pixel stretches")
+        #expect(e.description == "left + right insets = 30 + 12 = 42 points but the art's width is 42 points (its pixels ÷ its scale); expected a sum below 42 so at least one pixel stretches")
     }
 }
 

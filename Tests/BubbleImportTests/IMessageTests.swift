@@ -209,9 +209,10 @@ struct IMessageTests {
     @Test("several chats without `chat`, or an unknown one: errors listing them")
     func chatSelection() throws {
         let db = try ChatDatabase()
-        let listing = "+15550102000 (6 messages); +15550102000 (1 message); Weekend plans [chat612873] (3 messages)"
+        // One entry per conversation: the iMessage and the SMS chat with one number are one.
+        let listing = "+15550102000 (7 messages in 2 chats: iMessage and SMS); Weekend plans [chat612873] (3 messages)"
         #expect(importError { () throws(ImportError) in try Importer.load(path: db.path, options: ImportOptions()) }?.description
-                == "\(db.path): table chat: holds 3 chats; pick one with `chat` (display name or chat identifier): \(listing)")
+                == "\(db.path): table chat: holds 2 conversations (3 chats); pick one with `chat` (display name or chat identifier): \(listing)")
         #expect(importError { () throws(ImportError) in try Importer.load(path: db.path, options: ImportOptions(chat: "Bob")) }?.description
                 == "\(db.path): table chat: has no chat \"Bob\"; chats: \(listing)")
     }

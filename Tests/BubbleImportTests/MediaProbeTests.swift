@@ -46,4 +46,37 @@ struct MediaProbeTests {
         #expect(MediaProbe.probe(path: "/no/such/file").byteSize == nil)
         #expect(MediaProbe.mimeType(Array("ID3".utf8)) == "audio/mpeg")
     }
+    @Test("a picture cut short is found from its structure (PNG chunks to IEND, JPEG end marker after the scan, GIF trailer, WebP size); whole ones, and a JPEG with data after its end (motion photos), are not")
+    func incompleteness() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-cut-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func file(_ name: String, _ bytes: Data) throws -> String {
+            let path = dir.appendingPathComponent(name).path
+            try bytes.write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Self.media("orientation-6.jpg")))
+        let gif = try Data(contentsOf: URL(fileURLWithPath: Self.media("photo.gif")))
+        let webp = try Data(contentsOf: URL(fileURLWithPath: Self.media("STK-20211014-WA0005.webp")))
+        // A PNG: signature, IHDR, two IDAT chunks, IEND (the structure is what is checked).
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let n = UInt32(data.count)
+            return [UInt8(n >> 24), UInt8(n >> 16 & 255), UInt8(n >> 8 & 255), UInt8(n & 255)] + Array(type.utf8) + data + [0, 0, 0, 0]
+        }
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", Array(repeating: 1, count: 13))
+                       + chunk("IDAT", Array(repeating: 7, count: 400)) + chunk("IDAT", Array(repeating: 9, count: 400)) + chunk("IEND", []))
+
+        for (name, whole) in [("a.jpg", jpeg), ("a.gif", gif), ("a.webp", webp), ("a.png", png)] {
+            #expect(MediaProbe.incompleteness(path: try file(name, whole)) == nil, "\(name) is whole")
+            let cut = try file("cut-" + name, whole.prefix(whole.count * 2 / 3))
+            #expect(MediaProbe.incompleteness(path: cut)?.hasPrefix("cut short") == true, "\(name) cut: \(MediaProbe.incompleteness(path: cut) ?? "nil")")
+        }
+        // Data after the end marker (a motion photo's video, 200 KB) keeps a JPEG whole.
+        let motion = try file("motion.jpg", jpeg + Data(repeating: 0x42, count: 200_000))
+        #expect(MediaProbe.incompleteness(path: motion) == nil)
+        // Not pictures, or formats not checked: nil.
+        #expect(MediaProbe.incompleteness(path: Self.media("Trip plan.pdf")) == nil)
+        #expect(MediaProbe.incompleteness(path: dir.appendingPathComponent("none.png").path) == nil)
+    }
 }

@@ -80,7 +80,7 @@ struct TelegramTests {
             try Importer.load(path: path, options: ImportOptions(chat: chat, timeZone: zone("UTC")))
         }
         let chats = "Mira Chen (personal_chat, 1 message); Climbing crew (private_group, 4 messages); "
-            + "Family (private_group, 1 message); Family (private_supergroup, 1 message)"
+            + "Family (private_group, id 11, 1 message); Family (private_supergroup, id 22, 1 message)"
         #expect(importError { () throws(ImportError) in try load(nil) }?.description
                 == "\(path): chats.list: holds 4 chats; pick one with `chat` (name or id): \(chats)")
         #expect(importError { () throws(ImportError) in try load("Nope") }?.description

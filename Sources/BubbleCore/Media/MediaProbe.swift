@@ -109,6 +109,80 @@ public enum MediaProbe {
         return nil
     }
 
+    // MARK: complete pictures
+
+    /// Why the picture at `path` is not whole — "cut short: no end-of-image marker" — or nil
+    /// when its structure is complete (or it is a format not checked here). Decoders draw what
+    /// they got of a truncated PNG or JPEG and fill the rest with grey, silently; this finds it
+    /// first, from the file's structure, without decoding: a PNG's chunks walked to `IEND`; a
+    /// JPEG's segments walked to its first scan and an end-of-image marker after it (looked for
+    /// in the last 64 KB, then, for files with data appended after the image, such as motion
+    /// photos, through the rest); a GIF's trailer byte at its end; a WebP's RIFF size.
+    public static func incompleteness(path: String) -> String? {
+        guard let file = ProbeFile(path: path) else { return nil }
+        let head = file.read(at: 0, count: 16)
+        switch browserImageType(head) {
+        case "image/png": return pngIncompleteness(file)
+        case "image/jpeg": return jpegIncompleteness(file)
+        case "image/gif":
+            // The trailer byte ends the file (zero padding after it is tolerated).
+            let tail = file.read(at: max(0, file.size - 16), count: 16)
+            return tail.reversed().first(where: { $0 != 0 }) == 0x3B ? nil : "cut short: no GIF trailer"
+        case "image/webp":
+            guard head.count >= 8 else { return "cut short" }
+            let declared = Int(head[4]) | Int(head[5]) << 8 | Int(head[6]) << 16 | Int(head[7]) << 24
+            return declared + 8 > file.size ? "cut short: \(file.size) of \(declared + 8) bytes" : nil
+        default: return nil
+        }
+    }
+
+    static func pngIncompleteness(_ file: ProbeFile) -> String? {
+        var offset = 8
+        // Chunk after chunk: length, type, data, CRC.
+        while offset + 12 <= file.size {
+            let h = file.read(at: offset, count: 8)
+            guard h.count == 8 else { break }
+            let length = Int(h[0]) << 24 | Int(h[1]) << 16 | Int(h[2]) << 8 | Int(h[3])
+            if Array(h[4..<8]) == Array("IEND".utf8) { return nil }
+            offset += 12 + length
+        }
+        return offset > file.size ? "cut short: \(file.size) bytes, its chunks need \(offset)" : "cut short: no IEND chunk"
+    }
+
+    static func jpegIncompleteness(_ file: ProbeFile) -> String? {
+        var offset = 2
+        var scan: Int?
+        for _ in 0..<256 {
+            let m = file.read(at: offset, count: 4)
+            guard m.count == 4 else { return "cut short before its image data" }
+            guard m[0] == 0xFF else { return nil }   // an odd layout: left to the decoder
+            if m[1] == 0xFF { offset += 1; continue }   // fill byte
+            if m[1] == 0xDA { scan = offset; break }
+            if m[1] == 0xD9 { return "no image data before its end marker" }
+            offset += 2 + (Int(m[2]) << 8 | Int(m[3]))
+        }
+        guard let scan else { return nil }
+        func hasEnd(_ bytes: [UInt8]) -> Bool {
+            var i = bytes.startIndex
+            while i + 1 < bytes.endIndex {
+                if bytes[i] == 0xFF, bytes[i + 1] == 0xD9 { return true }
+                i += 1
+            }
+            return false
+        }
+        let tail = max(scan + 2, file.size - 65_536)
+        if hasEnd(file.read(at: tail, count: file.size - tail)) { return nil }
+        var at = scan + 2
+        while at < tail {
+            // Overlapping by a byte, so a marker across two reads is found.
+            let chunk = file.read(at: at, count: min(1 << 20, tail - at + 1))
+            if chunk.isEmpty { break }
+            if hasEnd(chunk) { return nil }
+            at += max(1, chunk.count - 1)
+        }
+        return "cut short: no end-of-image marker"
+    }
+
     static func tiffOrientation(_ t: [UInt8]) -> Int? {
         guard t.count >= 8 else { return nil }
         let little = t[0] == 0x49

@@ -70,6 +70,10 @@ public final class MediaResolver {
         guard FileManager.default.fileExists(atPath: full, isDirectory: &isDir) else { return "no such file" }
         if isDir.boolValue { return "is a folder" }
         guard FileManager.default.isReadableFile(atPath: full) else { return "permission denied" }
+        if let cut = MediaProbe.incompleteness(path: full) {
+            let head = FileHandle(forReadingAtPath: full).flatMap { try? $0.read(upToCount: 16) }.map { [UInt8]($0) } ?? []
+            return (MediaProbe.browserImageType(head).map { $0 + " " } ?? "") + cut
+        }
         if let head = FileHandle(forReadingAtPath: full).flatMap({ try? $0.read(upToCount: 64) }),
            let mime = MediaProbe.mimeType([UInt8](head)) {
             return "\(mime) that cannot be decoded (damaged or cut short?)"

@@ -26,12 +26,12 @@ public enum NineSliceError: Error, Equatable, Sendable, CustomStringConvertible 
         case let .invalidScale(s):
             return "scale \(s) is not usable; expected a finite number > 0 (1, 2 or 3 for @1x/@2x/@3x art)"
         case let .negativeInset(side, v):
-            return "\(side) inset is \(v.short); expected ≥ 0"
+            return "\(side) inset is \(v.short) points; expected ≥ 0"
         case let .insetNotFinite(side, v):
             return "\(side) inset is \(v); expected a finite number"
         case let .insetsExceedImage(axis, a, b, avail):
             let names = axis == .horizontal ? ("left", "right", "width") : ("top", "bottom", "height")
-            return "\(names.0) + \(names.1) insets = \(a.short) + \(b.short) = \((a + b).short) but the art's \(names.2) is \(avail.short); expected a sum below \(avail.short) so at least one pixel stretches"
+            return "\(names.0) + \(names.1) insets = \(a.short) + \(b.short) = \((a + b).short) points but the art's \(names.2) is \(avail.short) points (its pixels ÷ its scale); expected a sum below \(avail.short) so at least one pixel stretches"
         case let .insetNotOnPixelGrid(side, v, s):
             return "\(side) inset \(v.short) × scale \(s.short) = \((v * s).short) pixels; expected a whole number of pixels"
         case let .invalidTargetSize(w, h):
