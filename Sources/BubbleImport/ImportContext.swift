@@ -42,11 +42,12 @@ final class ImportContext {
     var unmatched: [String] = []
 
     /// Hands a finished conversation to `each` (with this context's warnings so far).
-    func deliverConversation(_ result: ImportResult, key: String) throws {
+    func deliverConversation(_ result: ImportResult, key: String, of total: Int, owner: Int = -1) throws {
         var r = result
-        finish(&r)
         // Missing media are counted per conversation.
-        missingMedia = 0; firstMissingMedia = nil
+        finish(&r, owner: owner)
+        r.chatNumber = delivered.count + 1
+        r.chatCount = max(total, r.chatNumber)
         r.chatKey = key
         delivered.append(ChatSummary(key: key, title: r.conversation.title ?? key, messageCount: r.conversation.messages.count))
         try each?(r)
@@ -74,8 +75,8 @@ final class ImportContext {
         if skipped { self.skipped += 1 }
         let warning = ImportWarning(path: file ?? path, location: location, what: what, why: why)
         if media {
-            missingMedia += 1
-            if firstMissingMedia == nil { firstMissingMedia = warning }
+            missing[mediaOwner, default: (0, nil)].count += 1
+            if missing[mediaOwner]?.first == nil { missing[mediaOwner]?.first = warning }
         }
         if warnings.count < options.limits.maxWarnings {
             warnings.append(warning)
@@ -84,17 +85,23 @@ final class ImportContext {
         }
     }
 
-    private var missingMedia = 0
-    private var firstMissingMedia: ImportWarning?
+    /// Missing media by the conversation they belong to: an importer that reads several at once
+    /// (an SMS backup's messages are interleaved) says whose message it reads (`mediaOwner`);
+    /// the others read one conversation after another and leave it at -1.
+    var mediaOwner = -1
+    private var missing: [Int: (count: Int, first: ImportWarning?)] = [:]
 
-    /// What the import gathered besides the messages, into `result`.
-    func finish(_ result: inout ImportResult) {
+    /// What the import gathered besides the messages, into `result`: with `owner`, that
+    /// conversation's missing media (and those of no owner), which are then forgotten.
+    func finish(_ result: inout ImportResult, owner: Int? = nil) {
         result.warnings = finishedWarnings()
         result.notes = notes
         result.skipped = skipped
         result.attachmentsFolder = createdAttachmentsFolder
-        result.missingMedia = missingMedia
-        result.firstMissingMedia = firstMissingMedia
+        let owners = owner.map { Array(Set([$0, -1])) } ?? Array(missing.keys)
+        let taken = owners.compactMap { missing.removeValue(forKey: $0) }
+        result.missingMedia = taken.reduce(0) { $0 + $1.count }
+        result.firstMissingMedia = taken.compactMap(\.first).first
     }
 
     /// What the importer inferred that the export did not say outright ("me: Ben, …").

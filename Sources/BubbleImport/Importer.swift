@@ -145,6 +145,10 @@ public struct ImportResult: Sendable {
     /// With `Importer.loadEach`: how the export tells this conversation from the others (a
     /// contact and number, a chat's name and id), stable from one export to the next.
     public var chatKey: String?
+    /// With `Importer.loadEach`: this conversation's number (1, 2, …) among the `chatCount` the
+    /// export holds that are wanted (0 when not known).
+    public var chatNumber = 0
+    public var chatCount = 0
     /// How many pictures and files of this conversation the export names but does not hold
     /// (missing, left out, outside the export, unreadable), and the first of them: each is a
     /// placeholder, and with `ImportOptions.strict` an error (`strictMediaError`).
@@ -272,6 +276,8 @@ public enum Importer {
             let title = result.conversation.title ?? result.conversation.participants.map(\.name).joined(separator: ", ")
             let wanted = chats.isEmpty || chats.contains { $0.caseInsensitiveCompare(title) == .orderedSame }
             if !wanted { return ([], chats) }
+            result.chatKey = result.chatKey ?? title
+            result.chatNumber = 1; result.chatCount = 1
             do { try each(result) } catch let e as ImportError { throw e } catch {
                 throw ImportError(path: source.displayPath, reason: "stopped: \(title) could not be passed on: \(error)")
             }

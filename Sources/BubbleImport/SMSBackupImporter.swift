@@ -354,7 +354,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
     private func thread(key: String, label: String, addresses: [String], name: String?) -> Int {
         if let i = threadIndex[key] {
             threads[i].count += 1
-            if context.everyChat { current = i }
+            if context.everyChat { current = i; context.mediaOwner = i }
             return i
         }
         func matches(_ chat: String) -> Bool {
@@ -372,6 +372,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
             }
             builders.append(b)
             current = builders.count - 1
+            context.mediaOwner = current
         } else if let chat = context.options.chat {
             wanted = matches(chat)
         }
@@ -449,7 +450,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
         if let last = lastSender, Self.sameBytes(a, .address, last.addressBytes), Self.sameBytes(a, .contactName, last.nameBytes) {
             threads[last.thread].count += 1
             threadNumber = last.thread
-            if context.everyChat { current = threadNumber }
+            if context.everyChat { current = threadNumber; context.mediaOwner = threadNumber }
         } else {
             let address = value(a, .address) ?? "Unknown"
             let name = value(a, .contactName)
@@ -645,11 +646,12 @@ final class SMSBackupReader: SAXPushParserDelegate {
         if context.everyChat {
             // Every wanted conversation, in the order they appear, one at a time from its spool.
             context.unmatched = context.chats.filter { !matchedChats.contains($0) }
+            let total = threads.filter(\.wanted).count
             for i in threads.indices where threads[i].wanted {
                 builders[i].title = threads[i].label
                 let result = try builders[i].finish(format: .smsBackup, me: "me", sortByDate: true, keep: "me")
                 builders[i] = ConversationBuilder()
-                do { try context.deliverConversation(result, key: threads[i].label) } catch let e as ImportError { throw e } catch {
+                do { try context.deliverConversation(result, key: threads[i].label, of: total, owner: i) } catch let e as ImportError { throw e } catch {
                     throw ImportError(path: path, reason: "stopped: \(threads[i].label) could not be passed on: \(error)")
                 }
             }

@@ -241,6 +241,7 @@ enum TelegramImporter {
                 return context.chats.isEmpty || !hits.isEmpty
             }
             if sawChatList {
+                let total = chats.filter { wanted($0.name, $0.id) }.count
                 for chat in chats where wanted(chat.name, chat.id) {
                     var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
                     if let offset = chat.messagesOffset {
@@ -248,11 +249,11 @@ enum TelegramImporter {
                         try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
                     }
                     let result = try conclude(&sink, title: chat.displayName, chatType: chat.type, chatID: chat.id)
-                    try context.deliverConversation(result, key: chat.id.map { "\(chat.displayName) (\($0))" } ?? chat.displayName)
+                    try context.deliverConversation(result, key: chat.id.map { "\(chat.displayName) (\($0))" } ?? chat.displayName, of: total)
                 }
             } else if var sink = own.take(), wanted(name, id) {
                 let result = try conclude(&sink, title: name, chatType: type, chatID: id)
-                try context.deliverConversation(result, key: name ?? "Telegram chat")
+                try context.deliverConversation(result, key: name ?? "Telegram chat", of: 1)
             }
             context.unmatched = context.chats.filter { !matched.contains($0) }
             return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .telegram)

@@ -79,6 +79,9 @@ public final class ConversationRenderer {
     /// What the last `render` found of its pictures and files (the problems it drew placeholders
     /// for, and how many it looked at).
     public private(set) var mediaReport = MediaReport()
+    /// Whether the last PNG render was cut into page images on its own (one image would have
+    /// been taller than `maxPixels`).
+    public private(set) var pagedAutomatically = false
 
     /// The conversation ready to draw (`MediaResolver`): photo sizes read from their files with
     /// their EXIF orientation, stickers and videos made pictures and frames; whatever cannot be
@@ -139,7 +142,16 @@ public final class ConversationRenderer {
         if options.strictMedia, let first = report.problems.first {
             throw RenderError.unreadableImage(path: first.file, reason: first.reason + " (--strict)")
         }
-        let (builder, plan) = try scenePlan(for: resolved, options: options)
+        var options = options
+        var (builder, plan) = try scenePlan(for: resolved, options: options)
+        pagedAutomatically = false
+        if options.format == .png, options.pageHeight == nil, plan.pageCount == 1,
+           let only = try builder.pages(of: plan).first, (only.size.height * options.scale).rounded(.up) > Self.maxPixels {
+            // Taller than one PNG can be: numbered page images, as `--pages` makes them.
+            options.pageHeight = Self.defaultPageHeight
+            (builder, plan) = try scenePlan(for: resolved, options: options)
+            pagedAutomatically = true
+        }
         if options.format == .pdf {
             let parts = pdfPartCount(pages: plan.pageCount, options: options)
             if parts > 1 {
@@ -163,11 +175,10 @@ public final class ConversationRenderer {
             return [path]
         case .png:
             // Checked before any page is written: a page past Cairo's limit fails the whole render.
-            if let tall = pages.first(where: { ($0.size.height * options.scale).rounded(.up) > 32767 }) {
-                let px = Int((tall.size.height * options.scale).rounded(.up))
-                throw RenderError.unwritable(path: path, reason: "the conversation is \(px.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))) px tall "
-                                  + "at scale \(options.scale.formatted()), more than one PNG image can be (32,767 px); split it into pages "
-                                  + "(`--pages`, `--page-height`), pick fewer messages (`--since`, `--until`), use a lower `--scale`, or write PDF")
+            if let tall = pages.first(where: { ($0.size.height * options.scale).rounded(.up) > Self.maxPixels }) {
+                let px = Int((tall.size.height * options.scale).rounded(.up)).formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
+                throw RenderError.unwritable(path: path, reason: "a page is \(px) px tall at scale \(options.scale.formatted()), more than one PNG "
+                                             + "image can be (32,767 px); use a smaller --page-height or a lower --scale, or write PDF")
             }
             let paths = pages.count == 1 && options.pageHeight == nil ? [path]
                 : pages.map { Self.pagePath(path, number: $0.number) }
@@ -269,6 +280,11 @@ public final class ConversationRenderer {
     }
 
     /// One page as pixels.
+    /// The tallest (and widest) image Cairo makes, in pixels.
+    public static let maxPixels = 32_767.0
+    /// PNG page height (points) when a conversation is cut into page images: `--pages`' default.
+    public static let defaultPageHeight = 812.0
+
     public func rasterize(_ page: ScenePage, painter: ScenePainter, scale: Double) throws(RenderError) -> ImageSurface {
         let w = Int((page.size.width * scale).rounded(.up)), h = Int((page.size.height * scale).rounded(.up))
         guard h <= 32767 else {

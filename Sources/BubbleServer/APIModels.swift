@@ -259,14 +259,31 @@ struct PhotoJSON: ResponseEncodable, Sendable {
     var height: Int
 }
 
-/// `POST /api/v1/imports`: what went where.
+/// `POST /api/v1/imports`: what went where — the first conversation's fields at the top (an
+/// export of one chat), every conversation in `conversations`, those that failed in `failed`,
+/// and `summary` in words.
 struct ImportJSON: ResponseEncodable, Sendable {
+    struct One: Codable, Sendable {
+        var id: Int64
+        var title: String
+        var added: Int
+        var skipped: Int
+        var attachments: Int
+        var new: Bool
+    }
+    struct Failed: Codable, Sendable {
+        var name: String
+        var reason: String
+    }
     var id: Int64
     var title: String
     var added: Int
     var skipped: Int
     var attachments: Int
     var new: Bool
+    var conversations: [One]
+    var failed: [Failed]
+    var summary: String
 }
 
 /// `GET /healthz`.

@@ -10,7 +10,10 @@ import NIOPosix
 /// (BubbleServer does not link the importers). Throws the importer's error, naming the file and
 /// the line or field, with the store unchanged.
 public protocol ExportImporting: Sendable {
-    func importExport(_ path: String, into store: any ConversationStore) async throws -> StoreImportSummary
+    /// Imports every conversation of the export at `path` (a whole phone's backup, or one chat),
+    /// each in its own transaction; `progress` learns how many of how many are done.
+    func importExport(_ path: String, into store: any ConversationStore,
+                      progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> WholeImportReport
 }
 
 /// Writes a stored conversation (or a date range of it) as a download — the CLI's renderers
@@ -36,9 +39,13 @@ struct Files: Sendable {
 
     /// `POST /api/v1/imports`: a multipart form whose `file` is an export (or a .zip of one),
     /// saved to a temporary file under its own name (the importers recognise formats by it),
-    /// imported, removed. 413 past `maxUpload` bytes, 400 for a form without `file` or an
-    /// export the importers refuse (their message), 201 with the conversation it went into.
-    func upload(_ request: Request) async throws -> EditedResponse<ImportJSON> {
+    /// imported — a whole phone's backup conversation by conversation, each in its own
+    /// transaction — and removed. 413 past `maxUpload` bytes, 400 for a form without `file`, 422
+    /// for an export the importers refuse (their message) or whose conversations all failed, 201
+    /// with what went where (`ImportJSON`). With `Accept: application/x-ndjson` the answer is 200
+    /// and a line per step as the import runs — `{"progress":{"done":3,"total":305}}` — ending in
+    /// `{"result":{…ImportJSON…}}` or `{"error":{"status":422,"message":…}}`.
+    func upload(_ request: Request) async throws -> Response {
         guard let importer else { throw APIError(status: .notImplemented, message: "this server does not import uploads") }
         guard let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/form-data"),
               let boundary = Self.parameter("boundary", in: type) else {
@@ -47,42 +54,65 @@ struct Files: Sendable {
         try refuseDeclaredLength(request, limit: maxUpload, what: "the upload")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-upload-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        // The body to a file first (any size up to the limit, never all in memory), written by
-        // NIO's file system as it comes.
-        let raw = folder.appendingPathComponent("body")
-        let maxUpload = self.maxUpload
-        try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(raw.path), options: .newFile(replaceExisting: true)) { handle in
-            var writer = handle.bufferedWriter()
-            var size = 0
-            for try await chunk in request.body {
-                size += chunk.readableBytes
-                if size > maxUpload { throw APIError.tooLarge("the upload", limit: maxUpload) }
-                try await writer.write(contentsOf: chunk)
-            }
-            try await writer.flush()
-        }
-        // Finding the file's part reads the whole body: off Swift's cooperative threads.
-        let part = try await NIOThreadPool.singleton.runIfActive { [folder] in
-            try MultipartFile.extract(field: "file", boundary: boundary, from: raw.path, into: folder.path)
-        }
-        try? FileManager.default.removeItem(at: raw)
-        let store = self.store
-        let summary: StoreImportSummary
+        let part: String
         do {
-            summary = try await importer.importExport(part, into: store)
-        } catch let e as StoreError {
-            throw APIError(status: .internalServerError, message: e.reason)
+            // The body to a file first (any size up to the limit, never all in memory), written by
+            // NIO's file system as it comes.
+            let raw = folder.appendingPathComponent("body")
+            let maxUpload = self.maxUpload
+            try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(raw.path), options: .newFile(replaceExisting: true)) { handle in
+                var writer = handle.bufferedWriter()
+                var size = 0
+                for try await chunk in request.body {
+                    size += chunk.readableBytes
+                    if size > maxUpload { throw APIError.tooLarge("the upload", limit: maxUpload) }
+                    try await writer.write(contentsOf: chunk)
+                }
+                try await writer.flush()
+            }
+            // Finding the file's part reads the whole body: off Swift's cooperative threads.
+            part = try await NIOThreadPool.singleton.runIfActive { [folder] in
+                try MultipartFile.extract(field: "file", boundary: boundary, from: raw.path, into: folder.path)
+            }
+            try? FileManager.default.removeItem(at: raw)
         } catch {
-            // The importer's own words, without the temporary folder's name.
-            let text = "\(error)".replacingOccurrences(of: folder.path + "/", with: "")
-            throw APIError(status: .unprocessableContent, message: text)
+            try? FileManager.default.removeItem(at: folder)
+            throw error
         }
-        await geometries.invalidate(summary.conversationID)
-        let title = try await store.conversation(id: summary.conversationID)?.title ?? ""
-        return EditedResponse(status: .created, response: ImportJSON(id: summary.conversationID, title: title, added: summary.messagesAdded,
-                                                                     skipped: summary.messagesSkipped, attachments: summary.attachmentsAdded,
-                                                                     new: summary.conversationsAdded > 0))
+        let run = ImportRun(importer: importer, store: store, geometries: geometries, part: part, folder: folder.path)
+        guard request.headers[.accept]?.lowercased().contains("application/x-ndjson") == true else {
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let json = try await run.run(progress: { _, _ in })
+            return try Self.encoded(json, status: .created)
+        }
+        // Progress as it comes: the import runs in a task of its own and its lines are written
+        // as they are made (a client that goes away does not stop the import).
+        let (lines, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        Task {
+            defer { try? FileManager.default.removeItem(at: folder) }
+            do {
+                let json = try await run.run(progress: { done, total in
+                    continuation.yield(Array("{\"progress\":{\"done\":\(done),\"total\":\(total)}}\n".utf8))
+                })
+                let body = try JSONEncoder().encode(json)
+                continuation.yield(Array("{\"result\":".utf8) + body + Array("}\n".utf8))
+            } catch {
+                let e = error as? APIError ?? APIError(status: .internalServerError, message: "\(error)")
+                let line = try? JSONEncoder().encode(["error": ErrorLine(status: e.status.code, message: e.message)])
+                continuation.yield(Array(line ?? Data("{\"error\":{}}".utf8)) + [UInt8(ascii: "\n")])
+            }
+            continuation.finish()
+        }
+        let headers: HTTPFields = [.contentType: "application/x-ndjson; charset=utf-8", .cacheControl: "no-store"]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            for await line in lines { try await writer.write(ByteBuffer(bytes: line)) }
+            try await writer.finish(nil)
+        })
+    }
+
+    static func encoded<T: Encodable>(_ value: T, status: HTTPResponse.Status) throws -> Response {
+        let data = try JSONEncoder().encode(value)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// `name=value` (quoted or not) in a header value such as a Content-Type.
@@ -206,6 +236,45 @@ struct Files: Sendable {
         var headers: HTTPFields = [.contentType: Self.mimeTypes[ext] ?? "application/octet-stream", .contentLength: String(size)]
         headers[.contentDisposition] = "attachment; filename=\"\(name)\""
         return Response(status: .ok, headers: headers, body: Self.stream(file, range: 0..<size, removing: folder))
+    }
+}
+
+/// The last line of a streamed upload that failed.
+struct ErrorLine: Encodable, Sendable {
+    var status: Int
+    var message: String
+}
+
+/// One upload's import: the importer's report as `ImportJSON`, the layouts of what changed let go.
+struct ImportRun: Sendable {
+    let importer: any ExportImporting
+    let store: any ConversationStore
+    let geometries: Geometries
+    let part: String
+    let folder: String
+
+    func run(progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> ImportJSON {
+        let report: WholeImportReport
+        do {
+            report = try await importer.importExport(part, into: store, progress: progress)
+        } catch let e as StoreError {
+            throw APIError(status: .internalServerError, message: e.reason)
+        } catch {
+            // The importer's own words, without the temporary folder's name.
+            throw APIError(status: .unprocessableContent, message: "\(error)".replacingOccurrences(of: folder + "/", with: ""))
+        }
+        for s in report.stored { await geometries.invalidate(s.summary.conversationID) }
+        let failed = report.failed.map { ImportJSON.Failed(name: $0.name, reason: $0.reason.replacingOccurrences(of: folder + "/", with: "")) }
+        guard let first = report.stored.first else {
+            throw APIError(status: .unprocessableContent, message: failed.isEmpty ? "the export holds no conversation"
+                           : "no conversation could be imported: " + failed.map { "\($0.name): \($0.reason)" }.joined(separator: "; "))
+        }
+        let all = report.stored.map {
+            ImportJSON.One(id: $0.summary.conversationID, title: $0.title, added: $0.summary.messagesAdded, skipped: $0.summary.messagesSkipped,
+                           attachments: $0.summary.attachmentsAdded, new: $0.isNew)
+        }
+        return ImportJSON(id: all[0].id, title: first.title, added: all[0].added, skipped: all[0].skipped, attachments: all[0].attachments,
+                          new: all[0].new, conversations: all, failed: failed, summary: report.line)
     }
 }
 

@@ -158,6 +158,7 @@ struct Pages: Sendable {
             + "<form id=\"newchat\" class=\"up\" hidden><label>New conversation: <input id=\"newtitle\" placeholder=\"Title\" aria-label=\"Title\" maxlength=\"500\"></label> "
             + "<input id=\"newpeople\" placeholder=\"You, Ann, …\" aria-label=\"Participants, you first\" size=\"24\"> <button>Start</button> "
             + "<span id=\"newstatus\" role=\"status\"></span></form>"
+        body += "<div id=\"library\">"
         if all.isEmpty {
             body += "<p>None yet: add one above, or with <code>bubbles import FILE</code>.</p>"
         } else {
@@ -169,6 +170,7 @@ struct Pages: Sendable {
             }
             body += "</tbody></table>"
         }
+        body += "</div>"
         return Self.page(title: "BubbleKit", body: body + "</div>", script: true)
     }
 

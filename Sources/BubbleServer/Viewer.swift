@@ -33,19 +33,52 @@ enum Viewer {
           body.append("file", file);
           const xhr = new XMLHttpRequest();
           xhr.open("POST", "/api/v1/imports" + tokenQuery);
+          // A line per step as the server imports (a whole phone: conversation after conversation).
+          xhr.setRequestHeader("Accept", "application/x-ndjson");
           bar.hidden = false; bar.value = 0; status.className = ""; status.textContent = "Uploading…";
+          window.bkImportProgress = [];
+          let seen = 0, answer = null, failure = null;
+          const lines = () => {
+            const text = xhr.responseText;
+            let end;
+            while ((end = text.indexOf("\n", seen)) >= 0) {
+              let line = {};
+              try { line = JSON.parse(text.slice(seen, end)); } catch (_) {}
+              seen = end + 1;
+              if (line.progress) {
+                const p = line.progress;
+                window.bkImportProgress.push(p);
+                if (p.total > 0) { bar.value = p.done / p.total; }
+                status.textContent = p.total > 1 ? "Importing conversation " + Math.min(p.done + 1, p.total).toLocaleString() + " of " + p.total.toLocaleString() + "…" : "Importing…";
+              } else if (line.result) { answer = line.result; } else if (line.error) { failure = line.error; }
+            }
+          };
           xhr.upload.onprogress = (p) => { if (p.lengthComputable) bar.value = p.loaded / p.total; };
           xhr.upload.onload = () => { bar.removeAttribute("value"); status.textContent = "Importing…"; };
+          xhr.onprogress = lines;
           xhr.onload = () => {
             bar.hidden = true;
-            let answer = {};
-            try { answer = JSON.parse(xhr.responseText); } catch (_) {}
-            if (xhr.status >= 200 && xhr.status < 300) {
-              status.textContent = "Imported " + answer.added + " messages into “" + answer.title + "”.";
-              location.href = "/c/" + answer.id + tokenQuery;
+            lines();
+            if (xhr.status >= 200 && xhr.status < 300 && answer) {
+              const list = answer.conversations || [];
+              if (list.length <= 1) {
+                status.textContent = "Imported " + answer.added.toLocaleString() + " messages into “" + answer.title + "”.";
+                location.href = "/c/" + answer.id + tokenQuery;
+                return;
+              }
+              // A whole backup: what it did, and the library with the new conversations.
+              status.textContent = "Imported " + answer.summary + (answer.failed.length ? " — failed: " + answer.failed.map((f) => f.name).join(", ") : "") + ".";
+              status.dataset.done = "1";
+              fetch("/" + tokenQuery, { credentials: "same-origin" }).then((r) => r.text()).then((html) => {
+                const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("library");
+                const old = document.getElementById("library");
+                if (fresh && old) { old.replaceWith(fresh); }
+              });
             } else {
               status.className = "err";
-              status.textContent = answer.error || ("The upload failed (" + xhr.status + ").");
+              let plain = {};
+              try { plain = JSON.parse(xhr.responseText); } catch (_) {}
+              status.textContent = (failure && failure.message) || plain.error || ("The upload failed (" + xhr.status + ").");
             }
           };
           xhr.onerror = () => { bar.hidden = true; status.className = "err"; status.textContent = "The upload failed: no answer from the server."; };

@@ -40,6 +40,40 @@ public struct StoreImportSummary: Hashable, Sendable {
     public var attachmentsSkipped = 0
 }
 
+/// An import of a whole export (`bubbles import` of a phone's backup, an upload of one): what
+/// each conversation got, or why it failed (the others are kept: each is one transaction).
+public struct WholeImportReport: Sendable {
+    public struct Stored: Sendable {
+        public var title: String
+        public var summary: StoreImportSummary
+        public init(title: String, summary: StoreImportSummary) { self.title = title; self.summary = summary }
+        /// New to the store; grown (messages added to one it had); unchanged.
+        public var isNew: Bool { summary.conversationsAdded > 0 }
+        public var grew: Bool { !isNew && summary.messagesAdded > 0 }
+    }
+    public struct Failure: Sendable {
+        public var name: String
+        public var reason: String
+        public init(name: String, reason: String) { self.name = name; self.reason = reason }
+    }
+    public var stored: [Stored] = []
+    public var failed: [Failure] = []
+    public init() {}
+
+    /// "3 conversations: 1 new, 1 grown, 1 unchanged, 1 failed; 120 messages added, 4 already
+    /// there; 3 attachments".
+    public var line: String {
+        func n(_ v: Int, _ one: String, _ many: String? = nil) -> String { "\(v) \(v == 1 ? one : (many ?? one + "s"))" }
+        let new = stored.filter(\.isNew).count, grown = stored.filter(\.grew).count
+        var parts = ["\(new) new", "\(grown) grown", "\(stored.count - new - grown) unchanged"]
+        if !failed.isEmpty { parts.append("\(failed.count) failed") }
+        let added = stored.reduce(0) { $0 + $1.summary.messagesAdded }, skipped = stored.reduce(0) { $0 + $1.summary.messagesSkipped }
+        let files = stored.reduce(0) { $0 + $1.summary.attachmentsAdded }
+        return n(stored.count + failed.count, "conversation") + ": " + parts.joined(separator: ", ") + "; "
+            + n(added, "message") + " added, \(skipped) already there; " + n(files, "attachment")
+    }
+}
+
 /// A search: words, "phrases", prefix*, -excluded, with filters.
 public struct StoreSearch: Hashable, Sendable {
     public var query: String

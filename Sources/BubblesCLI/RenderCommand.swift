@@ -104,7 +104,8 @@ struct Render: AsyncParsableCommand {
                 let settings = fixed
                 let (files, report) = try settings.write(c.conversation, themeOfFile: c.theme, photosFolder: folder, timeZone: zone, to: target,
                                                          shared: slot)
-                return (files, report.summary)
+                let paged = settings.pagedOnItsOwn(files).map { "written as \($0) page images: one would be taller than a PNG can be" }
+                return (files, [report.summary, paged].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
             }
             if batchFailed { throw ExitCode(BatchOptions.someFailedExitCode) }
             return
@@ -128,6 +129,13 @@ struct Render: AsyncParsableCommand {
         let (files, report) = try settings.write(loaded.conversation, themeOfFile: loaded.result.theme, photosFolder: loaded.folder,
                                                  timeZone: loaded.timeZone, to: target, progress: { done, total in bar.update(done, total) })
         reportMedia(report)
+        if output == "-", files.count > 1 {
+            for f in files { try? FileManager.default.removeItem(atPath: f) }
+            throw CLIError("-: the conversation is taller than one PNG can be (32,767 px); write it to a file (-o chat.png: page images) or as PDF")
+        }
+        if let n = settings.pagedOnItsOwn(files) {
+            FileHandle.standardError.write(Data("note: \(output): one image would be taller than a PNG can be (32,767 px); written as \(n) page images, as --pages makes them\n".utf8))
+        }
         if output == "-" {
             FileHandle.standardOutput.write(try Data(contentsOf: URL(fileURLWithPath: target)))
         } else if files.count > 1 {
@@ -241,6 +249,19 @@ struct RenderSettings: Sendable {
             return (files, renderer.mediaReport)
         }
     }
+}
+
+extension RenderSettings {
+    /// How many page images a PNG render without `--pages` wrote, when it cut the conversation
+    /// on its own (nil otherwise).
+    func pagedOnItsOwn(_ files: [String]) -> Int? {
+        guard case .cairo(.png) = kind, pageHeight == nil, files.count > 1 else { return nil }
+        return files.count
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }
 
 /// The fast text engine every conversation of `--all` is measured and drawn with (it prepares

@@ -82,9 +82,10 @@ struct Serve: AsyncParsableCommand {
 
 /// Uploads go through `bubbles import`'s own code.
 struct UploadImporter: ExportImporting {
-    func importExport(_ path: String, into store: any ConversationStore) async throws -> StoreImportSummary {
+    func importExport(_ path: String, into store: any ConversationStore,
+                      progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> WholeImportReport {
         let input = try InputOptions.parse([path])
-        return try await Import.importExport(path, input: input, into: store, progress: { _ in })
+        return try await Import.importAny(path, input: input, into: store, progress: { p in progress(max(0, p.conversation - 1), p.of) })
     }
 }
 

@@ -56,14 +56,14 @@ private func printJSON(_ value: Any) throws {
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Import chat exports into the store (each in one transaction; importing again adds only what is new).")
+        abstract: "Import chat exports into the store: every conversation of a whole backup, each in one transaction; importing again adds only what is new.")
 
     @Argument(help: "Exports: SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, Telegram result.json, iMessage chat.db, BubbleKit JSON.")
     var files: [String]
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: "Title of the conversation in the store (default: the export's).")
+    @Option(help: "Title of the conversation in the store (default: the export's; for one conversation).")
     var title: String?
 
     @Option(name: .customLong("input-format"), help: "native, sms, whatsapp, telegram or imessage (default: detected).")
@@ -72,33 +72,117 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Whose messages are outgoing: a participant id, name or phone number.")
     var me: String?
 
-    @Option(help: "Which chat of an export that holds several (name or id).")
-    var chat: String?
+    @Option(help: "Only this chat of an export that holds several (name or id); repeat for more. Default: every one.")
+    var chat: [String] = []
 
     @Option(help: "Time zone for wall-clock times (IANA name); default the system's.")
     var tz: String?
 
-    @Flag(help: "Refuse lines the reader would only warn about.")
+    @Flag(help: "Refuse lines the reader would only warn about, and missing media.")
     var strict = false
 
     func run() async throws {
         let db = try await store.open()
+        var failed = false
         for file in files {
             var input = try InputOptions.parse([file])
-            input.inputFormat = inputFormat; input.me = me; input.chat = chat.map { [$0] } ?? []; input.tz = tz; input.strict = strict
+            input.inputFormat = inputFormat; input.me = me; input.chat = chat; input.tz = tz; input.strict = strict
             let progress = Progress(label: file)
-            let summary = try await Self.importExport(file, input: input, into: db, title: title, progress: progress.update)
+            let report = try await Self.importAny(file, input: input, into: db, title: title, progress: progress.update)
             progress.finish()
-            let name = try await storeErrors { try await db.conversation(id: summary.conversationID)?.title } ?? ""
-            print("\(file): \"\(name)\" (conversation \(summary.conversationID)\(summary.conversationsAdded > 0 ? ", new" : "")): "
-                  + "added \(summary.messagesAdded) message\(summary.messagesAdded == 1 ? "" : "s"), "
-                  + "\(summary.attachmentsAdded) attachment\(summary.attachmentsAdded == 1 ? "" : "s"); "
-                  + "skipped \(summary.messagesSkipped) already present")
+            for s in report.stored where s.isNew || s.grew {
+                print("\(file): \"\(s.title)\" (conversation \(s.summary.conversationID)\(s.isNew ? ", new" : "")): "
+                      + "added \(s.summary.messagesAdded) message\(s.summary.messagesAdded == 1 ? "" : "s"), "
+                      + "\(s.summary.attachmentsAdded) attachment\(s.summary.attachmentsAdded == 1 ? "" : "s"); "
+                      + "skipped \(s.summary.messagesSkipped) already present")
+            }
+            for f in report.failed { FileHandle.standardError.write(Data("error: \(file): \(f.name): \(f.reason)\n".utf8)) }
+            print("\(file): \(report.line)")
+            failed = failed || !report.failed.isEmpty
         }
+        // As for --all: some conversations were not stored, the others are.
+        if failed { throw ExitCode(BatchOptions.someFailedExitCode) }
     }
 
-    /// `bubbles import` of one export (and `bubbles serve`'s uploads): the importer's messages go
-    /// into the database as they are read, in one transaction; on an error nothing is stored.
+    /// The exports that hold many conversations: every one (or those --chat names) is imported.
+    static let wholeFormats: Set<ImportFormat> = [.smsBackup, .telegram, .imessage]
+
+    /// `bubbles import` of one file (and `bubbles serve`'s uploads): a whole backup conversation
+    /// by conversation (`importWhole`), else its one conversation (`importExport`).
+    static func importAny(_ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
+                          progress: @escaping @Sendable (ImportProgress) -> Void) async throws -> WholeImportReport {
+        let format = try input.inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
+        if let format, wholeFormats.contains(format) {
+            return try await importWhole(file, format: format, input: input, into: db, title: title, progress: progress)
+        }
+        let summary = try await importExport(file, input: input, into: db, title: title) { progress(ImportProgress(conversation: 1, of: 1, messages: $0)) }
+        let name = try await storeErrors { try await db.conversation(id: summary.conversationID)?.title } ?? ""
+        var report = WholeImportReport()
+        report.stored.append(.init(title: name, summary: summary))
+        return report
+    }
+
+    /// Every conversation of a whole export, read on a thread of its own (the importers are
+    /// synchronous) and stored one at a time, each in its own transaction: the reader waits
+    /// while one is stored, so memory holds one conversation (`Importer.loadEach` keeps the
+    /// others on disk or unread). One that fails (the store refuses it, `--strict` and missing
+    /// media) is reported and the others are kept.
+    static func importWhole(_ file: String, format: ImportFormat, input: InputOptions, into db: any ConversationStore, title: String?,
+                            progress: @escaping @Sendable (ImportProgress) -> Void) async throws -> WholeImportReport {
+        let handoff = ConversationHandoff()
+        let thread = Thread {
+            do {
+                let loaded = try input.load(each: { result in try handoff.put(result) })
+                handoff.finish(loaded: loaded)
+            } catch {
+                handoff.finish(error: error)
+            }
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+        var report = WholeImportReport()
+        var messages = 0
+        do {
+            for try await (result, done) in handoff.stream {
+                defer { done.signal() }
+                let c = result.conversation
+                let name = result.chatKey ?? c.title ?? c.participants.map(\.name).joined(separator: ", ")
+                progress(ImportProgress(conversation: result.chatNumber, of: result.chatCount, messages: messages))
+                if input.strict, let error = result.strictMediaError {
+                    report.failed.append(.init(name: name, reason: error.description))
+                    continue
+                }
+                // --since/--until left none of its messages: nothing to store.
+                if c.messages.isEmpty, result.excluded > 0 { continue }
+                do {
+                    let one = result.chatCount == 1 ? title : nil
+                    let summary = try await db.importStream(sourceFormat: format.rawValue, title: one, mediaFolder: InputOptions.folder(of: file),
+                                                            sortByDate: Importer.sortsByDate(format)) { add in
+                        for m in c.messages { try add(m) }
+                        return (c, name)
+                    }
+                    messages += c.messages.count
+                    report.stored.append(.init(title: one ?? c.title ?? name, summary: summary))
+                } catch let e as StoreError {
+                    report.failed.append(.init(name: name, reason: e.description))
+                }
+            }
+        } catch {
+            handoff.close()
+            throw error
+        }
+        if let loaded = handoff.loaded {
+            defer { loaded.close() }
+            loaded.reportWarnings(messageCount: messages)
+            for name in loaded.batch?.unmatched ?? [] {
+                FileHandle.standardError.write(Data("warning: \(file): --chat \(name): matches no conversation\n".utf8))
+            }
+        }
+        return report
+    }
+
+    /// One conversation's export: the importer's messages go into the database as they are
+    /// read, in one transaction; on an error nothing is stored.
     static func importExport(_ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
                              progress: @escaping (Int) -> Void) async throws -> StoreImportSummary {
         let format = try input.inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
@@ -126,8 +210,58 @@ struct Import: AsyncParsableCommand {
     }
 }
 
+/// How far an import is: conversation `conversation` of `of` (1 of 1 for a one-chat export),
+/// `messages` stored so far.
+struct ImportProgress: Sendable {
+    var conversation: Int
+    var of: Int
+    var messages: Int
+}
+
+/// Conversations read by a synchronous importer on its own thread, handed to the async store
+/// one at a time: `put` waits until the conversation is stored; `close` (the consumer gave up)
+/// makes the next `put` throw, which stops the reader.
+final class ConversationHandoff: @unchecked Sendable {
+    struct Closed: Error {}
+    let stream: AsyncThrowingStream<(ImportResult, DispatchSemaphore), any Error>
+    private let continuation: AsyncThrowingStream<(ImportResult, DispatchSemaphore), any Error>.Continuation
+    private let lock = NSLock()
+    private var closed = false
+    private var finishedLoad: InputOptions.Loaded?
+
+    init() {
+        (stream, continuation) = AsyncThrowingStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    func put(_ result: ImportResult) throws {
+        let done = DispatchSemaphore(value: 0)
+        lock.lock()
+        let isClosed = closed
+        lock.unlock()
+        guard !isClosed, case .enqueued = continuation.yield((result, done)) else { throw Closed() }
+        done.wait()
+    }
+
+    func finish(loaded: InputOptions.Loaded) {
+        lock.lock(); finishedLoad = loaded; lock.unlock()
+        continuation.finish()
+    }
+
+    func finish(error: any Error) { continuation.finish(throwing: error) }
+
+    func close() {
+        lock.lock(); closed = true; lock.unlock()
+        continuation.finish()
+    }
+
+    var loaded: InputOptions.Loaded? {
+        lock.lock(); defer { lock.unlock() }
+        return finishedLoad
+    }
+}
+
 /// A count of messages on standard error, redrawn in place, only when it is a terminal.
-final class Progress {
+final class Progress: @unchecked Sendable {
     let label: String
     let enabled = isatty(2) != 0
     private var shown = 0
@@ -137,6 +271,16 @@ final class Progress {
         guard enabled, count - shown >= 5_000 else { return }
         shown = count
         FileHandle.standardError.write(Data("\r\(label): \(count) messages…".utf8))
+    }
+
+    func update(_ p: ImportProgress) {
+        guard enabled else { return }
+        if p.of > 1 {
+            shown = max(shown, 1)
+            FileHandle.standardError.write(Data("\r\(label): conversation \(p.conversation) of \(p.of), \(p.messages) messages…".utf8))
+        } else {
+            update(p.messages)
+        }
     }
 
     func finish() {
@@ -167,7 +311,7 @@ struct List: AsyncParsableCommand {
         if all.isEmpty { print("no conversations; add some with `bubbles import FILE`"); return }
         for c in all {
             let range = [c.first, c.last].compactMap { $0.map { String(iso($0).prefix(10)) } }.joined(separator: " – ")
-            print("\(String(c.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(c.title)  ·  \(c.messageCount) messages  ·  \(range)  ·  \(c.sourceFormat)")
+            print("\(String(c.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(c.title)  ·  \(c.messageCount) message\(c.messageCount == 1 ? "" : "s")  ·  \(range)  ·  \(c.sourceFormat)")
         }
     }
 }

@@ -214,12 +214,13 @@ struct PDFMergeTests {
     func workerFailure() throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        // A theme background whose PNG header reads but whose pixels do not decode: every part's
-        // painting fails. (A photo like it no longer fails a render: it draws a placeholder.)
+        // A theme background cut short (its header reads, its chunks end early): every part's
+        // painting fails. (A photo like it does not fail a render: it draws a placeholder.)
         let good = try Data(contentsOf: BundledSamples.folder.appendingPathComponent("demo-photo.png"))
         let broken = dir.appendingPathComponent("broken.png")
         try good.prefix(200).write(to: broken)
-        #expect(PhotoLoader.size(ofFile: broken.path) != nil)
+        #expect(MediaProbe.incompleteness(path: broken.path)?.hasPrefix("cut short") == true)
+        #expect(PhotoLoader.size(ofFile: broken.path) == nil)
         let conversation = sampleConversation(count: 200)
         TestFonts.pin()
         var (theme, folder) = try ThemeLibrary.load("imessage")

@@ -88,22 +88,27 @@ struct NewUserCLITests {
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/Weekend plans.pdf").path))
     }
 
-    @Test("a PNG taller than Cairo allows: an error naming the file, the height and what to do instead; nothing written")
+    @Test("a PNG taller than one image can be: numbered page images on their own, with a note; an explicit page height past the limit: an error naming the file and what to do, nothing written")
     func tooTall() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.conversation((0..<500).map { ("Message number \($0) with a few words to wrap", nil) })
             .write(to: dir.appendingPathComponent("long.json"))
         let r = try Tool.run(["render", "long.json", "-o", "long.png"], in: dir)
-        #expect(r.status != 0)
-        #expect(r.stderr.contains("long.png: cannot write: the conversation is "), "\(r.stderr)")
-        #expect(r.stderr.contains("more than one PNG image can be (32,767 px)") && r.stderr.contains("--pages"), "\(r.stderr)")
-        #expect(!r.stderr.contains("surface size"), "\(r.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["long.json"])
-        // What it suggests works.
-        let pages = try Tool.run(["render", "long.json", "-o", "long.png", "--pages"], in: dir)
-        #expect(pages.status == 0, "\(pages.stderr)")
-        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("long-001.png").path))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("note: long.png: one image would be taller than a PNG can be (32,767 px); written as "), "\(r.stderr)")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("long-") && $0.hasSuffix(".png") }
+        #expect(pages.count > 10 && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("long.png").path), "\(pages)")
+        // Standard output holds one image: an error, not a partial picture.
+        let stdout = try Tool.run(["render", "long.json", "-o", "-", "--format", "png"], in: dir)
+        #expect(stdout.status != 0 && stdout.stdout.isEmpty && stdout.stderr.contains("taller than one PNG can be"), "\(stdout.stderr)")
+
+        let tall = try Tool.run(["render", "long.json", "-o", "tall.png", "--pages", "--page-height", "20000", "--scale", "2"], in: dir)
+        #expect(tall.status != 0)
+        #expect(tall.stderr.contains("tall.png: cannot write: a page is 40,000 px tall at scale 2, more than one PNG image can be (32,767 px); use a smaller --page-height"),
+                "\(tall.stderr)")
+        #expect(!tall.stderr.contains("surface size"), "\(tall.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("tall") }.isEmpty)
     }
 
     @Test("a damaged zip: what is wrong in words, no ZIPFoundation case names")

@@ -217,6 +217,29 @@ struct ViewerBrowserTests {
         #expect(text.contains(String(newest.prefix(20))), "the newest message \(newest) is on the page")
     }
 
+    @Test("the library: uploading a whole phone's SMS backup imports every conversation, shows them done one after another, then the summary and the library with all of them")
+    func uploadWholeBackup() throws {
+        let server = try ServedStore(exports: [])
+        defer { server.stop() }
+        let b = try WebDriver(width: 1000, height: 700)
+        defer { b.quit() }
+        try b.open("http://127.0.0.1:\(server.port)/")
+        try b.type("#file", Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures/sms/sms-backup.xml").path)
+        try b.click("#upload button")
+        let status = try #require(try b.wait(for: "the summary", "const s = document.getElementById('status'); return s.dataset.done === '1' ? s.textContent : null;") as? String)
+        #expect(status.contains("3 conversations: 3 new, 0 grown, 0 unchanged; 10 messages added"), "\(status)")
+        // The server told the page how far it was, conversation after conversation.
+        let progress = try #require(try b.run("return JSON.stringify(window.bkImportProgress)") as? String)
+        let steps = try #require(try JSONSerialization.jsonObject(with: Data(progress.utf8)) as? [[String: Int]])
+        #expect(steps.map { $0["done"] ?? -1 } == [0, 1, 2], "\(progress)")
+        #expect(steps.allSatisfy { $0["total"] == 3 }, "\(progress)")
+        // The library on the page lists the three, linked.
+        try b.wait(for: "the library's rows", "return document.querySelectorAll('#library a[href^=\"/c/\"]').length === 3 ? true : null;")
+        let titles = try #require(try b.run("return [...document.querySelectorAll('#library a')].map((a) => a.textContent).join('|')") as? String)
+        #expect(titles.contains("Ann Lee (+15550102000)") && titles.contains("+15550109876"), "\(titles)")
+        #expect((try server.get("/api/v1/conversations").json() as? [Any])?.count == 3)
+    }
+
     @Test("hostile text, names, links, file names and titles: no script runs in the browser, no request leaves loopback")
     func hostileContent() throws {
         let dir = try Self.temp()
