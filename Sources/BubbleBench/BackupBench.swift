@@ -1,5 +1,6 @@
 import BubbleCore
 import Foundation
+import BubbleTestSupport
 
 // MARK: A whole backup (issue 27): `bubbles render BACKUP --all`
 
@@ -59,19 +60,57 @@ func backupCase(_ name: String) throws -> Figures {
                            "jobs": String(c.jobs ?? UsableCores.count)])
 }
 
+/// The same backup into the store with one `bubbles import` (issue 47): every conversation, each
+/// in its own transaction, into SQLite and into PostgreSQL 15 (the project's own, `initdb` into
+/// a temporary folder), by the release tool as a child process (its peak memory its own).
+let backupImportCases = ["backup-import-sqlite", "backup-import-postgres"]
+
+func backupImportCase(_ name: String) throws -> Figures {
+    try generateBackupIfMissing()
+    let dir = try scratchFolder()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var pg: TestPostgres?
+    defer { pg?.stop() }
+    let db: [String]
+    if name.hasSuffix("postgres") {
+        let server = try TestPostgres.privateServer(durable: true)
+        pg = server
+        db = ["--db", try server.createDatabase("backup"), "--media", dir + "/media"]
+    } else {
+        db = ["--db", dir + "/backup.sqlite"]
+    }
+    let run = try runReleaseTool(["import", backupFile(), "--tz", "UTC"] + db)
+    return Figures(name: name, messages: backupMessages, microsPerMessage: ["total": run.seconds * 1e6 / Double(backupMessages)],
+                   peakMemoryMB: run.peakMB, notes: ["seconds": String(format: "%.1f", run.seconds)])
+}
+
 func printBackup(_ results: [String: Figures]) {
-    guard backupCases.contains(where: { results[$0.name] != nil }) else { return }
+    guard backupCases.contains(where: { results[$0.name] != nil }) || backupImportCases.contains(where: { results[$0] != nil }) else { return }
     let cores = UsableCores.count
     print("")
     print("A whole backup: \(backupConversations) conversations, \(backupMessages) messages, `bubbles render --all` (release tool)")
     print(pad("output", 8) + lpad("1 core msg/s", 14) + lpad("peak MB", 9) + lpad("\(cores) cores msg/s", 16) + lpad("peak MB", 9)
           + lpad("speed-up", 10) + "  goal ≥ \(String(format: "%.1f", 0.8 * Double(cores)))× (0.8 × cores)")
     for format in ["pdf", "html"] {
-        guard let one = results["backup-\(format)-1core"], let all = results["backup-\(format)-allcores"] else { continue }
+        guard let one = results["backup-\(format)-1core"], let all = results["backup-\(format)-allcores"] else {
+            // One of the two only: its figures, no ratio.
+            for (cores, f) in [("1 core", results["backup-\(format)-1core"]), ("\(cores) cores", results["backup-\(format)-allcores"])] {
+                guard let f else { continue }
+                print(pad("render --all \(format), \(cores)", 24) + lpad(String(format: "%.0f msg/s", 1e6 / f.microsPerMessage["total"]!), 16)
+                      + lpad(String(format: "%.0f MB peak", f.peakMemoryMB), 14) + "  (\(f.notes["seconds"] ?? "?") s, \(f.notes["files"] ?? "?") files)")
+            }
+            continue
+        }
         let a = 1e6 / one.microsPerMessage["total"]!, b = 1e6 / all.microsPerMessage["total"]!
         print(pad(format, 8) + lpad(String(format: "%.0f", a), 14) + lpad(String(format: "%.0f", one.peakMemoryMB), 9)
               + lpad(String(format: "%.0f", b), 16) + lpad(String(format: "%.0f", all.peakMemoryMB), 9)
               + lpad(String(format: "%.2f×", b / a), 10) + ((b / a) >= 0.8 * Double(cores) ? "  met" : "  not met")
               + "  (\(all.notes["files"] ?? "?") files)")
+    }
+    for name in backupImportCases {
+        guard let f = results[name] else { continue }
+        print(pad(name.hasSuffix("postgres") ? "import into PostgreSQL" : "import into SQLite", 24)
+              + lpad(String(format: "%.0f msg/s", 1e6 / f.microsPerMessage["total"]!), 16) + lpad(String(format: "%.0f MB peak", f.peakMemoryMB), 14)
+              + "  (\(f.notes["seconds"] ?? "?") s, one `bubbles import` of the whole backup)")
     }
 }

@@ -134,6 +134,8 @@ func runReleaseTool(_ arguments: [String], oneCore: Bool = false) throws -> (sec
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = arguments
     }
+    // The driver reads this process's standard output (its figures): the tool's goes nowhere.
+    p.standardOutput = FileHandle.nullDevice
     p.standardError = FileHandle.nullDevice
     let start = now()
     try p.run()

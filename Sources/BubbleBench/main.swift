@@ -397,6 +397,7 @@ let convertAndServeCases: [BenchCase] = [
 ]
 let importBenchCases: [BenchCase] = importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
 let backupBenchCases: [BenchCase] = backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
+    + backupImportCases.map { name in (name, { _ in try backupImportCase(name) }) }
 let cases: [BenchCase] = layoutAndRenderCases + convertAndServeCases + importBenchCases + storeCases + backupBenchCases
 
 nonisolated(unsafe) var keptToTheEnd: [Any] = []

@@ -42,8 +42,9 @@ final class ImportContext {
     var unmatched: [String] = []
 
     /// Hands a finished conversation to `each` (with this context's warnings so far).
-    func deliverConversation(_ result: ImportResult, key: String, of total: Int, owner: Int = -1) throws {
+    func deliverConversation(_ result: ImportResult, key: String, of total: Int, owner: Int = -1, identity: String? = nil) throws {
         var r = result
+        r.chatIdentity = identity
         // Missing media are counted per conversation.
         finish(&r, owner: owner)
         r.chatNumber = delivered.count + 1

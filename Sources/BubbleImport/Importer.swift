@@ -145,6 +145,10 @@ public struct ImportResult: Sendable {
     /// With `Importer.loadEach`: how the export tells this conversation from the others (a
     /// contact and number, a chat's name and id), stable from one export to the next.
     public var chatKey: String?
+    /// With `Importer.loadEach`: what tells this chat apart across backups of different phones
+    /// when `chatKey` (a label with the contact's name) would not — an SMS conversation's
+    /// normalised numbers; nil when `chatKey` is it.
+    public var chatIdentity: String?
     /// With `Importer.loadEach`: this conversation's number (1, 2, …) among the `chatCount` the
     /// export holds that are wanted (0 when not known).
     public var chatNumber = 0

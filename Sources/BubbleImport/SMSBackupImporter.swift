@@ -126,6 +126,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
 
     /// One conversation of the backup: who, and how many messages.
     private struct ThreadTally {
+        /// The normalised numbers (`key`): the same on another phone's backup, whatever names
+        /// its contacts give them.
+        var key = ""
         var label: String
         var count = 0
         var wanted: Bool
@@ -377,7 +380,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
             wanted = matches(chat)
         }
         threadIndex[key] = threads.count
-        threads.append(ThreadTally(label: label, count: 1, wanted: wanted))
+        threads.append(ThreadTally(key: key, label: label, count: 1, wanted: wanted))
         return threads.count - 1
     }
     /// With `everyChat` and `chats`: those that matched a conversation.
@@ -651,7 +654,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
                 builders[i].title = threads[i].label
                 let result = try builders[i].finish(format: .smsBackup, me: "me", sortByDate: true, keep: "me")
                 builders[i] = ConversationBuilder()
-                do { try context.deliverConversation(result, key: threads[i].label, of: total, owner: i) } catch let e as ImportError { throw e } catch {
+                do { try context.deliverConversation(result, key: threads[i].label, of: total, owner: i, identity: "sms:" + threads[i].key) } catch let e as ImportError { throw e } catch {
                     throw ImportError(path: path, reason: "stopped: \(threads[i].label) could not be passed on: \(error)")
                 }
             }

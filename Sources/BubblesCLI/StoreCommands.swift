@@ -159,7 +159,9 @@ struct Import: AsyncParsableCommand {
                     let summary = try await db.importStream(sourceFormat: format.rawValue, title: one, mediaFolder: InputOptions.folder(of: file),
                                                             sortByDate: Importer.sortsByDate(format)) { add in
                         for m in c.messages { try add(m) }
-                        return (c, name)
+                        // Which stored conversation it goes into: the same chat of another backup,
+                        // also another phone's (its numbers, whatever the contact is called there).
+                        return (c, result.chatIdentity ?? name)
                     }
                     messages += c.messages.count
                     report.stored.append(.init(title: one ?? c.title ?? name, summary: summary))

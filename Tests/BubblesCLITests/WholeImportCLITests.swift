@@ -104,6 +104,24 @@ struct WholeImportCLITests {
         #expect(after.count == 5 && after.first { $0.key.hasPrefix("Dee") }?.value == 1, "\(after)")
     }
 
+    @Test("two phones of one person: the same numbers under other contact names go into the same conversations, nothing twice")
+    func twoPhones() throws {
+        let dir = try ImportCLITests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("s.sqlite").path
+        try Self.backup(Self.first).write(to: dir.appendingPathComponent("phone1.xml"))
+        // The second phone calls Ann "Annie".
+        let second = Self.first.map { ($0.0, $0.1 == "Ann Lee" ? "Annie" : $0.1, $0.2) } + [("+15550102000", "Annie", "from the other phone")]
+        try Self.backup(second).write(to: dir.appendingPathComponent("phone2.xml"))
+        #expect(try Tool.run(["import", "phone1.xml", "--db", db], in: dir).status == 0)
+        let r = try Tool.run(["import", "phone2.xml", "--db", db], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(String(decoding: r.stdout, as: UTF8.self).contains("3 conversations: 0 new, 1 grown, 2 unchanged; 1 message added, 12 already there"),
+                "\(String(decoding: r.stdout, as: UTF8.self))")
+        let stored = try list(db)
+        #expect(stored.count == 3 && stored["Ann Lee (+15550102000)"] == 5, "\(stored)")
+    }
+
     @Test("render --all --format png of a backup with 4,000-message conversations writes every one (page images for the long ones, with a note), exit 0")
     func pngWithoutTheWall() throws {
         let dir = try ImportCLITests.folder()
