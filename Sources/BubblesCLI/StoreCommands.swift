@@ -90,14 +90,16 @@ struct Import: AsyncParsableCommand {
             let progress = Progress(label: file)
             let report = try await Self.importAny(file, input: input, into: db, title: title, progress: progress.update)
             progress.finish()
-            for s in report.stored where s.isNew || s.grew {
+            // A whole backup: the conversations that changed, then the sum; one conversation: its line.
+            let one = report.stored.count + report.failed.count == 1
+            for s in report.stored where one || s.isNew || s.grew {
                 print("\(file): \"\(s.title)\" (conversation \(s.summary.conversationID)\(s.isNew ? ", new" : "")): "
                       + "added \(s.summary.messagesAdded) message\(s.summary.messagesAdded == 1 ? "" : "s"), "
                       + "\(s.summary.attachmentsAdded) attachment\(s.summary.attachmentsAdded == 1 ? "" : "s"); "
                       + "skipped \(s.summary.messagesSkipped) already present")
             }
             for f in report.failed { FileHandle.standardError.write(Data("error: \(file): \(f.name): \(f.reason)\n".utf8)) }
-            print("\(file): \(report.line)")
+            if !one { print("\(file): \(report.line)") }
             failed = failed || !report.failed.isEmpty
         }
         // As for --all: some conversations were not stored, the others are.
