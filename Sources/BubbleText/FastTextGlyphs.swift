@@ -123,29 +123,33 @@ extension FastTextEngine {
                             pen += Int64(g.advance)
                         }
                         if clusters, result.glyphs.count > before {
-                            let bytes: ArraySlice<UInt8>
+                            // The cluster's characters go straight into `text` (no array of its own).
+                            let textStart = result.text.count
                             if run.base < 0 {
-                                bytes = i == run.glyphs.startIndex ? Array("\u{2026}".utf8)[...] : []
+                                if i == run.glyphs.startIndex { result.text.append(contentsOf: "\u{2026}".utf8) }
                             } else {
                                 // Its characters run to the next cluster in logical order: after it
                                 // left to right, before it right to left; the last to the run's end.
                                 let rtl = run.level & 1 == 1
                                 let next = rtl ? (i > run.glyphs.startIndex ? run.base + Int(run.glyphs[i - 1].cluster) : run.end)
                                                : (j < run.glyphs.endIndex ? run.base + Int(run.glyphs[j].cluster) : run.end)
-                                bytes = storage.withText { text in
-                                    let lo = FastTextEngine.characterStart(text, max(line.start, run.base + Int(run.glyphs[i].cluster)))
-                                    let hi = FastTextEngine.characterStart(text, min(next, line.contentEnd))
-                                    return lo < hi ? Array(text[lo..<hi])[...] : []
+                                let from = max(line.start, run.base + Int(run.glyphs[i].cluster)), to = min(next, line.contentEnd)
+                                if from < to {
+                                    storage.withText { text in
+                                        let lo = FastTextEngine.characterStart(text, from), hi = FastTextEngine.characterStart(text, to)
+                                        if lo < hi { result.text.append(contentsOf: text[lo..<hi]) }
+                                    }
                                 }
                             }
                             if hideText {
+                                // A picture's text is shown apart (`hidden`), not by its glyphs.
                                 result.hidden.append(HiddenText(x: origin.x + Double(penBefore) / Double(PANGO_SCALE), y: baseline,
-                                                                width: Double(pen - penBefore) / Double(PANGO_SCALE), text: Array(bytes)))
-                                result.clusters.append(PositionedCluster(bytes: 0, glyphs: Int32(result.glyphs.count - before)))
-                            } else {
-                                result.text.append(contentsOf: bytes)
-                                result.clusters.append(PositionedCluster(bytes: Int32(bytes.count), glyphs: Int32(result.glyphs.count - before)))
+                                                                width: Double(pen - penBefore) / Double(PANGO_SCALE),
+                                                                text: Array(result.text[textStart...])))
+                                result.text.removeSubrange(textStart...)
                             }
+                            result.clusters.append(PositionedCluster(bytes: Int32(result.text.count - textStart),
+                                                                     glyphs: Int32(result.glyphs.count - before)))
                         }
                         i = j
                     }
