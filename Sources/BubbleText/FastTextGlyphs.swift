@@ -28,6 +28,8 @@ extension FastTextEngine {
         do {
             lock.lock(); defer { lock.unlock() }
             let ellipsis = storage.context.ellipsis
+            // The text's bytes once (clusters copy from them), not a look at the storage per cluster.
+            let textBytes: [UInt8] = clusters ? storage.withText { Array($0) } : []
             // Segment starts, to find the segments under each line.
             var starts: [Int] = []
             var ends: [(end: Int, shaped: Int, rtl: Bool, paragraph: Int)] = []
@@ -135,10 +137,8 @@ extension FastTextEngine {
                                                : (j < run.glyphs.endIndex ? run.base + Int(run.glyphs[j].cluster) : run.end)
                                 let from = max(line.start, run.base + Int(run.glyphs[i].cluster)), to = min(next, line.contentEnd)
                                 if from < to {
-                                    storage.withText { text in
-                                        let lo = FastTextEngine.characterStart(text, from), hi = FastTextEngine.characterStart(text, to)
-                                        if lo < hi { result.text.append(contentsOf: text[lo..<hi]) }
-                                    }
+                                    let lo = FastTextEngine.characterStart(textBytes, from), hi = FastTextEngine.characterStart(textBytes, to)
+                                    if lo < hi { result.text.append(contentsOf: textBytes[lo..<hi]) }
                                 }
                             }
                             if hideText {
@@ -213,7 +213,7 @@ package struct PositionedGlyphs {
 
 extension FastTextEngine {
     /// `offset` moved forward to the start of a character (never inside a UTF-8 sequence).
-    static func characterStart(_ text: UnsafeBufferPointer<UInt8>, _ offset: Int) -> Int {
+    static func characterStart(_ text: [UInt8], _ offset: Int) -> Int {
         var o = max(0, min(offset, text.count))
         while o < text.count, text[o] & 0xC0 == 0x80 { o += 1 }
         return o

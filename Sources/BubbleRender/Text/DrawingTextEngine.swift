@@ -277,9 +277,15 @@ extension FastTextEngine: DrawingTextEngine {
                     var start = 0, clusterStart = 0, textStart = 0
                     for run in found.runs {
                         cairo_set_scaled_font(cr, run.font)
-                        TextGlyphs.show(all.baseAddress! + start, count: run.end - start,
-                                        text: UnsafeBufferPointer(rebasing: text[textStart..<run.textEnd]),
-                                        clusters: clusters.baseAddress! + clusterStart, clusterCount: run.clusterEnd - clusterStart, on: cr)
+                        let bytes = UnsafeBufferPointer(rebasing: text[textStart..<run.textEnd])
+                        if run.end - start == bytes.count, run.clusterEnd - clusterStart == bytes.count, !bytes.contains(where: { $0 >= 0x80 }) {
+                            // ASCII, a glyph per character: the font's own map back from glyphs to
+                            // characters is right, and Cairo writes such runs faster without clusters.
+                            cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
+                        } else {
+                            TextGlyphs.show(all.baseAddress! + start, count: run.end - start, text: bytes,
+                                            clusters: clusters.baseAddress! + clusterStart, clusterCount: run.clusterEnd - clusterStart, on: cr)
+                        }
                         start = run.end; clusterStart = run.clusterEnd; textStart = run.textEnd
                     }
                 }
