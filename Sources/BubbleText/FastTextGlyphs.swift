@@ -28,6 +28,10 @@ extension FastTextEngine {
         do {
             lock.lock(); defer { lock.unlock() }
             let ellipsis = storage.context.ellipsis
+            // The style's own font (the ellipsis's) for the text of colour glyphs, as the painter draws it.
+            if clusters, let piece = ellipsis?.pieces.first, piece.font >= 0, !shaper.fonts[Int(piece.font)].isColor {
+                result.plainFont = fonts(OpaquePointer(shaper.fonts[Int(piece.font)].pointer))
+            }
             // The text's bytes once (clusters copy from them), not a look at the storage per cluster.
             let textBytes: [UInt8] = clusters ? storage.withText { Array($0) } : []
             // Segment starts, to find the segments under each line.
@@ -204,6 +208,9 @@ package struct HiddenText {
 package struct PositionedGlyphs {
     package var delegate: PreparedText?
     package var hidden: [HiddenText] = []
+    /// A font without colour glyphs (the style's), as the painter's `fonts` gave it, to show
+    /// `hidden` with.
+    package var plainFont: OpaquePointer?
     package var glyphs: [PositionedGlyph] = []
     package var runs: [(font: OpaquePointer, end: Int, clusterEnd: Int, textEnd: Int)] = []
     package var text: [UInt8] = []

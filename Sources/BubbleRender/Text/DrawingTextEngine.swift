@@ -291,7 +291,7 @@ extension FastTextEngine: DrawingTextEngine {
                 }
             } }
         } }
-        TextGlyphs.showHidden(found.hidden, size: prepared.style.size, on: cr)
+        TextGlyphs.showHidden(found.hidden, font: found.plainFont, size: prepared.style.size, on: cr)
     }
 }
 

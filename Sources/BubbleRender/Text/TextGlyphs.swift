@@ -12,6 +12,8 @@ import Foundation
 /// a glyph per word (Pango's own `pango_cairo_show_glyph_item` gives a right-to-left run
 /// backwards, which readers split into letters).
 enum TextGlyphs {
+    private static let toyFontLock = NSLock()
+
     /// Whether `cr` draws on a surface that keeps text with its glyphs.
     static func keepsText(_ cr: OpaquePointer) -> Bool {
         cairo_surface_has_show_text_glyphs(cairo_get_target(cr)) != 0
@@ -30,12 +32,22 @@ enum TextGlyphs {
     /// Shows the text of pictures (colour emoji, which a PDF holds as images) invisibly: blank
     /// glyphs (spaces) of a plain sans face spread over each box, all mapped to its text, so a
     /// PDF reader finds the text where the picture is, and no gap that splits the line.
-    static func showHidden(_ hidden: [HiddenText], size: Double, on cr: OpaquePointer) {
+    /// `font`: a plain scaled font to use (the fast engine's, one per painting thread); without
+    /// one a sans face is looked up, under a lock (a lookup loads fonts, which FreeType does not
+    /// do on several threads at once).
+    static func showHidden(_ hidden: [HiddenText], font plain: OpaquePointer? = nil, size: Double, on cr: OpaquePointer) {
         guard hidden.contains(where: { !$0.text.isEmpty }) else { return }
         cairo_save(cr)
         defer { cairo_restore(cr) }
-        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
-        cairo_set_font_size(cr, max(1, size))
+        if let plain {
+            cairo_set_scaled_font(cr, plain)
+        } else {
+            toyFontLock.lock()
+            cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
+            cairo_set_font_size(cr, max(1, size))
+            _ = cairo_get_scaled_font(cr)
+            toyFontLock.unlock()
+        }
         guard let font = cairo_get_scaled_font(cr) else { return }
         var found: UnsafeMutablePointer<cairo_glyph_t>?
         var count: Int32 = 0
