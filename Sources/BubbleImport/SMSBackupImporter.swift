@@ -113,7 +113,8 @@ final class SMSBackupReader: SAXPushParserDelegate {
     private var single = ConversationBuilder()
     /// With `everyChat`: a builder per conversation (spooling to disk), and the current one.
     private var builders: [ConversationBuilder] = []
-    private var current = 0
+    /// Whose message is read is whose missing media are counted (`ImportContext.mediaOwner`).
+    private var current = 0 { didSet { context.mediaOwner = current } }
     /// The builder of the message being read.
     private var builder: ConversationBuilder {
         get { context.everyChat ? builders[current] : single }
@@ -357,7 +358,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
     private func thread(key: String, label: String, addresses: [String], name: String?) -> Int {
         if let i = threadIndex[key] {
             threads[i].count += 1
-            if context.everyChat { current = i; context.mediaOwner = i }
+            if context.everyChat { current = i }
             return i
         }
         func matches(_ chat: String) -> Bool {
@@ -375,7 +376,6 @@ final class SMSBackupReader: SAXPushParserDelegate {
             }
             builders.append(b)
             current = builders.count - 1
-            context.mediaOwner = current
         } else if let chat = context.options.chat {
             wanted = matches(chat)
         }
@@ -453,7 +453,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
         if let last = lastSender, Self.sameBytes(a, .address, last.addressBytes), Self.sameBytes(a, .contactName, last.nameBytes) {
             threads[last.thread].count += 1
             threadNumber = last.thread
-            if context.everyChat { current = threadNumber; context.mediaOwner = threadNumber }
+            if context.everyChat { current = threadNumber }
         } else {
             let address = value(a, .address) ?? "Unknown"
             let name = value(a, .contactName)

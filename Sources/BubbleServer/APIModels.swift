@@ -275,15 +275,21 @@ struct ImportJSON: ResponseEncodable, Sendable {
         var name: String
         var reason: String
     }
-    var id: Int64
-    var title: String
-    var added: Int
-    var skipped: Int
-    var attachments: Int
-    var new: Bool
+    /// At least one.
     var conversations: [One]
     var failed: [Failed]
     var summary: String
+
+    private enum Keys: String, CodingKey { case conversations, failed, summary }
+
+    /// The first conversation's fields, then the lists, in one object.
+    func encode(to encoder: any Encoder) throws {
+        try conversations.first?.encode(to: encoder)
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(conversations, forKey: .conversations)
+        try c.encode(failed, forKey: .failed)
+        try c.encode(summary, forKey: .summary)
+    }
 }
 
 /// `GET /healthz`.

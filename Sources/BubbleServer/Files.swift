@@ -94,11 +94,11 @@ struct Files: Sendable {
                 let json = try await run.run(progress: { done, total in
                     continuation.yield(Array("{\"progress\":{\"done\":\(done),\"total\":\(total)}}\n".utf8))
                 })
-                let body = try JSONEncoder().encode(json)
+                let body = try BubbleContext.encoder.encode(json)
                 continuation.yield(Array("{\"result\":".utf8) + body + Array("}\n".utf8))
             } catch {
                 let e = error as? APIError ?? APIError(status: .internalServerError, message: "\(error)")
-                let line = try? JSONEncoder().encode(["error": ErrorLine(status: e.status.code, message: e.message)])
+                let line = try? BubbleContext.encoder.encode(["error": ErrorLine(status: e.status.code, message: e.message)])
                 continuation.yield(Array(line ?? Data("{\"error\":{}}".utf8)) + [UInt8(ascii: "\n")])
             }
             continuation.finish()
@@ -111,7 +111,8 @@ struct Files: Sendable {
     }
 
     static func encoded<T: Encodable>(_ value: T, status: HTTPResponse.Status) throws -> Response {
-        let data = try JSONEncoder().encode(value)
+        // The server's own encoder (sorted keys, `/` not escaped), as every other answer.
+        let data = try BubbleContext.encoder.encode(value)
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -265,7 +266,7 @@ struct ImportRun: Sendable {
         }
         for s in report.stored { await geometries.invalidate(s.summary.conversationID) }
         let failed = report.failed.map { ImportJSON.Failed(name: $0.name, reason: $0.reason.replacingOccurrences(of: folder + "/", with: "")) }
-        guard let first = report.stored.first else {
+        guard !report.stored.isEmpty else {
             throw APIError(status: .unprocessableContent, message: failed.isEmpty ? "the export holds no conversation"
                            : "no conversation could be imported: " + failed.map { "\($0.name): \($0.reason)" }.joined(separator: "; "))
         }
@@ -273,8 +274,7 @@ struct ImportRun: Sendable {
             ImportJSON.One(id: $0.summary.conversationID, title: $0.title, added: $0.summary.messagesAdded, skipped: $0.summary.messagesSkipped,
                            attachments: $0.summary.attachmentsAdded, new: $0.isNew)
         }
-        return ImportJSON(id: all[0].id, title: first.title, added: all[0].added, skipped: all[0].skipped, attachments: all[0].attachments,
-                          new: all[0].new, conversations: all, failed: failed, summary: report.line)
+        return ImportJSON(conversations: all, failed: failed, summary: report.line)
     }
 }
 
