@@ -139,6 +139,7 @@ extension SQLiteStore {
                         """, arguments: [target, p.id, position, p.name, avatar])
                     if db.changesCount > 0 { position += 1 }
                 }
+                try Self.recordMedia(db, media.files, in: target)
                 return summary
             }
         } catch let e as StoreError { throw e } catch let e as DatabaseError {
@@ -154,6 +155,8 @@ struct MediaCopier {
     let exportFolder: String
     /// Export path → stored path (nil: missing), once per import.
     var done: [String: String?] = [:]
+    /// The store's file names (`<sha256>.ext`) this import's conversation shows.
+    var files: Set<String> = []
 
     init(mediaFolder: String, exportFolder: String) {
         self.mediaFolder = mediaFolder
@@ -164,9 +167,15 @@ struct MediaCopier {
     /// folder), copying it in when the store does not hold those bytes yet; nil when it cannot
     /// be read (the message keeps the file's name and shows a placeholder).
     mutating func store(_ path: String, summary: inout StoreImportSummary, extensionFrom name: String? = nil) throws -> String? {
-        if path.hasPrefix("media/") && !path.contains("..") { return path }   // already the store's
+        if path.hasPrefix("media/") && !path.contains("..") {   // already the store's
+            files.insert((path as NSString).lastPathComponent)
+            return path
+        }
         let full = path.hasPrefix("/") ? path : exportFolder + "/" + path
-        if let known = done[full] { return known }
+        if let known = done[full] {
+            if let known { files.insert((known as NSString).lastPathComponent) }
+            return known
+        }
         guard let sha = SHA256.file(full) else { done[full] = .some(nil); return nil }
         let ext = ((name ?? path) as NSString).pathExtension.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8)
         let relative = "media/" + sha.prefix(2) + "/" + sha + (ext.isEmpty ? "" : "." + ext)
@@ -178,6 +187,7 @@ struct MediaCopier {
             summary.attachmentsAdded += 1
         }
         done[full] = relative
+        files.insert((relative as NSString).lastPathComponent)
         return relative
     }
 

@@ -134,6 +134,7 @@ extension SQLiteStore {
             throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
         }
         let limit = max(1, search.limit)
+        if search.within?.isEmpty == true { return [] }
         return try await read { [self] db in
             // The candidates: every match passing the filters, newest first, at most
             // `candidates` (bm25 over a word in a tenth of a million messages would take 100 ms;
@@ -141,6 +142,7 @@ extension SQLiteStore {
             var filters = ""
             var arguments: [any DatabaseValueConvertible] = [SearchText.match(query)]
             if let c = search.conversation { filters += " AND m.conversation_id = ?"; arguments.append(c) }
+            if let within = search.within { filters += " AND m.conversation_id IN (\(within.map(String.init).joined(separator: ",")))" }
             if let s = search.sender {
                 filters += " AND (m.sender = ? OR m.sender IN (SELECT id FROM participant WHERE name = ? COLLATE NOCASE"
                     + (search.conversation != nil ? " AND conversation_id = ?" : "") + "))"

@@ -186,6 +186,76 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
                 CREATE INDEX message_rev ON message (conversation_id, rev) WHERE rev IS NOT NULL;
                 """)
         }
+        // Accounts (`SQLiteStore+Accounts`): users, sessions and API tokens kept by their
+        // SHA-256, conversations' members and invitations, and which media files each
+        // conversation shows (attachments are served to those who reach one of them) — filled
+        // here from what the conversations already hold.
+        m.registerMigration("v3-accounts") { db in
+            try db.execute(sql: """
+                CREATE TABLE account (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    name_key TEXT NOT NULL UNIQUE,
+                    display_name TEXT NOT NULL,
+                    role TEXT NOT NULL,
+                    password_hash TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    disabled INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE TABLE account_session (
+                    hash TEXT PRIMARY KEY,
+                    account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    created REAL NOT NULL,
+                    last_seen REAL NOT NULL,
+                    expires REAL NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX account_session_account ON account_session (account_id);
+                CREATE TABLE account_token (
+                    id INTEGER PRIMARY KEY,
+                    account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    hash TEXT NOT NULL UNIQUE,
+                    created REAL NOT NULL,
+                    last_used REAL
+                );
+                CREATE TABLE member (
+                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                    account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    access TEXT NOT NULL,
+                    added REAL NOT NULL,
+                    PRIMARY KEY (conversation_id, account_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX member_account ON member (account_id);
+                CREATE TABLE invite (
+                    hash TEXT PRIMARY KEY,
+                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                    created_by INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                    access TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    expires REAL NOT NULL,
+                    used_by INTEGER,
+                    used REAL
+                ) WITHOUT ROWID;
+                CREATE TABLE conversation_media (
+                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                    file TEXT NOT NULL,
+                    PRIMARY KEY (conversation_id, file)
+                ) WITHOUT ROWID;
+                CREATE INDEX conversation_media_file ON conversation_media (file);
+                """)
+            let add = try db.makeStatement(sql: "INSERT OR IGNORE INTO conversation_media (conversation_id, file) VALUES (?, ?)")
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT conversation_id, extra FROM message WHERE extra LIKE '%media%'
+                UNION ALL SELECT conversation_id, avatar FROM participant WHERE avatar IS NOT NULL
+                """)
+            while let row = try rows.next() {
+                let id: Int64 = row[0]
+                for file in MediaNames.files(in: row[1] ?? "") {
+                    add.setUncheckedArguments([id, file])
+                    try add.execute()
+                }
+            }
+        }
         return m
     }
 

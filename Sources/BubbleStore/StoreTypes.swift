@@ -78,14 +78,16 @@ public struct WholeImportReport: Sendable {
 public struct StoreSearch: Hashable, Sendable {
     public var query: String
     public var conversation: Int64?
+    /// Only these conversations (those the one searching reaches); nil: all.
+    public var within: Set<Int64>?
     /// A participant id or name.
     public var sender: String?
     public var since: Date?
     public var until: Date?
     public var limit: Int
     public init(_ query: String, conversation: Int64? = nil, sender: String? = nil, since: Date? = nil, until: Date? = nil,
-                limit: Int = 50) {
-        self.query = query; self.conversation = conversation; self.sender = sender
+                limit: Int = 50, within: Set<Int64>? = nil) {
+        self.query = query; self.conversation = conversation; self.sender = sender; self.within = within
         self.since = since; self.until = until; self.limit = limit
     }
 }

@@ -79,6 +79,7 @@ extension PostgresStore {
                         """, logger)
                     if inserted > 0 { position += 1 }
                 }
+                try await Self.recordMedia(c, spooled.files, in: target, logger)
                 return summary
             }
             // A big import changes the table's statistics at once (autovacuum would see it later):
@@ -102,6 +103,8 @@ extension PostgresStore {
         var chatKey: String
         /// Each participant's avatar as a store path.
         var avatars: [String?]
+        /// The store's file names its messages and avatars show.
+        var files: Set<String>
         var summary: StoreImportSummary
         var duplicates: Int
     }
@@ -147,7 +150,7 @@ extension PostgresStore {
             }
             try out.write(contentsOf: Data(buffer: rows.take()))
             let avatars = try header.participants.map { p in try p.avatar.flatMap { try media.store($0, summary: &summary) } }
-            return Spooled(file: file, header: header, chatKey: chatKey, avatars: avatars, summary: summary, duplicates: duplicates)
+            return Spooled(file: file, header: header, chatKey: chatKey, avatars: avatars, files: media.files, summary: summary, duplicates: duplicates)
         } catch {
             try? FileManager.default.removeItem(atPath: file)
             throw error

@@ -134,6 +134,10 @@ extension PostgresStore {
         }
         guard !conditions.isEmpty else { return [] }
         if let c = search.conversation { conditions.append("m.conversation_id = \(bind(c))") }
+        if let within = search.within {
+            if within.isEmpty { return [] }
+            conditions.append("m.conversation_id IN (\(within.map(String.init).joined(separator: ",")))")
+        }
         if let s = search.sender {
             let v = bind(s)
             conditions.append("(m.sender = \(v) OR m.sender IN (SELECT id FROM participant WHERE lower(name) = lower(\(v))"

@@ -189,6 +189,65 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
             CREATE INDEX message_words ON message USING gin (words);
             CREATE INDEX message_cjk ON message USING gin (lower(text) gin_trgm_ops) WHERE cjk;
             """),
+        // Accounts, as in the SQLite store's `v3-accounts` (media names filled from what the
+        // conversations already hold).
+        ("v3-accounts", """
+            CREATE TABLE account (
+                id BIGSERIAL PRIMARY KEY,
+                name TEXT NOT NULL,
+                name_key TEXT NOT NULL UNIQUE,
+                display_name TEXT NOT NULL,
+                role TEXT NOT NULL,
+                password_hash TEXT NOT NULL,
+                created DOUBLE PRECISION NOT NULL,
+                disabled BOOLEAN NOT NULL DEFAULT false
+            );
+            CREATE TABLE account_session (
+                hash TEXT PRIMARY KEY,
+                account_id BIGINT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                created DOUBLE PRECISION NOT NULL,
+                last_seen DOUBLE PRECISION NOT NULL,
+                expires DOUBLE PRECISION NOT NULL
+            );
+            CREATE INDEX account_session_account ON account_session (account_id);
+            CREATE TABLE account_token (
+                id BIGSERIAL PRIMARY KEY,
+                account_id BIGINT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                hash TEXT NOT NULL UNIQUE,
+                created DOUBLE PRECISION NOT NULL,
+                last_used DOUBLE PRECISION
+            );
+            CREATE TABLE member (
+                conversation_id BIGINT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                account_id BIGINT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                access TEXT NOT NULL,
+                added DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (conversation_id, account_id)
+            );
+            CREATE INDEX member_account ON member (account_id);
+            CREATE TABLE invite (
+                hash TEXT PRIMARY KEY,
+                conversation_id BIGINT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                created_by BIGINT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                access TEXT NOT NULL,
+                created DOUBLE PRECISION NOT NULL,
+                expires DOUBLE PRECISION NOT NULL,
+                used_by BIGINT,
+                used DOUBLE PRECISION
+            );
+            CREATE TABLE conversation_media (
+                conversation_id BIGINT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                file TEXT NOT NULL,
+                PRIMARY KEY (conversation_id, file)
+            );
+            CREATE INDEX conversation_media_file ON conversation_media (file);
+            INSERT INTO conversation_media (conversation_id, file)
+            SELECT DISTINCT conversation_id, (regexp_matches(extra, 'media\\\\?/[0-9a-f]{2}\\\\?/([0-9a-f]{64}(?:\\.[a-z0-9]{1,10})?)', 'g'))[1]
+            FROM message WHERE extra LIKE '%media%'
+            UNION SELECT conversation_id, regexp_replace(avatar, '^.*/', '') FROM participant WHERE avatar LIKE 'media/%'
+            ON CONFLICT DO NOTHING;
+            """),
     ]
 
     func migrate() async throws {

@@ -1,0 +1,153 @@
+import Foundation
+
+/// What a user may do on the whole server: an admin creates conversations for others, imports
+/// archives (which are theirs), shares them, removes members; a member uses the conversations
+/// they belong to.
+public enum UserRole: String, Sendable, Hashable, Codable {
+    case admin, member
+}
+
+/// A person who signs in. `name` is unique case-insensitively and is the person's participant
+/// id in every live conversation (`key`, its lower-case form).
+public struct StoredUser: Sendable, Hashable {
+    public var id: Int64
+    public var name: String
+    public var displayName: String
+    public var role: UserRole
+    public var created: Date
+    public var disabled: Bool
+    /// The name as participants and look-ups know it: lower case.
+    public var key: String { UserName.key(name) }
+    public var isAdmin: Bool { role == .admin }
+    public init(id: Int64, name: String, displayName: String, role: UserRole, created: Date, disabled: Bool) {
+        self.id = id; self.name = name; self.displayName = displayName; self.role = role; self.created = created; self.disabled = disabled
+    }
+}
+
+/// A user's name: 1 to 64 letters, digits, `.`, `_` or `-`, starting with a letter or digit.
+public enum UserName {
+    public static func key(_ name: String) -> String { name.lowercased() }
+
+    /// Why `name` cannot be a user's name (nil: it can).
+    public static func problem(_ name: String) -> String? {
+        guard !name.isEmpty, name.count <= 64 else { return "expected 1 to 64 characters" }
+        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic || ("0"..."9").contains(Character(first)) else {
+            return "expected a letter or digit first"
+        }
+        for s in name.unicodeScalars where !(s.properties.isAlphabetic || ("0"..."9").contains(Character(s)) || ".-_".unicodeScalars.contains(s)) {
+            return "\"\(s)\" is not allowed; expected letters, digits, '.', '_' and '-'"
+        }
+        return nil
+    }
+}
+
+/// How a user reaches a conversation: its owner (who imported it or created it; may share it),
+/// a member who writes, or one who only reads (an archive shared with them).
+public enum MemberAccess: String, Sendable, Hashable, Codable, Comparable {
+    case read, write, owner
+    public var writes: Bool { self != .read }
+    public static func < (a: Self, b: Self) -> Bool { a.rank < b.rank }
+    private var rank: Int { self == .read ? 0 : self == .write ? 1 : 2 }
+}
+
+/// A member of a conversation.
+public struct StoredMember: Sendable, Hashable {
+    public var user: StoredUser
+    public var access: MemberAccess
+    public var added: Date
+}
+
+/// An API token as its owner sees it (the token itself is shown once, when made; the store keeps
+/// its SHA-256 only).
+public struct StoredToken: Sendable, Hashable {
+    public var id: Int64
+    public var name: String
+    public var created: Date
+    public var lastUsed: Date?
+}
+
+/// What the sessions of a store last: `lifetime` from sign-in at most, `idle` without a request.
+public struct SessionPolicy: Sendable, Hashable {
+    public var lifetime: TimeInterval
+    public var idle: TimeInterval
+    public init(lifetime: TimeInterval = 30 * 86_400, idle: TimeInterval = 7 * 86_400) {
+        self.lifetime = lifetime; self.idle = idle
+    }
+}
+
+/// Users, their sessions and API tokens, conversations' members and invitations — kept in the
+/// same database as the conversations (so every server of one PostgreSQL store knows them).
+/// Secrets are never stored: sessions, tokens and invitations are looked up by the SHA-256 of the
+/// random value the client holds (`AccountSecret`).
+public protocol AccountStore: AnyObject, Sendable {
+    func userCount() async throws -> Int
+    /// A new user; `LiveError(.conflict)` when the name is taken (in any case).
+    func addUser(name: String, displayName: String, role: UserRole, passwordHash: String) async throws -> StoredUser
+    func users() async throws -> [StoredUser]
+    /// The user of that name (any case) and their password hash.
+    func user(named name: String) async throws -> (user: StoredUser, passwordHash: String)?
+    func setPassword(of user: Int64, hash: String) async throws
+    /// Disables (or enables) a user; disabling ends their sessions.
+    func setDisabled(_ user: Int64, _ disabled: Bool) async throws
+
+    func createSession(hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws
+    /// The user of a live session (not expired, not idle too long, not disabled); seen now.
+    func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser?
+    func deleteSession(hash: String) async throws
+    /// Ends every session of `user` ("sign out everywhere"); how many there were.
+    @discardableResult func deleteSessions(of user: Int64) async throws -> Int
+
+    func createToken(user: Int64, name: String, hash: String) async throws -> StoredToken
+    func tokens(of user: Int64) async throws -> [StoredToken]
+    /// Whether `user` had a token `id` (now revoked).
+    func revokeToken(_ id: Int64, of user: Int64) async throws -> Bool
+    func tokenUser(hash: String, now: Date) async throws -> StoredUser?
+
+    func members(of conversation: Int64) async throws -> [StoredMember]
+    /// Makes `user` a member (or changes their access); one who writes becomes a participant
+    /// (their name is their participant id).
+    func setMember(_ conversation: Int64, user: StoredUser, access: MemberAccess) async throws
+    func removeMember(_ conversation: Int64, user: Int64) async throws -> Bool
+    /// `user`'s access to `conversation`: their membership, or `.owner` for an admin when the
+    /// conversation has no members at all (imported from the command line, or made before
+    /// accounts); nil: none (the conversation may not exist).
+    func access(of user: StoredUser, to conversation: Int64) async throws -> MemberAccess?
+    /// Every conversation `user` reaches (by `access(of:to:)`'s rule).
+    func readableConversations(of user: StoredUser) async throws -> Set<Int64>
+
+    func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws
+    /// Joins `user` by an invitation: single use, before it expires. The conversation, or a
+    /// `LiveError(.notFound)` that says nothing about why.
+    func redeemInvite(hash: String, user: StoredUser, now: Date) async throws -> Int64
+
+    /// Files (`<sha256>.<ext>`) a conversation shows, so an attachment is served only to those
+    /// who reach one of its conversations.
+    func recordMedia(_ files: [String], in conversation: Int64) async throws
+    func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool
+}
+
+/// The random values that stand for a signed-in client: 32 bytes from the system's
+/// cryptographic generator, URL-safe base64, and the hex SHA-256 the store keeps instead.
+public enum AccountSecret {
+    public static func make(prefix: String = "") -> String {
+        var g = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) }
+        return prefix + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func hash(_ secret: String) -> String {
+        var h = SHA256()
+        h.update(Array(secret.utf8))
+        return h.finish()
+    }
+}
+
+/// The store's file names of media in a message's stored JSON or a path (`media/ab/<sha256>.ext`).
+enum MediaNames {
+    nonisolated(unsafe) static let pattern = #/media\\?/[0-9a-f]{2}\\?/([0-9a-f]{64}(?:\.[a-z0-9]{1,10})?)/#
+
+    static func files(in text: String) -> [String] {
+        text.matches(of: pattern).map { String($0.output.1) }
+    }
+}

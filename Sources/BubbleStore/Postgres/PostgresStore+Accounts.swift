@@ -1,0 +1,221 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Accounts in PostgreSQL (migration `v3-accounts`): every server of the store reads the same
+/// sessions, so a session made on one works on all, and ending it on one ends it everywhere.
+extension PostgresStore: AccountStore {
+    static let userColumns = "a.id, a.name, a.display_name, a.role, a.created, a.disabled"
+
+    static func user(_ row: PostgresRow) throws -> StoredUser {
+        let cells = Array(row)
+        return StoredUser(id: try cells[0].decode(Int64.self), name: try cells[1].decode(String.self), displayName: try cells[2].decode(String.self),
+                          role: UserRole(rawValue: try cells[3].decode(String.self)) ?? .member,
+                          created: Date(timeIntervalSince1970: try cells[4].decode(Double.self)), disabled: try cells[5].decode(Bool.self))
+    }
+
+    /// A statement that changes rows, once the schema is ready; how many it changed.
+    func change(_ query: PostgresQuery) async throws -> Int {
+        try await read { [logger] c in try await c.changed(query, logger) }
+    }
+
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await read { [logger] c in try await c.run(query, logger) }
+    }
+
+    public func userCount() async throws -> Int {
+        Int(try await rows("SELECT count(*) FROM account").first!.decode(Int64.self))
+    }
+
+    public func addUser(name: String, displayName: String, role: UserRole, passwordHash: String) async throws -> StoredUser {
+        let now = Date().timeIntervalSince1970
+        guard let row = try await rows("""
+            INSERT INTO account (name, name_key, display_name, role, password_hash, created)
+            VALUES (\(name), \(UserName.key(name)), \(displayName), \(role.rawValue), \(passwordHash), \(now))
+            ON CONFLICT (name_key) DO NOTHING RETURNING id
+            """).first else {
+            throw LiveError(.conflict, "a user named \"\(name)\" exists already (names are the same in any case)")
+        }
+        return StoredUser(id: try row.decode(Int64.self), name: name, displayName: displayName, role: role,
+                          created: Date(timeIntervalSince1970: now), disabled: false)
+    }
+
+    public func users() async throws -> [StoredUser] {
+        try await rows("SELECT \(unescaped: Self.userColumns) FROM account a ORDER BY a.name_key").map(Self.user)
+    }
+
+    public func user(named name: String) async throws -> (user: StoredUser, passwordHash: String)? {
+        try await rows("SELECT \(unescaped: Self.userColumns), a.password_hash FROM account a WHERE a.name_key = \(UserName.key(name))")
+            .first.map { (try Self.user($0), try Array($0)[6].decode(String.self)) }
+    }
+
+    public func setPassword(of user: Int64, hash: String) async throws {
+        _ = try await change("UPDATE account SET password_hash = \(hash) WHERE id = \(user)")
+    }
+
+    public func setDisabled(_ user: Int64, _ disabled: Bool) async throws {
+        try await transaction(retry: true) { [logger] c in
+            try await c.run("UPDATE account SET disabled = \(disabled) WHERE id = \(user)", logger)
+            if disabled { try await c.run("DELETE FROM account_session WHERE account_id = \(user)", logger) }
+        }
+    }
+
+    public func createSession(hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws {
+        let t = now.timeIntervalSince1970
+        try await transaction(retry: true) { [logger] c in
+            try await c.run("DELETE FROM account_session WHERE expires < \(t) OR last_seen < \(t - policy.idle)", logger)
+            try await c.run("""
+                INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (\(hash), \(user), \(t), \(t), \(t + policy.lifetime))
+                ON CONFLICT (hash) DO NOTHING
+                """, logger)
+        }
+    }
+
+    public func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser? {
+        let t = now.timeIntervalSince1970
+        guard let row = try await rows("""
+            SELECT \(unescaped: Self.userColumns), s.last_seen FROM account_session s JOIN account a ON a.id = s.account_id
+            WHERE s.hash = \(hash) AND s.expires > \(t) AND s.last_seen > \(t - policy.idle) AND NOT a.disabled
+            """).first else { return nil }
+        if t - (try Array(row)[6].decode(Double.self)) > 60 {
+            _ = try await change("UPDATE account_session SET last_seen = \(t) WHERE hash = \(hash)")
+        }
+        return try Self.user(row)
+    }
+
+    public func deleteSession(hash: String) async throws {
+        _ = try await change("DELETE FROM account_session WHERE hash = \(hash)")
+    }
+
+    @discardableResult
+    public func deleteSessions(of user: Int64) async throws -> Int {
+        try await change("DELETE FROM account_session WHERE account_id = \(user)")
+    }
+
+    public func createToken(user: Int64, name: String, hash: String) async throws -> StoredToken {
+        let now = Date().timeIntervalSince1970
+        let id = try await rows("INSERT INTO account_token (account_id, name, hash, created) VALUES (\(user), \(name), \(hash), \(now)) RETURNING id")
+            .first!.decode(Int64.self)
+        return StoredToken(id: id, name: name, created: Date(timeIntervalSince1970: now), lastUsed: nil)
+    }
+
+    public func tokens(of user: Int64) async throws -> [StoredToken] {
+        try await rows("SELECT id, name, created, last_used FROM account_token WHERE account_id = \(user) ORDER BY id").map {
+            let (id, name, created, used) = try $0.decode((Int64, String, Double, Double?).self)
+            return StoredToken(id: id, name: name, created: Date(timeIntervalSince1970: created), lastUsed: used.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    public func revokeToken(_ id: Int64, of user: Int64) async throws -> Bool {
+        try await change("DELETE FROM account_token WHERE id = \(id) AND account_id = \(user)") > 0
+    }
+
+    public func tokenUser(hash: String, now: Date) async throws -> StoredUser? {
+        let t = now.timeIntervalSince1970
+        guard let row = try await rows("""
+            SELECT \(unescaped: Self.userColumns), coalesce(k.last_used, 0) FROM account_token k JOIN account a ON a.id = k.account_id
+            WHERE k.hash = \(hash) AND NOT a.disabled
+            """).first else { return nil }
+        if t - (try Array(row)[6].decode(Double.self)) > 60 {
+            _ = try await change("UPDATE account_token SET last_used = \(t) WHERE hash = \(hash)")
+        }
+        return try Self.user(row)
+    }
+
+    public func members(of conversation: Int64) async throws -> [StoredMember] {
+        try await rows("""
+            SELECT \(unescaped: Self.userColumns), m.access, m.added FROM member m JOIN account a ON a.id = m.account_id
+            WHERE m.conversation_id = \(conversation) ORDER BY m.added, a.name_key
+            """).map {
+            let cells = Array($0)
+            return StoredMember(user: try Self.user($0), access: MemberAccess(rawValue: try cells[6].decode(String.self)) ?? .read,
+                                added: Date(timeIntervalSince1970: try cells[7].decode(Double.self)))
+        }
+    }
+
+    public func setMember(_ conversation: Int64, user: StoredUser, access: MemberAccess) async throws {
+        try await transaction(retry: true) { [logger] c in
+            // The conversation's row locked: positions of participants are taken one at a time.
+            guard try await c.run("SELECT 1 FROM conversation WHERE id = \(conversation) FOR UPDATE", logger).first != nil else {
+                throw LiveError(.notFound, "no conversation \(conversation)")
+            }
+            try await c.run("""
+                INSERT INTO member (conversation_id, account_id, access, added) VALUES (\(conversation), \(user.id), \(access.rawValue), \(Date().timeIntervalSince1970))
+                ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
+                """, logger)
+            if access.writes {
+                try await c.run("""
+                    INSERT INTO participant (conversation_id, id, position, name)
+                    VALUES (\(conversation), \(user.key), (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(conversation)),
+                            \(user.displayName))
+                    ON CONFLICT (conversation_id, id) DO NOTHING
+                    """, logger)
+            }
+        }
+    }
+
+    public func removeMember(_ conversation: Int64, user: Int64) async throws -> Bool {
+        try await change("DELETE FROM member WHERE conversation_id = \(conversation) AND account_id = \(user)") > 0
+    }
+
+    public func access(of user: StoredUser, to conversation: Int64) async throws -> MemberAccess? {
+        guard let row = try await rows("""
+            SELECT (SELECT access FROM member WHERE conversation_id = c.id AND account_id = \(user.id)),
+                   NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
+            FROM conversation c WHERE c.id = \(conversation)
+            """).first else { return nil }
+        let (access, unowned) = try row.decode((String?, Bool).self)
+        if let access { return MemberAccess(rawValue: access) }
+        return user.isAdmin && unowned ? .owner : nil
+    }
+
+    public func readableConversations(of user: StoredUser) async throws -> Set<Int64> {
+        Set(try await rows("""
+            SELECT conversation_id FROM member WHERE account_id = \(user.id)
+            UNION SELECT id FROM conversation c WHERE \(user.isAdmin) AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
+            """).map { try $0.decode(Int64.self) })
+    }
+
+    public func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws {
+        _ = try await change("""
+            INSERT INTO invite (hash, conversation_id, created_by, access, created, expires)
+            VALUES (\(hash), \(conversation), \(user), \(access.rawValue), \(Date().timeIntervalSince1970), \(expires.timeIntervalSince1970))
+            """)
+    }
+
+    public func redeemInvite(hash: String, user: StoredUser, now: Date) async throws -> Int64 {
+        let t = now.timeIntervalSince1970
+        // Single use across servers: one UPDATE takes the unused row.
+        guard let row = try await rows("""
+            UPDATE invite SET used_by = \(user.id), used = \(t) WHERE hash = \(hash) AND used IS NULL AND expires > \(t)
+            RETURNING conversation_id, access
+            """).first else {
+            throw LiveError(.notFound, "this invitation is not valid: it was used already, has expired or never existed")
+        }
+        let (conversation, raw) = try row.decode((Int64, String).self)
+        let current = try await self.access(of: user, to: conversation)
+        try await setMember(conversation, user: user, access: max(current ?? .read, MemberAccess(rawValue: raw) ?? .write))
+        return conversation
+    }
+
+    public func recordMedia(_ files: [String], in conversation: Int64) async throws {
+        try await read { [logger] c in try await Self.recordMedia(c, files, in: conversation, logger) }
+    }
+
+    static func recordMedia(_ c: PostgresConnection, _ files: some Collection<String>, in conversation: Int64, _ logger: Logger) async throws {
+        guard !files.isEmpty else { return }
+        try await c.run("""
+            INSERT INTO conversation_media (conversation_id, file) SELECT \(conversation), unnest(\(Array(files))::text[])
+            ON CONFLICT DO NOTHING
+            """, logger)
+    }
+
+    public func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool {
+        try await rows("""
+            SELECT 1 FROM conversation_media f WHERE f.file = \(file) AND (
+                EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = \(user.id))
+                OR (\(user.isAdmin) AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
+            LIMIT 1
+            """).first != nil
+    }
+}

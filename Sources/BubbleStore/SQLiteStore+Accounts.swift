@@ -1,0 +1,234 @@
+import Foundation
+import GRDB
+
+/// Accounts in the SQLite file (the tables of migration `v3-accounts`).
+extension SQLiteStore: AccountStore {
+    static let userColumns = "a.id, a.name, a.display_name, a.role, a.created, a.disabled"
+
+    static func user(_ row: Row) -> StoredUser {
+        StoredUser(id: row[0], name: row[1], displayName: row[2], role: UserRole(rawValue: row[3]) ?? .member,
+                   created: Date(timeIntervalSince1970: row[4]), disabled: row[5])
+    }
+
+    public func userCount() async throws -> Int {
+        try await read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM account") ?? 0 }
+    }
+
+    public func addUser(name: String, displayName: String, role: UserRole, passwordHash: String) async throws -> StoredUser {
+        try await write { db in
+            let now = Date().timeIntervalSince1970
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE name_key = ?", arguments: [UserName.key(name)]) == true {
+                throw LiveError(.conflict, "a user named \"\(name)\" exists already (names are the same in any case)")
+            }
+            try db.execute(sql: "INSERT INTO account (name, name_key, display_name, role, password_hash, created) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [name, UserName.key(name), displayName, role.rawValue, passwordHash, now])
+            return StoredUser(id: db.lastInsertedRowID, name: name, displayName: displayName, role: role,
+                              created: Date(timeIntervalSince1970: now), disabled: false)
+        }
+    }
+
+    public func users() async throws -> [StoredUser] {
+        try await read { db in try Row.fetchAll(db, sql: "SELECT \(Self.userColumns) FROM account a ORDER BY a.name_key").map(Self.user) }
+    }
+
+    public func user(named name: String) async throws -> (user: StoredUser, passwordHash: String)? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Self.userColumns), a.password_hash FROM account a WHERE a.name_key = ?",
+                             arguments: [UserName.key(name)]).map { (Self.user($0), $0[6]) }
+        }
+    }
+
+    public func setPassword(of user: Int64, hash: String) async throws {
+        try await write { db in try db.execute(sql: "UPDATE account SET password_hash = ? WHERE id = ?", arguments: [hash, user]) }
+    }
+
+    public func setDisabled(_ user: Int64, _ disabled: Bool) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE account SET disabled = ? WHERE id = ?", arguments: [disabled, user])
+            if disabled { try db.execute(sql: "DELETE FROM account_session WHERE account_id = ?", arguments: [user]) }
+        }
+    }
+
+    public func createSession(hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws {
+        try await write { db in
+            let t = now.timeIntervalSince1970
+            // Sessions long gone are dropped as new ones come.
+            try db.execute(sql: "DELETE FROM account_session WHERE expires < ? OR last_seen < ?", arguments: [t, t - policy.idle])
+            try db.execute(sql: "INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [hash, user, t, t, t + policy.lifetime])
+        }
+    }
+
+    public func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser? {
+        let t = now.timeIntervalSince1970
+        let found = try await read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT \(Self.userColumns), s.last_seen FROM account_session s JOIN account a ON a.id = s.account_id
+                WHERE s.hash = ? AND s.expires > ? AND s.last_seen > ? AND a.disabled = 0
+                """, arguments: [hash, t, t - policy.idle]).map { (Self.user($0), $0[6] as Double) }
+        }
+        guard let (user, seen) = found else { return nil }
+        // Seen again: written at most once a minute (not a write per request).
+        if t - seen > 60 {
+            try await write { db in try db.execute(sql: "UPDATE account_session SET last_seen = ? WHERE hash = ?", arguments: [t, hash]) }
+        }
+        return user
+    }
+
+    public func deleteSession(hash: String) async throws {
+        try await write { db in try db.execute(sql: "DELETE FROM account_session WHERE hash = ?", arguments: [hash]) }
+    }
+
+    @discardableResult
+    public func deleteSessions(of user: Int64) async throws -> Int {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM account_session WHERE account_id = ?", arguments: [user])
+            return db.changesCount
+        }
+    }
+
+    public func createToken(user: Int64, name: String, hash: String) async throws -> StoredToken {
+        try await write { db in
+            let now = Date().timeIntervalSince1970
+            try db.execute(sql: "INSERT INTO account_token (account_id, name, hash, created) VALUES (?, ?, ?, ?)", arguments: [user, name, hash, now])
+            return StoredToken(id: db.lastInsertedRowID, name: name, created: Date(timeIntervalSince1970: now), lastUsed: nil)
+        }
+    }
+
+    public func tokens(of user: Int64) async throws -> [StoredToken] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT id, name, created, last_used FROM account_token WHERE account_id = ? ORDER BY id", arguments: [user]).map {
+                StoredToken(id: $0[0], name: $0[1], created: Date(timeIntervalSince1970: $0[2]), lastUsed: ($0[3] as Double?).map(Date.init(timeIntervalSince1970:)))
+            }
+        }
+    }
+
+    public func revokeToken(_ id: Int64, of user: Int64) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM account_token WHERE id = ? AND account_id = ?", arguments: [id, user])
+            return db.changesCount > 0
+        }
+    }
+
+    public func tokenUser(hash: String, now: Date) async throws -> StoredUser? {
+        let t = now.timeIntervalSince1970
+        let found = try await read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT \(Self.userColumns), coalesce(k.last_used, 0) FROM account_token k JOIN account a ON a.id = k.account_id
+                WHERE k.hash = ? AND a.disabled = 0
+                """, arguments: [hash]).map { (Self.user($0), $0[6] as Double) }
+        }
+        guard let (user, used) = found else { return nil }
+        if t - used > 60 {
+            try await write { db in try db.execute(sql: "UPDATE account_token SET last_used = ? WHERE hash = ?", arguments: [t, hash]) }
+        }
+        return user
+    }
+
+    public func members(of conversation: Int64) async throws -> [StoredMember] {
+        try await read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.userColumns), m.access, m.added FROM member m JOIN account a ON a.id = m.account_id
+                WHERE m.conversation_id = ? ORDER BY m.added, a.name_key
+                """, arguments: [conversation]).map {
+                StoredMember(user: Self.user($0), access: MemberAccess(rawValue: $0[6]) ?? .read, added: Date(timeIntervalSince1970: $0[7]))
+            }
+        }
+    }
+
+    public func setMember(_ conversation: Int64, user: StoredUser, access: MemberAccess) async throws {
+        try await write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM conversation WHERE id = ?", arguments: [conversation]) == true else {
+                throw LiveError(.notFound, "no conversation \(conversation)")
+            }
+            try db.execute(sql: """
+                INSERT INTO member (conversation_id, account_id, access, added) VALUES (?, ?, ?, ?)
+                ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
+                """, arguments: [conversation, user.id, access.rawValue, Date().timeIntervalSince1970])
+            if access.writes {
+                try db.execute(sql: """
+                    INSERT INTO participant (conversation_id, id, position, name)
+                    VALUES (?, ?, (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?), ?)
+                    ON CONFLICT (conversation_id, id) DO NOTHING
+                    """, arguments: [conversation, user.key, conversation, user.displayName])
+            }
+        }
+    }
+
+    public func removeMember(_ conversation: Int64, user: Int64) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM member WHERE conversation_id = ? AND account_id = ?", arguments: [conversation, user])
+            return db.changesCount > 0
+        }
+    }
+
+    public func access(of user: StoredUser, to conversation: Int64) async throws -> MemberAccess? {
+        try await read { db in
+            if let a = try String.fetchOne(db, sql: "SELECT access FROM member WHERE conversation_id = ? AND account_id = ?",
+                                           arguments: [conversation, user.id]) {
+                return MemberAccess(rawValue: a)
+            }
+            guard user.isAdmin else { return nil }
+            let unowned = try Bool.fetchOne(db, sql: """
+                SELECT 1 FROM conversation c WHERE c.id = ? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
+                """, arguments: [conversation]) == true
+            return unowned ? .owner : nil
+        }
+    }
+
+    public func readableConversations(of user: StoredUser) async throws -> Set<Int64> {
+        try await read { db in
+            var ids = Set(try Int64.fetchAll(db, sql: "SELECT conversation_id FROM member WHERE account_id = ?", arguments: [user.id]))
+            if user.isAdmin {
+                ids.formUnion(try Int64.fetchAll(db, sql: "SELECT id FROM conversation c WHERE NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)"))
+            }
+            return ids
+        }
+    }
+
+    public func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws {
+        try await write { db in
+            try db.execute(sql: "INSERT INTO invite (hash, conversation_id, created_by, access, created, expires) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [hash, conversation, user, access.rawValue, Date().timeIntervalSince1970, expires.timeIntervalSince1970])
+        }
+    }
+
+    public func redeemInvite(hash: String, user: StoredUser, now: Date) async throws -> Int64 {
+        let (conversation, access) = try await write { db -> (Int64, MemberAccess) in
+            // Single use: the row is taken by the one update that finds it unused.
+            try db.execute(sql: "UPDATE invite SET used_by = ?, used = ? WHERE hash = ? AND used IS NULL AND expires > ?",
+                           arguments: [user.id, now.timeIntervalSince1970, hash, now.timeIntervalSince1970])
+            guard db.changesCount == 1, let row = try Row.fetchOne(db, sql: "SELECT conversation_id, access FROM invite WHERE hash = ?", arguments: [hash]) else {
+                throw LiveError(.notFound, "this invitation is not valid: it was used already, has expired or never existed")
+            }
+            return (row[0], MemberAccess(rawValue: row[1]) ?? .write)
+        }
+        // A member already is kept at the higher of both accesses.
+        let current = try await self.access(of: user, to: conversation)
+        try await setMember(conversation, user: user, access: max(current ?? .read, access))
+        return conversation
+    }
+
+    public func recordMedia(_ files: [String], in conversation: Int64) async throws {
+        try await write { db in try Self.recordMedia(db, files, in: conversation) }
+    }
+
+    static func recordMedia(_ db: Database, _ files: some Sequence<String>, in conversation: Int64) throws {
+        let add = try db.cachedStatement(sql: "INSERT OR IGNORE INTO conversation_media (conversation_id, file) VALUES (?, ?)")
+        for file in files {
+            add.setUncheckedArguments([conversation, file])
+            try add.execute()
+        }
+    }
+
+    public func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool {
+        try await read { db in
+            try Bool.fetchOne(db, sql: """
+                SELECT 1 FROM conversation_media f WHERE f.file = ? AND (
+                    EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = ?)
+                    OR (? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
+                LIMIT 1
+                """, arguments: [file, user.id, user.isAdmin]) == true
+        }
+    }
+}
