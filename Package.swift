@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -91,6 +92,7 @@ let package = Package(
                                                      .product(name: "Hummingbird", package: "hummingbird"),
                                                      .product(name: "HummingbirdCore", package: "hummingbird"),
                                                      .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                                                     .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                                                      .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                      .product(name: "NIOCore", package: "swift-nio"),
                                                      .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),

@@ -7,6 +7,7 @@ import HummingbirdCore
 /// `/api/v1`: conversations, windows of messages by sequence number or date, days, search.
 struct API: Sendable {
     let store: any ConversationStore
+    let accounts: any AccountStore
     static let defaultLimit = 100, maxLimit = 1_000
 
     /// ISO 8601 in UTC to the second (`2021-03-05T13:22:11Z`), written directly: a formatter
@@ -21,8 +22,22 @@ struct API: Sendable {
     /// The UTC day of `date`: `2021-03-05`.
     static func day(_ date: Date) -> String { String(iso(date).prefix(10)) }
 
-    func conversations() async throws -> [ConversationJSON] {
-        try await store.conversations().map(ConversationJSON.init)
+    /// The conversations `identity` reaches (all of them in single-owner mode).
+    func conversations(for identity: Identity) async throws -> [ConversationJSON] {
+        try await API.visible(store, accounts, identity).map(ConversationJSON.init)
+    }
+
+    static func visible(_ store: any ConversationStore, _ accounts: any AccountStore, _ identity: Identity) async throws -> [StoredConversation] {
+        let all = try await store.conversations()
+        guard let user = identity.user else { return all }
+        let mine = try await accounts.readableConversations(of: user)
+        return all.filter { mine.contains($0.id) }
+    }
+
+    /// The conversations a search by `identity` may see (nil: all).
+    static func within(_ accounts: any AccountStore, _ identity: Identity) async throws -> Set<Int64>? {
+        guard let user = identity.user else { return nil }
+        return try await accounts.readableConversations(of: user)
     }
 
     func known(_ id: Int64) async throws -> StoredConversation {
@@ -76,15 +91,19 @@ struct API: Sendable {
         return DaysJSON(conversation: id, timeZone: zone.identifier, days: days)
     }
 
-    func search(_ query: Parameters) async throws -> SearchJSON {
+    func search(_ query: Parameters, for identity: Identity) async throws -> SearchJSON {
         guard let q = query["q"], !q.trimmingCharacters(in: CharacterSet.whitespaces).isEmpty else {
             throw APIError.badRequest("q is missing; expected the words to find")
         }
         let conversation = try Self.integer(query, "conversation", range: 1...Int64.max)
         let limit = try Self.integer(query, "limit", range: 1...200).map(Int.init) ?? 50
-        if let conversation { _ = try await known(conversation) }
+        let within = try await Self.within(accounts, identity)
+        if let conversation {
+            guard within?.contains(conversation) ?? true else { throw APIError.notFound("no conversation \(conversation)") }
+            _ = try await known(conversation)
+        }
         let hits: [StoreHit]
-        do { hits = try await store.search(StoreSearch(String(q), conversation: conversation, limit: limit)) } catch let e as StoreError {
+        do { hits = try await store.search(StoreSearch(String(q), conversation: conversation, limit: limit, within: within)) } catch let e as StoreError {
             throw APIError.badRequest(e.reason.replacingOccurrences(of: "search ", with: "q: "))
         }
         return SearchJSON(hits: hits.map { h in

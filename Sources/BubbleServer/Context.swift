@@ -12,10 +12,18 @@ import NIOCore
 public struct BubbleContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let webSocket: WebSocketHandlerReference<Self>
+    /// Who the request is (set by `AccountMiddleware`).
+    public var identity = Identity.owner
+    /// The signed-in user's access to the conversation the path names (set by `AccountMiddleware`
+    /// for `/c/{id}…` and `/api/v1/conversations/{id}…`); nil in single-owner mode.
+    public var access: MemberAccess?
+    /// The client's address (failed sign-ins are counted per address).
+    public let address: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()
+        address = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 
     /// Bodies are read by each route with its own limit (`collectBody`); nothing else reads one.
@@ -42,6 +50,12 @@ struct APIError: HTTPResponseError {
     /// Answered with `Connection: close`, and the connection closed after the answer (a body
     /// too large: what the client still sends is not read).
     var closesConnection = false
+    /// More headers of the answer (`Retry-After`).
+    var extra: HTTPFields = [:]
+
+    init(status: HTTPResponse.Status, message: String, closesConnection: Bool = false, headers: HTTPFields = [:]) {
+        self.status = status; self.message = message; self.closesConnection = closesConnection; extra = headers
+    }
 
     static func badRequest(_ m: String) -> APIError { APIError(status: .badRequest, message: m) }
     static func notFound(_ m: String) -> APIError { APIError(status: .notFound, message: m) }
@@ -52,7 +66,12 @@ struct APIError: HTTPResponseError {
                  closesConnection: true)
     }
 
-    var headers: HTTPFields { closesConnection ? [.connection: "close"] : [:] }
+    var headers: HTTPFields {
+        var h = extra
+        if closesConnection { h[.connection] = "close" }
+        return h
+    }
+    static func forbidden(_ m: String) -> APIError { APIError(status: .forbidden, message: m) }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var response = try ErrorJSON(error: message).response(from: request, context: context)
@@ -72,6 +91,7 @@ struct APIError: HTTPResponseError {
             case .notFound: return .notFound(e.reason)
             case .invalid: return .badRequest(e.reason)
             case .conflict: return APIError(status: .conflict, message: e.reason)
+            case .forbidden: return .forbidden(e.reason)
             }
         case let e as StoreError: return APIError(status: .internalServerError, message: e.reason)
         case let e as HTTPError:

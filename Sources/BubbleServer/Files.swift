@@ -30,6 +30,7 @@ struct Files: Sendable {
     let store: any ConversationStore
     /// The store handed to the exporter (whose process opens it by its location).
     let exportStore: any ConversationStore
+    let accounts: any AccountStore
     let importer: (any ExportImporting)?
     let exporter: (any ConversationExporting)?
     let maxUpload: Int
@@ -45,8 +46,11 @@ struct Files: Sendable {
     /// with what went where (`ImportJSON`). With `Accept: application/x-ndjson` the answer is 200
     /// and a line per step as the import runs — `{"progress":{"done":3,"total":305}}` — ending in
     /// `{"result":{…ImportJSON…}}` or `{"error":{"status":422,"message":…}}`.
-    func upload(_ request: Request) async throws -> Response {
+    func upload(_ request: Request, identity: Identity) async throws -> Response {
         guard let importer else { throw APIError(status: .notImplemented, message: "this server does not import uploads") }
+        if let user = identity.user, !user.isAdmin {
+            throw APIError.forbidden("imports are for admins (an archive is its importer's, shared by them)")
+        }
         guard let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/form-data"),
               let boundary = Self.parameter("boundary", in: type) else {
             throw APIError.badRequest("the body is not multipart/form-data with a boundary; send the export as the form field \"file\"")
@@ -79,7 +83,10 @@ struct Files: Sendable {
             try? FileManager.default.removeItem(at: folder)
             throw error
         }
-        let run = ImportRun(importer: importer, store: store, geometries: geometries, part: part, folder: folder.path)
+        // With accounts, what an admin imports is theirs (and whom they share it with).
+        let accounts = self.accounts
+        let owner = identity.user.map { user in { @Sendable (id: Int64) async throws in try await accounts.setMember(id, user: user, access: .owner) } }
+        let run = ImportRun(importer: importer, store: store, geometries: geometries, part: part, folder: folder.path, own: owner)
         guard request.headers[.accept]?.lowercased().contains("application/x-ndjson") == true else {
             defer { try? FileManager.default.removeItem(at: folder) }
             let json = try await run.run(progress: { _, _ in })
@@ -133,10 +140,12 @@ struct Files: Sendable {
     /// `GET /api/v1/attachments/{id}`: a file of the store by its id (`<sha256>.<ext>`, as the API
     /// lists it): its type, `Content-Disposition` (inline for pictures, video and audio, else a
     /// download; `?download=1` always), and `Range` requests (206, 416).
-    func attachment(_ id: String, _ request: Request) async throws -> Response {
+    func attachment(_ id: String, _ request: Request, identity: Identity) async throws -> Response {
         guard id.wholeMatch(of: #/[0-9a-f]{64}(\.[a-z0-9]{1,10})?/#) != nil else {
             throw APIError.badRequest("attachment id \"\(id.prefix(80))\" is not one; expected the 64 hex digits of its SHA-256 and its extension")
         }
+        // A user's: only files of conversations they reach (the same 404 as for none at all).
+        if let user = identity.user, try await !accounts.mediaReadable(id, by: user) { throw APIError.notFound("no attachment \(id)") }
         let path = store.mediaFolder + "/" + id.prefix(2) + "/" + id
         guard let info = try? await FileSystem.shared.info(forFileAt: FilePath(path)), info.type == .regular else {
             throw APIError.notFound("no attachment \(id)")
@@ -253,6 +262,8 @@ struct ImportRun: Sendable {
     let geometries: Geometries
     let part: String
     let folder: String
+    /// Makes the uploader owner of each conversation stored (with accounts).
+    var own: (@Sendable (Int64) async throws -> Void)?
 
     func run(progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> ImportJSON {
         let report: WholeImportReport
@@ -264,7 +275,10 @@ struct ImportRun: Sendable {
             // The importer's own words, without the temporary folder's name.
             throw APIError(status: .unprocessableContent, message: "\(error)".replacingOccurrences(of: folder + "/", with: ""))
         }
-        for s in report.stored { await geometries.invalidate(s.summary.conversationID) }
+        for s in report.stored {
+            await geometries.invalidate(s.summary.conversationID)
+            try await own?(s.summary.conversationID)
+        }
         let failed = report.failed.map { ImportJSON.Failed(name: $0.name, reason: $0.reason.replacingOccurrences(of: folder + "/", with: "")) }
         guard !report.stored.isEmpty else {
             throw APIError(status: .unprocessableContent, message: failed.isEmpty ? "the export holds no conversation"

@@ -24,6 +24,7 @@ public struct LiveLimits: Sendable {
 /// nothing.
 struct LiveAPI: Sendable {
     let store: any ConversationStore
+    let accounts: any AccountStore
     let hub: LiveHub
     let limits: LiveLimits
     let pictures: any PictureDecoder
@@ -33,7 +34,8 @@ struct LiveAPI: Sendable {
 
     /// `POST /api/v1/conversations` `{"title", "participants": ["Ann", {"id", "name"}, …]}`: the
     /// first participant is the outgoing side.
-    func createConversation(_ body: [String: Any]) async throws -> ConversationJSON {
+    func createConversation(_ body: [String: Any], by identity: Identity) async throws -> ConversationJSON {
+        if let me = identity.user { return try await createConversation(body, by: me) }
         let title = (body["title"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         guard let list = body["participants"] as? [Any], !list.isEmpty, list.count <= 50 else {
             throw APIError.badRequest("participants: expected 1 to 50 names or {\"id\", \"name\"} objects")
@@ -61,24 +63,76 @@ struct LiveAPI: Sendable {
         return o
     }
 
+    /// With accounts: `participants` are user names; the creator is one of them (an admin may
+    /// create for others) and its owner — the first named is the outgoing side of the stored
+    /// conversation — and everyone named is a member who writes.
+    func createConversation(_ body: [String: Any], by me: StoredUser) async throws -> ConversationJSON {
+        let title = (body["title"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard title.count <= 500 else { throw APIError.badRequest("title: expected at most 500 characters") }
+        guard let list = body["participants"] as? [Any], !list.isEmpty, list.count <= 50 else {
+            throw APIError.badRequest("participants: expected 1 to 50 user names")
+        }
+        var users: [StoredUser] = []
+        for (i, item) in list.enumerated() {
+            guard let name = item as? String else { throw APIError.badRequest("participants[\(i)]: expected a user name") }
+            guard let user = try await accounts.user(named: name.trimmingCharacters(in: .whitespaces))?.user, !user.disabled else {
+                throw APIError.badRequest("participants[\(i)]: no user named \"\(name)\"")
+            }
+            if !users.contains(where: { $0.id == user.id }) { users.append(user) }
+        }
+        if let mine = users.firstIndex(where: { $0.id == me.id }) {
+            users.insert(users.remove(at: mine), at: 0)
+        } else if !me.isAdmin {
+            throw APIError.forbidden("participants: you (\(me.name)) must be one of them; only an admin creates conversations for others")
+        }
+        let people = users.map { Participant(id: $0.key, name: $0.displayName) }
+        let c = try await store.createConversation(title: title.isEmpty ? people.map(\.name).joined(separator: ", ") : title, participants: people)
+        for (i, u) in users.enumerated() { try await accounts.setMember(c.id, user: u, access: i == 0 ? .owner : .write) }
+        var o = ConversationJSON(c)
+        o.rev = 0
+        o.owner = people[0].id
+        return o
+    }
+
     /// A participant id from a name: lower case letters and digits joined by "-".
     static func slug(_ name: String) -> String {
         let parts = name.lowercased().split { !($0.isLetter || $0.isNumber) }
         return parts.joined(separator: "-").prefix(60).description
     }
 
+    /// Who writes: the signed-in user (`speaker`; a `sender` naming anyone else is a 403), or in
+    /// single-owner mode the `sender` given.
+    static func sender(_ given: String?, speaker: String?) throws -> String {
+        guard let speaker else {
+            guard let given, !given.isEmpty else { throw APIError.badRequest("sender: expected a string") }
+            return given
+        }
+        if let given, !given.isEmpty, UserName.key(given) != speaker {
+            throw APIError.forbidden("sender \"\(given)\" is not you (\(speaker)); you write as yourself only")
+        }
+        return speaker
+    }
+
     /// A new message: `{"clientId": UUID, "text", "sender", "photo"?: id, "replyTo"?: seq}`.
-    func send(_ conversation: Int64, _ body: [String: Any]) async throws -> AddedMessage {
+    func send(_ conversation: Int64, _ body: [String: Any], as speaker: String?) async throws -> AddedMessage {
         guard let raw = body["clientId"] as? String, let uuid = UUID(uuidString: raw) else {
             throw APIError.badRequest("clientId: expected a UUID made by the client (the same one when it sends again)")
         }
-        let sender = try Self.string(body, "sender")
+        let sender = try Self.sender(body["sender"] as? String, speaker: speaker)
         let text = try body["text"].map { v -> String in
             guard let s = v as? String else { throw APIError.badRequest("text: expected a string") }
             return s
         }
         let photo = try (body["photo"] as? String).map(photoAttachment)
         if body["photo"] != nil && photo == nil { throw APIError.badRequest("photo: expected the id a photo upload gave") }
+        if photo != nil, let name = body["photo"] as? String, let speaker {
+            // A signed-in user sends photos of conversations they reach (an id seen elsewhere
+            // is not a way into another conversation's files).
+            guard let me = try await accounts.user(named: speaker)?.user, try await accounts.mediaReadable(name, by: me) else {
+                throw APIError.badRequest("photo \"\(name)\": no such photo in the store; upload it first")
+            }
+            try await accounts.recordMedia([name], in: conversation)
+        }
         let blank = (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
         guard !blank || photo != nil else { throw APIError.badRequest("text: empty or only spaces; expected something to send (or a photo)") }
         if let text { try checkSize(text) }
@@ -90,19 +144,19 @@ struct LiveAPI: Sendable {
         let (plain, spans) = blank ? ("", []) : Self.markup(text ?? "")
         let new = NewMessage(clientID: uuid.uuidString.lowercased(), text: blank ? nil : plain, sender: sender, photo: photo, replyTo: replyTo,
                              spans: spans)
-        return try await write(conversation) { try await store.add(new, to: conversation) }
+        return try await write(conversation, by: sender) { try await store.add(new, to: conversation) }
     }
 
     /// `{"text", "sender"}`: the author's new text.
-    func edit(_ conversation: Int64, _ seq: Int64, _ body: [String: Any]) async throws -> StoredChange {
-        let sender = try Self.string(body, "sender")
+    func edit(_ conversation: Int64, _ seq: Int64, _ body: [String: Any], as speaker: String?) async throws -> StoredChange {
+        let sender = try Self.sender(body["sender"] as? String, speaker: speaker)
         let text = try Self.string(body, "text")
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw APIError.badRequest("text: empty or only spaces; delete the message instead")
         }
         try checkSize(text)
         let (plain, spans) = Self.markup(text)
-        return try await write(conversation) { try await store.edit(seq, in: conversation, text: plain, spans: spans, by: sender) }
+        return try await write(conversation, by: sender) { try await store.edit(seq, in: conversation, text: plain, spans: spans, by: sender) }
     }
 
     /// Typed text read as chat markup (`ChatMarkup`); text that would be left blank without its
@@ -112,16 +166,18 @@ struct LiveAPI: Sendable {
         return plain.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? (text, []) : (plain, spans)
     }
 
-    func delete(_ conversation: Int64, _ seq: Int64, sender: String) async throws -> StoredChange {
-        try await write(conversation) { try await store.delete(seq, in: conversation, by: sender) }
+    func delete(_ conversation: Int64, _ seq: Int64, sender given: String?, as speaker: String?) async throws -> StoredChange {
+        let sender = try Self.sender(given, speaker: speaker)
+        return try await write(conversation, by: sender) { try await store.delete(seq, in: conversation, by: sender) }
     }
 
     /// `{"emoji", "sender"}`, added (`on`) or taken back.
-    func react(_ conversation: Int64, _ seq: Int64, emoji: String, sender: String, on: Bool) async throws -> StoredChange {
+    func react(_ conversation: Int64, _ seq: Int64, emoji: String, sender given: String?, as speaker: String?, on: Bool) async throws -> StoredChange {
+        let sender = try Self.sender(given, speaker: speaker)
         guard Self.reactions.contains(emoji) else {
             throw APIError.badRequest("emoji \"\(emoji)\" is not one of the reactions: \(Self.reactions.joined(separator: " "))")
         }
-        return try await write(conversation) { try await store.react(seq, in: conversation, emoji: emoji, sender: sender, on: on) }
+        return try await write(conversation, by: sender) { try await store.react(seq, in: conversation, emoji: emoji, sender: sender, on: on) }
     }
 
     /// `GET …/changes?since=REV&limit=N`: what changed after `since`, in order.
@@ -159,6 +215,8 @@ struct LiveAPI: Sendable {
             throw APIError(status: .unprocessableContent, message: "the \(type) picture cannot be decoded")
         }
         let stored = try await store.storeMedia(file: tmp, name: "photo.\(ext)")
+        // Served to the conversation's members from now on.
+        try await accounts.recordMedia([(stored as NSString).lastPathComponent], in: conversation)
         return EditedResponse(status: .created, response: PhotoJSON(photo: (stored as NSString).lastPathComponent, width: size.width, height: size.height))
     }
 
@@ -188,12 +246,13 @@ struct LiveAPI: Sendable {
     /// A live write to `conversation`: a 404 when there is none; its participants' names known to
     /// the hub before the change is broadcast (the store's writer does not wait for a read); the
     /// store's refusals as API errors.
-    func write<T>(_ conversation: Int64, _ body: () async throws -> T) async throws -> T {
-        _ = try await hub.participantNames(conversation)
+    func write<T>(_ conversation: Int64, by sender: String, _ body: () async throws -> T) async throws -> T {
+        _ = try await hub.participantNames(conversation, including: sender)
         do { return try await body() } catch let e as LiveError {
             switch e.kind {
             case .notFound: throw APIError.notFound(e.reason)
             case .invalid: throw APIError.badRequest(e.reason)
+            case .forbidden: throw APIError.forbidden(e.reason)
             case .conflict: throw APIError(status: .conflict, message: e.reason)
             }
         }

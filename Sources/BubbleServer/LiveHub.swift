@@ -78,6 +78,20 @@ final class LiveHub: Sendable {
         return found
     }
 
+    /// The names of a conversation's participants, read again when `sender` is not among them
+    /// (someone who joined since, perhaps on another server).
+    func participantNames(_ conversation: Int64, including sender: String) async throws -> [String: String] {
+        let known = try await participantNames(conversation)
+        guard known[sender] == nil else { return known }
+        forget(conversation)
+        return try await participantNames(conversation)
+    }
+
+    /// Forgets a conversation's names (its members changed).
+    func forget(_ conversation: Int64) {
+        state.withLock { $0.names[conversation] = nil }
+    }
+
     /// Called by the store's writer right after a commit: encoded once, handed to every watcher.
     private func publish(_ change: StoredChange) {
         let (watching, known) = state.withLock { s in

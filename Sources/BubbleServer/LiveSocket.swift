@@ -23,6 +23,11 @@ struct LiveSocket {
     let live: LiveAPI
     let conversation: Int64
     let since: Int64
+    /// The signed-in user who writes on this socket (nil: single-owner mode, frames name a sender).
+    var speaker: String?
+    /// Whether the socket may stay open (its session or token still valid, its user still a
+    /// member), asked twice a second; nil: always.
+    var allowed: (@Sendable () async -> Bool)?
 
     /// Each outgoing frame goes through one writer, so acks and changes never interleave badly.
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
@@ -30,7 +35,7 @@ struct LiveSocket {
         let (me, events) = hub.subscribe(conversation)
         defer { hub.unsubscribe(conversation, me) }
         let post = Outbox()
-        let conversation = self.conversation, since = self.since, live = self.live
+        let conversation = self.conversation, since = self.since, live = self.live, speaker = self.speaker
         let gate = WriteGate()
         try await withThrowingTaskGroup(of: Role.self) { group in
             // A graceful stop (SIGTERM, Ctrl-C): no new writes are taken; the one being answered
@@ -42,6 +47,16 @@ struct LiveSocket {
                 await gate.close()
                 post.finish()
                 return .shutdown
+            }
+            if let allowed {
+                // Signed out, revoked or removed: the socket closes within a second.
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .milliseconds(400))
+                        if await !allowed() { return .revoked }
+                    }
+                    return .revoked
+                }
             }
             group.addTask {
                 // What has piled up goes in one frame (a JSON array) — under load a connection
@@ -89,7 +104,7 @@ struct LiveSocket {
                         // At most a few a second are passed on; the others are dropped quietly.
                         // The first after a message is always passed on: it is about the next one.
                         let now = ContinuousClock.now
-                        if now - lastTyping > .milliseconds(300), let sender = frame["sender"] as? String,
+                        if now - lastTyping > .milliseconds(300), let sender = speaker ?? frame["sender"] as? String,
                            (try? await hub.participantNames(conversation))?[sender] != nil {
                             lastTyping = now
                             await hub.typing(conversation, sender: sender, after: ownRev, from: me)
@@ -104,7 +119,7 @@ struct LiveSocket {
                         post.yield(Self.error(ref, 503, "the server is stopping; send it again once it is back"))
                         continue
                     }
-                    let (answer, rev) = await Self.answer(live, conversation, type: type, frame: frame, ref: ref)
+                    let (answer, rev) = await Self.answer(live, conversation, type: type, frame: frame, ref: ref, speaker: speaker)
                     post.yield(answer)
                     gate.leave()
                     if let rev {
@@ -122,7 +137,7 @@ struct LiveSocket {
         }
     }
 
-    enum Role { case shutdown, writer, events, inbound }
+    enum Role { case shutdown, writer, events, inbound, revoked }
 
     /// Posts the changes after `rev` in order; the last revision posted (`rev` when none).
     static func catchUp(_ live: LiveAPI, _ conversation: Int64, after rev: Int64, post: Outbox) async throws -> Int64 {
@@ -138,22 +153,23 @@ struct LiveSocket {
     }
 
     /// The answer to a frame, and the revision of the change it committed (nil when refused).
-    static func answer(_ live: LiveAPI, _ conversation: Int64, type: String, frame: [String: Any], ref: Any?) async -> (String, Int64?) {
+    static func answer(_ live: LiveAPI, _ conversation: Int64, type: String, frame: [String: Any], ref: Any?,
+                       speaker: String?) async -> (String, Int64?) {
         do {
             let change: StoredChange
             var duplicate = false
             switch type {
             case "send":
-                let added = try await live.send(conversation, frame)
+                let added = try await live.send(conversation, frame, as: speaker)
                 change = added.change
                 duplicate = added.existed
             case "edit":
-                change = try await live.edit(conversation, try seq(frame), frame)
+                change = try await live.edit(conversation, try seq(frame), frame, as: speaker)
             case "delete":
-                change = try await live.delete(conversation, try seq(frame), sender: try LiveAPI.string(frame, "sender"))
+                change = try await live.delete(conversation, try seq(frame), sender: frame["sender"] as? String, as: speaker)
             case "react":
                 change = try await live.react(conversation, try seq(frame), emoji: try LiveAPI.string(frame, "emoji"),
-                                              sender: try LiveAPI.string(frame, "sender"), on: (frame["on"] as? Bool) ?? true)
+                                              sender: frame["sender"] as? String, as: speaker, on: (frame["on"] as? Bool) ?? true)
             default:
                 return (error(ref, 400, "type \"\(type)\" is not one of send, edit, delete, react, typing"), nil)
             }

@@ -12,6 +12,7 @@ import HummingbirdCore
 /// `/assets/style.css`.
 struct Pages: Sendable {
     let store: any ConversationStore
+    let accounts: any AccountStore
     let api: API
     let pictures: any PictureDecoder
     /// The theme pages are drawn in unless `?theme=` names another.
@@ -33,11 +34,12 @@ struct Pages: Sendable {
         let css: String
     }
 
-    init(store: any ConversationStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits, metrics: ServerMetrics,
+    init(store: any ConversationStore, accounts: any AccountStore, theme name: String, pictures: any PictureDecoder, live: LiveLimits, metrics: ServerMetrics,
          compactFrom: Int) throws {
         self.store = store
+        self.accounts = accounts
         self.live = live
-        api = API(store: store)
+        api = API(store: store, accounts: accounts)
         self.pictures = pictures
         var options = HTMLOptions()
         options.timeZone = Self.timeZone
@@ -129,14 +131,23 @@ struct Pages: Sendable {
         return "/c/\(id)?at=\(seq)&amp;q=\(q)&amp;hl=\(hl)"
     }
 
-    static func page(title: String, body: String, script: Bool = false, theme: String? = nil, bodyClass: String? = nil) -> Response {
+    /// A whole page. A signed-in user's carries the session's CSRF token (`bk-csrf`, which the
+    /// script sends with every write), their name and a sign-out button.
+    static func page(title: String, body: String, script: Bool = false, theme: String? = nil, bodyClass: String? = nil,
+                     for identity: Identity = .owner) -> Response {
         let sheet = "/assets/style.css" + (theme.map { "?theme=" + escape($0) } ?? "")
+        var meta = "", bar = ""
+        if let user = identity.user {
+            meta = "<meta name=\"bk-user\" content=\"\(escape(user.key))\">" + (identity.csrf.map { "<meta name=\"bk-csrf\" content=\"\($0)\">" } ?? "")
+            bar = "<div class=\"me\" id=\"me\"><span>\(escape(user.displayName))</span> <button type=\"button\" id=\"signout\">Sign out</button>"
+                + " <button type=\"button\" id=\"signoutall\" title=\"End every session of yours, on every device\">Sign out everywhere</button></div>"
+        }
         let html = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-            <meta name="referrer" content="no-referrer"><title>\(escape(title))</title>
-            <link rel="stylesheet" href="\(sheet)">\(script ? "<script src=\"/assets/viewer.js\" defer></script>" : "")</head>
-            <body\(bodyClass.map { " class=\"\($0)\"" } ?? "")>\(body)</body></html>
+            <meta name="referrer" content="no-referrer">\(meta)<title>\(escape(title))</title>
+            <link rel="stylesheet" href="\(sheet)">\(script || !bar.isEmpty ? "<script src=\"/assets/viewer.js\" defer></script>" : "")</head>
+            <body\(bodyClass.map { " class=\"\($0)\"" } ?? "")>\(bar)\(body)</body></html>
 
             """
         return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
@@ -148,15 +159,18 @@ struct Pages: Sendable {
             + " <button>Search</button></form>"
     }
 
-    func library() async throws -> Response {
-        let all = try await store.conversations()
+    func library(for identity: Identity) async throws -> Response {
+        let all = try await API.visible(store, accounts, identity)
+        let importer = identity.user?.isAdmin ?? true
         var body = "<div class=\"bk\"><h1>Conversations</h1>" + Self.searchForm()
-        body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
+        if importer { body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
             + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, BubbleKit JSON): "
             + "<input type=\"file\" name=\"file\" id=\"file\"></label> <button>Import</button> "
-            + "<progress id=\"progress\" hidden max=\"1\" value=\"0\"></progress> <span id=\"status\" role=\"status\"></span></form>"
-            + "<form id=\"newchat\" class=\"up\" hidden><label>New conversation: <input id=\"newtitle\" placeholder=\"Title\" aria-label=\"Title\" maxlength=\"500\"></label> "
-            + "<input id=\"newpeople\" placeholder=\"You, Ann, …\" aria-label=\"Participants, you first\" size=\"24\"> <button>Start</button> "
+            + "<progress id=\"progress\" hidden max=\"1\" value=\"0\"></progress> <span id=\"status\" role=\"status\"></span></form>" }
+        // With accounts, participants are user names (the script puts the signed-in user first).
+        let people = identity.user == nil ? "You, Ann, …" : "user names: ann, ben"
+        body += "<form id=\"newchat\" class=\"up\" hidden><label>New conversation: <input id=\"newtitle\" placeholder=\"Title\" aria-label=\"Title\" maxlength=\"500\"></label> "
+            + "<input id=\"newpeople\" placeholder=\"\(people)\" aria-label=\"Participants, you first\" size=\"24\"> <button>Start</button> "
             + "<span id=\"newstatus\" role=\"status\"></span></form>"
         body += "<div id=\"library\">"
         if all.isEmpty {
@@ -171,7 +185,7 @@ struct Pages: Sendable {
             body += "</tbody></table>"
         }
         body += "</div>"
-        return Self.page(title: "BubbleKit", body: body + "</div>", script: true)
+        return Self.page(title: "BubbleKit", body: body + "</div>", script: true, for: identity)
     }
 
     /// Rows of `messages[range]` of a conversation as HTML, each message's rows numbered by its
@@ -216,7 +230,7 @@ struct Pages: Sendable {
     /// message's `tops` — `{"height", "width", "count", "first", "last", "tops", "bottom",
     /// "html", "target"}`. `202 {"measuring": true, "done", "total"}` while the conversation
     /// is first laid out.
-    func view(_ id: Int64, _ query: Parameters) async throws -> Response {
+    func view(_ id: Int64, _ query: Parameters, for identity: Identity) async throws -> Response {
         let themed = try themed(query)
         guard let rawWidth = query["width"], let width = Double(rawWidth), width.isFinite else {
             throw APIError.badRequest("width is missing or not a number; expected the column's width in CSS px")
@@ -237,7 +251,7 @@ struct Pages: Sendable {
             guard let v = Double(raw), v.isFinite, v > 0, v <= 20_000 else { throw APIError.badRequest("h \"\(raw)\" is not a number in 1…20000") }
             return v
         } ?? 2_400
-        let key = Geometries.Key(conversation: id, theme: themed.name, perspective: try await perspective(id, query))
+        let key = Geometries.Key(conversation: id, theme: themed.name, perspective: try await perspective(id, query, for: identity))
         // Unknown conversations are refused before anything is laid out (an open one is known).
         if await !geometries.has(key) { _ = try await api.known(id) }
         let geometry: ViewGeometry
@@ -294,7 +308,7 @@ struct Pages: Sendable {
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: out.finish())))
     }
 
-    func conversation(_ id: Int64, _ query: Parameters) async throws -> Response {
+    func conversation(_ id: Int64, _ query: Parameters, for identity: Identity) async throws -> Response {
         let themed = try themed(query)
         let (window, c) = try await api.window(id, query)
         let bounds = try await store.bounds(of: id)
@@ -330,21 +344,26 @@ struct Pages: Sendable {
             + "<input type=\"date\" name=\"since\" aria-label=\"From\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">–"
             + "<input type=\"date\" name=\"until\" aria-label=\"Until (not included)\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">"
             + "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\"> <button>Export</button></form>"
-        let viewer = try await perspective(id, query)
+        let viewer = try await perspective(id, query, for: identity)
         let firstScreen = try await rows(window, of: c, in: themed, perspective: viewer)
         let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
-        let rev = try await store.lastRev(of: id) ?? 0, composer = try await composer(c)
+        let rev = try await store.lastRev(of: id) ?? 0, composer = try await composer(c, for: identity)
         let newest = query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil
         let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><small id=\"range\">\(range)</small>\(nav)</div>"
             + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
             + "data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(Self.escape(highlight))\" data-date=\"\(Self.escape(query["date"].map(String.init) ?? ""))\" "
             + "data-newest=\"\(newest)\" data-rev=\"\(rev)\" data-max-text=\"\(live.maxText)\" data-as=\"\(Self.escape(viewer ?? ""))\">\n"
             + firstScreen.html + "</main></div>" + composer
-        return Self.page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "v")
+        return Self.page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "v", for: identity)
     }
 
-    /// `?as=PARTICIPANT`: whose messages are on the right (nil: as stored, the owner's).
-    func perspective(_ id: Int64, _ query: Parameters) async throws -> String? {
+    /// `?as=PARTICIPANT`: whose messages are on the right (nil: as stored, the owner's). A
+    /// signed-in user's own are (whatever `as` says).
+    func perspective(_ id: Int64, _ query: Parameters, for identity: Identity) async throws -> String? {
+        if let me = identity.speaker {
+            let people = try await store.people(of: id)
+            return me == people.owner || !people.ids.contains(me) ? nil : me
+        }
         guard let raw = query["as"], !raw.isEmpty else { return nil }
         // One light read (the window requests of a window seen from another side all carry it).
         guard try await store.lastRev(of: id) != nil else { throw APIError.notFound("no conversation \(id)") }
@@ -359,9 +378,16 @@ struct Pages: Sendable {
     /// messages pill, messages on their way, and the composer — a growing text field (Enter
     /// sends, Shift+Enter is a new line), "send as" any participant (the owner's messages are
     /// outgoing, the right-hand side), a photo, Add — and a message's actions.
-    func composer(_ c: StoredConversation) async throws -> String {
+    func composer(_ c: StoredConversation, for identity: Identity) async throws -> String {
         let owner = try await store.owner(of: c.id)
-        let people = c.participants.sorted { ($0.id == owner ? 0 : 1) < ($1.id == owner ? 0 : 1) }
+        var people = c.participants.sorted { ($0.id == owner ? 0 : 1) < ($1.id == owner ? 0 : 1) }
+        // A signed-in user is who they are: no "send as"; one who only reads gets no composer.
+        if let me = identity.speaker {
+            guard let mine = people.first(where: { $0.id == me }), try await accounts.access(of: identity.user!, to: c.id)?.writes == true else {
+                return ""
+            }
+            people = [mine]
+        }
         let options = people.map { "<option value=\"\(Self.escape($0.id))\">\(Self.escape($0.name.isEmpty ? $0.id : $0.name))</option>" }.joined()
         let reactions = LiveAPI.reactions.map { "<button type=\"button\" class=\"re\" data-emoji=\"\($0)\">\($0)</button>" }.joined()
         return "<div id=\"live\" class=\"live\" hidden><div id=\"typing\" class=\"typing\" hidden><span class=\"dots\"><i></i><i></i><i></i></span> <span id=\"typingname\"></span></div>"
@@ -369,7 +395,7 @@ struct Pages: Sendable {
             + "<div id=\"outbox\" class=\"outbox\"></div>"
             + "<div id=\"banner\" class=\"banner\" hidden><span id=\"bannertext\"></span> <button type=\"button\" id=\"bannercancel\">Cancel</button></div>"
             + "<form id=\"composer\" class=\"composer\" autocomplete=\"off\">"
-            + "<select id=\"sendas\" aria-label=\"Send as\">\(options)</select>"
+            + "<select id=\"sendas\" aria-label=\"Send as\"\(identity.user != nil ? " hidden" : "")>\(options)</select>"
             + "<label class=\"att\" title=\"Attach a photo\">📷<input type=\"file\" id=\"photo\" accept=\"image/jpeg,image/png,image/gif,image/webp\"></label>"
             + "<textarea id=\"text\" rows=\"1\" placeholder=\"Message\" aria-label=\"Message\"></textarea>"
             + "<button id=\"add\">Add</button></form><div id=\"cerr\" class=\"err\" role=\"alert\"></div>"
@@ -377,16 +403,18 @@ struct Pages: Sendable {
             + "<button type=\"button\" data-act=\"edit\">Edit</button><button type=\"button\" data-act=\"delete\">Delete</button></div></div>"
     }
 
-    func search(_ query: Parameters) async throws -> Response {
+    func search(_ query: Parameters, for identity: Identity) async throws -> Response {
         let q = query["q"].map(String.init) ?? ""
         let conversation = try API.integer(query, "conversation", range: 1...Int64.max)
         var body = "<div class=\"bk\"><nav><a href=\"/\">All conversations</a></nav><h1>Search</h1>" + Self.searchForm(q, conversation: conversation)
         if !q.trimmingCharacters(in: CharacterSet.whitespaces).isEmpty {
             let hits: [StoreHit]
-            do { hits = try await store.search(StoreSearch(q, conversation: conversation, limit: 50)) } catch let e as StoreError {
+            let within = try await API.within(accounts, identity)
+            if let conversation, within.map({ !$0.contains(conversation) }) ?? false { throw APIError.notFound("no conversation \(conversation)") }
+            do { hits = try await store.search(StoreSearch(q, conversation: conversation, limit: 50, within: within)) } catch let e as StoreError {
                 throw APIError.badRequest(e.reason)
             }
-            let titles = Dictionary(try await store.conversations().map { ($0.id, $0.title) }, uniquingKeysWith: { (a: String, _: String) in a })
+            let titles = Dictionary(try await API.visible(store, accounts, identity).map { ($0.id, $0.title) }, uniquingKeysWith: { (a: String, _: String) in a })
             // The word a hit's page marks: the first one searched for (not excluded, no quotes or *).
             let words = q.split(separator: " ").first { !$0.hasPrefix("-") }.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"*")) } ?? ""
             body += hits.isEmpty ? "<p>No messages match.</p>" : "<table><tbody>"
@@ -400,6 +428,6 @@ struct Pages: Sendable {
             }
             if !hits.isEmpty { body += "</tbody></table>" }
         }
-        return Self.page(title: "Search", body: body + "</div>")
+        return Self.page(title: "Search", body: body + "</div>", for: identity)
     }
 }

@@ -31,11 +31,11 @@ struct ConversationRoutes {
     var collection: RouteCollection<BubbleContext> {
         let routes = RouteCollection(context: BubbleContext.self)
         let api = self.api
-        routes.get("conversations") { _, _ in try await api.conversations() }
+        routes.get("conversations") { _, context in try await api.conversations(for: context.identity) }
         routes.get("conversations/:id") { _, context in try await api.conversation(try id(context)) }
         routes.get("conversations/:id/messages") { request, context in try await api.messages(try id(context), request.uri.queryParameters) }
         routes.get("conversations/:id/days") { request, context in try await api.days(try id(context), request.uri.queryParameters) }
-        routes.get("search") { request, _ in try await api.search(request.uri.queryParameters) }
+        routes.get("search") { request, context in try await api.search(request.uri.queryParameters, for: context.identity) }
         return routes
     }
 }
@@ -48,8 +48,10 @@ struct FileRoutes {
     var collection: RouteCollection<BubbleContext> {
         let routes = RouteCollection(context: BubbleContext.self)
         let files = self.files, pages = self.pages
-        routes.post("imports") { request, _ in try await files.upload(request) }
-        routes.get("attachments/:file") { request, context in try await files.attachment(context.parameters.get("file") ?? "", request) }
+        routes.post("imports") { request, context in try await files.upload(request, identity: context.identity) }
+        routes.get("attachments/:file") { request, context in
+            try await files.attachment(context.parameters.get("file") ?? "", request, identity: context.identity)
+        }
         routes.get("conversations/:id/export") { request, context in
             try await files.export(try id(context), request.uri.queryParameters, theme: try pages.themed(request.uri.queryParameters).name)
         }
@@ -67,28 +69,30 @@ struct LiveRoutes {
         let routes = RouteCollection(context: BubbleContext.self)
         let live = self.live, maxUpload = self.maxUpload
         let bodyLimit = live.limits.maxText * 2 + 65_536
-        routes.post("conversations") { request, _ in
-            EditedResponse(status: .created, response: try await live.createConversation(try await LiveAPI.object(request, limit: 1 << 20)))
+        routes.post("conversations") { request, context in
+            EditedResponse(status: .created, response: try await live.createConversation(try await LiveAPI.object(request, limit: 1 << 20),
+                                                                                          by: context.identity))
         }
         routes.post("conversations/:id/messages") { request, context in
             let id = try id(context)
-            return try await live.added(try await live.send(id, try await LiveAPI.object(request, limit: bodyLimit)))
+            return try await live.added(try await live.send(id, try await LiveAPI.object(request, limit: bodyLimit), as: context.identity.speaker))
         }
         routes.patch("conversations/:id/messages/:seq") { request, context in
-            try await live.changed(try await live.edit(try id(context), try seq(context), try await LiveAPI.object(request, limit: bodyLimit)))
+            try await live.changed(try await live.edit(try id(context), try seq(context), try await LiveAPI.object(request, limit: bodyLimit),
+                                                       as: context.identity.speaker))
         }
         routes.delete("conversations/:id/messages/:seq") { request, context in
-            let sender = try Self.field(request, "sender")
-            return try await live.changed(try await live.delete(try id(context), try seq(context), sender: sender))
+            try await live.changed(try await live.delete(try id(context), try seq(context), sender: Self.optional(request, "sender"),
+                                                         as: context.identity.speaker))
         }
         routes.post("conversations/:id/messages/:seq/reactions") { request, context in
             let body = try await LiveAPI.object(request, limit: 65_536)
             return try await live.changed(try await live.react(try id(context), try seq(context), emoji: try LiveAPI.string(body, "emoji"),
-                                                               sender: try LiveAPI.string(body, "sender"), on: true))
+                                                               sender: body["sender"] as? String, as: context.identity.speaker, on: true))
         }
         routes.delete("conversations/:id/messages/:seq/reactions") { request, context in
             try await live.changed(try await live.react(try id(context), try seq(context), emoji: try Self.field(request, "emoji"),
-                                                        sender: try Self.field(request, "sender"), on: false))
+                                                        sender: Self.optional(request, "sender"), as: context.identity.speaker, on: false))
         }
         routes.get("conversations/:id/changes") { request, context in try await live.changes(try id(context), request.uri.queryParameters) }
         routes.post("conversations/:id/photos") { request, context in
@@ -120,6 +124,11 @@ struct LiveRoutes {
         return origin == "http://" + host || origin == "https://" + host
     }
 
+    /// An optional field of a DELETE (`?sender=`; a signed-in user's is theirs).
+    static func optional(_ request: Request, _ name: String) -> String? {
+        request.uri.queryParameters[Substring(name)].flatMap { $0.isEmpty ? nil : String($0) }
+    }
+
     /// A field of a DELETE: from the query (`?sender=`), the only place a DELETE carries it.
     static func field(_ request: Request, _ name: String) throws -> String {
         guard let v = request.uri.queryParameters[Substring(name)], !v.isEmpty else {
@@ -136,10 +145,12 @@ struct PageRoutes {
     var collection: RouteCollection<BubbleContext> {
         let routes = RouteCollection(context: BubbleContext.self)
         let pages = self.pages
-        routes.get("/") { _, _ in try await pages.library() }
-        routes.get("c/:id") { request, context in try await pages.conversation(try id(context), request.uri.queryParameters) }
-        routes.get("search") { request, _ in try await pages.search(request.uri.queryParameters) }
-        routes.get("c/:id/view") { request, context in try await pages.view(try id(context), request.uri.queryParameters) }
+        routes.get("/") { _, context in try await pages.library(for: context.identity) }
+        routes.get("c/:id") { request, context in try await pages.conversation(try id(context), request.uri.queryParameters, for: context.identity) }
+        routes.get("search") { request, context in try await pages.search(request.uri.queryParameters, for: context.identity) }
+        routes.get("c/:id/view") { request, context in try await pages.view(try id(context), request.uri.queryParameters, for: context.identity) }
+        routes.get("login") { request, _ in pages.signIn(request.uri.queryParameters) }
+        routes.get("invite/:token") { _, context in try await pages.invitation(context.parameters.get("token") ?? "", for: context.identity) }
         routes.get("assets/style.css") { request, _ in try pages.styleSheet(request.uri.queryParameters) }
         routes.get("assets/viewer.js") { _, _ in pages.script() }
         return routes

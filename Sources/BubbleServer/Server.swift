@@ -34,6 +34,8 @@ public struct ServerConfiguration: Sendable {
     /// layout keeps a few dozen bytes a message instead of the messages (windows read theirs from
     /// the store).
     public var compactFrom = 20_000
+    /// Sessions, cookies, sign-in limits, invitations (once the store has users).
+    public var accounts = AccountSettings()
 
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
                 maxUpload: Int = 512 << 20, live: LiveLimits = LiveLimits(), logLevel: Logger.Level = .notice) {
@@ -51,6 +53,9 @@ public struct ServerConfiguration: Sendable {
 public struct BubbleServer: Sendable {
     /// The store as the routes use it: every call timed (`/metrics`).
     public let store: any ConversationStore
+    /// Users, sessions, members: the store itself, untimed.
+    let accounts: any AccountStore
+    let gate: AccountGate
     public let configuration: ServerConfiguration
     let pages: Pages
     let files: Files
@@ -60,7 +65,7 @@ public struct BubbleServer: Sendable {
     /// `importer` takes uploads (`POST /api/v1/imports`), `exporter` writes downloads; without
     /// them those routes answer 501. `metrics`: the registry `/metrics` shows (see
     /// `ServerMetrics.bootstrap()`); without it the route answers 404.
-    public init(store: any ConversationStore, configuration: ServerConfiguration, pictures: any PictureDecoder,
+    public init(store: any ConversationStore & AccountStore, configuration: ServerConfiguration, pictures: any PictureDecoder,
                 importer: (any ExportImporting)? = nil, exporter: (any ConversationExporting)? = nil,
                 metrics registry: PrometheusCollectorRegistry? = nil) throws {
         // Two C heaps for all threads, not eight a core: each keeps what its threads freed, and
@@ -70,47 +75,55 @@ public struct BubbleServer: Sendable {
         let metrics = ServerMetrics(registry: registry)
         let timed = TimedStore(store, metrics: metrics)
         self.store = timed
+        accounts = store
+        gate = AccountGate(store: store, settings: configuration.accounts)
         self.configuration = configuration
         self.metrics = metrics
-        pages = try Pages(store: timed, theme: configuration.theme, pictures: pictures, live: configuration.live, metrics: metrics,
+        pages = try Pages(store: timed, accounts: store, theme: configuration.theme, pictures: pictures, live: configuration.live, metrics: metrics,
                           compactFrom: configuration.compactFrom)
         // Exports hand the store itself to the renderers' process (its location, not the timing).
-        files = Files(store: timed, exportStore: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload,
+        files = Files(store: timed, exportStore: store, accounts: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload,
                       geometries: pages.geometries)
-        live = LiveAPI(store: timed, hub: LiveHub(store: timed), limits: configuration.live, pictures: pictures)
+        live = LiveAPI(store: timed, accounts: store, hub: LiveHub(store: timed), limits: configuration.live, pictures: pictures)
     }
 
     /// Every request passes, in order: metrics (count and latency per route), the access log
-    /// (with the request id), security headers, errors as JSON, the token — then its route.
+    /// (with the request id), security headers, errors as JSON, who it is and what it may reach
+    /// (`AccountMiddleware`: the token in single-owner mode, else a signed-in user) — then its route.
     public func router() -> Router<BubbleContext> {
         let router = Router(context: BubbleContext.self)
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: AccessMiddleware(token: configuration.token))
+        router.add(middleware: AccountMiddleware(gate: gate, token: configuration.token))
         router.addRoutes(OperationsRoutes(metrics: metrics).collection)
-        router.addRoutes(ConversationRoutes(api: API(store: store)).collection, atPath: "api/v1")
+        router.addRoutes(AccountRoutes(gate: gate, hub: live.hub).collection, atPath: "api/v1")
+        router.addRoutes(ConversationRoutes(api: API(store: store, accounts: accounts)).collection, atPath: "api/v1")
         router.addRoutes(FileRoutes(files: files, pages: pages).collection, atPath: "api/v1")
         router.addRoutes(LiveRoutes(live: live, maxUpload: configuration.maxUpload).collection, atPath: "api/v1")
         router.addRoutes(PageRoutes(pages: pages).collection)
         return router
     }
 
-    /// The router that decides WebSocket upgrades: the token (as every request), the page's own
-    /// `Origin` (a browser on another site cannot listen or write), a known conversation and a
-    /// valid `since`. What it refuses is answered by the HTTP router's route with the reason.
+    /// The router that decides WebSocket upgrades: who it is (as every request: the token, or a
+    /// signed-in member of the conversation), the page's own `Origin` (a browser on another site
+    /// cannot listen or write), a known conversation and a valid `since`. What it refuses is
+    /// answered by the HTTP router's route with the reason. A user's socket closes within a
+    /// second of their session or token ending or their membership going.
     public func webSocketRouter() -> Router<BubbleContext> {
         let router = Router(context: BubbleContext.self)
-        router.add(middleware: AccessMiddleware(token: configuration.token))
-        let live = self.live, metrics = self.metrics
+        router.add(middleware: AccountMiddleware(gate: gate, token: configuration.token))
+        let live = self.live, metrics = self.metrics, gate = self.gate
         router.ws("api/v1/conversations/:id/live") { request, context in
             (try? await LiveRoutes.admit(request, id: context.parameters.get("id"), live: live)) != nil ? .upgrade([:]) : .dontUpgrade
         } onUpgrade: { inbound, outbound, context in
             let (id, since) = try await LiveRoutes.admit(context.request, id: context.requestContext.parameters.get("id"), live: live)
             metrics.sockets.increment()
             defer { metrics.sockets.decrement() }
-            try await LiveSocket(live: live, conversation: id, since: since).run(inbound: inbound, outbound: outbound)
+            let identity = context.requestContext.identity
+            try await LiveSocket(live: live, conversation: id, since: since, speaker: identity.speaker, allowed: gate.watch(identity, in: id))
+                .run(inbound: inbound, outbound: outbound)
         }
         return router
     }

@@ -21,6 +21,52 @@ enum Viewer {
       const tokenPart = token ? "&token=" + encodeURIComponent(token) : "";
       const tokenQuery = token ? "?token=" + encodeURIComponent(token) : "";
 
+      // Accounts: a signed-in page carries its session's CSRF token; every write sends it.
+      const meta = (name) => { const m = document.querySelector('meta[name="' + name + '"]'); return m ? m.content : ""; };
+      const csrf = meta("bk-csrf"), me = meta("bk-user");
+      if (csrf) {
+        const plain = window.fetch.bind(window);
+        window.fetch = (url, options = {}) => {
+          const method = (options.method || "GET").toUpperCase();
+          if (method !== "GET" && method !== "HEAD") options = Object.assign({}, options, { headers: Object.assign({}, options.headers || {}, { "X-CSRF-Token": csrf }) });
+          return plain(url, options);
+        };
+      }
+      const post = async (url, body) => {
+        const r = await fetch(url, { method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
+        const answer = r.status === 204 ? {} : await r.json().catch(() => ({}));
+        if (!r.ok) throw new Error(answer.error || String(r.status));
+        return answer;
+      };
+      for (const [button, everywhere] of [["signout", false], ["signoutall", true]]) {
+        const b = document.getElementById(button);
+        if (b) b.addEventListener("click", async () => {
+          try { await post("/api/v1/logout", { everywhere }); } catch (_) {}
+          location.href = "/login";
+        });
+      }
+      const signin = document.getElementById("signin");
+      if (signin) signin.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        const err = document.getElementById("signerr");
+        err.textContent = "";
+        try {
+          await post("/api/v1/login", { name: document.getElementById("signname").value, password: document.getElementById("signpassword").value });
+          location.href = signin.dataset.next || "/";
+        } catch (x) { err.textContent = String(x.message || x); }
+      });
+      const join = document.getElementById("join");
+      if (join) join.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        const err = document.getElementById("signerr"), field = (id) => { const f = document.getElementById(id); return f ? f.value : undefined; };
+        err.textContent = "";
+        try {
+          const answer = await post("/api/v1/invites/" + encodeURIComponent(join.dataset.token) + "/accept",
+            me ? {} : { name: field("joinname"), displayName: field("joindisplay"), password: field("joinpassword") });
+          location.href = "/c/" + answer.conversation;
+        } catch (x) { err.textContent = String(x.message || x); }
+      });
+
       // The library: an upload with its progress, then the importer's answer.
       const upload = document.getElementById("upload");
       if (upload) {
@@ -35,6 +81,7 @@ enum Viewer {
           xhr.open("POST", "/api/v1/imports" + tokenQuery);
           // A line per step as the server imports (a whole phone: conversation after conversation).
           xhr.setRequestHeader("Accept", "application/x-ndjson");
+          if (csrf) xhr.setRequestHeader("X-CSRF-Token", csrf);
           bar.hidden = false; bar.value = 0; status.className = ""; status.textContent = "Uploading…";
           window.bkImportProgress = [];
           let seen = 0, answer = null, failure = null;
@@ -94,6 +141,8 @@ enum Viewer {
           e.preventDefault();
           const status = document.getElementById("newstatus");
           const people = document.getElementById("newpeople").value.split(",").map((p) => p.trim()).filter(Boolean);
+          // Signed in: you are in it (first, the owner), whoever you name besides.
+          if (me && !people.some((p) => p.toLowerCase() === me)) people.unshift(me);
           if (!people.length) { status.className = "err"; status.textContent = "Name the people in it, you first."; return; }
           try {
             const r = await fetch("/api/v1/conversations" + tokenQuery, {

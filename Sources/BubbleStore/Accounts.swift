@@ -115,6 +115,8 @@ public protocol AccountStore: AnyObject, Sendable {
     /// Every conversation `user` reaches (by `access(of:to:)`'s rule).
     func readableConversations(of user: StoredUser) async throws -> Set<Int64>
 
+    /// The conversation of an invitation that can still be used (not used, not expired).
+    func invitation(hash: String, now: Date) async throws -> Int64?
     func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws
     /// Joins `user` by an invitation: single use, before it expires. The conversation, or a
     /// `LiveError(.notFound)` that says nothing about why.

@@ -48,9 +48,9 @@ public struct AddedMessage: Sendable {
 }
 
 /// A refused live write: no such conversation or message, a sender who is not a participant,
-/// a change by someone other than the author, a change to a deleted message.
+/// a change by someone other than the author (`forbidden`), a change to a deleted message.
 public struct LiveError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable { case notFound, invalid, conflict }
+    public enum Kind: Sendable, Hashable { case notFound, invalid, conflict, forbidden }
     public var kind: Kind
     public var reason: String
     public init(_ kind: Kind, _ reason: String) { self.kind = kind; self.reason = reason }

@@ -193,6 +193,13 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func invitation(hash: String, now: Date) async throws -> Int64? {
+        try await read { db in
+            try Int64.fetchOne(db, sql: "SELECT conversation_id FROM invite WHERE hash = ? AND used IS NULL AND expires > ?",
+                               arguments: [hash, now.timeIntervalSince1970])
+        }
+    }
+
     public func redeemInvite(hash: String, user: StoredUser, now: Date) async throws -> Int64 {
         let (conversation, access) = try await write { db -> (Int64, MemberAccess) in
             // Single use: the row is taken by the one update that finds it unused.

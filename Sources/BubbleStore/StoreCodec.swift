@@ -144,7 +144,7 @@ enum StoreCodec {
     /// Checks who may change message `seq` (its author; anyone in the conversation reacts).
     static func checkChange(_ m: Message, seq: Int64, author: String?, reactor: String?, conversation: Int64, senders: Set<String>) throws {
         if let author, m.sender != author {
-            throw LiveError(.conflict, "message \(seq) is \(m.sender.map { "\"\($0)\"'s" } ?? "a system line"), not \"\(author)\"'s; only its author may change it")
+            throw LiveError(.forbidden, "message \(seq) is \(m.sender.map { "\"\($0)\"'s" } ?? "a system line"), not \"\(author)\"'s; only its author may change it")
         }
         if let reactor, !senders.contains(reactor) { throw badSender(reactor, conversation, senders) }
     }

@@ -237,7 +237,7 @@ public let defaultMaxLiveText = 64 * 1024
 ///
 /// A PostgreSQL store runs in a task of its own (`PostgresStore.start()`), for a command or a
 /// test, and is ready when this returns (`prepare()`).
-public func openStore(_ location: String, media: String? = nil) async throws -> any ConversationStore {
+public func openStore(_ location: String, media: String? = nil) async throws -> any ConversationStore & AccountStore {
     let store = try makeStore(location, media: media)
     if let postgres = store as? PostgresStore {
         postgres.start()
@@ -248,7 +248,7 @@ public func openStore(_ location: String, media: String? = nil) async throws -> 
 
 /// The store `location` names, as `openStore`, with nothing started: for a `ServiceGroup` that
 /// runs it (`bubbles serve`), which then waits for `prepare()`.
-public func makeStore(_ location: String, media: String? = nil) throws -> any ConversationStore {
+public func makeStore(_ location: String, media: String? = nil) throws -> any ConversationStore & AccountStore {
     if PostgresLocation.isPostgres(location) { return try PostgresStore(url: location, mediaFolder: media) }
     return try SQLiteStore(path: location)
 }

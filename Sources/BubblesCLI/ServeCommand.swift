@@ -13,9 +13,11 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the store: its conversations in the browser and as a JSON API (docs/SERVER.md).",
         discussion: """
-        Listens on 127.0.0.1 (this machine only) unless --host says otherwise; any other address \
-        needs a token on every request, given with --token or made up and printed with the URL. \
-        Ctrl-C stops it after the requests in flight.
+        Listens on 127.0.0.1 (this machine only) unless --host says otherwise. A store without \
+        users is served to its one owner: on any other address that needs a token on every \
+        request, given with --token or made up and printed with the URL. Once the store has users \
+        (`bubbles users add`), every page and API call needs a signed-in user, who sees the \
+        conversations they are a member of. Ctrl-C stops it after the requests in flight.
         """)
 
     @OptionGroup var store: StoreOptions
@@ -33,6 +35,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .customLong("compact-from"), help: "Conversations of at least this many messages are laid out compactly for the viewer: a few dozen bytes a message, windows read from the store (default 20000).")
     var compactFrom = 20_000
+    @Flag(name: .customLong("secure-cookies"), help: "Mark the session cookie Secure (a TLS proxy in front; also when it sends X-Forwarded-Proto: https).")
+    var secureCookies = false
+    @Option(name: .customLong("sign-in-limit"), help: "Failed sign-ins a minute per account and per address before 429 (default 10).")
+    var signInLimit = 10
+    @Option(name: .customLong("session-days"), help: "Days a session lasts from sign-in (default 30).") var sessionDays = 30.0
+    @Option(name: .customLong("idle-days"), help: "Days a session lasts without a request (default 7).") var idleDays = 7.0
     @Option(name: .customLong("log-level"), help: "What the log (standard error) says: trace, debug, info (a line per request, with its id), notice (default), warning, error, critical.")
     var logLevel = "notice"
 
@@ -42,6 +50,8 @@ struct Serve: AsyncParsableCommand {
         guard (1...65_536).contains(maxUpload) else { throw ValidationError("--max-upload \(maxUpload) must be between 1 and 65536 (MB)") }
         guard (1...16_384).contains(maxMessage) else { throw ValidationError("--max-message \(maxMessage) must be between 1 and 16384 (KiB)") }
         guard rate >= 0, rate.isFinite, burst >= 1, burst.isFinite else { throw ValidationError("--rate must be ≥ 0 and --burst ≥ 1") }
+        guard signInLimit >= 1 else { throw ValidationError("--sign-in-limit \(signInLimit) must be ≥ 1") }
+        guard sessionDays > 0, idleDays > 0 else { throw ValidationError("--session-days and --idle-days must be > 0") }
         guard compactFrom >= 0 else { throw ValidationError("--compact-from \(compactFrom) must be a number of messages ≥ 0") }
         guard headerTimeout > 0, headerTimeout <= 3_600 else { throw ValidationError("--header-timeout \(headerTimeout) must be between 0 and 3600 seconds") }
         guard Logger.Level(rawValue: logLevel) != nil else {
@@ -55,6 +65,9 @@ struct Serve: AsyncParsableCommand {
                                          logLevel: Logger.Level(rawValue: logLevel) ?? .notice)
         config.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
         config.compactFrom = compactFrom
+        config.accounts.secureCookies = secureCookies
+        config.accounts.failedSignInsPerMinute = signInLimit
+        config.accounts.sessions = SessionPolicy(lifetime: sessionDays * 86_400, idle: idleDays * 86_400)
         if !config.isLoopback && config.token == nil {
             config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         }

@@ -18,13 +18,13 @@ struct StoreOptions: ParsableArguments {
     init(db: String?, media: String? = nil) { self.db = db; self.media = media }
 
     /// The store, ready (a PostgreSQL store runs in a task of its own until the command ends).
-    func open() async throws -> any ConversationStore {
+    func open() async throws -> any ConversationStore & AccountStore {
         do { return try await openStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
     }
 
     /// The store for a command that only reads it (`list`, `search`, `db copy`'s source): a path
     /// that names no file is an error, not a new empty database.
-    func openExisting() async throws -> any ConversationStore {
+    func openExisting() async throws -> any ConversationStore & AccountStore {
         let location = db ?? SQLiteStore.defaultPath
         if !PostgresLocation.isPostgres(location), !FileManager.default.fileExists(atPath: location) {
             throw CLIError("\(location): no such store (expected an SQLite file made by BubbleKit or a postgres:// URL; `bubbles import FILE --db \(location)` makes one)")
@@ -33,7 +33,7 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// The store to run in `bubbles serve`'s service group (nothing started yet).
-    func make() throws -> any ConversationStore {
+    func make() throws -> any ConversationStore & AccountStore {
         do { return try makeStore(db ?? SQLiteStore.defaultPath, media: media) } catch let e as StoreError { throw CLIError(e.description) }
     }
 }

@@ -162,8 +162,8 @@ struct LiveCLITests {
         #expect(notJSON.status == 400)
         #expect(try s.stored(c).map(\.seq) == [1, 2])
 
-        // Edits and deletions by the author only; reactions by anyone in it, from the set.
-        #expect(try s.call("PATCH", "/api/v1/conversations/\(c)/messages/2", ["text": "mine now", "sender": "me"]).status == 409)
+        // Edits and deletions by the author only (403 for anyone else); reactions by anyone in it, from the set.
+        #expect(try s.call("PATCH", "/api/v1/conversations/\(c)/messages/2", ["text": "mine now", "sender": "me"]).status == 403)
         let edited = try s.call("PATCH", "/api/v1/conversations/\(c)/messages/1", ["text": "hello, edited", "sender": "me"])
         #expect(edited.status == 200 && (edited.json as? [String: Any])?["edited"] != nil && (edited.json as? [String: Any])?["rev"] as? Int == 3)
         #expect(try s.call("POST", "/api/v1/conversations/\(c)/messages/1/reactions", ["emoji": "💩", "sender": "ann"]).status == 400)
@@ -173,7 +173,7 @@ struct LiveCLITests {
         let twice = try s.call("POST", "/api/v1/conversations/\(c)/messages/1/reactions", ["emoji": "❤️", "sender": "ann"])
         #expect(((twice.json as? [String: Any])?["reactions"] as? [[String: Any]])?.first?["count"] as? Int == 1, "the same reaction again counts once")
         #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/1/reactions?emoji=%E2%9D%A4%EF%B8%8F&sender=ann").status == 200)
-        #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/2?sender=me").status == 409)
+        #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/2?sender=me").status == 403)
         let deleted = try s.call("DELETE", "/api/v1/conversations/\(c)/messages/2?sender=ann")
         #expect(deleted.status == 200 && (deleted.json as? [String: Any])?["deleted"] as? Bool == true)
         #expect((deleted.json as? [String: Any])?["text"] is NSNull)

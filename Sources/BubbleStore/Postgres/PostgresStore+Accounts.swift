@@ -183,6 +183,11 @@ extension PostgresStore: AccountStore {
             """)
     }
 
+    public func invitation(hash: String, now: Date) async throws -> Int64? {
+        try await rows("SELECT conversation_id FROM invite WHERE hash = \(hash) AND used IS NULL AND expires > \(now.timeIntervalSince1970)")
+            .first?.decode(Int64.self)
+    }
+
     public func redeemInvite(hash: String, user: StoredUser, now: Date) async throws -> Int64 {
         let t = now.timeIntervalSince1970
         // Single use across servers: one UPDATE takes the unused row.

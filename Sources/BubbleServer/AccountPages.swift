@@ -1,0 +1,47 @@
+import BubbleStore
+import Foundation
+import Hummingbird
+
+/// The pages of accounts: signing in, and an invitation (join it signed in, or make an account
+/// with it). Their forms are sent by the script as JSON to `/api/v1/login` and
+/// `/api/v1/invites/{token}/accept`.
+extension Pages {
+    func signIn(_ query: Parameters) -> Response {
+        let next = Self.localPath(query["next"].map(String.init))
+        let body = "<div class=\"bk signin\"><h1>Sign in</h1>"
+            + "<form id=\"signin\" data-next=\"\(Self.escape(next))\"><label>Name <input name=\"name\" id=\"signname\" autocomplete=\"username\" required></label>"
+            + "<label>Password <input type=\"password\" name=\"password\" id=\"signpassword\" autocomplete=\"current-password\" required></label>"
+            + "<button id=\"signbutton\">Sign in</button> <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
+            + "<p><small>No account? Ask someone here for an invitation link, or an admin to run <code>bubbles users add NAME --password-stdin</code>.</small></p></div>"
+        return Self.page(title: "Sign in", body: body, script: true)
+    }
+
+    /// `/invite/{token}`: what the invitation opens (only while it can be used; nothing is said
+    /// about one that cannot), and a way in.
+    func invitation(_ token: String, for identity: Identity) async throws -> Response {
+        guard let id = try await accounts.invitation(hash: AccountSecret.hash(token), now: Date()),
+              let c = try await store.conversation(id: id) else {
+            return Self.page(title: "Invitation", body: "<div class=\"bk\"><h1>Invitation</h1><p>This invitation is not valid: it was used already, has expired or never existed.</p>"
+                             + "<p><a href=\"/\">Your conversations</a></p></div>", for: identity)
+        }
+        var body = "<div class=\"bk signin\"><h1>Join “\(Self.escape(c.title))”</h1>"
+        if let user = identity.user {
+            body += "<form id=\"join\" data-token=\"\(Self.escape(token))\"><button id=\"joinbutton\">Join as \(Self.escape(user.displayName))</button>"
+                + " <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
+        } else {
+            body += "<form id=\"join\" data-token=\"\(Self.escape(token))\"><p>Make an account to join:</p>"
+                + "<label>Name <input name=\"name\" id=\"joinname\" autocomplete=\"username\" required pattern=\"[\\p{L}\\p{N}][\\p{L}\\p{N}._\\-]*\" maxlength=\"64\"></label>"
+                + "<label>Shown as <input name=\"displayName\" id=\"joindisplay\" maxlength=\"200\"></label>"
+                + "<label>Password <input type=\"password\" name=\"password\" id=\"joinpassword\" autocomplete=\"new-password\" minlength=\"8\" required></label>"
+                + "<button id=\"joinbutton\">Join</button> <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
+                + "<p><small>Have an account? <a href=\"/login?next=\(Self.escape(("/invite/" + token).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))\">Sign in</a> first.</small></p>"
+        }
+        return Self.page(title: "Invitation", body: body + "</div>", script: true, for: identity)
+    }
+
+    /// A path of this site to go back to after signing in (`/` for anything else: no open redirect).
+    static func localPath(_ raw: String?) -> String {
+        guard let raw, raw.hasPrefix("/"), !raw.hasPrefix("//"), !raw.contains("\\") else { return "/" }
+        return raw
+    }
+}
