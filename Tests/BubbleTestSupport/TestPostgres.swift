@@ -71,6 +71,11 @@ public final class TestPostgres: @unchecked Sendable {
                         "-d", database, "-c", sql])
     }
 
+    /// `pg_dump` of `database` (every table's rows as SQL).
+    public func dump(_ database: String) throws -> String {
+        try Self.shell(["\(bin)/pg_dump", "-h", "127.0.0.1", "-p", String(port), "-U", "bubbles", database])
+    }
+
     /// `pg_ctl restart -m fast`: every connection is cut, the server is back a moment later.
     public func restart() throws {
         try run(["\(bin)/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "restart", "-m", "fast"])

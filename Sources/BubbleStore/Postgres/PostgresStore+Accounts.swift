@@ -14,7 +14,8 @@ extension PostgresStore: AccountStore {
                           created: Date(timeIntervalSince1970: try cells[4].decode(Double.self)), disabled: try cells[5].decode(Bool.self))
     }
 
-    /// A statement that changes rows, once the schema is ready; how many it changed.
+    /// A statement that changes rows and ends in `RETURNING 1`, once the schema is ready; how
+    /// many it changed.
     func change(_ query: PostgresQuery) async throws -> Int {
         try await read { [logger] c in try await c.changed(query, logger) }
     }
@@ -50,7 +51,7 @@ extension PostgresStore: AccountStore {
     }
 
     public func setPassword(of user: Int64, hash: String) async throws {
-        _ = try await change("UPDATE account SET password_hash = \(hash) WHERE id = \(user)")
+        _ = try await change("UPDATE account SET password_hash = \(hash) WHERE id = \(user) RETURNING 1")
     }
 
     public func setDisabled(_ user: Int64, _ disabled: Bool) async throws {
@@ -78,18 +79,18 @@ extension PostgresStore: AccountStore {
             WHERE s.hash = \(hash) AND s.expires > \(t) AND s.last_seen > \(t - policy.idle) AND NOT a.disabled
             """).first else { return nil }
         if t - (try Array(row)[6].decode(Double.self)) > 60 {
-            _ = try await change("UPDATE account_session SET last_seen = \(t) WHERE hash = \(hash)")
+            _ = try await change("UPDATE account_session SET last_seen = \(t) WHERE hash = \(hash) RETURNING 1")
         }
         return try Self.user(row)
     }
 
     public func deleteSession(hash: String) async throws {
-        _ = try await change("DELETE FROM account_session WHERE hash = \(hash)")
+        _ = try await change("DELETE FROM account_session WHERE hash = \(hash) RETURNING 1")
     }
 
     @discardableResult
     public func deleteSessions(of user: Int64) async throws -> Int {
-        try await change("DELETE FROM account_session WHERE account_id = \(user)")
+        try await change("DELETE FROM account_session WHERE account_id = \(user) RETURNING 1")
     }
 
     public func createToken(user: Int64, name: String, hash: String) async throws -> StoredToken {
@@ -107,7 +108,7 @@ extension PostgresStore: AccountStore {
     }
 
     public func revokeToken(_ id: Int64, of user: Int64) async throws -> Bool {
-        try await change("DELETE FROM account_token WHERE id = \(id) AND account_id = \(user)") > 0
+        try await change("DELETE FROM account_token WHERE id = \(id) AND account_id = \(user) RETURNING 1") > 0
     }
 
     public func tokenUser(hash: String, now: Date) async throws -> StoredUser? {
@@ -117,7 +118,7 @@ extension PostgresStore: AccountStore {
             WHERE k.hash = \(hash) AND NOT a.disabled
             """).first else { return nil }
         if t - (try Array(row)[6].decode(Double.self)) > 60 {
-            _ = try await change("UPDATE account_token SET last_used = \(t) WHERE hash = \(hash)")
+            _ = try await change("UPDATE account_token SET last_used = \(t) WHERE hash = \(hash) RETURNING 1")
         }
         return try Self.user(row)
     }
@@ -155,7 +156,7 @@ extension PostgresStore: AccountStore {
     }
 
     public func removeMember(_ conversation: Int64, user: Int64) async throws -> Bool {
-        try await change("DELETE FROM member WHERE conversation_id = \(conversation) AND account_id = \(user)") > 0
+        try await change("DELETE FROM member WHERE conversation_id = \(conversation) AND account_id = \(user) RETURNING 1") > 0
     }
 
     public func access(of user: StoredUser, to conversation: Int64) async throws -> MemberAccess? {
@@ -180,6 +181,7 @@ extension PostgresStore: AccountStore {
         _ = try await change("""
             INSERT INTO invite (hash, conversation_id, created_by, access, created, expires)
             VALUES (\(hash), \(conversation), \(user), \(access.rawValue), \(Date().timeIntervalSince1970), \(expires.timeIntervalSince1970))
+            RETURNING 1
             """)
     }
 
