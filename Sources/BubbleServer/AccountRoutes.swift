@@ -35,7 +35,7 @@ struct AccountMiddleware: RouterMiddleware {
         }
         context.identity = identity
         if unsafe, let csrf = identity.csrf {
-            guard let given = request.headers[HTTPFields.Element.Name("X-CSRF-Token")!], AccessMiddleware.constantTimeEqual(given, csrf) else {
+            guard let given = request.headers[HTTPFields.Element.Name("X-CSRF-Token")!], ServerToken.constantTimeEqual(given, csrf) else {
                 throw APIError.forbidden("a write with a session cookie needs the X-CSRF-Token header (the \"csrf\" sign-in gave, or the page's bk-csrf)")
             }
             guard LiveRoutes.sameOrigin(request) else { throw APIError.forbidden("Origin \(request.headers[.origin] ?? "") is not this server's") }
@@ -59,7 +59,7 @@ struct AccountMiddleware: RouterMiddleware {
     /// Today's single-owner check: the token, when the server has one.
     func ownerMode(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let token else { return try await next(request, context) }
-        guard AccessMiddleware.carries(request, token: token) else {
+        guard ServerToken.carries(request, token: token) else {
             throw APIError(status: .unauthorized, message: "this server needs its token: ?token=… or Authorization: Bearer …")
         }
         var response = try await next(request, context)

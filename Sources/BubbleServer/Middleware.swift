@@ -41,26 +41,9 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 }
 
-/// The token check: required on every request when the server has one (`?token=`,
-/// `Authorization: Bearer`, or the cookie a browser was given with the first) — but `/healthz`,
-/// which says nothing but "ok" (a load balancer or systemd asks it without the token).
-struct AccessMiddleware: RouterMiddleware {
-    typealias Context = BubbleContext
-    let token: String?
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let token, request.uri.path != "/healthz" else { return try await next(request, context) }
-        guard Self.carries(request, token: token) else {
-            throw APIError(status: .unauthorized, message: "this server needs its token: ?token=… or Authorization: Bearer …")
-        }
-        var response = try await next(request, context)
-        // A browser given the token once (the URL printed) keeps it in a cookie of this site only.
-        if request.uri.queryParameters["token"] != nil {
-            response.headers[.setCookie] = "bk_token=\(token); Path=/; HttpOnly; SameSite=Strict"
-        }
-        return response
-    }
-
+/// The server's token of single-owner mode (`AccountMiddleware.ownerMode`): `?token=`,
+/// `Authorization: Bearer`, or the cookie a browser was given with the first.
+enum ServerToken {
     static func carries(_ request: Request, token: String) -> Bool {
         if let q = request.uri.queryParameters["token"], constantTimeEqual(String(q), token) { return true }
         if let auth = request.headers[.authorization], auth.hasPrefix("Bearer "), constantTimeEqual(String(auth.dropFirst(7)), token) { return true }

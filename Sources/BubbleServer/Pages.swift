@@ -114,6 +114,11 @@ struct Pages: Sendable {
         .actions button{font:inherit;font-size:14px;border:0;background:none;cursor:pointer;padding:4px 5px;border-radius:12px}
         .actions button:hover{background:#eee}.actions .re.on{background:#cfe3ff}
         .vm{cursor:default}
+        .me{flex:none;display:flex;gap:8px;justify-content:flex-end;align-items:center;padding:4px 16px;font:13px system-ui,sans-serif;color:#555;border-bottom:1px solid #eee}
+        .me button{font:inherit;border:1px solid #ccc;border-radius:12px;background:#fff;padding:2px 10px;cursor:pointer}
+        .signin form{display:flex;flex-direction:column;gap:10px;max-width:320px}
+        .signin label{display:flex;flex-direction:column;gap:2px;font-size:14px}
+        .signin button{align-self:flex-start;font:inherit;padding:6px 16px;border-radius:16px;border:1px solid #0b84ff;background:#0b84ff;color:#fff;font-weight:600}
         """
 
     func styleSheet(_ query: Parameters) throws -> Response {
@@ -336,6 +341,11 @@ struct Pages: Sendable {
             }
             if let p = seqs.last(where: { $0 < at }) { nav += link(p, "prev", "↑ previous hit") }
             if let n = seqs.first(where: { $0 > at }) { nav += link(n, "next", "↓ next hit") }
+        }
+        // A signed-in member who writes invites others: a single-use link to hand over.
+        if let user = identity.user, try await accounts.access(of: user, to: id)?.writes == true {
+            nav += "<span class=\"invite\"><button type=\"button\" id=\"invite\" title=\"Make a single-use link that lets someone join\">Invite…</button>"
+                + "<input id=\"invitelink\" readonly hidden aria-label=\"Invitation link\" size=\"40\"></span>"
         }
         nav += "</nav>" + Self.searchForm(conversation: id)
         // Downloads, made by the renderers: the whole conversation or the days between two dates.

@@ -55,6 +55,17 @@ enum Viewer {
           location.href = signin.dataset.next || "/";
         } catch (x) { err.textContent = String(x.message || x); }
       });
+      const invite = document.getElementById("invite"), rowsOf = document.getElementById("rows");
+      if (invite && rowsOf) invite.addEventListener("click", async () => {
+        const field = document.getElementById("invitelink");
+        try {
+          const answer = await post("/api/v1/conversations/" + rowsOf.dataset.id + "/invites", {});
+          field.value = location.origin + answer.url;
+          field.title = "Single use, until " + answer.expires;
+        } catch (x) { field.value = String(x.message || x); }
+        field.hidden = false;
+        field.select();
+      });
       const join = document.getElementById("join");
       if (join) join.addEventListener("submit", async (e) => {
         e.preventDefault();

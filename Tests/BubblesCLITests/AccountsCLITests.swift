@@ -141,6 +141,9 @@ struct AccountsCLITests {
         #expect(cookie.hasPrefix("bk_session=") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && !cookie.contains("Secure"), "\(cookie)")
         let secret = String(cookie.split(separator: ";")[0].dropFirst("bk_session=".count))
         #expect(secret.count >= 22, "at least 128 random bits")
+        let proxied = try HTTP.request(port: port, method: "POST", path: "/api/v1/login", headers: ["X-Forwarded-Proto": "https"],
+                                       body: Data(#"{"name":"ann","password":"ann-password"}"#.utf8))
+        #expect(proxied.headers["set-cookie"]?.contains("; Secure") == true, "behind a TLS proxy the cookie is Secure")
         let ann = try UserClient.signIn(port, "ann", "ann-password")
         let ben = try UserClient.signIn(port, "ben", "ben-password")
         let carl = try UserClient.signIn(port, "carl", "carl-password")

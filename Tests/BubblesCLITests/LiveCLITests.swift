@@ -259,7 +259,7 @@ struct LiveCLITests {
         try a.send("not json")
         #expect(try a.receiveJSON()?["status"] as? Int == 400)
         try a.send(json: ["type": "edit", "seq": 1, "text": "mine", "sender": "me", "ref": "e"])
-        #expect(try a.receiveJSON()?["status"] as? Int == 409)
+        #expect(try a.receiveJSON()?["status"] as? Int == 403, "someone else's message")
         // Three writes at once are allowed, then 429 until the bucket fills again.
         var statuses: [Int] = []
         for i in 0..<4 {

@@ -1,0 +1,90 @@
+import BubbleTestSupport
+import Foundation
+import Testing
+
+/// People in browsers: each signs in on the sign-in page in a Chromium of their own (a separate
+/// profile: a WebDriver session of its own), and is who they are in the conversation.
+@Suite("bubbles serve: accounts in the browser (WebDriver)", .serialized)
+struct AccountsBrowserTests {
+    /// Signs in through the page `path` sends to, and waits until that page is back and live.
+    static func signIn(_ browser: WebDriver, base: String, path: String, name: String, password: String) throws {
+        try browser.open(base + path)
+        try browser.wait(for: "the sign-in page", timeout: 20, "return location.pathname === '/login' && !!document.getElementById('signin')")
+        try browser.type("#signname", name)
+        try browser.type("#signpassword", password)
+        try browser.click("#signbutton")
+        try browser.wait(for: "\(path) after signing in", timeout: 20, "return location.pathname + location.search === '\(path)'")
+    }
+
+    /// The HTTP status of a GET from the page (with its cookie).
+    static func status(_ browser: WebDriver, _ path: String) throws -> Int? {
+        try browser.run("const x = new XMLHttpRequest(); x.open('GET', arguments[0], false); x.send(); return x.status;", [path]) as? Int
+    }
+
+    @Test("ann and ben, each signed in in a browser of their own, talk in one conversation: each sees their own messages on the right without choosing a side (no \"send as\"); carl, not a member, gets 404; signing out sends to the sign-in page",
+          arguments: LiveBrowserTests.Nodes.allCases)
+    func twoPeople(nodes: LiveBrowserTests.Nodes) throws {
+        let store = try AccountsStore(nodes == .oneSQLite ? .sqlite : .postgres)
+        var browsers: [WebDriver] = []
+        defer {
+            for b in browsers { b.quit() }
+            store.stop()
+        }
+        try store.addUser("ann", "ann-password", display: "Ann")
+        try store.addUser("ben", "ben-password", display: "Ben")
+        try store.addUser("carl", "carl-password")
+        let one = try store.serve()
+        let two = nodes == .twoPostgres ? try store.serve() : one
+        let made = try UserClient.signIn(one.port, "ann", "ann-password")
+            .call("POST", "/api/v1/conversations", ["title": "Ann & Ben", "participants": ["ann", "ben"]])
+        let c = try #require(made.json["id"] as? Int)
+
+        let a = try WebDriver(width: 700, height: 640); browsers.append(a)
+        let b = try WebDriver(width: 700, height: 640); browsers.append(b)
+        try Self.signIn(a, base: "http://127.0.0.1:\(one.port)", path: "/c/\(c)", name: "ann", password: "ann-password")
+        try Self.signIn(b, base: "http://127.0.0.1:\(two.port)", path: "/c/\(c)", name: "ben", password: "ben-password")
+        try LiveBrowserTests.ready(a, "ann's window live")
+        try LiveBrowserTests.ready(b, "ben's window live")
+        // Each window is someone: the switch is gone, and it holds them alone.
+        for (browser, me) in [(a, "ann"), (b, "ben")] {
+            #expect(try browser.run("const s = document.getElementById('sendas'); return s.hidden + ':' + s.options.length + ':' + s.value") as? String == "true:1:\(me)")
+            #expect(try browser.run("return document.getElementById('me').textContent") as? String ?? "" == (me == "ann" ? "Ann" : "Ben") + " Sign out Sign out everywhere")
+        }
+
+        try a.type("#text", "hello ben\u{E007}")
+        try b.wait(for: "ann's message in ben's window", timeout: 20, "return !!document.querySelector('b[data-n=\"1\"]')")
+        try b.type("#text", "hi ann\u{E007}")
+        try a.wait(for: "ben's message in ann's window", timeout: 20, "return !!document.querySelector('b[data-n=\"2\"]')")
+        try b.wait(for: "ben's own message in his window", timeout: 20, "return !!document.querySelector('b[data-n=\"2\"]')")
+        try a.wait(for: "ann's message settled in her window", timeout: 20, "return !!document.querySelector('b[data-n=\"1\"]')")
+        #expect(try LiveBrowserTests.side(a, 1) == "right" && LiveBrowserTests.side(a, 2) == "left", "ann's own on the right in her window")
+        #expect(try LiveBrowserTests.side(b, 2) == "right" && LiveBrowserTests.side(b, 1) == "left", "ben's own on the right in his window")
+        #expect(try LiveBrowserTests.rowText(b, 1)?.contains("hello ben") == true)
+        // Reloaded, still so (the page is drawn from ben's side by the server).
+        try b.open("http://127.0.0.1:\(two.port)/c/\(c)")
+        try LiveBrowserTests.ready(b, "ben's window after a reload")
+        #expect(try LiveBrowserTests.side(b, 2) == "right" && LiveBrowserTests.side(b, 1) == "left")
+        let stored = try UserClient.signIn(one.port, "ben", "ben-password").call("GET", "/api/v1/conversations/\(c)/messages").json["messages"] as? [[String: Any]]
+        #expect(stored?.map { "\($0["sender"] ?? ""):\($0["text"] ?? "")" } == ["ann:hello ben", "ben:hi ann"])
+
+        // Ann invites from the page: a link that works once.
+        try a.click("#invite")
+        let link = try a.wait(for: "the invitation link", timeout: 20, """
+            const f = document.getElementById('invitelink'); return !f.hidden && f.value.includes('/invite/') ? f.value : false;
+            """) as? String ?? ""
+        let token = String(link.split(separator: "/").last ?? "")
+        #expect(try HTTP.request(port: one.port, method: "GET", path: "/invite/\(token)").text.contains("Join “Ann &amp; Ben”"))
+
+        // carl signs in too, and the conversation is not there for him.
+        let carl = try WebDriver(width: 700, height: 640); browsers.append(carl)
+        try Self.signIn(carl, base: "http://127.0.0.1:\(one.port)", path: "/", name: "carl", password: "carl-password")
+        #expect(try carl.run("return document.getElementById('library').textContent") as? String ?? "" == "None yet: add one above, or with bubbles import FILE.")
+        #expect(try Self.status(carl, "/c/\(c)") == 404)
+        #expect(try Self.status(carl, "/api/v1/conversations/\(c)/messages") == 404)
+
+        // Signing out: back to the sign-in page, and the conversation asks for it again.
+        try a.click("#signout")
+        try a.wait(for: "the sign-in page after signing out", timeout: 20, "return location.pathname === '/login'")
+        #expect(try Self.status(a, "/api/v1/conversations") == 401)
+    }
+}
