@@ -104,8 +104,9 @@ public protocol AccountStore: AnyObject, Sendable {
     func tokenUser(hash: String, now: Date) async throws -> StoredUser?
 
     func members(of conversation: Int64) async throws -> [StoredMember]
-    /// Makes `user` a member (or changes their access); one who writes becomes a participant
-    /// (their name is their participant id).
+    /// Makes `user` a member (or changes their access); one who writes a live conversation
+    /// becomes a participant (their name is their participant id); an imported archive's
+    /// participants stay those of the export.
     func setMember(_ conversation: Int64, user: StoredUser, access: MemberAccess) async throws
     func removeMember(_ conversation: Int64, user: Int64) async throws -> Bool
     /// `user`'s access to `conversation`: their membership, or `.owner` for an admin when the

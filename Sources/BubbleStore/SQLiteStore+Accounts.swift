@@ -145,12 +145,14 @@ extension SQLiteStore: AccountStore {
                 INSERT INTO member (conversation_id, account_id, access, added) VALUES (?, ?, ?, ?)
                 ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
                 """, arguments: [conversation, user.id, access.rawValue, Date().timeIntervalSince1970])
+            // A live conversation's writer speaks in it; an imported archive's people stay its own.
             if access.writes {
                 try db.execute(sql: """
                     INSERT INTO participant (conversation_id, id, position, name)
-                    VALUES (?, ?, (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?), ?)
+                    SELECT ?, ?, (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?), ?
+                    WHERE EXISTS (SELECT 1 FROM conversation WHERE id = ? AND source_format = 'live')
                     ON CONFLICT (conversation_id, id) DO NOTHING
-                    """, arguments: [conversation, user.key, conversation, user.displayName])
+                    """, arguments: [conversation, user.key, conversation, user.displayName, conversation])
             }
         }
     }

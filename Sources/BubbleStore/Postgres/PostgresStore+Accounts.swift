@@ -144,11 +144,13 @@ extension PostgresStore: AccountStore {
                 INSERT INTO member (conversation_id, account_id, access, added) VALUES (\(conversation), \(user.id), \(access.rawValue), \(Date().timeIntervalSince1970))
                 ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
                 """, logger)
+            // A live conversation's writer speaks in it; an imported archive's people stay its own.
             if access.writes {
                 try await c.run("""
                     INSERT INTO participant (conversation_id, id, position, name)
-                    VALUES (\(conversation), \(user.key), (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(conversation)),
-                            \(user.displayName))
+                    SELECT \(conversation), \(user.key), (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(conversation)),
+                           \(user.displayName)
+                    WHERE EXISTS (SELECT 1 FROM conversation WHERE id = \(conversation) AND source_format = 'live')
                     ON CONFLICT (conversation_id, id) DO NOTHING
                     """, logger)
             }
