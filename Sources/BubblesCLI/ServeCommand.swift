@@ -68,19 +68,22 @@ struct Serve: AsyncParsableCommand {
         config.accounts.secureCookies = secureCookies
         config.accounts.failedSignInsPerMinute = signInLimit
         config.accounts.sessions = SessionPolicy(lifetime: sessionDays * 86_400, idle: idleDays * 86_400)
-        if !config.isLoopback && config.token == nil {
-            config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
-        }
         // The store runs in the server's service group (PostgreSQL: its pool and, between
         // several servers, the LISTEN feed); the HTTP server starts once it is ready.
         let db = try store.make()
+        // With users, people sign in (the token is for single-owner mode only); an SQLite file
+        // says so at once (a PostgreSQL store is asked once it runs, per request).
+        let users = db is SQLiteStore ? ((try? await db.userCount()) ?? 0) : 0
+        if !config.isLoopback && config.token == nil && users == 0 {
+            config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
+        }
         let server: BubbleServer
         do { server = try BubbleServer(store: db, configuration: config, pictures: PhotoDecoder(),
                                                 importer: UploadImporter(), exporter: SubprocessExporter(), metrics: ServerMetrics.bootstrap()) } catch {
             throw CLIError("cannot start: \(error)")
         }
         let shown = config.host.contains(":") ? "[\(config.host)]" : config.host
-        let tokenPart = config.token.map { "?token=\($0)" } ?? ""
+        let tokenPart = users > 0 ? "login (\(users) user\(users == 1 ? "" : "s") sign in)" : config.token.map { "?token=\($0)" } ?? ""
         do {
             try await server.run { port in
                 FileHandle.standardOutput.write(Data("bubbles serve: http://\(shown):\(port)/\(tokenPart) (\(db.path)); Ctrl-C stops it\n".utf8))
