@@ -105,7 +105,7 @@ struct LiveSocket {
                         // The first after a message is always passed on: it is about the next one.
                         let now = ContinuousClock.now
                         if now - lastTyping > .milliseconds(300), let sender = speaker ?? frame["sender"] as? String,
-                           (try? await hub.participantNames(conversation))?[sender] != nil {
+                           (try? await hub.participantNames(conversation, including: sender))?[sender] != nil {
                             lastTyping = now
                             await hub.typing(conversation, sender: sender, after: ownRev, from: me)
                         }
