@@ -153,4 +153,9 @@ enum MediaNames {
     static func files(in text: String) -> [String] {
         text.matches(of: pattern).map { String($0.output.1) }
     }
+
+    /// The files copied messages and participants show (`bubbles db copy`).
+    static func files(in rows: [CopiedMessage]) -> Set<String> {
+        Set(rows.flatMap { r in r.extra.map { $0.contains("media") ? files(in: $0) : [] } ?? [] })
+    }
 }

@@ -50,6 +50,7 @@ extension SQLiteStore: CopyableStore {
                                    arguments: [id, p.id, position, p.name, p.avatar])
                     if db.changesCount > 0 { position += 1 }
                 }
+                try Self.recordMedia(db, c.participants.compactMap { $0.avatar.map { ($0 as NSString).lastPathComponent } }, in: id)
                 return (id, try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?", arguments: [id]) ?? 0)
             }
         } catch let e as StoreError { throw e } catch { throw StoreError(path: path, reason: Self.describe(error)) }
@@ -73,6 +74,7 @@ extension SQLiteStore: CopyableStore {
                         try index.execute()
                     }
                 }
+                try Self.recordMedia(db, MediaNames.files(in: rows), in: conversation)
                 try db.execute(sql: "UPDATE conversation SET last_rev = max(last_rev, ?), owner = coalesce(owner, ?) WHERE id = ?",
                                arguments: [c.lastRev, c.owner, conversation])
             }

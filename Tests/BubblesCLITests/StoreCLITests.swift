@@ -97,6 +97,9 @@ struct StoreCLITests {
         let files = { (folder: String) in Set(FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String }.filter { $0.contains(".") } ?? []) }
         #expect(!files(dir.appendingPathComponent("chats-media").path).isEmpty)
         #expect(files(dir.appendingPathComponent("back-media").path) == files(dir.appendingPathComponent("chats-media").path))
+        // …and each is known as a conversation's (attachments are served to those who reach one).
+        let recorded = try pg.psql(name, "SELECT count(DISTINCT file) FROM conversation_media").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Int(recorded) == files(copyMedia).count, "\(recorded) of \(files(copyMedia).count) copied files recorded")
         // A target that holds other messages under the same chat is not silently merged.
         try pg.psql(name, "UPDATE message SET text = 'changed' WHERE conversation_id = 1 AND seq = 1")
         let differs = try Tool.run(["db", "copy", "--from", sqlite, "--to", target, "--to-media", copyMedia])

@@ -59,6 +59,7 @@ extension PostgresStore: CopyableStore {
                         """, logger)
                     if n > 0 { position += 1 }
                 }
+                try await Self.recordMedia(c, conv.participants.compactMap { $0.avatar.map { ($0 as NSString).lastPathComponent } }, in: id, logger)
                 let last = try await c.run("SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = \(id)", logger).first!.decode(Int64.self)
                 return (id, last)
             }
@@ -84,6 +85,7 @@ extension PostgresStore: CopyableStore {
                         "source_id", "extra", "edited", "client_id", "rev", "change", "body", "cjk",
                     ], logger: logger) { writer in try await writer.write(chunk) }
                 }
+                try await Self.recordMedia(c, MediaNames.files(in: rows), in: conversation, logger)
                 try await c.run("""
                     UPDATE conversation SET last_rev = greatest(last_rev, \(conv.lastRev)), owner = coalesce(owner, \(conv.owner)),
                            last_seq = greatest(last_seq, (SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = \(conversation)))
