@@ -249,10 +249,15 @@ enum Viewer {
           if (block) block.appendChild(node);
         }
         main.appendChild(el);
+        // Blocks are placed from the window's own top, and the window where the view is: a
+        // block's offset stays small. (Placed from the conversation's top, rows past ~33.5
+        // million px — Chromium's largest layout coordinate — all landed on that limit, and a
+        // million-message conversation showed nothing at its end.)
+        const base = data.tops.length ? data.tops[0] : 0;
         const shifts = blocks.map((b) => { const first = b.children[1]; return first ? first.offsetTop : 0; });
-        blocks.forEach((b, i) => { b.style.top = (data.tops[i] - shifts[i]) + "px"; });
+        blocks.forEach((b, i) => { b.style.top = (data.tops[i] - base - shifts[i]) + "px"; });
         const old = win;
-        win = { el, first: data.first, last: data.last, top: data.tops.length ? data.tops[0] : 0, bottom: data.bottom, tops: data.tops };
+        win = { el, base, first: data.first, last: data.last, top: base, bottom: data.bottom, tops: data.tops };
         position();
         if (old) old.el.remove();
         state.windows++;
@@ -261,7 +266,7 @@ enum Viewer {
       }
       let onPlaced = null;
 
-      function position() { if (win) win.el.style.top = (-offset) + "px"; }
+      function position() { if (win) win.el.style.top = (win.base - offset) + "px"; }
 
       // The message at the middle of the view.
       function current() {

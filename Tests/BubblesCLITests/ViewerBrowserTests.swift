@@ -362,3 +362,94 @@ struct ViewerBrowserTests {
         }
     }
 }
+
+/// A conversation taller than Chromium can lay out (its largest layout coordinate is ~33.5 million
+/// px): 200,000 messages, nine in ten a tall photo, ~47 million px at the widest column. The
+/// viewer's scaled mode (a column of at most 8 million px standing for it) must show bubbles
+/// everywhere, its end included.
+@Suite("bubbles serve in Chromium: a conversation past the browser's largest coordinate (WebDriver)", .serialized)
+struct ScaledViewerTests {
+    static let count = 200_000
+
+    static func write(to dir: URL) throws -> URL {
+        // A 100 × 400 PNG (laid out at the theme's largest photo height).
+        let png = try ImageSurface(width: 100, height: 400)
+        let photo = dir.appendingPathComponent("tall.png")
+        try png.writePNG(to: photo.path)
+        let f = ISO8601DateFormatter()
+        let start = 1_698_796_800.0   // 2023-11-01T00:00:00Z; a message every 20 s (~46 days)
+        var messages: [[String: Any]] = []
+        messages.reserveCapacity(count)
+        for i in 0..<count {
+            var m: [String: Any] = ["from": i % 2 == 0 ? "ann" : "me", "date": f.string(from: Date(timeIntervalSince1970: start + Double(i) * 20))]
+            if i % 10 == 0 { m["text"] = "message \(i + 1)" } else { m["images"] = [["path": "tall.png"]] }
+            messages.append(m)
+        }
+        let doc: [String: Any] = ["format": "bubblekit-conversation", "version": 2, "title": "Tall", "me": "me",
+                                  "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann"]], "messages": messages]
+        let url = dir.appendingPathComponent("tall.json")
+        try JSONSerialization.data(withJSONObject: doc).write(to: url)
+        return url
+    }
+
+    /// Bubbles whose box meets the visible part of the scroller.
+    static func visibleBubbles(_ b: WebDriver) throws -> Int {
+        try b.run("""
+            const s = document.getElementById('scroller').getBoundingClientRect();
+            let n = 0;
+            for (const e of document.querySelectorAll('#rows .vm .b')) {
+              const r = e.getBoundingClientRect();
+              if (r.height > 0 && r.bottom > s.top && r.top < s.bottom) n++;
+            }
+            return n;
+            """) as? Int ?? 0
+    }
+
+    @Test("47 million px of conversation: bubbles in view at the bottom (where it opens), the top, the middle, 90 %, after a jump to a date, after a resize, and at phone width")
+    func bubblesEverywhere() throws {
+        let dir = try ViewerBrowserTests.temp()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try ServedStore(exports: [try Self.write(to: dir).path])
+        defer { server.stop() }
+        let b = try WebDriver(width: 1280, height: 900)
+        defer { b.quit() }
+        try b.open("http://127.0.0.1:\(server.port)/c/1")
+        try b.wait(for: "the layout", timeout: 120, "const v = window.bubbleViewer; return !!(v && v.state.mode === 'virtual' && v.total() > 0);")
+        try ViewerBrowserTests.settle(b, "the newest rows")
+        let total = try #require(try b.run("return bubbleViewer.total()") as? Double)
+        #expect(total > 34_000_000, "taller than Chromium's largest coordinate: \(total)")
+        #expect(try b.run("return bubbleViewer.scale()") as? Double ?? 1 > 4)
+        var seen: [String: Int] = [:]
+        func check(_ place: String, near expected: ClosedRange<Int>? = nil) throws {
+            try ViewerBrowserTests.settle(b, place)
+            seen[place] = try Self.visibleBubbles(b)
+            if let expected, let current = try b.run("return bubbleViewer.current()") as? Int {
+                #expect(expected.contains(current), "\(place): message \(current)")
+            }
+        }
+        try check("bottom", near: (Self.count - 20)...Self.count)
+        #expect(try b.run("return !!document.querySelector('b[data-n=\"\(Self.count)\"]')") as? Bool == true)
+        try b.run("document.getElementById('scroller').scrollTop = 0;")
+        try check("top", near: 1...20)
+        try b.run("const s = document.getElementById('scroller'); s.scrollTop = (s.scrollHeight - s.clientHeight) / 2;")
+        try check("middle", near: 90_000...110_000)
+        try b.run("const s = document.getElementById('scroller'); s.scrollTop = (s.scrollHeight - s.clientHeight) * 0.9;")
+        try check("90 %", near: 170_000...190_000)
+        // 2023-12-10: day 39, its first message is 39 × 4,320 + 1.
+        try b.run("const i = document.querySelector('#day input[type=date]'); i.value = '2023-12-10'; document.querySelector('#day button').click();")
+        try b.wait(for: "10 December", timeout: 30, "return !!document.querySelector('b[data-n=\"168481\"]') && !bubbleViewer.busy();")
+        try check("10 December", near: 168_470...168_520)
+        try b.run("const s = document.getElementById('scroller'); s.scrollTop = s.scrollHeight;")
+        try check("bottom again", near: (Self.count - 20)...Self.count)
+        try b.resize(width: 640, height: 800)
+        try b.wait(for: "the re-layout", timeout: 120, "return bubbleViewer.state.relayouts > 0 && !bubbleViewer.busy();")
+        try check("bottom after a resize", near: (Self.count - 40)...Self.count)
+        try b.resize(width: 390, height: 844)
+        try b.wait(for: "the phone-width layout", timeout: 120, "return bubbleViewer.state.relayouts > 1 && !bubbleViewer.busy();")
+        try check("bottom at phone width", near: (Self.count - 40)...Self.count)
+        try b.run("const s = document.getElementById('scroller'); s.scrollTop = (s.scrollHeight - s.clientHeight) * 0.75;")
+        try check("75 % at phone width")
+        for (place, n) in seen { #expect(n >= 2, "\(place): \(n) bubbles in view") }
+        #expect(seen.count == 9)
+    }
+}
