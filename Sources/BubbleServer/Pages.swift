@@ -82,14 +82,53 @@ struct Pages: Sendable {
         .bk form{margin:4px 0;display:inline-block}.bk input,.bk select{font:inherit;padding:3px 6px}.bk mark{background:#ffe58a}.bk small{color:#777}
         .c>.hl{outline:3px solid #ffcc00;outline-offset:2px}.c mark{background:#ffe58a;color:inherit}
         .bk nav{display:flex;gap:14px;flex-wrap:wrap;align-items:center;justify-content:flex-start;max-width:none;margin:0;padding:2px 0;font-size:14px}
-        body.v{margin:0;height:100vh;display:flex;flex-direction:column;overflow:hidden}
-        body.v>.bk{flex:none;max-width:none;width:100%;box-sizing:border-box;padding:6px 16px;border-bottom:1px solid #ddd}
-        body.v>.bk h1{font-size:18px;margin:2px 0}
+        body.app{margin:0;height:100vh;display:flex;overflow:hidden;color:#222;background:#fff}
+        .side,.ro{font:15px/1.45 system-ui,sans-serif}
+        .side{width:320px;flex:none;display:flex;flex-direction:column;border-right:1px solid #ddd;background:#f6f6f8;min-height:0}
+        .sidehead{padding:10px 12px;border-bottom:1px solid #e2e2e6;display:flex;flex-direction:column;gap:8px}
+        .sidehead .home{font-weight:700;font-size:20px;color:#111;text-decoration:none}
+        .sidehead .me{padding:0;border:0;justify-content:flex-start;flex-wrap:wrap}
+        .find{margin:0}.find input{width:100%;box-sizing:border-box;font:inherit;padding:6px 12px;border-radius:16px;border:1px solid #bbb;background:#fff}
+        .chats{list-style:none;margin:0;padding:0;overflow-y:auto;flex:1}
+        .chats .none{padding:12px;color:#555;font-size:14px}
+        .chat{display:grid;grid-template-columns:44px minmax(0,1fr) auto;column-gap:10px;padding:8px 12px;color:inherit;text-decoration:none;border-bottom:1px solid #e8e8ec}
+        .chat .av{grid-row:1/4;align-self:center}
+        .chat .t{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+        .chat time{font-size:12px;color:#595959;justify-self:end;align-self:center;padding-left:6px}
+        .chat .p,.chat .k{grid-column:2/4;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:13px;color:#4a4a4a}
+        .chat .k{font-size:12px;color:#595959}
+        .chat:hover{background:#ececf1}.chat[aria-current=page]{background:#dce8fd}
+        .av{display:inline-flex;align-items:center;justify-content:center;width:40px;height:40px;border-radius:50%;color:#fff;font-weight:600;font-size:15px;flex:none}
+        .k0{background:#4d5fd0}.k1{background:#227a52}.k2{background:#a85d12}.k3{background:#ad2f6c}.k4{background:#6a4bc4}.k5{background:#1f6f8f}.k6{background:#a0432d}.k7{background:#4f6a16}
+        .pane{flex:1;min-width:0;display:flex;flex-direction:column}
+        .pane.home{overflow-y:auto}.pane .hint{color:#555}
+        .bk.head{flex:none;display:flex;align-items:center;gap:10px;max-width:none;width:100%;margin:0;box-sizing:border-box;padding:8px 16px;border-bottom:1px solid #ddd}
+        .head .who{flex:1;min-width:0}.bk.head h1{font-size:18px;margin:0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#111}
+        .head .meta{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#595959}
+        .head .back{display:none;font-size:30px;line-height:1;text-decoration:none;color:#0b63ce;padding:0 6px 4px 0}
+        .bk .pager{display:flex;gap:12px;font-size:13px;padding:0;flex-wrap:wrap}.pager small{color:#595959}
+        .bk .tools{display:flex;gap:4px;flex:none;padding:0}
+        .tool{position:relative}.tool summary{list-style:none;cursor:pointer;padding:5px 10px;border-radius:15px;border:1px solid #bbb;background:#fff;font-size:13px;white-space:nowrap}
+        .tool summary::-webkit-details-marker{display:none}.tool[open] summary{background:#e3edfd;border-color:#0b84ff}
+        .pop{position:absolute;right:0;top:calc(100% + 6px);z-index:10;background:#fff;border:1px solid #bbb;border-radius:12px;padding:10px;box-shadow:0 4px 16px rgba(0,0,0,.18);min-width:230px}
+        .bk .pop form{display:flex;flex-wrap:wrap;gap:6px;align-items:flex-end;margin:0}
+        .pop label{display:flex;flex-direction:column;font-size:12px;gap:2px}.pop select{margin-top:6px}
+        .ro{flex:none;margin:0;padding:10px 16px;border-top:1px solid #ddd;color:#4a4a4a;font-size:13px;text-align:center;background:#fafafa}
+        :focus-visible{outline:3px solid #0b84ff;outline-offset:2px}
+        @media (max-width:1000px){.tool .lbl{display:none}.side{width:270px}}
+        @media (max-width:600px){
+          body.app.v .side{display:none}
+          body.app.lib{flex-direction:column;height:auto;min-height:100vh;overflow:visible}
+          body.app.lib .side{width:auto;border-right:0}
+          .head .back{display:inline}.tool .lbl{display:none}
+          .bk.head{padding:6px 8px;gap:6px}.head .av{width:32px;height:32px;font-size:13px}
+          .bk .pager a{display:none}.tool summary{padding:5px 8px}
+        }
         #scroller{flex:1;overflow-y:auto;overflow-x:hidden;position:relative}
         #rows.virtual{position:relative;padding:0;overflow:hidden}
         #rows.virtual>.vw{position:absolute;left:0;right:0;top:0}
         .vw>.vm{position:absolute;left:0;right:0;max-width:none;margin:0;padding:0}
-        .bk .up{display:inline-block;margin:4px 0}.bk .err{color:#b00020}.bk progress{width:160px}
+        .bk .up{display:block;margin:8px 0}.bk h2.hits{font-size:16px;margin:16px 0 4px}.bk .err{color:#b00020}.bk progress{width:160px}
         .live{flex:none;border-top:1px solid #ddd;padding:6px 12px 8px;font:15px/1.4 system-ui,sans-serif;position:relative;background:#fafafa}
         .composer{display:flex;gap:8px;align-items:flex-end;max-width:760px;margin:0 auto}
         .composer textarea{flex:1;resize:none;font:inherit;padding:7px 12px;border:1px solid #ccc;border-radius:18px;max-height:160px;overflow-y:auto;box-sizing:border-box}
@@ -152,11 +191,14 @@ struct Pages: Sendable {
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
             <meta name="referrer" content="no-referrer">\(meta)<title>\(escape(title))</title>
             <link rel="stylesheet" href="\(sheet)">\(script || !bar.isEmpty ? "<script src=\"/assets/viewer.js\" defer></script>" : "")</head>
-            <body\(bodyClass.map { " class=\"\($0)\"" } ?? "")>\(bar)\(body)</body></html>
+            <body\(bodyClass.map { " class=\"\($0)\"" } ?? "")>\(body.contains(Self.barPlace) ? body.replacingOccurrences(of: Self.barPlace, with: bar) : bar + body)</body></html>
 
             """
         return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
     }
+
+    /// Where a page's frame wants the signed-in user's bar (else it opens the body).
+    static let barPlace = "<!--me-->"
 
     static func searchForm(_ q: String = "", conversation: Int64? = nil) -> String {
         "<form action=\"/search\" method=\"get\"><input type=\"search\" name=\"q\" value=\"\(escape(q))\" placeholder=\"Search\" aria-label=\"Search\">"
@@ -165,9 +207,9 @@ struct Pages: Sendable {
     }
 
     func library(for identity: Identity) async throws -> Response {
-        let all = try await API.visible(store, accounts, identity)
         let importer = identity.user?.isAdmin ?? true
-        var body = "<div class=\"bk\"><h1>Conversations</h1>" + Self.searchForm()
+        var body = "<main class=\"pane home\"><div class=\"bk\"><h1>Conversations</h1>"
+            + "<p class=\"hint\">Open one on the left — or add an export, or start a live conversation.</p>"
         if importer { body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
             + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, BubbleKit JSON): "
             + "<input type=\"file\" name=\"file\" id=\"file\"></label> <button>Import</button> "
@@ -176,21 +218,8 @@ struct Pages: Sendable {
         let people = identity.user == nil ? "You, Ann, …" : "user names: ann, ben"
         body += "<form id=\"newchat\" class=\"up\" hidden><label>New conversation: <input id=\"newtitle\" placeholder=\"Title\" aria-label=\"Title\" maxlength=\"500\"></label> "
             + "<input id=\"newpeople\" placeholder=\"\(people)\" aria-label=\"Participants, you first\" size=\"24\"> <button>Start</button> "
-            + "<span id=\"newstatus\" role=\"status\"></span></form>"
-        body += "<div id=\"library\">"
-        if all.isEmpty {
-            body += "<p>None yet: add one above, or with <code>bubbles import FILE</code>.</p>"
-        } else {
-            body += "<table><thead><tr><th>conversation</th><th>people</th><th class=\"n\">messages</th><th>dates</th></tr></thead><tbody>"
-            for c in all {
-                let dates = [c.first, c.last].compactMap { $0.map(API.day) }
-                body += "<tr><td><a href=\"/c/\(c.id)\">\(Self.escape(c.title))</a></td><td>\(Self.escape(c.participants.map(\.name).joined(separator: ", ")))</td>"
-                    + "<td class=\"n\">\(c.messageCount)</td><td>\(Self.escape(Set(dates).count == 1 ? dates[0] : dates.joined(separator: " – ")))</td></tr>"
-            }
-            body += "</tbody></table>"
-        }
-        body += "</div>"
-        return Self.page(title: "BubbleKit", body: body + "</div>", script: true, for: identity)
+            + "<span id=\"newstatus\" role=\"status\"></span></form></div></main>"
+        return Self.page(title: "BubbleKit", body: try await sidebar(for: identity, current: nil) + body, script: true, bodyClass: "app lib", for: identity)
     }
 
     /// Rows of `messages[range]` of a conversation as HTML, each message's rows numbered by its
@@ -318,19 +347,11 @@ struct Pages: Sendable {
         let (window, c) = try await api.window(id, query)
         let bounds = try await store.bounds(of: id)
         let keep = themed.name == defaultTheme ? "" : "&amp;theme=" + Self.escape(themed.name)
-        var nav = "<nav><a href=\"/\">All conversations</a>"
-        if let first = window.first, let b = bounds, first.seq > b.first { nav += "<a href=\"/c/\(id)?before=\(first.seq)\(keep)\" rel=\"prev\">← Earlier</a>" }
-        if let last = window.last, let b = bounds, last.seq < b.last { nav += "<a href=\"/c/\(id)?after=\(last.seq)\(keep)\" rel=\"next\">Later →</a>" }
-        nav += "<a href=\"/c/\(id)\(keep.isEmpty ? "" : "?" + keep.dropFirst(5))\" id=\"newest\">Newest</a>"
-        // A calendar over the conversation's days (the script jumps without a reload).
-        let day = { (d: Date?) in d.map(API.day) ?? "" }
-        nav += "<form action=\"/c/\(id)\" method=\"get\" id=\"day\"><input type=\"date\" name=\"date\" min=\"\(day(c.first))\" max=\"\(day(c.last))\" aria-label=\"Go to a day\">"
-            + (keep.isEmpty ? "" : "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\">") + " <button>Go</button></form>"
-        // The months with their message counts (filled by the script from the per-day counts).
-        nav += "<select id=\"months\" hidden aria-label=\"Go to a month\"></select>"
-        nav += "<form action=\"/c/\(id)\" method=\"get\" id=\"themes\"><select name=\"theme\" aria-label=\"Theme\">"
-            + themes.keys.sorted().map { "<option\($0 == themed.name ? " selected" : "")>\(Self.escape($0))</option>" }.joined()
-            + "</select> <button>Theme</button></form>"
+        // Earlier / later windows as links (the script scrolls instead), and the newest.
+        var pager = "<nav class=\"pager\" aria-label=\"Pages of the conversation\">"
+        if let first = window.first, let b = bounds, first.seq > b.first { pager += "<a href=\"/c/\(id)?before=\(first.seq)\(keep)\" rel=\"prev\">← Earlier</a>" }
+        if let last = window.last, let b = bounds, last.seq < b.last { pager += "<a href=\"/c/\(id)?after=\(last.seq)\(keep)\" rel=\"next\">Later →</a>" }
+        pager += "<a href=\"/c/\(id)\(keep.isEmpty ? "" : "?" + keep.dropFirst(5))\" id=\"newest\">Newest</a>"
         // Opened from a search hit: the previous and next hits in this conversation.
         let at = try API.integer(query, "at", range: 1...Int64.max)
         let highlight = query["hl"].map(String.init) ?? ""
@@ -339,32 +360,55 @@ struct Pages: Sendable {
             let link = { (seq: Int64, rel: String, text: String) in
                 "<a href=\"\(Self.hitURL(id, seq, q: String(q), highlight: highlight))\(keep)\" id=\"\(rel)-hit\">\(text)</a>"
             }
-            if let p = seqs.last(where: { $0 < at }) { nav += link(p, "prev", "↑ previous hit") }
-            if let n = seqs.first(where: { $0 > at }) { nav += link(n, "next", "↓ next hit") }
+            if let p = seqs.last(where: { $0 < at }) { pager += link(p, "prev", "↑ previous hit") }
+            if let n = seqs.first(where: { $0 > at }) { pager += link(n, "next", "↓ next hit") }
         }
+        pager += "<small id=\"range\"></small></nav>"
+        // The toolbar: search here, a date (the calendar and the months with their counts, filled
+        // by the script from the per-day counts), export, theme; invite for a member who writes.
+        let day = { (d: Date?) in d.map(API.day) ?? "" }
+        var tools = "<nav class=\"tools\" aria-label=\"Conversation tools\">"
+        tools += Self.tool("🔍", "Search", "Search in this conversation", Self.searchForm(conversation: id))
+        tools += Self.tool("📅", "Date", "Jump to a date",
+                           "<form action=\"/c/\(id)\" method=\"get\" id=\"day\"><input type=\"date\" name=\"date\" min=\"\(day(c.first))\" max=\"\(day(c.last))\" aria-label=\"Go to a day\">"
+                           + (keep.isEmpty ? "" : "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\">") + " <button>Go</button></form>"
+                           + "<select id=\"months\" hidden aria-label=\"Go to a month\"></select>")
+        // Downloads, made by the renderers: the whole conversation or the days between two dates.
+        tools += Self.tool("⬇", "Export", "Download the conversation (PDF, PNG, HTML, JSON, CSV)",
+                           "<form action=\"/api/v1/conversations/\(id)/export\" method=\"get\" id=\"export\"><label>Format <select name=\"format\" aria-label=\"Export format\">"
+                           + ["pdf", "png", "html", "json", "csv"].map { "<option>\($0)</option>" }.joined() + "</select></label>"
+                           + "<label>From <input type=\"date\" name=\"since\" aria-label=\"From\" min=\"\(day(c.first))\" max=\"\(day(c.last))\"></label>"
+                           + "<label>Until <input type=\"date\" name=\"until\" aria-label=\"Until (not included)\" min=\"\(day(c.first))\" max=\"\(day(c.last))\"></label>"
+                           + "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\"> <button>Export</button></form>")
+        tools += Self.tool("🎨", "Theme", "The bubbles' theme",
+                           "<form action=\"/c/\(id)\" method=\"get\" id=\"themes\"><select name=\"theme\" aria-label=\"Theme\">"
+                           + themes.keys.sorted().map { "<option\($0 == themed.name ? " selected" : "")>\(Self.escape($0))</option>" }.joined()
+                           + "</select> <button>Apply</button></form>")
         // A signed-in member who writes invites others: a single-use link to hand over.
         if let user = identity.user, try await accounts.access(of: user, to: id)?.writes == true {
-            nav += "<span class=\"invite\"><button type=\"button\" id=\"invite\" title=\"Make a single-use link that lets someone join\">Invite…</button>"
-                + "<input id=\"invitelink\" readonly hidden aria-label=\"Invitation link\" size=\"40\"></span>"
+            tools += Self.tool("➕", "Invite", "Make a single-use link that lets someone join",
+                               "<button type=\"button\" id=\"invite\">Make a link</button><input id=\"invitelink\" readonly hidden aria-label=\"Invitation link\" size=\"40\">")
         }
-        nav += "</nav>" + Self.searchForm(conversation: id)
-        // Downloads, made by the renderers: the whole conversation or the days between two dates.
-        nav += "<form action=\"/api/v1/conversations/\(id)/export\" method=\"get\" id=\"export\"><select name=\"format\" aria-label=\"Export format\">"
-            + ["pdf", "png", "html", "json", "csv"].map { "<option>\($0)</option>" }.joined() + "</select> "
-            + "<input type=\"date\" name=\"since\" aria-label=\"From\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">–"
-            + "<input type=\"date\" name=\"until\" aria-label=\"Until (not included)\" min=\"\(day(c.first))\" max=\"\(day(c.last))\">"
-            + "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\"> <button>Export</button></form>"
+        tools += "</nav>"
         let viewer = try await perspective(id, query, for: identity)
         let firstScreen = try await rows(window, of: c, in: themed, perspective: viewer)
         let range = window.isEmpty ? "no messages" : "messages \(window.first!.seq)–\(window.last!.seq) of \(c.messageCount)"
-        let rev = try await store.lastRev(of: id) ?? 0, composer = try await composer(c, for: identity)
+        pager = pager.replacingOccurrences(of: "<small id=\"range\"></small>", with: "<small id=\"range\">\(range)</small>")
+        let rev = try await store.lastRev(of: id) ?? 0
+        // The composer only where one writes: live conversations; an archive says it is one.
+        let composer = c.sourceFormat == "live" ? try await composer(c, for: identity) : ""
+        let footer = composer.isEmpty
+            ? "<p class=\"ro\" role=\"note\">\(c.sourceFormat == "live" ? "You can read this conversation." : "Imported from \(Self.appName(c.sourceFormat))") · read-only</p>"
+            : composer
         let newest = query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil
-        let body = "<div class=\"bk\"><h1>\(Self.escape(c.title))</h1><small id=\"range\">\(range)</small>\(nav)</div>"
-            + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
+        let side = try await sidebar(for: identity, current: id)
+        let body = side + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + pager + "</div>" + tools + "</header>"
+            + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" role=\"log\" aria-live=\"polite\" aria-label=\"Messages\" "
+            + "data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
             + "data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(Self.escape(highlight))\" data-date=\"\(Self.escape(query["date"].map(String.init) ?? ""))\" "
             + "data-newest=\"\(newest)\" data-rev=\"\(rev)\" data-max-text=\"\(live.maxText)\" data-as=\"\(Self.escape(viewer ?? ""))\">\n"
-            + firstScreen.html + "</main></div>" + composer
-        return Self.page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "v", for: identity)
+            + firstScreen.html + "</main></div>" + footer + "</div>"
+        return Self.page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "app v", for: identity)
     }
 
     /// `?as=PARTICIPANT`: whose messages are on the right (nil: as stored, the owner's). A
@@ -416,7 +460,7 @@ struct Pages: Sendable {
     func search(_ query: Parameters, for identity: Identity) async throws -> Response {
         let q = query["q"].map(String.init) ?? ""
         let conversation = try API.integer(query, "conversation", range: 1...Int64.max)
-        var body = "<div class=\"bk\"><nav><a href=\"/\">All conversations</a></nav><h1>Search</h1>" + Self.searchForm(q, conversation: conversation)
+        var body = "<main class=\"pane home\"><div class=\"bk\"><h1>Search</h1>" + Self.searchForm(q, conversation: conversation)
         if !q.trimmingCharacters(in: CharacterSet.whitespaces).isEmpty {
             let hits: [StoreHit]
             let within = try await API.within(accounts, identity)
@@ -427,17 +471,25 @@ struct Pages: Sendable {
             let titles = Dictionary(try await API.visible(store, accounts, identity).map { ($0.id, $0.title) }, uniquingKeysWith: { (a: String, _: String) in a })
             // The word a hit's page marks: the first one searched for (not excluded, no quotes or *).
             let words = q.split(separator: " ").first { !$0.hasPrefix("-") }.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"*")) } ?? ""
-            body += hits.isEmpty ? "<p>No messages match.</p>" : "<table><tbody>"
-            for h in hits {
-                // The match marked, everything escaped.
-                let p = h.snippetParts
-                let marked = Self.escape(p[0]) + (p[1].isEmpty ? "" : "<mark>" + Self.escape(p[1]) + "</mark>") + Self.escape(p[2])
-                body += "<tr><td><a href=\"\(Self.hitURL(h.conversation, h.seq, q: q, highlight: words))\">\(Self.escape(titles[h.conversation] ?? "?"))</a><br>"
-                    + "<small>\(Self.escape(String(API.iso(h.date).prefix(16)).replacingOccurrences(of: "T", with: " "))) · \(Self.escape(h.senderName ?? h.sender ?? ""))</small></td>"
-                    + "<td>\(marked)</td></tr>"
+            if hits.isEmpty { body += "<p>No messages match.</p>" }
+            // Hits grouped by conversation, the conversation of the best hit first.
+            var order: [Int64] = []
+            for h in hits where !order.contains(h.conversation) { order.append(h.conversation) }
+            for c in order {
+                let group = hits.filter { $0.conversation == c }
+                body += "<h2 class=\"hits\">\(Self.escape(titles[c] ?? "?")) <small>\(group.count) hit\(group.count == 1 ? "" : "s")</small></h2><table><tbody>"
+                for h in group {
+                    // The match marked, everything escaped.
+                    let p = h.snippetParts
+                    let marked = Self.escape(p[0]) + (p[1].isEmpty ? "" : "<mark>" + Self.escape(p[1]) + "</mark>") + Self.escape(p[2])
+                    body += "<tr><td><a href=\"\(Self.hitURL(h.conversation, h.seq, q: q, highlight: words))\">"
+                        + "\(Self.escape(String(API.iso(h.date).prefix(16)).replacingOccurrences(of: "T", with: " ")))</a><br>"
+                        + "<small>\(Self.escape(h.senderName ?? h.sender ?? ""))</small></td><td>\(marked)</td></tr>"
+                }
+                body += "</tbody></table>"
             }
-            if !hits.isEmpty { body += "</tbody></table>" }
         }
-        return Self.page(title: "Search", body: body + "</div>", for: identity)
+        return Self.page(title: "Search", body: try await sidebar(for: identity, current: conversation) + body + "</div></main>",
+                         script: true, bodyClass: "app lib", for: identity)
     }
 }

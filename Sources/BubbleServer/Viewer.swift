@@ -78,6 +78,36 @@ enum Viewer {
         } catch (x) { err.textContent = String(x.message || x); }
       });
 
+      // The app's frame: dates and numbers in the reader's locale; the open conversation in view
+      // in the list; ↑/↓ move through the list (Enter opens), "/" searches, Esc closes a panel;
+      // one toolbar panel open at a time, closed by a click elsewhere.
+      const dayFormat = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
+      for (const t of document.querySelectorAll("time[datetime]")) { const d = new Date(t.getAttribute("datetime")); if (!isNaN(d)) t.textContent = dayFormat.format(d); }
+      for (const n of document.querySelectorAll("data[value]")) n.textContent = Number(n.getAttribute("value")).toLocaleString();
+      const chats = () => Array.from(document.querySelectorAll("#library a.chat"));
+      const open = document.querySelector("#library a.chat[aria-current]");
+      if (open) open.scrollIntoView({ block: "nearest" });
+      const tools = () => Array.from(document.querySelectorAll("details.tool"));
+      for (const d of tools()) d.addEventListener("toggle", () => { if (d.open) for (const o of tools()) if (o !== d) o.open = false; });
+      document.addEventListener("click", (e) => { for (const d of tools()) if (d.open && !d.contains(e.target)) d.open = false; });
+      document.addEventListener("keydown", (e) => {
+        const typing = e.target.closest && e.target.closest("input, textarea, select, [contenteditable]");
+        if (e.key === "Escape") {
+          const d = tools().find((x) => x.open);
+          if (d) { d.open = false; d.querySelector("summary").focus(); e.preventDefault(); }
+          return;
+        }
+        if (typing || e.altKey || e.ctrlKey || e.metaKey) return;
+        if (e.key === "/") { const f = document.getElementById("findall"); if (f) { e.preventDefault(); f.focus(); } return; }
+        if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+          const list = chats(), at = list.indexOf(document.activeElement);
+          if (at < 0 && !e.target.closest("#library")) return;
+          e.preventDefault();
+          const next = list[Math.max(0, Math.min(list.length - 1, at + (e.key === "ArrowDown" ? 1 : -1)))];
+          if (next) next.focus();
+        }
+      });
+
       // The library: an upload with its progress, then the importer's answer.
       const upload = document.getElementById("upload");
       if (upload) {
@@ -279,7 +309,7 @@ enum Viewer {
 
       function update() {
         const n = current();
-        if (label && n !== null) label.textContent = "message " + n + " of " + count;
+        if (label && n !== null) label.textContent = "message " + n.toLocaleString() + " of " + count.toLocaleString();
       }
 
       async function load(q, then) {

@@ -145,6 +145,17 @@ public final class WebDriver: @unchecked Sendable {
         try command("POST", "/element/\(try element(css))/value", ["text": text])
     }
 
+    /// Presses keys as a user would, wherever the focus is (WebDriver actions: each character
+    /// down and up; `\u{E004}` Tab, `\u{E007}` Enter, `\u{E015}` ↓, `\u{E013}` ↑, `\u{E00C}` Esc).
+    public func press(_ keys: String) throws {
+        var actions: [[String: Any]] = []
+        for k in keys.unicodeScalars {
+            actions.append(["type": "keyDown", "value": String(k)])
+            actions.append(["type": "keyUp", "value": String(k)])
+        }
+        try command("POST", "/actions", ["actions": [["type": "key", "id": "keyboard", "actions": actions]]])
+    }
+
     /// The page as it is now, decoded.
     public func screenshot() throws -> Data {
         guard let b64 = try command("GET", "/screenshot") as? String, let png = Data(base64Encoded: b64) else {

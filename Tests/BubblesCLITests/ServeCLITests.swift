@@ -169,7 +169,7 @@ struct ServeCLITests {
         defer { server.stop() }
         let library = try server.get("/")
         #expect(library.status == 200 && library.headers["content-type"]?.hasPrefix("text/html") == true)
-        #expect(library.text.contains("<a href=\"/c/1\">Mira Chen</a>"))
+        #expect(library.text.contains("<a class=\"chat\" href=\"/c/1\">") && library.text.contains("<span class=\"t\">Mira Chen</span>"))
         #expect(library.text.contains("&lt;script&gt;window.pwned=1&lt;/script&gt;"))
         #expect(library.text.components(separatedBy: "<script").count == 2 && library.text.contains("<script src=\"/assets/viewer.js\" defer></script>"))
         let page = try server.get("/c/1")

@@ -1,0 +1,129 @@
+import BubbleCore
+import BubbleStore
+import Foundation
+
+/// The messaging-app frame around the pages: a sidebar of conversations (initials, title, the
+/// last message's first line and time, the app it came from, its size) with a search field on
+/// top, beside the open conversation. At phone width one pane shows at a time (the list on `/`,
+/// the conversation with a back button on `/c/ID`). Dates and numbers are written in English
+/// and carry their value (`<time datetime>`, `<data value>`), which the script writes again in
+/// the reader's locale.
+extension Pages {
+    /// What the sidebar says of a conversation: its last message (by sequence number).
+    struct Preview {
+        var text: String
+        var date: Date?
+    }
+
+    /// The app a conversation came from, as people call it.
+    static func appName(_ format: String) -> String {
+        ["sms": "SMS", "whatsapp": "WhatsApp", "telegram": "Telegram", "imessage": "iMessage", "native": "BubbleKit", "live": "Live"][format]
+            ?? format.capitalized
+    }
+
+    /// Up to two initials of a title ("Ann Lee" → "AL"; "+1 555…" → "#").
+    static func initials(_ title: String) -> String {
+        let words = title.split { !$0.isLetter && !$0.isNumber }.filter { $0.first?.isLetter == true }
+        let letters = words.prefix(2).compactMap { $0.first.map { String($0).uppercased() } }.joined()
+        return letters.isEmpty ? "#" : letters
+    }
+
+    /// One of eight avatar colours, the same for a title everywhere.
+    static func colourClass(_ title: String) -> String {
+        var h = StableHash()
+        h.add(title.utf8)
+        return "k\(Int(h.value % 8))"
+    }
+
+    /// `14 Nov 2023` (UTC, the pages' time zone; the script writes it in the reader's locale).
+    static func shortDay(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_GB")
+        f.timeZone = timeZone
+        f.dateFormat = "d MMM yyyy"
+        return f.string(from: date)
+    }
+
+    /// `1,000,000`.
+    static func grouped(_ n: Int) -> String {
+        let f = NumberFormatter()
+        f.numberStyle = .decimal
+        f.locale = Locale(identifier: "en_US")
+        return f.string(from: NSNumber(value: n)) ?? String(n)
+    }
+
+    static func time(_ date: Date) -> String { "<time datetime=\"\(API.iso(date))\">\(shortDay(date))</time>" }
+    static func number(_ n: Int) -> String { "<data value=\"\(n)\">\(grouped(n))</data>" }
+
+    /// The last message of `c` as a line: its text's first line, else what it holds.
+    func preview(_ c: StoredConversation) async throws -> Preview {
+        guard let last = try await store.bounds(of: c.id)?.last,
+              let m = try await store.messages(in: c.id, before: last + 1, limit: 1).first?.message else { return Preview(text: "", date: nil) }
+        let line = (m.text ?? "").split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+        let shown = !line.isEmpty ? line : !m.images.isEmpty ? "📷 Photo" : m.attachment.map(Self.attachmentLine) ?? ""
+        let who = c.participants.count > 2 && m.kind != .system ? c.participants.first { $0.id == m.sender }?.name : nil
+        return Preview(text: (who.map { $0 + ": " } ?? "") + String(shown.prefix(120)), date: m.date)
+    }
+
+    /// A message without text as a line of the list: what it holds.
+    static func attachmentLine(_ a: MediaAttachment) -> String {
+        switch a.kind {
+        case .photo: return "📷 Photo"
+        case .video: return "🎬 Video"
+        case .gif: return "GIF"
+        case .sticker: return "Sticker"
+        case .audio: return "🎵 " + (a.fileName ?? "Audio")
+        case .voice: return "🎤 Voice message"
+        case .document: return "📄 " + (a.fileName ?? "Document")
+        case .contact: return "👤 Contact"
+        case .location: return "📍 Location"
+        case .poll: return "📊 Poll"
+        case .viewOnce: return "View once"
+        case .deleted: return "This message was deleted"
+        default: return "📎 " + (a.fileName ?? "Attachment")
+        }
+    }
+
+    /// The list of conversations (newest first), with the one open marked.
+    func sidebar(for identity: Identity, current: Int64?) async throws -> String {
+        let all = try await API.visible(store, accounts, identity)
+        var rows: [(StoredConversation, Preview)] = []
+        for c in all { rows.append((c, try await preview(c))) }
+        rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
+        var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a>"
+            + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
+            + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form>" + Self.barPlace + "</div>"
+        s += "<ul id=\"library\" class=\"chats\" aria-label=\"Conversations\">"
+        if rows.isEmpty {
+            s += "<li class=\"none\">None yet: add one with the form on the right, or with <code>bubbles import FILE</code>.</li>"
+        }
+        for (c, p) in rows {
+            let mark: String = c.id == current ? " aria-current=\"page\"" : ""
+            let avatar: String = "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.escape(Self.initials(c.title)))</span>"
+            let when: String = p.date.map(Self.time) ?? ""
+            let size: String = Self.appName(c.sourceFormat) + " · " + Self.number(c.messageCount) + (c.messageCount == 1 ? " message" : " messages")
+            s += "<li><a class=\"chat\" href=\"/c/\(c.id)\"\(mark)>" + avatar + "<span class=\"t\">\(Self.escape(c.title))</span>" + when
+            s += "<span class=\"p\">\(Self.escape(p.text))</span><span class=\"k\">" + size + "</span></a></li>"
+        }
+        return s + "</ul></aside>"
+    }
+
+    /// The open conversation's header: back (phone width), avatar, title, participants, size
+    /// and dates, and where the page is.
+    static func header(_ c: StoredConversation) -> String {
+        let people = c.participants.map(\.name).filter { !$0.isEmpty }
+        let dates = [c.first, c.last].compactMap { $0 }
+        let span = dates.isEmpty ? "" : " · " + (Set(dates.map(shortDay)).count == 1 ? time(dates[0]) : time(dates[0]) + " – " + time(dates[1]))
+        return "<a class=\"back\" href=\"/\" aria-label=\"All conversations\" title=\"All conversations\">‹</a>"
+            + "<span class=\"av \(colourClass(c.title))\" aria-hidden=\"true\">\(escape(initials(c.title)))</span>"
+            + "<div class=\"who\"><h1>\(escape(c.title))</h1><small class=\"meta\">\(escape(people.joined(separator: ", ")))"
+            + (people.isEmpty ? "" : " · ") + "\(appName(c.sourceFormat)) · \(number(c.messageCount)) message\(c.messageCount == 1 ? "" : "s")\(span)</small>"
+    }
+
+    /// A toolbar button that opens a small panel (`<details>`: works without the script; Esc
+    /// and a click elsewhere close it).
+    static func tool(_ icon: String, _ label: String, _ tip: String, _ panel: String) -> String {
+        "<details class=\"tool\"><summary title=\"\(tip)\" aria-label=\"\(label)\"><span aria-hidden=\"true\">\(icon)</span> <span class=\"lbl\">\(label)</span></summary>"
+            + "<div class=\"pop\">\(panel)</div></details>"
+    }
+}

@@ -1,0 +1,104 @@
+import BubbleTestSupport
+import Foundation
+import Testing
+
+/// The viewer as a messaging app, in Chromium at a desktop's and a phone's size: the list of
+/// conversations beside the open one, its header and toolbar, search → hit → back, the export
+/// menu, read-only archives, the keyboard.
+@Suite("bubbles serve: the app in Chromium (WebDriver)", .serialized)
+struct AppBrowserTests {
+    enum Size: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case wide, phone
+        var testDescription: String { self == .wide ? "1280×900" : "390×844" }
+        var window: (Int, Int) { self == .wide ? (1280, 900) : (390, 844) }
+    }
+
+    static let fixtures = Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures")
+
+    /// Whether the element `css` is drawn (has a box on screen).
+    static func shown(_ b: WebDriver, _ css: String) throws -> Bool {
+        try b.run("const e = document.querySelector(arguments[0]); if (!e || !e.checkVisibility()) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0;",
+                  [css]) as? Bool ?? false
+    }
+
+    @Test("the list beside the conversation (one pane at a time on a phone): titles, last lines, apps, sizes in the reader's locale; the header and toolbar; read-only archives without a composer, a live one with it; search → hit → back; the export menu opens and Esc closes it; / and the arrows walk the list",
+          arguments: Size.allCases)
+    func app(size: Size) throws {
+        let server = try ServedStore(exports: [Self.fixtures.appendingPathComponent("telegram-single/result.json").path,
+                                               Self.fixtures.appendingPathComponent("whatsapp-ios-group.txt").path])
+        defer { server.stop() }
+        let made = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations",
+                                    body: Data(#"{"title":"Dinner plans","participants":["Me","Ann"]}"#.utf8))
+        #expect(made.status == 201)
+        let b = try WebDriver(width: size.window.0, height: size.window.1)
+        defer { b.quit() }
+        let base = "http://127.0.0.1:\(server.port)"
+
+        // The list: newest first, each with its app and size; numbers and dates rewritten for the reader.
+        try b.open(base + "/")
+        try b.wait(for: "the list", "return document.querySelectorAll('#library a.chat').length === 3;")
+        #expect(try Self.shown(b, "#library"), "the list shows on \(size)")
+        let items = try #require(try b.run("""
+            return Array.from(document.querySelectorAll('#library a.chat')).map((a) => ({
+              title: a.querySelector('.t').textContent, line: a.querySelector('.p').textContent, kind: a.querySelector('.k').textContent,
+              count: a.querySelector('data').textContent, value: Number(a.querySelector('data').getAttribute('value')).toLocaleString() }));
+            """) as? [[String: Any]])
+        #expect(items.map { $0["title"] as? String ?? "" }.contains("Mira Chen"))
+        let mira = try #require(items.first { $0["title"] as? String == "Mira Chen" })
+        #expect((mira["kind"] as? String)?.hasPrefix("Telegram · ") == true && mira["count"] as? String == mira["value"] as? String, "\(mira)")
+        #expect(items.contains { ($0["kind"] as? String)?.hasPrefix("WhatsApp · ") == true })
+        #expect(items.contains { $0["title"] as? String == "Dinner plans" && ($0["kind"] as? String)?.hasPrefix("Live · ") == true })
+
+        // Keyboard: / searches; Tab leads into the list; ↓ moves; Enter opens.
+        try b.press("/")
+        #expect(try b.run("return document.activeElement.id") as? String == "findall")
+        try b.press("\u{E004}")
+        #expect(try b.run("return document.activeElement.classList.contains('chat')") as? Bool == true)
+        let firstTitle = try b.run("return document.activeElement.querySelector('.t').textContent") as? String
+        try b.press("\u{E015}")
+        let second = try #require(try b.run("return document.activeElement.querySelector('.t').textContent") as? String)
+        #expect(second != firstTitle, "↓ moved to the next conversation")
+        try b.press("\u{E007}")
+        try b.wait(for: "the conversation opened from the keyboard", "return location.pathname.startsWith('/c/') && !!document.querySelector('.head h1');")
+        #expect(try b.run("return document.querySelector('.head h1').textContent") as? String == second)
+        #expect(try b.run("return document.querySelector('#library a[aria-current=page] .t').textContent") as? String == second)
+
+        // An imported archive: header, toolbar with named buttons, no composer, says read-only.
+        let miraID = try #require(try b.run("return Array.from(document.querySelectorAll('#library a.chat')).find((a) => a.querySelector('.t').textContent === 'Mira Chen').getAttribute('href')") as? String)
+        try b.open(base + miraID)
+        try b.wait(for: "Mira Chen's rows", "return !!document.querySelector('#rows b[data-n]') && !!window.bubbleViewer;")
+        #expect(try b.run("return document.getElementById('rows').getAttribute('role')") as? String == "log")
+        #expect(try b.run("return Array.from(document.querySelectorAll('.tools summary')).map((s) => s.getAttribute('aria-label')).join(',')") as? String
+                == "Search,Date,Export,Theme")
+        #expect(try b.run("return !!document.getElementById('composer')") as? Bool == false)
+        #expect((try b.run("return document.querySelector('.ro').textContent") as? String)?.contains("Imported from Telegram · read-only") == true)
+        #expect(try Self.shown(b, "#side") == (size == .wide), "the list beside the conversation only when there is room")
+        #expect(try Self.shown(b, ".head .back") == (size == .phone), "a back button on a phone")
+        // The header stays one band: nothing wraps into it.
+        let headHeight = try #require(try b.run("return document.querySelector('.head').getBoundingClientRect().height") as? Double)
+        #expect(headHeight < 90, "header \(headHeight) px tall")
+
+        // The export menu: a click opens it, Esc closes it.
+        try b.click(".tools details:nth-of-type(3) summary")
+        #expect(try Self.shown(b, "#export select[name=format]"))
+        #expect(try b.run("return document.querySelectorAll('#export select[name=format] option').length") as? Int == 5)
+        try b.press("\u{E00C}")
+        #expect(try !Self.shown(b, "#export select[name=format]"), "Esc closes the menu")
+
+        // Search from the list's field: hits grouped by conversation; a hit opens the message; back returns.
+        try b.open(base + "/")
+        try b.type("#findall", "eclipse\u{E007}")
+        try b.wait(for: "the hits", "return location.pathname === '/search' && !!document.querySelector('h2.hits');")
+        #expect((try b.run("return document.querySelector('h2.hits').textContent") as? String)?.hasPrefix("Mira Chen") == true)
+        try b.click("td a")
+        try b.wait(for: "the hit in its conversation", "return !!document.querySelector('.c mark') && !!window.bubbleViewer && !bubbleViewer.busy();")
+        try b.run("history.back()")
+        try b.wait(for: "back at the hits", "return location.pathname === '/search' && !!document.querySelector('h2.hits');")
+
+        // A live conversation has the composer.
+        try b.open(base + "/c/3")
+        try b.wait(for: "the live conversation", "return !!document.getElementById('composer');")
+        #expect(try Self.shown(b, "#composer"))
+        #expect(try b.run("return !!document.querySelector('.ro')") as? Bool == false)
+    }
+}
