@@ -177,6 +177,9 @@ struct HTMLStyleSheet {
             css += ":root{color-scheme:\(darkTheme == nil ? "light" : "light dark");\(variables(light))}html{\(background(light.background, images: images))}"
             if let darkTheme {
                 css += "@media (prefers-color-scheme:dark){:root{\(variables(darkTheme))}html{\(background(darkTheme.background, images: images))}}"
+                // A page's own switch (`<html data-scheme>`) wins over the system's choice.
+                css += "html[data-scheme=dark]{color-scheme:dark;\(variables(darkTheme));\(background(darkTheme.background, images: images))}"
+                css += "html[data-scheme=light]{color-scheme:light;\(variables(light));\(background(light.background, images: images))}"
             }
         }
         let body = metrics.body

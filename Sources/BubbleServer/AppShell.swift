@@ -92,7 +92,8 @@ extension Pages {
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
         var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
-            + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form>" + Self.barPlace + "</div>"
+            + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form>" + Self.barPlace
+            + "<button type=\"button\" class=\"scheme\" id=\"scheme\" title=\"Light or dark (the system's choice until you pick)\">◐ Dark</button></div>"
         s += "<ul id=\"library\" class=\"chats\" aria-label=\"Conversations\">"
         if rows.isEmpty {
             s += "<li class=\"none\">None yet: add one with the form on the right, or with <code>bubbles import FILE</code>.</li>"

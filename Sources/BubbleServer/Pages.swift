@@ -76,44 +76,47 @@ struct Pages: Sendable {
     /// (`#scroller`); with the script the column is as tall as the whole conversation laid out
     /// (`.virtual`) and holds one window of rows (`.vw`), each message's rows (`.vm`) where the layout engine put them.
     static let ownRules = """
-        .bk{max-width:760px;margin:0 auto;padding:12px 16px;font:15px/1.45 system-ui,sans-serif;color:#222}
-        .bk a{color:#0b63ce}.bk h1{font-size:22px;margin:8px 0}.bk table{border-collapse:collapse;width:100%}
-        .bk td,.bk th{text-align:left;padding:6px 8px;border-bottom:1px solid #ddd;vertical-align:top}.bk .n{text-align:right}
-        .bk form{margin:4px 0;display:inline-block}.bk input,.bk select{font:inherit;padding:3px 6px}.bk mark{background:#ffe58a}.bk small{color:#777}
+        :root{--ui-bg:#fff;--ui-fg:#1d1d1f;--ui-side:#f6f6f8;--ui-line:#dcdce0;--ui-edge:#a9a9b0;--ui-muted:#595959;--ui-soft:#444;--ui-hover:#ececf1;--ui-current:#dce8fd;--ui-field:#fff;--ui-link:#0b5cc0;--ui-accent:#0b84ff}
+        @media (prefers-color-scheme:dark){:root:not([data-scheme=light]){--ui-bg:#000;--ui-fg:#f2f2f7;--ui-side:#1c1c1e;--ui-line:#3a3a3c;--ui-edge:#636366;--ui-muted:#aeaeb2;--ui-soft:#c7c7cc;--ui-hover:#2c2c2e;--ui-current:#12355f;--ui-field:#2c2c2e;--ui-link:#64a8ff;--ui-accent:#0b84ff}}
+        html[data-scheme=dark]{--ui-bg:#000;--ui-fg:#f2f2f7;--ui-side:#1c1c1e;--ui-line:#3a3a3c;--ui-edge:#636366;--ui-muted:#aeaeb2;--ui-soft:#c7c7cc;--ui-hover:#2c2c2e;--ui-current:#12355f;--ui-field:#2c2c2e;--ui-link:#64a8ff;--ui-accent:#0b84ff}
+        .bk{max-width:760px;margin:0 auto;padding:12px 16px;font:15px/1.45 system-ui,sans-serif;color:var(--ui-fg)}
+        .bk a{color:var(--ui-link)}.bk h1{font-size:22px;margin:8px 0}.bk table{border-collapse:collapse;width:100%}
+        .bk td,.bk th{text-align:left;padding:6px 8px;border-bottom:1px solid var(--ui-line);vertical-align:top}.bk .n{text-align:right}
+        .bk form{margin:4px 0;display:inline-block}.bk input,.bk select{font:inherit;padding:3px 6px}.bk mark{background:#ffe58a}.bk small{color:var(--ui-muted)}
         .c>.hl{outline:3px solid #ffcc00;outline-offset:2px}.c mark{background:#ffe58a;color:inherit}
         .bk nav{display:flex;gap:14px;flex-wrap:wrap;align-items:center;justify-content:flex-start;max-width:none;margin:0;padding:2px 0;font-size:14px}
-        body.app{margin:0;height:100vh;display:flex;overflow:hidden;color:#222;background:#fff}
+        body.app{margin:0;height:100vh;display:flex;overflow:hidden;color:var(--ui-fg);background:var(--ui-bg)}
         .side,.ro{font:15px/1.45 system-ui,sans-serif}
-        .side{width:320px;flex:none;display:flex;flex-direction:column;border-right:1px solid #ddd;background:#f6f6f8;min-height:0}
-        .sidehead{padding:10px 12px;border-bottom:1px solid #e2e2e6;display:flex;flex-direction:column;gap:8px}
-        .sidehead .home{font-weight:700;font-size:20px;color:#111;text-decoration:none}
+        .side{width:320px;flex:none;display:flex;flex-direction:column;border-right:1px solid var(--ui-line);background:var(--ui-side);min-height:0}
+        .sidehead{padding:10px 12px;border-bottom:1px solid var(--ui-line);display:flex;flex-direction:column;gap:8px}
+        .sidehead .home{font-weight:700;font-size:20px;color:var(--ui-fg);text-decoration:none}
         .sidehead .me{padding:0;border:0;justify-content:flex-start;flex-wrap:wrap}
-        .find{margin:0}.find input{width:100%;box-sizing:border-box;font:inherit;padding:6px 12px;border-radius:16px;border:1px solid #bbb;background:#fff}
+        .find{margin:0}.find input{width:100%;box-sizing:border-box;font:inherit;padding:6px 12px;border-radius:16px;border:1px solid var(--ui-edge);background:var(--ui-field);color:var(--ui-fg)}
         .chats{list-style:none;margin:0;padding:0;overflow-y:auto;flex:1}
-        .chats .none{padding:12px;color:#555;font-size:14px}
-        .chat{display:grid;grid-template-columns:44px minmax(0,1fr) auto;column-gap:10px;padding:8px 12px;color:inherit;text-decoration:none;border-bottom:1px solid #e8e8ec}
+        .chats .none{padding:12px;color:var(--ui-muted);font-size:14px}
+        .chat{display:grid;grid-template-columns:44px minmax(0,1fr) auto;column-gap:10px;padding:8px 12px;color:inherit;text-decoration:none;border-bottom:1px solid var(--ui-line)}
         .chat .av{grid-row:1/4;align-self:center}
         .chat .t{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-        .chat time{font-size:12px;color:#595959;justify-self:end;align-self:center;padding-left:6px}
-        .chat .p,.chat .k{grid-column:2/4;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:13px;color:#4a4a4a}
-        .chat .k{font-size:12px;color:#595959}
-        .chat:hover{background:#ececf1}.chat[aria-current=page]{background:#dce8fd}
+        .chat time{font-size:12px;color:var(--ui-muted);justify-self:end;align-self:center;padding-left:6px}
+        .chat .p,.chat .k{grid-column:2/4;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:13px;color:var(--ui-soft)}
+        .chat .k{font-size:12px;color:var(--ui-muted)}
+        .chat:hover{background:var(--ui-hover)}.chat[aria-current=page]{background:var(--ui-current)}
         .av{display:inline-flex;align-items:center;justify-content:center;width:40px;height:40px;border-radius:50%;color:#fff;font-weight:600;font-size:15px;flex:none}
         .k0{background:#4d5fd0}.k1{background:#227a52}.k2{background:#a85d12}.k3{background:#ad2f6c}.k4{background:#6a4bc4}.k5{background:#1f6f8f}.k6{background:#a0432d}.k7{background:#4f6a16}
         .pane{flex:1;min-width:0;display:flex;flex-direction:column}
-        .pane.home{overflow-y:auto}.pane .hint{color:#555}
-        .bk.head{flex:none;display:flex;align-items:center;gap:10px;max-width:none;width:100%;margin:0;box-sizing:border-box;padding:8px 16px;border-bottom:1px solid #ddd}
-        .head .who{flex:1;min-width:0}.bk.head h1{font-size:18px;margin:0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#111}
-        .head .meta{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#595959}
-        .head .back{display:none;font-size:30px;line-height:1;text-decoration:none;color:#0b63ce;padding:0 6px 4px 0}
-        .bk .pager{display:flex;gap:12px;font-size:13px;padding:0;flex-wrap:wrap}.pager small{color:#595959}
+        .pane.home{overflow-y:auto}.pane .hint{color:var(--ui-muted)}
+        .bk.head{flex:none;display:flex;align-items:center;gap:10px;max-width:none;width:100%;margin:0;box-sizing:border-box;padding:8px 16px;border-bottom:1px solid var(--ui-line);background:var(--ui-bg)}
+        .head .who{flex:1;min-width:0}.bk.head h1{font-size:18px;margin:0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:var(--ui-fg)}
+        .head .meta{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:var(--ui-muted)}
+        .head .back{display:none;font-size:30px;line-height:1;text-decoration:none;color:var(--ui-link);padding:0 6px 4px 0}
+        .bk .pager{display:flex;gap:12px;font-size:13px;padding:0;flex-wrap:wrap}.pager small{color:var(--ui-muted)}
         .bk .tools{display:flex;gap:4px;flex:none;padding:0}
-        .tool{position:relative}.tool summary{list-style:none;cursor:pointer;padding:5px 10px;border-radius:15px;border:1px solid #bbb;background:#fff;font-size:13px;white-space:nowrap}
-        .tool summary::-webkit-details-marker{display:none}.tool[open] summary{background:#e3edfd;border-color:#0b84ff}
-        .pop{position:absolute;right:0;top:calc(100% + 6px);z-index:10;background:#fff;border:1px solid #bbb;border-radius:12px;padding:10px;box-shadow:0 4px 16px rgba(0,0,0,.18);min-width:230px}
+        .tool{position:relative}.tool summary{list-style:none;cursor:pointer;padding:5px 10px;border-radius:15px;border:1px solid var(--ui-edge);background:var(--ui-field);color:var(--ui-fg);font-size:13px;white-space:nowrap}
+        .tool summary::-webkit-details-marker{display:none}.tool[open] summary{background:var(--ui-current);border-color:var(--ui-accent)}
+        .pop{position:absolute;right:0;top:calc(100% + 6px);z-index:10;background:var(--ui-field);color:var(--ui-fg);border:1px solid var(--ui-edge);border-radius:12px;padding:10px;box-shadow:0 4px 16px rgba(0,0,0,.18);min-width:230px}
         .bk .pop form{display:flex;flex-wrap:wrap;gap:6px;align-items:flex-end;margin:0}
         .pop label{display:flex;flex-direction:column;font-size:12px;gap:2px}.pop select{margin-top:6px}
-        .ro{flex:none;margin:0;padding:10px 16px;border-top:1px solid #ddd;color:#4a4a4a;font-size:13px;text-align:center;background:#fafafa}
+        .ro{flex:none;margin:0;padding:10px 16px;border-top:1px solid var(--ui-line);color:var(--ui-soft);font-size:13px;text-align:center;background:var(--ui-side)}
         :focus-visible{outline:3px solid #0b84ff;outline-offset:2px}
         @media (max-width:1000px){.tool .lbl{display:none}.side{width:270px}}
         @media (max-width:600px){
@@ -129,10 +132,10 @@ struct Pages: Sendable {
         #rows.virtual>.vw{position:absolute;left:0;right:0;top:0}
         .vw>.vm{position:absolute;left:0;right:0;max-width:none;margin:0;padding:0}
         .bk .up{display:block;margin:8px 0}.bk h2.hits{font-size:16px;margin:16px 0 4px}.bk .err{color:#b00020}.bk progress{width:160px}
-        .live{flex:none;border-top:1px solid #ddd;padding:6px 12px 8px;font:15px/1.4 system-ui,sans-serif;position:relative;background:#fafafa}
+        .live{flex:none;border-top:1px solid var(--ui-line);padding:6px 12px 8px;font:15px/1.4 system-ui,sans-serif;position:relative;background:var(--ui-side);color:var(--ui-fg)}
         .composer{display:flex;gap:8px;align-items:flex-end;max-width:760px;margin:0 auto}
-        .composer textarea{flex:1;resize:none;font:inherit;padding:7px 12px;border:1px solid #ccc;border-radius:18px;max-height:160px;overflow-y:auto;box-sizing:border-box}
-        .composer select,.composer button{font:inherit;padding:6px 10px;border-radius:16px;border:1px solid #ccc;background:#fff}
+        .composer textarea{flex:1;resize:none;font:inherit;padding:7px 12px;border:1px solid var(--ui-edge);background:var(--ui-field);color:var(--ui-fg);border-radius:18px;max-height:160px;overflow-y:auto;box-sizing:border-box}
+        .composer select,.composer button{font:inherit;padding:6px 10px;border-radius:16px;border:1px solid var(--ui-edge);background:var(--ui-field);color:var(--ui-fg)}
         .composer #add{background:#0b84ff;color:#fff;border-color:#0b84ff;font-weight:600}
         .att{cursor:pointer;padding:6px 4px;font-size:18px;position:relative}.att input{position:absolute;left:0;top:0;width:1px;height:1px;opacity:0}
         .live .err{color:#b00020;font-size:13px;max-width:760px;margin:2px auto 0}
@@ -149,15 +152,16 @@ struct Pages: Sendable {
         .pill{position:absolute;left:50%;transform:translateX(-50%);top:-38px;border:0;border-radius:16px;padding:6px 14px;background:#0b84ff;color:#fff;font:600 13px system-ui,sans-serif;cursor:pointer;box-shadow:0 1px 4px rgba(0,0,0,.3)}
         .banner{max-width:760px;margin:0 auto 4px;font-size:13px;color:#555;border-left:3px solid #0b84ff;padding-left:8px}
         .banner button{font:inherit;border:0;background:none;color:#0b63ce;cursor:pointer}
-        .actions{position:fixed;z-index:5;background:#fff;border:1px solid #ccc;border-radius:18px;padding:3px 6px;box-shadow:0 2px 8px rgba(0,0,0,.25)}
+        .actions{position:fixed;z-index:5;background:var(--ui-field);color:var(--ui-fg);border:1px solid var(--ui-edge);border-radius:18px;padding:3px 6px;box-shadow:0 2px 8px rgba(0,0,0,.25)}
         .actions button{font:inherit;font-size:14px;border:0;background:none;cursor:pointer;padding:4px 5px;border-radius:12px}
-        .actions button:hover{background:#eee}.actions .re.on{background:#cfe3ff}
+        .actions button:hover{background:var(--ui-hover)}.actions .re.on{background:#cfe3ff}
         .vm{cursor:default}
-        .me{flex:none;display:flex;gap:8px;justify-content:flex-end;align-items:center;padding:4px 16px;font:13px system-ui,sans-serif;color:#555;border-bottom:1px solid #eee}
-        .me button{font:inherit;border:1px solid #ccc;border-radius:12px;background:#fff;padding:2px 10px;cursor:pointer}
+        .me{flex:none;display:flex;gap:8px;justify-content:flex-end;align-items:center;padding:4px 16px;font:13px system-ui,sans-serif;color:var(--ui-muted);border-bottom:1px solid var(--ui-line)}
+        .me button{font:inherit;border:1px solid var(--ui-edge);border-radius:12px;background:var(--ui-field);color:var(--ui-fg);padding:2px 10px;cursor:pointer}
         .signin form{display:flex;flex-direction:column;gap:10px;max-width:320px}
         .signin label{display:flex;flex-direction:column;gap:2px;font-size:14px}
         .signin button{align-self:flex-start;font:inherit;padding:6px 16px;border-radius:16px;border:1px solid #0b84ff;background:#0b84ff;color:#fff;font-weight:600}
+        .scheme{align-self:flex-start;font:13px system-ui,sans-serif;border:1px solid var(--ui-edge);border-radius:12px;background:var(--ui-field);color:var(--ui-fg);padding:2px 10px;cursor:pointer}
         """
 
     func styleSheet(_ query: Parameters) throws -> Response {

@@ -78,6 +78,23 @@ enum Viewer {
         } catch (x) { err.textContent = String(x.message || x); }
       });
 
+      // Light or dark: the system's choice (prefers-color-scheme) until the reader picks one,
+      // kept for this site (`<html data-scheme>`: the app's colours and the bubbles' dark palette).
+      const root = document.documentElement, schemeButton = document.getElementById("scheme");
+      const systemDark = () => window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+      const showScheme = () => {
+        const dark = root.dataset.scheme ? root.dataset.scheme === "dark" : systemDark();
+        if (schemeButton) { schemeButton.textContent = dark ? "◐ Light" : "◐ Dark"; schemeButton.setAttribute("aria-pressed", String(dark)); }
+      };
+      try { const kept = localStorage.getItem("bk-scheme"); if (kept === "dark" || kept === "light") root.dataset.scheme = kept; } catch (_) {}
+      showScheme();
+      if (schemeButton) schemeButton.addEventListener("click", () => {
+        const dark = root.dataset.scheme ? root.dataset.scheme === "dark" : systemDark();
+        root.dataset.scheme = dark ? "light" : "dark";
+        try { localStorage.setItem("bk-scheme", root.dataset.scheme); } catch (_) {}
+        showScheme();
+      });
+
       // The app's frame: dates and numbers in the reader's locale; the open conversation in view
       // in the list; ↑/↓ move through the list (Enter opens), "/" searches, Esc closes a panel;
       // one toolbar panel open at a time, closed by a click elsewhere.
