@@ -161,6 +161,13 @@ struct Pages: Sendable {
         .signin form{display:flex;flex-direction:column;gap:10px;max-width:320px}
         .signin label{display:flex;flex-direction:column;gap:2px;font-size:14px}
         .signin button{align-self:flex-start;font:inherit;padding:6px 16px;border-radius:16px;border:1px solid #0b84ff;background:#0b84ff;color:#fff;font-weight:600}
+        .cal{margin-top:8px;font:13px system-ui,sans-serif}.calhead{display:flex;align-items:center;justify-content:space-between;margin-bottom:4px;font-weight:600}
+        .calhead button{font:inherit;border:1px solid var(--ui-edge);border-radius:10px;background:var(--ui-field);color:var(--ui-fg);width:28px;cursor:pointer}
+        .calgrid{display:grid;grid-template-columns:repeat(7,32px);gap:2px;text-align:center}.calgrid .wd{color:var(--ui-muted);font-size:11px}
+        .cd{position:relative;height:32px;line-height:22px;border-radius:8px;color:var(--ui-muted)}
+        button.cd{font:inherit;border:0;background:none;color:var(--ui-fg);cursor:pointer;padding:0}button.cd:hover{background:var(--ui-hover)}
+        .dot{position:absolute;left:50%;bottom:3px;transform:translateX(-50%);border-radius:50%;background:var(--ui-accent)}
+        .dot.s1{width:4px;height:4px}.dot.s2{width:6px;height:6px}.dot.s3{width:8px;height:8px}
         .scheme{align-self:flex-start;font:13px system-ui,sans-serif;border:1px solid var(--ui-edge);border-radius:12px;background:var(--ui-field);color:var(--ui-fg);padding:2px 10px;cursor:pointer}
         """
 
@@ -376,7 +383,7 @@ struct Pages: Sendable {
         tools += Self.tool("📅", "Date", "Jump to a date",
                            "<form action=\"/c/\(id)\" method=\"get\" id=\"day\"><input type=\"date\" name=\"date\" min=\"\(day(c.first))\" max=\"\(day(c.last))\" aria-label=\"Go to a day\">"
                            + (keep.isEmpty ? "" : "<input type=\"hidden\" name=\"theme\" value=\"\(Self.escape(themed.name))\">") + " <button>Go</button></form>"
-                           + "<select id=\"months\" hidden aria-label=\"Go to a month\"></select>")
+                           + "<select id=\"months\" hidden aria-label=\"Go to a month\"></select><div id=\"calendar\" class=\"cal\" hidden></div>")
         // Downloads, made by the renderers: the whole conversation or the days between two dates.
         tools += Self.tool("⬇", "Export", "Download the conversation (PDF, PNG, HTML, JSON, CSV)",
                            "<form action=\"/api/v1/conversations/\(id)/export\" method=\"get\" id=\"export\"><label>Format <select name=\"format\" aria-label=\"Export format\">"

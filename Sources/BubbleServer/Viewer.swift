@@ -486,6 +486,68 @@ enum Viewer {
           }
           months.hidden = false;
           months.addEventListener("change", () => { if (months.value) jump("date=" + months.value, "top"); });
+          // The calendar: a month of days, those with messages as buttons with a dot as big as
+          // their share of the month's busiest day; ‹ › go through the months that have any.
+          const cal = document.getElementById("calendar");
+          if (!cal) return;
+          const counts = new Map(data.days.map((d) => [d.date, d.count]));
+          const keys = Array.from(byMonth.keys());
+          const monthName = new Intl.DateTimeFormat(undefined, { month: "long", year: "numeric", timeZone: "UTC" });
+          const dayName = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
+          const weekday = new Intl.DateTimeFormat(undefined, { weekday: "narrow", timeZone: "UTC" });
+          let shown = keys.length - 1;
+          const render = () => {
+            const key = keys[shown], y = Number(key.slice(0, 4)), m = Number(key.slice(5, 7)) - 1;
+            const first = new Date(Date.UTC(y, m, 1)), days = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
+            let busiest = 1;
+            for (let d = 1; d <= days; d++) busiest = Math.max(busiest, counts.get(key + "-" + String(d).padStart(2, "0")) || 0);
+            cal.textContent = "";
+            const head = document.createElement("div");
+            head.className = "calhead";
+            const prev = document.createElement("button"), next = document.createElement("button"), title = document.createElement("span");
+            prev.type = next.type = "button";
+            prev.textContent = "‹"; next.textContent = "›";
+            prev.setAttribute("aria-label", "Previous month with messages"); next.setAttribute("aria-label", "Next month with messages");
+            prev.disabled = shown === 0; next.disabled = shown === keys.length - 1;
+            prev.addEventListener("click", () => { shown--; render(); });
+            next.addEventListener("click", () => { shown++; render(); });
+            title.textContent = monthName.format(first);
+            head.append(prev, title, next);
+            const grid = document.createElement("div");
+            grid.className = "calgrid";
+            grid.setAttribute("role", "grid");
+            grid.setAttribute("aria-label", monthName.format(first));
+            for (let k = 0; k < 7; k++) {
+              const w = document.createElement("span");
+              w.className = "wd";
+              w.textContent = weekday.format(new Date(Date.UTC(2024, 0, 1 + k)));   // 1 January 2024 was a Monday
+              grid.appendChild(w);
+            }
+            for (let k = 0; k < (first.getUTCDay() + 6) % 7; k++) grid.appendChild(document.createElement("span"));
+            for (let d = 1; d <= days; d++) {
+              const date = key + "-" + String(d).padStart(2, "0"), n = counts.get(date) || 0;
+              const cell = document.createElement(n ? "button" : "span");
+              cell.className = "cd";
+              cell.textContent = String(d);
+              if (n) {
+                cell.type = "button";
+                cell.dataset.date = date;
+                cell.setAttribute("aria-label", dayName.format(new Date(date + "T00:00:00Z")) + ": " + n.toLocaleString() + (n === 1 ? " message" : " messages"));
+                const dot = document.createElement("i");
+                dot.className = "dot s" + Math.max(1, Math.ceil(3 * n / busiest));
+                cell.appendChild(dot);
+                cell.addEventListener("click", () => {
+                  const panel = cal.closest("details");
+                  if (panel) panel.open = false;
+                  jump("date=" + date, "top");
+                });
+              }
+              grid.appendChild(cell);
+            }
+            cal.append(head, grid);
+          };
+          render();
+          cal.hidden = false;
         });
       const newest = document.getElementById("newest");
       if (newest) newest.addEventListener("click", (e) => { e.preventDefault(); jump("", "end"); });

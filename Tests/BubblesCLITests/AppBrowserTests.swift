@@ -21,6 +21,25 @@ struct AppBrowserTests {
                   [css]) as? Bool ?? false
     }
 
+    /// Texts of the frame whose contrast with what is behind them is under 4.5:1 (WCAG's
+    /// relative luminance; the background is the nearest opaque one up the tree).
+    static let contrast = """
+        const lum = (c) => { const v = c.match(/[\\d.]+/g).map(Number); const f = (x) => { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); };
+          return { l: 0.2126 * f(v[0]) + 0.7152 * f(v[1]) + 0.0722 * f(v[2]), a: v.length > 3 ? v[3] : 1 }; };
+        const back = (e) => { for (; e; e = e.parentElement) { const b = getComputedStyle(e).backgroundColor; if (lum(b).a > 0.9) return lum(b).l; }
+          return lum(getComputedStyle(document.documentElement).backgroundColor).l; };
+        const low = [];
+        for (const sel of ['.sidehead .home', '.chat .t', '.chat .p', '.chat .k', '.chat time', '.head h1', '.head .meta', '.pager small', '.pager a', '.tool summary', '.ro', '#scheme']) {
+          for (const e of document.querySelectorAll(sel)) {
+            if (!e.checkVisibility()) continue;
+            const f = lum(getComputedStyle(e).color).l, b = back(e);
+            const ratio = (Math.max(f, b) + 0.05) / (Math.min(f, b) + 0.05);
+            if (ratio < 4.5) low.push(sel + ' ' + ratio.toFixed(2));
+          }
+        }
+        return low;
+        """
+
     @Test("the list beside the conversation (one pane at a time on a phone): titles, last lines, apps, sizes in the reader's locale; the header and toolbar; read-only archives without a composer, a live one with it; search → hit → back; the export menu opens and Esc closes it; / and the arrows walk the list",
           arguments: Size.allCases)
     func app(size: Size) throws {
@@ -49,9 +68,11 @@ struct AppBrowserTests {
         #expect(items.contains { ($0["kind"] as? String)?.hasPrefix("WhatsApp · ") == true })
         #expect(items.contains { $0["title"] as? String == "Dinner plans" && ($0["kind"] as? String)?.hasPrefix("Live · ") == true })
 
-        // Keyboard: / searches; Tab leads into the list; ↓ moves; Enter opens.
+        // Keyboard: / searches; Tab leads into the list (past the light/dark switch); ↓ moves; Enter opens.
         try b.press("/")
         #expect(try b.run("return document.activeElement.id") as? String == "findall")
+        try b.press("\u{E004}")
+        #expect(try b.run("return document.activeElement.id") as? String == "scheme", "the light/dark switch after the field")
         try b.press("\u{E004}")
         #expect(try b.run("return document.activeElement.classList.contains('chat')") as? Bool == true)
         let firstTitle = try b.run("return document.activeElement.querySelector('.t').textContent") as? String
@@ -77,6 +98,27 @@ struct AppBrowserTests {
         // The header stays one band: nothing wraps into it.
         let headHeight = try #require(try b.run("return document.querySelector('.head').getBoundingClientRect().height") as? Double)
         #expect(headHeight < 90, "header \(headHeight) px tall")
+
+        // Text contrast ≥ 4.5:1 in the frame, light and dark (the switch; kept for the site).
+        for scheme in ["light", "dark"] {
+            for _ in 0..<2 where try b.run("return document.documentElement.dataset.scheme || 'system'") as? String != scheme {
+                try b.run("document.getElementById('scheme').click()")
+            }
+            #expect(try b.run("return document.documentElement.dataset.scheme") as? String == scheme)
+            let low = try #require(try b.run(Self.contrast) as? [String])
+            #expect(low.isEmpty, "\(scheme): \(low)")
+        }
+        let darkBackground = try b.run("return getComputedStyle(document.querySelector('.side')).backgroundColor") as? String
+        #expect(darkBackground == "rgb(28, 28, 30)", "\(darkBackground ?? "nil")")
+        try b.run("document.getElementById('scheme').click()")
+
+        // The calendar: days with messages are buttons with a dot; one jumps there.
+        try b.click(".tools details:nth-of-type(2) summary")
+        let dayButton = try #require(try b.wait(for: "the calendar", "const c = document.querySelector('#calendar button.cd'); return c ? c.dataset.date : null;") as? String)
+        #expect(dayButton == "2021-03-05")
+        #expect(try b.run("return document.querySelector('#calendar button.cd .dot') !== null") as? Bool == true)
+        try b.click("#calendar button.cd")
+        try b.wait(for: "the jump to 5 March", "return !document.querySelectorAll('details.tool')[1].open && !bubbleViewer.busy() && !!document.querySelector('#rows b[data-n=\"1\"]');")
 
         // The export menu: a click opens it, Esc closes it.
         try b.click(".tools details:nth-of-type(3) summary")
