@@ -88,7 +88,11 @@ extension Pages {
     func sidebar(for identity: Identity, current: Int64?) async throws -> String {
         let all = try await API.visible(store, accounts, identity)
         var rows: [(StoredConversation, Preview)] = []
-        for c in all { rows.append((c, try await preview(c))) }
+        var lastSeq: [Int64: Int64] = [:]
+        for c in all {
+            rows.append((c, try await preview(c)))
+            if c.sourceFormat == "live" { lastSeq[c.id] = try await store.bounds(of: c.id)?.last ?? 0 }
+        }
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
         var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
@@ -103,7 +107,9 @@ extension Pages {
             let avatar: String = "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.escape(Self.initials(c.title)))</span>"
             let when: String = p.date.map(Self.time) ?? ""
             let size: String = Self.appName(c.sourceFormat) + " · " + Self.number(c.messageCount) + (c.messageCount == 1 ? " message" : " messages")
-            s += "<li><a class=\"chat\" href=\"/c/\(c.id)\"\(mark)>" + avatar + "<span class=\"t\">\(Self.escape(c.title))</span>" + when
+            // Live conversations carry their newest message: the script counts what is unread.
+            let last: String = lastSeq[c.id].map { " data-last=\"\($0)\"" } ?? ""
+            s += "<li><a class=\"chat\" href=\"/c/\(c.id)\"\(mark)\(last)>" + avatar + "<span class=\"t\">\(Self.escape(c.title))</span>" + when
             s += "<span class=\"p\">\(Self.escape(p.text))</span><span class=\"k\">" + size + "</span></a></li>"
         }
         return s + "</ul></aside>"

@@ -85,7 +85,7 @@ struct Pages: Sendable {
         .bk form{margin:4px 0;display:inline-block}.bk input,.bk select{font:inherit;padding:3px 6px}.bk mark{background:#ffe58a}.bk small{color:var(--ui-muted)}
         .c>.hl{outline:3px solid #ffcc00;outline-offset:2px}.c mark{background:#ffe58a;color:inherit}
         .bk nav{display:flex;gap:14px;flex-wrap:wrap;align-items:center;justify-content:flex-start;max-width:none;margin:0;padding:2px 0;font-size:14px}
-        body.app{margin:0;height:100vh;display:flex;overflow:hidden;color:var(--ui-fg);background:var(--ui-bg)}
+        body.app{margin:0;height:100vh;height:100dvh;display:flex;overflow:hidden;color:var(--ui-fg);background:var(--ui-bg)}
         .side,.ro{font:15px/1.45 system-ui,sans-serif}
         .side{width:320px;flex:none;display:flex;flex-direction:column;border-right:1px solid var(--ui-line);background:var(--ui-side);min-height:0}
         .sidehead{padding:10px 12px;border-bottom:1px solid var(--ui-line);display:flex;flex-direction:column;gap:8px}
@@ -168,6 +168,8 @@ struct Pages: Sendable {
         button.cd{font:inherit;border:0;background:none;color:var(--ui-fg);cursor:pointer;padding:0}button.cd:hover{background:var(--ui-hover)}
         .dot{position:absolute;left:50%;bottom:3px;transform:translateX(-50%);border-radius:50%;background:var(--ui-accent)}
         .dot.s1{width:4px;height:4px}.dot.s2{width:6px;height:6px}.dot.s3{width:8px;height:8px}
+        .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+        .chat{position:relative}.unread{position:absolute;right:12px;bottom:9px;min-width:20px;height:20px;border-radius:10px;background:var(--ui-accent);color:#fff;font:600 12px/20px system-ui,sans-serif;text-align:center;padding:0 6px;box-sizing:border-box}
         .scheme{align-self:flex-start;font:13px system-ui,sans-serif;border:1px solid var(--ui-edge);border-radius:12px;background:var(--ui-field);color:var(--ui-fg);padding:2px 10px;cursor:pointer}
         """
 
@@ -414,7 +416,9 @@ struct Pages: Sendable {
         let newest = query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil
         let side = try await sidebar(for: identity, current: id)
         let body = side + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + pager + "</div>" + tools + "</header>"
-            + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" role=\"log\" aria-live=\"polite\" aria-label=\"Messages\" "
+            + "<div id=\"announce\" class=\"sr\" role=\"log\" aria-live=\"polite\" aria-label=\"New messages\"></div>"
+            + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" aria-label=\"Messages\" "
+            + "data-live=\"\(c.sourceFormat == "live")\" data-last=\"\(bounds?.last ?? 0)\" "
             + "data-id=\"\(id)\" data-theme=\"\(Self.escape(themed.name))\" data-count=\"\(c.messageCount)\" "
             + "data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(Self.escape(highlight))\" data-date=\"\(Self.escape(query["date"].map(String.init) ?? ""))\" "
             + "data-newest=\"\(newest)\" data-rev=\"\(rev)\" data-max-text=\"\(live.maxText)\" data-as=\"\(Self.escape(viewer ?? ""))\">\n"

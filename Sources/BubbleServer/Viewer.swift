@@ -95,6 +95,31 @@ enum Viewer {
         showScheme();
       });
 
+      // Unread counts of live conversations: the newest message this browser has shown of each
+      // (kept for the site), against the newest there is (`data-last`).
+      const seenKey = (c) => "bk-seen-" + c;
+      const seenOf = (c) => { try { return Number(localStorage.getItem(seenKey(c)) || 0); } catch (_) { return 0; } };
+      const openRows = document.getElementById("rows");
+      function seen(seq) {
+        if (!openRows) return;
+        const c = openRows.dataset.id;
+        if (seq > seenOf(c)) try { localStorage.setItem(seenKey(c), String(seq)); } catch (_) {}
+        const badge = document.querySelector('#library a.chat[href="/c/' + c + '"] .unread');
+        if (badge) badge.remove();
+      }
+      for (const a of document.querySelectorAll("#library a.chat[data-last]")) {
+        const c = a.getAttribute("href").slice(3), last = Number(a.dataset.last);
+        const unread = openRows && openRows.dataset.id === c ? 0 : last - seenOf(c);
+        if (unread > 0) {
+          const b = document.createElement("span");
+          b.className = "unread";
+          b.textContent = unread.toLocaleString();
+          b.setAttribute("aria-label", unread.toLocaleString() + " unread");
+          a.appendChild(b);
+        }
+      }
+      if (openRows && openRows.dataset.live === "true") seen(Number(openRows.dataset.last || 0));
+
       // The app's frame: dates and numbers in the reader's locale; the open conversation in view
       // in the list; ↑/↓ move through the list (Enter opens), "/" searches, Esc closes a panel;
       // one toolbar panel open at a time, closed by a click elsewhere.
@@ -718,6 +743,15 @@ enum Viewer {
           // The typist's own change hides the indicator, unless it is older than what they were
           // typing when the indicator came (their previous message, arriving after the frame).
           if (typingFrom === m.sender && f.rev > typingRev) hideTyping("message");
+          if (f.kind === "message" && !outbox.has(m.clientId)) {
+            // Said aloud by screen readers (the visible rows come and go as windows load).
+            const who = (m.senderName || m.sender || "") + ": ", text = m.text || (m.attachments && m.attachments.length ? "a photo or file" : "");
+            const line = document.createElement("p");
+            line.textContent = "New message from " + who + text;
+            const announce = document.getElementById("announce");
+            if (announce) { announce.appendChild(line); while (announce.childNodes.length > 5) announce.firstChild.remove(); }
+          }
+          if (f.kind === "message") seen(m.seq);
           if (f.kind === "message" && (!win || win.last === null || m.seq > win.last)) {
             if (atBottom() || outbox.has(m.clientId)) wantEnd = true;
             else {

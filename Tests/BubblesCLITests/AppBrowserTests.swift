@@ -49,6 +49,12 @@ struct AppBrowserTests {
         let made = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations",
                                     body: Data(#"{"title":"Dinner plans","participants":["Me","Ann"]}"#.utf8))
         #expect(made.status == 201)
+        // Two messages in the live conversation before the reader comes: unread.
+        for text in ["are we on for 8?", "I booked the table"] {
+            let sent = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations/3/messages",
+                                        body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": "ann"]))
+            #expect(sent.status == 201)
+        }
         let b = try WebDriver(width: size.window.0, height: size.window.1)
         defer { b.quit() }
         let base = "http://127.0.0.1:\(server.port)"
@@ -88,7 +94,7 @@ struct AppBrowserTests {
         let miraID = try #require(try b.run("return Array.from(document.querySelectorAll('#library a.chat')).find((a) => a.querySelector('.t').textContent === 'Mira Chen').getAttribute('href')") as? String)
         try b.open(base + miraID)
         try b.wait(for: "Mira Chen's rows", "return !!document.querySelector('#rows b[data-n]') && !!window.bubbleViewer;")
-        #expect(try b.run("return document.getElementById('rows').getAttribute('role')") as? String == "log")
+        #expect(try b.run("return document.getElementById('announce').getAttribute('role')") as? String == "log", "new messages are said in a log")
         #expect(try b.run("return Array.from(document.querySelectorAll('.tools summary')).map((s) => s.getAttribute('aria-label')).join(',')") as? String
                 == "Search,Date,Export,Theme")
         #expect(try b.run("return !!document.getElementById('composer')") as? Bool == false)
@@ -137,10 +143,16 @@ struct AppBrowserTests {
         try b.run("history.back()")
         try b.wait(for: "back at the hits", "return location.pathname === '/search' && !!document.querySelector('h2.hits');")
 
-        // A live conversation has the composer.
+        // A live conversation: unread in the list until opened; it has the composer.
+        try b.open(base + "/")
+        #expect(try b.wait(for: "the unread count", "const u = document.querySelector('#library a[href=\"/c/3\"] .unread'); return u ? u.textContent : null;") as? String == "2")
+        #expect((try b.run("return document.querySelector('#library a[href=\"/c/3\"] .p').textContent") as? String) == "I booked the table")
         try b.open(base + "/c/3")
         try b.wait(for: "the live conversation", "return !!document.getElementById('composer');")
         #expect(try Self.shown(b, "#composer"))
         #expect(try b.run("return !!document.querySelector('.ro')") as? Bool == false)
+        try b.open(base + "/")
+        try b.wait(for: "the list again", "return document.querySelectorAll('#library a.chat').length === 3;")
+        #expect(try b.run("return !!document.querySelector('#library .unread')") as? Bool == false, "read once opened")
     }
 }
