@@ -80,7 +80,7 @@ struct Pages: Sendable {
         @media (prefers-color-scheme:dark){:root:not([data-scheme=light]){--ui-bg:#000;--ui-fg:#f2f2f7;--ui-side:#1c1c1e;--ui-line:#3a3a3c;--ui-edge:#636366;--ui-muted:#aeaeb2;--ui-soft:#c7c7cc;--ui-hover:#2c2c2e;--ui-current:#12355f;--ui-field:#2c2c2e;--ui-link:#64a8ff;--ui-accent:#0b84ff}}
         html[data-scheme=dark]{--ui-bg:#000;--ui-fg:#f2f2f7;--ui-side:#1c1c1e;--ui-line:#3a3a3c;--ui-edge:#636366;--ui-muted:#aeaeb2;--ui-soft:#c7c7cc;--ui-hover:#2c2c2e;--ui-current:#12355f;--ui-field:#2c2c2e;--ui-link:#64a8ff;--ui-accent:#0b84ff}
         .bk{max-width:760px;margin:0 auto;padding:12px 16px;font:15px/1.45 system-ui,sans-serif;color:var(--ui-fg)}
-        .bk a{color:var(--ui-link)}.bk h1{font-size:22px;margin:8px 0}.bk table{border-collapse:collapse;width:100%}
+        .bk a{color:var(--ui-link)}.bk h1{font-size:22px;margin:8px 0;color:var(--ui-fg)}.bk table{border-collapse:collapse;width:100%}
         .bk td,.bk th{text-align:left;padding:6px 8px;border-bottom:1px solid var(--ui-line);vertical-align:top}.bk .n{text-align:right}
         .bk form{margin:4px 0;display:inline-block}.bk input,.bk select{font:inherit;padding:3px 6px}.bk mark{background:#ffe58a}.bk small{color:var(--ui-muted)}
         .c>.hl{outline:3px solid #ffcc00;outline-offset:2px}.c mark{background:#ffe58a;color:inherit}
@@ -222,7 +222,7 @@ struct Pages: Sendable {
     func library(for identity: Identity) async throws -> Response {
         let importer = identity.user?.isAdmin ?? true
         var body = "<main class=\"pane home\"><div class=\"bk\"><h1>Conversations</h1>"
-            + "<p class=\"hint\">Open one on the left — or add an export, or start a live conversation.</p>"
+            + "<p class=\"hint\">Open one from the list — or add an export, or start a live conversation.</p>"
         if importer { body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
             + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, BubbleKit JSON): "
             + "<input type=\"file\" name=\"file\" id=\"file\"></label> <button>Import</button> "
