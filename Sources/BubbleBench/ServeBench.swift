@@ -53,6 +53,29 @@ func serveCase() async throws -> Figures {
     figures["cold open ms"] = opens.sorted()[opens.count / 2]
     try settleViewer(browser)
     notes["cold opens ms"] = opens.map { String(format: "%.0f", $0) }.joined(separator: "/")
+    // A million messages are taller than Chromium lays out (~33.5 million px): bubbles must be
+    // in view wherever the reader is (issue 40). Counted at the bottom (where it opens), the
+    // top, the middle, a date near the end and after a resize.
+    let visible = """
+        const s = document.getElementById('scroller').getBoundingClientRect(); let n = 0;
+        for (const e of document.querySelectorAll('#rows .vm .b')) { const r = e.getBoundingClientRect(); if (r.height > 0 && r.bottom > s.top && r.top < s.bottom) n++; }
+        return n;
+        """
+    var inView: [String] = []
+    for (place, script) in [("bottom", ""), ("top", "document.getElementById('scroller').scrollTop = 0"),
+                            ("middle", "const s = document.getElementById('scroller'); s.scrollTop = (s.scrollHeight - s.clientHeight) / 2"),
+                            ("jump", "bubbleViewer.goTo(990000)"), ("resize", "")] {
+        if place == "resize" { try browser.resize(width: 700, height: 800) }
+        if !script.isEmpty { try browser.run(script) }
+        usleep(300_000)
+        try browser.wait(for: "the rows at the \(place)", timeout: 60, "return !!(window.bubbleViewer && !bubbleViewer.busy());")
+        usleep(300_000)
+        let n = try browser.run(visible) as? Int ?? 0
+        inView.append("\(place) \(n)")
+        figures["bubbles in view at the \(place)"] = Double(n)
+    }
+    notes["bubbles in view"] = inView.joined(separator: ", ")
+    try browser.resize(width: 1000, height: 800)
 
     // Baseline: the same Chromium opening our static single-file HTML export of the conversation.
     let html = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-bench-serve-1m.html")
@@ -240,6 +263,7 @@ func printServe(_ results: [String: Figures]) {
     }
     print("")
     print("bubbles serve on the 1,000,000-message conversation (ms unless said; ratio as the goal reads)")
+    print("bubbles in view (bottom, top, middle, a jump to message 990,000, after a resize; goal: > 0 everywhere): \(n["bubbles in view"] ?? "—")")
     print(pad("measure", 34) + lpad("ours", 10) + lpad("baseline", 12) + lpad("ratio", 9) + lpad("goal", 12))
     print(pad("cold open (first rows painted)", 34) + lpad(v("cold open ms"), 10) + lpad(v("static export open ms"), 12)
           + lpad(ratio("cold open ms", "static export open ms", true), 9) + lpad("≤ \(Int(coldOpenGoalMs))", 12)
