@@ -195,6 +195,7 @@ struct LiveAPI: Sendable {
     /// at most `maxUpload` bytes) into the store; `{"photo": id, "width", "height"}` for a message.
     func uploadPhoto(_ conversation: Int64, _ request: Request, maxUpload: Int) async throws -> EditedResponse<PhotoJSON> {
         guard try await store.lastRev(of: conversation) != nil else { throw APIError.notFound("no conversation \(conversation)") }
+        try await requireLive(conversation)
         let body = try await collectBody(request, limit: maxUpload, what: "the photo")
         let head = Array(body.readableBytesView.prefix(16))
         guard let type = MediaProbe.browserImageType(head) else {
@@ -247,6 +248,7 @@ struct LiveAPI: Sendable {
     /// the hub before the change is broadcast (the store's writer does not wait for a read); the
     /// store's refusals as API errors.
     func write<T>(_ conversation: Int64, by sender: String, _ body: () async throws -> T) async throws -> T {
+        try await requireLive(conversation)
         _ = try await hub.participantNames(conversation, including: sender)
         do { return try await body() } catch let e as LiveError {
             switch e.kind {
@@ -255,6 +257,14 @@ struct LiveAPI: Sendable {
             case .forbidden: throw APIError.forbidden(e.reason)
             case .conflict: throw APIError(status: .conflict, message: e.reason)
             }
+        }
+    }
+
+    /// A 403 for an imported archive: its messages are what the export held (read-only); live
+    /// writes go to conversations made on the server.
+    func requireLive(_ conversation: Int64) async throws {
+        guard try await hub.isLive(conversation) else {
+            throw APIError.forbidden("conversation \(conversation) is an imported archive and read-only; start a live conversation to write (POST /api/v1/conversations)")
         }
     }
 

@@ -28,6 +28,8 @@ final class LiveHub: Sendable {
         var published: [Int64: Int64] = [:]
         /// Participant names per conversation (filled off the writer, before a change is made).
         var names: [Int64: [String: String]] = [:]
+        /// Whether each conversation is live (made on the server) rather than an imported archive.
+        var live: [Int64: Bool] = [:]
     }
     private let state = Mutex(State())
 
@@ -74,8 +76,17 @@ final class LiveHub: Sendable {
         guard let c = try await store.conversation(id: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
         var found: [String: String] = [:]
         for p in c.participants where found[p.id] == nil { found[p.id] = p.name }
-        state.withLock { $0.names[conversation] = found }
+        state.withLock { $0.names[conversation] = found; $0.live[conversation] = c.sourceFormat == "live" }
         return found
+    }
+
+    /// Whether a conversation takes live writes: one made on the server does; an imported
+    /// archive is read-only. A 404 when there is none.
+    func isLive(_ conversation: Int64) async throws -> Bool {
+        if let known = state.withLock({ $0.live[conversation] }) { return known }
+        forget(conversation)
+        _ = try await participantNames(conversation)
+        return state.withLock { $0.live[conversation] ?? false }
     }
 
     /// The names of a conversation's participants, read again when `sender` is not among them

@@ -55,6 +55,10 @@ struct AppBrowserTests {
                                         body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": "ann"]))
             #expect(sent.status == 201)
         }
+        // An imported archive takes no live writes.
+        let refused = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations/1/messages",
+                                       body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": "hi", "sender": "me"]))
+        #expect(refused.status == 403 && refused.text.contains("read-only"), "\(refused.status) \(refused.text)")
         let b = try WebDriver(width: size.window.0, height: size.window.1)
         defer { b.quit() }
         let base = "http://127.0.0.1:\(server.port)"
@@ -104,6 +108,18 @@ struct AppBrowserTests {
         // The header stays one band: nothing wraps into it.
         let headHeight = try #require(try b.run("return document.querySelector('.head').getBoundingClientRect().height") as? Double)
         #expect(headHeight < 90, "header \(headHeight) px tall")
+
+        // Every control has an accessible name.
+        let unnamed = try #require(try b.run("""
+            const out = [];
+            for (const e of document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary')) {
+              const named = (e.getAttribute('aria-label') || '').trim() || (e.getAttribute('title') || '').trim() || (e.textContent || '').trim()
+                || (e.labels && e.labels.length) || (e.getAttribute('placeholder') || '').trim();
+              if (!named) out.push(e.outerHTML.slice(0, 80));
+            }
+            return out;
+            """) as? [String])
+        #expect(unnamed.isEmpty, "\(unnamed)")
 
         // Text contrast ≥ 4.5:1 in the frame, light and dark (the switch; kept for the site).
         for scheme in ["light", "dark"] {
