@@ -88,6 +88,33 @@ public final class HTMLPageStyle: @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The same rules with each font linked as `urlPrefix/fonts/NAME` instead of embedded (a
+    /// server's style sheet: a few kilobytes, the fonts fetched once and only those a page
+    /// needs), and the files to serve under those names (name → the font file's path). Names
+    /// carry a hash of the file's path: two fonts of one name in different folders stay apart.
+    public func linkedFontFaces(for fragments: [HTMLFragment], under urlPrefix: String) throws -> (css: String, files: [String: String]) {
+        let regular = fragments.reduce(0) { $0 | $1.regularFaces }, bold = fragments.reduce(0) { $0 | $1.boldFaces }
+        var out: [UInt8] = []
+        var files: [String: String] = [:]
+        for (faces, isBold) in [(regular, false), (bold, true)] {
+            for face in fonts.regular.indices where faces & (1 << UInt32(face)) != 0 {
+                guard let f = isBold ? fonts.bold[face] : fonts.regular[face] else { continue }
+                if let rule = try fontRule(face: face, bold: isBold, copyInto: ("", urlPrefix)) {
+                    out += rule
+                    files[Self.linkedName(f)] = f.file
+                }
+            }
+        }
+        return (String(decoding: out, as: UTF8.self), files)
+    }
+
+    /// A font's name under a server's URL: `<hash of its path>-<its file name>`.
+    static func linkedName(_ face: FontFace) -> String {
+        var h = StableHash()
+        h.add(face.file.utf8)
+        return String(h.value, radix: 16) + "-" + safeName(face)
+    }
+
     /// The `@font-face` rule of a face: the font file embedded (data URI) or, given `copyInto`
     /// (a temporary assets folder and its final name), copied to its `fonts/` folder; a face too
     /// large to embed (or with `embedFonts` off) by `local()` name only. Nil: nothing names it.
@@ -99,7 +126,8 @@ public final class HTMLPageStyle: @unchecked Sendable {
         if options.embedFonts, let format = face.webFormat, face.size <= options.maxEmbeddedFontSize,
            let data = FileManager.default.contents(atPath: face.file) {
             if let assets {
-                let name = try Self.copyFont(face, data: data, into: assets.temporary)
+                // An empty folder: linked where it is (a server serves it), not copied.
+                let name = assets.temporary.isEmpty ? Self.linkedName(face) : try Self.copyFont(face, data: data, into: assets.temporary)
                 r.append("url("); r.appendURLPath(assets.name + "/fonts/" + name); r.append(")")
             } else {
                 r.append("url(data:"); r.append(raw: format.mime); r.append(";base64,")
@@ -120,14 +148,19 @@ public final class HTMLPageStyle: @unchecked Sendable {
     static func copyFont(_ face: FontFace, data: Data, into tmp: String) throws -> String {
         let dir = tmp + "/fonts"
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let name = safeName(face)
+        try HTMLPhotoAssets.writeOnce(data, to: dir + "/" + name)
+        return name
+    }
+
+    /// A font file's name with only `[A-Za-z0-9._-]`, no leading dot.
+    static func safeName(_ face: FontFace) -> String {
         let base = (face.file as NSString).lastPathComponent
         let safe = String(base.unicodeScalars.map { s -> Character in
             let v = s.value
             let ok = (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || v == 0x2D || v == 0x5F || v == 0x2E
             return ok ? Character(s) : "_"
         }).trimmingCharacters(in: CharacterSet(charactersIn: "."))
-        let name = safe.isEmpty ? "font-\(face.weight)" : safe
-        try HTMLPhotoAssets.writeOnce(data, to: dir + "/" + name)
-        return name
+        return safe.isEmpty ? "font-\(face.weight)" : safe
     }
 }

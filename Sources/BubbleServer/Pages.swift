@@ -21,6 +21,8 @@ struct Pages: Sendable {
     let themes: [String: ThemedStyle]
     let geometries: Geometries
     let live: LiveLimits
+    /// The style sheets' fonts: `/assets/fonts/NAME` → the font file.
+    let fonts: [String: String]
     /// Widest column (CSS px); a narrower window gets a narrower one, laid out at its width.
     static let columnWidth = 720.0
     /// Days and times on the pages (and the layout's day separators).
@@ -47,13 +49,19 @@ struct Pages: Sendable {
         options.header = false
         options.width = Self.columnWidth
         var themes: [String: ThemedStyle] = [:]
+        var fonts: [String: String] = [:]
         for n in Set(ThemeLibrary.bundledNames + [name]) {
             let (theme, folder) = try ThemeLibrary.load(n)
             let style = try HTMLPageStyle(theme: theme, themeFolder: folder, options: options, pictures: pictures)
             let all = HTMLFragment(bytes: [], regularFaces: .max, boldFaces: .max)
-            themes[n] = ThemedStyle(name: n, theme: theme, style: style, css: style.css + (try style.fontFaces(for: [all])) + Self.ownRules)
+            // Fonts by URL (`/assets/fonts/…`, served from `fontsFolder`): the style sheet that
+            // blocks the first paint is kilobytes, not the ~9 MB of every face embedded.
+            let faces = try style.linkedFontFaces(for: [all], under: "/assets")
+            fonts.merge(faces.files) { a, _ in a }
+            themes[n] = ThemedStyle(name: n, theme: theme, style: style, css: style.css + faces.css + Self.ownRules)
         }
         self.themes = themes
+        self.fonts = fonts
         defaultTheme = name
         geometries = Geometries(store: store, pictures: pictures, compactFrom: compactFrom, metrics: metrics)
     }
@@ -172,6 +180,17 @@ struct Pages: Sendable {
         .chat{position:relative}.unread{position:absolute;right:12px;bottom:9px;min-width:20px;height:20px;border-radius:10px;background:var(--ui-accent);color:#fff;font:600 12px/20px system-ui,sans-serif;text-align:center;padding:0 6px;box-sizing:border-box}
         .scheme{align-self:flex-start;font:13px system-ui,sans-serif;border:1px solid var(--ui-edge);border-radius:12px;background:var(--ui-field);color:var(--ui-fg);padding:2px 10px;cursor:pointer}
         """
+
+    /// `/assets/fonts/NAME`: a font of the style sheets (only those), cached for a day.
+    func font(_ name: String) throws -> Response {
+        guard let path = fonts[name], let data = FileManager.default.contents(atPath: path) else {
+            throw APIError.notFound("no font \(name.prefix(80))")
+        }
+        let ext = (name as NSString).pathExtension.lowercased()
+        let type = ["ttf": "font/ttf", "otf": "font/otf", "woff": "font/woff", "woff2": "font/woff2", "ttc": "font/collection"][ext] ?? "application/octet-stream"
+        return Response(status: .ok, headers: [.contentType: type, .cacheControl: "public, max-age=86400"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
 
     func styleSheet(_ query: Parameters) throws -> Response {
         Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=300"],

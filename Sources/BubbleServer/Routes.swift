@@ -153,6 +153,7 @@ struct PageRoutes {
         routes.get("invite/:token") { _, context in try await pages.invitation(context.parameters.get("token") ?? "", for: context.identity) }
         routes.get("assets/style.css") { request, _ in try pages.styleSheet(request.uri.queryParameters) }
         routes.get("assets/viewer.js") { _, _ in pages.script() }
+        routes.get("assets/fonts/:name") { _, context in try pages.font(context.parameters.get("name") ?? "") }
         return routes
     }
 }

@@ -255,7 +255,9 @@ enum Viewer {
         state,
         position: () => scroller.scrollTop + offset, total: () => total, scale: () => scale, width: () => width,
         window: () => win && { first: win.first, last: win.last, top: win.top, bottom: win.bottom, tops: win.tops },
-        current: () => current(), busy: () => loading || queued !== null, goTo: (seq) => jump("at=" + seq, "centre"),
+        // Busy too while the page's fonts load (they come by URL; rows are measured once they are in).
+        current: () => current(), busy: () => loading || queued !== null || (document.fonts && document.fonts.status !== "loaded"),
+        goTo: (seq) => jump("at=" + seq, "centre"),
       };
 
       function columnWidth() { return Math.round(main.getBoundingClientRect().width); }

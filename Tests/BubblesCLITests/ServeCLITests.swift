@@ -188,6 +188,12 @@ struct ServeCLITests {
         #expect(search.text.contains("<a href=\"/c/2?at=1&amp;q=findme&amp;hl=findme\">"))
         let css = try server.get("/assets/style.css")
         #expect(css.status == 200 && css.headers["content-type"]?.hasPrefix("text/css") == true && css.text.contains("@font-face"))
+        // Fonts by URL: the style sheet that blocks the first paint stays small; each font is served.
+        #expect(css.body.count < 200_000, "\(css.body.count) bytes of CSS")
+        let fontURL = try #require(css.text.firstMatch(of: #/url\((/assets/fonts/[A-Za-z0-9._-]+)\)/#).map { String($0.output.1) })
+        let font = try server.get(fontURL)
+        #expect(font.status == 200 && font.headers["content-type"]?.hasPrefix("font/") == true && font.body.count > 10_000)
+        #expect(try server.get("/assets/fonts/x-DejaVuSans.ttf").status == 404)
     }
 
     @Test("a token: every request without it is refused; Ctrl-C stops the server cleanly")
