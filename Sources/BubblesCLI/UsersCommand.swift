@@ -19,18 +19,35 @@ struct Users: AsyncParsableCommand {
         subcommands: [UsersAdd.self, UsersList.self, UsersDisable.self, UsersEnable.self, UsersResetPassword.self, UsersSignOut.self])
 }
 
-/// The first line of standard input: a password (at least 8 characters, at most 72 bytes).
-private func readPassword() throws -> String {
-    guard let line = readLine(strippingNewline: true), !line.isEmpty else {
-        throw CLIError("--password-stdin: standard input is empty; expected the password on its first line (e.g. `printf '%s\\n' \"$PW\" | bubbles users add ann --password-stdin`)")
+/// `--password-stdin`, required: the password is the first line of standard input (at least 8
+/// characters, at most 72 bytes), never an argument.
+struct PasswordOptions: ParsableArguments {
+    @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input (required).") var passwordStdin = false
+
+    func validate() throws {
+        guard passwordStdin else { throw ValidationError("--password-stdin is required: the password is read from standard input, never from the command line") }
     }
-    if let why = Passwords.problem(line) { throw CLIError("the password: \(why)") }
-    return line
+
+    func read() throws -> String {
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            throw CLIError("--password-stdin: standard input is empty; expected the password on its first line (e.g. `printf '%s\\n' \"$PW\" | bubbles users add ann --password-stdin`)")
+        }
+        if let why = Passwords.problem(line) { throw CLIError("the password: \(why)") }
+        return line
+    }
 }
 
-private func known(_ store: any AccountStore, _ name: String) async throws -> StoredUser {
-    guard let user = try await store.user(named: name)?.user else { throw CLIError("no user named \"\(name)\" (see `bubbles users list`)") }
-    return user
+/// `--db` and the name of a user who exists.
+struct ExistingUser: ParsableArguments {
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The user's name.") var name: String
+
+    /// The store and the user (a `CLIError` naming the name when there is none).
+    func open() async throws -> (any ConversationStore & AccountStore, StoredUser) {
+        let db = try await store.openExisting()
+        guard let user = try await db.user(named: name)?.user else { throw CLIError("no user named \"\(name)\" (see `bubbles users list`)") }
+        return (db, user)
+    }
 }
 
 struct UsersAdd: AsyncParsableCommand {
@@ -39,18 +56,17 @@ struct UsersAdd: AsyncParsableCommand {
     @Argument(help: "The name they sign in with: letters, digits, '.', '_', '-' (unique in any case).") var name: String
     @Flag(help: "An admin: imports archives, creates conversations for others, manages members.") var admin = false
     @Option(name: .customLong("display-name"), help: "The name shown on their messages (default: NAME).") var displayName: String?
-    @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input (required).") var passwordStdin = false
+    @OptionGroup var password: PasswordOptions
 
     func validate() throws {
         if let why = UserName.problem(name) { throw ValidationError("NAME \"\(name)\": \(why)") }
-        guard passwordStdin else { throw ValidationError("--password-stdin is required: the password is read from standard input, never from the command line") }
         if let d = displayName, d.trimmingCharacters(in: .whitespaces).isEmpty || d.count > 200 {
             throw ValidationError("--display-name: expected 1 to 200 characters")
         }
     }
 
     func run() async throws {
-        let password = try readPassword()
+        let password = try password.read()
         let db = try await store.open()
         let hash = try await Passwords.hash(password)
         do {
@@ -84,12 +100,10 @@ struct UsersList: AsyncParsableCommand {
 
 struct UsersDisable: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "disable", abstract: "Disable a user: they cannot sign in, their sessions end, their tokens stop working.")
-    @OptionGroup var store: StoreOptions
-    @Argument(help: "The user's name.") var name: String
+    @OptionGroup var user: ExistingUser
 
     func run() async throws {
-        let db = try await store.openExisting()
-        let user = try await known(db, name)
+        let (db, user) = try await self.user.open()
         try await db.setDisabled(user.id, true)
         print("disabled \(user.name)")
     }
@@ -97,12 +111,10 @@ struct UsersDisable: AsyncParsableCommand {
 
 struct UsersEnable: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "enable", abstract: "Enable a user disabled before.")
-    @OptionGroup var store: StoreOptions
-    @Argument(help: "The user's name.") var name: String
+    @OptionGroup var user: ExistingUser
 
     func run() async throws {
-        let db = try await store.openExisting()
-        let user = try await known(db, name)
+        let (db, user) = try await self.user.open()
         try await db.setDisabled(user.id, false)
         print("enabled \(user.name)")
     }
@@ -110,18 +122,12 @@ struct UsersEnable: AsyncParsableCommand {
 
 struct UsersResetPassword: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "reset-password", abstract: "Set a user's password (from standard input); their sessions end.")
-    @OptionGroup var store: StoreOptions
-    @Argument(help: "The user's name.") var name: String
-    @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input (required).") var passwordStdin = false
-
-    func validate() throws {
-        guard passwordStdin else { throw ValidationError("--password-stdin is required: the password is read from standard input, never from the command line") }
-    }
+    @OptionGroup var user: ExistingUser
+    @OptionGroup var password: PasswordOptions
 
     func run() async throws {
-        let password = try readPassword()
-        let db = try await store.openExisting()
-        let user = try await known(db, name)
+        let password = try password.read()
+        let (db, user) = try await self.user.open()
         try await db.setPassword(of: user.id, hash: try await Passwords.hash(password))
         let ended = try await db.deleteSessions(of: user.id)
         print("set the password of \(user.name); \(ended) session\(ended == 1 ? "" : "s") ended")
@@ -130,12 +136,10 @@ struct UsersResetPassword: AsyncParsableCommand {
 
 struct UsersSignOut: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sign-out", abstract: "End every session of a user, on every server of the store.")
-    @OptionGroup var store: StoreOptions
-    @Argument(help: "The user's name.") var name: String
+    @OptionGroup var user: ExistingUser
 
     func run() async throws {
-        let db = try await store.openExisting()
-        let user = try await known(db, name)
+        let (db, user) = try await self.user.open()
         let ended = try await db.deleteSessions(of: user.id)
         print("\(ended) session\(ended == 1 ? "" : "s") of \(user.name) ended")
     }
