@@ -122,14 +122,14 @@ struct AccountRoutes {
         routes.get("me") { _, context -> SignedInJSON in
             SignedInJSON(user: UserJSON(try Self.signedIn(context)), csrf: context.identity.csrf)
         }
-        routes.post("tokens") { request, context -> EditedResponse<NewTokenJSON> in
+        routes.post("tokens") { request, context -> EditedResponse<TokenJSON> in
             let user = try Self.signedIn(context)
             let body = try await LiveAPI.object(request, limit: 16_384)
             let name = try LiveAPI.string(body, "name").trimmingCharacters(in: .whitespacesAndNewlines)
             guard !name.isEmpty, name.count <= 100 else { throw APIError.badRequest("name: expected 1 to 100 characters naming the script or bot") }
             let secret = AccountSecret.make(prefix: "bkt_")
             let t = try await gate.store.createToken(user: user.id, name: name, hash: AccountSecret.hash(secret))
-            return EditedResponse(status: .created, response: NewTokenJSON(id: t.id, name: t.name, created: API.iso(t.created), token: secret))
+            return EditedResponse(status: .created, response: TokenJSON(id: t.id, name: t.name, created: API.iso(t.created), token: secret))
         }
         routes.get("tokens") { _, context -> TokensJSON in
             let user = try Self.signedIn(context)
@@ -257,19 +257,14 @@ struct AcceptedJSON: ResponseEncodable, Sendable {
     var csrf: String?
 }
 
-struct NewTokenJSON: ResponseEncodable, Sendable {
-    var id: Int64
-    var name: String
-    var created: String
-    /// Shown this once; the server keeps its SHA-256 only.
-    var token: String
-}
-
-struct TokenJSON: Codable, Sendable {
+/// An API token as its owner sees it: `token` itself only in the answer that made it (the
+/// server keeps its SHA-256 only).
+struct TokenJSON: ResponseEncodable, Codable, Sendable {
     var id: Int64
     var name: String
     var created: String
     var lastUsed: String?
+    var token: String?
 }
 
 struct TokensJSON: ResponseEncodable, Sendable { var tokens: [TokenJSON] }

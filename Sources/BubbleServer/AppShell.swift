@@ -13,6 +13,8 @@ extension Pages {
     struct Preview {
         var text: String
         var date: Date?
+        /// The last message's sequence number (0: none).
+        var seq: Int64
     }
 
     /// The app a conversation came from, as people call it.
@@ -58,11 +60,11 @@ extension Pages {
     /// The last message of `c` as a line: its text's first line, else what it holds.
     func preview(_ c: StoredConversation) async throws -> Preview {
         guard let last = try await store.bounds(of: c.id)?.last,
-              let m = try await store.messages(in: c.id, before: last + 1, limit: 1).first?.message else { return Preview(text: "", date: nil) }
+              let m = try await store.messages(in: c.id, before: last + 1, limit: 1).first?.message else { return Preview(text: "", date: nil, seq: 0) }
         let line = (m.text ?? "").split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
         let shown = !line.isEmpty ? line : !m.images.isEmpty ? "📷 Photo" : m.attachment.map(Self.attachmentLine) ?? ""
         let who = c.participants.count > 2 && m.kind != .system ? c.participants.first { $0.id == m.sender }?.name : nil
-        return Preview(text: (who.map { $0 + ": " } ?? "") + String(shown.prefix(120)), date: m.date)
+        return Preview(text: (who.map { $0 + ": " } ?? "") + String(shown.prefix(120)), date: m.date, seq: last)
     }
 
     /// A message without text as a line of the list: what it holds.
@@ -88,11 +90,7 @@ extension Pages {
     func sidebar(for identity: Identity, current: Int64?) async throws -> String {
         let all = try await API.visible(store, accounts, identity)
         var rows: [(StoredConversation, Preview)] = []
-        var lastSeq: [Int64: Int64] = [:]
-        for c in all {
-            rows.append((c, try await preview(c)))
-            if c.sourceFormat == "live" { lastSeq[c.id] = try await store.bounds(of: c.id)?.last ?? 0 }
-        }
+        for c in all { rows.append((c, try await preview(c))) }
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
         var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
@@ -108,7 +106,7 @@ extension Pages {
             let when: String = p.date.map(Self.time) ?? ""
             let size: String = Self.appName(c.sourceFormat) + " · " + Self.number(c.messageCount) + (c.messageCount == 1 ? " message" : " messages")
             // Live conversations carry their newest message: the script counts what is unread.
-            let last: String = lastSeq[c.id].map { " data-last=\"\($0)\"" } ?? ""
+            let last: String = c.sourceFormat == "live" ? " data-last=\"\(p.seq)\"" : ""
             s += "<li><a class=\"chat\" href=\"/c/\(c.id)\"\(mark)\(last)>" + avatar + "<span class=\"t\">\(Self.escape(c.title))</span>" + when
             s += "<span class=\"p\">\(Self.escape(p.text))</span><span class=\"k\">" + size + "</span></a></li>"
         }

@@ -374,7 +374,8 @@ struct Pages: Sendable {
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: out.finish())))
     }
 
-    func conversation(_ id: Int64, _ query: Parameters, for identity: Identity) async throws -> Response {
+    /// `access`: the signed-in user's to this conversation, as `AccountMiddleware` found it.
+    func conversation(_ id: Int64, _ query: Parameters, for identity: Identity, access: MemberAccess?) async throws -> Response {
         let themed = try themed(query)
         let (window, c) = try await api.window(id, query)
         let bounds = try await store.bounds(of: id)
@@ -417,7 +418,7 @@ struct Pages: Sendable {
                            + themes.keys.sorted().map { "<option\($0 == themed.name ? " selected" : "")>\(Self.escape($0))</option>" }.joined()
                            + "</select> <button>Apply</button></form>")
         // A signed-in member who writes invites others: a single-use link to hand over.
-        if let user = identity.user, try await accounts.access(of: user, to: id)?.writes == true {
+        if identity.user != nil, access?.writes == true {
             tools += Self.tool("➕", "Invite", "Make a single-use link that lets someone join",
                                "<button type=\"button\" id=\"invite\">Make a link</button><input id=\"invitelink\" readonly hidden aria-label=\"Invitation link\" size=\"40\">")
         }
@@ -428,7 +429,7 @@ struct Pages: Sendable {
         pager = pager.replacingOccurrences(of: "<small id=\"range\"></small>", with: "<small id=\"range\">\(range)</small>")
         let rev = try await store.lastRev(of: id) ?? 0
         // The composer only where one writes: live conversations; an archive says it is one.
-        let composer = c.sourceFormat == "live" ? try await composer(c, for: identity) : ""
+        let composer = c.sourceFormat == "live" ? try await composer(c, for: identity, access: access) : ""
         let footer = composer.isEmpty
             ? "<p class=\"ro\" role=\"note\">\(c.sourceFormat == "live" ? "You can read this conversation." : "Imported from \(Self.appName(c.sourceFormat))") · read-only</p>"
             : composer
@@ -466,12 +467,12 @@ struct Pages: Sendable {
     /// messages pill, messages on their way, and the composer — a growing text field (Enter
     /// sends, Shift+Enter is a new line), "send as" any participant (the owner's messages are
     /// outgoing, the right-hand side), a photo, Add — and a message's actions.
-    func composer(_ c: StoredConversation, for identity: Identity) async throws -> String {
+    func composer(_ c: StoredConversation, for identity: Identity, access: MemberAccess?) async throws -> String {
         let owner = try await store.owner(of: c.id)
         var people = c.participants.sorted { ($0.id == owner ? 0 : 1) < ($1.id == owner ? 0 : 1) }
         // A signed-in user is who they are: no "send as"; one who only reads gets no composer.
         if let me = identity.speaker {
-            guard let mine = people.first(where: { $0.id == me }), try await accounts.access(of: identity.user!, to: c.id)?.writes == true else {
+            guard let mine = people.first(where: { $0.id == me }), access?.writes == true else {
                 return ""
             }
             people = [mine]

@@ -146,7 +146,9 @@ struct PageRoutes {
         let routes = RouteCollection(context: BubbleContext.self)
         let pages = self.pages
         routes.get("/") { _, context in try await pages.library(for: context.identity) }
-        routes.get("c/:id") { request, context in try await pages.conversation(try id(context), request.uri.queryParameters, for: context.identity) }
+        routes.get("c/:id") { request, context in
+            try await pages.conversation(try id(context), request.uri.queryParameters, for: context.identity, access: context.access)
+        }
         routes.get("search") { request, context in try await pages.search(request.uri.queryParameters, for: context.identity) }
         routes.get("c/:id/view") { request, context in try await pages.view(try id(context), request.uri.queryParameters, for: context.identity) }
         routes.get("login") { request, _ in pages.signIn(request.uri.queryParameters) }
