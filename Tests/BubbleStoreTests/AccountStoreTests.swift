@@ -5,14 +5,6 @@ import Testing
 import BubbleTestSupport
 @testable import BubbleStore
 
-private let t0 = Date(timeIntervalSince1970: 1_700_000_000)
-
-private func folder() throws -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-accounts-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    return dir
-}
-
 /// A conversation with a photo, imported from `dir` (its photo's store file name is returned).
 private func importWithPhoto(_ store: any ConversationStore, _ dir: String, key: String = "ana") async throws -> (Int64, String) {
     try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 9, 8, 7, UInt8(key.count)]).write(to: URL(fileURLWithPath: dir + "/photo-\(key).png"))
@@ -121,7 +113,7 @@ struct AccountStoreTests {
         let drop = "DROP TABLE conversation_media; DROP TABLE invite; DROP TABLE member; DROP TABLE account_token; DROP TABLE account_session; DROP TABLE account"
         var photo = ""
         do {
-            let store = try openStoreForTest(url, dir)
+            let store = try Backend.open(url, media: dir)
             (_, photo) = try await importWithPhoto(store, dir)
             (store as? PostgresStore)?.stop()
         }
@@ -133,21 +125,12 @@ struct AccountStoreTests {
             try await queue.write { db in try db.execute(sql: drop + "; DELETE FROM grdb_migrations WHERE identifier = 'v3-accounts'") }
             try queue.close()
         }
-        let store = try openStoreForTest(url, dir)
+        let store = try Backend.open(url, media: dir)
         defer { (store as? PostgresStore)?.stop() }
         let accounts = try #require(store as? any AccountStore)
         let admin = try await accounts.addUser(name: "ann", displayName: "Ann", role: .admin, passwordHash: "h")
         let member = try await accounts.addUser(name: "ben", displayName: "Ben", role: .member, passwordHash: "h")
         #expect(try await accounts.mediaReadable(photo, by: admin))
         #expect(try await !accounts.mediaReadable(photo, by: member))
-    }
-
-    private func openStoreForTest(_ location: String, _ dir: String) throws -> any ConversationStore {
-        if PostgresLocation.isPostgres(location) {
-            let s = try PostgresStore(url: location, mediaFolder: dir + "/db-media")
-            s.start()
-            return s
-        }
-        return try SQLiteStore(path: location)
     }
 }

@@ -4,12 +4,6 @@ import Foundation
 import Testing
 @testable import BubbleStore
 
-private func folder() throws -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-live-store-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    return dir
-}
-
 /// Collects what a store's feed hands over.
 final class FeedLog: @unchecked Sendable {
     private let lock = NSLock()

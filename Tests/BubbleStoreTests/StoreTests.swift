@@ -6,9 +6,10 @@ import Testing
 import BubbleTestSupport
 @testable import BubbleStore
 
-private let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+let t0 = Date(timeIntervalSince1970: 1_700_000_000)
 
-private func folder() throws -> String {
+/// A new temporary folder for one test (the test removes it).
+func folder() throws -> String {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-store-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     return dir
@@ -48,13 +49,16 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// with its media in `dir`.
     /// A PostgreSQL store runs in a task of its own until it goes (`PostgresStore.start()`).
     func make(_ dir: String) throws -> any ConversationStore {
-        switch self {
-        case .sqlite: return try SQLiteStore(path: dir + "/db.sqlite")
-        case .postgres:
-            let store = try PostgresStore(url: try TestPostgres.shared().createDatabase(), mediaFolder: dir + "/db-media")
-            store.start()
-            return store
-        }
+        try Self.open(self == .sqlite ? dir + "/db.sqlite" : try TestPostgres.shared().createDatabase(), media: dir)
+    }
+
+    /// The store at `location` (an SQLite path or a PostgreSQL URL, its media in `media`), made
+    /// when missing; a PostgreSQL one runs until it goes.
+    static func open(_ location: String, media: String) throws -> any ConversationStore {
+        guard PostgresLocation.isPostgres(location) else { return try SQLiteStore(path: location) }
+        let store = try PostgresStore(url: location, mediaFolder: media + "/db-media")
+        store.start()
+        return store
     }
 }
 
