@@ -13,6 +13,13 @@ public enum ImportFormat: String, CaseIterable, Hashable, Sendable, CustomString
     case telegram
     /// macOS/iOS Messages `chat.db` (SQLite).
     case imessage
+    /// Facebook Messenger "Download your information" (JSON): the .zip, its folder, a thread's
+    /// `message_N.json`; or the separate download of end-to-end encrypted chats.
+    case messenger
+    /// Instagram "Download your information" (JSON): read as Messenger's, its own name.
+    case instagram
+    /// DiscordChatExporter JSON: one channel's file (its `[part N]` files joined), or a folder of them.
+    case discord
 
     public var description: String {
         switch self {
@@ -21,6 +28,9 @@ public enum ImportFormat: String, CaseIterable, Hashable, Sendable, CustomString
         case .whatsapp: "WhatsApp export"
         case .telegram: "Telegram Desktop JSON"
         case .imessage: "iMessage chat.db"
+        case .messenger: "Messenger download (JSON)"
+        case .instagram: "Instagram download (JSON)"
+        case .discord: "DiscordChatExporter JSON"
         }
     }
 }
@@ -227,6 +237,8 @@ public enum Importer {
         case .whatsapp: result = try WhatsAppImporter.load(source, context: context)
         case .telegram: result = try TelegramImporter.load(source, context: context)
         case .imessage: result = try IMessageImporter.load(source, context: context)
+        case .messenger, .instagram: result = try MetaImporter.load(source, context: context)
+        case .discord: result = try DiscordImporter.load(source, context: context)
         }
         if let sink, !result.conversation.messages.isEmpty {
             // An importer that gathered its messages first: deliver them now.
@@ -271,6 +283,8 @@ public enum Importer {
         case .smsBackup: _ = try SMSBackupImporter.load(source, context: context)
         case .telegram: _ = try TelegramImporter.load(source, context: context)
         case .imessage: _ = try IMessageImporter.load(source, context: context)
+        case .messenger, .instagram: _ = try MetaImporter.load(source, context: context)
+        case .discord: _ = try DiscordImporter.load(source, context: context)
         case .native, .whatsapp:
             // One conversation per export.
             context.each = nil

@@ -19,7 +19,8 @@ extension Pages {
 
     /// The app a conversation came from, as people call it.
     static func appName(_ format: String) -> String {
-        ["sms": "SMS", "whatsapp": "WhatsApp", "telegram": "Telegram", "imessage": "iMessage", "native": "BubbleKit", "live": "Live"][format]
+        ["sms": "SMS", "whatsapp": "WhatsApp", "telegram": "Telegram", "imessage": "iMessage", "messenger": "Messenger", "instagram": "Instagram",
+         "discord": "Discord", "native": "BubbleKit", "live": "Live"][format]
             ?? format.capitalized
     }
 

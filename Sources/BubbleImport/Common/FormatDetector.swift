@@ -29,7 +29,15 @@ enum FormatDetector {
         if head.isEmpty { throw ImportError(path: path, reason: "is empty; expected a chat export") }
         if head.starts(with: Array("SQLite format 3\u{0}".utf8)) { return ImportSource(path: path, format: .imessage) }
         if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
-            return ImportSource(path: path, format: .whatsapp)  // the WhatsApp importer checks for a .txt inside
+            // A Meta download holds thread files; anything else is read as WhatsApp's (whose
+            // importer checks for a .txt inside).
+            if let zip = try? ZipExport(path: path, displayPath: path, limits: ImportLimits()) {
+                let files = zip.filePaths
+                if files.contains(where: { MetaImporter.fileNumber(($0 as NSString).lastPathComponent) != nil && $0.contains("messages/") }) {
+                    return ImportSource(path: path, format: isInstagram(path, files: files) ? .instagram : .messenger)
+                }
+            }
+            return ImportSource(path: path, format: .whatsapp)
         }
         if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF]) {
             return ImportSource(path: path, format: .whatsapp)  // UTF-16 text: only WhatsApp exports come so
@@ -40,6 +48,12 @@ enum FormatDetector {
         if head[safe: start] == UInt8(ascii: "<") { return ImportSource(path: path, format: .smsBackup) }
         if head[safe: start] == UInt8(ascii: "{") {
             if text.contains("\"bubblekit-conversation\"") { return ImportSource(path: path, format: .native) }
+            if text.contains("\"guild\"") && text.contains("\"channel\"") && text.contains("\"messages\"") {
+                return ImportSource(path: path, format: .discord)
+            }
+            if MetaImporter.looksLikeThread(text) {
+                return ImportSource(path: path, format: isInstagram(path, files: []) ? .instagram : .messenger)
+            }
             let telegramMarks = ["\"date_unixtime\"", "\"personal_information\"", "\"from_id\"",
                                  "\"personal_chat\"", "\"private_group\"", "\"private_supergroup\"",
                                  "\"public_supergroup\"", "\"saved_messages\"", "\"bot_chat\""]
@@ -52,7 +66,8 @@ enum FormatDetector {
         throw ImportError(path: path, location: "line 1",
                           reason: "\"\(shown)\" is not the start of a known export; expected SMS Backup & Restore XML, "
                               + "a WhatsApp chat line (\"12/24/19, 11:23 - Name: text\" or \"[14/10/2021, 3:34:09 PM] Name: text\"), "
-                              + "Telegram result.json, an iMessage chat.db or BubbleKit JSON (or pass the format)")
+                              + "Telegram result.json, an iMessage chat.db, a Messenger or Instagram download, DiscordChatExporter JSON "
+                              + "or BubbleKit JSON (or pass the format)")
     }
 
     static func detectFolder(_ path: String) throws(ImportError) -> ImportSource {
@@ -61,8 +76,27 @@ enum FormatDetector {
         if FileManager.default.fileExists(atPath: telegram) { return ImportSource(path: telegram, format: .telegram) }
         let imessage = (path as NSString).appendingPathComponent("chat.db")
         if FileManager.default.fileExists(atPath: imessage) { return ImportSource(path: imessage, format: .imessage) }
+        let fm = FileManager.default
+        let metaFolders = ["messages", "your_activity_across_facebook/messages", "your_facebook_activity/messages",
+                           "your_instagram_activity/messages"]
+        let names = (try? fm.contentsOfDirectory(atPath: path)) ?? []
+        if metaFolders.contains(where: { fm.fileExists(atPath: (path as NSString).appendingPathComponent($0)) })
+            || names.contains(where: { MetaImporter.fileNumber($0) != nil }) {
+            let files = metaFolders.filter { fm.fileExists(atPath: (path as NSString).appendingPathComponent($0)) }
+                + MetaImporter.instagramMarks.filter { fm.fileExists(atPath: (path as NSString).appendingPathComponent($0)) }
+            return ImportSource(path: path, format: isInstagram(path, files: files) ? .instagram : .messenger)
+        }
+        // DiscordChatExporter's channel files, or Messenger's flat download of encrypted chats.
+        for name in names.sorted().prefix(200) where name.lowercased().hasSuffix(".json") {
+            let file = (path as NSString).appendingPathComponent(name)
+            guard let head = try? readHead(file, count: 64 << 10) else { continue }
+            let text = String(decoding: head, as: UTF8.self)
+            if text.contains("\"guild\"") && text.contains("\"channel\"") { return ImportSource(path: path, format: .discord) }
+            if MetaImporter.looksLikeThread(text) { return ImportSource(path: path, format: .messenger) }
+        }
         throw ImportError(path: path, reason: "is a folder without a chat export; expected _chat.txt or "
-                              + "\"WhatsApp Chat with ….txt\" (WhatsApp), result.json (Telegram) or chat.db (iMessage)")
+                              + "\"WhatsApp Chat with ….txt\" (WhatsApp), result.json (Telegram), chat.db (iMessage), messages/inbox/… "
+                              + "(Messenger or Instagram download) or DiscordChatExporter .json files")
     }
 
     /// `path` for a format the caller named: an export folder stands for the file inside it.
@@ -78,6 +112,19 @@ enum FormatDetector {
         }
         guard let inside else { return ImportSource(path: path, format: format) }
         return ImportSource(path: (path as NSString).appendingPathComponent(inside), format: format)
+    }
+
+    /// Whether a Meta download (its path, or its files' paths) is Instagram's: its activity
+    /// folder, its `personal_information` file, or "instagram" in its name.
+    static func isInstagram(_ path: String, files: [String]) -> Bool {
+        path.lowercased().contains("instagram")
+            || files.contains { f in f.contains("your_instagram_activity") || MetaImporter.instagramMarks.contains { f.hasSuffix($0) } }
+    }
+
+    /// Whether the file at `path` starts like a zip archive.
+    static func isZip(_ path: String) -> Bool {
+        guard let head = try? readHead(path, count: 4) else { return false }
+        return head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06])
     }
 
     static func readHead(_ path: String, count: Int) throws(ImportError) -> [UInt8] {

@@ -42,7 +42,8 @@ final class ImportContext {
     var unmatched: [String] = []
 
     /// Hands a finished conversation to `each` (with this context's warnings so far).
-    func deliverConversation(_ result: ImportResult, key: String, of total: Int, owner: Int = -1, identity: String? = nil) throws {
+    func deliverConversation(_ result: ImportResult, key: String, of total: Int, owner: Int = -1,
+                             identity: String? = nil) throws(ImportError) {
         var r = result
         r.chatIdentity = identity
         // Missing media are counted per conversation.
@@ -51,7 +52,9 @@ final class ImportContext {
         r.chatCount = max(total, r.chatNumber)
         r.chatKey = key
         delivered.append(ChatSummary(key: key, title: r.conversation.title ?? key, messageCount: r.conversation.messages.count))
-        try each?(r)
+        do { try each?(r) } catch let error as ImportError { throw error } catch {
+            throw ImportError(path: path, reason: "stopped: \(key) could not be passed on: \(error)")
+        }
     }
 
     /// Whether a chat is wanted with `everyChat` (`chats` empty, or one of them matches).
@@ -609,6 +612,14 @@ enum TextCleanup {
         if da == db { return true }
         let (short, long) = da.count < db.count ? (da, db) : (db, da)
         return short.count >= 7 && long.hasSuffix(short)
+    }
+
+    /// "Call · 2:05", "Call · 1:02:03": a call's system line.
+    static func callLine(seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
+        let clock = h > 0 ? "\(h):" + String(format: "%02d:%02d", m, s) : "\(m):" + String(format: "%02d", s)
+        return "Call · " + clock
     }
 
     /// "Ann, Ben, Cy and 4 more" for error messages.

@@ -27,11 +27,11 @@ final class ZipExport {
 
     struct Refusal: Error { var reason: String }
 
-    init(path: String, displayPath: String, limits: ImportLimits) throws(ImportError) {
+    init(path: String, displayPath: String, limits: ImportLimits, expected: String = "the .zip WhatsApp exports") throws(ImportError) {
         do {
             archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
         } catch {
-            throw ImportError(path: displayPath, reason: "is not a readable zip archive (\(Self.plain(error))); expected the .zip WhatsApp exports")
+            throw ImportError(path: displayPath, reason: "is not a readable zip archive (\(Self.plain(error))); expected \(expected)")
         }
         self.displayPath = displayPath
         self.limits = limits

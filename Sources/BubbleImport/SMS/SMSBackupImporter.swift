@@ -654,9 +654,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
                 builders[i].title = threads[i].label
                 let result = try builders[i].finish(format: .smsBackup, me: "me", sortByDate: true, keep: "me")
                 builders[i] = ConversationBuilder()
-                do { try context.deliverConversation(result, key: threads[i].label, of: total, owner: i, identity: "sms:" + threads[i].key) } catch let e as ImportError { throw e } catch {
-                    throw ImportError(path: path, reason: "stopped: \(threads[i].label) could not be passed on: \(error)")
-                }
+                try context.deliverConversation(result, key: threads[i].label, of: total, owner: i, identity: "sms:" + threads[i].key)
             }
             return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .smsBackup, me: "me")
         }

@@ -92,7 +92,7 @@ enum TelegramImporter {
     struct FlexibleString { var value: String }
 
     /// `text`: a string, or an array of strings and `{type, text}` entities, read as the text it
-    /// holds and the spans its entities make (`TelegramMessageDecoder`).
+    /// holds and the spans its entities make (`JSONElementReader.telegramText`).
     struct TGText { var value: String; var spans: [TextSpan] = [] }
 
     /// The span an entity `type` makes: bold, italic, underline, strikethrough, code, pre,
@@ -132,21 +132,9 @@ enum TelegramImporter {
     }
 
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
-        let head = try FormatDetector.readHead(source.path, count: 4)
-        if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF]) || (head.count >= 2 && head.prefix(2).contains(0)) {
-            throw ImportError(path: source.displayPath, location: "line 1, column 1",
-                              reason: "is UTF-16; Telegram Desktop writes UTF-8 (convert the file to UTF-8)")
-        }
-        let scanner = try JSONScanner(path: source.path, displayPath: source.displayPath)
-        do {
-            if head.starts(with: [0xEF, 0xBB, 0xBF]) { try scanner.seek(to: 3, path: []) }
-            return try read(scanner, source: source, context: context)
-        } catch let error as ImportError {
-            throw error
-        } catch let failure as JSONScanner.Failure {
-            throw describe(failure, scanner: scanner)
-        } catch {
-            throw ImportError(path: source.displayPath, reason: "\(error)")
+        try JSONScanner.reading(path: source.path, displayPath: source.displayPath, writer: "Telegram Desktop",
+                                element: "one message of a Telegram export") { scanner in
+            try read(scanner, source: source, context: context)
         }
     }
 
@@ -307,18 +295,8 @@ enum TelegramImporter {
         let base = scanner.pathString
         let maxValue = context.options.limits.maxJSONValueBytes
         try scanner.array { i in
-            let m = try scanner.withCaptured(limit: maxValue) { bytes, start in
-                do {
-                    return try TelegramMessageDecoder.decode(bytes)
-                } catch let error as TelegramMessageDecoder.Failure {
-                    switch error.kind {
-                    case .notUTF8:
-                        throw JSONScanner.Failure(kind: .notUTF8, offset: start + Int64(error.offset), path: scanner.pathString)
-                    case .wrongType(let expected):
-                        throw ImportError(path: scanner.displayPath, location: JSONScanner.string(scanner.path + error.path),
-                                          reason: "has the wrong type; expected \(expected)")
-                    }
-                }
+            let m = try scanner.readElement(limit: maxValue) { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
+                try d.telegramMessage()
             }
             sink.count += 1
             if m.type ?? "message" == "message" {
@@ -455,33 +433,6 @@ enum TelegramImporter {
         return nil
     }
 
-    /// A scanner failure as the error a user reads: file, where (line and column, or JSON path),
-    /// and what was expected.
-    static func describe(_ f: JSONScanner.Failure, scanner: JSONScanner) -> ImportError {
-        let path = scanner.displayPath
-        switch f.kind {
-        case .truncated(let expected):
-            return ImportError(path: path, location: scanner.position(ofOffset: f.offset),
-                               reason: "unexpected end of file (cut short?), expected \(expected)")
-        case .syntax:
-            return ImportError(path: path, location: scanner.position(ofOffset: f.offset), reason: "is not valid JSON (damaged?)")
-        case .wrongType(let expected):
-            return ImportError(path: path, location: f.path, reason: "has the wrong type; expected \(expected)")
-        case .oversize(let limit):
-            return ImportError(path: path, location: "\(f.path), \(scanner.position(ofOffset: f.offset)) (byte \(f.offset))",
-                               reason: "is longer than \(limit) bytes (ImportLimits.maxJSONValueBytes); expected one message "
-                                   + "of a Telegram export, which is a few hundred bytes (damaged file?)")
-        case .tooDeep:
-            return ImportError(path: path, location: "\(f.path), \(scanner.position(ofOffset: f.offset))",
-                               reason: "nests arrays and objects more than \(JSONScanner.maxDepth) deep; expected a Telegram export")
-        case .notUTF8:
-            return ImportError(path: path, location: "\(f.path), \(scanner.position(ofOffset: f.offset)) (byte \(f.offset))",
-                               reason: "has bytes that are not UTF-8; Telegram Desktop writes UTF-8 (wrong encoding?)")
-        case .unreadable(let why):
-            return ImportError(path: path, location: "byte \(f.offset)", reason: "cannot be read: \(why)")
-        }
-    }
-
     /// The index of the chat `wanted` names, or an error listing the chats.
     private static func choose(_ chats: [ChatInfo], wanted: String?, path: String) throws(ImportError) -> Int {
         // A name two chats share is listed with each one's id, which picks it.
@@ -530,7 +481,7 @@ enum TelegramImporter {
             context.warn(location, what, "not included in the export (\(relative)); shown as a placeholder", skipped: true, media: true)
             return (nil, missing)
         }
-        guard let full = inside(folder, relative) else {
+        guard let full = ExportTree.inside(folder, relative) else {
             context.warn(location, "\(what) \(relative)", "path leaves the export folder; shown as a placeholder", skipped: true, media: true)
             return (nil, missing)
         }
@@ -544,17 +495,10 @@ enum TelegramImporter {
         var a = MediaAttachment.described(kind: kind, fileName: name, path: full, mimeType: m.mimeType)
         a.duration = m.durationSeconds.map(Double.init) ?? a.duration
         if let w = m.width, let h = m.height, w > 0, h > 0 { a.width = w; a.height = h }
-        if let thumbnail = m.thumbnail, let poster = inside(folder, thumbnail), FileManager.default.fileExists(atPath: poster) {
+        if let thumbnail = m.thumbnail, let poster = ExportTree.inside(folder, thumbnail), FileManager.default.fileExists(atPath: poster) {
             a.poster = poster
         }
         return (nil, a)
-    }
-
-    /// `relative` inside `folder` (resolved), or nil when it would leave it.
-    private static func inside(_ folder: String, _ relative: String) -> String? {
-        let full = URL(fileURLWithPath: folder).appendingPathComponent(relative).standardizedFileURL.path
-        let base = URL(fileURLWithPath: folder).standardizedFileURL.path
-        return !relative.hasPrefix("/") && full.hasPrefix(base.hasSuffix("/") ? base : base + "/") ? full : nil
     }
 
     static let knownMediaTypes: Set<String> = ["sticker", "voice_message", "video_message", "video_file", "animation", "audio_file"]

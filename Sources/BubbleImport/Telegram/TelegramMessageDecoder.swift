@@ -7,15 +7,6 @@ import Foundation
 /// faster than the decoder, which made Telegram the slowest import by far. Lenient as `TGMessage`
 /// is documented to be; a value of a shape no message can have is a failure naming its path below
 /// the element.
-enum TelegramMessageDecoder {
-    typealias Failure = JSONElementReader.Failure
-
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(Failure) -> TelegramImporter.TGMessage {
-        var d = JSONElementReader(bytes)
-        return try d.telegramMessage()
-    }
-}
-
 extension JSONElementReader {
     // MARK: The message
 

@@ -109,7 +109,7 @@ enum WhatsAppImporter {
             textName = (source.displayPath as NSString).appendingPathComponent((chat as NSString).lastPathComponent)
             media = .folder(source.path)
             title = self.title(fromFileName: chat) ?? self.title(fromFileName: source.path)
-        } else if try isZip(source) {
+        } else if FormatDetector.isZip(source.path) {
             let zip = try ZipExport(path: source.path, displayPath: source.displayPath, limits: context.options.limits)
             let texts = zip.filePaths.filter { $0.lowercased().hasSuffix(".txt") }
             guard let entryPath = texts.first(where: { isChatFileName(($0 as NSString).lastPathComponent) }) ?? texts.first,
@@ -324,11 +324,6 @@ enum WhatsAppImporter {
         lineNumbers = []
         builder.adopt(messages, excluded: excluded)
         return try builder.finish(format: .whatsapp, me: meID, sortByDate: false)
-    }
-
-    private static func isZip(_ source: ImportSource) throws(ImportError) -> Bool {
-        let head = try FormatDetector.readHead(source.path, count: 4)
-        return head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06])
     }
 
     // MARK: Lines
