@@ -3,13 +3,13 @@
 # 60), two at a time. Seeds are the project's fixtures; the growing corpus stays in
 # .build-fuzz/corpus; an input that crashes, hangs over 10 s or takes over 1 GB is kept in
 # Tests/Fuzz/crashes/READER-… and ends the run of that reader. A summary line per reader at the end.
-#   scripts/fuzz.sh [SECONDS] [READER…]     readers: SMS WhatsApp WhatsAppZip Telegram Native IMessage
+#   scripts/fuzz.sh [SECONDS] [READER…]     readers: SMS WhatsApp WhatsAppZip Telegram Native IMessage Messenger Discord
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-${FUZZ_SECONDS:-60}}
 shift || true
 readers=("$@")
-[ ${#readers[@]} -gt 0 ] || readers=(SMS WhatsApp WhatsAppZip Telegram Native IMessage)
+[ ${#readers[@]} -gt 0 ] || readers=(SMS WhatsApp WhatsAppZip Telegram Native IMessage Messenger Discord)
 scratch=.build-fuzz
 fixtures=Tests/BubbleImportTests/Fixtures
 
@@ -35,6 +35,8 @@ PY
     Telegram) for f in $fixtures/telegram-*/result.json; do cp "$f" "$dir/$(basename "$(dirname "$f")").json"; done ;;
     Native) cp $fixtures/native.json Sources/BubbleCore/Samples/*.json "$dir/" ;;
     IMessage) cp $fixtures/imessage/chat.db "$dir/" ;;
+    Messenger) k=0; for f in $(find $fixtures/meta-* -name '*.json'); do k=$((k+1)); cp "$f" "$dir/thread-$k.json"; done ;;
+    Discord) k=0; for f in $fixtures/discord/*.json; do k=$((k+1)); cp "$f" "$dir/channel-$k.json"; done ;;
   esac
 }
 

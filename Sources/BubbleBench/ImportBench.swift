@@ -13,7 +13,15 @@ struct ImportCase {
     var format: ImportFormat
     /// SMS and Telegram: messages; WhatsApp: lines.
     var size: Int
-    var fileName: String { "bubblekit-bench-\(format.rawValue)-\(size).\(format == .telegram ? "json" : format == .whatsapp ? "txt" : "xml")" }
+    var fileName: String {
+        let ext = switch format {
+        case .telegram, .discord: ".json"
+        case .whatsapp: ".txt"
+        case .messenger, .instagram: ""   // a folder: the download unpacked
+        default: ".xml"
+        }
+        return "bubblekit-bench-\(format.rawValue)-\(size)" + ext
+    }
     var path: String { (NSTemporaryDirectory() as NSString).appendingPathComponent(fileName) }
 }
 
@@ -24,6 +32,10 @@ let importCases = [
     ImportCase(name: "import-whatsapp-1m", format: .whatsapp, size: 1_000_000),
     ImportCase(name: "import-telegram-250k", format: .telegram, size: 250_000),
     ImportCase(name: "import-telegram-1m", format: .telegram, size: 1_000_000),
+    ImportCase(name: "import-messenger-250k", format: .messenger, size: 250_000),
+    ImportCase(name: "import-messenger-1m", format: .messenger, size: 1_000_000),
+    ImportCase(name: "import-discord-250k", format: .discord, size: 250_000),
+    ImportCase(name: "import-discord-1m", format: .discord, size: 1_000_000),
 ]
 
 /// User + system CPU time of this process so far, seconds: on a shared machine, wall time also
@@ -151,6 +163,7 @@ final class BufferedWriter {
 func generateIfMissing(_ ic: ImportCase) throws {
     guard !FileManager.default.fileExists(atPath: ic.path) else { return }
     FileHandle.standardError.write(Data("generating \(ic.path)…\n".utf8))
+    if ic.format == .messenger { return try generateMessenger(ic) }
     let w = try BufferedWriter(path: ic.path)
     var t = TextMaker()
     let start = 1_700_000_000  // 2023-11-14
@@ -213,10 +226,79 @@ func generateIfMissing(_ ic: ImportCase) throws {
                         + (i % 17 == 4 ? "   \"reply_to_message_id\": \(i),\n" : "") + textField + (i + 1 < ic.size ? "  },\n" : "  }\n"))
         }
         try w.write(" ]\n}\n")
+    case .discord:
+        // One server channel as DiscordChatExporter writes it (two-space indent, relaxed
+        // escaping); 1 in 10 with markdown, 1 in 17 a reply, 1 in 25 with a reaction.
+        try w.write("{\n  \"guild\": {\n    \"id\": \"2000\",\n    \"name\": \"Hikers\",\n    \"iconUrl\": \"https://cdn.discordapp.com/icons/2000/a.png\"\n  },\n"
+                    + "  \"channel\": {\n    \"id\": \"2001\",\n    \"type\": \"GuildTextChat\",\n    \"categoryId\": \"2100\",\n    \"category\": \"Outdoors\",\n"
+                    + "    \"name\": \"general\",\n    \"topic\": null\n  },\n  \"dateRange\": {\n    \"after\": null,\n    \"before\": null\n  },\n"
+                    + "  \"exportedAt\": \"2024-03-01T12:00:00.000+01:00\",\n  \"messages\": [\n")
+        let base = Int64(130_000_000_000_000_000)
+        for i in 0..<ic.size {
+            let date = Date(timeIntervalSince1970: TimeInterval(start + i * 30))
+            let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(secondsFromGMT: 3600)!, from: date)
+            func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+            let stamp = "\(c.year!)-\(two(c.month!))-\(two(c.day!))T\(two(c.hour!)):\(two(c.minute!)):\(two(c.second!)).\(100 + i % 900)+01:00"
+            let ann = t.next() % 2 == 0
+            var text = jsonEscape(t.sentence())
+            if i % 10 == 3 { text = "**" + text + "** 😀" }
+            let author = ann ? "{\n        \"id\": \"501\",\n        \"name\": \"ann\",\n        \"discriminator\": \"0000\",\n        \"nickname\": \"Ann\",\n        \"color\": null,\n        \"isBot\": false,\n        \"roles\": [],\n        \"avatarUrl\": \"https://cdn.discordapp.com/embed/avatars/1.png\"\n      }"
+                : "{\n        \"id\": \"503\",\n        \"name\": \"kai\",\n        \"discriminator\": \"0000\",\n        \"nickname\": \"Kai\",\n        \"color\": \"#1F8B4C\",\n        \"isBot\": false,\n        \"roles\": [],\n        \"avatarUrl\": \"https://cdn.discordapp.com/embed/avatars/3.png\"\n      }"
+            let reply = i % 17 == 4
+            let reactions = i % 25 == 7 ? "[\n        {\n          \"emoji\": {\n            \"id\": \"\",\n            \"name\": \"👍\",\n            \"code\": \"thumbsup\",\n            \"isAnimated\": false,\n            \"imageUrl\": \"https://cdn.jsdelivr.net/gh/twitter/twemoji@latest/assets/svg/1f44d.svg\"\n          },\n          \"count\": 1\n        }\n      ]" : "[]"
+            try w.write("    {\n      \"id\": \"\(base + Int64(i))\",\n      \"type\": \"\(reply ? "Reply" : "Default")\",\n      \"timestamp\": \"\(stamp)\",\n"
+                        + "      \"timestampEdited\": null,\n      \"callEndedTimestamp\": null,\n      \"isPinned\": false,\n      \"content\": \"\(text)\",\n"
+                        + "      \"author\": \(author),\n      \"attachments\": [],\n      \"embeds\": [],\n      \"stickers\": [],\n      \"reactions\": \(reactions),\n      \"mentions\": []"
+                        + (reply ? ",\n      \"reference\": {\n        \"messageId\": \"\(base + Int64(i - 1))\",\n        \"channelId\": \"2001\",\n        \"guildId\": \"2000\"\n      }" : "")
+                        + (i + 1 < ic.size ? "\n    },\n" : "\n    }\n"))
+        }
+        try w.write("  ],\n  \"messageCount\": \(ic.size)\n}\n")
     default:
         throw BenchError("no generator for \(ic.format)")
     }
     try w.finish()
+}
+
+/// A Messenger download unpacked: one thread of `size` messages over files of 10,000, each
+/// newest first, every non-ASCII byte escaped as Meta does (mojibake); 1 in 20 with a reaction,
+/// 1 in 50 a shared link.
+func generateMessenger(_ ic: ImportCase) throws {
+    let partial = ic.path + ".partial"
+    try? FileManager.default.removeItem(atPath: partial)
+    let thread = partial + "/your_activity_across_facebook/messages/inbox/annlee_10158"
+    try FileManager.default.createDirectory(atPath: thread, withIntermediateDirectories: true)
+    func meta(_ s: String) -> String {
+        var out = ""
+        for b in jsonEscape(s).utf8 {
+            if b < 0x80 { out.unicodeScalars.append(Unicode.Scalar(b)) } else { out += String(format: "\\u00%02x", b) }
+        }
+        return out
+    }
+    var t = TextMaker()
+    let start = 1_700_000_000_000
+    let perFile = 10_000
+    let files = (ic.size + perFile - 1) / perFile
+    for f in 0..<files {
+        let w = try BufferedWriter(path: thread + "/message_\(f + 1).json")
+        try w.write("{\n  \"participants\": [\n    {\n      \"name\": \"Ann Lee\"\n    },\n    {\n      \"name\": \"\(meta("Zoë Martin"))\"\n    }\n  ],\n  \"messages\": [\n")
+        // File 1 holds the newest messages, each file newest first.
+        let newest = ic.size - 1 - f * perFile
+        let oldest = max(0, newest - perFile + 1)
+        for i in stride(from: newest, through: oldest, by: -1) {
+            let ann = t.next() % 2 == 0
+            var body = "      \"sender_name\": \"\(ann ? "Ann Lee" : meta("Zoë Martin"))\",\n      \"timestamp_ms\": \(start + i * 30_000),\n"
+                + "      \"content\": \"\(meta(t.sentence() + (i % 10 == 3 ? " 😀" : "")))\""
+            if i % 20 == 5 {
+                body += ",\n      \"reactions\": [\n        {\n          \"reaction\": \"\(meta("❤️"))\",\n          \"actor\": \"\(ann ? meta("Zoë Martin") : "Ann Lee")\"\n        }\n      ]"
+            }
+            if i % 50 == 11 { body += ",\n      \"share\": {\n        \"link\": \"https://example.org/\(i)\"\n      }" }
+            try w.write("    {\n" + body + ",\n      \"is_geoblocked_for_viewer\": false\n    }" + (i > oldest ? ",\n" : "\n"))
+        }
+        try w.write("  ],\n  \"title\": \"Ann Lee\",\n  \"is_still_participant\": true,\n  \"thread_path\": \"inbox/annlee_10158\",\n  \"magic_words\": [],\n"
+                    + "  \"joinable_mode\": {\n    \"mode\": 1,\n    \"link\": \"\"\n  }\n}\n")
+        try w.finish()
+    }
+    try FileManager.default.moveItem(atPath: partial, toPath: ic.path)
 }
 
 func xmlEscape(_ s: String) -> String {

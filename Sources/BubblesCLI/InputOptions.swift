@@ -11,7 +11,8 @@ import Foundation
 struct InputOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("""
         Conversation: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, \
-        Telegram result.json or iMessage chat.db; - for standard input. Or --conversation.
+        Telegram result.json, iMessage chat.db, a Messenger or Instagram download (.zip, folder or \
+        message_1.json) or DiscordChatExporter JSON (file or folder); - for standard input. Or --conversation.
         """, valueName: "input"))
     var file: String?
 
@@ -28,13 +29,13 @@ struct InputOptions: ParsableArguments {
     var input: String { file ?? "conversation \(conversation ?? 0)" }
 
     @Option(name: .customLong("input-format"),
-            help: "native, sms, whatsapp, telegram or imessage (default: detected from the content).")
+            help: "native, sms, whatsapp, telegram, imessage, messenger, instagram or discord (default: detected from the content).")
     var inputFormat: String?
 
     @Option(help: "Whose messages are outgoing: a participant id, name or phone number (overrides the file's \"me\").")
     var me: String?
 
-    @Option(help: "Which chat of an export that holds several (name or id); the error lists them when needed. With --all, may be given several times: those chats only.")
+    @Option(help: "Which chat of an export that holds several (name or id; a Messenger thread's title or folder, a Discord channel's name or id); the error lists them when needed. With --all, may be given several times: those chats only.")
     var chat: [String] = []
 
     @Option(help: "Keep messages from this date or time on (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][±HH:MM], in --tz).")

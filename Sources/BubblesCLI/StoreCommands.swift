@@ -58,7 +58,7 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import chat exports into the store: every conversation of a whole backup, each in one transaction; importing again adds only what is new.")
 
-    @Argument(help: "Exports: SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, Telegram result.json, iMessage chat.db, BubbleKit JSON.")
+    @Argument(help: "Exports: SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, Telegram result.json, iMessage chat.db, Messenger or Instagram download, DiscordChatExporter JSON, BubbleKit JSON.")
     var files: [String]
 
     @OptionGroup var store: StoreOptions

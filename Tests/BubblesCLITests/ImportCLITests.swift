@@ -153,6 +153,11 @@ struct ImportCLITests {
         ("telegram-account/result.json", ["--chat", "Climbing crew"], ["Sunday at 10?", "Works for me"]),
         ("imessage/chat.db", ["--chat", "+15550102000", "--me", "Leo"], ["Hey, are you free Saturday?", "Yes — what's up?", "Sent as SMS", "Look at this"]),
         ("imessage/chat.db", ["--chat", "Weekend plans"], ["Count me in", "named the conversation"]),
+        ("meta-facebook", ["--chat", "Hiking Club ⛰️"], ["Wanderung am Sonntag? Größe egal", "Zoë Martin added Kai Weber", "Missed call"]),
+        ("meta-facebook-old", [], ["Schöne Grüße aus Köln", "Bis morgen!"]),
+        ("meta-instagram", [], ["Sunset at the lake", "I reacted to your message, it was funny"]),
+        ("meta-messenger-e2ee", [], ["Grüße"]),
+        ("discord", ["--chat", "general"], ["Trail report: muddy", "Thanks!", "Kai joined the server", "Ann started a thread: Gear talk"]),
         ("native.json", [], []),
     ] as [(String, [String], [String])])
     func everyFixtureToPDF(fixture: String, arguments: [String], expected: [String]) throws {

@@ -224,6 +224,13 @@ struct ConversationBuilder {
     }
 
 
+    /// Turns the kept messages round (an export that lists them newest first). Only for messages
+    /// without source ids (nothing looks them up by position yet).
+    mutating func reverseMessages() {
+        precondition(sourceIDs.isEmpty && replyTo.isEmpty && spool == nil, "reverseMessages: messages with source ids or a spool")
+        messages.reverse()
+    }
+
     /// Counts a message left out by `since`/`until` that an importer dropped before `append`.
     mutating func countExcluded() { excluded += 1 }
 

@@ -150,6 +150,8 @@ enum DiscordImporter {
         var names: [String: String] = [:]
         var handles: [String: String] = [:]
         var avatars: [String: String] = [:]
+        /// Ids whose names are read: later messages skip their author's other fields.
+        var known = Set<String>()
     }
 
     static func read(_ channel: Channel, source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
@@ -167,13 +169,14 @@ enum DiscordImporter {
                     sawMessages = true
                     try scanner.array { i in
                         let m = try scanner.readElement(limit: limit) { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
-                            try d.discordMessage()
+                            try d.discordMessage(known: authors.known)
                         }
                         total += 1
                         let location = "messages[\(i)]"
                         let sender = m.author.id ?? m.author.name ?? "unknown"
                         if authors.names[sender] == nil {
                             authors.order.append(sender)
+                            if let id = m.author.id { authors.known.insert(id) }
                             authors.names[sender] = m.author.shown ?? sender
                             authors.handles[sender] = m.author.name
                             if let avatar = m.author.avatarURL, !avatar.contains("://"), let path = ExportTree.inside(folder, avatar)
@@ -182,7 +185,8 @@ enum DiscordImporter {
                                 authors.avatars[sender] = path
                             }
                         }
-                        guard let message = message(from: m, sender: sender, location: location, folder: folder, file: shown, context: context)
+                        guard let message = message(from: m, sender: sender, name: authors.names[sender] ?? sender, location: location,
+                                                    folder: folder, file: shown, context: context)
                         else { return }
                         if message.kind == .message { builder.participant(id: sender, name: authors.names[sender] ?? sender) }
                         builder.append(message, context: context, sourceID: m.id.flatMap { Int64($0) }, replyTo: m.referenceID.flatMap { Int64($0) })
@@ -207,14 +211,14 @@ enum DiscordImporter {
     static let messageTypes: Set<String> = ["Default", "Reply", "ChatInputCommand", "ContextMenuCommand", "ThreadStarterMessage"]
 
     /// One message as BubbleKit shows it (incoming; `me`'s are turned at the end), or nil.
-    static func message(from m: DiscordMessage, sender: String, location: @autoclosure () -> String, folder: String, file: String,
-                        context: ImportContext) -> Message? {
+    /// `name`: its author's shown name (the message's own `author` may hold only the id).
+    static func message(from m: DiscordMessage, sender: String, name who: String, location: @autoclosure () -> String, folder: String,
+                        file: String, context: ImportContext) -> Message? {
         guard let stamp = m.timestamp, let date = DiscordTime.parse(stamp) else {
             context.warn(location() + ".timestamp", "message \(m.id ?? "without id")", "has no readable time (expected ISO 8601, "
                              + "\"2020-09-13T21:20:31.49+02:00\"); skipped", skipped: true, file: file)
             return nil
         }
-        let who = m.author.shown ?? "Someone"
         let type = m.type ?? "Default"
         guard messageTypes.contains(type) else {
             let other = m.mentions.first?.shown

@@ -16,11 +16,14 @@ enum DiscordMarkdown {
 
     typealias Scalars = [Unicode.Scalar]
 
+    /// The bytes that may start markup: * _ ~ ` | > < [ \\
+    static let markerBytes: [Bool] = (0..<256).map { [0x2A, 0x5F, 0x7E, 0x60, 0x7C, 0x3E, 0x3C, 0x5B, 0x5C].contains($0) }
+
     /// `mentions`: user id → the name to show.
     static func parse(_ text: String, mentions: [String: String] = [:]) -> (text: String, spans: [TextSpan]) {
         // Most messages have no marker at all.
-        guard text.utf8.contains(where: { $0 == 0x2A || $0 == 0x5F || $0 == 0x7E || $0 == 0x60 || $0 == 0x7C || $0 == 0x3E
-                                            || $0 == 0x3C || $0 == 0x5B || $0 == 0x5C }) else { return (text, []) }
+        var plain = text
+        guard plain.withUTF8({ b in b.contains { markerBytes[Int($0)] } }) else { return (text, []) }
         let s = Array(text.unicodeScalars)
         guard s.count <= maxFormatted else { return (text, []) }
         var p = Parser(s: s, mentions: mentions)

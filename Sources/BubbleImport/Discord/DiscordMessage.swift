@@ -44,7 +44,9 @@ struct DiscordChannel {
 }
 
 extension JSONElementReader {
-    mutating func discordMessage() throws(Failure) -> DiscordMessage {
+    /// `known`: authors already met (by id); for them only the id is read, the rest skipped
+    /// (DiscordChatExporter writes `id` first, and every message repeats its author whole).
+    mutating func discordMessage(known: Set<String> = []) throws(Failure) -> DiscordMessage {
         var m = DiscordMessage()
         try object { (d: inout JSONElementReader, key: Key) throws(Failure) in
             switch key {
@@ -55,7 +57,7 @@ extension JSONElementReader {
             case "callEndedTimestamp": m.callEnded = try d.optionalString()
             case "isPinned": m.isPinned = try d.optionalBool() ?? false
             case "content": m.content = try d.optionalString()
-            case "author": m.author = try d.discordAuthor()
+            case "author": m.author = try d.discordAuthor(known: known)
             case "attachments":
                 m.attachments = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in
                     var a = DiscordMessage.Attachment()
@@ -124,11 +126,15 @@ extension JSONElementReader {
         return m
     }
 
-    mutating func discordAuthor() throws(Failure) -> DiscordMessage.Author {
+    mutating func discordAuthor(known: Set<String> = []) throws(Failure) -> DiscordMessage.Author {
         var a = DiscordMessage.Author()
+        var skipRest = false
         try optionalObject { (d: inout JSONElementReader, key: Key) throws(Failure) in
+            if skipRest { d.skip(); return }
             switch key {
-            case "id": a.id = try d.flexible()
+            case "id":
+                a.id = try d.flexible()
+                if let id = a.id, known.contains(id) { skipRest = true }
             case "name": a.name = try d.optionalString()
             case "nickname": a.nickname = try d.optionalString()
             case "avatarUrl": a.avatarURL = try d.optionalString()
@@ -157,7 +163,11 @@ extension JSONElementReader {
 /// ("2020-09-13T21:20:31.49+02:00", "…Z"), read without Foundation's formatters.
 enum DiscordTime {
     static func parse(_ s: String) -> Date? {
-        let b = Array(s.utf8)
+        var s = s
+        return s.withUTF8 { parse(bytes: $0) }
+    }
+
+    static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> Date? {
         guard b.count >= 19, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "),
               b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":") else { return nil }
         func number(_ r: Range<Int>) -> Int? {

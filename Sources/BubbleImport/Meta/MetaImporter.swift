@@ -11,7 +11,7 @@ import Foundation
 /// `your_facebook_activity/` or `your_instagram_activity/` in newer ones). Each file lists its
 /// messages newest first; the files are joined and the messages ordered by time. Every string is
 /// mojibake (`MetaText.undoMojibake`). Each file is streamed (`JSONScanner`), one message at a
-/// time; a thread's messages are kept until it is complete, since the last one read is the first.
+/// time, straight into the model; the thread is turned round and ordered by time once read.
 enum MetaImporter {
     /// One conversation of the export: its files, newest first as Meta numbers them.
     struct Thread {
@@ -258,24 +258,24 @@ enum MetaImporter {
         return header
     }
 
-    /// A message as read, with its place: file number and position (for equal times: later in
-    /// Meta's order is earlier in time).
-    private struct Read {
-        var message: MetaMessage
-        var order: Int
-        var location: String
-        var file: String
-    }
-
     static func read(_ thread: Thread, header: MetaThreadHeader, tree: ExportTree, format: ImportFormat, owner: String?,
                      everywhere: [String], app: String, context: ImportContext) throws(ImportError) -> ImportResult {
-        var all: [Read] = []
+        var builder = ConversationBuilder()
+        builder.title = header.title
+        for p in header.participants { builder.participant(id: p, name: p) }
+        var authors: [String] = []
+        var seen = Set<String>()
+        // Reactions Instagram wrote as messages, waiting for the message they answer: read newest
+        // first, that is the next one read (an older one) by someone else.
+        var pending: [(emoji: String, reactor: String)] = []
+        var senders: [String: String] = [:]   // as written → as shown
+        var reactionsByText = 0
         let limit = context.options.limits.maxJSONValueBytes
         for relative in thread.files {
             let local = try tree.localFile(relative)
             defer { tree.done(with: local) }
-            let display = tree.displayName(relative)
-            try JSONScanner.reading(path: local, displayPath: display, writer: "Meta's download",
+            let file = tree.displayName(relative)
+            try JSONScanner.reading(path: local, displayPath: file, writer: "Meta's download",
                                     element: "one message of a Messenger or Instagram thread") { scanner in
                 var sawMessages = false
                 try scanner.object { key in
@@ -285,65 +285,53 @@ enum MetaImporter {
                         let m = try scanner.readElement(limit: limit) { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
                             try d.metaMessage()
                         }
-                        all.append(Read(message: m, order: all.count, location: "messages[\(i)]", file: display))
+                        let location = "messages[\(i)]"
+                        guard let ms = m.timestampMS, ms.isFinite, abs(ms) < 1e15 else {
+                            context.warn(location + ".timestamp_ms", "message", "has no readable time; skipped", skipped: true, file: file)
+                            return
+                        }
+                        let date = Date(timeIntervalSince1970: ms / 1000)
+                        let sender = m.sender.map { raw in
+                            if let known = senders[raw] { return known }
+                            let name = TextCleanup.cleanName(MetaText.undoMojibake(raw))
+                            senders[raw] = name
+                            return name
+                        }
+                        if let sender, !sender.isEmpty, seen.insert(sender).inserted {
+                            authors.append(sender)
+                            builder.participant(id: sender, name: sender)
+                        }
+                        let content = m.content.map(MetaText.undoMojibake)
+                        // (Instagram's phrasings; Messenger keeps reactions in `reactions`, so only a text
+                        // that is exactly such a phrase, with no media, counts.)
+                        if m.type == nil || m.type == "Generic", let sender, let content, m.photos.isEmpty, m.media.isEmpty,
+                           m.shareLink == nil, m.sticker == nil, let emoji = MetaText.reaction(in: content, sender: sender) {
+                            reactionsByText += 1
+                            pending.append((emoji, sender))
+                            return
+                        }
+                        guard var message = convert(m, content: content, sender: sender, date: date, thread: thread, tree: tree,
+                                                    location: location, file: file, context: context) else { return }
+                        if !pending.isEmpty, message.kind == .message, let sender {
+                            for p in pending.reversed() where p.reactor != sender { message.reactions.apply(emoji: p.emoji, sender: p.reactor, remove: false) }
+                            pending.removeAll { $0.reactor != sender }
+                        }
+                        builder.append(message, context: context)
                     }
                 }
                 guard sawMessages else {
-                    throw ImportError(path: display, location: "(top level)", reason: "has no \"messages\"; expected a Messenger or Instagram thread file")
+                    throw ImportError(path: file, location: "(top level)", reason: "has no \"messages\"; expected a Messenger or Instagram thread file")
                 }
             }
-        }
-        // Oldest first: by time, and for equal times in the reverse of Meta's order.
-        all.sort { a, b in
-            let (ta, tb) = (a.message.timestampMS ?? 0, b.message.timestampMS ?? 0)
-            return ta != tb ? ta < tb : a.order > b.order
-        }
-
-        var builder = ConversationBuilder()
-        builder.title = header.title
-        for p in header.participants { builder.participant(id: p, name: p) }
-        var authors: [String] = []
-        var seen = Set<String>()
-        var messages: [Message] = []
-        messages.reserveCapacity(all.count)
-        var reactionsByText = 0, unattached = 0
-        for r in all {
-            let m = r.message
-            guard let ms = m.timestampMS, ms.isFinite, abs(ms) < 1e15 else {
-                context.warn(r.location + ".timestamp_ms", "message", "has no readable time; skipped", skipped: true, file: r.file)
-                continue
-            }
-            let date = Date(timeIntervalSince1970: ms / 1000)
-            let sender = m.sender.map(MetaText.undoMojibake).map(TextCleanup.cleanName)
-            if let sender, !sender.isEmpty, seen.insert(sender).inserted {
-                authors.append(sender)
-                builder.participant(id: sender, name: sender)
-            }
-            let content = m.content.map(MetaText.undoMojibake)
-            // Instagram's reactions written as messages: onto the latest message by someone else.
-            // (Instagram's phrasings; Messenger keeps reactions in `reactions`, so only a text that
-            // is exactly such a phrase, with no media, counts.)
-            if m.type == nil || m.type == "Generic", let sender, let content, m.photos.isEmpty, m.media.isEmpty, m.shareLink == nil,
-               m.sticker == nil, let emoji = MetaText.reaction(in: content, sender: sender) {
-                reactionsByText += 1
-                if let k = messages.lastIndex(where: { $0.kind == .message && $0.sender != sender }) {
-                    messages[k].reactions.apply(emoji: emoji, sender: sender, remove: false)
-                } else {
-                    unattached += 1
-                }
-                continue
-            }
-            guard let message = convert(m, content: content, sender: sender, date: date, thread: thread, tree: tree,
-                                        location: r.location, file: r.file, context: context) else { continue }
-            guard context.isWanted(date) else { builder.countExcluded(); continue }
-            messages.append(message)
         }
         if reactionsByText > 0 {
             context.note("\(TextCleanup.count(reactionsByText, "reaction")) written as messages (\"Reacted ❤️ to your message\") "
-                             + "shown on the message before them by someone else" + (unattached > 0 ? "; \(unattached) had none and were left out" : ""))
-            if unattached > 0 { context.countSkipped(unattached) }
+                             + "shown on the message before them by someone else"
+                             + (pending.isEmpty ? "" : "; \(pending.count) had none and were left out"))
+            if !pending.isEmpty { context.countSkipped(pending.count) }
         }
-        builder.adopt(messages, excluded: 0)
+        // Read newest first: turned round, then ordered by time (equal times keep that order).
+        builder.reverseMessages()
         let me = resolveMe(context.options.me, authors: authors, participants: header.participants, owner: owner,
                            everywhere: everywhere, title: header.title, app: app, context: context, file: thread.key)
         if let me { builder.updateMessages { if $0.sender == me { $0.direction = .outgoing } } }
@@ -351,7 +339,7 @@ enum MetaImporter {
             let others = header.participants.filter { $0 != me }
             builder.title = others.isEmpty ? nil : others.joined(separator: ", ")
         }
-        return try builder.finish(format: format, me: me, sortByDate: false, keep: me)
+        return try builder.finish(format: format, me: me, sortByDate: true, keep: me)
     }
 
     /// One message as BubbleKit shows it, or nil (skipped with a warning).

@@ -132,16 +132,27 @@ enum MetaText {
     /// and those bytes are valid UTF-8 — so a string that is already right ("Zoë", "Привет",
     /// "😀") stays as it is.
     static func undoMojibake(_ s: String) -> String {
-        var high = false
-        for u in s.utf8 where u >= 0x80 { high = true; break }
-        guard high else { return s }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(s.utf8.count)
-        for scalar in s.unicodeScalars {
-            guard scalar.value <= 0xFF else { return s }
-            bytes.append(UInt8(scalar.value))
-        }
-        return String(validating: bytes, as: UTF8.self) ?? s
+        var s = s
+        return s.withUTF8 { utf8 -> String? in
+            // Each scalar ≤ U+00FF is one byte, or two (0xC2/0xC3 and a continuation byte).
+            guard utf8.contains(where: { $0 >= 0x80 }) else { return nil }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(utf8.count)
+            var i = 0
+            while i < utf8.count {
+                let b = utf8[i]
+                if b < 0x80 {
+                    bytes.append(b)
+                    i += 1
+                } else if (b == 0xC2 || b == 0xC3), i + 1 < utf8.count {
+                    bytes.append((b & 0x03) << 6 | (utf8[i + 1] & 0x3F))
+                    i += 2
+                } else {
+                    return nil   // a scalar above U+00FF: not Meta's escaping
+                }
+            }
+            return String(validating: bytes, as: UTF8.self)
+        } ?? s
     }
 
     /// What Instagram writes as a message when someone reacts ("Reacted ❤️ to your message",
@@ -149,7 +160,8 @@ enum MetaText {
     /// The words around the emoji must be one of the known phrasings exactly (case and spaces
     /// aside), so a message that merely mentions a reaction stays a message.
     static func reaction(in content: String, sender: String?) -> String? {
-        guard content.count < 120 else { return nil }
+        // Cheap test first (this runs for every message): the last word of one of the phrasings.
+        guard content.utf8.count <= 240, let last = lastWordHash(content), phraseEndings.contains(last) else { return nil }
         var text = content
         // Some versions start with the reactor's name: "Ann reacted ❤️ to your message".
         if let sender, text.hasPrefix(sender + " ") { text.removeFirst(sender.count + 1) }
@@ -169,6 +181,27 @@ enum MetaText {
         if emoji.isEmpty { return likedPhrases.contains(phrase) ? "❤️" : nil }
         return reactedPhrases.contains(phrase) ? emoji : nil
     }
+
+    /// A hash of the last word of `text` (spaces and final punctuation aside, ASCII letters
+    /// lower-cased), computed on its bytes without making a string; nil when it is long.
+    static func lastWordHash(_ text: String) -> UInt64? {
+        var text = text
+        return text.withUTF8 { b -> UInt64? in
+            var end = b.count
+            while end > 0, [0x20, 0x2E, 0x21, 0x3A, 0x0A].contains(b[end - 1]) { end -= 1 }
+            var start = end
+            while start > 0, b[start - 1] != 0x20 { start -= 1 }
+            guard (3...16).contains(end - start) else { return nil }
+            var h: UInt64 = 0xcbf29ce484222325
+            for k in start..<end {
+                let c = b[k] >= 0x41 && b[k] <= 0x5A ? b[k] | 0x20 : b[k]
+                h = (h ^ UInt64(c)) &* 0x100000001b3
+            }
+            return h
+        }
+    }
+
+    static let phraseEndings: Set<UInt64> = Set(reactedPhrases.union(likedPhrases).compactMap { lastWordHash($0) })
 
     /// "Reacted ❤️ to your message" with the emoji taken out, in the languages Instagram's
     /// downloads were seen in (English, Spanish, Portuguese, French, German, Italian, Dutch,
