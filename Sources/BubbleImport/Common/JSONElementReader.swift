@@ -241,6 +241,43 @@ struct JSONElementReader {
         return Failure(kind: .notUTF8, path: path, offset: start + bad)
     }
 
+    /// A string's bytes handed to `body` (escapes decoded first when it has any; the bytes are
+    /// valid only inside `body`), or nil for null: no String made for a value only looked at.
+    mutating func withStringBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) throws(Failure) -> T? {
+        space()
+        if peek == UInt8(ascii: "n") { skip(); return nil }
+        guard peek == UInt8(ascii: "\"") else { throw wrongType("a string") }
+        let start = i + 1
+        var k = start
+        while k < b.count, b[k] != UInt8(ascii: "\""), b[k] != UInt8(ascii: "\\") { k += 1 }
+        if k < b.count, b[k] == UInt8(ascii: "\"") {
+            i = k + 1
+            return body(UnsafeBufferPointer(rebasing: b[start..<k]))
+        }
+        var decoded = try string()
+        return decoded.withUTF8 { body($0) }
+    }
+
+    /// Skips the rest of the object being read: `object`'s loop then finds its end.
+    mutating func skipRestOfObject() {
+        var depth = 0
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") {
+                i += 1
+                while i < b.count, b[i] != UInt8(ascii: "\"") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                i += 1
+                continue
+            }
+            if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") { depth += 1 }
+            if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
+                if depth == 0 { return }
+                depth -= 1
+            }
+            i += 1
+        }
+    }
+
     /// Skips one value (the scanner checked the syntax: only brackets and strings matter).
     mutating func skip() {
         space()

@@ -26,6 +26,7 @@ enum DiscordImporter {
 
     static let writer = "DiscordChatExporter"
     static let element = "one message of a DiscordChatExporter export"
+    static let export = "a DiscordChatExporter export"
 
     /// "Guild - general [123] [part 2].json" → ("Guild - general [123]", 2); other names → (stem, 1).
     static func part(of name: String) -> (stem: String, number: Int) {
@@ -98,7 +99,7 @@ enum DiscordImporter {
         } catch let error as ImportError {
             throw error
         } catch let failure as JSONScanner.Failure {
-            throw scanner.describe(failure, writer: writer, element: element)
+            throw scanner.describe(failure, writer: writer, element: element, export: export)
         } catch {
             throw ImportError(path: scanner.displayPath, reason: "\(error)")
         }
@@ -150,33 +151,34 @@ enum DiscordImporter {
         var names: [String: String] = [:]
         var handles: [String: String] = [:]
         var avatars: [String: String] = [:]
-        /// Ids whose names are read: later messages skip their author's other fields.
-        var known = Set<String>()
     }
+
+    /// Ids whose names are read: later messages skip their author's other fields.
+    private final class KnownAuthors { var ids = Set<String>() }
 
     static func read(_ channel: Channel, source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
         var builder = ConversationBuilder()
         var authors = Authors()
+        let known = KnownAuthors()
         var total = 0
         let limit = context.options.limits.maxJSONValueBytes
         for file in channel.files {
             let folder = (file as NSString).deletingLastPathComponent
             let shown = display(file, source: source)
-            try JSONScanner.reading(path: file, displayPath: shown, writer: writer, element: element) { scanner in
+            try JSONScanner.reading(path: file, displayPath: shown, writer: writer, element: element, export: export) { scanner in
                 var sawMessages = false
                 try scanner.object { key in
                     guard key == "messages" else { try scanner.skipValue(); return }
                     sawMessages = true
-                    try scanner.array { i in
-                        let m = try scanner.readElement(limit: limit) { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
-                            try d.discordMessage(known: authors.known)
-                        }
+                    try scanner.elements(limit: limit, read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
+                        try d.discordMessage(known: known.ids)
+                    }) { i, m in
                         total += 1
                         let location = "messages[\(i)]"
                         let sender = m.author.id ?? m.author.name ?? "unknown"
                         if authors.names[sender] == nil {
                             authors.order.append(sender)
-                            if let id = m.author.id { authors.known.insert(id) }
+                            if let id = m.author.id { known.ids.insert(id) }
                             authors.names[sender] = m.author.shown ?? sender
                             authors.handles[sender] = m.author.name
                             if let avatar = m.author.avatarURL, !avatar.contains("://"), let path = ExportTree.inside(folder, avatar)
@@ -189,7 +191,7 @@ enum DiscordImporter {
                                                     folder: folder, file: shown, context: context)
                         else { return }
                         if message.kind == .message { builder.participant(id: sender, name: authors.names[sender] ?? sender) }
-                        builder.append(message, context: context, sourceID: m.id.flatMap { Int64($0) }, replyTo: m.referenceID.flatMap { Int64($0) })
+                        builder.append(message, context: context, sourceID: m.idNumber, replyTo: m.referenceID.flatMap { Int64($0) })
                     }
                 }
                 guard sawMessages else {
@@ -214,7 +216,7 @@ enum DiscordImporter {
     /// `name`: its author's shown name (the message's own `author` may hold only the id).
     static func message(from m: DiscordMessage, sender: String, name who: String, location: @autoclosure () -> String, folder: String,
                         file: String, context: ImportContext) -> Message? {
-        guard let stamp = m.timestamp, let date = DiscordTime.parse(stamp) else {
+        guard let date = m.timestamp else {
             context.warn(location() + ".timestamp", "message \(m.id ?? "without id")", "has no readable time (expected ISO 8601, "
                              + "\"2020-09-13T21:20:31.49+02:00\"); skipped", skipped: true, file: file)
             return nil
@@ -228,7 +230,7 @@ enum DiscordImporter {
             case "RecipientAdd": line = who + " added " + (other ?? "someone") + " to the group"
             case "RecipientRemove": line = other == nil || other == who ? who + " left the group" : who + " removed " + other! + " from the group"
             case "Call":
-                if let end = m.callEnded.flatMap(DiscordTime.parse), end > date {
+                if let end = m.callEnded, end > date {
                     line = TextCleanup.callLine(seconds: end.timeIntervalSince(date)) + " (started by \(who))"
                 } else {
                     line = who + " started a call"
@@ -317,7 +319,7 @@ enum DiscordImporter {
         }
         var message = Message(sender: sender, direction: .incoming, date: date, text: text.isEmpty ? nil : text, images: images,
                               attachment: attachment, spans: text.isEmpty ? [] : spans.sorted { $0.range.lowerBound < $1.range.lowerBound })
-        if let edited = m.timestampEdited.flatMap(DiscordTime.parse) { message.edited = edited }
+        if let edited = m.timestampEdited { message.edited = edited }
         for r in m.reactions {
             message.reactions.append(Reaction(emoji: r.emoji, count: max(r.count, r.users.count), senders: r.users))
         }

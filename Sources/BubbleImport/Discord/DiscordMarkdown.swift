@@ -275,8 +275,13 @@ enum DiscordMarkdown {
         /// The text and its spans in UTF-8 offsets, sorted by start.
         func result() -> (text: String, spans: [TextSpan]) {
             var offsets = [Int](repeating: 0, count: out.count + 1)
-            for (k, c) in out.enumerated() { offsets[k + 1] = offsets[k] + UTF8.width(c) }
-            let text = String(String.UnicodeScalarView(out))
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(out.count + out.count / 2)
+            for (k, c) in out.enumerated() {
+                UTF8.encode(c) { bytes.append($0) }
+                offsets[k + 1] = bytes.count
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
             let made = spans.filter { !$0.1.isEmpty }.map { TextSpan($0.0, offsets[$0.1.lowerBound]..<offsets[$0.1.upperBound], url: $0.2) }
             return (text, made.sorted { $0.range.lowerBound < $1.range.lowerBound })
         }

@@ -17,11 +17,15 @@ struct DiscordMessage {
     struct Sticker { var name: String?; var sourceURL: String? }
     struct Reaction { var emoji: String; var count: Int; var users: [String] }
 
-    var id: String?
+    /// `id` as a number (snowflakes are), else as written.
+    var idNumber: Int64?
+    var idText: String?
+    var id: String? { idNumber.map(String.init) ?? idText }
+    /// nil for Default and Reply (read as bytes, no string made), else the type as written.
     var type: String?
-    var timestamp: String?
-    var timestampEdited: String?
-    var callEnded: String?
+    var timestamp: Date?
+    var timestampEdited: Date?
+    var callEnded: Date?
     var isPinned = false
     var content: String?
     var author = Author()
@@ -50,11 +54,21 @@ extension JSONElementReader {
         var m = DiscordMessage()
         try object { (d: inout JSONElementReader, key: Key) throws(Failure) in
             switch key {
-            case "id": m.id = try d.flexible()
-            case "type": m.type = try d.optionalString()
-            case "timestamp": m.timestamp = try d.optionalString()
-            case "timestampEdited": m.timestampEdited = try d.optionalString()
-            case "callEndedTimestamp": m.callEnded = try d.optionalString()
+            case "id":
+                if d.peekAfterSpace == UInt8(ascii: "\""), let n = try d.withStringBytes({ DiscordTime.integer($0) }), let n {
+                    m.idNumber = n
+                } else {
+                    m.idText = try d.flexible()
+                }
+            case "type":
+                let plain = try d.withStringBytes { bytes -> String? in
+                    let key = Key(bytes)
+                    return key == "Default" || key == "Reply" ? nil : String(decoding: bytes, as: UTF8.self)
+                }
+                m.type = plain ?? nil
+            case "timestamp": m.timestamp = try d.withStringBytes { DiscordTime.parse(bytes: $0) } ?? nil
+            case "timestampEdited": m.timestampEdited = try d.withStringBytes { DiscordTime.parse(bytes: $0) } ?? nil
+            case "callEndedTimestamp": m.callEnded = try d.withStringBytes { DiscordTime.parse(bytes: $0) } ?? nil
             case "isPinned": m.isPinned = try d.optionalBool() ?? false
             case "content": m.content = try d.optionalString()
             case "author": m.author = try d.discordAuthor(known: known)
@@ -128,13 +142,11 @@ extension JSONElementReader {
 
     mutating func discordAuthor(known: Set<String> = []) throws(Failure) -> DiscordMessage.Author {
         var a = DiscordMessage.Author()
-        var skipRest = false
         try optionalObject { (d: inout JSONElementReader, key: Key) throws(Failure) in
-            if skipRest { d.skip(); return }
             switch key {
             case "id":
                 a.id = try d.flexible()
-                if let id = a.id, known.contains(id) { skipRest = true }
+                if let id = a.id, known.contains(id) { d.skipRestOfObject() }
             case "name": a.name = try d.optionalString()
             case "nickname": a.nickname = try d.optionalString()
             case "avatarUrl": a.avatarURL = try d.optionalString()
@@ -206,6 +218,17 @@ enum DiscordTime {
         let days = era * 146_097 + doe - 719_468
         let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
         return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// An ASCII whole number (a snowflake id), or nil.
+    static func integer(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard !b.isEmpty, b.count <= 18 else { return nil }
+        var v: Int64 = 0
+        for c in b {
+            guard c >= 0x30, c <= 0x39 else { return nil }
+            v = v * 10 + Int64(c - 0x30)
+        }
+        return v
     }
 
     /// `<t:1600000000:f>` as text: the instant in UTC, "2020-09-13 12:26 UTC".

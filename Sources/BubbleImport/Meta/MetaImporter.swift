@@ -236,7 +236,7 @@ enum MetaImporter {
         defer { tree.done(with: local) }
         var header = MetaThreadHeader()
         try JSONScanner.reading(path: local, displayPath: tree.displayName(first), writer: "Meta's download",
-                                element: "one message of a Messenger or Instagram thread") { scanner in
+                                element: "one message of a Messenger or Instagram thread", export: "a Messenger or Instagram download") { scanner in
             try scanner.object { key in
                 switch key {
                 case "participants":
@@ -276,15 +276,14 @@ enum MetaImporter {
             defer { tree.done(with: local) }
             let file = tree.displayName(relative)
             try JSONScanner.reading(path: local, displayPath: file, writer: "Meta's download",
-                                    element: "one message of a Messenger or Instagram thread") { scanner in
+                                    element: "one message of a Messenger or Instagram thread", export: "a Messenger or Instagram download") { scanner in
                 var sawMessages = false
                 try scanner.object { key in
                     guard key == "messages" else { try scanner.skipValue(); return }
                     sawMessages = true
-                    try scanner.array { i in
-                        let m = try scanner.readElement(limit: limit) { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
-                            try d.metaMessage()
-                        }
+                    try scanner.elements(limit: limit, read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
+                        try d.metaMessage()
+                    }) { i, m in
                         let location = "messages[\(i)]"
                         guard let ms = m.timestampMS, ms.isFinite, abs(ms) < 1e15 else {
                             context.warn(location + ".timestamp_ms", "message", "has no readable time; skipped", skipped: true, file: file)

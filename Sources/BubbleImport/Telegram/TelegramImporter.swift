@@ -133,7 +133,7 @@ enum TelegramImporter {
 
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
         try JSONScanner.reading(path: source.path, displayPath: source.displayPath, writer: "Telegram Desktop",
-                                element: "one message of a Telegram export") { scanner in
+                                element: "one message of a Telegram export", export: "a Telegram export") { scanner in
             try read(scanner, source: source, context: context)
         }
     }
@@ -294,10 +294,9 @@ enum TelegramImporter {
                                      decoder: JSONDecoder, context: ImportContext) throws {
         let base = scanner.pathString
         let maxValue = context.options.limits.maxJSONValueBytes
-        try scanner.array { i in
-            let m = try scanner.readElement(limit: maxValue) { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
-                try d.telegramMessage()
-            }
+        try scanner.elements(limit: maxValue, read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
+            try d.telegramMessage()
+        }) { i, m in
             sink.count += 1
             if m.type ?? "message" == "message" {
                 let author = sender(of: m)
