@@ -179,15 +179,14 @@ struct JSONElementReader {
         space()
         guard peek == UInt8(ascii: "\"") else { throw wrongType("a string") }
         let start = i + 1
-        var k = start
-        while k < b.count, b[k] != UInt8(ascii: "\""), b[k] != UInt8(ascii: "\\") { k += 1 }
-        if k < b.count, b[k] == UInt8(ascii: "\"") {
-            i = k + 1
-            let raw = UnsafeBufferPointer(rebasing: b[start..<k])
+        if let plain = plainString() {
+            let raw = UnsafeBufferPointer(rebasing: b[plain])
             guard let s = String(validating: raw, as: UTF8.self) else { throw invalidUTF8(in: raw, from: start) }
             return s
         }
         // With escapes: bytes copied, escapes replaced, then checked as UTF-8.
+        var k = start
+        while k < b.count, b[k] != UInt8(ascii: "\\") { k += 1 }
         var out: [UInt8] = Array(b[start..<k])
         i = k
         while i < b.count {
@@ -247,15 +246,27 @@ struct JSONElementReader {
         space()
         if peek == UInt8(ascii: "n") { skip(); return nil }
         guard peek == UInt8(ascii: "\"") else { throw wrongType("a string") }
+        if let plain = plainString() { return body(UnsafeBufferPointer(rebasing: b[plain])) }
+        var decoded = try string()
+        return decoded.withUTF8 { body($0) }
+    }
+
+    /// The string whose opening quote is at `i`, when it has no escapes: its bytes' range, and
+    /// `i` moved past it; nil (and `i` left) when it has escapes.
+    private mutating func plainString() -> Range<Int>? {
         let start = i + 1
         var k = start
         while k < b.count, b[k] != UInt8(ascii: "\""), b[k] != UInt8(ascii: "\\") { k += 1 }
-        if k < b.count, b[k] == UInt8(ascii: "\"") {
-            i = k + 1
-            return body(UnsafeBufferPointer(rebasing: b[start..<k]))
-        }
-        var decoded = try string()
-        return decoded.withUTF8 { body($0) }
+        guard k < b.count, b[k] == UInt8(ascii: "\"") else { return nil }
+        i = k + 1
+        return start..<k
+    }
+
+    /// Moves `i` past the string whose opening quote is at `i` (escapes stepped over).
+    private mutating func skipString() {
+        i += 1
+        while i < b.count, b[i] != UInt8(ascii: "\"") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
+        i += 1
     }
 
     /// Skips the rest of the object being read: `object`'s loop then finds its end.
@@ -264,9 +275,7 @@ struct JSONElementReader {
         while i < b.count {
             let c = b[i]
             if c == UInt8(ascii: "\"") {
-                i += 1
-                while i < b.count, b[i] != UInt8(ascii: "\"") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
-                i += 1
+                skipString()
                 continue
             }
             if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") { depth += 1 }
@@ -286,9 +295,7 @@ struct JSONElementReader {
             guard i < b.count else { return }
             let c = b[i]
             if c == UInt8(ascii: "\"") {
-                i += 1
-                while i < b.count, b[i] != UInt8(ascii: "\"") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
-                i += 1
+                skipString()
             } else if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
                 depth += 1; i += 1
             } else if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {

@@ -431,9 +431,7 @@ enum WhatsAppImporter {
                 return nil
             }
             // A symlink inside the export must not lead outside it.
-            let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-            let base = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
-            guard real.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
+            guard ExportTree.isInside(path, folder) else {
                 context.warn(location, "attachment \(name)", "is a link leading out of the export folder; shown as a placeholder",
                              skipped: true, file: file, media: true)
                 return nil
