@@ -379,6 +379,7 @@ let layoutAndRenderCases: [BenchCase] = [
     ("layout-styled", { try styledCase(messages: $0) }),
     ("render-pdf", { _ in try renderCase(name: "render-pdf", format: .pdf) }),
     ("render-pdf-1part", { _ in try renderCase(name: "render-pdf-1part", format: .pdf, parts: 1) }),
+    ("book-50k", { _ in try bookCase() }),
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
     ("png-encode", { _ in try pngEncodeCase() }),
@@ -676,3 +677,4 @@ printLive(results)
 printPostgres(results)
 printBackup(results)
 printImport(results)
+printBook(results)

@@ -155,7 +155,8 @@ public final class ConversationRenderer {
         if options.format == .pdf {
             let parts = pdfPartCount(pages: plan.pageCount, options: options)
             if parts > 1 {
-                try renderPDF(plan, builder: builder, to: path, title: conversation.title, dark: options.dark, parts: parts)
+                try renderPDF(pageCount: plan.pageCount, page: { index throws in try builder.page(index, of: plan) }, to: path,
+                              title: conversation.title, theme: theme.appearance(dark: options.dark), parts: parts)
                 return [path]
             }
         }
@@ -228,8 +229,10 @@ public final class ConversationRenderer {
     /// painter and photo cache: only the text engine is shared), then joins them. The calling
     /// thread reports progress as pages are done, in increasing order. Every part file is
     /// removed whatever happens; a failure leaves no file at `path`.
-    private func renderPDF(_ plan: ScenePlan, builder: SceneBuilder, to path: String, title: String?, dark: Bool, parts: Int) throws {
-        let pageCount = plan.pageCount
+    /// `page` fills page `index` (0-based); `pageBoxes` go into every page's dictionary; `printDPI`
+    /// caps the photos' resolution at their printed size.
+    func renderPDF(pageCount: Int, page: @escaping (Int) throws -> ScenePage, to path: String, title: String?, theme: Theme,
+                   parts: Int, pageBoxes: String? = nil, printDPI: Double? = nil) throws {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
         var isDir: ObjCBool = false
@@ -254,8 +257,8 @@ public final class ConversationRenderer {
         // Contiguous runs of nearly equal length.
         let chunks = (0..<parts).map { k in (pageCount * k / parts)..<(pageCount * (k + 1) / parts) }
         // The builder only reads, and its engine may be called from several threads (`pdfPartCount`).
-        let job = PDFPartJob(pages: chunks, page: { index throws in try builder.page(index, of: plan) }, paths: partPaths, output: path, title: title, theme: theme.appearance(dark: dark),
-                             themeFolder: themeFolder, engine: engine, photosFolder: photos.baseFolder)
+        let job = PDFPartJob(pages: chunks, page: page, paths: partPaths, output: path, title: title, theme: theme,
+                             themeFolder: themeFolder, engine: engine, photosFolder: photos.baseFolder, printDPI: printDPI)
         for k in 0..<parts {
             let thread = Thread { job.paint(part: k) }
             thread.stackSize = 8 << 20
@@ -272,7 +275,7 @@ public final class ConversationRenderer {
             if finished == parts { break }
         }
         if let failure = job.failure() { throw failure }
-        let count = try PDFMerger.merge(partPaths, into: path)
+        let count = try PDFMerger.merge(partPaths, into: path, pageBoxes: pageBoxes)
         guard count == pageCount else {
             try? FileManager.default.removeItem(atPath: path)
             throw RenderError.pdfMerge(path: path, reason: "the joined file has \(count) pages, expected \(pageCount)")
@@ -357,6 +360,7 @@ private final class PDFPartJob: @unchecked Sendable {
     /// Shared by the threads: `supportsConcurrentDrawing` says it may be.
     let engine: any DrawingTextEngine
     let photosFolder: String
+    let printDPI: Double?
     let changed = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var done = 0
@@ -364,9 +368,9 @@ private final class PDFPartJob: @unchecked Sendable {
     private var firstFailure: (part: Int, error: any Error)?
 
     init(pages: [Range<Int>], page: @escaping (Int) throws -> ScenePage, paths: [String], output: String, title: String?, theme: Theme, themeFolder: String,
-         engine: any DrawingTextEngine, photosFolder: String) {
+         engine: any DrawingTextEngine, photosFolder: String, printDPI: Double?) {
         self.pages = pages; self.page = page; self.paths = paths; self.output = output; self.title = title; self.theme = theme
-        self.themeFolder = themeFolder; self.engine = engine; self.photosFolder = photosFolder
+        self.themeFolder = themeFolder; self.engine = engine; self.photosFolder = photosFolder; self.printDPI = printDPI
     }
 
     /// Runs on part `k`'s thread: paints its pages into its own file (its own painter and
@@ -374,8 +378,9 @@ private final class PDFPartJob: @unchecked Sendable {
     func paint(part k: Int) {
         do {
             // A painter and photos of its own: their caches are not locked.
-            let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: engine,
-                                       photos: PhotoLoader(baseFolder: photosFolder))
+            let photos = PhotoLoader(baseFolder: photosFolder)
+            photos.printDPI = printDPI
+            let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: engine, photos: photos)
             let doc = try PDFDocument(path: paths[k], title: title)
             for index in pages[k] {
                 let page = try self.page(index)

@@ -30,7 +30,9 @@ enum PDFMerger {
     /// Merges `parts` (in order) into `path`; returns the number of pages. `chunk`: bytes read
     /// at a time (tests make it tiny, so objects and tokens straddle reads).
     @discardableResult
-    static func merge(_ parts: [String], into path: String, chunk: Int = 1 << 20) throws(RenderError) -> Int {
+    /// `pageBoxes`: keys written into every page's dictionary ("/TrimBox [...] /BleedBox [...]":
+    /// Cairo sets only the MediaBox).
+    static func merge(_ parts: [String], into path: String, chunk: Int = 1 << 20, pageBoxes: String? = nil) throws(RenderError) -> Int {
         guard !parts.isEmpty else { throw .pdfMerge(path: path, reason: "no parts to merge") }
         var summaries: [PartSummary] = []
         for (k, part) in parts.enumerated() {
@@ -46,7 +48,7 @@ enum PDFMerger {
         var pageCount = 0
         try AtomicFile.write(to: path) { (tmp: String) throws(RenderError) in
             do {
-                pageCount = try write(parts, summaries, to: tmp, chunk: chunk)
+                pageCount = try write(parts, summaries, to: tmp, chunk: chunk, pageBoxes: pageBoxes)
             } catch let failure as MergeFailure {
                 throw .pdfMerge(path: path, reason: failure.reason)
             } catch {
@@ -56,7 +58,7 @@ enum PDFMerger {
         return pageCount
     }
 
-    private static func write(_ parts: [String], _ summaries: [PartSummary], to tmp: String, chunk: Int) throws -> Int {
+    private static func write(_ parts: [String], _ summaries: [PartSummary], to tmp: String, chunk: Int, pageBoxes: String?) throws -> Int {
         let output = try PDFOutput(path: tmp)
         // Part k's object n becomes bases[k] + n; the new pages node, catalog and info follow.
         var bases: [Int] = []
@@ -72,6 +74,7 @@ enum PDFMerger {
                 let input = try PDFInput(path: part)
                 let copier = PartCopier(input: input, summary: summaries[k], base: bases[k], pagesNumber: pagesNumber,
                                         output: output, chunk: chunk)
+                copier.pageBoxes = pageBoxes
                 try copier.copy(into: &offsets)
                 kids += summaries[k].kids.map { bases[k] + $0 }
             } catch let failure as MergeFailure {
@@ -289,6 +292,8 @@ private func lastIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
 /// Copies one part's objects to the output in file order, renumbered, skipping its pages node,
 /// catalog and info.
 final class PartCopier {
+    /// Written into every page dictionary (`PDFMerger.merge`'s `pageBoxes`).
+    var pageBoxes: String?
     let input: PDFInput
     let summary: PartSummary
     let base: Int
@@ -398,6 +403,11 @@ final class PartCopier {
                 // Everything after the number is copied as written, in spans broken only where a
                 // reference's object number is replaced.
                 var copied = tokens[0].end
+                if let pageBoxes, let type, matches(type, "/Page"), tokens[3].kind == .dictionaryOpen {
+                    emit(copied..<tokens[3].end)
+                    output.write(" " + pageBoxes + " ")
+                    copied = tokens[3].end
+                }
                 var t = 3
                 while t < tokens.count {
                     let token = tokens[t]

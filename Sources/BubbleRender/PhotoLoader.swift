@@ -74,6 +74,51 @@ public final class PhotoLoader {
         path.hasPrefix("/") ? path : baseFolder + "/" + path
     }
 
+    /// Print: photos are drawn with no more pixels than this many per inch at their printed size
+    /// (`surface(for:width:)`); nil draws them as decoded.
+    public var printDPI: Double?
+    private var scaled: [String: ImageSurface] = [:]
+
+    /// The photo's displayed size in pixels, read from its header once (nil when unreadable).
+    public func naturalSize(of path: String) -> (width: Int, height: Int)? {
+        let full = resolve(path)
+        if let known = sizes[full] { return known }
+        let size = Self.size(ofFile: full)
+        sizes[full] = size
+        return size
+    }
+    private var sizes: [String: (width: Int, height: Int)?] = [:]
+
+    /// The photo downscaled to `width` pixels (its aspect kept), made once per size. The
+    /// full-size picture is decoded for it and not kept: a book of big photos holds only what
+    /// it prints.
+    public func surface(for path: String, width: Int) throws(RenderError) -> ImageSurface {
+        let full = resolve(path)
+        let key = full + "@" + String(width)
+        if let hit = scaled[key] { return hit }
+        if let reason = failures[full] { throw .unreadableImage(path: full, reason: reason) }
+        let source: ImageSurface
+        if let hit = cache[full] { source = hit } else {
+            do { source = try Self.decode(full) } catch {
+                if case let .unreadableImage(_, reason) = error { failures[full] = reason }
+                throw error
+            }
+        }
+        guard width > 0, width < source.width else { return source }
+        let height = max(1, Int((Double(source.height) * Double(width) / Double(source.width)).rounded()))
+        let out = try ImageSurface(width: width, height: height)
+        let cr = cairo_create(out.pointer)!
+        defer { cairo_destroy(cr) }
+        cairo_scale(cr, Double(width) / Double(source.width), Double(height) / Double(source.height))
+        cairo_set_source_surface(cr, source.pointer, 0, 0)
+        cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
+        cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD)
+        cairo_paint(cr)
+        cairo_surface_flush(out.pointer)
+        scaled[key] = out
+        return out
+    }
+
     /// The decoded photo, or an error naming the file.
     public func surface(for path: String) throws(RenderError) -> ImageSurface {
         let full = resolve(path)

@@ -84,6 +84,10 @@ public struct SVGWriter {
                 out += "<rect x=\"\(n(r.minX))\" y=\"\(n(r.maxY - max(1.5, r.height * 0.12)))\" width=\"\(n(r.width))\" height=\"1\"\(paint("fill", color))/>"
             }
             return out + "</a>\n"
+        case let .scaled(origin, factor, items):
+            var out = "<g transform=\"translate(\(n(origin.x)) \(n(origin.y))) scale(\(n(factor)))\">\n"
+            for inner in items { out += try write(inner, state) }
+            return out + "</g>\n"
         case let .clipped(rect, items):
             let clip = state.id("c")
             state.defs.append("<clipPath id=\"\(clip)\"><rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\"/></clipPath>")

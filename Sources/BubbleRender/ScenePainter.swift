@@ -73,7 +73,7 @@ public final class ScenePainter {
             cairo_clip(cr)
             // A file that passed the renderer's check but does not decode (damaged after its
             // header) draws the placeholder: one bad photo never stops a whole render.
-            if let path, let surface = try? photos.surface(for: path) {
+            if let path, let surface = try? printable(path, in: rect, cr) {
                 // Aspect fill: the photo covers the rect, centred, cropped by the clip (a grid's
                 // square cells; a single photo's rect already has its aspect ratio).
                 let factor = max(rect.width / Double(surface.width), rect.height / Double(surface.height))
@@ -104,6 +104,17 @@ public final class ScenePainter {
             try draw(text, on: canvas)
         case let .link(url, rects, color):
             drawLink(url: url, rects: rects, color: color, on: canvas)
+        case let .scaled(origin, factor, items):
+            cairo_save(cr)
+            cairo_translate(cr, origin.x, origin.y)
+            cairo_scale(cr, factor, factor)
+            for inner in items {
+                do { try paint(inner, on: canvas, outputScale: outputScale * factor) } catch {
+                    cairo_restore(cr)
+                    throw error
+                }
+            }
+            cairo_restore(cr)
         case let .clipped(rect, items):
             cairo_save(cr)
             cairo_rectangle(cr, rect.minX, rect.minY, rect.width, rect.height)
@@ -116,6 +127,18 @@ public final class ScenePainter {
             }
             cairo_restore(cr)
         }
+    }
+
+    /// The photo to draw into `rect`: as decoded, or — printing (`PhotoLoader.printDPI`) — with
+    /// no more pixels than that resolution at the size the page prints it (the current
+    /// transform says how big that is).
+    private func printable(_ path: String, in rect: Rect, _ cr: OpaquePointer) throws(RenderError) -> ImageSurface {
+        guard let dpi = photos.printDPI, let natural = photos.naturalSize(of: path) else { return try photos.surface(for: path) }
+        let cover = max(rect.width / Double(natural.width), rect.height / Double(natural.height))
+        var dx = Double(natural.width) * cover, dy = 0.0
+        cairo_user_to_device_distance(cr, &dx, &dy)
+        let wanted = Int((abs(dx) * dpi / 72).rounded(.up))
+        return wanted < natural.width ? try photos.surface(for: path, width: wanted) : try photos.surface(for: path)
     }
 
     private func draw(_ text: SceneText, on canvas: Canvas) throws(RenderError) {

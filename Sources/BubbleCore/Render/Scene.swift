@@ -26,6 +26,9 @@ public indirect enum SceneItem: Hashable, Sendable {
     case text(SceneText)
     /// Items drawn clipped to a rect (a page's content band).
     case clipped(Rect, [SceneItem])
+    /// Items in coordinates of their own, drawn moved to `origin` and scaled by `factor` (a
+    /// book's conversation laid out at screen sizes, printed smaller).
+    case scaled(origin: Point, factor: Double, [SceneItem])
     /// A link over text drawn by a `.text` item: underline the rects (one per line) in `color`;
     /// PDF and HTML make them clickable. `url` is http(s), mailto or tel only.
     case link(url: String, rects: [Rect], color: Color)

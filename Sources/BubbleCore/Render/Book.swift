@@ -1,0 +1,525 @@
+import Foundation
+
+/// A book's trim size: the cut page.
+public enum TrimSize: String, CaseIterable, Sendable {
+    case a5, a4, letter
+    case sixByNine = "6x9"
+    case square8 = "8x8"
+
+    /// Width and height in points.
+    public var size: Size {
+        switch self {
+        case .a5: Size(width: BookGeometry.mm(148), height: BookGeometry.mm(210))
+        case .a4: Size(width: BookGeometry.mm(210), height: BookGeometry.mm(297))
+        case .letter: Size(width: 612, height: 792)
+        case .sixByNine: Size(width: 432, height: 648)
+        case .square8: Size(width: 576, height: 576)
+        }
+    }
+}
+
+/// How a book is cut into chapters.
+public enum ChapterMode: String, CaseIterable, Sendable {
+    case month, year, none
+}
+
+/// What `bubbles book` makes: sizes in points.
+public struct BookOptions: Sendable {
+    public var trim: TrimSize = .a5
+    /// Printed beyond the trim on every side (0: none); the MediaBox is the trim plus twice this.
+    public var bleed = 0.0
+    /// Added to the inner margin (the binding side: left on odd pages, right on even ones).
+    public var gutter = BookGeometry.mm(6)
+    /// Outer, top and bottom margins of the text block.
+    public var outerMargin = BookGeometry.mm(14)
+    public var topMargin = BookGeometry.mm(17)
+    public var bottomMargin = BookGeometry.mm(19)
+    public var innerMargin = BookGeometry.mm(12)
+    public var chapters: ChapterMode = .month
+    /// A big photo gets a page of its own instead of a block across the text.
+    public var photoPages = false
+    /// A picture filling the cover, bleed included.
+    public var coverPhoto: String?
+    public var title: String?
+    /// The conversation is laid out at the text block's width ÷ this and printed at this scale:
+    /// a theme's screen sizes (16 pt) become book sizes (about 10 pt).
+    public var scale = 0.62
+    /// Photos are printed at up to this resolution (downscaled above, never upscaled)…
+    public var printDPI = 300.0
+    /// …and named in the report below this one at their printed size.
+    public var lowDPI = 150.0
+
+    public init() {}
+}
+
+/// Page geometry of a book: the sheet (trim + bleed), the trim box, each page's text block.
+public struct BookGeometry: Sendable {
+    public let options: BookOptions
+
+    public static func mm(_ v: Double) -> Double { v / 25.4 * 72 }
+
+    public var trim: Size { options.trim.size }
+    /// The MediaBox: the trim and the bleed around it.
+    public var sheet: Size { Size(width: trim.width + 2 * options.bleed, height: trim.height + 2 * options.bleed) }
+    public var trimBox: Rect { Rect(x: options.bleed, y: options.bleed, width: trim.width, height: trim.height) }
+    public var blockWidth: Double { trim.width - options.outerMargin - options.innerMargin - options.gutter }
+    public var blockHeight: Double { trim.height - options.topMargin - options.bottomMargin }
+
+    /// The text block of page `number` (1-based, in sheet coordinates): odd pages (right-hand)
+    /// have the binding on the left, even pages on the right.
+    public func block(page number: Int) -> Rect {
+        let inner = options.innerMargin + options.gutter
+        let left = number % 2 == 1 ? inner : options.outerMargin
+        return Rect(x: options.bleed + left, y: options.bleed + options.topMargin, width: blockWidth, height: blockHeight)
+    }
+
+    /// Whether page `number` is a right-hand page.
+    public static func isRecto(_ number: Int) -> Bool { number % 2 == 1 }
+}
+
+/// A chapter: its title, its messages (a conversation of their own: day separators start
+/// afresh) and the page its heading is on.
+public struct BookChapter: Sendable {
+    public var title: String
+    public var conversation: Conversation
+    public var firstPage = 0
+}
+
+/// What a page of a book is.
+public enum BookPageKind: Sendable {
+    case cover
+    case blank
+    case titlePage
+    /// Table-of-contents entries `range` (chapter indices).
+    case contents(Range<Int>)
+    /// Part of chapter `chapter`'s flow; `opener`: its first page, with the heading.
+    case flow(chapter: Int, opener: Bool, placements: [BookPlacement], band: Double, continues: Bool)
+    /// A photo on a page of its own (`photoPages`).
+    case photo(chapter: Int, BookPhoto)
+}
+
+/// A photo printed across the text block (or on a page of its own).
+public struct BookPhoto: Hashable, Sendable {
+    public var path: String
+    /// Pixels, as displayed (EXIF orientation applied).
+    public var pixelWidth: Double
+    public var pixelHeight: Double
+    public var caption: String
+}
+
+/// One thing on a flow page, in the chapter's layout units: a row of its layout, or a photo.
+public struct BookPlacement: Sendable {
+    public enum Block: Sendable {
+        case row(Int)
+        case photo(BookPhoto)
+    }
+    public var block: Block
+    /// Top, in layout units from the band's top (negative for a row continued from the page before).
+    public var y: Double
+    public var height: Double
+}
+
+/// A photo whose print resolution at its printed size is below `BookOptions.lowDPI`.
+public struct LowResolutionPhoto: Hashable, Sendable {
+    public var path: String
+    public var dpi: Double
+    public var page: Int
+}
+
+/// The book decided: every page, the chapters, each chapter's layout.
+public struct BookPlan: Sendable {
+    public let geometry: BookGeometry
+    public let title: String
+    public let subtitle: String
+    public let dates: String
+    public let messageCount: Int
+    public var chapters: [BookChapter]
+    public let layouts: [ConversationLayout]
+    public var pages: [BookPageKind]
+    /// Photos printed below `lowDPI`.
+    public var lowResolution: [LowResolutionPhoto] = []
+    public var pageCount: Int { pages.count }
+}
+
+/// Lays out a conversation as a book (`BookPlan`) and fills its pages (`page(_:of:)`), using the
+/// same rows as every other output (`SceneBuilder`).
+public struct BookBuilder {
+    public let scene: SceneBuilder
+    public let style: LayoutStyle
+    public let engine: any TextEngine
+    public let options: BookOptions
+    public let geometry: BookGeometry
+    let dateTexts: DateTexts
+    let timeZone: TimeZone
+
+    public init(theme: Theme, engine: any TextEngine, options: BookOptions, timeZone: TimeZone, locale: Locale? = nil) {
+        let light = theme.appearance(dark: false)
+        self.scene = SceneBuilder(theme: light, engine: engine, timeZone: timeZone, locale: locale)
+        self.style = light.layoutStyle
+        self.engine = engine
+        self.options = options
+        self.geometry = BookGeometry(options: options)
+        self.dateTexts = DateTexts(timeZone: timeZone, locale: locale)
+        self.timeZone = timeZone
+    }
+
+    var theme: Theme { scene.theme }
+    /// The layout's width: the text block's, in layout units.
+    public var layoutWidth: Double { geometry.blockWidth / options.scale }
+    var capacity: Double { geometry.blockHeight / options.scale }
+    /// The chapter heading's share of its first page (layout units).
+    var openerHeight: Double { geometry.blockHeight * 0.3 / options.scale }
+    static let photoGap = 14.0
+
+    // MARK: Planning
+
+    /// The chapters of `conversation` (`messages` in date order).
+    public func chapters(of conversation: Conversation) -> [BookChapter] {
+        guard options.chapters != .none else {
+            return [BookChapter(title: options.title ?? conversation.title ?? "Conversation", conversation: conversation)]
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        var out: [BookChapter] = []
+        var key: (Int, Int)?
+        for m in conversation.messages {
+            let c = calendar.dateComponents([.year, .month], from: m.date)
+            let k = (c.year ?? 0, options.chapters == .month ? (c.month ?? 0) : 0)
+            if key == nil || key! != k {
+                key = k
+                let title = options.chapters == .year ? String(k.0) : dateTexts.month(number: dateTexts.localDay(m.date))
+                var part = conversation
+                part.messages = []
+                part.typing = []
+                out.append(BookChapter(title: title, conversation: part))
+            }
+            out[out.count - 1].conversation.messages.append(m)
+        }
+        return out
+    }
+
+    /// Whether a photo of `pixels` width gets a block of its own: printed at `printDPI` it would
+    /// be wider than a bubble may be.
+    func isBig(_ image: ImageAttachment) -> Bool {
+        guard image.path != nil, !image.sticker, image.width > 0, image.height > 0 else { return false }
+        let printable = image.width * 72 / options.printDPI
+        return printable >= style.maxBubbleWidth(rowWidth: layoutWidth) * options.scale
+    }
+
+    /// Lays out every chapter and decides every page.
+    public func plan(for conversation: Conversation) throws(LayoutError) -> BookPlan {
+        var chapters = self.chapters(of: conversation)
+        // Big photos leave their bubbles for blocks of their own, after their message.
+        var bigPhotos: [[Int: [BookPhoto]]] = []
+        var layouts: [ConversationLayout] = []
+        let layouter = ConversationLayouter(style: style, engine: engine, timeZone: timeZone, locale: dateTexts.locale)
+        for k in chapters.indices {
+            var photos: [Int: [BookPhoto]] = [:]
+            var kept: [Message] = []
+            for var m in chapters[k].conversation.messages {
+                let big = m.images.filter(isBig)
+                if !big.isEmpty {
+                    let who = m.sender.flatMap { id in chapters[k].conversation.participants.first { $0.id == id }?.name } ?? m.sender
+                    let caption = [who, dateTexts.dayAndTime(m.date)].compactMap { $0 }.joined(separator: " · ")
+                    m.images.removeAll(where: isBig)
+                    let photosHere = big.map { BookPhoto(path: $0.path!, pixelWidth: $0.width, pixelHeight: $0.height, caption: caption) }
+                    if m.images.isEmpty, m.text == nil, m.attachment == nil {
+                        // Only the photo: a system line stands in its place (the block follows it).
+                        m = Message.system(caption, date: m.date)
+                    }
+                    photos[kept.count] = photosHere
+                }
+                kept.append(m)
+            }
+            chapters[k].conversation.messages = kept
+            bigPhotos.append(photos)
+            layouts.append(try layouter.layout(chapters[k].conversation, width: layoutWidth))
+        }
+
+        let title = options.title ?? conversation.title ?? conversation.participants.map(\.name).joined(separator: ", ")
+        let names = conversation.participants.map(\.name).joined(separator: ", ")
+        var dates = ""
+        if let first = conversation.messages.first?.date, let last = conversation.messages.last?.date {
+            let a = dateTexts.shortDay(first), b = dateTexts.shortDay(last)
+            dates = a == b ? a : "\(a) – \(b)"
+        }
+        // Front matter: cover, its back, title page, its back, contents (from page 5, odd).
+        var pages: [BookPageKind] = [.cover, .blank, .titlePage, .blank]
+        if options.chapters != .none {
+            let perPage = max(1, Int((capacity * options.scale - 60) / 22))
+            var start = 0
+            while start < chapters.count {
+                pages.append(.contents(start..<min(chapters.count, start + perPage)))
+                start += perPage
+            }
+        }
+        var lowResolution: [LowResolutionPhoto] = []
+        for k in chapters.indices {
+            if pages.count % 2 == 1 { pages.append(.blank) }   // chapters open on a right-hand page
+            chapters[k].firstPage = pages.count + 1
+            let flow = paginate(layouts[k], photos: bigPhotos[k], chapter: k, opener: options.chapters != .none)
+            for page in flow {
+                if case let .photo(_, photo) = page {
+                    let printed = geometry.blockWidth
+                    lowResolution += low(photo, printedWidth: min(printed, geometry.blockHeight * photo.pixelWidth / photo.pixelHeight),
+                                         page: pages.count + 1)
+                } else if case let .flow(_, _, placements, _, _) = page {
+                    for p in placements {
+                        switch p.block {
+                        case .photo(let photo):
+                            lowResolution += low(photo, printedWidth: p.height * options.scale * photo.pixelWidth / photo.pixelHeight,
+                                                 page: pages.count + 1)
+                        case .row(let r):
+                            if case let .message(index, bubble) = layouts[k].rows[r].content {
+                                let images = chapters[k].conversation.messages[index].images
+                                for (image, frame) in zip(images, bubble.imageFrames) where image.path != nil && image.width > 0 {
+                                    lowResolution += low(BookPhoto(path: image.path!, pixelWidth: image.width, pixelHeight: image.height, caption: ""),
+                                                         printedWidth: frame.width * options.scale, page: pages.count + 1)
+                                }
+                            }
+                        }
+                    }
+                }
+                pages.append(page)
+            }
+        }
+        return BookPlan(geometry: geometry, title: title.isEmpty ? "Conversation" : title, subtitle: names, dates: dates,
+                        messageCount: conversation.messages.count, chapters: chapters, layouts: layouts, pages: pages,
+                        lowResolution: lowResolution)
+    }
+
+    private func low(_ photo: BookPhoto, printedWidth: Double, page: Int) -> [LowResolutionPhoto] {
+        guard printedWidth > 0 else { return [] }
+        let dpi = photo.pixelWidth / (printedWidth / 72)
+        return dpi < options.lowDPI ? [LowResolutionPhoto(path: photo.path, dpi: dpi, page: page)] : []
+    }
+
+    /// A chapter's rows and photo blocks onto pages: nothing cut across a page but a bubble
+    /// taller than a page (cut between its lines), a day's date never alone at a page's foot.
+    func paginate(_ layout: ConversationLayout, photos: [Int: [BookPhoto]], chapter: Int, opener: Bool) -> [BookPageKind] {
+        typealias Item = BookPlacement.Block
+        var items: [(Item, gap: Double)] = []
+        var lastBottom: Double?
+        for (r, row) in layout.rows.enumerated() {
+            items.append((.row(r), lastBottom.map { max(0, row.frame.minY - $0) } ?? 0))
+            lastBottom = row.frame.maxY
+            if let index = row.messageIndex, let list = photos[index] {
+                for p in list { items.append((.photo(p), Self.photoGap)) }
+            }
+        }
+        func height(_ item: Item) -> Double {
+            switch item {
+            case .row(let r): return layout.rows[r].frame.height
+            case .photo(let p):
+                return min(layoutWidth * p.pixelHeight / max(p.pixelWidth, 1) + 22, capacity)
+            }
+        }
+        var pages: [BookPageKind] = []
+        var placements: [BookPlacement] = []
+        var first = true
+        var y = 0.0
+        var cap = opener ? capacity - openerHeight : capacity
+        func close(band: Double? = nil, continues: Bool = false) {
+            pages.append(.flow(chapter: chapter, opener: opener && first, placements: placements, band: band ?? cap, continues: continues))
+            placements = []
+            first = false
+            y = 0
+            cap = capacity
+        }
+        var i = 0
+        while i < items.count {
+            let (item, gapBefore) = items[i]
+            let gap = placements.isEmpty ? 0 : gapBefore
+            let h = height(item)
+            if case .photo(let p) = item, options.photoPages {
+                if !placements.isEmpty { close() }
+                pages.append(.photo(chapter: chapter, p))
+                first = false
+                i += 1
+                continue
+            }
+            var fits = y + gap + h <= cap + 1e-9
+            // A day's date keeps its first message with it.
+            if fits, case .row(let r) = item, case .daySeparator = layout.rows[r].content, i + 1 < items.count {
+                let next = min(height(items[i + 1].0), 40)
+                fits = y + gap + h + items[i + 1].gap + next <= cap + 1e-9
+            }
+            if fits {
+                placements.append(BookPlacement(block: item, y: y + gap, height: h))
+                y += gap + h
+                i += 1
+                continue
+            }
+            if !placements.isEmpty {
+                close()
+                continue
+            }
+            // Alone on a page and still too tall: a bubble cut between its lines, page after page.
+            guard case .row(let r) = item else {
+                placements.append(BookPlacement(block: item, y: 0, height: min(h, cap)))
+                y = min(h, cap)
+                i += 1
+                continue
+            }
+            let row = layout.rows[r]
+            var lineTops: [Double] = []
+            if case let .message(_, bubble) = row.content, let text = bubble.textFrame {
+                lineTops = bubble.text.lines.map { text.minY + $0.top }
+            }
+            var offset = 0.0
+            while h - offset > cap + 1e-9 {
+                let limit = offset + cap
+                let cut = lineTops.last(where: { $0 > offset + 1e-9 && $0 <= limit + 1e-9 }) ?? limit
+                placements.append(BookPlacement(block: .row(r), y: -offset, height: h))
+                close(band: cut - offset, continues: true)
+                offset = cut
+            }
+            placements.append(BookPlacement(block: .row(r), y: -offset, height: h))
+            y = h - offset
+            i += 1
+        }
+        if !placements.isEmpty || pages.isEmpty { close() }
+        return pages
+    }
+}
+
+// MARK: Filling pages
+
+extension BookBuilder {
+    static let ink = Color(red: 0.12, green: 0.12, blue: 0.13)
+    static let grey = Color(red: 0.42, green: 0.42, blue: 0.45)
+    static let white = Color(red: 1, green: 1, blue: 1)
+    static let coverColor = Color(red: 0.11, green: 0.21, blue: 0.36)
+
+    func style(_ size: Double, bold: Bool = false, italic: Bool = false) -> TextStyle {
+        var s = TextStyle(family: theme.font.family, size: size, weight: bold ? .bold : .regular)
+        s.italic = italic
+        return s
+    }
+
+    /// A text in `width`, its box's top-left at `x`, `y`, aligned in `width` (0 left, 0.5 centre, 1 right).
+    func text(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
+              align: Double = 0) throws(LayoutError) -> (SceneItem, Double) {
+        let (t, w) = try scene.measurer.measure(string, style: style, maxWidth: width)
+        let left = x + (width - t.width) * align
+        return (.text(SceneText(string: string, style: style, color: color, origin: Point(x: left, y: y), wrapWidth: w,
+                                boxWidth: t.width, layout: t, maxLines: nil)), t.height)
+    }
+
+    /// Page `index` (0-based) of `plan`, filled. Reads only: pages may be made on several threads.
+    public func page(_ index: Int, of plan: BookPlan) throws(LayoutError) -> ScenePage {
+        let number = index + 1
+        let sheet = geometry.sheet
+        let trim = geometry.trimBox
+        let block = geometry.block(page: number)
+        let recto = BookGeometry.isRecto(number)
+        var items: [SceneItem] = []
+        func add(_ made: (SceneItem, Double)) -> Double { items.append(made.0); return made.1 }
+        func folio(_ runningHead: String?) throws(LayoutError) {
+            // The page number at the foot's outer corner, the running head at the top's outer side.
+            let numberY = block.maxY + geometry.options.bottomMargin * 0.45
+            _ = try add(text(String(number), style(9), Self.ink, x: block.minX, y: numberY, width: block.width, align: recto ? 1 : 0))
+            if let runningHead {
+                _ = try add(text(runningHead, style(8.5, italic: true), Self.grey, x: block.minX, y: block.minY - geometry.options.topMargin * 0.5,
+                                 width: block.width, align: recto ? 1 : 0))
+            }
+        }
+        switch plan.pages[index] {
+        case .blank:
+            break
+        case .cover:
+            items.append(.fill(Rect(origin: .zero, size: sheet), Self.coverColor))
+            if let photo = options.coverPhoto {
+                // Fills the sheet, bleed included (cropped to its aspect).
+                items.append(.photo(path: photo, Rect(origin: .zero, size: sheet), cornerRadius: 0))
+            }
+            let width = trim.width - 2 * geometry.options.outerMargin
+            let x = trim.minX + geometry.options.outerMargin
+            var lines: [(String, TextStyle)] = [(plan.title, style(28, bold: true))]
+            if !plan.subtitle.isEmpty, plan.subtitle != plan.title { lines.append((plan.subtitle, style(13))) }
+            if !plan.dates.isEmpty { lines.append((plan.dates, style(12))) }
+            var measured: [(TextLayout, Double, String, TextStyle)] = []
+            var total = 0.0
+            for (string, s) in lines {
+                let (t, w) = try scene.measurer.measure(string, style: s, maxWidth: width)
+                measured.append((t, w, string, s))
+                total += t.height + 8
+            }
+            let top = trim.minY + trim.height * 0.62
+            items.append(.fill(Rect(x: 0, y: top - 18, width: sheet.width, height: total + 28), Color(red: 0, green: 0, blue: 0, alpha: 0.45)))
+            var y = top
+            for (t, w, string, s) in measured {
+                items.append(.text(SceneText(string: string, style: s, color: Self.white, origin: Point(x: x + (width - t.width) / 2, y: y),
+                                             wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
+                y += t.height + 8
+            }
+        case .titlePage:
+            var y = block.minY + block.height * 0.28
+            y += try add(text(plan.title, style(22, bold: true), Self.ink, x: block.minX, y: y, width: block.width, align: 0.5)) + 14
+            if !plan.subtitle.isEmpty, plan.subtitle != plan.title {
+                y += try add(text(plan.subtitle, style(12), Self.ink, x: block.minX, y: y, width: block.width, align: 0.5)) + 8
+            }
+            if !plan.dates.isEmpty { y += try add(text(plan.dates, style(11), Self.grey, x: block.minX, y: y, width: block.width, align: 0.5)) + 6 }
+            let count = plan.messageCount.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
+            _ = try add(text("\(count) message\(plan.messageCount == 1 ? "" : "s")", style(10), Self.grey, x: block.minX, y: y,
+                             width: block.width, align: 0.5))
+            _ = try add(text("Made with BubbleKit", style(8, italic: true), Self.grey, x: block.minX, y: block.maxY - 12, width: block.width, align: 0.5))
+        case .contents(let range):
+            var y = block.minY
+            if range.lowerBound == 0 { y += try add(text("Contents", style(18, bold: true), Self.ink, x: block.minX, y: y, width: block.width)) + 24 }
+            for k in range {
+                let chapter = plan.chapters[k]
+                let (numberItem, _) = try text(String(chapter.firstPage), style(10.5), Self.ink, x: block.minX, y: y, width: block.width, align: 1)
+                items.append(numberItem)
+                y += try add(text(chapter.title, style(10.5), Self.ink, x: block.minX, y: y, width: block.width - 40)) + 11
+            }
+            try folio(nil)
+        case let .flow(chapter, opener, placements, band, continues):
+            let c = plan.chapters[chapter]
+            var top = block.minY
+            if opener {
+                _ = try add(text(c.title, style(24, bold: true), Self.ink, x: block.minX, y: block.minY + openerHeight * options.scale * 0.35,
+                                 width: block.width))
+                top += openerHeight * options.scale
+            }
+            var content: [SceneItem] = []
+            for p in placements {
+                switch p.block {
+                case .row(let r):
+                    content += scene.items(for: plan.layouts[chapter].rows[r], at: Point(x: 0, y: p.y), conversation: c.conversation)
+                case .photo(let photo):
+                    content += photoBlock(photo, y: p.y, height: p.height)
+                }
+            }
+            items.append(.scaled(origin: Point(x: block.minX, y: top), factor: options.scale,
+                                 [.clipped(Rect(x: -2, y: 0, width: layoutWidth + 4, height: band), content)]))
+            if continues {
+                _ = try add(text("continued", style(8, italic: true), Self.grey, x: block.minX, y: top + band * options.scale + 2,
+                                 width: block.width, align: 0.5))
+            }
+            try folio(opener ? nil : c.title)
+        case let .photo(chapter, photo):
+            let aspect = photo.pixelWidth / max(photo.pixelHeight, 1)
+            let h = min(block.height - 24, block.width / aspect)
+            let w = h * aspect
+            items.append(.photo(path: photo.path, Rect(x: block.minX + (block.width - w) / 2, y: block.minY, width: w, height: h), cornerRadius: 0))
+            _ = try add(text(photo.caption, style(8.5, italic: true), Self.grey, x: block.minX, y: block.minY + h + 6, width: block.width, align: 0.5))
+            try folio(plan.chapters[chapter].title)
+        }
+        return ScenePage(size: sheet, items: items, number: number)
+    }
+
+    /// A photo across the text block (layout units), its caption below.
+    func photoBlock(_ photo: BookPhoto, y: Double, height: Double) -> [SceneItem] {
+        let aspect = photo.pixelWidth / max(photo.pixelHeight, 1)
+        let h = max(1, height - 22)
+        let w = min(layoutWidth, h * aspect)
+        var items: [SceneItem] = [.photo(path: photo.path, Rect(x: (layoutWidth - w) / 2, y: y, width: w, height: h), cornerRadius: 0)]
+        if let (t, width) = try? scene.measurer.measure(photo.caption, style: style.systemText, maxWidth: layoutWidth) {
+            items.append(.text(SceneText(string: photo.caption, style: style.systemText, color: theme.labels.system,
+                                         origin: Point(x: (layoutWidth - t.width) / 2, y: y + h + 4), wrapWidth: width,
+                                         boxWidth: t.width, layout: t, maxLines: nil)))
+        }
+        return items
+    }
+}
