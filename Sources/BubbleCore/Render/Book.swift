@@ -350,7 +350,8 @@ public struct BookBuilder {
                 i += 1
                 continue
             }
-            if !placements.isEmpty {
+            if !placements.isEmpty || (cap < capacity && h <= capacity + 1e-9) {
+                // The next page (a chapter's opener has less room: what fits a page goes on).
                 close()
                 continue
             }

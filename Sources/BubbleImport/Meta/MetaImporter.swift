@@ -24,7 +24,6 @@ enum MetaImporter {
         var rootPrefix: String
     }
 
-    static let boxes: Set<String> = ["inbox", "archived_threads", "filtered_threads", "message_requests", "e2ee_cutover"]
     /// Files only Instagram's download has (Facebook's has `profile_information`).
     static let instagramMarks = ["personal_information/personal_information.json",
                                  "personal_information/personal_information/personal_information.json"]
