@@ -37,18 +37,6 @@ struct BookCLITests {
 
     static func dir(_ path: String) -> URL { URL(fileURLWithPath: path).deletingLastPathComponent() }
 
-    static func run(_ tool: String, _ args: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
-        p.arguments = args
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-
     /// A photo of `width` × `height` pixels: left half red, right half blue.
     static func photo(_ path: String, width: Int, height: Int) throws {
         var bytes = [UInt8](repeating: 255, count: width * height * 4)
@@ -104,7 +92,7 @@ struct BookCLITests {
         // Page size = trim + 2 × bleed; TrimBox inset by the bleed, BleedBox = MediaBox, on every page.
         let mm = 72 / 25.4
         let (sheetW, sheetH) = ((148 + 6) * mm, (210 + 6) * mm)
-        let info = try Self.run("pdfinfo", ["-box", "-f", "1", "-l", "999", pdf])
+        let info = try poppler("pdfinfo", ["-box", "-f", "1", "-l", "999", pdf])
         let pageCount = Int(info.split(separator: "\n").first { $0.hasPrefix("Pages:") }!.split(separator: " ").last!)!
         let boxes = info.split(separator: "\n").filter { $0.contains("TrimBox:") || $0.contains("BleedBox:") || $0.contains("MediaBox:") }
         #expect(boxes.count == 3 * pageCount)
@@ -117,7 +105,7 @@ struct BookCLITests {
             }
         }
         // Every font embedded (and subset).
-        let fonts = try Self.run("pdffonts", [pdf]).split(separator: "\n").dropFirst(2)
+        let fonts = try poppler("pdffonts", [pdf]).split(separator: "\n").dropFirst(2)
         #expect(!fonts.isEmpty)
         for f in fonts { #expect(f.contains(" yes yes "), "not embedded and subset: \(f)") }
 
@@ -184,7 +172,7 @@ struct BookCLITests {
         #expect(Set(lines.map(\.page)).count >= 3)
 
         // The big photo: printed at no more than 300 dpi at its size (a block across the text), the small one as it is.
-        let images = try Self.run("pdfimages", ["-list", pdf]).split(separator: "\n").dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        let images = try poppler("pdfimages", ["-list", pdf]).split(separator: "\n").dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
         let widths = images.map { Int($0[3])! }
         // Across the text block (114 mm): 300 dpi is 1,346 px of the 2,400; the cover (cropped
         // to fill the sheet) and the small photo keep theirs.
@@ -195,7 +183,7 @@ struct BookCLITests {
 
         // The cover photo fills the sheet, bleed included: the corner pixels are the photo's.
         let png = folder.appendingPathComponent("cover").path
-        _ = try Self.run("pdftoppm", ["-f", "1", "-l", "1", "-r", "30", "-singlefile", "-png", pdf, png])
+        _ = try poppler("pdftoppm", ["-f", "1", "-l", "1", "-r", "30", "-singlefile", "-png", pdf, png])
         let cover = try PNGPixels(URL(fileURLWithPath: png + ".png"))
         func pixel(_ x: Int, _ y: Int) -> (Int, Int, Int) {
             let i = (y * cover.width + x) * 4
@@ -215,7 +203,7 @@ struct BookCLITests {
         let pdf = folder.appendingPathComponent("square.pdf").path
         let r = try Tool.run(["book", input, "-o", pdf, "--trim", "8x8", "--chapters", "year", "--photo-pages", "--tz", "UTC"])
         #expect(r.status == 0, "\(r.stderr)")
-        let info = try Self.run("pdfinfo", ["-box", pdf])
+        let info = try poppler("pdfinfo", ["-box", pdf])
         #expect(info.contains("Page size:       576 x 576 pts"), "\(info)")
         #expect(info.contains("TrimBox:             0.00     0.00   576.00   576.00"), "\(info)")
         let (_, words) = try Self.words(pdf)

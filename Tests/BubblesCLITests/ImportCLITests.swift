@@ -246,10 +246,13 @@ struct ImportCLITests {
     }
 }
 
-func pdftotext(_ path: String) throws -> String {
+func pdftotext(_ path: String) throws -> String { try poppler("pdftotext", [path, "-"]) }
+
+/// What one of poppler's tools (pdftotext, pdfinfo, pdffonts, pdfimages…) prints.
+func poppler(_ tool: String, _ args: [String]) throws -> String {
     let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/pdftotext")
-    p.arguments = [path, "-"]
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
+    p.arguments = args
     let out = Pipe()
     p.standardOutput = out
     try p.run()

@@ -146,10 +146,10 @@ private final class ScannerBox: @unchecked Sendable {
 
 extension JSONScanner {
     /// The array that starts here, read on two threads: a thread of its own checks the syntax and
-    /// captures the elements (each at most `limit` bytes), 512 at a time, while the calling thread
+    /// captures the elements (each at most `limit` bytes), 512 (or 4 MiB) at a time, while the calling thread
     /// reads each with `read` and hands it to `body` with its index — the exports' big arrays
     /// (messages) are read about as fast as the slower of the two halves rather than their sum.
-    /// Memory: at most three batches in between. Errors are the same as `readElement`'s, in the
+    /// Memory: at most three batches in between (each ≤ 4 MiB + one element). Errors are the same as `readElement`'s, in the
     /// same order: the elements before a syntax error are read first. When `read` or `body`
     /// throws, the scanning thread is stopped before this returns (the scanner is then past the
     /// array only when it ended normally).
@@ -169,7 +169,8 @@ extension JSONScanner {
                         batch.ends.append(batch.bytes.count)
                         batch.offsets.append(start)
                     }
-                    if batch.ends.count == 512 {
+                    // 512 elements, or 4 MiB: big elements do not make big batches.
+                    if batch.ends.count == 512 || batch.bytes.count >= 4 << 20 {
                         guard queue.put(batch) else { throw ScanStopped() }
                         batch = ElementBatch()
                         batch.bytes.reserveCapacity(256 << 10)
