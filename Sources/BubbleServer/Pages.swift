@@ -243,7 +243,7 @@ struct Pages: Sendable {
         var body = "<main class=\"pane home\"><div class=\"bk\"><h1>Conversations</h1>"
             + "<p class=\"hint\">Open one from the list — or add an export, or start a live conversation.</p>"
         if importer { body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
-            + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, BubbleKit JSON): "
+            + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, Messenger or Instagram .zip, DiscordChatExporter JSON, BubbleKit JSON): "
             + "<input type=\"file\" name=\"file\" id=\"file\"></label> <button>Import</button> "
             + "<progress id=\"progress\" hidden max=\"1\" value=\"0\"></progress> <span id=\"status\" role=\"status\"></span></form>" }
         // With accounts, participants are user names (the script puts the signed-in user first).

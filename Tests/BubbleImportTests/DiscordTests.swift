@@ -36,6 +36,7 @@ struct DiscordTests {
         #expect(Self.parse("hi <@42> in <#7> <:party:99> <https://x.org>", ["42": "Ann"])
                 == "hi @Ann in #channel :party: https://x.org [mention:@Ann→42] [mention:#channel] [link:https://x.org→https://x.org]")
         #expect(Self.parse("at <t:1600000000:f>") == "at 2020-09-13 12:26 UTC")
+        #expect(DiscordMarkdown.parse("at <t:1600000000:f>", timeZone: zone("Europe/Berlin")).text == "at 2020-09-13 14:26")
         #expect(Self.parse("<not a reference>") == "<not a reference>")
     }
 

@@ -253,7 +253,7 @@ enum DiscordImporter {
 
         var mentions: [String: String] = [:]
         for a in m.mentions { if let id = a.id { mentions[id] = a.shown ?? id } }
-        var (text, spans) = DiscordMarkdown.parse(m.content ?? "", mentions: mentions)
+        var (text, spans) = DiscordMarkdown.parse(m.content ?? "", mentions: mentions, timeZone: context.options.timeZone)
         var images: [ImageAttachment] = []
         var attachment: MediaAttachment?
         var extra: [String] = []
@@ -305,7 +305,7 @@ enum DiscordImporter {
             }
             if let description {
                 let short = description.count > 300 ? String(description.prefix(300)) + "…" : description
-                let (body, bodySpans) = DiscordMarkdown.parse(short, mentions: mentions)
+                let (body, bodySpans) = DiscordMarkdown.parse(short, mentions: mentions, timeZone: context.options.timeZone)
                 let start = text.utf8.count
                 text += body
                 spans += bodySpans.map { TextSpan($0.style, ($0.range.lowerBound + start)..<($0.range.upperBound + start), url: $0.url) }

@@ -1,4 +1,5 @@
 import BubbleCore
+import Foundation
 
 /// Discord's markdown, as the app shows it, read into BubbleKit's spans with the markers removed:
 ///
@@ -8,25 +9,26 @@ import BubbleCore
 ///
 /// and its references: `<@id>`/`<@!id>` → "@name" (from the message's `mentions`), `<#id>` →
 /// "#channel", `<@&id>` → "@role", `<:name:id>`/`<a:name:id>` → ":name:", `<t:unix:style>` →
-/// the date. Nothing is formatted inside code; a marker without its closing twin stays text.
+/// the date and time in `timeZone` (the import's `--tz`). Nothing is formatted inside code; a marker without its closing twin stays text.
 /// Texts over `maxFormatted` characters (Discord allows 4,000) are kept as they are: the search
 /// for closing markers must not turn a damaged file's megabyte "message" into minutes.
 enum DiscordMarkdown {
     static let maxFormatted = 8_000
 
     typealias Scalars = [Unicode.Scalar]
+    static let utc = TimeZone(identifier: "UTC")!
 
     /// The bytes that may start markup: * _ ~ ` | > < [ \\
     static let markerBytes: [Bool] = (0..<256).map { [0x2A, 0x5F, 0x7E, 0x60, 0x7C, 0x3E, 0x3C, 0x5B, 0x5C].contains($0) }
 
     /// `mentions`: user id → the name to show.
-    static func parse(_ text: String, mentions: [String: String] = [:]) -> (text: String, spans: [TextSpan]) {
+    static func parse(_ text: String, mentions: [String: String] = [:], timeZone: TimeZone = utc) -> (text: String, spans: [TextSpan]) {
         // Most messages have no marker at all.
         var plain = text
         guard plain.withUTF8({ b in b.contains { markerBytes[Int($0)] } }) else { return (text, []) }
         let s = Array(text.unicodeScalars)
         guard s.count <= maxFormatted else { return (text, []) }
-        var p = Parser(s: s, mentions: mentions)
+        var p = Parser(s: s, mentions: mentions, timeZone: timeZone)
         p.block(0, s.count)
         return p.result()
     }
@@ -34,13 +36,15 @@ enum DiscordMarkdown {
     private struct Parser {
         let s: Scalars
         let mentions: [String: String]
+        let timeZone: TimeZone
         var out: Scalars = []
         /// Scalar ranges of `out`.
         var spans: [(TextSpan.Style, Range<Int>, String?)] = []
 
-        init(s: Scalars, mentions: [String: String]) {
+        init(s: Scalars, mentions: [String: String], timeZone: TimeZone) {
             self.s = s
             self.mentions = mentions
+            self.timeZone = timeZone
             out.reserveCapacity(s.count)
         }
 
@@ -259,7 +263,7 @@ enum DiscordMarkdown {
             } else if inner.hasPrefix("t:") {
                 let parts = inner.split(separator: ":")
                 guard parts.count >= 2, let seconds = Double(parts[1]) else { return false }
-                shown = DiscordTime.shown(seconds)
+                shown = DiscordTime.shown(seconds, in: timeZone)
             } else if inner.hasPrefix("https://") || inner.hasPrefix("http://"), !inner.contains(" ") {
                 shown = inner; style = .link; url = inner
             } else {

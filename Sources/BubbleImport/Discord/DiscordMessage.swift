@@ -231,12 +231,13 @@ enum DiscordTime {
         return v
     }
 
-    /// `<t:1600000000:f>` as text: the instant in UTC, "2020-09-13 12:26 UTC".
-    static func shown(_ seconds: Double) -> String {
+    /// `<t:1600000000:f>` as text: the instant in `zone`, "2020-09-13 14:26" ("… UTC" in UTC).
+    static func shown(_ seconds: Double, in zone: TimeZone) -> String {
         guard seconds.isFinite, abs(seconds) < 1e12 else { return "(a date)" }
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = zone
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: seconds))
-        return String(format: "%04d-%02d-%02d %02d:%02d UTC", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0)
+        return String(format: "%04d-%02d-%02d %02d:%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0)
+            + (zone.secondsFromGMT() == 0 && ["UTC", "GMT", "Etc/UTC"].contains(zone.identifier) ? " UTC" : "")
     }
 }
