@@ -60,8 +60,9 @@ struct BookCLITests {
         for i in 0..<150 {
             var m: [String: Any] = ["from": i % 2 == 0 ? "ann" : "me", "date": ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: t)),
                                     "text": "Message \(i) about the \(words[i % 10]) " + String(repeating: "and more ", count: i % 7)]
-            if i == 40 { m["image"] = ["path": "big.png"]; m["text"] = "The view from the top" }
-            if i == 41 { m["image"] = ["path": "small.png"] }
+            // February opens with the big photo.
+            if i == 50 { m["image"] = ["path": "big.png"]; m["text"] = "The view from the top" }
+            if i == 51 { m["image"] = ["path": "small.png"] }
             if i == 90 {
                 m["text"] = (1...160).map { "Line \($0) of the longest message." }.joined(separator: "\n") + " THE-END"
             }
@@ -213,6 +214,19 @@ struct BookCLITests {
         let dotPages = Set(words.filter { $0.text == "·" }.map(\.page))
         let captionPage = try #require(words.first { $0.text == "Ann" && dotPages.contains($0.page) }?.page)
         #expect(!words.contains { $0.page == captionPage && $0.text == "Message" }, "the photo's page has no messages")
+
+        // Chapters by month: February opens with the photo — its heading keeps a page of its own
+        // (the one the contents name), the photo's page follows.
+        let monthly = folder.appendingPathComponent("monthly.pdf").path
+        let m = try Tool.run(["book", input, "-o", monthly, "--trim", "8x8", "--photo-pages", "--tz", "UTC"])
+        #expect(m.status == 0, "\(m.stderr)")
+        let (_, monthWords) = try Self.words(monthly)
+        let toc = monthWords.filter { $0.page == 5 }
+        let february = try #require(toc.first { $0.text == "February" })
+        let februaryPage = try #require(Int(toc.filter { abs($0.yMin - february.yMin) < 1 && Int($0.text) != nil }.last?.text ?? ""))
+        #expect(monthWords.contains { $0.page == februaryPage && $0.text == "February" && $0.yMax - $0.yMin > 15 })
+        #expect(monthWords.contains { $0.page == februaryPage + 1 && $0.text == "Ann" })
+        #expect(!monthWords.contains { $0.page == februaryPage + 1 && $0.text == "Message" })
 
         for (args, message) in [
             (["--trim", "a3"], "--trim 'a3' is not a trim size"),

@@ -332,7 +332,8 @@ public struct BookBuilder {
             let gap = placements.isEmpty ? 0 : gapBefore
             let h = height(item)
             if case .photo(let p) = item, options.photoPages {
-                if !placements.isEmpty { close() }
+                // (A chapter that opens with the photo keeps its opener page, the heading alone.)
+                if !placements.isEmpty || (first && opener) { close() }
                 pages.append(.photo(chapter: chapter, p))
                 first = false
                 i += 1
