@@ -340,6 +340,8 @@ struct WhatsAppZipFuzzTests {
          "refused: uses compression method 1557; expected stored (0) or deflate (8)"),
         // A chat row whose ROWID reads as text: GRDB's subscript trapped.
         ("IMessage-crash-8df220b4d3b0bf076986c25b3960366c1ca76d20", .imessage, "has no chats"),
+        // A wall-clock date in the year 20,333,333,333,319: the seconds overflowed (trapped).
+        ("Telegram-crash-e5fb7c85dce368fa7571e42ab804ab3237ebe15d", .telegram, "is not valid JSON (damaged?)"),
     ]
 
     @Test("every kept fuzzer input ends in a conversation or a clear error, quickly", arguments: inputs)

@@ -12,9 +12,10 @@ public struct WallTime: Hashable, Sendable, Comparable, CustomStringConvertible 
     public var minute: Int
     public var second: Int
 
-    /// nil for an impossible date or time (month 13, 31 April, 25:00…).
+    /// nil for an impossible date or time (month 13, 31 April, 25:00, a year beyond ±100,000,
+    /// whose seconds would overflow).
     public init?(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) {
-        guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+        guard (-100_000...100_000).contains(year), (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
               (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
         self.year = year; self.month = month; self.day = day
         self.hour = hour; self.minute = minute; self.second = second

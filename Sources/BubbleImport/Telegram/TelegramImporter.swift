@@ -457,7 +457,9 @@ enum TelegramImporter {
     }
 
     private static func date(of m: TGMessage, clock: inout WallClock) -> Date? {
-        if let unix = m.dateUnixtime.flatMap({ Double($0.value) }) { return Date(timeIntervalSince1970: unix) }
+        if let unix = m.dateUnixtime.flatMap({ Double($0.value) }) {
+            return unix.isFinite && abs(unix) < 1e12 ? Date(timeIntervalSince1970: unix) : nil
+        }
         // "2021-03-05T14:22:11", local time of the exporting computer.
         guard let s = m.date, s.utf8.count >= 19 else { return nil }
         let f = s.split(whereSeparator: { "-T:".contains($0) }).compactMap { Int($0) }
