@@ -184,12 +184,15 @@ final class TwoWindows {
         if nodes == .twoPostgres {
             let url = try TestPostgres.shared().createDatabase("nodes")
             let media = FileManager.default.temporaryDirectory.appendingPathComponent("bk-nodes-media-\(UUID().uuidString)").path
+            mediaFolder = media
             server = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts, db: url, media: media)
             do { serverB = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts, db: url, media: media) } catch {
                 server.stop()
+                try? FileManager.default.removeItem(atPath: media)
                 throw error
             }
         } else {
+            mediaFolder = nil
             server = try LiveServer(binary: Tool.binary, fontconfig: LiveCLITests.fonts)
             serverB = server
         }
@@ -204,12 +207,17 @@ final class TwoWindows {
             try LiveBrowserTests.ready(b, "window B live")
         } catch {
             server.stop(); serverB.stop()
+            if let mediaFolder { try? FileManager.default.removeItem(atPath: mediaFolder) }
             throw error
         }
     }
 
+    /// The two PostgreSQL nodes' shared folder of pictures (removed with the servers).
+    let mediaFolder: String?
+
     func stop() {
         a.quit(); b.quit()
         server.stop(); serverB.stop()
+        if let mediaFolder { try? FileManager.default.removeItem(atPath: mediaFolder) }
     }
 }
