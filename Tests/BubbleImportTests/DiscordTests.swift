@@ -112,6 +112,19 @@ struct DiscordTests {
         #expect(DiscordImporter.part(of: "Hikers - general [2001].json") == ("Hikers - general [2001]", 1))
     }
 
+    @Test("detection: DiscordChatExporter writes guild first; a Telegram chat that says \"guild\" and \"channel\" stays Telegram")
+    func detection() throws {
+        let scratch = ScratchFolder()
+        let telegram = scratch.write("result.json", """
+        {"name": "Ann", "type": "personal_chat", "id": 1, "messages": [
+          {"id": 1, "type": "message", "date": "2024-01-01T10:00:00", "date_unixtime": "1704103200", "from": "Ann", "from_id": "user1", "text": "guild"},
+          {"id": 2, "type": "message", "date": "2024-01-01T10:01:00", "date_unixtime": "1704103260", "from": "Ann", "from_id": "user1", "text": "channel"}]}
+        """)
+        #expect(try Importer.detect(path: telegram) == .telegram)
+        #expect(FormatDetector.isDiscord("\u{FEFF}\n{\n  \"guild\": {}, \"channel\": {}}"))
+        #expect(!FormatDetector.isDiscord("{\"name\": \"guild\", \"channel\": 1}"))
+    }
+
     @Test("a folder of channel files: --chat picks one by name or id, --all reads each, no choice lists them")
     func folderOfChannels() throws {
         #expect(try Importer.detect(path: Self.folder) == .discord)

@@ -48,9 +48,7 @@ enum FormatDetector {
         if head[safe: start] == UInt8(ascii: "<") { return ImportSource(path: path, format: .smsBackup) }
         if head[safe: start] == UInt8(ascii: "{") {
             if text.contains("\"bubblekit-conversation\"") { return ImportSource(path: path, format: .native) }
-            if text.contains("\"guild\"") && text.contains("\"channel\"") && text.contains("\"messages\"") {
-                return ImportSource(path: path, format: .discord)
-            }
+            if isDiscord(text) { return ImportSource(path: path, format: .discord) }
             if MetaImporter.looksLikeThread(text) {
                 return ImportSource(path: path, format: isInstagram(path, files: []) ? .instagram : .messenger)
             }
@@ -91,7 +89,7 @@ enum FormatDetector {
             let file = (path as NSString).appendingPathComponent(name)
             guard let head = try? readHead(file, count: 64 << 10) else { continue }
             let text = String(decoding: head, as: UTF8.self)
-            if text.contains("\"guild\"") && text.contains("\"channel\"") { return ImportSource(path: path, format: .discord) }
+            if isDiscord(text) { return ImportSource(path: path, format: .discord) }
             if MetaImporter.looksLikeThread(text) { return ImportSource(path: path, format: .messenger) }
         }
         throw ImportError(path: path, reason: "is a folder without a chat export; expected _chat.txt or "
@@ -119,6 +117,15 @@ enum FormatDetector {
     static func isInstagram(_ path: String, files: [String]) -> Bool {
         path.lowercased().contains("instagram")
             || files.contains { f in f.contains("your_instagram_activity") || MetaImporter.instagramMarks.contains { f.hasSuffix($0) } }
+    }
+
+    /// Whether a JSON file's first bytes are DiscordChatExporter's: it writes `guild` as the
+    /// first key, then `channel` (a chat that merely mentions the words is not one).
+    static func isDiscord(_ head: String) -> Bool {
+        var rest = head.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
+        guard rest.first == "{" else { return false }
+        rest = rest.dropFirst().drop { $0.isWhitespace }
+        return rest.hasPrefix("\"guild\"") && head.contains("\"channel\"")
     }
 
     /// Whether the file at `path` starts like a zip archive.

@@ -52,8 +52,7 @@ enum DiscordImporter {
         } else {
             names = names.filter { name in
                 guard let head = try? FormatDetector.readHead((folder as NSString).appendingPathComponent(name), count: 64 << 10) else { return false }
-                let text = String(decoding: head, as: UTF8.self)
-                return text.contains("\"guild\"") && text.contains("\"channel\"")
+                return FormatDetector.isDiscord(String(decoding: head, as: UTF8.self))
             }
         }
         var groups: [String: [(Int, String)]] = [:]
