@@ -8,7 +8,6 @@ struct DiscordMessage {
         var name: String?
         var nickname: String?
         var avatarURL: String?
-        var isBot = false
         /// What the app shows: the server nickname, else the name.
         var shown: String? { nickname.flatMap { $0.isEmpty ? nil : $0 } ?? name }
     }
@@ -26,7 +25,6 @@ struct DiscordMessage {
     var timestamp: Date?
     var timestampEdited: Date?
     var callEnded: Date?
-    var isPinned = false
     var content: String?
     var author = Author()
     var attachments: [Attachment] = []
@@ -39,12 +37,10 @@ struct DiscordMessage {
 
 /// The file's own fields besides its messages.
 struct DiscordChannel {
-    var guildID: String?
     var guildName: String?
     var id: String?
     var type: String?
     var name: String?
-    var category: String?
 }
 
 extension JSONElementReader {
@@ -69,7 +65,6 @@ extension JSONElementReader {
             case "timestamp": m.timestamp = try d.withStringBytes { DiscordTime.parse(bytes: $0) } ?? nil
             case "timestampEdited": m.timestampEdited = try d.withStringBytes { DiscordTime.parse(bytes: $0) } ?? nil
             case "callEndedTimestamp": m.callEnded = try d.withStringBytes { DiscordTime.parse(bytes: $0) } ?? nil
-            case "isPinned": m.isPinned = try d.optionalBool() ?? false
             case "content": m.content = try d.optionalString()
             case "author": m.author = try d.discordAuthor(known: known)
             case "attachments":
@@ -150,7 +145,6 @@ extension JSONElementReader {
             case "name": a.name = try d.optionalString()
             case "nickname": a.nickname = try d.optionalString()
             case "avatarUrl": a.avatarURL = try d.optionalString()
-            case "isBot": a.isBot = try d.optionalBool() ?? false
             default: d.skip()
             }
         }
@@ -161,10 +155,9 @@ extension JSONElementReader {
     mutating func discordChannel(into c: inout DiscordChannel, guild: Bool) throws(Failure) {
         try optionalObject { (d: inout JSONElementReader, key: Key) throws(Failure) in
             switch key {
-            case "id": if guild { c.guildID = try d.flexible() } else { c.id = try d.flexible() }
+            case "id" where !guild: c.id = try d.flexible()
             case "name": if guild { c.guildName = try d.optionalString() } else { c.name = try d.optionalString() }
             case "type" where !guild: c.type = try d.optionalString()
-            case "category" where !guild: c.category = try d.optionalString()
             default: d.skip()
             }
         }

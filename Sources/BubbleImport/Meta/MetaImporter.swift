@@ -246,9 +246,6 @@ enum MetaImporter {
                     header.title = try scanner.readElement(limit: 1 << 20) { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
                         try d.optionalString()
                     }.map(MetaText.undoMojibake)
-                case "thread_path": header.threadPath = try scanner.readElement(limit: 1 << 20) { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
-                    try d.optionalString()
-                }
                 default: try scanner.skipValue()
                 }
             }

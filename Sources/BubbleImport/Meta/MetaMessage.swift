@@ -8,8 +8,6 @@ import Foundation
 struct MetaMessage {
     struct Media {
         var uri: String
-        /// Seconds (Meta writes a media item's time in seconds, a message's in milliseconds).
-        var creation: Double?
     }
 
     var sender: String?
@@ -37,7 +35,6 @@ struct MetaMessage {
 struct MetaThreadHeader {
     var title: String?
     var participants: [String] = []
-    var threadPath: String?
 }
 
 extension JSONElementReader {
@@ -99,17 +96,14 @@ extension JSONElementReader {
         try optionalArray { (d: inout JSONElementReader) throws(Failure) in try d.metaMediaItem() }?.compactMap { $0 } ?? []
     }
 
-    /// `{"uri": …, "creation_timestamp": …}` (other fields skipped); nil without a `uri`.
+    /// `{"uri": …}` (`creation_timestamp` and the rest skipped: the message's time is shown);
+    /// nil without a `uri`.
     private mutating func metaMediaItem() throws(Failure) -> MetaMessage.Media? {
-        var uri: String?, creation: Double?
+        var uri: String?
         try object { (d: inout JSONElementReader, key: Key) throws(Failure) in
-            switch key {
-            case "uri": uri = try d.optionalString()
-            case "creation_timestamp": creation = try d.optionalNumber()
-            default: d.skip()
-            }
+            if key == "uri" { uri = try d.optionalString() } else { d.skip() }
         }
-        return uri.map { MetaMessage.Media(uri: $0, creation: creation) }
+        return uri.map { MetaMessage.Media(uri: $0) }
     }
 
     /// `participants`: `[{"name": …}]`, or plain strings in the encrypted chats' download.
