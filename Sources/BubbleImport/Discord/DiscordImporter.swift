@@ -180,11 +180,7 @@ enum DiscordImporter {
                             if let id = m.author.id { known.ids.insert(id) }
                             authors.names[sender] = m.author.shown ?? sender
                             authors.handles[sender] = m.author.name
-                            if let avatar = m.author.avatarURL, !avatar.contains("://"), let path = ExportTree.inside(folder, avatar)
-                                ?? avatar.removingPercentEncoding.flatMap({ ExportTree.inside(folder, $0) }),
-                               FileManager.default.fileExists(atPath: path) {
-                                authors.avatars[sender] = path
-                            }
+                            if let avatar = m.author.avatarURL, let path = localFile(avatar, in: folder) { authors.avatars[sender] = path }
                         }
                         guard let message = message(from: m, sender: sender, name: authors.names[sender] ?? sender, location: location,
                                                     folder: folder, file: shown, context: context)
@@ -264,8 +260,7 @@ enum DiscordImporter {
                 if url.contains("://") {
                     context.warn(location() + ".attachments", "\(name)", "is a web address (exported without media; never fetched); shown as a placeholder",
                                  skipped: true, file: file, media: true)
-                } else if let local = ExportTree.inside(folder, url).flatMap({ FileManager.default.fileExists(atPath: $0) ? $0 : nil })
-                            ?? url.removingPercentEncoding.flatMap({ ExportTree.inside(folder, $0) }).flatMap({ FileManager.default.fileExists(atPath: $0) ? $0 : nil }) {
+                } else if let local = localFile(url, in: folder) {
                     path = local
                 } else {
                     context.warn(location() + ".attachments", "\(name)", "is not in the export folder (or leaves it); shown as a placeholder",
@@ -283,7 +278,7 @@ enum DiscordImporter {
             }
         }
         for s in m.stickers where attachment == nil {
-            let local = s.sourceURL.flatMap { $0.contains("://") ? nil : ExportTree.inside(folder, $0) }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+            let local = s.sourceURL.flatMap { localFile($0, in: folder) }
             if let local, TextCleanup.photoExtension(ofFileName: local) != nil {
                 images.append(ImageAttachment(path: local, width: 0, height: 0, name: s.name, sticker: true))
             } else {
@@ -323,6 +318,16 @@ enum DiscordImporter {
             message.reactions.append(Reaction(emoji: r.emoji, count: max(r.count, r.users.count), senders: r.users))
         }
         return message
+    }
+
+    /// The file a DiscordChatExporter `url` names in the export (relative to the JSON file's
+    /// folder, as written or percent-decoded), when it is there and inside; nil for a web address.
+    static func localFile(_ url: String, in folder: String) -> String? {
+        guard !url.contains("://") else { return nil }
+        for candidate in [url, url.removingPercentEncoding].compactMap({ $0 }) {
+            if let path = ExportTree.inside(folder, candidate), FileManager.default.fileExists(atPath: path) { return path }
+        }
+        return nil
     }
 
     static func kind(ofFileName name: String) -> MediaAttachment.Kind {
