@@ -14,10 +14,9 @@ struct WallClock {
     /// The instant of a proleptic-Gregorian wall-clock time, or nil for an impossible date
     /// (month 13, 31 April, 25:00, a year beyond ±100,000…). In a DST gap the time is read with the offset before the gap.
     mutating func instant(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
-        // Years far outside any chat (a damaged "20333333333319-05-01") would overflow the seconds.
-        guard (-100_000...100_000).contains(year), (1...12).contains(month), day >= 1, day <= WallTime.daysIn(month: month, year: year),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
-        let days = WallTime.daysFromCivil(year: year, month: month, day: day)
+        // `WallTime` says what a date can be (a damaged "20333333333319-05-01" is none).
+        guard let wall = WallTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second) else { return nil }
+        let days = wall.dayNumber
         let local = days * 86_400 + hour * 3600 + minute * 60 + second
         if days != cachedDay {
             cachedDay = days

@@ -182,7 +182,7 @@ enum DiscordTime {
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
               let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+              let wall = WallTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second) else { return nil }
         var i = 19
         var fraction = 0.0, scale = 0.1
         if i < b.count, b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: ",") {
@@ -202,14 +202,7 @@ enum DiscordTime {
             }
         }
         guard i == b.count else { return nil }
-        // Days from 1970-01-01 (proleptic Gregorian; Howard Hinnant's days_from_civil).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
-        let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
+        let seconds = Double(wall.localSeconds - offset) + fraction
         return Date(timeIntervalSince1970: seconds)
     }
 
