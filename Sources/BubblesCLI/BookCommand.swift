@@ -65,12 +65,7 @@ struct Book: AsyncParsableCommand {
         guard (output as NSString).pathExtension.lowercased() == "pdf" else {
             throw ValidationError("-o \(output): a book is a PDF; give a name ending in .pdf")
         }
-        if (try? URL(fileURLWithPath: output).resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
-            throw CLIError("\(output): is a folder; expected an output file name")
-        }
-        if let input = source.file, input != "-", URL(fileURLWithPath: input).standardizedFileURL == URL(fileURLWithPath: output).standardizedFileURL {
-            throw CLIError("\(output): is the input file; refusing to overwrite it")
-        }
+        try source.refuseUnsafeOutput(output)
         if let coverPhoto {
             let full = URL(fileURLWithPath: coverPhoto).standardizedFileURL.path
             guard PhotoLoader.size(ofFile: full) != nil else {

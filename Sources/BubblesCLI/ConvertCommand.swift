@@ -58,17 +58,11 @@ struct Convert: AsyncParsableCommand {
         if output == "-" {
             if mode == .folder { throw ValidationError("--assets folder writes several files; give an output file name, not -") }
         } else {
-            if (try? URL(fileURLWithPath: output).resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
-                throw CLIError("\(output): is a folder; expected an output file name")
-            }
+            try source.refuseUnsafeOutput(output)
             let parent = URL(fileURLWithPath: output).standardizedFileURL.deletingLastPathComponent().path
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder), isFolder.boolValue else {
                 throw CLIError("\(output): its folder \(parent) does not exist")
-            }
-            if source.input != "-", URL(fileURLWithPath: source.input).standardizedFileURL.resolvingSymlinksInPath()
-                == URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath() {
-                throw CLIError("\(output): is the input file; refusing to overwrite it")
             }
         }
         _ = try source.zone()

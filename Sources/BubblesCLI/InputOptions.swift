@@ -25,6 +25,18 @@ struct InputOptions: ParsableArguments {
     @Option(help: "PostgreSQL only, with --conversation: the store's folder of pictures and files (default: $BUBBLES_MEDIA).")
     var media: String?
 
+    /// Refuses an output file that is a folder, or that is the input itself (links resolved): an
+    /// input is never overwritten.
+    func refuseUnsafeOutput(_ output: String) throws {
+        if (try? URL(fileURLWithPath: output).resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
+            throw CLIError("\(output): is a folder; expected an output file name")
+        }
+        if let file, file != "-", URL(fileURLWithPath: file).standardizedFileURL.resolvingSymlinksInPath()
+            == URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath() {
+            throw CLIError("\(output): is the input file; refusing to overwrite it")
+        }
+    }
+
     /// The file, or the store's conversation, as messages name it.
     var input: String { file ?? "conversation \(conversation ?? 0)" }
 

@@ -76,12 +76,7 @@ struct Render: AsyncParsableCommand {
             if pages { throw ValidationError("--pages writes several files; give an output file name, not -") }
             if outFormat == .html, assetMode == .folder { throw ValidationError("--assets folder writes several files; give an output file name, not -") }
         } else {
-            if (try? URL(fileURLWithPath: output).resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
-                throw CLIError("\(output): is a folder; expected an output file name")
-            }
-            if source.input != "-", URL(fileURLWithPath: source.input).standardizedFileURL == URL(fileURLWithPath: output).standardizedFileURL {
-                throw CLIError("\(output): is the input file; refusing to overwrite it")
-            }
+            try source.refuseUnsafeOutput(output)
         }
         _ = try source.zone()
         if dark, let theme, let named = try? ThemeLibrary.load(theme).theme, named.dark == nil {
