@@ -490,7 +490,7 @@ extension BookBuilder {
                 case .row(let r):
                     content += scene.items(for: plan.layouts[chapter].rows[r], at: Point(x: 0, y: p.y), conversation: c.conversation)
                 case .photo(let photo):
-                    content += photoBlock(photo, y: p.y, height: p.height)
+                    content += try photoBlock(photo, y: p.y, height: p.height)
                 }
             }
             items.append(.scaled(origin: Point(x: block.minX, y: top), factor: options.scale,
@@ -512,16 +512,11 @@ extension BookBuilder {
     }
 
     /// A photo across the text block (layout units), its caption below.
-    func photoBlock(_ photo: BookPhoto, y: Double, height: Double) -> [SceneItem] {
+    func photoBlock(_ photo: BookPhoto, y: Double, height: Double) throws(LayoutError) -> [SceneItem] {
         let aspect = photo.pixelWidth / max(photo.pixelHeight, 1)
         let h = max(1, height - 22)
         let w = min(layoutWidth, h * aspect)
-        var items: [SceneItem] = [.photo(path: photo.path, Rect(x: (layoutWidth - w) / 2, y: y, width: w, height: h), cornerRadius: 0)]
-        if let (t, width) = try? scene.measurer.measure(photo.caption, style: style.systemText, maxWidth: layoutWidth) {
-            items.append(.text(SceneText(string: photo.caption, style: style.systemText, color: theme.labels.system,
-                                         origin: Point(x: (layoutWidth - t.width) / 2, y: y + h + 4), wrapWidth: width,
-                                         boxWidth: t.width, layout: t, maxLines: nil)))
-        }
-        return items
+        let caption = try text(photo.caption, style.systemText, theme.labels.system, x: 0, y: y + h + 4, width: layoutWidth, align: 0.5)
+        return [.photo(path: photo.path, Rect(x: (layoutWidth - w) / 2, y: y, width: w, height: h), cornerRadius: 0), caption.0]
     }
 }
