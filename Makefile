@@ -34,12 +34,14 @@ serve: bootstrap
 # The store's own tests run in a process of their own: the async store's tasks need Swift's
 # cooperative threads (one per core), and the CLI tests block theirs while they wait for their
 # `bubbles` processes — together, a feed could wait minutes for a thread.
+# scripts/run-tests.sh runs each with a watchdog (TEST_TIME_LIMIT): a hung test fails the run
+# with the tests still running and every thread's stack instead of stalling CI.
 test: bootstrap
 	scripts/check-boundaries.sh
 	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path .build-lean
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --filter BubbleStoreTests; status=$$?; \
-	  $(SWIFT) test --skip-build --skip BubbleStoreTests || status=1; \
+	scripts/run-tests.sh --filter BubbleStoreTests; status=$$?; \
+	  scripts/run-tests.sh --skip BubbleStoreTests || status=1; \
 	  scripts/test-postgres-cleanup.sh; exit $$status
 
 bench: bootstrap

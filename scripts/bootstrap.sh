@@ -8,7 +8,8 @@ set -euo pipefail
 # (stickers, iPhone photos), the fonts the project's fontconfig file
 # pins (Latin, Arabic/Hebrew, colour emoji, CJK), SQLite and zlib for the importers (iMessage chat.db,
 # WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
-# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium and its WebDriver, qpdf),
+# (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium and its WebDriver, qpdf,
+# gdb for the stacks of a test or command that hangs),
 # and PostgreSQL 15 with its contrib extensions (unaccent, pg_trgm), which the tests start themselves.
 # What building and rendering need (`scripts/bootstrap.sh demo` stops here: `make demo`).
 PACKAGES=(
@@ -40,6 +41,7 @@ if [ "${1:-all}" != "demo" ]; then
     chromium-driver
     unicode-data
     procps
+    gdb
     postgresql
     postgresql-contrib
   )

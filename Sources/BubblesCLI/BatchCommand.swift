@@ -10,7 +10,7 @@ struct BatchOptions: ParsableArguments {
     @Flag(help: "Every conversation of the export (or those --chat names): one output each in the folder -o names, and an index.html.")
     var all = false
 
-    @Option(help: "With --all: conversations written at once (default: the number of cores).")
+    @Option(help: "With --all: conversations written at once; render of one conversation to PDF: threads its pages are painted on (default: the number of cores).")
     var jobs: Int?
 
     @Flag(help: "With --all: write again only the conversations whose messages (or the options) changed since the last run.")
@@ -30,8 +30,10 @@ struct BatchOptions: ParsableArguments {
     }
 
     /// Options that only mean something with --all.
-    func refuseWithoutAll(source: InputOptions) throws {
-        if jobs != nil || update || embedAssets { throw ValidationError("--jobs, --update and --embed-assets go with --all") }
+    /// `jobsPaintPages`: `--jobs` also means something without `--all` (a PDF's painting threads).
+    func refuseWithoutAll(source: InputOptions, jobsPaintPages: Bool = false) throws {
+        if update || embedAssets { throw ValidationError("--update and --embed-assets go with --all") }
+        if jobs != nil, !jobsPaintPages { throw ValidationError("--jobs goes with --all (or with a PDF of one conversation)") }
         if source.chat.count > 1 { throw ValidationError("--chat picks one conversation; give it several times only with --all") }
     }
 

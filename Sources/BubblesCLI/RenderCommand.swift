@@ -105,7 +105,8 @@ struct Render: AsyncParsableCommand {
             if batchFailed { throw ExitCode(BatchOptions.someFailedExitCode) }
             return
         }
-        try batch.refuseWithoutAll(source: source)
+        try batch.refuseWithoutAll(source: source, jobsPaintPages: outFormat == .cairo(.pdf))
+        if let jobs = batch.jobs { settings.pdfParts = jobs }
 
         let loaded = try await source.loadAny()
         defer { loaded.close() }

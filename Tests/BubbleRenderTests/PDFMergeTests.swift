@@ -79,16 +79,8 @@ private let qpdf = ["/usr/bin/qpdf", "/usr/local/bin/qpdf"].first { FileManager.
 /// `qpdf --check`: exit status and output. Cairo 1.16's own files draw warnings about duplicated
 /// `/x…` keys in resource dictionaries; those are the only warnings a merged file may draw.
 private func qpdfCheck(_ path: String) throws -> (status: Int32, output: String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: qpdf!)
-    p.arguments = ["--check", path]
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    p.standardError = pipe
-    try p.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    let r = try Command.run(qpdf!, ["--check", path])
+    return (r.status, r.stdoutText + r.stderrText)
 }
 
 private func expectQpdfClean(_ path: String) throws {
@@ -176,7 +168,7 @@ struct PDFMergeTests {
         let r = try makeRenderer()
         var options = RenderOptions(format: .pdf)
         #expect(r.pdfPartCount(pages: 3, options: options) == 1)
-        #expect(r.pdfPartCount(pages: 100, options: options) == min(ProcessInfo.processInfo.activeProcessorCount, 25))
+        #expect(r.pdfPartCount(pages: 100, options: options) == min(UsableCores.count, 25))
         options.pdfParts = 3
         #expect(r.pdfPartCount(pages: 100, options: options) == 3)
         #expect(r.pdfPartCount(pages: 2, options: options) == 2)

@@ -247,16 +247,7 @@ struct RendererTests {
 
 /// Runs a command, returns its standard output; fails on a non-zero exit.
 func run(_ tool: String, _ arguments: [String]) throws -> String {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: tool)
-    p.arguments = arguments
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    try p.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else { throw CocoaError(.fileReadUnknown) }
-    return String(decoding: data, as: UTF8.self)
+    try Command.output(tool, arguments)
 }
 
 /// Parses an SVG with Foundation's XML parser and collects what the tests look for.

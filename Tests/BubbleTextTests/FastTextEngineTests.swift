@@ -504,11 +504,8 @@ private let body = TextStyle(size: 16)
         for kind in TextEngineKind.allCases {
             try render(kind, theme: "classic", format: .svg, to: dir + "/\(kind.rawValue).svg")
             try render(kind, theme: "imessage", format: .pdf, to: dir + "/\(kind.rawValue).pdf")
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/pdftoppm")
-            p.arguments = ["-png", "-r", "144", "-f", "1", "-l", "1", dir + "/\(kind.rawValue).pdf", dir + "/\(kind.rawValue)"]
-            try p.run(); p.waitUntilExit()
-            #expect(p.terminationStatus == 0)
+            let r = try Command.run("/usr/bin/pdftoppm", ["-png", "-r", "144", "-f", "1", "-l", "1", dir + "/\(kind.rawValue).pdf", dir + "/\(kind.rawValue)"])
+            #expect(r.status == 0)
         }
         // The same elements and text; coordinates within 0.5 pt (centred labels move by half
         // a width difference).

@@ -87,9 +87,7 @@ private enum PangoView {
         let json = folder.appendingPathComponent("layout.json").path
         let escaped = text.replacingOccurrences(of: "&", with: "&amp;")
             .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
+        let arguments = [
             "-q", "--dpi=72", "--font=\(family) \(size)", "--pango-units",
             "--width=\(Int((width * 1024).rounded(.down)))", "--wrap=word-char",
             "--line-spacing=1", "--hinting=none", "--hint-metrics=on", "--subpixel-positions", "--antialias=gray",
@@ -98,14 +96,9 @@ private enum PangoView {
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["FONTCONFIG_FILE"] = TestFonts.configFile
-        process.environment = environment
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            Issue.record("pango-view failed (\(process.terminationStatus)): \(message)")
+        let result = try Command.run(executable, arguments, environment: environment)
+        guard result.status == 0 else {
+            Issue.record("pango-view failed (\(result.status)): \(result.stderrText)")
             throw CancellationError()
         }
         let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])

@@ -12,10 +12,7 @@ struct BookCLITests {
 
     static func words(_ pdf: String) throws -> (pages: [(width: Double, height: Double)], words: [Word]) {
         let html = dir(pdf).appendingPathComponent("bbox.html").path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/pdftotext")
-        p.arguments = ["-bbox", pdf, html]
-        try p.run(); p.waitUntilExit()
+        _ = try poppler("pdftotext", ["-bbox", pdf, html])
         let text = try String(contentsOfFile: html, encoding: .utf8)
         var pages: [(Double, Double)] = []
         var words: [Word] = []

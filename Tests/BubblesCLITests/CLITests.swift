@@ -1,3 +1,4 @@
+import BubbleTestSupport
 import Foundation
 import Testing
 
@@ -13,25 +14,16 @@ enum Tool {
 
     struct Result { var status: Int32; var stdout: Data; var stderr: String }
 
-    static func run(_ arguments: [String], stdin: Data? = nil, in folder: URL? = nil) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = arguments
+    /// The environment `bubbles` runs in: the project's pinned fonts, `extra` on top.
+    static func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["FONTCONFIG_FILE"] = root.appendingPathComponent("Sources/BubbleText/Fonts/fonts.conf").path
-        p.environment = env
-        if let folder { p.currentDirectoryURL = folder }
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: o, stderr: String(decoding: e, as: UTF8.self))
+        return env.merging(extra) { $1 }
+    }
+
+    static func run(_ arguments: [String], stdin: Data? = nil, in folder: URL? = nil, environment extra: [String: String] = [:]) throws -> Result {
+        let r = try Command.run(binary, arguments, environment: environment(extra), stdin: stdin, in: folder)
+        return Result(status: r.status, stdout: r.stdout, stderr: r.stderrText)
     }
 }
 
@@ -257,12 +249,10 @@ struct KilledRenderTests {
 
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Tool.binary)
-        p.arguments = ["render", "chat.json", "-o", "chat.pdf", "--tz", "UTC"]
+        // Two parts on any machine (one core paints one part, beside the output).
+        p.arguments = ["render", "chat.json", "-o", "chat.pdf", "--tz", "UTC", "--jobs", "2"]
         p.currentDirectoryURL = out
-        var env = ProcessInfo.processInfo.environment
-        env["TMPDIR"] = temp.path
-        env["FONTCONFIG_FILE"] = Tool.root.appendingPathComponent("Sources/BubbleText/Fonts/fonts.conf").path
-        p.environment = env
+        p.environment = Tool.environment(["TMPDIR": temp.path])
         p.standardError = FileHandle.nullDevice
         try p.run()
         // Kill it once its parts are being written.
@@ -285,24 +275,13 @@ struct KilledRenderTests {
         try Data("half a PDF".utf8).write(to: interrupted)
         try Data("{\"messages\": [{\"from\": \"a\", \"date\": \"2026-01-01T09:00:00Z\", \"text\": \"hi\"}]}".utf8)
             .write(to: out.appendingPathComponent("small.json"))
-        let again = Process()
-        again.executableURL = URL(fileURLWithPath: Tool.binary)
-        again.arguments = ["render", "small.json", "-o", "chat.pdf", "--tz", "UTC"]
-        again.currentDirectoryURL = out
-        again.environment = env
-        try again.run()
-        again.waitUntilExit()
-        #expect(again.terminationStatus == 0)
+        let again = try Tool.run(["render", "small.json", "-o", "chat.pdf", "--tz", "UTC"], in: out, environment: ["TMPDIR": temp.path])
+        #expect(again.status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["chat.json", "chat.pdf", "small.json"])
         // Any next render removes the parts the killed one stranded.
-        let parts = Process()
-        parts.executableURL = URL(fileURLWithPath: Tool.binary)
-        parts.arguments = ["render", "chat.json", "-o", "again.pdf", "--tz", "UTC", "--until", "2026-01-01T01:00"]
-        parts.currentDirectoryURL = out
-        parts.environment = env
-        try parts.run()
-        parts.waitUntilExit()
-        #expect(parts.terminationStatus == 0)
+        let parts = try Tool.run(["render", "chat.json", "-o", "again.pdf", "--tz", "UTC", "--until", "2026-01-01T01:00"],
+                                 in: out, environment: ["TMPDIR": temp.path])
+        #expect(parts.status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).filter { $0.hasPrefix("bubblekit-pdf-part") }.isEmpty,
                 "the stranded parts of the killed process are gone")
     }

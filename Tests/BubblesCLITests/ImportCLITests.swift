@@ -1,3 +1,4 @@
+import BubbleTestSupport
 import Foundation
 import Testing
 
@@ -250,13 +251,5 @@ func pdftotext(_ path: String) throws -> String { try poppler("pdftotext", [path
 
 /// What one of poppler's tools (pdftotext, pdfinfo, pdffonts, pdfimages…) prints.
 func poppler(_ tool: String, _ args: [String]) throws -> String {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
-    p.arguments = args
-    let out = Pipe()
-    p.standardOutput = out
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    try Command.run("/usr/bin/" + tool, args).stdoutText
 }

@@ -358,7 +358,7 @@ struct LiveCLITests {
         let deadline = Date().addingTimeInterval(120)
         let (group, failures, sent) = Self.send(clients, each: 300, until: deadline)
         // Let them get going, kill the server mid-stream, start it again on the same store.
-        while sent.all.count < 600 { usleep(10_000) }
+        while sent.all.count < 600 && Date() < deadline { usleep(10_000) }
         s.kill9()
         let acknowledgedAtKill = sent.all.count
         usleep(500_000)
@@ -386,7 +386,7 @@ struct LiveCLITests {
         let clients = (0..<20).map { LiveClient(port: s.port, conversation: c, sender: $0 % 2 == 0 ? "me" : "ann") }
         let deadline = Date().addingTimeInterval(120)
         let (group, failures, sent) = Self.send(clients, each: 100, until: deadline)
-        while sent.all.count < 400 { usleep(10_000) }
+        while sent.all.count < 400 && Date() < deadline { usleep(10_000) }
         let stopped = Date()
         let status = s.interrupt(within: 10, signal: SIGTERM)
         let took = Date().timeIntervalSince(stopped)
@@ -465,7 +465,7 @@ struct LiveCLITests {
         let deadline = Date().addingTimeInterval(240)
         let (group, failures, sent) = Self.send(clients, each: 200, until: deadline)
         // (a) node 1 killed mid-stream and started again; (b) then the database restarts.
-        while sent.all.count < 800 { usleep(10_000) }
+        while sent.all.count < 800 && Date() < deadline { usleep(10_000) }
         one.kill9()
         let atKill = sent.all.count
         usleep(500_000)

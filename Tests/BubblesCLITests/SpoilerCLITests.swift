@@ -1,3 +1,4 @@
+import BubbleTestSupport
 import Foundation
 import Testing
 
@@ -22,15 +23,7 @@ struct SpoilerCLITests {
     }
 
     func pdfText(_ pdf: URL) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/pdftotext")
-        p.arguments = [pdf.path, "-"]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        try pdftotext(pdf.path).split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     @Test("PDF: neither the bubble nor the reply's quote holds the spoiler's text; --reveal-spoilers shows it")
