@@ -161,11 +161,21 @@ public final class ConversationRenderer {
             }
         }
         let pages = try builder.pages(of: plan)
-        let painter = ScenePainter(theme: theme.appearance(dark: options.dark), themeFolder: themeFolder,
+        return try write(pages, to: path, format: options.format, dark: options.dark, scale: options.scale, title: conversation.title,
+                         numberedPages: options.pageHeight != nil)
+    }
+
+    /// Writes scene `pages` (laid out by a `SceneBuilder`, a `BookBuilder`, `StatsChart`…) in
+    /// `format`: one PDF or SVG, or PNG files (`name-001.png`… when there are several pages or
+    /// `numberedPages`). Returns the files written; nothing is left behind on failure.
+    @discardableResult
+    public func write(_ pages: [ScenePage], to path: String, format: OutputFormat, dark: Bool = false, scale: Double = 2,
+                      title: String? = nil, numberedPages: Bool = false) throws -> [String] {
+        let painter = ScenePainter(theme: theme.appearance(dark: dark), themeFolder: themeFolder,
                                    engine: engine, photos: photos)
-        switch options.format {
+        switch format {
         case .pdf:
-            let doc = try PDFDocument(path: path, title: conversation.title)
+            let doc = try PDFDocument(path: path, title: title)
             for page in pages {
                 let canvas = try doc.beginPage(size: page.size)
                 canvas.fontCopy = fontCopy
@@ -176,18 +186,18 @@ public final class ConversationRenderer {
             return [path]
         case .png:
             // Checked before any page is written: a page past Cairo's limit fails the whole render.
-            if let tall = pages.first(where: { ($0.size.height * options.scale).rounded(.up) > Self.maxPixels }) {
-                let px = Int((tall.size.height * options.scale).rounded(.up)).formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
-                throw RenderError.unwritable(path: path, reason: "a page is \(px) px tall at scale \(options.scale.formatted()), more than one PNG "
+            if let tall = pages.first(where: { ($0.size.height * scale).rounded(.up) > Self.maxPixels }) {
+                let px = Int((tall.size.height * scale).rounded(.up)).formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
+                throw RenderError.unwritable(path: path, reason: "a page is \(px) px tall at scale \(scale.formatted()), more than one PNG "
                                              + "image can be (32,767 px); use a smaller --page-height or a lower --scale, or write PDF")
             }
-            let paths = pages.count == 1 && options.pageHeight == nil ? [path]
+            let paths = pages.count == 1 && !numberedPages ? [path]
                 : pages.map { Self.pagePath(path, number: $0.number) }
             // Paint page n while page n − 1 is encoded on the other core.
             let writer = PageWriter()
             do {
                 for (page, file) in zip(pages, paths) {
-                    let surface = try rasterize(page, painter: painter, scale: options.scale)
+                    let surface = try rasterize(page, painter: painter, scale: scale)
                     try writer.enqueue(surface, to: file)
                     progress?(page.number, pages.count)
                 }
@@ -200,7 +210,7 @@ public final class ConversationRenderer {
             let written = paths
             return written
         case .svg:
-            let svg = try SVGWriter(theme: theme.appearance(dark: options.dark), themeFolder: themeFolder, photos: photos)
+            let svg = try SVGWriter(theme: theme.appearance(dark: dark), themeFolder: themeFolder, photos: photos)
                 .document(pages)
             try AtomicFile.write(to: path) { (tmp: String) throws(RenderError) in
                 guard FileManager.default.createFile(atPath: tmp, contents: Data(svg.utf8)) else {

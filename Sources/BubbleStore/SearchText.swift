@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// How text goes into the full-text index and how a query comes out of it.
@@ -9,11 +10,7 @@ import Foundation
 /// bigrams, and a single character a prefix. The original text is kept in the message table;
 /// the index holds only this form (a contentless FTS5 table).
 enum SearchText {
-    static func isCJK(_ v: UInt32) -> Bool {
-        (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0x3040...0x30FF).contains(v)
-            || (0x31F0...0x31FF).contains(v) || (0xAC00...0xD7AF).contains(v) || (0xF900...0xFAFF).contains(v)
-            || (0x20000...0x2FFFF).contains(v)
-    }
+    static func isCJK(_ v: UInt32) -> Bool { CJK.contains(v) }
 
     /// Whether `text` may hold a CJK character: a UTF-8 lead byte of U+3040…U+9FFF, U+AC00…U+D7AF,
     /// U+F900…U+FAFF or a 4-byte sequence (U+20000…). Most texts have none and are indexed as they are.
