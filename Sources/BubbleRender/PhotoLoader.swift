@@ -38,17 +38,23 @@ public final class PhotoLoader {
     static func orientedJPEG(_ path: String, quality: Int = 90) throws(RenderError) -> [UInt8]? {
         let picture = try OrientedPixbuf(path)
         let oriented = picture.pointer
-        var error: UnsafeMutablePointer<GError>?
         if gdk_pixbuf_get_has_alpha(oriented) != 0 { return nil }
+        return try encoded(oriented, as: "jpeg", option: ("quality", "\(quality)"), path: path)
+    }
+
+    /// `pixbuf` encoded by gdk-pixbuf as `type` ("jpeg", "png") with one save option; errors
+    /// name `path`.
+    static func encoded(_ pixbuf: OpaquePointer, as type: String, option: (key: String, value: String), path: String) throws(RenderError) -> [UInt8] {
+        var error: UnsafeMutablePointer<GError>?
         var buffer: UnsafeMutablePointer<gchar>?
         var size: gsize = 0
-        let ok = withArrayOfCStrings(["quality"]) { keys in
-            withArrayOfCStrings(["\(quality)"]) { values in
-                gdk_pixbuf_save_to_bufferv(oriented, &buffer, &size, "jpeg", keys, values, &error)
+        let ok = withArrayOfCStrings([option.key]) { keys in
+            withArrayOfCStrings([option.value]) { values in
+                gdk_pixbuf_save_to_bufferv(pixbuf, &buffer, &size, type, keys, values, &error)
             }
         }
         guard ok != 0, let buffer else {
-            let reason = error.map { String(cString: $0.pointee.message) } ?? "cannot encode JPEG"
+            let reason = error.map { String(cString: $0.pointee.message) } ?? "cannot encode \(type.uppercased())"
             if let error { g_error_free(error) }
             throw .unreadableImage(path: path, reason: reason)
         }
@@ -64,7 +70,7 @@ public final class PhotoLoader {
     }
 
     /// NULL-terminated C string arrays for the duration of `body`.
-    private static func withArrayOfCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    static func withArrayOfCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
         defer { for p in pointers { free(p) } }
         return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
@@ -200,6 +206,30 @@ public struct PhotoDecoder: PictureDecoder {
 
     public func browserImage(ofFile path: String) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
         try PhotoLoader.transcoded(path)
+    }
+
+    public func thumbnail(ofFile path: String, maxSide: Int) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw .unreadableImage(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
+        }
+        if let cut = MediaProbe.incompleteness(path: path) { throw .unreadableImage(path: path, reason: cut) }
+        let picture = try OrientedPixbuf(path)
+        let width = Int(gdk_pixbuf_get_width(picture.pointer)), height = Int(gdk_pixbuf_get_height(picture.pointer))
+        guard width > 0, height > 0, maxSide > 0 else { throw .unreadableImage(path: path, reason: "it has no pixels") }
+        let factor = min(1, Double(maxSide) / Double(max(width, height)))
+        let w = max(1, Int((Double(width) * factor).rounded())), h = max(1, Int((Double(height) * factor).rounded()))
+        guard let scaled = gdk_pixbuf_scale_simple(picture.pointer, Int32(w), Int32(h), GDK_INTERP_BILINEAR) else {
+            throw .unreadableImage(path: path, reason: "cannot scale it to \(w) × \(h)")
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(scaled)) }
+        let transparent = gdk_pixbuf_get_has_alpha(scaled) != 0
+        let bytes = transparent ? try PhotoLoader.encoded(scaled, as: "png", option: ("compression", "6"), path: path)
+            : try PhotoLoader.encoded(scaled, as: "jpeg", option: ("quality", "82"), path: path)
+        return (transparent ? "image/png" : "image/jpeg", bytes)
+    }
+
+    public func svg(_ pages: [ScenePage], theme: Theme, themeFolder: String) throws(RenderError) -> String {
+        try SVGWriter(theme: theme, themeFolder: themeFolder, photos: PhotoLoader(baseFolder: themeFolder)).document(pages)
     }
 
     /// Mirrored art is mirrored in its pixels (its caps swapped by the caller from the slices).

@@ -93,7 +93,7 @@ extension Pages {
         var rows: [(StoredConversation, Preview)] = []
         for c in all { rows.append((c, try await preview(c))) }
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
-        var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a>"
+        var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a><a class=\"glink\" href=\"/gallery\" title=\"Photos and files of every conversation\">🖼 Gallery</a>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
             + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form>" + Self.barPlace
             + "<button type=\"button\" class=\"scheme\" id=\"scheme\" title=\"Light or dark (the system's choice until you pick)\">◐ Dark</button></div>"

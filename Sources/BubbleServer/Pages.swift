@@ -23,6 +23,12 @@ struct Pages: Sendable {
     let live: LiveLimits
     /// The style sheets' fonts: `/assets/fonts/NAME` → the font file.
     let fonts: [String: String]
+    /// Statistics and galleries, per revision of a conversation.
+    let insights: Insights
+    /// The gallery's thumbnails, kept beside the store's media.
+    let thumbnails: Thumbnails
+    /// Measures the charts' texts.
+    let chartEngine: FastTextEngine
     /// Widest column (CSS px); a narrower window gets a narrower one, laid out at its width.
     static let columnWidth = 720.0
     /// Days and times on the pages (and the layout's day separators).
@@ -32,6 +38,7 @@ struct Pages: Sendable {
     struct ThemedStyle: Sendable {
         let name: String
         let theme: Theme
+        let themeFolder: String
         let style: HTMLPageStyle
         let css: String
     }
@@ -58,12 +65,15 @@ struct Pages: Sendable {
             // blocks the first paint is kilobytes, not the ~9 MB of every face embedded.
             let faces = try style.linkedFontFaces(for: [all], under: "/assets")
             fonts.merge(faces.files) { a, _ in a }
-            themes[n] = ThemedStyle(name: n, theme: theme, style: style, css: style.css + faces.css + Self.ownRules)
+            themes[n] = ThemedStyle(name: n, theme: theme, themeFolder: folder, style: style, css: style.css + faces.css + Self.ownRules)
         }
         self.themes = themes
         self.fonts = fonts
         defaultTheme = name
         geometries = Geometries(store: store, pictures: pictures, compactFrom: compactFrom, metrics: metrics)
+        insights = Insights(store: store)
+        thumbnails = Thumbnails(media: store.mediaFolder, pictures: pictures)
+        chartEngine = FastTextEngine()
     }
 
     /// The theme `?theme=` names (a bundled one), else the server's; a 400 for an unknown name.
@@ -179,6 +189,25 @@ struct Pages: Sendable {
         .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
         .chat{position:relative}.unread{position:absolute;right:12px;bottom:9px;min-width:20px;height:20px;border-radius:10px;background:var(--ui-accent);color:#fff;font:600 12px/20px system-ui,sans-serif;text-align:center;padding:0 6px;box-sizing:border-box}
         .scheme{align-self:flex-start;font:13px system-ui,sans-serif;border:1px solid var(--ui-edge);border-radius:12px;background:var(--ui-field);color:var(--ui-fg);padding:2px 10px;cursor:pointer}
+        .sidehead .glink{font:14px system-ui,sans-serif;color:var(--ui-link);text-decoration:none;align-self:center}
+        .bk .tabs,.tabs{display:flex;gap:2px;padding:0 16px 6px;font:14px system-ui,sans-serif}.tabs a{padding:4px 12px;border-radius:14px;color:var(--ui-link);text-decoration:none}
+        .tabs a[aria-current=page]{background:var(--ui-current);color:var(--ui-fg);font-weight:600}
+        .gfilter{display:flex;gap:12px;align-items:center;padding:6px 16px;font:14px system-ui,sans-serif;color:var(--ui-fg);border-bottom:1px solid var(--ui-line)}
+        .gallery{flex:1;overflow-y:auto;position:relative;background:var(--ui-bg)}#gspace{position:relative;margin:0 6px}
+        .gallery .gm{position:absolute;left:0;right:0;height:36px;margin:0;padding:10px 4px 0;font:600 15px system-ui,sans-serif;color:var(--ui-fg)}
+        .gallery .gr{position:absolute;left:0;right:0;height:126px;display:flex;gap:6px}
+        .gc{position:relative;width:120px;height:120px;flex:none;padding:0;border:0;border-radius:6px;overflow:hidden;background:var(--ui-side);cursor:pointer;color:var(--ui-fg)}
+        .gc img{width:100%;height:100%;object-fit:cover;display:block}.gc.gk-sticker img{object-fit:contain}
+        .gc:focus-visible{outline:3px solid var(--ui-accent);outline-offset:-3px}
+        .gc .gi{display:block;font-size:34px;margin-top:22px}.gc .gn{display:block;font-size:11px;padding:4px 6px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+        .gc .gd{position:absolute;right:4px;bottom:4px;padding:1px 5px;border-radius:8px;background:rgba(0,0,0,.6);color:#fff;font:11px system-ui,sans-serif}
+        .gc.broken,.gc.missing{background:repeating-linear-gradient(45deg,var(--ui-side),var(--ui-side) 8px,var(--ui-hover) 8px,var(--ui-hover) 16px)}
+        .lightbox{position:fixed;inset:0;z-index:50;display:flex;align-items:center;justify-content:center;gap:8px;background:rgba(0,0,0,.88);color:#fff;font:14px system-ui,sans-serif}
+        .lightbox[hidden]{display:none}.lightbox figure{margin:0;max-width:86vw;text-align:center}
+        .lightbox img,.lightbox video{max-width:86vw;max-height:78vh;display:block;margin:0 auto}.lightbox figcaption{margin:8px 0}.lightbox a{color:#8fc1ff}
+        .lightbox button{background:none;border:0;color:#fff;font-size:36px;cursor:pointer;padding:8px}#lbclose{position:absolute;top:8px;right:12px;font-size:24px}
+        main.stats{max-width:760px}.stats .chart{width:100%;height:auto;display:block;margin:8px 0 16px;border-radius:8px}.stats form.tz{margin:4px 0}
+        .stats td,.stats th{padding:3px 10px;text-align:left;border-bottom:1px solid var(--ui-line)}
         """
 
     /// `/assets/fonts/NAME`: a font of the style sheets (only those), cached for a day.
@@ -209,7 +238,7 @@ struct Pages: Sendable {
 
     /// A whole page. A signed-in user's carries the session's CSRF token (`bk-csrf`, which the
     /// script sends with every write), their name and a sign-out button.
-    static func page(title: String, body: String, script: Bool = false, theme: String? = nil, bodyClass: String? = nil,
+    static func page(title: String, body: String, script: Bool = false, extraScript: String? = nil, theme: String? = nil, bodyClass: String? = nil,
                      for identity: Identity = .owner) -> Response {
         let sheet = "/assets/style.css" + (theme.map { "?theme=" + escape($0) } ?? "")
         var meta = "", bar = ""
@@ -222,7 +251,7 @@ struct Pages: Sendable {
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
             <meta name="referrer" content="no-referrer">\(meta)<title>\(escape(title))</title>
-            <link rel="stylesheet" href="\(sheet)">\(script || !bar.isEmpty ? "<script src=\"/assets/viewer.js\" defer></script>" : "")</head>
+            <link rel="stylesheet" href="\(sheet)">\(script || !bar.isEmpty ? "<script src=\"/assets/viewer.js\" defer></script>" : "")\(extraScript.map { "<script src=\"\($0)\" defer></script>" } ?? "")</head>
             <body\(bodyClass.map { " class=\"\($0)\"" } ?? "")>\(body.contains(Self.barPlace) ? body.replacingOccurrences(of: Self.barPlace, with: bar) : bar + body)</body></html>
 
             """
@@ -435,7 +464,7 @@ struct Pages: Sendable {
             : composer
         let newest = query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil
         let side = try await sidebar(for: identity, current: id)
-        let body = side + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + pager + "</div>" + tools + "</header>"
+        let body = side + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + pager + "</div>" + tools + Self.tabs(id, current: "Messages") + "</header>"
             + "<div id=\"announce\" class=\"sr\" role=\"log\" aria-live=\"polite\" aria-label=\"New messages\"></div>"
             + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" aria-label=\"Messages\" "
             + "data-live=\"\(c.sourceFormat == "live")\" data-last=\"\(bounds?.last ?? 0)\" "

@@ -14,4 +14,11 @@ public protocol PictureDecoder: Sendable {
     /// (cap insets, legacy caps or 9-patch). Nil when the theme's bubble is not art.
     func themeArt(_ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
                   mirrored: Bool) throws(RenderError) -> (art: NineSliceArt, png: [UInt8])?
+    /// The picture turned by its orientation and made to fit `maxSide` pixels either way (never
+    /// larger than it is): JPEG, or PNG when it is transparent. Throws
+    /// `RenderError.unreadableImage` naming the file.
+    func thumbnail(ofFile path: String, maxSide: Int) throws(RenderError) -> (mime: String, bytes: [UInt8])
+    /// Scene pages (charts, contact sheets) as one SVG document, for a caller that links no
+    /// painter.
+    func svg(_ pages: [ScenePage], theme: Theme, themeFolder: String) throws(RenderError) -> String
 }
