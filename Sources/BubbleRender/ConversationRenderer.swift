@@ -78,7 +78,7 @@ public final class ConversationRenderer {
 
     /// What the last `render` found of its pictures and files (the problems it drew placeholders
     /// for, and how many it looked at).
-    public private(set) var mediaReport = MediaReport()
+    public internal(set) var mediaReport = MediaReport()
     /// Whether the last PNG render was cut into page images on its own (one image would have
     /// been taller than `maxPixels`).
     public private(set) var pagedAutomatically = false

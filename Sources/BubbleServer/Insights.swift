@@ -86,36 +86,17 @@ actor Insights {
     /// The gallery's items of one message.
     static func items(of s: StoredMessage, conversation: Int64, names: [String: String], media: String) -> [GalleryItemJSON] {
         let m = s.message
-        guard m.kind == .message else { return [] }
         func stored(_ path: String?) -> String? {
             guard let path, path.hasPrefix(media + "/") else { return nil }
             return (path as NSString).lastPathComponent
         }
         let date = API.iso(m.date)
-        var base = GalleryItemJSON(conversation: conversation, seq: s.seq, date: date, month: String(date.prefix(7)), sender: m.sender,
-                                   senderName: m.sender.flatMap { names[$0] }, kind: "photo", caption: m.text.map { String($0.prefix(200)) })
-        var out: [GalleryItemJSON] = []
-        for image in m.images {
-            var item = base
-            item.kind = image.sticker ? "sticker" : image.videoFrame ? "video" : "photo"
-            item.file = stored(image.path)
-            item.thumb = item.file.map { "/api/v1/thumbnails/" + $0 }
-            item.width = image.width; item.height = image.height; item.name = image.name
-            out.append(item)
+        return MediaItem.items(of: m).map { item in
+            GalleryItemJSON(conversation: conversation, seq: s.seq, date: date, month: String(date.prefix(7)), sender: m.sender,
+                            senderName: m.sender.flatMap { names[$0] }, kind: item.kind.rawValue, file: stored(item.file),
+                            thumb: stored(item.picture).map { "/api/v1/thumbnails/" + $0 }, width: item.width, height: item.height,
+                            duration: item.duration, name: item.name, pages: item.pages, caption: m.text.map { String($0.prefix(200)) })
         }
-        if let a = m.attachment {
-            let kinds: [MediaAttachment.Kind: String] = [.photo: "photo", .video: "video", .gif: "gif", .sticker: "sticker", .voice: "voice",
-                                                         .audio: "audio", .document: "document"]
-            if let kind = kinds[a.kind] {
-                base.kind = kind
-                base.file = stored(a.path)
-                let picture = stored(a.poster) ?? (["photo", "gif", "sticker"].contains(kind) ? base.file : nil)
-                base.thumb = picture.map { "/api/v1/thumbnails/" + $0 }
-                base.width = a.width; base.height = a.height; base.duration = a.duration; base.name = a.fileName; base.pages = a.pageCount
-                out.append(base)
-            }
-        }
-        return out
     }
 }
 

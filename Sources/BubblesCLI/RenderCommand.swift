@@ -44,6 +44,8 @@ struct Render: AsyncParsableCommand {
     var textEngine: TextEngineKind = .standard
     @Option(help: "Where message times go, instead of the theme's choice: none, aboveGroup, inside, daySeparator or beside.")
     var timestamps: Theme.TimestampPlacement?
+    @Flag(help: "A contact sheet of the conversation's photos, videos, voice notes and files instead of its bubbles (PDF, PNG pages, SVG or HTML).")
+    var gallery = false
     @OptionGroup var batch: BatchOptions
 
     func run() async throws {
@@ -79,6 +81,12 @@ struct Render: AsyncParsableCommand {
             try source.refuseUnsafeOutput(output)
         }
         _ = try source.zone()
+        if gallery {
+            if batch.all { throw ValidationError("--gallery makes one conversation's contact sheet; it does not go with --all") }
+            if output == "-" { throw ValidationError("--gallery writes a file; give an output file name, not -") }
+            try await writeGallery(outFormat)
+            return
+        }
         if dark, let theme, let named = try? ThemeLibrary.load(theme).theme, named.dark == nil {
             let withDark = ThemeLibrary.bundledNames.filter { (try? ThemeLibrary.load($0).theme.dark) != nil }
             FileHandle.standardError.write(Data("warning: theme \"\(theme)\" has no dark variant; --dark changes nothing (themes with one: \(withDark.joined(separator: ", ")))\n".utf8))
@@ -342,5 +350,92 @@ final class ProgressBar {
     }
     func finish() {
         if shown { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
+
+extension Render {
+    /// `--gallery`: the contact sheet (`ContactSheet`) as PDF, PNG pages or SVG; as HTML, a
+    /// self-contained page of thumbnails (JPEG, made by gdk-pixbuf) with their days and senders.
+    func writeGallery(_ kind: OutputKind) async throws {
+        let loaded = try await source.loadAny()
+        defer { loaded.close() }
+        loaded.reportWarnings()
+        try loaded.refuseEmptyRange(source)
+        let locale = try BubblesCLI.locale(locale) ?? Locale(identifier: "en_US")
+        let (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? loaded.result.theme ?? "imessage") }
+        let renderer = ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: loaded.folder)
+        let count: Int
+        switch kind {
+        case .cairo(let format):
+            let (files, items) = try reporting {
+                try renderer.renderGallery(loaded.conversation, to: output, format: format, dark: dark, timeZone: loaded.timeZone, locale: locale, scale: scale)
+            }
+            count = items
+            if files.count > 1 { FileHandle.standardError.write(Data("\(output): \(files.count) pages (\(files.first!) … \(files.last!))\n".utf8)) }
+        case .html:
+            let (resolved, report) = MediaResolver(decoder: PhotoDecoder(), baseFolder: loaded.folder, style: themeValue.layoutStyle).resolve(loaded.conversation)
+            reportMedia(report)
+            let entries = ContactSheet.entries(of: resolved)
+            count = entries.count
+            let html = GalleryHTML.page(title: loaded.conversation.title ?? "Gallery", entries: entries, timeZone: loaded.timeZone, locale: locale, dark: dark)
+            try reporting {
+                try AtomicFile.write(to: output) { (tmp: String) throws(RenderError) in
+                    guard FileManager.default.createFile(atPath: tmp, contents: Data(html.utf8)) else {
+                        throw .unwritable(path: output, reason: "cannot create the file")
+                    }
+                }
+            }
+        }
+        if case .cairo = kind { reportMedia(renderer.mediaReport) }
+        FileHandle.standardError.write(Data("\(output): \(count) photos, videos and files\n".utf8))
+    }
+}
+
+/// `render --gallery -o sheet.html`: the contact sheet as one self-contained page.
+enum GalleryHTML {
+    static func page(title: String, entries: [ContactSheet.Entry], timeZone: TimeZone, locale: Locale, dark: Bool) -> String {
+        func e(_ t: String) -> String { HTMLEscape.text(t) }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let month = Date.FormatStyle(date: .omitted, time: .omitted, locale: locale, calendar: calendar, timeZone: timeZone).month(.wide).year()
+        let day = Date.FormatStyle(date: .abbreviated, time: .shortened, locale: locale, calendar: calendar, timeZone: timeZone)
+        let decoder = PhotoDecoder()
+        var out = """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+        <title>\(e(title)) · gallery</title><style>
+        body{margin:0;padding:16px;font:14px system-ui,sans-serif;background:\(dark ? "#000" : "#fff");color:\(dark ? "#f2f2f7" : "#1c1c1e")}
+        h2{font-size:16px;margin:18px 0 8px}.grid{display:flex;flex-wrap:wrap;gap:8px}
+        figure{margin:0;width:128px}figure img,figure .card{width:128px;height:128px;object-fit:cover;border-radius:6px;display:block;background:\(dark ? "#2c2c2e" : "#e5e5ea")}
+        .card{display:flex!important;flex-direction:column;align-items:center;justify-content:center;font-size:30px;text-align:center}
+        .card small{font-size:11px;padding:4px;word-break:break-word}figcaption{font-size:11px;color:#8e8e93;margin-top:2px}
+        </style></head><body><h1>\(e(title))</h1><p>\(entries.count) photos, videos and files</p>
+
+        """
+        var current: DateComponents?
+        for entry in entries {
+            let m = calendar.dateComponents([.year, .month], from: entry.date)
+            if m != current {
+                if current != nil { out += "</div>\n" }
+                out += "<h2>\(e(entry.date.formatted(month)))</h2><div class=\"grid\">\n"
+                current = m
+            }
+            let label = "\(entry.item.kind.rawValue)\(entry.sender.map { " from " + $0 } ?? ""), \(entry.date.formatted(day))"
+            var cell: String
+            if let picture = entry.item.picture, let thumb = try? decoder.thumbnail(ofFile: picture, maxSide: 256) {
+                cell = "<img alt=\"\(e(label))\" src=\"data:\(thumb.mime);base64,\(Data(thumb.bytes).base64EncodedString())\">"
+            } else {
+                let icon = [MediaItem.Kind.voice: "🎤", .audio: "🎵", .document: "📄", .video: "🎬", .gif: "GIF", .sticker: "🙂", .photo: "📷"][entry.item.kind] ?? "📎"
+                cell = "<div class=\"card\" role=\"img\" aria-label=\"\(e(label))\">\(icon)" + (entry.item.name.map { "<small>\(e($0))</small>" } ?? "") + "</div>"
+            }
+            var caption = entry.date.formatted(Date.FormatStyle(date: .omitted, time: .omitted, locale: locale, calendar: calendar, timeZone: timeZone).day().month(.abbreviated))
+            if let sender = entry.sender { caption += " · " + sender }
+            if let d = entry.item.duration, d > 0 { caption += " · " + MediaItem.duration(d) }
+            if let p = entry.item.pages { caption += " · \(p) page" + (p == 1 ? "" : "s") }
+            out += "<figure>\(cell)<figcaption>\(e(caption))</figcaption></figure>\n"
+        }
+        if current != nil { out += "</div>\n" }
+        return out + "</body></html>\n"
     }
 }

@@ -168,3 +168,50 @@ struct StatsCLITests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["chat.json"])
     }
 }
+
+/// `bubbles render --gallery`: the contact sheet as PDF (text read back), PNG (pixels) and HTML.
+@Suite("bubbles render --gallery", .serialized)
+struct GalleryCLITests {
+    @Test("a contact sheet: months newest first, cells with day and sender, cards for a voice note and a PDF; PNG pixels; HTML with embedded thumbnails; bad combinations")
+    func sheet() throws {
+        let dir = try StatsCLITests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let media = MediaCLITests.media.path
+        var messages: [String] = []
+        for k in 0..<12 {
+            let month = k < 5 ? "2026-01" : "2026-02"
+            messages.append(#"{"from": "\#(k % 2 == 0 ? "ann" : "me")", "date": "\#(month)-\#(String(format: "%02d", 10 + k))T10:00:00Z", "images": [{"path": "\#(media)/orientation-\#(1 + k % 8).jpg", "width": 60, "height": 40}]}"#)
+        }
+        messages.append(#"{"from": "ann", "date": "2026-03-01T09:00:00Z", "attachment": {"kind": "voice", "path": "\#(media)/voice.amr", "duration": 2}}"#)
+        messages.append(#"{"from": "me", "date": "2026-03-02T09:00:00Z", "attachment": {"kind": "document", "path": "\#(media)/Trip plan.pdf", "fileName": "Trip plan.pdf", "pageCount": 2}}"#)
+        let json = #"{"format": "bubblekit-conversation", "version": 1, "title": "Sheet", "me": "me", "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "<i>Ann</i>"}], "messages": ["# + messages.joined(separator: ",") + "]}"
+        try Data(json.utf8).write(to: dir.appendingPathComponent("chat.json"))
+        for name in ["sheet.pdf", "sheet.png", "sheet.html"] {
+            let r = try Tool.run(["render", "chat.json", "--gallery", "-o", name, "--tz", "UTC"], in: dir)
+            #expect(r.status == 0 && r.stderr.contains("\(name): 14 photos, videos and files"), "\(name): \(r.stderr)")
+        }
+        let text = try pdftotext(dir.appendingPathComponent("sheet.pdf").path)
+        for t in ["Sheet", "14 photos, videos and files", "March 2026", "February 2026", "January 2026", "Trip plan.pdf", "2 pages", "0:02", "Mar 1 · <i>Ann</i>"] {
+            #expect(text.contains(t), "sheet.pdf lacks \(t)")
+        }
+        let order = ["March 2026", "February 2026", "January 2026"].compactMap { text.range(of: $0)?.lowerBound }
+        #expect(order.count == 3 && order == order.sorted(), "newest month first")
+        #expect(text.components(separatedBy: "Jan 1").count - 1 == 5 && text.components(separatedBy: "Feb 1").count - 1 + text.components(separatedBy: "Feb 2").count - 1 == 7)
+
+        let png = try PNGPixels(dir.appendingPathComponent("sheet.png"))
+        #expect(png.width == 1_190 && png.height == 1_684, "A4 at scale 2: \(png.width) × \(png.height)")
+        // The first cell is the PDF's card, in the cards' light grey.
+        func pixel(_ x: Int, _ y: Int) -> [UInt8] { let i = (y * png.width + x) * 4; return Array(png.pixels[i..<(i + 3)]) }
+        #expect(pixel(40 * 2, 112 * 2) == [229, 229, 234], "\(pixel(40 * 2, 112 * 2))")
+
+        let html = try String(contentsOf: dir.appendingPathComponent("sheet.html"), encoding: .utf8)
+        #expect(html.components(separatedBy: "<figure>").count - 1 == 14)
+        #expect(html.components(separatedBy: "src=\"data:image/jpeg;base64,").count - 1 == 12)
+        #expect(html.contains("&lt;i&gt;Ann&lt;/i&gt;") && !html.contains("<i>Ann</i>") && html.contains("Content-Security-Policy"))
+
+        let all = try Tool.run(["render", "chat.json", "--gallery", "--all", "-o", "out"], in: dir)
+        #expect(all.status != 0 && all.stderr.contains("--gallery makes one conversation's contact sheet"))
+        let dash = try Tool.run(["render", "chat.json", "--gallery", "-o", "-", "--format", "pdf"], in: dir)
+        #expect(dash.status != 0 && dash.stderr.contains("--gallery writes a file"))
+    }
+}
