@@ -17,7 +17,40 @@ func storeDB(_ size: Int) -> String { (NSTemporaryDirectory() as NSString).appen
 
 var storeCases: [BenchCase] {
     storeSizes.map { size in (storeCaseName(size), { _ in try await storeImportCase(size) }) }
-        + [("store-bare-1m", { _ in try storeBareCase(1_000_000) }), ("store-queries-1m", { _ in try await storeQueryCase(1_000_000) })]
+        + [("store-bare-1m", { _ in try storeBareCase(1_000_000) }), ("store-queries-1m", { _ in try await storeQueryCase(1_000_000) }),
+           ("stats-1m", { _ in try await statsCase(1_000_000) })]
+}
+
+/// Issue 44's goal: a million-message conversation's statistics in at most this many seconds.
+let statsGoalSeconds = 3.0
+
+/// `bubbles stats --conversation` and the Stats tab on the 1M-message store (made by
+/// store-import-1m when missing): the conversation read from SQLite, then its statistics in a
+/// zone with summer time; and the statistics alone of a 1M-message conversation in memory (a
+/// file's path).
+func statsCase(_ size: Int) async throws -> Figures {
+    if !FileManager.default.fileExists(atPath: storeDB(size)) { _ = try await storeImportCase(size) }
+    let store = try SQLiteStore(path: storeDB(size))
+    guard let c = try await store.conversations().first else { throw BenchError("empty store") }
+    let zone = TimeZone(identifier: "Europe/Berlin")!
+    var t = now()
+    let conversation = try await store.load(c.id)
+    let load = now() - t
+    t = now()
+    let stats = ConversationStats(conversation, timeZone: zone)
+    let compute = now() - t
+    let synthetic = SyntheticConversation.make(count: size, seed: 44)
+    t = now()
+    let alone = ConversationStats(synthetic, timeZone: zone)
+    let memory = now() - t
+    let total = load + compute
+    return Figures(name: "stats-1m", messages: stats.messages,
+                   microsPerMessage: ["store read": load * 1e6 / Double(size), "stats": compute * 1e6 / Double(size),
+                                      "stats (synthetic, in memory)": memory * 1e6 / Double(size)],
+                   peakMemoryMB: peakMemoryMB(),
+                   notes: ["seconds": String(format: "%.2f (read %.2f + stats %.2f)", total, load, compute),
+                           "goal": String(format: "≤ %.0f s: %.1f× ", statsGoalSeconds, statsGoalSeconds / total) + (total <= statsGoalSeconds ? "(met)" : "(not met)"),
+                           "people": String(stats.people.count), "synthetic messages": String(alone.messages)])
 }
 
 /// Words of five languages; a message is in one of them (English half the time), Chinese written
@@ -261,4 +294,14 @@ func printStore(_ results: [String: Figures]) {
         print(String(format: "bytes per message: tables %.0f + indexes %.0f + FTS %.0f = %.0f (goal ≤ %.0f: %@)", t, i, s, t + i + s,
                      bytesPerMessageGoal, t + i + s <= bytesPerMessageGoal ? "met" : "not met"))
     }
+}
+
+func printStats(_ results: [String: Figures]) {
+    guard let f = results["stats-1m"] else { return }
+    print("")
+    print("Statistics of a 1,000,000-message conversation (release build; goal ≤ \(Int(statsGoalSeconds)) s, issue 44; ratio = goal ÷ ours)")
+    print(pad("phase", 30) + lpad("µs/msg", 10))
+    for (phase, value) in f.microsPerMessage.sorted(by: { $0.key < $1.key }) { print(pad(phase, 30) + lpad(String(format: "%.2f", value), 10)) }
+    print("store read + stats: \(f.notes["seconds"] ?? "?") s; goal \(f.notes["goal"] ?? "?"); peak \(String(format: "%.0f", f.peakMemoryMB)) MB; "
+          + "\(f.messages) messages, \(f.notes["people"] ?? "?") people")
 }

@@ -28,8 +28,11 @@ enum GalleryScript {
       function layout() {
         var width = root.clientWidth - 2 * GAP;
         var cols = Math.max(2, Math.floor((width + GAP) / (CELL + GAP)));
+        // Cells grow to fill the row (up to 1.5 × the base size).
+        var size = Math.min(Math.floor(CELL * 1.5), Math.floor((width - (cols - 1) * GAP) / cols));
+        space.style.setProperty('--cell', size + 'px');
         rows = []; var y = 0, month = null, run = [];
-        function flush() { if (run.length) { rows.push({ top: y, height: CELL + GAP, items: run }); y += CELL + GAP; run = []; } }
+        function flush() { if (run.length) { rows.push({ top: y, height: size + GAP, items: run }); y += size + GAP; run = []; } }
         shown.forEach(function (item, i) {
           if (item.month !== month) {
             flush(); month = item.month;

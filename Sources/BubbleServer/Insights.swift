@@ -143,8 +143,7 @@ actor Thumbnails {
         let pictures = self.pictures
         let task = Task<(mime: String, bytes: [UInt8])?, Never> {
             await self.slot()
-            defer { Task { await self.release() } }
-            return await Task.detached(priority: .utility) { () -> (mime: String, bytes: [UInt8])? in
+            let result = await Task.detached(priority: .utility) { () -> (mime: String, bytes: [UInt8])? in
                 let made = try? pictures.thumbnail(ofFile: source, maxSide: size)
                 try? FileManager.default.createDirectory(atPath: (base as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 if let made {
@@ -154,6 +153,8 @@ actor Thumbnails {
                 }
                 return made
             }.value
+            self.release()
+            return result
         }
         making[key] = task
         let result = await task.value

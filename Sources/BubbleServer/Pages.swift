@@ -195,8 +195,8 @@ struct Pages: Sendable {
         .gfilter{display:flex;gap:12px;align-items:center;padding:6px 16px;font:14px system-ui,sans-serif;color:var(--ui-fg);border-bottom:1px solid var(--ui-line)}
         .gallery{flex:1;overflow-y:auto;position:relative;background:var(--ui-bg)}#gspace{position:relative;margin:0 6px}
         .gallery .gm{position:absolute;left:0;right:0;height:36px;margin:0;padding:10px 4px 0;font:600 15px system-ui,sans-serif;color:var(--ui-fg)}
-        .gallery .gr{position:absolute;left:0;right:0;height:126px;display:flex;gap:6px}
-        .gc{position:relative;width:120px;height:120px;flex:none;padding:0;border:0;border-radius:6px;overflow:hidden;background:var(--ui-side);cursor:pointer;color:var(--ui-fg)}
+        .gallery .gr{position:absolute;left:0;right:0;height:calc(var(--cell,120px) + 6px);display:flex;gap:6px}
+        .gc{position:relative;width:var(--cell,120px);height:var(--cell,120px);flex:none;padding:0;border:0;border-radius:6px;overflow:hidden;background:var(--ui-side);cursor:pointer;color:var(--ui-fg)}
         .gc img{width:100%;height:100%;object-fit:cover;display:block}.gc.gk-sticker img{object-fit:contain}
         .gc:focus-visible{outline:3px solid var(--ui-accent);outline-offset:-3px}
         .gc .gi{display:block;font-size:34px;margin-top:22px}.gc .gn{display:block;font-size:11px;padding:4px 6px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
