@@ -99,6 +99,27 @@ import Testing
         #expect(empty.hours.count == 7 && empty.hours.allSatisfy { $0.count == 24 && $0.allSatisfy { $0 == 0 } })
     }
 
+    @Test("a long conversation's texts are counted on several cores: the same statistics as one pass")
+    func parallelEqualsSequential() throws {
+        var long = Conversation(title: "Long", participants: Self.conversation.participants)
+        for k in 0..<3_000 {
+            for m in Self.conversation.messages {
+                var copy = m
+                copy.date = m.date.addingTimeInterval(Double(k) * 86_400 * 7)
+                long.messages.append(copy)
+            }
+        }
+        #expect(long.messages.count == 24_000)
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        var one = StatsAccumulator(timeZone: zone)
+        for m in long.messages { one.add(m) }
+        let sequential = one.finish(title: "Long", participants: long.participants)
+        let parallel = ConversationStats(long, timeZone: zone)
+        #expect(parallel == sequential)
+        #expect(parallel.topEmoji.first == .init(value: "🎉", count: 9_000))
+        #expect(parallel.people.first?.words == 36_000)
+    }
+
     @Test("the JSON has the field names scripts rely on")
     func jsonNames() throws {
         let s = ConversationStats(Self.conversation, timeZone: TimeZone(identifier: "UTC")!)

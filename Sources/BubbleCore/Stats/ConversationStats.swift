@@ -92,11 +92,24 @@ public struct ConversationStats: Codable, Sendable, Equatable {
 extension ConversationStats {
     /// The statistics of `conversation` (its messages in time order), months, days and hours in
     /// `timeZone`.
+    /// Texts are counted on every core (runs of messages, merged); the rest in one pass.
     public init(_ conversation: Conversation, timeZone: TimeZone) {
         var accumulator = StatsAccumulator(timeZone: timeZone)
-        let ordered = zip(conversation.messages.dropFirst(), conversation.messages).allSatisfy { $0.date >= $1.date }
-            ? conversation.messages : conversation.messages.sorted { $0.date < $1.date }
+        accumulator.countsTexts = false
+        let messages = conversation.messages
+        let ordered = zip(messages.dropFirst(), messages).allSatisfy { $0.date >= $1.date } ? messages : messages.sorted { $0.date < $1.date }
         for m in ordered { accumulator.add(m) }
+        let parts = messages.count >= 20_000 ? UsableCores.count : 1
+        let tallies = TallyBox(count: parts)
+        DispatchQueue.concurrentPerform(iterations: parts) { k in
+            var tally = TextTally()
+            for i in (messages.count * k / parts)..<(messages.count * (k + 1) / parts) {
+                let m = messages[i]
+                if m.kind == .message, let text = m.text, !text.isEmpty { tally.add(text, sender: m.sender ?? "") }
+            }
+            tallies.set(k, tally)
+        }
+        for k in 0..<parts { accumulator.text.merge(tallies.get(k)) }
         self = accumulator.finish(title: conversation.title, participants: conversation.participants)
     }
 
@@ -106,6 +119,15 @@ extension ConversationStats {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
     }
+}
+
+/// The tallies of `DispatchQueue.concurrentPerform`'s iterations, each written by its own.
+private final class TallyBox: @unchecked Sendable {
+    private var tallies: [TextTally]
+    private let lock = NSLock()
+    init(count: Int) { tallies = Array(repeating: TextTally(), count: count) }
+    func set(_ k: Int, _ t: TextTally) { lock.lock(); tallies[k] = t; lock.unlock() }
+    func get(_ k: Int) -> TextTally { lock.lock(); defer { lock.unlock() }; return tallies[k] }
 }
 
 /// Builds `ConversationStats` from messages handed over in time order, one at a time, so a
@@ -129,13 +151,15 @@ public struct StatsAccumulator {
     private var firstOffset = 0, lastOffset = 0
     private var previousSender: String?
     private var previousDate: Date?
-    private var emoji: [String: Int] = [:]
     private var media = ConversationStats.Media()
+    /// Words, emoji and links of the texts (`add` counts them unless `countsTexts` is off and
+    /// they are counted apart and merged).
+    var text = TextTally()
+    var countsTexts = true
 
     struct SenderTally {
-        var messages = 0, words = 0, media = 0
+        var messages = 0, media = 0
         var replyTimes: [Double] = []
-        var vocabulary: [String: Int] = [:]
     }
 
     public init(timeZone: TimeZone) { self.timeZone = timeZone }
@@ -179,15 +203,7 @@ public struct StatsAccumulator {
         previousSender = sender
         previousDate = m.date
         tally.media += countMedia(m)
-        if let text = m.text, !text.isEmpty {
-            let words = StatsText.words(in: text)
-            tally.words += words.all
-            media.links += words.links
-            let stop = StopWords.list(for: words.latin)
-            for w in words.latin where !stop.contains(w) { tally.vocabulary[w, default: 0] += 1 }
-            for w in words.cjk { tally.vocabulary[w, default: 0] += 1 }
-            for e in words.emoji { emoji[e, default: 0] += 1 }
-        }
+        if countsTexts, let t = m.text, !t.isEmpty { text.add(t, sender: sender) }
         perSender[sender] = tally
     }
 
@@ -231,7 +247,7 @@ public struct StatsAccumulator {
             let sorted = t.replyTimes.sorted()
             let median: Double? = sorted.isEmpty ? nil
                 : sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-            return .init(name: name(id), id: id, messages: t.messages, words: t.words, media: t.media, replies: t.replyTimes.count,
+            return .init(name: name(id), id: id, messages: t.messages, words: text.senders[id]?.words ?? 0, media: t.media, replies: t.replyTimes.count,
                          averageReplySeconds: t.replyTimes.isEmpty ? nil : t.replyTimes.reduce(0, +) / Double(t.replyTimes.count),
                          medianReplySeconds: median)
         }
@@ -261,12 +277,12 @@ public struct StatsAccumulator {
             firstDate: first.map { Self.isoString($0, offset: firstOffset) }, lastDate: last.map { Self.isoString($0, offset: lastOffset) },
             longestStreakDays: best.days,
             longestStreak: .init(days: best.days, from: best.days > 0 ? Self.dayString(best.from) : nil, to: best.days > 0 ? Self.dayString(best.to) : nil),
-            topEmoji: top(emoji, 20),
+            topEmoji: top(text.emoji, 20),
             topWords: order.compactMap { id in
-                let words = top(perSender[id]!.vocabulary, 20)
+                let words = top(text.senders[id]?.vocabulary ?? [:], 20)
                 return words.isEmpty ? nil : .init(name: name(id), words: words)
             },
-            media: media)
+            media: { var m = media; m.links += text.links; return m }())
     }
 
     static func dayString(_ day: Int) -> String {

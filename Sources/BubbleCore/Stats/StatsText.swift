@@ -8,73 +8,175 @@ public enum CJK {
     }
 }
 
-/// The words, emoji and links of a message's text, as statistics count them.
-enum StatsText {
-    struct Words {
-        /// Every word (CJK runs count one each), for the per-person totals.
-        var all = 0
-        /// Lower-cased words of two letters or more, without digits: what stop words apply to.
-        var latin: [String] = []
-        /// Two-character pieces of CJK runs ("明天见" → "明天", "天见"); a run of one is left out.
-        var cjk: [String] = []
-        var emoji: [String] = []
-        var links = 0
+/// What the texts of a conversation hold, per sender: words, their vocabulary (stop words of
+/// each message's language left out), emoji and links. Tallies of separate runs of messages
+/// merge, so texts can be counted on several cores.
+struct TextTally {
+    struct Sender {
+        var words = 0
+        var vocabulary: [String: Int] = [:]
     }
+    var senders: [String: Sender] = [:]
+    var emoji: [String: Int] = [:]
+    var links = 0
+    /// The message being counted: its words (lower-cased) and the languages whose stop words
+    /// each one is (`StopWords.mask`); reused from message to message.
+    private var pending: [(word: String, languages: UInt8)] = []
+    private var pendingCJK: [String] = []
 
-    static func words(in text: String) -> Words {
-        var out = Words()
-        for chunk in text.split(whereSeparator: { $0.isWhitespace }) {
-            if isLink(chunk) { out.links += 1; out.all += 1; continue }
-            var word = String.UnicodeScalarView()
-            var hasDigit = false
-            var cjkRun: [Unicode.Scalar] = []
-            func endWord() {
-                if !word.isEmpty {
-                    out.all += 1
-                    if !hasDigit, word.count >= 2 { out.latin.append(String(word).lowercased()) }
-                }
-                word = String.UnicodeScalarView()
-                hasDigit = false
-            }
-            func endRun() {
-                guard !cjkRun.isEmpty else { return }
-                out.all += 1
-                if cjkRun.count >= 2 {
-                    for i in 0..<(cjkRun.count - 1) {
-                        var pair = String.UnicodeScalarView()
-                        pair.append(cjkRun[i]); pair.append(cjkRun[i + 1])
-                        out.cjk.append(String(pair))
-                    }
-                }
-                cjkRun.removeAll(keepingCapacity: true)
-            }
-            for c in chunk {
-                let first = c.unicodeScalars.first!
-                if isEmoji(c) {
-                    endWord(); endRun()
-                    out.emoji.append(String(c))
-                } else if CJK.contains(first.value) {
-                    endWord()
-                    cjkRun.append(contentsOf: c.unicodeScalars.prefix(1))
-                } else if c.isLetter || c.isNumber || ((c == "'" || c == "’" || c == "-") && !word.isEmpty) {
-                    endRun()
-                    if c.isNumber { hasDigit = true }
-                    word.append(contentsOf: c.unicodeScalars)
-                } else {
-                    endWord(); endRun()
-                }
-            }
-            // A word ends at its last letter: "don't" stays, "rock-" loses its dash.
-            while let last = word.last, last == "'" || last == "’" || last == "-" { word.removeLast() }
-            endWord(); endRun()
+    mutating func merge(_ other: TextTally) {
+        for (id, s) in other.senders {
+            var mine = senders[id] ?? Sender()
+            senders[id] = nil
+            mine.words += s.words
+            mine.vocabulary.merge(s.vocabulary, uniquingKeysWith: +)
+            senders[id] = mine
         }
-        return out
+        emoji.merge(other.emoji, uniquingKeysWith: +)
+        links += other.links
     }
 
+    /// Counts `text`, written by `sender`.
+    mutating func add(_ text: String, sender: String) {
+        pending.removeAll(keepingCapacity: true)
+        pendingCJK.removeAll(keepingCapacity: true)
+        var words = 0
+        var copy = text
+        copy.withUTF8 { bytes in
+            var i = 0
+            let n = bytes.count
+            while i < n {
+                // A chunk: up to the next ASCII whitespace.
+                while i < n, Self.isSpace(bytes[i]) { i += 1 }
+                let start = i
+                var ascii = true
+                while i < n, !Self.isSpace(bytes[i]) { if bytes[i] >= 0x80 { ascii = false }; i += 1 }
+                guard i > start else { break }
+                let chunk = UnsafeBufferPointer(rebasing: bytes[start..<i])
+                if StatsText.isLink(chunk) { links += 1; words += 1; continue }
+                if ascii { words += asciiWords(chunk) } else { words += otherWords(String(decoding: chunk, as: UTF8.self)) }
+            }
+        }
+        // The message's language: the one whose stop words it uses most.
+        var hits = [Int](repeating: 0, count: StopWords.languages.count)
+        for p in pending where p.languages != 0 {
+            for k in hits.indices where p.languages & (1 << k) != 0 { hits[k] += 1 }
+        }
+        var language = -1, best = 0
+        for k in hits.indices where hits[k] > best { best = hits[k]; language = k }
+        let stop: UInt8 = language >= 0 ? 1 << language : 0
+        var tally = senders[sender] ?? Sender()
+        senders[sender] = nil
+        tally.words += words
+        for p in pending where p.languages & stop == 0 { tally.vocabulary[p.word, default: 0] += 1 }
+        for w in pendingCJK { tally.vocabulary[w, default: 0] += 1 }
+        senders[sender] = tally
+    }
+
+    @inline(__always) static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
+
+    /// Words of an ASCII chunk: letters and digits, an apostrophe or dash inside a word; the
+    /// count of words, those of two letters or more without digits kept.
+    private mutating func asciiWords(_ chunk: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = 0
+        var word: [UInt8] = []
+        word.reserveCapacity(24)
+        var digit = false
+        func end() {
+            while let last = word.last, last == 0x27 || last == 0x2D { word.removeLast() }
+            if !word.isEmpty {
+                count += 1
+                if !digit, word.count >= 2 {
+                    let w = String(decoding: word, as: UTF8.self)
+                    pending.append((w, StopWords.mask[w] ?? 0))
+                }
+            }
+            word.removeAll(keepingCapacity: true)
+            digit = false
+        }
+        for b in chunk {
+            switch b {
+            case 0x41...0x5A: word.append(b | 0x20)
+            case 0x61...0x7A: word.append(b)
+            case 0x30...0x39: word.append(b); digit = true
+            case 0x27, 0x2D where !word.isEmpty: word.append(b)
+            default: end()
+            }
+        }
+        end()
+        return count
+    }
+
+    /// Words of a chunk with other scripts, by Unicode properties: letters (any script), CJK
+    /// runs as two-character pieces, emoji.
+    private mutating func otherWords(_ chunk: String) -> Int {
+        var count = 0
+        var word = String.UnicodeScalarView()
+        var digit = false
+        var run: [Unicode.Scalar] = []
+        func endWord() {
+            while let last = word.last, last == "'" || last == "’" || last == "-" { word.removeLast() }
+            if !word.isEmpty {
+                count += 1
+                if !digit, word.count >= 2 {
+                    let w = String(word).lowercased()
+                    pending.append((w, StopWords.mask[w] ?? 0))
+                }
+            }
+            word = String.UnicodeScalarView()
+            digit = false
+        }
+        func endRun() {
+            guard !run.isEmpty else { return }
+            count += 1
+            if run.count >= 2 {
+                for i in 0..<(run.count - 1) {
+                    var pair = String.UnicodeScalarView()
+                    pair.append(run[i]); pair.append(run[i + 1])
+                    pendingCJK.append(String(pair))
+                }
+            }
+            run.removeAll(keepingCapacity: true)
+        }
+        for c in chunk {
+            let first = c.unicodeScalars.first!
+            if StatsText.isEmoji(c) {
+                endWord(); endRun()
+                emoji[String(c), default: 0] += 1
+            } else if CJK.contains(first.value) {
+                endWord()
+                run.append(first)
+            } else if c.isLetter || c.isNumber || ((c == "'" || c == "’" || c == "-") && !word.isEmpty) {
+                endRun()
+                if c.isNumber { digit = true }
+                word.append(contentsOf: c.unicodeScalars)
+            } else {
+                endWord(); endRun()
+            }
+        }
+        endWord(); endRun()
+        return count
+    }
+}
+
+enum StatsText {
     /// `https://…`, `www.…`, `mailto:`, an e-mail address.
-    static func isLink(_ chunk: Substring) -> Bool {
-        chunk.contains("://") || chunk.hasPrefix("www.") || chunk.hasPrefix("mailto:")
-            || (chunk.contains("@") && chunk.contains(".") && chunk.first != "@")
+    static func isLink(_ chunk: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = chunk.count
+        func has(_ prefix: StaticString) -> Bool {
+            let p = prefix.utf8Start, m = prefix.utf8CodeUnitCount
+            guard n >= m else { return false }
+            for k in 0..<m where chunk[k] | 0x20 != p[k] | 0x20 { return false }
+            return true
+        }
+        if has("www.") || has("mailto:") { return true }
+        var at = -1, dot = false
+        for k in 0..<n {
+            let b = chunk[k]
+            if b == 0x3A, k + 2 < n, chunk[k + 1] == 0x2F, chunk[k + 2] == 0x2F { return true }
+            if b == 0x40 { at = k } else if b == 0x2E, at > 0 { dot = true }
+        }
+        return at > 0 && dot
     }
 
     /// A character drawn as an emoji: one shown as emoji by default, one asking for it (U+FE0F),
@@ -130,17 +232,14 @@ enum StopWords {
             """.split(whereSeparator: \.isWhitespace).map(String.init))),
     ]
 
-    static let none: Set<String> = []
+    static let languages = lists.map(\.language)
 
-    /// The list of the language most of `words` belong to; empty when none of them is a stop word.
-    static func list(for words: [String]) -> Set<String> {
-        guard !words.isEmpty else { return none }
-        var best = 0, bestHits = 0
+    /// Each stop word and the languages (bit k: `lists[k]`) it is one of: one lookup per word.
+    static let mask: [String: UInt8] = {
+        var out: [String: UInt8] = [:]
         for (k, list) in lists.enumerated() {
-            var hits = 0
-            for w in words where list.words.contains(w) { hits += 1 }
-            if hits > bestHits { best = k; bestHits = hits }
+            for w in list.words { out[w, default: 0] |= 1 << k }
         }
-        return bestHits > 0 ? lists[best].words : none
-    }
+        return out
+    }()
 }
