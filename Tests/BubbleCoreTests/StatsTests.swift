@@ -88,6 +88,19 @@ import Testing
         #expect(s.topEmoji == [.init(value: "🎉", count: 3), .init(value: "👍🏽", count: 1)])
     }
 
+    @Test("words in other scripts: lower-cased, their language's stop words left out, digits of any script left out")
+    func otherScripts() throws {
+        let c = Conversation(participants: [Participant(id: "a", name: "A")], messages: [
+            Message(sender: "a", direction: .incoming, date: Self.at("2026-01-01T10:00:00Z"), text: "Привет, как дела? Это я, Привет ١٢٣ 😀"),
+            Message(sender: "a", direction: .incoming, date: Self.at("2026-01-01T10:01:00Z"), text: "Grüße aus MÜNCHEN, grüße!"),
+        ])
+        let s = ConversationStats(c, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(s.topWords.first?.words == [.init(value: "grüße", count: 2), .init(value: "привет", count: 2),
+                                           .init(value: "münchen", count: 1), .init(value: "дела", count: 1)])
+        #expect(s.people.first?.words == 11)
+        #expect(s.topEmoji == [.init(value: "😀", count: 1)])
+    }
+
     @Test("messages out of order are counted in time order; an empty conversation has zeros")
     func orderAndEmpty() throws {
         var shuffled = Self.conversation

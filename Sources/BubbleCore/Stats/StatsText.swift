@@ -54,7 +54,7 @@ struct TextTally {
                 guard i > start else { break }
                 let chunk = UnsafeBufferPointer(rebasing: bytes[start..<i])
                 if StatsText.isLink(chunk) { links += 1; words += 1; continue }
-                if ascii { words += asciiWords(chunk) } else { words += otherWords(String(decoding: chunk, as: UTF8.self)) }
+                if ascii { words += asciiWords(chunk) } else { words += scalarWords(String(decoding: chunk, as: UTF8.self)) }
             }
         }
         // The message's language: the one whose stop words it uses most.
@@ -99,7 +99,7 @@ struct TextTally {
             case 0x41...0x5A: word.append(b | 0x20)
             case 0x61...0x7A: word.append(b)
             case 0x30...0x39: word.append(b); digit = true
-            case 0x27, 0x2D where !word.isEmpty: word.append(b)
+            case 0x27 where !word.isEmpty, 0x2D where !word.isEmpty: word.append(b)
             default: end()
             }
         }
@@ -107,8 +107,68 @@ struct TextTally {
         return count
     }
 
-    /// Words of a chunk with other scripts, by Unicode properties: letters (any script), CJK
-    /// runs as two-character pieces, emoji.
+    /// Words of a chunk with other scripts, scalar by scalar: a scalar that is no space,
+    /// punctuation, symbol, digit or CJK is part of a word (letters and their marks in every
+    /// script); digits of any script mark a number; Latin-1, Greek and Cyrillic capitals are
+    /// lower-cased; CJK runs become two-character pieces. A chunk with an emoji (or another
+    /// pictographic symbol) is read by characters instead (`otherWords`), so sequences stay whole.
+    private mutating func scalarWords(_ chunk: String) -> Int {
+        for u in chunk.unicodeScalars where StatsText.mayBeEmoji(u.value) { return otherWords(chunk) }
+        var count = 0
+        var word = String.UnicodeScalarView()
+        var length = 0
+        var digit = false
+        var run: [Unicode.Scalar] = []
+        func endWord() {
+            while let last = word.last, last == "'" || last == "’" || last == "-" { word.removeLast(); length -= 1 }
+            if length > 0 {
+                count += 1
+                if !digit, length >= 2 {
+                    let w = String(word)
+                    pending.append((w, StopWords.mask[w] ?? 0))
+                }
+            }
+            word = String.UnicodeScalarView()
+            length = 0
+            digit = false
+        }
+        func endRun() {
+            guard !run.isEmpty else { return }
+            count += 1
+            if run.count >= 2 {
+                for i in 0..<(run.count - 1) {
+                    var pair = String.UnicodeScalarView()
+                    pair.append(run[i]); pair.append(run[i + 1])
+                    pendingCJK.append(String(pair))
+                }
+            }
+            run.removeAll(keepingCapacity: true)
+        }
+        for u in chunk.unicodeScalars {
+            let v = u.value
+            if CJK.contains(v) {
+                endWord()
+                run.append(u)
+                continue
+            }
+            switch StatsText.kind(v) {
+            case .letter:
+                endRun()
+                word.append(Unicode.Scalar(StatsText.lowered(v)) ?? u); length += 1
+            case .digit:
+                endRun()
+                word.append(u); length += 1; digit = true
+            case .joiner where length > 0:
+                word.append(u); length += 1
+            default:
+                endWord(); endRun()
+            }
+        }
+        endWord(); endRun()
+        return count
+    }
+
+    /// Words of a chunk with emoji, by characters and their Unicode properties.
     private mutating func otherWords(_ chunk: String) -> Int {
         var count = 0
         var word = String.UnicodeScalarView()
@@ -160,6 +220,41 @@ struct TextTally {
 }
 
 enum StatsText {
+    enum ScalarKind { case letter, digit, joiner, other }
+
+    /// What a scalar is to a word, from its code point alone (no Unicode property tables):
+    /// ASCII by its class; Latin-1 and general punctuation, symbols, spaces, Arabic, Hebrew and
+    /// Devanagari punctuation are no part of words; digits of several scripts are digits;
+    /// everything else (letters and marks of any script) is a letter.
+    @inline(__always) static func kind(_ v: UInt32) -> ScalarKind {
+        switch v {
+        case 0x30...0x39, 0x660...0x669, 0x6F0...0x6F9, 0x966...0x96F, 0xFF10...0xFF19: return .digit
+        case 0x41...0x5A, 0x61...0x7A: return .letter
+        case 0x27, 0x2D, 0x2019: return .joiner
+        case 0...0x7F, 0x80...0xBF, 0xD7, 0xF7, 0x2000...0x2BFF, 0x3000...0x303F, 0xFE30...0xFE4F, 0xFF00...0xFF0F, 0xFF1A...0xFF20,
+             0xFF3B...0xFF40, 0xFF5B...0xFF65, 0x60C, 0x61B, 0x61F, 0x66A...0x66D, 0x6D4, 0x5BE, 0x5C0, 0x5C3, 0x5C6, 0x5F3, 0x5F4,
+             0x964, 0x965, 0xFE00...0xFE0F, 0x200B...0x200F, 0xE000...0xF8FF:
+            return .other
+        default: return .letter
+        }
+    }
+
+    /// Capitals of ASCII, Latin-1, Greek and Cyrillic in lower case; other scalars as they are.
+    @inline(__always) static func lowered(_ v: UInt32) -> UInt32 {
+        switch v {
+        case 0x41...0x5A, 0xC0...0xD6, 0xD8...0xDE, 0x391...0x3A1, 0x3A3...0x3AB, 0x410...0x42F: return v + 0x20
+        case 0x400...0x40F: return v + 0x50
+        default: return v
+        }
+    }
+
+    /// Scalars that may be (part of) an emoji: pictographs, symbols, dingbats, arrows, flags'
+    /// letters, keycaps, variation selector 16, ZWJ; © ® ‼ ⁉ ™ ℹ.
+    @inline(__always) static func mayBeEmoji(_ v: UInt32) -> Bool {
+        v >= 0x1F000 || (0x2190...0x2BFF).contains(v) || v == 0xFE0F || v == 0x200D || v == 0x20E3 || v == 0xA9 || v == 0xAE
+            || v == 0x203C || v == 0x2049 || v == 0x2122 || v == 0x2139 || v == 0x3030 || v == 0x303D || v == 0x3297 || v == 0x3299
+    }
+
     /// `https://…`, `www.…`, `mailto:`, an e-mail address.
     static func isLink(_ chunk: UnsafeBufferPointer<UInt8>) -> Bool {
         let n = chunk.count
