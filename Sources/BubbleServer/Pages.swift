@@ -193,7 +193,7 @@ struct Pages: Sendable {
         .bk .tabs,.tabs{display:flex;gap:2px;padding:0 16px 6px;font:14px system-ui,sans-serif}.tabs a{padding:4px 12px;border-radius:14px;color:var(--ui-link);text-decoration:none}
         .tabs a[aria-current=page]{background:var(--ui-current);color:var(--ui-fg);font-weight:600}
         .gfilter{display:flex;gap:12px;align-items:center;padding:6px 16px;font:14px system-ui,sans-serif;color:var(--ui-fg);border-bottom:1px solid var(--ui-line)}
-        .gallery{flex:1;overflow-y:auto;position:relative;background:var(--ui-bg)}#gspace{position:relative;margin:0 6px}
+        .gallery{flex:1;overflow-y:scroll;overflow-x:hidden;position:relative;background:var(--ui-bg)}#gspace{position:relative;margin:0 6px}
         .gallery .gm{position:absolute;left:0;right:0;height:36px;margin:0;padding:10px 4px 0;font:600 15px system-ui,sans-serif;color:var(--ui-fg)}
         .gallery .gr{position:absolute;left:0;right:0;height:calc(var(--cell,120px) + 6px);display:flex;gap:6px}
         .gc{position:relative;width:var(--cell,120px);height:var(--cell,120px);flex:none;padding:0;border:0;border-radius:6px;overflow:hidden;background:var(--ui-side);cursor:pointer;color:var(--ui-fg)}

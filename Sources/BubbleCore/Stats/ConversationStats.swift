@@ -270,6 +270,9 @@ public struct StatsAccumulator {
         func top(_ counts: [String: Int], _ n: Int) -> [ConversationStats.Count] {
             counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(n).map { .init(value: $0.key, count: $0.value) }
         }
+        func top(_ counts: [WordKey: Int], _ n: Int) -> [ConversationStats.Count] {
+            counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.text < $1.key.text }.prefix(n).map { .init(value: $0.key.text, count: $0.value) }
+        }
         return ConversationStats(
             title: title, timeZone: timeZone.identifier, messages: count, people: people, months: monthList, hours: hours,
             activeDays: days.count,

@@ -14,15 +14,15 @@ public enum CJK {
 struct TextTally {
     struct Sender {
         var words = 0
-        var vocabulary: [String: Int] = [:]
+        var vocabulary: [WordKey: Int] = [:]
     }
     var senders: [String: Sender] = [:]
     var emoji: [String: Int] = [:]
     var links = 0
     /// The message being counted: its words (lower-cased) and the languages whose stop words
     /// each one is (`StopWords.mask`); reused from message to message.
-    private var pending: [(word: String, languages: UInt8)] = []
-    private var pendingCJK: [String] = []
+    private var pending: [(word: WordKey, languages: UInt8)] = []
+    private var pendingCJK: [WordKey] = []
 
     mutating func merge(_ other: TextTally) {
         for (id, s) in other.senders {
@@ -87,7 +87,7 @@ struct TextTally {
             if !word.isEmpty {
                 count += 1
                 if !digit, word.count >= 2 {
-                    let w = String(decoding: word, as: UTF8.self)
+                    let w = WordKey(String(decoding: word, as: UTF8.self))
                     pending.append((w, StopWords.mask[w] ?? 0))
                 }
             }
@@ -124,7 +124,7 @@ struct TextTally {
             if length > 0 {
                 count += 1
                 if !digit, length >= 2 {
-                    let w = String(word)
+                    let w = WordKey(String(word))
                     pending.append((w, StopWords.mask[w] ?? 0))
                 }
             }
@@ -139,7 +139,7 @@ struct TextTally {
                 for i in 0..<(run.count - 1) {
                     var pair = String.UnicodeScalarView()
                     pair.append(run[i]); pair.append(run[i + 1])
-                    pendingCJK.append(String(pair))
+                    pendingCJK.append(WordKey(String(pair)))
                 }
             }
             run.removeAll(keepingCapacity: true)
@@ -179,7 +179,7 @@ struct TextTally {
             if !word.isEmpty {
                 count += 1
                 if !digit, word.count >= 2 {
-                    let w = String(word).lowercased()
+                    let w = WordKey(String(word).lowercased())
                     pending.append((w, StopWords.mask[w] ?? 0))
                 }
             }
@@ -193,7 +193,7 @@ struct TextTally {
                 for i in 0..<(run.count - 1) {
                     var pair = String.UnicodeScalarView()
                     pair.append(run[i]); pair.append(run[i + 1])
-                    pendingCJK.append(String(pair))
+                    pendingCJK.append(WordKey(String(pair)))
                 }
             }
             run.removeAll(keepingCapacity: true)
@@ -216,6 +216,20 @@ struct TextTally {
         }
         endWord(); endRun()
         return count
+    }
+}
+
+/// A word as counted: hashed and compared by its UTF-8 bytes, not by Unicode canonical
+/// equivalence (a String's own hashing normalises non-ASCII text first, most of the time the
+/// statistics of a non-Latin conversation took). Words are made by the tokenizer from
+/// scalars, so one spelling is one key.
+struct WordKey: Hashable, Sendable {
+    let text: String
+    init(_ text: String) { self.text = text }
+    static func == (a: WordKey, b: WordKey) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    func hash(into hasher: inout Hasher) {
+        var t = text
+        t.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
@@ -330,10 +344,10 @@ enum StopWords {
     static let languages = lists.map(\.language)
 
     /// Each stop word and the languages (bit k: `lists[k]`) it is one of: one lookup per word.
-    static let mask: [String: UInt8] = {
-        var out: [String: UInt8] = [:]
+    static let mask: [WordKey: UInt8] = {
+        var out: [WordKey: UInt8] = [:]
         for (k, list) in lists.enumerated() {
-            for w in list.words { out[w, default: 0] |= 1 << k }
+            for w in list.words { out[WordKey(w), default: 0] |= 1 << k }
         }
         return out
     }()
