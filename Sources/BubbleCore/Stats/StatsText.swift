@@ -1,3 +1,5 @@
+import Foundation
+
 /// Han, kana and Hangul: scripts written without spaces between words, which search indexes and
 /// statistics count as overlapping two-character words.
 public enum CJK {
@@ -23,6 +25,9 @@ struct TextTally {
     /// each one is (`StopWords.mask`); reused from message to message.
     private var pending: [(word: WordKey, languages: UInt8)] = []
     private var pendingCJK: [WordKey] = []
+    /// Scratch space for a word's bytes and a CJK run, kept from chunk to chunk.
+    private var wordBytes: [UInt8] = []
+    private var cjkRun: [Unicode.Scalar] = []
 
     mutating func merge(_ other: TextTally) {
         for (id, s) in other.senders {
@@ -58,12 +63,16 @@ struct TextTally {
             }
         }
         // The message's language: the one whose stop words it uses most.
-        var hits = [Int](repeating: 0, count: StopWords.languages.count)
-        for p in pending where p.languages != 0 {
-            for k in hits.indices where p.languages & (1 << k) != 0 { hits[k] += 1 }
-        }
+        var any: UInt8 = 0
+        for p in pending { any |= p.languages }
         var language = -1, best = 0
-        for k in hits.indices where hits[k] > best { best = hits[k]; language = k }
+        if any != 0 {
+            for k in 0..<StopWords.languages.count where any & (1 << k) != 0 {
+                var hits = 0
+                for p in pending where p.languages & (1 << k) != 0 { hits += 1 }
+                if hits > best { best = hits; language = k }
+            }
+        }
         let stop: UInt8 = language >= 0 ? 1 << language : 0
         var tally = senders[sender] ?? Sender()
         senders[sender] = nil
@@ -79,8 +88,9 @@ struct TextTally {
     /// count of words, those of two letters or more without digits kept.
     private mutating func asciiWords(_ chunk: UnsafeBufferPointer<UInt8>) -> Int {
         var count = 0
-        var word: [UInt8] = []
-        word.reserveCapacity(24)
+        var word = wordBytes
+        wordBytes = []
+        defer { word.removeAll(keepingCapacity: true); wordBytes = word }
         var digit = false
         func end() {
             while let last = word.last, last == 0x27 || last == 0x2D { word.removeLast() }
@@ -118,7 +128,9 @@ struct TextTally {
         var word = String.UnicodeScalarView()
         var length = 0
         var digit = false
-        var run: [Unicode.Scalar] = []
+        var run = cjkRun
+        cjkRun = []
+        defer { run.removeAll(keepingCapacity: true); cjkRun = run }
         func endWord() {
             while let last = word.last, last == "'" || last == "’" || last == "-" { word.removeLast(); length -= 1 }
             if length > 0 {
@@ -226,7 +238,12 @@ struct TextTally {
 struct WordKey: Hashable, Sendable {
     let text: String
     init(_ text: String) { self.text = text }
-    static func == (a: WordKey, b: WordKey) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    static func == (a: WordKey, b: WordKey) -> Bool {
+        var x = a.text, y = b.text
+        return x.withUTF8 { p in
+            y.withUTF8 { q in p.count == q.count && (p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) }
+        }
+    }
     func hash(into hasher: inout Hasher) {
         var t = text
         t.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
