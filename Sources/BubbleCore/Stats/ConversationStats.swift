@@ -270,9 +270,7 @@ public struct StatsAccumulator {
         func top(_ counts: [String: Int], _ n: Int) -> [ConversationStats.Count] {
             counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(n).map { .init(value: $0.key, count: $0.value) }
         }
-        func top(_ counts: [WordKey: Int], _ n: Int) -> [ConversationStats.Count] {
-            counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.text < $1.key.text }.prefix(n).map { .init(value: $0.key.text, count: $0.value) }
-        }
+
         return ConversationStats(
             title: title, timeZone: timeZone.identifier, messages: count, people: people, months: monthList, hours: hours,
             activeDays: days.count,
@@ -282,7 +280,7 @@ public struct StatsAccumulator {
             longestStreak: .init(days: best.days, from: best.days > 0 ? Self.dayString(best.from) : nil, to: best.days > 0 ? Self.dayString(best.to) : nil),
             topEmoji: top(text.emoji, 20),
             topWords: order.compactMap { id in
-                let words = top(text.senders[id]?.vocabulary ?? [:], 20)
+                let words = (text.senders[id]?.vocabulary.top(20) ?? []).map { ConversationStats.Count(value: $0.word, count: $0.value) }
                 return words.isEmpty ? nil : .init(name: name(id), words: words)
             },
             media: { var m = media; m.links += text.links; return m }())

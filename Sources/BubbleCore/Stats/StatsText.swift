@@ -16,15 +16,15 @@ public enum CJK {
 struct TextTally {
     struct Sender {
         var words = 0
-        var vocabulary: [WordKey: Int] = [:]
+        var vocabulary = WordTable()
     }
     var senders: [String: Sender] = [:]
     var emoji: [String: Int] = [:]
     var links = 0
     /// The message being counted: its words (lower-cased) and the languages whose stop words
     /// each one is (`StopWords.mask`); reused from message to message.
-    private var pending: [(word: WordKey, languages: UInt8)] = []
-    private var pendingCJK: [WordKey] = []
+    private var pending: [(start: Int, length: Int, hash: UInt64, languages: UInt8)] = []
+    private var pendingBytes: [UInt8] = []
     /// Scratch space for a word's bytes and a CJK run, kept from chunk to chunk.
     private var wordBytes: [UInt8] = []
     private var cjkRun: [Unicode.Scalar] = []
@@ -34,7 +34,7 @@ struct TextTally {
             var mine = senders[id] ?? Sender()
             senders[id] = nil
             mine.words += s.words
-            mine.vocabulary.merge(s.vocabulary, uniquingKeysWith: +)
+            mine.vocabulary.merge(s.vocabulary)
             senders[id] = mine
         }
         emoji.merge(other.emoji, uniquingKeysWith: +)
@@ -44,7 +44,7 @@ struct TextTally {
     /// Counts `text`, written by `sender`.
     mutating func add(_ text: String, sender: String) {
         pending.removeAll(keepingCapacity: true)
-        pendingCJK.removeAll(keepingCapacity: true)
+        pendingBytes.removeAll(keepingCapacity: true)
         var words = 0
         var copy = text
         copy.withUTF8 { bytes in
@@ -77,9 +77,24 @@ struct TextTally {
         var tally = senders[sender] ?? Sender()
         senders[sender] = nil
         tally.words += words
-        for p in pending where p.languages & stop == 0 { tally.vocabulary[p.word, default: 0] += 1 }
-        for w in pendingCJK { tally.vocabulary[w, default: 0] += 1 }
+        pendingBytes.withUnsafeBufferPointer { bytes in
+            for p in pending where p.languages & stop == 0 {
+                tally.vocabulary.add(UnsafeBufferPointer(rebasing: bytes[p.start..<(p.start + p.length)]), hash: p.hash, count: 1)
+            }
+        }
         senders[sender] = tally
+    }
+
+    /// A word of the message (UTF-8), with the languages it is a stop word of.
+    private mutating func push(_ word: UnsafeBufferPointer<UInt8>) {
+        let hash = WordTable.hash(word)
+        pending.append((pendingBytes.count, word.count, hash, StopWords.table.value(of: word, hash: hash).map(UInt8.init) ?? 0))
+        pendingBytes.append(contentsOf: word)
+    }
+
+    private mutating func push(_ word: String) {
+        var w = word
+        w.withUTF8 { push($0) }
     }
 
     @inline(__always) static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
@@ -97,8 +112,7 @@ struct TextTally {
             if !word.isEmpty {
                 count += 1
                 if !digit, word.count >= 2 {
-                    let w = WordKey(String(decoding: word, as: UTF8.self))
-                    pending.append((w, StopWords.mask[w] ?? 0))
+                    word.withUnsafeBufferPointer { push($0) }
                 }
             }
             word.removeAll(keepingCapacity: true)
@@ -136,8 +150,7 @@ struct TextTally {
             if length > 0 {
                 count += 1
                 if !digit, length >= 2 {
-                    let w = WordKey(String(word))
-                    pending.append((w, StopWords.mask[w] ?? 0))
+                    push(String(word))
                 }
             }
             word = String.UnicodeScalarView()
@@ -151,7 +164,7 @@ struct TextTally {
                 for i in 0..<(run.count - 1) {
                     var pair = String.UnicodeScalarView()
                     pair.append(run[i]); pair.append(run[i + 1])
-                    pendingCJK.append(WordKey(String(pair)))
+                    push(String(pair))
                 }
             }
             run.removeAll(keepingCapacity: true)
@@ -191,8 +204,7 @@ struct TextTally {
             if !word.isEmpty {
                 count += 1
                 if !digit, word.count >= 2 {
-                    let w = WordKey(String(word).lowercased())
-                    pending.append((w, StopWords.mask[w] ?? 0))
+                    push(String(word).lowercased())
                 }
             }
             word = String.UnicodeScalarView()
@@ -205,7 +217,7 @@ struct TextTally {
                 for i in 0..<(run.count - 1) {
                     var pair = String.UnicodeScalarView()
                     pair.append(run[i]); pair.append(run[i + 1])
-                    pendingCJK.append(WordKey(String(pair)))
+                    push(String(pair))
                 }
             }
             run.removeAll(keepingCapacity: true)
@@ -231,22 +243,102 @@ struct TextTally {
     }
 }
 
-/// A word as counted: hashed and compared by its UTF-8 bytes, not by Unicode canonical
-/// equivalence (a String's own hashing normalises non-ASCII text first, most of the time the
-/// statistics of a non-Latin conversation took). Words are made by the tokenizer from
-/// scalars, so one spelling is one key.
-struct WordKey: Hashable, Sendable {
-    let text: String
-    init(_ text: String) { self.text = text }
-    static func == (a: WordKey, b: WordKey) -> Bool {
-        var x = a.text, y = b.text
-        return x.withUTF8 { p in
-            y.withUTF8 { q in p.count == q.count && (p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) }
+/// Words (UTF-8 bytes) and a number for each: an open-addressing table with FNV-1a hashes,
+/// the words kept once in one byte arena. Words are compared by their bytes, not by Unicode
+/// canonical equivalence (a String's hashing normalises non-ASCII text first, and a String per
+/// word and two dictionary lookups were most of the statistics' time); the tokenizer makes
+/// words from scalars, so one spelling is one key.
+struct WordTable: Sendable {
+    private var hashes: [UInt64] = []
+    private var starts: [Int] = []
+    private var lengths: [Int] = []
+    private(set) var values: [Int] = []
+    private var slots = [Int32](repeating: -1, count: 64)
+    private var arena: [UInt8] = []
+
+    var count: Int { values.count }
+
+    @inline(__always) static func hash(_ word: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for b in word { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h
+    }
+
+    /// The entry of `word`, nil when it has none.
+    func index(of word: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int? {
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let e = Int(slots[i])
+            if e < 0 { return nil }
+            if hashes[e] == hash, lengths[e] == word.count, same(e, word) { return e }
+            i = (i + 1) & mask
         }
     }
-    func hash(into hasher: inout Hasher) {
-        var t = text
-        t.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+
+    @inline(__always) private func same(_ e: Int, _ word: UnsafeBufferPointer<UInt8>) -> Bool {
+        word.count == 0 || arena.withUnsafeBufferPointer { memcmp($0.baseAddress! + starts[e], word.baseAddress!, word.count) == 0 }
+    }
+
+    func value(of word: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int? { index(of: word, hash: hash).map { values[$0] } }
+
+    /// Adds `count` to `word`'s number (a new word starts at 0).
+    mutating func add(_ word: UnsafeBufferPointer<UInt8>, hash: UInt64, count: Int) {
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let e = Int(slots[i])
+            if e < 0 { break }
+            if hashes[e] == hash, lengths[e] == word.count, same(e, word) { values[e] += count; return }
+            i = (i + 1) & mask
+        }
+        slots[i] = Int32(values.count)
+        hashes.append(hash); starts.append(arena.count); lengths.append(word.count); values.append(count)
+        arena.append(contentsOf: word)
+        if values.count * 2 > slots.count { grow() }
+    }
+
+    mutating func add(_ word: String, count: Int) {
+        var w = word
+        w.withUTF8 { add($0, hash: Self.hash($0), count: count) }
+    }
+
+    private mutating func grow() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        let mask = slots.count - 1
+        for e in 0..<values.count {
+            var i = Int(truncatingIfNeeded: hashes[e]) & mask
+            while slots[i] >= 0 { i = (i + 1) & mask }
+            slots[i] = Int32(e)
+        }
+    }
+
+    func word(_ e: Int) -> String { String(decoding: arena[starts[e]..<(starts[e] + lengths[e])], as: UTF8.self) }
+
+    mutating func merge(_ other: WordTable) {
+        other.arena.withUnsafeBufferPointer { bytes in
+            for e in 0..<other.values.count {
+                add(UnsafeBufferPointer(rebasing: bytes[other.starts[e]..<(other.starts[e] + other.lengths[e])]), hash: other.hashes[e], count: other.values[e])
+            }
+        }
+    }
+
+    /// The `n` words with the highest numbers (ties: by the words' bytes, ascending — the order
+    /// of their scalars).
+    func top(_ n: Int) -> [(word: String, value: Int)] {
+        guard n > 0, !values.isEmpty else { return [] }
+        var order = Array(values.indices)
+        order.sort { values[$0] > values[$1] }
+        let cut = values[order[min(n, order.count) - 1]]
+        var head = order.filter { values[$0] >= cut }
+        arena.withUnsafeBufferPointer { bytes in
+            head.sort { a, b in
+                if values[a] != values[b] { return values[a] > values[b] }
+                let c = memcmp(bytes.baseAddress! + starts[a], bytes.baseAddress! + starts[b], min(lengths[a], lengths[b]))
+                return c != 0 ? c < 0 : lengths[a] < lengths[b]
+            }
+        }
+        return head.prefix(n).map { (word($0), values[$0]) }
     }
 }
 
@@ -361,10 +453,10 @@ enum StopWords {
     static let languages = lists.map(\.language)
 
     /// Each stop word and the languages (bit k: `lists[k]`) it is one of: one lookup per word.
-    static let mask: [WordKey: UInt8] = {
-        var out: [WordKey: UInt8] = [:]
+    static let table: WordTable = {
+        var out = WordTable()
         for (k, list) in lists.enumerated() {
-            for w in list.words { out[WordKey(w), default: 0] |= 1 << k }
+            for w in list.words { out.add(w, count: 1 << k) }
         }
         return out
     }()
