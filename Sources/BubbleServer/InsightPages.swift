@@ -131,7 +131,7 @@ extension Pages {
         let tz = zone.identifier.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "UTC"
         let chart = "/api/v1/conversations/\(id)/stats.svg?tz=\(tz)"
         var body = try await sidebar(for: identity, current: id) + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + "</div>"
-            + Self.tabs(id, current: "Stats") + "</header><div id=\"scroller\"><main class=\"bk stats\" id=\"stats\" aria-label=\"Statistics\">"
+            + "</header>" + Self.tabs(id, current: "Stats") + "<div id=\"scroller\"><main class=\"bk stats\" id=\"stats\" aria-label=\"Statistics\">"
         body += "<form method=\"get\" class=\"tz\"><label>Time zone <input name=\"tz\" value=\"\(Self.escape(zone.identifier))\" size=\"18\"></label> <button>Show</button> "
             + "<a href=\"/api/v1/conversations/\(id)/stats?tz=\(tz)\">JSON</a></form>"
         body += "<picture><source srcset=\"\(chart)&amp;dark=1\" media=\"(prefers-color-scheme: dark)\">"
@@ -153,13 +153,13 @@ extension Pages {
         let source: String
         if let id {
             let c = try await api.known(id)
-            head += Self.header(c) + "</div>" + Self.tabs(id, current: "Gallery")
+            head += Self.header(c) + "</div></header>" + Self.tabs(id, current: "Gallery")
             source = "/api/v1/conversations/\(id)/media"
         } else {
             head += "<div class=\"who\"><h1>Gallery</h1><small class=\"meta\">Photos, videos, stickers, voice notes and documents of every conversation</small></div>"
             source = "/api/v1/media"
+            head += "</header>"
         }
-        head += "</header>"
         let filters = "<div class=\"gfilter\" role=\"group\" aria-label=\"Filter\"><label>Kind <select id=\"gkind\"><option value=\"\">All</option>"
             + [("photo", "Photos"), ("video", "Videos"), ("gif", "GIFs"), ("sticker", "Stickers"), ("voice", "Voice notes"), ("audio", "Audio"), ("document", "Documents")]
                 .map { "<option value=\"\($0.0)\">\($0.1)</option>" }.joined()

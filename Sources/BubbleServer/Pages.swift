@@ -190,7 +190,7 @@ struct Pages: Sendable {
         .chat{position:relative}.unread{position:absolute;right:12px;bottom:9px;min-width:20px;height:20px;border-radius:10px;background:var(--ui-accent);color:#fff;font:600 12px/20px system-ui,sans-serif;text-align:center;padding:0 6px;box-sizing:border-box}
         .scheme{align-self:flex-start;font:13px system-ui,sans-serif;border:1px solid var(--ui-edge);border-radius:12px;background:var(--ui-field);color:var(--ui-fg);padding:2px 10px;cursor:pointer}
         .sidehead .glink{font:14px system-ui,sans-serif;color:var(--ui-link);text-decoration:none;align-self:center}
-        .bk .tabs,.tabs{display:flex;gap:2px;padding:0 16px 6px;font:14px system-ui,sans-serif}.tabs a{padding:4px 12px;border-radius:14px;color:var(--ui-link);text-decoration:none}
+        .tabs{display:flex;flex:none;gap:2px;padding:4px 16px;font:14px system-ui,sans-serif;border-bottom:1px solid var(--ui-line);background:var(--ui-bg)}.tabs a{padding:4px 12px;border-radius:14px;color:var(--ui-link);text-decoration:none}
         .tabs a[aria-current=page]{background:var(--ui-current);color:var(--ui-fg);font-weight:600}
         .gfilter{display:flex;gap:12px;align-items:center;padding:6px 16px;font:14px system-ui,sans-serif;color:var(--ui-fg);border-bottom:1px solid var(--ui-line)}
         .gallery{flex:1;overflow-y:scroll;overflow-x:hidden;position:relative;background:var(--ui-bg)}#gspace{position:relative;margin:0 6px}
@@ -464,7 +464,7 @@ struct Pages: Sendable {
             : composer
         let newest = query["after"] == nil && query["before"] == nil && query["at"] == nil && query["date"] == nil
         let side = try await sidebar(for: identity, current: id)
-        let body = side + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + pager + "</div>" + tools + Self.tabs(id, current: "Messages") + "</header>"
+        let body = side + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + pager + "</div>" + tools + "</header>" + Self.tabs(id, current: "Messages")
             + "<div id=\"announce\" class=\"sr\" role=\"log\" aria-live=\"polite\" aria-label=\"New messages\"></div>"
             + "<div id=\"scroller\"><main class=\"c\(firstScreen.avatars ? " w" : "")\" id=\"rows\" aria-label=\"Messages\" "
             + "data-live=\"\(c.sourceFormat == "live")\" data-last=\"\(bounds?.last ?? 0)\" "
