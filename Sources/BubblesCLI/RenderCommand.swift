@@ -84,6 +84,7 @@ struct Render: AsyncParsableCommand {
         if gallery {
             if batch.all { throw ValidationError("--gallery makes one conversation's contact sheet; it does not go with --all") }
             if output == "-" { throw ValidationError("--gallery writes a file; give an output file name, not -") }
+            try batch.refuseWithoutAll(source: source)
             try await writeGallery(outFormat)
             return
         }

@@ -61,9 +61,11 @@ struct Stats: AsyncParsableCommand {
             return
         }
         if case .json = target {
-            try AtomicFile.write(to: output) { (tmp: String) throws(RenderError) in
-                guard let data = try? stats.json(), FileManager.default.createFile(atPath: tmp, contents: data) else {
-                    throw .unwritable(path: output, reason: "cannot create the file")
+            try reporting {
+                try AtomicFile.write(to: output) { (tmp: String) throws(RenderError) in
+                    guard let data = try? stats.json(), FileManager.default.createFile(atPath: tmp, contents: data) else {
+                        throw .unwritable(path: output, reason: "cannot create the file")
+                    }
                 }
             }
             return

@@ -85,6 +85,21 @@ struct TextTally {
         senders[sender] = tally
     }
 
+    /// A CJK run as its overlapping two-character words ("明天见" → "明天", "天见"; one character
+    /// alone is none); emptied. 1 when there was a run (it counts as a word), else 0.
+    private mutating func pushRun(_ run: inout [Unicode.Scalar]) -> Int {
+        guard !run.isEmpty else { return 0 }
+        if run.count >= 2 {
+            for i in 0..<(run.count - 1) {
+                var pair = String.UnicodeScalarView()
+                pair.append(run[i]); pair.append(run[i + 1])
+                push(String(pair))
+            }
+        }
+        run.removeAll(keepingCapacity: true)
+        return 1
+    }
+
     /// A word of the message (UTF-8), with the languages it is a stop word of.
     private mutating func push(_ word: UnsafeBufferPointer<UInt8>) {
         let hash = WordTable.hash(word)
@@ -157,18 +172,7 @@ struct TextTally {
             length = 0
             digit = false
         }
-        func endRun() {
-            guard !run.isEmpty else { return }
-            count += 1
-            if run.count >= 2 {
-                for i in 0..<(run.count - 1) {
-                    var pair = String.UnicodeScalarView()
-                    pair.append(run[i]); pair.append(run[i + 1])
-                    push(String(pair))
-                }
-            }
-            run.removeAll(keepingCapacity: true)
-        }
+        func endRun() { count += pushRun(&run) }
         for u in chunk.unicodeScalars {
             let v = u.value
             if CJK.contains(v) {
@@ -210,18 +214,7 @@ struct TextTally {
             word = String.UnicodeScalarView()
             digit = false
         }
-        func endRun() {
-            guard !run.isEmpty else { return }
-            count += 1
-            if run.count >= 2 {
-                for i in 0..<(run.count - 1) {
-                    var pair = String.UnicodeScalarView()
-                    pair.append(run[i]); pair.append(run[i + 1])
-                    push(String(pair))
-                }
-            }
-            run.removeAll(keepingCapacity: true)
-        }
+        func endRun() { count += pushRun(&run) }
         for c in chunk {
             let first = c.unicodeScalars.first!
             if StatsText.isEmoji(c) {
