@@ -402,10 +402,7 @@ extension BookBuilder {
     /// A text in `width`, its box's top-left at `x`, `y`, aligned in `width` (0 left, 0.5 centre, 1 right).
     func text(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
               align: Double = 0) throws(LayoutError) -> (SceneItem, Double) {
-        let (t, w) = try scene.measurer.measure(string, style: style, maxWidth: width)
-        let left = x + (width - t.width) * align
-        return (.text(SceneText(string: string, style: style, color: color, origin: Point(x: left, y: y), wrapWidth: w,
-                                boxWidth: t.width, layout: t, maxLines: nil)), t.height)
+        try scene.measurer.placedText(string, style, color, x: x, y: y, width: width, align: align)
     }
 
     /// Page `index` (0-based) of `plan`, filled. Reads only: pages may be made on several threads.

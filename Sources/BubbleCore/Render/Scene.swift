@@ -411,3 +411,15 @@ public struct SceneBuilder {
 extension Color {
     public func withAlpha(_ alpha: Double) -> Color { Color(red: red, green: green, blue: blue, alpha: alpha) }
 }
+
+extension BubbleMeasurer {
+    /// `string` laid out in `width` (at most `maxLines` lines), its box's top-left at `x`, `y`,
+    /// aligned in `width` (0 left, 0.5 centre, 1 right): the scene item and its height. Pages
+    /// that are not conversations (a book's, charts, contact sheets) place their texts with it.
+    public func placedText(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
+                           align: Double = 0, maxLines: Int? = nil) throws(LayoutError) -> (SceneItem, Double) {
+        let (t, w) = try measure(string, style: style, maxWidth: max(1, width), maxLines: maxLines)
+        return (.text(SceneText(string: string, style: style, color: color, origin: Point(x: x + (width - t.width) * align, y: y),
+                                wrapWidth: w, boxWidth: t.width, layout: t, maxLines: maxLines)), t.height)
+    }
+}

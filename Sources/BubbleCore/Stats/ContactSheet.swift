@@ -41,10 +41,8 @@ public struct ContactSheet {
 
     func text(_ string: String, _ size: Double, _ color: Color, x: Double, y: Double, width: Double, bold: Bool = false,
               align: Double = 0) throws(LayoutError) -> (SceneItem, Double) {
-        let style = TextStyle(family: family, size: size, weight: bold ? .bold : .regular)
-        let (t, w) = try measurer.measure(string, style: style, maxWidth: max(1, width), maxLines: 1)
-        return (.text(SceneText(string: string, style: style, color: color, origin: Point(x: x + (width - t.width) * align, y: y), wrapWidth: w,
-                                boxWidth: t.width, layout: t, maxLines: 1)), t.height)
+        try measurer.placedText(string, TextStyle(family: family, size: size, weight: bold ? .bold : .regular), color,
+                                x: x, y: y, width: width, align: align, maxLines: 1)
     }
 
     /// The pages: a title on the first, a heading per month, rows of cells; a month's heading is

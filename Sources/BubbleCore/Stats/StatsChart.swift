@@ -44,10 +44,7 @@ public struct StatsChart {
     /// 1 right); the item and its height.
     func text(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
               align: Double = 0) throws(LayoutError) -> (SceneItem, Double) {
-        let (t, w) = try measurer.measure(string, style: style, maxWidth: max(1, width))
-        let left = x + (width - t.width) * align
-        return (.text(SceneText(string: string, style: style, color: color, origin: Point(x: left, y: y), wrapWidth: w,
-                                boxWidth: t.width, layout: t, maxLines: nil)), t.height)
+        try measurer.placedText(string, style, color, x: x, y: y, width: width, align: align)
     }
 
     /// The charts of `stats` on one page.
