@@ -55,7 +55,7 @@ enum GalleryScript {
           img.onerror = function () { b.classList.add('broken'); img.remove(); };
           b.appendChild(img);
         } else {
-          b.appendChild(el('span', 'gi', { voice: '🎤', audio: '🎵', document: '📄', video: '🎬', gif: 'GIF', sticker: '🙂', photo: '📷' }[item.kind] || '📎'));
+          b.appendChild(el('span', 'gi', { voice: '🎤', audio: '🎵', document: '📄', video: '🎬', gif: '🎞', sticker: '💟', photo: '📷' }[item.kind] || '📎'));
           if (item.name) b.appendChild(el('span', 'gn', item.name));
           if (!item.file) b.classList.add('missing');
         }

@@ -427,7 +427,7 @@ enum GalleryHTML {
             if let picture = entry.item.picture, let thumb = try? decoder.thumbnail(ofFile: picture, maxSide: 256) {
                 cell = "<img alt=\"\(e(label))\" src=\"data:\(thumb.mime);base64,\(Data(thumb.bytes).base64EncodedString())\">"
             } else {
-                let icon = [MediaItem.Kind.voice: "🎤", .audio: "🎵", .document: "📄", .video: "🎬", .gif: "GIF", .sticker: "🙂", .photo: "📷"][entry.item.kind] ?? "📎"
+                let icon = entry.item.kind.symbol
                 cell = "<div class=\"card\" role=\"img\" aria-label=\"\(e(label))\">\(icon)" + (entry.item.name.map { "<small>\(e($0))</small>" } ?? "") + "</div>"
             }
             var caption = entry.date.formatted(Date.FormatStyle(date: .omitted, time: .omitted, locale: locale, calendar: calendar, timeZone: timeZone).day().month(.abbreviated))

@@ -231,8 +231,13 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
     public func encode(to encoder: any Encoder) throws { try storage.fields.encode(to: encoder) }
 
     /// The symbol and the kind's name shown in the bubble.
+    public var symbolAndName: (String, String) { kind.symbolAndName }
+}
+
+extension MediaAttachment.Kind {
+    /// The symbol and the name of the kind, as bubbles and galleries show them.
     public var symbolAndName: (String, String) {
-        switch kind {
+        switch self {
         case .photo: ("📷", "Photo")
         case .video: ("🎬", "Video")
         case .gif: ("🎞", "GIF")
@@ -248,7 +253,9 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         case .deleted: ("🚫", "This message was deleted")
         }
     }
+}
 
+extension MediaAttachment {
     /// What a bubble shows: a symbol, the kind or the file's name, and what is known of it.
     ///
     ///     📎 Media omitted

@@ -100,8 +100,7 @@ public struct ContactSheet {
             items.append(.photo(path: picture, rect, cornerRadius: 4))
         } else {
             items.append(.path(BubbleShape.roundedRect(rect, radius: 4), fill: palette.grid, stroke: nil, lineWidth: 0))
-            let icon = [MediaItem.Kind.voice: "🎤", .audio: "🎵", .document: "📄", .video: "🎬", .gif: "GIF", .sticker: "🙂", .photo: "📷"][item.kind] ?? "📎"
-            items.append(try text(icon, 24, palette.ink, x: rect.minX, y: rect.minY + 18, width: rect.width, align: 0.5).0)
+            items.append(try text(item.kind.symbol, 24, palette.ink, x: rect.minX, y: rect.minY + 18, width: rect.width, align: 0.5).0)
             if let name = item.name {
                 items.append(try text(name, 8, palette.ink, x: rect.minX + 4, y: rect.minY + 56, width: rect.width - 8, align: 0.5).0)
             }

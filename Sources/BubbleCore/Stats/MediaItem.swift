@@ -6,6 +6,9 @@ import Foundation
 public struct MediaItem: Hashable, Sendable {
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         case photo, video, gif, sticker, voice, audio, document
+
+        /// The symbol bubbles show for this kind of attachment (`MediaAttachment.Kind`).
+        public var symbol: String { MediaAttachment.Kind(rawValue: rawValue)?.symbolAndName.0 ?? "📎" }
     }
     public var kind: Kind
     /// What to show in a cell: the photo, sticker or GIF, a video's poster; nil for the others.
