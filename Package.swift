@@ -18,7 +18,8 @@ let package = Package(
     // in a fraction of the time: no SwiftNIO, Hummingbird, postgres-nio or swift-crypto.
     traits: [
         .trait(name: "Server", description: "bubbles import/list/search/serve/db and --conversation: the store (SQLite, PostgreSQL) and the HTTP server"),
-        .default(enabledTraits: ["Server"]),
+        .trait(name: "Decrypt", description: "Encrypted inputs: WhatsApp .crypt14/.crypt15 backups, Signal Desktop's SQLCipher 4 database and its attachments (swift-crypto)"),
+        .default(enabledTraits: ["Server", "Decrypt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -34,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -68,11 +70,16 @@ let package = Package(
         .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
         // libxml2's push parser with SAX2 callbacks (SMS Backup & Restore XML), wrapped by SAXPushParser.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
-        // Chat exports (SMS Backup & Restore, WhatsApp, Telegram, iMessage, native JSON) → Conversation.
+        // zlib's inflate (a WhatsApp backup's deflated database), streamed with its own errors.
+        .systemLibrary(name: "CZlibInflate", providers: [.apt(["zlib1g-dev"])]),
+        // Chat exports (SMS Backup & Restore, WhatsApp, Telegram, iMessage, Messenger, Discord, the
+        // apps' own databases: WhatsApp msgstore.db and its backups, Signal Desktop) → Conversation.
         .target(
             name: "BubbleImport",
             dependencies: [
-                "BubbleCore", "CLibXML2",
+                "BubbleCore", "CLibXML2", "CZlibInflate",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Decrypt"])),
+                .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Decrypt"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]

@@ -20,6 +20,14 @@ public enum ImportFormat: String, CaseIterable, Hashable, Sendable, CustomString
     case instagram
     /// DiscordChatExporter JSON: one channel's file (its `[part N]` files joined), or a folder of them.
     case discord
+    /// WhatsApp for Android's own database: `msgstore.db` (with `wa.db` beside it for names), or
+    /// its encrypted backup `msgstore.db.crypt14` / `.crypt15` with `ImportOptions.key`.
+    case whatsappDatabase = "whatsapp-db"
+    /// Signal Desktop: its profile folder (`config.json`, `sql/db.sqlite` in SQLCipher 4,
+    /// `attachments.noindex`) or the database file, with the key from `config.json` or `ImportOptions.key`.
+    case signal
+    /// signal-export's output: a chat's folder with `chat.md` (and `data.json`), or either file.
+    case signalExport = "signal-export"
 
     public var description: String {
         switch self {
@@ -31,6 +39,9 @@ public enum ImportFormat: String, CaseIterable, Hashable, Sendable, CustomString
         case .messenger: "Messenger download (JSON)"
         case .instagram: "Instagram download (JSON)"
         case .discord: "DiscordChatExporter JSON"
+        case .whatsappDatabase: "WhatsApp msgstore.db"
+        case .signal: "Signal Desktop database"
+        case .signalExport: "signal-export chat"
         }
     }
 }
@@ -85,10 +96,18 @@ public struct ImportOptions: Sendable {
     /// Refuse what would otherwise be a warning about a line that could not be read as its
     /// format says (WhatsApp: a line that looks like a message header but does not parse).
     public var strict: Bool
+    /// The key of an encrypted input: a WhatsApp backup's 64-digit key or key file, Signal
+    /// Desktop's raw database key (64 hex digits) when its `config.json` holds none.
+    public var key: DecryptionKey?
+    /// The folder an app database's media live in: the phone's `WhatsApp/Media`, Signal's
+    /// `attachments.noindex` (nil: looked for beside the database).
+    public var mediaFolder: String?
 
     public init(me: String? = nil, chat: String? = nil, since: Date? = nil, until: Date? = nil,
                 timeZone: TimeZone = .current, attachmentsFolder: String? = nil, homeFolder: String? = nil,
-                limits: ImportLimits = ImportLimits(), strict: Bool = false) {
+                limits: ImportLimits = ImportLimits(), strict: Bool = false, key: DecryptionKey? = nil,
+                mediaFolder: String? = nil) {
+        self.key = key; self.mediaFolder = mediaFolder
         self.me = me; self.chat = chat; self.since = since; self.until = until
         self.timeZone = timeZone; self.attachmentsFolder = attachmentsFolder; self.homeFolder = homeFolder
         self.limits = limits; self.strict = strict
@@ -239,6 +258,9 @@ public enum Importer {
         case .imessage: result = try IMessageImporter.load(source, context: context)
         case .messenger, .instagram: result = try MetaImporter.load(source, context: context)
         case .discord: result = try DiscordImporter.load(source, context: context)
+        case .whatsappDatabase: result = try WhatsAppDatabaseImporter.load(source, context: context)
+        case .signal: result = try SignalDesktopImporter.load(source, context: context)
+        case .signalExport: result = try SignalExportImporter.load(source, context: context)
         }
         if let sink, !result.conversation.messages.isEmpty {
             // An importer that gathered its messages first: deliver them now.
@@ -285,10 +307,13 @@ public enum Importer {
         case .imessage: _ = try IMessageImporter.load(source, context: context)
         case .messenger, .instagram: _ = try MetaImporter.load(source, context: context)
         case .discord: _ = try DiscordImporter.load(source, context: context)
-        case .native, .whatsapp:
+        case .whatsappDatabase: _ = try WhatsAppDatabaseImporter.load(source, context: context)
+        case .signal: _ = try SignalDesktopImporter.load(source, context: context)
+        case .native, .whatsapp, .signalExport:
             // One conversation per export.
             context.each = nil
             var result = try source.format == .native ? NativeImporter.load(source, context: context)
+                : source.format == .signalExport ? SignalExportImporter.load(source, context: context)
                 : WhatsAppImporter.load(source, context: context)
             context.finish(&result)
             let title = result.conversation.title ?? result.conversation.participants.map(\.name).joined(separator: ", ")

@@ -12,7 +12,8 @@ struct InputOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("""
         Conversation: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, \
         Telegram result.json, iMessage chat.db, a Messenger or Instagram download (.zip, folder or \
-        message_1.json) or DiscordChatExporter JSON (file or folder); - for standard input. Or --conversation.
+        message_1.json), DiscordChatExporter JSON (file or folder), WhatsApp's msgstore.db or its \
+        .crypt14/.crypt15 backup, a Signal Desktop profile folder, signal-export's chat.md; - for standard input. Or --conversation.
         """, valueName: "input"))
     var file: String?
 
@@ -22,8 +23,14 @@ struct InputOptions: ParsableArguments {
     @Option(help: "The store's database (an SQLite file or a postgres:// URL), with --conversation (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
     var db: String?
 
-    @Option(help: "PostgreSQL only, with --conversation: the store's folder of pictures and files (default: $BUBBLES_MEDIA).")
+    @Option(help: "With a WhatsApp msgstore.db: the phone's WhatsApp/Media folder (default: a Media folder beside the database or one up); with Signal Desktop: its attachments.noindex. PostgreSQL, with --conversation: the store's folder of pictures and files (default: $BUBBLES_MEDIA).")
     var media: String?
+
+    @Option(help: "The key of an encrypted input: a WhatsApp .crypt15 backup's 64-digit end-to-end key; Signal Desktop's database key (64 hex digits) when config.json has none, or the desktop keyring's \"Signal Safe Storage\" password for its encryptedKey.")
+    var key: String?
+
+    @Option(name: .customLong("key-file"), help: "A file holding the key: WhatsApp's `key` (crypt14) or `encrypted_backup.key` (crypt15) from the phone, or a text file with the 64 hex digits.")
+    var keyFile: String?
 
     /// Refuses an output file that is a folder, or that is the input itself (links resolved): an
     /// input is never overwritten.
@@ -41,7 +48,7 @@ struct InputOptions: ParsableArguments {
     var input: String { file ?? "conversation \(conversation ?? 0)" }
 
     @Option(name: .customLong("input-format"),
-            help: "native, sms, whatsapp, telegram, imessage, messenger, instagram or discord (default: detected from the content).")
+            help: "native, sms, whatsapp, telegram, imessage, messenger, instagram, discord, whatsapp-db, signal or signal-export (default: detected from the content).")
     var inputFormat: String?
 
     @Option(help: "Whose messages are outgoing: a participant id, name or phone number (overrides the file's \"me\").")
@@ -84,11 +91,12 @@ struct InputOptions: ParsableArguments {
         case (nil, nil): throw ValidationError("expected an input file, or --conversation ID of the store (see `bubbles list`)")
         case (.some, .some): throw ValidationError("give an input file or --conversation, not both")
         case (nil, .some):
-            if inputFormat != nil || !chat.isEmpty || me != nil || strict {
-                throw ValidationError("--input-format, --chat, --me and --strict apply to files; a stored conversation was read when it was imported")
+            if inputFormat != nil || !chat.isEmpty || me != nil || strict || key != nil || keyFile != nil {
+                throw ValidationError("--input-format, --chat, --me, --strict, --key and --key-file apply to files; a stored conversation was read when it was imported")
             }
         case (.some, nil):
             if db != nil { throw ValidationError("--db goes with --conversation") }
+            if key != nil && keyFile != nil { throw ValidationError("give --key or --key-file, not both") }
         }
     }
 
@@ -155,7 +163,8 @@ struct InputOptions: ParsableArguments {
             }
             format = f
         }
-        var options = ImportOptions(me: me, chat: chat.first, timeZone: zone, strict: strict)
+        var options = ImportOptions(me: me, chat: chat.first, timeZone: zone, strict: strict,
+                                    key: key.map(DecryptionKey.hex) ?? keyFile.map(DecryptionKey.file), mediaFolder: media)
         options.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
         options.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
         if let s = options.since, let u = options.until, s >= u {
@@ -185,7 +194,8 @@ struct InputOptions: ParsableArguments {
             folder = Self.folder(of: input)
         }
         // Photos taken out of the export (MMS parts, a WhatsApp .zip) go into a folder of ours.
-        let attachments = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-attachments-\(UUID().uuidString)").path
+        // (a private folder named for this process: one a killed run leaves is removed by the next).
+        let attachments = ScratchSpace.reservePath("attachments")
         options.attachmentsFolder = attachments
         temporary.append(attachments)
         before?(folder, temporary)

@@ -1,5 +1,6 @@
 import BubbleCore
 import Foundation
+import GRDB
 
 /// An export to read: the file or folder and its format.
 struct ImportSource {
@@ -24,10 +25,15 @@ enum FormatDetector {
             throw ImportError(path: path, reason: "no such file or folder")
         }
         if isFolder.boolValue { return try detectFolder(path) }
+        // Signal Desktop's database is encrypted from its first byte: known by where it sits.
+        if SignalDesktopImporter.looksLikeProfile(path) { return ImportSource(path: path, format: .signal) }
 
         let head = try readHead(path, count: 64 << 10)
         if head.isEmpty { throw ImportError(path: path, reason: "is empty; expected a chat export") }
-        if head.starts(with: Array("SQLite format 3\u{0}".utf8)) { return ImportSource(path: path, format: .imessage) }
+        if head.starts(with: Array("SQLite format 3\u{0}".utf8)) {
+            return ImportSource(path: path, format: isWhatsAppDatabase(path) ? .whatsappDatabase : .imessage)
+        }
+        if WhatsAppBackup.header(Array(head.prefix(512))) != nil { return ImportSource(path: path, format: .whatsappDatabase) }
         if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
             // A Meta download holds thread files; anything else is read as WhatsApp's (whose
             // importer checks for a .txt inside).
@@ -46,6 +52,10 @@ enum FormatDetector {
         while start < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[start]) { start += 1 }
         let text = String(decoding: head[start...], as: UTF8.self)
         if head[safe: start] == UInt8(ascii: "<") { return ImportSource(path: path, format: .smsBackup) }
+        let firstLine = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        if SignalExportImporter.isJSONLine(firstLine) || (path.lowercased().hasSuffix(".md") && SignalExportImporter.isMarkdownLine(firstLine)) {
+            return ImportSource(path: path, format: .signalExport)
+        }
         if head[safe: start] == UInt8(ascii: "{") {
             if text.contains("\"bubblekit-conversation\"") { return ImportSource(path: path, format: .native) }
             if isDiscord(text) { return ImportSource(path: path, format: .discord) }
@@ -58,18 +68,24 @@ enum FormatDetector {
             if telegramMarks.contains(where: text.contains) { return ImportSource(path: path, format: .telegram) }
             return ImportSource(path: path, format: .native)
         }
-        let firstLine = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first.map(String.init) ?? ""
         if WhatsAppLine.parse(Array(firstLine.utf8)) != nil { return ImportSource(path: path, format: .whatsapp) }
         let shown = firstLine.count > 60 ? String(firstLine.prefix(60)) + "…" : firstLine
         throw ImportError(path: path, location: "line 1",
                           reason: "\"\(shown)\" is not the start of a known export; expected SMS Backup & Restore XML, "
                               + "a WhatsApp chat line (\"12/24/19, 11:23 - Name: text\" or \"[14/10/2021, 3:34:09 PM] Name: text\"), "
-                              + "Telegram result.json, an iMessage chat.db, a Messenger or Instagram download, DiscordChatExporter JSON "
+                              + "Telegram result.json, an iMessage chat.db, a Messenger or Instagram download, DiscordChatExporter JSON, "
+                              + "a WhatsApp msgstore.db or .crypt14/.crypt15 backup, a Signal Desktop profile, signal-export's chat.md "
                               + "or BubbleKit JSON (or pass the format)")
     }
 
     static func detectFolder(_ path: String) throws(ImportError) -> ImportSource {
         if WhatsAppImporter.chatFile(inFolder: path) != nil { return ImportSource(path: path, format: .whatsapp) }
+        if SignalDesktopImporter.looksLikeProfile(path) { return ImportSource(path: path, format: .signal) }
+        if FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("chat.md")) {
+            return ImportSource(path: path, format: .signalExport)
+        }
+        let msgstore = (path as NSString).appendingPathComponent("msgstore.db")
+        if FileManager.default.fileExists(atPath: msgstore) { return ImportSource(path: msgstore, format: .whatsappDatabase) }
         let telegram = (path as NSString).appendingPathComponent("result.json")
         if FileManager.default.fileExists(atPath: telegram) { return ImportSource(path: telegram, format: .telegram) }
         let imessage = (path as NSString).appendingPathComponent("chat.db")
@@ -94,7 +110,8 @@ enum FormatDetector {
         }
         throw ImportError(path: path, reason: "is a folder without a chat export; expected _chat.txt or "
                               + "\"WhatsApp Chat with ….txt\" (WhatsApp), result.json (Telegram), chat.db (iMessage), messages/inbox/… "
-                              + "(Messenger or Instagram download) or DiscordChatExporter .json files")
+                              + "(Messenger or Instagram download), DiscordChatExporter .json files, msgstore.db (WhatsApp), "
+                              + "config.json with sql/db.sqlite (Signal Desktop) or chat.md (signal-export)")
     }
 
     /// `path` for a format the caller named: an export folder stands for the file inside it.
@@ -106,10 +123,20 @@ enum FormatDetector {
         let inside: String? = switch format {
         case .telegram: "result.json"
         case .imessage: "chat.db"
+        case .whatsappDatabase: "msgstore.db"
         default: nil
         }
         guard let inside else { return ImportSource(path: path, format: format) }
         return ImportSource(path: (path as NSString).appendingPathComponent(inside), format: format)
+    }
+
+    /// Whether an SQLite file has WhatsApp's tables (else it is read as an iMessage chat.db).
+    static func isWhatsAppDatabase(_ path: String) -> Bool {
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return false }
+        defer { try? queue.close() }
+        return (try? queue.read { try WhatsAppDatabaseImporter.isWhatsAppDatabase($0) }) ?? false
     }
 
     /// Whether a Meta download (its path, or its files' paths) is Instagram's: its activity

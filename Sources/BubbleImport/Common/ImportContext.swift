@@ -124,10 +124,15 @@ final class ImportContext {
     /// The folder photos are written to: `options.attachmentsFolder`, or a fresh temporary one.
     func attachmentsFolder() throws(ImportError) -> String {
         if let created = createdAttachmentsFolder { return created }
-        let folder = options.attachmentsFolder.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-            ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-import-" + UUID().uuidString)
+        guard let given = options.attachmentsFolder else {
+            // A private folder of this process's (swept by the next import if this one is killed).
+            let made = try ScratchSpace.makeFolder("import")
+            createdAttachmentsFolder = made
+            return made
+        }
+        let folder = URL(fileURLWithPath: given).standardizedFileURL.path
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw ImportError(path: folder, reason: "cannot create the attachments folder: \(error.localizedDescription)")
         }

@@ -1,0 +1,177 @@
+import BubbleCore
+import Foundation
+import GRDB
+
+/// WhatsApp for Android's own database, `msgstore.db` — decrypted, or its `.crypt14`/`.crypt15`
+/// backup with a key — with `wa.db` beside it for contact names. Both schemas in the wild:
+///
+/// - **normalised** (2022 on): `message`, `chat`, `jid`, `message_media`, `message_quoted`,
+///   `message_add_on` + `message_add_on_reaction`, `message_system*`, `message_edit_info`,
+///   `message_revoked`, `message_vcard`, `message_location`, `message_poll_option`, `call_log`;
+/// - **legacy**: `messages` (`key_remote_jid`, `data`, `media_wa_type`…), `messages_quotes`, `chat_list`.
+///
+/// One conversation per chat; status updates (`status@broadcast`) are not one. Times are
+/// milliseconds since 1970. Media files are looked up in the phone's `WhatsApp/Media` folder
+/// (`ImportOptions.mediaFolder`, else a `Media` folder beside the database or one level up).
+enum WhatsAppDatabaseImporter {
+    struct Chat {
+        var id: Int64
+        var jid: String
+        var jidRow: Int64
+        var subject: String?
+        var count: Int
+        var title: String
+        var isGroup: Bool { jid.hasSuffix("@g.us") }
+    }
+
+    /// Whether `path` (an SQLite file) has WhatsApp's tables.
+    static func isWhatsAppDatabase(_ db: Database) throws -> Bool {
+        if try db.tableExists("message"), try db.tableExists("jid"), try db.tableExists("chat") { return true }
+        if try db.tableExists("messages"), try db.columns(in: "messages").contains(where: { $0.name == "key_remote_jid" }) { return true }
+        return false
+    }
+
+    static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
+        var databasePath = source.path
+        var scratch: String?
+        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+        let head = (try? FormatDetector.readHead(source.path, count: 512)) ?? []
+        if !head.starts(with: Array("SQLite format 3".utf8)) {
+            // An encrypted backup: decrypted into a private temporary folder, removed when done.
+            let folder = try ScratchSpace.makeFolder("decrypted")
+            scratch = folder
+            databasePath = (folder as NSString).appendingPathComponent("msgstore.db")
+            try WhatsAppBackup.decrypt(path: source.path, displayPath: source.displayPath, key: context.options.key, to: databasePath)
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue: DatabaseQueue
+        do { queue = try DatabaseQueue(path: databasePath, configuration: configuration) } catch {
+            throw ImportError(path: source.displayPath, reason: "cannot be opened as SQLite: \(describe(error))")
+        }
+        defer { try? queue.close() }
+        let folder = (source.path as NSString).deletingLastPathComponent
+        let contacts = Contacts(waDB: (folder as NSString).appendingPathComponent("wa.db"), context: context)
+        let media = MediaFolder(given: context.options.mediaFolder, beside: folder)
+        do {
+            return try queue.read { db throws -> ImportResult in
+                guard try isWhatsAppDatabase(db) else {
+                    throw ImportError(path: source.displayPath, reason: "is SQLite but not a WhatsApp msgstore.db (no message/chat/jid or messages tables)")
+                }
+                let reader = try Reader(db: db, source: source, context: context, contacts: contacts, media: media)
+                return try reader.run()
+            }
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw ImportError(path: source.displayPath, reason: "cannot be read as a WhatsApp msgstore.db: \(describe(error))")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let db = error as? DatabaseError {
+            if db.resultCode == .SQLITE_CORRUPT || db.resultCode == .SQLITE_NOTADB {
+                return "the database is damaged or truncated (\(db.message ?? "\(db)"))"
+            }
+            return db.message ?? "\(db)"
+        }
+        return "\(error)"
+    }
+
+    /// Names from `wa.db`: the address-book name, else the verified business name, else the name
+    /// the person gave WhatsApp; a number's jid without a name reads as "+<number>".
+    struct Contacts {
+        var names: [String: String] = [:]
+
+        init(waDB path: String, context: ImportContext) {
+            guard FileManager.default.fileExists(atPath: path) else { return }
+            var configuration = Configuration()
+            configuration.readonly = true
+            do {
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                defer { try? queue.close() }
+                names = try queue.read { db -> [String: String] in
+                    var out: [String: String] = [:]
+                    guard try db.tableExists("wa_contacts") else { return out }
+                    let columns = Set(try db.columns(in: "wa_contacts").map(\.name))
+                    func c(_ name: String) -> String { columns.contains(name) ? name : "NULL" }
+                    let vnames = try db.tableExists("wa_vnames")
+                    let rows = try Row.fetchCursor(db, sql: """
+                        SELECT c.jid, \(c("display_name")), \(vnames ? "(SELECT verified_name FROM wa_vnames v WHERE v.jid = c.jid)" : "NULL"), \(c("wa_name"))
+                        FROM wa_contacts c
+                        """)
+                    while let row = try rows.next() {
+                        guard let jid: String = row.lenient(at: 0) else { continue }
+                        let name = [row.lenient(at: 1) as String?, row.lenient(at: 2), row.lenient(at: 3)]
+                            .compactMap { $0 }.map(TextCleanup.cleanName).first { !$0.isEmpty }
+                        if let name { out[jid] = name }
+                    }
+                    return out
+                }
+            } catch {
+                context.warn(nil, "wa.db", "cannot be read (\(describe(error))); people are shown by number", file: path)
+            }
+        }
+
+        func name(_ jid: String) -> String {
+            if let n = names[jid] { return n }
+            let user = jid.split(separator: "@").first.map(String.init) ?? jid
+            if jid.hasSuffix("@s.whatsapp.net"), user.allSatisfy(\.isNumber) { return "+" + user }
+            return user
+        }
+    }
+
+    /// The phone's `WhatsApp/Media` folder: a database path such as `Media/WhatsApp Images/x.jpg`
+    /// (or an absolute `/storage/…/WhatsApp/Media/…`) is looked up under it, else by file name.
+    final class MediaFolder {
+        let root: String?
+        private var byName: [String: String]?
+
+        init(given: String?, beside folder: String) {
+            if let given { root = URL(fileURLWithPath: given).standardizedFileURL.path; return }
+            let candidates = ["Media", "../Media", "WhatsApp/Media", "../WhatsApp/Media"].map {
+                URL(fileURLWithPath: (folder as NSString).appendingPathComponent($0)).standardizedFileURL.path
+            }
+            var isDir: ObjCBool = false
+            root = candidates.first { FileManager.default.fileExists(atPath: $0, isDirectory: &isDir) && isDir.boolValue }
+        }
+
+        /// The file for a database path or name, when the folder holds it.
+        func resolve(path stored: String?, name: String?) -> String? {
+            guard let root else { return nil }
+            if let stored, !stored.isEmpty {
+                var relative = stored
+                if let r = stored.range(of: "/Media/", options: .backwards) {
+                    relative = String(stored[r.upperBound...])
+                } else if stored.hasPrefix("Media/") {
+                    relative = String(stored.dropFirst(6))
+                }
+                // Never outside the media folder.
+                if !relative.split(separator: "/").contains("..") {
+                    let full = (root as NSString).appendingPathComponent(relative)
+                    if FileManager.default.fileExists(atPath: full) { return full }
+                }
+            }
+            let fileName = name ?? stored.map { ($0 as NSString).lastPathComponent }
+            guard let fileName, !fileName.isEmpty else { return nil }
+            if byName == nil {
+                var index: [String: String] = [:]
+                if let walker = FileManager.default.enumerator(atPath: root) {
+                    while let rel = walker.nextObject() as? String {
+                        let last = (rel as NSString).lastPathComponent
+                        if index[last] == nil { index[last] = (root as NSString).appendingPathComponent(rel) }
+                    }
+                }
+                byName = index
+            }
+            return byName?[fileName]
+        }
+    }
+}
+
+extension Row {
+    /// The value at column `index`, or nil when NULL or not convertible (see `lenient(_:)`).
+    func lenient<T: DatabaseValueConvertible>(at index: Int) -> T? {
+        T.fromDatabaseValue(self[index] as DatabaseValue)
+    }
+}

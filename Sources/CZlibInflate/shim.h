@@ -1,0 +1,4 @@
+#ifndef BUBBLEKIT_CZLIBINFLATE_SHIM_H
+#define BUBBLEKIT_CZLIBINFLATE_SHIM_H
+#include <zlib.h>
+#endif
