@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(
             name: "BubbleImportTests",
             dependencies: [
-                "BubbleImport", "BubbleCore",
+                "BubbleImport", "BubbleCore", "CZlibInflate",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

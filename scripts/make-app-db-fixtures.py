@@ -347,6 +347,17 @@ def signal(folder):
     assert (without_wal, with_wal) == (8, 11), (without_wal, with_wal)
 
 
+def sealed_signal_key():
+    """config.json's encryptedKey as Signal Desktop on Linux writes it (Chromium's safe storage,
+    "v11"): the hex key, PKCS#7-padded, AES-128-CBC with an IV of 16 spaces under
+    PBKDF2-HMAC-SHA1(password, "saltysalt", 1 round, 16 bytes); the keyring password is "peanuts"."""
+    from Cryptodome.Cipher import AES
+    from Cryptodome.Util.Padding import pad
+    key = hashlib.pbkdf2_hmac("sha1", b"peanuts", b"saltysalt", 1, 16)
+    sealed = b"v11" + AES.new(key, AES.MODE_CBC, b" " * 16).encrypt(pad(SIGNAL_KEY.encode(), 16))
+    open(os.path.join(OUT, "signal-sealed-key.txt"), "w").write(sealed.hex() + "\n")
+
+
 def main():
     fresh(OUT)
     new = os.path.join(OUT, "whatsapp-new"); os.makedirs(new)
@@ -356,6 +367,7 @@ def main():
     whatsapp_legacy(legacy)
     sig = os.path.join(OUT, "signal"); os.makedirs(sig)
     signal(sig)
+    sealed_signal_key()
     print("wrote", OUT)
 
 
