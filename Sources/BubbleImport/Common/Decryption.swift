@@ -45,6 +45,15 @@ enum KeyMaterial {
         return Array(data[27..<(27 + n)])
     }
 
+    /// A key file's bytes, read to its end (also a pipe: `--key-file <(secret-tool …)`).
+    static func readKeyFile(_ path: String) throws(ImportError) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() else {
+            throw ImportError(path: path, reason: "cannot be read (the key file)")
+        }
+        try? handle.close()
+        return [UInt8](data)
+    }
+
     static func whatsApp(_ key: DecryptionKey) throws(ImportError) -> WhatsAppKey {
         switch key {
         case .hex(let text):
@@ -53,10 +62,7 @@ enum KeyMaterial {
             }
             return .root(bytes)
         case .file(let path):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ImportError(path: path, reason: "cannot be read (the key file)")
-            }
-            let raw = [UInt8](data)
+            let raw = try readKeyFile(path)
             if let array = javaByteArray(raw) {
                 if array.count == 32 { return .root(array) }
                 if array.count == 131 { return .direct(Array(array.suffix(32))) }

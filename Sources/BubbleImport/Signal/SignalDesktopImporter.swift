@@ -98,8 +98,7 @@ enum SignalDesktopImporter {
         switch given {
         case .hex(let text): givenText = text
         case .file(let path):
-            guard let data = FileManager.default.contents(atPath: path) else { throw ImportError(path: path, reason: "cannot be read (the key file)") }
-            givenText = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            givenText = String(decoding: try KeyMaterial.readKeyFile(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         case nil: break
         }
         if let givenText, let bytes = KeyMaterial.bytes(hex: givenText) { return bytes }
