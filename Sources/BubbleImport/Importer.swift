@@ -329,7 +329,7 @@ public enum Importer {
         return (context.delivered, context.unmatched)
     }
 
-    public static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native].contains(format) }
+    public static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native, .whatsappDatabase, .signal].contains(format) }
 
     /// Whether `load(…, provisional: true)` with a sink streams `format`'s messages with their
     /// sides and reply quotes left for `StreamedFixup` (Telegram: "me" is known at the end).

@@ -99,6 +99,19 @@ struct AppDatabaseTests {
         #expect(seen == ["Ann Lee 15", "Family 👪 7"])
     }
 
+    @Test("Streamed as read (how the store imports): the same messages, replies with their quotes, for WhatsApp and Signal")
+    func streamed() throws {
+        for (path, chat) in [(Self.new + "/msgstore.db", "Ann Lee"), (Self.new + "/msgstore.db", "Family 👪"),
+                             (Fixtures.path("appdb/whatsapp-legacy/msgstore.db"), "491701234567@s.whatsapp.net"), (Self.signal, "Ann Lee")] {
+            var got: [Message] = []
+            let r = try Importer.load(path: path, options: Self.options(chat: chat), messages: { got.append($0) })
+            #expect(r.conversation.messages.isEmpty)
+            let whole = try Self.load(path, chat: chat).conversation.messages
+            #expect(got.count == whole.count && got.contains { $0.reply != nil }, "\(path) \(chat)")
+            #expect(zip(got, whole).allSatisfy { $0.text == $1.text && $0.reply == $1.reply && $0.sender == $1.sender }, "\(path) \(chat)")
+        }
+    }
+
     @Test("Legacy schema (messages, messages_quotes, chat_list): text, photo by name, quote, location, deletion, group event")
     func whatsappLegacy() throws {
         let path = Fixtures.path("appdb/whatsapp-legacy/msgstore.db")

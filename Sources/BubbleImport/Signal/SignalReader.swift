@@ -271,21 +271,18 @@ struct SignalReader {
                 }
                 message.reactions = list
             }
-            var replyTo: Int64?
             if let quote = json["quote"] as? [String: Any] {
-                if let id = Self.int(quote["id"]), let original = rowOfSentAt[id] {
-                    replyTo = original
-                } else {
-                    let author = ((quote["authorAci"] as? String) ?? (quote["authorUuid"] as? String)).flatMap { byServiceID[$0] }
-                        ?? (quote["author"] as? String).flatMap { byNumber[$0] }
-                    let text = (quote["text"] as? String).map { t in
-                        let (plain, spans) = Self.applyRanges(t, ranges: quote["bodyRanges"] as? [[String: Any]] ?? [], name: { _ in nil })
-                        return TextSpan.hidingSpoilers(plain, spans: spans)
-                    }
-                    message.reply = ReplyReference(sender: author.map(participant), text: text ?? "Attachment")
+                // The quote as Signal keeps it (spoilers hidden), and the original's id when it is here.
+                let author = ((quote["authorAci"] as? String) ?? (quote["authorUuid"] as? String)).flatMap { byServiceID[$0] }
+                    ?? (quote["author"] as? String).flatMap { byNumber[$0] }
+                let text = (quote["text"] as? String).map { t in
+                    let (plain, spans) = Self.applyRanges(t, ranges: quote["bodyRanges"] as? [[String: Any]] ?? [], name: { aci in byServiceID[aci].map { name(participant($0)) } })
+                    return TextSpan.hidingSpoilers(plain, spans: spans)
                 }
+                message.reply = ReplyReference(id: Self.int(quote["id"]).flatMap { rowOfSentAt[$0] }.map(String.init),
+                                               sender: author.map(participant), text: text ?? "Attachment")
             }
-            builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)
+            builder.append(message, context: context, sourceID: rowID)
             rowOfSentAt[sentAt] = rowID
         }
         if !skippedKinds.isEmpty {

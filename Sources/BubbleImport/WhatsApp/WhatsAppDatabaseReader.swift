@@ -203,7 +203,7 @@ extension WhatsAppDatabaseImporter {
                 \(quoteJoin)
                 \(hasLocation ? "LEFT JOIN message_location l ON l.message_row_id = m._id" : "")
                 WHERE m.chat_row_id = \(chat.id)
-                ORDER BY m.timestamp, m._id
+                ORDER BY \(try columns("message").contains("sort_id") ? "m.sort_id" : "m.timestamp"), m._id
                 """
             let extras = try Extras(db: db, chat: chat, reader: self)
             let rows = try Row.fetchCursor(db, sql: sql)
@@ -288,19 +288,16 @@ extension WhatsAppDatabaseImporter {
                 if fromMe { message.status = Self.status(row.lenient(at: 3)) }
                 if let edited: Int64 = row.lenient(at: 21), edited > 0 { message.edited = Self.date(edited) }
                 if let reactions = extras.reactions[rowID] { message.reactions = reactions }
-                var replyTo: Int64?
                 if let _: String = row.lenient(at: 16) {
-                    if let original: Int64 = row.lenient(at: 20) {
-                        replyTo = original
-                    } else {
-                        // The original is not in the database any more: the quote as WhatsApp kept it.
-                        let quotedFromMe = (row.lenient(at: 18) as Int64? ?? 0) != 0
-                        let quotedSender = quotedFromMe ? "me" : (chat.isGroup ? (row.lenient(at: 19)).flatMap { jids[$0] } ?? "unknown" : chat.jid)
-                        let quotedText: String? = (row.lenient(at: 17) as String?).map { ChatMarkup.parse($0).text }
-                        message.reply = ReplyReference(sender: quotedSender, text: quotedText ?? Self.quotedKind(row.lenient(at: 27)))
-                    }
+                    // The quote as WhatsApp keeps it (so a streamed message carries it whole), and
+                    // the original's id when it is still in the chat.
+                    let quotedFromMe = (row.lenient(at: 18) as Int64? ?? 0) != 0
+                    let quotedSender = quotedFromMe ? "me" : (chat.isGroup ? (row.lenient(at: 19)).flatMap { jids[$0] } ?? "unknown" : chat.jid)
+                    let quotedText: String? = (row.lenient(at: 17) as String?).map { ChatMarkup.parse($0).text }
+                    message.reply = ReplyReference(id: (row.lenient(at: 20) as Int64?).map(String.init), sender: quotedSender,
+                                                   text: quotedText ?? Self.quotedKind(row.lenient(at: 27)))
                 }
-                builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)
+                builder.append(message, context: context, sourceID: rowID)
             }
         }
 
@@ -481,16 +478,14 @@ extension WhatsAppDatabaseImporter {
                     message.spans = spans
                 }
                 if fromMe { message.status = Self.status(status) }
-                var replyTo: Int64?
                 if let _: String = row.lenient(at: 14) {
-                    if let original: Int64 = row.lenient(at: 18) { replyTo = original } else {
-                        let quotedFromMe = (row.lenient(at: 16) as Int64? ?? 0) != 0
-                        let quotedRemote: String? = row.lenient(at: 17)
-                        message.reply = ReplyReference(sender: quotedFromMe ? "me" : (chat.isGroup ? quotedRemote ?? "unknown" : chat.jid),
-                                                       text: (row.lenient(at: 15) as String?).map { ChatMarkup.parse($0).text })
-                    }
+                    let quotedFromMe = (row.lenient(at: 16) as Int64? ?? 0) != 0
+                    let quotedRemote: String? = row.lenient(at: 17)
+                    message.reply = ReplyReference(id: (row.lenient(at: 18) as Int64?).map(String.init),
+                                                   sender: quotedFromMe ? "me" : (chat.isGroup ? quotedRemote ?? "unknown" : chat.jid),
+                                                   text: (row.lenient(at: 15) as String?).map { ChatMarkup.parse($0).text })
                 }
-                builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)
+                builder.append(message, context: context, sourceID: rowID)
             }
         }
     }
