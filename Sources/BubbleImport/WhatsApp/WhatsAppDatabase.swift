@@ -80,8 +80,10 @@ enum WhatsAppDatabaseImporter {
 
     /// Names from `wa.db`: the address-book name, else the verified business name, else the name
     /// the person gave WhatsApp; a number's jid without a name reads as "+<number>".
-    struct Contacts {
+    final class Contacts {
         var names: [String: String] = [:]
+        /// Names already worked out, by jid (one lookup a message).
+        private var shown: [String: String] = [:]
 
         init(waDB path: String, context: ImportContext) {
             guard FileManager.default.fileExists(atPath: path) else { return }
@@ -114,10 +116,14 @@ enum WhatsAppDatabaseImporter {
         }
 
         func name(_ jid: String) -> String {
-            if let n = names[jid] { return n }
-            let user = jid.split(separator: "@").first.map(String.init) ?? jid
-            if jid.hasSuffix("@s.whatsapp.net"), user.allSatisfy(\.isNumber) { return "+" + user }
-            return user
+            if let n = shown[jid] { return n }
+            var n = names[jid]
+            if n == nil {
+                let user = jid.split(separator: "@").first.map(String.init) ?? jid
+                n = jid.hasSuffix("@s.whatsapp.net") && user.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) ? "+" + user : user
+            }
+            shown[jid] = n
+            return n!
         }
     }
 
@@ -173,5 +179,22 @@ extension Row {
     /// The value at column `index`, or nil when NULL or not convertible (see `lenient(_:)`).
     func lenient<T: DatabaseValueConvertible>(at index: Int) -> T? {
         T.fromDatabaseValue(self[index] as DatabaseValue)
+    }
+
+    /// An integer column without the generic conversion (the hot loops): nil for NULL or text.
+    func int64(at index: Int) -> Int64? {
+        if hasNull(atIndex: index) { return nil }
+        switch (self[index] as DatabaseValue).storage {
+        case .int64(let v): return v
+        case .double(let v): return v.isFinite && abs(v) < 9e18 ? Int64(v) : nil
+        default: return nil
+        }
+    }
+
+    /// A text column without the generic conversion: nil for NULL or a number.
+    func text(at index: Int) -> String? {
+        if hasNull(atIndex: index) { return nil }
+        if case .string(let s) = (self[index] as DatabaseValue).storage { return s }
+        return nil
     }
 }

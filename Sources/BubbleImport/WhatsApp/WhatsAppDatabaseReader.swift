@@ -207,20 +207,24 @@ extension WhatsAppDatabaseImporter {
                 """
             let extras = try Extras(db: db, chat: chat, reader: self)
             let rows = try Row.fetchCursor(db, sql: sql)
+            var lastSender = ""
             while let row = try rows.next() {
-                guard let rowID: Int64 = row.lenient(at: 0) else { continue }
-                let date = Self.date(row.lenient(at: 4) ?? 0)
+                guard let rowID = row.int64(at: 0) else { continue }
+                let date = Self.date(row.int64(at: 4) ?? 0)
                 calls.flush(before: date, into: &builder, context: context)
-                let fromMe = (row.lenient(at: 1) as Int64? ?? 0) != 0
-                let senderJid: String = fromMe ? "me" : (chat.isGroup ? (row.lenient(at: 2)).flatMap { jids[$0] } ?? "unknown" : chat.jid)
-                let type: Int64 = row.lenient(at: 5) ?? 0
-                let text: String? = (row.lenient(at: 6) as String?).flatMap { $0.isEmpty ? nil : $0 }
-                let location = "message _id \(rowID)"
-                if !fromMe { builder.participant(id: senderJid, name: contacts.name(senderJid)) }
-                let actor = fromMe ? meName : contacts.name(senderJid)
+                let fromMe = (row.int64(at: 1) ?? 0) != 0
+                let senderJid: String = fromMe ? "me" : (chat.isGroup ? row.int64(at: 2).flatMap { jids[$0] } ?? "unknown" : chat.jid)
+                let type = row.int64(at: 5) ?? 0
+                let text: String? = row.text(at: 6).flatMap { $0.isEmpty ? nil : $0 }
+                var location: String { "message _id \(rowID)" }
+                if !fromMe, senderJid != lastSender {
+                    builder.participant(id: senderJid, name: contacts.name(senderJid))
+                    lastSender = senderJid
+                }
+                var actor: String { fromMe ? meName : contacts.name(senderJid) }
 
                 if type == 7 {
-                    let action: Int64? = row.lenient(at: 22)
+                    let action = row.int64(at: 22)
                     let targets = extras.participants[rowID, default: []].map { contacts.name($0) }
                     if let line = Self.systemLine(action: action ?? -1, actor: actor, targets: targets,
                                                   oldValue: extras.oldValues[rowID], newValue: nil, subject: chat.subject) {
@@ -231,10 +235,14 @@ extension WhatsAppDatabaseImporter {
                     }
                     continue
                 }
-                let file = MediaRow(path: row.lenient(at: 7), mime: row.lenient(at: 8), name: row.lenient(at: 9),
-                                    duration: row.lenient(at: 10), pages: row.lenient(at: 11), width: row.lenient(at: 12),
-                                    height: row.lenient(at: 13), size: row.lenient(at: 14))
-                var caption = text ?? (row.lenient(at: 15) as String?).flatMap { $0.isEmpty ? nil : $0 }
+                var caption = text
+                var file = MediaRow()
+                if !row.hasNull(atIndex: 7) || !row.hasNull(atIndex: 8) || !row.hasNull(atIndex: 15) {
+                    file = MediaRow(path: row.text(at: 7), mime: row.text(at: 8), name: row.text(at: 9),
+                                    duration: row.int64(at: 10), pages: row.int64(at: 11), width: row.int64(at: 12),
+                                    height: row.int64(at: 13), size: row.int64(at: 14))
+                    caption = caption ?? row.text(at: 15).flatMap { $0.isEmpty ? nil : $0 }
+                }
                 var message = Message(sender: senderJid, direction: fromMe ? .outgoing : .incoming, date: date)
                 switch type {
                 case 0, 11:
@@ -285,17 +293,17 @@ extension WhatsAppDatabaseImporter {
                     message.text = plain
                     message.spans = spans
                 }
-                if fromMe { message.status = Self.status(row.lenient(at: 3)) }
-                if let edited: Int64 = row.lenient(at: 21), edited > 0 { message.edited = Self.date(edited) }
+                if fromMe { message.status = Self.status(row.int64(at: 3)) }
+                if let edited = row.int64(at: 21), edited > 0 { message.edited = Self.date(edited) }
                 if let reactions = extras.reactions[rowID] { message.reactions = reactions }
-                if let _: String = row.lenient(at: 16) {
+                if !row.hasNull(atIndex: 16) {
                     // The quote as WhatsApp keeps it (so a streamed message carries it whole), and
                     // the original's id when it is still in the chat.
-                    let quotedFromMe = (row.lenient(at: 18) as Int64? ?? 0) != 0
-                    let quotedSender = quotedFromMe ? "me" : (chat.isGroup ? (row.lenient(at: 19)).flatMap { jids[$0] } ?? "unknown" : chat.jid)
-                    let quotedText: String? = (row.lenient(at: 17) as String?).map { ChatMarkup.parse($0).text }
-                    message.reply = ReplyReference(id: (row.lenient(at: 20) as Int64?).map(String.init), sender: quotedSender,
-                                                   text: quotedText ?? Self.quotedKind(row.lenient(at: 27)))
+                    let quotedFromMe = (row.int64(at: 18) ?? 0) != 0
+                    let quotedSender = quotedFromMe ? "me" : (chat.isGroup ? row.int64(at: 19).flatMap { jids[$0] } ?? "unknown" : chat.jid)
+                    let quotedText: String? = row.text(at: 17).map { ChatMarkup.parse($0).text }
+                    message.reply = ReplyReference(id: row.int64(at: 20).map(String.init), sender: quotedSender,
+                                                   text: quotedText ?? Self.quotedKind(row.int64(at: 27)))
                 }
                 builder.append(message, context: context, sourceID: rowID)
             }
@@ -315,8 +323,8 @@ extension WhatsAppDatabaseImporter {
         }
 
         struct MediaRow {
-            var path: String?, mime: String?, name: String?
-            var duration: Int64?, pages: Int64?, width: Int64?, height: Int64?, size: Int64?
+            var path: String? = nil, mime: String? = nil, name: String? = nil
+            var duration: Int64? = nil, pages: Int64? = nil, width: Int64? = nil, height: Int64? = nil, size: Int64? = nil
         }
 
         /// A media message: a photo or sticker drawn when the file is there; the rest as attachments
