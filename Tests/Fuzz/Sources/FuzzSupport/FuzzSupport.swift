@@ -15,26 +15,28 @@ public enum FuzzReader {
 
     nonisolated(unsafe) static var format: ImportFormat = .native
     nonisolated(unsafe) static var fileName = "input"
+    nonisolated(unsafe) static var key: DecryptionKey?
 
     /// Hands the process to libFuzzer's driver (its flags on the command line), each input going
     /// through `format`'s reader. The targets link libFuzzer without its own `main`.
-    public static func drive(format: ImportFormat, fileName: String) -> Never {
+    public static func drive(format: ImportFormat, fileName: String, key: DecryptionKey? = nil) -> Never {
         self.format = format
         self.fileName = fileName
+        self.key = key
         var argc = CommandLine.argc
         var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
         let status = LLVMFuzzerRunDriver(&argc, &argv) { data, count in
             guard let data else { return 0 }
-            return FuzzReader.run(UnsafeRawPointer(data), count, format: FuzzReader.format, fileName: FuzzReader.fileName)
+            return FuzzReader.run(UnsafeRawPointer(data), count, format: FuzzReader.format, fileName: FuzzReader.fileName, key: FuzzReader.key)
         }
         exit(status)
     }
 
-    public static func run(_ data: UnsafeRawPointer, _ count: Int, format: ImportFormat, fileName: String) -> CInt {
+    public static func run(_ data: UnsafeRawPointer, _ count: Int, format: ImportFormat, fileName: String, key: DecryptionKey? = nil) -> CInt {
         let path = folder + "/" + fileName
         let bytes = Data(bytes: data, count: count)
         guard FileManager.default.createFile(atPath: path, contents: bytes) else { return 0 }
-        var options = ImportOptions(timeZone: TimeZone(identifier: "UTC")!, attachmentsFolder: folder + "/attachments")
+        var options = ImportOptions(timeZone: TimeZone(identifier: "UTC")!, attachmentsFolder: folder + "/attachments", key: key)
         options.limits.maxJSONValueBytes = 1 << 20
         options.limits.maxLineBytes = 1 << 20
         do {
