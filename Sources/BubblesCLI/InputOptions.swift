@@ -164,7 +164,7 @@ struct InputOptions: ParsableArguments {
             format = f
         }
         var options = ImportOptions(me: me, chat: chat.first, timeZone: zone, strict: strict,
-                                    key: key.map(DecryptionKey.hex) ?? keyFile.map(DecryptionKey.file), mediaFolder: media)
+                                    key: key.map(DecryptionKey.text) ?? keyFile.map(DecryptionKey.file), mediaFolder: media)
         options.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
         options.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
         if let s = options.since, let u = options.until, s >= u {

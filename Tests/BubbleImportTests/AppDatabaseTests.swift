@@ -132,7 +132,7 @@ struct AppDatabaseTests {
     @Test("crypt15 with the 64-digit key or encrypted_backup.key, crypt14 with the key file: the same messages as the database")
     func whatsappBackups() throws {
         let plain = try Self.load(Self.new + "/msgstore.db", chat: "Ann Lee").conversation.messages
-        for (file, key) in [("msgstore.db.crypt15", DecryptionKey.hex(Self.whatsappKey)),
+        for (file, key) in [("msgstore.db.crypt15", DecryptionKey.text(Self.whatsappKey)),
                             ("msgstore.db.crypt15", .file(Self.new + "/encrypted_backup.key")),
                             ("msgstore.db.crypt14", .file(Self.new + "/key"))] {
             #expect(try Importer.detect(path: Self.new + "/" + file) == .whatsappDatabase)
@@ -149,13 +149,13 @@ struct AppDatabaseTests {
         let path = Self.new + "/msgstore.db.crypt15"
         let wrong = String(Self.whatsappKey.dropLast()) + "0"
         #expect {
-            try Self.load(path, chat: "Ann Lee", key: .hex(wrong))
+            try Self.load(path, chat: "Ann Lee", key: .text(wrong))
         } throws: { e in
             let d = "\(e)"
             return d.contains("msgstore.db.crypt15") && d.contains("wrong key") && !d.contains("\n")
         }
         #expect { try Self.load(path) } throws: { "\($0)".contains("give its key: --key") }
-        #expect { try Self.load(path, key: .hex("1234")) } throws: { "\($0)".contains("expected the 64 hex digits") }
+        #expect { try Self.load(path, key: .text("1234")) } throws: { "\($0)".contains("expected the 64 hex digits") }
         #expect { try Self.load(path, key: .file(Self.new + "/wa.db")) } throws: { "\($0)".contains("is not a WhatsApp key file") }
     }
 
@@ -165,7 +165,7 @@ struct AppDatabaseTests {
         let full = try Data(contentsOf: URL(fileURLWithPath: Self.new + "/msgstore.db.crypt15"))
         let cut = scratch.write("msgstore.db.crypt15", full.prefix(full.count / 2))
         #expect {
-            try Self.load(cut, chat: "Ann Lee", key: .hex(Self.whatsappKey))
+            try Self.load(cut, chat: "Ann Lee", key: .text(Self.whatsappKey))
         } throws: { e in "\(e)".contains("msgstore.db.crypt15: cannot be decrypted") && "\(e)".contains("truncated") }
         let db = try Data(contentsOf: URL(fileURLWithPath: Self.new + "/msgstore.db"))
         let half = scratch.write("msgstore.db", db.prefix(db.count / 3))
@@ -230,7 +230,7 @@ struct AppDatabaseTests {
         let profile = scratch.file("Signal")
         try FileManager.default.copyItem(atPath: Self.signal, toPath: profile)
         #expect {
-            try Self.load(profile, chat: "Ann Lee", key: .hex(String(repeating: "ab", count: 32)))
+            try Self.load(profile, chat: "Ann Lee", key: .text(String(repeating: "ab", count: 32)))
         } throws: { e in "\(e)".contains("db.sqlite: cannot be decrypted with this key (wrong key") && !"\(e)".contains("\n") }
         // A sealed key: Chromium's safe storage ("v11", PBKDF2-SHA1 1 round, AES-128-CBC) as Linux Signal writes it.
         let sealed = try String(contentsOfFile: Fixtures.path("appdb/signal-sealed-key.txt"), encoding: .utf8)
@@ -238,22 +238,22 @@ struct AppDatabaseTests {
         try Data(#"{"encryptedKey": "\#(sealed)", "safeStorageBackend": "gnome_libsecret"}"#.utf8)
             .write(to: URL(fileURLWithPath: profile + "/config.json"))
         #expect { try Self.load(profile, chat: "Ann Lee") } throws: { "\($0)".contains("secret-tool lookup application Signal") }
-        #expect { try Self.load(profile, chat: "Ann Lee", key: .hex("wrong password")) } throws: { "\($0)".contains("cannot be opened with the password") }
-        #expect(try Self.load(profile, chat: "Ann Lee", key: .hex("peanuts")).conversation.messages.count == 8)
+        #expect { try Self.load(profile, chat: "Ann Lee", key: .text("wrong password")) } throws: { "\($0)".contains("cannot be opened with the password") }
+        #expect(try Self.load(profile, chat: "Ann Lee", key: .text("peanuts")).conversation.messages.count == 8)
         // Cut in the middle of page 7: not a whole number of pages.
         let db = try Data(contentsOf: URL(fileURLWithPath: profile + "/sql/db.sqlite"))
         try db.prefix(4096 * 6 + 100).write(to: URL(fileURLWithPath: profile + "/sql/db.sqlite"))
-        #expect { try Self.load(profile, key: .hex("peanuts")) } throws: { e in "\(e)".contains("db.sqlite: page 7: is truncated") }
+        #expect { try Self.load(profile, key: .text("peanuts")) } throws: { e in "\(e)".contains("db.sqlite: page 7: is truncated") }
         // A damaged page: its HMAC does not match.
         var damaged = [UInt8](db)
         damaged[4096 * 3 + 10] ^= 0xFF
         try Data(damaged).write(to: URL(fileURLWithPath: profile + "/sql/db.sqlite"))
-        #expect { try Self.load(profile, key: .hex("peanuts")) } throws: { e in "\(e)".contains("page 4 of 10: is damaged") }
+        #expect { try Self.load(profile, key: .text("peanuts")) } throws: { e in "\(e)".contains("page 4 of 10: is damaged") }
     }
 
     @Test("The page cipher: PBKDF2-HMAC-SHA512 with 2 rounds as RFC 8018 defines it (checked against Python's hashlib)")
     func pbkdf2() {
-        // hashlib.pbkdf2_hmac("sha512", b"password", b"salt", 2, 32).hex()
+        // hashlib.pbkdf2_hmac("sha512", b"password", b"salt", 2, 32).text()
         #expect(SQLCipher.PageCipher.pbkdf2SHA512(password: Array("password".utf8), salt: Array("salt".utf8), rounds: 2, length: 32)
             .map { String(format: "%02x", $0) }.joined() == "e1d9c16aa681708a45f5c7c4e215ceb66e011a2e9f0040713f18aefdb866d53c")
     }

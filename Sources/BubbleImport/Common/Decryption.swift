@@ -5,10 +5,13 @@ import Crypto
 import _CryptoExtras
 #endif
 
-/// The key a user gives for an encrypted input: 64 hex digits (`--key`), or a key file
-/// (`--key-file`: WhatsApp's `key` / `encrypted_backup.key`, or a text file holding the hex digits).
+/// The key a user gives for an encrypted input (`--key`, `--key-file`).
 public enum DecryptionKey: Sendable, Equatable {
-    case hex(String)
+    /// As typed: 64 hex digits (a WhatsApp backup's key, Signal's database key), or for Signal
+    /// Desktop the keyring's password that unseals its `encryptedKey`.
+    case text(String)
+    /// A file holding it: WhatsApp's `key` / `encrypted_backup.key`, or a text file with the hex
+    /// digits (a pipe works: `--key-file <(…)`).
     case file(String)
 }
 
@@ -56,7 +59,7 @@ enum KeyMaterial {
 
     static func whatsApp(_ key: DecryptionKey) throws(ImportError) -> WhatsAppKey {
         switch key {
-        case .hex(let text):
+        case .text(let text):
             guard let bytes = bytes(hex: text) else {
                 throw ImportError(path: "--key", reason: "expected the 64 hex digits of the end-to-end backup key (0-9, a-f); got \(text.count) characters")
             }
@@ -128,8 +131,9 @@ enum WhatsAppBackup {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
             throw ImportError(path: displayPath, reason: "cannot be read")
         }
-        let bytes = [UInt8](data)
-        guard let header = header(Array(bytes.prefix(300))) else {
+        // The mapped file is read in place (no copy of it): only GCM's ciphertext and the
+        // plaintext take memory, each about the file's size.
+        guard let header = header(Array(data.prefix(300))) else {
             throw ImportError(path: displayPath, location: "header", reason: "is not a WhatsApp crypt14/crypt15 backup header")
         }
         let aesKey: [UInt8]
@@ -141,18 +145,20 @@ enum WhatsAppBackup {
         case .direct(let k):
             aesKey = k
         }
-        guard bytes.count >= header.dataOffset + 32 else {
-            throw ImportError(path: displayPath, reason: "is truncated: \(bytes.count) bytes, too short for a backup")
+        let count = data.count
+        guard count >= header.dataOffset + 32 else {
+            throw ImportError(path: displayPath, reason: "is truncated: \(count) bytes, too short for a backup")
         }
         // With the MD5 trailer (a database backup) the tag sits before it; without (other
         // backups), the last 16 bytes are the tag.
-        let md5OK = Array(Insecure.MD5.hash(data: bytes[0..<(bytes.count - 16)])) == Array(bytes.suffix(16))
-        let tagEnd = md5OK ? bytes.count - 16 : bytes.count
+        let base = data.startIndex
+        let md5OK = Array(Insecure.MD5.hash(data: data[base..<(base + count - 16)])) == Array(data[(base + count - 16)...])
+        let tagEnd = base + (md5OK ? count - 16 : count)
         let plain: Data
         do {
             let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: header.iv),
-                                            ciphertext: bytes[header.dataOffset..<(tagEnd - 16)],
-                                            tag: bytes[(tagEnd - 16)..<tagEnd])
+                                            ciphertext: data[(base + header.dataOffset)..<(tagEnd - 16)],
+                                            tag: data[(tagEnd - 16)..<tagEnd])
             plain = try AES.GCM.open(box, using: SymmetricKey(data: aesKey))
         } catch {
             if md5OK {

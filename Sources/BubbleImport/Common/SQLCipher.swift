@@ -120,8 +120,12 @@ enum SQLCipher {
             throw ImportError(path: displayPath, location: "header", reason: "is not a write-ahead log of \(pageSize)-byte pages")
         }
         let salt1 = be32(16), salt2 = be32(20)
-        var pending: [(Int, [UInt8])] = []
-        var committed: [(Int, [UInt8])] = []
+        var appliedFrames = 0
+        var pagesAfter: UInt32 = 0
+        // The newest committed version of each page (a page is often logged many times).
+        var pending: [Int: [UInt8]] = [:]
+        var committed: [Int: [UInt8]] = [:]
+        var frames = 0
         var at = 32
         let frameSize = 24 + pageSize
         while at + frameSize <= b.count {
@@ -131,20 +135,27 @@ enum SQLCipher {
             guard let plain = cipher.decrypt(page, number: number) else {
                 throw ImportError(path: displayPath, location: "frame \((at - 32) / frameSize + 1) (page \(number))", reason: "is damaged: its HMAC does not match")
             }
-            pending.append((number, plain))
-            if commit != 0 { committed += pending; pending = [] }
+            pending[number] = plain
+            frames += 1
+            if commit != 0 {
+                committed.merge(pending) { $1 }
+                pending = [:]
+                appliedFrames = frames
+                pagesAfter = commit
+            }
             at += frameSize
         }
         do {
-            for (number, plain) in committed {
+            for (number, plain) in committed.sorted(by: { $0.key < $1.key }) {
                 try out.seek(toOffset: UInt64((number - 1) * pageSize))
                 try out.write(contentsOf: plain)
             }
-            // A commit frame's "size" is the database's size in pages after it: a shrink truncates.
+            // A commit frame holds the database's size in pages after it: a shrink (vacuum) truncates.
+            if pagesAfter > 0 { try out.truncate(atOffset: UInt64(pagesAfter) * UInt64(pageSize)) }
         } catch {
             throw ImportError(path: displayPath, reason: "cannot be applied: \(error)")
         }
-        return committed.count
+        return appliedFrames
     }
     #endif
 }

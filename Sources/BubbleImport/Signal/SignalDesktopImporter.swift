@@ -96,7 +96,7 @@ enum SignalDesktopImporter {
     static func databaseKey(profile: Profile, given: DecryptionKey?, displayPath: String) throws(ImportError) -> [UInt8] {
         var givenText: String?
         switch given {
-        case .hex(let text): givenText = text
+        case .text(let text): givenText = text
         case .file(let path):
             givenText = String(decoding: try KeyMaterial.readKeyFile(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         case nil: break
