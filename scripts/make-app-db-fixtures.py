@@ -65,6 +65,7 @@ CREATE TABLE message_poll_option (_id INTEGER PRIMARY KEY AUTOINCREMENT, message
 CREATE TABLE message_view_once_media (message_row_id INTEGER PRIMARY KEY, state INTEGER);
 CREATE TABLE call_log (_id INTEGER PRIMARY KEY AUTOINCREMENT, jid_row_id INTEGER, from_me INTEGER, call_id TEXT, transaction_id INTEGER, timestamp INTEGER, video_call INTEGER, duration INTEGER, call_result INTEGER, bytes_transferred INTEGER, group_jid_row_id INTEGER NOT NULL DEFAULT 0, is_joinable_group_call INTEGER, call_creator_device_jid_row_id INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE props (_id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE, value TEXT);
+CREATE TABLE jid_map (lid_row_id INTEGER PRIMARY KEY NOT NULL, jid_row_id INTEGER NOT NULL, sort_id INTEGER NOT NULL DEFAULT 0);
 """
 
 WA_SCHEMA = """
@@ -78,10 +79,12 @@ def whatsapp_new(folder):
     db.executescript(NEW_SCHEMA)
     jids = [(1, "491700000000", "s.whatsapp.net"), (2, "491701234567", "s.whatsapp.net"),
             (3, "491709876543", "s.whatsapp.net"), (4, "120363025246125486", "g.us"),
-            (5, "15550102000", "s.whatsapp.net"), (6, "status", "broadcast")]
+            (5, "15550102000", "s.whatsapp.net"), (6, "status", "broadcast"), (7, "205599342211987", "lid")]
     for i, u, s in jids:
         db.execute("INSERT INTO jid VALUES (?,?,?,0,0,0,?)", (i, u, s, f"{u}@{s}"))
     db.execute("INSERT INTO props (key, value) VALUES ('user_push_name', 'Zoë')")
+    # Newer WhatsApp names group senders by a LID (@lid); jid_map ties it to the phone number's jid.
+    db.execute("INSERT INTO jid_map VALUES (7, 5, 0)")
     db.execute("INSERT INTO chat (_id, jid_row_id, hidden, subject, created_timestamp) VALUES (1, 2, 0, NULL, ?)", (T0,))
     db.execute("INSERT INTO chat (_id, jid_row_id, hidden, subject, created_timestamp, group_type) VALUES (2, 4, 0, 'Family 👪', ?, 0)", (T0,))
     db.execute("INSERT INTO chat (_id, jid_row_id, hidden, subject, created_timestamp) VALUES (3, 6, 0, NULL, ?)", (T0,))
@@ -144,7 +147,7 @@ def whatsapp_new(folder):
     msg(25, 2, 0, 1050, 7, None, sender=3)
     db.execute("INSERT INTO message_system VALUES (25, 1)")
     db.execute("INSERT INTO message_system_value_change VALUES (25, 'Family')")
-    msg(26, 2, 0, 1060, 0, "Back to you", sender=5)
+    msg(26, 2, 0, 1060, 0, "Back to you", sender=7)
     db.execute("INSERT INTO message_quoted VALUES (26, 2, 2, 1, 0, 'KEY0024', ?, 0, 0, '👋', NULL, 0, 0, 0)", (T0,))
 
     # Status updates (status@broadcast) are not a chat.

@@ -82,6 +82,7 @@ struct AppDatabaseTests {
             "15550102000@s.whatsapp.net: Back to you",
         ])
         #expect(m[6].reply?.sender == "me" && m[6].reply?.text == "👋")
+        // The last message's sender is a LID (205599342211987@lid) that jid_map ties to Kai's number.
     }
 
     @Test("Several chats: an error listing them; a number picks a chat; status updates are no chat; --all reads each")

@@ -32,6 +32,14 @@ extension WhatsAppDatabaseImporter {
                     let user: String = row.lenient(at: 2) ?? "", server: String = row.lenient(at: 3) ?? ""
                     map[id] = raw ?? "\(user)@\(server)"
                 }
+                // Newer versions name people by a LID ("…@lid"); jid_map ties it to their phone
+                // number's jid, which wa.db names: one person, one id, in every chat.
+                if try db.tableExists("jid_map"), try Set(db.columns(in: "jid_map").map(\.name)).isSuperset(of: ["lid_row_id", "jid_row_id"]) {
+                    let rows = try Row.fetchCursor(db, sql: "SELECT lid_row_id, jid_row_id FROM jid_map")
+                    while let row = try rows.next() {
+                        if let lid = row.int64(at: 0), let phone = row.int64(at: 1), let jid = map[phone] { map[lid] = jid }
+                    }
+                }
             }
             jids = map
         }
