@@ -36,10 +36,11 @@ serve: bootstrap
 # `bubbles` processes — together, a feed could wait minutes for a thread.
 # scripts/run-tests.sh runs each with a watchdog (TEST_TIME_LIMIT): a hung test fails the run
 # with the tests still running and every thread's stack instead of stalling CI.
-# The tests that measure and draw text in the test process itself run one at a time: one of them
-# measuring with Pango while another painted a PDF's parts on other threads crashed inside
-# FreeType (2 of 8 full runs). The command-line tests run `bubbles` in processes of their own and
-# go in parallel.
+# The tests that measure and draw text in the test process itself run one at a time: two of them
+# side by side crashed inside FreeType (2 of 8 full runs) — cairo 1.16 closing a face another
+# thread was using, now prevented by `FontFacePins` (the stress loop that found it ran clean 30
+# times after); they stay one at a time, which costs ~20 s. The command-line tests run `bubbles`
+# in processes of their own and go in parallel.
 IN_PROCESS_TESTS = BubbleCoreTests|BubbleTextTests|BubbleHTMLTests|BubbleRenderTests|BubbleImportTests
 test: bootstrap
 	scripts/check-boundaries.sh

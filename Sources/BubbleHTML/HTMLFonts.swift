@@ -23,7 +23,7 @@ struct FontFace: Hashable, Sendable {
     /// `@font-face src: url(…)`; nil for collections and unknown formats.
     var webFormat: (format: String, mime: String)? {
         guard index == 0 else { return nil }
-        switch (file as NSString).pathExtension.lowercased() {
+        switch PathText.fileExtension(file).lowercased() {
         case "ttf": return ("truetype", "font/ttf")
         case "otf": return ("opentype", "font/otf")
         case "woff": return ("woff", "font/woff")

@@ -8,7 +8,7 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 
     /// From a file name's extension; nil when it names none of these.
     public init?(path: String) {
-        self.init(rawValue: (path as NSString).pathExtension.lowercased())
+        self.init(rawValue: PathText.fileExtension(path).lowercased())
     }
 }
 
@@ -314,7 +314,8 @@ public final class ConversationRenderer {
     public static func pagePath(_ path: String, number: Int) -> String {
         let ns = path as NSString
         let stem = ns.deletingPathExtension
-        return stem + "-" + String(format: "%03d", number) + "." + (ns.pathExtension.isEmpty ? "png" : ns.pathExtension)
+        let ext = PathText.fileExtension(path)
+        return stem + "-" + String(format: "%03d", number) + "." + (ext.isEmpty ? "png" : ext)
     }
 }
 

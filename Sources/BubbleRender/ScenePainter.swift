@@ -216,7 +216,7 @@ public final class ScenePainter {
         }
         let wanted = max(1, min(3, Int(outputScale.rounded(.up))))
         let base = resolve(spec.image)
-        let ext = (base as NSString).pathExtension
+        let ext = PathText.fileExtension(base)
         let stem = (base as NSString).deletingPathExtension
         var candidates: [(String, Double)] = []
         for s in stride(from: wanted, through: 2, by: -1) { candidates.append(("\(stem)@\(s)x.\(ext)", Double(s))) }

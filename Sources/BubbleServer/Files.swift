@@ -151,7 +151,7 @@ struct Files: Sendable {
             throw APIError.notFound("no attachment \(id)")
         }
         let size = UInt64(info.size)
-        let ext = (id as NSString).pathExtension.lowercased()
+        let ext = PathText.fileExtension(id).lowercased()
         let type = Self.mimeTypes[ext] ?? "application/octet-stream"
         let inline = ["image/", "video/", "audio/"].contains { type.hasPrefix($0) } && request.uri.queryParameters["download"] == nil
         var headers: HTTPFields = [.contentType: type, .acceptRanges: "bytes", .cacheControl: "private, max-age=86400"]
@@ -240,7 +240,7 @@ struct Files: Sendable {
             throw APIError(status: .internalServerError, message: "the export wrote no file")
         }
         let size = UInt64(info.size)
-        let ext = (file as NSString).pathExtension.lowercased()
+        let ext = PathText.fileExtension(file).lowercased()
         let safeTitle = String(c.title.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "-" }).prefix(60)
         let name = (safeTitle.isEmpty ? "conversation" : String(safeTitle)) + "." + ext
         var headers: HTTPFields = [.contentType: Self.mimeTypes[ext] ?? "application/octet-stream", .contentLength: String(size)]

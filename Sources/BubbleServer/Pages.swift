@@ -215,7 +215,7 @@ struct Pages: Sendable {
         guard let path = fonts[name], let data = FileManager.default.contents(atPath: path) else {
             throw APIError.notFound("no font \(name.prefix(80))")
         }
-        let ext = (name as NSString).pathExtension.lowercased()
+        let ext = PathText.fileExtension(name).lowercased()
         let type = ["ttf": "font/ttf", "otf": "font/otf", "woff": "font/woff", "woff2": "font/woff2", "ttc": "font/collection"][ext] ?? "application/octet-stream"
         return Response(status: .ok, headers: [.contentType: type, .cacheControl: "public, max-age=86400"],
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))

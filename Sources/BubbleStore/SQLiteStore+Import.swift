@@ -177,7 +177,7 @@ struct MediaCopier {
             return known
         }
         guard let sha = SHA256.file(full) else { done[full] = .some(nil); return nil }
-        let ext = ((name ?? path) as NSString).pathExtension.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8)
+        let ext = PathText.fileExtension(name ?? path).lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8)
         let relative = "media/" + sha.prefix(2) + "/" + sha + (ext.isEmpty ? "" : "." + ext)
         let target = mediaFolder + "/" + relative.dropFirst("media/".count)
         if FileManager.default.fileExists(atPath: target) {

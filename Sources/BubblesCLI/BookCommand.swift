@@ -62,7 +62,7 @@ struct Book: AsyncParsableCommand {
         options.photoPages = photoPages
         options.title = title
         options.scale = textScale
-        guard (output as NSString).pathExtension.lowercased() == "pdf" else {
+        guard PathText.fileExtension(output).lowercased() == "pdf" else {
             throw ValidationError("-o \(output): a book is a PDF; give a name ending in .pdf")
         }
         try source.refuseUnsafeOutput(output)

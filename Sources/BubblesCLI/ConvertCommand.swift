@@ -37,7 +37,7 @@ struct Convert: AsyncParsableCommand {
     enum Assets: String { case reference, folder, embed }
 
     func run() async throws {
-        let formatName = format ?? (batch.all ? "json" : output == "-" ? nil : (output as NSString).pathExtension.lowercased())
+        let formatName = format ?? (batch.all ? "json" : output == "-" ? nil : PathText.fileExtension(output).lowercased())
         guard let formatName, let kind = Kind(rawValue: formatName.lowercased()) else {
             throw ValidationError("cannot tell the output format from '\(output)'; use --format json|csv")
         }
@@ -420,7 +420,7 @@ final class PhotoPlacer {
 
     private func uniqueName(_ name: String) -> String {
         var candidate = name
-        let stem = (name as NSString).deletingPathExtension, ext = (name as NSString).pathExtension
+        let stem = (name as NSString).deletingPathExtension, ext = PathText.fileExtension(name)
         var n = 2
         while !usedNames.insert(candidate).inserted {
             candidate = "\(stem)-\(n)" + (ext.isEmpty ? "" : "." + ext)
@@ -436,7 +436,7 @@ final class PhotoPlacer {
         if head.starts(with: Array("GIF8".utf8)) { return "image/gif" }
         if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
         if head.starts(with: Array("BM".utf8)) { return "image/bmp" }
-        switch (path as NSString).pathExtension.lowercased() {
+        switch PathText.fileExtension(path).lowercased() {
         case "jpg", "jpeg": return "image/jpeg"
         case "png": return "image/png"
         default: return "application/octet-stream"

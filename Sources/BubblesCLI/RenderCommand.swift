@@ -49,7 +49,7 @@ struct Render: AsyncParsableCommand {
     @OptionGroup var batch: BatchOptions
 
     func run() async throws {
-        let formatName = format ?? (batch.all ? "pdf" : output == "-" ? nil : (output as NSString).pathExtension.lowercased())
+        let formatName = format ?? (batch.all ? "pdf" : output == "-" ? nil : PathText.fileExtension(output).lowercased())
         guard let formatName, let outFormat = OutputKind(rawValue: formatName.lowercased()) else {
             throw ValidationError("cannot tell the output format from '\(output)'; use --format png|pdf|svg|html")
         }

@@ -35,7 +35,7 @@ struct Stats: AsyncParsableCommand {
         var target: Target?
         if let output {
             try source.refuseUnsafeOutput(output)
-            switch (output as NSString).pathExtension.lowercased() {
+            switch PathText.fileExtension(output).lowercased() {
             case "json": target = .json
             case "html", "htm": target = .html
             case let ext:

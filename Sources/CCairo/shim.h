@@ -3,6 +3,7 @@
 #include <cairo.h>
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
+#include <cairo-ft.h>
 #include <pango/pangocairo.h>
 #include <fontconfig/fontconfig.h>
 #endif

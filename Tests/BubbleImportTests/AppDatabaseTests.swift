@@ -307,6 +307,15 @@ struct AppDatabaseTests {
         #expect(m[4].attachment?.kind == .sticker && m[4].attachment?.title == "😀")
     }
 
+    @Test("A chat.md whose file link is a run of slashes (found by make fuzz: Foundation's pathExtension trapped on it) reads")
+    func signalExportFuzzed() throws {
+        let scratch = ScratchFolder()
+        let md = scratch.write("chat/chat.md", try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("fuzz-signal-export-slashes.md"))))
+        let r = try Importer.load(path: md, format: .signalExport, options: Self.options())
+        #expect(r.conversation.messages.count == 1)
+        #expect(r.missingMedia >= 1)
+    }
+
     @Test("signal-export data.json (one object a line) is read before chat.md; a bad line names itself")
     func signalExportJSON() throws {
         let scratch = ScratchFolder()

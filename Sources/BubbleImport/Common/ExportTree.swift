@@ -129,7 +129,7 @@ final class ExportTree {
             do {
                 let folder = try context.attachmentsFolder()
                 let destination = (folder as NSString).appendingPathComponent(
-                    context.uniqueAttachmentName(stem: (name as NSString).deletingPathExtension, ext: (name as NSString).pathExtension.lowercased()))
+                    context.uniqueAttachmentName(stem: (name as NSString).deletingPathExtension, ext: PathText.fileExtension(name).lowercased()))
                 try zip.extract(entry, to: destination)
                 return destination
             } catch let error as ZipExport.Refusal {

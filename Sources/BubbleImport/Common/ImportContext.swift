@@ -57,6 +57,19 @@ final class ImportContext {
         }
     }
 
+    /// With `everyChat`: the chats of `all` that `chats` names (all of them when it names none);
+    /// the names that matched none go to `unmatched`.
+    func wanted<Chat>(_ all: [Chat], matches: (Chat, String) -> Bool) -> [Chat] {
+        var matched = Set<String>()
+        let kept = all.filter { chat in
+            let hits = chats.filter { matches(chat, $0) }
+            matched.formUnion(hits)
+            return chats.isEmpty || !hits.isEmpty
+        }
+        unmatched = chats.filter { !matched.contains($0) }
+        return kept
+    }
+
     /// Whether a chat is wanted with `everyChat` (`chats` empty, or one of them matches).
     func wants(_ matches: (String) -> Bool) -> Bool { chats.isEmpty || chats.contains(where: matches) }
 
@@ -642,7 +655,7 @@ enum TextCleanup {
 
     /// Lowercased file extension when it is a photo format the renderer (gdk-pixbuf) reads.
     static func photoExtension(ofFileName name: String) -> String? {
-        let ext = (name as NSString).pathExtension.lowercased()
+        let ext = PathText.fileExtension(name).lowercased()
         return photoExtensions.contains(ext) ? ext : nil
     }
 

@@ -331,7 +331,7 @@ enum DiscordImporter {
     }
 
     static func kind(ofFileName name: String) -> MediaAttachment.Kind {
-        let ext = (name as NSString).pathExtension.lowercased()
+        let ext = PathText.fileExtension(name).lowercased()
         if ext == "gif" { return .gif }
         if TextCleanup.photoExtensions.contains(ext) { return .photo }
         if ["mp4", "mov", "webm", "m4v", "mkv"].contains(ext) { return .video }

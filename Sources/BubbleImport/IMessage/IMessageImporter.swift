@@ -393,7 +393,7 @@ enum IMessageImporter {
     /// What an attachment row is, by its MIME type, UTI and file name.
     private static func kind(of a: AttachmentRow) -> MediaAttachment.Kind {
         let mime = a.mimeType?.lowercased() ?? "", uti = a.uti?.lowercased() ?? ""
-        let ext = ((a.filename ?? a.name) as NSString).pathExtension.lowercased()
+        let ext = PathText.fileExtension(a.filename ?? a.name).lowercased()
         if mime.hasPrefix("image/") || uti.hasPrefix("public.jpeg") || uti.hasPrefix("public.png") || uti.hasPrefix("public.heic")
             || TextCleanup.photoExtensions.contains(ext) { return .photo }
         if mime.hasPrefix("video/") || uti.hasPrefix("com.apple.quicktime") || uti == "public.mpeg-4" { return .video }

@@ -388,7 +388,7 @@ enum MetaImporter {
         attach(m.audio, kind: .voice, what: "audio")
         attach(m.files, kind: .document, what: "file")
         for media in m.media {
-            let ext = (media.uri as NSString).pathExtension.lowercased()
+            let ext = PathText.fileExtension(media.uri).lowercased()
             let kind: MediaAttachment.Kind = TextCleanup.photoExtensions.contains(ext) ? (ext == "gif" ? .gif : .photo)
                 : ["mp4", "mov", "webm", "m4v"].contains(ext) ? .video : ["aac", "m4a", "mp3", "ogg", "opus", "wav"].contains(ext) ? .voice : .document
             attach([media], kind: kind, what: kind == .photo ? "photo" : kind.rawValue)

@@ -620,7 +620,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
         case "audio/ogg": "ogg"
         case "audio/mp4", "audio/aac": "m4a"
         case "text/x-vcard", "text/vcard": "vcf"
-        default: ((part.name ?? "") as NSString).pathExtension.lowercased().filter { $0.isLetter || $0.isNumber }
+        default: PathText.fileExtension(part.name ?? "").lowercased().filter { $0.isLetter || $0.isNumber }
         }
         var missing = MediaAttachment(kind: kind, fileName: part.name, mimeType: part.mime.isEmpty ? nil : part.mime)
         if missing.fileName == nil { missing.label = shown }

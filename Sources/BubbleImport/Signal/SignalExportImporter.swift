@@ -64,7 +64,7 @@ enum SignalExportImporter {
                     if TextCleanup.photoExtension(ofFileName: path) != nil, exists {
                         message.images.append(ImageAttachment(path: full, width: 0, height: 0, name: name))
                     } else if message.attachment == nil {
-                        let ext = (path as NSString).pathExtension.lowercased()
+                        let ext = PathText.fileExtension(path).lowercased()
                         let kind: MediaAttachment.Kind = TextCleanup.photoExtension(ofFileName: path) != nil ? .photo
                             : ["mp4", "mov", "mkv", "webm"].contains(ext) ? .video
                             : ["m4a", "aac", "mp3", "ogg", "opus", "wav", "flac"].contains(ext) ? .audio : .document

@@ -76,16 +76,10 @@ struct SignalReader {
                               isGroup: person.type == "group"))
         }
         if context.everyChat {
-            var matched = Set<String>()
-            let wanted = chats.filter { chat in
-                let hits = context.chats.filter { matches(chat, $0) }
-                matched.formUnion(hits)
-                return context.chats.isEmpty || !hits.isEmpty
-            }
+            let wanted = context.wanted(chats, matches: matches)
             for chat in wanted {
                 try context.deliverConversation(try read(chat), key: chat.title, of: wanted.count, identity: chat.id)
             }
-            context.unmatched = context.chats.filter { !matched.contains($0) }
             return ImportResult(conversation: Conversation(), format: .signal)
         }
         let listing = TextCleanup.list(chats.map { "\($0.title) (\(TextCleanup.count($0.count, "message")))" })
@@ -115,6 +109,9 @@ struct SignalReader {
     }
 
     private func name(_ id: String) -> String { id == "me" ? meName : people[id]?.name ?? id }
+
+    /// The name a mention of a service id (ACI) shows.
+    private func mentionName(_ aci: String) -> String? { byServiceID[aci].map { name(participant($0)) } }
 
     // MARK: - One conversation
 
@@ -211,7 +208,7 @@ struct SignalReader {
                 continue
             }
             var body = json["body"] as? String ?? ""
-            var ranges = json["bodyRanges"] as? [[String: Any]] ?? []
+            let ranges = json["bodyRanges"] as? [[String: Any]] ?? []
             // Files: the table (current Signal) or the JSON (older profiles).
             var files = table[messageID] ?? []
             if files.isEmpty, let list = json["attachments"] as? [[String: Any]] {
@@ -247,11 +244,10 @@ struct SignalReader {
                 }
             }
             if !body.isEmpty {
-                let (text, spans) = Self.applyRanges(body, ranges: ranges, name: { aci in byServiceID[aci].map { name(participant($0)) } })
+                let (text, spans) = Self.applyRanges(body, ranges: ranges, name: mentionName)
                 message.text = text
                 message.spans = spans
             }
-            ranges = []
             if message.text == nil, message.images.isEmpty, message.attachment == nil {
                 context.warn(location, "message", "has no text and no attachment; skipped", skipped: true)
                 continue
@@ -276,7 +272,7 @@ struct SignalReader {
                 let author = ((quote["authorAci"] as? String) ?? (quote["authorUuid"] as? String)).flatMap { byServiceID[$0] }
                     ?? (quote["author"] as? String).flatMap { byNumber[$0] }
                 let text = (quote["text"] as? String).map { t in
-                    let (plain, spans) = Self.applyRanges(t, ranges: quote["bodyRanges"] as? [[String: Any]] ?? [], name: { aci in byServiceID[aci].map { name(participant($0)) } })
+                    let (plain, spans) = Self.applyRanges(t, ranges: quote["bodyRanges"] as? [[String: Any]] ?? [], name: mentionName)
                     return TextSpan.hidingSpoilers(plain, spans: spans)
                 }
                 message.reply = ReplyReference(id: Self.int(quote["id"]).flatMap { rowOfSentAt[$0] }.map(String.init),
@@ -418,7 +414,7 @@ struct SignalReader {
         do {
             let folder = try context.attachmentsFolder()
             let ext = file.contentType.flatMap(TextCleanup.photoExtension(ofMIMEType:))
-                ?? file.fileName.map { ($0 as NSString).pathExtension.lowercased() } ?? "bin"
+                ?? file.fileName.map { PathText.fileExtension($0).lowercased() } ?? "bin"
             let stem = file.fileName.map { ($0 as NSString).deletingPathExtension } ?? (file.path.map { ($0 as NSString).lastPathComponent } ?? "attachment")
             let target = (folder as NSString).appendingPathComponent(context.uniqueAttachmentName(stem: String(stem.prefix(60)), ext: ext))
             let handle = try ScratchSpace.createPrivateFile(target)

@@ -47,17 +47,10 @@ extension WhatsAppDatabaseImporter {
         func run() throws -> ImportResult {
             let chats = try listChats()
             if context.everyChat {
-                var matched = Set<String>()
-                let wanted = chats.filter { chat in
-                    let hits = context.chats.filter { matches(chat, $0) }
-                    matched.formUnion(hits)
-                    return context.chats.isEmpty || !hits.isEmpty
-                }
+                let wanted = context.wanted(chats, matches: matches)
                 for chat in wanted {
-                    let result = try read(chat)
-                    try context.deliverConversation(result, key: "\(chat.title) [\(chat.jid)]", of: wanted.count, identity: chat.jid)
+                    try context.deliverConversation(try read(chat), key: "\(chat.title) [\(chat.jid)]", of: wanted.count, identity: chat.jid)
                 }
-                context.unmatched = context.chats.filter { !matched.contains($0) }
                 return ImportResult(conversation: Conversation(), format: .whatsappDatabase)
             }
             return try read(choose(chats))

@@ -421,7 +421,7 @@ enum WhatsAppImporter {
             context.warn(location, "attachment \(name)", "path leaves the export folder; shown as a placeholder", skipped: true, file: file, media: true)
             return nil
         }
-        let ext = (name as NSString).pathExtension.lowercased()
+        let ext = PathText.fileExtension(name).lowercased()
         switch media {
         case .folder(let folder):
             let path = (folder as NSString).appendingPathComponent(name)

@@ -50,10 +50,12 @@ extension PangoTextEngine: DrawingTextEngine {
             }
             switch plan {
             case .layout(let layout):
+                FontFacePins.pin(layout: layout)
                 cairo_move_to(cr, origin.x, origin.y)
                 pango_cairo_show_layout(cr, layout)
             case .lines(let lines):
                 for line in lines {
+                    FontFacePins.pin(line: UnsafeMutablePointer(line.line))
                     cairo_move_to(cr, origin.x + line.x, origin.y + line.baseline)
                     pango_cairo_show_layout_line(cr, UnsafeMutablePointer(line.line))
                 }
@@ -132,6 +134,7 @@ struct StyledLinePainter {
                 cairo_fill(cr)
             }
             cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
+            FontFacePins.pin(glyphItem: glyphItem)
             if !keepsText || !TextGlyphs.showPango(glyphItem, text: text, x: x, baseline: baseline, size: size, on: cr) {
                 cairo_move_to(cr, x, baseline)
                 pango_cairo_show_glyph_item(cr, text, glyphItem)
@@ -249,6 +252,7 @@ extension FastTextEngine: DrawingTextEngine {
         let found = try positionedGlyphs(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, clusters: withText) { font in
             // A run's scaled font belongs to the Pango font the engine keeps for its lifetime.
             guard let scaled = pango_cairo_font_get_scaled_font(font) else { return nil }
+            FontFacePins.pin(scaled)
             return fontCopy(scaled, copy)
         }
         if let delegated = found.delegate {

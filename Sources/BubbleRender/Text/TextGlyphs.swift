@@ -45,7 +45,7 @@ enum TextGlyphs {
             toyFontLock.lock()
             cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
             cairo_set_font_size(cr, max(1, size))
-            _ = cairo_get_scaled_font(cr)
+            if let toy = cairo_get_scaled_font(cr) { FontFacePins.pin(toy) }
             toyFontLock.unlock()
         }
         guard let font = cairo_get_scaled_font(cr) else { return }
