@@ -252,6 +252,24 @@ struct AppDatabaseTests {
         #expect { try Self.load(profile, key: .text("peanuts")) } throws: { e in "\(e)".contains("page 4 of 10: is damaged") }
     }
 
+    @Test("Signal: a torn last frame of the write-ahead log is left out with a warning, as SQLite does; the rest reads")
+    func signalTornWAL() throws {
+        let scratch = ScratchFolder()
+        let profile = scratch.file("Signal")
+        try FileManager.default.copyItem(atPath: Self.signal, toPath: profile)
+        let wal = profile + "/sql/db.sqlite-wal"
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wal)))
+        #expect(bytes.count == 32 + 2 * (24 + 4096))
+        bytes[32 + 24 + 4096 + 24 + 100] ^= 0xFF   // inside frame 2, the commit frame
+        try Data(bytes).write(to: URL(fileURLWithPath: wal))
+        let r = try Self.load(profile, chat: "Ann Lee")
+        #expect(r.conversation.messages.count == 8)
+        #expect(r.warnings.contains { $0.path.hasSuffix("db.sqlite-wal") && $0.location == "frame 2" && $0.why.contains("0 frames before it were applied") },
+                "\(r.warnings)")
+        // The group's messages were only in that commit: none are there.
+        #expect { try Self.load(profile, chat: "Climbing 🧗") } throws: { "\($0)".contains("has no conversation") }
+    }
+
     @Test("The page cipher: PBKDF2-HMAC-SHA512 with 2 rounds as RFC 8018 defines it (checked against Python's hashlib)")
     func pbkdf2() {
         // hashlib.pbkdf2_hmac("sha512", b"password", b"salt", 2, 32).text()

@@ -23,7 +23,16 @@ enum SQLCipher {
     static let pageSize = 4096
     static let reserve = 80
 
-    static func decrypt(path: String, displayPath: String, key: [UInt8], to output: String) throws(ImportError) -> (pages: Int, walFrames: Int) {
+    /// What was read: the database's pages, the log's frames applied, and the frame where the log
+    /// stopped being readable (a torn or damaged frame: SQLite ignores it and what follows; so
+    /// does this, and the caller warns).
+    struct Decrypted {
+        var pages: Int
+        var walFrames: Int
+        var walDamagedFrame: Int?
+    }
+
+    static func decrypt(path: String, displayPath: String, key: [UInt8], to output: String) throws(ImportError) -> Decrypted {
         #if Decrypt
         guard let handle = FileHandle(forReadingAtPath: path) else { throw ImportError(path: displayPath, reason: "cannot be opened for reading") }
         defer { try? handle.close() }
@@ -63,8 +72,8 @@ enum SQLCipher {
             if pages.count >= 256 { try flush() }
         }
         try flush()
-        let frames = try applyWAL(path + "-wal", displayPath: displayPath + "-wal", cipher: cipher, into: out)
-        return (count, frames)
+        let wal = try applyWAL(path + "-wal", displayPath: displayPath + "-wal", cipher: cipher, into: out)
+        return Decrypted(pages: count, walFrames: wal.applied, walDamagedFrame: wal.damaged)
         #else
         throw ImportError(path: displayPath, reason: Decryption.unavailable)
         #endif
@@ -111,9 +120,11 @@ enum SQLCipher {
         }
     }
 
-    /// Applies the frames of the WAL's current generation up to its last commit; returns how many.
-    private static func applyWAL(_ wal: String, displayPath: String, cipher: PageCipher, into out: FileHandle) throws(ImportError) -> Int {
-        guard let data = FileManager.default.contents(atPath: wal), data.count >= 32 else { return 0 }
+    /// Applies the frames of the WAL's current generation up to its last commit before the end or
+    /// the first frame that does not decrypt (a write torn by a crash, or damage: as SQLite, the
+    /// log is read up to there); returns how many were applied and that frame's number.
+    private static func applyWAL(_ wal: String, displayPath: String, cipher: PageCipher, into out: FileHandle) throws(ImportError) -> (applied: Int, damaged: Int?) {
+        guard let data = FileManager.default.contents(atPath: wal), data.count >= 32 else { return (0, nil) }
         let b = [UInt8](data)
         func be32(_ at: Int) -> UInt32 { UInt32(b[at]) << 24 | UInt32(b[at + 1]) << 16 | UInt32(b[at + 2]) << 8 | UInt32(b[at + 3]) }
         guard be32(0) & 0xFFFF_FFFE == 0x377F_0682, Int(be32(8)) == pageSize else {
@@ -122,6 +133,7 @@ enum SQLCipher {
         let salt1 = be32(16), salt2 = be32(20)
         var appliedFrames = 0
         var pagesAfter: UInt32 = 0
+        var damaged: Int?
         // The newest committed version of each page (a page is often logged many times).
         var pending: [Int: [UInt8]] = [:]
         var committed: [Int: [UInt8]] = [:]
@@ -133,7 +145,8 @@ enum SQLCipher {
             guard be32(at + 8) == salt1, be32(at + 12) == salt2, number > 0 else { break }  // an older generation's leftovers
             let page = Array(b[(at + 24)..<(at + frameSize)])
             guard let plain = cipher.decrypt(page, number: number) else {
-                throw ImportError(path: displayPath, location: "frame \((at - 32) / frameSize + 1) (page \(number))", reason: "is damaged: its HMAC does not match")
+                damaged = (at - 32) / frameSize + 1
+                break
             }
             pending[number] = plain
             frames += 1
@@ -155,7 +168,7 @@ enum SQLCipher {
         } catch {
             throw ImportError(path: displayPath, reason: "cannot be applied: \(error)")
         }
-        return appliedFrames
+        return (appliedFrames, damaged)
     }
     #endif
 }

@@ -69,7 +69,12 @@ enum SignalDesktopImporter {
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let plain = (scratch as NSString).appendingPathComponent("db.sqlite")
         let shown = source.displayPath == source.path ? profile.database : source.displayPath
-        _ = try SQLCipher.decrypt(path: profile.database, displayPath: shown, key: key, to: plain)
+        let decrypted = try SQLCipher.decrypt(path: profile.database, displayPath: shown, key: key, to: plain)
+        if let frame = decrypted.walDamagedFrame {
+            context.warn("frame \(frame)", "the write-ahead log", "does not decrypt from there on (a write cut short, or damage); "
+                         + "\(decrypted.walFrames) frames before it were applied, the rest left out as Signal itself would",
+                         file: shown + "-wal")
+        }
         var configuration = Configuration()
         configuration.readonly = true
         let queue: DatabaseQueue
