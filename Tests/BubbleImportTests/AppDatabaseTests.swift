@@ -55,6 +55,7 @@ struct AppDatabaseTests {
         #expect(m[8].attachment?.kind == .viewOnce)
         // The document is not in the Media folder: a placeholder with its name and pages, and a warning.
         #expect(m[9].attachment?.kind == .document && m[9].attachment?.fileName == "Trip plan.pdf" && m[9].attachment?.pageCount == 2)
+        #expect(m[9].text == nil)  // its caption was only its name
         #expect(r.missingMedia == 1)
         #expect(r.warnings.contains { $0.location == "message _id 9" && $0.why.contains("not in the Media folder") })
         #expect(m[10].images.first?.sticker == true)

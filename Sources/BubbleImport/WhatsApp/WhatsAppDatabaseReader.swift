@@ -349,6 +349,8 @@ extension WhatsAppDatabaseImporter {
             default: kind = .document
             }
             let name = file.name ?? file.path.map { ($0 as NSString).lastPathComponent }
+            // A document's caption that is only its own name adds nothing.
+            if kind == .document, caption == name || caption.map({ name?.hasPrefix($0 + ".") == true }) == true { caption = nil }
             let found = media.resolve(path: file.path, name: file.name)
             let what = kind == .photo ? "photo" : kind.rawValue
             guard let found else {
@@ -371,8 +373,6 @@ extension WhatsAppDatabaseImporter {
             if a.duration == nil, let d = file.duration, d > 0 { a.duration = Double(d) }
             if a.pageCount == nil, let p = file.pages, p > 0 { a.pageCount = Int(p) }
             message.attachment = a
-            // A document's caption that is only its own name adds nothing.
-            if kind == .document, caption == name || caption.map({ name?.hasPrefix($0 + ".") == true }) == true { caption = nil }
         }
 
         /// The FN of a vCard text.
