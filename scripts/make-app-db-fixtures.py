@@ -318,6 +318,13 @@ def signal(folder):
     open(os.path.join(folder, "attachments.noindex", "cd", "cdvoice"), "wb").write(voice)
     message("m8", "c-ann", 420, "outgoing", "", attachments=[{"contentType": "audio/ogg", "path": "cd/cdvoice", "size": len(voice),
             "flags": 1, "fileName": None}])
+    # A sticker: its pack's file in stickers.noindex, encrypted the same way.
+    sticker = open(os.path.join(MEDIA, "STK-20211014-WA0005.webp"), "rb").read()
+    sticker_key = bytes((i * 11 + 5) % 256 for i in range(64))
+    os.makedirs(os.path.join(folder, "stickers.noindex", "ef"))
+    open(os.path.join(folder, "stickers.noindex", "ef", "ef01"), "wb").write(encrypt_attachment(sticker, sticker_key))
+    message("m9", "c-ann", 450, "incoming", None, "aci-ann", sticker={"packId": "p1", "stickerId": 3, "emoji": "😀",
+            "data": {"path": "ef/ef01", "contentType": "image/webp", "size": len(sticker), "localKey": base64.b64encode(sticker_key).decode(), "version": 2}})
     db.commit()
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     # Group: the newest messages, left in the WAL (the live database is not checkpointed).
@@ -347,7 +354,7 @@ def signal(folder):
         check.execute(f"PRAGMA key = \"x'{SIGNAL_KEY}'\"")
         with_wal = check.execute("SELECT count(*) FROM messages").fetchone()[0]
         check.close()
-    assert (without_wal, with_wal) == (8, 11), (without_wal, with_wal)
+    assert (without_wal, with_wal) == (9, 12), (without_wal, with_wal)
 
 
 def sealed_signal_key():

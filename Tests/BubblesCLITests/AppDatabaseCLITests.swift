@@ -91,7 +91,7 @@ struct AppDatabaseCLITests {
         let list = try Tool.run(["list", "--db", db, "--json"])
         let all = try #require(try JSONSerialization.jsonObject(with: list.stdout) as? [[String: Any]])
         let counts = Dictionary(all.map { ($0["title"] as! String, $0["messageCount"] as! Int) }, uniquingKeysWith: +)
-        #expect(counts == ["Ann Lee": 8, "Climbing 🧗": 3], "\(counts)")
+        #expect(counts == ["Ann Lee": 9, "Climbing 🧗": 3], "\(counts)")
         let media = dir.appendingPathComponent("s-media").path
         let stored = (FileManager.default.enumerator(atPath: media)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".jpg") }
         #expect(!stored.isEmpty, "\(media): \(stored)")

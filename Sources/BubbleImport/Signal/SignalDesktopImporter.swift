@@ -21,6 +21,8 @@ enum SignalDesktopImporter {
         var database: String
         var config: String?
         var attachments: String?
+        /// `stickers.noindex`: installed sticker packs' files.
+        var stickers: String?
     }
 
     /// The database, config.json and attachments folder of a profile folder or database path.
@@ -41,8 +43,10 @@ enum SignalDesktopImporter {
         }
         let config = (root as NSString).appendingPathComponent("config.json")
         let attachments = mediaFolder ?? (root as NSString).appendingPathComponent("attachments.noindex")
+        let stickers = (root as NSString).appendingPathComponent("stickers.noindex")
         return Profile(database: database, config: fm.fileExists(atPath: config) ? config : nil,
-                       attachments: fm.fileExists(atPath: attachments) ? attachments : nil)
+                       attachments: fm.fileExists(atPath: attachments) ? attachments : nil,
+                       stickers: fm.fileExists(atPath: stickers) ? stickers : nil)
     }
 
     /// Whether `path` looks like a Signal Desktop profile or its database.
@@ -87,7 +91,8 @@ enum SignalDesktopImporter {
                 for table in ["messages", "conversations"] where try !db.tableExists(table) {
                     throw ImportError(path: shown, location: "table \(table)", reason: "is missing; expected a Signal Desktop database")
                 }
-                return try SignalReader(db: db, source: source, shownPath: shown, context: context, attachments: profile.attachments).run()
+                return try SignalReader(db: db, source: source, shownPath: shown, context: context, attachments: profile.attachments,
+                                    stickers: profile.stickers).run()
             }
         } catch let error as ImportError {
             throw error

@@ -9,6 +9,7 @@ struct SignalReader {
     let shownPath: String
     let context: ImportContext
     let attachments: String?
+    let stickers: String?
 
     struct Person {
         var id: String
@@ -33,8 +34,9 @@ struct SignalReader {
     private var meName = "Me"
     private var calls: [String: (type: String, direction: String, status: String)] = [:]
 
-    init(db: Database, source: ImportSource, shownPath: String, context: ImportContext, attachments: String?) throws {
+    init(db: Database, source: ImportSource, shownPath: String, context: ImportContext, attachments: String?, stickers: String?) throws {
         self.db = db; self.source = source; self.shownPath = shownPath; self.context = context; self.attachments = attachments
+        self.stickers = stickers
         let rows = try Row.fetchCursor(db, sql: "SELECT id, json FROM conversations")
         while let row = try rows.next() {
             guard let id: String = row.lenient(at: 0) else { continue }
@@ -380,9 +382,12 @@ struct SignalReader {
 
     /// The attachment's plain bytes (decrypted when it is "version 2"), or nil with a warning.
     private func fileBytes(_ file: AttachmentRow, location: String) -> [UInt8]? {
-        guard let relative = file.path, !relative.isEmpty, let attachments else {
+        // Sticker packs' files live in stickers.noindex, everything else in attachments.noindex.
+        let root = file.type == "sticker" ? stickers : attachments
+        guard let relative = file.path, !relative.isEmpty, let root else {
+            let folder = file.type == "sticker" ? "stickers.noindex" : "attachments.noindex"
             context.warn(location, "attachment \(file.fileName ?? file.contentType ?? "")",
-                         attachments == nil ? "no attachments.noindex folder beside the database; shown as a placeholder" : "has no file; shown as a placeholder",
+                         file.path == nil ? "has no file; shown as a placeholder" : "no \(folder) folder beside the database; shown as a placeholder",
                          media: true)
             return nil
         }
@@ -390,7 +395,7 @@ struct SignalReader {
             context.warn(location, "attachment \(relative)", "path leaves the attachments folder; shown as a placeholder", media: true)
             return nil
         }
-        let full = (attachments as NSString).appendingPathComponent(relative)
+        let full = (root as NSString).appendingPathComponent(relative)
         guard let data = FileManager.default.contents(atPath: full) else {
             context.warn(location, "attachment \(relative)", "no such file (\(full)); shown as a placeholder", media: true)
             return nil
@@ -406,8 +411,9 @@ struct SignalReader {
     /// A file the renderer can read: the plain file itself, or the decrypted copy in the
     /// attachments folder (removed with it).
     private func materialise(_ file: AttachmentRow, location: String) -> String? {
-        if file.localKey == nil, let relative = file.path, let attachments, !relative.split(separator: "/").contains("..") {
-            let full = (attachments as NSString).appendingPathComponent(relative)
+        if file.localKey == nil, let relative = file.path, let root = file.type == "sticker" ? stickers : attachments,
+           !relative.split(separator: "/").contains("..") {
+            let full = (root as NSString).appendingPathComponent(relative)
             if FileManager.default.fileExists(atPath: full) { return full }
         }
         guard let bytes = fileBytes(file, location: location) else { return nil }
