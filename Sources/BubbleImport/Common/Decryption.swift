@@ -30,7 +30,14 @@ enum KeyMaterial {
         if digits.hasPrefix("0x") { digits.removeFirst(2) }
         if digits.hasPrefix("x'"), digits.hasSuffix("'") { digits = String(digits.dropFirst(2).dropLast()) }
         guard digits.count == 64 else { return nil }
+        return decodeHex(digits)
+    }
+
+    /// Hex digits, two a byte, as bytes; nil for an odd count or a character that is no digit.
+    static func decodeHex(_ digits: some StringProtocol) -> [UInt8]? {
+        guard digits.count % 2 == 0 else { return nil }
         var out: [UInt8] = []
+        out.reserveCapacity(digits.count / 2)
         var it = digits.makeIterator()
         while let a = it.next(), let b = it.next() {
             guard let v = UInt8(String([a, b]), radix: 16) else { return nil }
@@ -38,6 +45,22 @@ enum KeyMaterial {
         }
         return out
     }
+
+    #if Decrypt
+    /// PBKDF2 (RFC 8018) with HMAC over `H`, one block: `length` ≤ `H`'s digest size. SQLCipher's
+    /// page MAC key (SHA-512, 2 rounds) and Chromium's safe storage (SHA-1, 1 or 1003 rounds)
+    /// ask for so few rounds that _CryptoExtras' PBKDF2 (which refuses them) cannot serve.
+    static func pbkdf2<H: HashFunction>(_: H.Type, password: [UInt8], salt: [UInt8], rounds: Int, length: Int) -> [UInt8] {
+        let k = SymmetricKey(data: password)
+        var u = Array(HMAC<H>.authenticationCode(for: salt + [0, 0, 0, 1], using: k))
+        var t = u
+        for _ in 1..<max(rounds, 1) {
+            u = Array(HMAC<H>.authenticationCode(for: u, using: k))
+            for i in t.indices { t[i] ^= u[i] }
+        }
+        return Array(t.prefix(length))
+    }
+    #endif
 
     /// The byte array a Java-serialised `byte[]` holds (WhatsApp's key files): magic AC ED 00 05,
     /// TC_ARRAY, the class "[B", its serial number, then a 4-byte length and the bytes.

@@ -86,19 +86,12 @@ enum SQLCipher {
 
         init(key: [UInt8], salt: [UInt8]) {
             self.key = SymmetricKey(data: key)
-            macKey = SymmetricKey(data: Self.pbkdf2SHA512(password: key, salt: salt.map { $0 ^ 0x3A }, rounds: 2, length: 32))
+            macKey = SymmetricKey(data: Self.macKey(rawKey: key, salt: salt))
         }
 
-        /// PBKDF2 with HMAC-SHA512 (one block: `length` ≤ 64).
-        static func pbkdf2SHA512(password: [UInt8], salt: [UInt8], rounds: Int, length: Int) -> [UInt8] {
-            let k = SymmetricKey(data: password)
-            var u = Array(HMAC<SHA512>.authenticationCode(for: salt + [0, 0, 0, 1], using: k))
-            var t = u
-            for _ in 1..<rounds {
-                u = Array(HMAC<SHA512>.authenticationCode(for: u, using: k))
-                for i in t.indices { t[i] ^= u[i] }
-            }
-            return Array(t.prefix(length))
+        /// The pages' HMAC key: PBKDF2-HMAC-SHA512 of the raw key with the salt XOR 0x3A, 2 rounds, 32 bytes.
+        static func macKey(rawKey: [UInt8], salt: [UInt8]) -> [UInt8] {
+            KeyMaterial.pbkdf2(SHA512.self, password: rawKey, salt: salt.map { $0 ^ 0x3A }, rounds: 2, length: 32)
         }
 
         /// The plain page, or nil when its HMAC does not match.

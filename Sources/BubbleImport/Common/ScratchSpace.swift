@@ -11,9 +11,7 @@ public enum ScratchSpace {
     /// A new private folder for `purpose` ("decrypted", "attachments"), after removing the stale
     /// ones of processes that are gone.
     public static func makeFolder(_ purpose: String) throws(ImportError) -> String {
-        sweep()
-        let name = "\(prefix)\(purpose)-\(getpid())-\(UUID().uuidString)"
-        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent(name)
+        let path = reservePath(purpose)
         guard mkdir(path, 0o700) == 0 else {
             throw ImportError(path: path, reason: "cannot create a private temporary folder: \(String(cString: strerror(errno)))")
         }

@@ -142,25 +142,12 @@ enum SignalDesktopImporter {
     /// with 1 round) and macOS ("v10", 1003 rounds): salt "saltysalt", AES-128-CBC, IV of 16 spaces.
     static func unsealKey(_ hex: String, password: String) -> [UInt8]? {
         #if Decrypt
-        var bytes: [UInt8] = []
-        var it = hex.makeIterator()
-        while let a = it.next(), let b = it.next() {
-            guard let v = UInt8(String([a, b]), radix: 16) else { return nil }
-            bytes.append(v)
-        }
-        guard bytes.count > 3 else { return nil }
+        guard let bytes = KeyMaterial.decodeHex(hex), bytes.count > 3 else { return nil }
         let prefix = String(decoding: bytes.prefix(3), as: UTF8.self)
-        let rounds = prefix == "v10" ? 1003 : 1
-        // PBKDF2-HMAC-SHA1, one 20-byte block cut to 16.
-        let k = SymmetricKey(data: Array(password.utf8))
-        var u = Array(HMAC<Insecure.SHA1>.authenticationCode(for: Array("saltysalt".utf8) + [0, 0, 0, 1], using: k))
-        var t = u
-        for _ in 1..<max(rounds, 1) {
-            u = Array(HMAC<Insecure.SHA1>.authenticationCode(for: u, using: k))
-            for i in t.indices { t[i] ^= u[i] }
-        }
+        let t = KeyMaterial.pbkdf2(Insecure.SHA1.self, password: Array(password.utf8), salt: Array("saltysalt".utf8),
+                                   rounds: prefix == "v10" ? 1003 : 1, length: 16)
         guard let iv = try? AES._CBC.IV(ivBytes: [UInt8](repeating: 0x20, count: 16)),
-              let plain = try? AES._CBC.decrypt(bytes[3...], using: SymmetricKey(data: t.prefix(16)), iv: iv) else { return nil }
+              let plain = try? AES._CBC.decrypt(bytes[3...], using: SymmetricKey(data: t), iv: iv) else { return nil }
         return KeyMaterial.bytes(hex: String(decoding: plain, as: UTF8.self))
         #else
         return nil

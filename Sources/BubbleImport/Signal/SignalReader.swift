@@ -380,22 +380,28 @@ struct SignalReader {
         if message.attachment == nil { message.attachment = a } else { message.text = [message.text, a.displayText].compactMap { $0 }.joined(separator: "\n") }
     }
 
+    /// Where an attachment's file is: a sticker pack's in stickers.noindex, the rest in
+    /// attachments.noindex; nil without a path, without that folder, or for a path leaving it.
+    private func storedPath(_ file: AttachmentRow) -> String? {
+        guard let relative = file.path, !relative.isEmpty, !relative.split(separator: "/").contains(".."),
+              let root = file.type == "sticker" ? stickers : attachments else { return nil }
+        return (root as NSString).appendingPathComponent(relative)
+    }
+
     /// The attachment's plain bytes (decrypted when it is "version 2"), or nil with a warning.
     private func fileBytes(_ file: AttachmentRow, location: String) -> [UInt8]? {
-        // Sticker packs' files live in stickers.noindex, everything else in attachments.noindex.
-        let root = file.type == "sticker" ? stickers : attachments
-        guard let relative = file.path, !relative.isEmpty, let root else {
-            let folder = file.type == "sticker" ? "stickers.noindex" : "attachments.noindex"
-            context.warn(location, "attachment \(file.fileName ?? file.contentType ?? "")",
-                         file.path == nil ? "has no file; shown as a placeholder" : "no \(folder) folder beside the database; shown as a placeholder",
-                         media: true)
+        guard let full = storedPath(file) else {
+            let relative = file.path ?? ""
+            if !relative.isEmpty, relative.split(separator: "/").contains("..") {
+                context.warn(location, "attachment \(relative)", "path leaves the attachments folder; shown as a placeholder", media: true)
+            } else {
+                context.warn(location, "attachment \(file.fileName ?? file.contentType ?? "")", relative.isEmpty ? "has no file; shown as a placeholder"
+                             : "no \(file.type == "sticker" ? "stickers.noindex" : "attachments.noindex") folder beside the database; shown as a placeholder",
+                             media: true)
+            }
             return nil
         }
-        guard !relative.split(separator: "/").contains("..") else {
-            context.warn(location, "attachment \(relative)", "path leaves the attachments folder; shown as a placeholder", media: true)
-            return nil
-        }
-        let full = (root as NSString).appendingPathComponent(relative)
+        let relative = file.path ?? ""
         guard let data = FileManager.default.contents(atPath: full) else {
             context.warn(location, "attachment \(relative)", "no such file (\(full)); shown as a placeholder", media: true)
             return nil
@@ -411,11 +417,7 @@ struct SignalReader {
     /// A file the renderer can read: the plain file itself, or the decrypted copy in the
     /// attachments folder (removed with it).
     private func materialise(_ file: AttachmentRow, location: String) -> String? {
-        if file.localKey == nil, let relative = file.path, let root = file.type == "sticker" ? stickers : attachments,
-           !relative.split(separator: "/").contains("..") {
-            let full = (root as NSString).appendingPathComponent(relative)
-            if FileManager.default.fileExists(atPath: full) { return full }
-        }
+        if file.localKey == nil, let full = storedPath(file), FileManager.default.fileExists(atPath: full) { return full }
         guard let bytes = fileBytes(file, location: location) else { return nil }
         do {
             let folder = try context.attachmentsFolder()
