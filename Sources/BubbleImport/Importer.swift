@@ -102,6 +102,10 @@ public struct ImportOptions: Sendable {
     /// The folder an app database's media live in: the phone's `WhatsApp/Media`, Signal's
     /// `attachments.noindex` (nil: looked for beside the database).
     public var mediaFolder: String?
+    /// Names for numbers: each conversation's participants named from these persons (contact
+    /// cards, `ContactsReader.directory`), their pictures as avatars, titles that were only a
+    /// number or an id replaced (`PeopleDirectory.name`).
+    public var contacts: PeopleDirectory?
 
     public init(me: String? = nil, chat: String? = nil, since: Date? = nil, until: Date? = nil,
                 timeZone: TimeZone = .current, attachmentsFolder: String? = nil, homeFolder: String? = nil,

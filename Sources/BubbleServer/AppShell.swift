@@ -18,11 +18,7 @@ extension Pages {
     }
 
     /// The app a conversation came from, as people call it.
-    static func appName(_ format: String) -> String {
-        ["sms": "SMS", "whatsapp": "WhatsApp", "telegram": "Telegram", "imessage": "iMessage", "messenger": "Messenger", "instagram": "Instagram",
-         "discord": "Discord", "native": "BubbleKit", "live": "Live"][format]
-            ?? format.capitalized
-    }
+    static func appName(_ format: String) -> String { SourceApp.name(format) }
 
     /// Up to two initials of a title ("Ann Lee" → "AL"; "+1 555…" → "#").
     static func initials(_ title: String) -> String {
@@ -94,6 +90,7 @@ extension Pages {
         for c in all { rows.append((c, try await preview(c))) }
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
         var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a><a class=\"glink\" href=\"/gallery\" title=\"Photos and files of every conversation\">🖼 Gallery</a>"
+            + "<a class=\"glink\" href=\"/people\" title=\"Everyone, with their conversations from every app\">👥 People</a>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
             + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form>" + Self.barPlace
             + "<button type=\"button\" class=\"scheme\" id=\"scheme\" title=\"Light or dark (the system's choice until you pick)\">◐ Dark</button></div>"

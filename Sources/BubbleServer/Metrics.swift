@@ -143,4 +143,22 @@ final class TimedStore: ConversationStore {
     func load(_ conversation: Int64) async throws -> Conversation {
         try await metrics.time("load") { try await base.load(conversation) }
     }
+    func peopleSnapshot() async throws -> PeopleSnapshot {
+        try await metrics.time("peopleSnapshot") { try await base.peopleSnapshot() }
+    }
+    func saveCards(_ cards: [PersonCard], region: String?) async throws -> ContactsImportSummary {
+        try await metrics.time("saveCards") { try await base.saveCards(cards, region: region) }
+    }
+    func createPerson(name: String) async throws -> Int64 {
+        try await metrics.time("createPerson") { try await base.createPerson(name: name) }
+    }
+    func setIdentities(_ keys: [String], person: Int64?) async throws {
+        try await metrics.time("setIdentities") { try await base.setIdentities(keys, person: person) }
+    }
+    func mergePerson(_ source: Int64, into target: Int64) async throws {
+        try await metrics.time("mergePerson") { try await base.mergePerson(source, into: target) }
+    }
+    func rawParticipants() async throws -> [RawParticipants] {
+        try await metrics.time("rawParticipants") { try await base.rawParticipants() }
+    }
 }

@@ -103,8 +103,10 @@ public struct BubbleServer: Sendable {
         router.addRoutes(FileRoutes(files: files, pages: pages).collection, atPath: "api/v1")
         router.addRoutes(LiveRoutes(live: live, maxUpload: configuration.maxUpload).collection, atPath: "api/v1")
         router.addRoutes(InsightRoutes(pages: pages).api, atPath: "api/v1")
+        router.addRoutes(PeopleRoutes(pages: pages).api, atPath: "api/v1")
         router.addRoutes(PageRoutes(pages: pages).collection)
         router.addRoutes(InsightRoutes(pages: pages).html)
+        router.addRoutes(PeopleRoutes(pages: pages).html)
         return router
     }
 

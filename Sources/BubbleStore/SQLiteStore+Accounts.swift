@@ -236,8 +236,9 @@ extension SQLiteStore: AccountStore {
                 SELECT 1 FROM conversation_media f WHERE f.file = ? AND (
                     EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = ?)
                     OR (? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
+                UNION ALL SELECT 1 FROM person p WHERE p.avatar = 'media/' || substr(?, 1, 2) || '/' || ?
                 LIMIT 1
-                """, arguments: [file, user.id, user.isAdmin]) == true
+                """, arguments: [file, user.id, user.isAdmin, file, file]) == true
         }
     }
 }

@@ -91,7 +91,8 @@ extension SQLiteStore {
 
     public func conversations() async throws -> [StoredConversation] {
         try await read { [self] db in
-            try Int64.fetchAll(db, sql: "SELECT id FROM conversation ORDER BY id").compactMap { try conversation(db, id: $0) }
+            let people = try peopleDirectory(db)
+            return try Int64.fetchAll(db, sql: "SELECT id FROM conversation ORDER BY id").compactMap { try conversation(db, id: $0, people: people) }
         }
     }
 
@@ -99,16 +100,23 @@ extension SQLiteStore {
         try await read { [self] db in try conversation(db, id: id) }
     }
 
-    func conversation(_ db: Database, id: Int64) throws -> StoredConversation? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT title, source_format FROM conversation WHERE id = ?", arguments: [id]) else {
+    /// The conversation with its participants named and its title made from their names when
+    /// it was only a number or an id (`PeopleDirectory.name`; `people` nil: the store's).
+    func conversation(_ db: Database, id: Int64, people: PeopleDirectory? = nil) throws -> StoredConversation? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT title, source_format, \(Self.ownerColumn) AS owner FROM conversation c WHERE id = ?",
+                                         arguments: [id]) else {
             return nil
         }
-        let participants = try Row.fetchAll(db, sql: "SELECT id, name, avatar FROM participant WHERE conversation_id = ? ORDER BY position",
-                                            arguments: [id]).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(mediaPath)) }
+        var named = Conversation(title: row["title"], participants: try Row.fetchAll(
+            db, sql: "SELECT id, name, avatar FROM participant WHERE conversation_id = ? ORDER BY position",
+            arguments: [id]).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(mediaPath)) })
+        let people = try people ?? peopleDirectory(db)
+        if !people.isEmpty { people.name(&named, app: row["source_format"], me: row["owner"]) }
+        let participants = named.participants
         let first = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date LIMIT 1", arguments: [id])
         let last = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date DESC LIMIT 1", arguments: [id])
         let count = try count(db, id)
-        return StoredConversation(id: id, title: row["title"], sourceFormat: row["source_format"], participants: participants,
+        return StoredConversation(id: id, title: named.title ?? row["title"], sourceFormat: row["source_format"], participants: participants,
                                   messageCount: count, first: first.map(Date.init(timeIntervalSince1970:)),
                                   last: last.map(Date.init(timeIntervalSince1970:)))
     }
@@ -135,7 +143,7 @@ extension SQLiteStore {
         }
         let limit = max(1, search.limit)
         if search.within?.isEmpty == true { return [] }
-        return try await read { [self] db in
+        return try await namingSenders(read { [self] db in
             // The candidates: every match passing the filters, newest first, at most
             // `candidates` (bm25 over a word in a tenth of a million messages would take 100 ms;
             // over its newest 5,000 matches it takes a few); then ranked by bm25.
@@ -169,6 +177,6 @@ extension SQLiteStore {
             return SearchText.hits(rows.map { (conversation: $0["conversation_id"], seq: $0["seq"], date: $0["date"], sender: $0["sender"],
                                                text: $0["text"] ?? "", senderName: $0["sender_name"], extra: $0["extra"]) },
                                     query: query, limit: limit)
-        }
+        })
     }
 }

@@ -256,6 +256,29 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
                 }
             }
         }
+        // People: persons from contact cards or made by hand, the identities (numbers, emails,
+        // app ids) linked to them, and the region numbers are read in. Names resolve when read.
+        m.registerMigration("v4-people") { db in
+            try db.execute(sql: """
+                CREATE TABLE person (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    avatar TEXT,
+                    card TEXT UNIQUE,
+                    merged_into INTEGER REFERENCES person(id) ON DELETE SET NULL
+                );
+                CREATE TABLE person_identity (
+                    key TEXT PRIMARY KEY,
+                    person_id INTEGER REFERENCES person(id) ON DELETE CASCADE,
+                    origin TEXT NOT NULL
+                );
+                CREATE INDEX person_identity_person ON person_identity (person_id);
+                CREATE TABLE store_setting (
+                    name TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 

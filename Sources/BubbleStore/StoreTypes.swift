@@ -173,6 +173,22 @@ public protocol ConversationStore: AnyObject, Sendable, Service {
     func search(_ search: StoreSearch) async throws -> [StoreHit]
     /// The whole conversation as the model, for every renderer (photo paths absolute).
     func load(_ conversation: Int64) async throws -> Conversation
+
+    // People: names for numbers. Every read above names participants and titles conversations
+    // through them (`PeopleDirectory.name`), so contacts imported later apply at once.
+    /// Every person with its identities, and the region numbers are read in.
+    func peopleSnapshot() async throws -> PeopleSnapshot
+    /// Keeps contact cards as persons (a card seen before is updated); identities linked by
+    /// hand stay where they are. `region`, when given, is kept for reading numbers.
+    func saveCards(_ cards: [PersonCard], region: String?) async throws -> ContactsImportSummary
+    func createPerson(name: String) async throws -> Int64
+    /// Links `keys` to `person` by hand; nil leaves them to nobody (no card takes them back).
+    func setIdentities(_ keys: [String], person: Int64?) async throws
+    /// Moves every identity of `source` to `target` (by hand); `source` is hidden, not deleted,
+    /// so its card read again does not bring it back.
+    func mergePerson(_ source: Int64, into target: Int64) async throws
+    /// Every conversation's participants as imported, with its app and owner.
+    func rawParticipants() async throws -> [RawParticipants]
 }
 
 extension ConversationStore {

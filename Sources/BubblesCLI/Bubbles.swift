@@ -38,7 +38,7 @@ struct Bubbles: AsyncParsableCommand {
 
 extension Bubbles {
     #if Server
-    static let commands: [any ParsableCommand.Type] = [Render.self, Convert.self, Book.self, Stats.self, Import.self, List.self, Search.self, Serve.self, Users.self,
+    static let commands: [any ParsableCommand.Type] = [Render.self, Convert.self, Book.self, Stats.self, Import.self, List.self, Search.self, Contacts.self, People.self, Serve.self, Users.self,
                                                        DB.self, Themes.self, Demo.self, NineSlice.self, Art.self]
     #else
     /// Built without the `Server` trait (`make demo`): no store, no server.

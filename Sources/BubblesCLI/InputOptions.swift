@@ -20,6 +20,15 @@ struct InputOptions: ParsableArguments {
     @Option(help: "Instead of a file: this conversation of the store (its id in `bubbles list`).")
     var conversation: Int64?
 
+    @Option(help: "Instead of a file: one timeline of every one-to-one conversation of the store with this person (a name or a number, email or app id from `bubbles people`), from every app, in time order.")
+    var person: String?
+
+    @Option(help: "Contacts that name the numbers and emails of a file's conversations: vCards (.vcf), a Mac's AddressBook-v22.abcddb (or its folder), a Google Contacts CSV; may be given several times.")
+    var contacts: [String] = []
+
+    @Option(help: "The country numbers without one are read in, for --contacts (ISO code: US, DE, GB…; default from the locale, else numbers match by their last 7 digits).")
+    var region: String?
+
     @Option(help: "The store's database (an SQLite file or a postgres:// URL), with --conversation (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
     var db: String?
 
@@ -45,7 +54,7 @@ struct InputOptions: ParsableArguments {
     }
 
     /// The file, or the store's conversation, as messages name it.
-    var input: String { file ?? "conversation \(conversation ?? 0)" }
+    var input: String { file ?? person.map { "the timeline of \($0)" } ?? "conversation \(conversation ?? 0)" }
 
     @Option(name: .customLong("input-format"),
             help: "native, sms, whatsapp, telegram, imessage, messenger, instagram, discord, whatsapp-db, signal or signal-export (default: detected from the content).")
@@ -87,12 +96,22 @@ struct InputOptions: ParsableArguments {
     }
 
     func validate() throws {
+        if let region, NumberingPlan.region(region) == nil {
+            throw ValidationError("--region '\(region)' is not a region the numbering plan knows; expected an ISO code such as US, DE, GB, FR")
+        }
+        if person != nil {
+            if file != nil || conversation != nil { throw ValidationError("give an input file, --conversation or --person, not two of them") }
+            if inputFormat != nil || !chat.isEmpty || me != nil || strict || key != nil || keyFile != nil || !contacts.isEmpty {
+                throw ValidationError("--input-format, --chat, --me, --strict, --key, --key-file and --contacts apply to files; --person reads the store, whose contacts name its people")
+            }
+            return
+        }
         switch (file, conversation) {
-        case (nil, nil): throw ValidationError("expected an input file, or --conversation ID of the store (see `bubbles list`)")
+        case (nil, nil): throw ValidationError("expected an input file, --conversation ID of the store (see `bubbles list`) or --person NAME")
         case (.some, .some): throw ValidationError("give an input file or --conversation, not both")
         case (nil, .some):
-            if inputFormat != nil || !chat.isEmpty || me != nil || strict || key != nil || keyFile != nil {
-                throw ValidationError("--input-format, --chat, --me, --strict, --key and --key-file apply to files; a stored conversation was read when it was imported")
+            if inputFormat != nil || !chat.isEmpty || me != nil || strict || key != nil || keyFile != nil || !contacts.isEmpty {
+                throw ValidationError("--input-format, --chat, --me, --strict, --key, --key-file and --contacts apply to files; a stored conversation was read when it was imported (its names come from the store's contacts)")
             }
         case (.some, nil):
             if db != nil { throw ValidationError("--db goes with --conversation") }
@@ -101,6 +120,26 @@ struct InputOptions: ParsableArguments {
     }
 
     func zone() throws -> TimeZone { try timeZone(tz) }
+
+    /// The region numbers are read in: --region, else the locale's.
+    var numberRegion: String? { region?.uppercased() ?? PhoneNumber.localeRegion }
+
+    /// `--contacts` read (warnings on stderr), nil when none was given.
+    func readContacts() throws -> ContactsReader.Result? {
+        guard !contacts.isEmpty else { return nil }
+        let result: ContactsReader.Result
+        do { result = try ContactsReader.read(contacts) } catch { throw CLIError(error.description) }
+        if !result.warnings.isEmpty {
+            FileHandle.standardError.write(Data(result.warnings.map { "warning: " + $0.description + "\n" }.joined().utf8))
+        }
+        return result
+    }
+
+    /// The persons of `--contacts`, their pictures written into `pictures`.
+    func contactsDirectory(pictures: String) throws -> PeopleDirectory? {
+        guard let read = try readContacts() else { return nil }
+        return ContactsReader.directory(read.contacts, region: numberRegion, pictures: pictures)
+    }
 
     /// The folder relative photo paths of `input` are resolved against: its own folder, the
     /// input itself when it is a folder, the working folder for standard input.
@@ -120,7 +159,7 @@ struct InputOptions: ParsableArguments {
     /// is async; `--since`/`--until` kept).
     func loadAny(messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false,
                  before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil) async throws -> Loaded {
-        guard let conversation else { return try load(messages: sink, provisional: provisional, before: before) }
+        guard conversation != nil || person != nil else { return try load(messages: sink, provisional: provisional, before: before) }
         #if Server
         let zone = try zone()
         let since = try since.map { try parseDate($0, option: "--since", zone: zone) }
@@ -129,7 +168,9 @@ struct InputOptions: ParsableArguments {
         // From the store: photo paths are the store's, absolute.
         let store = try await StoreOptions(db: db, media: media).open()
         var c: Conversation
-        do { c = try await store.load(conversation) } catch let e as StoreError { throw CLIError(e.description) }
+        do {
+            if let person { c = try await store.timeline(with: person) } else { c = try await store.load(conversation!) }
+        } catch let e as StoreError { throw CLIError(e.description) } catch let e as PeopleError { throw CLIError("--person: " + e.description) }
         let all = c.messages.count
         c.messages.removeAll { m in since.map { m.date < $0 } == true || until.map { m.date >= $0 } == true }
         var result = ImportResult(conversation: c, format: .native)
@@ -141,7 +182,7 @@ struct InputOptions: ParsableArguments {
         before?(store.mediaFolder, [])
         return Loaded(result: result, folder: store.mediaFolder, timeZone: zone, temporary: [])
         #else
-        throw CLIError("--conversation \(conversation): this bubbles was built without the store (`make demo` builds it lean); build it with `swift build` or `make serve`")
+        throw CLIError("\(person == nil ? "--conversation" : "--person"): this bubbles was built without the store (`make demo` builds it lean); build it with `swift build` or `make serve`")
         #endif
     }
 
@@ -198,11 +239,22 @@ struct InputOptions: ParsableArguments {
         let attachments = ScratchSpace.reservePath("attachments")
         options.attachmentsFolder = attachments
         temporary.append(attachments)
+        options.contacts = try contactsDirectory(pictures: attachments + "/contacts")
+        // --chat "Ann Lee": a contact's name stands for their number (else email), which the
+        // export knows.
+        var chats = chat
+        if let people = options.contacts {
+            chats = chats.map { name in
+                guard let p = people.persons.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { return name }
+                return p.identities.first { !$0.contains("@") } ?? p.identities.first ?? name
+            }
+            options.chat = chats.first
+        }
         before?(folder, temporary)
         do {
             if let each {
                 let detected = try format ?? Importer.detect(path: path)
-                let batch = try Importer.loadEach(path: path, format: detected, options: options, chats: chat, each: each)
+                let batch = try Importer.loadEach(path: path, format: detected, options: options, chats: chats, each: each)
                 var loaded = Loaded(result: ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: detected),
                                     folder: folder, timeZone: zone, temporary: temporary)
                 loaded.batch = batch

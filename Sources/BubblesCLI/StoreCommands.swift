@@ -38,18 +38,18 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
-private func storeErrors<T>(_ body: () async throws -> T) async throws -> T {
+func storeErrors<T>(_ body: () async throws -> T) async throws -> T {
     do { return try await body() } catch let e as StoreError { throw CLIError(e.description) }
 }
 
 /// ISO 8601 in UTC (`2023-11-14T22:13:20Z`).
-private func iso(_ date: Date) -> String {
+func iso(_ date: Date) -> String {
     let f = ISO8601DateFormatter()
     f.formatOptions = [.withInternetDateTime]
     return f.string(from: date)
 }
 
-private func printJSON(_ value: Any) throws {
+func printJSON(_ value: Any) throws {
     let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
@@ -81,8 +81,15 @@ struct Import: AsyncParsableCommand {
     @Flag(help: "Refuse lines the reader would only warn about, and missing media.")
     var strict = false
 
+    @Option(help: "Contacts to keep in the store first (as `bubbles contacts import`): vCards, a Mac's AddressBook-v22.abcddb, a Google Contacts CSV; may be given several times.")
+    var contacts: [String] = []
+
+    @Option(help: "With --contacts: the country numbers without one are read in (ISO code; default from the locale).")
+    var region: String?
+
     func run() async throws {
         let db = try await store.open()
+        if !contacts.isEmpty { try await ContactsImport.run(contacts, region: region, into: db) }
         var failed = false
         for file in files {
             var input = try InputOptions.parse([file])

@@ -388,6 +388,12 @@ public struct Message: Hashable, Sendable, Codable {
         get { rare?.fields.forwardedFrom }
         set { setRare { $0.forwardedFrom = newValue } }
     }
+    /// The app a message came from ("SMS", "iMessage", "WhatsApp"), in a timeline that merges
+    /// several (`bubbles render --person`); nil in a conversation of one app.
+    public var app: String? {
+        get { rare?.fields.app }
+        set { setRare { $0.app = newValue } }
+    }
 
     /// The fields most messages leave empty, kept out of line: a message's record is 120 bytes
     /// instead of 264 (a million-message conversation in memory holds ~140 MB less). Shared
@@ -516,6 +522,7 @@ final class MessageRarities: Hashable, Sendable {
         var statusDate: Date?
         var edited: Date?
         var forwardedFrom: String?
+        var app: String?
     }
     let fields: Fields
     init(_ fields: Fields) { self.fields = fields }
@@ -525,7 +532,7 @@ final class MessageRarities: Hashable, Sendable {
 
 extension Message {
     enum CodingKeys: String, CodingKey {
-        case kind, sender, direction, date, wallTime, text, attachment, images, id, reactions, reply, status, statusDate, edited, spans, forwardedFrom
+        case kind, sender, direction, date, wallTime, text, attachment, images, id, reactions, reply, status, statusDate, edited, spans, forwardedFrom, app
     }
 
     /// The keys in the order of the fields (as the file format has always had them).
@@ -547,6 +554,7 @@ extension Message {
         try c.encodeIfPresent(edited, forKey: .edited)
         try c.encode(spans, forKey: .spans)
         try c.encodeIfPresent(forwardedFrom, forKey: .forwardedFrom)
+        try c.encodeIfPresent(app, forKey: .app)
     }
 
     /// Every key but `date` and `direction` may be missing (files written before spans, edits
@@ -569,5 +577,6 @@ extension Message {
                   spans: try c.decodeIfPresent([TextSpan].self, forKey: .spans) ?? [],
                   forwardedFrom: try c.decodeIfPresent(String.self, forKey: .forwardedFrom),
                   edited: try c.decodeIfPresent(Date.self, forKey: .edited))
+        app = try c.decodeIfPresent(String.self, forKey: .app)
     }
 }

@@ -47,6 +47,7 @@ public enum ConversationFile {
         var spans: [TextSpan]?
         var edited: String?
         var forwardedFrom: String?
+        var app: String?
     }
 
     /// What a file says besides its messages.
@@ -148,6 +149,7 @@ public enum ConversationFile {
                                     wallTime: wallTime, attachment: m.attachment,
                                     spans: (m.spans ?? []).sorted { $0.range.lowerBound < $1.range.lowerBound },
                                     forwardedFrom: m.forwardedFrom, edited: edited))
+            messages[messages.count - 1].app = m.app
         }
         for (i, id) in (file.typing ?? []).enumerated() where !ids.isEmpty && !ids.contains(id) {
             throw ConversationFileError(path: path, location: "typing[\(i)]",
@@ -170,11 +172,13 @@ public enum ConversationFile {
             throw ConversationFileError(path: "(message)", location: "date", reason: "\"\(m.date)\" is not a date")
         }
         let kind = m.type ?? .message
-        return Message(kind: kind, sender: kind == .system ? nil : m.from, direction: m.direction ?? .incoming, date: date,
+        var message = Message(kind: kind, sender: kind == .system ? nil : m.from, direction: m.direction ?? .incoming, date: date,
                        text: m.text, images: (m.image.map { [$0] } ?? []) + (m.images ?? []), id: m.id,
                        reactions: m.reactions ?? [], reply: m.reply, status: m.status,
                        statusDate: m.statusDate.flatMap(parseDate), wallTime: wallTime, attachment: m.attachment,
                        spans: m.spans ?? [], forwardedFrom: m.forwardedFrom, edited: m.edited.flatMap(parseDate))
+        message.app = m.app
+        return message
     }
 
     /// Encodes a conversation as the current version (the same schema `decode` reads), with

@@ -100,6 +100,7 @@ public final class ConversationWriter {
             Self.put("]", &b)
         }
         if let from = m.forwardedFrom { key("forwardedFrom"); Self.string(from, &b) }
+        if let app = m.app { key("app"); Self.string(app, &b) }
         if let a = m.attachment { key("attachment"); Self.attachment(a, &b) }
         if m.images.count == 1 {
             key("image"); Self.image(m.images[0], &b)

@@ -111,10 +111,19 @@ final class ImportContext {
     /// What the import gathered besides the messages, into `result`: with `owner`, that
     /// conversation's missing media (and those of no owner), which are then forgotten.
     func finish(_ result: inout ImportResult, owner: Int? = nil) {
+        if let contacts = options.contacts {
+            for note in contacts.name(&result.conversation, app: result.format.rawValue, me: result.me) { self.note(note) }
+        }
         result.warnings = finishedWarnings()
         result.notes = notes
         result.skipped = skipped
         result.attachmentsFolder = createdAttachmentsFolder
+        // Contact pictures written into the attachments folder: it goes with the result too
+        // (a converter copies what is in it before it is removed).
+        if result.attachmentsFolder == nil, let folder = options.attachmentsFolder,
+           result.conversation.participants.contains(where: { $0.avatar?.hasPrefix(folder + "/") == true }) {
+            result.attachmentsFolder = folder
+        }
         let owners = owner.map { Array(Set([$0, -1])) } ?? Array(missing.keys)
         let taken = owners.compactMap { missing.removeValue(forKey: $0) }
         result.missingMedia = taken.reduce(0) { $0 + $1.count }

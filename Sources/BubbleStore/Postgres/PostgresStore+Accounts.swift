@@ -224,6 +224,7 @@ extension PostgresStore: AccountStore {
             SELECT 1 FROM conversation_media f WHERE f.file = \(file) AND (
                 EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = \(user.id))
                 OR (\(user.isAdmin) AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
+            UNION ALL SELECT 1 FROM person p WHERE p.avatar = 'media/' || substr(\(file), 1, 2) || '/' || \(file)
             LIMIT 1
             """).first != nil
     }

@@ -66,8 +66,9 @@ extension PostgresStore {
     public func conversations() async throws -> [StoredConversation] {
         try await read { c in
             var all: [StoredConversation] = []
+            let people = try await peopleSnapshot(c).directory(avatar: mediaPath)
             for row in try await c.run("SELECT id FROM conversation ORDER BY id", logger) {
-                if let found = try await conversation(c, id: try row.decode(Int64.self)) { all.append(found) }
+                if let found = try await conversation(c, id: try row.decode(Int64.self), people: people) { all.append(found) }
             }
             return all
         }
@@ -77,13 +78,20 @@ extension PostgresStore {
         try await read { c in try await conversation(c, id: id) }
     }
 
-    func conversation(_ c: PostgresConnection, id: Int64) async throws -> StoredConversation? {
-        guard let row = try await c.run("SELECT title, source_format FROM conversation WHERE id = \(id)", logger).first else { return nil }
-        let (title, format) = try row.decode((String, String).self)
-        let participants = try await c.run("SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
+    /// The conversation with its participants named and its title made from their names when
+    /// it was only a number or an id (`PeopleDirectory.name`; `people` nil: the store's).
+    func conversation(_ c: PostgresConnection, id: Int64, people: PeopleDirectory? = nil) async throws -> StoredConversation? {
+        guard let row = try await c.run("SELECT title, source_format, \(unescaped: Self.ownerColumn) FROM conversation c WHERE id = \(id)", logger).first else { return nil }
+        let (storedTitle, format, owner) = try row.decode((String, String, String?).self)
+        var named = Conversation(title: storedTitle, participants: try await c.run(
+            "SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
             let (pid, name, avatar) = try $0.decode((String, String, String?).self)
             return Participant(id: pid, name: name, avatar: avatar.map(mediaPath))
-        }
+        })
+        var directory = people
+        if directory == nil { directory = try await peopleSnapshot(c).directory(avatar: mediaPath) }
+        if let directory, !directory.isEmpty { directory.name(&named, app: format, me: owner) }
+        let participants = named.participants, title = named.title ?? storedTitle
         let first = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date LIMIT 1", logger).first?.decode(Double.self)
         let last = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date DESC LIMIT 1", logger).first?.decode(Double.self)
         return StoredConversation(id: id, title: title, sourceFormat: format, participants: participants, messageCount: try await count(c, id),
@@ -165,8 +173,8 @@ extension PostgresStore {
         } catch {
             throw StoreError(path: path, reason: "search \"\(search.query)\": \(PostgresDB.describe(error))")
         }
-        return SearchText.hits(rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5, extra: $0.6) },
-                               query: query, limit: limit)
+        return try await namingSenders(SearchText.hits(rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5, extra: $0.6) },
+                               query: query, limit: limit))
     }
 
     /// A term as tsquery text: each word quoted (nothing in it is tsquery syntax), a phrase's

@@ -248,6 +248,26 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
             UNION SELECT conversation_id, regexp_replace(avatar, '^.*/', '') FROM participant WHERE avatar LIKE 'media/%'
             ON CONFLICT DO NOTHING;
             """),
+        ("v4-people", """
+            CREATE TABLE person (
+                id BIGSERIAL PRIMARY KEY,
+                name TEXT NOT NULL,
+                avatar TEXT,
+                card TEXT UNIQUE,
+                merged_into BIGINT REFERENCES person(id) ON DELETE SET NULL
+            );
+            CREATE TABLE person_identity (
+                key TEXT PRIMARY KEY,
+                person_id BIGINT REFERENCES person(id) ON DELETE CASCADE,
+                origin TEXT NOT NULL,
+                added BIGSERIAL
+            );
+            CREATE INDEX person_identity_person ON person_identity (person_id);
+            CREATE TABLE store_setting (
+                name TEXT PRIMARY KEY,
+                value TEXT NOT NULL
+            );
+            """),
     ]
 
     func migrate() async throws {
