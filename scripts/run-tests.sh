@@ -62,7 +62,7 @@ wait "$pid"
 status=$?
 # The slowest tests, so the CI budget (15 min) has a place to look first.
 echo "run-tests: slowest tests of this run:"
-grep -E '^[^ ]+ Test .* (passed|failed) after [0-9.]+ seconds' "$log" \
+grep -E '^[^ ]+ Test .* (passed|failed) after [0-9.]+ seconds' "$log" | grep -v ' Test run with ' \
   | sed -E 's/^[^ ]+ Test (.*) (passed|failed) after ([0-9.]+) seconds.*$/\3 \1/' \
   | sort -rn | head -8 | awk '{ printf "  %7.1f s  ", $1; $1 = ""; print substr($0, 2) }' | cut -c1-150
 exit $status

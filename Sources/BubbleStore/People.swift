@@ -215,8 +215,11 @@ extension ConversationStore {
         case .identity(let key, _): wanted = entries.first { $0.person == nil && $0.identities.contains(key) }
         }
         guard let wanted else { return [] }
-        let ids = Set(wanted.conversations)
-        return try await conversations().filter { ids.contains($0.id) && $0.participants.filter { $0.id != "me" }.count == 1 }
+        // One-to-one: one participant besides the owner.
+        let ids = Set(try await rawParticipants().filter { c in
+            wanted.conversations.contains(c.id) && c.participants.filter { $0.id != "me" && $0.id != c.owner }.count == 1
+        }.map(\.id))
+        return try await conversations().filter { ids.contains($0.id) }
     }
 }
 

@@ -91,7 +91,9 @@ struct PeopleList: AsyncParsableCommand {
         }
         if entries.isEmpty { print("no people; import conversations with `bubbles import FILE`"); return }
         for e in entries {
-            print("\(e.name)  ·  \(e.identities.joined(separator: ", "))  ·  conversation\(e.conversations.count == 1 ? "" : "s") \(e.conversations.map(String.init).joined(separator: ", "))")
+            let chats = e.conversations.isEmpty ? "no conversations"
+                : "conversation\(e.conversations.count == 1 ? "" : "s") " + e.conversations.map(String.init).joined(separator: ", ")
+            print("\(e.name)  ·  \(e.identities.joined(separator: ", "))  ·  " + chats)
         }
     }
 }
