@@ -110,7 +110,8 @@ extension ConversationStore {
             PersonEntry(name: $0.name, identities: $0.identities.map(\.key), conversations: [], person: $0.id, avatar: $0.avatar.map(mediaPath))
         }
         var loose: [String: Int] = [:]
-        for c in try await rawParticipants() {
+        // Live conversations are between the server's accounts: not people of the address book.
+        for c in try await rawParticipants() where c.format != "live" {
             for p in c.participants where p.id != "me" && p.id != c.owner {
                 let identities = PersonIdentity.of(participantID: p.id, name: p.name, app: c.format, region: snapshot.region)
                 if case .person(let i)? = directory.match(identities) {

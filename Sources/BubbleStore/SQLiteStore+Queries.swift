@@ -111,7 +111,9 @@ extension SQLiteStore {
             db, sql: "SELECT id, name, avatar FROM participant WHERE conversation_id = ? ORDER BY position",
             arguments: [id]).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(mediaPath)) })
         let people = try people ?? peopleDirectory(db)
-        if !people.isEmpty { people.name(&named, app: row["source_format"], me: row["owner"]) }
+        // Live conversations are between accounts, named by the server: not renamed.
+        let format: String = row["source_format"]
+        if !people.isEmpty, format != "live" { people.name(&named, app: format, me: row["owner"]) }
         let participants = named.participants
         let first = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date LIMIT 1", arguments: [id])
         let last = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date DESC LIMIT 1", arguments: [id])

@@ -147,7 +147,9 @@ public struct PeopleDirectory: Sendable {
     @discardableResult
     public func name(_ conversation: inout Conversation, app: String, me: String?) -> [String] {
         var notes: [String] = []
-        var replaced = Set<String>()
+        // A title made of the participants' names as they were ("+1 555 010 2000, Ben", what
+        // the store makes for an export without one) is made again from the new names.
+        var replaced: Set<String> = [conversation.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")]
         for i in conversation.participants.indices {
             let p = conversation.participants[i]
             guard p.id != "me", p.id != me else { continue }

@@ -89,8 +89,9 @@ extension PostgresStore {
             return Participant(id: pid, name: name, avatar: avatar.map(mediaPath))
         })
         var directory = people
-        if directory == nil { directory = try await peopleSnapshot(c).directory(avatar: mediaPath) }
-        if let directory, !directory.isEmpty { directory.name(&named, app: format, me: owner) }
+        if directory == nil, format != "live" { directory = try await peopleSnapshot(c).directory(avatar: mediaPath) }
+        // Live conversations are between accounts, named by the server: not renamed.
+        if let directory, !directory.isEmpty, format != "live" { directory.name(&named, app: format, me: owner) }
         let participants = named.participants, title = named.title ?? storedTitle
         let first = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date LIMIT 1", logger).first?.decode(Double.self)
         let last = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date DESC LIMIT 1", logger).first?.decode(Double.self)
