@@ -84,6 +84,7 @@ struct BatchOptions: ParsableArguments {
         let bar = BatchProgress()
         let loaded = try source.load(each: { result in
             let c = result.conversation
+            state.importNotes(result.notes)
             // Nothing inside --since/--until: no file (an empty one would only mislead).
             if c.messages.isEmpty, result.excluded > 0 {
                 state.skipOutOfRange()
@@ -128,6 +129,9 @@ struct BatchOptions: ParsableArguments {
         defer { loaded.close() }
         state.wait()
         bar.finish()
+        if !state.importNotes.isEmpty {
+            FileHandle.standardError.write(Data(state.importNotes.map { "note: " + InputOptions.optionNames($0) + "\n" }.joined().utf8))
+        }
         loaded.reportWarnings(messageCount: state.entries.reduce(0) { $0 + $1.messages })
 
         // Conversations of an earlier run with the same options that this one did not touch
@@ -308,6 +312,15 @@ final class BatchState: @unchecked Sendable {
     }
 
     func note(_ text: String) { lock.lock(); notes.append(text); lock.unlock() }
+
+    /// What the importer inferred ("555-0199: matches … by its last 7 digits"), each once (a
+    /// whole export's notes come with every conversation).
+    private(set) var importNotes: [String] = []
+    func importNotes(_ texts: [String]) {
+        lock.lock()
+        for t in texts where !importNotes.contains(t) { importNotes.append(t) }
+        lock.unlock()
+    }
 
     func wait() { group.wait() }
 
