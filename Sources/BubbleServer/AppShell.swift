@@ -89,8 +89,8 @@ extension Pages {
         var rows: [(StoredConversation, Preview)] = []
         for c in all { rows.append((c, try await preview(c))) }
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
-        var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a><a class=\"glink\" href=\"/gallery\" title=\"Photos and files of every conversation\">🖼 Gallery</a>"
-            + "<a class=\"glink\" href=\"/people\" title=\"Everyone, with their conversations from every app\">👥 People</a>"
+        var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a><span class=\"glinks\"><a class=\"glink\" href=\"/gallery\" title=\"Photos and files of every conversation\">🖼 Gallery</a>"
+            + "<a class=\"glink\" href=\"/people\" title=\"Everyone, with their conversations from every app\">👥 People</a></span>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
             + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form>" + Self.barPlace
             + "<button type=\"button\" class=\"scheme\" id=\"scheme\" title=\"Light or dark (the system's choice until you pick)\">◐ Dark</button></div>"
@@ -100,7 +100,10 @@ extension Pages {
         }
         for (c, p) in rows {
             let mark: String = c.id == current ? " aria-current=\"page\"" : ""
-            let avatar: String = "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.escape(Self.initials(c.title)))</span>"
+            // A one-to-one chat with someone whose card has a picture shows it.
+            let picture = c.participants.count == 2 ? c.participants.compactMap { attachmentURL($0.avatar) }.first : nil
+            let avatar: String = picture.map { "<img class=\"av\" src=\"\(Self.escape($0))\" alt=\"\" width=\"40\" height=\"40\">" }
+                ?? "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.escape(Self.initials(c.title)))</span>"
             let when: String = p.date.map(Self.time) ?? ""
             let size: String = Self.appName(c.sourceFormat) + " · " + Self.number(c.messageCount) + (c.messageCount == 1 ? " message" : " messages")
             // Live conversations carry their newest message: the script counts what is unread.

@@ -190,6 +190,7 @@ struct Pages: Sendable {
         .chat{position:relative}.unread{position:absolute;right:12px;bottom:9px;min-width:20px;height:20px;border-radius:10px;background:var(--ui-accent);color:#fff;font:600 12px/20px system-ui,sans-serif;text-align:center;padding:0 6px;box-sizing:border-box}
         .scheme{align-self:flex-start;font:13px system-ui,sans-serif;border:1px solid var(--ui-edge);border-radius:12px;background:var(--ui-field);color:var(--ui-fg);padding:2px 10px;cursor:pointer}
         .sidehead .glink{font:14px system-ui,sans-serif;color:var(--ui-link);text-decoration:none;align-self:center}
+        .sidehead .glinks{display:flex;gap:16px;justify-content:center}.chat img.av{border-radius:50%;object-fit:cover}
         .peoplepane{overflow-y:auto}.people{list-style:none;margin:0;padding:4px 16px;font:15px system-ui,sans-serif;color:var(--ui-fg)}
         .people .person{display:flex;gap:12px;align-items:flex-start;padding:10px 0;border-bottom:1px solid var(--ui-line)}
         .people img.av{border-radius:50%;object-fit:cover;flex:none}.people .ids{display:block;color:var(--ui-muted);font-size:13px;margin:2px 0 4px}
