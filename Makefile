@@ -36,18 +36,18 @@ serve: bootstrap
 # `bubbles` processes — together, a feed could wait minutes for a thread.
 # scripts/run-tests.sh runs each with a watchdog (TEST_TIME_LIMIT): a hung test fails the run
 # with the tests still running and every thread's stack instead of stalling CI.
-# The tests that measure and draw text in the test process itself run one at a time: two of them
-# side by side crashed inside FreeType (2 of 8 full runs) — cairo 1.16 closing a face another
-# thread was using, now prevented by `FontFacePins` (the stress loop that found it ran clean 30
-# times after); they stay one at a time, which costs ~20 s. The command-line tests run `bubbles`
-# in processes of their own and go in parallel.
+# The tests that measure and draw text in the test process itself run in parallel again: two of
+# them side by side once crashed inside FreeType — cairo 1.16 closing a face another thread was
+# using — which `FontFacePins` prevents (the stress loop that found it ran clean 30 times after,
+# and the parallel runs since). One at a time they took ~50 s longer, which CI's 15 minutes no
+# longer have. The command-line tests run `bubbles` in processes of their own.
 IN_PROCESS_TESTS = BubbleCoreTests|BubbleTextTests|BubbleHTMLTests|BubbleRenderTests|BubbleImportTests
 test: bootstrap
 	scripts/check-boundaries.sh
 	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path .build-lean
 	$(SWIFT) build --build-tests
 	scripts/run-tests.sh --filter BubbleStoreTests; status=$$?; \
-	  scripts/run-tests.sh --filter '$(IN_PROCESS_TESTS)' --no-parallel || status=1; \
+	  scripts/run-tests.sh --filter '$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/run-tests.sh --skip 'BubbleStoreTests|$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/test-postgres-cleanup.sh; exit $$status
 

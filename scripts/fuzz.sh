@@ -3,13 +3,13 @@
 # 60), two at a time. Seeds are the project's fixtures; the growing corpus stays in
 # .build-fuzz/corpus; an input that crashes, hangs over 10 s or takes over 1 GB is kept in
 # Tests/Fuzz/crashes/READER-… and ends the run of that reader. A summary line per reader at the end.
-#   scripts/fuzz.sh [SECONDS] [READER…]     readers: SMS WhatsApp WhatsAppZip Telegram Native IMessage Messenger Discord MsgStore WhatsAppBackup SignalExport
+#   scripts/fuzz.sh [SECONDS] [READER…]     readers: SMS WhatsApp WhatsAppZip Telegram Native IMessage Messenger Discord MsgStore WhatsAppBackup SignalExport Contacts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-${FUZZ_SECONDS:-60}}
 shift || true
 readers=("$@")
-[ ${#readers[@]} -gt 0 ] || readers=(SMS WhatsApp WhatsAppZip Telegram Native IMessage Messenger Discord MsgStore WhatsAppBackup SignalExport)
+[ ${#readers[@]} -gt 0 ] || readers=(SMS WhatsApp WhatsAppZip Telegram Native IMessage Messenger Discord MsgStore WhatsAppBackup SignalExport Contacts)
 scratch=.build-fuzz
 fixtures=Tests/BubbleImportTests/Fixtures
 
@@ -39,6 +39,7 @@ PY
     Discord) k=0; for f in $fixtures/discord/*.json; do k=$((k+1)); cp "$f" "$dir/channel-$k.json"; done ;;
     MsgStore) cp $fixtures/appdb/whatsapp-new/msgstore.db "$dir/new.db"; cp $fixtures/appdb/whatsapp-legacy/msgstore.db "$dir/legacy.db" ;;
     WhatsAppBackup) cp $fixtures/appdb/whatsapp-new/msgstore.db.crypt1[45] "$dir/" ;;
+    Contacts) cp $fixtures/contacts/*.vcf $fixtures/contacts/*.csv "$dir/" ;;
     SignalExport) printf '[2024-03-01 10:00:00] Ann: Hi\nsecond\n(- Me: ❤️ -)\n[2024-03-01 10:01:00] Me: \n\n> Hi\n\nYes ![a.jpg](./media/a.jpg)  \n' > "$dir/chat.md" ;;
   esac
 }

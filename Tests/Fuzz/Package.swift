@@ -4,7 +4,7 @@
 // flags), so the main package's build and tests never pay for them.
 import PackageDescription
 
-let readers = ["SMS", "WhatsApp", "WhatsAppZip", "Telegram", "Native", "IMessage", "Messenger", "Discord", "MsgStore", "WhatsAppBackup", "SignalExport"]
+let readers = ["SMS", "WhatsApp", "WhatsAppZip", "Telegram", "Native", "IMessage", "Messenger", "Discord", "MsgStore", "WhatsAppBackup", "SignalExport", "Contacts"]
 
 let package = Package(
     name: "BubbleKitFuzz",

@@ -188,7 +188,8 @@ public struct PeopleDirectory: Sendable {
         guard let title else { return true }
         if isPlaceholder(title) || replaced.contains(title) { return true }
         if title.wholeMatch(of: #/chat\d+/#) != nil { return true }
-        return PersonIdentity.email(title) != nil || PhoneNumber(title, region: region) != nil
+        // A number of five digits or more ("2024" may be a group's name).
+        return PersonIdentity.email(title) != nil || (PhoneNumber(title, region: region)?.digits.count ?? 0) >= 5
     }
 
     /// "A", "A & B", "A, B & C".

@@ -54,6 +54,41 @@ public enum FuzzReader {
 }
 
 
+/// One libFuzzer input through the contacts readers (vCard, Google CSV, a Mac's address book):
+/// every input ends in cards and warnings or an `ImportError`.
+public enum FuzzContacts {
+    nonisolated(unsafe) private static var folder: String = {
+        let f = NSTemporaryDirectory() + "bubblekit-fuzz-contacts-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: f, withIntermediateDirectories: true)
+        return f
+    }()
+
+    public static func drive() -> Never {
+        var argc = CommandLine.argc
+        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+        let status = LLVMFuzzerRunDriver(&argc, &argv) { data, count in
+            guard let data else { return 0 }
+            return FuzzContacts.run(UnsafeRawPointer(data), count)
+        }
+        exit(status)
+    }
+
+    public static func run(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
+        let path = folder + "/contacts"
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes: data, count: count)) else { return 0 }
+        do {
+            let result = try ContactsReader.read(path)
+            // Touch what naming reads: the identities of every card.
+            let directory = ContactsReader.directory(result.contacts, region: "US", pictures: nil)
+            var c = Conversation(title: nil, participants: result.contacts.prefix(20).flatMap { $0.phones + $0.emails }.map { Participant(id: $0, name: $0) })
+            directory.name(&c, app: "sms", me: nil)
+        } catch {
+            _ = error.description
+        }
+        return 0
+    }
+}
+
 /// libFuzzer's entry for programs with their own `main` (libclang_rt.fuzzer_no_main).
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>,
