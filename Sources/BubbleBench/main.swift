@@ -399,7 +399,7 @@ let convertAndServeCases: [BenchCase] = [
 let importBenchCases: [BenchCase] = importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
 let backupBenchCases: [BenchCase] = backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
     + backupImportCases.map { name in (name, { _ in try backupImportCase(name) }) }
-let cases: [BenchCase] = layoutAndRenderCases + convertAndServeCases + importBenchCases + storeCases + backupBenchCases
+let cases: [BenchCase] = layoutAndRenderCases + convertAndServeCases + importBenchCases + storeCases + backupBenchCases + peopleCases
 
 nonisolated(unsafe) var keptToTheEnd: [Any] = []
 
@@ -672,6 +672,7 @@ if let png = results["png-encode"] {
 
 if let html = results["html-export"] { printHTML(html) }
 printStore(results)
+printPeople(results)
 printServe(results)
 printLive(results)
 printPostgres(results)

@@ -60,6 +60,10 @@ struct PeopleTests {
         #expect(PersonIdentity(key: "whatsapp:Ann", region: nil) == .app("whatsapp", "Ann"))
         #expect(PersonIdentity(key: "mailto:Ann@Example.org", region: nil) == .email("ann@example.org"))
         #expect(PersonIdentity(key: "Ann Lee", region: nil) == nil)
+        // An app's id that is an email stays the app's id (a link made by hand finds it).
+        #expect(PersonIdentity(key: "imessage:Kai@Example.ORG", region: nil) == .app("imessage", "Kai@Example.ORG"))
+        let linked = PeopleDirectory(persons: [Person(name: "Kai Weber", identities: ["imessage:Kai@Example.ORG"])], region: nil)
+        #expect(linked.person(participantID: "Kai@Example.ORG", name: "Kai@Example.ORG", app: "imessage") == 0)
     }
 
     static let directory = PeopleDirectory(persons: [

@@ -38,7 +38,8 @@ public enum PersonIdentity: Hashable, Sendable, CustomStringConvertible {
     static func email(_ text: String) -> String? {
         var t = Substring(text)
         if t.lowercased().hasPrefix("mailto:") { t = t.dropFirst(7) }
-        guard let at = t.firstIndex(of: "@"), at != t.startIndex, !t.contains(where: { $0 == " " || $0 == "\t" }),
+        // No spaces, and no ":" (an app id such as "imessage:kai@example.org" is not a mailbox).
+        guard let at = t.firstIndex(of: "@"), at != t.startIndex, !t.contains(where: { $0 == " " || $0 == "\t" || $0 == ":" }),
               t[t.index(after: at)...].contains("."), t.filter({ $0 == "@" }).count == 1 else { return nil }
         // A WhatsApp jid ("4915…@s.whatsapp.net") names a number, not a mailbox.
         let domain = t[t.index(after: at)...].lowercased()
