@@ -316,3 +316,22 @@ extension ConversationStore {
         return Conversation(title: person.name, participants: [Participant(id: "me", name: "Me"), person], messages: messages)
     }
 }
+
+/// The directory reads name participants with, kept while the store's people revision
+/// (`store_setting` "people_rev", raised by every change to persons or identities, by any
+/// server of the store) is the same: a read asks for one number instead of every person.
+final class PeopleCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var kept: (rev: Int64, directory: PeopleDirectory)?
+
+    /// The directory of revision `rev`, when it is the one kept.
+    func cached(rev: Int64) -> PeopleDirectory? {
+        lock.lock(); defer { lock.unlock() }
+        return kept.flatMap { $0.rev == rev ? $0.directory : nil }
+    }
+
+    func keep(_ directory: PeopleDirectory, rev: Int64) {
+        lock.lock(); defer { lock.unlock() }
+        kept = (rev, directory)
+    }
+}

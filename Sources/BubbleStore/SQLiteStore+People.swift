@@ -19,14 +19,28 @@ extension SQLiteStore {
         return PeopleSnapshot(persons: persons, region: region)
     }
 
-    /// The directory reads name participants with (avatars absolute).
+    /// The directory reads name participants with (avatars absolute), cached while the people
+    /// revision stays.
     func peopleDirectory(_ db: Database) throws -> PeopleDirectory {
-        try Self.peopleSnapshot(db).directory(avatar: mediaPath)
+        let rev = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM store_setting WHERE name = 'people_rev'") ?? 0
+        if let cached = people.cached(rev: rev) { return cached }
+        let directory = try Self.peopleSnapshot(db).directory(avatar: mediaPath)
+        people.keep(directory, rev: rev)
+        return directory
+    }
+
+    /// Raises the people revision (in the writing transaction): cached directories are stale.
+    static func peopleChanged(_ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO store_setting (name, value) VALUES ('people_rev', '1')
+            ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+            """)
     }
 
     public func saveCards(_ cards: [PersonCard], region: String?) async throws -> ContactsImportSummary {
         try await write { db in
             var summary = ContactsImportSummary()
+            try Self.peopleChanged(db)
             if let region {
                 try db.execute(sql: "INSERT INTO store_setting (name, value) VALUES ('region', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                                arguments: [region])
@@ -61,6 +75,7 @@ extension SQLiteStore {
 
     public func createPerson(name: String) async throws -> Int64 {
         try await write { db in
+            try Self.peopleChanged(db)
             try db.execute(sql: "INSERT INTO person (name) VALUES (?)", arguments: [name])
             return db.lastInsertedRowID
         }
@@ -68,6 +83,7 @@ extension SQLiteStore {
 
     public func setIdentities(_ keys: [String], person: Int64?) async throws {
         try await write { db in
+            try Self.peopleChanged(db)
             for key in keys {
                 try db.execute(sql: """
                     INSERT INTO person_identity (key, person_id, origin) VALUES (?, ?, 'hand')
@@ -79,6 +95,7 @@ extension SQLiteStore {
 
     public func mergePerson(_ source: Int64, into target: Int64) async throws {
         try await write { db in
+            try Self.peopleChanged(db)
             try db.execute(sql: "UPDATE person_identity SET person_id = ?, origin = 'hand' WHERE person_id = ?", arguments: [target, source])
             try db.execute(sql: "UPDATE person SET merged_into = ? WHERE id = ? OR merged_into = ?", arguments: [target, source, source])
             try db.execute(sql: "UPDATE person SET avatar = (SELECT avatar FROM person WHERE id = ?) WHERE id = ? AND avatar IS NULL", arguments: [source, target])

@@ -23,6 +23,7 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
     /// look-up) means an equal count, and a million-message conversation is not counted again
     /// (~30 ms) for every page the server shows.
     let counted = CountCache()
+    let people = PeopleCache()
     /// Every live change, right after its commit, in revision order (`SQLiteStore+Live`).
     public let feed = ChangeFeed()
 

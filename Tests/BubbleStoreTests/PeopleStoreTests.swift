@@ -53,9 +53,14 @@ struct PeopleStoreTests {
         func titles() async throws -> [Int64: String] { Dictionary(uniqueKeysWithValues: try await store.conversations().map { ($0.id, $0.title) }) }
         #expect(try await titles() == [ids.sms: "(555) 010-2000", ids.imessage: "+15550102000", ids.whatsapp: "+1 555 010 2000, Ben", ids.group: "chat77"])
 
+        // A second server of the same store has read (and cached) the people before the import.
+        let other = try Backend.open(store.path, media: dir)
+        #expect(try await other.conversation(id: ids.sms)?.title == "(555) 010-2000")
+
         let summary = try await store.importContacts(Self.cards, region: "US")
         #expect(summary.added == 2 && summary.updated == 0)
         #expect(try await titles() == [ids.sms: "Ann Lee", ids.imessage: "Ann Lee", ids.whatsapp: "Ann Lee", ids.group: "Ann Lee & Kai Weber"])
+        #expect(try await other.conversation(id: ids.sms)?.title == "Ann Lee")
         let sms = try await store.load(ids.sms)
         let ann = try #require(sms.participants.first { $0.id != "me" })
         #expect(ann.name == "Ann Lee")
@@ -75,6 +80,7 @@ struct PeopleStoreTests {
         _ = try await store.importContacts(renamed, region: "US")
         let after = try await titles()
         #expect(after[ids.sms] == "Ann Lee-Park" && after[ids.whatsapp] == "Ann Lee-Park")
+        #expect(try await other.conversation(id: ids.whatsapp)?.title == "Ann Lee-Park")
     }
 
     @Test("people: each person with identities and conversations from every app; merge by hand, split, and --person's timeline in time order", arguments: Backend.allCases)

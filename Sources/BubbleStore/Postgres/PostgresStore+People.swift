@@ -8,6 +8,24 @@ extension PostgresStore {
         try await read { c in try await peopleSnapshot(c) }
     }
 
+    /// The directory reads name participants with (avatars absolute), cached while the people
+    /// revision (shared by every server of the store) stays.
+    func peopleDirectory(_ c: PostgresConnection) async throws -> PeopleDirectory {
+        let rev = try await c.run("SELECT value::bigint FROM store_setting WHERE name = 'people_rev'", logger).first?.decode(Int64.self) ?? 0
+        if let cached = people.cached(rev: rev) { return cached }
+        let directory = try await peopleSnapshot(c).directory(avatar: mediaPath)
+        people.keep(directory, rev: rev)
+        return directory
+    }
+
+    /// Raises the people revision (in the writing transaction): cached directories are stale.
+    func peopleChanged(_ c: PostgresConnection) async throws {
+        try await c.run("""
+            INSERT INTO store_setting (name, value) VALUES ('people_rev', '1')
+            ON CONFLICT (name) DO UPDATE SET value = (store_setting.value::bigint + 1)::text
+            """, logger)
+    }
+
     func peopleSnapshot(_ c: PostgresConnection) async throws -> PeopleSnapshot {
         var identities: [Int64: [StoredIdentity]] = [:]
         for row in try await c.run("SELECT key, person_id, origin FROM person_identity WHERE person_id IS NOT NULL ORDER BY added", logger) {
@@ -25,6 +43,7 @@ extension PostgresStore {
     public func saveCards(_ cards: [PersonCard], region: String?) async throws -> ContactsImportSummary {
         try await transaction(retry: true) { [logger] c in
             var summary = ContactsImportSummary()
+            try await peopleChanged(c)
             if let region {
                 try await c.run("INSERT INTO store_setting (name, value) VALUES ('region', \(region)) ON CONFLICT (name) DO UPDATE SET value = excluded.value", logger)
             }
@@ -58,11 +77,15 @@ extension PostgresStore {
     }
 
     public func createPerson(name: String) async throws -> Int64 {
-        try await rows("INSERT INTO person (name) VALUES (\(name)) RETURNING id").first!.decode(Int64.self)
+        try await transaction(retry: true) { [logger] c in
+            try await peopleChanged(c)
+            return try await c.run("INSERT INTO person (name) VALUES (\(name)) RETURNING id", logger).first!.decode(Int64.self)
+        }
     }
 
     public func setIdentities(_ keys: [String], person: Int64?) async throws {
         try await transaction(retry: true) { [logger] c in
+            try await peopleChanged(c)
             for key in keys {
                 try await c.run("""
                     INSERT INTO person_identity (key, person_id, origin) VALUES (\(key), \(person), 'hand')
@@ -74,6 +97,7 @@ extension PostgresStore {
 
     public func mergePerson(_ source: Int64, into target: Int64) async throws {
         try await transaction(retry: true) { [logger] c in
+            try await peopleChanged(c)
             try await c.run("UPDATE person_identity SET person_id = \(target), origin = 'hand' WHERE person_id = \(source)", logger)
             try await c.run("UPDATE person SET merged_into = \(target) WHERE id = \(source) OR merged_into = \(source)", logger)
             try await c.run("UPDATE person SET avatar = (SELECT avatar FROM person WHERE id = \(source)) WHERE id = \(target) AND avatar IS NULL", logger)

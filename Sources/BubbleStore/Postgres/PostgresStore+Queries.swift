@@ -66,7 +66,7 @@ extension PostgresStore {
     public func conversations() async throws -> [StoredConversation] {
         try await read { c in
             var all: [StoredConversation] = []
-            let people = try await peopleSnapshot(c).directory(avatar: mediaPath)
+            let people = try await peopleDirectory(c)
             for row in try await c.run("SELECT id FROM conversation ORDER BY id", logger) {
                 if let found = try await conversation(c, id: try row.decode(Int64.self), people: people) { all.append(found) }
             }
@@ -89,7 +89,7 @@ extension PostgresStore {
             return Participant(id: pid, name: name, avatar: avatar.map(mediaPath))
         })
         var directory = people
-        if directory == nil, format != "live" { directory = try await peopleSnapshot(c).directory(avatar: mediaPath) }
+        if directory == nil, format != "live" { directory = try await peopleDirectory(c) }
         // Live conversations are between accounts, named by the server: not renamed.
         if let directory, !directory.isEmpty, format != "live" { directory.name(&named, app: format, me: owner) }
         let participants = named.participants, title = named.title ?? storedTitle

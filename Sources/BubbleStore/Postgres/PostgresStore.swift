@@ -26,6 +26,7 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
     public let feed = ChangeFeed()
     let db: PostgresDB
     let counted = CountCache()
+    let people = PeopleCache()
     /// This process among the store's servers (its own typing notifications are not passed on twice).
     var nodeID: String { listener.nodeID }
     var logger: Logger { db.logger }
