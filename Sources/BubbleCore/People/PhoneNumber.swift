@@ -28,7 +28,8 @@ public struct PhoneNumber: Hashable, Sendable, CustomStringConvertible {
         if s.lowercased().hasPrefix("tel:") { s = s.dropFirst(4) }
         // An extension or a pause ends the number: "…-2000 ext. 12", "…2000;ext=12", "…2000,,12".
         if let cut = s.firstIndex(where: { $0 == ";" || $0 == "," || $0 == "#" || $0 == "*" }) { s = s[..<cut] }
-        if let r = s.range(of: #"(?i)\s*(ext\.?|x)\s*\d+$"#, options: .regularExpression) { s = s[..<r.lowerBound] }
+        if s.contains(where: { $0 == "x" || $0 == "X" }),
+           let r = s.range(of: #"(?i)\s*(ext\.?|x)\s*\d+$"#, options: .regularExpression) { s = s[..<r.lowerBound] }
         var plus = false
         var digits = ""
         for ch in s {
