@@ -103,8 +103,7 @@ extension SQLiteStore {
     /// The conversation with its participants named and its title made from their names when
     /// it was only a number or an id (`PeopleDirectory.name`; `people` nil: the store's).
     func conversation(_ db: Database, id: Int64, people: PeopleDirectory? = nil) throws -> StoredConversation? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT title, source_format, \(Self.ownerColumn) AS owner FROM conversation c WHERE id = ?",
-                                         arguments: [id]) else {
+        guard let row = try Row.fetchOne(db, sql: "SELECT title, source_format FROM conversation WHERE id = ?", arguments: [id]) else {
             return nil
         }
         var named = Conversation(title: row["title"], participants: try Row.fetchAll(
@@ -113,7 +112,11 @@ extension SQLiteStore {
         let people = try people ?? peopleDirectory(db)
         // Live conversations are between accounts, named by the server: not renamed.
         let format: String = row["source_format"]
-        if !people.isEmpty, format != "live" { people.name(&named, app: format, me: row["owner"]) }
+        if !people.isEmpty, format != "live" {
+            // Who "me" is only matters for the title (asked only when there are people).
+            let owner = try String.fetchOne(db, sql: "SELECT \(Self.ownerColumn) FROM conversation c WHERE id = ?", arguments: [id])
+            people.name(&named, app: format, me: owner)
+        }
         let participants = named.participants
         let first = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date LIMIT 1", arguments: [id])
         let last = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date DESC LIMIT 1", arguments: [id])

@@ -81,8 +81,8 @@ extension PostgresStore {
     /// The conversation with its participants named and its title made from their names when
     /// it was only a number or an id (`PeopleDirectory.name`; `people` nil: the store's).
     func conversation(_ c: PostgresConnection, id: Int64, people: PeopleDirectory? = nil) async throws -> StoredConversation? {
-        guard let row = try await c.run("SELECT title, source_format, \(unescaped: Self.ownerColumn) FROM conversation c WHERE id = \(id)", logger).first else { return nil }
-        let (storedTitle, format, owner) = try row.decode((String, String, String?).self)
+        guard let row = try await c.run("SELECT title, source_format FROM conversation WHERE id = \(id)", logger).first else { return nil }
+        let (storedTitle, format) = try row.decode((String, String).self)
         var named = Conversation(title: storedTitle, participants: try await c.run(
             "SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
             let (pid, name, avatar) = try $0.decode((String, String, String?).self)
@@ -91,7 +91,11 @@ extension PostgresStore {
         var directory = people
         if directory == nil, format != "live" { directory = try await peopleDirectory(c) }
         // Live conversations are between accounts, named by the server: not renamed.
-        if let directory, !directory.isEmpty, format != "live" { directory.name(&named, app: format, me: owner) }
+        if let directory, !directory.isEmpty, format != "live" {
+            // Who "me" is only matters for the title (asked only when there are people).
+            let owner = try await c.run("SELECT \(unescaped: Self.ownerColumn) FROM conversation c WHERE id = \(id)", logger).first?.decode(String?.self) ?? nil
+            directory.name(&named, app: format, me: owner)
+        }
         let participants = named.participants, title = named.title ?? storedTitle
         let first = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date LIMIT 1", logger).first?.decode(Double.self)
         let last = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date DESC LIMIT 1", logger).first?.decode(Double.self)
