@@ -398,15 +398,7 @@ public enum MediaProbe {
     }
 
     static func vcardName(_ file: ProbeFile) -> String? {
-        let text = String(decoding: file.read(at: 0, count: 65_536), as: UTF8.self)
-        for line in text.split(whereSeparator: \.isNewline) {
-            let l = line.trimmingCharacters(in: .whitespaces)
-            if l.uppercased().hasPrefix("FN"), let colon = l.firstIndex(of: ":") {
-                let name = l[l.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                if !name.isEmpty { return name.replacingOccurrences(of: "\\,", with: ",") }
-            }
-        }
-        return nil
+        VCardText.name(ofCard: String(decoding: file.read(at: 0, count: 65_536), as: UTF8.self))
     }
 }
 

@@ -255,7 +255,7 @@ extension WhatsAppDatabaseImporter {
                     media(type: type, file: file, caption: &caption, into: &message, location: location)
                 case 4:
                     var a = MediaAttachment(kind: .contact, mimeType: "text/vcard")
-                    a.title = caption ?? extras.vcards[rowID].flatMap(Self.vcardName)
+                    a.title = caption ?? extras.vcards[rowID].flatMap(VCardText.name(ofCard:))
                     message.attachment = a
                     caption = nil
                 case 5, 16:
@@ -375,14 +375,6 @@ extension WhatsAppDatabaseImporter {
             message.attachment = a
         }
 
-        /// The FN of a vCard text.
-        static func vcardName(_ card: String) -> String? {
-            for line in card.split(whereSeparator: \.isNewline) where line.uppercased().hasPrefix("FN") {
-                if let colon = line.firstIndex(of: ":") { return String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces) }
-            }
-            return nil
-        }
-
         /// A group or chat event as a sentence; nil for one BubbleKit does not know.
         static func systemLine(action: Int64, actor: String, targets: [String], oldValue: String?, newValue: String?, subject: String?) -> String? {
             let who = targets.isEmpty ? nil : ListFormat.and(targets)
@@ -463,7 +455,7 @@ extension WhatsAppDatabaseImporter {
                     media(type: type, file: file, caption: &caption, into: &message, location: location)
                 case 4:
                     var a = MediaAttachment(kind: .contact, mimeType: "text/vcard")
-                    a.title = (row.lenient(at: 8) as String?) ?? data.flatMap(Self.vcardName)
+                    a.title = (row.lenient(at: 8) as String?) ?? data.flatMap(VCardText.name(ofCard:))
                     message.attachment = a
                     caption = nil
                 case 5, 16:
