@@ -126,9 +126,14 @@ struct InputOptions: ParsableArguments {
 
     /// `--contacts` read (warnings on stderr), nil when none was given.
     func readContacts() throws -> ContactsReader.Result? {
-        guard !contacts.isEmpty else { return nil }
+        contacts.isEmpty ? nil : try Self.readContacts(contacts)
+    }
+
+    /// Contacts files read (`--contacts`, `bubbles contacts import`), their warnings on stderr; an
+    /// unreadable file is an error naming it.
+    static func readContacts(_ files: [String]) throws -> ContactsReader.Result {
         let result: ContactsReader.Result
-        do { result = try ContactsReader.read(contacts) } catch { throw CLIError(error.description) }
+        do { result = try ContactsReader.read(files) } catch { throw CLIError(error.description) }
         if !result.warnings.isEmpty {
             FileHandle.standardError.write(Data(result.warnings.map { "warning: " + $0.description + "\n" }.joined().utf8))
         }

@@ -38,9 +38,7 @@ struct ContactsImport: AsyncParsableCommand {
 
     /// Reads `files` (warnings on stderr) and keeps their cards in `db`; prints what changed.
     static func run(_ files: [String], region: String?, into db: any ConversationStore) async throws {
-        let read: ContactsReader.Result
-        do { read = try ContactsReader.read(files) } catch { throw CLIError(error.description) }
-        for w in read.warnings { FileHandle.standardError.write(Data("warning: \(w)\n".utf8)) }
+        let read = try InputOptions.readContacts(files)
         let region = region?.uppercased() ?? PhoneNumber.localeRegion
         let summary = try await storeErrors { try await db.importContacts(read.contacts, region: region) }
         print("contacts: \(read.contacts.count) card\(read.contacts.count == 1 ? "" : "s") read: \(summary.added) new, \(summary.updated) updated, "
