@@ -34,6 +34,14 @@ public struct PeopleSnapshot: Sendable {
     }
 }
 
+/// What the people operations read once: the persons, every conversation's participants as
+/// imported, and `bubbles people`'s entries made of both.
+struct PeopleReading {
+    var snapshot: PeopleSnapshot
+    var raw: [RawParticipants]
+    var entries: [PersonEntry]
+}
+
 /// Who a name given to `people merge`/`split` is: a person of the store, or an identity no
 /// person has yet (and the name to show for it).
 enum PersonReference { case person(Int64), identity(String, shown: String) }
@@ -103,15 +111,24 @@ extension ConversationStore {
 
     /// The store's persons and, for each participant none claims, an entry of its own; with
     /// each one's conversations.
-    public func peopleEntries() async throws -> [PersonEntry] {
+    public func peopleEntries() async throws -> [PersonEntry] { try await readPeople().entries }
+
+    /// The persons, every conversation's participants as imported, and the entries made of them:
+    /// what the people operations read, once each.
+    func readPeople() async throws -> PeopleReading {
         let snapshot = try await peopleSnapshot()
+        let raw = try await rawParticipants()
+        return PeopleReading(snapshot: snapshot, raw: raw, entries: Self.entries(snapshot, raw, mediaPath: mediaPath))
+    }
+
+    static func entries(_ snapshot: PeopleSnapshot, _ raw: [RawParticipants], mediaPath: (String) -> String) -> [PersonEntry] {
         let directory = snapshot.directory()
         var entries = snapshot.persons.map {
             PersonEntry(name: $0.name, identities: $0.identities.map(\.key), conversations: [], person: $0.id, avatar: $0.avatar.map(mediaPath))
         }
         var loose: [String: Int] = [:]
         // Live conversations are between the server's accounts: not people of the address book.
-        for c in try await rawParticipants() where c.format != "live" {
+        for c in raw where c.format != "live" {
             for p in c.participants where p.id != "me" && p.id != c.owner {
                 let identities = PersonIdentity.of(participantID: p.id, name: p.name, app: c.format, region: snapshot.region)
                 if case .person(let i)? = directory.match(identities) {
@@ -145,10 +162,10 @@ extension ConversationStore {
     @discardableResult
     public func mergePeople(_ names: [String]) async throws -> Int64 {
         guard names.count >= 2 else { throw PeopleError("merge needs two or more people (names or identities)") }
-        let snapshot = try await peopleSnapshot()
+        let reading = try await readPeople()
         var target: Int64?
         for name in names {
-            switch try await reference(name, snapshot: snapshot) {
+            switch try reference(name, in: reading) {
             case .person(let id):
                 if let t = target { if t != id { try await mergePerson(id, into: t) } } else { target = id }
             case .identity(let key, let shown):
@@ -167,8 +184,9 @@ extension ConversationStore {
     /// Takes `identities` away from the person `name`: each then stands alone (and no card takes
     /// it back).
     public func splitPeople(_ name: String, identities: [String]) async throws {
-        let snapshot = try await peopleSnapshot()
-        guard case .person(let id) = try await reference(name, snapshot: snapshot),
+        let reading = try await readPeople()
+        let snapshot = reading.snapshot
+        guard case .person(let id) = try reference(name, in: reading),
               let person = snapshot.persons.first(where: { $0.id == id }) else {
             throw PeopleError("\(name): is no person of the store; `bubbles people` lists them")
         }
@@ -187,7 +205,8 @@ extension ConversationStore {
 
     /// A person by name (exactly one, case-insensitively) or by an identity linked to it; else an
     /// identity that some conversation has.
-    func reference(_ text: String, snapshot: PeopleSnapshot) async throws -> PersonReference {
+    func reference(_ text: String, in reading: PeopleReading) throws -> PersonReference {
+        let snapshot = reading.snapshot
         let named = snapshot.persons.filter { $0.name.caseInsensitiveCompare(text) == .orderedSame }
         if named.count == 1 { return .person(named[0].id) }
         if named.count > 1 {
@@ -198,7 +217,7 @@ extension ConversationStore {
             return .identity(identity.key, shown: identity.key)
         }
         // A participant's name as a conversation shows it ("Ann" of a WhatsApp export).
-        let entries = try await peopleEntries().filter { $0.person == nil && $0.name.caseInsensitiveCompare(text) == .orderedSame }
+        let entries = reading.entries.filter { $0.person == nil && $0.name.caseInsensitiveCompare(text) == .orderedSame }
         if entries.count == 1, let key = entries[0].identities.last { return .identity(key, shown: entries[0].name) }
         if entries.count > 1 {
             throw PeopleError("\(text): \(entries.count) participants have this name; name one by an identity (\(entries.compactMap(\.identities.last).joined(separator: ", ")))")
@@ -208,19 +227,26 @@ extension ConversationStore {
 
     /// The one-to-one conversations with the person `name` (a person's name or identity).
     public func conversations(with name: String) async throws -> [StoredConversation] {
-        let entries = try await peopleEntries()
-        let snapshot = try await peopleSnapshot()
+        var found: [StoredConversation] = []
+        for c in try await oneToOne(with: name) {
+            if let stored = try await conversation(id: c.id) { found.append(stored) }
+        }
+        return found
+    }
+
+    /// The one-to-one conversations with `name`, as imported (app and owner).
+    func oneToOne(with name: String) async throws -> [RawParticipants] {
+        let reading = try await readPeople()
         let wanted: PersonEntry?
-        switch try await reference(name, snapshot: snapshot) {
-        case .person(let id): wanted = entries.first { $0.person == id }
-        case .identity(let key, _): wanted = entries.first { $0.person == nil && $0.identities.contains(key) }
+        switch try reference(name, in: reading) {
+        case .person(let id): wanted = reading.entries.first { $0.person == id }
+        case .identity(let key, _): wanted = reading.entries.first { $0.person == nil && $0.identities.contains(key) }
         }
         guard let wanted else { return [] }
         // One-to-one: one participant besides the owner.
-        let ids = Set(try await rawParticipants().filter { c in
+        return reading.raw.filter { c in
             wanted.conversations.contains(c.id) && c.participants.filter { $0.id != "me" && $0.id != c.owner }.count == 1
-        }.map(\.id))
-        return try await conversations().filter { ids.contains($0.id) }
+        }
     }
 }
 
@@ -277,17 +303,15 @@ extension ConversationStore {
     /// identity), from every app, in time order: what Messages does for SMS and iMessage. Each
     /// message is marked with its app (`Message.app`), and a line names the app where it changes.
     public func timeline(with name: String) async throws -> Conversation {
-        let found = try await conversations(with: name)
+        let found = try await oneToOne(with: name)
         guard !found.isEmpty else { throw PeopleError("\(name): the store has no one-to-one conversation with them; `bubbles people` lists who is in which") }
-        let owners = Dictionary(try await rawParticipants().map { ($0.id, $0.owner) }, uniquingKeysWith: { a, _ in a })
         var person: Participant?
         var all: [Message] = []
         for stored in found {
             let c = try await load(stored.id)
-            let owner = owners[stored.id] ?? nil
-            guard let other = c.participants.first(where: { $0.id != "me" && $0.id != owner }) else { continue }
+            guard let other = c.participants.first(where: { $0.id != "me" && $0.id != stored.owner }) else { continue }
             if person == nil || person?.avatar == nil { person = Participant(id: "person", name: other.name, avatar: other.avatar) }
-            let app = SourceApp.name(stored.sourceFormat)
+            let app = SourceApp.name(stored.format)
             func mapped(_ id: String?) -> String? { id.map { $0 == other.id ? "person" : "me" } }
             for var m in c.messages {
                 m.app = app
