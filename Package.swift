@@ -4,14 +4,21 @@ import PackageDescription
 
 let package = Package(
     name: "BubbleKit",
+    // What a user depends on (README "Use it as a library"; docs/LIBRARY.md). Each product states
+    // the system libraries it needs on top of Foundation.
     products: [
-        .library(name: "BubbleCore", targets: ["BubbleCore"]),
-        .library(name: "BubbleText", targets: ["BubbleText"]),
-        .library(name: "BubbleHTML", targets: ["BubbleHTML"]),
-        .library(name: "BubbleRender", targets: ["BubbleRender"]),
-        .library(name: "BubbleImport", targets: ["BubbleImport"]),
-        .library(name: "BubbleStore", targets: ["BubbleStore"]),
-        .library(name: "BubbleServer", targets: ["BubbleServer"]),
+        // Model, themes, nine-slice, layout (BubbleCore), text engines (BubbleText: Pango, HarfBuzz,
+        // fontconfig, ICU) and the Cairo renderer (BubbleRender: Cairo, gdk-pixbuf, libpng).
+        .library(name: "BubbleKit", targets: ["BubbleKit"]),
+        // Self-contained HTML pages of the same themes (+ Pango/fontconfig to find the fonts).
+        .library(name: "BubbleKitHTML", targets: ["BubbleHTML"]),
+        // Readers of chat exports and app databases (libxml2, zlib; GRDB's SQLite; swift-crypto
+        // for encrypted backups with the `Decrypt` trait).
+        .library(name: "BubbleKitImport", targets: ["BubbleImport"]),
+        // SQLite (GRDB) and PostgreSQL (postgres-nio) stores of conversations.
+        .library(name: "BubbleKitStore", targets: ["BubbleStore"]),
+        // The Hummingbird server of `bubbles serve`, embeddable in an app of your own.
+        .library(name: "BubbleKitServer", targets: ["BubbleServer"]),
         .executable(name: "bubbles", targets: ["BubblesCLI"]),
     ],
     // `bubbles` without the store and the server (`make demo`: `--disable-default-traits`) builds
@@ -36,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // `make docs`: the DocC catalogs of the products (a command plugin; nothing of it is linked).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
@@ -67,6 +76,8 @@ let package = Package(
         // HTML export: page style sheet and fonts, conversation rows as fragments, whole files.
         .target(name: "BubbleHTML", dependencies: ["BubbleCore", "BubbleText", "CPango"]),
         // Cairo painting: PNG, PDF, SVG, PDF merging, photos; draws what BubbleText measured.
+        // The `BubbleKit` product: BubbleCore, BubbleText and BubbleRender behind one import.
+        .target(name: "BubbleKit", dependencies: ["BubbleCore", "BubbleText", "BubbleRender"]),
         .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
         // libxml2's push parser with SAX2 callbacks (SMS Backup & Restore XML), wrapped by SAXPushParser.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),

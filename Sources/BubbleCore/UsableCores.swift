@@ -4,8 +4,8 @@ import Foundation
 /// (`Cpus_allowed` in /proc/self/status on Linux: `taskset`, container cpusets), which
 /// `ProcessInfo.activeProcessorCount` does not read; never more than the active processors.
 /// Work is split in this many parts.
-public enum UsableCores {
-    public static let count: Int = count(
+package enum UsableCores {
+    package static let count: Int = count(
         status: (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? "",
         active: ProcessInfo.processInfo.activeProcessorCount)
 

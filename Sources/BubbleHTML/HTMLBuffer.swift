@@ -355,8 +355,8 @@ enum ParagraphDirection {
 
 /// Text for HTML outside the export's byte buffer (the index of `--all`, the server's pages):
 /// `& < > " '` as entities, everything else as it is.
-public enum HTMLEscape {
-    public static func text(_ s: String) -> String {
+package enum HTMLEscape {
+    package static func text(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count)
         for c in s.unicodeScalars {

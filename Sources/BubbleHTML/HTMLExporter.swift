@@ -32,7 +32,7 @@ public struct HTMLExporter: Sendable {
     public let pictures: any PictureDecoder
     /// A page style made once for several exports of the same theme and options (`bubbles
     /// render --all`); nil: each export measures its own.
-    public var pageStyle: HTMLPageStyle?
+    package var pageStyle: HTMLPageStyle?
 
     public init(theme: Theme, themeFolder: String, photosFolder: String, options: HTMLOptions = HTMLOptions(),
                 pictures: any PictureDecoder) {

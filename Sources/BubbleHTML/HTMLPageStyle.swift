@@ -11,9 +11,9 @@ import Foundation
 ///     let rows = try HTMLRowWriter(conversation: c, style: style, photosFolder: ".", pictures: PhotoDecoder())
 ///     let fragment = try rows.rows(c.messages[100..<200], context: HTMLRowContext(in: c, range: 100..<200))
 ///     // <style> style.css + style.fontFaces(for: [fragment]) </style> … fragment.html
-public final class HTMLPageStyle: @unchecked Sendable {
-    public let theme: Theme
-    public let options: HTMLOptions
+package final class HTMLPageStyle: @unchecked Sendable {
+    package let theme: Theme
+    package let options: HTMLOptions
     let style: LayoutStyle
     let fonts: HTMLFontStack
     let metrics: HTMLMetrics
@@ -28,7 +28,7 @@ public final class HTMLPageStyle: @unchecked Sendable {
     /// background pictures are embedded (data URIs); without, they are left out (a sheet to read
     /// or restyle). Throws `LayoutError` (a width the theme cannot lay out, an unknown font) or
     /// `RenderError` (unreadable theme art or background).
-    public init(theme: Theme, themeFolder: String, options: HTMLOptions, pictures: any PictureDecoder,
+    package init(theme: Theme, themeFolder: String, options: HTMLOptions, pictures: any PictureDecoder,
                 backgroundImages: Bool = true) throws {
         self.theme = theme
         self.options = options
@@ -73,11 +73,11 @@ public final class HTMLPageStyle: @unchecked Sendable {
     }
 
     /// The style sheet, without `@font-face` rules (`fontFaces(for:)` adds those a page uses).
-    public var css: String { String(decoding: cssBytes, as: UTF8.self) }
+    package var css: String { String(decoding: cssBytes, as: UTF8.self) }
 
     /// The `@font-face` rules for the faces `fragments` use (fonts embedded as data URIs, or by
     /// `local()` name when too large or `embedFonts` is off).
-    public func fontFaces(for fragments: [HTMLFragment]) throws -> String {
+    package func fontFaces(for fragments: [HTMLFragment]) throws -> String {
         let regular = fragments.reduce(0) { $0 | $1.regularFaces }, bold = fragments.reduce(0) { $0 | $1.boldFaces }
         var out: [UInt8] = []
         for (faces, isBold) in [(regular, false), (bold, true)] {
@@ -92,7 +92,7 @@ public final class HTMLPageStyle: @unchecked Sendable {
     /// server's style sheet: a few kilobytes, the fonts fetched once and only those a page
     /// needs), and the files to serve under those names (name → the font file's path). Names
     /// carry a hash of the file's path: two fonts of one name in different folders stay apart.
-    public func linkedFontFaces(for fragments: [HTMLFragment], under urlPrefix: String) throws -> (css: String, files: [String: String]) {
+    package func linkedFontFaces(for fragments: [HTMLFragment], under urlPrefix: String) throws -> (css: String, files: [String: String]) {
         let regular = fragments.reduce(0) { $0 | $1.regularFaces }, bold = fragments.reduce(0) { $0 | $1.boldFaces }
         var out: [UInt8] = []
         var files: [String: String] = [:]

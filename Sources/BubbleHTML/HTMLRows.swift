@@ -4,29 +4,29 @@ import Foundation
 
 /// Where a run of rows sits in its conversation: what comes just before and after it decides
 /// groups (a sender's bubbles run together, only the last keeps its tail) and day separators.
-public struct HTMLRowContext: Sendable {
+package struct HTMLRowContext: Sendable {
     /// The message just before the first row; nil at the conversation's start.
-    public var previous: Message?
+    package var previous: Message?
     /// The message just after the last row; when it continues the last row's group, that
     /// bubble has no tail. Nil: the rows end here (the end, or a page's end).
-    public var next: Message?
+    package var next: Message?
     /// The rows start a page: a day separator on top, the first bubble starts a group.
-    public var startsPage: Bool
+    package var startsPage: Bool
     /// Index of the conversation's last outgoing message (its status shows under it).
-    public var lastOutgoing: Int?
+    package var lastOutgoing: Int?
     /// With a number, each message's rows start with an empty `<b hidden data-n="N">`: the
     /// first message is N, the next N + 1… (a live viewer finds, adds and removes messages by it).
-    public var numberFrom: Int64?
+    package var numberFrom: Int64?
     /// The width the rows are shown at (a viewer's column); nil: the options' width. Photo
     /// grids get the layout engine's size for it.
-    public var rowWidth: Double?
+    package var rowWidth: Double?
 
-    public init(previous: Message? = nil, next: Message? = nil, startsPage: Bool = true, lastOutgoing: Int? = nil) {
+    package init(previous: Message? = nil, next: Message? = nil, startsPage: Bool = true, lastOutgoing: Int? = nil) {
         self.previous = previous; self.next = next; self.startsPage = startsPage; self.lastOutgoing = lastOutgoing
     }
 
     /// The context of `conversation.messages[range]` shown as a page of its own.
-    public init(in conversation: Conversation, range: Range<Int>) {
+    package init(in conversation: Conversation, range: Range<Int>) {
         self.init(previous: range.lowerBound > 0 ? conversation.messages[range.lowerBound - 1] : nil, next: nil, startsPage: true,
                   lastOutgoing: conversation.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing })
     }
@@ -34,20 +34,20 @@ public struct HTMLRowContext: Sendable {
 
 /// Rows of a conversation as an HTML fragment (the `<div>`s that go inside the page's
 /// `<main class="c">`), styled by the `HTMLPageStyle` they were written for.
-public struct HTMLFragment: Sendable {
+package struct HTMLFragment: Sendable {
     /// UTF-8 HTML; every text in it is escaped.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
     /// Font faces the rows use (bit per face of the style's stack), regular and bold:
     /// `HTMLPageStyle.fontFaces(for:)` turns them into `@font-face` rules.
-    public var regularFaces: UInt32
-    public var boldFaces: UInt32
+    package var regularFaces: UInt32
+    package var boldFaces: UInt32
     /// Local day numbers (`DateTexts`) of the first and last row; nil without rows.
-    public var firstDay: Int?
-    public var lastDay: Int?
+    package var firstDay: Int?
+    package var lastDay: Int?
 
-    public var html: String { String(decoding: bytes, as: UTF8.self) }
+    package var html: String { String(decoding: bytes, as: UTF8.self) }
 
-    public init(bytes: [UInt8], regularFaces: UInt32, boldFaces: UInt32, firstDay: Int? = nil, lastDay: Int? = nil) {
+    package init(bytes: [UInt8], regularFaces: UInt32, boldFaces: UInt32, firstDay: Int? = nil, lastDay: Int? = nil) {
         self.bytes = bytes; self.regularFaces = regularFaces; self.boldFaces = boldFaces
         self.firstDay = firstDay; self.lastDay = lastDay
     }
@@ -57,8 +57,8 @@ public struct HTMLFragment: Sendable {
 /// replies, reactions, times and status, typing indicators — as HTML fragments: the pieces a
 /// whole-file export (`HTMLExporter`) or a live viewer puts in its pages. One writer per
 /// conversation and style; it caches avatars and names, so it is not shared between threads.
-public final class HTMLRowWriter {
-    public let style: HTMLPageStyle
+package final class HTMLRowWriter {
+    package let style: HTMLPageStyle
     let options: HTMLOptions
     let layout: LayoutStyle
     let participants: [Participant]
@@ -68,7 +68,7 @@ public final class HTMLRowWriter {
     /// Sender names and avatars show (group chats, or the theme says always).
     let showsNames: Bool
     /// Incoming bubbles have an avatar column: the rows go in `<main class="c w">`.
-    public let showsAvatars: Bool
+    package let showsAvatars: Bool
     /// With `shrinkWrap`: measures bubbles as the Cairo renderer does.
     let measurer: BubbleMeasurer?
     var clock: HTMLClock
@@ -87,7 +87,7 @@ public final class HTMLRowWriter {
     /// A writer for `conversation`'s rows (its participants and whether it is a group; the
     /// messages are given to `rows`). Relative photo paths are resolved against `photosFolder`;
     /// with `.embed` assets photos are read and embedded as rows are written.
-    public convenience init(conversation: Conversation, style: HTMLPageStyle, photosFolder: String,
+    package convenience init(conversation: Conversation, style: HTMLPageStyle, photosFolder: String,
                             pictures: any PictureDecoder) throws {
         try self.init(conversation: conversation, style: style,
                       photos: HTMLPhotoAssets(mode: style.options.assets, photosFolder: photosFolder, pictures: pictures),
@@ -118,7 +118,7 @@ public final class HTMLRowWriter {
     /// The rows of `messages` (a slice: its indices are the messages' indices in the
     /// conversation, which errors name) in `context`. Throws `RenderError` for a photo that
     /// cannot be read or `LayoutError` when a shrink-wrapped bubble cannot be measured.
-    public func rows(_ messages: ArraySlice<Message>, context: HTMLRowContext = HTMLRowContext()) throws -> HTMLFragment {
+    package func rows(_ messages: ArraySlice<Message>, context: HTMLRowContext = HTMLRowContext()) throws -> HTMLFragment {
         rowWidth = context.rowWidth ?? options.width
         var body = HTMLBuffer(capacity: min(messages.count, 10_000) * 160 + 1024)
         var regular: UInt32 = 0, bold: UInt32 = 0
@@ -192,7 +192,7 @@ public final class HTMLRowWriter {
     }
 
     /// The "typing…" indicators of `senders` (after the last row), with their names in groups.
-    public func typing(_ senders: [String]) throws -> HTMLFragment {
+    package func typing(_ senders: [String]) throws -> HTMLFragment {
         var body = HTMLBuffer(capacity: 256)
         var regular: UInt32 = 0, bold: UInt32 = 0
         for sender in senders {

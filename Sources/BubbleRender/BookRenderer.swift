@@ -4,14 +4,14 @@ import CCairo
 import Foundation
 
 /// What `renderBook` made.
-public struct BookReport: Sendable {
-    public var pages: Int
+package struct BookReport: Sendable {
+    package var pages: Int
     /// Each chapter's title and the page its heading is on.
-    public var chapters: [(title: String, page: Int)]
+    package var chapters: [(title: String, page: Int)]
     /// Photos printed below `BookOptions.lowDPI` at their printed size.
-    public var lowResolution: [LowResolutionPhoto]
+    package var lowResolution: [LowResolutionPhoto]
     /// Pictures and files that could not be read (drawn as placeholders).
-    public var media: MediaReport
+    package var media: MediaReport
 }
 
 extension ConversationRenderer {
@@ -21,7 +21,7 @@ extension ConversationRenderer {
     /// no more than `printDPI`. Painted in parts on every core and joined (`PDFMerger`, which
     /// also writes the TrimBox and BleedBox Cairo cannot). Nothing is left at `path` on failure.
     @discardableResult
-    public func renderBook(_ conversation: Conversation, to path: String, options: BookOptions, timeZone: TimeZone,
+    package func renderBook(_ conversation: Conversation, to path: String, options: BookOptions, timeZone: TimeZone,
                            locale: Locale? = nil) throws -> BookReport {
         AtomicFile.sweepStaleParts()
         AtomicFile.sweepStale(beside: path)
@@ -30,7 +30,7 @@ extension ConversationRenderer {
                                          + "(to write each page's TrimBox and BleedBox); this Cairo is \(String(cString: cairo_version_string()))")
         }
         let (resolved, report) = resolveMedia(conversation)
-        let measuring: any TextEngine = engine.preparedTextsAreCompact ? engine : CachingTextEngine(engine)
+        let measuring: any TextEngine = (engine as? any FastPathTextEngine)?.preparedTextsAreCompact == true ? engine : CachingTextEngine(engine)
         let builder = BookBuilder(theme: theme, engine: measuring, options: options, timeZone: timeZone, locale: locale)
         let plan = try builder.plan(for: resolved)
         let g = plan.geometry

@@ -55,14 +55,14 @@ public final class ConversationRenderer {
     public let themeFolder: String
     /// Measures and draws the text (`TextEngineKind.standard` unless given).
     public let engine: any DrawingTextEngine
-    public let photos: PhotoLoader
+    package let photos: PhotoLoader
     /// Called with (pages done, pages in all) while rendering.
     public var progress: ((Int, Int) -> Void)?
     /// Which of the engine's copies of its Cairo fonts this renderer draws with: 0, the fonts
     /// themselves; 1…4, copies kept apart, so that renderers sharing one engine on several
     /// threads (`bubbles render --all`) do not wait for each other on Cairo's font locks. PDF
     /// parts painted in parallel use their own.
-    public var fontCopy = 0
+    package var fontCopy = 0
 
     public convenience init(theme: Theme, themeFolder: String, photosFolder: String, textEngine: TextEngineKind) {
         self.init(theme: theme, themeFolder: themeFolder, photosFolder: photosFolder, engine: textEngine.makeDrawingEngine())
@@ -118,7 +118,7 @@ public final class ConversationRenderer {
         let setup = pageSetup(options)
         // Chats repeat themselves: identical texts at the same width are measured once (the fast
         // engine keeps its prepared texts itself; a second cache in front of it only costs).
-        let measuring: any TextEngine = engine.preparedTextsAreCompact ? engine : CachingTextEngine(engine)
+        let measuring: any TextEngine = (engine as? any FastPathTextEngine)?.preparedTextsAreCompact == true ? engine : CachingTextEngine(engine)
         var style = theme.layoutStyle
         style.mirrored = options.mirrored
         let layouter = ConversationLayouter(style: style, engine: measuring, timeZone: options.timeZone,
@@ -298,7 +298,7 @@ public final class ConversationRenderer {
     /// PNG page height (points) when a conversation is cut into page images: `--pages`' default.
     public static let defaultPageHeight = 812.0
 
-    public func rasterize(_ page: ScenePage, painter: ScenePainter, scale: Double) throws(RenderError) -> ImageSurface {
+    package func rasterize(_ page: ScenePage, painter: ScenePainter, scale: Double) throws(RenderError) -> ImageSurface {
         let w = Int((page.size.width * scale).rounded(.up)), h = Int((page.size.height * scale).rounded(.up))
         guard h <= 32767 else {
             throw .invalidSize(width: w, height: h)

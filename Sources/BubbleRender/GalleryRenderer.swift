@@ -6,7 +6,7 @@ extension ConversationRenderer {
     /// month, newest first, in `format` (PDF, PNG pages, SVG). Returns the files written and how
     /// many items they show; nothing is left behind on failure.
     @discardableResult
-    public func renderGallery(_ conversation: Conversation, to path: String, format: OutputFormat, dark: Bool = false,
+    package func renderGallery(_ conversation: Conversation, to path: String, format: OutputFormat, dark: Bool = false,
                               timeZone: TimeZone, locale: Locale = Locale(identifier: "en_US"), scale: Double = 2) throws -> (files: [String], items: Int) {
         AtomicFile.sweepStale(beside: path)
         let (resolved, report) = resolveMedia(conversation)

@@ -5,15 +5,15 @@ import Foundation
 
 /// A PDF file being written: pages of any size, real text (fonts embedded by Cairo). The file
 /// appears at `path` only when `finish()` succeeds; until then it is a temporary file beside it.
-public final class PDFDocument {
+package final class PDFDocument {
     let surface: OpaquePointer
-    public let path: String
+    package let path: String
     let temporaryPath: String
     private var finished = false
     private var pageCount = 0
     private var canvas: Canvas?
 
-    public init(path: String, title: String? = nil) throws(RenderError) {
+    package init(path: String, title: String? = nil) throws(RenderError) {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
@@ -38,7 +38,7 @@ public final class PDFDocument {
     }
 
     /// Starts a page of `size` points and returns the canvas to draw it on.
-    public func beginPage(size: Size) throws(RenderError) -> Canvas {
+    package func beginPage(size: Size) throws(RenderError) -> Canvas {
         if let canvas {
             cairo_show_page(canvas.context)
         }
@@ -49,7 +49,7 @@ public final class PDFDocument {
     }
 
     /// Ends the last page, writes the file and moves it into place.
-    public func finish() throws(RenderError) {
+    package func finish() throws(RenderError) {
         if let canvas {
             cairo_show_page(canvas.context)
             try canvas.check("drawing the PDF")

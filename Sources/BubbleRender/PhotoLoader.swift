@@ -6,20 +6,20 @@ import Foundation
 
 /// Decodes photos for bubbles (JPEG, PNG, GIF, WebP, … whatever gdk-pixbuf reads) into Cairo
 /// surfaces, once per path.
-public final class PhotoLoader {
+package final class PhotoLoader {
     /// Paths are resolved against this folder (the conversation file's).
-    public let baseFolder: String
+    package let baseFolder: String
     private var cache: [String: ImageSurface] = [:]
     private var failures: [String: String] = [:]
 
-    public init(baseFolder: String) { self.baseFolder = baseFolder }
+    package init(baseFolder: String) { self.baseFolder = baseFolder }
 
     /// The photo's pixel size as displayed, without decoding it all (nil when unreadable): a
     /// JPEG whose EXIF orientation turns it a quarter (5–8, most portrait phone photos) has its
     /// stored width and height swapped, as `decode` turns its pixels.
     /// A picture that is not whole (`MediaProbe.incompleteness`: a PNG or JPEG cut short, which
     /// gdk-pixbuf would draw half grey) has no size: it is shown as a placeholder.
-    public static func size(ofFile path: String) -> (width: Int, height: Int)? {
+    package static func size(ofFile path: String) -> (width: Int, height: Int)? {
         var w: Int32 = 0, h: Int32 = 0
         guard let format = gdk_pixbuf_get_file_info(path, &w, &h), w > 0, h > 0 else { return nil }
         if MediaProbe.incompleteness(path: path) != nil { return nil }
@@ -76,17 +76,17 @@ public final class PhotoLoader {
         return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
     }
 
-    public func resolve(_ path: String) -> String {
+    package func resolve(_ path: String) -> String {
         path.hasPrefix("/") ? path : baseFolder + "/" + path
     }
 
     /// Print: photos are drawn with no more pixels than this many per inch at their printed size
     /// (`surface(for:width:)`); nil draws them as decoded.
-    public var printDPI: Double?
+    package var printDPI: Double?
     private var scaled: [String: ImageSurface] = [:]
 
     /// The photo's displayed size in pixels, read from its header once (nil when unreadable).
-    public func naturalSize(of path: String) -> (width: Int, height: Int)? {
+    package func naturalSize(of path: String) -> (width: Int, height: Int)? {
         let full = resolve(path)
         if let known = sizes[full] { return known }
         let size = Self.size(ofFile: full)
@@ -98,7 +98,7 @@ public final class PhotoLoader {
     /// The photo downscaled to `width` pixels (its aspect kept), made once per size. The
     /// full-size picture is decoded for it and not kept: a book of big photos holds only what
     /// it prints.
-    public func surface(for path: String, width: Int) throws(RenderError) -> ImageSurface {
+    package func surface(for path: String, width: Int) throws(RenderError) -> ImageSurface {
         let full = resolve(path)
         let key = full + "@" + String(width)
         if let hit = scaled[key] { return hit }
@@ -126,7 +126,7 @@ public final class PhotoLoader {
     }
 
     /// The decoded photo, or an error naming the file.
-    public func surface(for path: String) throws(RenderError) -> ImageSurface {
+    package func surface(for path: String) throws(RenderError) -> ImageSurface {
         let full = resolve(path)
         if let hit = cache[full] { return hit }
         if let reason = failures[full] { throw .unreadableImage(path: full, reason: reason) }
@@ -197,18 +197,18 @@ final class OrientedPixbuf {
 
 /// The toolkit's `PictureDecoder`: gdk-pixbuf reads and turns photos, Cairo paints theme art.
 /// Give it to `MediaResolver` and to BubbleHTML's `HTMLExporter`.
-public struct PhotoDecoder: PictureDecoder {
-    public init() {}
+package struct PhotoDecoder: PictureDecoder {
+    package init() {}
 
-    public func displaySize(ofFile path: String) -> (width: Int, height: Int)? {
+    package func displaySize(ofFile path: String) -> (width: Int, height: Int)? {
         PhotoLoader.size(ofFile: path)
     }
 
-    public func browserImage(ofFile path: String) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
+    package func browserImage(ofFile path: String) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
         try PhotoLoader.transcoded(path)
     }
 
-    public func thumbnail(ofFile path: String, maxSide: Int) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
+    package func thumbnail(ofFile path: String, maxSide: Int) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw .unreadableImage(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
         }
@@ -228,12 +228,12 @@ public struct PhotoDecoder: PictureDecoder {
         return (transparent ? "image/png" : "image/jpeg", bytes)
     }
 
-    public func svg(_ pages: [ScenePage], theme: Theme, themeFolder: String) throws(RenderError) -> String {
+    package func svg(_ pages: [ScenePage], theme: Theme, themeFolder: String) throws(RenderError) -> String {
         try SVGWriter(theme: theme, themeFolder: themeFolder, photos: PhotoLoader(baseFolder: themeFolder)).document(pages)
     }
 
     /// Mirrored art is mirrored in its pixels (its caps swapped by the caller from the slices).
-    public func themeArt(_ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
+    package func themeArt(_ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
                          mirrored: Bool) throws(RenderError) -> (art: NineSliceArt, png: [UInt8])? {
         guard case .art = theme.bubble(direction).shape else { return nil }
         let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: PhotoLoader(baseFolder: themeFolder))

@@ -5,12 +5,12 @@ import Foundation
 /// Writes scene pages as one SVG document, with text as `<text>` (selectable, searchable),
 /// vector bubbles as `<path>`, bubble art as nine-slice patches of one embedded image, and
 /// photos embedded as data URIs. Pages are stacked top to bottom.
-public struct SVGWriter {
-    public let theme: Theme
-    public let themeFolder: String
-    public let photos: PhotoLoader
+package struct SVGWriter {
+    package let theme: Theme
+    package let themeFolder: String
+    package let photos: PhotoLoader
 
-    public init(theme: Theme, themeFolder: String, photos: PhotoLoader) throws(RenderError) {
+    package init(theme: Theme, themeFolder: String, photos: PhotoLoader) throws(RenderError) {
         self.theme = theme; self.themeFolder = themeFolder; self.photos = photos
     }
 
@@ -22,7 +22,7 @@ public struct SVGWriter {
         func id(_ prefix: String) -> String { nextID += 1; return "\(prefix)\(nextID)" }
     }
 
-    public func document(_ pages: [ScenePage]) throws(RenderError) -> String {
+    package func document(_ pages: [ScenePage]) throws(RenderError) -> String {
         let state = State()
         let width = pages.map(\.size.width).max() ?? 0
         let height = pages.reduce(0) { $0 + $1.size.height }

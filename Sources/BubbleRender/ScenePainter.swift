@@ -6,21 +6,21 @@ import Foundation
 /// Paints scene pages with Cairo (PNG and PDF). It never measures: every position comes from
 /// the scene; text is drawn by the same engine, at the same wrap width, that measured it (Pango
 /// layouts, or the fast engine's cached glyph runs — see `DrawingTextEngine`).
-public final class ScenePainter {
-    public let theme: Theme
+package final class ScenePainter {
+    package let theme: Theme
     /// Folder the theme's relative paths (art, background image) are resolved against.
-    public let themeFolder: String
-    public let engine: any DrawingTextEngine
-    public let photos: PhotoLoader
+    package let themeFolder: String
+    package let engine: any DrawingTextEngine
+    package let photos: PhotoLoader
     private var arts: [String: StretchableImage] = [:]
 
-    public init(theme: Theme, themeFolder: String, engine: any DrawingTextEngine, photos: PhotoLoader) {
+    package init(theme: Theme, themeFolder: String, engine: any DrawingTextEngine, photos: PhotoLoader) {
         self.theme = theme; self.themeFolder = themeFolder; self.engine = engine; self.photos = photos
     }
 
     /// Paints `page` on `canvas` (whose transform maps points to its device). `outputScale` picks
     /// @2x/@3x art when the theme ships it.
-    public func paint(_ page: ScenePage, on canvas: Canvas, outputScale: Double = 1) throws(RenderError) {
+    package func paint(_ page: ScenePage, on canvas: Canvas, outputScale: Double = 1) throws(RenderError) {
         for item in page.items { try paint(item, on: canvas, outputScale: outputScale) }
         try canvas.check("drawing page \(page.number)")
     }

@@ -33,7 +33,7 @@ import Foundation
 /// take no lock but to shape grapheme clusters. So several threads prepare and lay out at once
 /// (`preparesConcurrently`); drawing is serialised. The segment cache is bounded by `cacheBytes`
 /// (two generations, approximately LRU); the prepared-text cache by `preparedCapacity` texts.
-public final class FastTextEngine: TextEngine, @unchecked Sendable {
+public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     /// The reference engine: its Pango context and font map (same font options, 72 dpi, no
     /// hinting), its family check, and the texts this engine does not model.
     public let reference: PangoTextEngine
@@ -306,19 +306,19 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
         try summary(try storage(for: prepared), maxWidth: maxWidth, maxLines: maxLines)
     }
 
-    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
+    package func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
         guard type(of: storage) == FastStorage.self else { return nil }
         let storage = unsafeDowncast(storage, to: FastStorage.self)
         guard storage.engine == engineTag else { return nil }   // another engine's
         return try summary(storage, maxWidth: maxWidth, maxLines: nil)
     }
 
-    public func prefetch(storage: UnsafeRawPointer) { clb_prefetch(storage) }
+    package func prefetch(storage: UnsafeRawPointer) { clb_prefetch(storage) }
 
     /// A storage's segments without its text: a header of three words (segment count, the
     /// primary line-metrics class, the style's line height as a Float) and the segments' own
     /// words. Not for a text handed to Pango.
-    public func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool {
+    package func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool {
         guard type(of: storage) == FastStorage.self else { return false }
         let storage = unsafeDowncast(storage, to: FastStorage.self)
         guard storage.engine == engineTag, storage.delegated == nil else { return false }
@@ -332,7 +332,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
 
     /// The summary of `packBreaks`' words, nil when a segment is wider than `maxWidth` (its
     /// text would be broken between grapheme clusters, and the words do not hold the text).
-    public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {
+    package func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {
         guard words.count >= 3, let base = words.baseAddress else { return nil }
         // Words that do not hold their segments (not `packBreaks`' own) tell nothing.
         var w = 3
@@ -371,16 +371,16 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     }
 
     /// A prepared text is a few bytes a segment (`indexBytes`): layouts may keep them.
-    public var preparedTextsAreCompact: Bool { true }
+    package var preparedTextsAreCompact: Bool { true }
 
     /// `prepare` holds its locks only for cache look-ups (see Threading above).
-    public var preparesConcurrently: Bool { true }
+    package var preparesConcurrently: Bool { true }
 
     /// Advance of bytes `range` of a prepared text on one line, trailing whitespace excluded: the
     /// sum of its segments' cached advances, grapheme clusters' advances for a segment cut by the
     /// range. Nil (measure the substring) for a text handed to Pango, a range across a hard break
     /// or outside the text.
-    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
+    package func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
         // Another engine's prepared text is prepared again here (`storage(for:)`).
         guard prepared.storage is FastStorage, let storage = try? self.storage(for: prepared), storage.delegated == nil,
               storage.hasText(prepared.text) else { return nil }
@@ -419,11 +419,11 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     // MARK: Introspection (tests, bench)
 
     /// Shaped segments held, their estimated bytes, hits and misses of the segment cache.
-    public var segmentCacheStatistics: (segments: Int, bytes: Int, hits: Int, misses: Int) { shaper.statistics }
+    package var segmentCacheStatistics: (segments: Int, bytes: Int, hits: Int, misses: Int) { shaper.statistics }
 
     /// Bytes the prepared (layout-index) form of `prepared` occupies: the storage object with its
     /// segments inline, not counting the text.
-    public func indexBytes(_ prepared: PreparedText) -> Int {
+    package func indexBytes(_ prepared: PreparedText) -> Int {
         guard let storage = prepared.storage as? FastStorage else { return 0 }
         return storage.byteCost
     }
@@ -431,7 +431,7 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     /// The layout index this engine keeps for re-layout: prepared texts held (their segments
     /// inline in their storage objects, as allocated) plus the hash table that finds them, in
     /// bytes; the texts themselves (shared with the caller's strings) are not counted.
-    public var preparedIndexStatistics: (texts: Int, bytes: Int) {
+    package var preparedIndexStatistics: (texts: Int, bytes: Int) {
         shards.reduce((0, 0)) { total, shard in
             let (texts, bytes) = shard.statistics
             return (total.0 + texts, total.1 + bytes)
@@ -439,12 +439,12 @@ public final class FastTextEngine: TextEngine, @unchecked Sendable {
     }
 
     /// True when `prepared` was handed to the reference Pango engine (tabs).
-    public func isDelegated(_ prepared: PreparedText) -> Bool {
+    package func isDelegated(_ prepared: PreparedText) -> Bool {
         (prepared.storage as? FastStorage)?.delegated != nil
     }
 
     /// Drops every cached prepared text (the segment cache stays).
-    public func forgetPreparedTexts() {
+    package func forgetPreparedTexts() {
         for shard in shards { shard.forget() }
     }
 

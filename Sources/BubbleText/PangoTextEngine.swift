@@ -47,16 +47,9 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
 
     // MARK: TextEngine
 
-    // A Pango layout is large and tied to one thread: none is kept per message, none is read
-    // from several threads, a substring is measured by laying it out.
-    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
-    public var preparedTextsAreCompact: Bool { false }
-    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
-    public func prefetch(storage: UnsafeRawPointer) {}
-    /// Pango keeps no packed form: a compact layout measures its texts in full.
-    public func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool { false }
-    public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
-    public var preparesConcurrently: Bool { false }
+    // A Pango layout is large and tied to one thread: it has no fast paths (`FastPathTextEngine`);
+    // none is kept per message, none is read from several threads, a substring is measured by
+    // laying it out, and a compact layout measures its texts in full.
 
     /// Checks the style, sanitises the text and makes the Pango layout that `layout` and `draw`
     /// reuse. Throws `invalidFontSize`, `invalidLineHeight`, or `unknownFont` when no family in
@@ -186,7 +179,7 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     /// Pango units: past 2³¹ (≈ 2.1 million pt, ≈ 260,000 Latin letters at 16 pt) line breaking
     /// overflows and the paragraph comes out as one line of nonsense width. Allowing 2 em per
     /// UTF-8 byte, paragraphs stay under 2 million pt.
-    public static func pangoText(_ text: String, style: TextStyle) -> String {
+    package static func pangoText(_ text: String, style: TextStyle) -> String {
         let maxBytes = max(64, Int(1_000_000 / style.size))
         return TextSanitizer.breakLongParagraphs(TextSanitizer.sanitize(text), maxBytes: maxBytes)
     }

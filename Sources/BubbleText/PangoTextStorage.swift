@@ -5,16 +5,16 @@ import Foundation
 /// What `PangoTextEngine.prepare` keeps in `PreparedText.storage`: the sanitised text and the
 /// Pango layout holding it (owned, freed with this object). Only the engine that made it touches
 /// the layout, under that engine's lock.
-public final class PangoTextStorage {
+package final class PangoTextStorage {
     /// The text exactly as Pango sees it: `TextSanitizer.sanitize` of `PreparedText.text`, with
     /// paragraphs longer than about 1,000,000 / font size UTF-8 bytes broken by
     /// `TextSanitizer.breakLongParagraphs` (never the case for a chat message).
     /// `TextLine.range` values are UTF-8 byte offsets into this string:
     /// `String(decoding: Array(sanitizedText.utf8)[line.range], as: UTF8.self)`.
-    public let sanitizedText: String
-    public let style: TextStyle
+    package let sanitizedText: String
+    package let style: TextStyle
     /// The styled ranges set as attributes (empty: plain text).
-    public let spans: [TextSpan]
+    package let spans: [TextSpan]
     let engine: PangoTextEngine
     let bytes: [UInt8]
     let layout: OpaquePointer

@@ -7,8 +7,8 @@
 ///   otherwise draw them as hex boxes; a NUL would also end the C string early;
 /// - everything else (tabs, U+2028 and U+2029 separators, format characters, emoji sequences) is
 ///   kept as it is. A Swift `String` is always valid Unicode, so there is nothing else to repair.
-public enum TextSanitizer {
-    public static func sanitize(_ text: String) -> String {
+package enum TextSanitizer {
+    package static func sanitize(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsWork) else { return text }
         var out = String.UnicodeScalarView()
         var afterCR = false
@@ -35,7 +35,7 @@ public enum TextSanitizer {
     /// pieces of at most `maxBytes`: at the last space (U+0020) that keeps the piece short enough,
     /// which becomes `\n`, or else between two characters (grapheme clusters) with a `\n`
     /// inserted. Texts without such paragraphs come back unchanged.
-    public static func breakLongParagraphs(_ text: String, maxBytes: Int) -> String {
+    package static func breakLongParagraphs(_ text: String, maxBytes: Int) -> String {
         precondition(maxBytes > 0)
         guard text.utf8.count > maxBytes,
               text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).contains(where: { $0.count > maxBytes })

@@ -13,11 +13,11 @@ import Testing
 
     /// Forwards to an engine, saying whether it prepares concurrently as told, and fails to
     /// prepare the texts in `failing` (with `unknownFont` naming the text).
-    final class ForwardingEngine: TextEngine {
-        let base: any TextEngine
+    final class ForwardingEngine: FastPathTextEngine {
+        let base: any FastPathTextEngine
         let concurrent: Bool
         let failing: Set<String>
-        init(_ base: any TextEngine, concurrent: Bool, failing: Set<String> = []) {
+        init(_ base: any FastPathTextEngine, concurrent: Bool, failing: Set<String> = []) {
             self.base = base; self.concurrent = concurrent; self.failing = failing
         }
         func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {

@@ -156,9 +156,11 @@ struct PreparedHandle: @unchecked Sendable {
 public struct BubbleMeasurer {
     public let style: LayoutStyle
     public let engine: any TextEngine
+    /// `engine`'s fast paths, when it is one of the toolkit's own.
+    package let fastPath: (any FastPathTextEngine)?
 
     public init(style: LayoutStyle, engine: any TextEngine) {
-        self.style = style; self.engine = engine
+        self.style = style; self.engine = engine; self.fastPath = engine as? any FastPathTextEngine
     }
 
     /// Text of a reaction badge: "❤️ 2 👍".
@@ -193,7 +195,7 @@ public struct BubbleMeasurer {
         var memo = BubbleMemo(emojiOnly: emojiOnly)
         if let string = message.shownText, !string.isEmpty {
             // Kept only when the engine's prepared texts are small (a Pango layout is not).
-            if engine.preparedTextsAreCompact {
+            if fastPath?.preparedTextsAreCompact == true {
                 do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text,
                                                        spans: emojiOnly ? [] : message.shownSpans).storage } catch { throw .text(error) }
                 memo.hasPrepared = true
@@ -596,7 +598,7 @@ public struct BubbleMeasurer {
         }
         func measureWidth(_ range: Range<Int>) throws(LayoutError) -> Double {
             // The engine's own figures for a piece of the prepared text, when it has them.
-            if let prepared, let advance = engine.advance(of: range, in: prepared) { return advance }
+            if let prepared, let advance = fastPath?.advance(of: range, in: prepared) { return advance }
             let utf8 = string.utf8
             guard range.lowerBound >= 0, range.upperBound <= utf8.count else { return 0 }
             var s = String(decoding: utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)],
@@ -646,7 +648,7 @@ public struct BubbleMeasurer {
             prepared = PreparedText(text: string, style: textStyle, storage: handle.storage)
         } else {
             do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
-            if engine.preparedTextsAreCompact { handle = PreparedHandle(storage: prepared.storage) }
+            if fastPath?.preparedTextsAreCompact == true { handle = PreparedHandle(storage: prepared.storage) }
         }
         return try measure(prepared, maxWidth: maxWidth, maxLines: maxLines)
     }
@@ -686,7 +688,7 @@ public struct BubbleMeasurer {
     /// (`TextEngine.summary(ofStorage:maxWidth:)`).
     func measureSummary(storage: AnyObject, maxWidth: Double, balanced: Bool) -> TextSummary? {
         try? Self.balance(maxWidth: maxWidth, balanced: balanced, lines: { $0.lineCount }, width: { $0.width }) { (w: Double) throws(TextError) in
-            guard let summary = try engine.summary(ofStorage: storage, maxWidth: w) else { throw .invalidWidth(w) }
+            guard let summary = try fastPath?.summary(ofStorage: storage, maxWidth: w) else { throw .invalidWidth(w) }
             return summary
         }.0
     }
@@ -695,7 +697,7 @@ public struct BubbleMeasurer {
     /// when they do not tell.
     func measureSummary(packed: UnsafeBufferPointer<UInt32>, maxWidth: Double, balanced: Bool) -> TextSummary? {
         try? Self.balance(maxWidth: maxWidth, balanced: balanced, lines: { $0.lineCount }, width: { $0.width }) { (w: Double) throws(TextError) in
-            guard let summary = try engine.summary(ofPacked: packed, maxWidth: w) else { throw .invalidWidth(w) }
+            guard let summary = try fastPath?.summary(ofPacked: packed, maxWidth: w) else { throw .invalidWidth(w) }
             return summary
         }.0
     }

@@ -2,18 +2,18 @@ import Foundation
 
 /// What the grouping rule knows of a message: who wrote it, on which side, its kind, its instant
 /// and its local day (`DateTexts.localDay` in the conversation's time zone).
-public struct GroupingKey: Hashable, Sendable {
-    public var sender: String?
-    public var direction: Direction
-    public var kind: Message.Kind
-    public var date: Date
-    public var day: Int
+package struct GroupingKey: Hashable, Sendable {
+    package var sender: String?
+    package var direction: Direction
+    package var kind: Message.Kind
+    package var date: Date
+    package var day: Int
 
-    public init(sender: String?, direction: Direction, kind: Message.Kind, date: Date, day: Int) {
+    package init(sender: String?, direction: Direction, kind: Message.Kind, date: Date, day: Int) {
         self.sender = sender; self.direction = direction; self.kind = kind; self.date = date; self.day = day
     }
 
-    public init(_ message: Message, day: Int) {
+    package init(_ message: Message, day: Int) {
         self.init(sender: message.sender, direction: message.direction, kind: message.kind, date: message.date, day: day)
     }
 }
@@ -21,10 +21,10 @@ public struct GroupingKey: Hashable, Sendable {
 /// How a message joins the one before it: a separator row before it (a new day, or a long
 /// pause when times show in separators only; `newDay` tells which), and whether its bubble
 /// `continues` the previous one's group (no tail on the previous bubble, no name or time above).
-public struct RowJoining: Hashable, Sendable {
-    public var separator: Bool
-    public var newDay: Bool
-    public var continues: Bool
+package struct RowJoining: Hashable, Sendable {
+    package var separator: Bool
+    package var newDay: Bool
+    package var continues: Bool
 }
 
 extension LayoutStyle {
@@ -33,7 +33,7 @@ extension LayoutStyle {
     /// the same sender on the same side, on the same day with no separator between them, in
     /// order and at most `groupingInterval` seconds apart. A separator comes with a new day, and
     /// with times in separators only (`timeInDaySeparator`) after a pause over `timeSeparatorGap`.
-    public func joining(_ message: GroupingKey, after previous: GroupingKey?) -> RowJoining {
+    package func joining(_ message: GroupingKey, after previous: GroupingKey?) -> RowJoining {
         guard let p = previous else { return RowJoining(separator: true, newDay: true, continues: false) }
         let newDay = p.day != message.day
         let pause = timeInDaySeparator && message.date.timeIntervalSince(p.date) > timeSeparatorGap

@@ -67,7 +67,7 @@ final class RowPipeline: @unchecked Sendable {
     private static func start(_ messages: [Message], layouter: ConversationLayouter, width: Double,
                               names: [String: String], isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?) -> RowPipeline? {
         let cores = UsableCores.count
-        guard layouter.measurer.engine.preparesConcurrently, cores > 1, messages.count >= minimumMessages else { return nil }
+        guard layouter.measurer.fastPath?.preparesConcurrently == true, cores > 1, messages.count >= minimumMessages else { return nil }
         return RowPipeline(messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
                            base: base, previous: previous, workers: min(7, cores - 1))
     }

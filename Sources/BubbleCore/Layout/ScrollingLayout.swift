@@ -539,7 +539,7 @@ extension ConversationLayouter {
     /// when the engine packs none: its rows are then measured in full) and its photos.
     private func keep(_ memo: BubbleMemo?, of message: Message, at k: Int, in compacted: inout ScrollingLayout.Compacted) {
         if let memo, memo.hasPrepared, let storage = memo.storage {
-            _ = measurer.engine.packBreaks(ofStorage: storage, into: &compacted.packed)
+            _ = measurer.fastPath?.packBreaks(ofStorage: storage, into: &compacted.packed)
         }
         compacted.offsets.append(UInt32(compacted.packed.count))
         if !message.images.isEmpty { compacted.images[Int32(k)] = message.images }
@@ -715,7 +715,7 @@ extension ConversationLayouter {
                     if i + Self.prefetchDistance < range.upperBound {
                         let ahead = previous.plan[i + Self.prefetchDistance]
                         if ahead.kind == .message, !storages.isEmpty, let storage = storages[Int(ahead.index)] {
-                            measurer.engine.prefetch(storage: UnsafeRawPointer(storage.object.toOpaque()))
+                            measurer.fastPath?.prefetch(storage: UnsafeRawPointer(storage.object.toOpaque()))
                         }
                     }
                     let planned = previous.plan[i]

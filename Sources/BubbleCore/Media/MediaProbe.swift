@@ -12,21 +12,21 @@ import Foundation
 /// sample rate); AMR-NB and AMR-WB (20 ms frames, each frame's size from its header); WebM and
 /// Matroska (`Segment/Info` Duration × TimecodeScale); MP3 (Xing/Info or VBRI frame count, else
 /// the bit rate of the first frame).
-public enum MediaProbe {
-    public struct Facts: Hashable, Sendable {
-        public var byteSize: Int?
-        public var mimeType: String?
+package enum MediaProbe {
+    package struct Facts: Hashable, Sendable {
+        package var byteSize: Int?
+        package var mimeType: String?
         /// Seconds.
-        public var duration: Double?
+        package var duration: Double?
         /// Pixels (video).
-        public var width: Double?
-        public var height: Double?
-        public var pageCount: Int?
+        package var width: Double?
+        package var height: Double?
+        package var pageCount: Int?
         /// A vCard's `FN`.
-        public var contactName: String?
+        package var contactName: String?
     }
 
-    public static func probe(path: String) -> Facts {
+    package static func probe(path: String) -> Facts {
         var facts = Facts()
         guard let file = ProbeFile(path: path) else { return facts }
         facts.byteSize = file.size
@@ -50,7 +50,7 @@ public enum MediaProbe {
     }
 
     /// The browser-native image type of a file's first bytes, or nil.
-    public static func browserImageType(_ head: [UInt8]) -> String? {
+    package static func browserImageType(_ head: [UInt8]) -> String? {
         if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
         if head.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
         if head.starts(with: Array("GIF87a".utf8)) || head.starts(with: Array("GIF89a".utf8)) { return "image/gif" }
@@ -59,7 +59,7 @@ public enum MediaProbe {
     }
 
     /// The type a file's first bytes say.
-    public static func mimeType(_ h: [UInt8]) -> String? {
+    package static func mimeType(_ h: [UInt8]) -> String? {
         func at(_ offset: Int, _ s: String) -> Bool {
             let b = Array(s.utf8)
             return h.count >= offset + b.count && Array(h[offset..<offset + b.count]) == b
@@ -90,7 +90,7 @@ public enum MediaProbe {
     // MARK: JPEG
 
     /// The EXIF orientation (1–8) of a JPEG, or nil (not a JPEG, no tag).
-    public static func jpegOrientation(path: String) -> Int? {
+    package static func jpegOrientation(path: String) -> Int? {
         guard let file = ProbeFile(path: path) else { return nil }
         var offset = 2
         guard file.read(at: 0, count: 2) == [0xFF, 0xD8] else { return nil }
@@ -118,7 +118,7 @@ public enum MediaProbe {
     /// JPEG's segments walked to its first scan and an end-of-image marker after it (looked for
     /// in the last 64 KB, then, for files with data appended after the image, such as motion
     /// photos, through the rest); a GIF's trailer byte at its end; a WebP's RIFF size.
-    public static func incompleteness(path: String) -> String? {
+    package static func incompleteness(path: String) -> String? {
         guard let file = ProbeFile(path: path) else { return nil }
         let head = file.read(at: 0, count: 16)
         switch browserImageType(head) {
@@ -405,11 +405,11 @@ public enum MediaProbe {
 /// A file opened for reading at offsets; closed with the value. A read past the end, or one that
 /// fails, gives what there is (possibly nothing), never an error: for readers of headers (media
 /// files here, zip directories in BubbleImport).
-public final class ProbeFile {
+package final class ProbeFile {
     let handle: FileHandle
-    public let size: Int
+    package let size: Int
 
-    public init?(path: String) {
+    package init?(path: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         self.handle = handle
         guard let end = try? handle.seekToEnd() else { return nil }
@@ -418,7 +418,7 @@ public final class ProbeFile {
 
     deinit { try? handle.close() }
 
-    public func read(at offset: Int, count: Int) -> [UInt8] {
+    package func read(at offset: Int, count: Int) -> [UInt8] {
         guard offset >= 0, offset < size, count > 0 else { return [] }
         do {
             try handle.seek(toOffset: UInt64(offset))
@@ -432,7 +432,7 @@ public final class ProbeFile {
 extension MediaAttachment {
     /// Fills in what is not known yet from what the file's headers say (a contact's name only for
     /// a contact card).
-    public mutating func fill(from facts: MediaProbe.Facts) {
+    package mutating func fill(from facts: MediaProbe.Facts) {
         byteSize = byteSize ?? facts.byteSize
         mimeType = mimeType ?? facts.mimeType
         duration = duration ?? facts.duration

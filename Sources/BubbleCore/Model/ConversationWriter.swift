@@ -12,21 +12,21 @@ import Foundation
 /// The output is deterministic: fixed key order, no optional key that has no value, instants in
 /// UTC (`2026-11-22T09:41:00Z`, fractions only when the instant has them), wall-clock times
 /// without offset (`2026-11-22T09:41:00`). Reading it back and writing again gives the same bytes.
-public final class ConversationWriter {
+package final class ConversationWriter {
     private var buffer: [UInt8] = []
     private let flush: ([UInt8]) throws -> Void
     private var count = 0
     private let limit = 1 << 16
 
-    public init(flush: @escaping ([UInt8]) throws -> Void) {
+    package init(flush: @escaping ([UInt8]) throws -> Void) {
         self.flush = flush
         buffer.reserveCapacity(limit + 4096)
     }
 
     /// Messages written so far.
-    public var messagesWritten: Int { count }
+    package var messagesWritten: Int { count }
 
-    public func begin(title: String?, me: String?, theme: String? = nil, participants: [Participant]) throws {
+    package func begin(title: String?, me: String?, theme: String? = nil, participants: [Participant]) throws {
         var b: [UInt8] = []
         swap(&b, &buffer)
         defer { swap(&b, &buffer) }
@@ -47,7 +47,7 @@ public final class ConversationWriter {
         try flushIfFull(&b)
     }
 
-    public func write(_ m: Message) throws {
+    package func write(_ m: Message) throws {
         // The bytes go to a local array while the message is written (no exclusivity checks on
         // a class property per byte).
         var b: [UInt8] = []
@@ -61,7 +61,7 @@ public final class ConversationWriter {
     }
 
     /// Writes a message already made by `encode` (e.g. kept on disk meanwhile).
-    public func write(encoded: some Collection<UInt8>) throws {
+    package func write(encoded: some Collection<UInt8>) throws {
         Self.put(count == 0 ? "\n    " : ",\n    ", &buffer)
         count += 1
         buffer.append(contentsOf: encoded)
@@ -69,7 +69,7 @@ public final class ConversationWriter {
     }
 
     /// One message as its JSON object, on one line, as `write` writes it.
-    public static func encode(_ m: Message, into b: inout [UInt8]) {
+    package static func encode(_ m: Message, into b: inout [UInt8]) {
         b.append(UInt8(ascii: "{"))
         var first = true
         func key(_ name: StaticString) {
@@ -144,7 +144,7 @@ public final class ConversationWriter {
     }
 
     /// Ends the messages; `typing` lists the participants shown typing after them.
-    public func finish(typing: [String] = []) throws {
+    package func finish(typing: [String] = []) throws {
         Self.put(count == 0 ? "]" : "\n  ]", &buffer)
         if !typing.isEmpty {
             Self.put(",\n  \"typing\": [", &buffer)
@@ -242,7 +242,7 @@ public final class ConversationWriter {
 extension ConversationFile {
     /// `2026-11-22T09:41:00Z`; with `.123` or `.123456` when the instant has a fraction (the
     /// shortest of the two that reads back to the same instant, else nine digits).
-    public static func formatInstant(_ d: Date) -> String {
+    package static func formatInstant(_ d: Date) -> String {
         var bytes: [UInt8] = []
         appendInstant(d, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)

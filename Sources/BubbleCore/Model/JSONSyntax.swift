@@ -4,30 +4,30 @@ import Foundation
 /// "line 3, column 1: unexpected end of file, expected a value". Foundation's decoders on Linux
 /// say only "not valid JSON" (and give no position at all for a file cut short), so errors take
 /// their position from here. One pass over the bytes, no recursion (nesting is a stack of flags).
-public enum JSONSyntax {
-    public struct Problem: Hashable, Sendable {
+package enum JSONSyntax {
+    package struct Problem: Hashable, Sendable {
         /// Byte offset of the problem (the file's length when it ends early).
-        public var offset: Int
-        public var line: Int
-        public var column: Int
+        package var offset: Int
+        package var line: Int
+        package var column: Int
         /// "unexpected end of file (cut short?), expected a value", "is not valid JSON, expected ',' or ']'".
-        public var reason: String
-        public var location: String { "line \(line), column \(column)" }
+        package var reason: String
+        package var location: String { "line \(line), column \(column)" }
     }
 
     /// The first problem in `b`, or nil when it is valid JSON.
-    public static func firstProblem(_ b: [UInt8]) -> Problem? {
+    package static func firstProblem(_ b: [UInt8]) -> Problem? {
         b.withUnsafeBufferPointer { firstProblem($0) }
     }
 
     /// The first problem in `data`, read in place.
-    public static func firstProblem(_ data: Data) -> Problem? {
+    package static func firstProblem(_ data: Data) -> Problem? {
         data.withUnsafeBytes { firstProblem($0.bindMemory(to: UInt8.self)) }
     }
 
     /// The first problem in `b`, or nil when it is valid JSON (strict: no trailing commas, which
     /// Foundation's decoder lets through).
-    public static func firstProblem(_ b: UnsafeBufferPointer<UInt8>) -> Problem? {
+    package static func firstProblem(_ b: UnsafeBufferPointer<UInt8>) -> Problem? {
         var i = 0
         var stack: [Bool] = []  // true: inside an object
         func problem(_ expected: String, at offset: Int? = nil) -> Problem {

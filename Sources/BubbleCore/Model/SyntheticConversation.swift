@@ -4,7 +4,7 @@ import Foundation
 /// people, bursts and pauses across days, short and long messages in several scripts (Latin,
 /// emoji with ZWJ sequences and flags, CJK, Arabic, Hebrew), over-long words, some photos
 /// (a few with unusable sizes), some system lines. The same `seed` always gives the same messages.
-public enum SyntheticConversation {
+package enum SyntheticConversation {
     static let words = [
         "ok", "sure", "see", "you", "tomorrow", "haha", "what", "time", "is", "the", "train", "coffee?",
         "yes!", "no", "maybe", "later", "I'm", "on", "my", "way", "meeting", "ran", "late", "again",
@@ -15,7 +15,7 @@ public enum SyntheticConversation {
         "Andnormallyaddlinebreaksonlyinbetween", "https://example.com/a/long/path?with=query", "+49 170 1234567",
     ]
 
-    public static func make(count: Int, seed: UInt64, start: Date = Date(timeIntervalSince1970: 1_700_000_000)) -> Conversation {
+    package static func make(count: Int, seed: UInt64, start: Date = Date(timeIntervalSince1970: 1_700_000_000)) -> Conversation {
         var rng = SplitMix64(seed: seed)
         var date = start
         var messages: [Message] = []
@@ -49,10 +49,10 @@ public enum SyntheticConversation {
 }
 
 /// SplitMix64: a tiny, fast, deterministic generator (not for cryptography).
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
+    package init(seed: UInt64) { state = seed }
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

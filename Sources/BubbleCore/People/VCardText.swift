@@ -4,25 +4,25 @@ import Foundation
 /// quoted-printable value's soft line breaks joined), properties with their parameters, values
 /// decoded and unescaped. The contacts reader (BubbleImport's `VCardReader`) reads cards with
 /// it; `name(ofCard:)` is what a contact card sent in a chat is called.
-public enum VCardText {
+package enum VCardText {
     /// One property: `[group.]NAME;param;param:value`.
-    public struct Property: Sendable {
-        public var name: String
-        public var params: [(name: String, value: String)]
-        public var value: String
-        public var line: Int
+    package struct Property: Sendable {
+        package var name: String
+        package var params: [(name: String, value: String)]
+        package var value: String
+        package var line: Int
 
-        public func param(_ key: String) -> String? { params.first { $0.name == key }?.value }
+        package func param(_ key: String) -> String? { params.first { $0.name == key }?.value }
         /// A 2.1 bare parameter ("QUOTED-PRINTABLE", "JPEG") or a value of `TYPE`/`ENCODING`.
-        public func has(_ word: String) -> Bool {
+        package func has(_ word: String) -> Bool {
             params.contains { $0.name == word || $0.value.uppercased().split(separator: ",").contains(Substring(word)) }
         }
-        public var quotedPrintable: Bool { has("QUOTED-PRINTABLE") }
+        package var quotedPrintable: Bool { has("QUOTED-PRINTABLE") }
     }
 
     /// The logical lines of `text` as properties: folded lines joined, quoted-printable soft
     /// breaks joined, empty lines skipped.
-    public static func properties(_ text: String) -> [Property] {
+    package static func properties(_ text: String) -> [Property] {
         var out: [Property] = []
         var current: (text: String, line: Int)?
         var lineNumber = 0
@@ -57,7 +57,7 @@ public enum VCardText {
         return text[..<colon].uppercased().contains("QUOTED-PRINTABLE")
     }
 
-    public static func parse(_ line: String, line number: Int) -> Property? {
+    package static func parse(_ line: String, line number: Int) -> Property? {
         // The first ':' outside double quotes ends the name and parameters.
         var inQuotes = false
         var colon: String.Index?
@@ -78,7 +78,7 @@ public enum VCardText {
     }
 
     /// The value with quoted-printable decoded in its `CHARSET` (UTF-8 when none is named).
-    public static func decoded(_ p: Property) -> String {
+    package static func decoded(_ p: Property) -> String {
         guard p.quotedPrintable else { return p.value }
         var bytes: [UInt8] = []
         let utf8 = Array(p.value.utf8)
@@ -113,12 +113,12 @@ public enum VCardText {
     }
 
     /// A text value: decoded, unescaped, trimmed (a 4.0 `tel:` URI keeps its number).
-    public static func text(_ p: Property) -> String {
+    package static func text(_ p: Property) -> String {
         unescape(decoded(p)).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// `N`: family;given;additional;prefixes;suffixes → "prefix given additional family suffix".
-    public static func structuredName(_ value: String) -> String? {
+    package static func structuredName(_ value: String) -> String? {
         let parts = split(value, by: ";").map { unescape($0).trimmingCharacters(in: .whitespaces) }
         func at(_ i: Int) -> String { i < parts.count ? parts[i] : "" }
         let name = [at(3), at(1), at(2), at(0), at(4)].filter { !$0.isEmpty }.joined(separator: " ")
@@ -126,7 +126,7 @@ public enum VCardText {
     }
 
     /// Splits at `separator`s that are not escaped with a backslash.
-    public static func split(_ value: String, by separator: Character) -> [String] {
+    package static func split(_ value: String, by separator: Character) -> [String] {
         var parts: [String] = [], current = "", escaped = false
         for ch in value {
             if escaped { current.append("\\"); current.append(ch); escaped = false; continue }
@@ -139,7 +139,7 @@ public enum VCardText {
         return parts
     }
 
-    public static func unescape(_ value: String) -> String {
+    package static func unescape(_ value: String) -> String {
         guard value.contains("\\") else { return value }
         var out = "", escaped = false
         for ch in value {
@@ -155,7 +155,7 @@ public enum VCardText {
     }
 
     /// The `FN` of the first card in `card` (decoded, unescaped), nil when it has none.
-    public static func name(ofCard card: String) -> String? {
+    package static func name(ofCard card: String) -> String? {
         for p in properties(card) where p.name == "FN" {
             let name = text(p)
             if !name.isEmpty { return name }

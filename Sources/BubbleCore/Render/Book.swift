@@ -1,13 +1,13 @@
 import Foundation
 
 /// A book's trim size: the cut page.
-public enum TrimSize: String, CaseIterable, Sendable {
+package enum TrimSize: String, CaseIterable, Sendable {
     case a5, a4, letter
     case sixByNine = "6x9"
     case square8 = "8x8"
 
     /// Width and height in points.
-    public var size: Size {
+    package var size: Size {
         switch self {
         case .a5: Size(width: BookGeometry.mm(148), height: BookGeometry.mm(210))
         case .a4: Size(width: BookGeometry.mm(210), height: BookGeometry.mm(297))
@@ -19,74 +19,74 @@ public enum TrimSize: String, CaseIterable, Sendable {
 }
 
 /// How a book is cut into chapters.
-public enum ChapterMode: String, CaseIterable, Sendable {
+package enum ChapterMode: String, CaseIterable, Sendable {
     case month, year, none
 }
 
 /// What `bubbles book` makes: sizes in points.
-public struct BookOptions: Sendable {
-    public var trim: TrimSize = .a5
+package struct BookOptions: Sendable {
+    package var trim: TrimSize = .a5
     /// Printed beyond the trim on every side (0: none); the MediaBox is the trim plus twice this.
-    public var bleed = 0.0
+    package var bleed = 0.0
     /// Added to the inner margin (the binding side: left on odd pages, right on even ones).
-    public var gutter = BookGeometry.mm(6)
+    package var gutter = BookGeometry.mm(6)
     /// Outer, top and bottom margins of the text block.
-    public var outerMargin = BookGeometry.mm(14)
-    public var topMargin = BookGeometry.mm(17)
-    public var bottomMargin = BookGeometry.mm(19)
-    public var innerMargin = BookGeometry.mm(12)
-    public var chapters: ChapterMode = .month
+    package var outerMargin = BookGeometry.mm(14)
+    package var topMargin = BookGeometry.mm(17)
+    package var bottomMargin = BookGeometry.mm(19)
+    package var innerMargin = BookGeometry.mm(12)
+    package var chapters: ChapterMode = .month
     /// A big photo gets a page of its own instead of a block across the text.
-    public var photoPages = false
+    package var photoPages = false
     /// A picture filling the cover, bleed included.
-    public var coverPhoto: String?
-    public var title: String?
+    package var coverPhoto: String?
+    package var title: String?
     /// The conversation is laid out at the text block's width ÷ this and printed at this scale:
     /// a theme's screen sizes (16 pt) become book sizes (about 10 pt).
-    public var scale = 0.62
+    package var scale = 0.62
     /// Photos are printed at up to this resolution (downscaled above, never upscaled)…
-    public var printDPI = 300.0
+    package var printDPI = 300.0
     /// …and named in the report below this one at their printed size.
-    public var lowDPI = 150.0
+    package var lowDPI = 150.0
 
-    public init() {}
+    package init() {}
 }
 
 /// Page geometry of a book: the sheet (trim + bleed), the trim box, each page's text block.
-public struct BookGeometry: Sendable {
-    public let options: BookOptions
+package struct BookGeometry: Sendable {
+    package let options: BookOptions
 
-    public static func mm(_ v: Double) -> Double { v / 25.4 * 72 }
+    package static func mm(_ v: Double) -> Double { v / 25.4 * 72 }
 
-    public var trim: Size { options.trim.size }
+    package var trim: Size { options.trim.size }
     /// The MediaBox: the trim and the bleed around it.
-    public var sheet: Size { Size(width: trim.width + 2 * options.bleed, height: trim.height + 2 * options.bleed) }
-    public var trimBox: Rect { Rect(x: options.bleed, y: options.bleed, width: trim.width, height: trim.height) }
-    public var blockWidth: Double { trim.width - options.outerMargin - options.innerMargin - options.gutter }
-    public var blockHeight: Double { trim.height - options.topMargin - options.bottomMargin }
+    package var sheet: Size { Size(width: trim.width + 2 * options.bleed, height: trim.height + 2 * options.bleed) }
+    package var trimBox: Rect { Rect(x: options.bleed, y: options.bleed, width: trim.width, height: trim.height) }
+    package var blockWidth: Double { trim.width - options.outerMargin - options.innerMargin - options.gutter }
+    package var blockHeight: Double { trim.height - options.topMargin - options.bottomMargin }
 
     /// The text block of page `number` (1-based, in sheet coordinates): odd pages (right-hand)
     /// have the binding on the left, even pages on the right.
-    public func block(page number: Int) -> Rect {
+    package func block(page number: Int) -> Rect {
         let inner = options.innerMargin + options.gutter
         let left = number % 2 == 1 ? inner : options.outerMargin
         return Rect(x: options.bleed + left, y: options.bleed + options.topMargin, width: blockWidth, height: blockHeight)
     }
 
     /// Whether page `number` is a right-hand page.
-    public static func isRecto(_ number: Int) -> Bool { number % 2 == 1 }
+    package static func isRecto(_ number: Int) -> Bool { number % 2 == 1 }
 }
 
 /// A chapter: its title, its messages (a conversation of their own: day separators start
 /// afresh) and the page its heading is on.
-public struct BookChapter: Sendable {
-    public var title: String
-    public var conversation: Conversation
-    public var firstPage = 0
+package struct BookChapter: Sendable {
+    package var title: String
+    package var conversation: Conversation
+    package var firstPage = 0
 }
 
 /// What a page of a book is.
-public enum BookPageKind: Sendable {
+package enum BookPageKind: Sendable {
     case cover
     case blank
     case titlePage
@@ -99,60 +99,60 @@ public enum BookPageKind: Sendable {
 }
 
 /// A photo printed across the text block (or on a page of its own).
-public struct BookPhoto: Hashable, Sendable {
-    public var path: String
+package struct BookPhoto: Hashable, Sendable {
+    package var path: String
     /// Pixels, as displayed (EXIF orientation applied).
-    public var pixelWidth: Double
-    public var pixelHeight: Double
-    public var caption: String
+    package var pixelWidth: Double
+    package var pixelHeight: Double
+    package var caption: String
 }
 
 /// One thing on a flow page, in the chapter's layout units: a row of its layout, or a photo.
-public struct BookPlacement: Sendable {
-    public enum Block: Sendable {
+package struct BookPlacement: Sendable {
+    package enum Block: Sendable {
         case row(Int)
         case photo(BookPhoto)
     }
-    public var block: Block
+    package var block: Block
     /// Top, in layout units from the band's top (negative for a row continued from the page before).
-    public var y: Double
-    public var height: Double
+    package var y: Double
+    package var height: Double
 }
 
 /// A photo whose print resolution at its printed size is below `BookOptions.lowDPI`.
-public struct LowResolutionPhoto: Hashable, Sendable {
-    public var path: String
-    public var dpi: Double
-    public var page: Int
+package struct LowResolutionPhoto: Hashable, Sendable {
+    package var path: String
+    package var dpi: Double
+    package var page: Int
 }
 
 /// The book decided: every page, the chapters, each chapter's layout.
-public struct BookPlan: Sendable {
-    public let geometry: BookGeometry
-    public let title: String
-    public let subtitle: String
-    public let dates: String
-    public let messageCount: Int
-    public var chapters: [BookChapter]
-    public let layouts: [ConversationLayout]
-    public var pages: [BookPageKind]
+package struct BookPlan: Sendable {
+    package let geometry: BookGeometry
+    package let title: String
+    package let subtitle: String
+    package let dates: String
+    package let messageCount: Int
+    package var chapters: [BookChapter]
+    package let layouts: [ConversationLayout]
+    package var pages: [BookPageKind]
     /// Photos printed below `lowDPI`.
-    public var lowResolution: [LowResolutionPhoto] = []
-    public var pageCount: Int { pages.count }
+    package var lowResolution: [LowResolutionPhoto] = []
+    package var pageCount: Int { pages.count }
 }
 
 /// Lays out a conversation as a book (`BookPlan`) and fills its pages (`page(_:of:)`), using the
 /// same rows as every other output (`SceneBuilder`).
-public struct BookBuilder {
-    public let scene: SceneBuilder
-    public let style: LayoutStyle
-    public let engine: any TextEngine
-    public let options: BookOptions
-    public let geometry: BookGeometry
+package struct BookBuilder {
+    package let scene: SceneBuilder
+    package let style: LayoutStyle
+    package let engine: any TextEngine
+    package let options: BookOptions
+    package let geometry: BookGeometry
     let dateTexts: DateTexts
     let timeZone: TimeZone
 
-    public init(theme: Theme, engine: any TextEngine, options: BookOptions, timeZone: TimeZone, locale: Locale? = nil) {
+    package init(theme: Theme, engine: any TextEngine, options: BookOptions, timeZone: TimeZone, locale: Locale? = nil) {
         let light = theme.appearance(dark: false)
         self.scene = SceneBuilder(theme: light, engine: engine, timeZone: timeZone, locale: locale)
         self.style = light.layoutStyle
@@ -165,7 +165,7 @@ public struct BookBuilder {
 
     var theme: Theme { scene.theme }
     /// The layout's width: the text block's, in layout units.
-    public var layoutWidth: Double { geometry.blockWidth / options.scale }
+    package var layoutWidth: Double { geometry.blockWidth / options.scale }
     var capacity: Double { geometry.blockHeight / options.scale }
     /// The chapter heading's share of its first page (layout units).
     var openerHeight: Double { geometry.blockHeight * 0.3 / options.scale }
@@ -174,7 +174,7 @@ public struct BookBuilder {
     // MARK: Planning
 
     /// The chapters of `conversation` (`messages` in date order).
-    public func chapters(of conversation: Conversation) -> [BookChapter] {
+    package func chapters(of conversation: Conversation) -> [BookChapter] {
         guard options.chapters != .none else {
             return [BookChapter(title: options.title ?? conversation.title ?? "Conversation", conversation: conversation)]
         }
@@ -207,7 +207,7 @@ public struct BookBuilder {
     }
 
     /// Lays out every chapter and decides every page.
-    public func plan(for conversation: Conversation) throws(LayoutError) -> BookPlan {
+    package func plan(for conversation: Conversation) throws(LayoutError) -> BookPlan {
         var chapters = self.chapters(of: conversation)
         // Big photos leave their bubbles for blocks of their own, after their message.
         var bigPhotos: [[Int: [BookPhoto]]] = []
@@ -406,7 +406,7 @@ extension BookBuilder {
     }
 
     /// Page `index` (0-based) of `plan`, filled. Reads only: pages may be made on several threads.
-    public func page(_ index: Int, of plan: BookPlan) throws(LayoutError) -> ScenePage {
+    package func page(_ index: Int, of plan: BookPlan) throws(LayoutError) -> ScenePage {
         let number = index + 1
         let sheet = geometry.sheet
         let trim = geometry.trimBox

@@ -1,18 +1,18 @@
 /// A page's share of a laid-out conversation: the band `top ..< top + height` (conversation
 /// coordinates) and the rows that show in it.
-public struct PageSlice: Hashable, Sendable {
-    public var top: Double
-    public var height: Double
-    public var rows: Range<Int>
+package struct PageSlice: Hashable, Sendable {
+    package var top: Double
+    package var height: Double
+    package var rows: Range<Int>
 }
 
 /// Cuts a conversation into pages without cutting a row: a row that does not fit in what is
 /// left of a page starts the next page. Only a row taller than a whole page is split, and then
 /// between its text lines (or anywhere, for a photo taller than a page).
-public enum Paginator {
+package enum Paginator {
     /// `pageHeight`: the content height of every page; `firstPageHeight`: of the first page,
     /// when a header takes room there. Throws nothing; a non-positive height gives one page.
-    public static func paginate(_ layout: ConversationLayout, pageHeight: Double,
+    package static func paginate(_ layout: ConversationLayout, pageHeight: Double,
                                 firstPageHeight: Double? = nil) -> [PageSlice] {
         let rows = layout.rows
         guard !rows.isEmpty, pageHeight > 0, pageHeight.isFinite else {

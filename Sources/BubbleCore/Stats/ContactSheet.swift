@@ -4,24 +4,24 @@ import Foundation
 /// cells grouped by month, newest first as the gallery shows them — photos, stickers and video
 /// posters as pictures (a video's length on it), voice notes, audio and documents as cards with
 /// their name, length or pages — each with its day and sender under it.
-public struct ContactSheet {
-    public struct Entry: Sendable {
-        public var item: MediaItem
-        public var date: Date
-        public var sender: String?
+package struct ContactSheet {
+    package struct Entry: Sendable {
+        package var item: MediaItem
+        package var date: Date
+        package var sender: String?
     }
 
-    public let measurer: BubbleMeasurer
-    public let family: String
-    public let palette: StatsChart.Palette
-    public let timeZone: TimeZone
-    public let locale: Locale
+    package let measurer: BubbleMeasurer
+    package let family: String
+    package let palette: StatsChart.Palette
+    package let timeZone: TimeZone
+    package let locale: Locale
     /// Page size in points (A4 by default).
-    public var pageSize = Size(width: 595, height: 842)
-    public var margin = 36.0
-    public var cell = 96.0
+    package var pageSize = Size(width: 595, height: 842)
+    package var margin = 36.0
+    package var cell = 96.0
 
-    public init(theme: Theme, engine: any TextEngine, dark: Bool, timeZone: TimeZone, locale: Locale) {
+    package init(theme: Theme, engine: any TextEngine, dark: Bool, timeZone: TimeZone, locale: Locale) {
         measurer = BubbleMeasurer(style: theme.layoutStyle, engine: engine)
         family = theme.font.family
         palette = dark ? .dark : .light
@@ -30,7 +30,7 @@ public struct ContactSheet {
     }
 
     /// The media of `conversation`, newest first.
-    public static func entries(of conversation: Conversation) -> [Entry] {
+    package static func entries(of conversation: Conversation) -> [Entry] {
         let names = Dictionary(conversation.participants.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
         var out: [Entry] = []
         for m in conversation.messages {
@@ -47,7 +47,7 @@ public struct ContactSheet {
 
     /// The pages: a title on the first, a heading per month, rows of cells; a month's heading is
     /// never the last thing on a page.
-    public func pages(title: String, entries: [Entry]) throws(LayoutError) -> [ScenePage] {
+    package func pages(title: String, entries: [Entry]) throws(LayoutError) -> [ScenePage] {
         let inner = pageSize.width - 2 * margin
         let gap = 8.0, captionHeight = 13.0
         let cols = max(1, Int((inner + gap) / (cell + gap)))

@@ -6,94 +6,94 @@ import Foundation
 /// Made by `StatsAccumulator` (one pass over the messages in time order). The field names of
 /// its JSON (`messages`, `people`, `months`, `hours`, `firstDate`, `lastDate`,
 /// `longestStreakDays`…) are what scripts rely on: they stay.
-public struct ConversationStats: Codable, Sendable, Equatable {
-    public struct Person: Codable, Sendable, Equatable {
+package struct ConversationStats: Codable, Sendable, Equatable {
+    package struct Person: Codable, Sendable, Equatable {
         /// The participant's name (their id when the conversation has no name for it).
-        public var name: String
-        public var id: String
-        public var messages: Int
+        package var name: String
+        package var id: String
+        package var messages: Int
         /// Words written (every word, stop words included).
-        public var words: Int
+        package var words: Int
         /// Photos, videos, stickers, voice notes, files… sent.
-        public var media: Int
+        package var media: Int
         /// Messages that answered someone else (see `StatsAccumulator.replyWindow`).
-        public var replies: Int
+        package var replies: Int
         /// Their mean time to answer, in seconds; nil without replies.
-        public var averageReplySeconds: Double?
+        package var averageReplySeconds: Double?
         /// Their median time to answer, in seconds; nil without replies.
-        public var medianReplySeconds: Double?
+        package var medianReplySeconds: Double?
     }
-    public struct Month: Codable, Sendable, Equatable {
+    package struct Month: Codable, Sendable, Equatable {
         /// "YYYY-MM" in the statistics' time zone.
-        public var month: String
-        public var messages: Int
-        public init(month: String, messages: Int) { self.month = month; self.messages = messages }
+        package var month: String
+        package var messages: Int
+        package init(month: String, messages: Int) { self.month = month; self.messages = messages }
     }
-    public struct Day: Codable, Sendable, Equatable {
+    package struct Day: Codable, Sendable, Equatable {
         /// "YYYY-MM-DD" in the statistics' time zone.
-        public var date: String
-        public var messages: Int
-        public init(date: String, messages: Int) { self.date = date; self.messages = messages }
+        package var date: String
+        package var messages: Int
+        package init(date: String, messages: Int) { self.date = date; self.messages = messages }
     }
-    public struct Streak: Codable, Sendable, Equatable {
-        public var days: Int
-        public var from: String?
-        public var to: String?
-        public init(days: Int, from: String?, to: String?) { self.days = days; self.from = from; self.to = to }
+    package struct Streak: Codable, Sendable, Equatable {
+        package var days: Int
+        package var from: String?
+        package var to: String?
+        package init(days: Int, from: String?, to: String?) { self.days = days; self.from = from; self.to = to }
     }
-    public struct Count: Codable, Sendable, Equatable {
-        public var value: String
-        public var count: Int
-        public init(value: String, count: Int) { self.value = value; self.count = count }
+    package struct Count: Codable, Sendable, Equatable {
+        package var value: String
+        package var count: Int
+        package init(value: String, count: Int) { self.value = value; self.count = count }
     }
-    public struct PersonWords: Codable, Sendable, Equatable {
-        public var name: String
-        public var words: [Count]
-        public init(name: String, words: [Count]) { self.name = name; self.words = words }
+    package struct PersonWords: Codable, Sendable, Equatable {
+        package var name: String
+        package var words: [Count]
+        package init(name: String, words: [Count]) { self.name = name; self.words = words }
     }
-    public struct Media: Codable, Sendable, Equatable {
-        public var photos = 0, videos = 0, gifs = 0, stickers = 0, voice = 0, audio = 0, documents = 0
-        public var locations = 0, contacts = 0, polls = 0, viewOnce = 0, deleted = 0, missing = 0
+    package struct Media: Codable, Sendable, Equatable {
+        package var photos = 0, videos = 0, gifs = 0, stickers = 0, voice = 0, audio = 0, documents = 0
+        package var locations = 0, contacts = 0, polls = 0, viewOnce = 0, deleted = 0, missing = 0
         /// Links in texts.
-        public var links = 0
-        public var total: Int { photos + videos + gifs + stickers + voice + audio + documents + locations + contacts + polls + viewOnce + missing }
+        package var links = 0
+        package var total: Int { photos + videos + gifs + stickers + voice + audio + documents + locations + contacts + polls + viewOnce + missing }
     }
 
-    public var title: String?
+    package var title: String?
     /// The zone months, days and hours are counted in (an IANA name).
-    public var timeZone: String
+    package var timeZone: String
     /// Messages (system lines are not messages).
-    public var messages: Int
+    package var messages: Int
     /// Most messages first (ties: the conversation's order of participants).
-    public var people: [Person]
+    package var people: [Person]
     /// Every month from the first message's to the last's, empty ones too.
-    public var months: [Month]
+    package var months: [Month]
     /// 7 rows, Monday first, × 24 hours: messages sent at that weekday and hour.
-    public var hours: [[Int]]
+    package var hours: [[Int]]
     /// Days with at least one message.
-    public var activeDays: Int
+    package var activeDays: Int
     /// The ten days with most messages, most first (ties: the earlier day).
-    public var busiestDays: [Day]
+    package var busiestDays: [Day]
     /// The first and last message's time, ISO 8601 with the zone's offset.
-    public var firstDate: String?
-    public var lastDate: String?
+    package var firstDate: String?
+    package var lastDate: String?
     /// The most days in a row with a message every day.
-    public var longestStreakDays: Int
-    public var longestStreak: Streak
+    package var longestStreakDays: Int
+    package var longestStreak: Streak
     /// The 20 emoji used most in texts.
-    public var topEmoji: [Count]
+    package var topEmoji: [Count]
     /// Each person's 20 words used most: stop words of the message's language, numbers, links
     /// and one-letter words left out; Chinese, Japanese and Korean as two-character words (as
     /// search indexes them).
-    public var topWords: [PersonWords]
-    public var media: Media
+    package var topWords: [PersonWords]
+    package var media: Media
 }
 
 extension ConversationStats {
     /// The statistics of `conversation` (its messages in time order), months, days and hours in
     /// `timeZone`.
     /// Texts are counted on every core (runs of messages, merged); the rest in one pass.
-    public init(_ conversation: Conversation, timeZone: TimeZone) {
+    package init(_ conversation: Conversation, timeZone: TimeZone) {
         var accumulator = StatsAccumulator(timeZone: timeZone)
         accumulator.countsTexts = false
         let messages = conversation.messages
@@ -114,7 +114,7 @@ extension ConversationStats {
     }
 
     /// Pretty-printed JSON, keys sorted.
-    public func json() throws -> Data {
+    package func json() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
@@ -133,9 +133,9 @@ private final class TallyBox: @unchecked Sendable {
 /// Builds `ConversationStats` from messages handed over in time order, one at a time, so a
 /// store can stream them. Local times come from the zone's offset, looked up once per
 /// quarter of an hour (every zone's changes fall on one), not per message.
-public struct StatsAccumulator {
+package struct StatsAccumulator {
     /// An answer later than this (seconds) after the message before is a new start, not a reply.
-    public static let replyWindow: Double = 24 * 3600
+    package static let replyWindow: Double = 24 * 3600
 
     let timeZone: TimeZone
     private var offsetBucket = Int.min
@@ -162,7 +162,7 @@ public struct StatsAccumulator {
         var replyTimes: [Double] = []
     }
 
-    public init(timeZone: TimeZone) { self.timeZone = timeZone }
+    package init(timeZone: TimeZone) { self.timeZone = timeZone }
 
     /// The zone's offset at `seconds` since 1970, in seconds.
     private mutating func offset(at seconds: Int) -> Int {
@@ -174,7 +174,7 @@ public struct StatsAccumulator {
         return offset
     }
 
-    public mutating func add(_ m: Message) {
+    package mutating func add(_ m: Message) {
         guard m.kind == .message else { return }
         let sender = m.sender ?? ""
         let t = m.date.timeIntervalSince1970
@@ -233,7 +233,7 @@ public struct StatsAccumulator {
         return n + 1
     }
 
-    public func finish(title: String?, participants: [Participant]) -> ConversationStats {
+    package func finish(title: String?, participants: [Participant]) -> ConversationStats {
         let names = Dictionary(participants.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
         let position = Dictionary(participants.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
         let order = senderOrder.sorted { a, b in

@@ -3,28 +3,28 @@ import Foundation
 /// One photo, video, GIF, sticker, voice note, audio file or document of a message, as a
 /// gallery shows it: what it is, the picture that stands for it (the photo itself, a video's
 /// poster), the file, its size, length, name and pages.
-public struct MediaItem: Hashable, Sendable {
-    public enum Kind: String, Hashable, Sendable, CaseIterable {
+package struct MediaItem: Hashable, Sendable {
+    package enum Kind: String, Hashable, Sendable, CaseIterable {
         case photo, video, gif, sticker, voice, audio, document
 
         /// The symbol bubbles show for this kind of attachment (`MediaAttachment.Kind`).
-        public var symbol: String { MediaAttachment.Kind(rawValue: rawValue)?.symbolAndName.0 ?? "📎" }
+        package var symbol: String { MediaAttachment.Kind(rawValue: rawValue)?.symbolAndName.0 ?? "📎" }
     }
-    public var kind: Kind
+    package var kind: Kind
     /// What to show in a cell: the photo, sticker or GIF, a video's poster; nil for the others.
-    public var picture: String?
+    package var picture: String?
     /// The file itself (nil: the export left it out).
-    public var file: String?
-    public var width: Double?
-    public var height: Double?
+    package var file: String?
+    package var width: Double?
+    package var height: Double?
     /// Seconds (videos, voice notes, audio).
-    public var duration: Double?
-    public var name: String?
-    public var pages: Int?
+    package var duration: Double?
+    package var name: String?
+    package var pages: Int?
 
     /// The media of `message`, in the order the message shows them (photos, then its file);
     /// none for system lines, deleted messages, locations, contacts and polls.
-    public static func items(of message: Message) -> [MediaItem] {
+    package static func items(of message: Message) -> [MediaItem] {
         guard message.kind == .message else { return [] }
         var out = message.images.map { image in
             MediaItem(kind: image.sticker ? .sticker : image.videoFrame ? .video : .photo, picture: image.path, file: image.path,
@@ -43,7 +43,7 @@ public struct MediaItem: Hashable, Sendable {
     }
 
     /// "0:42", "1:02:03".
-    public static func duration(_ seconds: Double) -> String {
+    package static func duration(_ seconds: Double) -> String {
         let s = Int(seconds.rounded())
         return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
     }

@@ -4,17 +4,17 @@ import Foundation
 /// (shares), weekday × hour (a heatmap), the key numbers, reply times, emoji and words — as a
 /// `ScenePage` any backend paints (Cairo for PNG/PDF, the SVG writer for the page). Month and
 /// weekday names in `locale`; light or dark.
-public struct StatsChart {
-    public struct Palette: Sendable {
-        public var background, ink, muted, grid, bar, cell: Color
-        public var people: [Color]
-        public static let light = Palette(
+package struct StatsChart {
+    package struct Palette: Sendable {
+        package var background, ink, muted, grid, bar, cell: Color
+        package var people: [Color]
+        package static let light = Palette(
             background: Color(r8: 255, g8: 255, b8: 255), ink: Color(r8: 28, g8: 28, b8: 30), muted: Color(r8: 110, g8: 110, b8: 115),
             grid: Color(r8: 229, g8: 229, b8: 234), bar: Color(r8: 0, g8: 122, b8: 255), cell: Color(r8: 0, g8: 122, b8: 255),
             people: [Color(r8: 0, g8: 122, b8: 255), Color(r8: 52, g8: 199, b8: 89), Color(r8: 255, g8: 149, b8: 0),
                      Color(r8: 175, g8: 82, b8: 222), Color(r8: 255, g8: 59, b8: 48), Color(r8: 90, g8: 200, b8: 250),
                      Color(r8: 255, g8: 204, b8: 0), Color(r8: 142, g8: 142, b8: 147)])
-        public static let dark = Palette(
+        package static let dark = Palette(
             background: Color(r8: 0, g8: 0, b8: 0), ink: Color(r8: 242, g8: 242, b8: 247), muted: Color(r8: 152, g8: 152, b8: 159),
             grid: Color(r8: 58, g8: 58, b8: 60), bar: Color(r8: 10, g8: 132, b8: 255), cell: Color(r8: 10, g8: 132, b8: 255),
             people: [Color(r8: 10, g8: 132, b8: 255), Color(r8: 48, g8: 209, b8: 88), Color(r8: 255, g8: 159, b8: 10),
@@ -22,14 +22,14 @@ public struct StatsChart {
                      Color(r8: 255, g8: 214, b8: 10), Color(r8: 152, g8: 152, b8: 159)])
     }
 
-    public let measurer: BubbleMeasurer
-    public let family: String
-    public let palette: Palette
-    public let locale: Locale
+    package let measurer: BubbleMeasurer
+    package let family: String
+    package let palette: Palette
+    package let locale: Locale
     /// Page width in points.
-    public var width: Double = 720
+    package var width: Double = 720
 
-    public init(theme: Theme, engine: any TextEngine, dark: Bool, locale: Locale) {
+    package init(theme: Theme, engine: any TextEngine, dark: Bool, locale: Locale) {
         measurer = BubbleMeasurer(style: theme.layoutStyle, engine: engine)
         family = theme.font.family
         palette = dark ? .dark : .light
@@ -48,7 +48,7 @@ public struct StatsChart {
     }
 
     /// The charts of `stats` on one page.
-    public func page(_ stats: ConversationStats) throws(LayoutError) -> ScenePage {
+    package func page(_ stats: ConversationStats) throws(LayoutError) -> ScenePage {
         let margin = 32.0
         let inner = width - 2 * margin
         var items: [SceneItem] = []
@@ -210,7 +210,7 @@ public struct StatsChart {
     }
 
     /// "45 s", "12 min", "3 h 20 min".
-    public static func duration(_ seconds: Double) -> String {
+    package static func duration(_ seconds: Double) -> String {
         let s = Int(seconds.rounded())
         if s < 60 { return "\(s) s" }
         if s < 3600 { return "\(s / 60) min" }

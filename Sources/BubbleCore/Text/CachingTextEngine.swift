@@ -6,8 +6,10 @@
 /// The cache holds at most `capacity` layouts in two generations: when the young one fills,
 /// the old one is dropped and the young one becomes old (an approximate LRU with O(1) work).
 /// One instance is meant for one thread at a time, like the engines it wraps.
-public final class CachingTextEngine: TextEngine {
+public final class CachingTextEngine: FastPathTextEngine {
     public let base: any TextEngine
+    /// `base`'s fast paths, when it has them.
+    private let fast: (any FastPathTextEngine)?
     public let capacity: Int
     public private(set) var hits = 0
     public private(set) var misses = 0
@@ -32,6 +34,7 @@ public final class CachingTextEngine: TextEngine {
 
     public init(_ base: any TextEngine, capacity: Int = 65_536) {
         self.base = base
+        self.fast = base as? any FastPathTextEngine
         self.capacity = max(2, capacity)
     }
 
@@ -72,41 +75,41 @@ public final class CachingTextEngine: TextEngine {
     }
 
     /// The wrapped engine's advance (its fast path: an HTML bubble's shrink-wrap).
-    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
-        guard let p = try? inner(prepared) else { return nil }
-        return base.advance(of: range, in: p)
+    package func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
+        guard let fast, let p = try? inner(prepared) else { return nil }
+        return fast.advance(of: range, in: p)
     }
 
     /// The wrapped engine's answer: a `Lazy` holds the text and, once laid out, what the
     /// wrapped engine prepared.
-    public var preparedTextsAreCompact: Bool { base.preparedTextsAreCompact }
+    package var preparedTextsAreCompact: Bool { fast?.preparedTextsAreCompact ?? false }
 
     /// From the wrapped engine's storage, when the text has been prepared; nil before (preparing
     /// it here would change the cache from several threads, which this engine does not allow).
-    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
-        guard let p = (storage as? Lazy)?.prepared?.storage else { return nil }
-        return try base.summary(ofStorage: p, maxWidth: maxWidth)
+    package func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
+        guard let fast, let p = (storage as? Lazy)?.prepared?.storage else { return nil }
+        return try fast.summary(ofStorage: p, maxWidth: maxWidth)
     }
 
     /// Passed on for a text the wrapped engine has prepared.
-    public func prefetch(storage: UnsafeRawPointer) {
+    package func prefetch(storage: UnsafeRawPointer) {
         let lazy = Unmanaged<AnyObject>.fromOpaque(storage).takeUnretainedValue() as? Lazy
-        guard let p = lazy?.prepared?.storage else { return }
-        base.prefetch(storage: UnsafeRawPointer(Unmanaged.passUnretained(p).toOpaque()))
+        guard let fast, let p = lazy?.prepared?.storage else { return }
+        fast.prefetch(storage: UnsafeRawPointer(Unmanaged.passUnretained(p).toOpaque()))
     }
 
     /// The wrapped engine's, for a text it has prepared.
-    public func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool {
-        guard let p = (storage as? Lazy)?.prepared?.storage else { return false }
-        return base.packBreaks(ofStorage: p, into: &words)
+    package func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool {
+        guard let fast, let p = (storage as? Lazy)?.prepared?.storage else { return false }
+        return fast.packBreaks(ofStorage: p, into: &words)
     }
 
-    public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {
-        try base.summary(ofPacked: words, maxWidth: maxWidth)
+    package func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {
+        try fast?.summary(ofPacked: words, maxWidth: maxWidth)
     }
 
     /// One thread at a time (the cache is not locked).
-    public var preparesConcurrently: Bool { false }
+    package var preparesConcurrently: Bool { false }
 
     /// Number of layouts held.
     public var count: Int { young.count + old.count }

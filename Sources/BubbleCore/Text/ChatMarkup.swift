@@ -12,8 +12,8 @@
 /// - nothing is formatted inside code (inline or block) or inside a web address
 ///   (`https://x.org/_a_/`);
 /// - `* ` and `- ` list items and `1. ` numbered ones are text as they are.
-public enum ChatMarkup {
-    public static func parse(_ text: String) -> (text: String, spans: [TextSpan]) {
+package enum ChatMarkup {
+    package static func parse(_ text: String) -> (text: String, spans: [TextSpan]) {
         let utf8 = text.utf8
         // Most messages have no marker character at all.
         guard utf8.contains(where: { $0 == 0x2A || $0 == 0x5F || $0 == 0x7E || $0 == 0x60 || $0 == 0x3E }) else { return (text, []) }
@@ -127,7 +127,7 @@ public enum ChatMarkup {
     /// (`parse` reads it back to the same text and spans): `*bold*`, `_italic_`, `~strike~`,
     /// `` `code` ``, ```` ```block``` ````, `> quote`. Styles without a marker (underline,
     /// spoiler, links, mentions) are left out.
-    public static func format(_ text: String, spans: [TextSpan]) -> String {
+    package static func format(_ text: String, spans: [TextSpan]) -> String {
         let bytes = Array(text.utf8)
         // (offset, order, marker): at one offset closers come before openers, inner before outer.
         var inserts: [(at: Int, order: Int, marker: String)] = []

@@ -1,9 +1,9 @@
 /// Recognises messages made only of emoji (drawn large, without a bubble).
-public enum EmojiText {
+package enum EmojiText {
     /// True when `text` is 1…`maximum` emoji, optionally separated by spaces, and nothing else.
     /// An emoji is a grapheme with an emoji-presentation scalar, or an emoji scalar followed by
     /// a variation selector, keycap or ZWJ sequence ("1" and "#" alone are not emoji).
-    public static func isEmojiOnly(_ text: String, maximum: Int = 3) -> Bool {
+    package static func isEmojiOnly(_ text: String, maximum: Int = 3) -> Bool {
         // An ASCII letter is never part of an emoji (digits, # and * can start keycaps).
         var copy = text
         let hasLetter = copy.withUTF8 { bytes in
@@ -21,7 +21,7 @@ public enum EmojiText {
         return count > 0
     }
 
-    public static func isEmoji(_ ch: Character) -> Bool {
+    package static func isEmoji(_ ch: Character) -> Bool {
         let scalars = ch.unicodeScalars
         guard let first = scalars.first else { return false }
         if scalars.contains(where: { $0.properties.isEmojiPresentation }) { return true }

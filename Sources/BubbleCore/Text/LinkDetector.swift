@@ -1,16 +1,16 @@
 /// A link found in a message's text: its UTF-8 byte range and the URL it opens.
-public struct DetectedLink: Hashable, Sendable {
-    public var range: Range<Int>
-    public var url: String
-    public init(range: Range<Int>, url: String) { self.range = range; self.url = url }
+package struct DetectedLink: Hashable, Sendable {
+    package var range: Range<Int>
+    package var url: String
+    package init(range: Range<Int>, url: String) { self.range = range; self.url = url }
 }
 
 /// Finds web addresses (`http://`, `https://`, `www.`), e-mail addresses and phone numbers in
 /// text. (Foundation's NSDataDetector is not implemented on Linux.) Only `http`, `https`,
 /// `mailto` and `tel` URLs are ever produced; trailing punctuation and an unbalanced `)` are
 /// left out, as people write them after links.
-public enum LinkDetector {
-    public static func links(in text: String) -> [DetectedLink] {
+package enum LinkDetector {
+    package static func links(in text: String) -> [DetectedLink] {
         mayHaveLinks(text) ? scan(text) : []
     }
 

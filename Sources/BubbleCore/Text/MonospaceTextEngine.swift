@@ -6,15 +6,8 @@ public final class MonospaceTextEngine: TextEngine, Sendable {
     public let advance: Double
     public init(advance: Double = 0.5) { self.advance = advance }
 
-    // Every character has the same advance, so nothing is kept for re-layouts or asked of the
-    // storage alone; substrings are measured as they are (cheap).
-    public func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? { nil }
-    public var preparedTextsAreCompact: Bool { false }
-    public func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
-    public func prefetch(storage: UnsafeRawPointer) {}
-    public func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool { false }
-    public func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? { nil }
-    public var preparesConcurrently: Bool { false }
+    // Every character has the same advance, so it has no fast paths (`FastPathTextEngine`):
+    // nothing is kept for re-layouts, substrings are measured as they are (cheap).
 
     final class Storage {
         /// Per paragraph: its words, each a list of (utf8 start, utf8 end, width) graphemes,

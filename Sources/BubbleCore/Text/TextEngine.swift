@@ -157,20 +157,27 @@ public protocol TextEngine: AnyObject {
     /// the faces (an engine whose every face has the same advances, such as a monospace one).
     func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText
     func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout
+    /// `layout(prepared, maxWidth:, maxLines:).summary`, without making the lines when the
+    /// engine can (a re-layout that needs only heights).
+    func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary
+}
+
+/// The fast paths of the toolkit's own engines (`FastTextEngine`, `MonospaceTextEngine` and the
+/// `CachingTextEngine` that wraps them): what a layout of a million messages asks of an engine
+/// besides `TextEngine`. Package-only: some of it hands storage over as raw memory. An engine
+/// without it is laid out through `TextEngine` alone (nothing kept between layouts, one thread).
+///
+/// None of these has a default: a wrapper that forgot to forward one would silently lose its
+/// engine's fast path.
+package protocol FastPathTextEngine: TextEngine {
     /// Advance (points) of UTF-8 bytes `range` of `prepared`'s text set on one line, trailing
     /// whitespace excluded, when the engine can tell it from what it prepared; nil: measure the
     /// substring instead.
-    ///
-    /// This and the four requirements after it have no default: a wrapper that forgot to
-    /// forward one would silently lose its engine's fast path.
     func advance(of range: Range<Int>, in prepared: PreparedText) -> Double?
     /// True when the prepared texts this engine makes are small enough to keep one for every
     /// message of a long conversation (a `ConversationLayout` then keeps them for re-layouts);
     /// false: layouts keep none and prepare again.
     var preparedTextsAreCompact: Bool { get }
-    /// `layout(prepared, maxWidth:, maxLines:).summary`, without making the lines when the
-    /// engine can (a re-layout that needs only heights).
-    func summary(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextSummary
     /// `summary` (no line limit) of the text whose `PreparedText.storage` this engine made,
     /// from the storage alone; nil when the engine needs the whole `PreparedText`.
     /// An engine that answers it must allow calls from several threads at once (a scrolling

@@ -5,12 +5,12 @@ import Foundation
 /// files 0600). They are removed when the import ends; a process killed before that (`kill -9`)
 /// leaves its folder, which the next one removes (`sweep`): the name carries the pid, and a
 /// folder whose process is gone is stale.
-public enum ScratchSpace {
+package enum ScratchSpace {
     static let prefix = "bubblekit-"
 
     /// A new private folder for `purpose` ("decrypted", "attachments"), after removing the stale
     /// ones of processes that are gone.
-    public static func makeFolder(_ purpose: String) throws(ImportError) -> String {
+    package static func makeFolder(_ purpose: String) throws(ImportError) -> String {
         let path = reservePath(purpose)
         guard mkdir(path, 0o700) == 0 else {
             throw ImportError(path: path, reason: "cannot create a private temporary folder: \(String(cString: strerror(errno)))")
@@ -20,13 +20,13 @@ public enum ScratchSpace {
 
     /// The path of a new private folder for `purpose`, not yet made (whoever writes there first
     /// makes it, 0700), after removing stale ones.
-    public static func reservePath(_ purpose: String) -> String {
+    package static func reservePath(_ purpose: String) -> String {
         sweep()
         return (NSTemporaryDirectory() as NSString).appendingPathComponent("\(prefix)\(purpose)-\(getpid())-\(UUID().uuidString)")
     }
 
     /// Removes the folders of this kind whose process no longer runs.
-    public static func sweep() {
+    package static func sweep() {
         let tmp = NSTemporaryDirectory()
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: tmp) else { return }
         for name in names where name.hasPrefix(prefix) {

@@ -13,7 +13,7 @@ import BubbleCore
 ///
 /// Memory grows with the number of messages some reply quotes (about 80 bytes each: the id, the
 /// author's index and the quote's UTF-8 bytes in one buffer), not with the conversation.
-public struct StreamedFixup: Sendable {
+package struct StreamedFixup: Sendable {
     /// The source ids of the messages some reply quotes (ids are the importers' numbers).
     private var targets: Set<Int64> = []
     /// Each quoted message's author (an index into `senders`) and its quote's bytes in `text`.
@@ -22,19 +22,19 @@ public struct StreamedFixup: Sendable {
     private var senders: [String] = []
     private var senderIndex: [String: Int32] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Notes a message as it streams (a reply's original to quote later).
-    public mutating func note(_ m: Message) {
+    package mutating func note(_ m: Message) {
         if let r = m.reply, r.sender == nil, r.text == nil, let id = r.id.flatMap({ Int64($0) }) { targets.insert(id) }
     }
 
     /// Whether some reply waits for its quote (then every message goes past `remember` first).
-    public var needsQuotes: Bool { !targets.isEmpty }
+    package var needsQuotes: Bool { !targets.isEmpty }
 
     /// Keeps `m`'s quote when a reply needs it (its author and first 100 characters, spoilers
     /// masked, as an import that held the conversation would quote it).
-    public mutating func remember(_ m: Message) {
+    package mutating func remember(_ m: Message) {
         guard let id = m.id.flatMap({ Int64($0) }), targets.contains(id), quotes[id] == nil else { return }
         var sender: Int32 = -1
         if let s = m.sender {
@@ -52,13 +52,13 @@ public struct StreamedFixup: Sendable {
     }
 
     /// Whether `settle` changes anything for `result` (else the streamed messages are final).
-    public func changes(_ result: ImportResult) -> Bool {
+    package func changes(_ result: ImportResult) -> Bool {
         needsQuotes || (Importer.streamsProvisionally(result.format) && result.me != nil)
     }
 
     /// `m` as the import would have made it: outgoing when its author is `result.me` (formats
     /// that stream provisionally), its reply quoted when the original was in the export.
-    public func settle(_ m: inout Message, result: ImportResult) {
+    package func settle(_ m: inout Message, result: ImportResult) {
         if Importer.streamsProvisionally(result.format), let me = result.me, m.sender == me { m.direction = .outgoing }
         guard let r = m.reply, r.sender == nil, r.text == nil, let id = r.id.flatMap({ Int64($0) }), let q = quotes[id] else { return }
         let quote = q.count < 0 ? nil : String(decoding: text[Int(q.start)..<Int(q.start + q.count)], as: UTF8.self)

@@ -1,0 +1,4 @@
+// The `BubbleKit` product: one import for laying out and drawing conversations.
+@_exported import BubbleCore
+@_exported import BubbleRender
+@_exported import BubbleText
