@@ -1,6 +1,14 @@
 /// A colour with straight (not premultiplied) alpha, each channel 0…1.
 public struct Color: Hashable, Sendable, CustomStringConvertible {
-    public var red: Double, green: Double, blue: Double, alpha: Double
+    /// Red, 0…1.
+    public var red: Double
+    /// Green, 0…1.
+    public var green: Double
+    /// Blue, 0…1.
+    public var blue: Double
+    /// Opacity, 0 (transparent) … 1 (opaque).
+    public var alpha: Double
+    /// A colour from its components, each 0…1 (opaque unless `alpha` says otherwise).
     public init(red: Double, green: Double, blue: Double, alpha: Double = 1) {
         self.red = red; self.green = green; self.blue = blue; self.alpha = alpha
     }
@@ -19,6 +27,7 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
         let rgb = s.count == 8 ? v >> 8 : v
         self.init(r8: Int((rgb >> 16) & 0xFF), g8: Int((rgb >> 8) & 0xFF), b8: Int(rgb & 0xFF), a8: a)
     }
+    /// The colour as CSS writes it: `#rrggbb`, or `rgba(r, g, b, a)` when it is not opaque.
     public var hex: String {
         func h(_ c: Double) -> String {
             let v = Int((c * 255).rounded())

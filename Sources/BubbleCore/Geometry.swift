@@ -1,39 +1,63 @@
 /// Plain geometry in points (1/72 inch at 1×; a renderer multiplies by its scale for pixels).
 /// Value types only, `Sendable`, no platform dependencies.
 public struct Point: Hashable, Sendable, CustomStringConvertible {
+    /// Horizontal position in points, growing to the right.
     public var x: Double
+    /// Vertical position in points, growing down.
     public var y: Double
+    /// A point at (`x`, `y`).
     public init(x: Double, y: Double) { self.x = x; self.y = y }
+    /// The origin, (0, 0).
     public static let zero = Point(x: 0, y: 0)
     public var description: String { "(\(x.short), \(y.short))" }
 }
 
+/// A width and a height, in points.
 public struct Size: Hashable, Sendable, CustomStringConvertible {
+    /// Horizontal extent in points.
     public var width: Double
+    /// Vertical extent in points.
     public var height: Double
+    /// A size of `width` × `height` points.
     public init(width: Double, height: Double) { self.width = width; self.height = height }
+    /// No width, no height.
     public static let zero = Size(width: 0, height: 0)
     public var description: String { "\(width.short)×\(height.short)" }
 }
 
+/// A rectangle in points: its top-left `origin` (y grows down) and its `size`.
 public struct Rect: Hashable, Sendable, CustomStringConvertible {
+    /// The top-left corner.
     public var origin: Point
+    /// The width and height.
     public var size: Size
+    /// A rectangle at `origin` of `size`.
     public init(origin: Point, size: Size) { self.origin = origin; self.size = size }
+    /// A rectangle with its top-left corner at (`x`, `y`).
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.origin = Point(x: x, y: y)
         self.size = Size(width: width, height: height)
     }
+    /// The empty rectangle at (0, 0).
     public static let zero = Rect(x: 0, y: 0, width: 0, height: 0)
 
+    /// The left edge.
     public var minX: Double { origin.x }
+    /// The top edge.
     public var minY: Double { origin.y }
+    /// The right edge.
     public var maxX: Double { origin.x + size.width }
+    /// The bottom edge.
     public var maxY: Double { origin.y + size.height }
+    /// The horizontal centre.
     public var midX: Double { origin.x + size.width / 2 }
+    /// The vertical centre.
     public var midY: Double { origin.y + size.height / 2 }
+    /// `size.width`.
     public var width: Double { size.width }
+    /// `size.height`.
     public var height: Double { size.height }
+    /// True when the rectangle has no area (a width or height of 0 or less).
     public var isEmpty: Bool { size.width <= 0 || size.height <= 0 }
 
     /// The part of `self` that also lies in `other`, or nil when they do not overlap.
@@ -50,6 +74,7 @@ public struct Rect: Hashable, Sendable, CustomStringConvertible {
             && other.maxX <= maxX + tolerance && other.maxY <= maxY + tolerance
     }
 
+    /// The same rectangle moved by `dx` to the right and `dy` down.
     public func offsetBy(dx: Double, dy: Double) -> Rect {
         Rect(x: minX + dx, y: minY + dy, width: width, height: height)
     }
@@ -66,15 +91,23 @@ public struct Rect: Hashable, Sendable, CustomStringConvertible {
 
 /// Distances from the four edges, in UIKit's order (top, left, bottom, right).
 public struct EdgeInsets: Hashable, Sendable, CustomStringConvertible {
+    /// Inset from the top edge.
     public var top: Double
+    /// Inset from the left edge.
     public var left: Double
+    /// Inset from the bottom edge.
     public var bottom: Double
+    /// Inset from the right edge.
     public var right: Double
+    /// Insets from each edge, in the order UIKit's `UIEdgeInsets` gives them.
     public init(top: Double, left: Double, bottom: Double, right: Double) {
         self.top = top; self.left = left; self.bottom = bottom; self.right = right
     }
+    /// No inset on any side.
     public static let zero = EdgeInsets(top: 0, left: 0, bottom: 0, right: 0)
+    /// `left + right`.
     public var horizontal: Double { left + right }
+    /// `top + bottom`.
     public var vertical: Double { top + bottom }
     public var description: String { "(\(top.short), \(left.short), \(bottom.short), \(right.short))" }
 }
@@ -82,7 +115,10 @@ public struct EdgeInsets: Hashable, Sendable, CustomStringConvertible {
 /// An axis-generic view of a rectangle's extent, so nine-slice and layout code is written once
 /// for both axes ("along" = the axis being computed).
 public enum Axis: String, Sendable, CaseIterable {
-    case horizontal, vertical
+    /// Along x: widths, left and right caps.
+    case horizontal
+    /// Along y: heights, top and bottom caps.
+    case vertical
 }
 
 extension Double {

@@ -7,8 +7,11 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
     case unreadableImage(path: String, reason: String)
     /// An output file could not be written (nothing is left behind).
     case unwritable(path: String, reason: String)
+    /// An image too large (or empty) for Cairo: at most 32,767 pixels either way.
     case invalidSize(width: Int, height: Int)
+    /// Bubble art of a size other than the theme says.
     case artSizeMismatch(expected: String, actual: String)
+    /// A theme's bubble art refused by the nine-slice engine, with its file.
     case nineSlice(path: String?, NineSliceError)
     /// PDF parts painted on several threads could not be joined into `path` (nothing is written).
     case pdfMerge(path: String, reason: String)

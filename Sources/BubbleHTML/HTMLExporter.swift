@@ -22,10 +22,13 @@ import Foundation
 ///                                 pictures: PhotoDecoder())   // BubbleRender's
 ///     let files = try exporter.export(conversation, to: "chat.html")
 public struct HTMLExporter: Sendable {
+    /// The theme the page is drawn in (colours, fonts, bubble art).
     public let theme: Theme
+    /// The folder `theme` was loaded from: its bubble art is read from there.
     public let themeFolder: String
     /// Relative photo paths are resolved against this folder (the conversation file's).
     public let photosFolder: String
+    /// How the page is written: assets, pagination, width, dates, direction.
     public var options: HTMLOptions
     /// Reads photo sizes, converts what browsers do not show and paints theme art
     /// (BubbleRender's `PhotoDecoder`).
@@ -34,6 +37,8 @@ public struct HTMLExporter: Sendable {
     /// render --all`); nil: each export measures its own.
     package var pageStyle: HTMLPageStyle?
 
+    /// An exporter of `theme` (loaded from `themeFolder`) that finds relative photo paths in
+    /// `photosFolder` and reads pictures through `pictures` (BubbleRender's `PhotoDecoder`).
     public init(theme: Theme, themeFolder: String, photosFolder: String, options: HTMLOptions = HTMLOptions(),
                 pictures: any PictureDecoder) {
         self.theme = theme

@@ -41,6 +41,7 @@ public struct HTMLOptions: Sendable, Hashable {
     /// `nil`: light colours, and the theme's dark palette under `prefers-color-scheme: dark`
     /// when it has one. `true` / `false`: only the dark / light colours.
     public var dark: Bool? = nil
+    /// Where the style sheet, fonts and pictures go: inside the page (the default) or in files beside it.
     public var assets: Assets = .embed
     /// Several pages are `NAME-001.html`, `NAME-002.html`, … plus an index at the given path,
     /// with previous/next links; a conversation that fits one page is just the given path.
@@ -79,5 +80,6 @@ public struct HTMLOptions: Sendable, Hashable {
     /// them; never removed), and the pages link into it. Nil: `assets` decides. Not with `.reference`.
     public var sharedAssets: String?
 
+    /// The defaults: one self-contained page of up to 5,000 messages, 375 points wide.
     public init() {}
 }

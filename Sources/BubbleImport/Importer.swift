@@ -63,6 +63,7 @@ public struct ImportLimits: Hashable, Sendable {
     /// Most warnings kept in `ImportResult.warnings`; the rest are counted in one last warning.
     public var maxWarnings: Int = 1000
 
+    /// The default limits.
     public init() {}
 }
 
@@ -92,6 +93,7 @@ public struct ImportOptions: Sendable {
     /// `Library/Messages/chat.db` when the database sits in such a tree, else this user's home;
     /// photos are also looked for beside chat.db when its Messages folder was copied on its own).
     public var homeFolder: String?
+    /// Sizes and counts beyond which an export is refused or cut short (`ImportLimits`).
     public var limits: ImportLimits
     /// Refuse what would otherwise be a warning about a line that could not be read as its
     /// format says (WhatsApp: a line that looks like a message header but does not parse).
@@ -107,6 +109,7 @@ public struct ImportOptions: Sendable {
     /// number or an id replaced (`PeopleDirectory.name`).
     public var contacts: PeopleDirectory?
 
+    /// Options for one import; every parameter is the property of the same name.
     public init(me: String? = nil, chat: String? = nil, since: Date? = nil, until: Date? = nil,
                 timeZone: TimeZone = .current, attachmentsFolder: String? = nil, homeFolder: String? = nil,
                 limits: ImportLimits = ImportLimits(), strict: Bool = false, key: DecryptionKey? = nil,
@@ -130,6 +133,7 @@ public struct ImportWarning: Hashable, Sendable, CustomStringConvertible {
     /// Why, and what was kept instead.
     public var why: String
 
+    /// A warning about `what` at `location` (a line, a JSON path, a row) of the file at `path`.
     public init(path: String, location: String?, what: String, why: String) {
         self.path = path; self.location = location; self.what = what; self.why = why
     }
@@ -142,10 +146,14 @@ public struct ImportWarning: Hashable, Sendable, CustomStringConvertible {
 /// An export that cannot be read: the file, where in it (line, XML line/column, JSON path, table
 /// row), and what was expected. Same shape as `ConversationFileError`.
 public struct ImportError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file that could not be read.
     public var path: String
+    /// Where in it: a line, an XML line and column, a JSON path or a table row; nil for the whole file.
     public var location: String?
+    /// What was wrong and what was expected.
     public var reason: String
 
+    /// An error about the file at `path`, at `location` when known.
     public init(path: String, location: String? = nil, reason: String) {
         self.path = path; self.location = location; self.reason = reason
     }
@@ -157,6 +165,7 @@ public struct ImportError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// A conversation read from an export, with what was left out.
 public struct ImportResult: Sendable {
+    /// The conversation read: participants, messages in time order, attachments' paths.
     public var conversation: Conversation
     /// The format that was read (detected or asked for).
     public var format: ImportFormat
@@ -185,11 +194,13 @@ public struct ImportResult: Sendable {
     /// With `Importer.loadEach`: this conversation's number (1, 2, …) among the `chatCount` the
     /// export holds that are wanted (0 when not known).
     public var chatNumber = 0
+    /// How many wanted conversations the export holds (with `Importer.loadEach`; 0 when not known).
     public var chatCount = 0
     /// How many pictures and files of this conversation the export names but does not hold
     /// (missing, left out, outside the export, unreadable), and the first of them: each is a
     /// placeholder, and with `ImportOptions.strict` an error (`strictMediaError`).
     public var missingMedia = 0
+    /// The first picture or file of `missingMedia`, with where the export names it.
     public var firstMissingMedia: ImportWarning?
 }
 
@@ -333,7 +344,7 @@ public enum Importer {
         return (context.delivered, context.unmatched)
     }
 
-    public static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native, .whatsappDatabase, .signal].contains(format) }
+    package static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native, .whatsappDatabase, .signal].contains(format) }
 
     /// Whether `load(…, provisional: true)` with a sink streams `format`'s messages with their
     /// sides and reply quotes left for `StreamedFixup` (Telegram: "me" is known at the end).

@@ -52,6 +52,7 @@ public final class Canvas {
         return try body()
     }
 
+    /// Fills `rect` (points) with `color`.
     public func fill(_ rect: Rect, color: Color) {
         saved {
             cairo_set_source_rgba(context, color.red, color.green, color.blue, color.alpha)

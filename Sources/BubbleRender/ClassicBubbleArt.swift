@@ -11,7 +11,9 @@ import CCairo
 /// The PNGs committed under the theme folder are this function's output; `bubbles art`
 /// writes them again.
 public enum ClassicBubbleArt {
+    /// The art's size in points (seed 001's `balloon.png` is 42 × 30 at 1x).
     public static let size = Size(width: 42, height: 30)
+    /// The art's cap insets: the corners that never stretch (seed 001's left cap 24, top cap 13).
     public static let capInsets = EdgeInsets(top: 13, left: 24, bottom: 16, right: 17)
 
     /// The art at `scale` pixels per point, body shading from `top` to `bottom`.
@@ -83,8 +85,8 @@ public enum ClassicBubbleArt {
 
 /// The demo conversation's photo: a small drawn landscape (no camera pictures in the repo).
 /// `bubbles art` writes it again.
-public enum SamplePhoto {
-    public static func draw() throws(RenderError) -> ImageSurface {
+package enum SamplePhoto {
+    package static func draw() throws(RenderError) -> ImageSurface {
         let surface = try ImageSurface(width: 480, height: 320)
         let cr = cairo_create(surface.pointer)!
         defer { cairo_destroy(cr) }

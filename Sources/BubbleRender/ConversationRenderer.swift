@@ -4,6 +4,8 @@ import Foundation
 
 /// Output formats of the Cairo renderer (and the SVG writer).
 public enum OutputFormat: String, Sendable, CaseIterable {
+    /// `png`: pixels at `RenderOptions.scale`; `pdf`: vector pages with selectable text; `svg`:
+    /// vector pages with the text as text.
     case png, pdf, svg
 
     /// From a file name's extension; nil when it names none of these.
@@ -14,6 +16,7 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 
 /// How to render a conversation.
 public struct RenderOptions: Sendable {
+    /// The file format written: PNG, PDF or SVG.
     public var format: OutputFormat
     /// Width of the conversation in points (PNG and SVG: the image width; PDF: the paper decides).
     public var width: Double = 375
@@ -23,9 +26,11 @@ public struct RenderOptions: Sendable {
     public var pageHeight: Double?
     /// PDF paper size.
     public var paper: Size = PageSetup.a4
+    /// Draws the theme's dark palette (when it has one) instead of its light one.
     public var dark = false
     /// Right-to-left interface: incoming on the right, outgoing on the left, art mirrored.
     public var mirrored = false
+    /// The zone day separators and message times are shown in.
     public var timeZone: TimeZone = .current
     /// Locale of day and time texts; nil: the fixed English defaults (`DateTexts`).
     public var locale: Locale?
@@ -42,6 +47,7 @@ public struct RenderOptions: Sendable {
     /// Spoilers drawn as plain text instead of a hatched box (whose text is left out).
     public var revealSpoilers = false
 
+    /// Options for `format` with the defaults: 375 points wide at 2x, one page per PNG.
     public init(format: OutputFormat) { self.format = format }
 }
 
@@ -51,7 +57,9 @@ public struct RenderOptions: Sendable {
 ///     let renderer = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: ".")
 ///     let files = try renderer.render(conversation, to: "chat.pdf", options: RenderOptions(format: .pdf))
 public final class ConversationRenderer {
+    /// The theme every bubble is drawn in.
     public let theme: Theme
+    /// The folder `theme` was loaded from (its bubble art is read from there).
     public let themeFolder: String
     /// Measures and draws the text (`TextEngineKind.standard` unless given).
     public let engine: any DrawingTextEngine
@@ -64,10 +72,13 @@ public final class ConversationRenderer {
     /// parts painted in parallel use their own.
     package var fontCopy = 0
 
+    /// A renderer that measures and draws with a new engine of `textEngine`'s kind.
     public convenience init(theme: Theme, themeFolder: String, photosFolder: String, textEngine: TextEngineKind) {
         self.init(theme: theme, themeFolder: themeFolder, photosFolder: photosFolder, engine: textEngine.makeDrawingEngine())
     }
 
+    /// A renderer of `theme` (loaded from `themeFolder`) that finds relative photo paths in
+    /// `photosFolder` and measures and draws text with `engine`.
     public init(theme: Theme, themeFolder: String, photosFolder: String,
                 engine: any DrawingTextEngine = TextEngineKind.standard.makeDrawingEngine()) {
         self.theme = theme

@@ -7,7 +7,9 @@ import Foundation
 /// destroyed with it. Sizes are in device pixels.
 public final class ImageSurface {
     let pointer: OpaquePointer
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
 
     /// A transparent surface of `width`×`height` pixels.
@@ -144,11 +146,11 @@ public final class ImageSurface {
 /// reader never sees half a file and a failure leaves nothing behind. A process killed mid-write
 /// (`kill -9`) cannot remove its temporary file: the next write of the same output does
 /// (`sweepStale`).
-public enum AtomicFile {
+package enum AtomicFile {
     /// Removes work files of earlier runs that were killed before they could: `.NAME.tmp-PID-N`
     /// and `.NAME.partK-PID-N` beside `path`, whose process `PID` is gone. A running render's
     /// files are left alone.
-    public static func sweepStale(beside path: String) {
+    package static func sweepStale(beside path: String) {
         let url = URL(fileURLWithPath: path)
         sweep(url.deletingLastPathComponent().path, prefix: "." + url.lastPathComponent + ".")
     }
@@ -174,7 +176,7 @@ public enum AtomicFile {
         }
     }
 
-    public static func write(to path: String, _ body: (String) throws(RenderError) -> Void) throws(RenderError) {
+    package static func write(to path: String, _ body: (String) throws(RenderError) -> Void) throws(RenderError) {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
         var isDir: ObjCBool = false

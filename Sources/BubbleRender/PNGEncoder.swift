@@ -67,7 +67,9 @@ public struct PNGEncoder: Hashable, Sendable {
 
     /// zlib level, 0 (stored) … 9 (smallest, slowest); values outside are clamped.
     public var compressionLevel: Int
+    /// The row filter libpng applies before compressing.
     public var filter: Filter
+    /// zlib's compression strategy.
     public var strategy: Strategy
 
     /// Defaults to ``fast``'s settings.

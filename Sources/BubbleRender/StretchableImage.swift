@@ -9,6 +9,7 @@ import CCairo
 ///     let bubble = try StretchableImage(pngFile: "bubble.png", capInsets: .legacy(...))
 ///     try bubble.draw(in: Rect(x: 10, y: 10, width: 180, height: 44), on: canvas)
 public final class StretchableImage {
+    /// The slices: which parts of the art stretch and which are kept as drawn.
     public let art: NineSliceArt
     let pixels: ImageSurface
     /// Each source region copied into its own surface once (cairo 1.16 crashes in PDF output

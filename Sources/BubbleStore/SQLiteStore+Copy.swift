@@ -4,7 +4,7 @@ import GRDB
 
 /// `bubbles db copy` from and into an SQLite store.
 extension SQLiteStore: CopyableStore {
-    public func copyConversations() async throws -> [(id: Int64, conversation: CopiedConversation)] {
+    package func copyConversations() async throws -> [(id: Int64, conversation: CopiedConversation)] {
         try await read { db in
             try Row.fetchAll(db, sql: "SELECT id, title, source_format, chat_key, added, owner, last_rev FROM conversation ORDER BY id").map { row in
                 let id: Int64 = row["id"]
@@ -16,7 +16,7 @@ extension SQLiteStore: CopyableStore {
         }
     }
 
-    public func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage] {
+    package func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage] {
         try await read { db in
             try Row.fetchAll(db, sql: """
                 SELECT seq, source_key, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra, edited,
@@ -31,7 +31,7 @@ extension SQLiteStore: CopyableStore {
         }
     }
 
-    public func copyTarget(_ c: CopiedConversation) async throws -> (id: Int64, lastSeq: Int64) {
+    package func copyTarget(_ c: CopiedConversation) async throws -> (id: Int64, lastSeq: Int64) {
         do {
             return try await write { db in
                 let id: Int64
@@ -56,7 +56,7 @@ extension SQLiteStore: CopyableStore {
         } catch let e as StoreError { throw e } catch { throw StoreError(path: path, reason: Self.describe(error)) }
     }
 
-    public func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from c: CopiedConversation) async throws {
+    package func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from c: CopiedConversation) async throws {
         do {
             try await write { db in
                 let insert = try db.makeStatement(sql: """

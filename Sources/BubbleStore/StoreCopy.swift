@@ -3,42 +3,42 @@ import Foundation
 import NIOPosix
 
 /// A conversation as `bubbles db copy` moves it: everything but its messages.
-public struct CopiedConversation: Sendable, Hashable {
-    public var title: String
-    public var sourceFormat: String
+package struct CopiedConversation: Sendable, Hashable {
+    package var title: String
+    package var sourceFormat: String
     /// With `sourceFormat`, which conversation it is in any store (a newer export finds it).
-    public var chatKey: String
-    public var added: Double
-    public var owner: String?
-    public var lastRev: Int64
-    public var participants: [CopiedParticipant]
+    package var chatKey: String
+    package var added: Double
+    package var owner: String?
+    package var lastRev: Int64
+    package var participants: [CopiedParticipant]
 }
 
-public struct CopiedParticipant: Sendable, Hashable {
-    public var id: String
-    public var name: String
+package struct CopiedParticipant: Sendable, Hashable {
+    package var id: String
+    package var name: String
     /// A store path (`media/…`), as stored.
-    public var avatar: String?
+    package var avatar: String?
 }
 
 /// A message's stored row, as it is (store paths, identity, live revision and client id).
-public struct CopiedMessage: Sendable, Hashable {
-    public var seq: Int64
-    public var sourceKey: Int64
-    public var date: Double
-    public var utcOffset: Int64?
-    public var sender: String?
-    public var outgoing: Bool
-    public var system: Bool
-    public var text: String?
-    public var status: String?
-    public var statusDate: Double?
-    public var sourceID: String?
-    public var extra: String?
-    public var edited: Double?
-    public var clientID: String?
-    public var rev: Int64?
-    public var change: String?
+package struct CopiedMessage: Sendable, Hashable {
+    package var seq: Int64
+    package var sourceKey: Int64
+    package var date: Double
+    package var utcOffset: Int64?
+    package var sender: String?
+    package var outgoing: Bool
+    package var system: Bool
+    package var text: String?
+    package var status: String?
+    package var statusDate: Double?
+    package var sourceID: String?
+    package var extra: String?
+    package var edited: Double?
+    package var clientID: String?
+    package var rev: Int64?
+    package var change: String?
 
     /// What the search index holds for it.
     var indexBody: String? {
@@ -59,7 +59,7 @@ public struct CopiedMessage: Sendable, Hashable {
 }
 
 /// What a backend does for `bubbles db copy`: rows out as they are stored, rows in as they were.
-public protocol CopyableStore: ConversationStore {
+package protocol CopyableStore: ConversationStore {
     func copyConversations() async throws -> [(id: Int64, conversation: CopiedConversation)]
     /// Up to `limit` rows after `seq`, in order.
     func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage]
@@ -76,23 +76,23 @@ public protocol CopyableStore: ConversationStore {
 /// (same format and chat key) continues after the highest sequence number it holds, so a copy
 /// that was stopped is run again and goes on. At the end every conversation is verified: the
 /// same count and the same SHA-256 over every field of every row, on both sides.
-public struct StoreCopier {
-    public struct Report: Sendable {
-        public var conversations = 0
-        public var messagesCopied = 0
-        public var messagesAlreadyThere = 0
-        public var mediaCopied = 0
+package struct StoreCopier {
+    package struct Report: Sendable {
+        package var conversations = 0
+        package var messagesCopied = 0
+        package var messagesAlreadyThere = 0
+        package var mediaCopied = 0
         /// Per conversation: (title, count, checksum) as verified on both sides.
-        public var verified: [(title: String, count: Int, checksum: String)] = []
+        package var verified: [(title: String, count: Int, checksum: String)] = []
     }
 
-    public let from: any CopyableStore
-    public let to: any CopyableStore
-    public var batch = 10_000
+    package let from: any CopyableStore
+    package let to: any CopyableStore
+    package var batch = 10_000
 
-    public init(from: any CopyableStore, to: any CopyableStore) { self.from = from; self.to = to }
+    package init(from: any CopyableStore, to: any CopyableStore) { self.from = from; self.to = to }
 
-    public func run(progress: (String) -> Void = { _ in }) async throws -> Report {
+    package func run(progress: (String) -> Void = { _ in }) async throws -> Report {
         var report = Report()
         report.mediaCopied = try await copyMedia()
         for (id, c) in try await from.copyConversations() {

@@ -39,6 +39,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     public let reference: PangoTextEngine
     let shaper: FastShaper
     var lock: NSRecursiveLock { reference.lock }
+    /// How many prepared texts the engine keeps, looked up by style and text.
     public let preparedCapacity: Int
     /// Prepared texts by a hash of (style, text), checked against the storage's own text, in
     /// shards with a lock each (threads preparing at once seldom meet on one).

@@ -32,6 +32,8 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     private var installedFamilies: Set<String>?
     private var unknownFamilyFallback: String??
 
+    /// An engine with its own Pango context on the fonts fontconfig finds (`PinnedFonts.use()`
+    /// pins the project's own).
     public init() {
         fontMap = bk_measuring_font_map_new()!
         context = bk_measuring_context_new(fontMap)!

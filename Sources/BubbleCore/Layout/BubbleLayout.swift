@@ -1,10 +1,13 @@
 /// Where everything of one message goes, relative to the top-left of its row. Points.
 public struct BubbleLayout: Hashable, Sendable {
+    /// The side the bubble sits on: incoming on the left, outgoing on the right (mirrored in a
+    /// right-to-left layout).
     public var direction: Direction
     /// The bubble art's rectangle (an emoji-only message: the emoji's box, drawn without art).
     public var bubble: Rect
     /// The text box inside the bubble (nil without text). Lines are relative to its origin.
     public var textFrame: Rect?
+    /// The text's lines, relative to `textFrame`'s origin (empty without text).
     public var text: TextLayout
     /// The width the text was wrapped in: a renderer that lays the text out again (Pango) must
     /// use exactly this width to get the same lines.
@@ -75,16 +78,40 @@ public struct BubbleLayout: Hashable, Sendable {
 
 /// A short text placed by the layout (time, day separator, system line, sender, status).
 public struct LabelLayout: Hashable, Sendable {
+    /// What a label is, which decides its style and place.
     public enum Kind: String, Hashable, Sendable {
-        case time, timeInside, timeBeside, daySeparator, system, sender, status, failedStatus, badge
+        /// The time above a group of bubbles.
+        case time
+        /// The time inside the bubble after the last line (WhatsApp).
+        case timeInside
+        /// The time beside the bubble (Telegram's, Messenger's).
+        case timeBeside
+        /// A day's line between messages of different days.
+        case daySeparator
+        /// A system line: "Ann joined", "Messages are end-to-end encrypted".
+        case system
+        /// The sender's name above an incoming group's first bubble.
+        case sender
+        /// "Delivered", "Read 09:41" under the last outgoing bubble.
+        case status
+        /// "Not Delivered" under a failed bubble.
+        case failedStatus
+        /// The text of a reaction pill or a reply snippet.
+        case badge
         /// "Edited" under a bubble whose time is not beside or inside it.
         case edited
     }
+    /// What the label is.
     public var kind: Kind
+    /// The text shown.
     public var string: String
+    /// Where the text box goes, relative to the row.
     public var frame: Rect
+    /// The text's lines, relative to `frame`'s origin.
     public var text: TextLayout
+    /// The width the text was wrapped in (a renderer laying it out again uses exactly this).
     public var wrapWidth: Double
+    /// The most lines shown (an ellipsis ends the last), nil for no limit.
     public var maxLines: Int?
 
     /// No text, nowhere: what a row's content holds once moved out.
@@ -93,13 +120,17 @@ public struct LabelLayout: Hashable, Sendable {
 
 /// A rounded box with a label: reaction pills and reply snippets.
 public struct BadgeLayout: Hashable, Sendable {
+    /// The pill's or the snippet's rectangle, relative to the row.
     public var frame: Rect
+    /// Its text, placed inside `frame`.
     public var label: LabelLayout
 }
 
 /// A link's target and the areas of its text, in row coordinates.
 public struct LinkLayout: Hashable, Sendable {
+    /// The link's target (a URL, `tel:` or `mailto:`).
     public var url: String
+    /// The areas of the link's text, one a line it spans.
     public var rects: [Rect]
 }
 
@@ -114,12 +145,14 @@ public struct BubbleContext: Hashable, Sendable {
     public var showsAvatar: Bool
     /// "Delivered", "Read 09:41", "Failed" under the bubble.
     public var status: String?
+    /// The message failed to send: a red badge beside the bubble and a "Not Delivered" status.
     public var failed: Bool
     /// Name of the replied-to message's author, shown in the snippet.
     public var replyAuthor: String?
     /// "Edited" under the bubble (styles whose time is not in or beside the bubble: there it
     /// reads "edited 12:30").
     public var edited = false
+    /// A context; every parameter is the property of the same name.
     public init(senderName: String? = nil, avatarColumn: Bool = false, showsAvatar: Bool = false,
                 status: String? = nil, failed: Bool = false, replyAuthor: String? = nil) {
         self.senderName = senderName; self.avatarColumn = avatarColumn; self.showsAvatar = showsAvatar
@@ -154,11 +187,14 @@ struct PreparedHandle: @unchecked Sendable {
 /// Measures one message into a `BubbleLayout`: text inside padding, photo scaled to fit,
 /// width limited by the row, placed on its side.
 public struct BubbleMeasurer {
+    /// The numbers the bubble is measured with.
     public let style: LayoutStyle
+    /// The engine that measures and breaks the text.
     public let engine: any TextEngine
     /// `engine`'s fast paths, when it is one of the toolkit's own.
     package let fastPath: (any FastPathTextEngine)?
 
+    /// A measurer of `style`'s bubbles whose text `engine` measures.
     public init(style: LayoutStyle, engine: any TextEngine) {
         self.style = style; self.engine = engine; self.fastPath = engine as? any FastPathTextEngine
     }

@@ -2,6 +2,7 @@ import Foundation
 
 /// One row of a laid-out conversation, in conversation coordinates (y grows down from 0).
 public struct LayoutRow: Hashable, Sendable {
+    /// What a row shows: a bubble, a day separator, a system line or the typing indicator.
     public enum Content: Hashable, Sendable {
         /// A message's bubble; `index` is the message's position in the conversation.
         case message(index: Int, BubbleLayout)
@@ -12,16 +13,20 @@ public struct LayoutRow: Hashable, Sendable {
         /// A typing indicator (three dots) for participant `sender`, after the last message.
         case typing(sender: String?, BubbleLayout)
     }
+    /// What the row shows.
     public var content: Content
     /// The row's rectangle: full width, from its top to its bottom (spacing above excluded).
     public var frame: Rect
 
+    /// The position in the conversation of the message or system line this row shows; nil for day
+    /// separators and the typing indicator.
     public var messageIndex: Int? {
         switch content {
         case let .message(i, _), let .system(i, _): return i
         case .daySeparator, .typing: return nil
         }
     }
+    /// The bubble of a message or typing row; nil for day separators and system lines.
     public var bubble: BubbleLayout? {
         switch content {
         case let .message(_, b), let .typing(_, b): return b
@@ -34,7 +39,9 @@ public struct LayoutRow: Hashable, Sendable {
 /// what a scrolling list needs — the rows in a visible rectangle in O(log n), and O(1)
 /// appends that give exactly what a full layout of the longer conversation gives.
 public struct ConversationLayout: Hashable, Sendable {
+    /// The row width everything was laid out in (points).
     public private(set) var width: Double
+    /// Every row, top to bottom.
     public internal(set) var rows: [LayoutRow] = []
     /// Height of everything, from 0 to the bottom of the last row.
     public private(set) var height: Double = 0
@@ -151,7 +158,9 @@ struct MessageMemos: Hashable, @unchecked Sendable {
 ///     try layouter.append(newMessage, to: &layout)
 ///     let visible = layout.rows(in: Rect(x: 0, y: scrollY, width: 375, height: 667))
 public struct ConversationLayouter {
+    /// Measures each message into a `BubbleLayout`.
     public let measurer: BubbleMeasurer
+    /// The numbers every bubble is measured with (`measurer.style`).
     public var style: LayoutStyle { measurer.style }
     /// Zone in which days start (day separators) and times are shown.
     public let calendar: Calendar

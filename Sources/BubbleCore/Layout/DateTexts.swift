@@ -18,6 +18,7 @@ import Foundation
 ///
 /// Texts are cached per day and per minute of the day, so a long chat formats each only once.
 public final class DateTexts: @unchecked Sendable {
+    /// The zone days start in and times are shown in.
     public let timeZone: TimeZone
     /// nil: the fixed defaults.
     public let locale: Locale?
@@ -33,6 +34,8 @@ public final class DateTexts: @unchecked Sendable {
     private let shortFormatter: DateFormatter?
     private let monthFormatter: DateFormatter?
 
+    /// Texts in `timeZone`, in `locale`'s words and clock (nil: fixed English, 24-hour), with
+    /// "Today" and "Yesterday" relative to `now` when it is given.
     public init(timeZone: TimeZone, locale: Locale? = nil, now: Date? = nil) {
         self.timeZone = timeZone
         let locale = locale?.identifier == "en_US_POSIX" ? nil : locale
@@ -127,10 +130,12 @@ public final class DateTexts: @unchecked Sendable {
         return text
     }
 
+    /// The short name of a weekday, by day number (days since 1970-01-01): "Mon".
     public func shortDay(number day: Int) -> String {
         shortFormatter.map { $0.string(from: Self.noon(day)) } ?? Self.defaultShortDayLabel(day)
     }
 
+    /// The name of the month the day number falls in: "March".
     public func month(number day: Int) -> String {
         monthFormatter.map { $0.string(from: Self.noon(day)) } ?? Self.defaultMonthLabel(day)
     }

@@ -19,6 +19,7 @@ import Foundation
 /// frames are equal; after a re-layout they agree to 1e-9 pt (when a status label moves to a
 /// later message, the full layout shifts the rows in between by a subtraction, this one sums).
 public struct ScrollingLayout: Sendable {
+    /// The row width the conversation is laid out in (points).
     public internal(set) var width: Double
     /// Height of everything, from 0 to the bottom of the last row.
     public internal(set) var height: Double = 0
@@ -75,6 +76,7 @@ public struct ScrollingLayout: Sendable {
         for p in conversation.participants where !p.name.isEmpty { names[p.id] = p.name }
     }
 
+    /// How many rows the conversation has (bubbles, separators, system lines, typing).
     public var rowCount: Int { plan.count }
 
     /// Space above row `i` (not the first).
@@ -941,6 +943,7 @@ struct StorageRef: @unchecked Sendable {
 /// A re-layout begun by `ConversationLayouter.relayout(_:width:)`: the heights its formula
 /// found, and the messages whose rows `finish(_:_:messages:)` measures in full.
 public struct PendingRelayout: Sendable {
+    /// The row width the re-layout is for (points).
     public let width: Double
     var heights: [Double]
     var byFormula: Int

@@ -3,16 +3,22 @@ import Foundation
 /// A picture or file that could not be shown: which (the name inside the export when the
 /// importer kept it, else the path) and why. The message shows a labelled placeholder instead.
 public struct MediaProblem: Hashable, Sendable, CustomStringConvertible {
+    /// The file as the conversation names it.
     public var file: String
+    /// Why it could not be shown (missing, not a picture, unreadable).
     public var reason: String
     public var description: String { "\(file): \(reason)" }
+    /// A problem with `file`.
     public init(file: String, reason: String) { self.file = file; self.reason = reason }
 }
 
 /// What `MediaResolver.resolve` found: the problems, and how many pictures and files it looked at.
 public struct MediaReport: Sendable {
+    /// Each picture or file that could not be shown, with why.
     public var problems: [MediaProblem] = []
+    /// How many pictures and files were looked at.
     public var checked = 0
+    /// An empty report.
     public init() {}
     /// "2 of 1,204 attachments could not be read", or nil when all could.
     public var summary: String? {
@@ -37,21 +43,21 @@ public struct MediaReport: Sendable {
 ///   symbol, its label below;
 /// - an attachment's duration, size, pages or contact name missing from the model are read from
 ///   its file (`MediaProbe`).
-public final class MediaResolver {
-    public let decoder: any PictureDecoder
+package final class MediaResolver {
+    package let decoder: any PictureDecoder
     /// Relative paths are resolved against this folder (the conversation file's).
-    public let baseFolder: String
-    public let style: LayoutStyle
+    package let baseFolder: String
+    package let style: LayoutStyle
     private var sizes: [String: (width: Int, height: Int)?] = [:]
 
-    public init(decoder: any PictureDecoder, baseFolder: String, style: LayoutStyle) {
+    package init(decoder: any PictureDecoder, baseFolder: String, style: LayoutStyle) {
         self.decoder = decoder
         self.baseFolder = baseFolder
         self.style = style
     }
 
     /// `path` made absolute against `baseFolder`.
-    public func fullPath(_ path: String) -> String {
+    package func fullPath(_ path: String) -> String {
         path.hasPrefix("/") ? path : baseFolder + "/" + path
     }
 
@@ -81,7 +87,7 @@ public final class MediaResolver {
         return "not an image the renderer reads"
     }
 
-    public func resolve(_ conversation: Conversation) -> (Conversation, MediaReport) {
+    package func resolve(_ conversation: Conversation) -> (Conversation, MediaReport) {
         var result = conversation
         var report = MediaReport()
         for (i, p) in conversation.participants.enumerated() {

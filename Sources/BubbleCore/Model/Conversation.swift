@@ -2,24 +2,34 @@ import Foundation
 
 /// Whose side a message is on: incoming on the left, outgoing (yours) on the right.
 public enum Direction: String, Hashable, Sendable, Codable {
-    case incoming, outgoing
+    /// From someone else: on the left (on the right in a right-to-left layout).
+    case incoming
+    /// From the conversation's owner: on the right.
+    case outgoing
 }
 
 /// Someone in the conversation.
 public struct Participant: Hashable, Sendable, Codable {
+    /// The id messages name as their `Message.sender` (a phone number, a user id, "me").
     public var id: String
+    /// The name shown above bubbles and in titles.
     public var name: String
     /// Avatar picture, relative to the conversation file like photos; nil draws initials.
     public var avatar: String?
+    /// A participant; `avatar` is a picture file, relative like photos.
     public init(id: String, name: String, avatar: String? = nil) { self.id = id; self.name = name; self.avatar = avatar }
 }
 
 /// A tapback / reaction on a message: the emoji, how many people chose it, and who (participant
 /// ids) when the source says.
 public struct Reaction: Hashable, Sendable, Codable {
+    /// The emoji as text ("❤️", "👍").
     public var emoji: String
+    /// How many people reacted with it.
     public var count: Int
+    /// Who reacted (participant ids), when the export says.
     public var senders: [String]
+    /// A reaction of `emoji` by `count` people.
     public init(emoji: String, count: Int = 1, senders: [String] = []) {
         self.emoji = emoji; self.count = count; self.senders = senders
     }
@@ -37,9 +47,13 @@ public struct Reaction: Hashable, Sendable, Codable {
 /// The message a reply answers: its source id, its author (participant id) and a snippet of its
 /// text (or a placeholder such as "Photo"), resolved when the conversation is read.
 public struct ReplyReference: Hashable, Sendable, Codable {
+    /// The replied-to message's `Message.id`, when the export gives it.
     public var id: String?
+    /// The replied-to message's author (a participant id).
     public var sender: String?
+    /// The replied-to text as the export quotes it.
     public var text: String?
+    /// A reference; at least one of its parts is expected.
     public init(id: String? = nil, sender: String? = nil, text: String? = nil) {
         self.id = id; self.sender = sender; self.text = text
     }
@@ -47,14 +61,26 @@ public struct ReplyReference: Hashable, Sendable, Codable {
 
 /// What became of an outgoing message.
 public enum MessageStatus: String, Hashable, Sendable, Codable {
-    case sending, sent, delivered, read, failed
+    /// On its way (a live conversation's message not yet stored).
+    case sending
+    /// Sent from this phone.
+    case sent
+    /// Delivered to the other phone.
+    case delivered
+    /// Read by the other person (at `Message.statusDate`).
+    case read
+    /// Not sent: a red badge beside the bubble.
+    case failed
 }
 
 /// A photo inside a bubble. `width`/`height` are its natural size in points (pixels ÷ scale);
 /// `path` is where the renderer finds the pixels, relative to the conversation file.
 public struct ImageAttachment: Hashable, Sendable, Codable {
+    /// Where the renderer finds the pixels, relative to the conversation file; nil: a grey placeholder.
     public var path: String?
+    /// Natural width in points.
     public var width: Double
+    /// Natural height in points.
     public var height: Double
     /// The file's name inside the export ("IMG-20211014-WA0001.jpg" of chat.zip), when `path`
     /// is a copy taken out of it: what a warning about the file names.
@@ -64,6 +90,7 @@ public struct ImageAttachment: Hashable, Sendable, Codable {
     /// A video's frame (its poster, or a dark frame when `path` is nil), drawn with a play
     /// symbol. Set by the renderers from a video attachment; not written to files.
     public var videoFrame: Bool = false
+    /// A photo of `width` × `height` points at `path`.
     public init(path: String? = nil, width: Double, height: Double, name: String? = nil, sticker: Bool = false) {
         self.path = path; self.width = width; self.height = height; self.name = name; self.sticker = sticker
     }
@@ -90,8 +117,30 @@ public struct ImageAttachment: Hashable, Sendable, Codable {
 ///                byteSize: 5_210, duration: 7.4)                       // → "🎤 Voice message · 0:07"
 ///     MediaAttachment(kind: .media, label: "<Medien ausgeschlossen>")       // → "📎 Media omitted"
 public struct MediaAttachment: Hashable, Sendable, Codable {
+    /// What an attachment is, which decides how its bubble looks.
     public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {
-        case photo, video, gif, sticker, audio, voice, document, contact, location, poll, viewOnce = "view-once"
+        /// A picture the export did not hold (or not as a photo).
+        case photo
+        /// A video: its poster frame with a play symbol, or a labelled bubble.
+        case video
+        /// An animated GIF.
+        case gif
+        /// A sticker: drawn without a bubble.
+        case sticker
+        /// A music or sound file.
+        case audio
+        /// A voice note: a play symbol and its duration.
+        case voice
+        /// A file (PDF, document): its name, size and pages.
+        case document
+        /// A shared contact card: its name.
+        case contact
+        /// A shared location: its title and coordinates.
+        case location
+        /// A poll: its question and answers.
+        case poll
+        /// A photo or video to be viewed once, which exports leave out.
+        case viewOnce = "view-once"
         /// Media of a kind the export does not say ("<Media omitted>").
         case media
         /// The message was deleted before the export ("This message was deleted").
@@ -154,10 +203,12 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         get { storage.fields.path }
         set { update { $0.path = newValue } }
     }
+    /// The file's MIME type, when the export says it.
     public var mimeType: String? {
         get { storage.fields.mimeType }
         set { update { $0.mimeType = newValue } }
     }
+    /// The file's size in bytes, when known.
     public var byteSize: Int? {
         get { storage.fields.byteSize }
         set { update { $0.byteSize = newValue } }
@@ -172,6 +223,7 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         get { storage.fields.width }
         set { update { $0.width = newValue } }
     }
+    /// Natural height in points (video, sticker), when known.
     public var height: Double? {
         get { storage.fields.height }
         set { update { $0.height = newValue } }
@@ -191,10 +243,12 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         get { storage.fields.title }
         set { update { $0.title = newValue } }
     }
+    /// A location's latitude in degrees.
     public var latitude: Double? {
         get { storage.fields.latitude }
         set { update { $0.latitude = newValue } }
     }
+    /// A location's longitude in degrees.
     public var longitude: Double? {
         get { storage.fields.longitude }
         set { update { $0.longitude = newValue } }
@@ -215,6 +269,7 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
         set { update { $0.problem = newValue } }
     }
 
+    /// An attachment of `kind`; every other parameter is the property of the same name.
     public init(kind: Kind, label: String? = nil, fileName: String? = nil, path: String? = nil,
                 mimeType: String? = nil, byteSize: Int? = nil, duration: Double? = nil, width: Double? = nil,
                 height: Double? = nil, poster: String? = nil, pageCount: Int? = nil, title: String? = nil,
@@ -339,10 +394,18 @@ extension MediaAttachment {
 
 /// One entry of a conversation: a message in a bubble, or a system line (no bubble, centred).
 public struct Message: Hashable, Sendable, Codable {
-    public enum Kind: String, Hashable, Sendable, Codable { case message, system }
+    /// A message in a bubble, or a system line (no bubble, centred).
+    public enum Kind: String, Hashable, Sendable, Codable {
+        /// A message in a bubble.
+        case message
+        /// A system line: "Ann joined", "Messages are end-to-end encrypted".
+        case system
+    }
+    /// A message in a bubble or a system line.
     public var kind: Kind
     /// `Participant.id` of the author; nil for system lines.
     public var sender: String?
+    /// Incoming (left) or outgoing (right).
     public var direction: Direction
     /// The instant. For a message whose source gives only a wall-clock time (`wallTime` set), it
     /// is that time read in the zone the conversation was imported in (`--tz`).
@@ -354,6 +417,7 @@ public struct Message: Hashable, Sendable, Codable {
         get { rare?.fields.wallTime }
         set { setRare { $0.wallTime = newValue } }
     }
+    /// The message's text (a photo's caption when there are `images`); nil without text.
     public var text: String?
     /// A file that is not a photo, media the export left out, or a deletion: drawn as a labelled
     /// bubble, above `text` (its caption) when there is text too.
@@ -362,13 +426,16 @@ public struct Message: Hashable, Sendable, Codable {
     public var images: [ImageAttachment]
     /// The source's own id of this message (for replies), when it has one.
     public var id: String?
+    /// The reactions to it, drawn as a pill on the bubble's top edge.
     public var reactions: [Reaction]
+    /// The message this one replies to, drawn as a snippet above the bubble.
     public var reply: ReplyReference? {
         get { rare?.fields.reply }
         set { setRare { $0.reply = newValue } }
     }
     /// Outgoing messages: sent, delivered, read (at `statusDate`), failed.
     public var status: MessageStatus?
+    /// When the `status` was reached ("Read 09:41").
     public var statusDate: Date? {
         get { rare?.fields.statusDate }
         set { setRare { $0.statusDate = newValue } }
@@ -466,6 +533,7 @@ public struct Message: Hashable, Sendable, Codable {
         return out
     }
 
+    /// A message; every parameter is the property of the same name.
     public init(kind: Kind = .message, sender: String?, direction: Direction, date: Date,
                 text: String? = nil, image: ImageAttachment? = nil, images: [ImageAttachment] = [],
                 id: String? = nil, reactions: [Reaction] = [], reply: ReplyReference? = nil,
@@ -480,6 +548,7 @@ public struct Message: Hashable, Sendable, Codable {
         rare = fields == MessageRarities.Fields() ? nil : MessageRarities(fields)
     }
 
+    /// A system line (no bubble, centred) saying `text` at `date`.
     public static func system(_ text: String, date: Date) -> Message {
         Message(kind: .system, sender: nil, direction: .incoming, date: date, text: text)
     }
@@ -487,11 +556,15 @@ public struct Message: Hashable, Sendable, Codable {
 
 /// A whole conversation: plain values, no rendering state.
 public struct Conversation: Hashable, Sendable, Codable {
+    /// The conversation's name (a group's, or the other person's); nil when the export has none.
     public var title: String?
+    /// Everyone who writes in it; the owner is one of them.
     public var participants: [Participant]
+    /// The messages and system lines, in time order.
     public var messages: [Message]
     /// Participant ids shown as typing after the last message (a three-dot bubble each).
     public var typing: [String]
+    /// A conversation; `typing` lists the participants shown typing after the last message.
     public init(title: String? = nil, participants: [Participant] = [], messages: [Message] = [], typing: [String] = []) {
         self.title = title; self.participants = participants; self.messages = messages; self.typing = typing
     }
@@ -508,6 +581,7 @@ public struct Conversation: Hashable, Sendable, Codable {
     /// A group chat: more than two people (sender names and avatars show in group chats).
     public var isGroup: Bool { participants.count > 2 }
 
+    /// The participant with `id`; nil for nil or an id no participant has.
     public func participant(_ id: String?) -> Participant? {
         guard let id else { return nil }
         return participants.first { $0.id == id }

@@ -13,7 +13,9 @@ import Foundation
 ///       ]
 ///     }
 public enum ConversationFile {
+    /// The `format` a native file names itself with.
     public static let formatName = "bubblekit-conversation"
+    /// The version written (`readableVersions` are read).
     public static let currentVersion = 2
     /// Versions `decode` reads: 1 (no spans, edits or forwards) and 2.
     public static let readableVersions = 1...2
@@ -291,8 +293,11 @@ public enum ConversationFile {
 
 /// A conversation file that could not be read: the file, where in it, and what was expected.
 public struct ConversationFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file that could not be read.
     public var path: String
+    /// Where in it: a JSON path or a line; nil for the whole file.
     public var location: String?
+    /// What was wrong and what was expected.
     public var reason: String
     public var description: String {
         "\(path)" + (location.map { ": \($0)" } ?? "") + ": \(reason)"

@@ -9,8 +9,16 @@
 ///     // "Look at this" with "this" bold:
 ///     TextSpan(.bold, 8..<12)
 public struct TextSpan: Hashable, Sendable {
+    /// How a span's text is set or drawn.
     public enum Style: String, Hashable, Sendable, Codable, CaseIterable {
-        case bold, italic, underline, strike
+        /// Bold: measured in the bold face.
+        case bold
+        /// Italic: measured in the italic face.
+        case italic
+        /// Underlined (drawn; does not change the measure).
+        case underline
+        /// Struck through (drawn; does not change the measure).
+        case strike
         /// Inline code (monospace with a background).
         case code
         /// A preformatted block (monospace with a background, on its own lines).
@@ -28,10 +36,14 @@ public struct TextSpan: Hashable, Sendable {
         public var changesFace: Bool { self == .bold || self == .italic || self == .code || self == .pre }
     }
 
+    /// How the range is set or drawn.
     public var style: Style
+    /// UTF-8 byte offsets into the message's text.
     public var range: Range<Int>
+    /// A link's target or a mention's person id; nil otherwise.
     public var url: String?
 
+    /// A span of `style` over `range` (UTF-8 bytes).
     public init(_ style: Style, _ range: Range<Int>, url: String? = nil) {
         self.style = style; self.range = range; self.url = url
     }
@@ -63,16 +75,19 @@ extension TextSpan: Codable {
 public struct TextFace: OptionSet, Hashable, Sendable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// The bold face.
     public static let bold = TextFace(rawValue: 1)
+    /// The italic face.
     public static let italic = TextFace(rawValue: 2)
+    /// The family's monospace companion (`TextStyle.monospaceFamily`).
     public static let monospace = TextFace(rawValue: 4)
 }
 
 /// A run of text in one face: bytes `range` of a prepared text.
-public struct FaceRun: Hashable, Sendable {
-    public var range: Range<Int>
-    public var face: TextFace
-    public init(_ range: Range<Int>, _ face: TextFace) { self.range = range; self.face = face }
+package struct FaceRun: Hashable, Sendable {
+    package var range: Range<Int>
+    package var face: TextFace
+    package init(_ range: Range<Int>, _ face: TextFace) { self.range = range; self.face = face }
 }
 
 extension TextSpan {
@@ -80,13 +95,13 @@ extension TextSpan {
     /// regular face (empty when all is regular). Ranges are clamped to `count` and moved to
     /// UTF-8 scalar boundaries of `bytes`; `offset` shifts every span first (a label shown
     /// before the text).
-    public static func faceRuns(_ spans: [TextSpan], in bytes: some Collection<UInt8>, offset: Int = 0) -> [FaceRun] {
+    package static func faceRuns(_ spans: [TextSpan], in bytes: some Collection<UInt8>, offset: Int = 0) -> [FaceRun] {
         guard spans.contains(where: { $0.style.changesFace && !$0.range.isEmpty }) else { return [] }
         return Array(bytes).withUnsafeBufferPointer { faceRuns(spans, in: $0, offset: offset) }
     }
 
     /// `faceRuns` over a text's UTF-8 bytes in place.
-    public static func faceRuns(_ spans: [TextSpan], in b: UnsafeBufferPointer<UInt8>, offset: Int = 0) -> [FaceRun] {
+    package static func faceRuns(_ spans: [TextSpan], in b: UnsafeBufferPointer<UInt8>, offset: Int = 0) -> [FaceRun] {
         guard spans.contains(where: { $0.style.changesFace && !$0.range.isEmpty }) else { return [] }
         let faced = spans.lazy.filter { $0.style.changesFace && !$0.range.isEmpty }
         let count = b.count
@@ -138,9 +153,13 @@ extension TextSpan {
 
 /// A poll's answer: its text, its votes and whether the exporting person chose it.
 public struct PollAnswer: Hashable, Sendable, Codable {
+    /// The answer's text.
     public var text: String
+    /// How many votes it has.
     public var votes: Int
+    /// True when the owner voted for it.
     public var chosen: Bool
+    /// An answer with its votes.
     public init(text: String, votes: Int = 0, chosen: Bool = false) { self.text = text; self.votes = votes; self.chosen = chosen }
 
     enum CodingKeys: String, CodingKey { case text, votes, chosen }

@@ -5,11 +5,17 @@ import Foundation
 /// (`--tz`); the model keeps it so that writing the conversation back loses nothing, whatever
 /// zone it was read in (even a time that falls in a daylight-saving gap of that zone).
 public struct WallTime: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Year of the proleptic Gregorian calendar.
     public var year: Int
+    /// Month, 1…12.
     public var month: Int
+    /// Day of the month, 1…31.
     public var day: Int
+    /// Hour, 0…23.
     public var hour: Int
+    /// Minute, 0…59.
     public var minute: Int
+    /// Second, 0…59.
     public var second: Int
 
     /// nil for an impossible date or time (month 13, 31 April, 25:00, a year beyond ±100,000,
@@ -105,6 +111,7 @@ public struct WallTime: Hashable, Sendable, Comparable, CustomStringConvertible 
         return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 
+    /// The number of days in `month` (1…12) of `year`, leap years counted.
     public static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28

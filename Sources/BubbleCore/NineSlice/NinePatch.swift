@@ -1,8 +1,12 @@
 /// Straight-alpha RGBA pixels, row by row, 4 bytes a pixel: what a decoded PNG gives.
 public struct RGBAImage: Hashable, Sendable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
+    /// Pixels row by row, four bytes each (red, green, blue, alpha; not premultiplied).
     public var bytes: [UInt8]
+    /// An image of `width` × `height` pixels; `bytes` holds `width × height × 4` bytes.
     public init(width: Int, height: Int, bytes: [UInt8]) {
         self.width = width; self.height = height; self.bytes = bytes
     }

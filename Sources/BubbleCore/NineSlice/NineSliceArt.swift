@@ -5,7 +5,9 @@ public struct SliceSegment: Hashable, Sendable {
     public var start: Int
     /// Number of pixels in the run.
     public var length: Int
+    /// True when the run stretches (or tiles) to fill the space; false for a cap drawn as it is.
     public var stretches: Bool
+    /// A run of `length` pixels from pixel `start`.
     public init(start: Int, length: Int, stretches: Bool) {
         self.start = start; self.length = length; self.stretches = stretches
     }
@@ -22,11 +24,15 @@ public struct SliceSegment: Hashable, Sendable {
 ///                                capInsets: .legacy(leftCapWidth: 24, topCapHeight: 13, width: 42, height: 30))
 ///     let patches = try art.patches(for: Size(width: 200, height: 60), mode: .uikitStretch)
 public struct NineSliceArt: Hashable, Sendable {
+    /// The art's width in pixels.
     public let pixelWidth: Int
+    /// The art's height in pixels.
     public let pixelHeight: Int
     /// Pixels per point of the art.
     public let scale: Double
+    /// The runs across the art, left to right: caps that are kept and runs that stretch.
     public let horizontal: [SliceSegment]
+    /// The runs down the art, top to bottom.
     public let vertical: [SliceSegment]
     /// The box, inset from the art's edges in points, where content (text) belongs, when the art
     /// says so itself (9-patch bottom/right markers). Nil for plain cap-inset art: the theme's

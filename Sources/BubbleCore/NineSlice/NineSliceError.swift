@@ -1,22 +1,32 @@
 /// Why a piece of stretchable art, its insets or a target size was refused.
 /// Every case names the wrong value and what was expected; nothing is clamped silently.
 public enum NineSliceError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Art with no pixels.
     case emptyArt(pixelWidth: Int, pixelHeight: Int)
+    /// A scale (1x, 2x, 3x) that is not a finite number above 0.
     case invalidScale(Double)
+    /// A cap inset below 0.
     case negativeInset(side: String, value: Double)
+    /// A cap inset that is not a finite number.
     case insetNotFinite(side: String, value: Double)
     /// The two caps of one axis cover the whole image (or more), leaving nothing to stretch.
     case insetsExceedImage(axis: Axis, first: Double, second: Double, available: Double)
     /// Insets times the art's scale must land on whole pixels.
     case insetNotOnPixelGrid(side: String, value: Double, scale: Double)
+    /// A target size that is not finite or is negative.
     case invalidTargetSize(width: Double, height: Double)
     /// Legacy `stretchableImage(withLeftCapWidth:topCapHeight:)` caps must be ≥ 0 and < the image size.
     case legacyCapOutOfRange(name: String, value: Double, imageLength: Double)
     // Android 9-patch markers.
+    /// A 9-patch image smaller than 3 × 3 pixels (a one-pixel border around at least one).
     case ninePatchTooSmall(width: Int, height: Int)
+    /// A 9-patch's pixel buffer whose length is not width × height × 4.
     case ninePatchPixelCountMismatch(expected: Int, actual: Int)
+    /// A border pixel that is neither transparent nor opaque black.
     case ninePatchInvalidMarker(x: Int, y: Int, red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8)
+    /// A 9-patch edge (top or left) without a stretch marker.
     case ninePatchNoStretchMarker(edge: String)
+    /// A 9-patch content edge (bottom or right) with more than one marked run.
     case ninePatchSeveralContentMarkers(edge: String, runs: Int)
 
     public var description: String {

@@ -17,18 +17,23 @@ public enum TileRule: String, Hashable, Sendable, CaseIterable {
 /// How art is fitted to a target: a rule per axis, whether the centre is drawn, and how caps
 /// shrink when the target is smaller than they are.
 public struct NineSliceMode: Hashable, Sendable {
+    /// How caps shrink when the target is smaller than they are.
     public enum CapShrink: Hashable, Sendable {
         /// Each axis shrinks its own caps in proportion (UIKit, Android).
         case perAxis
         /// One factor for all four caps, the smaller of the two axes' (CSS border-image rule).
         case uniform
     }
+    /// How the stretchable runs across fill the width.
     public var horizontal: TileRule
+    /// How the stretchable runs down fill the height.
     public var vertical: TileRule
     /// Draw the centre region (CSS `border-image-slice … fill`). UIKit and Android always do.
     public var fill: Bool
+    /// How caps shrink in a target smaller than they are.
     public var capShrink: CapShrink
 
+    /// A mode of a rule for each axis.
     public init(horizontal: TileRule, vertical: TileRule, fill: Bool = true, capShrink: CapShrink = .perAxis) {
         self.horizontal = horizontal; self.vertical = vertical; self.fill = fill; self.capShrink = capShrink
     }
@@ -45,7 +50,15 @@ public struct NineSliceMode: Hashable, Sendable {
 
 /// A whole-pixel rectangle of the source art.
 public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
-    public var x: Int, y: Int, width: Int, height: Int
+    /// The left edge, in pixels.
+    public var x: Int
+    /// The top edge, in pixels.
+    public var y: Int
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+    /// A rectangle of `width` × `height` pixels at (`x`, `y`).
     public init(x: Int, y: Int, width: Int, height: Int) { self.x = x; self.y = y; self.width = width; self.height = height }
     public var description: String { "[\(x), \(y), \(width)×\(height) px]" }
 }
@@ -53,12 +66,17 @@ public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
 /// One drawing step: scale `source` (pixels of the art) into `destination` (points), showing only
 /// the part inside `clip` (equal to `destination` unless a tile is cut at the end of its space).
 public struct NineSlicePatch: Hashable, Sendable, CustomStringConvertible {
+    /// The pixels of the art drawn.
     public var source: PixelRect
+    /// Where they go, in points of the target.
     public var destination: Rect
+    /// What of `destination` is shown (smaller only for a tile cut at the end of its space).
     public var clip: Rect
     /// Index of the source run along each axis (0…2 for cap-inset art: 0 = left/top cap).
     public var column: Int
+    /// Index of the source run down the art (0…2 for cap-inset art: 0 = top cap).
     public var row: Int
+    /// True when `clip` cuts `destination`.
     public var isClipped: Bool { clip != destination }
     public var description: String { "\(source) → \(destination)" + (isClipped ? " clip \(clip)" : "") }
 }

@@ -2,15 +2,18 @@ import Foundation
 
 /// A card from an address book (a vCard, a Google Contacts row, a Mac's address book record).
 public struct Contact: Hashable, Sendable {
+    /// The name the card shows (its formatted name, else the parts joined).
     public var name: String
     /// Numbers as the card writes them ("(555) 010-2000", "+49 151 2345 6789").
     public var phones: [String]
+    /// Email addresses as the card writes them.
     public var emails: [String]
     /// The card's picture (JPEG, PNG or GIF bytes), when it has a readable one.
     public var photo: Data?
     /// Where the card is: "contacts.vcf: card 3 (line 41)".
     public var origin: String
 
+    /// A card; `origin` says where it was read ("contacts.vcf: card 3 (line 41)").
     public init(name: String, phones: [String] = [], emails: [String] = [], photo: Data? = nil, origin: String) {
         self.name = name; self.phones = phones; self.emails = emails; self.photo = photo; self.origin = origin
     }

@@ -3,6 +3,7 @@ import Foundation
 /// One way of reaching a person: a phone number, an email address, or an app's own name or id
 /// for them (a WhatsApp export's "Ann", a Telegram `user123`, a Discord id).
 public enum PersonIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// A phone number (E.164 when the country is known).
     case phone(PhoneNumber)
     /// Lower-cased.
     case email(String)
@@ -68,11 +69,14 @@ public enum PersonIdentity: Hashable, Sendable, CustomStringConvertible {
 
 /// Someone with a name: from a contact card, or made by hand in the store.
 public struct Person: Hashable, Sendable, Codable {
+    /// The name shown for every identity of the person.
     public var name: String
     /// A picture: a file path (an import's folder) or a store path (`media/…`).
     public var avatar: String?
     /// Their numbers, emails and app ids, as `PersonIdentity.key` writes them.
     public var identities: [String]
+    /// A person of `name`; `identities` are spelled as `PersonIdentity` parses them (numbers,
+    /// emails, "whatsapp:Annie").
     public init(name: String, avatar: String? = nil, identities: [String]) {
         self.name = name; self.avatar = avatar; self.identities = identities
     }
@@ -83,12 +87,15 @@ public struct Person: Hashable, Sendable, Codable {
 /// person; an app id as stored (a link made by hand). Names a conversation's participants and
 /// titles it (`name(_:app:me:)`).
 public struct PeopleDirectory: Sendable {
+    /// The persons, in the order given.
     public let persons: [Person]
     /// The region numbers without a country are read in ("US"); nil: they match by their digits.
     public let region: String?
     private var byKey: [String: [Int]] = [:]
     private var byMatchKey: [String: [(person: Int, number: PhoneNumber)]] = [:]
 
+    /// A directory of `persons`; `region` (ISO 3166, "US", "DE") reads numbers written without
+    /// their country.
     public init(persons: [Person], region: String?) {
         self.persons = persons
         self.region = region
@@ -101,10 +108,12 @@ public struct PeopleDirectory: Sendable {
         }
     }
 
+    /// True when the directory has no persons.
     public var isEmpty: Bool { persons.isEmpty }
 
     /// Who an identity list belongs to.
     public enum Match: Hashable, Sendable {
+        /// The person at this index of `persons`.
         case person(Int)
         /// A number whose trailing digits match several persons (or one spelling several cards
         /// hold): left as it is.

@@ -23,6 +23,9 @@ public struct PhoneNumber: Hashable, Sendable, CustomStringConvertible {
     /// country (Android's `MIN_MATCH`).
     public static let minimumMatch = 7
 
+    /// A number from `text` as people write it ("+1 555-010-2000", "0151 2345678",
+    /// "tel:+49…"); `region` gives the country of a number written without one. Nil when the text
+    /// is not a phone number.
     public init?(_ text: String, region: String?) {
         var s = Substring(text.trimmingCharacters(in: .whitespacesAndNewlines))
         if s.lowercased().hasPrefix("tel:") { s = s.dropFirst(4) }
@@ -138,6 +141,7 @@ public struct NumberingPlan: Hashable, Sendable {
         return nil
     }
 
+    /// The plan of `code` (ISO 3166 region, any case); nil for a region not in the table.
     public static func region(_ code: String) -> NumberingPlan? { byRegion[code.uppercased()] }
 
     private static let byRegion: [String: NumberingPlan] = {

@@ -1,9 +1,13 @@
 /// One step of a vector outline. Both renderers (Cairo and SVG) draw the same steps, so a
 /// vector bubble has one geometry everywhere.
 public enum PathElement: Hashable, Sendable {
+    /// Start a new outline at the point.
     case move(Point)
+    /// A straight line to the point.
     case line(Point)
+    /// A cubic Bézier curve through two control points to the third point.
     case curve(Point, Point, Point)
+    /// Close the outline back to its start.
     case close
 }
 

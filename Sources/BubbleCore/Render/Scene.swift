@@ -6,12 +6,15 @@ import Foundation
 public struct ScenePage: Hashable, Sendable {
     /// Page size in points.
     public var size: Size
+    /// What is drawn on it, in order, in page coordinates.
     public var items: [SceneItem]
     /// 1-based page number.
     public var number: Int
 }
 
+/// One thing drawn on a page, placed in page coordinates (points).
 public indirect enum SceneItem: Hashable, Sendable {
+    /// A rectangle filled with a colour.
     case fill(Rect, Color)
     /// Top to bottom.
     case gradient(Rect, Color, Color)
@@ -23,6 +26,7 @@ public indirect enum SceneItem: Hashable, Sendable {
     case art(direction: Direction, Rect, mirrored: Bool, tint: Color?)
     /// A photo, clipped to a rounded rect; `path` nil or unreadable draws a placeholder.
     case photo(path: String?, Rect, cornerRadius: Double)
+    /// A laid-out text.
     case text(SceneText)
     /// Items drawn clipped to a rect (a page's content band).
     case clipped(Rect, [SceneItem])
@@ -36,8 +40,11 @@ public indirect enum SceneItem: Hashable, Sendable {
 
 /// A laid-out text to draw: where its box is, the width it was wrapped in, and its lines.
 public struct SceneText: Hashable, Sendable {
+    /// The text drawn.
     public var string: String
+    /// Its font, size and line height.
     public var style: TextStyle
+    /// Its colour.
     public var color: Color
     /// Top-left of the text box.
     public var origin: Point
@@ -45,7 +52,9 @@ public struct SceneText: Hashable, Sendable {
     public var wrapWidth: Double
     /// Width of the box the text sits in (right-to-left lines align to its right edge).
     public var boxWidth: Double
+    /// Its lines, relative to `origin`.
     public var layout: TextLayout
+    /// The most lines drawn (an ellipsis ends the last), nil for no limit.
     public var maxLines: Int?
     /// Styled ranges of `string` (faces, decorations, spoilers).
     public var spans: [TextSpan] = []
@@ -57,8 +66,11 @@ public struct SceneText: Hashable, Sendable {
 
 /// The rects a styled range covers, one per line.
 public struct SpanArea: Hashable, Sendable {
+    /// The span's style.
     public var style: TextSpan.Style
+    /// The span's UTF-8 byte range of the text.
     public var range: Range<Int>
+    /// The span's areas, one a line it spans, in page coordinates.
     public var rects: [Rect]
 }
 
@@ -68,20 +80,26 @@ public struct PageSetup: Hashable, Sendable {
     public var width: Double
     /// Page height; nil for one page as tall as the conversation.
     public var height: Double?
+    /// Space left empty around the content on each side.
     public var margins: EdgeInsets
     /// A header on the first page (title, participants, date range).
     public var header: Bool
+    /// A page number at the foot of each page.
     public var pageNumbers: Bool
 
+    /// A page `width` points wide (`height` nil: one page as tall as the conversation).
     public init(width: Double, height: Double? = nil, margins: EdgeInsets = EdgeInsets(top: 10, left: 0, bottom: 10, right: 0),
                 header: Bool = false, pageNumbers: Bool = false) {
         self.width = width; self.height = height; self.margins = margins
         self.header = header; self.pageNumbers = pageNumbers
     }
 
+    /// The width the conversation is laid out in: the page's less its side margins.
     public var contentWidth: Double { width - margins.horizontal }
 
+    /// ISO A4 in points (210 × 297 mm).
     public static let a4 = Size(width: 595.28, height: 841.89)
+    /// US Letter in points (8.5 × 11 in).
     public static let letter = Size(width: 612, height: 792)
 
     /// A printable page: header on page 1, numbers on every page, 36 pt margins.
@@ -92,31 +110,31 @@ public struct PageSetup: Hashable, Sendable {
 }
 
 /// A conversation's pages decided (`SceneBuilder.plan`): each page's rows and the header.
-public struct ScenePlan: Sendable {
-    public let conversation: Conversation
-    public let layout: ConversationLayout
-    public let setup: PageSetup
+package struct ScenePlan: Sendable {
+    package let conversation: Conversation
+    package let layout: ConversationLayout
+    package let setup: PageSetup
     let slices: [PageSlice]
     let headerItems: [SceneItem]
     let headerHeight: Double
-    public var pageCount: Int { slices.count }
+    package var pageCount: Int { slices.count }
 }
 
 /// Turns a laid-out conversation into pages of scene items.
-public struct SceneBuilder {
-    public let theme: Theme
-    public let measurer: BubbleMeasurer
-    public let timeZone: TimeZone
+package struct SceneBuilder {
+    package let theme: Theme
+    package let measurer: BubbleMeasurer
+    package let timeZone: TimeZone
     /// The header's dates (same zone and locale as the layout's).
-    public let dateTexts: DateTexts
+    package let dateTexts: DateTexts
     /// Spoilers drawn as text (`--reveal-spoilers`); by default a hatched box hides them and
     /// their text is left out of the output.
-    public var revealSpoilers = false
+    package var revealSpoilers = false
     /// Give styled texts their `SceneText.areas` (spoilers and code): for a writer that places
     /// text without an engine (SVG). Cairo painters draw them from the layout themselves.
-    public var measuresSpanAreas = false
+    package var measuresSpanAreas = false
 
-    public init(theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil, revealSpoilers: Bool = false,
+    package init(theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil, revealSpoilers: Bool = false,
                 measuresSpanAreas: Bool = false) {
         self.theme = theme
         self.revealSpoilers = revealSpoilers
@@ -128,13 +146,13 @@ public struct SceneBuilder {
 
     static let footerHeight = 24.0
 
-    public func pages(for conversation: Conversation, layout: ConversationLayout,
+    package func pages(for conversation: Conversation, layout: ConversationLayout,
                       setup: PageSetup) throws(LayoutError) -> [ScenePage] {
         try pages(of: plan(for: conversation, layout: layout, setup: setup))
     }
 
     /// Every page of `plan`, filled.
-    public func pages(of plan: ScenePlan) throws(LayoutError) -> [ScenePage] {
+    package func pages(of plan: ScenePlan) throws(LayoutError) -> [ScenePage] {
         var pages: [ScenePage] = []
         pages.reserveCapacity(plan.pageCount)
         for index in 0..<plan.pageCount { pages.append(try page(index, of: plan)) }
@@ -142,7 +160,7 @@ public struct SceneBuilder {
     }
 
     /// The pages decided — which rows go on which page, the header — but not filled.
-    public func plan(for conversation: Conversation, layout: ConversationLayout,
+    package func plan(for conversation: Conversation, layout: ConversationLayout,
                      setup: PageSetup) throws(LayoutError) -> ScenePlan {
         let m = setup.margins
         let footer = setup.pageNumbers ? Self.footerHeight : 0
@@ -164,7 +182,7 @@ public struct SceneBuilder {
 
     /// Page `index` of `plan` with its items. It only reads (the builder, the plan), so pages
     /// can be made on several threads at once when the text engine may be called so.
-    public func page(_ index: Int, of plan: ScenePlan) throws(LayoutError) -> ScenePage {
+    package func page(_ index: Int, of plan: ScenePlan) throws(LayoutError) -> ScenePage {
         let setup = plan.setup, m = setup.margins, slice = plan.slices[index]
         let top = m.top + (index == 0 ? plan.headerHeight : 0)
         let pageHeight = setup.height ?? (top + slice.height + m.bottom)
@@ -378,7 +396,7 @@ public struct SceneBuilder {
     static let videoFrameFill = Color(r8: 0x1c, g8: 0x1c, b8: 0x1e)
 
     /// A play symbol centred on a video's frame: a translucent dark disc and a white triangle.
-    public static func playSymbol(in frame: Rect) -> [SceneItem] {
+    package static func playSymbol(in frame: Rect) -> [SceneItem] {
         let d = min(44, max(16, min(frame.width, frame.height) * 0.4))
         let disc = Rect(x: frame.midX - d / 2, y: frame.midY - d / 2, width: d, height: d)
         let t = d * 0.38
@@ -391,14 +409,14 @@ public struct SceneBuilder {
     }
 
     /// Up to two initials: "Ada Lovelace" → "AL", "bob" → "B".
-    public static func initials(_ name: String) -> String {
+    package static func initials(_ name: String) -> String {
         let words = name.split(whereSeparator: { $0.isWhitespace }).filter { $0.first?.isLetter == true || $0.first?.isNumber == true }
         let letters = (words.count > 1 ? [words.first!, words.last!] : Array(words.prefix(1))).compactMap(\.first)
         return letters.isEmpty ? "?" : String(letters).uppercased()
     }
 
     /// A stable colour per participant id (iOS-like palette).
-    public static func avatarColor(_ id: String) -> Color {
+    package static func avatarColor(_ id: String) -> Color {
         let palette: [(Int, Int, Int)] = [(0x5a, 0xc8, 0xfa), (0xff, 0x95, 0x00), (0x34, 0xc7, 0x59), (0xaf, 0x52, 0xde),
                                           (0xff, 0x2d, 0x55), (0x58, 0x56, 0xd6), (0xa2, 0x84, 0x5e), (0x00, 0xc7, 0xbe)]
         var h: UInt32 = 2166136261
@@ -409,14 +427,14 @@ public struct SceneBuilder {
 }
 
 extension Color {
-    public func withAlpha(_ alpha: Double) -> Color { Color(red: red, green: green, blue: blue, alpha: alpha) }
+    package func withAlpha(_ alpha: Double) -> Color { Color(red: red, green: green, blue: blue, alpha: alpha) }
 }
 
 extension BubbleMeasurer {
     /// `string` laid out in `width` (at most `maxLines` lines), its box's top-left at `x`, `y`,
     /// aligned in `width` (0 left, 0.5 centre, 1 right): the scene item and its height. Pages
     /// that are not conversations (a book's, charts, contact sheets) place their texts with it.
-    public func placedText(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
+    package func placedText(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
                            align: Double = 0, maxLines: Int? = nil) throws(LayoutError) -> (SceneItem, Double) {
         let (t, w) = try measure(string, style: style, maxWidth: max(1, width), maxLines: maxLines)
         return (.text(SceneText(string: string, style: style, color: color, origin: Point(x: x + (width - t.width) * align, y: y),

@@ -7,11 +7,15 @@
 /// the old one is dropped and the young one becomes old (an approximate LRU with O(1) work).
 /// One instance is meant for one thread at a time, like the engines it wraps.
 public final class CachingTextEngine: FastPathTextEngine {
+    /// The engine that measures what is not in the cache.
     public let base: any TextEngine
     /// `base`'s fast paths, when it has them.
     private let fast: (any FastPathTextEngine)?
+    /// The most texts kept.
     public let capacity: Int
+    /// How many layouts came from the cache.
     public private(set) var hits = 0
+    /// How many layouts `base` had to make.
     public private(set) var misses = 0
 
     struct Key: Hashable {
@@ -32,6 +36,7 @@ public final class CachingTextEngine: FastPathTextEngine {
         init(text: String, style: TextStyle, spans: [TextSpan]) { self.text = text; self.style = style; self.spans = spans }
     }
 
+    /// A cache of up to `capacity` texts in front of `base`.
     public init(_ base: any TextEngine, capacity: Int = 65_536) {
         self.base = base
         self.fast = base as? any FastPathTextEngine

@@ -3,7 +3,9 @@
 /// use it so their numbers do not depend on a font; it keeps the full `TextEngine` contract
 /// (word wrap, breaking inside a word only when it alone is too wide, hard newlines, max lines).
 public final class MonospaceTextEngine: TextEngine, Sendable {
+    /// Every grapheme's advance as a share of the font size.
     public let advance: Double
+    /// An engine whose every grapheme is `advance × size` points wide.
     public init(advance: Double = 0.5) { self.advance = advance }
 
     // Every character has the same advance, so it has no fast paths (`FastPathTextEngine`):

@@ -1,10 +1,16 @@
 /// Font weight on the CSS/OpenType scale (400 regular, 700 bold).
 public struct FontWeight: Hashable, Sendable, Comparable {
+    /// The weight, 100…900.
     public var value: Int
+    /// A weight of `value` (400 regular, 700 bold).
     public init(_ value: Int) { self.value = value }
+    /// 400.
     public static let regular = FontWeight(400)
+    /// 500.
     public static let medium = FontWeight(500)
+    /// 600.
     public static let semibold = FontWeight(600)
+    /// 700.
     public static let bold = FontWeight(700)
     public static func < (a: FontWeight, b: FontWeight) -> Bool { a.value < b.value }
 }
@@ -13,7 +19,9 @@ public struct FontWeight: Hashable, Sendable, Comparable {
 public struct TextStyle: Hashable, Sendable {
     /// A fontconfig family name or alias ("BubbleKit Sans" is the project's pinned default).
     public var family: String
+    /// Size in points.
     public var size: Double
+    /// Weight on the CSS scale.
     public var weight: FontWeight
     /// Line height as a multiple of the font's natural line height (1 = the font's own).
     public var lineHeight: Double
@@ -22,6 +30,7 @@ public struct TextStyle: Hashable, Sendable {
     /// The italic (or oblique) face of the family.
     public var italic = false
 
+    /// A style of `size` points in the project's pinned sans-serif unless `family` says otherwise.
     public init(family: String = "BubbleKit Sans", size: Double, weight: FontWeight = .regular,
                 lineHeight: Double = 1, language: String? = nil, italic: Bool = false) {
         self.family = family; self.size = size; self.weight = weight
@@ -46,17 +55,20 @@ public struct TextStyle: Hashable, Sendable {
 /// One laid-out line. Ranges are UTF-8 byte offsets into the prepared text; geometry in points,
 /// relative to the top-left of the text box.
 public struct TextLine: Hashable, Sendable {
+    /// The line's UTF-8 byte range of the prepared text.
     public var range: Range<Int>
     /// Advance width of the line's ink-bearing content (trailing spaces excluded).
     public var width: Double
     /// Top of the line box.
     public var top: Double
+    /// The line box's height.
     public var height: Double
     /// Baseline, from the top of the text box.
     public var baseline: Double
     /// True when the paragraph this line belongs to runs right to left.
     public var isRightToLeft: Bool
 
+    /// A line; every parameter is the property of the same name.
     public init(range: Range<Int>, width: Double, top: Double, height: Double, baseline: Double, isRightToLeft: Bool = false) {
         self.range = range; self.width = width; self.top = top; self.height = height
         self.baseline = baseline; self.isRightToLeft = isRightToLeft
@@ -65,17 +77,22 @@ public struct TextLine: Hashable, Sendable {
 
 /// A text laid out in a width: its lines and overall size (points).
 public struct TextLayout: Hashable, Sendable {
+    /// The lines, top to bottom.
     public var lines: [TextLine]
     /// Width of the widest line.
     public var width: Double
+    /// Height of all the lines.
     public var height: Double
     /// True when `maxLines` cut the text and the last line ends in an ellipsis.
     public var isTruncated: Bool
 
+    /// A layout of `lines`, `width` × `height` points.
     public init(lines: [TextLine], width: Double, height: Double, isTruncated: Bool = false) {
         self.lines = lines; self.width = width; self.height = height; self.isTruncated = isTruncated
     }
+    /// How many lines.
     public var lineCount: Int { lines.count }
+    /// No lines, no size: an empty text's layout.
     public static let empty = TextLayout(lines: [], width: 0, height: 0)
 
     /// What a height needs of these lines (`TextEngine.summary`).
@@ -89,15 +106,24 @@ public struct TextLayout: Hashable, Sendable {
 /// A text's layout without its lines: their count and size, and the last line's width and
 /// direction (whether a time fits after it). Equal to `TextLayout.summary` of the same layout.
 public struct TextSummary: Hashable, Sendable {
+    /// How many lines.
     public var lineCount: Int
+    /// Width of the widest line.
     public var width: Double
+    /// Height of all the lines.
     public var height: Double
+    /// Width of the last line (whether a time fits after it).
     public var lastLineWidth: Double
+    /// Top of the last line.
     public var lastLineTop: Double
+    /// Height of the last line.
     public var lastLineHeight: Double
+    /// True when the last line runs right to left.
     public var lastLineIsRightToLeft: Bool
+    /// True when `maxLines` cut the text.
     public var isTruncated: Bool
 
+    /// A summary; every parameter is the property of the same name.
     public init(lineCount: Int, width: Double, height: Double, lastLineWidth: Double, lastLineTop: Double,
                 lastLineHeight: Double, lastLineIsRightToLeft: Bool, isTruncated: Bool = false) {
         self.lineCount = lineCount; self.width = width; self.height = height
@@ -109,12 +135,15 @@ public struct TextSummary: Hashable, Sendable {
 /// Text measured once and laid out at any width. What an engine keeps inside is its own
 /// business (`storage`); callers only hand the value back to the engine that made it.
 public struct PreparedText: @unchecked Sendable {
+    /// The text as given to `prepare`.
     public let text: String
+    /// The style it was prepared in.
     public let style: TextStyle
     /// Styled ranges of `text` (UTF-8 bytes): the faces they set are measured, the rest drawn.
     public let spans: [TextSpan]
     /// Engine-private state (shaped runs, a cached layout object…). Immutable once made.
     public let storage: AnyObject?
+    /// A prepared text; only engines make these, handing their own `storage`.
     public init(text: String, style: TextStyle, spans: [TextSpan] = [], storage: AnyObject?) {
         self.text = text; self.style = style; self.spans = spans; self.storage = storage
     }
@@ -122,9 +151,13 @@ public struct PreparedText: @unchecked Sendable {
 
 /// Why a text or a width was refused.
 public enum TextError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A wrap width that is not a finite number above 0.
     case invalidWidth(Double)
+    /// A font size that is not a finite number above 0.
     case invalidFontSize(Double)
+    /// A line height that is not a finite multiple above 0.
     case invalidLineHeight(Double)
+    /// A family that matches no installed font.
     case unknownFont(String)
 
     public var description: String {
@@ -151,11 +184,14 @@ public enum TextError: Error, Equatable, Sendable, CustomStringConvertible {
 ///     let prepared = try engine.prepare("Here's a little bubble", style: TextStyle(size: 16))
 ///     let layout = try engine.layout(prepared, maxWidth: 220, maxLines: nil)
 public protocol TextEngine: AnyObject {
+    /// Segments, shapes and measures `text` in `style` once, for any number of layouts.
     func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText
     /// `text` with styled ranges: bold, italic and monospace runs are set in those faces of
     /// `style` (`TextStyle.face`), so lines break where they will be drawn. The default ignores
     /// the faces (an engine whose every face has the same advances, such as a monospace one).
     func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText
+    /// Breaks `prepared` into lines no wider than `maxWidth` points, at most `maxLines` (nil: no
+    /// limit) with a tail ellipsis on the last.
     func layout(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?) throws(TextError) -> TextLayout
     /// `layout(prepared, maxWidth:, maxLines:).summary`, without making the lines when the
     /// engine can (a re-layout that needs only heights).

@@ -11,7 +11,9 @@ public enum BundledThemes {
 
 /// The built-in sample conversation (`bubbles demo`): the seeds' messages, one photo.
 public enum BundledSamples {
+    /// The folder of the bundled sample conversations.
     public static var folder: URL { Bundle.module.resourceURL!.appendingPathComponent("Samples") }
+    /// The path of the demo conversation `make demo` renders.
     public static var demoConversation: String { folder.appendingPathComponent("demo.json").path }
     /// A group chat with every conversation feature: names, avatars, links, reactions, a reply,
     /// emoji-only, right-to-left text, a photo grid with a caption, failed and read status, typing.

@@ -3,13 +3,21 @@ import Foundation
 /// A look for conversations: colours, fonts, paddings, bubble shapes (vector or art), spacing.
 /// Themes are JSON files (docs/THEMES.md); the bundled ones live in Sources/BubbleCore/Themes.
 public struct Theme: Hashable, Sendable, Codable {
+    /// The theme's name (`--theme NAME`).
     public var name: String
+    /// One line about the look.
     public var description: String?
+    /// The message font.
     public var font: FontSpec
+    /// What is behind the bubbles: a colour, a gradient or an image.
     public var background: Background
+    /// How incoming bubbles look.
     public var incoming: BubbleTheme
+    /// How outgoing bubbles look.
     public var outgoing: BubbleTheme
+    /// Colours of day separators, system lines and times.
     public var labels: LabelColors
+    /// Widths, margins and spacing.
     public var layout: LayoutNumbers
     /// Where message times go: nowhere, above each group (seed 000), inside the bubble after
     /// the last line (WhatsApp), in day separators only, or beside each bubble.
@@ -19,40 +27,65 @@ public struct Theme: Hashable, Sendable, Codable {
     /// Sender names, avatars, status, emoji, reactions, replies, typing (all optional).
     public var features: Features? = nil
 
+    /// Where message times go.
     public enum TimestampPlacement: String, Hashable, Sendable, Codable {
-        case none, aboveGroup, inside, daySeparator, beside
+        /// Nowhere.
+        case none
+        /// Above each group of bubbles (seed 000).
+        case aboveGroup
+        /// Inside the bubble, after the last line when it fits (WhatsApp).
+        case inside
+        /// In day separators only.
+        case daySeparator
+        /// Beside each bubble.
+        case beside
     }
 
     /// The conversation features a theme can tune; every key is optional (docs/THEMES.md).
     public struct Features: Hashable, Sendable, Codable {
         /// "never", "groups" (more than two participants; the default) or "always".
         public var senderNames: LayoutStyle.Rule?
+        /// Which incoming bubbles have the sender's avatar beside them: "never", "groups" or "always".
         public var avatars: LayoutStyle.Rule?
+        /// Avatar diameter in points (default 28).
         public var avatarSize: Double?
         /// Emoji-only messages: font size as a multiple of the body size (default 2.5).
         public var emojiScale: Double?
         /// Badge and snippet fills (default: the incoming fill / a grey), link detection.
         public var reactionFill: Color?
+        /// Reaction pills' border.
         public var reactionBorder: Color?
+        /// Reply snippets' fill.
         public var replyFill: Color?
+        /// Reply snippets' bar.
         public var replyBar: Color?
+        /// Reply snippets' text.
         public var replyText: Color?
+        /// Sender names.
         public var senderColor: Color?
+        /// Status labels.
         public var statusColor: Color?
         /// "Failed" and its badge (default #ff3b30).
         public var failedColor: Color?
+        /// Typing dots.
         public var typingDots: Color?
+        /// Links, phone numbers and email addresses become links (default true).
         public var links: Bool?
+        /// No features set: every default.
         public init() {}
     }
 
+    /// The message font.
     public struct FontSpec: Hashable, Sendable, Codable {
+        /// A fontconfig family name or alias.
         public var family: String
+        /// Size in points.
         public var size: Double
         /// Size of day separators, system lines and times; default three quarters of `size`.
         public var labelSize: Double?
     }
 
+    /// What is behind the bubbles.
     public enum Background: Hashable, Sendable, Codable {
         /// One colour standing for the background (badge borders cut into it).
         public var averageColor: Color {
@@ -62,6 +95,7 @@ public struct Theme: Hashable, Sendable, Codable {
             case .image: return Color(r8: 255, g8: 255, b8: 255)
             }
         }
+        /// One colour.
         case color(Color)
         /// Top to bottom.
         case gradient(Color, Color)
@@ -92,20 +126,26 @@ public struct Theme: Hashable, Sendable, Codable {
         }
     }
 
+    /// How the bubbles of one side look.
     public struct BubbleTheme: Hashable, Sendable, Codable {
+        /// The bubble's colour (tints art with `ArtSpec.tint`).
         public var fill: Color
+        /// The text's colour.
         public var textColor: Color
         /// Text inset inside the bubble.
         public var padding: EdgeInsets
+        /// Vector (rounded rectangle, tail) or stretchable art.
         public var shape: Shape
         /// Colour of a time inside the bubble (WhatsApp); default the text colour at 60 %.
         public var timeColor: Color?
     }
 
+    /// How a bubble is drawn: a vector outline or stretchable art.
     public enum Shape: Hashable, Sendable, Codable {
         /// A rounded rectangle of corner `radius`; `tail` adds a tail to the last bubble of a
         /// group; `outline` strokes the border (of `outlineWidth`) instead of filling.
         case vector(radius: Double, tail: Bool, outline: Bool, outlineWidth: Double)
+        /// Stretchable art (a PNG cut by cap insets, legacy caps or its 9-patch border).
         case art(ArtSpec)
 
         enum CodingKeys: String, CodingKey { case vector, art }
@@ -139,57 +179,95 @@ public struct Theme: Hashable, Sendable, Codable {
     /// 9-patch border. `tint` recolours the art with the bubble's `fill` (keeping its shading);
     /// `mirror` flips it, so one template serves both sides as in JSQMessagesViewController.
     public struct ArtSpec: Hashable, Sendable, Codable {
+        /// The PNG, relative to the theme file.
         public var image: String
+        /// The art's scale (2 for an @2x file); default 1.
         public var scale: Double?
+        /// Cap insets in points: the corners kept as drawn.
         public var insets: EdgeInsets?
+        /// Legacy caps `[left, top]` (UIKit's `stretchableImage(withLeftCapWidth:topCapHeight:)`:
+        /// one pixel stretches).
         public var legacyCaps: [Double]?
+        /// The PNG is an Android 9-patch: its one-pixel border marks what stretches.
         public var ninePatch: Bool?
+        /// Recolour the art with the bubble's `fill`, keeping its shading.
         public var tint: Bool?
+        /// Flip the art left to right (one template for both sides).
         public var mirror: Bool?
+        /// How the stretchable runs fill their space (default `stretch`).
         public var mode: TileRule?
     }
 
+    /// Colours of the texts outside bubbles.
     public struct LabelColors: Hashable, Sendable, Codable {
+        /// Day separators.
         public var separator: Color
+        /// System lines.
         public var system: Color
+        /// Times.
         public var time: Color
     }
 
+    /// The layout numbers a theme sets (`LayoutStyle` has the rest).
     public struct LayoutNumbers: Hashable, Sendable, Codable {
+        /// The widest a bubble may be as a share of the row (seed 002: 0.65, seed 003: 0.70).
         public var maxWidthShare: Double
+        /// The widest a bubble may be in points, whatever the row; nil for none.
         public var maxBubbleWidth: Double?
+        /// Distance from the row's edge to the bubble.
         public var sideMargin: Double
+        /// Fit the widest line, or balance the lines.
         public var widthMode: LayoutStyle.WidthMode
+        /// Space above a row that starts a group.
         public var rowSpacing: Double
+        /// Space above a row that continues a group.
         public var groupedSpacing: Double
         /// Seconds between two messages of one sender that still form a group.
         public var groupingInterval: Double
+        /// The smallest bubble (art needs room for its caps).
         public var minimumBubbleSize: Size?
+        /// Corner radius of photos inside bubbles (seed 002: 5).
         public var imageCornerRadius: Double?
     }
 
+    /// The colours of the dark appearance.
     public struct DarkPalette: Hashable, Sendable, Codable {
+        /// The background.
         public var background: Background
+        /// Incoming bubbles' fill.
         public var incomingFill: Color
+        /// Incoming bubbles' text.
         public var incomingText: Color
+        /// Outgoing bubbles' fill.
         public var outgoingFill: Color
+        /// Outgoing bubbles' text.
         public var outgoingText: Color
+        /// Separators, system lines and times.
         public var labels: LabelColors
         /// Feature colours for the dark appearance (each falls back as in the light one).
         public var features: Features?
     }
 
+    /// The look of bubbles on `direction`'s side.
     public func bubble(_ direction: Direction) -> BubbleTheme { direction == .incoming ? incoming : outgoing }
 
     /// Feature colours with their defaults.
     public var failedColor: Color { features?.failedColor ?? Color(r8: 255, g8: 59, b8: 48) }
+    /// Sender names' colour (default: the time colour).
     public var senderColor: Color { features?.senderColor ?? labels.time }
+    /// Status labels' colour (default: the time colour).
     public var statusColor: Color { features?.statusColor ?? labels.time }
+    /// Reaction pills' fill (default: the incoming fill).
     public var reactionFill: Color { features?.reactionFill ?? incoming.fill }
+    /// Reaction pills' border (default: the background's colour).
     public var reactionBorder: Color { features?.reactionBorder ?? background.averageColor }
+    /// Reply snippets' fill (default: the incoming fill at half opacity).
     public var replyFill: Color { features?.replyFill ?? incoming.fill.withAlpha(0.5) }
+    /// Reply snippets' bar (default: the time colour).
     public var replyBar: Color { features?.replyBar ?? labels.time }
+    /// Reply snippets' text (default: the system line colour).
     public var replyTextColor: Color { features?.replyText ?? labels.system }
+    /// Typing dots' colour (default: the time colour).
     public var typingDotsColor: Color { features?.typingDots ?? labels.time }
 
     /// This theme with its dark palette applied (itself when it has none).
@@ -317,9 +395,13 @@ extension TileRule: Codable {}
 
 /// A theme file that could not be used: the file, where in it, and what was expected.
 public struct ThemeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The theme file.
     public var path: String
+    /// Where in it (a JSON path); nil for the whole file.
     public var location: String?
+    /// What was wrong and what was expected.
     public var reason: String
+    /// An error about the theme file at `path`.
     public init(path: String, location: String?, reason: String) {
         self.path = path; self.location = location; self.reason = reason
     }

@@ -8,8 +8,11 @@ import GRDB
 public enum ContactsReader {
     /// What a contacts file gave: its cards, and what was skipped or changed in them.
     public struct Result: Sendable {
+        /// The cards read, in file order.
         public var contacts: [Contact] = []
+        /// What was skipped or changed, each naming the file, the card and the line.
         public var warnings: [ImportWarning] = []
+        /// An empty result.
         public init() {}
     }
 
@@ -27,6 +30,8 @@ public enum ContactsReader {
         return result
     }
 
+    /// Reads one contacts file or AddressBook folder, told apart by its content; throws an
+    /// `ImportError` naming the file when it is none of the kinds.
     public static func read(_ path: String) throws(ImportError) -> Result {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { throw ImportError(path: path, reason: "no such file") }

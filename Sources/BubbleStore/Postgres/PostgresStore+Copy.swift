@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// `bubbles db copy` from and into a PostgreSQL store (rows in by COPY).
 extension PostgresStore: CopyableStore {
-    public func copyConversations() async throws -> [(id: Int64, conversation: CopiedConversation)] {
+    package func copyConversations() async throws -> [(id: Int64, conversation: CopiedConversation)] {
         try await read { c in
             var all: [(id: Int64, conversation: CopiedConversation)] = []
             for row in try await c.run("SELECT id, title, source_format, chat_key, added, owner, last_rev FROM conversation ORDER BY id", logger) {
@@ -20,7 +20,7 @@ extension PostgresStore: CopyableStore {
         }
     }
 
-    public func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage] {
+    package func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage] {
         try await read { c in
             try await c.run("""
                 SELECT seq, source_key, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra, edited,
@@ -37,7 +37,7 @@ extension PostgresStore: CopyableStore {
         }
     }
 
-    public func copyTarget(_ conv: CopiedConversation) async throws -> (id: Int64, lastSeq: Int64) {
+    package func copyTarget(_ conv: CopiedConversation) async throws -> (id: Int64, lastSeq: Int64) {
         do {
             return try await transaction(retry: false) { c in
                 let id: Int64
@@ -66,7 +66,7 @@ extension PostgresStore: CopyableStore {
         } catch { throw self.error(error) }
     }
 
-    public func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from conv: CopiedConversation) async throws {
+    package func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from conv: CopiedConversation) async throws {
         do {
             try await transaction(retry: false) { c in
                 if !rows.isEmpty {
