@@ -10,9 +10,12 @@ import Synchronization
 /// holds its token): `.owner`, today's single-owner mode. Once a user exists every request but
 /// the sign-in's is a signed-in user's: by the `bk_session` cookie (`.session`) or an API token.
 public enum Identity: Sendable, Hashable {
+    /// The single owner: no users in the store, a request on loopback or with the server's token.
     case owner
+    /// A signed-in user, and how they proved it.
     case user(StoredUser, Credential)
 
+    /// The signed-in user; nil for the owner.
     public var user: StoredUser? {
         if case let .user(u, _) = self { return u }
         return nil
@@ -31,7 +34,9 @@ public enum Identity: Sendable, Hashable {
 
 /// How a user proved who they are; the store knows each by its SHA-256 only.
 public enum Credential: Sendable, Hashable {
+    /// The `bk_session` cookie's session (its SHA-256) and the CSRF token unsafe requests carry.
     case session(hash: String, csrf: String)
+    /// An API token (its SHA-256) from `Authorization: Bearer`.
     case token(hash: String)
 }
 
@@ -41,10 +46,12 @@ public enum Passwords {
     /// bcrypt's cost: 2^10 rounds (~60 ms here), the least OWASP advises.
     public static let cost: UInt8 = 10
 
+    /// The bcrypt hash of `password` at `cost`, made off the cooperative threads.
     public static func hash(_ password: String, cost: UInt8 = cost) async throws -> String {
         try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
     }
 
+    /// Whether `password` matches the bcrypt `hash`.
     public static func verify(_ password: String, hash: String) async throws -> Bool {
         try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
     }
@@ -59,6 +66,7 @@ public enum Passwords {
 
 /// How accounts behave on one server.
 public struct AccountSettings: Sendable {
+    /// How long sessions last from sign-in and without a request.
     public var sessions = SessionPolicy()
     /// `Secure` on the session cookie even over plain HTTP (a TLS proxy in front).
     public var secureCookies = false
@@ -66,6 +74,7 @@ public struct AccountSettings: Sendable {
     public var failedSignInsPerMinute = 10
     /// How long an invitation link works.
     public var inviteLifetime: TimeInterval = 7 * 86_400
+    /// The defaults: 30-day sessions idle for at most 7 days, 10 failed sign-ins a minute, 7-day invitations.
     public init() {}
 }
 

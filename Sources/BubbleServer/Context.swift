@@ -11,6 +11,7 @@ import NIOCore
 /// parameters) and the WebSocket upgrade's handler. The one place a request's own state lives.
 public struct BubbleContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The WebSocket upgrade of the request (Hummingbird's), for the live routes.
     public let webSocket: WebSocketHandlerReference<Self>
     /// Who the request is (set by `AccountMiddleware`).
     public var identity = Identity.owner

@@ -20,7 +20,10 @@ public protocol ExportImporting: Sendable {
 /// (`bubbles render` / `convert`), handed in by the CLI. `format` is one of `formats`; the file
 /// goes into `folder`; returns its path.
 public protocol ConversationExporting: Sendable {
+    /// The formats `export` writes ("pdf", "png", "html", "json"…).
     var formats: [String] { get }
+    /// Writes `conversation` of `store` (from `since` to `until`, dates as `YYYY-MM-DD`, when given)
+    /// in `format` and `theme` into `folder`, and returns the file's path.
     func export(conversation: Int64, from store: any ConversationStore, format: String, theme: String,
                 since: String?, until: String?, into folder: String) throws -> String
 }

@@ -13,6 +13,7 @@ public struct LiveLimits: Sendable {
     public var rate: Double
     /// …and at once.
     public var burst: Double
+    /// Limits of `maxText` bytes a message and `rate` writes a second (`burst` at once).
     public init(maxText: Int = defaultMaxLiveText, rate: Double = 100, burst: Double = 200) {
         self.maxText = maxText; self.rate = rate; self.burst = burst
     }

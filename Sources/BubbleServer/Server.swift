@@ -15,7 +15,9 @@ import CHeap
 
 /// How `bubbles serve` runs.
 public struct ServerConfiguration: Sendable {
+    /// The address to listen on; loopback (127.0.0.1) unless told otherwise.
     public var host: String
+    /// The TCP port (0: any free port, told to `onRunning`).
     public var port: Int
     /// Required on every request when set (`?token=` or `Authorization: Bearer`); always set when
     /// the server listens beyond loopback.
@@ -37,6 +39,7 @@ public struct ServerConfiguration: Sendable {
     /// Sessions, cookies, sign-in limits, invitations (once the store has users).
     public var accounts = AccountSettings()
 
+    /// A configuration; every parameter is the property of the same name.
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
                 maxUpload: Int = 512 << 20, live: LiveLimits = LiveLimits(), logLevel: Logger.Level = .notice) {
         self.host = host; self.port = port; self.token = token; self.theme = theme; self.maxUpload = maxUpload; self.live = live
@@ -56,6 +59,7 @@ public struct BubbleServer: Sendable {
     /// Users, sessions, members: the store itself, untimed.
     let accounts: any AccountStore
     let gate: AccountGate
+    /// How the server runs.
     public let configuration: ServerConfiguration
     let pages: Pages
     let files: Files

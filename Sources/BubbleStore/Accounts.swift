@@ -4,21 +4,32 @@ import Foundation
 /// archives (which are theirs), shares them, removes members; a member uses the conversations
 /// they belong to.
 public enum UserRole: String, Sendable, Hashable, Codable {
-    case admin, member
+    /// Creates conversations for others, imports archives, shares them, manages users.
+    case admin
+    /// Uses the conversations they belong to.
+    case member
 }
 
 /// A person who signs in. `name` is unique case-insensitively and is the person's participant
 /// id in every live conversation (`key`, its lower-case form).
 public struct StoredUser: Sendable, Hashable {
+    /// The user's number in the store.
     public var id: Int64
+    /// The name they sign in with (unique in any case).
     public var name: String
+    /// The name shown to others.
     public var displayName: String
+    /// Admin or member.
     public var role: UserRole
+    /// When the user was added.
     public var created: Date
+    /// A disabled user cannot sign in; their sessions are ended.
     public var disabled: Bool
     /// The name as participants and look-ups know it: lower case.
     public var key: String { UserName.key(name) }
+    /// True for an admin.
     public var isAdmin: Bool { role == .admin }
+    /// A user; every parameter is the property of the same name.
     public init(id: Int64, name: String, displayName: String, role: UserRole, created: Date, disabled: Bool) {
         self.id = id; self.name = name; self.displayName = displayName; self.role = role; self.created = created; self.disabled = disabled
     }
@@ -26,6 +37,7 @@ public struct StoredUser: Sendable, Hashable {
 
 /// A user's name: 1 to 64 letters, digits, `.`, `_` or `-`, starting with a letter or digit.
 public enum UserName {
+    /// The name as look-ups and participant ids know it: lower case.
     public static func key(_ name: String) -> String { name.lowercased() }
 
     /// Why `name` cannot be a user's name (nil: it can).
@@ -44,7 +56,13 @@ public enum UserName {
 /// How a user reaches a conversation: its owner (who imported it or created it; may share it),
 /// a member who writes, or one who only reads (an archive shared with them).
 public enum MemberAccess: String, Sendable, Hashable, Codable, Comparable {
-    case read, write, owner
+    /// Reads the conversation.
+    case read
+    /// Reads and writes.
+    case write
+    /// Reads, writes, shares and removes members.
+    case owner
+    /// True for `write` and `owner`.
     public var writes: Bool { self != .read }
     public static func < (a: Self, b: Self) -> Bool { a.rank < b.rank }
     private var rank: Int { self == .read ? 0 : self == .write ? 1 : 2 }
@@ -52,24 +70,34 @@ public enum MemberAccess: String, Sendable, Hashable, Codable, Comparable {
 
 /// A member of a conversation.
 public struct StoredMember: Sendable, Hashable {
+    /// The member.
     public var user: StoredUser
+    /// What they may do.
     public var access: MemberAccess
+    /// When they joined.
     public var added: Date
 }
 
 /// An API token as its owner sees it (the token itself is shown once, when made; the store keeps
 /// its SHA-256 only).
 public struct StoredToken: Sendable, Hashable {
+    /// The token's number (to revoke it).
     public var id: Int64
+    /// The name its owner gave it.
     public var name: String
+    /// When it was made.
     public var created: Date
+    /// When it was last used; nil if never.
     public var lastUsed: Date?
 }
 
 /// What the sessions of a store last: `lifetime` from sign-in at most, `idle` without a request.
 public struct SessionPolicy: Sendable, Hashable {
+    /// The longest a session lasts from sign-in (seconds).
     public var lifetime: TimeInterval
+    /// The longest a session lasts without a request (seconds).
     public var idle: TimeInterval
+    /// A policy of `lifetime` and `idle` seconds (default 30 days and 7 days).
     public init(lifetime: TimeInterval = 30 * 86_400, idle: TimeInterval = 7 * 86_400) {
         self.lifetime = lifetime; self.idle = idle
     }
@@ -80,34 +108,44 @@ public struct SessionPolicy: Sendable, Hashable {
 /// Secrets are never stored: sessions, tokens and invitations are looked up by the SHA-256 of the
 /// random value the client holds (`AccountSecret`).
 public protocol AccountStore: AnyObject, Sendable {
+    /// How many users the store has (none: the server runs in single-owner mode).
     func userCount() async throws -> Int
     /// A new user; `LiveError(.conflict)` when the name is taken (in any case).
     func addUser(name: String, displayName: String, role: UserRole, passwordHash: String) async throws -> StoredUser
+    /// Every user, by name.
     func users() async throws -> [StoredUser]
     /// The user of that name (any case) and their password hash.
     func user(named name: String) async throws -> (user: StoredUser, passwordHash: String)?
+    /// Replaces `user`'s password hash (bcrypt).
     func setPassword(of user: Int64, hash: String) async throws
     /// Disables (or enables) a user; disabling ends their sessions.
     func setDisabled(_ user: Int64, _ disabled: Bool) async throws
 
+    /// Keeps a session of `user` by the SHA-256 `hash` of its cookie, from `now` under `policy`.
     func createSession(hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws
     /// The user of a live session (not expired, not idle too long, not disabled); seen now.
     func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser?
+    /// Ends the session whose cookie hashes to `hash` (signing out).
     func deleteSession(hash: String) async throws
     /// Ends every session of `user` ("sign out everywhere"); how many there were.
     @discardableResult func deleteSessions(of user: Int64) async throws -> Int
 
+    /// Makes an API token named `name` for `user`, kept by its SHA-256 `hash`.
     func createToken(user: Int64, name: String, hash: String) async throws -> StoredToken
+    /// `user`'s API tokens, newest first.
     func tokens(of user: Int64) async throws -> [StoredToken]
     /// Whether `user` had a token `id` (now revoked).
     func revokeToken(_ id: Int64, of user: Int64) async throws -> Bool
+    /// The user of the API token whose SHA-256 is `hash` (not revoked, user not disabled); marks it used.
     func tokenUser(hash: String, now: Date) async throws -> StoredUser?
 
+    /// The members of `conversation` and their access.
     func members(of conversation: Int64) async throws -> [StoredMember]
     /// Makes `user` a member (or changes their access); one who writes a live conversation
     /// becomes a participant (their name is their participant id); an imported archive's
     /// participants stay those of the export.
     func setMember(_ conversation: Int64, user: StoredUser, access: MemberAccess) async throws
+    /// Removes `user` from `conversation`; whether they were a member.
     func removeMember(_ conversation: Int64, user: Int64) async throws -> Bool
     /// `user`'s access to `conversation`: their membership, or `.owner` for an admin when the
     /// conversation has no members at all (imported from the command line, or made before
@@ -118,6 +156,7 @@ public protocol AccountStore: AnyObject, Sendable {
 
     /// The conversation of an invitation that can still be used (not used, not expired).
     func invitation(hash: String, now: Date) async throws -> Int64?
+    /// Keeps an invitation to `conversation` with `access`, by the SHA-256 of its secret, until `expires`.
     func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws
     /// Joins `user` by an invitation: single use, before it expires. The conversation, or a
     /// `LiveError(.notFound)` that says nothing about why.
@@ -126,12 +165,14 @@ public protocol AccountStore: AnyObject, Sendable {
     /// Files (`<sha256>.<ext>`) a conversation shows, so an attachment is served only to those
     /// who reach one of its conversations.
     func recordMedia(_ files: [String], in conversation: Int64) async throws
+    /// Whether `user` reaches a conversation that shows `file` (`<sha256>.<ext>`).
     func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool
 }
 
 /// The random values that stand for a signed-in client: 32 bytes from the system's
 /// cryptographic generator, URL-safe base64, and the hex SHA-256 the store keeps instead.
 public enum AccountSecret {
+    /// A new secret: 32 random bytes as URL-safe base64 after `prefix`.
     public static func make(prefix: String = "") -> String {
         var g = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) }
@@ -139,6 +180,7 @@ public enum AccountSecret {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// The hex SHA-256 of `secret`: what the store keeps.
     public static func hash(_ secret: String) -> String {
         var h = SHA256()
         h.update(Array(secret.utf8))

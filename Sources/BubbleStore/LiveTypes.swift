@@ -3,16 +3,27 @@ import Foundation
 
 /// What a live change did to a message.
 public enum ChangeKind: String, Sendable, Hashable, Codable {
-    case message, edit, delete, react
+    /// A new message.
+    case message
+    /// A message's text changed.
+    case edit
+    /// A message deleted (its bubble says so).
+    case delete
+    /// A reaction added or taken back.
+    case react
 }
 
 /// One committed change of a live conversation: its revision (per conversation, from 1, one
 /// more for every change, assigned inside the change's write transaction: the order every
 /// client sees) and the message as it is after it.
 public struct StoredChange: Sendable, Hashable {
+    /// The conversation changed.
     public var conversation: Int64
+    /// The change's revision in its conversation.
     public var rev: Int64
+    /// What the change did.
     public var kind: ChangeKind
+    /// The message as it is after the change.
     public var message: StoredMessage
     /// The sender's own id of the message (`clientId`), when it was added live.
     public var clientID: String?
@@ -23,6 +34,7 @@ public struct NewMessage: Sendable, Hashable {
     /// The client's UUID: the same id again is the same message (a resend after a timeout or a
     /// reload), never a copy.
     public var clientID: String
+    /// The message's text (nil for a photo without caption).
     public var text: String?
     /// A participant id of the conversation.
     public var sender: String
@@ -30,9 +42,11 @@ public struct NewMessage: Sendable, Hashable {
     public var photo: ImageAttachment?
     /// The sequence number of the message it answers.
     public var replyTo: Int64?
+    /// When it was written.
     public var date: Date
     /// Styled ranges of `text` (`ChatMarkup.parse` of what was typed).
     public var spans: [TextSpan]
+    /// A message; every parameter is the property of the same name.
     public init(clientID: String, text: String?, sender: String, photo: ImageAttachment? = nil, replyTo: Int64? = nil, date: Date = Date(),
                 spans: [TextSpan] = []) {
         self.clientID = clientID; self.text = text; self.sender = sender; self.photo = photo; self.replyTo = replyTo; self.date = date
@@ -43,16 +57,31 @@ public struct NewMessage: Sendable, Hashable {
 /// What adding a message did: the stored message and whether it was there already (the same
 /// client id).
 public struct AddedMessage: Sendable {
+    /// The stored message's change (its revision and sequence number).
     public var change: StoredChange
+    /// True when the client id was stored before: nothing was added.
     public var existed: Bool
 }
 
 /// A refused live write: no such conversation or message, a sender who is not a participant,
 /// a change by someone other than the author (`forbidden`), a change to a deleted message.
 public struct LiveError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable { case notFound, invalid, conflict, forbidden }
+    /// Why a write was refused.
+    public enum Kind: Sendable, Hashable {
+        /// No such conversation or message (a 404).
+        case notFound
+        /// A write that is not well formed: an empty text, a sender who is not a participant (a 400).
+        case invalid
+        /// A write that contradicts the stored state: a name taken, a deleted message changed (a 409).
+        case conflict
+        /// A change by someone other than the author, or without the access (a 403).
+        case forbidden
+    }
+    /// Why the write was refused.
     public var kind: Kind
+    /// What was wrong, as the client is told.
     public var reason: String
+    /// A refusal of `kind` saying `reason`.
     public init(_ kind: Kind, _ reason: String) { self.kind = kind; self.reason = reason }
     public var description: String { reason }
 }
@@ -65,6 +94,7 @@ public final class ChangeFeed: @unchecked Sendable {
     private var listeners: [UInt64: @Sendable (StoredChange) -> Void] = [:]
     private var next: UInt64 = 0
 
+    /// A feed without listeners.
     public init() {}
 
     /// Calls `listener` with every change from now on, on the writer's thread: it must return
@@ -77,6 +107,7 @@ public final class ChangeFeed: @unchecked Sendable {
         return next
     }
 
+    /// Stops calling the listener `listen` returned `token` for.
     public func remove(_ token: UInt64) {
         lock.lock(); defer { lock.unlock() }
         listeners[token] = nil

@@ -3,7 +3,9 @@ import Foundation
 
 /// A person the store keeps: from a contact card (`card` is its key) or made by hand.
 public struct StoredPerson: Hashable, Sendable, Codable {
+    /// The person's number in the store.
     public var id: Int64
+    /// The name shown for every identity of the person.
     public var name: String
     /// A store path (`media/…`), absolute when read.
     public var avatar: String?
@@ -13,7 +15,9 @@ public struct StoredPerson: Hashable, Sendable, Codable {
     public var identities: [StoredIdentity]
 }
 
+/// One identity of a stored person, and whether a card or a hand put it there.
 public struct StoredIdentity: Hashable, Sendable, Codable {
+    /// The identity's key, as `PersonIdentity` spells it ("+15550102000", "ann@example.com").
     public var key: String
     /// "card": from a contact card (a newer card moves it); "hand": `bubbles people merge` /
     /// `split` (cards never move it).
@@ -22,9 +26,11 @@ public struct StoredIdentity: Hashable, Sendable, Codable {
 
 /// Everything the store knows of people, read at once.
 public struct PeopleSnapshot: Sendable {
+    /// Every person of the store.
     public var persons: [StoredPerson]
     /// The region numbers without a country are read in (from the last contacts import).
     public var region: String?
+    /// A snapshot of `persons`, numbers read in `region`.
     public init(persons: [StoredPerson], region: String?) { self.persons = persons; self.region = region }
 
     /// The directory reads resolve names with (avatars as stored: `resolve` makes them absolute).
@@ -49,10 +55,15 @@ enum PersonReference { case person(Int64), identity(String, shown: String) }
 /// A contact card as the store keeps it: its key (name and first identity, so a card read
 /// again is the same person), its picture already in the store's media.
 public struct PersonCard: Hashable, Sendable {
+    /// The card's key: its name and first identity.
     public var card: String
+    /// The name on the card.
     public var name: String
+    /// Its picture's store path, when it has one.
     public var avatar: String?
+    /// Its identities' keys.
     public var identities: [String]
+    /// A card; every parameter is the property of the same name.
     public init(card: String, name: String, avatar: String?, identities: [String]) {
         self.card = card; self.name = name; self.avatar = avatar; self.identities = identities
     }
@@ -60,26 +71,36 @@ public struct PersonCard: Hashable, Sendable {
 
 /// What a contacts import did.
 public struct ContactsImportSummary: Hashable, Sendable {
+    /// Cards new to the store.
     public var added = 0
+    /// Cards the store had, with something changed.
     public var updated = 0
+    /// Cards the store had as they are.
     public var unchanged = 0
+    /// Nothing counted yet.
     public init() {}
 }
 
 /// A person in `bubbles people`: the store's persons, and each participant no person claims
 /// (named as its conversation names it), with their identities and conversations.
 public struct PersonEntry: Hashable, Sendable, Codable {
+    /// The name shown.
     public var name: String
+    /// Its identities' keys.
     public var identities: [String]
+    /// The conversations it is in.
     public var conversations: [Int64]
     /// The store's person id; nil for a participant no card or merge claims.
     public var person: Int64?
+    /// Its picture (an absolute path), when it has one.
     public var avatar: String?
 }
 
 /// `people merge` / `split` could not do what was asked.
 public struct PeopleError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What could not be done, naming the person or identity.
     public var reason: String
+    /// An error saying `reason`.
     public init(_ reason: String) { self.reason = reason }
     public var description: String { reason }
 }
@@ -252,11 +273,14 @@ extension ConversationStore {
 
 /// A conversation's participants as imported (names not resolved), with its app and owner.
 public struct RawParticipants: Hashable, Sendable {
+    /// The conversation's id.
     public var id: Int64
+    /// The app it was imported from (`sourceFormat`).
     public var format: String
     /// The participant whose messages are outgoing ("me" for phone exports; a WhatsApp export's
     /// owner by name), when the conversation has one.
     public var owner: String?
+    /// Its participants as the export named them.
     public var participants: [Participant]
 }
 

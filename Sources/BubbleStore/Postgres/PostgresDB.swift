@@ -6,14 +6,20 @@ import PostgresNIO
 /// Where a PostgreSQL store is: `postgres://user[:password]@host[:port]/database`, or a
 /// socket folder as `?host=/path/to/dir` (libpq's form; the port names the socket file).
 public struct PostgresLocation: Sendable, Hashable {
+    /// The user to connect as.
     public var user: String
+    /// The password, when the URL gives one (never shown in `path` or errors).
     public var password: String?
+    /// The server's host name or address.
     public var host: String
+    /// The server's port (5432 unless the URL says).
     public var port: Int
+    /// The database's name.
     public var database: String
     /// A Unix socket folder instead of TCP.
     public var socketFolder: String?
 
+    /// True when `location` is a `postgres://` or `postgresql://` URL.
     public static func isPostgres(_ location: String) -> Bool {
         location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
     }

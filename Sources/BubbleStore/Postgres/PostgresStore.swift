@@ -19,6 +19,7 @@ import Synchronization
 /// revision order. Each live commit sends `NOTIFY bubbles_changes, 'C:REV'`; every server
 /// LISTENs and reads what it lacks by revision (`PostgresFeed`).
 public final class PostgresStore: ConversationStore, @unchecked Sendable {
+    /// Where the database is.
     public let location: PostgresLocation
     /// The URL without its password.
     public var path: String { location.redacted }
