@@ -4,7 +4,7 @@ SWIFT ?= swift
 export FONTCONFIG_FILE := $(CURDIR)/Sources/BubbleText/Fonts/fonts.conf
 OUT ?= out/demo
 
-.PHONY: bootstrap build demo serve test bench fuzz clean
+.PHONY: bootstrap build demo serve test examples docs bench fuzz clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -56,6 +56,16 @@ test: bootstrap
 	  scripts/run-tests.sh --skip 'BubbleStoreTests|$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/test-postgres-cleanup.sh; exit $$status
 
+# The example packages (Examples/) depend on BubbleKit by path, as a user's package does; built
+# and run by `make test` (scripts/run-examples.sh checks what they print and write).
+examples: bootstrap
+	scripts/run-examples.sh
+
+# DocC: every product's documentation as one static site in out/docs, with warnings as errors
+# and every public symbol documented (scripts/make-docs.sh).
+docs: bootstrap
+	scripts/make-docs.sh
+
 bench: bootstrap
 	$(SWIFT) build -c release --product BubbleBench
 	$(SWIFT) build -c release --product bubbles
@@ -67,4 +77,4 @@ fuzz: bootstrap
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf .build .build-fuzz .build-lean out
+	rm -rf .build .build-fuzz .build-lean .build-examples out

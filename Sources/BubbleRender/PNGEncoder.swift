@@ -101,7 +101,7 @@ public struct PNGEncoder: Hashable, Sendable {
     public static let compact = PNGEncoder(compressionLevel: 6, filter: .adaptive, strategy: .filtered)
 
     /// Writes `surface` as a PNG file at `path`. The file appears whole or not at all (see
-    /// ``AtomicFile``); failures are ``RenderError/unwritable(path:reason:)``.
+    /// `AtomicFile`); failures are ``/BubbleCore/RenderError/unwritable(path:reason:)``.
     public func write(_ surface: ImageSurface, to path: String) throws(RenderError) {
         try AtomicFile.write(to: path) { (tmp: String) throws(RenderError) in
             let pixels = try Pixels(surface)
@@ -119,7 +119,7 @@ public struct PNGEncoder: Hashable, Sendable {
     }
 
     /// The PNG file's bytes, e.g. for standard output: the same bytes ``write(_:to:)`` writes.
-    /// Fails (out of memory, in practice) with ``RenderError/unwritable(path:reason:)`` whose
+    /// Fails (out of memory, in practice) with ``/BubbleCore/RenderError/unwritable(path:reason:)`` whose
     /// path is "(PNG in memory)".
     public func encode(_ surface: ImageSurface) throws(RenderError) -> [UInt8] {
         let pixels = try Pixels(surface)

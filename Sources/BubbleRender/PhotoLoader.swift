@@ -197,18 +197,19 @@ final class OrientedPixbuf {
 
 /// The toolkit's `PictureDecoder`: gdk-pixbuf reads and turns photos, Cairo paints theme art.
 /// Give it to `MediaResolver` and to BubbleHTML's `HTMLExporter`.
-package struct PhotoDecoder: PictureDecoder {
-    package init() {}
+public struct PhotoDecoder: PictureDecoder {
+    /// A decoder; it keeps nothing between calls.
+    public init() {}
 
-    package func displaySize(ofFile path: String) -> (width: Int, height: Int)? {
+    public func displaySize(ofFile path: String) -> (width: Int, height: Int)? {
         PhotoLoader.size(ofFile: path)
     }
 
-    package func browserImage(ofFile path: String) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
+    public func browserImage(ofFile path: String) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
         try PhotoLoader.transcoded(path)
     }
 
-    package func thumbnail(ofFile path: String, maxSide: Int) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
+    public func thumbnail(ofFile path: String, maxSide: Int) throws(RenderError) -> (mime: String, bytes: [UInt8]) {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw .unreadableImage(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
         }
@@ -228,12 +229,12 @@ package struct PhotoDecoder: PictureDecoder {
         return (transparent ? "image/png" : "image/jpeg", bytes)
     }
 
-    package func svg(_ pages: [ScenePage], theme: Theme, themeFolder: String) throws(RenderError) -> String {
+    public func svg(_ pages: [ScenePage], theme: Theme, themeFolder: String) throws(RenderError) -> String {
         try SVGWriter(theme: theme, themeFolder: themeFolder, photos: PhotoLoader(baseFolder: themeFolder)).document(pages)
     }
 
     /// Mirrored art is mirrored in its pixels (its caps swapped by the caller from the slices).
-    package func themeArt(_ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
+    public func themeArt(_ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
                          mirrored: Bool) throws(RenderError) -> (art: NineSliceArt, png: [UInt8])? {
         guard case .art = theme.bubble(direction).shape else { return nil }
         let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: PhotoLoader(baseFolder: themeFolder))

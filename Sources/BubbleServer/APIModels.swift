@@ -234,7 +234,7 @@ struct ChangeJSON: Encodable, Sendable {
 
     /// The socket's frame, as text.
     static func frame(_ change: StoredChange, names: [String: String], media: String) -> String {
-        let data = (try? BubbleContext.encoder.encode(ChangeJSON(change, names: names, media: media, frame: true))) ?? Data()
+        let data = (try? BubbleRequestContext.encoder.encode(ChangeJSON(change, names: names, media: media, frame: true))) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 }

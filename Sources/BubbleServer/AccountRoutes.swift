@@ -11,7 +11,7 @@ import HummingbirdCore
 /// its member — the same answer as for one that does not exist — and a write to one a member
 /// only reads is a 403.
 struct AccountMiddleware: RouterMiddleware {
-    typealias Context = BubbleContext
+    typealias Context = BubbleRequestContext
     let gate: AccountGate
     let token: String?
 
@@ -92,8 +92,8 @@ struct AccountRoutes {
     let gate: AccountGate
     let hub: LiveHub
 
-    var collection: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var collection: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let gate = self.gate, hub = self.hub
         routes.post("login") { request, context -> Response in
             guard try await gate.accountsActive() else {
@@ -223,7 +223,7 @@ struct AccountRoutes {
         return routes
     }
 
-    static func signedIn(_ context: BubbleContext) throws -> StoredUser {
+    static func signedIn(_ context: BubbleRequestContext) throws -> StoredUser {
         guard let user = context.identity.user else {
             throw APIError.badRequest("this route is for signed-in users; this server has none (single-owner mode)")
         }

@@ -9,7 +9,7 @@ import NIOCore
 /// What every request of `bubbles serve` carries through the middlewares and routes: Hummingbird's
 /// own (its logger, which holds the request id `hb.request.id`, the route matched, its
 /// parameters) and the WebSocket upgrade's handler. The one place a request's own state lives.
-public struct BubbleContext: RequestContext, WebSocketRequestContext {
+public struct BubbleRequestContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The WebSocket upgrade of the request (Hummingbird's), for the live routes.
     public let webSocket: WebSocketHandlerReference<Self>
@@ -84,7 +84,7 @@ struct APIError: HTTPResponseError {
     /// What any error a route threw means to a client: a store's refusal is the client's
     /// mistake (400, 404, 409), a store's failure a 500 naming the database's problem, anything
     /// else a 500 that names no internal type (the log has it, under the request's id).
-    static func from(_ error: any Error, request: Request, context: BubbleContext) -> APIError {
+    static func from(_ error: any Error, request: Request, context: BubbleRequestContext) -> APIError {
         switch error {
         case let e as APIError: return e
         case let e as LiveError:

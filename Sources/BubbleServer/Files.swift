@@ -104,11 +104,11 @@ struct Files: Sendable {
                 let json = try await run.run(progress: { done, total in
                     continuation.yield(Array("{\"progress\":{\"done\":\(done),\"total\":\(total)}}\n".utf8))
                 })
-                let body = try BubbleContext.encoder.encode(json)
+                let body = try BubbleRequestContext.encoder.encode(json)
                 continuation.yield(Array("{\"result\":".utf8) + body + Array("}\n".utf8))
             } catch {
                 let e = error as? APIError ?? APIError(status: .internalServerError, message: "\(error)")
-                let line = try? BubbleContext.encoder.encode(["error": ErrorLine(status: e.status.code, message: e.message)])
+                let line = try? BubbleRequestContext.encoder.encode(["error": ErrorLine(status: e.status.code, message: e.message)])
                 continuation.yield(Array(line ?? Data("{\"error\":{}}".utf8)) + [UInt8(ascii: "\n")])
             }
             continuation.finish()
@@ -122,7 +122,7 @@ struct Files: Sendable {
 
     static func encoded<T: Encodable>(_ value: T, status: HTTPResponse.Status) throws -> Response {
         // The server's own encoder (sorted keys, `/` not escaped), as every other answer.
-        let data = try BubbleContext.encoder.encode(value)
+        let data = try BubbleRequestContext.encoder.encode(value)
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 

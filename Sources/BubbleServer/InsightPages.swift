@@ -11,8 +11,8 @@ import HummingbirdCore
 struct InsightRoutes {
     let pages: Pages
 
-    var api: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var api: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let pages = self.pages
         routes.get("conversations/:id/stats") { request, context in try await pages.statsJSON(try id(context), request.uri.queryParameters) }
         routes.get("conversations/:id/stats.svg") { request, context in try await pages.statsSVG(try id(context), request.uri.queryParameters) }
@@ -24,8 +24,8 @@ struct InsightRoutes {
         return routes
     }
 
-    var html: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var html: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let pages = self.pages
         routes.get("c/:id/stats") { request, context in try await pages.statsPage(try id(context), request.uri.queryParameters, for: context.identity) }
         routes.get("c/:id/gallery") { _, context in try await pages.galleryPage(try id(context), for: context.identity) }

@@ -8,7 +8,7 @@ import NIOHTTPTypes
 /// Security headers on every response (errors too): scripts and style sheets only from this
 /// server, nothing from anywhere else, no framing, no sniffing, no referrer; and the request's id.
 struct SecurityHeadersMiddleware: RouterMiddleware {
-    typealias Context = BubbleContext
+    typealias Context = BubbleRequestContext
 
     /// Style *attributes* are allowed (`style-src-attr`): the rows size video frames and colour
     /// initials avatars with them; they are written by BubbleHTML from numbers and the theme,
@@ -30,7 +30,7 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
 /// Every error a route throws as JSON (`{"error": "…"}`) with a status that fits
 /// (`APIError.from`) — the server keeps serving whatever a request holds.
 struct ErrorMiddleware: RouterMiddleware {
-    typealias Context = BubbleContext
+    typealias Context = BubbleRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {

@@ -10,15 +10,15 @@ import HummingbirdCore
 struct PeopleRoutes {
     let pages: Pages
 
-    var api: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var api: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let pages = self.pages
         routes.get("people") { _, context in try await pages.peopleJSON(for: context.identity) }
         return routes
     }
 
-    var html: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var html: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let pages = self.pages
         routes.get("people") { _, context in try await pages.peoplePage(for: context.identity) }
         return routes

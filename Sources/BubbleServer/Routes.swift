@@ -12,8 +12,8 @@ import HummingbirdCore
 struct OperationsRoutes {
     let metrics: ServerMetrics
 
-    var collection: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var collection: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         routes.get("healthz") { _, _ in HealthJSON(status: "ok") }
         let metrics = self.metrics
         routes.get("metrics") { _, _ -> Response in
@@ -28,8 +28,8 @@ struct OperationsRoutes {
 struct ConversationRoutes {
     let api: API
 
-    var collection: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var collection: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let api = self.api
         routes.get("conversations") { _, context in try await api.conversations(for: context.identity) }
         routes.get("conversations/:id") { _, context in try await api.conversation(try id(context)) }
@@ -45,8 +45,8 @@ struct FileRoutes {
     let files: Files
     let pages: Pages
 
-    var collection: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var collection: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let files = self.files, pages = self.pages
         routes.post("imports") { request, context in try await files.upload(request, identity: context.identity) }
         routes.get("attachments/:file") { request, context in
@@ -65,8 +65,8 @@ struct LiveRoutes {
     let live: LiveAPI
     let maxUpload: Int
 
-    var collection: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var collection: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let live = self.live, maxUpload = self.maxUpload
         let bodyLimit = live.limits.maxText * 2 + 65_536
         routes.post("conversations") { request, context in
@@ -142,8 +142,8 @@ struct LiveRoutes {
 struct PageRoutes {
     let pages: Pages
 
-    var collection: RouteCollection<BubbleContext> {
-        let routes = RouteCollection(context: BubbleContext.self)
+    var collection: RouteCollection<BubbleRequestContext> {
+        let routes = RouteCollection(context: BubbleRequestContext.self)
         let pages = self.pages
         routes.get("/") { _, context in try await pages.library(for: context.identity) }
         routes.get("c/:id") { request, context in

@@ -94,8 +94,8 @@ public struct BubbleServer: Sendable {
     /// Every request passes, in order: metrics (count and latency per route), the access log
     /// (with the request id), security headers, errors as JSON, who it is and what it may reach
     /// (`AccountMiddleware`: the token in single-owner mode, else a signed-in user) — then its route.
-    public func router() -> Router<BubbleContext> {
-        let router = Router(context: BubbleContext.self)
+    public func router() -> Router<BubbleRequestContext> {
+        let router = Router(context: BubbleRequestContext.self)
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: SecurityHeadersMiddleware())
@@ -119,8 +119,8 @@ public struct BubbleServer: Sendable {
     /// cannot listen or write), a known conversation and a valid `since`. What it refuses is
     /// answered by the HTTP router's route with the reason. A user's socket closes within a
     /// second of their session or token ending or their membership going.
-    public func webSocketRouter() -> Router<BubbleContext> {
-        let router = Router(context: BubbleContext.self)
+    public func webSocketRouter() -> Router<BubbleRequestContext> {
+        let router = Router(context: BubbleRequestContext.self)
         router.add(middleware: AccountMiddleware(gate: gate, token: configuration.token))
         let live = self.live, metrics = self.metrics, gate = self.gate
         router.ws("api/v1/conversations/:id/live") { request, context in
@@ -195,12 +195,12 @@ struct StartAfterStore<App: ApplicationProtocol>: Service {
 }
 
 /// The conversation id of a route, or a 400 naming it.
-func id(_ context: BubbleContext) throws -> Int64 { try conversationID(context.parameters.get("id")) }
+func id(_ context: BubbleRequestContext) throws -> Int64 { try conversationID(context.parameters.get("id")) }
 
 func conversationID(_ raw: String?) throws -> Int64 { try positive(raw, "conversation id \"\(raw ?? "")\" is not a number ≥ 1") }
 
 /// The message sequence number of a route, or a 400 naming it.
-func seq(_ context: BubbleContext) throws -> Int64 {
+func seq(_ context: BubbleRequestContext) throws -> Int64 {
     try positive(context.parameters.get("seq"), "message \"\(context.parameters.get("seq") ?? "")\" is not a sequence number ≥ 1")
 }
 

@@ -54,7 +54,11 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
 
     static let metricClassLimit = 255
 
+    /// An engine measuring as `reference` does.
+    ///
     /// - Parameters:
+    ///   - reference: the Pango engine whose fonts and context it shares (and which measures the
+    ///     texts this engine does not model).
     ///   - cacheBytes: budget of the shaped-segment cache.
     ///   - preparedCapacity: prepared texts kept for re-layout (0: none).
     public init(reference: PangoTextEngine = PangoTextEngine(), cacheBytes: Int = 64 << 20, preparedCapacity: Int = 262_144) {

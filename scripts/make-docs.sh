@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# `make docs`: the DocC documentation of every product as one static site in out/docs (issue 46).
+#   1. every public symbol has documentation (scripts/check-docs.py over the symbol graphs),
+#   2. the Getting-started article's code is the examples' code (scripts/check-doc-snippets.py),
+#   3. swift-docc-plugin builds the combined archive with warnings as errors (a broken link, a
+#      parameter left undocumented), transformed for static hosting.
+# The site is written beside out/docs and moved into place only when all of it built.
+# Serve it over HTTP (DocC pages read JSON): python3 -m http.server -d out/docs 8000, then
+# http://127.0.0.1:8000/documentation/bubblekit/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+modules=(BubbleKit BubbleCore BubbleText BubbleRender BubbleHTML BubbleImport BubbleStore BubbleServer)
+swift package dump-symbol-graph --minimum-access-level public 2>&1 | grep -v 'prohibited flag' | tail -1
+graphs=$(swift build --show-bin-path)/../symbolgraph
+[ -d "$graphs" ] || graphs=.build/$(uname -m)-unknown-linux-gnu/symbolgraph
+python3 scripts/check-docs.py "$graphs" "${modules[@]:1}"
+python3 scripts/check-doc-snippets.py
+
+targets=()
+for m in "${modules[@]}"; do targets+=(--target "$m"); done
+mkdir -p out
+trap 'rm -rf out/docs.new' EXIT
+rm -rf out/docs.new
+swift package --allow-writing-to-directory out/docs.new generate-documentation \
+    --enable-experimental-combined-documentation "${targets[@]}" \
+    --output-path out/docs.new --transform-for-static-hosting --warnings-as-errors 2>&1 \
+    | grep -v -E 'prohibited flag|^\[[0-9]+/[0-9]+\]' 
+rm -rf out/docs
+mv out/docs.new out/docs
+echo "docs: out/docs ($(find out/docs/data/documentation -name '*.json' | wc -l) pages)"
