@@ -49,12 +49,15 @@ LEAN_SCRATCH := $(if $(wildcard .build),.build-lean,.build)
 IN_PROCESS_TESTS = BubbleCoreTests|BubbleTextTests|BubbleHTMLTests|BubbleRenderTests|BubbleImportTests
 test: bootstrap
 	scripts/check-boundaries.sh
+	scripts/check-doc-snippets.py
 	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path $(LEAN_SCRATCH)
 	$(SWIFT) build --build-tests
 	scripts/run-tests.sh --filter BubbleStoreTests; status=$$?; \
 	  scripts/run-tests.sh --filter '$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/run-tests.sh --skip 'BubbleStoreTests|$(IN_PROCESS_TESTS)' || status=1; \
-	  scripts/test-postgres-cleanup.sh; exit $$status
+	  scripts/test-postgres-cleanup.sh; \
+	  scripts/run-examples.sh || status=1; \
+	  scripts/api-check.sh || status=1; exit $$status
 
 # The example packages (Examples/) depend on BubbleKit by path, as a user's package does; built
 # and run by `make test` (scripts/run-examples.sh checks what they print and write).

@@ -3,7 +3,9 @@
 #   1. every public symbol has documentation (scripts/check-docs.py over the symbol graphs),
 #   2. the Getting-started article's code is the examples' code (scripts/check-doc-snippets.py),
 #   3. swift-docc-plugin builds the combined archive with warnings as errors (a broken link, a
-#      parameter left undocumented), transformed for static hosting.
+#      parameter left undocumented), transformed for static hosting;
+#   4. headless Chromium opens the Getting-started page and finds the examples' code on it
+#      (scripts/check-docs-site.py).
 # The site is written beside out/docs and moved into place only when all of it built.
 # Serve it over HTTP (DocC pages read JSON): python3 -m http.server -d out/docs 8000, then
 # http://127.0.0.1:8000/documentation/bubblekit/
@@ -28,3 +30,4 @@ swift package --allow-writing-to-directory out/docs.new generate-documentation \
 rm -rf out/docs
 mv out/docs.new out/docs
 echo "docs: out/docs ($(find out/docs/data/documentation -name '*.json' | wc -l) pages)"
+python3 scripts/check-docs-site.py
