@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make docs`: the DocC documentation of every product as one static site in out/docs (issue 46).
-#   1. every public symbol has documentation (scripts/check-docs.py over the symbol graphs),
+#   1. every public symbol has documentation (scripts/check-docs.py over the symbol graphs), and
+#      the public API is the one docs/api/public-symbols.txt lists,
 #   2. the Getting-started article's code is the examples' code (scripts/check-doc-snippets.py),
 #   3. swift-docc-plugin builds the combined archive with warnings as errors (a broken link, a
 #      parameter left undocumented), transformed for static hosting;
@@ -15,13 +16,24 @@ modules=(BubbleKit BubbleCore BubbleText BubbleRender BubbleHTML BubbleImport Bu
 swift package dump-symbol-graph --minimum-access-level public 2>&1 | grep -v 'prohibited flag' | tail -1
 graphs=$(swift build --show-bin-path)/../symbolgraph
 [ -d "$graphs" ] || graphs=.build/$(uname -m)-unknown-linux-gnu/symbolgraph
-python3 scripts/check-docs.py "$graphs" "${modules[@]:1}"
+symbols=$(mktemp); trap 'rm -f "$symbols"' EXIT
+python3 scripts/check-docs.py "$graphs" "${modules[@]:1}" --list "$symbols"
+# The public API is what docs/api/public-symbols.txt lists: a change to it is made on purpose
+# (BUBBLEKIT_UPDATE_API=1 rewrites the list) and goes into CHANGELOG.md.
+if [ "${BUBBLEKIT_UPDATE_API:-}" = 1 ]; then
+    { head -1 docs/api/public-symbols.txt; cat "$symbols"; } > docs/api/public-symbols.txt.new
+    mv docs/api/public-symbols.txt.new docs/api/public-symbols.txt
+elif ! diff -u <(tail -n +2 docs/api/public-symbols.txt) "$symbols"; then
+    echo "docs: the public API differs from docs/api/public-symbols.txt (above: - removed, + added);" \
+         "say so in CHANGELOG.md and run BUBBLEKIT_UPDATE_API=1 make docs" >&2
+    exit 1
+fi
 python3 scripts/check-doc-snippets.py
 
 targets=()
 for m in "${modules[@]}"; do targets+=(--target "$m"); done
 mkdir -p out
-trap 'rm -rf out/docs.new' EXIT
+trap 'rm -rf out/docs.new "$symbols"' EXIT
 rm -rf out/docs.new
 swift package --allow-writing-to-directory out/docs.new generate-documentation \
     --enable-experimental-combined-documentation "${targets[@]}" \
