@@ -46,6 +46,9 @@ serve: bootstrap
 # build after it compiles only BubbleKit's own modules again. Where `.build` exists already it
 # goes into `.build-lean`, so neither build undoes the other's work on the next `make test`.
 LEAN_SCRATCH := $(if $(wildcard .build),.build-lean,.build)
+# The examples (scripts/run-examples.sh) likewise build in `.build` after the tests on a fresh
+# checkout (nothing builds after them there), else in `.build-examples`.
+EXAMPLES_SCRATCH := $(if $(wildcard .build),.build-examples,.build)
 IN_PROCESS_TESTS = BubbleCoreTests|BubbleTextTests|BubbleHTMLTests|BubbleRenderTests|BubbleImportTests
 test: bootstrap
 	scripts/check-boundaries.sh
@@ -56,7 +59,7 @@ test: bootstrap
 	  scripts/run-tests.sh --filter '$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/run-tests.sh --skip 'BubbleStoreTests|$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/test-postgres-cleanup.sh; \
-	  scripts/run-examples.sh || status=1; \
+	  EXAMPLES_SCRATCH=$(EXAMPLES_SCRATCH) scripts/run-examples.sh || status=1; \
 	  scripts/api-check.sh || status=1; exit $$status
 
 # The example packages (Examples/) depend on BubbleKit by path, as a user's package does; built

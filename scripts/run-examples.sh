@@ -4,12 +4,16 @@
 #   RenderConversation → conversation.png (a 750-pixel-wide PNG), .pdf, .svg, .html
 #   BubbleFrames       → the bubble frames of its sample WhatsApp export, equal to
 #                        Examples/BubbleFrames/expected.txt (BUBBLEKIT_UPDATE_GOLDEN=1 rewrites it).
-# Both build in one scratch folder (.build-examples), so BubbleKit's modules they share are
-# compiled once. Exit 1 when a build, a run or a check fails.
+# Both build in one scratch folder, EXAMPLES_SCRATCH (default .build-examples), so what they
+# share is compiled once. `make test` on a fresh checkout (CI) gives them the package's own
+# `.build` once its tests have run: SwiftPM then reuses the packages compiled there and the
+# examples cost ~1 minute instead of ~2. Not where `.build` is a working tree's build: each
+# switch between the package and an example as the root recompiles BubbleKit's modules (~2½
+# minutes a `make test`). Exit 1 when a build, a run or a check fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export FONTCONFIG_FILE=${FONTCONFIG_FILE:-$PWD/Sources/BubbleText/Fonts/fonts.conf}
-scratch=.build-examples
+scratch=${EXAMPLES_SCRATCH:-.build-examples}
 out=$(mktemp -d /tmp/bubblekit-examples-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
