@@ -76,9 +76,9 @@ let package = Package(
         // HTML export: page style sheet and fonts, conversation rows as fragments, whole files.
         .target(name: "BubbleHTML", dependencies: ["BubbleCore", "BubbleText", "CPango"]),
         // Cairo painting: PNG, PDF, SVG, PDF merging, photos; draws what BubbleText measured.
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
         // The `BubbleKit` product: BubbleCore, BubbleText and BubbleRender behind one import.
         .target(name: "BubbleKit", dependencies: ["BubbleCore", "BubbleText", "BubbleRender"]),
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
         // libxml2's push parser with SAX2 callbacks (SMS Backup & Restore XML), wrapped by SAXPushParser.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // zlib's inflate (a WhatsApp backup's deflated database), streamed with its own errors.

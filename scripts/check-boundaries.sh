@@ -26,6 +26,7 @@ forbid BubbleRender "BubbleHTML|BubbleImport" "paints; HTML and importers are be
 forbid BubbleImport "$painting|CPango|BubbleText|BubbleHTML|BubbleRender|BubbleStore" "reads exports into the model"
 forbid BubbleStore "$painting|CPango|CLibXML2|BubbleText|BubbleHTML|BubbleRender|BubbleImport" "keeps conversations: BubbleCore with GRDB (SQLite) and postgres-nio (PostgreSQL) only"
 forbid BubbleServer "$painting|BubbleRender|BubbleImport" "serves the store; pictures come through PictureDecoder"
+forbid BubbleKit "BubbleHTML|BubbleImport|BubbleStore|BubbleServer" "the BubbleKit product is BubbleCore, BubbleText and BubbleRender: the others are products of their own"
 
 # The C headers BubbleText's Swift sees must not bring Cairo in either.
 for header in Sources/CPango/shim.h Sources/CPangoMeasure/include/pango_measure.h; do
