@@ -331,7 +331,6 @@ struct ConversationBuilder {
     /// The conversation. `sortByDate` orders messages by date, keeping file order for equal dates
     /// (SMS backups list all `sms` before all `mms`). Participants without a message are dropped,
     /// except `keep` (the owner).
-
     mutating func finish(format: ImportFormat, me: String?, sortByDate: Bool, keep: String? = nil) throws(ImportError) -> ImportResult {
         if let spool {
             // Back from disk; replies within the conversation resolved as when they are read.
