@@ -30,7 +30,7 @@ extension ConversationRenderer {
                                          + "(to write each page's TrimBox and BleedBox); this Cairo is \(String(cString: cairo_version_string()))")
         }
         let (resolved, report) = resolveMedia(conversation)
-        let measuring: any TextEngine = (engine as? any FastPathTextEngine)?.preparedTextsAreCompact == true ? engine : CachingTextEngine(engine)
+        let measuring = measuringEngine()
         let builder = BookBuilder(theme: theme, engine: measuring, options: options, timeZone: timeZone, locale: locale)
         let plan = try builder.plan(for: resolved)
         let g = plan.geometry

@@ -117,6 +117,13 @@ public final class ConversationRenderer {
         }
     }
 
+    /// The engine a render measures with. Chats repeat themselves: identical texts at the same
+    /// width are measured once, through a `CachingTextEngine` — except with an engine that keeps
+    /// its prepared texts itself (the fast one), where a second cache in front of it only costs.
+    func measuringEngine() -> any TextEngine {
+        (engine as? any FastPathTextEngine)?.preparedTextsAreCompact == true ? engine : CachingTextEngine(engine)
+    }
+
     /// Lays out and paginates (no drawing).
     public func scene(for conversation: Conversation, options: RenderOptions) throws -> [ScenePage] {
         let (builder, plan) = try scenePlan(for: conversation, options: options)
@@ -127,9 +134,7 @@ public final class ConversationRenderer {
     func scenePlan(for conversation: Conversation, options: RenderOptions) throws -> (builder: SceneBuilder, plan: ScenePlan) {
         let theme = self.theme.appearance(dark: options.dark)
         let setup = pageSetup(options)
-        // Chats repeat themselves: identical texts at the same width are measured once (the fast
-        // engine keeps its prepared texts itself; a second cache in front of it only costs).
-        let measuring: any TextEngine = (engine as? any FastPathTextEngine)?.preparedTextsAreCompact == true ? engine : CachingTextEngine(engine)
+        let measuring = measuringEngine()
         var style = theme.layoutStyle
         style.mirrored = options.mirrored
         let layouter = ConversationLayouter(style: style, engine: measuring, timeZone: options.timeZone,
