@@ -2,11 +2,11 @@
 # `make docs`: the DocC documentation of every product as one static site in out/docs (issue 46).
 #   1. every public symbol has documentation (scripts/check-docs.py over the symbol graphs), and
 #      the public API is the one docs/api/public-symbols.txt lists,
-#   2. the Getting-started article's code is the examples' code (scripts/check-doc-snippets.py),
+#   2. the articles' code and output are the examples' (scripts/check-doc-snippets.py),
 #   3. swift-docc-plugin builds the combined archive with warnings as errors (a broken link, a
 #      parameter left undocumented), transformed for static hosting;
-#   4. headless Chromium opens the Getting-started page and finds the examples' code on it
-#      (scripts/check-docs-site.py).
+#   4. headless Chromium opens those articles' pages and finds that code and output on them
+#      (scripts/check-doc-snippets.py --site).
 # The site is written beside out/docs and moved into place only when all of it built.
 # Serve it over HTTP (DocC pages read JSON): python3 -m http.server -d out/docs 8000, then
 # http://127.0.0.1:8000/documentation/bubblekit/
@@ -42,4 +42,4 @@ swift package --allow-writing-to-directory out/docs.new generate-documentation \
 rm -rf out/docs
 mv out/docs.new out/docs
 echo "docs: out/docs ($(find out/docs/data/documentation -name '*.json' | wc -l) pages)"
-python3 scripts/check-docs-site.py
+python3 scripts/check-doc-snippets.py --site out/docs
