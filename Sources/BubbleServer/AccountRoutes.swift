@@ -3,62 +3,47 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 
-/// Who may pass, before every route. Single-owner mode (no users in the store): the server's
-/// token when it has one (`?token=`, `Authorization: Bearer`, the `bk_token` cookie), as before.
-/// Once a user exists: a signed-in user on every route but the sign-in's and the assets; cookie
-/// sessions prove unsafe requests with `X-CSRF-Token` and a same-origin `Origin`; a conversation
-/// named in the path (`/c/{id}…`, `/api/v1/conversations/{id}…`) is a 404 to whoever is not
-/// its member — the same answer as for one that does not exist — and a write to one a member
-/// only reads is a 403.
-struct AccountMiddleware: RouterMiddleware {
+/// Who a request is, before routing (`RouteAccess` decides, after routing, what they reach).
+/// First the `Host`: a name this server was not started for is refused (421), so a web page that
+/// re-binds its own name to this machine's address (DNS rebinding) cannot use it. Single-owner
+/// mode (no users in the store): the server's token when it has one (`?token=`,
+/// `Authorization: Bearer`, the `bk_token` cookie), and no write from another site's page. Once
+/// a user exists: the user of the session cookie or API token (else anonymous); cookie sessions
+/// prove unsafe requests with `X-CSRF-Token` and a same-origin `Origin`.
+struct IdentityMiddleware: RouterMiddleware {
     typealias Context = BubbleRequestContext
     let gate: AccountGate
     let token: String?
+    let hosts: AllowedHosts
+    let proxies: TrustedProxies
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let path = request.uri.path
-        if path == "/healthz" { return try await next(request, context) }
-        guard try await gate.accountsActive() else { return try await ownerMode(request, context: context, next: next) }
         var context = context
-        let identity = try await gate.identify(request)
-        let unsafe = ![.get, .head, .options].contains(request.method)
-        guard let identity else {
-            guard Self.isPublic(path) else {
-                if request.method == .get && !path.hasPrefix("/api/") {
-                    let back = path + (request.uri.query.map { "?" + $0 } ?? "")
-                    return Response(status: .seeOther, headers: [.location: "/login?next=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")])
-                }
-                throw APIError(status: .unauthorized, message: "sign in first: POST /api/v1/login {\"name\", \"password\"}, or Authorization: Bearer TOKEN")
-            }
-            if unsafe && !LiveRoutes.sameOrigin(request) { throw APIError.forbidden("Origin \(request.headers[.origin] ?? "") is not this server's") }
-            return try await next(request, context)
+        context.address = proxies.client(of: request, peer: context.address)
+        guard hosts.allows(request.head.authority) else {
+            throw APIError(status: .misdirectedRequest, message: "this server does not answer for the host \"\(request.head.authority ?? "")\"; start it with --public-host NAME to be reached by that name")
         }
+        let unsafe = ![.get, .head, .options].contains(request.method)
+        if unsafe && Self.crossSite(request) {
+            throw APIError.forbidden("a write from another site (Origin \(request.headers[.origin] ?? "none"), Sec-Fetch-Site \(Self.fetchSite(request) ?? "none")) is refused; this server takes writes from its own pages and from programs")
+        }
+        guard try await gate.accountsActive() else {
+            context.identity = .owner
+            return try await ownerMode(request, context: context, next: next)
+        }
+        guard let identity = try await gate.identify(request) else { return try await next(request, context) }
         context.identity = identity
         if unsafe, let csrf = identity.csrf {
             guard let given = request.headers[HTTPFields.Element.Name("X-CSRF-Token")!], ServerToken.constantTimeEqual(given, csrf) else {
                 throw APIError.forbidden("a write with a session cookie needs the X-CSRF-Token header (the \"csrf\" sign-in gave, or the page's bk-csrf)")
             }
-            guard LiveRoutes.sameOrigin(request) else { throw APIError.forbidden("Origin \(request.headers[.origin] ?? "") is not this server's") }
-        }
-        guard let user = identity.user else { return try await next(request, context) }
-        if path == "/metrics" && !user.isAdmin { throw APIError.forbidden("/metrics is for admins") }
-        if let id = Self.conversation(in: path) {
-            let access = try await gate.store.access(of: user, to: id)
-            // An admin manages the members of any conversation (removes someone, shares an archive).
-            let managing = path.hasPrefix("/api/v1/conversations/\(id)/members") && user.isAdmin
-            guard access != nil || managing else { throw APIError.notFound("no conversation \(id)") }
-            context.access = access
-            let ownRoute = path.hasPrefix("/api/v1/conversations/\(id)/members") || path.hasPrefix("/api/v1/conversations/\(id)/invites")
-            if unsafe && !ownRoute && !(access?.writes ?? false) {
-                throw APIError.forbidden("you can read conversation \(id) but not write to it")
-            }
         }
         return try await next(request, context)
     }
 
-    /// Today's single-owner check: the token, when the server has one.
+    /// Today's single-owner check: the token, when the server has one (`/healthz` needs none).
     func ownerMode(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let token else { return try await next(request, context) }
+        guard let token, request.uri.path != "/healthz" else { return try await next(request, context) }
         guard ServerToken.carries(request, token: token) else {
             throw APIError(status: .unauthorized, message: "this server needs its token: ?token=… or Authorization: Bearer …")
         }
@@ -70,21 +55,51 @@ struct AccountMiddleware: RouterMiddleware {
         return response
     }
 
-    /// What anyone may ask for: signing in, the assets its page needs, an invitation's page and
-    /// accepting it (with a new account).
-    static func isPublic(_ path: String) -> Bool {
-        path == "/login" || path == "/api/v1/login" || path.hasPrefix("/assets/") || path.hasPrefix("/invite/")
-            || (path.hasPrefix("/api/v1/invites/") && path.hasSuffix("/accept"))
+    /// Whether an unsafe request comes from another site's page: a browser says where a request
+    /// comes from (`Origin` on every cross-origin write, `Sec-Fetch-Site` on every request of
+    /// current browsers); one that names another origin, or "null", is refused whatever its
+    /// content type. A request without either is a program's (curl, a script), not a page's.
+    static func crossSite(_ request: Request) -> Bool {
+        if request.headers[.origin] != nil { return !LiveRoutes.sameOrigin(request) }
+        if let site = fetchSite(request) { return site != "same-origin" && site != "none" }
+        return false
     }
 
-    /// The conversation a path names, if any.
-    static func conversation(in path: String) -> Int64? {
-        for prefix in ["/api/v1/conversations/", "/c/"] where path.hasPrefix(prefix) {
-            let digits = path.dropFirst(prefix.count).prefix { $0.isASCII && $0.isNumber }
-            return Int64(digits)
-        }
-        return nil
+    static func fetchSite(_ request: Request) -> String? {
+        request.headers[HTTPFields.Element.Name("Sec-Fetch-Site")!]?.lowercased()
     }
+}
+
+/// The names (`Host`) this server answers to: loopback's (`127.0.0.1`, `localhost`, `[::1]`) when
+/// it listens on loopback, the address it listens on, and each `--public-host`. A server on
+/// another address without `--public-host` answers any name (it has a token or accounts).
+struct AllowedHosts: Sendable {
+    let names: Set<String>?
+
+    init(host: String, loopback: Bool, publicHosts: [String]) {
+        if publicHosts.isEmpty && !loopback { names = nil; return }
+        var names = Set(publicHosts.map { $0.lowercased() })
+        names.insert(Self.bare(host.lowercased()))
+        if loopback { names.formUnion(["127.0.0.1", "localhost", "::1"]) }
+        self.names = names
+    }
+
+    func allows(_ authority: String?) -> Bool {
+        guard let names else { return true }
+        guard let authority else { return false }
+        return names.contains(Self.name(of: authority.lowercased()))
+    }
+
+    /// The host name of an authority: `a.example:8080` → `a.example`, `[::1]:80` → `::1`.
+    static func name(of authority: String) -> String {
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            return String(authority[authority.index(after: authority.startIndex)..<close])
+        }
+        if authority.filter({ $0 == ":" }).count == 1, let colon = authority.lastIndex(of: ":") { return String(authority[..<colon]) }
+        return authority
+    }
+
+    static func bare(_ host: String) -> String { host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host }
 }
 
 /// `api/v1`: sign-in, sign-out, who am I, API tokens, members and invitations.
@@ -92,10 +107,10 @@ struct AccountRoutes {
     let gate: AccountGate
     let hub: LiveHub
 
-    var collection: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
+    func register(_ groups: RouteGroups) {
         let gate = self.gate, hub = self.hub
-        routes.post("login") { request, context -> Response in
+        let anyone = groups.publicAPI
+        anyone.post("login") { request, context -> Response in
             guard try await gate.accountsActive() else {
                 throw APIError(status: .unauthorized, message: "this server has no users yet; add one with `bubbles users add NAME --password-stdin`")
             }
@@ -107,11 +122,15 @@ struct AccountRoutes {
             response.headers[.setCookie] = gate.sessionCookie(secret, request: request)
             return response
         }
-        routes.post("logout") { request, context -> Response in
+        anyone.post("invites/:token/accept") { request, context -> Response in
+            try await Self.accept(request, context: context, gate: gate, hub: hub)
+        }
+        let signedIn = groups.api
+        signedIn.post("logout") { request, context -> Response in
             let body = (try? await LiveAPI.object(request, limit: 16_384)) ?? [:]
             let user = try Self.signedIn(context)
             if body["everywhere"] as? Bool == true {
-                try await gate.store.deleteSessions(of: user.id)
+                try await gate.store.signOutEverywhere(user.id)
             } else if case let .user(_, .session(hash, _)) = context.identity {
                 try await gate.store.deleteSession(hash: hash)
             }
@@ -119,11 +138,15 @@ struct AccountRoutes {
             response.headers[.setCookie] = gate.sessionCookie(nil, request: request)
             return response
         }
-        routes.get("me") { _, context -> SignedInJSON in
+        signedIn.get("me") { _, context -> SignedInJSON in
             SignedInJSON(user: UserJSON(try Self.signedIn(context)), csrf: context.identity.csrf)
         }
-        routes.post("tokens") { request, context -> EditedResponse<TokenJSON> in
+        signedIn.post("tokens") { request, context -> EditedResponse<TokenJSON> in
             let user = try Self.signedIn(context)
+            // A token makes no tokens: one stolen cannot make itself a successor that outlives it.
+            guard case .user(_, .session) = context.identity else {
+                throw APIError.forbidden("API tokens are made from a signed-in session (the web page, or POST /api/v1/login), not with another token")
+            }
             let body = try await LiveAPI.object(request, limit: 16_384)
             let name = try LiveAPI.string(body, "name").trimmingCharacters(in: .whitespacesAndNewlines)
             guard !name.isEmpty, name.count <= 100 else { throw APIError.badRequest("name: expected 1 to 100 characters naming the script or bot") }
@@ -131,23 +154,24 @@ struct AccountRoutes {
             let t = try await gate.store.createToken(user: user.id, name: name, hash: AccountSecret.hash(secret))
             return EditedResponse(status: .created, response: TokenJSON(id: t.id, name: t.name, created: API.iso(t.created), token: secret))
         }
-        routes.get("tokens") { _, context -> TokensJSON in
+        signedIn.get("tokens") { _, context -> TokensJSON in
             let user = try Self.signedIn(context)
             return TokensJSON(tokens: try await gate.store.tokens(of: user.id).map {
                 TokenJSON(id: $0.id, name: $0.name, created: API.iso($0.created), lastUsed: $0.lastUsed.map(API.iso))
             })
         }
-        routes.delete("tokens/:token") { _, context -> Response in
+        signedIn.delete("tokens/:token") { _, context -> Response in
             let user = try Self.signedIn(context)
-            let id = try positive(context.parameters.get("token"), "token id \"\(context.parameters.get("token") ?? "")\" is not a number ≥ 1")
+            let id = try positive(context.parameters.get("token"), "you have no token \"\(context.parameters.get("token") ?? "")\"")
             guard try await gate.store.revokeToken(id, of: user.id) else { throw APIError.notFound("you have no token \(id)") }
             return Response(status: .noContent)
         }
-        routes.get("conversations/:id/members") { _, context -> MembersJSON in
+        let members = groups.conversationAPI(.members)
+        members.get("members") { _, context -> MembersJSON in
             _ = try Self.signedIn(context)
             return MembersJSON(members: try await gate.store.members(of: try id(context)).map(MemberJSON.init))
         }
-        routes.post("conversations/:id/members") { request, context -> MembersJSON in
+        members.post("members") { request, context -> MembersJSON in
             let user = try Self.signedIn(context)
             let conversation = try id(context)
             guard user.isAdmin || context.access == .owner else {
@@ -162,7 +186,7 @@ struct AccountRoutes {
             hub.forget(conversation)
             return MembersJSON(members: try await gate.store.members(of: conversation).map(MemberJSON.init))
         }
-        routes.delete("conversations/:id/members/:name") { _, context -> Response in
+        members.delete("members/:name") { _, context -> Response in
             let user = try Self.signedIn(context)
             let conversation = try id(context)
             let name = context.parameters.get("name") ?? ""
@@ -176,7 +200,7 @@ struct AccountRoutes {
             }
             return Response(status: .noContent)
         }
-        routes.post("conversations/:id/invites") { request, context -> EditedResponse<InviteJSON> in
+        groups.conversationAPI(.write).post("invites") { request, context -> EditedResponse<InviteJSON> in
             let user = try Self.signedIn(context)
             let conversation = try id(context)
             let body = (try? await LiveAPI.object(request, limit: 16_384)) ?? [:]
@@ -191,36 +215,38 @@ struct AccountRoutes {
             return EditedResponse(status: .created, response: InviteJSON(url: "/invite/" + secret, token: secret, access: access.rawValue,
                                                                          expires: API.iso(expires)))
         }
-        routes.post("invites/:token/accept") { request, context -> Response in
-            guard try await gate.accountsActive() else { throw APIError.notFound("this server has no users; invitations are for accounts") }
-            let secret = context.parameters.get("token") ?? ""
-            var user = context.identity.user
-            var newSession: String?
-            if user == nil {
-                // A new account made with the invitation, then signed in.
-                let body = try await LiveAPI.object(request, limit: 16_384)
-                let name = try LiveAPI.string(body, "name"), password = try LiveAPI.string(body, "password")
-                if let why = UserName.problem(name) { throw APIError.badRequest("name: \(why)") }
-                if let why = Passwords.problem(password) { throw APIError.badRequest("password: \(why)") }
-                let display = ((body["displayName"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.isEmpty ? nil : $0 } ?? name
-                // The invitation first: a used or made-up one creates no account.
-                guard try await gate.store.invitation(hash: AccountSecret.hash(secret), now: Date()) != nil else {
-                    throw APIError.notFound("this invitation is not valid: it was used already, has expired or never existed")
-                }
-                let made = try await gate.store.addUser(name: name, displayName: display, role: .member, passwordHash: try await Passwords.hash(password))
-                let session = AccountSecret.make()
-                try await gate.store.createSession(hash: AccountSecret.hash(session), user: made.id, now: Date(), policy: gate.settings.sessions)
-                user = made
-                newSession = session
+    }
+
+    /// `POST /api/v1/invites/{token}/accept`: a signed-in user joins; anyone else makes an account
+    /// with it (name, password) and is signed in. One transaction in the store: of several at once
+    /// exactly one joins, the others get 404 and nothing is made.
+    static func accept(_ request: Request, context: BubbleRequestContext, gate: AccountGate, hub: LiveHub) async throws -> Response {
+        guard try await gate.accountsActive() else { throw APIError.notFound("this server has no users; invitations are for accounts") }
+        let secret = context.parameters.get("token") ?? ""
+        var newSession: String?
+        let joiner: InviteJoiner
+        if let user = context.identity.user {
+            joiner = .existing(user)
+        } else {
+            let body = try await LiveAPI.object(request, limit: 16_384)
+            let name = try LiveAPI.string(body, "name"), password = try LiveAPI.string(body, "password")
+            if let why = UserName.problem(name) { throw APIError.badRequest("name: \(why)") }
+            if let why = Passwords.problem(password) { throw APIError.badRequest("password: \(why)") }
+            let display = ((body["displayName"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.isEmpty ? nil : $0 } ?? name
+            // Not worth a bcrypt hash when the invitation cannot be used (the store checks again).
+            guard try await gate.store.invitation(hash: AccountSecret.hash(secret), now: Date()) != nil else {
+                throw APIError.notFound("this invitation is not valid: it was used already, has expired or never existed")
             }
-            let conversation = try await gate.store.redeemInvite(hash: AccountSecret.hash(secret), user: user!, now: Date())
-            hub.forget(conversation)
-            var response = try AcceptedJSON(conversation: conversation, user: UserJSON(user!), csrf: newSession.map(AccountGate.csrf(of:)))
-                .response(from: request, context: context)
-            if let newSession { response.headers[.setCookie] = gate.sessionCookie(newSession, request: request) }
-            return response
+            let session = AccountSecret.make()
+            newSession = session
+            joiner = .newAccount(name: name, displayName: display, passwordHash: try await Passwords.hash(password), sessionHash: AccountSecret.hash(session))
         }
-        return routes
+        let accepted = try await gate.store.acceptInvite(hash: AccountSecret.hash(secret), joiner: joiner, now: Date(), policy: gate.settings.sessions)
+        hub.forget(accepted.conversation)
+        var response = try AcceptedJSON(conversation: accepted.conversation, user: UserJSON(accepted.user), csrf: newSession.map(AccountGate.csrf(of:)))
+            .response(from: request, context: context)
+        if let newSession { response.headers[.setCookie] = gate.sessionCookie(newSession, request: request) }
+        return response
     }
 
     static func signedIn(_ context: BubbleRequestContext) throws -> StoredUser {

@@ -10,12 +10,15 @@ import Synchronization
 /// holds its token): `.owner`, today's single-owner mode. Once a user exists every request but
 /// the sign-in's is a signed-in user's: by the `bk_session` cookie (`.session`) or an API token.
 public enum Identity: Sendable, Hashable {
+    /// Nobody known: no users' credentials on a server with users (what every request is until
+    /// `IdentityMiddleware` says otherwise). Reaches only the routes open to anyone.
+    case anonymous
     /// The single owner: no users in the store, a request on loopback or with the server's token.
     case owner
     /// A signed-in user, and how they proved it.
     case user(StoredUser, Credential)
 
-    /// The signed-in user; nil for the owner.
+    /// The signed-in user; nil for the owner and for nobody.
     public var user: StoredUser? {
         if case let .user(u, _) = self { return u }
         return nil
@@ -132,37 +135,36 @@ final class AccountGate: Sendable {
     }
 
     /// Whether an identity still holds (for an open socket): its session or token, its user.
-    func stillValid(_ identity: Identity) async -> Bool {
-        guard case let .user(_, credential) = identity else { return true }
-        switch credential {
-        case let .session(hash, _): return ((try? await store.sessionUser(hash: hash, now: Date(), policy: settings.sessions)) ?? nil) != nil
-        case let .token(hash): return ((try? await store.tokenUser(hash: hash, now: Date())) ?? nil) != nil
+    /// Throws when the store cannot say (a failed call is not a revocation).
+    func stillValid(_ identity: Identity) async throws -> Bool {
+        switch identity {
+        case .anonymous: return false
+        case .owner: return true
+        case .user(_, .session(let hash, _)): return try await store.sessionUser(hash: hash, now: Date(), policy: settings.sessions) != nil
+        case .user(_, .token(let hash)): return try await store.tokenUser(hash: hash, now: Date()) != nil
         }
     }
 
-    /// For a user's socket: whether it may stay open (still signed in, still a member); nil for
-    /// the single owner.
-    func watch(_ identity: Identity, in conversation: Int64) -> (@Sendable () async -> Bool)? {
-        guard let user = identity.user else { return nil }
-        return { [self] in
-            guard await stillValid(identity) else { return false }
-            let access: MemberAccess?? = try? await store.access(of: user, to: conversation)
-            return (access ?? nil) != nil
-        }
+    /// For a user's socket: whether it may stay open with what it was opened with — still signed
+    /// in, still a member with the same access (one who lost the right to write reconnects as a
+    /// reader). Throws when the store cannot say.
+    func stillAllowed(_ identity: Identity, _ decided: DecidedConversation) async throws -> Bool {
+        guard let user = identity.user else { return true }
+        guard try await stillValid(identity) else { return false }
+        return try await store.access(of: user, to: decided.id) == decided.access
     }
 
     /// Signs in: the user and a new session's secret (for the cookie). Unknown names, disabled
-    /// users and wrong passwords are one 401 and take one bcrypt check each; the 11th failure in
-    /// a minute for a name or an address is a 429, before any check.
+    /// users and wrong passwords are one 401 and take one bcrypt check each; `SignInLimiter`
+    /// answers 429 before any check.
     func signIn(name: String, password: String, address: String) async throws -> (StoredUser, String) {
-        let keys = ["name:" + UserName.key(name), "address:" + address]
-        if let wait = limiter.blocked(keys) {
+        if let wait = limiter.blocked(name: UserName.key(name), address: address) {
             throw APIError(status: .tooManyRequests, message: "too many failed sign-ins; try again in \(wait) s", headers: [.retryAfter: String(wait)])
         }
         let found = try await store.user(named: name)
         let matches = try await Passwords.verify(password, hash: found?.passwordHash ?? decoy)
         guard let found, matches, !found.user.disabled else {
-            limiter.failed(keys)
+            limiter.failed(name: UserName.key(name), address: address)
             throw APIError(status: .unauthorized, message: "that name and password do not match a user here")
         }
         let secret = AccountSecret.make()
@@ -188,36 +190,114 @@ final class AccountGate: Sendable {
     }
 }
 
-/// Failed sign-ins per key (a name, an address) in the last minute, in this server's memory.
+/// Failed sign-ins in the last minute, in this server's memory, counted so that nobody can lock
+/// others out (OWASP's advice): a name from one address is refused after `limit` failures from
+/// that address; an address after `limit × 10` failures for any names (one machine guessing many
+/// accounts); a name after `limit` failures from anywhere, but only for addresses that have failed
+/// themselves (many machines guessing one account) — the right password from an address that has
+/// not failed always gets through. Behind a proxy the address is the client's
+/// (`--trusted-proxy`).
 final class SignInLimiter: Sendable {
     let limit: Int
+    var addressLimit: Int { limit * 10 }
     private let failures = Mutex<[String: [ContinuousClock.Instant]]>([:])
 
     init(limit: Int) { self.limit = limit }
 
-    /// Seconds to wait when a key has `limit` failures in the last minute; nil: go on.
-    func blocked(_ keys: [String]) -> Int? {
+    /// Seconds to wait before `name` may try again from `address`; nil: go on.
+    func blocked(name: String, address: String) -> Int? {
         let now = ContinuousClock.now
         return failures.withLock { f in
-            var wait: Int?
-            for key in keys {
+            func wait(_ key: String, _ limit: Int) -> Int? {
                 let recent = (f[key] ?? []).filter { now - $0 < .seconds(60) }
                 f[key] = recent.isEmpty ? nil : recent
-                if recent.count >= limit, let oldest = recent.first {
-                    let left = Int(((oldest + .seconds(60)) - now).components.seconds) + 1
-                    wait = max(wait ?? 0, left)
-                }
+                guard recent.count >= limit, let oldest = recent.first else { return nil }
+                return Int(((oldest + .seconds(60)) - now).components.seconds) + 1
             }
-            return wait
+            let pair = wait("pair:" + name + "\u{0}" + address, limit)
+            let byAddress = wait("address:" + address, addressLimit)
+            let addressFailed = !(f["address:" + address] ?? []).isEmpty
+            let byName = addressFailed ? wait("name:" + name, limit) : nil
+            return [pair, byAddress, byName].compactMap { $0 }.max()
         }
     }
 
-    func failed(_ keys: [String]) {
+    func failed(name: String, address: String) {
         let now = ContinuousClock.now
         failures.withLock { f in
             // Keys of the past go as the map grows (a flood of made-up names).
             if f.count > 50_000 { f = f.filter { now - ($0.value.last ?? now) < .seconds(60) } }
-            for key in keys { f[key, default: []].append(now) }
+            for key in ["pair:" + name + "\u{0}" + address, "address:" + address, "name:" + name] { f[key, default: []].append(now) }
         }
+    }
+}
+
+/// The proxies whose `X-Forwarded-For` is believed (`--trusted-proxy CIDR`): a request from one
+/// of them is counted against the client the proxy names — the rightmost address in the header
+/// that is not itself a trusted proxy — rather than against the proxy, which every user behind
+/// it shares. From any other peer the header is ignored (anyone can write it).
+struct TrustedProxies: Sendable {
+    struct Range: Sendable, Hashable {
+        let bytes: [UInt8]
+        let prefix: Int
+
+        /// `10.0.0.0/8`, `127.0.0.1` (one address), `fd00::/8`; nil for anything else.
+        init?(_ text: String) {
+            let parts = text.split(separator: "/", maxSplits: 1)
+            guard let bytes = TrustedProxies.address(String(parts[0])) else { return nil }
+            let bits = bytes.count * 8
+            if parts.count == 2 {
+                guard let p = Int(parts[1]), (0...bits).contains(p), String(p) == parts[1] else { return nil }
+                prefix = p
+            } else {
+                prefix = bits
+            }
+            self.bytes = bytes
+        }
+
+        func contains(_ other: [UInt8]) -> Bool {
+            guard other.count == bytes.count else { return false }
+            var left = prefix
+            for i in bytes.indices where left > 0 {
+                let take = min(8, left)
+                let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - take))
+                if bytes[i] & mask != other[i] & mask { return false }
+                left -= take
+            }
+            return true
+        }
+    }
+
+    let ranges: [Range]
+
+    init(_ ranges: [Range] = []) { self.ranges = ranges }
+
+    /// The address's bytes (4 for IPv4, 16 for IPv6; an IPv4-mapped IPv6 address as IPv4).
+    static func address(_ text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF { return Array(bytes[12...]) }
+        return bytes
+    }
+
+    func trusts(_ address: String) -> Bool {
+        guard !ranges.isEmpty, let bytes = Self.address(address) else { return false }
+        return ranges.contains { $0.contains(bytes) }
+    }
+
+    /// The client a request stands for: `peer` itself, or, when `peer` is a trusted proxy, the
+    /// address its `X-Forwarded-For` names last that is not a trusted proxy.
+    func client(of request: Request, peer: String) -> String {
+        guard trusts(peer) else { return peer }
+        let hops = request.headers[values: HTTPFields.Element.Name("X-Forwarded-For")!]
+            .flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        for hop in hops.reversed() {
+            guard Self.address(hop) != nil else { return peer }
+            if !trusts(hop) { return hop }
+        }
+        return peer
     }
 }

@@ -13,13 +13,16 @@ public struct BubbleRequestContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The WebSocket upgrade of the request (Hummingbird's), for the live routes.
     public let webSocket: WebSocketHandlerReference<Self>
-    /// Who the request is (set by `AccountMiddleware`).
-    public var identity = Identity.owner
-    /// The signed-in user's access to the conversation the path names (set by `AccountMiddleware`
-    /// for `/c/{id}…` and `/api/v1/conversations/{id}…`); nil in single-owner mode.
-    public var access: MemberAccess?
-    /// The client's address (failed sign-ins are counted per address).
-    public let address: String
+    /// Who the request is (set by `IdentityMiddleware`; nobody until then).
+    public var identity = Identity.anonymous
+    /// The conversation the route names, as `RouteAccess` decided it (routes of
+    /// `/api/v1/conversations/{id}…` and `/c/{id}…`); handlers read the id from here.
+    var conversation: DecidedConversation?
+    /// The signed-in user's access to the route's conversation; nil in single-owner mode.
+    public var access: MemberAccess? { conversation?.access }
+    /// The client's address (failed sign-ins are counted per address): the peer's, or the one a
+    /// trusted proxy names (`--trusted-proxy`).
+    public var address: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -103,7 +106,7 @@ struct APIError: HTTPResponseError {
         case let e as any HTTPResponseError:
             return APIError(status: e.status, message: e.status.reasonPhrase)
         default:
-            context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(AccessLogMiddleware.redacted(request.uri.path))"])
             return APIError(status: .internalServerError, message: "the server failed on this request (request id \(context.requestID); its log says why)")
         }
     }

@@ -11,30 +11,25 @@ import HummingbirdCore
 struct InsightRoutes {
     let pages: Pages
 
-    var api: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
+    func register(_ groups: RouteGroups) {
         let pages = self.pages
-        routes.get("conversations/:id/stats") { request, context in try await pages.statsJSON(try id(context), request.uri.queryParameters) }
-        routes.get("conversations/:id/stats.svg") { request, context in try await pages.statsSVG(try id(context), request.uri.queryParameters) }
-        routes.get("conversations/:id/media") { _, context in try await pages.media(of: try id(context)) }
-        routes.get("media") { _, context in try await pages.media(for: context.identity) }
-        routes.get("thumbnails/:file") { request, context in
+        let one = groups.conversationAPI(.read)
+        one.get("stats") { request, context in try await pages.statsJSON(try id(context), request.uri.queryParameters) }
+        one.get("stats.svg") { request, context in try await pages.statsSVG(try id(context), request.uri.queryParameters) }
+        one.get("media") { _, context in try await pages.media(of: try id(context)) }
+        let api = groups.api
+        api.get("media") { _, context in try await pages.media(for: context.identity) }
+        api.get("thumbnails/:file") { request, context in
             try await pages.thumbnail(context.parameters.get("file") ?? "", request.uri.queryParameters, identity: context.identity)
         }
-        return routes
-    }
-
-    var html: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
-        let pages = self.pages
-        routes.get("c/:id/stats") { request, context in try await pages.statsPage(try id(context), request.uri.queryParameters, for: context.identity) }
-        routes.get("c/:id/gallery") { _, context in try await pages.galleryPage(try id(context), for: context.identity) }
-        routes.get("gallery") { _, context in try await pages.galleryPage(nil, for: context.identity) }
-        routes.get("assets/gallery.js") { _, _ in
+        let page = groups.conversationPages
+        page.get("stats") { request, context in try await pages.statsPage(try id(context), request.uri.queryParameters, for: context.identity) }
+        page.get("gallery") { _, context in try await pages.galleryPage(try id(context), for: context.identity) }
+        groups.pages.get("gallery") { _, context in try await pages.galleryPage(nil, for: context.identity) }
+        groups.publicPages.get("assets/gallery.js") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=300"],
                      body: .init(byteBuffer: ByteBuffer(string: GalleryScript.source)))
         }
-        return routes
     }
 }
 

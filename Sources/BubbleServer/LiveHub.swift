@@ -30,6 +30,8 @@ final class LiveHub: Sendable {
         var names: [Int64: [String: String]] = [:]
         /// Whether each conversation is live (made on the server) rather than an imported archive.
         var live: [Int64: Bool] = [:]
+        /// Sockets waiting on their user's access changes, by user.
+        var access: [Int64: [UInt64: AsyncStream<AccessChange>.Continuation]] = [:]
     }
     private let state = Mutex(State())
 
@@ -40,6 +42,31 @@ final class LiveHub: Sendable {
         store.feed.listenTyping { [weak self] conversation, sender, rev in
             self?.tell(conversation, sender: sender, after: rev, from: 0)
         }
+        // Someone's access changed (here, on another server, by `bubbles users …`): their sockets ask again.
+        store.feed.listenAccess { [weak self] change in
+            guard let self else { return }
+            for c in state.withLock({ $0.access[change.user].map { Array($0.values) } ?? [] }) { c.yield(change) }
+        }
+    }
+
+    /// The access changes of `user` from now on (`SocketRevocation`).
+    func watchAccess(of user: Int64) -> (token: UInt64, changes: AsyncStream<AccessChange>) {
+        let (stream, continuation) = AsyncStream<AccessChange>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let token = state.withLock { s in
+            s.next += 1
+            s.access[user, default: [:]][s.next] = continuation
+            return s.next
+        }
+        return (token, stream)
+    }
+
+    func unwatchAccess(of user: Int64, _ token: UInt64) {
+        let c = state.withLock { s in
+            let c = s.access[user]?.removeValue(forKey: token)
+            if s.access[user]?.isEmpty == true { s.access[user] = nil }
+            return c
+        }
+        c?.finish()
     }
 
     /// Events of `conversation` from now on (`id` says who to skip for one's own typing).

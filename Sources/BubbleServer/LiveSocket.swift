@@ -25,9 +25,11 @@ struct LiveSocket {
     let since: Int64
     /// The signed-in user who writes on this socket (nil: single-owner mode, frames name a sender).
     var speaker: String?
-    /// Whether the socket may stay open (its session or token still valid, its user still a
-    /// member), asked twice a second; nil: always.
-    var allowed: (@Sendable () async -> Bool)?
+    /// Whether the connection may write (the owner, or a member who writes); a reader's writes
+    /// are answered 403.
+    var writes: Bool
+    /// How a signed-in user's socket learns it must close (nil: the single owner's never does).
+    var revocation: SocketRevocation?
 
     /// Each outgoing frame goes through one writer, so acks and changes never interleave badly.
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
@@ -48,15 +50,10 @@ struct LiveSocket {
                 post.finish()
                 return .shutdown
             }
-            if let allowed {
-                // Signed out, revoked or removed: the socket closes within a second.
-                group.addTask {
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: .milliseconds(400))
-                        if await !allowed() { return .revoked }
-                    }
-                    return .revoked
-                }
+            if let revocation {
+                // Signed out, a token revoked, disabled, removed or access changed — on this server
+                // or any other of the store — the socket closes as soon as the store says so.
+                group.addTask { await revocation.wait(hub: hub, conversation: conversation) }
             }
             group.addTask {
                 // What has piled up goes in one frame (a JSON array) — under load a connection
@@ -113,6 +110,10 @@ struct LiveSocket {
                     }
                     guard bucket.take() else {
                         post.yield(Self.error(ref, 429, "too many messages: at most \(Int(live.limits.rate)) a second (\(Int(live.limits.burst)) at once) on one connection; send it again in a moment"))
+                        continue
+                    }
+                    guard writes else {
+                        post.yield(Self.error(ref, 403, "you can read conversation \(conversation) but not write to it"))
                         continue
                     }
                     guard gate.enter() else {
@@ -301,6 +302,57 @@ struct TokenBucket {
         tokens = min(burst, tokens + rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
         guard tokens >= 1 else { return false }
         tokens -= 1
+        return true
+    }
+}
+
+/// A signed-in user's socket waits on the access changes of its user (`LiveHub.watchAccess`,
+/// from the store's feed: this server, the other servers of a PostgreSQL store, `bubbles users …`)
+/// and asks the store again on each; it closes once the store says the credential or the
+/// membership is gone. A store that cannot answer is not a revocation: the question is asked again
+/// a second later. Sessions that end by time are asked about once a minute.
+struct SocketRevocation: Sendable {
+    let user: Int64
+    let check: @Sendable () async throws -> Bool
+    var expiryCheck: Duration = .seconds(60)
+
+    func wait(hub: LiveHub, conversation: Int64) async -> LiveSocket.Role {
+        let (token, changes) = hub.watchAccess(of: user)
+        defer { hub.unwatchAccess(of: user, token) }
+        return await withTaskGroup(of: Bool.self) { group in
+            // A tick a minute (sessions that end by time); events as they come.
+            let (ticks, tick) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: expiryCheck)
+                    tick.yield()
+                }
+                return false
+            }
+            group.addTask {
+                for await change in changes where change.conversation == nil || change.conversation == conversation { tick.yield() }
+                return false
+            }
+            group.addTask {
+                for await _ in ticks {
+                    if await !stillAllowed() { return true }
+                }
+                return false
+            }
+            while let revoked = await group.next() {
+                if revoked { break }
+            }
+            group.cancelAll()
+            tick.finish()
+            return .revoked
+        }
+    }
+
+    /// The store's answer; asked again until it gives one.
+    private func stillAllowed() async -> Bool {
+        while !Task.isCancelled {
+            do { return try await check() } catch { try? await Task.sleep(for: .seconds(1)) }
+        }
         return true
     }
 }

@@ -27,6 +27,45 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     }
 }
 
+/// A line per request at `info` (and up): method, path, status, time, the request's id (in the
+/// logger's metadata). The path is logged without its query (`?token=`) and with the secret of an
+/// invitation (`/invite/…`, `/api/v1/invites/…`) replaced by `…`: the log holds no secret.
+struct AccessLogMiddleware: RouterMiddleware {
+    typealias Context = BubbleRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        func log(_ status: HTTPResponse.Status) {
+            let ms = (ContinuousClock.now - started).components
+            context.logger.info("Request", metadata: [
+                "hb.request.method": .string(request.method.rawValue), "hb.request.path": .string(Self.redacted(request.uri.path)),
+                "hb.response.status": .stringConvertible(status.code),
+                "hb.request.duration_ms": .stringConvertible(ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000),
+            ])
+        }
+        do {
+            let response = try await next(request, context)
+            log(response.status)
+            return response
+        } catch let e as any HTTPResponseError {
+            log(e.status)
+            throw e
+        } catch {
+            log(.internalServerError)
+            throw error
+        }
+    }
+
+    /// `path` with each segment after `invite` or `invites` replaced by `…`.
+    static func redacted(_ path: String) -> String {
+        var secret = false
+        return path.split(separator: "/", omittingEmptySubsequences: false).map { segment -> Substring in
+            defer { secret = segment == "invite" || segment == "invites" }
+            return secret && !segment.isEmpty ? "…" : segment
+        }.joined(separator: "/")
+    }
+}
+
 /// Every error a route throws as JSON (`{"error": "…"}`) with a status that fits
 /// (`APIError.from`) — the server keeps serving whatever a request holds.
 struct ErrorMiddleware: RouterMiddleware {

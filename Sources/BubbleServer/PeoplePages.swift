@@ -10,18 +10,10 @@ import HummingbirdCore
 struct PeopleRoutes {
     let pages: Pages
 
-    var api: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
+    func register(_ groups: RouteGroups) {
         let pages = self.pages
-        routes.get("people") { _, context in try await pages.peopleJSON(for: context.identity) }
-        return routes
-    }
-
-    var html: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
-        let pages = self.pages
-        routes.get("people") { _, context in try await pages.peoplePage(for: context.identity) }
-        return routes
+        groups.api.get("people") { _, context in try await pages.peopleJSON(for: context.identity) }
+        groups.pages.get("people") { _, context in try await pages.peoplePage(for: context.identity) }
     }
 }
 

@@ -26,9 +26,11 @@ struct GuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
 /// Request heads as they come in, before any HTTP parsing: one larger than `maxHeadBytes` is
 /// answered `431` at once (a header flood), one that has not ended `headTimeout` after its first
-/// byte `408` (a client sending its headers a byte at a time holds no connection for long);
-/// either way the connection closes. Without it the decoder's own overflow left the connection
-/// open and unanswered until the idle timeout.
+/// byte `408` (a client sending its headers a byte at a time holds no connection for long), and
+/// a request line that is not `METHOD SP target SP HTTP/1.x` in visible ASCII (invalid UTF-8, a
+/// control character, a bare LF) `400` as soon as its line ends; either way the connection
+/// closes. Without it the decoder's own overflow left the connection open and unanswered until
+/// the idle timeout, and a request line of bytes that are not UTF-8 was never answered at all.
 ///
 /// Bytes are read as HTTP/1.1 without pipelining (what browsers and the tests send): a head ends
 /// at its blank line; what follows is its body until the server starts answering, after which
@@ -53,6 +55,8 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var state = State.idle
     /// How much of the blank line that ends a head the last bytes read were (0…3).
     private var blank = 0
+    /// The request line read so far (nil once it has ended and was found well formed).
+    private var requestLine: [UInt8]? = []
     private var deadline: Scheduled<Void>?
 
     init(limits: Limits) { self.limits = limits }
@@ -68,6 +72,7 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .idle, .answering:
             state = .head(bytes: 0, lines: 0)
             blank = 0
+            requestLine = []
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
             deadline = loop.scheduleTask(in: limits.headTimeout) {
@@ -87,8 +92,18 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func read(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
         guard case .head(var total, var lines) = state else { return }
         var ended = false
+        var badLine = false
         for b in buffer.readableBytesView {
             total += 1
+            if requestLine != nil {
+                if b == 10 {
+                    badLine = !Self.wellFormed(requestLine!)
+                    requestLine = nil
+                } else if requestLine!.count < limits.maxHeadBytes {
+                    requestLine!.append(b)
+                }
+                if badLine { break }
+            }
             if b == 10 { lines += 1 }
             // \r\n\r\n: `blank` counts how much of it the last bytes were.
             switch (blank, b) {
@@ -99,6 +114,10 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             default: blank = 0
             }
             if ended { break }
+        }
+        if badLine {
+            refuse(context, status: "400 Bad Request", "the request line is not METHOD /path HTTP/1.1 in visible ASCII (bytes that are not UTF-8, or control characters)")
+            return
         }
         if total > limits.maxHeadBytes || lines > limits.maxHeadLines {
             refuse(context, status: "431 Request Header Fields Too Large",
@@ -112,6 +131,19 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         state = .head(bytes: total, lines: lines)
+    }
+
+    /// Whether a request line (without its LF) is `METHOD SP target SP HTTP/1.x` with an upper-case
+    /// method, a target of visible ASCII, and at most a CR at its end.
+    static func wellFormed(_ line: [UInt8]) -> Bool {
+        var line = line[...]
+        if line.last == 13 { line = line.dropLast() }
+        let parts = line.split(separator: 32, omittingEmptySubsequences: false)
+        guard parts.count == 3, let method = parts.first, (1...20).contains(method.count),
+              method.allSatisfy({ ($0 >= 65 && $0 <= 90) || $0 == 45 }) else { return false }
+        let target = parts[1]
+        guard !target.isEmpty, target.allSatisfy({ $0 > 32 && $0 < 127 }) else { return false }
+        return parts[2].elementsEqual("HTTP/1.1".utf8) || parts[2].elementsEqual("HTTP/1.0".utf8)
     }
 
     /// Whether `buffer` starts like a request line (`GET `, `POST `…: capital letters, a space).

@@ -4,23 +4,47 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 
-// The server's routes, one collection per part (docs/SERVER.md lists them all). Each handler
-// reads its parameters, calls one of API, LiveAPI, Files or Pages, and returns what it gives:
-// errors are thrown and answered as JSON by `ErrorMiddleware`.
+// The server's routes, one struct per part (docs/SERVER.md lists them all), each registering into
+// the access groups of `RouteGroups` — the group says who may ask (`AccessRule`), so a route
+// cannot be added without a rule. Each handler reads its parameters (the conversation from the
+// access decision), calls one of API, LiveAPI, Files or Pages, and returns what it gives: errors
+// are thrown and answered as JSON by `ErrorMiddleware`.
+
+/// The groups every route is registered in, by who may ask for it.
+struct RouteGroups {
+    let router: Router<BubbleRequestContext>
+    let policy: AccessPolicy
+    let table: AccessTable
+
+    func group(_ prefix: RouterPath, _ rule: AccessRule, page: Bool) -> AccessGroup {
+        AccessGroup(router, prefix, rule: rule, page: page, policy: policy, table: table)
+    }
+
+    /// `/api/v1/…` for anyone: signing in, accepting an invitation.
+    var publicAPI: AccessGroup { group("api/v1", .anyone, page: false) }
+    /// `/api/v1/…` for the owner or any signed-in user (lists filtered to what they reach).
+    var api: AccessGroup { group("api/v1", .signedIn, page: false) }
+    /// `/api/v1/conversations/{id}/…`, decided per conversation.
+    func conversationAPI(_ need: ConversationNeed) -> AccessGroup { group("api/v1/conversations/:id", .conversation(need), page: false) }
+    /// Pages for anyone: sign-in, an invitation, the assets.
+    var publicPages: AccessGroup { group("", .anyone, page: true) }
+    /// Pages for the owner or any signed-in user.
+    var pages: AccessGroup { group("", .signedIn, page: true) }
+    /// `/c/{id}…`: a conversation's pages, for whoever reads it.
+    var conversationPages: AccessGroup { group("c/:id", .conversation(.read), page: true) }
+}
 
 /// `/healthz` and `/metrics`.
 struct OperationsRoutes {
     let metrics: ServerMetrics
 
-    var collection: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
-        routes.get("healthz") { _, _ in HealthJSON(status: "ok") }
+    func register(_ groups: RouteGroups) {
+        groups.publicPages.get("healthz") { _, _ in HealthJSON(status: "ok") }
         let metrics = self.metrics
-        routes.get("metrics") { _, _ -> Response in
+        groups.group("", .admin, page: false).get("metrics") { _, _ -> Response in
             guard let text = metrics.prometheusText() else { throw APIError.notFound("this server keeps no metrics") }
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: text)))
         }
-        return routes
     }
 }
 
@@ -28,15 +52,15 @@ struct OperationsRoutes {
 struct ConversationRoutes {
     let api: API
 
-    var collection: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
+    func register(_ groups: RouteGroups) {
         let api = self.api
-        routes.get("conversations") { _, context in try await api.conversations(for: context.identity) }
-        routes.get("conversations/:id") { _, context in try await api.conversation(try id(context)) }
-        routes.get("conversations/:id/messages") { request, context in try await api.messages(try id(context), request.uri.queryParameters) }
-        routes.get("conversations/:id/days") { request, context in try await api.days(try id(context), request.uri.queryParameters) }
-        routes.get("search") { request, context in try await api.search(request.uri.queryParameters, for: context.identity) }
-        return routes
+        let all = groups.api
+        all.get("conversations") { _, context in try await api.conversations(for: context.identity) }
+        all.get("search") { request, context in try await api.search(request.uri.queryParameters, for: context.identity) }
+        let one = groups.conversationAPI(.read)
+        one.get("") { _, context in try await api.conversation(try id(context)) }
+        one.get("messages") { request, context in try await api.messages(try id(context), request.uri.queryParameters) }
+        one.get("days") { request, context in try await api.days(try id(context), request.uri.queryParameters) }
     }
 }
 
@@ -45,17 +69,16 @@ struct FileRoutes {
     let files: Files
     let pages: Pages
 
-    var collection: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
+    func register(_ groups: RouteGroups) {
         let files = self.files, pages = self.pages
-        routes.post("imports") { request, context in try await files.upload(request, identity: context.identity) }
-        routes.get("attachments/:file") { request, context in
+        let api = groups.api
+        api.post("imports") { request, context in try await files.upload(request, identity: context.identity) }
+        api.get("attachments/:file") { request, context in
             try await files.attachment(context.parameters.get("file") ?? "", request, identity: context.identity)
         }
-        routes.get("conversations/:id/export") { request, context in
+        groups.conversationAPI(.read).get("export") { request, context in
             try await files.export(try id(context), request.uri.queryParameters, theme: try pages.themed(request.uri.queryParameters).name)
         }
-        return routes
     }
 }
 
@@ -65,50 +88,50 @@ struct LiveRoutes {
     let live: LiveAPI
     let maxUpload: Int
 
-    var collection: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
+    func register(_ groups: RouteGroups) {
         let live = self.live, maxUpload = self.maxUpload
         let bodyLimit = live.limits.maxText * 2 + 65_536
-        routes.post("conversations") { request, context in
+        groups.api.post("conversations") { request, context in
             EditedResponse(status: .created, response: try await live.createConversation(try await LiveAPI.object(request, limit: 1 << 20),
                                                                                           by: context.identity))
         }
-        routes.post("conversations/:id/messages") { request, context in
+        let write = groups.conversationAPI(.write)
+        write.post("messages") { request, context in
             let id = try id(context)
             return try await live.added(try await live.send(id, try await LiveAPI.object(request, limit: bodyLimit), as: context.identity.speaker))
         }
-        routes.patch("conversations/:id/messages/:seq") { request, context in
+        write.patch("messages/:seq") { request, context in
             try await live.changed(try await live.edit(try id(context), try seq(context), try await LiveAPI.object(request, limit: bodyLimit),
                                                        as: context.identity.speaker))
         }
-        routes.delete("conversations/:id/messages/:seq") { request, context in
+        write.delete("messages/:seq") { request, context in
             try await live.changed(try await live.delete(try id(context), try seq(context), sender: Self.optional(request, "sender"),
                                                          as: context.identity.speaker))
         }
-        routes.post("conversations/:id/messages/:seq/reactions") { request, context in
+        write.post("messages/:seq/reactions") { request, context in
             let body = try await LiveAPI.object(request, limit: 65_536)
             return try await live.changed(try await live.react(try id(context), try seq(context), emoji: try LiveAPI.string(body, "emoji"),
                                                                sender: body["sender"] as? String, as: context.identity.speaker, on: true))
         }
-        routes.delete("conversations/:id/messages/:seq/reactions") { request, context in
+        write.delete("messages/:seq/reactions") { request, context in
             try await live.changed(try await live.react(try id(context), try seq(context), emoji: try Self.field(request, "emoji"),
                                                         sender: Self.optional(request, "sender"), as: context.identity.speaker, on: false))
         }
-        routes.get("conversations/:id/changes") { request, context in try await live.changes(try id(context), request.uri.queryParameters) }
-        routes.post("conversations/:id/photos") { request, context in
+        write.post("photos") { request, context in
             try await live.uploadPhoto(try id(context), request, maxUpload: maxUpload)
         }
-        routes.get("conversations/:id/live") { request, context -> Response in
-            _ = try await Self.admit(request, id: context.parameters.get("id"), live: live)
+        let read = groups.conversationAPI(.read)
+        read.get("changes") { request, context in try await live.changes(try id(context), request.uri.queryParameters) }
+        read.get("live") { request, context -> Response in
+            _ = try await Self.admit(request, id: try id(context), live: live)
             throw APIError(status: .upgradeRequired, message: "expected a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
         }
-        return routes
     }
 
-    /// Whether a socket may be opened, for both routers: this server's own page (`Origin`), a
-    /// valid `since`, a conversation that exists — else the error naming why (403, 400, 404).
-    static func admit(_ request: Request, id raw: String?, live: LiveAPI) async throws -> (conversation: Int64, since: Int64) {
-        let id = try conversationID(raw)
+    /// Whether a socket may be opened, for both routers (the conversation decided by
+    /// `RouteAccess`): this server's own page (`Origin`), a valid `since`, a conversation that
+    /// exists — else the error naming why (403, 400, 404).
+    static func admit(_ request: Request, id: Int64, live: LiveAPI) async throws -> (conversation: Int64, since: Int64) {
         guard sameOrigin(request) else {
             throw APIError(status: .forbidden, message: "Origin \(request.headers[.origin] ?? "") is not this server's; live updates are for its own pages")
         }
@@ -142,20 +165,21 @@ struct LiveRoutes {
 struct PageRoutes {
     let pages: Pages
 
-    var collection: RouteCollection<BubbleRequestContext> {
-        let routes = RouteCollection(context: BubbleRequestContext.self)
+    func register(_ groups: RouteGroups) {
         let pages = self.pages
-        routes.get("/") { _, context in try await pages.library(for: context.identity) }
-        routes.get("c/:id") { request, context in
+        let anyone = groups.publicPages
+        anyone.get("login") { request, _ in pages.signIn(request.uri.queryParameters) }
+        anyone.get("invite/:token") { _, context in try await pages.invitation(context.parameters.get("token") ?? "", for: context.identity) }
+        anyone.get("assets/style.css") { request, _ in try pages.styleSheet(request.uri.queryParameters) }
+        anyone.get("assets/viewer.js") { _, _ in pages.script() }
+        anyone.get("assets/fonts/:name") { _, context in try pages.font(context.parameters.get("name") ?? "") }
+        let signedIn = groups.pages
+        signedIn.get("/") { _, context in try await pages.library(for: context.identity) }
+        signedIn.get("search") { request, context in try await pages.search(request.uri.queryParameters, for: context.identity) }
+        let conversation = groups.conversationPages
+        conversation.get("") { request, context in
             try await pages.conversation(try id(context), request.uri.queryParameters, for: context.identity, access: context.access)
         }
-        routes.get("search") { request, context in try await pages.search(request.uri.queryParameters, for: context.identity) }
-        routes.get("c/:id/view") { request, context in try await pages.view(try id(context), request.uri.queryParameters, for: context.identity) }
-        routes.get("login") { request, _ in pages.signIn(request.uri.queryParameters) }
-        routes.get("invite/:token") { _, context in try await pages.invitation(context.parameters.get("token") ?? "", for: context.identity) }
-        routes.get("assets/style.css") { request, _ in try pages.styleSheet(request.uri.queryParameters) }
-        routes.get("assets/viewer.js") { _, _ in pages.script() }
-        routes.get("assets/fonts/:name") { _, context in try pages.font(context.parameters.get("name") ?? "") }
-        return routes
+        conversation.get("view") { request, context in try await pages.view(try id(context), request.uri.queryParameters, for: context.identity) }
     }
 }

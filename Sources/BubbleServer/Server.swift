@@ -38,6 +38,13 @@ public struct ServerConfiguration: Sendable {
     public var compactFrom = 20_000
     /// Sessions, cookies, sign-in limits, invitations (once the store has users).
     public var accounts = AccountSettings()
+    /// Names (`Host`) the server is reached by besides its address (`--public-host`); a request
+    /// for any other name is refused (421), so no web page can reach it by re-binding a name of
+    /// its own to this machine (DNS rebinding). A server on loopback also answers `localhost`.
+    public var publicHosts: [String] = []
+    /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy CIDR`): sign-in limits
+    /// count that client, not the proxy every user shares. Addresses or CIDR ranges.
+    public var trustedProxies: [String] = []
 
     /// A configuration; every parameter is the property of the same name.
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
@@ -92,26 +99,44 @@ public struct BubbleServer: Sendable {
     }
 
     /// Every request passes, in order: metrics (count and latency per route), the access log
-    /// (with the request id), security headers, errors as JSON, who it is and what it may reach
-    /// (`AccountMiddleware`: the token in single-owner mode, else a signed-in user) — then its route.
-    public func router() -> Router<BubbleRequestContext> {
+    /// (with the request id, paths without their queries or secrets), security headers, errors as
+    /// JSON, who it is (`IdentityMiddleware`: the Host, the token in single-owner mode, else the
+    /// signed-in user) — then the router matches its route, whose group decides what it may reach
+    /// (`RouteAccess`). A router with a route outside every access group is not built.
+    public func router() -> Router<BubbleRequestContext> { routerAndRules().router }
+
+    /// The router and the access rule of each of its routes.
+    func routerAndRules() -> (router: Router<BubbleRequestContext>, rules: AccessTable) {
         let router = Router(context: BubbleRequestContext.self)
         router.add(middleware: MetricsMiddleware())
-        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: AccessLogMiddleware())
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: AccountMiddleware(gate: gate, token: configuration.token))
-        router.addRoutes(OperationsRoutes(metrics: metrics).collection)
-        router.addRoutes(AccountRoutes(gate: gate, hub: live.hub).collection, atPath: "api/v1")
-        router.addRoutes(ConversationRoutes(api: API(store: store, accounts: accounts)).collection, atPath: "api/v1")
-        router.addRoutes(FileRoutes(files: files, pages: pages).collection, atPath: "api/v1")
-        router.addRoutes(LiveRoutes(live: live, maxUpload: configuration.maxUpload).collection, atPath: "api/v1")
-        router.addRoutes(InsightRoutes(pages: pages).api, atPath: "api/v1")
-        router.addRoutes(PeopleRoutes(pages: pages).api, atPath: "api/v1")
-        router.addRoutes(PageRoutes(pages: pages).collection)
-        router.addRoutes(InsightRoutes(pages: pages).html)
-        router.addRoutes(PeopleRoutes(pages: pages).html)
-        return router
+        router.add(middleware: identity)
+        let groups = RouteGroups(router: router, policy: AccessPolicy(accounts: accounts), table: AccessTable())
+        OperationsRoutes(metrics: metrics).register(groups)
+        AccountRoutes(gate: gate, hub: live.hub).register(groups)
+        ConversationRoutes(api: API(store: store, accounts: accounts)).register(groups)
+        FileRoutes(files: files, pages: pages).register(groups)
+        LiveRoutes(live: live, maxUpload: configuration.maxUpload).register(groups)
+        InsightRoutes(pages: pages).register(groups)
+        PeopleRoutes(pages: pages).register(groups)
+        PageRoutes(pages: pages).register(groups)
+        Self.requireRules(router, groups.table)
+        return (router, groups.table)
+    }
+
+    /// Stops at once on a route registered without an access rule: it would be served to anyone.
+    static func requireRules(_ router: Router<BubbleRequestContext>, _ table: AccessTable) {
+        let unruled = table.unruled(router)
+        precondition(unruled.isEmpty, "routes without an access rule (register them through RouteGroups): \(unruled.joined(separator: ", "))")
+    }
+
+    /// Who a request is, for both routers.
+    var identity: IdentityMiddleware {
+        IdentityMiddleware(gate: gate, token: configuration.token,
+                           hosts: AllowedHosts(host: configuration.host, loopback: configuration.isLoopback, publicHosts: configuration.publicHosts),
+                           proxies: TrustedProxies(configuration.trustedProxies.compactMap(TrustedProxies.Range.init)))
     }
 
     /// The router that decides WebSocket upgrades: who it is (as every request: the token, or a
@@ -119,21 +144,32 @@ public struct BubbleServer: Sendable {
     /// cannot listen or write), a known conversation and a valid `since`. What it refuses is
     /// answered by the HTTP router's route with the reason. A user's socket closes within a
     /// second of their session or token ending or their membership going.
-    public func webSocketRouter() -> Router<BubbleRequestContext> {
+    public func webSocketRouter() -> Router<BubbleRequestContext> { webSocketRouterAndRules().router }
+
+    /// The WebSocket router, through the same identity and access groups as every route.
+    func webSocketRouterAndRules() -> (router: Router<BubbleRequestContext>, rules: AccessTable) {
         let router = Router(context: BubbleRequestContext.self)
-        router.add(middleware: AccountMiddleware(gate: gate, token: configuration.token))
+        router.add(middleware: AccessLogMiddleware())
+        router.add(middleware: identity)
+        let groups = RouteGroups(router: router, policy: AccessPolicy(accounts: accounts), table: AccessTable())
         let live = self.live, metrics = self.metrics, gate = self.gate
-        router.ws("api/v1/conversations/:id/live") { request, context in
-            (try? await LiveRoutes.admit(request, id: context.parameters.get("id"), live: live)) != nil ? .upgrade([:]) : .dontUpgrade
+        groups.conversationAPI(.read).ws("live") { request, context in
+            guard let decided = context.conversation else { return .dontUpgrade }
+            return (try? await LiveRoutes.admit(request, id: decided.id, live: live)) != nil ? .upgrade([:]) : .dontUpgrade
         } onUpgrade: { inbound, outbound, context in
-            let (id, since) = try await LiveRoutes.admit(context.request, id: context.requestContext.parameters.get("id"), live: live)
+            let requestContext = context.requestContext
+            guard let decided = requestContext.conversation else { return }
+            let (id, since) = try await LiveRoutes.admit(context.request, id: decided.id, live: live)
             metrics.sockets.increment()
             defer { metrics.sockets.decrement() }
-            let identity = context.requestContext.identity
-            try await LiveSocket(live: live, conversation: id, since: since, speaker: identity.speaker, allowed: gate.watch(identity, in: id))
+            let identity = requestContext.identity
+            let writes = identity == .owner || (decided.access?.writes ?? false)
+            try await LiveSocket(live: live, conversation: id, since: since, speaker: identity.speaker, writes: writes,
+                                 revocation: identity.user.map { user in SocketRevocation(user: user.id, check: { try await gate.stillAllowed(identity, decided) }) })
                 .run(inbound: inbound, outbound: outbound)
         }
-        return router
+        Self.requireRules(router, groups.table)
+        return (router, groups.table)
     }
 
     /// The HTTP server as a `Service`: Hummingbird's application with this server's routers.
@@ -194,19 +230,25 @@ struct StartAfterStore<App: ApplicationProtocol>: Service {
     }
 }
 
-/// The conversation id of a route, or a 400 naming it.
-func id(_ context: BubbleRequestContext) throws -> Int64 { try conversationID(context.parameters.get("id")) }
-
-func conversationID(_ raw: String?) throws -> Int64 { try positive(raw, "conversation id \"\(raw ?? "")\" is not a number ≥ 1") }
-
-/// The message sequence number of a route, or a 400 naming it.
-func seq(_ context: BubbleRequestContext) throws -> Int64 {
-    try positive(context.parameters.get("seq"), "message \"\(context.parameters.get("seq") ?? "")\" is not a sequence number ≥ 1")
+/// The conversation of a route, as `RouteAccess` decided it. A route outside a conversation
+/// group has none: a 500 (a route registered under the wrong rule), never a reading of the path.
+func id(_ context: BubbleRequestContext) throws -> Int64 {
+    guard let decided = context.conversation else {
+        throw APIError(status: .internalServerError, message: "this route names a conversation but was registered without its access rule")
+    }
+    return decided.id
 }
 
-/// A whole number ≥ 1 from a route, or a 400 with `message`.
+/// The message sequence number of a route (canonical digits, as `canonicalID`), or a 404.
+func seq(_ context: BubbleRequestContext) throws -> Int64 {
+    let raw = context.parameters.get("seq")
+    guard let seq = canonicalID(raw) else { throw APIError.notFound("no message \"\(raw ?? "")\"; expected its sequence number, as …/messages/12") }
+    return seq
+}
+
+/// A whole number ≥ 1 from a route (canonical digits), or a 404 with `message`.
 func positive(_ raw: String?, _ message: @autoclosure () -> String) throws -> Int64 {
-    guard let raw, let value = Int64(raw), value > 0 else { throw APIError.badRequest(message()) }
+    guard let value = canonicalID(raw) else { throw APIError.notFound(message()) }
     return value
 }
 

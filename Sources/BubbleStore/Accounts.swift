@@ -125,10 +125,12 @@ public protocol AccountStore: AnyObject, Sendable {
     func createSession(hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws
     /// The user of a live session (not expired, not idle too long, not disabled); seen now.
     func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser?
-    /// Ends the session whose cookie hashes to `hash` (signing out).
+    /// Ends the session whose cookie hashes to `hash` (signing out); its user's open sockets are
+    /// told (`ChangeFeed.listenAccess`).
     func deleteSession(hash: String) async throws
-    /// Ends every session of `user` ("sign out everywhere"); how many there were.
-    @discardableResult func deleteSessions(of user: Int64) async throws -> Int
+    /// Ends every session and every API token of `user` ("sign out everywhere", a password
+    /// reset, `bubbles users sign-out`), in one transaction; their open sockets are told.
+    @discardableResult func signOutEverywhere(_ user: Int64) async throws -> EndedCredentials
 
     /// Makes an API token named `name` for `user`, kept by its SHA-256 `hash`.
     func createToken(user: Int64, name: String, hash: String) async throws -> StoredToken
@@ -158,15 +160,69 @@ public protocol AccountStore: AnyObject, Sendable {
     func invitation(hash: String, now: Date) async throws -> Int64?
     /// Keeps an invitation to `conversation` with `access`, by the SHA-256 of its secret, until `expires`.
     func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws
-    /// Joins `user` by an invitation: single use, before it expires. The conversation, or a
-    /// `LiveError(.notFound)` that says nothing about why.
-    func redeemInvite(hash: String, user: StoredUser, now: Date) async throws -> Int64
+    /// Redeems an invitation in one transaction: takes it (single use, before it expires),
+    /// makes the new account and its session when `joiner` is one, and the membership (a member
+    /// already keeps the higher access). Of several at once exactly one succeeds; the others get
+    /// `LiveError(.notFound)` — saying nothing about why — and nothing of theirs is kept. A name
+    /// taken is a `LiveError(.conflict)`, and the invitation stays unused.
+    func acceptInvite(hash: String, joiner: InviteJoiner, now: Date, policy: SessionPolicy) async throws -> AcceptedInvite
 
     /// Files (`<sha256>.<ext>`) a conversation shows, so an attachment is served only to those
     /// who reach one of its conversations.
     func recordMedia(_ files: [String], in conversation: Int64) async throws
     /// Whether `user` reaches a conversation that shows `file` (`<sha256>.<ext>`).
     func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool
+}
+
+/// Who accepts an invitation: a signed-in user, or a new account made with it.
+public enum InviteJoiner: Sendable {
+    /// A user who has an account.
+    case existing(StoredUser)
+    /// A new member's account and the SHA-256 of the session it is signed in with.
+    case newAccount(name: String, displayName: String, passwordHash: String, sessionHash: String)
+}
+
+/// What accepting an invitation did: the conversation joined, and by whom.
+public struct AcceptedInvite: Sendable, Hashable {
+    /// The conversation joined.
+    public var conversation: Int64
+    /// The member (the new account, for `InviteJoiner.newAccount`).
+    public var user: StoredUser
+    /// What accepting did; every parameter is the property of the same name.
+    public init(conversation: Int64, user: StoredUser) { self.conversation = conversation; self.user = user }
+}
+
+/// How many credentials `signOutEverywhere` ended.
+public struct EndedCredentials: Sendable, Hashable {
+    /// Cookie sessions ended.
+    public var sessions: Int
+    /// API tokens revoked.
+    public var tokens: Int
+    /// Counts; every parameter is the property of the same name.
+    public init(sessions: Int, tokens: Int) { self.sessions = sessions; self.tokens = tokens }
+}
+
+/// A change to what a user may reach, told to every server of the store so that open sockets
+/// close at once: a session or token ended, the user disabled, or (with `conversation`) their
+/// membership removed or changed. Sockets ask the store again; the store is the truth.
+public struct AccessChange: Sendable, Hashable {
+    /// The user whose credentials or membership changed.
+    public var user: Int64
+    /// The conversation whose membership changed; nil: the user's credentials.
+    public var conversation: Int64?
+    /// A change of `user`'s access (to `conversation`, or everywhere when nil).
+    public init(user: Int64, conversation: Int64? = nil) { self.user = user; self.conversation = conversation }
+
+    /// `U` or `U:C`, as `NOTIFY bubbles_access` and the SQLite store's `access_event` carry it.
+    var payload: String { conversation.map { "\(user):\($0)" } ?? "\(user)" }
+
+    init?(payload: String) {
+        let parts = payload.split(separator: ":")
+        guard (1...2).contains(parts.count), let user = Int64(parts[0]) else { return nil }
+        self.user = user
+        conversation = parts.count == 2 ? Int64(parts[1]) : nil
+        if parts.count == 2 && conversation == nil { return nil }
+    }
 }
 
 /// The random values that stand for a signed-in client: 32 bytes from the system's
@@ -186,6 +242,11 @@ public enum AccountSecret {
         h.update(Array(secret.utf8))
         return h.finish()
     }
+}
+
+/// The one answer for an invitation that cannot be used.
+enum InviteText {
+    static let invalid = LiveError(.notFound, "this invitation is not valid: it was used already, has expired or never existed")
 }
 
 /// The store's file names of media in a message's stored JSON or a path (`media/ab/<sha256>.ext`).

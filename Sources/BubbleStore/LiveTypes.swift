@@ -120,6 +120,23 @@ public final class ChangeFeed: @unchecked Sendable {
         for l in all { l(change) }
     }
 
+    private var accessListeners: [@Sendable (AccessChange) -> Void] = []
+
+    /// Calls `listener` with every change of a user's access (credentials ended, membership
+    /// removed or changed), from this server and — through the store — from every other
+    /// process using it: other servers, `bubbles users …`.
+    public func listenAccess(_ listener: @escaping @Sendable (AccessChange) -> Void) {
+        lock.lock(); defer { lock.unlock() }
+        accessListeners.append(listener)
+    }
+
+    func emitAccess(_ change: AccessChange) {
+        lock.lock()
+        let all = accessListeners
+        lock.unlock()
+        for l in all { l(change) }
+    }
+
     private var typingListeners: [@Sendable (_ conversation: Int64, _ sender: String, _ rev: Int64) -> Void] = []
 
     /// Calls `listener` when someone types on another server of the same store (PostgreSQL).

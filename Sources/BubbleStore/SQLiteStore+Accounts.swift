@@ -15,15 +15,54 @@ extension SQLiteStore: AccountStore {
     }
 
     public func addUser(name: String, displayName: String, role: UserRole, passwordHash: String) async throws -> StoredUser {
-        try await write { db in
+        try await write { db in try Self.insertUser(db, name: name, displayName: displayName, role: role, passwordHash: passwordHash) }
+    }
+
+    static func insertUser(_ db: Database, name: String, displayName: String, role: UserRole, passwordHash: String) throws -> StoredUser {
+        let now = Date().timeIntervalSince1970
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE name_key = ?", arguments: [UserName.key(name)]) == true {
+            throw LiveError(.conflict, "a user named \"\(name)\" exists already (names are the same in any case)")
+        }
+        try db.execute(sql: "INSERT INTO account (name, name_key, display_name, role, password_hash, created) VALUES (?, ?, ?, ?, ?, ?)",
+                       arguments: [name, UserName.key(name), displayName, role.rawValue, passwordHash, now])
+        return StoredUser(id: db.lastInsertedRowID, name: name, displayName: displayName, role: role,
+                          created: Date(timeIntervalSince1970: now), disabled: false)
+    }
+
+    /// A write that changes who reaches what: the changes it names are kept in `access_event` in
+    /// the same transaction (other processes' stores read them: `watchAccessEvents`) and told to
+    /// this process's listeners once it is committed.
+    func writeRevoking<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> (T, [AccessChange])) async throws -> T {
+        let (value, changes) = try await write { db in
+            let (value, changes) = try body(db)
             let now = Date().timeIntervalSince1970
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE name_key = ?", arguments: [UserName.key(name)]) == true {
-                throw LiveError(.conflict, "a user named \"\(name)\" exists already (names are the same in any case)")
+            if !changes.isEmpty { try db.execute(sql: "DELETE FROM access_event WHERE at < ?", arguments: [now - 86_400]) }
+            for c in changes {
+                try db.execute(sql: "INSERT INTO access_event (account_id, conversation_id, at) VALUES (?, ?, ?)", arguments: [c.user, c.conversation, now])
             }
-            try db.execute(sql: "INSERT INTO account (name, name_key, display_name, role, password_hash, created) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [name, UserName.key(name), displayName, role.rawValue, passwordHash, now])
-            return StoredUser(id: db.lastInsertedRowID, name: name, displayName: displayName, role: role,
-                              created: Date(timeIntervalSince1970: now), disabled: false)
+            return (value, changes)
+        }
+        for c in changes { feed.emitAccess(c) }
+        return value
+    }
+
+    /// Tells this process's listeners of the access changes other processes committed (a
+    /// `bubbles users sign-out` while the server runs), within a fifth of a second: the one
+    /// cross-process signal an SQLite file has is its content, so the newest event's id is read
+    /// five times a second (one index look-up). Runs until cancelled.
+    func watchAccessEvents() async {
+        var last = (try? await read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM access_event") ?? 0 }) ?? 0
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(200))
+            let since = last
+            guard let rows = try? await read({ db in
+                try Row.fetchAll(db, sql: "SELECT id, account_id, conversation_id FROM access_event WHERE id > ? ORDER BY id", arguments: [since])
+                    .map { (id: $0[0] as Int64, change: AccessChange(user: $0[1], conversation: $0[2])) }
+            }) else { continue }
+            for r in rows {
+                last = r.id
+                feed.emitAccess(r.change)
+            }
         }
     }
 
@@ -43,20 +82,23 @@ extension SQLiteStore: AccountStore {
     }
 
     public func setDisabled(_ user: Int64, _ disabled: Bool) async throws {
-        try await write { db in
+        try await writeRevoking { db in
             try db.execute(sql: "UPDATE account SET disabled = ? WHERE id = ?", arguments: [disabled, user])
             if disabled { try db.execute(sql: "DELETE FROM account_session WHERE account_id = ?", arguments: [user]) }
+            return ((), disabled ? [AccessChange(user: user)] : [])
         }
     }
 
     public func createSession(hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws {
-        try await write { db in
-            let t = now.timeIntervalSince1970
-            // Sessions long gone are dropped as new ones come.
-            try db.execute(sql: "DELETE FROM account_session WHERE expires < ? OR last_seen < ?", arguments: [t, t - policy.idle])
-            try db.execute(sql: "INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [hash, user, t, t, t + policy.lifetime])
-        }
+        try await write { db in try Self.insertSession(db, hash: hash, user: user, now: now, policy: policy) }
+    }
+
+    static func insertSession(_ db: Database, hash: String, user: Int64, now: Date, policy: SessionPolicy) throws {
+        let t = now.timeIntervalSince1970
+        // Sessions long gone are dropped as new ones come.
+        try db.execute(sql: "DELETE FROM account_session WHERE expires < ? OR last_seen < ?", arguments: [t, t - policy.idle])
+        try db.execute(sql: "INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [hash, user, t, t, t + policy.lifetime])
     }
 
     public func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser? {
@@ -76,14 +118,20 @@ extension SQLiteStore: AccountStore {
     }
 
     public func deleteSession(hash: String) async throws {
-        try await write { db in try db.execute(sql: "DELETE FROM account_session WHERE hash = ?", arguments: [hash]) }
+        try await writeRevoking { db in
+            let user = try Int64.fetchOne(db, sql: "SELECT account_id FROM account_session WHERE hash = ?", arguments: [hash])
+            try db.execute(sql: "DELETE FROM account_session WHERE hash = ?", arguments: [hash])
+            return ((), user.map { [AccessChange(user: $0)] } ?? [])
+        }
     }
 
     @discardableResult
-    public func deleteSessions(of user: Int64) async throws -> Int {
-        try await write { db in
+    public func signOutEverywhere(_ user: Int64) async throws -> EndedCredentials {
+        try await writeRevoking { db in
             try db.execute(sql: "DELETE FROM account_session WHERE account_id = ?", arguments: [user])
-            return db.changesCount
+            let sessions = db.changesCount
+            try db.execute(sql: "DELETE FROM account_token WHERE account_id = ?", arguments: [user])
+            return (EndedCredentials(sessions: sessions, tokens: db.changesCount), [AccessChange(user: user)])
         }
     }
 
@@ -104,9 +152,9 @@ extension SQLiteStore: AccountStore {
     }
 
     public func revokeToken(_ id: Int64, of user: Int64) async throws -> Bool {
-        try await write { db in
+        try await writeRevoking { db in
             try db.execute(sql: "DELETE FROM account_token WHERE id = ? AND account_id = ?", arguments: [id, user])
-            return db.changesCount > 0
+            return db.changesCount > 0 ? (true, [AccessChange(user: user)]) : (false, [])
         }
     }
 
@@ -137,45 +185,52 @@ extension SQLiteStore: AccountStore {
     }
 
     public func setMember(_ conversation: Int64, user: StoredUser, access: MemberAccess) async throws {
-        try await write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM conversation WHERE id = ?", arguments: [conversation]) == true else {
-                throw LiveError(.notFound, "no conversation \(conversation)")
-            }
+        try await writeRevoking { db in
+            try Self.upsertMember(db, conversation, user: user, access: access)
+            return ((), [AccessChange(user: user.id, conversation: conversation)])
+        }
+    }
+
+    static func upsertMember(_ db: Database, _ conversation: Int64, user: StoredUser, access: MemberAccess) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM conversation WHERE id = ?", arguments: [conversation]) == true else {
+            throw LiveError(.notFound, "no conversation \(conversation)")
+        }
+        try db.execute(sql: """
+            INSERT INTO member (conversation_id, account_id, access, added) VALUES (?, ?, ?, ?)
+            ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
+            """, arguments: [conversation, user.id, access.rawValue, Date().timeIntervalSince1970])
+        // A live conversation's writer speaks in it; an imported archive's people stay its own.
+        if access.writes {
             try db.execute(sql: """
-                INSERT INTO member (conversation_id, account_id, access, added) VALUES (?, ?, ?, ?)
-                ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
-                """, arguments: [conversation, user.id, access.rawValue, Date().timeIntervalSince1970])
-            // A live conversation's writer speaks in it; an imported archive's people stay its own.
-            if access.writes {
-                try db.execute(sql: """
-                    INSERT INTO participant (conversation_id, id, position, name)
-                    SELECT ?, ?, (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?), ?
-                    WHERE EXISTS (SELECT 1 FROM conversation WHERE id = ? AND source_format = 'live')
-                    ON CONFLICT (conversation_id, id) DO NOTHING
-                    """, arguments: [conversation, user.key, conversation, user.displayName, conversation])
-            }
+                INSERT INTO participant (conversation_id, id, position, name)
+                SELECT ?, ?, (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?), ?
+                WHERE EXISTS (SELECT 1 FROM conversation WHERE id = ? AND source_format = 'live')
+                ON CONFLICT (conversation_id, id) DO NOTHING
+                """, arguments: [conversation, user.key, conversation, user.displayName, conversation])
         }
     }
 
     public func removeMember(_ conversation: Int64, user: Int64) async throws -> Bool {
-        try await write { db in
+        try await writeRevoking { db in
             try db.execute(sql: "DELETE FROM member WHERE conversation_id = ? AND account_id = ?", arguments: [conversation, user])
-            return db.changesCount > 0
+            return db.changesCount > 0 ? (true, [AccessChange(user: user, conversation: conversation)]) : (false, [])
         }
     }
 
     public func access(of user: StoredUser, to conversation: Int64) async throws -> MemberAccess? {
-        try await read { db in
-            if let a = try String.fetchOne(db, sql: "SELECT access FROM member WHERE conversation_id = ? AND account_id = ?",
-                                           arguments: [conversation, user.id]) {
-                return MemberAccess(rawValue: a)
-            }
-            guard user.isAdmin else { return nil }
-            let unowned = try Bool.fetchOne(db, sql: """
-                SELECT 1 FROM conversation c WHERE c.id = ? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
-                """, arguments: [conversation]) == true
-            return unowned ? .owner : nil
+        try await read { db in try Self.access(db, of: user, to: conversation) }
+    }
+
+    static func access(_ db: Database, of user: StoredUser, to conversation: Int64) throws -> MemberAccess? {
+        if let a = try String.fetchOne(db, sql: "SELECT access FROM member WHERE conversation_id = ? AND account_id = ?",
+                                       arguments: [conversation, user.id]) {
+            return MemberAccess(rawValue: a)
         }
+        guard user.isAdmin else { return nil }
+        let unowned = try Bool.fetchOne(db, sql: """
+            SELECT 1 FROM conversation c WHERE c.id = ? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
+            """, arguments: [conversation]) == true
+        return unowned ? .owner : nil
     }
 
     public func readableConversations(of user: StoredUser) async throws -> Set<Int64> {
@@ -202,20 +257,29 @@ extension SQLiteStore: AccountStore {
         }
     }
 
-    public func redeemInvite(hash: String, user: StoredUser, now: Date) async throws -> Int64 {
-        let (conversation, access) = try await write { db -> (Int64, MemberAccess) in
-            // Single use: the row is taken by the one update that finds it unused.
-            try db.execute(sql: "UPDATE invite SET used_by = ?, used = ? WHERE hash = ? AND used IS NULL AND expires > ?",
-                           arguments: [user.id, now.timeIntervalSince1970, hash, now.timeIntervalSince1970])
-            guard db.changesCount == 1, let row = try Row.fetchOne(db, sql: "SELECT conversation_id, access FROM invite WHERE hash = ?", arguments: [hash]) else {
-                throw LiveError(.notFound, "this invitation is not valid: it was used already, has expired or never existed")
+    public func acceptInvite(hash: String, joiner: InviteJoiner, now: Date, policy: SessionPolicy) async throws -> AcceptedInvite {
+        let t = now.timeIntervalSince1970
+        // One write transaction (SQLite has one writer): a taken invitation, a name taken or any
+        // failure undoes all of it.
+        return try await writeRevoking { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT conversation_id, access FROM invite WHERE hash = ? AND used IS NULL AND expires > ?",
+                                             arguments: [hash, t]) else { throw InviteText.invalid }
+            let conversation: Int64 = row[0]
+            let access = MemberAccess(rawValue: row[1]) ?? .write
+            let user: StoredUser
+            switch joiner {
+            case .existing(let u): user = u
+            case let .newAccount(name, displayName, passwordHash, sessionHash):
+                user = try Self.insertUser(db, name: name, displayName: displayName, role: .member, passwordHash: passwordHash)
+                try Self.insertSession(db, hash: sessionHash, user: user.id, now: now, policy: policy)
             }
-            return (row[0], MemberAccess(rawValue: row[1]) ?? .write)
+            try db.execute(sql: "UPDATE invite SET used_by = ?, used = ? WHERE hash = ? AND used IS NULL", arguments: [user.id, t, hash])
+            guard db.changesCount == 1 else { throw InviteText.invalid }
+            // A member already is kept at the higher of both accesses.
+            let current = try Self.access(db, of: user, to: conversation)
+            try Self.upsertMember(db, conversation, user: user, access: max(current ?? .read, access))
+            return (AcceptedInvite(conversation: conversation, user: user), [AccessChange(user: user.id, conversation: conversation)])
         }
-        // A member already is kept at the higher of both accesses.
-        let current = try await self.access(of: user, to: conversation)
-        try await setMember(conversation, user: user, access: max(current ?? .read, access))
-        return conversation
     }
 
     public func recordMedia(_ files: [String], in conversation: Int64) async throws {

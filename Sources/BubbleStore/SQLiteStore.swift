@@ -117,7 +117,8 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
     /// An SQLite store has no connections to keep or work of its own to run: it waits for the
     /// service group to shut down (the server's writes finish before), then closes the file.
     public func run() async throws {
-        try? await gracefulShutdown()
+        // Until shutdown: access changes of other processes (`bubbles users …`) reach the server.
+        await cancelWhenGracefulShutdown { await self.watchAccessEvents() }
         try? pool.close()
     }
 
@@ -278,6 +279,18 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
                     name TEXT PRIMARY KEY,
                     value TEXT NOT NULL
                 ) WITHOUT ROWID;
+                """)
+        }
+        // Changes of who reaches what, for the other processes of the same file (a server told
+        // that `bubbles users sign-out` ended a session): kept a day.
+        m.registerMigration("v5-access-events") { db in
+            try db.execute(sql: """
+                CREATE TABLE access_event (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    account_id INTEGER NOT NULL,
+                    conversation_id INTEGER,
+                    at REAL NOT NULL
+                );
                 """)
         }
         return m

@@ -121,7 +121,7 @@ struct UsersEnable: AsyncParsableCommand {
 }
 
 struct UsersResetPassword: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "reset-password", abstract: "Set a user's password (from standard input); their sessions end.")
+    static let configuration = CommandConfiguration(commandName: "reset-password", abstract: "Set a user's password (from standard input); their sessions and API tokens end, their open sockets close.")
     @OptionGroup var user: ExistingUser
     @OptionGroup var password: PasswordOptions
 
@@ -129,19 +129,26 @@ struct UsersResetPassword: AsyncParsableCommand {
         let password = try password.read()
         let (db, user) = try await self.user.open()
         try await db.setPassword(of: user.id, hash: try await Passwords.hash(password))
-        let ended = try await db.deleteSessions(of: user.id)
-        print("set the password of \(user.name); \(ended) session\(ended == 1 ? "" : "s") ended")
+        let ended = try await db.signOutEverywhere(user.id)
+        print("set the password of \(user.name); \(Self.describe(ended)) ended")
+    }
+}
+
+extension UsersResetPassword {
+    /// "2 sessions and 1 API token".
+    static func describe(_ ended: EndedCredentials) -> String {
+        "\(ended.sessions) session\(ended.sessions == 1 ? "" : "s") and \(ended.tokens) API token\(ended.tokens == 1 ? "" : "s")"
     }
 }
 
 struct UsersSignOut: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "sign-out", abstract: "End every session of a user, on every server of the store.")
+    static let configuration = CommandConfiguration(commandName: "sign-out", abstract: "End every session and API token of a user, on every server of the store; their open sockets close.")
     @OptionGroup var user: ExistingUser
 
     func run() async throws {
         let (db, user) = try await self.user.open()
-        let ended = try await db.deleteSessions(of: user.id)
-        print("\(ended) session\(ended == 1 ? "" : "s") of \(user.name) ended")
+        let ended = try await db.signOutEverywhere(user.id)
+        print("\(UsersResetPassword.describe(ended)) of \(user.name) ended")
     }
 }
 #endif

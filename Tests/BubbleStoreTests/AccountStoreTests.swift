@@ -1,6 +1,7 @@
 import BubbleCore
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 import BubbleTestSupport
 @testable import BubbleStore
@@ -56,7 +57,7 @@ struct AccountStoreTests {
         try await accounts.createSession(hash: "s-ann2", user: ann.id, now: Date(), policy: SessionPolicy())
         try await accounts.deleteSession(hash: "s-ann1")
         #expect(try await accounts.sessionUser(hash: "s-ann1", now: Date(), policy: SessionPolicy()) == nil)
-        #expect(try await accounts.deleteSessions(of: ann.id) == 1)
+        #expect(try await accounts.signOutEverywhere(ann.id) == EndedCredentials(sessions: 1, tokens: 0))
 
         // Tokens: listed and revoked by their owner only.
         let token = try await accounts.createToken(user: ben.id, name: "bot", hash: "t-ben")
@@ -89,9 +90,9 @@ struct AccountStoreTests {
         try await accounts.createInvite(hash: "i-old", conversation: live.id, by: ann.id, access: .write, expires: Date().addingTimeInterval(-1))
         #expect(try await accounts.invitation(hash: "i-1", now: Date()) == live.id)
         #expect(try await accounts.invitation(hash: "i-old", now: Date()) == nil)
-        #expect(try await accounts.redeemInvite(hash: "i-1", user: ben, now: Date()) == live.id)
-        await #expect(throws: LiveError.self) { _ = try await accounts.redeemInvite(hash: "i-1", user: ben, now: Date()) }
-        await #expect(throws: LiveError.self) { _ = try await accounts.redeemInvite(hash: "i-old", user: ben, now: Date()) }
+        #expect(try await accounts.acceptInvite(hash: "i-1", joiner: .existing(ben), now: Date(), policy: policy).conversation == live.id)
+        await #expect(throws: LiveError.self) { _ = try await accounts.acceptInvite(hash: "i-1", joiner: .existing(ben), now: Date(), policy: policy) }
+        await #expect(throws: LiveError.self) { _ = try await accounts.acceptInvite(hash: "i-old", joiner: .existing(ben), now: Date(), policy: policy) }
         #expect(try await accounts.access(of: ben, to: live.id) == .write)
         #expect(try await store.people(of: live.id).ids == Set(["ann", "ben"]))
         #expect(try await accounts.readableConversations(of: ben) == [archive, live.id])
@@ -102,6 +103,101 @@ struct AccountStoreTests {
         #expect(try await store.search(StoreSearch("look", within: [live.id])).isEmpty)
         #expect(try await store.search(StoreSearch("look", within: [archive])).count == 1)
         #expect(try await store.search(StoreSearch("look", within: [])).isEmpty)
+    }
+
+    @Test("an invitation accepted by 8 new accounts at once: exactly one account, member and session; a name taken leaves the invitation unused",
+          arguments: Backend.allCases)
+    func invitationRace(backend: Backend) async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try backend.make(dir)
+        let accounts = try #require(store as? any AccountStore)
+        let ann = try await accounts.addUser(name: "ann", displayName: "Ann", role: .admin, passwordHash: "h")
+        let live = try await store.createConversation(title: "Plans", participants: [Participant(id: "ann", name: "Ann")])
+        try await accounts.setMember(live.id, user: ann, access: .owner)
+        try await accounts.createInvite(hash: "race", conversation: live.id, by: ann.id, access: .write, expires: Date().addingTimeInterval(60))
+        let policy = SessionPolicy()
+        let outcomes = await withTaskGroup(of: Result<AcceptedInvite, any Error>.self) { group in
+            for k in 0..<8 {
+                group.addTask {
+                    do {
+                        return .success(try await accounts.acceptInvite(hash: "race", joiner: .newAccount(name: "new\(k)", displayName: "New \(k)",
+                                                                                                          passwordHash: "h", sessionHash: "session-\(k)"),
+                                                                        now: Date(), policy: policy))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            var all: [Result<AcceptedInvite, any Error>] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        let won = outcomes.compactMap { try? $0.get() }
+        #expect(won.count == 1)
+        #expect(outcomes.filter { if case .failure(let e) = $0 { return (e as? LiveError)?.kind == .notFound } else { return false } }.count == 7)
+        #expect(try await accounts.userCount() == 2, "one account made, not eight")
+        let winner = try #require(won.first?.user)
+        #expect(try await accounts.members(of: live.id).map(\.user.key).sorted() == ["ann", winner.key])
+        let k = winner.key.dropFirst(3)
+        #expect(try await accounts.sessionUser(hash: "session-\(k)", now: Date(), policy: policy)?.id == winner.id)
+        for other in 0..<8 where "\(other)" != k {
+            #expect(try await accounts.sessionUser(hash: "session-\(other)", now: Date(), policy: policy) == nil)
+        }
+        // A name taken: nothing made, and the invitation can still be used.
+        try await accounts.createInvite(hash: "taken", conversation: live.id, by: ann.id, access: .read, expires: Date().addingTimeInterval(60))
+        await #expect(throws: LiveError.self) {
+            _ = try await accounts.acceptInvite(hash: "taken", joiner: .newAccount(name: "ANN", displayName: "x", passwordHash: "h", sessionHash: "s-x"),
+                                                now: Date(), policy: policy)
+        }
+        #expect(try await accounts.invitation(hash: "taken", now: Date()) == live.id)
+        #expect(try await accounts.userCount() == 2)
+        (store as? PostgresStore)?.stop()
+    }
+
+    @Test("access changes reach the feed: sign-out, sign-out everywhere (sessions and tokens), token revoked, disabled, member removed — also from another process's store of the same database",
+          arguments: Backend.allCases)
+    func accessFeed(backend: Backend) async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let url = backend == .postgres ? try TestPostgres.shared().createDatabase() : dir + "/db.sqlite"
+        let store = try Backend.open(url, media: dir)
+        let accounts = try #require(store as? any AccountStore)
+        let heard = Mutex<[AccessChange]>([])
+        store.feed.listenAccess { change in heard.withLock { $0.append(change) } }
+        // The server's store runs (its LISTEN, or its watcher of the SQLite file).
+        let running = (store as? SQLiteStore).map { sqlite in Task { try await sqlite.run() } }
+        defer { running?.cancel(); (store as? PostgresStore)?.stop() }
+        let ben = try await accounts.addUser(name: "ben", displayName: "Ben", role: .member, passwordHash: "h")
+        let live = try await store.createConversation(title: "Plans", participants: [Participant(id: "ben", name: "Ben")])
+        try await accounts.createSession(hash: "s1", user: ben.id, now: Date(), policy: SessionPolicy())
+        try await accounts.createSession(hash: "s2", user: ben.id, now: Date(), policy: SessionPolicy())
+        _ = try await accounts.createToken(user: ben.id, name: "bot", hash: "t1")
+        try await Task.sleep(for: .milliseconds(300))
+        heard.withLock { $0.removeAll() }
+        func waitFor(_ expected: AccessChange, _ what: String) async throws {
+            for _ in 0..<50 where !heard.withLock({ $0.contains(expected) }) { try await Task.sleep(for: .milliseconds(40)) }
+            #expect(heard.withLock { $0.contains(expected) }, "\(what): \(heard.withLock { $0 })")
+            heard.withLock { $0.removeAll() }
+        }
+        try await accounts.deleteSession(hash: "s1")
+        try await waitFor(AccessChange(user: ben.id), "signing out")
+        // Another process (`bubbles users sign-out`): its own store of the same database.
+        let other = try Backend.open(url, media: dir)
+        let ended = try await (other as! any AccountStore).signOutEverywhere(ben.id)
+        #expect(ended == EndedCredentials(sessions: 1, tokens: 1))
+        try await waitFor(AccessChange(user: ben.id), "signed out everywhere by another process")
+        #expect(try await accounts.tokenUser(hash: "t1", now: Date()) == nil, "the token ended with the sessions")
+        (other as? PostgresStore)?.stop()
+        try await accounts.setMember(live.id, user: ben, access: .write)
+        try await waitFor(AccessChange(user: ben.id, conversation: live.id), "membership set")
+        #expect(try await accounts.removeMember(live.id, user: ben.id))
+        try await waitFor(AccessChange(user: ben.id, conversation: live.id), "removed")
+        let t2 = try await accounts.createToken(user: ben.id, name: "bot", hash: "t2")
+        #expect(try await accounts.revokeToken(t2.id, of: ben.id))
+        try await waitFor(AccessChange(user: ben.id), "token revoked")
+        try await accounts.setDisabled(ben.id, true)
+        try await waitFor(AccessChange(user: ben.id), "disabled")
     }
 
     @Test("a store made before accounts gets them, and its conversations' photos stay visible to the admins (media names found in what the messages hold)",

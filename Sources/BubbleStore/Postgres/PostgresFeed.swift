@@ -107,18 +107,26 @@ final class PostgresFeed: Sendable {
                 do {
                     try await c.listen(on: PostgresStore.channel) { changes in
                         try await c.listen(on: PostgresStore.typingChannel) { typing in
-                            delay = .milliseconds(100)
-                            if n > 1 { post.yield(.reconnected) }
-                            try await withThrowingTaskGroup(of: Void.self) { group in
-                                group.addTask {
-                                    for try await note in changes { self.hint(note.payload) }
+                            try await c.listen(on: PostgresStore.accessChannel) { access in
+                                delay = .milliseconds(100)
+                                if n > 1 { post.yield(.reconnected) }
+                                try await withThrowingTaskGroup(of: Void.self) { group in
+                                    group.addTask {
+                                        for try await note in changes { self.hint(note.payload) }
+                                    }
+                                    group.addTask {
+                                        for try await note in typing { self.typing(note.payload) }
+                                    }
+                                    group.addTask {
+                                        // Access changes of any server or command: told at once.
+                                        for try await note in access {
+                                            if let change = AccessChange(payload: note.payload) { self.feed.emitAccess(change) }
+                                        }
+                                    }
+                                    // Any ends when the connection does.
+                                    try await group.next()
+                                    group.cancelAll()
                                 }
-                                group.addTask {
-                                    for try await note in typing { self.typing(note.payload) }
-                                }
-                                // Either ends when the connection does.
-                                try await group.next()
-                                group.cancelAll()
                             }
                         }
                     }

@@ -29,17 +29,31 @@ extension PostgresStore: AccountStore {
     }
 
     public func addUser(name: String, displayName: String, role: UserRole, passwordHash: String) async throws -> StoredUser {
+        try await read { [logger] c in try await Self.insertUser(c, logger, name: name, displayName: displayName, role: role, passwordHash: passwordHash) }
+    }
+
+    static func insertUser(_ c: PostgresConnection, _ logger: Logger, name: String, displayName: String, role: UserRole,
+                           passwordHash: String) async throws -> StoredUser {
         let now = Date().timeIntervalSince1970
-        guard let row = try await rows("""
+        guard let row = try await c.run("""
             INSERT INTO account (name, name_key, display_name, role, password_hash, created)
             VALUES (\(name), \(UserName.key(name)), \(displayName), \(role.rawValue), \(passwordHash), \(now))
             ON CONFLICT (name_key) DO NOTHING RETURNING id
-            """).first else {
+            """, logger).first else {
             throw LiveError(.conflict, "a user named \"\(name)\" exists already (names are the same in any case)")
         }
         return StoredUser(id: try row.decode(Int64.self), name: name, displayName: displayName, role: role,
                           created: Date(timeIntervalSince1970: now), disabled: false)
     }
+
+    /// `NOTIFY bubbles_access, 'U[:C]'` inside the transaction of the change: every server of the
+    /// store (and this one) hears it once the change is committed, never before, never for a
+    /// change rolled back.
+    static func notifyAccess(_ c: PostgresConnection, _ logger: Logger, _ changes: [AccessChange]) async throws {
+        for change in changes { try await c.run("SELECT pg_notify(\(accessChannel), \(change.payload))", logger) }
+    }
+
+    static let accessChannel = "bubbles_access"
 
     public func users() async throws -> [StoredUser] {
         try await rows("SELECT \(unescaped: Self.userColumns) FROM account a ORDER BY a.name_key").map(Self.user)
@@ -57,19 +71,24 @@ extension PostgresStore: AccountStore {
     public func setDisabled(_ user: Int64, _ disabled: Bool) async throws {
         try await transaction(retry: true) { [logger] c in
             try await c.run("UPDATE account SET disabled = \(disabled) WHERE id = \(user)", logger)
-            if disabled { try await c.run("DELETE FROM account_session WHERE account_id = \(user)", logger) }
+            if disabled {
+                try await c.run("DELETE FROM account_session WHERE account_id = \(user)", logger)
+                try await Self.notifyAccess(c, logger, [AccessChange(user: user)])
+            }
         }
     }
 
     public func createSession(hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws {
+        try await transaction(retry: true) { [logger] c in try await Self.insertSession(c, logger, hash: hash, user: user, now: now, policy: policy) }
+    }
+
+    static func insertSession(_ c: PostgresConnection, _ logger: Logger, hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws {
         let t = now.timeIntervalSince1970
-        try await transaction(retry: true) { [logger] c in
-            try await c.run("DELETE FROM account_session WHERE expires < \(t) OR last_seen < \(t - policy.idle)", logger)
-            try await c.run("""
-                INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (\(hash), \(user), \(t), \(t), \(t + policy.lifetime))
-                ON CONFLICT (hash) DO NOTHING
-                """, logger)
-        }
+        try await c.run("DELETE FROM account_session WHERE expires < \(t) OR last_seen < \(t - policy.idle)", logger)
+        try await c.run("""
+            INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (\(hash), \(user), \(t), \(t), \(t + policy.lifetime))
+            ON CONFLICT (hash) DO NOTHING
+            """, logger)
     }
 
     public func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser? {
@@ -85,12 +104,20 @@ extension PostgresStore: AccountStore {
     }
 
     public func deleteSession(hash: String) async throws {
-        _ = try await change("DELETE FROM account_session WHERE hash = \(hash) RETURNING 1")
+        try await transaction(retry: true) { [logger] c in
+            let users = try await c.run("DELETE FROM account_session WHERE hash = \(hash) RETURNING account_id", logger).map { try $0.decode(Int64.self) }
+            try await Self.notifyAccess(c, logger, users.map { AccessChange(user: $0) })
+        }
     }
 
     @discardableResult
-    public func deleteSessions(of user: Int64) async throws -> Int {
-        try await change("DELETE FROM account_session WHERE account_id = \(user) RETURNING 1")
+    public func signOutEverywhere(_ user: Int64) async throws -> EndedCredentials {
+        try await transaction(retry: true) { [logger] c in
+            let sessions = try await c.changed("DELETE FROM account_session WHERE account_id = \(user) RETURNING 1", logger)
+            let tokens = try await c.changed("DELETE FROM account_token WHERE account_id = \(user) RETURNING 1", logger)
+            try await Self.notifyAccess(c, logger, [AccessChange(user: user)])
+            return EndedCredentials(sessions: sessions, tokens: tokens)
+        }
     }
 
     public func createToken(user: Int64, name: String, hash: String) async throws -> StoredToken {
@@ -108,7 +135,11 @@ extension PostgresStore: AccountStore {
     }
 
     public func revokeToken(_ id: Int64, of user: Int64) async throws -> Bool {
-        try await change("DELETE FROM account_token WHERE id = \(id) AND account_id = \(user) RETURNING 1") > 0
+        try await transaction(retry: true) { [logger] c in
+            guard try await c.changed("DELETE FROM account_token WHERE id = \(id) AND account_id = \(user) RETURNING 1", logger) > 0 else { return false }
+            try await Self.notifyAccess(c, logger, [AccessChange(user: user)])
+            return true
+        }
     }
 
     public func tokenUser(hash: String, now: Date) async throws -> StoredUser? {
@@ -136,37 +167,52 @@ extension PostgresStore: AccountStore {
 
     public func setMember(_ conversation: Int64, user: StoredUser, access: MemberAccess) async throws {
         try await transaction(retry: true) { [logger] c in
-            // The conversation's row locked: positions of participants are taken one at a time.
-            guard try await c.run("SELECT 1 FROM conversation WHERE id = \(conversation) FOR UPDATE", logger).first != nil else {
-                throw LiveError(.notFound, "no conversation \(conversation)")
-            }
+            try await Self.upsertMember(c, logger, conversation, user: user, access: access)
+            try await Self.notifyAccess(c, logger, [AccessChange(user: user.id, conversation: conversation)])
+        }
+    }
+
+    static func upsertMember(_ c: PostgresConnection, _ logger: Logger, _ conversation: Int64, user: StoredUser, access: MemberAccess) async throws {
+        // The conversation's row locked: positions of participants are taken one at a time.
+        guard try await c.run("SELECT 1 FROM conversation WHERE id = \(conversation) FOR UPDATE", logger).first != nil else {
+            throw LiveError(.notFound, "no conversation \(conversation)")
+        }
+        try await c.run("""
+            INSERT INTO member (conversation_id, account_id, access, added) VALUES (\(conversation), \(user.id), \(access.rawValue), \(Date().timeIntervalSince1970))
+            ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
+            """, logger)
+        // A live conversation's writer speaks in it; an imported archive's people stay its own.
+        if access.writes {
             try await c.run("""
-                INSERT INTO member (conversation_id, account_id, access, added) VALUES (\(conversation), \(user.id), \(access.rawValue), \(Date().timeIntervalSince1970))
-                ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
+                INSERT INTO participant (conversation_id, id, position, name)
+                SELECT \(conversation), \(user.key), (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(conversation)),
+                       \(user.displayName)
+                WHERE EXISTS (SELECT 1 FROM conversation WHERE id = \(conversation) AND source_format = 'live')
+                ON CONFLICT (conversation_id, id) DO NOTHING
                 """, logger)
-            // A live conversation's writer speaks in it; an imported archive's people stay its own.
-            if access.writes {
-                try await c.run("""
-                    INSERT INTO participant (conversation_id, id, position, name)
-                    SELECT \(conversation), \(user.key), (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(conversation)),
-                           \(user.displayName)
-                    WHERE EXISTS (SELECT 1 FROM conversation WHERE id = \(conversation) AND source_format = 'live')
-                    ON CONFLICT (conversation_id, id) DO NOTHING
-                    """, logger)
-            }
         }
     }
 
     public func removeMember(_ conversation: Int64, user: Int64) async throws -> Bool {
-        try await change("DELETE FROM member WHERE conversation_id = \(conversation) AND account_id = \(user) RETURNING 1") > 0
+        try await transaction(retry: true) { [logger] c in
+            guard try await c.changed("DELETE FROM member WHERE conversation_id = \(conversation) AND account_id = \(user) RETURNING 1", logger) > 0 else {
+                return false
+            }
+            try await Self.notifyAccess(c, logger, [AccessChange(user: user, conversation: conversation)])
+            return true
+        }
     }
 
     public func access(of user: StoredUser, to conversation: Int64) async throws -> MemberAccess? {
-        guard let row = try await rows("""
+        try await read { [logger] c in try await Self.access(c, logger, of: user, to: conversation) }
+    }
+
+    static func access(_ c: PostgresConnection, _ logger: Logger, of user: StoredUser, to conversation: Int64) async throws -> MemberAccess? {
+        guard let row = try await c.run("""
             SELECT (SELECT access FROM member WHERE conversation_id = c.id AND account_id = \(user.id)),
                    NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
             FROM conversation c WHERE c.id = \(conversation)
-            """).first else { return nil }
+            """, logger).first else { return nil }
         let (access, unowned) = try row.decode((String?, Bool).self)
         if let access { return MemberAccess(rawValue: access) }
         return user.isAdmin && unowned ? .owner : nil
@@ -192,19 +238,30 @@ extension PostgresStore: AccountStore {
             .first?.decode(Int64.self)
     }
 
-    public func redeemInvite(hash: String, user: StoredUser, now: Date) async throws -> Int64 {
+    public func acceptInvite(hash: String, joiner: InviteJoiner, now: Date, policy: SessionPolicy) async throws -> AcceptedInvite {
         let t = now.timeIntervalSince1970
-        // Single use across servers: one UPDATE takes the unused row.
-        guard let row = try await rows("""
-            UPDATE invite SET used_by = \(user.id), used = \(t) WHERE hash = \(hash) AND used IS NULL AND expires > \(t)
-            RETURNING conversation_id, access
-            """).first else {
-            throw LiveError(.notFound, "this invitation is not valid: it was used already, has expired or never existed")
+        // One transaction: the invitation's row is locked by the UPDATE that takes it (a second
+        // accept waits, then finds it used and takes nothing); a name taken rolls all back.
+        return try await transaction(retry: true) { [logger] c in
+            guard let row = try await c.run("""
+                UPDATE invite SET used = \(t) WHERE hash = \(hash) AND used IS NULL AND expires > \(t)
+                RETURNING conversation_id, access
+                """, logger).first else { throw InviteText.invalid }
+            let (conversation, raw) = try row.decode((Int64, String).self)
+            let member: StoredUser
+            switch joiner {
+            case .existing(let user): member = user
+            case let .newAccount(name, displayName, passwordHash, sessionHash):
+                member = try await Self.insertUser(c, logger, name: name, displayName: displayName, role: .member, passwordHash: passwordHash)
+                try await Self.insertSession(c, logger, hash: sessionHash, user: member.id, now: now, policy: policy)
+            }
+            try await c.run("UPDATE invite SET used_by = \(member.id) WHERE hash = \(hash)", logger)
+            // A member already is kept at the higher of both accesses.
+            let current = try await Self.access(c, logger, of: member, to: conversation)
+            try await Self.upsertMember(c, logger, conversation, user: member, access: max(current ?? .read, MemberAccess(rawValue: raw) ?? .write))
+            try await Self.notifyAccess(c, logger, [AccessChange(user: member.id, conversation: conversation)])
+            return AcceptedInvite(conversation: conversation, user: member)
         }
-        let (conversation, raw) = try row.decode((Int64, String).self)
-        let current = try await self.access(of: user, to: conversation)
-        try await setMember(conversation, user: user, access: max(current ?? .read, MemberAccess(rawValue: raw) ?? .write))
-        return conversation
     }
 
     public func recordMedia(_ files: [String], in conversation: Int64) async throws {
