@@ -55,9 +55,9 @@ test: bootstrap
 	scripts/check-doc-snippets.py
 	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path $(LEAN_SCRATCH)
 	$(SWIFT) build --build-tests
-	scripts/run-tests.sh --filter BubbleStoreTests; status=$$?; \
+	scripts/run-tests.sh --filter 'BubbleStoreTests|BubbleServerTests'; status=$$?; \
 	  scripts/run-tests.sh --filter '$(IN_PROCESS_TESTS)' || status=1; \
-	  scripts/run-tests.sh --skip 'BubbleStoreTests|$(IN_PROCESS_TESTS)' || status=1; \
+	  scripts/run-tests.sh --skip 'BubbleStoreTests|BubbleServerTests|$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/test-postgres-cleanup.sh; \
 	  EXAMPLES_SCRATCH=$(EXAMPLES_SCRATCH) scripts/run-examples.sh || status=1; \
 	  scripts/api-check.sh || status=1; exit $$status

@@ -156,6 +156,13 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         // Runs the built `bubbles` tool as a user would.
+        // `bubbles serve`'s routers in the test process (no socket): access, limits, errors.
+        .testTarget(name: "BubbleServerTests", dependencies: ["BubbleServer", "BubbleStore", "BubbleCore", "BubbleRender", "BubbleTestSupport",
+                                                              .product(name: "Hummingbird", package: "hummingbird"),
+                                                              .product(name: "HummingbirdCore", package: "hummingbird"),
+                                                              .product(name: "NIOCore", package: "swift-nio"),
+                                                              .product(name: "NIOEmbedded", package: "swift-nio"),
+                                                              .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText", "BubbleImport", "BubbleTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -39,9 +39,14 @@ extension Pages {
         return Self.page(title: "Invitation", body: body + "</div>", script: true, for: identity)
     }
 
-    /// A path of this site to go back to after signing in (`/` for anything else: no open redirect).
+    /// A path of this site to go back to after signing in, else `/` (no open redirect): a single
+    /// leading `/` followed by neither `/` nor `\`, and no control character or space anywhere —
+    /// URL parsers drop tab, CR and LF, so `/\t/evil.example` would become `//evil.example`.
     static func localPath(_ raw: String?) -> String {
-        guard let raw, raw.hasPrefix("/"), !raw.hasPrefix("//"), !raw.contains("\\") else { return "/" }
+        guard let raw, raw.hasPrefix("/"),
+              !raw.unicodeScalars.contains(where: { $0.value < 0x21 || (0x7F...0x9F).contains($0.value) || $0.properties.isWhitespace }) else { return "/" }
+        let second = raw.dropFirst().first
+        guard second != "/" && second != "\\" else { return "/" }
         return raw
     }
 }

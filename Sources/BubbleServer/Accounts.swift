@@ -236,13 +236,13 @@ final class SignInLimiter: Sendable {
 /// of them is counted against the client the proxy names — the rightmost address in the header
 /// that is not itself a trusted proxy — rather than against the proxy, which every user behind
 /// it shares. From any other peer the header is ignored (anyone can write it).
-struct TrustedProxies: Sendable {
-    struct Range: Sendable, Hashable {
+package struct TrustedProxies: Sendable {
+    package struct Range: Sendable, Hashable {
         let bytes: [UInt8]
         let prefix: Int
 
         /// `10.0.0.0/8`, `127.0.0.1` (one address), `fd00::/8`; nil for anything else.
-        init?(_ text: String) {
+        package init?(_ text: String) {
             let parts = text.split(separator: "/", maxSplits: 1)
             guard let bytes = TrustedProxies.address(String(parts[0])) else { return nil }
             let bits = bytes.count * 8

@@ -37,8 +37,12 @@ struct Serve: AsyncParsableCommand {
     var compactFrom = 20_000
     @Flag(name: .customLong("secure-cookies"), help: "Mark the session cookie Secure (a TLS proxy in front; also when it sends X-Forwarded-Proto: https).")
     var secureCookies = false
-    @Option(name: .customLong("sign-in-limit"), help: "Failed sign-ins a minute per account and per address before 429 (default 10).")
+    @Option(name: .customLong("sign-in-limit"), help: "Failed sign-ins a minute for one name from one address before 429 (default 10; an address gets ten times as many for all names).")
     var signInLimit = 10
+    @Option(name: .customLong("public-host"), help: "A name the server is reached by (its Host header), e.g. chat.example.org behind a proxy; repeatable. Requests for other names are refused (421).")
+    var publicHosts: [String] = []
+    @Option(name: .customLong("trusted-proxy"), help: "A proxy (address or CIDR range, e.g. 127.0.0.1 or 10.0.0.0/8) whose X-Forwarded-For names the client for the sign-in limits; repeatable.")
+    var trustedProxies: [String] = []
     @Option(name: .customLong("session-days"), help: "Days a session lasts from sign-in (default 30).") var sessionDays = 30.0
     @Option(name: .customLong("idle-days"), help: "Days a session lasts without a request (default 7).") var idleDays = 7.0
     @Option(name: .customLong("log-level"), help: "What the log (standard error) says: trace, debug, info (a line per request, with its id), notice (default), warning, error, critical.")
@@ -54,6 +58,12 @@ struct Serve: AsyncParsableCommand {
         guard sessionDays > 0, idleDays > 0 else { throw ValidationError("--session-days and --idle-days must be > 0") }
         guard compactFrom >= 0 else { throw ValidationError("--compact-from \(compactFrom) must be a number of messages ≥ 0") }
         guard headerTimeout > 0, headerTimeout <= 3_600 else { throw ValidationError("--header-timeout \(headerTimeout) must be between 0 and 3600 seconds") }
+        for proxy in trustedProxies where TrustedProxies.Range(proxy) == nil {
+            throw ValidationError("--trusted-proxy \(proxy) is not an address or a CIDR range; expected e.g. 127.0.0.1, 10.0.0.0/8 or fd00::/8")
+        }
+        for name in publicHosts where name.isEmpty || name.contains(where: { $0 == "/" || $0 == " " || $0 == "@" }) {
+            throw ValidationError("--public-host \"\(name)\" is not a host name; expected e.g. chat.example.org (no scheme, no path)")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel) is not a level; expected one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -67,6 +77,8 @@ struct Serve: AsyncParsableCommand {
         config.compactFrom = compactFrom
         config.accounts.secureCookies = secureCookies
         config.accounts.failedSignInsPerMinute = signInLimit
+        config.publicHosts = publicHosts
+        config.trustedProxies = trustedProxies
         config.accounts.sessions = SessionPolicy(lifetime: sessionDays * 86_400, idle: idleDays * 86_400)
         // The store runs in the server's service group (PostgreSQL: its pool and, between
         // several servers, the LISTEN feed); the HTTP server starts once it is ready.
