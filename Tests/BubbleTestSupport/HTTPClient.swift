@@ -85,6 +85,25 @@ public enum HTTP {
         return nil
     }
 
+    /// Sends `bytes` as they are (no request built around them) and reads until the server
+    /// closes the connection or `limit` seconds pass: what it said, whether it closed, and when.
+    public static func raw(port: Int, _ bytes: [UInt8], limit: Double = 10) throws -> (reply: String, closed: Bool, seconds: Double) {
+        let fd = try connected(port)
+        defer { close(fd) }
+        let started = Date()
+        _ = send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        var reply = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date().timeIntervalSince(started) < limit {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return (String(decoding: reply, as: UTF8.self), true, Date().timeIntervalSince(started)) }
+            reply.append(contentsOf: buffer[0..<n])
+        }
+        return (String(decoding: reply, as: UTF8.self), false, Date().timeIntervalSince(started))
+    }
+
     /// A socket connected to 127.0.0.1:`port` (the caller closes it).
     static func connected(_ port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -41,7 +41,11 @@ public final class LiveServer: @unchecked Sendable {
         p.arguments = ["serve", "--db", db, "--port", String(port)] + (media.map { ["--media", $0] } ?? []) + arguments
         p.environment = environment
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
+        // Its log (standard error), kept across restarts: `log`.
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = FileHandle(forWritingAtPath: logPath)
+        log?.seekToEndOfFile()
+        p.standardError = log ?? FileHandle.nullDevice
         try p.run()
         process = p
         let deadline = Date().addingTimeInterval(30)
@@ -53,6 +57,12 @@ public final class LiveServer: @unchecked Sendable {
         }
         throw BrowserlessError("bubbles serve did not answer on \(port)")
     }
+
+    /// Where its standard error goes.
+    public var logPath: String { folder.appendingPathComponent("serve.log").path }
+
+    /// What it has written to standard error so far.
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// SIGKILL: no shutdown, nothing flushed by the process.
     public func kill9() {
