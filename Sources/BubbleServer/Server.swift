@@ -103,9 +103,14 @@ public struct BubbleServer: Sendable {
     /// JSON, who it is (`IdentityMiddleware`: the Host, the token in single-owner mode, else the
     /// signed-in user) — then the router matches its route, whose group decides what it may reach
     /// (`RouteAccess`). A router with a route outside every access group is not built.
-    public func router() -> Router<BubbleRequestContext> { routerAndRules().router }
+    public func router() -> Router<BubbleRequestContext> {
+        let (router, rules) = routerAndRules()
+        Self.requireRules(router, rules)
+        return router
+    }
 
-    /// The router and the access rule of each of its routes.
+    /// The router and the access rule of each of its routes (`router()` checks that every route
+    /// has one; the tests walk them).
     func routerAndRules() -> (router: Router<BubbleRequestContext>, rules: AccessTable) {
         let router = Router(context: BubbleRequestContext.self)
         router.add(middleware: MetricsMiddleware())
@@ -122,7 +127,6 @@ public struct BubbleServer: Sendable {
         InsightRoutes(pages: pages).register(groups)
         PeopleRoutes(pages: pages).register(groups)
         PageRoutes(pages: pages).register(groups)
-        Self.requireRules(router, groups.table)
         return (router, groups.table)
     }
 
@@ -144,7 +148,11 @@ public struct BubbleServer: Sendable {
     /// cannot listen or write), a known conversation and a valid `since`. What it refuses is
     /// answered by the HTTP router's route with the reason. A user's socket closes within a
     /// second of their session or token ending or their membership going.
-    public func webSocketRouter() -> Router<BubbleRequestContext> { webSocketRouterAndRules().router }
+    public func webSocketRouter() -> Router<BubbleRequestContext> {
+        let (router, rules) = webSocketRouterAndRules()
+        Self.requireRules(router, rules)
+        return router
+    }
 
     /// The WebSocket router, through the same identity and access groups as every route.
     func webSocketRouterAndRules() -> (router: Router<BubbleRequestContext>, rules: AccessTable) {
@@ -168,7 +176,6 @@ public struct BubbleServer: Sendable {
                                  revocation: identity.user.map { user in SocketRevocation(user: user.id, check: { try await gate.stillAllowed(identity, decided) }) })
                 .run(inbound: inbound, outbound: outbound)
         }
-        Self.requireRules(router, groups.table)
         return (router, groups.table)
     }
 
