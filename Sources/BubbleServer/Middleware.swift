@@ -80,7 +80,7 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 }
 
-/// The server's token of single-owner mode (`AccountMiddleware.ownerMode`): `?token=`,
+/// The server's token of single-owner mode (`IdentityMiddleware.ownerMode`): `?token=`,
 /// `Authorization: Bearer`, or the cookie a browser was given with the first.
 enum ServerToken {
     static func carries(_ request: Request, token: String) -> Bool {

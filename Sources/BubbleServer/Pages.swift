@@ -408,7 +408,7 @@ struct Pages: Sendable {
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: out.finish())))
     }
 
-    /// `access`: the signed-in user's to this conversation, as `AccountMiddleware` found it.
+    /// `access`: the signed-in user's to this conversation, as `RouteAccess` decided it.
     func conversation(_ id: Int64, _ query: Parameters, for identity: Identity, access: MemberAccess?) async throws -> Response {
         let themed = try themed(query)
         let (window, c) = try await api.window(id, query)
