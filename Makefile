@@ -79,8 +79,12 @@ bench: bootstrap
 
 # Every reader under libFuzzer, FUZZ_SECONDS each (default 60): scripts/fuzz.sh.
 FUZZ_SECONDS ?= 60
+# Then the wrap property sweep at ten times `make test`'s size (20,000 generated messages × 6
+# widths × 2 engines, checked on the scene and in the PDF).
 fuzz: bootstrap
 	scripts/fuzz.sh $(FUZZ_SECONDS)
+	$(SWIFT) build --build-tests
+	BUBBLEKIT_SWEEP=20000 scripts/run-tests.sh --filter WrapPropertyTests
 
 clean:
 	rm -rf .build .build-fuzz .build-lean .build-examples out

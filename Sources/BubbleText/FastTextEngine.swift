@@ -929,7 +929,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         var widest = 0.0
         let factor = Float(style.lineHeight)
         for (i, line) in lines.enumerated() {
-            baseline = i == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.height))
+            baseline = i == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.pitch))
             let top = baseline - line.metric.ascent
             let width = PangoTextEngine.points(line.width)
             widest = max(widest, width)

@@ -88,6 +88,12 @@ struct FastLineMetrics: Hashable {
     /// The font's line height (ascent + descent + line gap): what `lineHeight` multiplies.
     var height: Int32
 
+    /// How far below the line before this line's baseline goes (× the line-height factor): its
+    /// font height, or its ascent + descent where the font height is less than half of that — the
+    /// colour emoji font reports about a sixth, which put a line of emoji alone over the line
+    /// before it (Pango does the same; `PangoTextStorage.lines(of:)` corrects it alike).
+    var pitch: Int32 { height * 2 < ascent + descent ? ascent + descent : height }
+
     func union(_ o: FastLineMetrics) -> FastLineMetrics {
         FastLineMetrics(ascent: max(ascent, o.ascent), descent: max(descent, o.descent), height: max(height, o.height))
     }

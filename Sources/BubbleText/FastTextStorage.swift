@@ -157,7 +157,7 @@ struct FastSummarySink: FastLineSink {
     init(lineHeight: Float) { factor = lineHeight }
 
     mutating func append(_ line: FastTextEngine.FastLine) {
-        baseline = count == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.height))
+        baseline = count == 0 ? line.metric.ascent : baseline + Int32(factor * Float(line.metric.pitch))
         widest = max(widest, PangoTextEngine.points(line.width))
         last = line
         count += 1

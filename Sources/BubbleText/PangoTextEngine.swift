@@ -113,22 +113,23 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
         let storage = try storage(for: prepared)
         let arrangement = storage.arrangement(width: width, maxLines: Self.lineLimit(maxLines))
         guard !arrangement.layout.lines.isEmpty else { return }
-        guard let tail = arrangement.tail else {
+        guard let placed = arrangement.placed else {
             body(.layout(storage.layout), storage.spans)
             return
         }
-        // Truncated: the lines before the last from the full layout, the last from the tail layout.
+        // Line by line where the layout's own placement is not what was measured: the lines of
+        // the full layout at their measured baselines, then (truncated) the tail's line.
+        let own = arrangement.layout.lines.count - (arrangement.tail == nil ? 0 : 1)
         var lines: [(line: OpaquePointer, x: Double, baseline: Double)] = []
         let iter = pango_layout_get_iter(storage.layout)!
         defer { pango_layout_iter_free(iter) }
-        for _ in 0..<(arrangement.layout.lines.count - 1) {
-            var logical = PangoRectangle()
-            pango_layout_iter_get_line_extents(iter, nil, &logical)
-            let baseline = pango_layout_iter_get_baseline(iter)
-            lines.append((OpaquePointer(pango_layout_iter_get_line_readonly(iter)!), Self.points(logical.x), Self.points(baseline)))
+        for k in 0..<own {
+            lines.append((OpaquePointer(pango_layout_iter_get_line_readonly(iter)!), Self.points(placed[k].x), Self.points(placed[k].baseline)))
             guard pango_layout_iter_next_line(iter) != 0 else { break }
         }
-        lines.append((OpaquePointer(pango_layout_get_line_readonly(tail.layout.pointer, 0)!), Self.points(tail.x), Self.points(tail.baseline)))
+        if let tail = arrangement.tail {
+            lines.append((OpaquePointer(pango_layout_get_line_readonly(tail.layout.pointer, 0)!), Self.points(tail.x), Self.points(tail.baseline)))
+        }
         body(.lines(lines), storage.spans)
     }
 

@@ -55,15 +55,17 @@ package final class PangoTextStorage {
         pango_layout_set_width(layout, width)
         pango_layout_set_height(layout, -1)
         pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_NONE)
-        var lines = Self.lines(of: layout, bytes: bytes)
+        var lines = Self.lines(of: layout, bytes: bytes, lineHeight: style.lineHeight)
         guard let limit = maxLines, lines.count > limit else {
             var logical = PangoRectangle()
             pango_layout_get_extents(layout, nil, &logical)
+            // Lines moved down from Pango's places (`lines(of:)`) make the text as much taller.
+            let shift = lines.last.map { $0.baseline - $0.pangoBaseline } ?? 0
             return Arrangement(width: width, maxLines: maxLines,
                                layout: TextLayout(lines: lines.map(\.line),
                                                   width: lines.map(\.line.width).max() ?? 0,
-                                                  height: PangoTextEngine.points(logical.height)),
-                               tail: nil)
+                                                  height: PangoTextEngine.points(logical.height + shift)),
+                               tail: nil, placed: shift == 0 ? nil : lines.map { ($0.x, $0.baseline) })
         }
         // Cut after `limit` lines. Pango's own limit (`set_height(-n)`) counts lines per paragraph
         // and adds no ellipsis when the cut falls at a paragraph end, so the last line is laid out
@@ -87,7 +89,7 @@ package final class PangoTextStorage {
         pango_layout_set_height(tailLayout.pointer, -1)
         pango_layout_set_ellipsize(tailLayout.pointer, PANGO_ELLIPSIZE_END)
         let tailBytes = Array(tailText.utf8)
-        guard var tailLine = Self.lines(of: tailLayout.pointer, bytes: tailBytes).first else {
+        guard var tailLine = Self.lines(of: tailLayout.pointer, bytes: tailBytes, lineHeight: style.lineHeight).first else {
             preconditionFailure("a non-empty Pango layout has at least one line")
         }
         var tailX = tailLine.x
@@ -97,7 +99,7 @@ package final class PangoTextStorage {
             // line is then placed at the side its paragraph aligns to.
             let natural = Int32((tailLine.line.width * Double(PANGO_SCALE)).rounded(.up))
             pango_layout_set_width(tailLayout.pointer, max(1, natural))
-            if let again = Self.lines(of: tailLayout.pointer, bytes: tailBytes).first {
+            if let again = Self.lines(of: tailLayout.pointer, bytes: tailBytes, lineHeight: style.lineHeight).first {
                 tailLine = again
                 tailX = last.line.isRightToLeft ? width - natural + again.x : again.x
             }
@@ -115,7 +117,8 @@ package final class PangoTextStorage {
         return Arrangement(width: width, maxLines: maxLines,
                            layout: TextLayout(lines: all, width: all.map(\.width).max() ?? 0,
                                               height: tailLine.line.top + tailLine.line.height, isTruncated: true),
-                           tail: Tail(layout: tailLayout, x: tailX, baseline: shift + tailLine.baseline))
+                           tail: Tail(layout: tailLayout, x: tailX, baseline: shift + tailLine.baseline),
+                           placed: lines.map { ($0.x, $0.baseline) })
     }
 
     /// Byte offset of the text an ellipsis replaces in `line`, if Pango ellipsized it.
@@ -143,10 +146,20 @@ package final class PangoTextStorage {
         var x: Int32
         var top: Int32
         var baseline: Int32
+        /// Where Pango put the baseline (`baseline` may be lower: see `lines(of:)`).
+        var pangoBaseline: Int32
     }
 
     /// The lines of `layout`, whose text is `bytes`, as laid out now.
-    static func lines(of layout: OpaquePointer, bytes: [UInt8]) -> [MeasuredLine] {
+    ///
+    /// With a line-spacing factor Pango puts each baseline `lineHeight` × the line's font height
+    /// below the one before. The colour emoji font reports a height of about a sixth of its
+    /// ascent + descent (Noto Color Emoji through cairo 1.16's FreeType fonts), so a line holding
+    /// only emoji was placed about 2 pt below the line before it — drawn over it, in a bubble
+    /// one line tall. A line whose font height is less than half its ascent + descent is spaced
+    /// by its ascent + descent instead (`FastLineMetrics.pitch`, the same rule); the lines after
+    /// it move down with it.
+    static func lines(of layout: OpaquePointer, bytes: [UInt8], lineHeight: Double) -> [MeasuredLine] {
         var result: [MeasuredLine] = []
         let iter = pango_layout_get_iter(layout)!
         defer { pango_layout_iter_free(iter) }
@@ -166,8 +179,20 @@ package final class PangoTextStorage {
                                width: PangoTextEngine.points(width),
                                top: PangoTextEngine.points(y0), height: PangoTextEngine.points(y1 - y0),
                                baseline: PangoTextEngine.points(baseline), isRightToLeft: rtl),
-                x: logical.x, top: y0, baseline: baseline))
+                x: logical.x, top: y0, baseline: baseline, pangoBaseline: baseline))
         } while pango_layout_iter_next_line(iter) != 0
+        let factor = Float(lineHeight)
+        var shift: Int32 = 0
+        for i in result.indices.dropFirst() {
+            let step = result[i].pangoBaseline - result[i - 1].pangoBaseline
+            let natural = Int32((result[i].line.height * Double(PANGO_SCALE)).rounded())
+            if Float(step) * 2 < factor * Float(natural) { shift += Int32(factor * Float(natural)) - step }
+            guard shift != 0 else { continue }
+            result[i].baseline += shift
+            result[i].top += shift
+            result[i].line.baseline = PangoTextEngine.points(result[i].baseline)
+            result[i].line.top = PangoTextEngine.points(result[i].top)
+        }
         // With a line-spacing factor, y ranges leave the spacing out: stretch each line to the next.
         for i in result.indices.dropLast() {
             result[i].line.height = result[i + 1].line.top - result[i].line.top
@@ -234,6 +259,10 @@ struct Arrangement {
     var layout: TextLayout
     /// The separately laid-out last line of a truncated text.
     var tail: Tail?
+    /// Each line's x and baseline (Pango units) where they differ from Pango's own placement
+    /// (a truncated text, or lines moved down by `lines(of:)`): drawn line by line; nil: the
+    /// layout is drawn whole.
+    var placed: [(x: Int32, baseline: Int32)]? = nil
 }
 
 struct Tail {
