@@ -56,6 +56,38 @@ struct DetectionTests {
             .reason.hasPrefix("is a zip without a .txt chat inside") == true)
     }
 
+    @Test("native JSON: a key nothing reads is a warning naming it and the key meant (\"sender\" → \"from\", a typo → the word); --strict refuses it")
+    func unknownKeys() throws {
+        let scratch = ScratchFolder()
+        let file = scratch.write("chat.json", """
+            {"format":"bubblekit-conversation","version":2,"me":"me","colour":"red",
+             "participants":[{"id":"ann","name":"Ann","phone":"+1"},{"id":"me","name":"Me"}],
+             "messages":[{"sender":"ann","date":"2025-05-24T10:00:00Z","text":"hi"},
+                         {"sender":"me","date":"2025-05-24T10:01:00Z","tetx":"x","text":"hello"},
+                         {"from":"ann","date":"2025-05-24T10:02:00Z","text":"ok","Direction":"incoming","mood":"fine"}]}
+            """)
+        let r = try Importer.load(path: file, options: ImportOptions())
+        let said = r.warnings.map(\.description)
+        #expect(said.contains { $0.contains("messages[0]") && $0.contains("\"sender\"") && $0.contains("in 2 objects") && $0.contains("did you mean \"from\"") },
+                "\(said)")
+        #expect(said.contains { $0.contains("messages[1]") && $0.contains("\"tetx\"") && $0.contains("did you mean \"text\"") })
+        #expect(said.contains { $0.contains("\"Direction\"") && $0.contains("did you mean \"direction\"") })
+        #expect(said.contains { $0.contains("\"mood\"") && $0.contains("it is left out") })
+        #expect(said.contains { $0.contains("participants[0]") && $0.contains("\"phone\"") })
+        #expect(said.contains { $0.contains("top level") && $0.contains("\"colour\"") })
+        #expect(said.filter { $0.contains("unknown key") }.count == 6)
+        var strict = ImportOptions()
+        strict.strict = true
+        let refused = importError { () throws(ImportError) in try Importer.load(path: file, options: strict) }
+        #expect(refused?.location == "top level" && refused?.reason.contains("--strict") == true, "\(String(describing: refused))")
+        // A file with only known keys says nothing.
+        let clean = scratch.write("clean.json", """
+            {"format":"bubblekit-conversation","version":2,"participants":[{"id":"ann","name":"Ann"}],
+             "messages":[{"from":"ann","date":"2025-05-24T10:00:00Z","text":"hi","reactions":[{"emoji":"👍","count":1}]}]}
+            """)
+        #expect(try Importer.load(path: clean, options: ImportOptions()).warnings.isEmpty)
+    }
+
     @Test("warnings beyond the limit are counted in one last warning")
     func warningLimit() throws {
         let scratch = ScratchFolder()

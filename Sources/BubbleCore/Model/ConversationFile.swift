@@ -161,6 +161,113 @@ public enum ConversationFile {
                 Hints(me: meID, theme: file.theme))
     }
 
+    /// A key a native file holds that BubbleKit does not read: where (`messages[3]`,
+    /// `participants[0]`, or nil for the file's top level), the key, how many objects of that kind
+    /// hold it, and the known key it was probably meant to be.
+    public struct UnknownKey: Hashable, Sendable {
+        /// The first object holding it (`messages[3]`), nil: the top level.
+        public var location: String?
+        /// The key as written.
+        public var key: String
+        /// How many objects of that kind hold it.
+        public var count: Int
+        /// The known key it was probably meant to be (nil: none is close).
+        public var nearest: String?
+        /// What a reader is told: `"sender" is not a key BubbleKit reads; did you mean "from"?`.
+        public var reason: String {
+            "\"\(key)\" is not a key BubbleKit reads" + (count > 1 ? " (in \(count) objects like this one)" : "")
+                + (nearest.map { "; did you mean \"\($0)\"?" } ?? "; it is left out")
+        }
+    }
+
+    static let fileKeys = ["format", "version", "title", "me", "theme", "participants", "messages", "typing"]
+    static let participantKeys = ["id", "name", "avatar"]
+    static let messageKeys = ["type", "from", "direction", "date", "text", "attachment", "image", "images", "id", "reactions", "reply",
+                              "status", "statusDate", "spans", "edited", "forwardedFrom", "app"]
+    /// What other formats call the keys of a message (a name one would write from habit).
+    static let synonyms = ["sender": "from", "author": "from", "user": "from", "sender_name": "from", "name": "from",
+                           "body": "text", "message": "text", "content": "text", "timestamp": "date", "time": "date",
+                           "datetime": "date", "timestamp_ms": "date", "photo": "image", "picture": "image", "photos": "images",
+                           "file": "attachment", "kind": "type", "replyTo": "reply", "reply_to": "reply", "edited_at": "edited"]
+
+    /// The keys of the file's top level, its participants and its messages that BubbleKit does
+    /// not read (nested objects are checked by their decoders), one entry per key and kind.
+    public static func unknownKeys(_ data: Data) -> [UnknownKey] {
+        guard let probe = try? JSONDecoder().decode(KeyProbe.self, from: data) else { return [] }
+        var found: [UnknownKey] = []
+        func check(_ objects: [[String]], kind: String?, known: [String]) {
+            var seen: [String: Int] = [:]
+            for (i, keys) in objects.enumerated() {
+                for key in keys.sorted() where !known.contains(key) {
+                    if let at = seen[key] { found[at].count += 1; continue }
+                    seen[key] = found.count
+                    found.append(UnknownKey(location: kind.map { "\($0)[\(i)]" }, key: key, count: 1,
+                                            nearest: nearest(key, in: known)))
+                }
+            }
+        }
+        check([probe.root], kind: nil, known: fileKeys)
+        check(probe.participants, kind: "participants", known: participantKeys)
+        check(probe.messages, kind: "messages", known: messageKeys)
+        return found
+    }
+
+    /// The known key `key` was meant to be: a habit of another format (`sender` → `from`), a
+    /// different case, or a typo (at most two letters off).
+    static func nearest(_ key: String, in known: [String]) -> String? {
+        if let s = synonyms[key], known.contains(s) { return s }
+        if let k = known.first(where: { $0.lowercased() == key.lowercased() }) { return k }
+        let scored = known.map { ($0, editDistance(Array(key.lowercased()), Array($0.lowercased()))) }.min { $0.1 < $1.1 }
+        return scored.flatMap { $0.1 <= 2 ? $0.0 : nil }
+    }
+
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                let old = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = old
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
+    }
+
+    /// Only the keys of the top level, of each participant and of each message.
+    struct KeyProbe: Decodable {
+        struct AnyKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { return nil }
+        }
+        var root: [String] = []
+        var participants: [[String]] = []
+        var messages: [[String]] = []
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: AnyKey.self)
+            root = c.allKeys.map(\.stringValue)
+            func keys(_ name: String) throws -> [[String]] {
+                let key = AnyKey(stringValue: name)
+                guard c.contains(key), var list = try? c.nestedUnkeyedContainer(forKey: key) else { return [] }
+                var out: [[String]] = []
+                while !list.isAtEnd {
+                    guard let object = try? list.nestedContainer(keyedBy: AnyKey.self) else { _ = try? list.decode(Skip.self); out.append([]); continue }
+                    out.append(object.allKeys.map(\.stringValue))
+                }
+                return out
+            }
+            participants = try keys("participants")
+            messages = try keys("messages")
+        }
+
+        /// Anything, read past.
+        struct Skip: Decodable { init(from decoder: any Decoder) throws {} }
+    }
+
     /// One message object as `ConversationWriter.encode` writes it (a line of a native file),
     /// read back: wall-clock dates in `timeZone`. For BubbleKit's own lines (a spill file); a
     /// malformed line is an error without a location.

@@ -194,6 +194,15 @@ enum NativeImporter {
         } catch {
             throw ImportError(path: error.path, location: error.location, reason: error.reason)
         }
+        // Keys nothing reads (`"sender"` for `"from"` draws messages as nobody's): a warning
+        // naming the key and the one meant, or with --strict the error.
+        for unknown in ConversationFile.unknownKeys(data) {
+            if context.options.strict {
+                throw ImportError(path: source.displayPath, location: unknown.location ?? "top level",
+                                  reason: unknown.reason + " (--strict refuses keys it does not read)")
+            }
+            context.warn(unknown.location ?? "top level", "unknown key \"\(unknown.key)\"", unknown.reason)
+        }
         var builder = ConversationBuilder()
         builder.title = decoded.0.title
         for p in decoded.0.participants { builder.participant(id: p.id, name: p.name) }
