@@ -163,7 +163,8 @@ let package = Package(
                                                               .product(name: "NIOCore", package: "swift-nio"),
                                                               .product(name: "NIOEmbedded", package: "swift-nio"),
                                                               .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText", "BubbleImport", "BubbleTestSupport"]),
+        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText", "BubbleImport", "BubbleTestSupport",
+                                                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -68,6 +68,7 @@ struct Book: AsyncParsableCommand {
         try source.refuseUnsafeOutput(output)
         if let coverPhoto {
             let full = URL(fileURLWithPath: coverPhoto).standardizedFileURL.path
+            guard FileManager.default.fileExists(atPath: full) else { throw CLIError("--cover-photo \(coverPhoto): no such file") }
             guard PhotoLoader.size(ofFile: full) != nil else {
                 throw CLIError("--cover-photo \(coverPhoto): cannot be read as a picture (JPEG, PNG, WebP, GIF…)")
             }
@@ -95,7 +96,8 @@ struct Book: AsyncParsableCommand {
             lines.append("warning: \(source.input): \(problem.file): \(problem.reason); shown as a placeholder")
         }
         let bleedNote = options.bleed > 0 ? String(format: ", %.1f mm bleed", options.bleed / 72 * 25.4) : ""
-        lines.append("\(output): \(report.pages) pages (\(trimSize.rawValue)\(bleedNote)), \(report.chapters.count) chapter\(report.chapters.count == 1 ? "" : "s")")
+        let chapterNote = options.chapters == .none ? "no chapters" : "\(report.chapters.count) chapter\(report.chapters.count == 1 ? "" : "s")"
+        lines.append("\(output): \(report.pages) pages (\(trimSize.rawValue)\(bleedNote)), \(chapterNote)")
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }

@@ -2,6 +2,7 @@ import BubbleCore
 import BubbleRender
 import Foundation
 import Testing
+import ZIPFoundation
 
 /// `bubbles book`: the PDF read back with poppler's tools — page boxes, fonts, where words are,
 /// which images at which size, the cover's pixels.
@@ -191,6 +192,90 @@ struct BookCLITests {
         let (r0, _, b0) = pixel(0, 0), (r1, _, b1) = pixel(cover.width - 2, cover.height - 2)
         #expect(r0 > 150 && b0 < 100, "top-left is the photo's red: \(pixel(0, 0))")
         #expect(b1 > 150 && r1 < 100, "bottom-right is the photo's blue: \(pixel(cover.width - 2, cover.height - 2))")
+    }
+
+    /// A WhatsApp (Android) export as a zip, as a phone shares it: 237 messages over two and a
+    /// half months after the encryption notice (a system line), big photos alone and with a
+    /// caption, a small photo, emoji.
+    static func whatsAppExport(in folder: URL) throws -> (zip: String, photos: Int) {
+        let export = folder.appendingPathComponent("export")
+        try FileManager.default.createDirectory(at: export, withIntermediateDirectories: true)
+        var lines = ["05/01/25, 9:00 AM - Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more."]
+        let words = ["lake", "trail", "coffee", "train", "summit", "rain", "picnic", "bridge", "sunset", "map", "beach", "dinner", "weekend"]
+        var t = 1_746_090_000.0   // 2025-05-01 09:00 UTC
+        var photos = 0
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "MM/dd/yy, h:mm a"
+        for i in 0..<237 {
+            t += Double(1_200 + (i * 7_919) % 50_000)
+            let who = i % 2 == 0 ? "Ann Lee" : "Ben Ode"
+            let stamp = f.string(from: Date(timeIntervalSince1970: t))
+            if i % 29 == 7 || i == 100 {
+                photos += i == 100 ? 0 : 1
+                let name = "IMG-2025\(String(format: "%02d%02d", 5 + i / 90, 1 + i % 28))-WA\(String(format: "%04d", i)).jpg"
+                if i == 100 { try photo(export.appendingPathComponent(name).path, width: 160, height: 120) }   // prints soft
+                else { try photo(export.appendingPathComponent(name).path, width: 2400, height: 1600) }
+                lines.append("\(stamp) - \(who): \(name) (file attached)")
+                if i % 2 == 1 { lines.append("At the beach 🏖️") }
+            } else {
+                let text = (0..<(2 + i % 23)).map { words[($0 * 7 + i) % words.count] }.joined(separator: " ") + (i % 5 == 0 ? " 👍🏽" : "")
+                lines.append("\(stamp) - \(who): \(text)")
+            }
+        }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: export.appendingPathComponent("WhatsApp Chat with Ann Lee.txt"))
+        let zip = folder.appendingPathComponent("WhatsApp Chat with Ann Lee.zip")
+        try FileManager.default.zipItem(at: export, to: zip, shouldKeepParent: false)
+        return (zip.path, photos)
+    }
+
+    @Test("a book of a WhatsApp zip: no page ends in a day's date, each photo's caption once, the count of `stats`, every word in German with --locale de_DE, \"no chapters\" said so, soft photos named as in the export")
+    func whatsAppBook() throws {
+        let folder = try ImportCLITests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (zip, photos) = try Self.whatsAppExport(in: folder)
+        try Self.photo(folder.appendingPathComponent("beach.png").path, width: 1200, height: 1800)
+        let pdf = folder.appendingPathComponent("book.pdf").path
+        let r = try Tool.run(["book", zip, "-o", pdf, "--trim", "a5", "--bleed", "3mm", "--chapters", "month", "--cover-photo",
+                              folder.appendingPathComponent("beach.png").path, "--tz", "UTC"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let stats = try Tool.run(["stats", zip, "--json", "--tz", "UTC"])
+        let counted = try #require((try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])?["messages"] as? Int)
+        #expect(counted == 237)
+        let (pages, words) = try Self.words(pdf)
+        let title = words.filter { $0.page == 3 }.map(\.text).joined(separator: " ")
+        #expect(title.contains("\(counted) messages"), "\(title)")
+        // The last line of every page of messages is not a day's date.
+        let weekdays = ["Monday,", "Tuesday,", "Wednesday,", "Thursday,", "Friday,", "Saturday,", "Sunday,"]
+        var flowPages = 0
+        for page in 5...pages.count {
+            let height = pages[page - 1].height
+            // The text block: below the running head, above the folio.
+            let body = words.filter { $0.page == page && $0.yMin > 60 && $0.yMax < height - 45 }
+            guard let bottom = body.map(\.yMax).max() else { continue }
+            flowPages += 1
+            let lastLine = body.filter { abs($0.yMax - bottom) < 2 }.sorted { $0.xMin < $1.xMin }.map(\.text)
+            #expect(!(weekdays.contains(lastLine.first ?? "") && lastLine.count == 4), "page \(page) ends with the date \(lastLine.joined(separator: " "))")
+        }
+        #expect(flowPages > 20)
+        // Each big photo's caption ("Ann Lee · Wednesday, 18 June 2025, 17:03") once.
+        #expect(words.filter { $0.text == "·" }.count == photos, "\(words.filter { $0.text == "·" }.count) captions for \(photos) photos")
+        // The soft photo is named as the export names it.
+        let note = r.stderr.split(separator: "\n").first { $0.contains("prints at") }.map(String.init) ?? ""
+        #expect(note.contains(": IMG-20250617-WA0100.jpg prints at") && !note.contains("bubblekit-attachments"), "\(r.stderr)")
+
+        // In German: every word of the front matter; without chapters, said so.
+        let de = folder.appendingPathComponent("buch.pdf").path
+        let g = try Tool.run(["book", zip, "-o", de, "--trim", "a5", "--locale", "de_DE", "--tz", "UTC"])
+        #expect(g.status == 0, "\(g.stderr)")
+        let german = try poppler("pdftotext", ["-f", "3", "-l", "5", de, "-"])
+        for word in ["237 Nachrichten", "Erstellt mit BubbleKit", "Inhalt", "Mai 2025"] { #expect(german.contains(word), "\(word): \(german)") }
+        for word in ["messages", "Made with", "Contents", "May"] { #expect(!german.contains(word), "\(word) in German: \(german)") }
+        let none = try Tool.run(["book", zip, "-o", folder.appendingPathComponent("none.pdf").path, "--chapters", "none", "--tz", "UTC"])
+        #expect(none.status == 0 && none.stderr.contains("no chapters") && !none.stderr.contains("1 chapter"), "\(none.stderr)")
+        let missing = try Tool.run(["book", zip, "-o", folder.appendingPathComponent("x.pdf").path, "--cover-photo", "nope.jpg"])
+        #expect(missing.status != 0 && missing.stderr.contains("--cover-photo nope.jpg: no such file"), "\(missing.stderr)")
     }
 
     @Test("8×8 square without bleed, chapters by year, big photos on pages of their own; bad options are one clear error")

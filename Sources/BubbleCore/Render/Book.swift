@@ -104,7 +104,10 @@ package struct BookPhoto: Hashable, Sendable {
     /// Pixels, as displayed (EXIF orientation applied).
     package var pixelWidth: Double
     package var pixelHeight: Double
+    /// Under the photo; empty when the line in the message's place says it (a photo alone).
     package var caption: String
+    /// The file's name as the export names it (not where it was unpacked to).
+    package var name: String
 }
 
 /// One thing on a flow page, in the chapter's layout units: a row of its layout, or a photo.
@@ -121,6 +124,7 @@ package struct BookPlacement: Sendable {
 
 /// A photo whose print resolution at its printed size is below `BookOptions.lowDPI`.
 package struct LowResolutionPhoto: Hashable, Sendable {
+    /// The file's name as the export names it.
     package var path: String
     package var dpi: Double
     package var page: Int
@@ -164,6 +168,8 @@ package struct BookBuilder {
     }
 
     var theme: Theme { scene.theme }
+    /// The words printed besides the conversation, in the book's language.
+    var strings: BookStrings { BookStrings.of(dateTexts.locale) }
     /// The layout's width: the text block's, in layout units.
     package var layoutWidth: Double { geometry.blockWidth / options.scale }
     var capacity: Double { geometry.blockHeight / options.scale }
@@ -222,11 +228,12 @@ package struct BookBuilder {
                     let who = m.sender.flatMap { id in chapters[k].conversation.participants.first { $0.id == id }?.name } ?? m.sender
                     let caption = [who, dateTexts.dayAndTime(m.date)].compactMap { $0 }.joined(separator: " · ")
                     m.images.removeAll(where: isBig)
-                    let photosHere = big.map { BookPhoto(path: $0.path!, pixelWidth: $0.width, pixelHeight: $0.height, caption: caption) }
-                    if m.images.isEmpty, m.text == nil, m.attachment == nil {
-                        // Only the photo: a system line stands in its place (the block follows it).
-                        m = Message.system(caption, date: m.date)
-                    }
+                    let alone = m.images.isEmpty && m.text == nil && m.attachment == nil
+                    // Only the photo: a system line with the caption stands in its place (its day's
+                    // date comes before it), the block follows it without a second caption.
+                    let photosHere = big.map { BookPhoto(path: $0.path!, pixelWidth: $0.width, pixelHeight: $0.height, caption: alone ? "" : caption,
+                                                         name: Self.exportName($0)) }
+                    if alone { m = Message.system(caption, date: m.date) }
                     photos[kept.count] = photosHere
                 }
                 kept.append(m)
@@ -273,7 +280,8 @@ package struct BookBuilder {
                             if case let .message(index, bubble) = layouts[k].rows[r].content {
                                 let images = chapters[k].conversation.messages[index].images
                                 for (image, frame) in zip(images, bubble.imageFrames) where image.path != nil && image.width > 0 {
-                                    lowResolution += low(BookPhoto(path: image.path!, pixelWidth: image.width, pixelHeight: image.height, caption: ""),
+                                    lowResolution += low(BookPhoto(path: image.path!, pixelWidth: image.width, pixelHeight: image.height, caption: "",
+                                                                   name: Self.exportName(image)),
                                                          printedWidth: frame.width * options.scale, page: pages.count + 1)
                                 }
                             }
@@ -283,36 +291,59 @@ package struct BookBuilder {
                 pages.append(page)
             }
         }
-        return BookPlan(geometry: geometry, title: title.isEmpty ? "Conversation" : title, subtitle: names, dates: dates,
-                        messageCount: conversation.messages.count, chapters: chapters, layouts: layouts, pages: pages,
+        // Messages as `bubbles stats` counts them: system lines are not messages.
+        return BookPlan(geometry: geometry, title: title.isEmpty ? strings.untitled : title, subtitle: names, dates: dates,
+                        messageCount: conversation.messages.filter { $0.kind != .system }.count, chapters: chapters, layouts: layouts, pages: pages,
                         lowResolution: lowResolution)
     }
 
     private func low(_ photo: BookPhoto, printedWidth: Double, page: Int) -> [LowResolutionPhoto] {
         guard printedWidth > 0 else { return [] }
         let dpi = photo.pixelWidth / (printedWidth / 72)
-        return dpi < options.lowDPI ? [LowResolutionPhoto(path: photo.path, dpi: dpi, page: page)] : []
+        return dpi < options.lowDPI ? [LowResolutionPhoto(path: photo.name, dpi: dpi, page: page)] : []
+    }
+
+    /// A picture's name as its export names it (`IMG-20250524-WA0003.jpg`), not the folder it
+    /// was unpacked to.
+    static func exportName(_ image: ImageAttachment) -> String {
+        image.name ?? ((image.path ?? "") as NSString).lastPathComponent
     }
 
     /// A chapter's rows and photo blocks onto pages: nothing cut across a page but a bubble
     /// taller than a page (cut between its lines), a day's date never alone at a page's foot.
     func paginate(_ layout: ConversationLayout, photos: [Int: [BookPhoto]], chapter: Int, opener: Bool) -> [BookPageKind] {
         typealias Item = BookPlacement.Block
-        var items: [(Item, gap: Double)] = []
+        // `keep`: the item stays on the page of the one after it — a day's date with its first
+        // message, a message with the photo block that follows it (not on photo pages).
+        var items: [(Item, gap: Double, keep: Bool)] = []
         var lastBottom: Double?
         for (r, row) in layout.rows.enumerated() {
-            items.append((.row(r), lastBottom.map { max(0, row.frame.minY - $0) } ?? 0))
+            let list = row.messageIndex.flatMap { photos[$0] } ?? []
+            var keep = false
+            if case .daySeparator = row.content { keep = true }
+            if !list.isEmpty && !options.photoPages { keep = true }
+            items.append((.row(r), lastBottom.map { max(0, row.frame.minY - $0) } ?? 0, keep))
             lastBottom = row.frame.maxY
-            if let index = row.messageIndex, let list = photos[index] {
-                for p in list { items.append((.photo(p), Self.photoGap)) }
-            }
+            for p in list { items.append((.photo(p), Self.photoGap, false)) }
         }
         func height(_ item: Item) -> Double {
             switch item {
             case .row(let r): return layout.rows[r].frame.height
             case .photo(let p):
-                return min(layoutWidth * p.pixelHeight / max(p.pixelWidth, 1) + 22, capacity)
+                return min(layoutWidth * p.pixelHeight / max(p.pixelWidth, 1) + (p.caption.isEmpty ? 4 : 22), capacity)
             }
+        }
+        /// What must fit below `i` on its page for item `i` to go there: the items it keeps with
+        /// (the last of them as far as its first lines, when it is taller than a page and is cut).
+        func chain(after i: Int) -> Double {
+            var total = 0.0
+            var j = i
+            while items[j].keep, j + 1 < items.count {
+                j += 1
+                let h = height(items[j].0)
+                total += items[j].gap + (h > capacity ? min(h, 40) : h)
+            }
+            return total
         }
         var pages: [BookPageKind] = []
         var placements: [BookPlacement] = []
@@ -328,7 +359,7 @@ package struct BookBuilder {
         }
         var i = 0
         while i < items.count {
-            let (item, gapBefore) = items[i]
+            let (item, gapBefore, _) = items[i]
             let gap = placements.isEmpty ? 0 : gapBefore
             let h = height(item)
             if case .photo(let p) = item, options.photoPages {
@@ -340,10 +371,11 @@ package struct BookBuilder {
                 continue
             }
             var fits = y + gap + h <= cap + 1e-9
-            // A day's date keeps its first message with it.
-            if fits, case .row(let r) = item, case .daySeparator = layout.rows[r].content, i + 1 < items.count {
-                let next = min(height(items[i + 1].0), 40)
-                fits = y + gap + h + items[i + 1].gap + next <= cap + 1e-9
+            // A day's date keeps its first message with it, a message its photo block: never the
+            // last thing on a page (unless what it keeps with could not fit any page with it).
+            let kept = chain(after: i)
+            if fits, kept > 0, h + kept <= capacity + 1e-9 {
+                fits = y + gap + h + kept <= cap + 1e-9
             }
             if fits {
                 placements.append(BookPlacement(block: item, y: y + gap, height: h))
@@ -351,7 +383,7 @@ package struct BookBuilder {
                 i += 1
                 continue
             }
-            if !placements.isEmpty || (cap < capacity && h <= capacity + 1e-9) {
+            if !placements.isEmpty || (cap < capacity && h + (kept <= capacity - h ? kept : 0) <= capacity + 1e-9) {
                 // The next page (a chapter's opener has less room: what fits a page goes on).
                 close()
                 continue
@@ -459,13 +491,11 @@ extension BookBuilder {
                 y += try add(text(plan.subtitle, style(12), Self.ink, x: block.minX, y: y, width: block.width, align: 0.5)) + 8
             }
             if !plan.dates.isEmpty { y += try add(text(plan.dates, style(11), Self.grey, x: block.minX, y: y, width: block.width, align: 0.5)) + 6 }
-            let count = plan.messageCount.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
-            _ = try add(text("\(count) message\(plan.messageCount == 1 ? "" : "s")", style(10), Self.grey, x: block.minX, y: y,
-                             width: block.width, align: 0.5))
-            _ = try add(text("Made with BubbleKit", style(8, italic: true), Self.grey, x: block.minX, y: block.maxY - 12, width: block.width, align: 0.5))
+            _ = try add(text(strings.messages(plan.messageCount), style(10), Self.grey, x: block.minX, y: y, width: block.width, align: 0.5))
+            _ = try add(text(strings.madeWith, style(8, italic: true), Self.grey, x: block.minX, y: block.maxY - 12, width: block.width, align: 0.5))
         case .contents(let range):
             var y = block.minY
-            if range.lowerBound == 0 { y += try add(text("Contents", style(18, bold: true), Self.ink, x: block.minX, y: y, width: block.width)) + 24 }
+            if range.lowerBound == 0 { y += try add(text(strings.contents, style(18, bold: true), Self.ink, x: block.minX, y: y, width: block.width)) + 24 }
             for k in range {
                 let chapter = plan.chapters[k]
                 let (numberItem, _) = try text(String(chapter.firstPage), style(10.5), Self.ink, x: block.minX, y: y, width: block.width, align: 1)
@@ -493,7 +523,7 @@ extension BookBuilder {
             items.append(.scaled(origin: Point(x: block.minX, y: top), factor: options.scale,
                                  [.clipped(Rect(x: -2, y: 0, width: layoutWidth + 4, height: band), content)]))
             if continues {
-                _ = try add(text("continued", style(8, italic: true), Self.grey, x: block.minX, y: top + band * options.scale + 2,
+                _ = try add(text(strings.continued, style(8, italic: true), Self.grey, x: block.minX, y: top + band * options.scale + 2,
                                  width: block.width, align: 0.5))
             }
             try folio(opener ? nil : c.title)
@@ -502,18 +532,52 @@ extension BookBuilder {
             let h = min(block.height - 24, block.width / aspect)
             let w = h * aspect
             items.append(.photo(path: photo.path, Rect(x: block.minX + (block.width - w) / 2, y: block.minY, width: w, height: h), cornerRadius: 0))
-            _ = try add(text(photo.caption, style(8.5, italic: true), Self.grey, x: block.minX, y: block.minY + h + 6, width: block.width, align: 0.5))
+            if !photo.caption.isEmpty {
+                _ = try add(text(photo.caption, style(8.5, italic: true), Self.grey, x: block.minX, y: block.minY + h + 6, width: block.width, align: 0.5))
+            }
             try folio(plan.chapters[chapter].title)
         }
         return ScenePage(size: sheet, items: items, number: number)
     }
 
-    /// A photo across the text block (layout units), its caption below.
+    /// A photo across the text block (layout units), its caption below (none when the line in
+    /// the message's place above it says it).
     func photoBlock(_ photo: BookPhoto, y: Double, height: Double) throws(LayoutError) -> [SceneItem] {
         let aspect = photo.pixelWidth / max(photo.pixelHeight, 1)
-        let h = max(1, height - 22)
+        let h = max(1, height - (photo.caption.isEmpty ? 4 : 22))
         let w = min(layoutWidth, h * aspect)
+        let image = SceneItem.photo(path: photo.path, Rect(x: (layoutWidth - w) / 2, y: y, width: w, height: h), cornerRadius: 0)
+        guard !photo.caption.isEmpty else { return [image] }
         let caption = try text(photo.caption, style.systemText, theme.labels.system, x: 0, y: y + h + 4, width: layoutWidth, align: 0.5)
-        return [.photo(path: photo.path, Rect(x: (layoutWidth - w) / 2, y: y, width: w, height: h), cornerRadius: 0), caption.0]
+        return [image, caption.0]
+    }
+}
+
+/// The words a book prints besides the conversation, in the book's language (`--locale`):
+/// English, and German; other languages get English until they are added here.
+package struct BookStrings: Sendable {
+    package var contents: String
+    package var continued: String
+    package var madeWith: String
+    package var untitled: String
+    var message: String
+    var messagesWord: String
+    var grouping: Locale
+
+    /// The strings of `locale`'s language.
+    package static func of(_ locale: Locale?) -> BookStrings {
+        switch locale?.language.languageCode?.identifier {
+        case "de":
+            return BookStrings(contents: "Inhalt", continued: "Fortsetzung folgt", madeWith: "Erstellt mit BubbleKit", untitled: "Unterhaltung",
+                               message: "Nachricht", messagesWord: "Nachrichten", grouping: Locale(identifier: "de_DE"))
+        default:
+            return BookStrings(contents: "Contents", continued: "continued", madeWith: "Made with BubbleKit", untitled: "Conversation",
+                               message: "message", messagesWord: "messages", grouping: Locale(identifier: "en_US"))
+        }
+    }
+
+    /// "1 message", "1,234 messages" ("1.234 Nachrichten").
+    package func messages(_ n: Int) -> String {
+        "\(n.formatted(.number.grouping(.automatic).locale(grouping))) \(n == 1 ? message : messagesWord)"
     }
 }
