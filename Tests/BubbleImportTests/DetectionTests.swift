@@ -73,6 +73,8 @@ struct DetectionTests {
         #expect(said.contains { $0.contains("messages[1]") && $0.contains("\"tetx\"") && $0.contains("did you mean \"text\"") })
         #expect(said.contains { $0.contains("\"Direction\"") && $0.contains("did you mean \"direction\"") })
         #expect(said.contains { $0.contains("\"mood\"") && $0.contains("it is left out") })
+        #expect(ConversationFile.nearest("isMe", in: ConversationFile.participantKeys) == nil, "not \"name\"")
+        #expect(ConversationFile.nearest("date_", in: ConversationFile.messageKeys) == "date")
         #expect(said.contains { $0.contains("participants[0]") && $0.contains("\"phone\"") })
         #expect(said.contains { $0.contains("top level") && $0.contains("\"colour\"") })
         #expect(said.filter { $0.contains("unknown key") }.count == 6)

@@ -262,6 +262,13 @@ struct BookCLITests {
         // Each big photo's caption ("Ann Lee · Wednesday, 18 June 2025, 17:03") once.
         #expect(words.filter { $0.text == "·" }.count == photos, "\(words.filter { $0.text == "·" }.count) captions for \(photos) photos")
         // The soft photo is named as the export names it.
+        // Emoji as pictures at print resolution (Cairo alone made them 13 × 13 pixels at 72 ppi),
+        // their text still in the PDF's text.
+        let images = try poppler("pdfimages", ["-list", pdf]).split(separator: "\n").dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        let small = images.filter { $0.count > 12 && $0[2] == "image" && (Int($0[3]) ?? 0) < 120 }   // (the soft photo is 160 wide)
+        #expect(!small.isEmpty, "the emoji's pictures")
+        #expect(small.allSatisfy { (Int($0[12]) ?? 0) >= 300 && (Int($0[13]) ?? 0) >= 300 }, "\(small.map { $0.joined(separator: " ") })")
+        #expect(try poppler("pdftotext", [pdf, "-"]).contains("👍🏽"))
         let note = r.stderr.split(separator: "\n").first { $0.contains("prints at") }.map(String.init) ?? ""
         #expect(note.contains(": IMG-20250617-WA0100.jpg prints at") && !note.contains("bubblekit-attachments"), "\(r.stderr)")
 

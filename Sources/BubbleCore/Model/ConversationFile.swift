@@ -180,9 +180,9 @@ public enum ConversationFile {
         }
     }
 
-    static let fileKeys = ["format", "version", "title", "me", "theme", "participants", "messages", "typing"]
-    static let participantKeys = ["id", "name", "avatar"]
-    static let messageKeys = ["type", "from", "direction", "date", "text", "attachment", "image", "images", "id", "reactions", "reply",
+    package static let fileKeys = ["format", "version", "title", "me", "theme", "participants", "messages", "typing"]
+    package static let participantKeys = ["id", "name", "avatar"]
+    package static let messageKeys = ["type", "from", "direction", "date", "text", "attachment", "image", "images", "id", "reactions", "reply",
                               "status", "statusDate", "spans", "edited", "forwardedFrom", "app"]
     /// What other formats call the keys of a message (a name one would write from habit).
     static let synonyms = ["sender": "from", "author": "from", "user": "from", "sender_name": "from", "name": "from",
@@ -214,25 +214,28 @@ public enum ConversationFile {
 
     /// The known key `key` was meant to be: a habit of another format (`sender` → `from`), a
     /// different case, or a typo (at most two letters off).
-    static func nearest(_ key: String, in known: [String]) -> String? {
+    package static func nearest(_ key: String, in known: [String]) -> String? {
         if let s = synonyms[key], known.contains(s) { return s }
         if let k = known.first(where: { $0.lowercased() == key.lowercased() }) { return k }
         let scored = known.map { ($0, editDistance(Array(key.lowercased()), Array($0.lowercased()))) }.min { $0.1 < $1.1 }
-        return scored.flatMap { $0.1 <= 2 ? $0.0 : nil }
+        // One slip in a short key, two in a longer one ("isMe" is not "name").
+        return scored.flatMap { $0.1 <= (key.count <= 4 ? 1 : 2) ? $0.0 : nil }
     }
 
+    /// Letters to add, drop, change or swap with a neighbour to make `a` into `b`.
     static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                let old = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = old
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
             }
         }
-        return a.isEmpty ? b.count : row[b.count]
+        return d[a.count][b.count]
     }
 
     /// Only the keys of the top level, of each participant and of each message.

@@ -21,8 +21,14 @@ enum TextGlyphs {
 
     /// Shows `glyphs` in the current scaled font, `clusters` mapping them to `text`, cluster by
     /// cluster in glyph order (each cluster's bytes and glyph count).
+    /// A run whose clusters hold no characters is a run of pictures (colour emoji: their text is
+    /// shown apart, `showHidden`): drawn as images at print resolution (`GlyphPictures`).
     static func show(_ glyphs: UnsafePointer<cairo_glyph_t>, count: Int, text: UnsafeBufferPointer<UInt8>,
                      clusters: UnsafePointer<cairo_text_cluster_t>, clusterCount: Int, on cr: OpaquePointer) {
+        if text.isEmpty, let font = cairo_get_scaled_font(cr) {
+            GlyphPictures.draw(UnsafeBufferPointer(start: glyphs, count: count), font: font, on: cr)
+            return
+        }
         text.withMemoryRebound(to: CChar.self) { utf8 in
             cairo_show_text_glyphs(cr, utf8.baseAddress, Int32(utf8.count), glyphs, Int32(count),
                                    clusters, Int32(clusterCount), cairo_text_cluster_flags_t(rawValue: 0))
@@ -132,5 +138,101 @@ enum TextGlyphs {
         }
         showHidden(hidden, size: size, on: cr)
         return true
+    }
+}
+
+/// Colour glyphs (emoji) as images at print resolution. Cairo 1.16 puts a colour glyph into a
+/// PDF as a Type 3 glyph whose picture it makes at the glyph's printed size at 72 ppi — 13 × 13
+/// pixels for a 10-pt emoji, soft on paper. Here each glyph is drawn once into an image of
+/// `ppi` pixels per inch at the size it is printed (the context's scale included: a book prints
+/// its text at 0.62), and that image is placed where the glyph would be. The same image object
+/// is reused for every occurrence, so a PDF holds each emoji once. The glyph's characters are
+/// shown apart, invisibly (`TextGlyphs.showHidden`), so the PDF's text keeps them.
+enum GlyphPictures {
+    /// Pixels per inch of the pictures (above print's usual 300).
+    static let ppi = 320.0
+
+    private final class Picture: @unchecked Sendable {
+        let surface: OpaquePointer
+        /// Where the image's top-left sits from the glyph's origin, and its size, in user units.
+        let x: Double, y: Double, width: Double, height: Double
+        init(surface: OpaquePointer, x: Double, y: Double, width: Double, height: Double) {
+            self.surface = surface; self.x = x; self.y = y; self.width = width; self.height = height
+        }
+        deinit { cairo_surface_destroy(surface) }
+    }
+
+    private struct Key: Hashable {
+        let face: OpaquePointer
+        let glyph: UInt
+        let matrix: [Double]
+        let scale: Double
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var pictures: [Key: Picture?] = [:]
+
+    static func draw(_ glyphs: UnsafeBufferPointer<cairo_glyph_t>, font: OpaquePointer, on cr: OpaquePointer) {
+        var dx = 1.0, dy = 0.0
+        cairo_user_to_device_distance(cr, &dx, &dy)
+        let printed = max(0.01, (dx * dx + dy * dy).squareRoot())   // points per user unit
+        // Pixels per user unit, in steps of 1/8 so that slightly different scales share pictures.
+        let k = ((printed * ppi / 72) * 8).rounded(.up) / 8
+        for g in glyphs {
+            guard let picture = picture(g.index, font: font, scale: k) else { continue }
+            cairo_save(cr)
+            cairo_translate(cr, g.x + picture.x, g.y + picture.y)
+            cairo_scale(cr, picture.width / Double(cairo_image_surface_get_width(picture.surface)),
+                        picture.height / Double(cairo_image_surface_get_height(picture.surface)))
+            cairo_set_source_surface(cr, picture.surface, 0, 0)
+            cairo_rectangle(cr, 0, 0, Double(cairo_image_surface_get_width(picture.surface)), Double(cairo_image_surface_get_height(picture.surface)))
+            cairo_fill(cr)
+            cairo_restore(cr)
+        }
+    }
+
+    /// The picture of `glyph` of `font` at `k` pixels per user unit (made once; nil: the glyph
+    /// draws nothing).
+    private static func picture(_ glyph: UInt, font: OpaquePointer, scale k: Double) -> Picture? {
+        var matrix = cairo_matrix_t()
+        cairo_scaled_font_get_font_matrix(font, &matrix)
+        guard let face = cairo_scaled_font_get_font_face(font) else { return nil }
+        let key = Key(face: face, glyph: glyph, matrix: [matrix.xx, matrix.yx, matrix.xy, matrix.yy], scale: k)
+        lock.lock()
+        defer { lock.unlock() }
+        if let known = pictures[key] { return known }
+        let made = render(glyph, face: face, matrix: matrix, font: font, scale: k)
+        pictures[key] = made
+        return made
+    }
+
+    private static func render(_ glyph: UInt, face: OpaquePointer, matrix: cairo_matrix_t, font: OpaquePointer, scale k: Double) -> Picture? {
+        var one = cairo_glyph_t(index: glyph, x: 0, y: 0)
+        var ink = cairo_text_extents_t()
+        cairo_scaled_font_glyph_extents(font, &one, 1, &ink)
+        guard ink.width > 0, ink.height > 0 else { return nil }
+        // A pixel of margin on every side (antialiased edges).
+        let pad = 1 / k
+        let w = Int32((ink.width * k).rounded(.up)) + 2, h = Int32((ink.height * k).rounded(.up)) + 2
+        guard w < 4_096, h < 4_096, let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h) else { return nil }
+        guard let cr = cairo_create(surface) else { cairo_surface_destroy(surface); return nil }
+        defer { cairo_destroy(cr) }
+        cairo_scale(cr, k, k)
+        var fontMatrix = matrix
+        var ctm = cairo_matrix_t()
+        cairo_matrix_init_scale(&ctm, k, k)
+        let options = cairo_font_options_create()
+        defer { cairo_font_options_destroy(options) }
+        cairo_scaled_font_get_font_options(font, options)
+        cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
+        guard let big = cairo_scaled_font_create(face, &fontMatrix, &ctm, options) else { cairo_surface_destroy(surface); return nil }
+        defer { cairo_scaled_font_destroy(big) }
+        FontFacePins.pin(big)
+        cairo_set_scaled_font(cr, big)
+        cairo_set_source_rgb(cr, 0, 0, 0)
+        var placed = cairo_glyph_t(index: glyph, x: pad - ink.x_bearing, y: pad - ink.y_bearing)
+        cairo_show_glyphs(cr, &placed, 1)
+        cairo_surface_flush(surface)
+        return Picture(surface: surface, x: ink.x_bearing - pad, y: ink.y_bearing - pad, width: Double(w) / k, height: Double(h) / k)
     }
 }
