@@ -23,6 +23,7 @@ final class LiveHub: Sendable {
     let store: any ConversationStore
     private struct State {
         var subscribers: [Int64: [UInt64: AsyncStream<Event>.Continuation]] = [:]
+        /// The id of the last stream made (of either kind).
         var next: UInt64 = 0
         /// The newest revision handed to the watchers of each conversation.
         var published: [Int64: Int64] = [:]
@@ -51,39 +52,35 @@ final class LiveHub: Sendable {
 
     /// The access changes of `user` from now on (`SocketRevocation`).
     func watchAccess(of user: Int64) -> (token: UInt64, changes: AsyncStream<AccessChange>) {
-        let (stream, continuation) = AsyncStream<AccessChange>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let token = state.withLock { s in
-            s.next += 1
-            s.access[user, default: [:]][s.next] = continuation
-            return s.next
-        }
-        return (token, stream)
+        register(user, in: \.access, buffering: .bufferingNewest(16))
     }
 
-    func unwatchAccess(of user: Int64, _ token: UInt64) {
-        let c = state.withLock { s in
-            let c = s.access[user]?.removeValue(forKey: token)
-            if s.access[user]?.isEmpty == true { s.access[user] = nil }
-            return c
-        }
-        c?.finish()
-    }
+    func unwatchAccess(of user: Int64, _ token: UInt64) { unregister(user, token, in: \.access) }
 
     /// Events of `conversation` from now on (`id` says who to skip for one's own typing).
     func subscribe(_ conversation: Int64) -> (id: UInt64, events: AsyncStream<Event>) {
-        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(Self.buffer))
+        register(conversation, in: \.subscribers, buffering: .bufferingOldest(Self.buffer))
+    }
+
+    func unsubscribe(_ conversation: Int64, _ id: UInt64) { unregister(conversation, id, in: \.subscribers) }
+
+    /// A new stream kept under `key` in one of the state's tables, and its id.
+    private func register<Value>(_ key: Int64, in table: WritableKeyPath<State, [Int64: [UInt64: AsyncStream<Value>.Continuation]]>,
+                                 buffering: AsyncStream<Value>.Continuation.BufferingPolicy) -> (UInt64, AsyncStream<Value>) {
+        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: buffering)
         let id = state.withLock { s in
             s.next += 1
-            s.subscribers[conversation, default: [:]][s.next] = continuation
+            s[keyPath: table][key, default: [:]][s.next] = continuation
             return s.next
         }
         return (id, stream)
     }
 
-    func unsubscribe(_ conversation: Int64, _ id: UInt64) {
+    /// Ends the stream `id` under `key` (a key without streams goes).
+    private func unregister<Value>(_ key: Int64, _ id: UInt64, in table: WritableKeyPath<State, [Int64: [UInt64: AsyncStream<Value>.Continuation]]>) {
         let c = state.withLock { s in
-            let c = s.subscribers[conversation]?.removeValue(forKey: id)
-            if s.subscribers[conversation]?.isEmpty == true { s.subscribers[conversation] = nil }
+            let c = s[keyPath: table][key]?.removeValue(forKey: id)
+            if s[keyPath: table][key]?.isEmpty == true { s[keyPath: table][key] = nil }
             return c
         }
         c?.finish()

@@ -79,6 +79,42 @@ struct AttackCLITests {
         #expect(seen.contains("secret plan"))
     }
 
+    @Test("eight accepts of one invitation at once, each with a new name: one account, seven 404s; through `+N` and `//` a stranger reads and writes nothing",
+          arguments: AccountsStore.Backend.allCases)
+    func invitationRaceAndSpellings(backend: AccountsStore.Backend) throws {
+        let store = try AccountsStore(backend)
+        defer { store.stop() }
+        try store.addUser("alice", "alice-password", admin: true)
+        try store.addUser("carol", "carol-password")
+        let s = try store.serve()
+        let alice = try UserClient.signIn(s.port, "alice", "alice-password")
+        let c = try #require(try alice.call("POST", "/api/v1/conversations", ["title": "Plans", "participants": ["alice"]]).json["id"] as? Int)
+        #expect(try alice.send(c, "secret plan").status == 201)
+        let token = try #require(try alice.call("POST", "/api/v1/conversations/\(c)/invites", [:]).json["token"] as? String)
+        let statuses = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { k in
+            let status = (try? HTTP.request(port: s.port, method: "POST", path: "/api/v1/invites/\(token)/accept",
+                                            body: Data(#"{"name":"new\#(k)","password":"new-password-\#(k)"}"#.utf8)).status) ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        #expect(statuses.withLock { $0.sorted() } == [200] + Array(repeating: 404, count: 7))
+        let listed = String(decoding: try Tool.run(["users", "list", "--db", store.db]).stdout, as: UTF8.self)
+        #expect(listed.split(separator: "\n").filter { $0.hasPrefix("new") }.count == 1, "\(listed)")
+        // The stranger, through the spellings wave 3's check missed.
+        let carol = try UserClient.signIn(s.port, "carol", "carol-password")
+        for path in ["/api/v1/conversations/+\(c)/messages", "//api/v1/conversations/\(c)/messages", "/api/v1//conversations/\(c)/messages",
+                     "/c/+\(c)", "//c/\(c)", "/api/v1/conversations/+\(c)/export?format=json", "/api/v1/conversations/+\(c)/stats",
+                     "/api/v1/conversations/+\(c)/media", "/api/v1/conversations/+\(c)/members", "/api/v1/conversations/0\(c)/messages"] {
+            let r = try carol.get(path)
+            #expect(r.status == 404 && !r.text.contains("secret plan"), "\(path): \(r.status)")
+        }
+        for path in ["/api/v1/conversations/+\(c)/messages", "//api/v1/conversations/\(c)/messages"] {
+            #expect(try carol.call("POST", path, ["clientId": UUID().uuidString, "text": "let me in"]).status == 404)
+        }
+        let stored = try alice.call("GET", "/api/v1/conversations/\(c)/messages").json["messages"] as? [[String: Any]]
+        #expect(stored?.compactMap { $0["text"] as? String } == ["secret plan"])
+    }
+
     @Test("a password reset by `bubbles users reset-password` (another process) ends bob's sessions, his API token and his open socket at once", arguments: AccountsStore.Backend.allCases)
     func resetEndsEverything(backend: AccountsStore.Backend) throws {
         let store = try AccountsStore(backend)
