@@ -121,12 +121,24 @@ func refuseDeclaredLength(_ request: Request, limit: Int, what: String) throws {
     }
 }
 
-/// Closes the connection once a response that says `Connection: close` has been written (Hummingbird
-/// would otherwise read on: a client still sending a body too large would wait for its answer).
-final class CloseAfterResponse: ChannelOutboundHandler, RemovableChannelHandler {
+/// Closes the connection after a response that says `Connection: close` (a body too large) —
+/// but as nginx's "lingering close" does: the answer is sent and the sending side shut, then
+/// what the client still sends is read and dropped until its request ends, `lingerBytes` have
+/// come or `lingerTime` has passed, and only then is the connection closed. Closed at once, a
+/// client that sends its whole body before reading (Python's urllib, most scripts) got
+/// "connection reset" instead of the 413: the system resets a connection closed with unread
+/// bytes.
+final class CloseAfterResponse: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
+    static let lingerTime = TimeAmount.seconds(3)
+    static let lingerBytes = 64 << 20
     private var closing = false
+    private var lingering = false
+    private var dropped = 0
+    private var timer: Scheduled<Void>?
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let part = unwrapOutboundIn(data)
@@ -136,13 +148,56 @@ final class CloseAfterResponse: ChannelOutboundHandler, RemovableChannelHandler 
             context.write(data, promise: promise)
         case .end where closing:
             closing = false
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.writeAndFlush(data).whenComplete { result in
                 promise?.completeWith(result)
-                bound.value.close(promise: nil)
+                let (handler, context) = bound.value
+                handler.linger(context)
             }
         default:
             context.write(data, promise: promise)
         }
+    }
+
+    /// The answer is out: shut the sending side, read on for a while, then close.
+    private func linger(_ context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        lingering = true
+        context.close(mode: .output, promise: nil)
+        context.read()
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: Self.lingerTime) { bound.value.close(promise: nil) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard lingering else { return context.fireChannelRead(data) }
+        switch unwrapInboundIn(data) {
+        case .body(let buffer):
+            dropped += buffer.readableBytes
+            if dropped > Self.lingerBytes { finish(context) }
+        case .end:
+            finish(context)
+        case .head:
+            finish(context)
+        }
+    }
+
+    /// While lingering nothing downstream asks for more (what was read is dropped here): ask.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if lingering { context.read() }
+        context.fireChannelReadComplete()
+    }
+
+    private func finish(_ context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        lingering = false
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
     }
 }
