@@ -28,16 +28,23 @@ struct API: Sendable {
     }
 
     static func visible(_ store: any ConversationStore, _ accounts: any AccountStore, _ identity: Identity) async throws -> [StoredConversation] {
-        let all = try await store.conversations()
-        guard let user = identity.user else { return all }
-        let mine = try await accounts.readableConversations(of: user)
-        return all.filter { mine.contains($0.id) }
+        switch identity {
+        case .anonymous: return []
+        case .owner: return try await store.conversations()
+        case .user(let user, _):
+            let mine = try await accounts.readableConversations(of: user)
+            return try await store.conversations().filter { mine.contains($0.id) }
+        }
     }
 
-    /// The conversations a search by `identity` may see (nil: all).
+    /// The conversations a search by `identity` may see (nil: all; nobody sees none, whatever
+    /// route let the request through).
     static func within(_ accounts: any AccountStore, _ identity: Identity) async throws -> Set<Int64>? {
-        guard let user = identity.user else { return nil }
-        return try await accounts.readableConversations(of: user)
+        switch identity {
+        case .anonymous: return []
+        case .owner: return nil
+        case .user(let user, _): return try await accounts.readableConversations(of: user)
+        }
     }
 
     func known(_ id: Int64) async throws -> StoredConversation {

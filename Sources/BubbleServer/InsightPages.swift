@@ -95,7 +95,9 @@ extension Pages {
         guard Thumbnails.sizes.contains(size) else {
             throw APIError.badRequest("size \(size) is not one of \(Thumbnails.sizes.map(String.init).joined(separator: ", "))")
         }
-        if let user = identity.user, try await !accounts.mediaReadable(file, by: user) { throw APIError.notFound("no attachment \(file)") }
+        if identity != .owner {
+            guard let user = identity.user, try await accounts.mediaReadable(file, by: user) else { throw APIError.notFound("no attachment \(file)") }
+        }
         guard FileManager.default.fileExists(atPath: store.mediaFolder + "/" + file.prefix(2) + "/" + file) else {
             throw APIError.notFound("no attachment \(file)")
         }

@@ -266,6 +266,11 @@ struct AccessTests {
         }
         #expect(try await server.request(.get, "/login").status == 200)
         #expect(try await server.request(.get, "/healthz").status == 200)
+        // Past the routes too: nobody's lists and searches are empty, not everything.
+        #expect(try await API.visible(server.store, server.store, .anonymous).isEmpty)
+        #expect(try await API.visible(server.store, server.store, .owner).count == 1)
+        #expect(try await API.within(server.store, .anonymous) == [])
+        #expect(try await API.within(server.store, .owner) == nil)
     }
 }
 
