@@ -235,7 +235,7 @@ struct AccountRoutes {
             let display = ((body["displayName"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.isEmpty ? nil : $0 } ?? name
             // Not worth a bcrypt hash when the invitation cannot be used (the store checks again).
             guard try await gate.store.invitation(hash: AccountSecret.hash(secret), now: Date()) != nil else {
-                throw APIError.notFound("this invitation is not valid: it was used already, has expired or never existed")
+                throw APIError.notFound(InviteText.invalid.reason)
             }
             let session = AccountSecret.make()
             newSession = session

@@ -244,9 +244,10 @@ public enum AccountSecret {
     }
 }
 
-/// The one answer for an invitation that cannot be used.
-enum InviteText {
-    static let invalid = LiveError(.notFound, "this invitation is not valid: it was used already, has expired or never existed")
+/// The one answer for an invitation that cannot be used (the store's, and the server's when it
+/// checks before hashing a new account's password).
+package enum InviteText {
+    package static let invalid = LiveError(.notFound, "this invitation is not valid: it was used already, has expired or never existed")
 }
 
 /// The store's file names of media in a message's stored JSON or a path (`media/ab/<sha256>.ext`).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// Accounts in the SQLite file (the tables of migration `v3-accounts`).
 extension SQLiteStore: AccountStore {
@@ -33,14 +34,27 @@ extension SQLiteStore: AccountStore {
     /// the same transaction (other processes' stores read them: `watchAccessEvents`) and told to
     /// this process's listeners once it is committed.
     func writeRevoking<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> (T, [AccessChange])) async throws -> T {
-        let (value, changes) = try await write { db in
-            let (value, changes) = try body(db)
-            let now = Date().timeIntervalSince1970
-            if !changes.isEmpty { try db.execute(sql: "DELETE FROM access_event WHERE at < ?", arguments: [now - 86_400]) }
-            for c in changes {
-                try db.execute(sql: "INSERT INTO access_event (account_id, conversation_id, at) VALUES (?, ?, ?)", arguments: [c.user, c.conversation, now])
+        // The ids are marked before the commit (the watcher cannot see the rows earlier), and
+        // unmarked when the write fails (a rolled-back id may be another process's next).
+        let written = Mutex<[Int64]>([])
+        let own = ownAccessEvents
+        let (value, changes): (T, [AccessChange])
+        do {
+            (value, changes) = try await write { db in
+                let (value, changes) = try body(db)
+                let now = Date().timeIntervalSince1970
+                if !changes.isEmpty { try db.execute(sql: "DELETE FROM access_event WHERE at < ?", arguments: [now - 86_400]) }
+                for c in changes {
+                    try db.execute(sql: "INSERT INTO access_event (account_id, conversation_id, at) VALUES (?, ?, ?)", arguments: [c.user, c.conversation, now])
+                    let id = db.lastInsertedRowID
+                    written.withLock { $0.append(id) }
+                    own.told([id])
+                }
+                return (value, changes)
             }
-            return (value, changes)
+        } catch {
+            own.forget(written.withLock { $0 })
+            throw error
         }
         for c in changes { feed.emitAccess(c) }
         return value
@@ -51,6 +65,8 @@ extension SQLiteStore: AccountStore {
     /// cross-process signal an SQLite file has is its content, so the newest event's id is read
     /// five times a second (one index look-up). Runs until cancelled.
     func watchAccessEvents() async {
+        ownAccessEvents.watch(true)
+        defer { ownAccessEvents.watch(false) }
         var last = (try? await read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM access_event") ?? 0 }) ?? 0
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(200))
@@ -61,7 +77,7 @@ extension SQLiteStore: AccountStore {
             }) else { continue }
             for r in rows {
                 last = r.id
-                feed.emitAccess(r.change)
+                if !ownAccessEvents.takeToldAlready(r.id) { feed.emitAccess(r.change) }
             }
         }
     }
@@ -304,5 +320,27 @@ extension SQLiteStore: AccountStore {
                 LIMIT 1
                 """, arguments: [file, user.id, user.isAdmin, file, file]) == true
         }
+    }
+}
+
+/// The ids of the access events this process wrote and told its own listeners of at once, so
+/// that `watchAccessEvents` — which is for other processes' events — does not tell them again.
+/// Kept only while the watcher runs (nothing else would take them out).
+final class OwnAccessEvents: Sendable {
+    private let state = Mutex<(watching: Bool, ids: Set<Int64>)>((false, []))
+
+    func watch(_ on: Bool) { state.withLock { $0 = (on, []) } }
+
+    func told(_ ids: [Int64]) {
+        state.withLock { s in if s.watching { s.ids.formUnion(ids) } }
+    }
+
+    func forget(_ ids: [Int64]) {
+        state.withLock { s in s.ids.subtract(ids) }
+    }
+
+    /// Whether `id` was told already (and forgets it).
+    func takeToldAlready(_ id: Int64) -> Bool {
+        state.withLock { $0.ids.remove(id) != nil }
     }
 }

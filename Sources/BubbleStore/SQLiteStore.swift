@@ -23,6 +23,8 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
     /// look-up) means an equal count, and a million-message conversation is not counted again
     /// (~30 ms) for every page the server shows.
     let counted = CountCache()
+    /// Access events this process wrote and told its listeners of already (`writeRevoking`).
+    let ownAccessEvents = OwnAccessEvents()
     let people = PeopleCache()
     /// Every live change, right after its commit, in revision order (`SQLiteStore+Live`).
     public let feed = ChangeFeed()

@@ -181,6 +181,10 @@ struct AccountStoreTests {
             heard.withLock { $0.removeAll() }
         }
         try await accounts.deleteSession(hash: "s1")
+        // Told once: this process's own change is not told again when the store's watcher
+        // (for other processes) reads it back.
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(heard.withLock { $0.filter { $0 == AccessChange(user: ben.id) }.count } == 1, "\(heard.withLock { $0 })")
         try await waitFor(AccessChange(user: ben.id), "signing out")
         // Another process (`bubbles users sign-out`): its own store of the same database.
         let other = try Backend.open(url, media: dir)

@@ -7,6 +7,20 @@ import Testing
 /// another process changing the store, the log it writes (issue: access decided by the router).
 @Suite("bubbles serve: attacks on the real server", .serialized)
 struct AttackCLITests {
+    /// A server of `store` (with `arguments`), alice (an admin) signed in on it, the `others`
+    /// made (password NAME-password), and alice's live conversation of `participants`, holding
+    /// "secret plan" when `secret`.
+    static func aliceConversation(_ store: AccountsStore, others: [String] = ["carol"], participants: [String] = ["alice"],
+                                  arguments: [String] = [], secret: Bool = true) throws -> (server: LiveServer, alice: UserClient, conversation: Int) {
+        try store.addUser("alice", "alice-password", admin: true)
+        for name in others { try store.addUser(name, name + "-password") }
+        let s = try store.serve(arguments)
+        let alice = try UserClient.signIn(s.port, "alice", "alice-password")
+        let c = try #require(try alice.call("POST", "/api/v1/conversations", ["title": "Plans", "participants": participants]).json["id"] as? Int)
+        if secret { #expect(try alice.send(c, "secret plan").status == 201) }
+        return (s, alice, c)
+    }
+
     @Test("request lines that are not ASCII HTTP (invalid UTF-8, control bytes, garbage) get 400 and a closed connection at once; a head that never ends is closed by the header time-out whatever its bytes; the server keeps serving")
     func badRequestLines() throws {
         let store = try AccountsStore(.sqlite)
@@ -50,13 +64,8 @@ struct AttackCLITests {
     func webSocketSpellings(backend: AccountsStore.Backend) throws {
         let store = try AccountsStore(backend)
         defer { store.stop() }
-        try store.addUser("alice", "alice-password", admin: true)
-        try store.addUser("carol", "carol-password")
-        let s = try store.serve()
-        let alice = try UserClient.signIn(s.port, "alice", "alice-password")
+        let (s, alice, c) = try Self.aliceConversation(store)
         let carol = try UserClient.signIn(s.port, "carol", "carol-password")
-        let c = try #require(try alice.call("POST", "/api/v1/conversations", ["title": "Plans", "participants": ["alice"]]).json["id"] as? Int)
-        #expect(try alice.send(c, "secret plan").status == 201)
         for path in ["/api/v1/conversations/\(c)/live?since=0", "/api/v1/conversations/+\(c)/live?since=0", "/api/v1/conversations/0\(c)/live?since=0",
                      "//api/v1/conversations/\(c)/live?since=0", "/api/v1//conversations/\(c)/live?since=0",
                      "/api/v1/conversations//\(c)/live?since=0", "/api/v1/conversations/%2B\(c)/live?since=0"] {
@@ -84,12 +93,7 @@ struct AttackCLITests {
     func invitationRaceAndSpellings(backend: AccountsStore.Backend) throws {
         let store = try AccountsStore(backend)
         defer { store.stop() }
-        try store.addUser("alice", "alice-password", admin: true)
-        try store.addUser("carol", "carol-password")
-        let s = try store.serve()
-        let alice = try UserClient.signIn(s.port, "alice", "alice-password")
-        let c = try #require(try alice.call("POST", "/api/v1/conversations", ["title": "Plans", "participants": ["alice"]]).json["id"] as? Int)
-        #expect(try alice.send(c, "secret plan").status == 201)
+        let (s, alice, c) = try Self.aliceConversation(store)
         let token = try #require(try alice.call("POST", "/api/v1/conversations/\(c)/invites", [:]).json["token"] as? String)
         let statuses = Mutex<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { k in
@@ -119,11 +123,7 @@ struct AttackCLITests {
     func resetEndsEverything(backend: AccountsStore.Backend) throws {
         let store = try AccountsStore(backend)
         defer { store.stop() }
-        try store.addUser("alice", "alice-password", admin: true)
-        try store.addUser("bob", "bob-password")
-        let s = try store.serve()
-        let alice = try UserClient.signIn(s.port, "alice", "alice-password")
-        let c = try #require(try alice.call("POST", "/api/v1/conversations", ["title": "Plans", "participants": ["alice", "bob"]]).json["id"] as? Int)
+        let (s, _, c) = try Self.aliceConversation(store, others: ["bob"], participants: ["alice", "bob"], secret: false)
         let bob = try UserClient.signIn(s.port, "bob", "bob-password")
         let token = try #require(try bob.call("POST", "/api/v1/tokens", ["name": "script"]).json["token"] as? String)
         let script = UserClient(port: s.port, bearer: token)
@@ -147,10 +147,7 @@ struct AttackCLITests {
     func logsHoldNoSecrets() throws {
         let store = try AccountsStore(.sqlite)
         defer { store.stop() }
-        try store.addUser("alice", "alice-password", admin: true)
-        let s = try store.serve(["--log-level", "info"])
-        let alice = try UserClient.signIn(s.port, "alice", "alice-password")
-        let c = try #require(try alice.call("POST", "/api/v1/conversations", ["title": "Plans", "participants": ["alice"]]).json["id"] as? Int)
+        let (s, alice, c) = try Self.aliceConversation(store, others: [], arguments: ["--log-level", "info"], secret: false)
         let invite = try #require(try alice.call("POST", "/api/v1/conversations/\(c)/invites", [:]).json["token"] as? String)
         #expect(try HTTP.request(port: s.port, method: "GET", path: "/invite/\(invite)").status == 200)
         let joined = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/invites/\(invite)/accept",

@@ -155,6 +155,8 @@ package struct BookBuilder {
     package let geometry: BookGeometry
     let dateTexts: DateTexts
     let timeZone: TimeZone
+    /// The words printed besides the conversation, in the book's language.
+    let strings: BookStrings
 
     package init(theme: Theme, engine: any TextEngine, options: BookOptions, timeZone: TimeZone, locale: Locale? = nil) {
         let light = theme.appearance(dark: false)
@@ -165,11 +167,10 @@ package struct BookBuilder {
         self.geometry = BookGeometry(options: options)
         self.dateTexts = DateTexts(timeZone: timeZone, locale: locale)
         self.timeZone = timeZone
+        strings = BookStrings.of(dateTexts.locale)
     }
 
     var theme: Theme { scene.theme }
-    /// The words printed besides the conversation, in the book's language.
-    var strings: BookStrings { BookStrings.of(dateTexts.locale) }
     /// The layout's width: the text block's, in layout units.
     package var layoutWidth: Double { geometry.blockWidth / options.scale }
     var capacity: Double { geometry.blockHeight / options.scale }
