@@ -75,7 +75,7 @@ func backupImportCase(_ name: String) throws -> Figures {
     if name.hasSuffix("postgres") {
         let server = try TestPostgres.privateServer(durable: true)
         pg = server
-        db = ["--db", try server.createDatabase("backup"), "--media", dir + "/media"]
+        db = ["--db", try server.createDatabase("backup"), "--store-media", dir + "/media"]
     } else {
         db = ["--db", dir + "/backup.sqlite"]
     }

@@ -83,9 +83,9 @@ func postgresCase() async throws -> Figures {
     let liveURL = try pg.createDatabase("live")
     let sqliteNode = try BenchServer.start(["serve", "--db", folder + "/live.sqlite", "--port", "0", "--rate", "0"])
     defer { sqliteNode.stop() }
-    let node1 = try BenchServer.start(["serve", "--db", liveURL, "--media", media, "--port", "0", "--rate", "0"])
+    let node1 = try BenchServer.start(["serve", "--db", liveURL, "--store-media", media, "--port", "0", "--rate", "0"])
     defer { node1.stop() }
-    let node2 = try BenchServer.start(["serve", "--db", liveURL, "--media", media, "--port", "0", "--rate", "0"])
+    let node2 = try BenchServer.start(["serve", "--db", liveURL, "--store-media", media, "--port", "0", "--rate", "0"])
     defer { node2.stop() }
     for (name, ports) in [("sqlite 1 node", [sqliteNode.port]), ("postgres 1 node", [node1.port]), ("postgres 2 nodes", [node1.port, node2.port])] {
         let created = try HTTP.request(port: ports[0], method: "POST", path: "/api/v1/conversations",

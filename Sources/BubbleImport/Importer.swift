@@ -196,6 +196,9 @@ public struct ImportResult: Sendable {
     public var chatNumber = 0
     /// How many wanted conversations the export holds (with `Importer.loadEach`; 0 when not known).
     public var chatCount = 0
+    /// Why every message is incoming when the export's owner is not known (no `me` given and
+    /// none inferable, or a `me` that names nobody here): the warning's text; nil when the sides are known.
+    public var unknownOwner: String?
     /// How many pictures and files of this conversation the export names but does not hold
     /// (missing, left out, outside the export, unreadable), and the first of them: each is a
     /// placeholder, and with `ImportOptions.strict` an error (`strictMediaError`).

@@ -105,7 +105,7 @@ extension Pages {
             let avatar: String = picture.map { "<img class=\"av\" src=\"\(Self.escape($0))\" alt=\"\" width=\"40\" height=\"40\">" }
                 ?? "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.escape(Self.initials(c.title)))</span>"
             let when: String = p.date.map(Self.time) ?? ""
-            let size: String = Self.appName(c.sourceFormat) + " · " + Self.number(c.messageCount) + (c.messageCount == 1 ? " message" : " messages")
+            let size: String = Self.appName(c.sourceFormat) + " · " + Self.number(c.messageCount) + " " + Plural.noun(c.messageCount, "message")
             // Live conversations carry their newest message: the script counts what is unread.
             let last: String = c.sourceFormat == "live" ? " data-last=\"\(p.seq)\"" : ""
             s += "<li><a class=\"chat\" href=\"/c/\(c.id)\"\(mark)\(last)>" + avatar + "<span class=\"t\">\(Self.escape(c.title))</span>" + when
@@ -123,7 +123,7 @@ extension Pages {
         return "<a class=\"back\" href=\"/\" aria-label=\"All conversations\" title=\"All conversations\">‹</a>"
             + "<span class=\"av \(colourClass(c.title))\" aria-hidden=\"true\">\(escape(initials(c.title)))</span>"
             + "<div class=\"who\"><h1>\(escape(c.title))</h1><small class=\"meta\">\(escape(people.joined(separator: ", ")))"
-            + (people.isEmpty ? "" : " · ") + "\(appName(c.sourceFormat)) · \(number(c.messageCount)) message\(c.messageCount == 1 ? "" : "s")\(span)</small>"
+            + (people.isEmpty ? "" : " · ") + "\(appName(c.sourceFormat)) · \(number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))\(span)</small>"
     }
 
     /// A toolbar button that opens a small panel (`<details>`: works without the script; Esc

@@ -546,7 +546,7 @@ struct Pages: Sendable {
             for h in hits where !order.contains(h.conversation) { order.append(h.conversation) }
             for c in order {
                 let group = hits.filter { $0.conversation == c }
-                body += "<h2 class=\"hits\">\(Self.escape(titles[c] ?? "?")) <small>\(group.count) hit\(group.count == 1 ? "" : "s")</small></h2><table><tbody>"
+                body += "<h2 class=\"hits\">\(Self.escape(titles[c] ?? "?")) <small>\(Plural.count(group.count, "hit"))</small></h2><table><tbody>"
                 for h in group {
                     // The match marked, everything escaped.
                     let p = h.snippetParts

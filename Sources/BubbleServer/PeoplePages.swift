@@ -65,7 +65,7 @@ extension Pages {
                 ?? "<span class=\"av \(Self.colourClass(p.name))\" aria-hidden=\"true\">\(Self.escape(Self.initials(p.name)))</span>"
             let chats = p.conversations.compactMap { conversations[$0] }.map { c in
                 "<li><a href=\"/c/\(c.id)\">\(Self.escape(c.title))</a> <small>\(Self.escape(Self.appName(c.sourceFormat))) · "
-                    + "\(Self.number(c.messageCount)) message\(c.messageCount == 1 ? "" : "s")</small></li>"
+                    + "\(Self.number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))</small></li>"
             }.joined()
             list += "<li class=\"person\">" + avatar + "<div><strong class=\"pn\">\(Self.escape(p.name))</strong>"
                 + "<small class=\"ids\">\(Self.escape(p.identities.joined(separator: " · ")))</small><ul class=\"pc\">" + chats + "</ul></div></li>"

@@ -304,7 +304,7 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
                 let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
                 let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") ?? 0
                 if tables > 0 && id != Self.applicationID {
-                    throw StoreError(path: path, reason: "is not a BubbleKit database (it holds \(tables) other table\(tables == 1 ? "" : "s"))")
+                    throw StoreError(path: path, reason: "is not a BubbleKit database (it holds \(Plural.count(tables, "other table")))")
                 }
                 if try Self.migrator.hasBeenSuperseded(db) {
                     let known = Set(Self.migrator.migrations)

@@ -82,9 +82,10 @@ struct BatchOptions: ParsableArguments {
         let state = BatchState(jobs: jobCount)
         let zone = try source.zone()
         let bar = BatchProgress()
+        let said = ImportReport()
         let loaded = try source.load(each: { result in
             let c = result.conversation
-            state.importNotes(result.notes)
+            said.add(result)
             // Nothing inside --since/--until: no file (an empty one would only mislead).
             if c.messages.isEmpty, result.excluded > 0 {
                 state.skipOutOfRange()
@@ -129,10 +130,7 @@ struct BatchOptions: ParsableArguments {
         defer { loaded.close() }
         state.wait()
         bar.finish()
-        if !state.importNotes.isEmpty {
-            FileHandle.standardError.write(Data(state.importNotes.map { "note: " + InputOptions.optionNames($0) + "\n" }.joined().utf8))
-        }
-        loaded.reportWarnings(messageCount: state.entries.reduce(0) { $0 + $1.messages })
+        said.tell(messageCount: state.entries.reduce(0) { $0 + $1.messages })
 
         // Conversations of an earlier run with the same options that this one did not touch
         // (another --chat) stay listed while their files are there.
@@ -165,12 +163,12 @@ struct BatchOptions: ParsableArguments {
         for e in failed { lines.append("error: \(e.title): \(e.failure!)") }
         for name in loaded.batch?.unmatched ?? [] { lines.append("warning: --chat \(name): matches no conversation") }
         let written = state.entries.count - failed.count - state.unchanged
-        if replaced > 0 { lines.append("note: removed \(replaced) file\(replaced == 1 ? "" : "s") of the earlier run's other options (--update)") }
+        if replaced > 0 { lines.append("note: removed \(Plural.count(replaced, "file")) of the earlier run's other options (--update)") }
         if state.outOfRange > 0 {
-            lines.append("warning: \(state.outOfRange) conversation\(state.outOfRange == 1 ? " has" : "s have") no messages inside "
+            lines.append("warning: \(Plural.count(state.outOfRange, "conversation")) \(state.outOfRange == 1 ? "has" : "have") no messages inside "
                          + "--since/--until; not written")
         }
-        lines.append("\(output): \(written) conversation\(written == 1 ? "" : "s") written"
+        lines.append("\(output): \(Plural.count(written, "conversation")) written"
                      + (state.unchanged > 0 ? ", \(state.unchanged) unchanged" : "")
                      + (failed.isEmpty ? "" : ", \(failed.count) failed") + "; index.html lists \(entries.count)")
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
@@ -210,7 +208,7 @@ struct BatchOptions: ParsableArguments {
             table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4em .6em;border-bottom:1px solid #ddd;vertical-align:top}
             td.n{text-align:right;white-space:nowrap}small{color:#777}.failed{color:#b00020}</style>
             </head><body>
-            <h1>\(entries.count) conversation\(entries.count == 1 ? "" : "s")</h1>
+            <h1>\(Plural.count(entries.count, "conversation"))</h1>
             <table><thead><tr><th>conversation</th><th>people</th><th>messages</th><th>dates</th></tr></thead><tbody>
 
             """
@@ -312,15 +310,6 @@ final class BatchState: @unchecked Sendable {
     }
 
     func note(_ text: String) { lock.lock(); notes.append(text); lock.unlock() }
-
-    /// What the importer inferred ("555-0199: matches … by its last 7 digits"), each once (a
-    /// whole export's notes come with every conversation).
-    private(set) var importNotes: [String] = []
-    func importNotes(_ texts: [String]) {
-        lock.lock()
-        for t in texts where !importNotes.contains(t) { importNotes.append(t) }
-        lock.unlock()
-    }
 
     func wait() { group.wait() }
 

@@ -91,12 +91,12 @@ struct Book: AsyncParsableCommand {
         for p in report.lowResolution.prefix(20) {
             lines.append("note: \(output): page \(p.page): \(p.path) prints at \(Int(p.dpi.rounded())) dpi (below \(Int(options.lowDPI)); it may look soft)")
         }
-        if report.lowResolution.count > 20 { lines.append("note: … and \(report.lowResolution.count - 20) more photos below \(Int(options.lowDPI)) dpi") }
+        if report.lowResolution.count > 20 { lines.append("note: … and \(Plural.count(report.lowResolution.count - 20, "more photo")) below \(Int(options.lowDPI)) dpi") }
         for problem in report.media.problems.prefix(20) {
             lines.append("warning: \(source.input): \(problem.file): \(problem.reason); shown as a placeholder")
         }
         let bleedNote = options.bleed > 0 ? String(format: ", %.1f mm bleed", options.bleed / 72 * 25.4) : ""
-        let chapterNote = options.chapters == .none ? "no chapters" : "\(report.chapters.count) chapter\(report.chapters.count == 1 ? "" : "s")"
+        let chapterNote = options.chapters == .none ? "no chapters" : "\(Plural.count(report.chapters.count, "chapter"))"
         lines.append("\(output): \(report.pages) pages (\(trimSize.rawValue)\(bleedNote)), \(chapterNote)")
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }

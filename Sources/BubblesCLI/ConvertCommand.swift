@@ -366,12 +366,12 @@ final class PhotoPlacer {
     func reportNotes() {
         var lines: [String] = []
         if copiedTemporary > 0 {
-            lines.append("note: \(copiedTemporary) photo\(copiedTemporary == 1 ? "" : "s") taken out of the export "
+            lines.append("note: \(Plural.count(copiedTemporary, "photo")) taken out of the export "
                          + (toStandardOutput ? "embedded (no lasting file to reference)"
                             : "copied into \(filesFolderName)/ (no lasting file to reference)"))
         }
         for path in missing.prefix(10) { lines.append("warning: photo \(path): no such file; kept as a reference") }
-        if missing.count > 10 { lines.append("warning: … and \(missing.count - 10) more missing photos") }
+        if missing.count > 10 { lines.append("warning: … and \(Plural.count(missing.count - 10, "more missing photo"))") }
         if !lines.isEmpty { FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
     }
 

@@ -2,6 +2,7 @@
 #if Server
 import ArgumentParser
 import BubbleStore
+import BubbleCore
 import Foundation
 
 /// `bubbles db`: whole stores.
@@ -44,8 +45,8 @@ struct DBCopy: AsyncParsableCommand {
         } catch let e as StoreError { throw CLIError(e.description) }
         if isatty(2) != 0 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         for v in report.verified { print("  \(v.title): \(v.count) messages, SHA-256 \(v.checksum.prefix(16))… on both sides") }
-        print(String(format: "copied %d conversation%@ from %@ to %@: %d messages added (%d were there already), %d media files; verified in %.1f s",
-                     report.conversations, report.conversations == 1 ? "" : "s", a.path, b.path, report.messagesCopied,
+        print(String(format: "copied %@ from %@ to %@: %d messages added (%d were there already), %d media files; verified in %.1f s",
+                     Plural.count(report.conversations, "conversation"), a.path, b.path, report.messagesCopied,
                      report.messagesAlreadyThere, report.mediaCopied, Date().timeIntervalSince(started)))
     }
 }

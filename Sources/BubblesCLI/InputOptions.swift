@@ -6,8 +6,70 @@ import BubbleStore
 #endif
 import Foundation
 
-/// The input side shared by the commands that read conversations: the file (any supported export),
-/// its format, whose messages are outgoing, which chat, which dates, which time zone.
+/// How an export is read: its format, whose messages are outgoing, which chats, its key and media,
+/// contacts, dates and time zone. The one set of input options of `render`, `convert`, `book`,
+/// `stats` and `import` (each declares only where the conversation comes from).
+struct ReadOptions: ParsableArguments {
+    @Option(name: .customLong("input-format"), help: ArgumentHelp("The export's format (default: detected from the content)."))
+    var inputFormat: ImportFormat?
+
+    @Option(help: "Whose messages are outgoing: a participant id, name or phone number (overrides the file's \"me\").")
+    var me: String?
+
+    @Option(help: "Which chat of an export that holds several (name or id; a Messenger thread's title or folder, a Discord channel's name or id); the error lists them when needed. With --all and import, may be given several times: those chats only.")
+    var chat: [String] = []
+
+    @Option(help: "The key of an encrypted input: a WhatsApp .crypt15 backup's 64-digit end-to-end key; Signal Desktop's database key (64 hex digits) when config.json has none, or the desktop keyring's \"Signal Safe Storage\" password for its encryptedKey.")
+    var key: String?
+
+    @Option(name: .customLong("key-file"), help: "A file holding the key: WhatsApp's `key` (crypt14) or `encrypted_backup.key` (crypt15) from the phone, or a text file with the 64 hex digits.")
+    var keyFile: String?
+
+    @Option(help: "With a WhatsApp msgstore.db: the phone's WhatsApp/Media folder (default: a Media folder beside the database or one up); with Signal Desktop: its attachments.noindex.")
+    var media: String?
+
+    @Option(help: "Contacts that name the numbers and emails of a file's conversations: vCards (.vcf), a Mac's AddressBook-v22.abcddb (or its folder), a Google Contacts CSV; may be given several times.")
+    var contacts: [String] = []
+
+    @Option(help: "The country numbers without one are read in, for --contacts (ISO code: US, DE, GB…; default from the locale, else numbers match by their last 7 digits).")
+    var region: String?
+
+    @Option(help: "Keep messages from this date or time on (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][±HH:MM], in --tz).")
+    var since: String?
+
+    @Option(help: "Keep messages before this date or time (exclusive; same forms as --since).")
+    var until: String?
+
+    @Option(help: "Time zone for wall-clock times, days and times shown (IANA name, e.g. Europe/Berlin); default the system's.")
+    var tz: String?
+
+    @Flag(help: "Refuse the input where it would warn about a line it cannot read as its format says (WhatsApp: a line shaped like a message header whose date or time does not parse), and a conversation whose pictures are missing.")
+    var strict = false
+
+    /// The options given that only mean something for an export file, for the error that says so.
+    var fileOnly: [String] {
+        [inputFormat.map { _ in "--input-format" }, chat.isEmpty ? nil : "--chat", me.map { _ in "--me" }, strict ? "--strict" : nil,
+         key.map { _ in "--key" }, keyFile.map { _ in "--key-file" }, media.map { _ in "--media" },
+         contacts.isEmpty ? nil : "--contacts"].compactMap { $0 }
+    }
+
+    func validate() throws {
+        if let region, NumberingPlan.region(region) == nil {
+            throw ValidationError("--region '\(region)' is not a region the numbering plan knows; expected an ISO code such as US, DE, GB, FR")
+        }
+        if key != nil && keyFile != nil { throw ValidationError("give --key or --key-file, not both") }
+    }
+}
+
+extension ImportFormat: ExpressibleByArgument {
+    /// `--input-format whatsapp-db` (any case); the help and the error list every format.
+    public init?(argument: String) { self.init(rawValue: argument.lowercased()) }
+}
+
+/// The input side of the commands that read one conversation: an export file (any supported
+/// format, read as `ReadOptions` say), or a conversation or person of the store. The read
+/// options are reached as if they were this type's own (`input.me`).
+@dynamicMemberLookup
 struct InputOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("""
         Conversation: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, \
@@ -23,23 +85,25 @@ struct InputOptions: ParsableArguments {
     @Option(help: "Instead of a file: one timeline of every one-to-one conversation of the store with this person (a name or a number, email or app id from `bubbles people`), from every app, in time order.")
     var person: String?
 
-    @Option(help: "Contacts that name the numbers and emails of a file's conversations: vCards (.vcf), a Mac's AddressBook-v22.abcddb (or its folder), a Google Contacts CSV; may be given several times.")
-    var contacts: [String] = []
-
-    @Option(help: "The country numbers without one are read in, for --contacts (ISO code: US, DE, GB…; default from the locale, else numbers match by their last 7 digits).")
-    var region: String?
-
     @Option(help: "The store's database (an SQLite file or a postgres:// URL), with --conversation (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
     var db: String?
 
-    @Option(help: "With a WhatsApp msgstore.db: the phone's WhatsApp/Media folder (default: a Media folder beside the database or one up); with Signal Desktop: its attachments.noindex. PostgreSQL, with --conversation: the store's folder of pictures and files (default: $BUBBLES_MEDIA).")
-    var media: String?
+    @Option(name: .customLong("store-media"), help: "PostgreSQL, with --conversation: the store's folder of pictures and files (default: $BUBBLES_MEDIA).")
+    var storeMedia: String?
 
-    @Option(help: "The key of an encrypted input: a WhatsApp .crypt15 backup's 64-digit end-to-end key; Signal Desktop's database key (64 hex digits) when config.json has none, or the desktop keyring's \"Signal Safe Storage\" password for its encryptedKey.")
-    var key: String?
+    @OptionGroup(title: "Reading the export") var read: ReadOptions
 
-    @Option(name: .customLong("key-file"), help: "A file holding the key: WhatsApp's `key` (crypt14) or `encrypted_backup.key` (crypt15) from the phone, or a text file with the 64 hex digits.")
-    var keyFile: String?
+    subscript<T>(dynamicMember path: WritableKeyPath<ReadOptions, T>) -> T {
+        get { read[keyPath: path] }
+        set { read[keyPath: path] = newValue }
+    }
+
+    /// The options of one file of `bubbles import` (or an upload): `file` read as `read` says.
+    static func file(_ file: String, read: ReadOptions = ReadOptions()) throws -> InputOptions {
+        var input = try InputOptions.parse([file])
+        input.read = read
+        return input
+    }
 
     /// Refuses an output file that is a folder, or that is the input itself (links resolved): an
     /// input is never overwritten.
@@ -55,28 +119,6 @@ struct InputOptions: ParsableArguments {
 
     /// The file, or the store's conversation, as messages name it.
     var input: String { file ?? person.map { "the timeline of \($0)" } ?? "conversation \(conversation ?? 0)" }
-
-    @Option(name: .customLong("input-format"),
-            help: "native, sms, whatsapp, telegram, imessage, messenger, instagram, discord, whatsapp-db, signal or signal-export (default: detected from the content).")
-    var inputFormat: String?
-
-    @Option(help: "Whose messages are outgoing: a participant id, name or phone number (overrides the file's \"me\").")
-    var me: String?
-
-    @Option(help: "Which chat of an export that holds several (name or id; a Messenger thread's title or folder, a Discord channel's name or id); the error lists them when needed. With --all, may be given several times: those chats only.")
-    var chat: [String] = []
-
-    @Option(help: "Keep messages from this date or time on (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][±HH:MM], in --tz).")
-    var since: String?
-
-    @Option(help: "Keep messages before this date or time (exclusive; same forms as --since).")
-    var until: String?
-
-    @Option(help: "Time zone for wall-clock times, days and times shown (IANA name, e.g. Europe/Berlin); default the system's.")
-    var tz: String?
-
-    @Flag(help: "Refuse the input where it would warn about a line it cannot read as its format says (WhatsApp: a line shaped like a message header whose date or time does not parse).")
-    var strict = false
 
     /// A conversation read from the input, ready to render; `close()` removes what reading made.
     struct Loaded {
@@ -96,13 +138,10 @@ struct InputOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if let region, NumberingPlan.region(region) == nil {
-            throw ValidationError("--region '\(region)' is not a region the numbering plan knows; expected an ISO code such as US, DE, GB, FR")
-        }
         if person != nil {
             if file != nil || conversation != nil { throw ValidationError("give an input file, --conversation or --person, not two of them") }
-            if inputFormat != nil || !chat.isEmpty || me != nil || strict || key != nil || keyFile != nil || !contacts.isEmpty {
-                throw ValidationError("--input-format, --chat, --me, --strict, --key, --key-file and --contacts apply to files; --person reads the store, whose contacts name its people")
+            if !read.fileOnly.isEmpty {
+                throw ValidationError("\(read.fileOnly.joined(separator: ", ")): apply to files; --person reads the store, whose contacts name its people")
             }
             return
         }
@@ -110,23 +149,22 @@ struct InputOptions: ParsableArguments {
         case (nil, nil): throw ValidationError("expected an input file, --conversation ID of the store (see `bubbles list`) or --person NAME")
         case (.some, .some): throw ValidationError("give an input file or --conversation, not both")
         case (nil, .some):
-            if inputFormat != nil || !chat.isEmpty || me != nil || strict || key != nil || keyFile != nil || !contacts.isEmpty {
-                throw ValidationError("--input-format, --chat, --me, --strict, --key, --key-file and --contacts apply to files; a stored conversation was read when it was imported (its names come from the store's contacts)")
+            if !read.fileOnly.isEmpty {
+                throw ValidationError("\(read.fileOnly.joined(separator: ", ")): apply to files; a stored conversation was read when it was imported (its names come from the store's contacts)")
             }
         case (.some, nil):
-            if db != nil { throw ValidationError("--db goes with --conversation") }
-            if key != nil && keyFile != nil { throw ValidationError("give --key or --key-file, not both") }
+            if db != nil || storeMedia != nil { throw ValidationError("--db and --store-media go with --conversation or --person") }
         }
     }
 
-    func zone() throws -> TimeZone { try timeZone(tz) }
+    func zone() throws -> TimeZone { try timeZone(read.tz) }
 
     /// The region numbers are read in: --region, else the locale's.
-    var numberRegion: String? { region?.uppercased() ?? PhoneNumber.localeRegion }
+    var numberRegion: String? { read.region?.uppercased() ?? PhoneNumber.localeRegion }
 
     /// `--contacts` read (warnings on stderr), nil when none was given.
     func readContacts() throws -> ContactsReader.Result? {
-        contacts.isEmpty ? nil : try Self.readContacts(contacts)
+        read.contacts.isEmpty ? nil : try Self.readContacts(read.contacts)
     }
 
     /// Contacts files read (`--contacts`, `bubbles contacts import`), their warnings on stderr; an
@@ -167,11 +205,11 @@ struct InputOptions: ParsableArguments {
         guard conversation != nil || person != nil else { return try load(messages: sink, provisional: provisional, before: before) }
         #if Server
         let zone = try zone()
-        let since = try since.map { try parseDate($0, option: "--since", zone: zone) }
-        let until = try until.map { try parseDate($0, option: "--until", zone: zone) }
-        if let s = since, let u = until, s >= u { throw ValidationError("--since \(self.since!) is not before --until \(self.until!)") }
+        let since = try read.since.map { try parseDate($0, option: "--since", zone: zone) }
+        let until = try read.until.map { try parseDate($0, option: "--until", zone: zone) }
+        if let s = since, let u = until, s >= u { throw ValidationError("--since \(read.since!) is not before --until \(read.until!)") }
         // From the store: photo paths are the store's, absolute.
-        let store = try await StoreOptions(db: db, media: media).open()
+        let store = try await StoreOptions(db: db, media: storeMedia).open()
         var c: Conversation
         do {
             if let person { c = try await store.timeline(with: person) } else { c = try await store.load(conversation!) }
@@ -202,19 +240,13 @@ struct InputOptions: ParsableArguments {
               before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil,
               each: (@Sendable (ImportResult) throws -> Void)? = nil) throws -> Loaded {
         let zone = try zone()
-        var format: ImportFormat?
-        if let inputFormat {
-            guard let f = ImportFormat(rawValue: inputFormat.lowercased()) else {
-                throw ValidationError("--input-format '\(inputFormat)' is not a format; expected one of \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            format = f
-        }
-        var options = ImportOptions(me: me, chat: chat.first, timeZone: zone, strict: strict,
-                                    key: key.map(DecryptionKey.text) ?? keyFile.map(DecryptionKey.file), mediaFolder: media)
-        options.since = try since.map { try parseDate($0, option: "--since", zone: zone) }
-        options.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
+        let format = read.inputFormat
+        var options = ImportOptions(me: read.me, chat: read.chat.first, timeZone: zone, strict: read.strict,
+                                    key: read.key.map(DecryptionKey.text) ?? read.keyFile.map(DecryptionKey.file), mediaFolder: read.media)
+        options.since = try read.since.map { try parseDate($0, option: "--since", zone: zone) }
+        options.until = try read.until.map { try parseDate($0, option: "--until", zone: zone) }
         if let s = options.since, let u = options.until, s >= u {
-            throw ValidationError("--since \(since!) is not before --until \(until!)")
+            throw ValidationError("--since \(read.since!) is not before --until \(read.until!)")
         }
 
         if let conversation {
@@ -247,7 +279,7 @@ struct InputOptions: ParsableArguments {
         options.contacts = try contactsDirectory(pictures: attachments + "/contacts")
         // --chat "Ann Lee": a contact's name stands for their number (else email), which the
         // export knows.
-        var chats = chat
+        var chats = read.chat
         if let people = options.contacts {
             chats = chats.map { name in
                 guard let p = people.persons.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { return name }
@@ -286,21 +318,50 @@ extension InputOptions.Loaded {
     func refuseEmptyRange(_ source: InputOptions, kept: Int? = nil) throws {
         guard (kept ?? result.conversation.messages.count) == 0, result.excluded > 0 else { return }
         let range = [source.since.map { "--since \($0)" }, source.until.map { "--until \($0)" }].compactMap { $0 }.joined(separator: " ")
-        throw CLIError("\(source.input): none of its \(result.excluded) message\(result.excluded == 1 ? " is" : "s are") inside \(range); "
+        throw CLIError("\(source.input): none of its \(Plural.count(result.excluded, "message")) \(result.excluded == 1 ? "is" : "are") inside \(range); "
                        + "nothing written (widen the range)")
     }
 
     /// Tells the user on stderr what was skipped, left out or changed (silent when nothing was).
     func reportWarnings(maxShown: Int = 20, messageCount: Int? = nil) {
-        let r = result
-        var lines: [String] = r.notes.map { "note: " + InputOptions.optionNames($0) }
-        lines += r.warnings.prefix(maxShown).map { "warning: " + InputOptions.optionNames($0.description) }
-        if r.warnings.count > maxShown { lines.append("warning: … and \(r.warnings.count - maxShown) more warnings") }
+        let report = ImportReport()
+        report.add(result)
+        report.tell(maxShown: maxShown, messageCount: messageCount ?? result.conversation.messages.count)
+    }
+}
+
+/// What the importers said while reading (notes, warnings, what was skipped or left out), gathered
+/// over one conversation or every one of a backup and told once on standard error, the same way
+/// by every command that reads exports (`render`, `convert`, `book`, `stats`, `import`, with `--all` too).
+final class ImportReport: @unchecked Sendable {
+    private let lock = NSLock()
+    private var format: ImportFormat?
+    private var notes: [String] = []
+    private var warnings: [String] = []
+    private var seen = Set<String>()
+    private var skipped = 0
+    private var excluded = 0
+
+    /// One conversation's result. With `Importer.loadEach` each result carries the notes,
+    /// warnings and skipped count of the whole read so far: they are told once.
+    func add(_ r: ImportResult) {
+        lock.lock(); defer { lock.unlock() }
+        format = r.format
+        for n in r.notes where seen.insert("n" + n).inserted { notes.append("note: " + InputOptions.optionNames(n)) }
+        for w in r.warnings where seen.insert("w" + w.description).inserted { warnings.append("warning: " + InputOptions.optionNames(w.description)) }
+        skipped = max(skipped, r.skipped)
+        excluded += r.excluded
+    }
+
+    func tell(maxShown: Int = 20, messageCount: Int) {
+        lock.lock(); defer { lock.unlock() }
+        var lines = notes + warnings.prefix(maxShown)
+        if warnings.count > maxShown { lines.append("warning: … and \(Plural.count(warnings.count - maxShown, "more warning"))") }
         var summary: [String] = []
-        if r.skipped > 0 { summary.append("skipped \(r.skipped) item\(r.skipped == 1 ? "" : "s") (see the warnings)") }
-        if r.excluded > 0 { summary.append("left out \(r.excluded) message\(r.excluded == 1 ? "" : "s") outside --since/--until") }
-        if !summary.isEmpty || !r.warnings.isEmpty {
-            lines.append("\(r.format): read \(messageCount ?? r.conversation.messages.count) messages" + (summary.isEmpty ? "" : "; " + summary.joined(separator: "; ")))
+        if skipped > 0 { summary.append("skipped \(Plural.count(skipped, "item")) (see the warnings)") }
+        if excluded > 0 { summary.append("left out \(Plural.count(excluded, "message")) outside --since/--until") }
+        if let format, !summary.isEmpty || !warnings.isEmpty {
+            lines.append("\(format): read \(Plural.count(messageCount, "message"))" + (summary.isEmpty ? "" : "; " + summary.joined(separator: "; ")))
         }
         if !lines.isEmpty { FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
     }

@@ -41,7 +41,7 @@ struct ContactsImport: AsyncParsableCommand {
         let read = try InputOptions.readContacts(files)
         let region = region?.uppercased() ?? PhoneNumber.localeRegion
         let summary = try await storeErrors { try await db.importContacts(read.contacts, region: region) }
-        print("contacts: \(read.contacts.count) card\(read.contacts.count == 1 ? "" : "s") read: \(summary.added) new, \(summary.updated) updated, "
+        print("contacts: \(Plural.count(read.contacts.count, "card")) read: \(summary.added) new, \(summary.updated) updated, "
               + "\(summary.unchanged) unchanged" + (region.map { "; numbers read in \($0)" } ?? "; no region: numbers match by their last \(PhoneNumber.minimumMatch) digits"))
     }
 }
@@ -90,7 +90,7 @@ struct PeopleList: AsyncParsableCommand {
         if entries.isEmpty { print("no people; import conversations with `bubbles import FILE`"); return }
         for e in entries {
             let chats = e.conversations.isEmpty ? "no conversations"
-                : "conversation\(e.conversations.count == 1 ? "" : "s") " + e.conversations.map(String.init).joined(separator: ", ")
+                : Plural.noun(e.conversations.count, "conversation") + " " + e.conversations.map(String.init).joined(separator: ", ")
             print("\(e.name)  ·  \(e.identities.joined(separator: ", "))  ·  " + chats)
         }
     }

@@ -388,7 +388,7 @@ extension Render {
             }
         }
         if case .cairo = kind { reportMedia(renderer.mediaReport) }
-        FileHandle.standardError.write(Data("\(output): \(count) photos, videos and files\n".utf8))
+        FileHandle.standardError.write(Data("\(output): \(Plural.count(count, "photo, video or file", "photos, videos and files"))\n".utf8))
     }
 }
 
@@ -411,7 +411,7 @@ enum GalleryHTML {
         figure{margin:0;width:128px}figure img,figure .card{width:128px;height:128px;object-fit:cover;border-radius:6px;display:block;background:\(dark ? "#2c2c2e" : "#e5e5ea")}
         .card{display:flex!important;flex-direction:column;align-items:center;justify-content:center;font-size:30px;text-align:center}
         .card small{font-size:11px;padding:4px;word-break:break-word}figcaption{font-size:11px;color:#8e8e93;margin-top:2px}
-        </style></head><body><h1>\(e(title))</h1><p>\(entries.count) photos, videos and files</p>
+        </style></head><body><h1>\(e(title))</h1><p>\(Plural.count(entries.count, "photo, video or file", "photos, videos and files"))</p>
 
         """
         var current: DateComponents?
@@ -433,7 +433,7 @@ enum GalleryHTML {
             var caption = entry.date.formatted(Date.FormatStyle(date: .omitted, time: .omitted, locale: locale, calendar: calendar, timeZone: timeZone).day().month(.abbreviated))
             if let sender = entry.sender { caption += " · " + sender }
             if let d = entry.item.duration, d > 0 { caption += " · " + MediaItem.duration(d) }
-            if let p = entry.item.pages { caption += " · \(p) page" + (p == 1 ? "" : "s") }
+            if let p = entry.item.pages { caption += " · " + Plural.count(p, "page") }
             out += "<figure>\(cell)<figcaption>\(e(caption))</figcaption></figure>\n"
         }
         if current != nil { out += "</div>\n" }

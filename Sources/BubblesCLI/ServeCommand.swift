@@ -4,6 +4,7 @@ import ArgumentParser
 import BubbleRender
 import BubbleServer
 import BubbleStore
+import BubbleCore
 import Foundation
 import Logging
 import ZIPFoundation
@@ -95,7 +96,7 @@ struct Serve: AsyncParsableCommand {
             throw CLIError("cannot start: \(error)")
         }
         let shown = config.host.contains(":") ? "[\(config.host)]" : config.host
-        let tokenPart = users > 0 ? "login (\(users) user\(users == 1 ? "" : "s") sign in)" : config.token.map { "?token=\($0)" } ?? ""
+        let tokenPart = users > 0 ? "login (\(Plural.count(users, "user")) sign in)" : config.token.map { "?token=\($0)" } ?? ""
         do {
             try await server.run { port in
                 FileHandle.standardOutput.write(Data("bubbles serve: http://\(shown):\(port)/\(tokenPart) (\(db.path)); Ctrl-C stops it\n".utf8))
@@ -132,7 +133,7 @@ struct SubprocessExporter: ConversationExporting {
         if let pg = store as? PostgresStore {
             // The URL with its password goes through the environment, not the command line.
             environment["BUBBLES_DB"] = pg.location.url
-            arguments += ["--media", pg.mediaFolder]
+            arguments += ["--store-media", pg.mediaFolder]
         } else {
             arguments += ["--db", store.path]
         }

@@ -105,7 +105,7 @@ struct Stats: AsyncParsableCommand {
             lines.append(line)
         }
         if let day = s.busiestDays.first { lines.append("busiest day: \(day.date) (\(day.messages))") }
-        lines.append("longest streak: \(s.longestStreakDays) days" + (s.longestStreak.from.map { " from \($0)" } ?? ""))
+        lines.append("longest streak: \(Plural.count(s.longestStreakDays, "day"))" + (s.longestStreak.from.map { " from \($0)" } ?? ""))
         if !s.topEmoji.isEmpty { lines.append("top emoji: " + s.topEmoji.prefix(10).map { "\($0.value) \($0.count)" }.joined(separator: "  ")) }
         return lines.joined(separator: "\n") + "\n"
     }

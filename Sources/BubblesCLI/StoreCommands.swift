@@ -11,7 +11,7 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The database: an SQLite file or a postgres://user@host:port/db URL (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
     var db: String?
 
-    @Option(help: "PostgreSQL only: the folder of pictures and files, the same for every server (default: $BUBBLES_MEDIA, else ~/.local/share/bubblekit/DBNAME-media).")
+    @Option(name: .customLong("store-media"), help: "PostgreSQL only: the store's folder of pictures and files, the same for every server (default: $BUBBLES_MEDIA, else ~/.local/share/bubblekit/DBNAME-media).")
     var media: String?
 
     init() {}
@@ -58,7 +58,12 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import chat exports into the store: every conversation of a whole backup, each in one transaction; importing again adds only what is new.")
 
-    @Argument(help: "Exports: SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, Telegram result.json, iMessage chat.db, Messenger or Instagram download, DiscordChatExporter JSON, BubbleKit JSON.")
+    @Argument(help: ArgumentHelp("""
+        Exports: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, Telegram result.json, \
+        iMessage chat.db, a Messenger or Instagram download (.zip, folder or message_1.json), \
+        DiscordChatExporter JSON (file or folder), WhatsApp's msgstore.db or its .crypt14/.crypt15 backup, \
+        a Signal Desktop profile folder, signal-export's chat.md.
+        """, valueName: "export"))
     var files: [String]
 
     @OptionGroup var store: StoreOptions
@@ -66,43 +71,42 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Title of the conversation in the store (default: the export's; for one conversation).")
     var title: String?
 
-    @Option(name: .customLong("input-format"), help: "native, sms, whatsapp, telegram or imessage (default: detected).")
-    var inputFormat: String?
+    @Flag(name: .customLong("all-incoming"), help: "Store a conversation whose owner is neither given (--me) nor found in the export with every message incoming (import refuses it otherwise: the sides of stored messages stay as first imported).")
+    var allIncoming = false
 
-    @Option(help: "Whose messages are outgoing: a participant id, name or phone number.")
-    var me: String?
+    @OptionGroup(title: "Reading the export") var read: ReadOptions
 
-    @Option(help: "Only this chat of an export that holds several (name or id); repeat for more. Default: every one.")
-    var chat: [String] = []
-
-    @Option(help: "Time zone for wall-clock times (IANA name); default the system's.")
-    var tz: String?
-
-    @Flag(help: "Refuse lines the reader would only warn about, and missing media.")
-    var strict = false
-
-    @Option(help: "Contacts to keep in the store first (as `bubbles contacts import`): vCards, a Mac's AddressBook-v22.abcddb, a Google Contacts CSV; may be given several times.")
-    var contacts: [String] = []
-
-    @Option(help: "With --contacts: the country numbers without one are read in (ISO code; default from the locale).")
-    var region: String?
+    func validate() throws {
+        if read.since != nil || read.until != nil {
+            // Importing again adds what is new: a range would make "new" mean "inside the range".
+            throw ValidationError("--since and --until choose what is shown; import keeps every message (render or convert a range of the store with --conversation)")
+        }
+    }
 
     func run() async throws {
+        // Every input is checked before the store is opened or made: a failed import of a file
+        // that is no export leaves no new, empty store behind.
+        for file in files where file != "-" {
+            guard FileManager.default.fileExists(atPath: file) else { throw CLIError("\(file): no such file") }
+            if read.inputFormat == nil { _ = try reporting { try Importer.detect(path: file) } }
+        }
         let db = try await store.open()
-        if !contacts.isEmpty { try await ContactsImport.run(contacts, region: region, into: db) }
+        if !read.contacts.isEmpty { try await ContactsImport.run(read.contacts, region: read.region, into: db) }
+        var read = self.read
+        read.contacts = []
         var failed = false
         for file in files {
-            var input = try InputOptions.parse([file])
-            input.inputFormat = inputFormat; input.me = me; input.chat = chat; input.tz = tz; input.strict = strict
+            let input = try InputOptions.file(file, read: read)
             let progress = Progress(label: file)
-            let report = try await Self.importAny(file, input: input, into: db, title: title, progress: progress.update)
+            let report = try await Self.importAny(file, input: input, into: db, title: title, unknownOwner: allIncoming ? .keep : .refuse,
+                                                  progress: progress.update)
             progress.finish()
             // A whole backup: the conversations that changed, then the sum; one conversation: its line.
             let one = report.stored.count + report.failed.count == 1
             for s in report.stored where one || s.isNew || s.grew {
                 print("\(file): \"\(s.title)\" (conversation \(s.summary.conversationID)\(s.isNew ? ", new" : "")): "
-                      + "added \(s.summary.messagesAdded) message\(s.summary.messagesAdded == 1 ? "" : "s"), "
-                      + "\(s.summary.attachmentsAdded) attachment\(s.summary.attachmentsAdded == 1 ? "" : "s"); "
+                      + "added \(Plural.count(s.summary.messagesAdded, "message")), "
+                      + "\(Plural.count(s.summary.attachmentsAdded, "attachment")); "
                       + "skipped \(s.summary.messagesSkipped) already present")
             }
             for f in report.failed { FileHandle.standardError.write(Data("error: \(file): \(f.name): \(f.reason)\n".utf8)) }
@@ -113,31 +117,56 @@ struct Import: AsyncParsableCommand {
         if failed { throw ExitCode(BatchOptions.someFailedExitCode) }
     }
 
+    /// What happens to a conversation whose owner is not known: `bubbles import` refuses it (its
+    /// sides would be kept for good), an upload to `bubbles serve` keeps it as read.
+    enum UnknownOwner: Sendable { case refuse, keep }
+
+    /// The reason a conversation is not stored when its owner is not known.
+    static func refusal(_ result: ImportResult) -> String? {
+        guard let why = result.unknownOwner else { return nil }
+        return InputOptions.optionNames(why.replacingOccurrences(of: "so every message is incoming", with: "so every message would be stored as incoming"))
+            + "; give --me NAME (then import again: nothing is stored twice), or --all-incoming to keep it so"
+    }
+
     /// The exports that hold many conversations: every one (or those --chat names) is imported.
     static let wholeFormats: Set<ImportFormat> = [.smsBackup, .telegram, .imessage, .messenger, .instagram, .discord, .whatsappDatabase, .signal]
 
     /// `bubbles import` of one file (and `bubbles serve`'s uploads): a whole backup conversation
-    /// by conversation (`importWhole`), else its one conversation (`importExport`).
+    /// by conversation (`importWhole`), else its one conversation (`importExport`). What the
+    /// importers noted and warned is told on standard error.
     static func importAny(_ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
+                          unknownOwner: UnknownOwner = .keep,
                           progress: @escaping @Sendable (ImportProgress) -> Void) async throws -> WholeImportReport {
-        let format = try input.inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
+        let format = try input.inputFormat ?? (file == "-" ? nil : reporting { try Importer.detect(path: file) })
         if let format, wholeFormats.contains(format) {
-            return try await importWhole(file, format: format, input: input, into: db, title: title, progress: progress)
+            return try await importWhole(file, format: format, input: input, into: db, title: title, unknownOwner: unknownOwner, progress: progress)
         }
-        let summary = try await importExport(file, input: input, into: db, title: title) { progress(ImportProgress(conversation: 1, of: 1, messages: $0)) }
-        let name = try await storeErrors { try await db.conversation(id: summary.conversationID)?.title } ?? ""
         var report = WholeImportReport()
-        report.stored.append(.init(title: name, summary: summary))
+        do {
+            let summary = try await importExport(file, input: input, into: db, title: title, unknownOwner: unknownOwner) {
+                progress(ImportProgress(conversation: 1, of: 1, messages: $0))
+            }
+            let name = try await storeErrors { try await db.conversation(id: summary.conversationID)?.title } ?? ""
+            report.stored.append(.init(title: name, summary: summary))
+        } catch let refused as Refused {
+            report.failed.append(.init(name: refused.name, reason: refused.reason))
+        }
         return report
+    }
+
+    /// A conversation `importExport` did not store (its owner is not known), with why.
+    struct Refused: Error {
+        var name: String
+        var reason: String
     }
 
     /// Every conversation of a whole export, read on a thread of its own (the importers are
     /// synchronous) and stored one at a time, each in its own transaction: the reader waits
     /// while one is stored, so memory holds one conversation (`Importer.loadEach` keeps the
     /// others on disk or unread). One that fails (the store refuses it, `--strict` and missing
-    /// media) is reported and the others are kept.
+    /// media, an unknown owner) is reported and the others are kept.
     static func importWhole(_ file: String, format: ImportFormat, input: InputOptions, into db: any ConversationStore, title: String?,
-                            progress: @escaping @Sendable (ImportProgress) -> Void) async throws -> WholeImportReport {
+                            unknownOwner: UnknownOwner, progress: @escaping @Sendable (ImportProgress) -> Void) async throws -> WholeImportReport {
         let handoff = ConversationHandoff()
         let thread = Thread {
             do {
@@ -150,15 +179,21 @@ struct Import: AsyncParsableCommand {
         thread.stackSize = 8 << 20
         thread.start()
         var report = WholeImportReport()
+        let said = ImportReport()
         var messages = 0
         do {
             for try await (result, done) in handoff.stream {
                 defer { done.signal() }
+                said.add(result)
                 let c = result.conversation
                 let name = result.chatKey ?? c.title ?? c.participants.map(\.name).joined(separator: ", ")
                 progress(ImportProgress(conversation: result.chatNumber, of: result.chatCount, messages: messages))
                 if input.strict, let error = result.strictMediaError {
                     report.failed.append(.init(name: name, reason: error.description))
+                    continue
+                }
+                if unknownOwner == .refuse, let why = refusal(result) {
+                    report.failed.append(.init(name: name, reason: why))
                     continue
                 }
                 // --since/--until left none of its messages: nothing to store.
@@ -182,9 +217,9 @@ struct Import: AsyncParsableCommand {
             handoff.close()
             throw error
         }
+        said.tell(messageCount: messages)
         if let loaded = handoff.loaded {
             defer { loaded.close() }
-            loaded.reportWarnings(messageCount: messages)
             for name in loaded.batch?.unmatched ?? [] {
                 FileHandle.standardError.write(Data("warning: \(file): --chat \(name): matches no conversation\n".utf8))
             }
@@ -193,10 +228,11 @@ struct Import: AsyncParsableCommand {
     }
 
     /// One conversation's export: the importer's messages go into the database as they are
-    /// read, in one transaction; on an error nothing is stored.
+    /// read, in one transaction; on an error nothing is stored. A conversation whose owner is
+    /// not known is `Refused` with `unknownOwner: .refuse` (its transaction rolled back).
     static func importExport(_ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
-                             progress: @escaping (Int) -> Void) async throws -> StoreImportSummary {
-        let format = try input.inputFormat.flatMap(ImportFormat.init(rawValue:)) ?? (file == "-" ? nil : Importer.detect(path: file))
+                             unknownOwner: UnknownOwner = .keep, progress: @escaping (Int) -> Void) async throws -> StoreImportSummary {
+        let format = try input.inputFormat ?? (file == "-" ? nil : reporting { try Importer.detect(path: file) })
         var loaded: InputOptions.Loaded?
         defer { loaded?.close() }
         return try await storeErrors {
@@ -214,6 +250,9 @@ struct Import: AsyncParsableCommand {
                 loaded = result
                 result.reportWarnings(messageCount: count)
                 let c = result.conversation
+                if unknownOwner == .refuse, let why = refusal(result.result) {
+                    throw Refused(name: c.title ?? c.participants.map(\.name).joined(separator: ", "), reason: why)
+                }
                 // Which stored conversation a newer export of the same chat goes into.
                 return (c, input.chat.first ?? c.title ?? c.participants.map(\.id).sorted().joined(separator: ","))
             }
@@ -322,7 +361,7 @@ struct List: AsyncParsableCommand {
         if all.isEmpty { print("no conversations; add some with `bubbles import FILE`"); return }
         for c in all {
             let range = [c.first, c.last].compactMap { $0.map { String(iso($0).prefix(10)) } }.joined(separator: " – ")
-            print("\(String(c.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(c.title)  ·  \(c.messageCount) message\(c.messageCount == 1 ? "" : "s")  ·  \(range)  ·  \(c.sourceFormat)")
+            print("\(String(c.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(c.title)  ·  \(Plural.count(c.messageCount, "message"))  ·  \(range)  ·  \(c.sourceFormat)")
         }
     }
 }

@@ -3,6 +3,7 @@
 import ArgumentParser
 import BubbleServer
 import BubbleStore
+import BubbleCore
 import Foundation
 
 /// `bubbles users`: the people who sign in to `bubbles serve` (docs/SERVER.md, "Accounts").
@@ -137,7 +138,7 @@ struct UsersResetPassword: AsyncParsableCommand {
 extension UsersResetPassword {
     /// "2 sessions and 1 API token".
     static func describe(_ ended: EndedCredentials) -> String {
-        "\(ended.sessions) session\(ended.sessions == 1 ? "" : "s") and \(ended.tokens) API token\(ended.tokens == 1 ? "" : "s")"
+        "\(Plural.count(ended.sessions, "session")) and \(Plural.count(ended.tokens, "API token"))"
     }
 }
 

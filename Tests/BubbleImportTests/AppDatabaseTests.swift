@@ -356,3 +356,44 @@ struct AppDatabaseTests {
         #expect { try Importer.load(path: scratch.file("Kai"), options: Self.options()) } throws: { "\($0)".contains("data.json: line 1: is not a signal-export message") }
     }
 }
+
+/// `Importer.loadEach` (every chat of a backup: `import`, `render --all`) keeps its conversations
+/// on disk between reading and handing over; what comes back must be what `load` of that one chat
+/// gives, every field (an edit's mark, formatting, a forward were once dropped on the way).
+@Suite("Every chat of a backup equals the chat read alone")
+struct LoadEachEqualsLoadTests {
+    @Test("WhatsApp msgstore.db (new and legacy), Signal Desktop, iMessage, SMS, Telegram, Discord: every field, every message")
+    func everyField() throws {
+        let utc = TimeZone(identifier: "UTC")!
+        let inputs: [(String, DecryptionKey?)] = [
+            (Fixtures.path("appdb/whatsapp-new/msgstore.db"), nil), (Fixtures.path("appdb/whatsapp-legacy/msgstore.db"), nil),
+            (Fixtures.path("appdb/signal"), nil), (Fixtures.path("imessage/chat.db"), nil), (Fixtures.path("sms/sms-backup.xml"), nil),
+            (Fixtures.path("telegram-account/result.json"), nil), (Fixtures.path("discord"), nil),
+        ]
+        var edited = 0, compared = 0
+        for (path, key) in inputs {
+            var each: [ImportResult] = []
+            _ = try Importer.loadEach(path: path, options: ImportOptions(timeZone: utc, key: key)) { each.append($0) }
+            #expect(!each.isEmpty, "\(path)")
+            let titles = each.map { $0.conversation.title ?? "" }
+            // Two chats of one name (Telegram's two "Family") cannot be chosen by it alone.
+            for one in each where titles.filter({ $0 == one.conversation.title }).count == 1 {
+                let alone = try Importer.load(path: path, options: ImportOptions(chat: one.conversation.title, timeZone: utc, key: key))
+                #expect(one.conversation.messages.count == alone.conversation.messages.count, "\(path) \(one.chatKey ?? "")")
+                compared += 1
+                // Photos taken out of the export go into each read's own temporary folder.
+                func named(_ m: Message) -> Message {
+                    var m = m
+                    m.images = m.images.map { var i = $0; i.path = i.path.map { ($0 as NSString).lastPathComponent }; return i }
+                    return m
+                }
+                for (a, b) in zip(one.conversation.messages.map(named), alone.conversation.messages.map(named)) where a != b {
+                    Issue.record("\(path) \(one.chatKey ?? ""): \(a) ≠ \(b)")
+                }
+                edited += one.conversation.messages.filter { $0.edited != nil }.count
+            }
+        }
+        #expect(edited >= 2, "the fixtures hold edited messages (WhatsApp, Signal)")
+        #expect(compared >= 12)
+    }
+}

@@ -38,7 +38,7 @@ public final class LiveServer: @unchecked Sendable {
     public func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["serve", "--db", db, "--port", String(port)] + (media.map { ["--media", $0] } ?? []) + arguments
+        p.arguments = ["serve", "--db", db, "--port", String(port)] + (media.map { ["--store-media", $0] } ?? []) + arguments
         p.environment = environment
         p.standardOutput = FileHandle.nullDevice
         // Its log (standard error), kept across restarts: `log`.

@@ -57,19 +57,19 @@ struct StoreCLITests {
         let features = Tool.root.appendingPathComponent("Sources/BubbleCore/Samples/features.json").path
         // The same imports on both backends say the same, and search finds the same.
         for db in [sqlite, url] {
-            let first = try Tool.run(["import", telegram, whatsapp, features, "--db", db, "--media", media, "--tz", "UTC"])
+            let first = try Tool.run(["import", telegram, whatsapp, features, "--db", db, "--store-media", media, "--tz", "UTC"])
             #expect(first.status == 0, "\(first.stderr)")
             let out = String(decoding: first.stdout, as: UTF8.self)
             #expect(out.contains("\"Mira Chen\" (conversation 1, new): added 7 messages, 1 attachment; skipped 0 already present"), "\(out)")
-            let again = try Tool.run(["import", telegram, "--db", db, "--media", media, "--tz", "UTC"])
+            let again = try Tool.run(["import", telegram, "--db", db, "--store-media", media, "--tz", "UTC"])
             #expect(String(decoding: again.stdout, as: UTF8.self).contains("added 0 messages, 0 attachments; skipped 7 already present"))
-            let search = try Tool.run(["search", "eclipse", "--db", db, "--media", media, "--json"])
+            let search = try Tool.run(["search", "eclipse", "--db", db, "--store-media", media, "--json"])
             let hits = try #require(try JSONSerialization.jsonObject(with: search.stdout) as? [[String: Any]])
             #expect(hits.count == 2 && hits.contains { $0["snippet"] as? String == "Did you see the [eclipse] photos?" }, "\(db): \(hits)")
         }
         func converted(_ db: String, _ name: String) throws -> Data {
             // Photos inside the JSON: the same bytes wherever each store keeps them.
-            let r = try Tool.run(["convert", "--conversation", "1", "--db", db, "--media", media, "-o", name, "--tz", "UTC", "--assets", "embed"], in: dir)
+            let r = try Tool.run(["convert", "--conversation", "1", "--db", db, "--store-media", media, "-o", name, "--tz", "UTC", "--assets", "embed"], in: dir)
             #expect(r.status == 0, "\(r.stderr)")
             return try Data(contentsOf: dir.appendingPathComponent(name))
         }

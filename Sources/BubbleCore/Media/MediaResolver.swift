@@ -27,7 +27,7 @@ public struct MediaReport: Sendable {
         f.numberStyle = .decimal
         f.locale = Locale(identifier: "en_US")
         let n = f.string(from: NSNumber(value: checked)) ?? "\(checked)"
-        return "\(problems.count) of \(n) attachment\(checked == 1 ? "" : "s") could not be read"
+        return "\(problems.count) of \(n) \(Plural.noun(checked, "attachment")) could not be read"
     }
 }
 

@@ -326,7 +326,7 @@ extension MediaAttachment {
         if label != nil, path == nil, fileName == nil { return symbol + " " + name + " omitted" }
         var details: [String] = []
         if let duration, duration.isFinite, duration >= 0 { details.append(Self.clock(duration)) }
-        if let pageCount { details.append(pageCount == 1 ? "1 page" : "\(pageCount) pages") }
+        if let pageCount { details.append(Plural.count(pageCount, "page")) }
         if let byteSize, kind == .document || kind == .audio { details.append(Self.bytes(byteSize)) }
         if problem != nil || (path == nil && fileName != nil) {
             let why = problem != nil ? "could not be read" : "not in the export"
@@ -363,7 +363,7 @@ extension MediaAttachment {
         let answers = answers ?? []
         for a in answers { lines.append((a.chosen ? "✓ " : "○ ") + a.text + " · \(a.votes)") }
         let total = voters ?? (answers.isEmpty ? nil : answers.reduce(0) { $0 + $1.votes })
-        if let total { lines.append(total == 1 ? "1 vote" : "\(total) votes") }
+        if let total { lines.append(Plural.count(total, "vote")) }
         return lines.joined(separator: "\n")
     }
 

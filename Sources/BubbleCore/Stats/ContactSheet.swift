@@ -66,7 +66,7 @@ package struct ContactSheet {
         }
         let (heading, h) = try text(title, 18, palette.ink, x: margin, y: y, width: inner, bold: true)
         items.append(heading); y += h + 2
-        let (count, ch) = try text("\(entries.count) photos, videos and files", 10, palette.muted, x: margin, y: y, width: inner)
+        let (count, ch) = try text("\(Plural.count(entries.count, "photo, video or file", "photos, videos and files"))", 10, palette.muted, x: margin, y: y, width: inner)
         items.append(count); y += ch + 6
         var k = 0
         while k < entries.count {
@@ -107,7 +107,7 @@ package struct ContactSheet {
         }
         var badge: String?
         if let d = item.duration, d > 0 { badge = MediaItem.duration(d) }
-        if let p = item.pages { badge = "\(p) page" + (p == 1 ? "" : "s") }
+        if let p = item.pages { badge = Plural.count(p, "page") }
         if let badge {
             let (t, _) = try measurer.measure(badge, style: TextStyle(family: family, size: 7), maxWidth: rect.width)
             let box = Rect(x: rect.maxX - t.width - 8, y: rect.maxY - 14, width: t.width + 6, height: 11)

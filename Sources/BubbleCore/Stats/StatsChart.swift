@@ -140,7 +140,7 @@ package struct StatsChart {
         try heading("At a glance")
         var facts: [String] = []
         if stats.longestStreakDays > 0, let from = stats.longestStreak.from, let to = stats.longestStreak.to {
-            facts.append("Longest streak: \(n(stats.longestStreakDays)) days (\(dayLabel(from)) – \(dayLabel(to)))")
+            facts.append("Longest streak: \(n(stats.longestStreakDays)) \(Plural.noun(stats.longestStreakDays, "day")) (\(dayLabel(from)) – \(dayLabel(to)))")
         }
         facts.append("Days with messages: \(n(stats.activeDays))")
         if let day = stats.busiestDays.first { facts.append("Busiest day: \(dayLabel(day.date)) (\(n(day.messages)) messages)") }

@@ -102,6 +102,15 @@ final class ImportContext {
         }
     }
 
+    /// Warns that no message of the conversation being read is outgoing because its owner is not
+    /// known (`me` not given and not inferable, or naming nobody here); the conversation's result
+    /// says so in `unknownOwner`.
+    func warnUnknownOwner(_ what: String, _ why: String, file: String? = nil) {
+        warn(nil, what, why, file: file)
+        unknownOwner = "\(what): \(why)"
+    }
+    private var unknownOwner: String?
+
     /// Missing media by the conversation they belong to: an importer that reads several at once
     /// (an SMS backup's messages are interleaved) says whose message it reads (`mediaOwner`);
     /// the others read one conversation after another and leave it at -1.
@@ -116,6 +125,8 @@ final class ImportContext {
         }
         result.warnings = finishedWarnings()
         result.notes = notes
+        result.unknownOwner = unknownOwner
+        unknownOwner = nil
         result.skipped = skipped
         result.attachmentsFolder = createdAttachmentsFolder
         // Contact pictures written into the attachments folder: it goes with the result too
@@ -408,6 +419,10 @@ final class MessageSpool {
         var attachment: MediaAttachment?
         var reactions: [Reaction]?
         var reply: ReplyReference?
+        var edited: Date?
+        var spans: [TextSpan]?
+        var forwardedFrom: String?
+        var app: String?
     }
 
     private static let statuses: [MessageStatus] = [.sending, .sent, .delivered, .read, .failed]
@@ -432,8 +447,10 @@ final class MessageSpool {
         if sourceID != nil { flags |= 256 }
         if replyTo != nil { flags |= 512 }
         let rare = Rare(images: m.images.isEmpty ? nil : m.images, attachment: m.attachment,
-                        reactions: m.reactions.isEmpty ? nil : m.reactions, reply: m.reply)
+                        reactions: m.reactions.isEmpty ? nil : m.reactions, reply: m.reply, edited: m.edited,
+                        spans: m.spans.isEmpty ? nil : m.spans, forwardedFrom: m.forwardedFrom, app: m.app)
         let hasRare = rare.images != nil || rare.attachment != nil || rare.reactions != nil || rare.reply != nil
+            || rare.edited != nil || rare.spans != nil || rare.forwardedFrom != nil || rare.app != nil
         if hasRare { flags |= 1024 }
         put(flags)
         put(m.date.timeIntervalSince1970.bitPattern)
@@ -523,6 +540,10 @@ final class MessageSpool {
                     m.attachment = rare.attachment
                     m.reactions = rare.reactions ?? []
                     m.reply = rare.reply
+                    m.edited = rare.edited
+                    m.spans = rare.spans ?? []
+                    m.forwardedFrom = rare.forwardedFrom
+                    m.app = rare.app
                 }
                 out.append(SpooledMessage(message: m, sourceID: sourceID, replyTo: replyTo))
             }

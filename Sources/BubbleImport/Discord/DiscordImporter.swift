@@ -351,7 +351,7 @@ enum DiscordImporter {
             if let hit = authors.order.first(where: { id in
                 id == me || [authors.names[id], authors.handles[id]].contains { $0?.caseInsensitiveCompare(me) == .orderedSame }
             }) { return hit }
-            context.warn(nil, "me \"\(me)\"", "is not an author here, so every message is incoming; authors: " + TextCleanup.list(described), file: file)
+            context.warnUnknownOwner("me \"\(me)\"", "is not an author here, so every message is incoming; authors: " + TextCleanup.list(described), file: file)
             return nil
         }
         if channel.header.type == "DirectTextChat", authors.order.count == 2, let name = channel.header.name,
@@ -364,7 +364,7 @@ enum DiscordImporter {
             return owner
         }
         if !authors.order.isEmpty {
-            context.warn(nil, "directions", "no `me` given and the export does not say whose it is, so every message is incoming; authors: "
+            context.warnUnknownOwner("directions", "no `me` given and the export does not say whose it is, so every message is incoming; authors: "
                              + TextCleanup.list(described), file: file)
         }
         return nil

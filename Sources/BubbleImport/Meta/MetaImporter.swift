@@ -437,7 +437,7 @@ enum MetaImporter {
         let people = participants + authors.filter { !participants.contains($0) }
         if let me {
             if let hit = people.first(where: { $0.caseInsensitiveCompare(me) == .orderedSame }) { return hit }
-            context.warn(nil, "me \"\(me)\"", "is not in this thread, so every message is incoming; its people: " + TextCleanup.list(people), file: file)
+            context.warnUnknownOwner("me \"\(me)\"", "is not in this thread, so every message is incoming; its people: " + TextCleanup.list(people), file: file)
             return nil
         }
         if let owner, let hit = people.first(where: { $0.caseInsensitiveCompare(owner) == .orderedSame }) {
@@ -453,7 +453,7 @@ enum MetaImporter {
             return people[1 - k]
         }
         if !people.isEmpty {
-            context.warn(nil, "directions", "no `me` given and the download does not say whose it is, so every message is incoming; "
+            context.warnUnknownOwner("directions", "no `me` given and the download does not say whose it is, so every message is incoming; "
                              + "people: " + TextCleanup.list(people), file: file)
         }
         return nil

@@ -602,7 +602,7 @@ enum TelegramImporter {
             }
         }
         if me == nil && !authors.isEmpty {
-            context.warn(nil, "directions", "the export does not say who its owner is, so every message is incoming; pass `me`: "
+            context.warnUnknownOwner("directions", "the export does not say who its owner is, so every message is incoming; pass `me`: "
                              + TextCleanup.list(authors.map { "\($0.name) (\($0.id))" }))
         }
         return nil

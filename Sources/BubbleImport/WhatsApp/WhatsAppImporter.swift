@@ -477,14 +477,14 @@ enum WhatsAppImporter {
                 return owner
             }
             if !authors.isEmpty {
-                context.warn(nil, "directions", "no `me` given, so every message is incoming; authors: "
+                context.warnUnknownOwner("directions", "no `me` given, so every message is incoming; authors: "
                                  + TextCleanup.list(authors), file: file)
             }
             return nil
         }
         if authors.contains(me) { return me }
         if let match = authors.first(where: { TextCleanup.sameContact($0, me) }) { return match }
-        context.warn(nil, "me \"\(me)\"", "is not an author here, so every message is incoming; authors: "
+        context.warnUnknownOwner("me \"\(me)\"", "is not an author here, so every message is incoming; authors: "
                          + TextCleanup.list(authors), file: file)
         return nil
     }
