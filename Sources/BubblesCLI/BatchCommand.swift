@@ -65,7 +65,8 @@ struct BatchOptions: ParsableArguments {
         guard output != "-" else { throw ValidationError("--all writes a folder; give -o a folder, not -") }
         let dir = URL(fileURLWithPath: output).standardizedFileURL.path
         var isDir: ObjCBool = false
-        if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) {
+        let made = !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir)
+        if !made {
             guard isDir.boolValue else { throw CLIError("\(output): is a file; with --all, -o names a folder (made when missing)") }
         } else {
             do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
@@ -83,50 +84,58 @@ struct BatchOptions: ParsableArguments {
         let zone = try source.zone()
         let bar = BatchProgress()
         let said = ImportReport()
-        let loaded = try source.load(each: { result in
-            let c = result.conversation
-            said.add(result)
-            // Nothing inside --since/--until: no file (an empty one would only mislead).
-            if c.messages.isEmpty, result.excluded > 0 {
-                state.skipOutOfRange()
-                return
-            }
-            let title = c.title ?? c.participants.map(\.name).joined(separator: ", ")
-            let key = result.chatKey ?? title
-            let hash = Self.hash(c, signature: signature)
-            let file = state.name(for: key, title: title, earlier: earlier[key]?.file, ext: ext)
-            var entry = Entry(key: key, title: title, file: file, participants: c.participants.map(\.name),
-                              messages: c.messages.count, first: c.messages.map(\.date).min(), last: c.messages.map(\.date).max(),
-                              hash: hash)
-            if self.update, let old = earlier[key], old.hash == hash, old.failure == nil, previous?.signature == signature,
-               FileManager.default.fileExists(atPath: dir + "/" + old.file) {
-                entry.files = old.files
-                state.finish(entry, unchanged: true)
-                bar.update(state)
-                return
-            }
-            // --strict: a conversation with missing media fails; the others are still written.
-            if source.strict, let error = result.strictMediaError {
-                entry.failure = error.description
-                state.finish(entry, unchanged: false)
-                bar.update(state)
-                return
-            }
-            let pending = entry
-            state.start { slot in
-                var entry = pending
-                do {
-                    let written = try write(result, source.file.map { InputOptions.folder(of: $0) } ?? FileManager.default.currentDirectoryPath,
-                                            zone, dir + "/" + file, slot)
-                    entry.files = written.files.map { ($0 as NSString).lastPathComponent }
-                    if let summary = written.mediaSummary { state.note("\(title): \(summary)") }
-                } catch {
-                    entry.failure = "\(error)"
+        // A folder this run made is removed again when reading fails before anything is in it.
+        let loaded: InputOptions.Loaded
+        do {
+            loaded = try source.load(each: { result in
+                let c = result.conversation
+                said.add(result)
+                // Nothing inside --since/--until: no file (an empty one would only mislead).
+                if c.messages.isEmpty, result.excluded > 0 {
+                    state.skipOutOfRange()
+                    return
                 }
-                state.finish(entry, unchanged: false)
-                bar.update(state)
-            }
-        })
+                let title = c.title ?? c.participants.map(\.name).joined(separator: ", ")
+                let key = result.chatKey ?? title
+                let hash = Self.hash(c, signature: signature)
+                let file = state.name(for: key, title: title, earlier: earlier[key]?.file, ext: ext)
+                var entry = Entry(key: key, title: title, file: file, participants: c.participants.map(\.name),
+                                  messages: c.messages.count, first: c.messages.map(\.date).min(), last: c.messages.map(\.date).max(),
+                                  hash: hash)
+                if self.update, let old = earlier[key], old.hash == hash, old.failure == nil, previous?.signature == signature,
+                   FileManager.default.fileExists(atPath: dir + "/" + old.file) {
+                    entry.files = old.files
+                    state.finish(entry, unchanged: true)
+                    bar.update(state)
+                    return
+                }
+                // --strict: a conversation with missing media fails; the others are still written.
+                if source.strict, let error = result.strictMediaError {
+                    entry.failure = error.description
+                    state.finish(entry, unchanged: false)
+                    bar.update(state)
+                    return
+                }
+                let pending = entry
+                state.start { slot in
+                    var entry = pending
+                    do {
+                        let written = try write(result, source.file.map { InputOptions.folder(of: $0) } ?? FileManager.default.currentDirectoryPath,
+                                                zone, dir + "/" + file, slot)
+                        entry.files = written.files.map { ($0 as NSString).lastPathComponent }
+                        if let summary = written.mediaSummary { state.note("\(title): \(summary)") }
+                    } catch {
+                        entry.failure = "\(error)"
+                    }
+                    state.finish(entry, unchanged: false)
+                    bar.update(state)
+                }
+            })
+        } catch {
+            state.wait()
+            if made { rmdir(dir) }
+            throw error
+        }
         defer { loaded.close() }
         state.wait()
         bar.finish()

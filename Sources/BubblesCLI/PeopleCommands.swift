@@ -55,10 +55,13 @@ struct ContactsList: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let snapshot = try await storeErrors { try await store.openExisting().peopleSnapshot() }
+        let db = try await store.openExisting()
+        let snapshot = try await storeErrors { try await db.peopleSnapshot() }
         let cards = snapshot.persons.filter { $0.card != nil }
         if json {
-            try printJSON(cards.map { ["name": $0.name, "identities": $0.identities.map(\.key), "avatar": $0.avatar ?? NSNull()] as [String: Any] })
+            // The picture's file as it is on disk (the store keeps `media/…`, inside its own media folder).
+            try printJSON(cards.map { ["name": $0.name, "identities": $0.identities.map(\.key),
+                                       "avatar": $0.avatar.map(db.mediaPath) ?? NSNull()] as [String: Any] })
             return
         }
         if cards.isEmpty { print("no contacts; add some with `bubbles contacts import FILE`"); return }

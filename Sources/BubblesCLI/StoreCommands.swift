@@ -90,11 +90,27 @@ struct Import: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: file) else { throw CLIError("\(file): no such file") }
             if read.inputFormat == nil { _ = try reporting { try Importer.detect(path: file) } }
         }
+        // A store this import makes is removed again when nothing went into it.
+        let location = store.db ?? SQLiteStore.defaultPath
+        let fresh = !PostgresLocation.isPostgres(location) && !FileManager.default.fileExists(atPath: location)
         let db = try await store.open()
+        var stored = false
+        do {
+            try await importAll(into: db, stored: &stored)
+        } catch {
+            if fresh && !stored { Self.remove(db) }
+            throw error
+        }
+    }
+
+    /// Imports every file; `stored` tells whether something went into the store. Throws the exit
+    /// code when some conversations were not stored.
+    private func importAll(into db: any ConversationStore & AccountStore, stored: inout Bool) async throws {
         if !read.contacts.isEmpty { try await ContactsImport.run(read.contacts, region: read.region, into: db) }
         var read = self.read
         read.contacts = []
         var failed = false
+        stored = !self.read.contacts.isEmpty
         for file in files {
             let input = try InputOptions.file(file, read: read)
             let progress = Progress(label: file)
@@ -112,9 +128,18 @@ struct Import: AsyncParsableCommand {
             for f in report.failed { FileHandle.standardError.write(Data("error: \(file): \(f.name): \(f.reason)\n".utf8)) }
             if !one { print("\(file): \(report.line)") }
             failed = failed || !report.failed.isEmpty
+            stored = stored || !report.stored.isEmpty
         }
         // As for --all: some conversations were not stored, the others are.
         if failed { throw ExitCode(BatchOptions.someFailedExitCode) }
+    }
+
+    /// An SQLite store this run made and put nothing into: its files and its empty media folder.
+    private static func remove(_ db: any ConversationStore) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: db.path + suffix) }
+        if let sqlite = db as? SQLiteStore, (try? FileManager.default.contentsOfDirectory(atPath: sqlite.mediaFolder))?.isEmpty == true {
+            try? FileManager.default.removeItem(atPath: sqlite.mediaFolder)
+        }
     }
 
     /// What happens to a conversation whose owner is not known: `bubbles import` refuses it (its

@@ -44,6 +44,16 @@ struct PeopleTests {
         #expect(us.matches(PhoneNumber("010-2000", region: nil)!) == true)  // 7 trailing digits
         #expect(!us.matches(PhoneNumber("02000", region: nil)!))           // too few
         #expect(!us.matches(PhoneNumber("+44 555 010 2000", region: nil)!)) // both have countries
+        // A national number that does not fit the region's plan (a UK mobile read with --region
+        // US) keeps its digits and matches by them, its trunk 0 aside, both ways round.
+        let uk = PhoneNumber("+44 7700 900123", region: nil)!
+        for region in ["US", "CA", nil] as [String?] {
+            let national = PhoneNumber("07700 900123", region: region)!
+            #expect(national.e164 == nil, "\(region ?? "no region")")
+            #expect(national.matches(uk) && uk.matches(national), "\(region ?? "no region")")
+        }
+        #expect(!PhoneNumber("07700 900124", region: "US")!.matches(uk))       // another number
+        #expect(!PhoneNumber("17700 900123", region: nil)!.matches(uk))        // a leftover digit that is no trunk prefix
         #expect(PhoneNumber.region(ofLocale: "en_US.UTF-8") == "US")
         #expect(PhoneNumber.region(ofLocale: "de_DE") == "DE")
         #expect(PhoneNumber.region(ofLocale: "C.UTF-8") == nil)

@@ -76,13 +76,22 @@ public struct PhoneNumber: Hashable, Sendable, CustomStringConvertible {
     public var description: String { e164 ?? digits }
 
     /// Whether the phones would take `self` and `other` for one number: equal E.164 forms; or, when
-    /// either lacks its country, the shorter one's digits (at least `minimumMatch`) ending the
-    /// longer one's.
+    /// either lacks its country (none given, or the number does not fit the region's plan), the
+    /// shorter one's digits (at least `minimumMatch`) ending the longer one's, the shorter one's
+    /// trunk prefix `0` aside when the longer has its country ("07700 900123" read with
+    /// `--region US` is the contact's "+44 7700 900123"), as Android's `PhoneNumberUtils.compare`.
     public func matches(_ other: PhoneNumber) -> Bool {
         if let a = e164, let b = other.e164 { return a == b }
-        let (short, long) = digits.count <= other.digits.count ? (digits, other.digits) : (other.digits, digits)
-        guard short.count >= Self.minimumMatch else { return short == long }
-        return long.hasSuffix(short)
+        let (short, long) = digits.count <= other.digits.count ? (self, other) : (other, self)
+        guard short.digits.count >= Self.minimumMatch else { return short.digits == long.digits }
+        if long.digits.hasSuffix(short.digits) { return true }
+        // What is left of the number without a country once the shared trailing digits are
+        // taken: only its trunk prefix, while the other says its country.
+        let shared = zip(short.digits.reversed(), long.digits.reversed()).prefix { $0 == $1 }.count
+        guard shared >= Self.minimumMatch else { return false }
+        let rest = short.digits.dropLast(shared)
+        let (national, international) = short.e164 == nil ? (rest, long) : (long.digits.dropLast(shared), short)
+        return international.e164 != nil && !national.isEmpty && national.allSatisfy { $0 == "0" } && national.count <= 2
     }
 
     /// The last `minimumMatch` digits (the whole number when shorter): the key numbers that may

@@ -34,6 +34,13 @@ enum FormatDetector {
             return ImportSource(path: path, format: isWhatsAppDatabase(path) ? .whatsappDatabase : .imessage)
         }
         if WhatsAppBackup.header(Array(head.prefix(512))) != nil { return ImportSource(path: path, format: .whatsappDatabase) }
+        // Named as a backup but not one from its first byte (cut short while copied, or damaged):
+        // say that, not that its "line 1" starts no known export.
+        if path.range(of: #"\.crypt1[0-9]$"#, options: [.regularExpression, .caseInsensitive]) != nil {
+            throw ImportError(path: path, location: "header", reason: "is not a whole WhatsApp crypt14/crypt15 backup header "
+                                  + "(\(Plural.count(head.count, "byte")): a length byte, then the key type and IV); the file is cut short or damaged, "
+                                  + "copy it from the phone again")
+        }
         if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
             // A Meta download holds thread files; anything else is read as WhatsApp's (whose
             // importer checks for a .txt inside).

@@ -74,9 +74,16 @@ enum MetaImporter {
         return looksLikeThread(String(decoding: head, as: UTF8.self))
     }
 
+    /// By the messages' shape: a `messages` array whose messages have Meta's sender and time
+    /// keys (`sender_name` and `timestamp_ms`; `senderName` and `timestamp` in the encrypted
+    /// chats' download). `participants` and the title are optional: tools that write Meta's
+    /// format (chat-miner's tests) leave them out. A key inside a message's text is escaped
+    /// (`\"sender_name\"`), so the text cannot fake one.
     static func looksLikeThread(_ head: String) -> Bool {
-        head.contains("\"participants\"") && head.contains("\"messages\"")
-            && (head.contains("\"sender_name\"") || head.contains("\"senderName\"") || head.contains("\"timestamp_ms\""))
+        guard head.contains("\"messages\"") else { return false }
+        let sender = head.contains("\"sender_name\"") || head.contains("\"senderName\"")
+        let time = head.contains("\"timestamp_ms\"") || head.contains("\"timestamp\"")
+        return (sender && time) || (head.contains("\"participants\"") && (sender || head.contains("\"timestamp_ms\"")))
     }
 
     // MARK: Loading

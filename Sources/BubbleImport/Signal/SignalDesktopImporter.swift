@@ -55,12 +55,12 @@ enum SignalDesktopImporter {
         var isDir: ObjCBool = false
         guard fm.fileExists(atPath: path, isDirectory: &isDir) else { return false }
         if isDir.boolValue {
+            // The database is what makes a profile; config.json (its key) may be gone, the key
+            // then given with --key.
             return fm.fileExists(atPath: (path as NSString).appendingPathComponent("sql/db.sqlite"))
-                && fm.fileExists(atPath: (path as NSString).appendingPathComponent("config.json"))
         }
         let parent = (path as NSString).deletingLastPathComponent
         return (path as NSString).lastPathComponent == "db.sqlite" && (parent as NSString).lastPathComponent == "sql"
-            && fm.fileExists(atPath: ((parent as NSString).deletingLastPathComponent as NSString).appendingPathComponent("config.json"))
     }
 
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
@@ -135,7 +135,13 @@ enum SignalDesktopImporter {
             if let key = unsealKey(sealed, password: password) { return key }
             throw ImportError(path: profile.config!, location: "encryptedKey", reason: "cannot be opened with the password given (--key)")
         }
-        throw ImportError(path: displayPath, reason: "needs its key: config.json has no \"key\"; give it with --key (64 hex digits)")
+        if let givenText {
+            throw ImportError(path: displayPath, reason: "--key \(givenText.count > 12 ? givenText.prefix(6) + "…" : givenText[...]): is not the database's key; "
+                              + "expected 64 hex digits" + (profile.config == nil ? " (the profile has no config.json)" : ""))
+        }
+        throw ImportError(path: displayPath, reason: profile.config == nil
+                          ? "needs its key: the profile has no config.json; give the database key with --key (64 hex digits)"
+                          : "needs its key: config.json has no \"key\"; give it with --key (64 hex digits)")
     }
 
     /// Chromium's "safe storage" sealing as Signal Desktop uses it on Linux ("v11", PBKDF2-SHA1

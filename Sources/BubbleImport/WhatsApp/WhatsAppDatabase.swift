@@ -131,15 +131,25 @@ enum WhatsAppDatabaseImporter {
     /// (or an absolute `/storage/…/WhatsApp/Media/…`) is looked up under it, else by file name.
     final class MediaFolder {
         let root: String?
+        /// The folder as messages name it: as typed with `--media`, else where it was found
+        /// beside the database ("Media beside the database").
+        let shown: String?
         private var byName: [String: String]?
 
         init(given: String?, beside folder: String) {
-            if let given { root = URL(fileURLWithPath: given).standardizedFileURL.path; return }
-            let candidates = ["Media", "../Media", "WhatsApp/Media", "../WhatsApp/Media"].map {
-                URL(fileURLWithPath: (folder as NSString).appendingPathComponent($0)).standardizedFileURL.path
+            if let given {
+                root = URL(fileURLWithPath: given).standardizedFileURL.path
+                shown = given
+                return
             }
+            let names = ["Media", "../Media", "WhatsApp/Media", "../WhatsApp/Media"]
             var isDir: ObjCBool = false
-            root = candidates.first { FileManager.default.fileExists(atPath: $0, isDirectory: &isDir) && isDir.boolValue }
+            let found = names.first { name in
+                let path = URL(fileURLWithPath: (folder as NSString).appendingPathComponent(name)).standardizedFileURL.path
+                return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+            }
+            root = found.map { URL(fileURLWithPath: (folder as NSString).appendingPathComponent($0)).standardizedFileURL.path }
+            shown = found.map { "\($0) beside the database" }
         }
 
         /// The file for a database path or name, when the folder holds it.

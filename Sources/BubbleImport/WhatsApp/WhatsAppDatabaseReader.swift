@@ -360,7 +360,7 @@ extension WhatsAppDatabaseImporter {
                 message.attachment = a
                 let why = media.root == nil
                     ? "no WhatsApp Media folder beside the database (give it with --media); shown as a placeholder"
-                    : "not in the Media folder \(media.root!); shown as a placeholder"
+                    : "not in the Media folder \(media.shown ?? ""); shown as a placeholder"
                 context.warn(location, "\(what) \(file.path ?? name ?? "without a file name")", why, skipped: false, media: true)
                 return
             }

@@ -114,8 +114,10 @@ enum WhatsAppImporter {
             let texts = zip.filePaths.filter { $0.lowercased().hasSuffix(".txt") }
             guard let entryPath = texts.first(where: { isChatFileName(($0 as NSString).lastPathComponent) }) ?? texts.first,
                   let entry = zip.entry(path: entryPath) else {
-                throw ImportError(path: source.displayPath, reason: "is a zip without a .txt chat inside; expected the .zip WhatsApp exports "
-                                      + "(_chat.txt or \"WhatsApp Chat with ….txt\" plus media)")
+                throw ImportError(path: source.displayPath, reason: "is a zip that holds no chat export; expected WhatsApp's \"Export chat\" .zip "
+                                      + "(_chat.txt or \"WhatsApp Chat with ….txt\" plus media) or a Messenger or Instagram download "
+                                      + "(messages/inbox/…/message_1.json); other exports are read unzipped: Telegram's result.json, "
+                                      + "DiscordChatExporter's .json, SMS Backup & Restore's .xml, signal-export's chat.md")
             }
             let folder = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-whatsapp-" + UUID().uuidString)
             do {
