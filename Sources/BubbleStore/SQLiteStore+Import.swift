@@ -81,8 +81,10 @@ extension SQLiteStore {
 
                 let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
                 let target: Int64
-                if let known = try Int64.fetchOne(db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ?",
-                                                  arguments: [sourceFormat, chatKey]) {
+                // Not the conversation being filled itself (whose placeholder key an empty chat key
+                // would otherwise match: a file without title or participants was "already present").
+                if let known = try Int64.fetchOne(db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ? AND id <> ?",
+                                                  arguments: [sourceFormat, chatKey, provisional]) {
                     target = known
                     if let title { try db.execute(sql: "UPDATE conversation SET title = ? WHERE id = ?", arguments: [title, known]) }
                     let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?",
