@@ -53,7 +53,7 @@ struct DetectionTests {
             .reason.hasPrefix("is a folder without a chat export") == true)
         let zip = scratch.write("x.zip", Data([0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 18)))
         #expect(importError { () throws(ImportError) in try Importer.load(path: zip, options: ImportOptions()) }?
-            .reason.hasPrefix("is a zip without a .txt chat inside") == true)
+            .reason.hasPrefix("is a zip that holds no chat export") == true)
     }
 
     @Test("native JSON: a key nothing reads is a warning naming it and the key meant (\"sender\" → \"from\", a typo → the word); --strict refuses it")

@@ -219,7 +219,7 @@ struct ImportCLITests {
     }
 
     @Test("bad import arguments and inputs: one clear error each, non-zero exit, nothing written", arguments: [
-        (["--input-format", "xml"], "--input-format 'xml' is not a format; expected one of native, sms, whatsapp, telegram, imessage"),
+        (["--input-format", "xml"], "The value 'xml' is invalid for '--input-format <input-format>'. Please provide one of the following:\n  - native\n  - sms"),
         (["--since", "2024-13-01"], "--since '2024-13-01' is not a valid date or time"),
         (["--since", "yesterday"], "--since 'yesterday' is not a date; expected YYYY-MM-DD"),
         (["--since", "2024-02-01", "--until", "2024-01-01"], "--since 2024-02-01 is not before --until 2024-01-01"),

@@ -16,7 +16,8 @@ final class ServedStore {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let db = folder.appendingPathComponent("s.sqlite").path
         if !exports.isEmpty {
-            let imported = try Tool.run(["import"] + exports + ["--db", db, "--tz", "UTC"])
+            // Group chats whose owner the export does not name are kept as read.
+            let imported = try Tool.run(["import"] + exports + ["--db", db, "--tz", "UTC", "--all-incoming"])
             guard imported.status == 0 else { throw BrowserlessError("import failed: \(imported.stderr)") }
         }
         process.executableURL = URL(fileURLWithPath: Tool.binary)

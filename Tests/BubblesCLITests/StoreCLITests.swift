@@ -16,7 +16,7 @@ struct StoreCLITests {
         let telegram = Self.fixtures.appendingPathComponent("telegram-single/result.json").path
         let whatsapp = Self.fixtures.appendingPathComponent("whatsapp-ios-group.txt").path
 
-        let first = try Tool.run(["import", telegram, whatsapp, "--db", db])
+        let first = try Tool.run(["import", telegram, whatsapp, "--db", db, "--all-incoming"])
         #expect(first.status == 0, "\(first.stderr)")
         let out = String(decoding: first.stdout, as: UTF8.self)
         #expect(out.contains("\"Mira Chen\" (conversation 1, new): added 7 messages, 1 attachment; skipped 0 already present"))
@@ -57,7 +57,7 @@ struct StoreCLITests {
         let features = Tool.root.appendingPathComponent("Sources/BubbleCore/Samples/features.json").path
         // The same imports on both backends say the same, and search finds the same.
         for db in [sqlite, url] {
-            let first = try Tool.run(["import", telegram, whatsapp, features, "--db", db, "--store-media", media, "--tz", "UTC"])
+            let first = try Tool.run(["import", telegram, whatsapp, features, "--db", db, "--store-media", media, "--tz", "UTC", "--all-incoming"])
             #expect(first.status == 0, "\(first.stderr)")
             let out = String(decoding: first.stdout, as: UTF8.self)
             #expect(out.contains("\"Mira Chen\" (conversation 1, new): added 7 messages, 1 attachment; skipped 0 already present"), "\(out)")
