@@ -55,6 +55,7 @@ test: bootstrap
 	scripts/check-doc-snippets.py
 	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path $(LEAN_SCRATCH)
 	$(SWIFT) build --build-tests
+	scripts/check-doc-commands.py --bubbles "$$($(SWIFT) build --show-bin-path)/bubbles"
 	scripts/run-tests.sh --filter 'BubbleStoreTests|BubbleServerTests'; status=$$?; \
 	  scripts/run-tests.sh --filter '$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/run-tests.sh --skip 'BubbleStoreTests|BubbleServerTests|$(IN_PROCESS_TESTS)' || status=1; \

@@ -26,27 +26,29 @@ if not sources:
 
 def blocks(article):
     """The article's checked blocks: (kind, text) with kind "swift" or "output"."""
-    text = open(f"{catalog}/{article}", encoding="utf-8").read()
+    text = open(f"{catalog}/{article}" if article != "README.md" else article, encoding="utf-8").read()
     found = []
     for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
         if lang == "swift" and not block.lstrip().startswith("dependencies:"):
             found.append(("swift", block))
-        elif lang == "":
+        elif lang == "" and article != "README.md":
             found.append(("output", block))
     return found
 
 
 problems, checked = [], 0
-for article in articles:
+# The README's Swift example too: its blocks are lines of the examples (its commands are
+# scripts/check-doc-commands.py's).
+for article in list(articles) + ["README.md"]:
     for kind, block in blocks(article):
         checked += 1
         ok = any(block in s for s in sources.values()) if kind == "swift" else block in printed
         if not ok:
             where = "in no example's sources" if kind == "swift" else "not what BubbleFrames prints (expected.txt)"
-            problems.append(f"{catalog}/{article}: a code block is {where}: {block.splitlines()[0]!r}")
+            problems.append(f"{catalog + '/' if article != 'README.md' else ''}{article}: a code block is {where}: {block.splitlines()[0]!r}")
 for p in problems:
     print(p, file=sys.stderr)
-print(f"check-doc-snippets: {checked - len(problems)} of {checked} code blocks of {', '.join(articles)} are the examples' code and output")
+print(f"check-doc-snippets: {checked - len(problems)} of {checked} code blocks of {', '.join(articles)} and README.md are the examples' code and output")
 
 if "--site" in sys.argv and not problems:
     site = sys.argv[sys.argv.index("--site") + 1]

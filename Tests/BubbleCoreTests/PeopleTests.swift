@@ -133,3 +133,18 @@ struct PeopleTests {
         #expect(linked.person(participantID: "Annie 🌻", name: "Annie 🌻", app: "telegram") == nil)
     }
 }
+
+@Suite("Counts in words")
+struct PluralTests {
+    @Test("one is singular, zero and many plural; -y after a consonant is -ies; an irregular plural as given")
+    func counts() {
+        #expect(Plural.count(1, "day") == "1 day")
+        #expect(Plural.count(0, "day") == "0 days")
+        #expect(Plural.count(2, "photo") == "2 photos")
+        #expect(Plural.count(3, "reply") == "3 replies")
+        #expect(Plural.count(3, "day") == "3 days")            // a vowel before the y
+        #expect(Plural.count(1, "person", "people") == "1 person")
+        #expect(Plural.count(4, "person", "people") == "4 people")
+        #expect(Plural.noun(-1, "message") == "messages")
+    }
+}
