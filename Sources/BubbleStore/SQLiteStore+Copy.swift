@@ -53,7 +53,7 @@ extension SQLiteStore: CopyableStore {
                 try Self.recordMedia(db, c.participants.compactMap { $0.avatar.map { ($0 as NSString).lastPathComponent } }, in: id)
                 return (id, try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?", arguments: [id]) ?? 0)
             }
-        } catch let e as StoreError { throw e } catch { throw StoreError(path: path, reason: Self.describe(error)) }
+        } catch let e as StoreError { throw e } catch { throw Self.storeError(path, error) }
     }
 
     package func copyAppend(_ rows: [CopiedMessage], to conversation: Int64, from c: CopiedConversation) async throws {
@@ -78,6 +78,6 @@ extension SQLiteStore: CopyableStore {
                 try db.execute(sql: "UPDATE conversation SET last_rev = max(last_rev, ?), owner = coalesce(owner, ?) WHERE id = ?",
                                arguments: [c.lastRev, c.owner, conversation])
             }
-        } catch let e as StoreError { throw e } catch { throw StoreError(path: path, reason: Self.describe(error)) }
+        } catch let e as StoreError { throw e } catch { throw Self.storeError(path, error) }
     }
 }

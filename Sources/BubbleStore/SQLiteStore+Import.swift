@@ -18,10 +18,12 @@ extension SQLiteStore {
     /// there, off Swift's cooperative threads) while the calling task is suspended.
     public func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
                              read: @escaping StoreImportReader) async throws -> StoreImportSummary {
+        let created = CreatedFiles()
         do {
             return try await pool.write { [mediaFolder, handed = Handed(read)] db in
                 let read = handed.value
                 var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
+                media.created = created
                 var summary = StoreImportSummary(conversationID: 0)
                 let importing = "\u{0}importing \(UUID().uuidString)"
                 try db.execute(sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('', ?, ?, ?)",
@@ -144,10 +146,33 @@ extension SQLiteStore {
                 try Self.recordMedia(db, media.files, in: target)
                 return summary
             }
-        } catch let e as StoreError { throw e } catch let e as DatabaseError {
-            throw StoreError(path: path, reason: Self.describe(e))
+        } catch {
+            await removeUnnamed(created.paths)
+            if let e = error as? DatabaseError { throw Self.storeError(path, e) }
+            throw error
         }
     }
+
+    /// The files an import that failed had copied in, unless a conversation names them (another
+    /// import of the same bytes committed meanwhile): media are written before the rows that
+    /// name them, so a rolled-back import leaves no file behind (`db check` finds those a
+    /// killed one leaves).
+    func removeUnnamed(_ paths: [String]) async {
+        guard !paths.isEmpty else { return }
+        let named = (try? await read { db in
+            Set(try String.fetchAll(db, sql: "SELECT file FROM conversation_media WHERE file IN (SELECT value FROM json_each(?))",
+                                    arguments: [String(decoding: try JSONEncoder().encode(paths.map { ($0 as NSString).lastPathComponent }), as: UTF8.self)]))
+        }) ?? Set(paths.map { ($0 as NSString).lastPathComponent })
+        for path in paths where !named.contains((path as NSString).lastPathComponent) { unlink(path) }
+    }
+}
+
+/// The files an import copied into the store's media folder (read after it failed).
+final class CreatedFiles: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func add(_ path: String) { lock.lock(); list.append(path); lock.unlock() }
+    var paths: [String] { lock.lock(); defer { lock.unlock() }; return list }
 }
 
 /// Copies an export's pictures and files into the store, by content.
@@ -159,6 +184,8 @@ struct MediaCopier {
     var done: [String: String?] = [:]
     /// The store's file names (`<sha256>.ext`) this import's conversation shows.
     var files: Set<String> = []
+    /// Where the files this import copied in are noted (removed again if it fails).
+    var created: CreatedFiles?
 
     init(mediaFolder: String, exportFolder: String) {
         self.mediaFolder = mediaFolder
@@ -186,6 +213,7 @@ struct MediaCopier {
             summary.attachmentsSkipped += 1
         } else {
             try Self.copy(full, to: target)
+            created?.add(target)
             summary.attachmentsAdded += 1
         }
         done[full] = relative
@@ -196,15 +224,8 @@ struct MediaCopier {
     /// Copies `source` to `target` through a temporary file in the target's folder and a rename:
     /// a reader never sees half a file, a crash leaves only a `.tmp-` file.
     static func copy(_ source: String, to target: String) throws {
-        let folder = (target as NSString).deletingLastPathComponent
-        let tmp = folder + "/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: source, toPath: tmp)
-            guard rename(tmp, target) == 0 else { throw StoreError(path: target, reason: String(cString: strerror(errno))) }
-        } catch {
-            try? FileManager.default.removeItem(atPath: tmp)
-            throw StoreError(path: target, reason: "cannot copy \(source) into the store: \(error.localizedDescription)")
+        do { try DurableFile.copy(source, to: target) } catch let e as StoreError {
+            throw StoreError(path: target, reason: "cannot copy \(source) into the store: \(e.reason)", outOfSpace: e.outOfSpace)
         }
     }
 }

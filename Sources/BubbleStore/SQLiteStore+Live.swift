@@ -128,7 +128,7 @@ extension SQLiteStore {
                 return result!.0
             }
         } catch let e as StoreError { throw e } catch let e as LiveError { throw e } catch let e as DatabaseError {
-            throw StoreError(path: path, reason: Self.describe(e))
+            throw Self.storeError(path, e)
         }
     }
 

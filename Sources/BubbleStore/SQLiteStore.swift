@@ -69,7 +69,7 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
         do {
             pool = try DatabasePool(path: path, configuration: config)
         } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+            throw Self.storeError(path, error)
         }
         try migrate()
     }
@@ -86,12 +86,24 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
         }
     }
 
+    /// SQLite's `error` as a `StoreError` naming `path`; a full disk is marked `outOfSpace`.
+    static func storeError(_ path: String, _ error: any Error) -> StoreError {
+        var full = false
+        if let e = error as? DatabaseError {
+            full = e.resultCode == .SQLITE_FULL || e.extendedResultCode == .SQLITE_IOERR_WRITE || e.extendedResultCode == .SQLITE_IOERR_FSYNC
+        }
+        return StoreError(path: path, reason: describe(error), outOfSpace: full)
+    }
+
     static func describe(_ error: any Error) -> String {
         if let e = error as? DatabaseError {
             switch e.resultCode {
             case .SQLITE_NOTADB: return "is not a BubbleKit database (SQLite: file is not a database)"
             case .SQLITE_CORRUPT: return "is damaged or cut short (SQLite: \(e.message ?? "database disk image is malformed"))"
             case .SQLITE_CANTOPEN: return "cannot be opened (\(e.message ?? "permission denied or missing folder"))"
+            case .SQLITE_FULL: return "cannot be written: no space left on the device, or the file-size limit (SQLite: \(e.message ?? "database or disk is full"))"
+            case .SQLITE_IOERR where e.extendedResultCode == .SQLITE_IOERR_WRITE || e.extendedResultCode == .SQLITE_IOERR_FSYNC:
+                return "cannot be written: the disk refused the write (no space left, or the file-size limit?) (SQLite: \(e.message ?? "disk I/O error"))"
             default: return "SQLite: \(e.message ?? e.description)"
             }
         }
@@ -102,14 +114,14 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
     /// turning SQLite's errors into `StoreError`s naming the file.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do { return try await pool.read(body) } catch let e as StoreError { throw e } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+            throw Self.storeError(path, error)
         }
     }
 
     /// Runs `body` in a write transaction on GRDB's writer (the task suspends meanwhile).
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do { return try await pool.write(body) } catch let e as StoreError { throw e } catch let e as LiveError { throw e } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+            throw Self.storeError(path, error)
         }
     }
 
@@ -314,7 +326,7 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
             }
             try Self.migrator.migrate(pool)
         } catch let e as StoreError { throw e } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+            throw Self.storeError(path, error)
         }
     }
 }

@@ -11,6 +11,10 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     public var reason: String
     /// An error about the store at `path`.
     public init(path: String, reason: String) { self.path = path; self.reason = reason }
+    /// The disk (or the process's file-size limit) refused a write: nothing more can be stored
+    /// until there is room, so a whole import stops at the first.
+    package var outOfSpace = false
+    package init(path: String, reason: String, outOfSpace: Bool) { self.init(path: path, reason: reason); self.outOfSpace = outOfSpace }
     public var description: String { "\(path): \(reason)" }
 }
 

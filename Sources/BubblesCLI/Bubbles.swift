@@ -8,6 +8,9 @@ import Foundation
 @main
 struct Bubbles: AsyncParsableCommand {
     static func main() async {
+        // Past a file-size limit (`ulimit -f`) a write fails with EFBIG, which is reported as any
+        // full disk is, instead of the signal killing the process half-way.
+        signal(SIGXFSZ, SIG_IGN)
         PinnedFonts.use()
         var command: any ParsableCommand
         do { command = try parseAsRoot() } catch { exit(withError: error) }

@@ -8,7 +8,8 @@ import Foundation
 /// `bubbles db`: whole stores.
 struct DB: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "db", abstract: "Whole stores: copy one into another (SQLite ⇄ PostgreSQL).", subcommands: [DBCopy.self])
+        commandName: "db", abstract: "Whole stores: back up, restore, check, copy one into another (SQLite ⇄ PostgreSQL).",
+        subcommands: [DBBackup.self, DBRestore.self, DBCheck.self, DBCopy.self])
 }
 
 struct DBCopy: AsyncParsableCommand {
@@ -48,6 +49,110 @@ struct DBCopy: AsyncParsableCommand {
         print(String(format: "copied %@ from %@ to %@: %d messages added (%d were there already), %d media files; verified in %.1f s",
                      Plural.count(report.conversations, "conversation"), a.path, b.path, report.messagesCopied,
                      report.messagesAlreadyThere, report.mediaCopied, Date().timeIntervalSince(started)))
+    }
+}
+
+/// `bubbles db backup --to FOLDER`: a consistent copy of the store and its media, while a server
+/// writes to it.
+struct DBBackup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Back up the store and its pictures and files into a new folder, also while a server writes to it.",
+        discussion: """
+        The folder is itself a store (bubbles.sqlite and bubbles-media/; `bubbles list --db \
+        FOLDER/bubbles.sqlite` reads it) with manifest.json: the counts and the SHA-256 of every file. \
+        SQLite: the database through SQLite's online backup (a snapshot; writers go on), the media \
+        hard-linked (copied across file systems). PostgreSQL: the portable copy `db copy` makes. \
+        It is made under a temporary name beside FOLDER and renamed at the end: a backup that \
+        fails leaves nothing.
+        """)
+
+    @OptionGroup var store: StoreOptions
+    @Option(help: "The new folder to write the backup into.") var to: String
+
+    func run() async throws {
+        let source = try await store.openExisting()
+        let started = Date()
+        let manifest: StoreMaintenance.Manifest
+        do {
+            if let sqlite = source as? SQLiteStore {
+                manifest = try StoreMaintenance.backup(sqlite, to: to)
+            } else if let copyable = source as? any CopyableStore {
+                manifest = try await StoreMaintenance.backup(copying: copyable, described: source.path, to: to)
+            } else {
+                throw CLIError("\(source.path): this store cannot be backed up")
+            }
+        } catch let e as StoreError { throw CLIError(e.description) }
+        let bytes = manifest.files.reduce(Int64(0)) { $0 + $1.size }
+        print("\(to): \(Plural.count(manifest.conversations, "conversation")), \(Plural.count(manifest.messages, "message")), "
+              + "\(Plural.count(manifest.files.count - 1, "media file")); \(bytes / 1_048_576) MiB, every file's SHA-256 in manifest.json; "
+              + String(format: "%.1f s", Date().timeIntervalSince(started)))
+    }
+}
+
+/// `bubbles db restore FOLDER --db NEW`: a checked backup into a new store.
+struct DBRestore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Restore a backup (bubbles db backup) into a new, empty store, after checking every file against its manifest.")
+
+    @Argument(help: "The backup folder.") var folder: String
+    @OptionGroup var store: StoreOptions
+
+    func run() async throws {
+        let target = store.db ?? SQLiteStore.defaultPath
+        do {
+            if PostgresLocation.isPostgres(target) {
+                _ = try StoreMaintenance.verify(folder)
+                let backup = try SQLiteStore(path: folder + "/" + StoreMaintenance.databaseName)
+                let into = try await store.open()
+                guard let to = into as? any CopyableStore else { throw CLIError("\(target): this store cannot be restored into") }
+                if try await !into.conversations().isEmpty { throw CLIError("\(into.path): is not empty; a backup is restored into an empty store") }
+                let report = try await StoreCopier(from: backup, to: to).run()
+                print("restored \(Plural.count(report.conversations, "conversation")) (\(report.messagesCopied) messages) into \(into.path); verified")
+            } else {
+                let manifest = try StoreMaintenance.restore(folder, toSQLite: target)
+                print("restored \(Plural.count(manifest.conversations, "conversation")), \(Plural.count(manifest.messages, "message")) and "
+                      + "\(Plural.count(manifest.files.count - 1, "media file")) into \(target); every file checked against the manifest")
+            }
+        } catch let e as StoreError { throw CLIError(e.description) }
+    }
+}
+
+/// `bubbles db check [--repair]`.
+struct DBCheck: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check the store: SQLite's integrity check, every picture and file present with the SHA-256 its name says, the search index in step with the messages.",
+        discussion: "Exit 1 and a list of what is wrong. Files nothing names (left by a crash between a file and its rows) are listed; --repair removes them and indexes messages the search index lacks.")
+
+    @OptionGroup var store: StoreOptions
+    @Flag(help: "Remove files nothing names and temporary files a crash left; index messages missing from the search index.")
+    var repair = false
+    @Option(help: "A backup folder to check against its manifest instead of a store.") var backup: String?
+
+    func run() async throws {
+        if let backup {
+            do {
+                let m = try StoreMaintenance.verify(backup)
+                print("\(backup): every one of its \(Plural.count(m.files.count, "file")) matches the manifest "
+                      + "(\(Plural.count(m.conversations, "conversation")), \(Plural.count(m.messages, "message")))")
+            } catch let e as StoreError { throw CLIError(e.description) }
+            return
+        }
+        let opened = try await store.openExisting()
+        guard let sqlite = opened as? SQLiteStore else {
+            throw CLIError("db check reads an SQLite store; PostgreSQL checks its own data (pg_amcheck), and `db backup` of it checks every file")
+        }
+        let report: StoreMaintenance.CheckReport
+        do { report = try await StoreMaintenance.check(sqlite, repair: repair) } catch let e as StoreError { throw CLIError(e.description) }
+        for p in report.problems { print("problem: \(p)") }
+        for o in report.orphans.prefix(50) { print("\(repair ? "removed" : "orphan"): \(o)") }
+        if report.orphans.count > 50 { print("… and \(report.orphans.count - 50) more") }
+        let ok = report.problems.filter { !$0.contains("(--repair)") }.isEmpty && (repair || report.orphans.isEmpty)
+        print("\(sqlite.path): \(ok ? "sound" : "not sound"): \(Plural.count(report.messages, "message")), \(report.indexed) indexed, "
+              + "\(Plural.count(report.filesChecked, "media file")) checked, \(Plural.count(report.orphans.count, "orphan"))\(repair && !report.orphans.isEmpty ? " removed" : "")")
+        if !ok { throw ExitCode.failure }
     }
 }
 #endif

@@ -98,7 +98,8 @@ struct Import: AsyncParsableCommand {
         do {
             try await importAll(into: db, stored: &stored)
         } catch {
-            if fresh && !stored { Self.remove(db) }
+            // Only a store that holds nothing: a whole import stopped half-way keeps what it stored.
+            if fresh, !stored, (try? await db.conversations())?.isEmpty == true { Self.remove(db) }
             throw error
         }
     }
@@ -234,6 +235,10 @@ struct Import: AsyncParsableCommand {
                     }
                     messages += c.messages.count
                     report.stored.append(.init(title: one ?? c.title ?? name, summary: summary))
+                } catch let e as StoreError where e.outOfSpace {
+                    // The next conversation would fail the same way: stop at the first.
+                    throw CLIError("\(file): \(name): \(e.description); stopped: \(Plural.count(report.stored.count, "conversation")) stored "
+                                   + "before it are kept, the rest is not stored (run it again with room: it goes on where it stopped)")
                 } catch let e as StoreError {
                     report.failed.append(.init(name: name, reason: e.description))
                 }
