@@ -138,7 +138,11 @@ public final class ImageSurface {
     }
 
     static func describe(_ status: cairo_status_t) -> String {
-        String(cString: cairo_status_to_string(status))
+        // Cairo says only that a write failed: a full disk or the process's file-size limit.
+        if status == CAIRO_STATUS_WRITE_ERROR {
+            return "cannot write the file: no space left on the device, or the file-size limit (Cairo: error while writing to output stream)"
+        }
+        return String(cString: cairo_status_to_string(status))
     }
 }
 

@@ -95,6 +95,15 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
         return StoreError(path: path, reason: describe(error), outOfSpace: full)
     }
 
+    /// Closes the database, its WAL checkpointed into the file first (the connection that closes
+    /// last may be a read-only one, which cannot); the store is not used after.
+    func close() throws {
+        do {
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try pool.close()
+        } catch { throw Self.storeError(path, error) }
+    }
+
     static func describe(_ error: any Error) -> String {
         if let e = error as? DatabaseError {
             switch e.resultCode {

@@ -142,6 +142,8 @@ package struct StoreCopier {
 
     static func copyMedia(from source: String, to target: String) throws -> Int {
         let fm = FileManager.default
+        // A media folder reached through a link (a backup being restored) is walked where it is.
+        let source = URL(fileURLWithPath: source).resolvingSymlinksInPath().path
         guard source != target, let files = fm.enumerator(atPath: source) else { return 0 }
         var copied = 0
         for case let name as String in files {

@@ -7,9 +7,10 @@ import Glibc
 
 /// Backups, restores and checks of a store (`bubbles db backup | restore | check`).
 ///
-/// A backup is a folder that is itself an SQLite store — `bubbles.sqlite`, its pictures and
-/// files in `bubbles-media/` — plus `manifest.json`: what it holds (conversations, messages) and
-/// the size and SHA-256 of every file. It is made in a temporary folder beside the target and
+/// A backup is a folder laid out as an SQLite store — `bubbles.sqlite`, its pictures and files in
+/// `bubbles-media/` — plus `manifest.json`: what it holds (conversations, messages) and the size
+/// and SHA-256 of every file. It is read by restoring it (a store opened in place writes to its
+/// database file, which then no longer matches the manifest). It is made in a temporary folder beside the target and
 /// renamed into place at the end, so a backup that fails (a full disk) leaves nothing.
 package enum StoreMaintenance {
     /// The manifest of a backup folder.
@@ -52,7 +53,10 @@ package enum StoreMaintenance {
                 throw StoreError(path: target, reason: "the database cannot be copied: \(SQLiteStore.describe(error))")
             }
             let snapshot = try SQLiteStore(path: database)
-            for file in try referencedFiles(snapshot) {
+            let files = try referencedFiles(snapshot)
+            let counted = try counts(snapshot)
+            try snapshot.close()
+            for file in files {
                 let from = store.mediaFolder + "/" + file.prefix(2) + "/" + file
                 let to = work + "/" + mediaName + "/" + file.prefix(2) + "/" + file
                 guard FileManager.default.fileExists(atPath: from) else {
@@ -60,7 +64,7 @@ package enum StoreMaintenance {
                 }
                 try DurableFile.link(from, to: to)
             }
-            let manifest = try makeManifest(folder: work, source: store.path, counts: try counts(snapshot))
+            let manifest = try makeManifest(folder: work, source: store.path, counts: counted)
             try DurableFile.write(work + "/" + manifestName, data: try encoder().encode(manifest))
             try publish(work, as: target)
             return manifest
@@ -77,7 +81,10 @@ package enum StoreMaintenance {
         do {
             let copy = try SQLiteStore(path: work + "/" + databaseName)
             _ = try await StoreCopier(from: source, to: copy).run { _ in }
-            let manifest = try makeManifest(folder: work, source: described, counts: try counts(copy))
+            let counted = try counts(copy)
+            // Closed (its WAL checkpointed into the file) before the files are hashed.
+            try copy.close()
+            let manifest = try makeManifest(folder: work, source: described, counts: counted)
             try DurableFile.write(work + "/" + manifestName, data: try encoder().encode(manifest))
             try publish(work, as: target)
             return manifest
@@ -89,8 +96,8 @@ package enum StoreMaintenance {
 
     // MARK: Restore
 
-    /// Reads `folder`'s manifest and checks every file it lists (present, its size, its SHA-256),
-    /// and that nothing else is there; the manifest, or a list of what is wrong.
+    /// Reads `folder`'s manifest and checks every file it lists (present, its size, its SHA-256);
+    /// the manifest, or a list of what is wrong.
     package static func verify(_ folder: String) throws -> Manifest {
         let path = folder + "/" + manifestName
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -55,6 +55,14 @@ struct CLIError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// Runs `body`; an error that does not name `output` is prefixed with it (a failed write of a
+/// page says which file it was writing).
+func naming<T>(_ output: String, _ body: () throws -> T) throws -> T {
+    do { return try body() } catch let e as CLIError where output != "-" && !e.description.contains((output as NSString).lastPathComponent) {
+        throw CLIError("\(output): \(e.description)")
+    }
+}
+
 /// Runs `body`, turning library errors into one clear line for the user.
 @discardableResult
 func reporting<T>(_ body: () throws -> T) throws -> T {

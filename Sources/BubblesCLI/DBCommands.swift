@@ -59,8 +59,9 @@ struct DBBackup: AsyncParsableCommand {
         commandName: "backup",
         abstract: "Back up the store and its pictures and files into a new folder, also while a server writes to it.",
         discussion: """
-        The folder is itself a store (bubbles.sqlite and bubbles-media/; `bubbles list --db \
-        FOLDER/bubbles.sqlite` reads it) with manifest.json: the counts and the SHA-256 of every file. \
+        The folder holds bubbles.sqlite, bubbles-media/ and manifest.json: the counts and the SHA-256 \
+        of every file; `db check --backup FOLDER` checks it, `db restore FOLDER --db NEW` makes a store \
+        of it (read it that way: a store opened in place changes its database file). \
         SQLite: the database through SQLite's online backup (a snapshot; writers go on), the media \
         hard-linked (copied across file systems). PostgreSQL: the portable copy `db copy` makes. \
         It is made under a temporary name beside FOLDER and renamed at the end: a backup that \
@@ -104,7 +105,14 @@ struct DBRestore: AsyncParsableCommand {
         do {
             if PostgresLocation.isPostgres(target) {
                 _ = try StoreMaintenance.verify(folder)
-                let backup = try SQLiteStore(path: folder + "/" + StoreMaintenance.databaseName)
+                // Read from a copy: a database opened in place is written to, and the backup must
+                // stay what its manifest says.
+                let work = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-restore-\(UUID().uuidString)").path
+                defer { try? FileManager.default.removeItem(atPath: work) }
+                try DurableFile.copy(folder + "/" + StoreMaintenance.databaseName, to: work + "/" + StoreMaintenance.databaseName)
+                try FileManager.default.createSymbolicLink(atPath: work + "/" + StoreMaintenance.mediaName,
+                                                           withDestinationPath: URL(fileURLWithPath: folder).standardizedFileURL.path + "/" + StoreMaintenance.mediaName)
+                let backup = try SQLiteStore(path: work + "/" + StoreMaintenance.databaseName)
                 let into = try await store.open()
                 guard let to = into as? any CopyableStore else { throw CLIError("\(target): this store cannot be restored into") }
                 if try await !into.conversations().isEmpty { throw CLIError("\(into.path): is not empty; a backup is restored into an empty store") }

@@ -229,7 +229,7 @@ struct RenderSettings: Sendable {
                 }
             }
             var report = MediaReport()
-            let files = try reporting { try exporter.export(conversation, to: target, media: &report) }
+            let files = try naming(target) { try reporting { try exporter.export(conversation, to: target, media: &report) } }
             return (files, report)
         case .cairo(let cairoFormat):
             var options = RenderOptions(format: cairoFormat)
@@ -250,7 +250,7 @@ struct RenderSettings: Sendable {
                 : ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, textEngine: textEngine)
             renderer.fontCopy = shared ?? 0
             renderer.progress = progress
-            let files = try reporting { try renderer.render(conversation, to: target, options: options) }
+            let files = try naming(target) { try reporting { try renderer.render(conversation, to: target, options: options) } }
             return (files, renderer.mediaReport)
         }
     }
