@@ -97,7 +97,7 @@ struct APIError: HTTPResponseError {
             case .conflict: return APIError(status: .conflict, message: e.reason)
             case .forbidden: return .forbidden(e.reason)
             }
-        case let e as StoreError: return APIError(status: .internalServerError, message: e.reason)
+        case let e as StoreError: return APIError(status: e.outOfSpace ? .insufficientStorage : .internalServerError, message: e.reason)
         case let e as HTTPError:
             let message = e.status == .notFound ? "no such page or API route: \(request.uri.path)" : (e.body ?? e.status.reasonPhrase)
             return APIError(status: e.status, message: message)
@@ -115,4 +115,10 @@ struct APIError: HTTPResponseError {
 /// `{"error": "…"}`.
 struct ErrorJSON: ResponseEncodable {
     var error: String
+}
+
+extension HTTPResponse.Status {
+    /// 507: the store's disk (or the server's file-size limit) refused the write; nothing of it was
+    /// stored, and the same request succeeds once there is room.
+    static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
 }

@@ -275,7 +275,7 @@ struct ImportRun: Sendable {
         do {
             report = try await importer.importExport(part, into: store, progress: progress)
         } catch let e as StoreError {
-            throw APIError(status: .internalServerError, message: e.reason)
+            throw APIError(status: e.outOfSpace ? .insufficientStorage : .internalServerError, message: e.reason)
         } catch {
             // The importer's own words, without the temporary folder's name.
             throw APIError(status: .unprocessableContent, message: "\(error)".replacingOccurrences(of: folder + "/", with: ""))

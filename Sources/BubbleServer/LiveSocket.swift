@@ -180,7 +180,7 @@ struct LiveSocket {
         } catch let e as APIError {
             return (error(ref, Int(e.status.code), e.message), nil)
         } catch let e as StoreError {
-            return (error(ref, 500, e.reason), nil)
+            return (error(ref, e.outOfSpace ? 507 : 500, e.reason), nil)
         } catch {
             return (Self.error(ref, 500, "\(error)"), nil)
         }

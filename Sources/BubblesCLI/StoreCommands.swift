@@ -237,8 +237,9 @@ struct Import: AsyncParsableCommand {
                     report.stored.append(.init(title: one ?? c.title ?? name, summary: summary))
                 } catch let e as StoreError where e.outOfSpace {
                     // The next conversation would fail the same way: stop at the first.
-                    throw CLIError("\(file): \(name): \(e.description); stopped: \(Plural.count(report.stored.count, "conversation")) stored "
-                                   + "before it are kept, the rest is not stored (run it again with room: it goes on where it stopped)")
+                    throw StoreError(path: e.path, reason: "\(e.reason) (while storing \(name) of \(file)); stopped: "
+                                     + "\(Plural.count(report.stored.count, "conversation")) stored before it are kept, the rest is not stored "
+                                     + "(run it again with room: it goes on where it stopped)", outOfSpace: true)
                 } catch let e as StoreError {
                     report.failed.append(.init(name: name, reason: e.description))
                 }

@@ -233,6 +233,51 @@ struct NothingLostCLITests {
         #expect(try Self.contents(db, in: dir) == (try Self.contents(clean, in: dir)))
     }
 
+    @Test("a live post when the disk is full: 507 naming the limit, nothing half-stored, the server keeps serving; with room again every acknowledged message is there")
+    func fullDiskLivePost() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("s.sqlite").path
+        _ = try Self.ok(["import", Tool.root.appendingPathComponent("Sources/BubbleCore/Samples/demo.json").path, "--db", db])
+        let size = (try FileManager.default.attributesOfItem(atPath: db)[.size] as? Int) ?? 0
+        let port = HTTP.freePort()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        p.arguments = ["--fsize=\(size + 200_000)", Tool.binary, "serve", "--db", db, "--port", String(port), "--rate", "0"]
+        p.environment = Tool.environment()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        var up = false
+        for _ in 0..<200 where !up { up = ((try? HTTP.request(port: port, method: "GET", path: "/healthz", timeout: 2))?.status ?? 0) > 0; if !up { usleep(50_000) } }
+        #expect(up)
+        func post(_ path: String, _ body: [String: Any]) throws -> HTTP.Reply {
+            try HTTP.request(port: port, method: "POST", path: path, body: try JSONSerialization.data(withJSONObject: body))
+        }
+        let made = try post("/api/v1/conversations", ["title": "Full", "participants": ["Me", "Ann"]])
+        let c = try #require((try? made.json() as? [String: Any])?["id"] as? Int)
+        var acknowledged: [String] = []
+        var refused: HTTP.Reply?
+        for i in 0..<2_000 {
+            let text = "\(i) " + String(repeating: "x", count: 3_000)
+            let r = try post("/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": text, "sender": "me"])
+            if r.status == 201 { acknowledged.append(text) } else { refused = r; break }
+        }
+        let reply = try #require(refused, "the limit was never reached")
+        #expect(reply.status == 507 && reply.text.contains("file-size limit"), "\(reply.status) \(reply.text)")
+        #expect((try HTTP.request(port: port, method: "GET", path: "/api/v1/conversations")).status == 200, "still serving")
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        // With room: every acknowledged message, none of the refused one, and the store sound.
+        #expect(try Self.ok(["db", "check", "--db", db]).contains(": sound:"))
+        let out = dir.appendingPathComponent("full.json").path
+        _ = try Self.ok(["convert", "--conversation", String(c), "--db", db, "-o", out])
+        let texts = (((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any])?["messages"]
+                      as? [[String: Any]]) ?? []).compactMap { $0["text"] as? String }
+        #expect(texts == acknowledged, "\(texts.count) stored, \(acknowledged.count) acknowledged")
+    }
+
     @Test("a render under the file-size limit: an error naming the output and the limit, no output, no temporary file")
     func fullDiskRender() throws {
         let dir = try Self.folder()
