@@ -39,7 +39,8 @@ struct StoreOptions: ParsableArguments {
 }
 
 func storeErrors<T>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch let e as StoreError { throw CLIError(e.description) }
+    // A full disk stays a StoreError (printed the same), so a server's upload answers 507.
+    do { return try await body() } catch let e as StoreError where !e.outOfSpace { throw CLIError(e.description) }
 }
 
 /// ISO 8601 in UTC (`2023-11-14T22:13:20Z`).
