@@ -139,9 +139,14 @@ struct Import: AsyncParsableCommand {
     /// An SQLite store this run made and put nothing into: its files and its empty media folder.
     private static func remove(_ db: any ConversationStore) {
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: db.path + suffix) }
-        if let sqlite = db as? SQLiteStore, (try? FileManager.default.contentsOfDirectory(atPath: sqlite.mediaFolder))?.isEmpty == true {
-            try? FileManager.default.removeItem(atPath: sqlite.mediaFolder)
+        // Its media folder too when it holds no file (a refused import's pictures are removed,
+        // their two-letter folders may remain).
+        guard let sqlite = db as? SQLiteStore, let walker = FileManager.default.enumerator(atPath: sqlite.mediaFolder) else { return }
+        while let relative = walker.nextObject() as? String {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: sqlite.mediaFolder + "/" + relative, isDirectory: &isFolder), !isFolder.boolValue { return }
         }
+        try? FileManager.default.removeItem(atPath: sqlite.mediaFolder)
     }
 
     /// What happens to a conversation whose owner is not known: `bubbles import` refuses it (its

@@ -182,6 +182,10 @@ struct DocsPromiseCLITests {
         let refused = try Tool.run(["import", Self.fixtures + "/discord/Hikers - general [2001].json", "--db", "new.sqlite"], in: dir)
         #expect(refused.status != 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["other.zip"])
+        // A one-chat export refused after its photo was copied in: the photo and its folders go too.
+        let photo = try Tool.run(["import", Self.fixtures + "/whatsapp-ios", "--db", "new.sqlite"], in: dir)
+        #expect(photo.status != 0 && photo.stderr.contains("give --me NAME"), "\(photo.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["other.zip"])
     }
 
     @Test("Error texts: a cut crypt15 says so; counts are singular when one; contact pictures' paths exist")
