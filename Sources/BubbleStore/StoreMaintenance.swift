@@ -113,7 +113,15 @@ package enum StoreMaintenance {
         var wrong: [String] = []
         for file in manifest.files {
             let full = folder + "/" + file.path
-            guard !file.path.split(separator: "/").contains(".."), let (size, sha) = try? DurableFile.digest(full) else {
+            // Only plain files inside the folder: no `..`, no link that reads something else.
+            var info = stat()
+            if file.path.split(separator: "/").contains("..") || file.path.hasPrefix("/") {
+                wrong.append("\(file.path): leaves the backup folder"); continue
+            }
+            if lstat(full, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+                wrong.append("\(file.path): is not a plain file (a link or a folder)"); continue
+            }
+            guard let (size, sha) = try? DurableFile.digest(full) else {
                 wrong.append("\(file.path): missing"); continue
             }
             if size != file.size || sha != file.sha256 { wrong.append("\(file.path): changed since the backup (size or SHA-256 differ)") }

@@ -144,6 +144,17 @@ struct NothingLostCLITests {
         let damaged = try Tool.run(["db", "restore", backup, "--db", dir.appendingPathComponent("r2.sqlite").path])
         #expect(damaged.status != 0 && damaged.stderr.contains("is damaged: \(firstMedia): changed since the backup"), "\(damaged.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("r2.sqlite").path))
+        // A backup whose picture is a link to a file elsewhere, or whose manifest names a path
+        // outside it, is refused: a restore reads nothing but the backup's own files.
+        try FileManager.default.removeItem(atPath: backup + "/" + firstMedia)
+        try FileManager.default.createSymbolicLink(atPath: backup + "/" + firstMedia, withDestinationPath: "/etc/hostname")
+        let linked = try Tool.run(["db", "check", "--backup", backup])
+        #expect(linked.status != 0 && linked.stderr.contains("\(firstMedia): is not a plain file"), "\(linked.stderr)")
+        let escaping = manifest.replacingOccurrences(of: "\"path\" : \"bubbles.sqlite\"", with: "\"path\" : \"..\\/..\\/etc\\/hostname\"")
+        #expect(escaping != manifest)
+        try Data(escaping.utf8).write(to: URL(fileURLWithPath: backup + "/manifest.json"))
+        let outside = try Tool.run(["db", "check", "--backup", backup])
+        #expect(outside.status != 0 && outside.stderr.contains("../../etc/hostname: leaves the backup folder"), "\(outside.stderr)")
     }
 
     @Test("PostgreSQL: db backup writes the portable copy, checked by its manifest; restore into SQLite and into an empty PostgreSQL gives the same conversations")
