@@ -84,6 +84,9 @@ struct Files: Sendable {
             try? FileManager.default.removeItem(at: raw)
         } catch {
             try? FileManager.default.removeItem(at: folder)
+            if DurableFile.isOutOfSpace(error) {
+                throw APIError(status: .insufficientStorage, message: "the upload cannot be saved: no space left on the device, or the file-size limit")
+            }
             throw error
         }
         // With accounts, what an admin imports is theirs (and whom they share it with).

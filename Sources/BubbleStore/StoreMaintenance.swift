@@ -336,6 +336,21 @@ package enum DurableFile {
     /// Whether `errno` says the disk (or the file-size limit) refused the write.
     package static func isOutOfSpace(_ code: Int32) -> Bool { code == ENOSPC || code == EFBIG || code == EDQUOT }
 
+    /// Whether `error` (a `StoreError`, a POSIX or Foundation error, NIO's file system's) says the
+    /// disk or the file-size limit refused a write.
+    package static func isOutOfSpace(_ error: any Error) -> Bool {
+        if let e = error as? StoreError { return e.outOfSpace }
+        if let e = error as? POSIXError { return isOutOfSpace(e.code.rawValue) }
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain { return isOutOfSpace(Int32(ns.code)) }
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return isOutOfSpace(Int32(underlying.code))
+        }
+        // NIO's FileSystemError names the failed system call's errno only in its text.
+        let text = "\(error)"
+        return ["No space left on device", "File too large", "Disk quota exceeded"].contains { text.contains($0) }
+    }
+
     package static func reason(errno code: Int32) -> String {
         switch code {
         case ENOSPC: "no space left on the device"

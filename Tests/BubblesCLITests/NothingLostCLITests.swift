@@ -244,7 +244,7 @@ struct NothingLostCLITests {
         #expect(try Self.contents(db, in: dir) == (try Self.contents(clean, in: dir)))
     }
 
-    @Test("a live post when the disk is full: 507 naming the limit, nothing half-stored, the server keeps serving; with room again every acknowledged message is there")
+    @Test("a live post and an upload when the disk is full: 507 naming the limit, nothing half-stored, the server keeps serving; with room again every acknowledged message is there")
     func fullDiskLivePost() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -277,6 +277,14 @@ struct NothingLostCLITests {
         }
         let reply = try #require(refused, "the limit was never reached")
         #expect(reply.status == 507 && reply.text.contains("file-size limit"), "\(reply.status) \(reply.text)")
+        #expect((try HTTP.request(port: port, method: "GET", path: "/api/v1/conversations")).status == 200, "still serving")
+        // An upload bigger than the file-size limit: 507 too, its spool removed.
+        let boundary = "bk\(UUID().uuidString)"
+        var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"phone.xml\"\r\nContent-Type: application/xml\r\n\r\n".utf8)
+        body += Data(repeating: UInt8(ascii: " "), count: size + 400_000) + Data("\r\n--\(boundary)--\r\n".utf8)
+        let upload = try HTTP.request(port: port, method: "POST", path: "/api/v1/imports", body: body, contentType: "multipart/form-data; boundary=\(boundary)")
+        #expect(upload.status == 507 && upload.text.contains("the upload cannot be saved: no space left on the device, or the file-size limit"),
+                "\(upload.status) \(upload.text)")
         #expect((try HTTP.request(port: port, method: "GET", path: "/api/v1/conversations")).status == 200, "still serving")
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
