@@ -54,6 +54,13 @@ struct DetectionTests {
         let zip = scratch.write("x.zip", Data([0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 18)))
         #expect(importError { () throws(ImportError) in try Importer.load(path: zip, options: ImportOptions()) }?
             .reason.hasPrefix("is a zip that holds no chat export") == true)
+        // Named as WhatsApp backups: an older one is said to be unsupported, a cut one cut.
+        let old = scratch.write("msgstore.db.crypt12", Data([0x00, 0x01, 0x02]))
+        #expect(importError { () throws(ImportError) in try Importer.load(path: old, options: ImportOptions()) }?
+            .reason.hasPrefix("is a WhatsApp .crypt12 backup; only crypt14 and crypt15") == true)
+        let cut = scratch.write("msgstore.db.crypt15", Data([0x2A, 0x01, 0x0A]))
+        let error = importError { () throws(ImportError) in try Importer.load(path: cut, options: ImportOptions()) }
+        #expect(error?.location == "header" && error?.reason.contains("cut short or damaged") == true, "\(String(describing: error))")
     }
 
     @Test("native JSON: a key nothing reads is a warning naming it and the key meant (\"sender\" → \"from\", a typo → the word); --strict refuses it")

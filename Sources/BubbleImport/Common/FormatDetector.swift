@@ -36,6 +36,10 @@ enum FormatDetector {
         if WhatsAppBackup.header(Array(head.prefix(512))) != nil { return ImportSource(path: path, format: .whatsappDatabase) }
         // Named as a backup but not one from its first byte (cut short while copied, or damaged):
         // say that, not that its "line 1" starts no known export.
+        if let m = path.lowercased().firstMatch(of: #/\.crypt(\d+)$/#), let n = Int(m.1), n < 14 {
+            throw ImportError(path: path, reason: "is a WhatsApp .crypt\(n) backup; only crypt14 and crypt15 backups are read "
+                                  + "(give the phone's msgstore.db, or make a newer backup)")
+        }
         if path.range(of: #"\.crypt1[0-9]$"#, options: [.regularExpression, .caseInsensitive]) != nil {
             throw ImportError(path: path, location: "header", reason: "is not a whole WhatsApp crypt14/crypt15 backup header "
                                   + "(\(Plural.count(head.count, "byte")): a length byte, then the key type and IV); the file is cut short or damaged, "
