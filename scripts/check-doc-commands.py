@@ -13,6 +13,8 @@ Every fenced block of README.md and docs/*.md that holds a `bubbles` command is 
 - ```text — a synopsis (`bubbles render INPUT [--width PT] …`): its commands and options are
   checked as examples are.
 
+An inline code span `bubbles …` in prose is checked as an example is.
+
 A block with a `bubbles` line and another info string (or none) is an error: mark it. Each
 file runs in a scratch folder of its own, so a file's commands may build on each other
 (import, then list).
@@ -150,6 +152,10 @@ def command_path(tokens):
 
 def check_options(tokens):
     """What the tool lacks: unknown commands, options none of the commands named has."""
+    if tokens[:1] == ["help"]:
+        # `bubbles help COMMAND`: ArgumentParser's own; the command named must exist.
+        rest = [t for t in tokens[1:] if not t.isupper()]   # COMMAND is a placeholder
+        return [] if not rest or command_path(rest) else [f"`bubbles help {' '.join(rest)}`: no such command"]
     path = command_path(tokens)
     if not path and tokens and not tokens[0].startswith("-"):
         return [f"`bubbles {tokens[0]}` is not a command"]
@@ -172,6 +178,20 @@ def check_options(tokens):
     return problems
 
 
+def inline_commands(path):
+    """(line number, command) of each inline code span `bubbles …` outside fenced blocks: named in
+    prose, checked as examples are (its command and options exist), not run."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    found, fenced = [], False
+    for n, line in enumerate(lines, 1):
+        if re.match(r"^\s*```", line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            found += [(n, m.group(1)) for m in re.finditer(r"`(bubbles [^`]+)`", line)]
+    return found
+
+
 problems, ran, checked = [], 0, 0
 env = dict(os.environ)
 env["FONTCONFIG_FILE"] = os.path.join(root, "Sources/BubbleText/Fonts/fonts.conf")
@@ -182,6 +202,10 @@ env["TZ"] = "UTC"
 env.update(PW="correct horse 1", ANN_PASSWORD="ann's password 1", BEN_PASSWORD="ben's password 1", NEW_PASSWORD="ben's new one 2")
 for path in files:
     relative = os.path.relpath(os.path.join(root, path), root)
+    for n, line in inline_commands(os.path.join(root, path)):
+        for tokens in bubbles_parts(line):
+            checked += 1
+            problems += [f"{relative}:{n}: {p} (in `{line}`)" for p in check_options(tokens)]
     scratch = None
     try:
         for start, info, commands in blocks(os.path.join(root, path)):
