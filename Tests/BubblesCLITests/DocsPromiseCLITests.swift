@@ -59,7 +59,7 @@ struct DocsPromiseCLITests {
         let key = try #require(config?["key"] as? String)
         try FileManager.default.removeItem(atPath: profile + "/config.json")
         let db = dir.appendingPathComponent("s.sqlite").path
-        let r = try Tool.run(["import", profile, "--key", key, "--db", db, "--me", "Me"])
+        let r = try Tool.run(["import", profile, "--key", key, "--db", db])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(String(decoding: r.stdout, as: UTF8.self).contains("\"Ann Lee\" (conversation 1, new): added 9 messages, 3 attachments"),
                 "\(String(decoding: r.stdout, as: UTF8.self))")
