@@ -65,16 +65,5 @@ struct SHA256 {
     }
 
     /// The digest of a file, read in 1 MB chunks; nil when it cannot be read.
-    static func file(_ path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        var hash = SHA256()
-        while true {
-            let chunk: Data?
-            do { chunk = try handle.read(upToCount: 1 << 20) } catch { return nil }
-            guard let data = chunk, !data.isEmpty else { break }   // nil or empty: the end
-            hash.update(data)
-        }
-        return hash.finish()
-    }
+    static func file(_ path: String) -> String? { (try? DurableFile.digest(path))?.1 }
 }

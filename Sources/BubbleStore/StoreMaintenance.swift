@@ -64,10 +64,7 @@ package enum StoreMaintenance {
                 }
                 try DurableFile.link(from, to: to)
             }
-            let manifest = try makeManifest(folder: work, source: store.path, counts: counted)
-            try DurableFile.write(work + "/" + manifestName, data: try encoder().encode(manifest))
-            try publish(work, as: target)
-            return manifest
+            return try seal(work, source: store.path, counts: counted, as: target)
         } catch {
             try? FileManager.default.removeItem(atPath: work)
             throw error
@@ -84,10 +81,7 @@ package enum StoreMaintenance {
             let counted = try counts(copy)
             // Closed (its WAL checkpointed into the file) before the files are hashed.
             try copy.close()
-            let manifest = try makeManifest(folder: work, source: described, counts: counted)
-            try DurableFile.write(work + "/" + manifestName, data: try encoder().encode(manifest))
-            try publish(work, as: target)
-            return manifest
+            return try seal(work, source: described, counts: counted, as: target)
         } catch {
             try? FileManager.default.removeItem(atPath: work)
             throw error
@@ -306,6 +300,15 @@ package enum StoreMaintenance {
         return work
     }
 
+    /// The end of both backups: the manifest of what `work` holds written into it, then `work`
+    /// renamed to `target`.
+    static func seal(_ work: String, source: String, counts: (conversations: Int, messages: Int), as target: String) throws -> Manifest {
+        let manifest = try makeManifest(folder: work, source: source, counts: counts)
+        try DurableFile.write(work + "/" + manifestName, data: try encoder().encode(manifest))
+        try publish(work, as: target)
+        return manifest
+    }
+
     static func publish(_ work: String, as target: String) throws {
         // The database's WAL was checkpointed when it closed; the -wal and -shm files go.
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: work + "/" + databaseName + suffix) }
@@ -340,15 +343,21 @@ package enum DurableFile {
     /// disk or the file-size limit refused a write.
     package static func isOutOfSpace(_ error: any Error) -> Bool {
         if let e = error as? StoreError { return e.outOfSpace }
-        if let e = error as? POSIXError { return isOutOfSpace(e.code.rawValue) }
+        return errorNumber(of: error).map(isOutOfSpace) ?? false
+    }
+
+    /// The system's error number behind `error`: a POSIX error, a Foundation error in the POSIX
+    /// domain or wrapping one, or NIO's FileSystemError, which names it only in its text.
+    static func errorNumber(of error: any Error) -> Int32? {
+        if let e = error as? POSIXError { return e.code.rawValue }
         let ns = error as NSError
-        if ns.domain == NSPOSIXErrorDomain { return isOutOfSpace(Int32(ns.code)) }
+        if ns.domain == NSPOSIXErrorDomain { return Int32(ns.code) }
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return isOutOfSpace(Int32(underlying.code))
+            return Int32(underlying.code)
         }
-        // NIO's FileSystemError names the failed system call's errno only in its text.
         let text = "\(error)"
-        return ["No space left on device", "File too large", "Disk quota exceeded"].contains { text.contains($0) }
+        return [("No space left on device", ENOSPC), ("File too large", EFBIG), ("Disk quota exceeded", EDQUOT)]
+            .first { text.contains($0.0) }?.1
     }
 
     package static func reason(errno code: Int32) -> String {
@@ -361,14 +370,7 @@ package enum DurableFile {
     }
 
     package static func reason(_ error: any Error) -> String {
-        if let e = error as? CocoaError, let underlying = e.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return reason(errno: Int32(underlying.code))
-        }
-        if let e = error as? POSIXError { return reason(errno: e.code.rawValue) }
-        let text = "\(error)"
-        if text.contains("No space left") { return reason(errno: ENOSPC) }
-        if text.contains("File too large") { return reason(errno: EFBIG) }
-        return error.localizedDescription
+        errorNumber(of: error).map { reason(errno: $0) } ?? error.localizedDescription
     }
 
     /// Writes `data` to `path` through a temporary file, fsync and rename.
