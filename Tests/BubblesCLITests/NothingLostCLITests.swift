@@ -100,7 +100,10 @@ struct NothingLostCLITests {
                 }
             }
         }
-        while acknowledged.count < 40 { usleep(20_000) }
+        // Waits for the clients, not for a time (the deadline only stops a broken server hanging the suite).
+        let started = Date()
+        while acknowledged.count < 40 && Date().timeIntervalSince(started) < 120 { usleep(20_000) }
+        try #require(acknowledged.count >= 40, "the clients' posts were not acknowledged: \(server.log)")
         let before = Set(acknowledged.all)
         let backup = dir.appendingPathComponent("backup").path
         let said = try Self.ok(["db", "backup", "--db", server.db, "--to", backup])
@@ -219,6 +222,26 @@ struct NothingLostCLITests {
         let repaired = try Tool.run(["db", "check", "--db", db, "--repair"])
         #expect(String(decoding: repaired.stdout, as: UTF8.self).contains("removed: \(media)/ab/.tmp-1-2"))
         #expect(!FileManager.default.fileExists(atPath: media + "/ab/.tmp-1-2"))
+    }
+
+    @Test("two backups into the same folder at once: one is made, the other fails naming it, and neither leaves a work folder")
+    func concurrentBackups() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("s.sqlite").path
+        _ = try Self.ok(["import", Self.fixtures + "/appdb/whatsapp-new/msgstore.db", "--db", db])
+        let target = dir.appendingPathComponent("backup").path
+        let results = Lines()
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            let r = try? Tool.run(["db", "backup", "--db", db, "--to", target])
+            results.add("\(r?.status ?? -1) \(r?.stderr ?? "")")
+        }
+        let outcomes = results.all.sorted()
+        #expect(outcomes.count == 2 && outcomes[0].hasPrefix("0 ") && !outcomes[1].hasPrefix("0 ")
+                && outcomes[1].contains(target), "\(outcomes)")
+        #expect(try Self.ok(["db", "check", "--backup", target]).contains("matches the manifest"))
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".tmp") }
+        #expect(left.isEmpty, "\(left)")
     }
 
     @Test("a full disk (file-size limit) during a whole import: a clear error, the store sound, no temporary or orphaned file; the next run completes as a clean import")
