@@ -1,0 +1,48 @@
+// account.js — accounts on the page: sign in, sign out (here or everywhere), make an invitation
+// link for the open conversation, accept an invitation (joining, or signing up and joining).
+
+import { byId, me, post, reason } from "./session.js";
+
+export function setupAccount() {
+  for (const [button, everywhere] of /** @type {[string, boolean][]} */ ([["signout", false], ["signoutall", true]])) {
+    const b = byId(button);
+    if (b) b.addEventListener("click", async () => {
+      try { await post("/api/v1/logout", { everywhere }); } catch (_) { /* signed out either way */ }
+      location.href = "/login";
+    });
+  }
+  const signin = byId("signin");
+  if (signin) signin.addEventListener("submit", async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    const err = byId("signerr");
+    err.textContent = "";
+    try {
+      await post("/api/v1/login", { name: byId("signname").value, password: byId("signpassword").value });
+      location.href = signin.dataset.next || "/";
+    } catch (x) { err.textContent = reason(x); }
+  });
+  const invite = byId("invite"), rows = byId("rows");
+  if (invite && rows) invite.addEventListener("click", async () => {
+    const field = byId("invitelink");
+    try {
+      const answer = await post("/api/v1/conversations/" + rows.dataset.id + "/invites", {});
+      field.value = location.origin + answer.url;
+      field.title = "Single use, until " + answer.expires;
+    } catch (x) { field.value = reason(x); }
+    field.hidden = false;
+    field.select();
+  });
+  const join = byId("join");
+  if (join) join.addEventListener("submit", async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    const err = byId("signerr");
+    /** @param {string} id */
+    const field = (id) => { const f = byId(id); return f ? f.value : undefined; };
+    err.textContent = "";
+    try {
+      const answer = await post("/api/v1/invites/" + encodeURIComponent(join.dataset.token) + "/accept",
+        me ? {} : { name: field("joinname"), displayName: field("joindisplay"), password: field("joinpassword") });
+      location.href = "/c/" + answer.conversation;
+    } catch (x) { err.textContent = reason(x); }
+  });
+}

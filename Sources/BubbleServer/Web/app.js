@@ -1,0 +1,42 @@
+// app.js — the pages' one script (the only one the CSP allows, served as /assets/app.HASH.js): it
+// sets up what the page has. Every page: the session (CSRF), accounts, light/dark, the frame.
+// The library: upload and new conversation. A conversation: the virtual scroller, its calendar,
+// the theme switch and, when live, the socket and the composer. The gallery: its grid.
+// Without the script every page still reads, with links.
+
+import { setupAccount } from "./account.js";
+import { setupCalendar } from "./calendar.js";
+import { restoreSendAs, setupComposer } from "./composer.js";
+import { setupFrame } from "./frame.js";
+import { setupGallery } from "./gallery.js";
+import { setupLibrary } from "./library.js";
+import { setupLive } from "./live.js";
+import { setupScheme } from "./scheme.js";
+import { createScroller } from "./scroller.js";
+import { byId, installCsrf } from "./session.js";
+
+installCsrf();
+setupAccount();
+setupScheme();
+setupFrame();
+setupLibrary();
+setupGallery();
+
+const main = byId("rows"), scrollBox = byId("scroller");
+if (main && scrollBox) {
+  const view = createScroller(main, scrollBox);
+  setupCalendar(view);
+  const newest = byId("newest");
+  if (newest) newest.addEventListener("click", (/** @type {Event} */ e) => { e.preventDefault(); view.jump("", "end"); });
+  const themes = byId("themes");
+  if (themes) themes.querySelector("select").addEventListener("change", () => themes.submit());
+  const liveBox = byId("live");
+  if (liveBox) {
+    liveBox.hidden = false;
+    restoreSendAs(view);
+    const channel = setupLive(view);
+    setupComposer(view, channel);
+    channel.connect();
+  }
+  view.start();
+}
