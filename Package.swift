@@ -106,7 +106,7 @@ let package = Package(
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
         // `bubbles serve`: the store over HTTP (Hummingbird): JSON API and server-rendered pages.
-        .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap",
+        .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap", "CZlibInflate",
                                                      .product(name: "Hummingbird", package: "hummingbird"),
                                                      .product(name: "HummingbirdCore", package: "hummingbird"),
                                                      .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -118,7 +118,8 @@ let package = Package(
                                                      .product(name: "_NIOFileSystem", package: "swift-nio"),
                                                      .product(name: "Logging", package: "swift-log"),
                                                      .product(name: "Metrics", package: "swift-metrics"),
-                                                     .product(name: "Prometheus", package: "swift-prometheus")]),
+                                                     .product(name: "Prometheus", package: "swift-prometheus")],
+                resources: [.copy("Web")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [

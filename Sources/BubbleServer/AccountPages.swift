@@ -8,12 +8,12 @@ import Hummingbird
 extension Pages {
     func signIn(_ query: Parameters) -> Response {
         let next = Self.localPath(query["next"].map(String.init))
-        let body = "<div class=\"bk signin\"><h1>Sign in</h1>"
-            + "<form id=\"signin\" data-next=\"\(Self.escape(next))\"><label>Name <input name=\"name\" id=\"signname\" autocomplete=\"username\" required></label>"
+        let body: HTML = "<div class=\"bk signin\"><h1>Sign in</h1>"
+            + "<form id=\"signin\" data-next=\"\(next)\"><label>Name <input name=\"name\" id=\"signname\" autocomplete=\"username\" required></label>"
             + "<label>Password <input type=\"password\" name=\"password\" id=\"signpassword\" autocomplete=\"current-password\" required></label>"
             + "<button id=\"signbutton\">Sign in</button> <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
             + "<p><small>No account? Ask someone here for an invitation link, or an admin to run <code>bubbles users add NAME --password-stdin</code>.</small></p></div>"
-        return Self.page(title: "Sign in", body: body, script: true)
+        return page(title: "Sign in", body: body, script: true)
     }
 
     /// `/invite/{token}`: what the invitation opens (only while it can be used; nothing is said
@@ -21,22 +21,22 @@ extension Pages {
     func invitation(_ token: String, for identity: Identity) async throws -> Response {
         guard let id = try await accounts.invitation(hash: AccountSecret.hash(token), now: Date()),
               let c = try await store.conversation(id: id) else {
-            return Self.page(title: "Invitation", body: "<div class=\"bk\"><h1>Invitation</h1><p>This invitation is not valid: it was used already, has expired or never existed.</p>"
+            return page(title: "Invitation", body: "<div class=\"bk\"><h1>Invitation</h1><p>This invitation is not valid: it was used already, has expired or never existed.</p>"
                              + "<p><a href=\"/\">Your conversations</a></p></div>", for: identity)
         }
-        var body = "<div class=\"bk signin\"><h1>Join “\(Self.escape(c.title))”</h1>"
+        var body: HTML = "<div class=\"bk signin\"><h1>Join “\(c.title)”</h1>"
         if let user = identity.user {
-            body += "<form id=\"join\" data-token=\"\(Self.escape(token))\"><button id=\"joinbutton\">Join as \(Self.escape(user.displayName))</button>"
+            body += "<form id=\"join\" data-token=\"\(token)\"><button id=\"joinbutton\">Join as \(user.displayName)</button>"
                 + " <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
         } else {
-            body += "<form id=\"join\" data-token=\"\(Self.escape(token))\"><p>Make an account to join:</p>"
+            body += "<form id=\"join\" data-token=\"\(token)\"><p>Make an account to join:</p>"
                 + "<label>Name <input name=\"name\" id=\"joinname\" autocomplete=\"username\" required pattern=\"[\\p{L}\\p{N}][\\p{L}\\p{N}._\\-]*\" maxlength=\"64\"></label>"
                 + "<label>Shown as <input name=\"displayName\" id=\"joindisplay\" maxlength=\"200\"></label>"
                 + "<label>Password <input type=\"password\" name=\"password\" id=\"joinpassword\" autocomplete=\"new-password\" minlength=\"8\" required></label>"
                 + "<button id=\"joinbutton\">Join</button> <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
-                + "<p><small>Have an account? <a href=\"/login?next=\(Self.escape(("/invite/" + token).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))\">Sign in</a> first.</small></p>"
+                + "<p><small>Have an account? <a href=\"/login?next=\(("/invite/" + token).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")\">Sign in</a> first.</small></p>"
         }
-        return Self.page(title: "Invitation", body: body + "</div>", script: true, for: identity)
+        return page(title: "Invitation", body: body + "</div>", script: true, for: identity)
     }
 
     /// A path of this site to go back to after signing in, else `/` (no open redirect): a single

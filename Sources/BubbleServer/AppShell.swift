@@ -51,8 +51,8 @@ extension Pages {
         return f.string(from: NSNumber(value: n)) ?? String(n)
     }
 
-    static func time(_ date: Date) -> String { "<time datetime=\"\(API.iso(date))\">\(shortDay(date))</time>" }
-    static func number(_ n: Int) -> String { "<data value=\"\(n)\">\(grouped(n))</data>" }
+    static func time(_ date: Date) -> HTML { "<time datetime=\"\(API.iso(date))\">\(shortDay(date))</time>" }
+    static func number(_ n: Int) -> HTML { "<data value=\"\(n)\">\(grouped(n))</data>" }
 
     /// The last message of `c` as a line: its text's first line, else what it holds.
     func preview(_ c: StoredConversation) async throws -> Preview {
@@ -84,12 +84,12 @@ extension Pages {
     }
 
     /// The list of conversations (newest first), with the one open marked.
-    func sidebar(for identity: Identity, current: Int64?) async throws -> String {
+    func sidebar(for identity: Identity, current: Int64?) async throws -> HTML {
         let all = try await API.visible(store, accounts, identity)
         var rows: [(StoredConversation, Preview)] = []
         for c in all { rows.append((c, try await preview(c))) }
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
-        var s = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a><span class=\"glinks\"><a class=\"glink\" href=\"/gallery\" title=\"Photos and files of every conversation\">🖼 Gallery</a>"
+        var s: HTML = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a><span class=\"glinks\"><a class=\"glink\" href=\"/gallery\" title=\"Photos and files of every conversation\">🖼 Gallery</a>"
             + "<a class=\"glink\" href=\"/people\" title=\"Everyone, with their conversations from every app\">👥 People</a></span>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
             + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form>" + Self.barPlace
@@ -99,36 +99,36 @@ extension Pages {
             s += "<li class=\"none\">None yet: add one with the form on the right, or with <code>bubbles import FILE</code>.</li>"
         }
         for (c, p) in rows {
-            let mark: String = c.id == current ? " aria-current=\"page\"" : ""
+            let mark: HTML = c.id == current ? " aria-current=\"page\"" : ""
             // A one-to-one chat with someone whose card has a picture shows it.
             let picture = c.participants.count == 2 ? c.participants.compactMap { attachmentURL($0.avatar) }.first : nil
-            let avatar: String = picture.map { "<img class=\"av\" src=\"\(Self.escape($0))\" alt=\"\" width=\"40\" height=\"40\">" }
-                ?? "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.escape(Self.initials(c.title)))</span>"
-            let when: String = p.date.map(Self.time) ?? ""
-            let size: String = Self.appName(c.sourceFormat) + " · " + Self.number(c.messageCount) + " " + Plural.noun(c.messageCount, "message")
+            let avatar: HTML = picture.map { "<img class=\"av\" src=\"\($0)\" alt=\"\" width=\"40\" height=\"40\">" }
+                ?? "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.initials(c.title))</span>"
+            let when: HTML = p.date.map(Self.time) ?? ""
+            let size: HTML = "\(Self.appName(c.sourceFormat)) · \(Self.number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))"
             // Live conversations carry their newest message: the script counts what is unread.
-            let last: String = c.sourceFormat == "live" ? " data-last=\"\(p.seq)\"" : ""
-            s += "<li><a class=\"chat\" href=\"/c/\(c.id)\"\(mark)\(last)>" + avatar + "<span class=\"t\">\(Self.escape(c.title))</span>" + when
-            s += "<span class=\"p\">\(Self.escape(p.text))</span><span class=\"k\">" + size + "</span></a></li>"
+            let last: HTML = c.sourceFormat == "live" ? " data-last=\"\(p.seq)\"" : ""
+            s += "<li><a class=\"chat\" href=\"/c/\(c.id)\"\(mark)\(last)>" + avatar + "<span class=\"t\">\(c.title)</span>" + when
+            s += "<span class=\"p\">\(p.text)</span><span class=\"k\">" + size + "</span></a></li>"
         }
         return s + "</ul></aside>"
     }
 
     /// The open conversation's header: back (phone width), avatar, title, participants, size
     /// and dates, and where the page is.
-    static func header(_ c: StoredConversation) -> String {
+    static func header(_ c: StoredConversation) -> HTML {
         let people = c.participants.map(\.name).filter { !$0.isEmpty }
         let dates = [c.first, c.last].compactMap { $0 }
-        let span = dates.isEmpty ? "" : " · " + (Set(dates.map(shortDay)).count == 1 ? time(dates[0]) : time(dates[0]) + " – " + time(dates[1]))
+        let span: HTML = dates.isEmpty ? "" : " · " + (Set(dates.map(shortDay)).count == 1 ? time(dates[0]) : time(dates[0]) + " – " + time(dates[1]))
         return "<a class=\"back\" href=\"/\" aria-label=\"All conversations\" title=\"All conversations\">‹</a>"
-            + "<span class=\"av \(colourClass(c.title))\" aria-hidden=\"true\">\(escape(initials(c.title)))</span>"
-            + "<div class=\"who\"><h1>\(escape(c.title))</h1><small class=\"meta\">\(escape(people.joined(separator: ", ")))"
+            + "<span class=\"av \(colourClass(c.title))\" aria-hidden=\"true\">\(initials(c.title))</span>"
+            + "<div class=\"who\"><h1>\(c.title)</h1><small class=\"meta\">\(people.joined(separator: ", "))"
             + (people.isEmpty ? "" : " · ") + "\(appName(c.sourceFormat)) · \(number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))\(span)</small>"
     }
 
     /// A toolbar button that opens a small panel (`<details>`: works without the script; Esc
     /// and a click elsewhere close it).
-    static func tool(_ icon: String, _ label: String, _ tip: String, _ panel: String) -> String {
+    static func tool(_ icon: String, _ label: String, _ tip: String, _ panel: HTML) -> HTML {
         "<details class=\"tool\"><summary title=\"\(tip)\" aria-label=\"\(label)\"><span aria-hidden=\"true\">\(icon)</span> <span class=\"lbl\">\(label)</span></summary>"
             + "<div class=\"pop\">\(panel)</div></details>"
     }

@@ -26,10 +26,6 @@ struct InsightRoutes {
         page.get("stats") { request, context in try await pages.statsPage(try id(context), request.uri.queryParameters, for: context.identity) }
         page.get("gallery") { _, context in try await pages.galleryPage(try id(context), for: context.identity) }
         groups.pages.get("gallery") { _, context in try await pages.galleryPage(nil, for: context.identity) }
-        groups.publicPages.get("assets/gallery.js") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=300"],
-                     body: .init(byteBuffer: ByteBuffer(string: GalleryScript.source)))
-        }
     }
 }
 
@@ -114,10 +110,10 @@ extension Pages {
     }
 
     /// Messages · Gallery · Stats.
-    static func tabs(_ id: Int64, current: String) -> String {
+    static func tabs(_ id: Int64, current: String) -> HTML {
         let tabs = [("Messages", "/c/\(id)"), ("Gallery", "/c/\(id)/gallery"), ("Stats", "/c/\(id)/stats")]
-        return "<nav class=\"tabs\" aria-label=\"Views of the conversation\">" + tabs.map { name, href in
-            "<a href=\"\(href)\"\(name == current ? " aria-current=\"page\"" : "")>\(name)</a>"
+        return "<nav class=\"tabs\" aria-label=\"Views of the conversation\">" + tabs.map { name, href -> HTML in
+            "<a href=\"\(href)\"\(name == current ? HTML(" aria-current=\"page\"") : "")>\(name)</a>"
         }.joined() + "</nav>"
     }
 
@@ -127,26 +123,26 @@ extension Pages {
         let stats = try await insights.stats(id, zone: zone)
         let tz = zone.identifier.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "UTC"
         let chart = "/api/v1/conversations/\(id)/stats.svg?tz=\(tz)"
-        var body = try await sidebar(for: identity, current: id) + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + "</div>"
+        var body: HTML = try await sidebar(for: identity, current: id) + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + "</div>"
             + "</header>" + Self.tabs(id, current: "Stats") + "<div id=\"scroller\"><main class=\"bk stats\" id=\"stats\" aria-label=\"Statistics\">"
-        body += "<form method=\"get\" class=\"tz\"><label>Time zone <input name=\"tz\" value=\"\(Self.escape(zone.identifier))\" size=\"18\"></label> <button>Show</button> "
+        body += "<form method=\"get\" class=\"tz\"><label>Time zone <input name=\"tz\" value=\"\(zone.identifier)\" size=\"18\"></label> <button>Show</button> "
             + "<a href=\"/api/v1/conversations/\(id)/stats?tz=\(tz)\">JSON</a></form>"
         body += "<picture><source srcset=\"\(chart)&amp;dark=1\" media=\"(prefers-color-scheme: dark)\">"
             + "<img class=\"chart\" id=\"chart\" src=\"\(chart)\" alt=\"Charts: messages per month, who writes, weekday and hour, reply times, emoji and words\"></picture>"
         body += "<h2>People</h2><table><tr><th>Name</th><th>Messages</th><th>Words</th><th>Media</th><th>Median reply</th></tr>"
         for p in stats.people {
-            body += "<tr><td>\(Self.escape(p.name))</td><td>\(Self.number(p.messages))</td><td>\(Self.number(p.words))</td><td>\(Self.number(p.media))</td>"
+            body += "<tr><td>\(p.name)</td><td>\(Self.number(p.messages))</td><td>\(Self.number(p.words))</td><td>\(Self.number(p.media))</td>"
                 + "<td>\(p.medianReplySeconds.map { StatsChart.duration($0) } ?? "–")</td></tr>"
         }
         body += "</table><h2>Busiest days</h2><table><tr><th>Day</th><th>Messages</th></tr>"
-        for d in stats.busiestDays { body += "<tr><td>\(Self.escape(d.date))</td><td>\(Self.number(d.messages))</td></tr>" }
+        for d in stats.busiestDays { body += "<tr><td>\(d.date)</td><td>\(Self.number(d.messages))</td></tr>" }
         body += "</table></main></div></div>"
-        return Self.page(title: c.title + " · Stats", body: body, script: true, bodyClass: "app v", for: identity)
+        return page(title: c.title + " · Stats", body: body, script: true, bodyClass: "app v", for: identity)
     }
 
     /// A conversation's gallery (`id`), or every conversation's (nil).
     func galleryPage(_ id: Int64?, for identity: Identity) async throws -> Response {
-        var head = "<header class=\"bk head\">"
+        var head: HTML = "<header class=\"bk head\">"
         let source: String
         if let id {
             let c = try await api.known(id)
@@ -157,15 +153,15 @@ extension Pages {
             source = "/api/v1/media"
             head += "</header>"
         }
-        let filters = "<div class=\"gfilter\" role=\"group\" aria-label=\"Filter\"><label>Kind <select id=\"gkind\"><option value=\"\">All</option>"
+        let filters: HTML = "<div class=\"gfilter\" role=\"group\" aria-label=\"Filter\"><label>Kind <select id=\"gkind\"><option value=\"\">All</option>"
             + [("photo", "Photos"), ("video", "Videos"), ("gif", "GIFs"), ("sticker", "Stickers"), ("voice", "Voice notes"), ("audio", "Audio"), ("document", "Documents")]
-                .map { "<option value=\"\($0.0)\">\($0.1)</option>" }.joined()
+                .map { (value, name) -> HTML in "<option value=\"\(value)\">\(name)</option>" }.joined()
             + "</select></label> <label>From <select id=\"gsender\"><option value=\"\">Everyone</option></select></label> <small id=\"gcount\"></small></div>"
-        let body = try await sidebar(for: identity, current: id) + "<div class=\"pane\">" + head + filters
+        let body: HTML = try await sidebar(for: identity, current: id) + "<div class=\"pane\">" + head + filters
             + "<div id=\"gallery\" class=\"gallery\" tabindex=\"0\" data-src=\"\(source)\" aria-label=\"Media, newest first\"><div id=\"gspace\"></div></div>"
             + "<div id=\"lightbox\" class=\"lightbox\" role=\"dialog\" aria-modal=\"true\" aria-label=\"Photo\" hidden><button type=\"button\" id=\"lbclose\" aria-label=\"Close\">✕</button>"
             + "<button type=\"button\" id=\"lbprev\" aria-label=\"Previous\">‹</button><figure><div id=\"lbmedia\"></div><figcaption id=\"lbcaption\"></figcaption>"
             + "<a id=\"lbopen\" href=\"#\">Show in conversation</a></figure><button type=\"button\" id=\"lbnext\" aria-label=\"Next\">›</button></div></div>"
-        return Self.page(title: "Gallery", body: body, script: true, extraScript: "/assets/gallery.js", bodyClass: "app v", for: identity)
+        return page(title: "Gallery", body: body, bodyClass: "app v", for: identity)
     }
 }

@@ -56,24 +56,24 @@ extension Pages {
 
     func peoplePage(for identity: Identity) async throws -> Response {
         let (people, conversations) = try await visiblePeople(for: identity)
-        var list = "<ul class=\"people\" id=\"people\" aria-label=\"People\">"
+        var list: HTML = "<ul class=\"people\" id=\"people\" aria-label=\"People\">"
         if people.isEmpty {
             list += "<li class=\"none\">Nobody yet: import conversations, and contacts with <code>bubbles contacts import FILE</code>.</li>"
         }
         for p in people {
-            let avatar = attachmentURL(p.avatar).map { "<img class=\"av\" src=\"\(Self.escape($0))\" alt=\"\" width=\"40\" height=\"40\">" }
-                ?? "<span class=\"av \(Self.colourClass(p.name))\" aria-hidden=\"true\">\(Self.escape(Self.initials(p.name)))</span>"
-            let chats = p.conversations.compactMap { conversations[$0] }.map { c in
-                "<li><a href=\"/c/\(c.id)\">\(Self.escape(c.title))</a> <small>\(Self.escape(Self.appName(c.sourceFormat))) · "
+            let avatar: HTML = attachmentURL(p.avatar).map { "<img class=\"av\" src=\"\($0)\" alt=\"\" width=\"40\" height=\"40\">" }
+                ?? "<span class=\"av \(Self.colourClass(p.name))\" aria-hidden=\"true\">\(Self.initials(p.name))</span>"
+            let chats = p.conversations.compactMap { conversations[$0] }.map { c -> HTML in
+                "<li><a href=\"/c/\(c.id)\">\(c.title)</a> <small>\(Self.appName(c.sourceFormat)) · "
                     + "\(Self.number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))</small></li>"
             }.joined()
-            list += "<li class=\"person\">" + avatar + "<div><strong class=\"pn\">\(Self.escape(p.name))</strong>"
-                + "<small class=\"ids\">\(Self.escape(p.identities.joined(separator: " · ")))</small><ul class=\"pc\">" + chats + "</ul></div></li>"
+            list += "<li class=\"person\">" + avatar + "<div><strong class=\"pn\">\(p.name)</strong>"
+                + "<small class=\"ids\">\(p.identities.joined(separator: " · "))</small><ul class=\"pc\">" + chats + "</ul></div></li>"
         }
         list += "</ul>"
-        let head = "<header class=\"bk head\"><div class=\"who\"><h1>People</h1><small class=\"meta\">\(Self.number(people.count)) "
+        let head: HTML = "<header class=\"bk head\"><div class=\"who\"><h1>People</h1><small class=\"meta\">\(Self.number(people.count)) "
             + "\(people.count == 1 ? "person" : "people") · each with their conversations from every app</small></div></header>"
         let body = try await sidebar(for: identity, current: nil) + "<div class=\"pane peoplepane\">" + head + list + "</div>"
-        return Self.page(title: "People", body: body, script: true, bodyClass: "app v", for: identity)
+        return page(title: "People", body: body, script: true, bodyClass: "app v", for: identity)
     }
 }

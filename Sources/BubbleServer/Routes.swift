@@ -170,8 +170,7 @@ struct PageRoutes {
         let anyone = groups.publicPages
         anyone.get("login") { request, _ in pages.signIn(request.uri.queryParameters) }
         anyone.get("invite/:token") { _, context in try await pages.invitation(context.parameters.get("token") ?? "", for: context.identity) }
-        anyone.get("assets/style.css") { request, _ in try pages.styleSheet(request.uri.queryParameters) }
-        anyone.get("assets/viewer.js") { _, _ in pages.script() }
+        anyone.get("assets/:name") { request, context in try pages.asset(context.parameters.get("name") ?? "", request.headers) }
         anyone.get("assets/fonts/:name") { _, context in try pages.font(context.parameters.get("name") ?? "") }
         let signedIn = groups.pages
         signedIn.get("/") { _, context in try await pages.library(for: context.identity) }
