@@ -50,7 +50,10 @@ LEAN_SCRATCH := $(if $(wildcard .build),.build-lean,.build)
 # checkout (nothing builds after them there), else in `.build-examples`.
 EXAMPLES_SCRATCH := $(if $(wildcard .build),.build-examples,.build)
 IN_PROCESS_TESTS = BubbleCoreTests|BubbleTextTests|BubbleHTMLTests|BubbleRenderTests|BubbleImportTests
+# The web app's JavaScript is checked first (syntax, types, its unit tests: seconds), so a slip
+# in a module fails before anything is built or a browser starts.
 test: bootstrap
+	scripts/check-web.sh
 	scripts/check-boundaries.sh
 	scripts/check-doc-snippets.py
 	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path $(LEAN_SCRATCH)

@@ -9,7 +9,8 @@ set -euo pipefail
 # pins (Latin, Arabic/Hebrew, colour emoji, CJK), SQLite and zlib for the importers (iMessage chat.db,
 # WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
 # (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium and its WebDriver, qpdf,
-# gdb for the stacks of a test or command that hangs),
+# gdb for the stacks of a test or command that hangs, Node.js and TypeScript's checker for the
+# web app's modules: `node --check`, `tsc`, `node --test`),
 # and PostgreSQL 15 with its contrib extensions (unaccent, pg_trgm), which the tests start themselves.
 # What building and rendering need (`scripts/bootstrap.sh demo` stops here: `make demo`).
 PACKAGES=(
@@ -42,6 +43,8 @@ if [ "${1:-all}" != "demo" ]; then
     unicode-data
     procps
     gdb
+    nodejs
+    node-typescript
     postgresql
     postgresql-contrib
   )

@@ -162,6 +162,6 @@ extension Pages {
             + "<div id=\"lightbox\" class=\"lightbox\" role=\"dialog\" aria-modal=\"true\" aria-label=\"Photo\" hidden><button type=\"button\" id=\"lbclose\" aria-label=\"Close\">✕</button>"
             + "<button type=\"button\" id=\"lbprev\" aria-label=\"Previous\">‹</button><figure><div id=\"lbmedia\"></div><figcaption id=\"lbcaption\"></figcaption>"
             + "<a id=\"lbopen\" href=\"#\">Show in conversation</a></figure><button type=\"button\" id=\"lbnext\" aria-label=\"Next\">›</button></div></div>"
-        return page(title: "Gallery", body: body, bodyClass: "app v", for: identity)
+        return page(title: "Gallery", body: body, script: true, bodyClass: "app v", for: identity)
     }
 }

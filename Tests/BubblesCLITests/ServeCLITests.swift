@@ -106,7 +106,8 @@ struct ServeCLITests {
         #expect(band["first"] as? Int == 4 && band["last"] as? Int == 4, "\(band)")
         let wider = try #require(try server.get("/c/1/view?width=700&at=4").json() as? [String: Any])
         #expect((wider["height"] as? Double ?? 0) < (view["height"] as? Double ?? 0), "a wider column is shorter")
-        let script = try server.get("/assets/viewer.js")
+        let scriptURL = try #require(try server.get("/c/1").text.firstMatch(of: #/<script type="module" src="(/assets/app\.[0-9a-f]{16}\.js)"></script>/#).map { String($0.output.1) })
+        let script = try server.get(scriptURL)
         #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
         let hits = try #require((try server.get("/api/v1/search?q=eclipse").json() as? [String: Any])?["hits"] as? [[String: Any]])
         #expect(Set(hits.compactMap { $0["seq"] as? Int }) == [1, 4])
@@ -173,14 +174,15 @@ struct ServeCLITests {
         #expect(library.status == 200 && library.headers["content-type"]?.hasPrefix("text/html") == true)
         #expect(library.text.contains("<a class=\"chat\" href=\"/c/1\">") && library.text.contains("<span class=\"t\">Mira Chen</span>"))
         #expect(library.text.contains("&lt;script&gt;window.pwned=1&lt;/script&gt;"))
-        #expect(library.text.components(separatedBy: "<script").count == 2 && library.text.contains("<script src=\"/assets/viewer.js\" defer></script>"))
+        let theScript = #/<script type="module" src="/assets/app\.[0-9a-f]{16}\.js"></script>/#
+        #expect(library.text.components(separatedBy: "<script").count == 2 && library.text.contains(theScript))
         let page = try server.get("/c/1")
         #expect(page.text.contains("<div class=\"b i") && page.text.contains("Did you see the eclipse photos?"))
-        #expect(page.text.contains("<link rel=\"stylesheet\" href=\"/assets/style.css\">"))
+        let sheetURL = try #require(page.text.firstMatch(of: #/<link rel="stylesheet" href="(/assets/theme-imessage\.[0-9a-f]{16}\.css)">/#).map { String($0.output.1) })
         let hostilePage = try server.get("/c/2")
         // The one script is the viewer's own, from this server.
         #expect(hostilePage.text.components(separatedBy: "<script").count == 2
-                && hostilePage.text.contains("<script src=\"/assets/viewer.js\" defer></script>"))
+                && hostilePage.text.contains(theScript))
         #expect(!hostilePage.text.contains("<img src=x"))
         #expect(hostilePage.text.contains("&lt;img src=x onerror=alert(2)&gt;") && !hostilePage.text.contains("href=\"javascript:"))
         let brackets = try server.get("/search?q=bracketword")
@@ -188,7 +190,7 @@ struct ServeCLITests {
         let search = try server.get("/search?q=findme")
         #expect(search.text.contains("<mark>findme</mark>") && !search.text.contains("<img src=x"))
         #expect(search.text.contains("<a href=\"/c/2?at=1&amp;q=findme&amp;hl=findme\">"))
-        let css = try server.get("/assets/style.css")
+        let css = try server.get(sheetURL)
         #expect(css.status == 200 && css.headers["content-type"]?.hasPrefix("text/css") == true && css.text.contains("@font-face"))
         // Fonts by URL: the style sheet that blocks the first paint stays small; each font is served.
         #expect(css.body.count < 200_000, "\(css.body.count) bytes of CSS")

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { random, web } from "./page.mjs";
+
+const search = await import(new URL("search.js", web).href);
+const live = await import(new URL("live.js", web).href);
+const library = await import(new URL("library.js", web).href);
+const composer = await import(new URL("composer.js", web).href);
+const frame = await import(new URL("frame.js", web).href);
+const gallery = await import(new URL("gallery.js", web).href);
+
+test("occurrences: case-insensitive, left to right, not overlapping, indices into the text even when lower-casing changes lengths", () => {
+  assert.deepEqual(search.occurrences("Eclipse eclipse ECLIPSE", "eclipse"), [0, 8, 16]);
+  assert.deepEqual(search.occurrences("aaaa", "aa"), [0, 2]);
+  assert.deepEqual(search.occurrences("anything", ""), []);
+  assert.deepEqual(search.occurrences("no match", "zebra"), []);
+  const text = "İstanbul, istanbul";   // "İ".toLowerCase() is two code units
+  for (const at of search.occurrences(text, "istanbul")) assert.equal(text.slice(at, at + 8).toLowerCase().replace("i̇", "i"), "istanbul");
+  assert.deepEqual(search.occurrences(text, "stanbul"), [1, 11]);
+});
+
+test("kb, outbox labels, back-off and the new-messages pill", () => {
+  assert.equal(live.kb(1536), "1.5 KB");
+  assert.equal(live.kb(65536), "64 KB");
+  assert.equal(live.outboxLabel("sending"), "Sending…");
+  assert.equal(live.outboxLabel("failed", "too long"), "Failed — too long ");
+  assert.equal(live.outboxLabel("failed"), "Failed — not sent ");
+  let backoff = 250;
+  for (let k = 0; k < 10; k++) {
+    const r = live.reconnect(backoff, k / 10);
+    assert.ok(r.wait >= backoff * 0.75 && r.wait <= backoff * 1.25);
+    assert.ok(r.next <= 10000 && r.next >= Math.min(backoff, 10000));
+    backoff = r.next;
+  }
+  assert.equal(backoff, 10000);
+  assert.equal(live.newMessagesText(1), "1 new message ↓");
+  assert.equal(live.newMessagesText(3), "3 new messages ↓");
+});
+
+test("uuidFrom: version 4, variant 10, from any 16 bytes, without changing them", () => {
+  const next = random(5);
+  for (let k = 0; k < 200; k++) {
+    const bytes = Uint8Array.from({ length: 16 }, () => Math.floor(next() * 256));
+    const copy = Uint8Array.from(bytes);
+    assert.match(live.uuidFrom(bytes), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.deepEqual(bytes, copy);
+  }
+});
+
+test("ndjsonLines: only complete lines, a line that is not JSON as {}, the offset to go on from", () => {
+  const text = '{"progress":{"done":1,"total":3}}\nnot json\n{"result":{"id":4}}\n{"error":';
+  const first = library.ndjsonLines(text, 0);
+  assert.deepEqual(first.lines, [{ progress: { done: 1, total: 3 } }, {}, { result: { id: 4 } }]);
+  assert.equal(text.slice(first.next), '{"error":');
+  const more = text + '{"message":"x"}}\n';
+  assert.deepEqual(library.ndjsonLines(more, first.next).lines, [{ error: { message: "x" } }]);
+  assert.equal(library.progressText({ done: 0, total: 1 }), "Importing…");
+  assert.equal(library.progressText({ done: 1, total: 1200 }), "Importing conversation 2 of 1,200…");
+  assert.equal(library.progressText({ done: 1200, total: 1200 }), "Importing conversation 1,200 of 1,200…");
+});
+
+test("participants: trimmed, empty ones dropped, the signed-in user first unless named", () => {
+  assert.deepEqual(library.participants(" You, Ann ,, ", ""), ["You", "Ann"]);
+  assert.deepEqual(library.participants("ann, ben", "cy"), ["cy", "ann", "ben"]);
+  assert.deepEqual(library.participants("Ann, CY", "cy"), ["Ann", "CY"]);
+  assert.deepEqual(library.participants("", ""), []);
+});
+
+test("tooLong and unread counts", () => {
+  assert.equal(composer.tooLong(65536, 65536), null);
+  assert.equal(composer.tooLong(65537, 65536), "This message is 64 KB; a message may have at most 64 KB.");
+  assert.equal(frame.unreadCount(10, 4, false), 6);
+  assert.equal(frame.unreadCount(10, 4, true), 0);
+  assert.equal(frame.unreadCount(3, 9, false), 0, "never negative");
+});
+
+test("galleryRows: a heading per month, rows of at most cols cells, every item once in order; firstRowBelow = a linear scan", () => {
+  const next = random(9);
+  for (let k = 0; k < 200; k++) {
+    const items = [];
+    let month = 1;
+    for (let n = Math.floor(next() * 60); n > 0; n--) { if (next() < 0.1) month++; items.push({ month: "2024-" + String(month).padStart(2, "0") }); }
+    const cols = 2 + Math.floor(next() * 6);
+    const { rows, height } = gallery.galleryRows(items, cols, 126, 36);
+    const seen = rows.flatMap((r) => r.items || []);
+    assert.deepEqual(seen, items.map((_, i) => i));
+    assert.equal(rows.filter((r) => r.month).length, new Set(items.map((i) => i.month)).size);
+    for (const r of rows) if (r.items) assert.ok(r.items.length <= cols && r.items.every((i) => items[i].month === items[r.items[0]].month));
+    rows.forEach((r, i) => assert.equal(r.top, i ? rows[i - 1].top + rows[i - 1].height : 0));
+    assert.equal(height, rows.length ? rows[rows.length - 1].top + rows[rows.length - 1].height : 0);
+    const top = next() * (height + 100);
+    let linear = 0;
+    while (linear < rows.length && rows[linear].top + rows[linear].height < top) linear++;
+    assert.equal(gallery.firstRowBelow(rows, top), linear);
+  }
+  assert.equal(gallery.duration(0), "0:00");
+  assert.equal(gallery.duration(61.4), "1:01");
+  assert.equal(gallery.duration(3600), "60:00");
+});
