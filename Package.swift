@@ -74,7 +74,7 @@ let package = Package(
         // Text engines (Pango, FastTextEngine), pinned fonts: measures what BubbleCore lays out.
         .target(name: "BubbleText", dependencies: ["BubbleCore", "CPango", "CPangoMeasure", "CLineBreak"], resources: [.copy("Fonts")]),
         // HTML export: page style sheet and fonts, conversation rows as fragments, whole files.
-        .target(name: "BubbleHTML", dependencies: ["BubbleCore", "BubbleText", "CPango"]),
+        .target(name: "BubbleHTML", dependencies: ["BubbleCore", "BubbleText", "CPango"], resources: [.copy("Web")]),
         // Cairo painting: PNG, PDF, SVG, PDF merging, photos; draws what BubbleText measured.
         .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
         // The `BubbleKit` product: BubbleCore, BubbleText and BubbleRender behind one import.

@@ -160,108 +160,171 @@ struct HTMLStyleSheet {
         }
     }
 
-    /// The whole style sheet except `@font-face` rules (which depend on each page's characters).
+    /// The whole style sheet except `@font-face` rules (which depend on each page's characters):
+    /// the appearances' colours, the fallback faces' rules and the layout's `--bk-*` values, then
+    /// `theme.css` (its mirrored sections swapped, its optional ones kept or dropped).
     /// `images`: background image path → URL (data URI or relative).
     func css(images: [String: String]) -> String {
-        let light = theme.appearance(dark: false)
-        let darkTheme = theme.dark == nil ? nil : theme.appearance(dark: true)
-        let sm = style.sideMargin
-        var css = ""
-        switch dark {
-        case .some(true):
-            let t = darkTheme ?? light
-            css += ":root{color-scheme:\(darkTheme == nil ? "light" : "dark");\(variables(t))}html{\(background(t.background, images: images))}"
-        case .some(false):
-            css += ":root{color-scheme:light;\(variables(light))}html{\(background(light.background, images: images))}"
-        case .none:
-            css += ":root{color-scheme:\(darkTheme == nil ? "light" : "light dark");\(variables(light))}html{\(background(light.background, images: images))}"
-            if let darkTheme {
-                css += "@media (prefers-color-scheme:dark){:root{\(variables(darkTheme))}html{\(background(darkTheme.background, images: images))}}"
-                // A page's own switch (`<html data-scheme>`) wins over the system's choice.
-                css += "html[data-scheme=dark]{color-scheme:dark;\(variables(darkTheme));\(background(darkTheme.background, images: images))}"
-                css += "html[data-scheme=light]{color-scheme:light;\(variables(light));\(background(light.background, images: images))}"
-            }
-        }
-        let body = metrics.body
-        css += "body{margin:0;font-family:\(fonts.cssFamilyList);font-size:\(Self.px(style.text.size));line-height:\(Self.px(body.lineHeight));"
-        css += "font-kerning:normal;font-synthesis:none;text-rendering:geometricPrecision;-webkit-text-size-adjust:100%;text-size-adjust:100%;color:var(--it);"
-        // Bubbles are backgrounds: print them.
-        css += "-webkit-print-color-adjust:exact;print-color-adjust:exact}"
-        // The conversation column: Cairo's page is `width` wide with 10-pt margins above and below.
-        css += ".c{max-width:\(Self.px(width));margin:0 auto;padding:10px 0}"
-        css += ".c>*{margin-top:\(Self.px(style.rowSpacing))}"
-
-        // Bubbles: BubbleMeasurer's width rule is min(max(content, minimum), max(maxBubble, minimum))
-        // with maxBubble from `LayoutStyle.maxBubbleWidthBounds` (the layout engine's own bounds).
-        css += ".b{position:relative;z-index:0;display:flow-root;box-sizing:border-box;width:fit-content;"
-        css += "min-width:\(Self.px(style.minimumBubbleSize.width));min-height:\(Self.px(style.minimumBubbleSize.height));"
-        css += "max-width:\(Self.maxWidth(style.maxBubbleWidthBounds()));margin-left:\(Self.px(sm));margin-right:\(Self.px(sm));"
-        css += "white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:plaintext;text-align:start"
-        if style.widthMode == .balanced && !shrinkWrap { css += ";text-wrap:balance" }
-        css += "}"
-        for direction in [Direction.incoming, .outgoing] {
-            let c = direction == .incoming ? "i" : "o"
-            let p = padding(direction)
-            css += ".\(c){margin-\((direction == .incoming) != mirrored ? "right" : "left"):auto;color:var(--\(c)t);"
-            css += "padding:\(Self.px(p.top)) \(Self.px(p.right)) \(Self.px(p.bottom - body.trim)) \(Self.px(p.left))}"
-        }
-        css += ".c>.g{margin-top:\(Self.px(style.groupedSpacing))}.c>.a{margin-top:\(Self.px(style.timeLabelSpacing))}.c>:first-child{margin-top:0}"
-        // Runs in a fallback face (appendText's spans): that face first, its own line height.
-        for (face, ratio) in metrics.faceLineHeights.sorted(by: { $0.key < $1.key }) {
-            css += ".f\(face){font-family:\"bk\(face)\",\(fonts.cssFamilyList);line-height:\(String(format: "%.4f", ratio))}"
-        }
-        css += mirrored ? Self.swapSides(shapes()) + ".t::after{transform:scaleX(-1)}" : shapes()
-        css += links()
-        css += mirrored ? Self.swapSides(photos()) : photos()
-        css += labels()
-        if style.timeInsideBubble { css += mirrored ? Self.swapSides(insideTimes()) : insideTimes() }
-        css += features()
-        css += chrome()
-        return css
+        appearances(images: images) + faceRules() + ":root{" + layoutVariables().map { "--bk-\($0.0):\($0.1);" }.joined() + "}"
+            + Self.rules(Self.template, mirrored: mirrored, timeInside: style.timeInsideBubble)
     }
 
-    /// Vector bubbles: the body a rounded rectangle inset by the tail strip on the tail side
-    /// (`::before`), the tail `BubbleShape`'s curves as a `clip-path` on `::after`. Art bubbles:
-    /// `border-image` with the art's slices on `::before`, mirrored there so text is not.
-    func shapes() -> String {
-        var css = ".b::before{content:\"\";position:absolute;z-index:-1;top:0;bottom:0;left:0;right:0}"
+    /// Each appearance's colours (`variables`) and page background: the light one, the dark one
+    /// under `prefers-color-scheme: dark`, and either when the page chooses (`<html data-scheme>`).
+    func appearances(images: [String: String]) -> String {
+        let light = theme.appearance(dark: false)
+        let darkTheme = theme.dark == nil ? nil : theme.appearance(dark: true)
+        func block(_ selector: String, _ scheme: String?, _ t: Theme) -> String {
+            selector + "{" + (scheme.map { "color-scheme:\($0);" } ?? "") + variables(t) + background(t.background, images: images) + "}"
+        }
+        switch dark {
+        case .some(true): return block(":root", darkTheme == nil ? "light" : "dark", darkTheme ?? light)
+        case .some(false): return block(":root", "light", light)
+        case .none:
+            guard let darkTheme else { return block(":root", "light", light) }
+            return block(":root", "light dark", light) + "@media (prefers-color-scheme:dark){" + block(":root", nil, darkTheme) + "}"
+                + block("html[data-scheme=dark]", "dark", darkTheme) + block("html[data-scheme=light]", "light", light)
+        }
+    }
+
+    /// Runs in a fallback face (appendText's spans): that face first, its own line height.
+    func faceRules() -> String {
+        metrics.faceLineHeights.sorted { $0.key < $1.key }.map { face, ratio in
+            ".f\(face){font-family:\"bk\(face)\",\(fonts.cssFamilyList);line-height:\(String(format: "%.4f", ratio))}"
+        }.joined()
+    }
+
+    /// `theme.css` (Sources/BubbleHTML/Web), read once.
+    static let template: String = {
+        guard let url = Bundle.module.url(forResource: "theme", withExtension: "css", subdirectory: "Web"),
+              let text = try? String(contentsOf: url, encoding: .utf8) else {
+            fatalError("BubbleHTML's resources lack Web/theme.css")
+        }
+        return text
+    }()
+
+    /// `template`'s rules: comments and line breaks dropped, `@mirror` sections swapped when
+    /// `mirrored`, the `@if time-inside` section kept only with `timeInside`.
+    static func rules(_ template: String, mirrored: Bool, timeInside: Bool) -> String {
+        var out = "", section = ""
+        var stack: [String] = []
+        var rest = Substring(template)
+        func flush() {
+            if stack.contains("if time-inside") && !timeInside { section = ""; return }
+            out += stack.contains("mirror") && mirrored ? swapSides(section) : section
+            section = ""
+        }
+        while let open = rest.range(of: "/*") {
+            section += rest[..<open.lowerBound].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined()
+            guard let close = rest[open.upperBound...].range(of: "*/") else { rest = ""; break }
+            let comment = rest[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)
+            if comment.hasPrefix("@") {
+                flush()
+                if comment == "@end" { _ = stack.popLast() } else { stack.append(String(comment.dropFirst())) }
+            }
+            rest = rest[close.upperBound...]
+        }
+        section += rest.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined()
+        flush()
+        return out
+    }
+
+    /// The layout's values, named as `theme.css` uses them (`--bk-NAME`).
+    func layoutVariables() -> [(String, String)] {
+        let px = Self.px, sm = style.sideMargin, body = metrics.body
+        var v: [(String, String)] = [
+            ("font", fonts.cssFamilyList), ("size", px(style.text.size)), ("lh", px(body.lineHeight)), ("width", px(width)),
+            ("row", px(style.rowSpacing)), ("side", px(sm)), ("grouped", px(style.groupedSpacing)), ("time-gap", px(style.timeLabelSpacing)),
+            ("min-w", px(style.minimumBubbleSize.width)), ("min-h", px(style.minimumBubbleSize.height)),
+            ("max-w", Self.maxWidth(style.maxBubbleWidthBounds())),
+            ("wrap", style.widthMode == .balanced && !shrinkWrap ? "balance" : "wrap"),
+            ("tail-flip", mirrored ? "scaleX(-1)" : "none"),
+        ]
         for direction in [Direction.incoming, .outgoing] {
-            let c = direction == .incoming ? "i" : "o"
-            let look = theme.bubble(direction)
-            switch look.shape {
-            case let .vector(radius, tail, outline, lineWidth):
-                let side = direction == .incoming ? "left" : "right"
-                let strip = tail ? BubbleShape.tailWidth : 0
-                if outline {
-                    // Cairo strokes the outline centred on the path: half the line lies outside.
-                    let h = lineWidth / 2
-                    css += ".\(c)::before{border:\(Self.px(lineWidth)) solid var(--\(c)b);border-radius:\(Self.px(radius + h));"
-                    css += "top:\(Self.px(-h));bottom:\(Self.px(-h));left:\(Self.px(-h));right:\(Self.px(-h));\(side):\(Self.px(strip - h))}"
-                } else {
-                    css += ".\(c)::before{background:var(--\(c)b);border-radius:\(Self.px(radius));\(side):\(Self.px(strip))}"
-                    if tail {
-                        let r = min(radius, style.minimumBubbleSize.height / 2)
-                        let t = Self.tail(direction, radius: r)
-                        css += ".\(c).t::after{content:\"\";position:absolute;z-index:-1;bottom:-1px;\(side):0;"
-                        css += "width:\(Self.px(t.width));height:\(Self.px(t.height));background:var(--\(c)b);clip-path:path(\"\(t.path)\")}"
-                    }
-                }
-            case .art:
-                guard let art = art[direction] else { continue }
+            let c = direction == .incoming ? "i" : "o", p = padding(direction)
+            v.append(("\(c)-pad", "\(px(p.top)) \(px(p.right)) \(px(p.bottom - body.trim)) \(px(p.left))"))
+            v += shape(direction).map { ("\(c)-\($0.0)", $0.1) }
+        }
+        // Photos, placeholders, the text under a photo.
+        let inset = style.imageInset, ph = style.placeholderImageSize
+        v += [("img-pad", "\(px(inset.top)) \(px(inset.right)) \(px(inset.bottom)) \(px(inset.left))"),
+              ("img-max-h", px(style.maxImageHeight)), ("img-r", px(theme.layout.imageCornerRadius ?? 5)),
+              ("ph-w", px(ph.width)), ("ph-ratio", "\(Self.num(ph.width))/\(Self.num(ph.height))")]
+        for direction in [Direction.incoming, .outgoing] {
+            let p = padding(direction)
+            v.append(("\(direction == .incoming ? "i" : "o")-under",
+                      "\(px(style.imageTextSpacing)) \(px(p.right - inset.right)) \(px(p.bottom - body.trim - inset.bottom)) \(px(p.left - inset.left))"))
+        }
+        // Day separators, system lines, times.
+        let pad = style.separatorPadding, t = style.timeLabelText
+        v += [("share", "\(Self.num(style.maxWidthShare * 100))%"),
+              ("d-pad", "\(px(pad)) 0 \(px(pad - metrics.separator.trim))"), ("d-size", px(style.separatorText.size)), ("d-lh", px(metrics.separator.lineHeight)),
+              ("s-pad", "\(px(pad)) 0 \(px(pad - metrics.system.trim))"), ("s-size", px(style.systemText.size)), ("s-lh", px(metrics.system.lineHeight)),
+              ("t-size", px(t.size)), ("t-last", px(metrics.time.lastLine)), ("t-w", px(metrics.timeWidth)), ("t-edited-w", px(metrics.editedTimeWidth)),
+              ("t-gap", px(style.timeInsideGap))]
+        for direction in [Direction.incoming, .outgoing] {
+            let c = direction == .incoming ? "i" : "o", p = style.padding(for: direction)
+            v += [("\(c)-time-right", px(p.right)), ("\(c)-time-bottom", px(p.bottom))]
+        }
+        v += [("q-time-right", px(inset.right + 6)), ("q-time-bottom", px(inset.bottom + 4))]
+        // Emoji-only messages, names, status lines, avatars, the failed badge, times beside.
+        let indent = style.avatarSize + style.besideGap, fb = style.failedBadgeSize
+        v += [("e-size", px(style.emojiText.size)), ("e-last", px(metrics.emoji.lastLine)), ("status-gap", px(style.statusSpacing)),
+              ("status-size", px(style.statusText.size)), ("n-left", px(sm + style.senderNameInset)), ("n-gap", px(style.senderNameSpacing)),
+              ("failed", theme.failedColor.hex),
+              ("avatar-margin", px(sm + indent)), ("avatar-max-w", Self.maxWidth(style.maxBubbleWidthBounds(indent: indent))),
+              ("avatar-name-margin", px(sm + indent + style.senderNameInset)), ("avatar-left", px(-indent)), ("avatar", px(style.avatarSize)),
+              ("avatar-font", px((style.avatarSize * 0.4).rounded())),
+              ("fb", px(fb)), ("fb-top", "calc(50% - \(px(fb / 2)))"), ("fb-left", px(-fb - style.besideGap)), ("fb-font", px(fb * 0.7)),
+              ("beside", "calc(100% + \(px(style.besideGap)))"), ("beside-failed", "calc(100% + \(px(2 * style.besideGap + fb)))")]
+        // Reactions, replies, photo grids, typing, the header.
+        let rp = style.reactionPadding, pill = metrics.time.lastLine + rp.vertical
+        let rise = (pill * style.reactionRise).rounded(.up), qp = style.replyPadding, d = style.typingDotSize
+        v += [("k-top", px(style.rowSpacing + rise)), ("rx-top", px(-rise)),
+              ("rx-pad", "\(px(rp.top)) \(px(rp.right)) \(px(rp.bottom)) \(px(rp.left))"), ("rx-size", px(style.reactionText.size)),
+              ("rx-r", px(pill)), ("rx-fill", theme.reactionFill.hex), ("rx-border", theme.reactionBorder.hex), ("rx-text", theme.incoming.textColor.hex),
+              ("r-pad", "\(px(qp.top)) \(px(qp.right)) \(px(qp.bottom)) \(px(qp.left))"), ("r-fill", theme.replyFill.hex), ("r-bar", theme.replyBar.hex),
+              ("r-text", theme.replyTextColor.hex), ("r-size", px(style.replyText.size)), ("r-lines", "\(style.replyMaxLines)"), ("r-gap", px(style.replySpacing)),
+              ("grid-gap", px(style.gridSpacing)), ("grid-w", px(2 * 129 + style.gridSpacing)), ("grid-ratio", "\(Self.num(2 * 129 + style.gridSpacing))/129"),
+              ("ty-w", px(style.typingBubbleSize.width)), ("ty-h", px(style.typingBubbleSize.height)), ("ty-gap", px(d * 0.6)), ("ty-dot", px(d)),
+              ("ty-color", theme.typingDotsColor.hex), ("h1-size", px(style.text.size * 1.25))]
+        return v
+    }
+
+    /// A side's bubble body (`::before`) and tail (`::after`), as `theme.css`'s `--bk-i-*` /
+    /// `--bk-o-*` values. Vector bubbles: the body a rounded rectangle inset by the tail strip on
+    /// the tail side (`near`), filled or outlined (Cairo strokes on the path: half the line lies
+    /// outside), the tail `BubbleShape`'s curves as a `clip-path`. Art bubbles: `border-image` with
+    /// the art's slices, or the art as a mask filled with the bubble colour (a tinted theme).
+    func shape(_ direction: Direction) -> [(String, String)] {
+        let c = direction == .incoming ? "i" : "o", px = Self.px
+        var fill = "none", border = "0 none", width = "0", radius = "0", image = "none", mask = "none"
+        var top = "0", near = "0", far = "0", tail: (width: Double, height: Double, path: String)?
+        switch theme.bubble(direction).shape {
+        case let .vector(r, hasTail, outline, lineWidth):
+            let strip = hasTail ? BubbleShape.tailWidth : 0
+            if outline {
+                let h = lineWidth / 2
+                border = "\(px(lineWidth)) solid var(--\(c)b)"; width = px(lineWidth); radius = px(r + h)
+                top = px(-h); near = px(strip - h); far = px(-h)
+            } else {
+                fill = "var(--\(c)b)"; radius = px(r); near = px(strip)
+                if hasTail { tail = Self.tail(direction, radius: min(r, style.minimumBubbleSize.height / 2)) }
+            }
+        case .art:
+            if let art = art[direction] {
                 let w = art.caps
                 let slice = "\(Self.num(w.top)) \(Self.num(w.right)) \(Self.num(w.bottom)) \(Self.num(w.left))"
-                let widths = "\(Self.px(w.top)) \(Self.px(w.right)) \(Self.px(w.bottom)) \(Self.px(w.left))"
-                css += ".\(c)::before{border-style:solid;border-color:transparent;border-width:\(widths);"
-                if art.tint {
-                    // The art's alpha filled with the bubble colour (JSQMessagesViewController's tint).
-                    css += "background:var(--\(c)b);-webkit-mask-box-image:\(art.source) \(slice) / \(widths) \(art.repeatMode);"
-                } else {
-                    css += "border-image:\(art.source) \(slice) fill / \(widths) \(art.repeatMode);"
-                }
-                css += "}"
+                let widths = "\(px(w.top)) \(px(w.right)) \(px(w.bottom)) \(px(w.left))"
+                border = "0 solid transparent"; width = widths
+                if art.tint { fill = "var(--\(c)b)"; mask = "\(art.source) \(slice) / \(widths) \(art.repeatMode)" }
+                else { image = "\(art.source) \(slice) fill / \(widths) \(art.repeatMode)" }
             }
         }
-        return css
+        return [("fill", fill), ("border", border), ("border-width", width), ("radius", radius), ("image", image), ("mask", mask),
+                ("top", top), ("bottom", top), ("near", near), ("far", far),
+                ("tail", tail == nil ? "none" : "\"\""), ("tail-w", tail.map { px($0.width) } ?? "0"), ("tail-h", tail.map { px($0.height) } ?? "0"),
+                ("tail-path", tail.map { "path(\"\($0.path)\")" } ?? "none")]
     }
 
     /// The tail region of `BubbleShape.path` (the same curves, transcribed) as a path in the
@@ -285,153 +348,6 @@ struct HTMLStyleSheet {
                 + "C\(p(-2, -0.5)) \(p(0, -3)) \(p(0, -m10))L\(p(0, -r))L\(p(r, -r))Z"
         }
         return (width, height, d)
-    }
-
-    func links() -> String {
-        "a{color:inherit;text-decoration:underline}"
-    }
-
-    /// Photos: scaled like BubbleMeasurer (never enlarged; at most the bubble's width less the
-    /// insets and `maxImageHeight` tall), centred, rounded corners; the text under a photo keeps
-    /// the bubble's text padding.
-    func photos() -> String {
-        let inset = style.imageInset
-        let radius = Self.px(theme.layout.imageCornerRadius ?? 5)
-        var css = ".c>.p{padding:\(Self.px(inset.top)) \(Self.px(inset.right)) \(Self.px(inset.bottom)) \(Self.px(inset.left))}"
-        css += ".p img,.p .ph{display:block;margin:0 auto;max-width:100%;max-height:\(Self.px(style.maxImageHeight));height:auto;border-radius:\(radius)}"
-        // Stickers: no bubble, the picture at its box's size, transparency kept. Video frames:
-        // the poster (or a dark box) with a play symbol in the middle.
-        css += ".st img{display:block;max-width:100%;height:auto;border-radius:0}"
-        css += ".vf{position:relative;max-width:100%;margin:0 auto;background:#1c1c1e;border-radius:\(radius);overflow:hidden}"
-        css += ".p .vf img{width:100%;height:100%;max-height:none;object-fit:cover;border-radius:0}"
-        css += ".pl{position:absolute;left:50%;top:50%;width:44px;height:44px;margin:-22px 0 0 -22px;border-radius:50%;background:rgba(0,0,0,.55)}"
-        css += ".pl::after{content:\"\";position:absolute;left:17px;top:13px;border-style:solid;border-width:9px 0 9px 15px;"
-        css += "border-color:transparent transparent transparent #fff}"
-        let ph = style.placeholderImageSize
-        css += ".ph{width:\(Self.px(ph.width));aspect-ratio:\(Self.num(ph.width))/\(Self.num(ph.height));"
-        css += "background:linear-gradient(to top right,transparent calc(50% - .75px),#8c8c99 calc(50% - .75px),#8c8c99 calc(50% + .75px),transparent calc(50% + .75px)),"
-        css += "linear-gradient(to bottom right,transparent calc(50% - .75px),#8c8c99 calc(50% - .75px),#8c8c99 calc(50% + .75px),transparent calc(50% + .75px)),#ccccd1}"
-        for direction in [Direction.incoming, .outgoing] {
-            let c = direction == .incoming ? "i" : "o"
-            let p = padding(direction)
-            css += ".\(c)>.x{margin:\(Self.px(style.imageTextSpacing)) \(Self.px(p.right - inset.right)) "
-            css += "\(Self.px(p.bottom - metrics.body.trim - inset.bottom)) \(Self.px(p.left - inset.left))}"
-        }
-        return css
-    }
-
-    /// Day separators, system lines and times above groups: centred rows, Pango's line heights.
-    func labels() -> String {
-        let pad = style.separatorPadding
-        let share = "\(Self.num(style.maxWidthShare * 100))%"
-        var css = ""
-        for (cls, text, m, color, bold) in [("d", style.separatorText, metrics.separator, "sep", true),
-                                            ("s", style.systemText, metrics.system, "sys", false)] {
-            css += ".\(cls){width:fit-content;max-width:\(share);margin-left:auto;margin-right:auto;"
-            css += "padding:\(Self.px(pad)) 0 \(Self.px(pad - m.trim));font-size:\(Self.px(text.size));line-height:\(Self.px(m.lineHeight));"
-            css += "color:var(--\(color));white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:plaintext"
-            css += bold ? ";font-weight:700}" : "}"
-        }
-        let t = style.timeLabelText
-        css += ".h{margin-left:\(Self.px(style.sideMargin));margin-right:\(Self.px(style.sideMargin));text-align:center;white-space:nowrap;"
-        css += "font-size:\(Self.px(t.size));line-height:\(Self.px(metrics.time.lastLine));color:var(--tm)}"
-        return css
-    }
-
-    /// WhatsApp: the time inside the bubble. An invisible float as wide as the time (plus the
-    /// gap) ends the text: it stays on the last line when it fits there, else it drops below and
-    /// makes the bubble one time-line taller — BubbleMeasurer's rule. The time itself sits in the
-    /// bubble's bottom corner, where the layout puts it in both cases.
-    func insideTimes() -> String {
-        let t = style.timeLabelText
-        var css = ".z{float:right;width:\(Self.px(metrics.timeWidth));height:\(Self.px(metrics.time.lastLine));margin-left:\(Self.px(style.timeInsideGap))}"
-        css += ".z.y{float:none;display:block;margin-left:0}.z.e{width:\(Self.px(metrics.editedTimeWidth))}"
-        css += ".b>time{position:absolute;white-space:nowrap;font-size:\(Self.px(t.size));line-height:\(Self.px(metrics.time.lastLine))}"
-        for direction in [Direction.incoming, .outgoing] {
-            let c = direction == .incoming ? "i" : "o"
-            let p = style.padding(for: direction)
-            css += ".\(c)>time{right:\(Self.px(p.right));bottom:\(Self.px(p.bottom));color:var(--\(c)tm)}"
-        }
-        let inset = style.imageInset
-        css += ".c>.q>time{right:\(Self.px(inset.right + 6));bottom:\(Self.px(inset.bottom + 4))}"
-        return css
-    }
-
-    /// Emoji-only messages (large, no bubble), and the conversation features.
-    func features() -> String {
-        let e = style.emojiText
-        var css = ".c>.e{padding:0;min-width:0;min-height:0;font-size:\(Self.px(e.size));line-height:\(Self.px(metrics.emoji.lastLine))}"
-        css += ".c>.e::before,.c>.e::after{display:none}.e>time{position:static;display:block;margin-top:\(Self.px(style.statusSpacing));color:var(--tm)}.o.e>time{text-align:right}"
-        let sm = style.sideMargin, indent = style.avatarSize + style.besideGap
-        let label = "font-size:\(Self.px(style.statusText.size));line-height:\(Self.px(metrics.time.lastLine))"
-        let (near, far) = mirrored ? ("right", "left") : ("left", "right")
-        // Sender names, status lines.
-        css += ".n{margin:\(Self.px(style.rowSpacing)) \(Self.px(sm)) 0 \(Self.px(sm + style.senderNameInset));\(label);color:var(--tm)}"
-        css += ".c>.n+.b{margin-top:\(Self.px(style.senderNameSpacing))}"
-        css += ".st{margin:\(Self.px(style.statusSpacing)) \(Self.px(sm)) 0;text-align:\(far);\(label);color:var(--tm)}.st.f{color:\(theme.failedColor.hex)}.st.ei{text-align:\(near)}"
-        css += ".c>.st{margin-top:\(Self.px(style.statusSpacing))}"
-        // Styled text (TextSpan): monospace code on a tint, a spoiler hidden until clicked or
-        // focused, a quote's bar in the bubble's padding (no width of its own), mentions.
-        css += ".b code{font-family:\"Liberation Mono\",\"DejaVu Sans Mono\",monospace;background:rgba(127,127,127,.18);border-radius:3px}"
-        css += ".b em{font-synthesis:style}.sp{background:currentColor;border-radius:3px;cursor:pointer}.sp:focus,.sp:active{background:rgba(127,127,127,.25)}"
-        css += ".qt{border-left:2.5px solid;margin-left:-7px;padding-left:4.5px}.mn{text-decoration:underline dotted}"
-        // Avatars: a column on the incoming side; the picture or initials at the bubble's bottom.
-        css += ".w>.i,.w>.n,.w>.r.i{margin-\(near):\(Self.px(sm + indent))}"
-        css += ".w>.b.i{max-width:\(Self.maxWidth(style.maxBubbleWidthBounds(indent: indent)))}"
-        css += ".w>.n{margin-\(near):\(Self.px(sm + indent + style.senderNameInset))}"
-        // `.b>.av` outranks `.p img` (a photo message's pictures), which must not size the avatar.
-        css += ".b>.av{position:absolute;bottom:0;margin:0;max-width:none;max-height:none;\(near):\(Self.px(-indent));width:\(Self.px(style.avatarSize));height:\(Self.px(style.avatarSize));"
-        css += "border-radius:50%;object-fit:cover;color:#fff;font-weight:700;font-size:\(Self.px((style.avatarSize * 0.4).rounded()));"
-        css += "line-height:\(Self.px(style.avatarSize));text-align:center;overflow:hidden}"
-        // Failed badge beside the bubble; time beside.
-        let fb = style.failedBadgeSize
-        css += ".fb{position:absolute;top:calc(50% - \(Self.px(fb / 2)));\(near):\(Self.px(-fb - style.besideGap));width:\(Self.px(fb));height:\(Self.px(fb));"
-        css += "border-radius:50%;background:\(theme.failedColor.hex);color:#fff;font-weight:700;font-size:\(Self.px(fb * 0.7));line-height:\(Self.px(fb));text-align:center}"
-        css += ".bs{position:absolute;bottom:0;white-space:nowrap;\(label);color:var(--tm)}.i>.bs{\(near):calc(100% + \(Self.px(style.besideGap)))}"
-        css += ".o>.bs{\(far):calc(100% + \(Self.px(style.besideGap)))}.o.f>.bs{\(far):calc(100% + \(Self.px(2 * style.besideGap + fb)))}"
-        // Reactions: a pill on the outer top corner; the bubble moves down by its rise.
-        let rp = style.reactionPadding
-        let pillHeight = metrics.time.lastLine + rp.vertical
-        let rise = (pillHeight * style.reactionRise).rounded(.up)
-        css += ".c>.k{margin-top:\(Self.px(style.rowSpacing + rise))}"
-        css += ".rx{position:absolute;top:\(Self.px(-rise));white-space:nowrap;padding:\(Self.px(rp.top)) \(Self.px(rp.right)) \(Self.px(rp.bottom)) \(Self.px(rp.left));"
-        css += "font-size:\(Self.px(style.reactionText.size));line-height:\(Self.px(metrics.time.lastLine));border-radius:\(Self.px(pillHeight));"
-        css += "background:\(theme.reactionFill.hex);border:1.5px solid \(theme.reactionBorder.hex);color:\(theme.incoming.textColor.hex)}"
-        css += ".i>.rx{\(far):-12px}.o>.rx{\(near):-12px}"
-        // Reply snippets: a quoted box above the bubble, on its side.
-        let qp = style.replyPadding
-        css += ".r{width:fit-content;max-width:\(Self.num(style.maxWidthShare * 100))%;box-sizing:border-box;margin:\(Self.px(style.rowSpacing)) \(Self.px(sm)) 0;"
-        css += "padding:\(Self.px(qp.top)) \(Self.px(qp.right)) \(Self.px(qp.bottom)) \(Self.px(qp.left));border-radius:10px;background:\(theme.replyFill.hex);"
-        css += "border-left:3px solid \(theme.replyBar.hex);color:\(theme.replyTextColor.hex);font-size:\(Self.px(style.replyText.size));line-height:1.25;"
-        css += "overflow:hidden;display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:\(style.replyMaxLines)}"
-        // The bar is on the snippet's leading edge, on either side, as the Cairo scene draws it:
-        // the left, the right for right-to-left text (`y`).
-        css += ".r.o{margin-\(near):auto}.r.y{border-left:0;border-right:3px solid \(theme.replyBar.hex)}"
-        css += ".c>.r+.b{margin-top:\(Self.px(style.replySpacing))}"
-        // Photo grids: square cells.
-        // (each grid's width comes with it, the engine's for its row width; kept within the bubble)
-        css += ".gr{display:grid;grid-template-columns:repeat(6,1fr);gap:\(Self.px(style.gridSpacing));width:min(100%,\(Self.px(2 * 129 + style.gridSpacing)));max-width:100%}"
-        css += ".gr img{grid-column:span 3;width:100%;height:auto;aspect-ratio:1;object-fit:cover;border-radius:4px;display:block}"
-        css += ".gr img.t{grid-column:span 2}.gr img.w{grid-column:span 6;aspect-ratio:var(--wa,\(Self.num(2 * 129 + style.gridSpacing))/129)}"
-        // Typing: three dots.
-        let d = style.typingDotSize
-        css += ".ty{width:\(Self.px(style.typingBubbleSize.width));height:\(Self.px(style.typingBubbleSize.height));display:flex;align-items:center;justify-content:center;gap:\(Self.px(d * 0.6))}"
-        css += ".ty>i{width:\(Self.px(d));height:\(Self.px(d));border-radius:50%;background:\(theme.typingDotsColor.hex)}"
-        return css
-    }
-
-    /// Header, navigation and the index page.
-    func chrome() -> String {
-        let sm = Self.px(style.sideMargin)
-        var css = "header{max-width:\(Self.px(width));margin:0 auto;padding:10px 0 2px;color:var(--sys);font-size:\(Self.px(style.systemText.size));line-height:\(Self.px(metrics.system.lineHeight))}"
-        css += "header>*{margin:0 \(sm) 2px}"
-        css += "h1{font-size:\(Self.px(style.text.size * 1.25));line-height:1.2;font-weight:700;color:var(--sep);overflow-wrap:anywhere}"
-        css += "nav{max-width:\(Self.px(width));margin:0 auto;padding:6px 0;display:flex;gap:12px;justify-content:center;"
-        css += "font-size:\(Self.px(style.systemText.size));line-height:1.5;color:var(--sys)}nav a{color:var(--sep)}"
-        css += "ol.pages{max-width:\(Self.px(width));margin:8px auto;padding:0 \(sm) 0 calc(\(sm) + 2em);color:var(--sep);line-height:1.6}"
-        css += "ol.pages a{color:inherit}ol.pages small{color:var(--sys)}"
-        css += "@media print{nav{display:none}.b,.d,.s,.h{break-inside:avoid}}"
-        return css
     }
 }
 

@@ -97,7 +97,9 @@ struct FeatureHTMLTests {
         let css = try export(featureConversation(), mirrored: true)
         #expect(css.contains(".i{margin-left:auto"))
         #expect(css.contains(".o{margin-right:auto"))
-        #expect(css.contains(".t::after{transform:scaleX(-1)}"))
+        #expect(css.contains("--bk-tail-flip:scaleX(-1)") && css.contains(".t::after{transform:var(--bk-tail-flip)}"))
+        // The mirrored sections swap sides; the rest of theme.css does not (a quote's bar stays on the left).
+        #expect(css.contains("right:var(--bk-i-near)") && css.contains(".qt{border-left:2.5px solid"))
         let normal = try export(featureConversation())
         #expect(normal.contains(".i{margin-right:auto"))
     }

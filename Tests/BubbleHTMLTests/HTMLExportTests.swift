@@ -357,14 +357,15 @@ struct HTMLExportTests {
     @Test("art themes: border-image from the theme's art at every resolution, mirrored in the pixels")
     func art() throws {
         let css = try exporter("classic").styleSheet()
-        #expect(css.contains("border-image:image-set(url(data:image/png;base64,"))
+        #expect(css.contains("--bk-i-image:image-set(url(data:image/png;base64,") && css.contains("border-image:var(--bk-i-image)"))
         #expect(css.contains(") 1x,url(data:image/png;base64,"))
         #expect(css.contains(") 3x) 13 17 16 24 fill / 13px 17px 16px 24px stretch"))   // incoming
         #expect(css.contains(") 3x) 13 24 16 17 fill / 13px 24px 16px 17px stretch"))   // outgoing, mirrored
         #expect(!css.contains("scaleX(-1)"))
         let vector = try exporter("imessage").styleSheet()
-        #expect(vector.contains("clip-path:path("))
-        #expect(vector.contains("border-radius:17px"))
+        #expect(vector.contains("--bk-i-tail-path:path(") && vector.contains("clip-path:var(--bk-i-tail-path)"))
+        #expect(vector.contains("--bk-i-radius:17px") && vector.contains("--bk-i-image:none"))
+        #expect(css.contains("--bk-i-tail-path:none") && !css.contains("path(\""), "art bubbles have no vector tail")
     }
 }
 
@@ -376,5 +377,34 @@ struct HTMLDirectionTests {
     ])
     func direction(text: String, rtl: Bool) {
         #expect(ParagraphDirection.lastParagraphIsRightToLeft(text) == rtl)
+    }
+
+    @Test("theme.css: comments and line breaks dropped, @mirror sections swapped only when mirrored, the time-inside section only for its themes, every variable it uses written by the sheet")
+    func themeTemplate() throws {
+        let template = """
+            /* a comment */
+            .a{left:1px;
+              right:2px}
+            /*@mirror*/
+            .b{margin-left:auto;text-align:right}
+            /*@if time-inside*/
+            .z{float:right}
+            /*@end*/
+            /*@end*/
+            .q{border-left:1px solid}
+            """
+        #expect(HTMLStyleSheet.rules(template, mirrored: false, timeInside: true) == ".a{left:1px;right:2px}.b{margin-left:auto;text-align:right}.z{float:right}.q{border-left:1px solid}")
+        #expect(HTMLStyleSheet.rules(template, mirrored: true, timeInside: true) == ".a{left:1px;right:2px}.b{margin-right:auto;text-align:left}.z{float:left}.q{border-left:1px solid}")
+        #expect(HTMLStyleSheet.rules(template, mirrored: true, timeInside: false) == ".a{left:1px;right:2px}.b{margin-right:auto;text-align:left}.q{border-left:1px solid}")
+        let whatsapp = try exporter("whatsapp").styleSheet(), imessage = try exporter("imessage").styleSheet()
+        #expect(whatsapp.contains(".z{float:right;width:var(--bk-t-w)") && !imessage.contains(".z{"))
+        // Every var(--bk-…) the rules use is defined by the sheet itself, in every bundled theme.
+        for name in ThemeLibrary.bundledNames {
+            let css = try exporter(name).styleSheet()
+            let used = Set(css.matches(of: #/var\(--bk-([a-z0-9-]+)/#).map { String($0.output.1) })
+            let defined = Set(css.matches(of: #/--bk-([a-z0-9-]+):/#).map { String($0.output.1) })
+            #expect(used.subtracting(defined).isEmpty, "\(name): \(used.subtracting(defined).sorted())")
+            #expect(!css.contains("/*") && !css.contains("\n"), "\(name): comments or line breaks left")
+        }
     }
 }

@@ -100,7 +100,7 @@ struct HTMLFragmentTests {
         // The sheet is the exporter's.
         let exported = HTMLExporter(theme: t, themeFolder: folder, photosFolder: "/", options: options, pictures: PhotoDecoder())
         #expect(try exported.styleSheet() == style.css)   // the theme has no background picture
-        #expect(style.css.contains(".o::before{background:var(--ob)"))
+        #expect(style.css.contains("--bk-o-fill:var(--ob)") && style.css.contains(".o::before{background:var(--bk-o-fill)"))
     }
 
     @Test("an exported page's body is its fragment: pages are built from the same pieces")
