@@ -171,4 +171,39 @@ struct AppBrowserTests {
         try b.wait(for: "the list again", "return document.querySelectorAll('#library a.chat').length === 3;")
         #expect(try b.run("return !!document.querySelector('#library .unread')") as? Bool == false, "read once opened")
     }
+
+    /// The scripts and style sheets the page loaded: name, bytes over the wire, status.
+    static let assetsLoaded = """
+        return performance.getEntriesByType('resource')
+          .filter((e) => /\\/assets\\/[a-z-]+\\.[0-9a-f]{16}\\.(js|css)$/.test(new URL(e.name).pathname))
+          .map((e) => ({ name: new URL(e.name).pathname, transfer: e.transferSize, body: e.decodedBodySize, status: e.responseStatus || 0 }));
+        """
+
+    @Test("a second visit fetches no script or style sheet body: every module and sheet comes from the browser's cache (or a 304), and the page works as on the first")
+    func secondVisitCached() throws {
+        let server = try ServedStore(exports: [Self.fixtures.appendingPathComponent("telegram-single/result.json").path])
+        defer { server.stop() }
+        let b = try WebDriver(width: 1000, height: 700)
+        defer { b.quit() }
+        let page = "http://127.0.0.1:\(server.port)/c/1"
+        try b.open(page)
+        try ViewerBrowserTests.settle(b, "the first visit")
+        let first = try #require(try b.run(Self.assetsLoaded) as? [[String: Any]])
+        let names = Set(first.compactMap { $0["name"] as? String })
+        #expect(names.contains { $0.hasPrefix("/assets/app.") && $0.hasSuffix(".js") } && names.contains { $0.hasPrefix("/assets/scroller.") }
+                && names.contains { $0.hasPrefix("/assets/app.") && $0.hasSuffix(".css") } && names.contains { $0.hasPrefix("/assets/theme-") }, "\(names.sorted())")
+        #expect(first.contains { ($0["transfer"] as? Int ?? 0) > 1_000 }, "the first visit downloaded nothing: \(first)")
+        // A second visit: a new navigation to the page, as following a link to it.
+        try b.run("location.href = arguments[0] + '?theme=imessage';", [page])
+        try b.wait(for: "the second visit", "return location.search === '?theme=imessage' && document.readyState === 'complete';")
+        try ViewerBrowserTests.settle(b, "the second visit")
+        let second = try #require(try b.run(Self.assetsLoaded) as? [[String: Any]])
+        #expect(Set(second.compactMap { $0["name"] as? String }) == names, "the second visit loaded other assets")
+        for entry in second {
+            let transfer = entry["transfer"] as? Int ?? -1, status = entry["status"] as? Int ?? 0
+            #expect(transfer == 0 || status == 304, "\(entry["name"] ?? "?") was downloaded again (\(transfer) bytes, status \(status))")
+            #expect(entry["body"] as? Int ?? 0 > 0, "\(entry["name"] ?? "?") is empty")
+        }
+        #expect(try b.run("return document.querySelectorAll('#rows .b').length") as? Int ?? 0 > 0)
+    }
 }
