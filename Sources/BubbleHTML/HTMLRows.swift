@@ -173,7 +173,9 @@ package final class HTMLRowWriter {
             if m.kind == .system {
                 body.append("<div class=\"s\">")
                 body.appendText(m.text ?? "", links: links, coverage: coverage, faces: &regular, spanFaces: spanFaces)
-                body.append("</div>\n")
+                body.append("<time class=\"tt\""); appendDatetime(m.date, to: &body); body.append(">")
+                appendTime(local, to: &body)
+                body.append("</time></div>\n")
             } else {
                 if showsTimeAbove && startsGroup {
                     body.append("<div class=\"h\">")
@@ -303,6 +305,7 @@ package final class HTMLRowWriter {
         }
         if timeInside {
             body.append("<time")
+            appendDatetime(m.date, to: &body)
             appendEditedTitle(m, to: &body)
             body.append(">")
             if m.edited != nil { body.append("edited ") }
@@ -311,7 +314,15 @@ package final class HTMLRowWriter {
             regular |= fonts.coverage.asciiFaces
         }
         if layout.timeBeside {
-            body.append("<time class=\"bs\""); appendEditedTitle(m, to: &body); body.append(">"); if m.edited != nil { body.append("edited ") }; appendTime(local, to: &body); body.append("</time>")
+            body.append("<time class=\"bs\""); appendDatetime(m.date, to: &body); appendEditedTitle(m, to: &body); body.append(">"); if m.edited != nil { body.append("edited ") }; appendTime(local, to: &body); body.append("</time>")
+        }
+        if !timeInside && !layout.timeBeside {
+            // Every message carries its time; where the theme shows none on the bubble, it
+            // shows beside it on hover and focus (theme.css, `.tt`).
+            body.append("<time class=\"tt\""); appendDatetime(m.date, to: &body); body.append(">")
+            appendTime(local, to: &body)
+            body.append("</time>")
+            regular |= fonts.coverage.asciiFaces
         }
         if !m.reactions.isEmpty {
             body.append("<span class=\"rx\">")
@@ -474,6 +485,17 @@ package final class HTMLRowWriter {
             body.appendText(SceneBuilder.initials(participant?.name ?? sender ?? "?"), links: false, coverage: fonts.coverage, faces: &faces)
             body.append("</span>")
         }
+    }
+
+    /// ` datetime="2024-03-01T10:22:11Z"`: the moment in UTC, to the second.
+    func appendDatetime(_ date: Date, to b: inout HTMLBuffer) {
+        let t = date.timeIntervalSince1970
+        guard t.isFinite, abs(t) < 1e13 else { return }
+        let seconds = Int(t.rounded(.down)), day = Int((Double(seconds) / 86_400).rounded(.down)), second = seconds - day * 86_400
+        let c = WallTime.civil(day)
+        b.append(" datetime=\""); b.append(int: c.year, width: 4); b.append("-"); b.append(int: c.month, width: 2); b.append("-")
+        b.append(int: c.day, width: 2); b.append("T"); b.append(int: second / 3600, width: 2); b.append(":")
+        b.append(int: second / 60 % 60, width: 2); b.append(":"); b.append(int: second % 60, width: 2); b.append("Z\"")
     }
 
     func appendTime(_ local: HTMLClock.Local, to b: inout HTMLBuffer) {

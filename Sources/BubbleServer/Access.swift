@@ -126,8 +126,12 @@ struct AccessGroup: RouterMethods {
 
     /// `prefix`'s routes under `rule`; `page`: a page (a browser not signed in is sent to the
     /// sign-in page) rather than the API (401).
-    init(_ parent: some RouterMethods<Context>, _ prefix: RouterPath, rule: AccessRule, page: Bool, policy: AccessPolicy, table: AccessTable) {
-        group = parent.group(prefix).add(middleware: RouteAccess(rule: rule, page: page, policy: policy))
+    init(_ parent: some RouterMethods<Context>, _ prefix: RouterPath, rule: AccessRule, page: Bool, policy: AccessPolicy, table: AccessTable,
+         errorPage: (@Sendable (APIError, Identity) async -> Response)? = nil) {
+        var group = parent.group(prefix)
+        // A page's errors as a page in the app's frame, with the identity the request has.
+        if page, let errorPage { group = group.add(middleware: ErrorMiddleware(htmlPage: errorPage)) }
+        self.group = group.add(middleware: RouteAccess(rule: rule, page: page, policy: policy))
         self.prefix = prefix
         self.rule = rule
         self.table = table

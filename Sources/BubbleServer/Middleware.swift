@@ -66,17 +66,49 @@ struct AccessLogMiddleware: RouterMiddleware {
     }
 }
 
+/// A query as HTML forms send it (`application/x-www-form-urlencoded`): `+` is a space. The
+/// query is rewritten with `%20` for each `+` before anything reads it, so `q=tonight+fox` from a
+/// search form is the two words (a `+` meant as a plus arrives as `%2B` and stays one).
+struct FormQueryMiddleware: RouterMiddleware {
+    typealias Context = BubbleRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let path = request.head.path, let q = path.firstIndex(of: "?"), path[q...].contains("+") else {
+            return try await next(request, context)
+        }
+        var head = request.head
+        head.path = String(path[..<q]) + path[q...].replacingOccurrences(of: "+", with: "%20")
+        return try await next(Request(head: head, body: request.body), context)
+    }
+}
+
 /// Every error a route throws as JSON (`{"error": "…"}`) with a status that fits
 /// (`APIError.from`) — the server keeps serving whatever a request holds.
+/// A browser's page request (`GET`/`HEAD` accepting `text/html`) that fails gets an HTML page
+/// instead (`htmlPage`): a route no page or API has, a conversation that is not there.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = BubbleRequestContext
+    var htmlPage: (@Sendable (APIError, Identity) async -> Response)?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            return try APIError.from(error, request: request, context: context).response(from: request, context: context)
+            let e = APIError.from(error, request: request, context: context)
+            if let htmlPage, Self.wantsPage(request) {
+                var page = await htmlPage(e, context.identity)
+                page.headers.append(contentsOf: e.headers)
+                return page
+            }
+            return try e.response(from: request, context: context)
         }
+    }
+
+    /// A browser navigating: `GET` or `HEAD` whose `Accept` names `text/html` (the script's
+    /// `fetch` and API clients ask for JSON or anything, and get JSON).
+    static func wantsPage(_ request: Request) -> Bool {
+        guard request.method == .get || request.method == .head, !request.uri.path.hasPrefix("/api/") else { return false }
+        return request.headers[values: .accept].contains { $0.lowercased().contains("text/html") }
     }
 }
 

@@ -166,6 +166,28 @@ struct Pages: Sendable {
         return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html.text)))
     }
 
+    /// A page request that failed, as a page of the app (HTML, the error's status): the list
+    /// beside it for a reader who is signed in, and what happened said plainly — "This chat isn't
+    /// available" for a conversation that is not there or not theirs (the same words for both:
+    /// nothing says which), the server's reason under it.
+    func errorPage(_ error: APIError, for identity: Identity) async -> Response {
+        let chat = error.message.hasPrefix("no conversation")
+        let (title, detail): (String, String) = switch error.status.code {
+        case 404 where chat: ("This chat isn't available", "It doesn't exist, or you aren't one of its members. Ask someone in it for an invitation.")
+        case 404: ("This page isn't here", "The link may be mistyped or out of date.")
+        case 400: ("That didn't work", "Something in the link or the form isn't right.")
+        case 403: ("Not allowed", "Your account can't do this here.")
+        default: ("Something went wrong", "The server couldn't answer this time.")
+        }
+        let signedIn = identity != .anonymous
+        let side: HTML = signedIn ? ((try? await sidebar(for: identity, current: nil)) ?? "") : ""
+        let body: HTML = side + "<main class=\"pane home\" id=\"main\"><div class=\"bk empty\"><h1>\(title)</h1><p>\(detail)</p>"
+            + "<p class=\"why\"><small>\(error.message)</small></p><p><a href=\"/\">Back to your chats</a></p></div></main>"
+        var response = page(title: title, body: body, script: signedIn, bodyClass: signedIn ? "app lib" : nil, for: identity)
+        response.status = error.status
+        return response
+    }
+
     /// Where a page's frame wants the signed-in user's bar (else it opens the body).
     static let barPlace: HTML = "<!--me-->"
 

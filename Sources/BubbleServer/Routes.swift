@@ -15,9 +15,11 @@ struct RouteGroups {
     let router: Router<BubbleRequestContext>
     let policy: AccessPolicy
     let table: AccessTable
+    /// A failed page request's page (the app's frame, the error said plainly); nil: JSON only.
+    var errorPage: (@Sendable (APIError, Identity) async -> Response)? = nil
 
     func group(_ prefix: RouterPath, _ rule: AccessRule, page: Bool) -> AccessGroup {
-        AccessGroup(router, prefix, rule: rule, page: page, policy: policy, table: table)
+        AccessGroup(router, prefix, rule: rule, page: page, policy: policy, table: table, errorPage: errorPage)
     }
 
     /// `/api/v1/…` for anyone: signing in, accepting an invitation.

@@ -98,7 +98,7 @@ public struct BubbleServer: Sendable {
         live = LiveAPI(store: timed, accounts: store, hub: LiveHub(store: timed), limits: configuration.live, pictures: pictures)
     }
 
-    /// Every request passes, in order: metrics (count and latency per route), the access log
+    /// Every request passes, in order: its query read as forms send it (`+` is a space), metrics (count and latency per route), the access log
     /// (with the request id, paths without their queries or secrets), security headers, errors as
     /// JSON, who it is (`IdentityMiddleware`: the Host, the token in single-owner mode, else the
     /// signed-in user) — then the router matches its route, whose group decides what it may reach
@@ -113,12 +113,15 @@ public struct BubbleServer: Sendable {
     /// has one; the tests walk them).
     func routerAndRules() -> (router: Router<BubbleRequestContext>, rules: AccessTable) {
         let router = Router(context: BubbleRequestContext.self)
+        router.add(middleware: FormQueryMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware())
         router.add(middleware: SecurityHeadersMiddleware())
-        router.add(middleware: ErrorMiddleware())
+        let pages = self.pages
+        let errorPage: @Sendable (APIError, Identity) async -> Response = { error, identity in await pages.errorPage(error, for: identity) }
+        router.add(middleware: ErrorMiddleware(htmlPage: errorPage))
         router.add(middleware: identity)
-        let groups = RouteGroups(router: router, policy: AccessPolicy(accounts: accounts), table: AccessTable())
+        let groups = RouteGroups(router: router, policy: AccessPolicy(accounts: accounts), table: AccessTable(), errorPage: errorPage)
         OperationsRoutes(metrics: metrics).register(groups)
         AccountRoutes(gate: gate, hub: live.hub).register(groups)
         ConversationRoutes(api: API(store: store, accounts: accounts)).register(groups)
@@ -157,6 +160,7 @@ public struct BubbleServer: Sendable {
     /// The WebSocket router, through the same identity and access groups as every route.
     func webSocketRouterAndRules() -> (router: Router<BubbleRequestContext>, rules: AccessTable) {
         let router = Router(context: BubbleRequestContext.self)
+        router.add(middleware: FormQueryMiddleware())
         router.add(middleware: AccessLogMiddleware())
         router.add(middleware: identity)
         let groups = RouteGroups(router: router, policy: AccessPolicy(accounts: accounts), table: AccessTable())

@@ -407,4 +407,22 @@ struct HTMLDirectionTests {
             #expect(!css.contains("/*") && !css.contains("\n"), "\(name): comments or line breaks left")
         }
     }
+
+    @Test("every message carries its moment in a <time datetime> (UTC, to the second), in every theme: on the bubble where the theme puts times, else shown on hover and focus", arguments: ["imessage", "whatsapp", "sms", "classic"])
+    func everyMessageHasItsTime(theme: String) throws {
+        let dir = try htmlTempFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("chat.html").path
+        var conversation = chat(40, spacing: 3_607.5)
+        conversation.messages[7] = Message(kind: .system, sender: nil, direction: .incoming, date: conversation.messages[7].date, text: "Ana joined")
+        _ = try exporter(theme) { $0.timeZone = TimeZone(identifier: "Asia/Kolkata")! }.export(conversation, to: path)
+        let html = try read(path)
+        let stamps = html.matches(of: #/<time[^>]* datetime="([0-9T:Z-]+)"/#).map { String($0.output.1) }
+        let iso = ISO8601DateFormatter()
+        #expect(stamps == conversation.messages.map { iso.string(from: Date(timeIntervalSince1970: $0.date.timeIntervalSince1970.rounded(.down))) },
+                "\(theme): \(stamps.prefix(3))")
+        let css = try exporter(theme).styleSheet()
+        // WhatsApp puts the time in the bubble: only the system line has one shown on hover.
+        if theme == "whatsapp" { #expect(html.components(separatedBy: "class=\"tt\"").count == 2) } else { #expect(css.contains(".b:hover>time.tt,.b:focus>time.tt,.b:focus-within>time.tt{display:block}")) }
+    }
 }
