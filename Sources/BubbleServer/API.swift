@@ -23,8 +23,15 @@ struct API: Sendable {
     static func day(_ date: Date) -> String { String(iso(date).prefix(10)) }
 
     /// The conversations `identity` reaches (all of them in single-owner mode).
+    /// The conversations `identity` reads, each with how many messages they have not read.
     func conversations(for identity: Identity) async throws -> [ConversationJSON] {
-        try await API.visible(store, accounts, identity).map(ConversationJSON.init)
+        let visible = try await API.visible(store, accounts, identity)
+        let unread = try await accounts.unread(visible.map(\.id), user: ReadMarks.account(identity), own: identity.speaker)
+        return visible.map { c in
+            var json = ConversationJSON(c)
+            json.unread = unread[c.id] ?? 0
+            return json
+        }
     }
 
     static func visible(_ store: any ConversationStore, _ accounts: any AccountStore, _ identity: Identity) async throws -> [StoredConversation] {

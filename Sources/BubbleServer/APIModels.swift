@@ -27,6 +27,8 @@ struct ConversationJSON: ResponseEncodable, Sendable {
     var last: String?
     var rev: Int64?
     var owner: String?
+    /// Messages the asking user has not read (added live, by others); nil where not asked.
+    var unread: Int?
 
     init(_ c: StoredConversation) {
         id = c.id; title = c.title; format = c.sourceFormat; messageCount = c.messageCount
@@ -34,13 +36,13 @@ struct ConversationJSON: ResponseEncodable, Sendable {
         first = c.first.map(API.iso); last = c.last.map(API.iso)
     }
 
-    enum CodingKeys: String, CodingKey { case id, title, format, messageCount, participants, first, last, rev, owner }
+    enum CodingKeys: String, CodingKey { case id, title, format, messageCount, participants, first, last, rev, owner, unread }
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id); try c.encode(title, forKey: .title); try c.encode(format, forKey: .format)
         try c.encode(messageCount, forKey: .messageCount); try c.encode(participants, forKey: .participants)
         try c.encode(first, forKey: .first); try c.encode(last, forKey: .last)
-        try c.encodeIfPresent(rev, forKey: .rev); try c.encodeIfPresent(owner, forKey: .owner)
+        try c.encodeIfPresent(rev, forKey: .rev); try c.encodeIfPresent(owner, forKey: .owner); try c.encodeIfPresent(unread, forKey: .unread)
     }
 }
 

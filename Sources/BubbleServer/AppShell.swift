@@ -89,6 +89,8 @@ extension Pages {
         var rows: [(StoredConversation, Preview)] = []
         for c in all { rows.append((c, try await preview(c))) }
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
+        // Unread per user, kept by the server (the open conversation shows none: it is being read).
+        let unread = try await accounts.unread(rows.map(\.0.id), user: ReadMarks.account(identity), own: identity.speaker)
         var s: HTML = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a><span class=\"glinks\"><a class=\"glink\" href=\"/gallery\" title=\"Photos and files of every conversation\">🖼 Gallery</a>"
             + "<a class=\"glink\" href=\"/people\" title=\"Everyone, with their conversations from every app\">👥 People</a></span>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
@@ -108,8 +110,10 @@ extension Pages {
             let size: HTML = "\(Self.appName(c.sourceFormat)) · \(Self.number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))"
             // Live conversations carry their newest message: the script counts what is unread.
             let last: HTML = c.sourceFormat == "live" ? " data-last=\"\(p.seq)\"" : ""
-            s += "<li><a class=\"chat\" href=\"/c/\(c.id)\"\(mark)\(last)>" + avatar + "<span class=\"t\">\(c.title)</span>" + when
-            s += "<span class=\"p\">\(p.text)</span><span class=\"k\">" + size + "</span></a></li>"
+            let n = c.id == current ? 0 : unread[c.id] ?? 0
+            let badge: HTML = n > 0 ? "<span class=\"unread\" aria-label=\"\(Self.grouped(n)) unread\">\(Self.number(n))</span>" : ""
+            s += "<li><a class=\"chat\" href=\"/c/\(c.id)\" data-id=\"\(c.id)\"\(mark)\(last)>" + avatar + "<span class=\"t\">\(c.title)</span>" + when
+            s += "<span class=\"p\">\(p.text)</span><span class=\"k\">" + size + "</span>" + badge + "</a></li>"
         }
         return s + "</ul></aside>"
     }
@@ -123,7 +127,7 @@ extension Pages {
         return "<a class=\"back\" href=\"/\" aria-label=\"All conversations\" title=\"All conversations\">‹</a>"
             + "<span class=\"av \(colourClass(c.title))\" aria-hidden=\"true\">\(initials(c.title))</span>"
             + "<div class=\"who\"><h1>\(c.title)</h1><small class=\"meta\">\(people.joined(separator: ", "))"
-            + (people.isEmpty ? "" : " · ") + "\(appName(c.sourceFormat)) · \(number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))\(span)</small>"
+            + (people.isEmpty ? "" : " · ") + "\(appName(c.sourceFormat)) · <span id=\"msgcount\">\(number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))</span>\(span)</small>"
     }
 
     /// A toolbar button that opens a small panel (`<details>`: works without the script; Esc

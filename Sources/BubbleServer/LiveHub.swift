@@ -14,6 +14,8 @@ final class LiveHub: Sendable {
         case change(rev: Int64, json: EncodedChange)
         /// `from`: the connection it came from (not sent back to it).
         case typing(json: String, from: UInt64)
+        /// A frame for every watcher (a member's read marks moved).
+        case note(json: String)
     }
 
     /// Events a slow connection may have waiting before the newest are dropped (and then read
@@ -21,6 +23,8 @@ final class LiveHub: Sendable {
     static let buffer = 4_096
 
     let store: any ConversationStore
+    /// Read marks: told to the watchers as they move (nil: no receipts).
+    let reads: ReadMarks?
     private struct State {
         var subscribers: [Int64: [UInt64: AsyncStream<Event>.Continuation]] = [:]
         /// The id of the last stream made (of either kind).
@@ -36,8 +40,16 @@ final class LiveHub: Sendable {
     }
     private let state = Mutex(State())
 
-    init(store: any ConversationStore) {
+    init(store: any ConversationStore, reads: ReadMarks? = nil) {
         self.store = store
+        self.reads = reads
+        store.feed.listenReads { [weak self] mark in
+            guard let self, let reads, self.watchers(of: mark.conversation) > 0 else { return }
+            Task {
+                let json = await reads.receipt(mark)
+                for c in self.state.withLock({ $0.subscribers[mark.conversation].map { Array($0.values) } ?? [] }) { c.yield(.note(json: json)) }
+            }
+        }
         store.feed.listen { [weak self] change in self?.publish(change) }
         // Someone typing on another server of the same store: told to everyone watching here.
         store.feed.listenTyping { [weak self] conversation, sender, rev in
@@ -84,6 +96,14 @@ final class LiveHub: Sendable {
             return c
         }
         c?.finish()
+    }
+
+    /// Every member's read marks in `conversation`, as `receipt` frames (none without marks).
+    func receipts(_ conversation: Int64) async -> [String] {
+        guard let reads, let marks = try? await reads.accounts.marks(of: conversation) else { return [] }
+        var frames: [String] = []
+        for m in marks { frames.append(await reads.receipt(m)) }
+        return frames
     }
 
     /// How many connections watch `conversation`.

@@ -67,6 +67,8 @@ struct LiveSocket {
                 // What the client missed, then what is committed from now on, without gaps.
                 var last = try await Self.catchUp(live, conversation, after: since, post: post)
                 post.yield(#"{"rev":\#(last),"type":"ready"}"#)
+                // Each member's read marks (the ticks), then each as it moves (`.note`).
+                for frame in await hub.receipts(conversation) { post.yield(frame) }
                 for await event in events {
                     switch event {
                     case let .change(rev, json):
@@ -76,6 +78,8 @@ struct LiveSocket {
                         last = rev
                     case let .typing(json, from):
                         if from != me { post.yield(json) }
+                    case let .note(json):
+                        post.yield(json)
                     }
                 }
                 return .events
@@ -316,7 +320,8 @@ struct SocketRevocation: Sendable {
     let check: @Sendable () async throws -> Bool
     var expiryCheck: Duration = .seconds(60)
 
-    func wait(hub: LiveHub, conversation: Int64) async -> LiveSocket.Role {
+    /// `conversation`: the one the socket watches (nil: the user's feed — any change of theirs).
+    func wait(hub: LiveHub, conversation: Int64?) async -> LiveSocket.Role {
         let (token, changes) = hub.watchAccess(of: user)
         defer { hub.unwatchAccess(of: user, token) }
         return await withTaskGroup(of: Bool.self) { group in
@@ -330,7 +335,7 @@ struct SocketRevocation: Sendable {
                 return false
             }
             group.addTask {
-                for await change in changes where change.conversation == nil || change.conversation == conversation { tick.yield() }
+                for await change in changes where conversation == nil || change.conversation == nil || change.conversation == conversation { tick.yield() }
                 return false
             }
             group.addTask {

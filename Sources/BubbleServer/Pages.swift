@@ -173,11 +173,11 @@ struct Pages: Sendable {
     func errorPage(_ error: APIError, for identity: Identity) async -> Response {
         let chat = error.message.hasPrefix("no conversation")
         let (title, detail): (String, String) = switch error.status.code {
-        case 404 where chat: ("This chat isn't available", "It doesn't exist, or you aren't one of its members. Ask someone in it for an invitation.")
-        case 404: ("This page isn't here", "The link may be mistyped or out of date.")
-        case 400: ("That didn't work", "Something in the link or the form isn't right.")
-        case 403: ("Not allowed", "Your account can't do this here.")
-        default: ("Something went wrong", "The server couldn't answer this time.")
+        case 404 where chat: ("This chat isn’t available", "It doesn’t exist, or you aren’t one of its members. Ask someone in it for an invitation.")
+        case 404: ("This page isn’t here", "The link may be mistyped or out of date.")
+        case 400: ("That didn’t work", "Something in the link or the form isn’t right.")
+        case 403: ("Not allowed", "Your account can’t do this here.")
+        default: ("Something went wrong", "The server couldn’t answer this time.")
         }
         let signedIn = identity != .anonymous
         let side: HTML = signedIn ? ((try? await sidebar(for: identity, current: nil)) ?? "") : ""

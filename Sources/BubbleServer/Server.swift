@@ -72,6 +72,9 @@ public struct BubbleServer: Sendable {
     let files: Files
     let live: LiveAPI
     let metrics: ServerMetrics
+    /// Read marks, and the signed-in users' list feeds (`Reads.swift`).
+    let reads: ReadMarks
+    let userFeed: UserFeed
 
     /// `importer` takes uploads (`POST /api/v1/imports`), `exporter` writes downloads; without
     /// them those routes answer 501. `metrics`: the registry `/metrics` shows (see
@@ -95,7 +98,9 @@ public struct BubbleServer: Sendable {
         // Exports hand the store itself to the renderers' process (its location, not the timing).
         files = Files(store: timed, exportStore: store, accounts: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload,
                       geometries: pages.geometries)
-        live = LiveAPI(store: timed, accounts: store, hub: LiveHub(store: timed), limits: configuration.live, pictures: pictures)
+        reads = ReadMarks(store: timed, accounts: store, names: UserKeys(accounts: store))
+        live = LiveAPI(store: timed, accounts: store, hub: LiveHub(store: timed, reads: reads), limits: configuration.live, pictures: pictures)
+        userFeed = UserFeed(store: timed, accounts: store)
     }
 
     /// Every request passes, in order: its query read as forms send it (`+` is a space), metrics (count and latency per route), the access log
@@ -130,6 +135,13 @@ public struct BubbleServer: Sendable {
         InsightRoutes(pages: pages).register(groups)
         PeopleRoutes(pages: pages).register(groups)
         PageRoutes(pages: pages).register(groups)
+        ReadRoutes(reads: reads).register(groups)
+        groups.api.get("feed") { request, _ -> Response in
+            guard LiveRoutes.sameOrigin(request) else {
+                throw APIError(status: .forbidden, message: "Origin \(request.headers[.origin] ?? "") is not this server's; the feed is for its own pages")
+            }
+            throw APIError(status: .upgradeRequired, message: "expected a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
+        }
         return (router, groups.table)
     }
 
@@ -164,7 +176,23 @@ public struct BubbleServer: Sendable {
         router.add(middleware: AccessLogMiddleware())
         router.add(middleware: identity)
         let groups = RouteGroups(router: router, policy: AccessPolicy(accounts: accounts), table: AccessTable())
-        let live = self.live, metrics = self.metrics, gate = self.gate
+        let live = self.live, metrics = self.metrics, gate = self.gate, userFeed = self.userFeed
+        // The signed-in user's list as it changes (`Reads.swift`): closes with their session.
+        groups.api.ws("feed") { request, _ in
+            LiveRoutes.sameOrigin(request) ? .upgrade([:]) : .dontUpgrade
+        } onUpgrade: { _, outbound, context in
+            let identity = context.requestContext.identity
+            let (id, frames) = userFeed.connect(identity)
+            defer { userFeed.disconnect(identity, id) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { for await frame in frames { try await outbound.write(.text(frame)) } }
+                if let user = identity.user {
+                    group.addTask { _ = await SocketRevocation(user: user.id, check: { try await gate.stillValid(identity) }).wait(hub: live.hub, conversation: nil) }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
         groups.conversationAPI(.read).ws("live") { request, context in
             guard let decided = context.conversation else { return .dontUpgrade }
             return (try? await LiveRoutes.admit(request, id: decided.id, live: live)) != nil ? .upgrade([:]) : .dontUpgrade

@@ -167,6 +167,19 @@ public protocol AccountStore: AnyObject, Sendable {
     /// taken is a `LiveError(.conflict)`, and the invitation stays unused.
     func acceptInvite(hash: String, joiner: InviteJoiner, now: Date, policy: SessionPolicy) async throws -> AcceptedInvite
 
+    /// Moves `user`'s marks in `conversation` forward, never back: read up to `read`, delivered
+    /// up to `delivered` (reading is delivery too), each at most the conversation's last message.
+    /// The marks after it; told to the feed's read listeners of every process (`listenReads`).
+    /// `user` 0 is the owner of a server without accounts.
+    @discardableResult
+    func mark(_ conversation: Int64, user: Int64, read: Int64?, delivered: Int64?) async throws -> ReadMark
+    /// Every user's marks in `conversation`.
+    func marks(of conversation: Int64) async throws -> [ReadMark]
+    /// For each of `conversations`, how many messages added live (not imported) after `user`'s
+    /// read mark someone else wrote: `own` is the user's participant id, nil for the owner (the
+    /// outgoing messages are theirs). System lines and deleted messages do not count.
+    func unread(_ conversations: [Int64], user: Int64, own: String?) async throws -> [Int64: Int]
+
     /// Files (`<sha256>.<ext>`) a conversation shows, so an attachment is served only to those
     /// who reach one of its conversations.
     func recordMedia(_ files: [String], in conversation: Int64) async throws
@@ -205,6 +218,28 @@ public struct EndedCredentials: Sendable, Hashable {
 /// A change to what a user may reach, told to every server of the store so that open sockets
 /// close at once: a session or token ended, the user disabled, or (with `conversation`) their
 /// membership removed or changed. Sockets ask the store again; the store is the truth.
+/// Where a user is in a conversation: the newest message they have read, and the newest that
+/// reached one of their devices (the peers' ticks).
+public struct ReadMark: Sendable, Hashable {
+    /// The account; 0 for the owner of a server without accounts.
+    public var user: Int64
+    public var conversation: Int64
+    public var read: Int64
+    public var delivered: Int64
+    public init(user: Int64, conversation: Int64, read: Int64, delivered: Int64) {
+        self.user = user; self.conversation = conversation; self.read = read; self.delivered = delivered
+    }
+
+    /// `U:C:READ:DELIVERED`, as `NOTIFY bubbles_reads` carries it.
+    var payload: String { "\(user):\(conversation):\(read):\(delivered)" }
+
+    init?(payload: String) {
+        let parts = payload.split(separator: ":").compactMap { Int64($0) }
+        guard parts.count == 4 else { return nil }
+        (user, conversation, read, delivered) = (parts[0], parts[1], parts[2], parts[3])
+    }
+}
+
 public struct AccessChange: Sendable, Hashable {
     /// The user whose credentials or membership changed.
     public var user: Int64

@@ -137,6 +137,22 @@ public final class ChangeFeed: @unchecked Sendable {
         for l in all { l(change) }
     }
 
+    private var readListeners: [@Sendable (ReadMark) -> Void] = []
+
+    /// Calls `listener` with every read mark that moves, from this process and — through the
+    /// store (PostgreSQL) — from every other server using it.
+    public func listenReads(_ listener: @escaping @Sendable (ReadMark) -> Void) {
+        lock.lock(); defer { lock.unlock() }
+        readListeners.append(listener)
+    }
+
+    func emitRead(_ mark: ReadMark) {
+        lock.lock()
+        let all = readListeners
+        lock.unlock()
+        for l in all { l(mark) }
+    }
+
     private var typingListeners: [@Sendable (_ conversation: Int64, _ sender: String, _ rev: Int64) -> Void] = []
 
     /// Calls `listener` when someone types on another server of the same store (PostgreSQL).

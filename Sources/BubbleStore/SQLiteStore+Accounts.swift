@@ -249,6 +249,47 @@ extension SQLiteStore: AccountStore {
         return unowned ? .owner : nil
     }
 
+    @discardableResult
+    public func mark(_ conversation: Int64, user: Int64, read: Int64?, delivered: Int64?) async throws -> ReadMark {
+        let mark = try await write { db -> ReadMark in
+            let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?", arguments: [conversation]) ?? 0
+            let r = min(max(read ?? 0, 0), last), d = min(max(delivered ?? 0, r), last)
+            let row = try Row.fetchOne(db, sql: """
+                INSERT INTO read_mark (conversation_id, account_id, read_seq, delivered_seq) VALUES (?, ?, ?, ?)
+                ON CONFLICT (conversation_id, account_id) DO UPDATE
+                SET read_seq = max(read_seq, excluded.read_seq), delivered_seq = max(delivered_seq, excluded.delivered_seq)
+                RETURNING read_seq, delivered_seq
+                """, arguments: [conversation, user, r, d])
+            return ReadMark(user: user, conversation: conversation, read: row?[0] ?? r, delivered: row?[1] ?? d)
+        }
+        feed.emitRead(mark)
+        return mark
+    }
+
+    public func marks(of conversation: Int64) async throws -> [ReadMark] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT account_id, read_seq, delivered_seq FROM read_mark WHERE conversation_id = ? ORDER BY account_id",
+                             arguments: [conversation]).map { ReadMark(user: $0[0], conversation: conversation, read: $0[1], delivered: $0[2]) }
+        }
+    }
+
+    public func unread(_ conversations: [Int64], user: Int64, own: String?) async throws -> [Int64: Int] {
+        try await read { db in
+            var counts: [Int64: Int] = [:]
+            let others = own == nil ? "m.outgoing = 0" : "(m.sender IS NULL OR m.sender != ?)"
+            let statement = try db.makeStatement(sql: """
+                SELECT count(*) FROM message m
+                WHERE m.conversation_id = ? AND m.rev IS NOT NULL AND m.system = 0 AND coalesce(m.change, '') != 'delete'
+                  AND m.seq > coalesce((SELECT read_seq FROM read_mark WHERE conversation_id = ? AND account_id = ?), 0) AND \(others)
+                """)
+            for c in conversations {
+                statement.setUncheckedArguments(own.map { [c, c, user, $0] } ?? [c, c, user])
+                counts[c] = try Int.fetchOne(statement) ?? 0
+            }
+            return counts
+        }
+    }
+
     public func readableConversations(of user: StoredUser) async throws -> Set<Int64> {
         try await read { db in
             var ids = Set(try Int64.fetchAll(db, sql: "SELECT conversation_id FROM member WHERE account_id = ?", arguments: [user.id]))

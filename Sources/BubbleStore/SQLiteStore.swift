@@ -316,6 +316,19 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
                 );
                 """)
         }
+        // Read marks (issue 63): per user and conversation, the newest message read and the newest
+        // delivered to one of their devices. User 0 is the owner of a server without accounts.
+        m.registerMigration("v6-read-marks") { db in
+            try db.execute(sql: """
+                CREATE TABLE read_mark (
+                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                    account_id INTEGER NOT NULL,
+                    read_seq INTEGER NOT NULL DEFAULT 0,
+                    delivered_seq INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (conversation_id, account_id)
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 

@@ -42,7 +42,7 @@ struct AccessTests {
         #expect(server.router.routes.count > 40, "\(server.router.routes.count) routes")
         let (ws, wsRules) = server.server.webSocketRouterAndRules()
         #expect(wsRules.unruled(ws).isEmpty)
-        #expect(wsRules.all.map(\.route) == ["GET /api/v1/conversations/{id}/live"])
+        #expect(wsRules.all.map(\.route) == ["GET /api/v1/conversations/{id}/live", "GET /api/v1/feed"])
         for (method, template, rule) in Self.routes(server.rules) {
             if template.contains("{id}") {
                 guard case .conversation = rule else {

@@ -88,4 +88,72 @@ struct AccountsBrowserTests {
         try a.wait(for: "the sign-in page after signing out", timeout: 20, "return location.pathname === '/login'")
         #expect(try Self.status(a, "/api/v1/conversations") == 401)
     }
+
+    @Test("unread and read on the server, per user: ben's list (two windows, no reload) shows ann's new message first with a badge of 1 within 2 s; ann's own never count; opening it in one window clears the badge in the other; ann sees Delivered, then Read; a non-member's /c/ID is a 404 page in the app",
+          arguments: LiveBrowserTests.Nodes.allCases)
+    func unreadOnTheServer(nodes: LiveBrowserTests.Nodes) throws {
+        let store = try AccountsStore(nodes == .oneSQLite ? .sqlite : .postgres)
+        var browsers: [WebDriver] = []
+        defer {
+            for b in browsers { b.quit() }
+            store.stop()
+        }
+        try store.addUser("ann", "ann-password", display: "Ann")
+        try store.addUser("ben", "ben-password", display: "Ben")
+        try store.addUser("carl", "carl-password")
+        let one = try store.serve()
+        let two = nodes == .twoPostgres ? try store.serve() : one
+        let ann = try UserClient.signIn(one.port, "ann", "ann-password")
+        let lunch = try #require(try ann.call("POST", "/api/v1/conversations", ["title": "Lunch", "participants": ["ann", "ben"]]).json["id"] as? Int)
+        let trip = try #require(try ann.call("POST", "/api/v1/conversations", ["title": "Trip", "participants": ["ann", "ben"]]).json["id"] as? Int)
+        #expect(try ann.call("POST", "/api/v1/conversations/\(trip)/messages", ["clientId": UUID().uuidString, "text": "tickets booked"]).status == 201)
+
+        let a = try WebDriver(width: 900, height: 640); browsers.append(a)
+        let b1 = try WebDriver(width: 900, height: 640); browsers.append(b1)
+        let b2 = try WebDriver(width: 900, height: 640); browsers.append(b2)
+        try Self.signIn(a, base: "http://127.0.0.1:\(one.port)", path: "/c/\(lunch)", name: "ann", password: "ann-password")
+        try Self.signIn(b1, base: "http://127.0.0.1:\(two.port)", path: "/", name: "ben", password: "ben-password")
+        try Self.signIn(b2, base: "http://127.0.0.1:\(one.port)", path: "/", name: "ben", password: "ben-password")
+        try LiveBrowserTests.ready(a, "ann's window live")
+        for b in [b1, b2] { try b.wait(for: "ben's feed", timeout: 20, "return !!window.bubbleFeed && window.bubbleFeed.connects > 0") }
+        // Trip's message is unread for ben (1), not for ann (hers).
+        let badge = "const a = document.querySelector('#library a.chat[data-id=\"' + arguments[0] + '\"]'); const u = a && a.querySelector('.unread'); return u ? u.textContent : '';"
+        #expect(try b1.run(badge, [trip]) as? String == "1")
+        #expect(try a.run(badge, [trip]) as? String == "", "ann's own message counts as unread for her")
+
+        try a.type("#text", "lunch at noon?\u{E007}")
+        let sent = Date()
+        for (b, name) in [(b1, "ben's first window"), (b2, "ben's second window")] {
+            try b.wait(for: "ann's message in \(name)'s list", timeout: max(0.5, 2 - Date().timeIntervalSince(sent)), """
+                const a = document.querySelector('#library a.chat[data-id="\(lunch)"]');
+                const u = a && a.querySelector('.unread');
+                return !!a && a.querySelector('.p').textContent === 'lunch at noon?' && !!u && u.textContent === '1'
+                  && document.querySelector('#library li').contains(a);
+                """)
+        }
+        #expect(Date().timeIntervalSince(sent) < 2.5, "the lists took \(Date().timeIntervalSince(sent)) s")
+        #expect(try a.run(badge, [lunch]) as? String == "", "ann's own message counts as unread for her")
+        let benAPI = try UserClient.signIn(one.port, "ben", "ben-password")
+        let listed = try #require(try benAPI.get("/api/v1/conversations").json() as? [[String: Any]])
+        #expect(listed.first { $0["id"] as? Int == lunch }?["unread"] as? Int == 1 && listed.first { $0["id"] as? Int == trip }?["unread"] as? Int == 1)
+        #expect((try ann.get("/api/v1/conversations").json() as? [[String: Any]])?.allSatisfy { $0["unread"] as? Int == 0 } == true)
+        // Ben's feed delivered it: ann sees Delivered under her message.
+        try a.wait(for: "Delivered under ann's message", timeout: 10, "const s = document.querySelector('.vm .st[data-receipt]'); return !!s && s.dataset.receipt === 'Delivered';")
+
+        // Ben opens it in one window: the other window's badge goes, ann sees Read.
+        try b1.click("#library a.chat[data-id=\"\(lunch)\"]")
+        try LiveBrowserTests.ready(b1, "the conversation in ben's first window")
+        try b2.wait(for: "the badge gone in ben's other window", timeout: 5, "const a = document.querySelector('#library a.chat[data-id=\"\(lunch)\"]'); return !a.querySelector('.unread');")
+        #expect(try b2.run(badge, [trip]) as? String == "1", "the other conversation is still unread")
+        try a.wait(for: "Read under ann's message", timeout: 10, "const s = document.querySelector('.vm .st[data-receipt]'); return !!s && s.dataset.receipt === 'Read';")
+        #expect((try benAPI.get("/api/v1/conversations").json() as? [[String: Any]])?.first { $0["id"] as? Int == lunch }?["unread"] as? Int == 0)
+
+        // Carl is not in it: the page says so, in the app, with a 404.
+        let carl = try UserClient.signIn(one.port, "carl", "carl-password")
+        let page = try HTTP.request(port: one.port, method: "GET", path: "/c/\(lunch)", headers: ["Cookie": carl.cookie ?? "", "Accept": "text/html,application/xhtml+xml"])
+        #expect(page.status == 404 && page.headers["content-type"]?.hasPrefix("text/html") == true)
+        #expect(page.text.contains("This chat isn’t available") && page.text.contains("id=\"library\"") && !page.text.contains("Lunch"))
+        let api = try HTTP.request(port: one.port, method: "GET", path: "/api/v1/conversations/\(lunch)/messages", headers: ["Cookie": carl.cookie ?? ""])
+        #expect(api.status == 404 && api.headers["content-type"]?.hasPrefix("application/json") == true)
+    }
 }

@@ -1,7 +1,7 @@
 // The little of a browser page the modules touch when they are imported (session.js reads the
 // URL's query and two <meta> tags): enough to import them under `node --test`, no DOM.
 globalThis.location ??= /** @type {any} */ ({ search: "", origin: "http://127.0.0.1", host: "127.0.0.1", protocol: "http:" });
-globalThis.document ??= /** @type {any} */ ({ querySelector: () => null, getElementById: () => null });
+globalThis.document ??= /** @type {any} */ ({ querySelector: () => null, getElementById: () => null, addEventListener: () => {}, visibilityState: "visible" });
 
 /** The web app's modules, from the repository. */
 export const web = new URL("../../Sources/BubbleServer/Web/", import.meta.url);

@@ -6,7 +6,8 @@ const search = await import(new URL("search.js", web).href);
 const live = await import(new URL("live.js", web).href);
 const library = await import(new URL("library.js", web).href);
 const composer = await import(new URL("composer.js", web).href);
-const frame = await import(new URL("frame.js", web).href);
+const reads = await import(new URL("reads.js", web).href);
+const dates = await import(new URL("dates.js", web).href);
 const gallery = await import(new URL("gallery.js", web).href);
 
 test("occurrences: case-insensitive, left to right, not overlapping, indices into the text even when lower-casing changes lengths", () => {
@@ -66,12 +67,33 @@ test("participants: trimmed, empty ones dropped, the signed-in user first unless
   assert.deepEqual(library.participants("", ""), []);
 });
 
-test("tooLong and unread counts", () => {
+test("tooLong, badges and read marks worth sending", () => {
   assert.equal(composer.tooLong(65536, 65536), null);
   assert.equal(composer.tooLong(65537, 65536), "This message is 64 KB; a message may have at most 64 KB.");
-  assert.equal(frame.unreadCount(10, 4, false), 6);
-  assert.equal(frame.unreadCount(10, 4, true), 0);
-  assert.equal(frame.unreadCount(3, 9, false), 0, "never negative");
+  assert.deepEqual([1, 99, 100, 1234].map(reads.badgeText), ["1", "99", "99+", "99+"]);
+  assert.equal(reads.worthSending(5, 4, true), true);
+  assert.equal(reads.worthSending(4, 4, true), false, "nothing new");
+  assert.equal(reads.worthSending(9, 4, false), false, "a hidden page reads nothing");
+  assert.equal(reads.worthSending(NaN, 0, true), false);
+});
+
+test("receiptText: Read once another member read it, Delivered once it reached another's device, else Sent; one's own marks do not count", () => {
+  const marks = (entries) => new Map(entries);
+  assert.equal(live.receiptText(5, marks([]), "ann"), null, "nobody else keeps marks");
+  assert.equal(live.receiptText(5, marks([["ann", { read: 9, delivered: 9 }]]), "ann"), null, "only one's own");
+  assert.equal(live.receiptText(5, marks([["ann", { read: 9, delivered: 9 }], ["ben", { read: 3, delivered: 4 }]]), "ann"), "Sent");
+  assert.equal(live.receiptText(5, marks([["ben", { read: 3, delivered: 5 }]]), "ann"), "Delivered");
+  assert.equal(live.receiptText(5, marks([["ben", { read: 5, delivered: 5 }], ["cy", { read: 0, delivered: 0 }]]), "ann"), "Read");
+});
+
+test("listTime: today's time, Yesterday, a weekday within the week, then the date (a year only when another)", () => {
+  const now = new Date(2026, 10, 28, 18, 30);   // Saturday 28 November 2026, local time
+  assert.equal(dates.listTime(new Date(2026, 10, 28, 9, 5), now, "en-GB"), "09:05");
+  assert.equal(dates.listTime(new Date(2026, 10, 27, 23, 59), now, "en-GB"), "Yesterday");
+  assert.equal(dates.listTime(new Date(2026, 10, 23, 12, 0), now, "en-GB"), "Monday");
+  assert.equal(dates.listTime(new Date(2026, 10, 21, 12, 0), now, "en-GB"), "21 Nov");
+  assert.equal(dates.listTime(new Date(2025, 0, 2, 12, 0), now, "en-GB"), "2 Jan 2025");
+  assert.equal(dates.listTime(new Date(2026, 10, 27, 12, 0), now, "de"), "Gestern");
 });
 
 test("galleryRows: a heading per month, rows of at most cols cells, every item once in order; firstRowBelow = a linear scan", () => {

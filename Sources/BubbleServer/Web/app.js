@@ -1,5 +1,6 @@
 // app.js — the pages' one script (the only one the CSP allows, served as /assets/app.HASH.js): it
-// sets up what the page has. Every page: the session (CSRF), accounts, light/dark, the frame.
+// sets up what the page has. Every page: the session (CSRF), accounts, light/dark, the frame,
+// the list's feed (new messages and unread counts as they change).
 // The library: upload and new conversation. A conversation: the virtual scroller, its calendar,
 // the theme switch and, when live, the socket and the composer. The gallery: its grid.
 // Without the script every page still reads, with links.
@@ -7,6 +8,7 @@
 import { setupAccount } from "./account.js";
 import { setupCalendar } from "./calendar.js";
 import { restoreSendAs, setupComposer } from "./composer.js";
+import { setupFeed } from "./feed.js";
 import { setupFrame } from "./frame.js";
 import { setupGallery } from "./gallery.js";
 import { setupLibrary } from "./library.js";
@@ -23,6 +25,7 @@ setupLibrary();
 setupGallery();
 
 const main = byId("rows"), scrollBox = byId("scroller");
+setupFeed(main ? main.dataset.id : "");
 if (main && scrollBox) {
   const view = createScroller(main, scrollBox);
   setupCalendar(view);

@@ -68,3 +68,20 @@ export function dotSize(n, busiest) {
  * @returns {string}
  */
 export const messagesText = (n) => n.toLocaleString() + (n === 1 ? " message" : " messages");
+
+/**
+ * A list line's time, as the messaging apps write it: the time for today, "Yesterday", the
+ * weekday within the last week, else the date — in the reader's locale.
+ * @param {Date} date
+ * @param {Date} now
+ * @param {string} [locale]
+ * @returns {string}
+ */
+export function listTime(date, now, locale) {
+  const day = (/** @type {Date} */ d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((day(now) - day(date)) / 86400000);
+  if (days <= 0) return date.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit" });
+  if (days === 1) return new Intl.RelativeTimeFormat(locale, { numeric: "auto" }).format(-1, "day").replace(/^./, (c) => c.toUpperCase());
+  if (days < 7) return date.toLocaleDateString(locale, { weekday: "long" });
+  return date.toLocaleDateString(locale, { day: "numeric", month: "short", year: date.getFullYear() === now.getFullYear() ? undefined : "numeric" });
+}

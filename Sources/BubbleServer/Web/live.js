@@ -10,8 +10,7 @@
 // had. Who is typing shows for 4 s or until their message comes. The composer (composer.js)
 // hands messages to `submit`.
 
-import { markSeen } from "./frame.js";
-import { byId, tokenPart, tokenQuery } from "./session.js";
+import { byId, me, tokenPart, tokenQuery } from "./session.js";
 
 /**
  * "3.2 KB", "64 KB": a size in kilobytes, one decimal under 10 KB.
@@ -57,6 +56,26 @@ export const reconnect = (backoff, random) => ({ wait: backoff * (0.75 + random 
  * @returns {string}
  */
 export const newMessagesText = (n) => n + " new message" + (n > 1 ? "s" : "") + " ↓";
+
+/**
+ * What the last message of `me` ("" for the owner) at `seq` says: "Read" once another member's
+ * read mark reaches it, "Delivered" once another member's delivered mark does, else "Sent";
+ * null when nobody else keeps marks (an owner's server without accounts).
+ * @param {number} seq
+ * @param {Map<string, { read: number, delivered: number }>} marks
+ * @param {string} self
+ * @returns {string | null}
+ */
+export function receiptText(seq, marks, self) {
+  let any = false, read = false, delivered = false;
+  for (const [user, m] of marks) {
+    if (user === self) continue;
+    any = true;
+    if (m.read >= seq) read = true;
+    if (m.delivered >= seq) delivered = true;
+  }
+  return !any ? null : read ? "Read" : delivered ? "Delivered" : "Sent";
+}
 
 /**
  * @typedef {{ clientId: string, sender: string, text?: string, photo?: string, replyTo?: number }} OutgoingBody
@@ -171,6 +190,23 @@ export function setupLive(view) {
     else if (f.type === "ack") acked(f);
     else if (f.type === "error") refused(f);
     else if (f.type === "typing") typing(f);
+    else if (f.type === "receipt") { receipts.set(f.user, { read: f.read, delivered: f.delivered }); showReceipt(); }
+  }
+
+  // The ticks under one's last message: Read when another member has read it, Delivered when it
+  // reached another member's device, else Sent (receipt frames: each member's marks).
+  /** @type {Map<string, { read: number, delivered: number }>} */
+  const receipts = new Map();
+  function showReceipt() {
+    const own = Array.from(main.querySelectorAll(".vm .b.o")).pop();
+    const block = own && own.closest(".vm"), marker = block && block.querySelector("b[data-n]");
+    if (!block || !marker) return;
+    const text = receiptText(Number(/** @type {HTMLElement} */ (marker).dataset.n), receipts, me);
+    if (!text) return;
+    let line = /** @type {HTMLElement | null} */ (block.querySelector(".st:not(.f)"));
+    if (!line) { line = document.createElement("div"); line.className = "st"; block.appendChild(line); }
+    line.textContent = text;
+    line.dataset.receipt = text;
   }
   /** @param {{ ref: string, seq: number }} f */
   function acked(f) {
@@ -198,7 +234,7 @@ export function setupLive(view) {
       if (o.state === "sent" && main.querySelector('b[data-n="' + o.seq + '"]')) forget(o);
     }
   }
-  view.onPlaced = settle;
+  view.onPlaced = () => { settle(); showReceipt(); };
 
   // A committed change: the rows fetched again where it shows.
   /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -220,7 +256,6 @@ export function setupLive(view) {
       const announce = byId("announce");
       if (announce) { announce.appendChild(line); while (announce.childNodes.length > 5) announce.firstChild.remove(); }
     }
-    if (f.kind === "message") markSeen(m.seq);
     if (f.kind === "message" && (!win || win.last === null || m.seq > win.last)) {
       if (view.atBottom() || outbox.has(m.clientId)) wantEnd = true;
       else {

@@ -7,12 +7,13 @@
 // `window.bubbleViewer` tells tests (and the curious) where the page is.
 
 import { bandQuery, column, covers, easedOffset, indexAt, jumpTarget, scrollFor } from "./geometry.js";
+import { markRead } from "./reads.js";
 import { markMessage } from "./search.js";
 import { reason, tokenPart } from "./session.js";
 
 /**
  * @typedef {{ el: HTMLElement, base: number, first: number, last: number, top: number, bottom: number, tops: number[] }} RowWindow
- * @typedef {{ height: number, width: number, count: number, first: number, last: number, tops: number[], bottom: number, html: string, avatars: boolean, target?: number }} ViewAnswer
+ * @typedef {{ height: number, width: number, count: number, max: number, first: number, last: number, tops: number[], bottom: number, html: string, avatars: boolean, target?: number }} ViewAnswer
  */
 
 /**
@@ -136,6 +137,8 @@ export function createScroller(main, scroller) {
     if (old) old.el.remove();
     state.windows++;
     if (marked) markMessage(main, marked.seq, marked.words);
+    // The newest message is on the page: the conversation is read up to it.
+    if (data.last >= data.max) markRead(id, data.last);
     if (view.onPlaced) view.onPlaced();
   }
 
@@ -165,7 +168,11 @@ export function createScroller(main, scroller) {
       const data = await get(q);
       if (data.width !== width) return;
       if (Math.abs(data.height - total) > 0.5) setHeight(data.height);
-      count = data.count;
+      if (data.count !== count) {
+        count = data.count;
+        const shown = document.getElementById("msgcount");
+        if (shown) shown.textContent = count.toLocaleString() + (count === 1 ? " message" : " messages");
+      }
       if (then) then(data);
       place(data);
     } catch (e) {

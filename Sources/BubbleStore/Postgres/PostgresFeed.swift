@@ -108,6 +108,7 @@ final class PostgresFeed: Sendable {
                     try await c.listen(on: PostgresStore.channel) { changes in
                         try await c.listen(on: PostgresStore.typingChannel) { typing in
                             try await c.listen(on: PostgresStore.accessChannel) { access in
+                              try await c.listen(on: PostgresStore.readsChannel) { reads in
                                 delay = .milliseconds(100)
                                 if n > 1 { post.yield(.reconnected) }
                                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -116,6 +117,12 @@ final class PostgresFeed: Sendable {
                                     }
                                     group.addTask {
                                         for try await note in typing { self.typing(note.payload) }
+                                    }
+                                    group.addTask {
+                                        // Read marks moved on any server (this one too).
+                                        for try await note in reads {
+                                            if let mark = ReadMark(payload: note.payload) { self.feed.emitRead(mark) }
+                                        }
                                     }
                                     group.addTask {
                                         // Access changes of any server or command: told at once.
@@ -127,6 +134,7 @@ final class PostgresFeed: Sendable {
                                     try await group.next()
                                     group.cancelAll()
                                 }
+                              }
                             }
                         }
                     }

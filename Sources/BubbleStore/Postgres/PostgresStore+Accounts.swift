@@ -218,6 +218,57 @@ extension PostgresStore: AccountStore {
         return user.isAdmin && unowned ? .owner : nil
     }
 
+    @discardableResult
+    public func mark(_ conversation: Int64, user: Int64, read: Int64?, delivered: Int64?) async throws -> ReadMark {
+        try await transaction(retry: true) { [logger] c in
+            let last = try await c.run("SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = \(conversation)", logger).first!.decode(Int64.self)
+            let r = min(max(read ?? 0, 0), last), d = min(max(delivered ?? 0, r), last)
+            let row = try await c.run("""
+                INSERT INTO read_mark (conversation_id, account_id, read_seq, delivered_seq) VALUES (\(conversation), \(user), \(r), \(d))
+                ON CONFLICT (conversation_id, account_id) DO UPDATE
+                SET read_seq = GREATEST(read_mark.read_seq, excluded.read_seq), delivered_seq = GREATEST(read_mark.delivered_seq, excluded.delivered_seq)
+                RETURNING read_seq, delivered_seq
+                """, logger).first!
+            let (readSeq, deliveredSeq) = try row.decode((Int64, Int64).self)
+            let mark = ReadMark(user: user, conversation: conversation, read: readSeq, delivered: deliveredSeq)
+            // Told to every server (this one too) once committed.
+            try await c.run("SELECT pg_notify(\(Self.readsChannel), \(mark.payload))", logger)
+            return mark
+        }
+    }
+
+    static let readsChannel = "bubbles_reads"
+
+    public func marks(of conversation: Int64) async throws -> [ReadMark] {
+        try await rows("SELECT account_id, read_seq, delivered_seq FROM read_mark WHERE conversation_id = \(conversation) ORDER BY account_id").map {
+            let (user, read, delivered) = try $0.decode((Int64, Int64, Int64).self)
+            return ReadMark(user: user, conversation: conversation, read: read, delivered: delivered)
+        }
+    }
+
+    public func unread(_ conversations: [Int64], user: Int64, own: String?) async throws -> [Int64: Int] {
+        guard !conversations.isEmpty else { return [:] }
+        let query: PostgresQuery = own.map { own in """
+            SELECT m.conversation_id, count(*) FROM message m
+            LEFT JOIN read_mark r ON r.conversation_id = m.conversation_id AND r.account_id = \(user)
+            WHERE m.conversation_id = ANY(\(conversations)) AND m.rev IS NOT NULL AND NOT m.system AND coalesce(m.change, '') <> 'delete'
+              AND m.seq > coalesce(r.read_seq, 0) AND (m.sender IS NULL OR m.sender <> \(own))
+            GROUP BY m.conversation_id
+            """ } ?? """
+            SELECT m.conversation_id, count(*) FROM message m
+            LEFT JOIN read_mark r ON r.conversation_id = m.conversation_id AND r.account_id = \(user)
+            WHERE m.conversation_id = ANY(\(conversations)) AND m.rev IS NOT NULL AND NOT m.system AND coalesce(m.change, '') <> 'delete'
+              AND m.seq > coalesce(r.read_seq, 0) AND NOT m.outgoing
+            GROUP BY m.conversation_id
+            """
+        var counts = Dictionary(uniqueKeysWithValues: conversations.map { ($0, 0) })
+        for row in try await rows(query) {
+            let (c, n) = try row.decode((Int64, Int64).self)
+            counts[c] = Int(n)
+        }
+        return counts
+    }
+
     public func readableConversations(of user: StoredUser) async throws -> Set<Int64> {
         Set(try await rows("""
             SELECT conversation_id FROM member WHERE account_id = \(user.id)

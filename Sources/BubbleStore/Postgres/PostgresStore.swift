@@ -270,6 +270,17 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                 value TEXT NOT NULL
             );
             """),
+        // Read marks (issue 63): per user and conversation, the newest message read and the
+        // newest delivered to one of their devices; user 0 is the owner of a server without accounts.
+        ("v6-read-marks", """
+            CREATE TABLE read_mark (
+                conversation_id BIGINT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                account_id BIGINT NOT NULL,
+                read_seq BIGINT NOT NULL DEFAULT 0,
+                delivered_seq BIGINT NOT NULL DEFAULT 0,
+                PRIMARY KEY (conversation_id, account_id)
+            );
+            """),
     ]
 
     func migrate() async throws {
