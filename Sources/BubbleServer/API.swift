@@ -120,10 +120,31 @@ struct API: Sendable {
         do { hits = try await store.search(StoreSearch(String(q), conversation: conversation, limit: limit, within: within)) } catch let e as StoreError {
             throw APIError.badRequest(e.reason.replacingOccurrences(of: "search ", with: "q: "))
         }
-        return SearchJSON(hits: hits.map { h in
+        let matches = try await store.searchMatches(StoreSearch(String(q), conversation: conversation, within: within), cap: Self.matchCap)
+        var json = SearchJSON(hits: hits.map { h in
             SearchJSON.Hit(conversation: h.conversation, seq: h.seq, date: Self.iso(h.date), sender: h.senderName ?? h.sender, senderID: h.sender,
-                           text: h.text, snippet: h.snippet)
+                           text: h.text, snippet: h.snippet, parts: h.snippetParts)
         })
+        json.total = matches.values.reduce(0) { $0 + $1.count }
+        json.conversations = matches.map { SearchJSON.Count(id: $0.key, count: $0.value.count) }.sorted { ($0.count, -$0.id) > ($1.count, -$1.id) }
+        return json
+    }
+
+    /// The most matches counted or listed for one search.
+    static let matchCap = 100_000
+
+    /// `GET /api/v1/conversations/{id}/matches?q=`: every message of the conversation the words
+    /// match, in order — `{"q", "count", "seqs"}` (in-conversation search: "3 of 1,204", ↑/↓).
+    func matches(_ id: Int64, _ query: Parameters) async throws -> Response {
+        guard let q = query["q"], !q.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw APIError.badRequest("q is missing; expected the words to find")
+        }
+        let found: [Int64: [Int64]]
+        do { found = try await store.searchMatches(StoreSearch(String(q), conversation: id), cap: Self.matchCap) } catch let e as StoreError {
+            throw APIError.badRequest(e.reason.replacingOccurrences(of: "search ", with: "q: "))
+        }
+        let seqs = found[id] ?? []
+        return Pages.json { out in out.field("q", String(q)); out.field("count", seqs.count); out.key("seqs"); out.array(seqs) }
     }
 
     /// An integer parameter in `range`, nil when absent, a 400 naming it when not.

@@ -206,15 +206,21 @@ struct SearchJSON: ResponseEncodable, Sendable {
         var senderID: String?
         var text: String
         var snippet: String
-        enum CodingKeys: String, CodingKey { case conversation, seq, date, sender, senderID, text, snippet }
+        /// The snippet as [before, match, after] (brackets in the text stay text).
+        var parts: [String] = []
+        enum CodingKeys: String, CodingKey { case conversation, seq, date, sender, senderID, text, snippet, parts }
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(conversation, forKey: .conversation); try c.encode(seq, forKey: .seq); try c.encode(date, forKey: .date)
             try c.encode(sender, forKey: .sender); try c.encode(senderID, forKey: .senderID)
-            try c.encode(text, forKey: .text); try c.encode(snippet, forKey: .snippet)
+            try c.encode(text, forKey: .text); try c.encode(snippet, forKey: .snippet); try c.encode(parts, forKey: .parts)
         }
     }
     var hits: [Hit]
+    /// Every match's count (not only the hits given), and per conversation, most first.
+    var total: Int = 0
+    var conversations: [Count] = []
+    struct Count: Encodable, Sendable { var id: Int64; var count: Int }
 }
 
 /// A live change: `{"kind", "rev", "message"}`; on the socket also `"type": "change"` and

@@ -43,6 +43,7 @@ struct JSONBytes {
     }
 
     mutating func array(_ values: [Double]) { list(values) { $0.number($1) } }
+    mutating func array(_ values: [Int64]) { list(values) { $0.bytes.append(contentsOf: String($1).utf8) } }
 
     /// `s` quoted and escaped; runs of bytes that need no escape are copied whole (a window's
     /// HTML is most of its answer).

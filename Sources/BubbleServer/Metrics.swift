@@ -140,6 +140,9 @@ final class TimedStore: ConversationStore {
     func search(_ search: StoreSearch) async throws -> [StoreHit] {
         try await metrics.time("search") { try await base.search(search) }
     }
+    func searchMatches(_ search: StoreSearch, cap: Int) async throws -> [Int64: [Int64]] {
+        try await metrics.time("search_matches") { try await base.searchMatches(search, cap: cap) }
+    }
     func load(_ conversation: Int64) async throws -> Conversation {
         try await metrics.time("load") { try await base.load(conversation) }
     }

@@ -191,10 +191,17 @@ struct Pages: Sendable {
     /// Where a page's frame wants the signed-in user's bar (else it opens the body).
     static let barPlace: HTML = "<!--me-->"
 
+    /// The search form: every conversation's (`/search`), or one conversation's — which the
+    /// script keeps in the conversation: its matches counted ("3 of 1,204") and walked with ↑/↓.
     static func searchForm(_ q: String = "", conversation: Int64? = nil) -> HTML {
-        "<form action=\"/search\" method=\"get\"><input type=\"search\" name=\"q\" value=\"\(q)\" placeholder=\"Search\" aria-label=\"Search\">"
-            + (conversation.map { c -> HTML in "<input type=\"hidden\" name=\"conversation\" value=\"\(c)\">" } ?? "")
-            + " <button>Search</button></form>"
+        guard let conversation else {
+            return "<form action=\"/search\" method=\"get\"><input type=\"search\" name=\"q\" value=\"\(q)\" placeholder=\"Search\" aria-label=\"Search\"> <button>Search</button></form>"
+        }
+        return "<form action=\"/search\" method=\"get\" id=\"insearch\"><input type=\"search\" name=\"q\" value=\"\(q)\" placeholder=\"Search in this chat\" aria-label=\"Search in this chat\">"
+            + "<input type=\"hidden\" name=\"conversation\" value=\"\(conversation)\"> <button>Search</button>"
+            + "<span class=\"matchnav\" id=\"matchnav\" hidden><span id=\"matchcount\" role=\"status\" aria-live=\"polite\"></span>"
+            + "<button type=\"button\" id=\"matchup\" aria-label=\"Older match\" title=\"Older match (Enter)\">↑</button>"
+            + "<button type=\"button\" id=\"matchdown\" aria-label=\"Newer match\" title=\"Newer match (Shift+Enter)\">↓</button></span></form>"
     }
 
     func library(for identity: Identity) async throws -> Response {

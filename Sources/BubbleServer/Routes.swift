@@ -63,6 +63,7 @@ struct ConversationRoutes {
         one.get("") { _, context in try await api.conversation(try id(context)) }
         one.get("messages") { request, context in try await api.messages(try id(context), request.uri.queryParameters) }
         one.get("days") { request, context in try await api.days(try id(context), request.uri.queryParameters) }
+        one.get("matches") { request, context in try await api.matches(try id(context), request.uri.queryParameters) }
     }
 }
 

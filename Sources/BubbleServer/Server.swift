@@ -180,12 +180,16 @@ public struct BubbleServer: Sendable {
         // The signed-in user's list as it changes (`Reads.swift`): closes with their session.
         groups.api.ws("feed") { request, _ in
             LiveRoutes.sameOrigin(request) ? .upgrade([:]) : .dontUpgrade
-        } onUpgrade: { _, outbound, context in
+        } onUpgrade: { inbound, outbound, context in
             let identity = context.requestContext.identity
             let (id, frames) = userFeed.connect(identity)
             defer { userFeed.disconnect(identity, id) }
+            // Ends when the client goes (its side of the socket ends), the server stops, or the
+            // user's session does; frames are written as they come.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { for await frame in frames { try await outbound.write(.text(frame)) } }
+                group.addTask { for try await _ in inbound.messages(maxSize: 4_096) {} }
+                group.addTask { try? await gracefulShutdown() }
                 if let user = identity.user {
                     group.addTask { _ = await SocketRevocation(user: user.id, check: { try await gate.stillValid(identity) }).wait(hub: live.hub, conversation: nil) }
                 }

@@ -152,18 +152,8 @@ extension SQLiteStore {
             // The candidates: every match passing the filters, newest first, at most
             // `candidates` (bm25 over a word in a tenth of a million messages would take 100 ms;
             // over its newest 5,000 matches it takes a few); then ranked by bm25.
-            var filters = ""
-            var arguments: [any DatabaseValueConvertible] = [SearchText.match(query)]
-            if let c = search.conversation { filters += " AND m.conversation_id = ?"; arguments.append(c) }
-            if let within = search.within { filters += " AND m.conversation_id IN (\(within.map(String.init).joined(separator: ",")))" }
-            if let s = search.sender {
-                filters += " AND (m.sender = ? OR m.sender IN (SELECT id FROM participant WHERE name = ? COLLATE NOCASE"
-                    + (search.conversation != nil ? " AND conversation_id = ?" : "") + "))"
-                arguments += [s, s]
-                if let c = search.conversation { arguments.append(c) }
-            }
-            if let d = search.since { filters += " AND m.date >= ?"; arguments.append(d.timeIntervalSince1970) }
-            if let d = search.until { filters += " AND m.date < ?"; arguments.append(d.timeIntervalSince1970) }
+            var (filters, arguments) = Self.searchFilters(search)
+            arguments.insert(SearchText.match(query), at: 0)
             let sql = """
                 SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, m.extra, f.score,
                        (SELECT name FROM participant p WHERE p.conversation_id = m.conversation_id AND p.id = m.sender) AS sender_name
@@ -183,5 +173,45 @@ extension SQLiteStore {
                                                text: $0["text"] ?? "", senderName: $0["sender_name"], extra: $0["extra"]) },
                                     query: query, limit: limit)
         })
+    }
+
+    /// The filters of a search besides its words (` AND …` on `m`, the message) and their arguments.
+    static func searchFilters(_ search: StoreSearch) -> (String, [any DatabaseValueConvertible]) {
+        var filters = ""
+        var arguments: [any DatabaseValueConvertible] = []
+        if let c = search.conversation { filters += " AND m.conversation_id = ?"; arguments.append(c) }
+        if let within = search.within { filters += " AND m.conversation_id IN (\(within.map(String.init).joined(separator: ",")))" }
+        if let s = search.sender {
+            filters += " AND (m.sender = ? OR m.sender IN (SELECT id FROM participant WHERE name = ? COLLATE NOCASE"
+                + (search.conversation != nil ? " AND conversation_id = ?" : "") + "))"
+            arguments += [s, s]
+            if let c = search.conversation { arguments.append(c) }
+        }
+        if let d = search.since { filters += " AND m.date >= ?"; arguments.append(d.timeIntervalSince1970) }
+        if let d = search.until { filters += " AND m.date < ?"; arguments.append(d.timeIntervalSince1970) }
+        return (filters, arguments)
+    }
+
+    public func searchMatches(_ search: StoreSearch, cap: Int) async throws -> [Int64: [Int64]] {
+        guard let query = SearchText.parse(search.query) else {
+            throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
+        }
+        if search.within?.isEmpty == true { return [:] }
+        return try await read { [self] db in
+            var (filters, arguments) = Self.searchFilters(search)
+            arguments.insert(SearchText.match(query), at: 0)
+            arguments.append(max(1, cap))
+            var out: [Int64: [Int64]] = [:]
+            do {
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT m.conversation_id, m.seq FROM message_fts JOIN message m ON m.id = message_fts.rowid
+                    WHERE message_fts MATCH ?\(filters) ORDER BY message_fts.rowid LIMIT ?
+                    """, arguments: StatementArguments(arguments))
+                while let row = try rows.next() { out[row[0], default: []].append(row[1]) }
+            } catch let e as DatabaseError {
+                throw StoreError(path: path, reason: "search \"\(search.query)\": \(e.message ?? "not a query SQLite understands")")
+            }
+            return out.mapValues { $0.sorted() }
+        }
     }
 }

@@ -229,6 +229,10 @@ public protocol ConversationStore: AnyObject, Sendable, Service {
     func dayCounts(of conversation: Int64, timeZone: TimeZone) async throws -> [StoreDayCount]
     /// Full-text search: the best hits first, at most `StoreSearch.limit`.
     func search(_ search: StoreSearch) async throws -> [StoreHit]
+    /// Every message matching a search (its filters too; not `limit`), as each conversation's
+    /// sequence numbers in order — how many hits there are, and where (in-conversation ↑/↓) —
+    /// at most `cap` in all (the oldest first when there are more).
+    func searchMatches(_ search: StoreSearch, cap: Int) async throws -> [Int64: [Int64]]
     /// The whole conversation as the model, for every renderer (photo paths absolute).
     func load(_ conversation: Int64) async throws -> Conversation
 

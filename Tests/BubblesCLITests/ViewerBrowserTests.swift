@@ -453,4 +453,57 @@ struct ScaledViewerTests {
         for (place, n) in seen { #expect(n >= 2, "\(place): \(n) bubbles in view") }
         #expect(seen.count == 9)
     }
+
+    @Test("search as the peers have it: two words typed in the sidebar, in the other order, find messages holding both, grouped with their real counts; the search form's + is a space; in a conversation \"1 of N\" and ↑ walks to the next older match, outlined and marked")
+    func searchFromThePage() throws {
+        let dir = try ViewerBrowserTests.temp()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let chat = dir.appendingPathComponent("long.json")
+        try LongChat.write(3000, to: chat)
+        let server = try ServedStore(exports: [chat.path])
+        defer { server.stop() }
+        let both = (1...3000).filter { let t = LongChat.text($0); return t.contains(" fox") && t.contains(" tonight") }
+        #expect(both.count > 20, "the fixture has \(both.count) messages with both words")
+        let b = try WebDriver(width: 1100, height: 700)
+        defer { b.quit() }
+        let base = "http://127.0.0.1:\(server.port)"
+        try b.open(base + "/")
+        try b.click("#findall")
+        try b.type("#findall", "tonight fox")
+        let summary = try b.wait(for: "the sidebar's results", timeout: 20, """
+            const r = document.getElementById('results'); const s = r && r.querySelector('.rsum');
+            return !!r && !r.hidden && !!s && s.textContent.includes('messages') ? s.textContent : false;
+            """) as? String ?? ""
+        #expect(summary == "\(both.count.formatted(.number.locale(Locale(identifier: "en_US")))) messages in 1 chat", "\(summary)")
+        #expect(try b.run("return document.getElementById('library').hidden") as? Bool == true)
+        let hits = try #require(try b.run("return Array.from(document.querySelectorAll('#results a.rhit')).map((a) => Number(new URL(a.href).searchParams.get('at')))") as? [Int])
+        #expect(!hits.isEmpty && hits.allSatisfy { both.contains($0) }, "a hit without both words: \(hits.filter { !both.contains($0) })")
+        let counted = try b.run("return document.querySelector('#results .rgroup small').textContent") as? String
+        #expect(counted == "\(both.count.formatted(.number.locale(Locale(identifier: "en_US")))) matches", "\(counted ?? "none")")
+        // Esc brings the list back.
+        try b.press("\u{E00C}")
+        try b.wait(for: "the list again", "return !document.getElementById('library').hidden && document.getElementById('results').hidden;")
+        // The form as a browser sends it: q=tonight+fox.
+        let page = try HTTP.request(port: server.port, method: "GET", path: "/search?q=tonight+fox")
+        let found = page.text.matches(of: #/\?at=(\d+)&amp;q=tonight%20fox/#).map { Int($0.output.1)! }
+        #expect(!found.isEmpty && found.allSatisfy { both.contains($0) } && page.text.contains("value=\"tonight fox\""), "\(found.prefix(5))")
+
+        // In the conversation: "1 of N", then ↑ to the next older match.
+        let fox = (1...3000).filter { LongChat.text($0).contains(" fox") }
+        try b.open(base + "/c/1")
+        try ViewerBrowserTests.settle(b, "the conversation")
+        try b.click("details.tool:has(#insearch) summary")
+        try b.type("#insearch input[type=search]", "fox\u{E007}")
+        try b.wait(for: "1 of N", "return document.getElementById('matchcount').textContent === '1 of \(fox.count.formatted(.number.locale(Locale(identifier: "en_US"))))';")
+        try ViewerBrowserTests.settle(b, "the newest match")
+        try b.wait(for: "the newest match outlined", "return !!document.querySelector('b[data-n=\"\(fox.last!)\"] ~ .hl') || !!document.querySelector('.vm:has(b[data-n=\"\(fox.last!)\"]) .hl');")
+        try b.click("#matchup")
+        try b.wait(for: "2 of N", "return document.getElementById('matchcount').textContent.startsWith('2 of ');")
+        try ViewerBrowserTests.settle(b, "the older match")
+        let older = fox[fox.count - 2]
+        try b.wait(for: "message \(older) outlined with fox marked", """
+            const block = document.querySelector('.vm:has(b[data-n="\(older)"])');
+            return !!block && !!block.querySelector('.hl') && Array.from(block.querySelectorAll('mark')).some((m) => m.textContent === 'fox');
+            """)
+    }
 }

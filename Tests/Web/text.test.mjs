@@ -119,3 +119,18 @@ test("galleryRows: a heading per month, rows of at most cols cells, every item o
   assert.equal(gallery.duration(61.4), "1:01");
   assert.equal(gallery.duration(3600), "60:00");
 });
+
+test("search helpers: the marked word, \"3 of 1,204\", stepping through matches, hits grouped by conversation with real counts", () => {
+  assert.equal(search.markedWord("  tonight fox"), "tonight");
+  assert.equal(search.markedWord("-cat \"dog\" x"), "dog");
+  assert.equal(search.markedWord("pre*"), "pre");
+  assert.equal(search.markedWord(""), "");
+  assert.equal(search.matchLabel(2, 1204), "3 of 1,204");
+  assert.equal(search.matchLabel(0, 0), "No matches");
+  assert.equal(search.stepMatch(0, 3, true), 1);
+  assert.equal(search.stepMatch(2, 3, true), 2, "stops at the oldest");
+  assert.equal(search.stepMatch(0, 3, false), 0, "stops at the newest");
+  const groups = search.groupHits([{ conversation: 2, seq: 9 }, { conversation: 1, seq: 4 }, { conversation: 2, seq: 3 }, { conversation: 7, seq: 1 }],
+    [{ id: 1, count: 1200 }, { id: 2, count: 2 }, { id: 5, count: 0 }]);
+  assert.deepEqual(groups.map((g) => [g.id, g.count, g.hits.map((h) => h.seq)]), [[1, 1200, [4]], [2, 2, [9, 3]], [7, 0, [1]]]);
+});

@@ -15,6 +15,7 @@ import { setupLibrary } from "./library.js";
 import { setupLive } from "./live.js";
 import { setupScheme } from "./scheme.js";
 import { createScroller } from "./scroller.js";
+import { setupConversationSearch, setupSidebarSearch } from "./search.js";
 import { byId, installCsrf } from "./session.js";
 
 installCsrf();
@@ -23,12 +24,14 @@ setupScheme();
 setupFrame();
 setupLibrary();
 setupGallery();
+setupSidebarSearch();
 
 const main = byId("rows"), scrollBox = byId("scroller");
 setupFeed(main ? main.dataset.id : "");
 if (main && scrollBox) {
   const view = createScroller(main, scrollBox);
   setupCalendar(view);
+  setupConversationSearch(view);
   const newest = byId("newest");
   if (newest) newest.addEventListener("click", (/** @type {Event} */ e) => { e.preventDefault(); view.jump("", "end"); });
   const themes = byId("themes");

@@ -48,6 +48,13 @@ export function createScroller(main, scroller) {
     /** Whether the view is at the conversation's end (within 60 px). */
     atBottom: () => !win || scroller.scrollTop + offset + view.viewHeight() >= total - 60,
     jump, load, start,
+    /** Outlines message `seq`, marks `words` in it, and shows it centred. @param {number} seq @param {string} words */
+    highlight: (seq, words) => {
+      for (const old of main.querySelectorAll(".hl")) old.classList.remove("hl");
+      for (const m of main.querySelectorAll("mark")) m.replaceWith(document.createTextNode(m.textContent || ""));
+      marked = { seq, words };
+      return jump("at=" + seq, "centre");
+    },
     /** The rows around the view fetched again (a change there). */
     reload: () => load(bandQuery(scroller.scrollTop + offset, view.viewHeight())),
   };

@@ -124,40 +124,8 @@ extension PostgresStore {
             throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
         }
         let limit = max(1, search.limit)
-        var binds = PostgresBindings()
-        func bind(_ value: some PostgresDynamicTypeEncodable) -> String { binds.append(value); return "$\(binds.count)" }
-        var conditions: [String] = []
-        var included: [String] = []
-        for term in query.terms {
-            // A CJK term of three characters or more: a substring, through the trigram index;
-            // shorter ones are the bigram tokens of `body` (a lone character a prefix), as in SQLite.
-            if term.text.unicodeScalars.contains(where: { SearchText.isCJK($0.value) }) && term.text.unicodeScalars.count >= 3 {
-                let pattern = "%" + term.text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
-                conditions.append((term.excluded ? "NOT " : "") + "(m.cjk AND lower(m.text) LIKE \(bind(pattern)))")
-            } else if let t = Self.tsquery(term) {
-                if term.excluded { conditions.append("NOT (m.words @@ to_tsquery('bubbles_search', \(bind(t))))") } else { included.append(t) }
-            }
-        }
-        var rank = "0::real"
-        if !included.isEmpty {
-            let q = bind(included.joined(separator: " & "))
-            conditions.insert("m.words @@ to_tsquery('bubbles_search', \(q))", at: 0)
-            rank = "ts_rank(m.words, to_tsquery('bubbles_search', \(q)))"
-        }
-        guard !conditions.isEmpty else { return [] }
-        if let c = search.conversation { conditions.append("m.conversation_id = \(bind(c))") }
-        if let within = search.within {
-            if within.isEmpty { return [] }
-            conditions.append("m.conversation_id IN (\(within.map(String.init).joined(separator: ",")))")
-        }
-        if let s = search.sender {
-            let v = bind(s)
-            conditions.append("(m.sender = \(v) OR m.sender IN (SELECT id FROM participant WHERE lower(name) = lower(\(v))"
-                + (search.conversation != nil ? " AND conversation_id = m.conversation_id" : "") + "))")
-        }
-        if let d = search.since { conditions.append("m.date >= \(bind(d.timeIntervalSince1970))") }
-        if let d = search.until { conditions.append("m.date < \(bind(d.timeIntervalSince1970))") }
+        guard var (conditions, binds, rank) = Self.searchConditions(search, query) else { return [] }
+        _ = binds.count
         // The newest `searchCandidates` matches, ranked (as the SQLite store does with bm25).
         let sql = """
             SELECT f.conversation_id, f.seq, f.date, f.sender, f.text,
@@ -180,6 +148,67 @@ extension PostgresStore {
         }
         return try await namingSenders(SearchText.hits(rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5, extra: $0.6) },
                                query: query, limit: limit))
+    }
+
+    /// A search's conditions on `m` (the message), their binds and its rank expression; nil when
+    /// nothing can match.
+    static func searchConditions(_ search: StoreSearch, _ query: SearchText.Query) -> (conditions: [String], binds: PostgresBindings, rank: String)? {
+        var binds = PostgresBindings()
+        func bind(_ value: some PostgresDynamicTypeEncodable) -> String { binds.append(value); return "$\(binds.count)" }
+        var conditions: [String] = []
+        var included: [String] = []
+        for term in query.terms {
+            // A CJK term of three characters or more: a substring, through the trigram index;
+            // shorter ones are the bigram tokens of `body` (a lone character a prefix), as in SQLite.
+            if term.text.unicodeScalars.contains(where: { SearchText.isCJK($0.value) }) && term.text.unicodeScalars.count >= 3 {
+                let pattern = "%" + term.text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+                conditions.append((term.excluded ? "NOT " : "") + "(m.cjk AND lower(m.text) LIKE \(bind(pattern)))")
+            } else if let t = Self.tsquery(term) {
+                if term.excluded { conditions.append("NOT (m.words @@ to_tsquery('bubbles_search', \(bind(t))))") } else { included.append(t) }
+            }
+        }
+        var rank = "0::real"
+        if !included.isEmpty {
+            let q = bind(included.joined(separator: " & "))
+            conditions.insert("m.words @@ to_tsquery('bubbles_search', \(q))", at: 0)
+            rank = "ts_rank(m.words, to_tsquery('bubbles_search', \(q)))"
+        }
+        guard !conditions.isEmpty else { return nil }
+        if let c = search.conversation { conditions.append("m.conversation_id = \(bind(c))") }
+        if let within = search.within {
+            if within.isEmpty { return nil }
+            conditions.append("m.conversation_id IN (\(within.map(String.init).joined(separator: ",")))")
+        }
+        if let s = search.sender {
+            let v = bind(s)
+            conditions.append("(m.sender = \(v) OR m.sender IN (SELECT id FROM participant WHERE lower(name) = lower(\(v))"
+                + (search.conversation != nil ? " AND conversation_id = m.conversation_id" : "") + "))")
+        }
+        if let d = search.since { conditions.append("m.date >= \(bind(d.timeIntervalSince1970))") }
+        if let d = search.until { conditions.append("m.date < \(bind(d.timeIntervalSince1970))") }
+        return (conditions, binds, rank)
+    }
+
+    public func searchMatches(_ search: StoreSearch, cap: Int) async throws -> [Int64: [Int64]] {
+        guard let query = SearchText.parse(search.query) else {
+            throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
+        }
+        guard let (conditions, binds, _) = Self.searchConditions(search, query) else { return [:] }
+        let sql = "SELECT m.conversation_id, m.seq FROM message m WHERE \(conditions.joined(separator: " AND ")) ORDER BY m.id LIMIT \(max(1, cap))"
+        try await prepare()
+        var out: [Int64: [Int64]] = [:]
+        do {
+            try await db.with { c in
+                for row in try await c.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger) {
+                    let (conversation, seq) = try row.decode((Int64, Int64).self)
+                    out[conversation, default: []].append(seq)
+                }
+            }
+        } catch {
+            throw StoreError(path: path, reason: "search \"\(search.query)\": \(PostgresDB.describe(error))")
+        }
+        return out.mapValues { $0.sorted() }
     }
 
     /// A term as tsquery text: each word quoted (nothing in it is tsquery syntax), a phrase's
