@@ -10,7 +10,8 @@ set -euo pipefail
 # WhatsApp .zip), ICU (the fast text engine's line breaker), and tools and data the tests call
 # (LineBreakTest.txt from unicode-data, pdftotext, pdftoppm, pango-view, headless chromium and its WebDriver, qpdf,
 # gdb for the stacks of a test or command that hangs, Node.js and TypeScript's checker for the
-# web app's modules: `node --check`, `tsc`, `node --test`),
+# web app's modules: `node --check`, `tsc`, `node --test`, and pip to fetch axe-core for the
+# accessibility tests: scripts/fetch-axe.sh),
 # and PostgreSQL 15 with its contrib extensions (unaccent, pg_trgm), which the tests start themselves.
 # What building and rendering need (`scripts/bootstrap.sh demo` stops here: `make demo`).
 PACKAGES=(
@@ -45,6 +46,7 @@ if [ "${1:-all}" != "demo" ]; then
     gdb
     nodejs
     node-typescript
+    python3-pip
     postgresql
     postgresql-contrib
   )

@@ -149,6 +149,11 @@ struct HTMLStyleSheet {
         add("sep", t.labels.separator); add("sys", t.labels.system); add("tm", t.labels.time)
         add("itm", t.incoming.timeColor ?? t.incoming.textColor.withAlpha(0.6 * t.incoming.textColor.alpha))
         add("otm", t.outgoing.timeColor ?? t.outgoing.textColor.withAlpha(0.6 * t.outgoing.textColor.alpha))
+        // Replies, reactions, the failed mark and typing dots: each appearance's own (a dark
+        // page's reply box is the dark fill, not the light one at half strength).
+        add("rf", t.replyFill); add("rt", t.replyTextColor); add("rb", t.replyBar)
+        add("xf", t.reactionFill); add("xb", t.reactionBorder); add("xt", t.incoming.textColor)
+        add("fl", t.failedColor); add("td", t.typingDotsColor)
         return v
     }
 
@@ -271,7 +276,6 @@ struct HTMLStyleSheet {
         let indent = style.avatarSize + style.besideGap, fb = style.failedBadgeSize
         v += [("e-size", px(style.emojiText.size)), ("e-last", px(metrics.emoji.lastLine)), ("status-gap", px(style.statusSpacing)),
               ("status-size", px(style.statusText.size)), ("n-left", px(sm + style.senderNameInset)), ("n-gap", px(style.senderNameSpacing)),
-              ("failed", theme.failedColor.hex),
               ("avatar-margin", px(sm + indent)), ("avatar-max-w", Self.maxWidth(style.maxBubbleWidthBounds(indent: indent))),
               ("avatar-name-margin", px(sm + indent + style.senderNameInset)), ("avatar-left", px(-indent)), ("avatar", px(style.avatarSize)),
               ("avatar-font", px((style.avatarSize * 0.4).rounded())),
@@ -282,12 +286,11 @@ struct HTMLStyleSheet {
         let rise = (pill * style.reactionRise).rounded(.up), qp = style.replyPadding, d = style.typingDotSize
         v += [("k-top", px(style.rowSpacing + rise)), ("rx-top", px(-rise)),
               ("rx-pad", "\(px(rp.top)) \(px(rp.right)) \(px(rp.bottom)) \(px(rp.left))"), ("rx-size", px(style.reactionText.size)),
-              ("rx-r", px(pill)), ("rx-fill", theme.reactionFill.hex), ("rx-border", theme.reactionBorder.hex), ("rx-text", theme.incoming.textColor.hex),
-              ("r-pad", "\(px(qp.top)) \(px(qp.right)) \(px(qp.bottom)) \(px(qp.left))"), ("r-fill", theme.replyFill.hex), ("r-bar", theme.replyBar.hex),
-              ("r-text", theme.replyTextColor.hex), ("r-size", px(style.replyText.size)), ("r-lines", "\(style.replyMaxLines)"), ("r-gap", px(style.replySpacing)),
+              ("rx-r", px(pill)),
+              ("r-pad", "\(px(qp.top)) \(px(qp.right)) \(px(qp.bottom)) \(px(qp.left))"), ("r-size", px(style.replyText.size)), ("r-lines", "\(style.replyMaxLines)"), ("r-gap", px(style.replySpacing)),
               ("grid-gap", px(style.gridSpacing)), ("grid-w", px(2 * 129 + style.gridSpacing)), ("grid-ratio", "\(Self.num(2 * 129 + style.gridSpacing))/129"),
               ("ty-w", px(style.typingBubbleSize.width)), ("ty-h", px(style.typingBubbleSize.height)), ("ty-gap", px(d * 0.6)), ("ty-dot", px(d)),
-              ("ty-color", theme.typingDotsColor.hex), ("h1-size", px(style.text.size * 1.25))]
+              ("h1-size", px(style.text.size * 1.25))]
         return v
     }
 

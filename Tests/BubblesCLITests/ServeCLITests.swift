@@ -172,7 +172,7 @@ struct ServeCLITests {
         defer { server.stop() }
         let library = try server.get("/")
         #expect(library.status == 200 && library.headers["content-type"]?.hasPrefix("text/html") == true)
-        #expect(library.text.contains("<a class=\"chat\" href=\"/c/1\">") && library.text.contains("<span class=\"t\">Mira Chen</span>"))
+        #expect(library.text.contains("<a class=\"chat\" href=\"/c/1\" data-id=\"1\">") && library.text.contains("<span class=\"t\">Mira Chen</span>"))
         #expect(library.text.contains("&lt;script&gt;window.pwned=1&lt;/script&gt;"))
         let theScript = #/<script type="module" src="/assets/app\.[0-9a-f]{16}\.js"></script>/#
         #expect(library.text.components(separatedBy: "<script").count == 2 && library.text.contains(theScript))

@@ -13,6 +13,7 @@ import { setupFrame } from "./frame.js";
 import { setupGallery } from "./gallery.js";
 import { setupLibrary } from "./library.js";
 import { setupLive } from "./live.js";
+import { markRead } from "./reads.js";
 import { setupScheme } from "./scheme.js";
 import { createScroller } from "./scroller.js";
 import { setupConversationSearch, setupSidebarSearch } from "./search.js";
@@ -30,6 +31,8 @@ const main = byId("rows"), scrollBox = byId("scroller");
 setupFeed(main ? main.dataset.id : "");
 if (main && scrollBox) {
   const view = createScroller(main, scrollBox);
+  // Opened at its newest messages: read up to them at once (the scroller marks later ones).
+  if (main.dataset.newest === "true" && Number(main.dataset.last) > 0) markRead(main.dataset.id, Number(main.dataset.last));
   setupCalendar(view);
   setupConversationSearch(view);
   const newest = byId("newest");

@@ -2,7 +2,7 @@
 // conversation is marked read up to the newest message shown while the page is visible (every
 // device of the reader then clears its badge), and the list's badges show the server's counts.
 
-import { post, tokenQuery } from "./session.js";
+import { tokenQuery } from "./session.js";
 
 let sent = 0, pending = 0, conversation = "";
 /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -32,8 +32,13 @@ export function markRead(id, seq) {
     const seqToSend = pending;
     if (!worthSending(seqToSend, sent, document.visibilityState !== "hidden")) return;
     sent = seqToSend;
-    post("/api/v1/conversations/" + conversation + "/read" + tokenQuery, { seq: seqToSend }).catch(() => { sent = 0; });
-  }, 250);
+    // `keepalive`: sent even when the reader leaves the page at once.
+    fetch("/api/v1/conversations/" + conversation + "/read" + tokenQuery, {
+      method: "POST", credentials: "same-origin", keepalive: true,
+      headers: { "Content-Type": "application/json" },   // the CSRF token: session.js's fetch
+      body: JSON.stringify({ seq: seqToSend }),
+    }).then((r) => { if (!r.ok) sent = 0; }, () => { sent = 0; });
+  }, sent ? 250 : 0);
 }
 
 document.addEventListener("visibilitychange", () => { if (conversation && pending > sent) markRead(conversation, pending); });
