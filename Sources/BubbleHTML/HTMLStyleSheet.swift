@@ -159,9 +159,10 @@ struct HTMLStyleSheet {
 
     func background(_ b: Theme.Background, images: [String: String]) -> String {
         switch b {
-        case .color(let c): return "background:\(c.hex)"
-        case let .gradient(top, bottom): return "background:linear-gradient(\(top.hex),\(bottom.hex)) no-repeat;min-height:100%"
-        case .image(let path): return "background:url(\(images[path] ?? "")) repeat"
+        // `--pg`: the same, for a pane of a page that is not all conversation (the server's app).
+        case .color(let c): return "--pg:\(c.hex);background:\(c.hex)"
+        case let .gradient(top, bottom): return "--pg:linear-gradient(\(top.hex),\(bottom.hex));background:linear-gradient(\(top.hex),\(bottom.hex)) no-repeat;min-height:100%"
+        case .image(let path): return "--pg:url(\(images[path] ?? "")) repeat;background:url(\(images[path] ?? "")) repeat"
         }
     }
 

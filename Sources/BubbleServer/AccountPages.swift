@@ -8,11 +8,11 @@ import Hummingbird
 extension Pages {
     func signIn(_ query: Parameters) -> Response {
         let next = Self.localPath(query["next"].map(String.init))
-        let body: HTML = "<div class=\"bk signin\"><h1>Sign in</h1>"
+        let body: HTML = "<main class=\"bk signin\"><p class=\"logo\" aria-hidden=\"true\">💬</p><h1>BubbleKit</h1><p class=\"hint\">Sign in to your conversations.</p>"
             + "<form id=\"signin\" data-next=\"\(next)\"><label>Name <input name=\"name\" id=\"signname\" autocomplete=\"username\" required></label>"
             + "<label>Password <input type=\"password\" name=\"password\" id=\"signpassword\" autocomplete=\"current-password\" required></label>"
             + "<button id=\"signbutton\">Sign in</button> <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
-            + "<p><small>No account? Ask someone here for an invitation link, or an admin to run <code>bubbles users add NAME --password-stdin</code>.</small></p></div>"
+            + "<p><small>No account? Ask someone here for an invitation link, or an admin to run <code>bubbles users add NAME --password-stdin</code>.</small></p></main>"
         return page(title: "Sign in", body: body, script: true)
     }
 

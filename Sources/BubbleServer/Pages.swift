@@ -367,7 +367,7 @@ struct Pages: Sendable {
         // The toolbar: search here, a date (the calendar and the months with their counts, filled
         // by the script from the per-day counts), export, theme; invite for a member who writes.
         let day = { (d: Date?) in d.map(API.day) ?? "" }
-        var tools: HTML = "<nav class=\"tools\" aria-label=\"Conversation tools\">"
+        var tools: HTML = "<nav class=\"tools\" id=\"tools\" aria-label=\"Conversation tools\">"
         tools += Self.tool("🔍", "Search", "Search in this conversation", Self.searchForm(conversation: id))
         tools += Self.tool("📅", "Date", "Jump to a date",
                            "<form action=\"/c/\(id)\" method=\"get\" id=\"day\"><input type=\"date\" name=\"date\" min=\"\(day(c.first))\" max=\"\(day(c.last))\" aria-label=\"Go to a day\">"
@@ -389,7 +389,8 @@ struct Pages: Sendable {
             tools += Self.tool("➕", "Invite", "Make a single-use link that lets someone join",
                                "<button type=\"button\" id=\"invite\">Make a link</button><input id=\"invitelink\" readonly hidden aria-label=\"Invitation link\" size=\"40\">")
         }
-        tools += "</nav>"
+        // On a phone the title keeps the width: search and "⋮", which shows the other tools.
+        tools += "<button type=\"button\" class=\"moretools\" id=\"moretools\" aria-label=\"More tools\" aria-expanded=\"false\" aria-controls=\"tools\">⋮</button></nav>"
         let viewer = try await perspective(id, query, for: identity)
         let firstScreen = try await rows(window, of: c, in: themed, perspective: viewer)
         let rev = try await store.lastRev(of: id) ?? 0
@@ -452,7 +453,7 @@ struct Pages: Sendable {
             + "<select id=\"sendas\" aria-label=\"Send as\"\(identity.user != nil ? HTML(" hidden") : "")>\(options)</select>"
             + "<label class=\"att\" title=\"Attach a photo\">📷<input type=\"file\" id=\"photo\" accept=\"image/jpeg,image/png,image/gif,image/webp\"></label>"
             + "<textarea id=\"text\" rows=\"1\" placeholder=\"Message\" aria-label=\"Message\"></textarea>"
-            + "<button id=\"add\">Add</button></form><div id=\"cerr\" class=\"err\" role=\"alert\"></div>"
+            + "<button id=\"add\">Send</button></form><div id=\"cerr\" class=\"err\" role=\"alert\"></div>"
             + "<div id=\"actions\" class=\"actions\" hidden>\(reactions)<button type=\"button\" data-act=\"reply\">Reply</button>"
             + "<button type=\"button\" data-act=\"edit\">Edit</button><button type=\"button\" data-act=\"delete\">Delete</button></div></div>"
     }

@@ -147,6 +147,14 @@ public final class WebDriver: @unchecked Sendable {
 
     /// Presses keys as a user would, wherever the focus is (WebDriver actions: each character
     /// down and up; `\u{E004}` Tab, `\u{E007}` Enter, `\u{E015}` ↓, `\u{E013}` ↑, `\u{E00C}` Esc).
+    /// Presses `key` while `modifiers` are held (`\u{E00A}` Alt, `\u{E009}` Control, `\u{E008}` Shift).
+    public func press(_ key: String, holding modifiers: String) throws {
+        var actions: [[String: Any]] = modifiers.unicodeScalars.map { ["type": "keyDown", "value": String($0)] }
+        actions += [["type": "keyDown", "value": key], ["type": "keyUp", "value": key]]
+        actions += modifiers.unicodeScalars.reversed().map { ["type": "keyUp", "value": String($0)] }
+        try command("POST", "/actions", ["actions": [["type": "key", "id": "keyboard", "actions": actions]]])
+    }
+
     public func press(_ keys: String) throws {
         var actions: [[String: Any]] = []
         for k in keys.unicodeScalars {

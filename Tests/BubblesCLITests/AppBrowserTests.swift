@@ -206,4 +206,60 @@ struct AppBrowserTests {
         }
         #expect(try b.run("return document.querySelectorAll('#rows .b').length") as? Int ?? 0 > 0)
     }
+
+    @Test("the messaging app's basics: at 390 px a 12-character title is not cut and ⋮ shows the other tools; the whatsapp theme keeps its pane colour; Alt+↓ opens the next chat, Esc closes it, the composer has the cursor on opening; screenshots at 1280 and 390 px, light and dark (docs/ with BUBBLEKIT_UPDATE_SCREENSHOTS=1)")
+    func basics() throws {
+        let server = try ServedStore(exports: [Self.fixtures.appendingPathComponent("telegram-single/result.json").path,
+                                               Self.fixtures.appendingPathComponent("whatsapp-ios-group.txt").path])
+        defer { server.stop() }
+        let made = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations",
+                                    body: Data(#"{"title":"Weekend trip","participants":["Me","Ann"]}"#.utf8))
+        #expect(made.status == 201)
+        for (text, sender) in [("are we still on for saturday?", "ann"), ("yes! I booked the cabin 🏕", "me"), ("bringing the board games", "ann")] {
+            _ = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations/3/messages",
+                                 body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": sender]))
+        }
+        let base = "http://127.0.0.1:\(server.port)"
+        let update = ProcessInfo.processInfo.environment["BUBBLEKIT_UPDATE_SCREENSHOTS"] == "1"
+        let out = update ? Tool.root.appendingPathComponent("docs") : FileManager.default.temporaryDirectory.appendingPathComponent("bk-screens-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        defer { if !update { try? FileManager.default.removeItem(at: out) } }
+
+        for (width, height, name) in [(1280, 800, "wide"), (390, 844, "phone")] {
+            let b = try WebDriver(width: width, height: height)
+            defer { b.quit() }
+            for scheme in ["light", "dark"] {
+                try b.open(base + "/c/3")
+                try b.run("localStorage.setItem('bk-scheme', arguments[0]);", [scheme])
+                try b.open(base + "/c/3")
+                try ViewerBrowserTests.settle(b, "the live chat at \(width) px, \(scheme)")
+                let cut = try b.run("const h = document.querySelector('.head h1'); return h.scrollWidth > h.clientWidth + 1;") as? Bool
+                #expect(cut == false, "\(width) px: the title is cut")
+                #expect(try b.run("return document.querySelector('.head h1').textContent") as? String == "Weekend trip")
+                try b.screenshot().write(to: out.appendingPathComponent("app-\(name)\(scheme == "dark" ? "-dark" : "").png"))
+            }
+            if name == "phone" {
+                #expect(try b.run("return getComputedStyle(document.querySelectorAll('.tools > .tool')[2]).display") as? String == "none")
+                try b.click("#moretools")
+                #expect(try b.run("return getComputedStyle(document.querySelectorAll('.tools > .tool')[2]).display") as? String != "none", "⋮ shows the tools")
+                #expect(try b.run("return document.getElementById('moretools').getAttribute('aria-expanded')") as? String == "true")
+            } else {
+                #expect(try b.run("return document.activeElement && document.activeElement.id") as? String == "text", "the composer has the cursor")
+                // Alt+↓: the next chat of the list; Esc closes it.
+                let next = try b.run("const l = Array.from(document.querySelectorAll('#library a.chat')); const i = l.findIndex((a) => a.getAttribute('aria-current') === 'page'); return l[i + 1] ? new URL(l[i + 1].href).pathname : null;") as? String
+                try b.run("document.activeElement.blur();")
+                try b.press("\u{E015}", holding: "\u{E00A}")
+                if let next { try b.wait(for: "the next chat", "return location.pathname === '\(next)';") }
+                try ViewerBrowserTests.settle(b, "the next chat")
+                try b.run("document.activeElement.blur();")
+                try b.press("\u{E00C}")
+                try b.wait(for: "the chat closed", "return location.pathname === '/';")
+                // WhatsApp's pane colour behind its bubbles (light: #efeae2).
+                try b.run("localStorage.setItem('bk-scheme', 'light');")
+                try b.open(base + "/c/2?theme=whatsapp")
+                try ViewerBrowserTests.settle(b, "the chat in whatsapp's theme")
+                #expect(try b.run("return getComputedStyle(document.getElementById('scroller')).backgroundColor") as? String == "rgb(239, 234, 226)")
+            }
+        }
+    }
 }

@@ -3,6 +3,17 @@
 
 import { byId, me, post, reason } from "./session.js";
 
+/**
+ * A refused sign-in as a sentence for the page (the server's reason otherwise, capitalised).
+ * @param {string} why the server's error text
+ * @returns {string}
+ */
+export function signInError(why) {
+  if (/^401$|name or password|wrong|unknown|not right/i.test(why)) return "That name and password don't match. Try again.";
+  if (/too many/i.test(why)) return "Too many tries. " + why.charAt(0).toUpperCase() + why.slice(1) + ".";
+  return why ? why.charAt(0).toUpperCase() + why.slice(1) : "Signing in failed.";
+}
+
 export function setupAccount() {
   for (const [button, everywhere] of /** @type {[string, boolean][]} */ ([["signout", false], ["signoutall", true]])) {
     const b = byId(button);
@@ -19,7 +30,12 @@ export function setupAccount() {
     try {
       await post("/api/v1/login", { name: byId("signname").value, password: byId("signpassword").value });
       location.href = signin.dataset.next || "/";
-    } catch (x) { err.textContent = reason(x); }
+    } catch (x) {
+      // Said plainly; the password is typed again (never kept in the field).
+      err.textContent = signInError(reason(x));
+      byId("signpassword").value = "";
+      byId("signpassword").focus();
+    }
   });
   const invite = byId("invite"), rows = byId("rows");
   if (invite && rows) invite.addEventListener("click", async () => {

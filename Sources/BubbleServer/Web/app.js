@@ -46,6 +46,8 @@ if (main && scrollBox) {
     const channel = setupLive(view);
     setupComposer(view, channel);
     channel.connect();
+    // Opening a chat puts the cursor in the composer (not on a phone: its keyboard would cover the chat).
+    if (!window.matchMedia("(max-width: 600px)").matches) byId("text").focus({ preventScroll: true });
   }
   view.start();
 }

@@ -63,7 +63,7 @@ export function setupComposer(view, channel) {
   });
   text.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); add(); }
-    else if (e.key === "Escape") setMode(null);
+    else if (e.key === "Escape" && mode) { e.preventDefault(); setMode(null); }   // not also closing the chat
   });
   form.addEventListener("submit", (/** @type {Event} */ e) => { e.preventDefault(); add(); });
 

@@ -29,7 +29,32 @@ function keyboard() {
     const typing = target.closest && target.closest("input, textarea, select, [contenteditable]");
     if (e.key === "Escape") {
       const d = tools().find((x) => x.open);
-      if (d) { d.open = false; /** @type {HTMLElement} */ (d.querySelector("summary")).focus(); e.preventDefault(); }
+      if (d) { d.open = false; /** @type {HTMLElement} */ (d.querySelector("summary")).focus(); e.preventDefault(); return; }
+      // Nothing open: Esc closes the chat (Signal Desktop, WhatsApp Web) unless one is typing.
+      const text = /** @type {HTMLTextAreaElement | null} */ (byId("text"));
+      if (byId("rows") && !e.defaultPrevented && !(typing && text && text.value) && !document.querySelector(".actions:not([hidden]), .banner:not([hidden])")) {
+        location.href = "/";
+      }
+      return;
+    }
+    // Alt+↑/↓: the previous or next chat of the list (Signal Desktop's keys).
+    if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown")) {
+      const list = chats(), at = list.findIndex((a) => a.getAttribute("aria-current") === "page");
+      const next = list[at < 0 ? 0 : at + (e.key === "ArrowDown" ? 1 : -1)];
+      if (next) { e.preventDefault(); location.href = /** @type {HTMLAnchorElement} */ (next).href; }
+      return;
+    }
+    // PgUp/PgDn scroll the messages wherever the focus is; Home/End too when not typing.
+    const scroller = byId("scroller");
+    if (scroller && (e.key === "PageUp" || e.key === "PageDown")) {
+      e.preventDefault();
+      scroller.scrollBy({ top: (e.key === "PageDown" ? 1 : -1) * scroller.clientHeight * 0.9 });
+      return;
+    }
+    if (scroller && !typing && (e.key === "Home" || e.key === "End")) {
+      e.preventDefault();
+      if (e.key === "End") { const newest = byId("newest"); if (newest) newest.click(); else scroller.scrollTop = scroller.scrollHeight; }
+      else scroller.scrollTop = 0;
       return;
     }
     if (typing || e.altKey || e.ctrlKey || e.metaKey) return;
@@ -44,7 +69,18 @@ function keyboard() {
   });
 }
 
+/** On a phone: "⋮" shows the conversation's other tools (and hides them again). */
+function moreTools() {
+  const button = byId("moretools"), tools = byId("tools");
+  if (!button || !tools) return;
+  button.addEventListener("click", () => {
+    const open = tools.classList.toggle("more");
+    button.setAttribute("aria-expanded", String(open));
+  });
+}
+
 export function setupFrame() {
   localised();
+  moreTools();
   keyboard();
 }
