@@ -215,17 +215,18 @@ public struct EndedCredentials: Sendable, Hashable {
     public init(sessions: Int, tokens: Int) { self.sessions = sessions; self.tokens = tokens }
 }
 
-/// A change to what a user may reach, told to every server of the store so that open sockets
-/// close at once: a session or token ended, the user disabled, or (with `conversation`) their
-/// membership removed or changed. Sockets ask the store again; the store is the truth.
 /// Where a user is in a conversation: the newest message they have read, and the newest that
 /// reached one of their devices (the peers' ticks).
 public struct ReadMark: Sendable, Hashable {
     /// The account; 0 for the owner of a server without accounts.
     public var user: Int64
+    /// The conversation.
     public var conversation: Int64
+    /// The newest message (sequence number) the user has read; 0: none.
     public var read: Int64
+    /// The newest message that reached one of the user's devices (at least `read`).
     public var delivered: Int64
+    /// A user's marks in a conversation.
     public init(user: Int64, conversation: Int64, read: Int64, delivered: Int64) {
         self.user = user; self.conversation = conversation; self.read = read; self.delivered = delivered
     }
@@ -240,6 +241,9 @@ public struct ReadMark: Sendable, Hashable {
     }
 }
 
+/// A change to what a user may reach, told to every server of the store so that open sockets
+/// close at once: a session or token ended, the user disabled, or (with `conversation`) their
+/// membership removed or changed. Sockets ask the store again; the store is the truth.
 public struct AccessChange: Sendable, Hashable {
     /// The user whose credentials or membership changed.
     public var user: Int64

@@ -134,7 +134,9 @@ struct AppBrowserTests {
         #expect(darkBackground == "rgb(28, 28, 30)", "\(darkBackground ?? "nil")")
         try b.run("document.getElementById('scheme').click()")
 
-        // The calendar: days with messages are buttons with a dot; one jumps there.
+        // The calendar: days with messages are buttons with a dot; one jumps there. (On a phone
+        // the tools beyond search are behind ⋮.)
+        if try Self.shown(b, "#moretools") { try b.click("#moretools") }
         try b.click(".tools details:nth-of-type(2) summary")
         let dayButton = try #require(try b.wait(for: "the calendar", "const c = document.querySelector('#calendar button.cd'); return c ? c.dataset.date : null;") as? String)
         #expect(dayButton == "2021-03-05")
