@@ -25,8 +25,9 @@ struct ImportCLITests {
             // The bubble's markup runs to the next bubble, day or system line, or the page's end.
             let rest = html[m.range.upperBound..<(k + 1 < marks.count ? marks[k + 1].range.lowerBound : html.endIndex)]
             let end = rest.firstMatch(of: #/<div class="(d|s|n|st)[" ]|<blockquote|</main>|</body>/#)?.range.lowerBound ?? rest.endIndex
-            // Text only: drop the markup of times, links and photos, decode the entities we escape.
-            let text = String(rest[..<end]).replacing(#/<[^>]*>/#, with: "")
+            // Text only: drop the time shown on hover (`tt`), the markup of times, links and
+            // photos, decode the entities we escape.
+            let text = String(rest[..<end]).replacing(#/<time class="tt"[^>]*>[^<]*</time>/#, with: "").replacing(#/<[^>]*>/#, with: "")
                 .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
                 .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
                 .replacingOccurrences(of: "&amp;", with: "&")
