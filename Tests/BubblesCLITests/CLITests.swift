@@ -119,9 +119,10 @@ struct CLITests {
         let wrapped = try html(["--shrink-wrap"])
         #expect(!plain.contains("<div class=\"b i t\" style=\"width:"))
         #expect(wrapped.contains("<div class=\"b i t\" style=\"width:"))
-        // imessage shows no times; --timestamps inside puts one in each bubble.
-        #expect(!plain.contains("<time>"))
-        #expect(try html(["--timestamps", "inside"]).contains("<time>09:40</time>"))
+        // imessage shows no times on the bubbles (each has one shown on hover, `tt`); --timestamps
+        // inside puts one in each bubble.
+        #expect(!plain.contains("<time datetime") && plain.contains("<time class=\"tt\" datetime="))
+        #expect(try html(["--timestamps", "inside"]).contains(#/<time datetime="[0-9-]+T09:40:\d\dZ">09:40</time>/#))
         let bad = try Tool.run(["render", "chat.json", "-o", "x.html", "--timestamps", "sideways"], in: dir)
         #expect(bad.status != 0 && bad.stderr.contains("sideways"))
     }
@@ -226,7 +227,7 @@ struct CLITests {
         let html = try String(contentsOf: dir.appendingPathComponent("features.html"), encoding: .utf8)
         #expect(html.contains("aria-label=\"typing\"") && html.contains("<span class=\"rx\">") && html.contains("<div class=\"gr\" style=\"width:"))
         // WhatsApp: times inside the bubbles.
-        #expect(html.contains("<time>07:30</time>"))
+        #expect(html.contains(#/<time datetime="[0-9-]+T\d\d:\d\d:\d\dZ">07:30</time>/#))
     }
 }
 
