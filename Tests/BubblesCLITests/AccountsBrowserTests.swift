@@ -21,6 +21,16 @@ struct AccountsBrowserTests {
         try browser.run("const x = new XMLHttpRequest(); x.open('GET', arguments[0], false); x.send(); return x.status;", [path]) as? Int
     }
 
+    /// ann, ben and carl (each's password is `NAME-password`) and the store served: one server,
+    /// or two on one PostgreSQL (ann's is the first).
+    static func annBenCarl(_ store: AccountsStore, _ nodes: LiveBrowserTests.Nodes) throws -> (one: LiveServer, two: LiveServer) {
+        try store.addUser("ann", "ann-password", display: "Ann")
+        try store.addUser("ben", "ben-password", display: "Ben")
+        try store.addUser("carl", "carl-password")
+        let one = try store.serve()
+        return (one, nodes == .twoPostgres ? try store.serve() : one)
+    }
+
     @Test("ann and ben, each signed in in a browser of their own, talk in one conversation: each sees their own messages on the right without choosing a side (no \"send as\"); carl, not a member, gets 404; signing out sends to the sign-in page",
           arguments: LiveBrowserTests.Nodes.allCases)
     func twoPeople(nodes: LiveBrowserTests.Nodes) throws {
@@ -30,11 +40,7 @@ struct AccountsBrowserTests {
             for b in browsers { b.quit() }
             store.stop()
         }
-        try store.addUser("ann", "ann-password", display: "Ann")
-        try store.addUser("ben", "ben-password", display: "Ben")
-        try store.addUser("carl", "carl-password")
-        let one = try store.serve()
-        let two = nodes == .twoPostgres ? try store.serve() : one
+        let (one, two) = try Self.annBenCarl(store, nodes)
         let made = try UserClient.signIn(one.port, "ann", "ann-password")
             .call("POST", "/api/v1/conversations", ["title": "Ann & Ben", "participants": ["ann", "ben"]])
         let c = try #require(made.json["id"] as? Int)
@@ -98,11 +104,7 @@ struct AccountsBrowserTests {
             for b in browsers { b.quit() }
             store.stop()
         }
-        try store.addUser("ann", "ann-password", display: "Ann")
-        try store.addUser("ben", "ben-password", display: "Ben")
-        try store.addUser("carl", "carl-password")
-        let one = try store.serve()
-        let two = nodes == .twoPostgres ? try store.serve() : one
+        let (one, two) = try Self.annBenCarl(store, nodes)
         let ann = try UserClient.signIn(one.port, "ann", "ann-password")
         let lunch = try #require(try ann.call("POST", "/api/v1/conversations", ["title": "Lunch", "participants": ["ann", "ben"]]).json["id"] as? Int)
         let trip = try #require(try ann.call("POST", "/api/v1/conversations", ["title": "Trip", "participants": ["ann", "ben"]]).json["id"] as? Int)
