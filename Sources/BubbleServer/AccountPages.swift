@@ -1,3 +1,4 @@
+import BubbleCore
 import BubbleStore
 import Foundation
 import Hummingbird
@@ -6,25 +7,35 @@ import Hummingbird
 /// with it). Their forms are sent by the script as JSON to `/api/v1/login` and
 /// `/api/v1/invites/{token}/accept`.
 extension Pages {
-    func signIn(_ query: Parameters) -> Response {
+    func signIn(_ query: Parameters) async -> Response {
         let next = Self.localPath(query["next"].map(String.init))
         let body: HTML = "<main class=\"bk signin\"><p class=\"logo\" aria-hidden=\"true\">💬</p><h1>BubbleKit</h1><p class=\"hint\">Sign in to your conversations.</p>"
             + "<form id=\"signin\" data-next=\"\(next)\"><label>Name <input name=\"name\" id=\"signname\" autocomplete=\"username\" required></label>"
             + "<label>Password <input type=\"password\" name=\"password\" id=\"signpassword\" autocomplete=\"current-password\" required></label>"
             + "<button id=\"signbutton\">Sign in</button> <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
             + "<p><small>No account? Ask someone here for an invitation link, or an admin to run <code>bubbles users add NAME --password-stdin</code>.</small></p></main>"
-        return page(title: "Sign in", body: body, script: true)
+        return await page(title: "Sign in", body: body, script: true)
     }
 
     /// `/invite/{token}`: what the invitation opens (only while it can be used; nothing is said
     /// about one that cannot), and a way in.
     func invitation(_ token: String, for identity: Identity) async throws -> Response {
-        guard let id = try await accounts.invitation(hash: AccountSecret.hash(token), now: Date()),
-              let c = try await store.conversation(id: id) else {
-            return page(title: "Invitation", body: "<div class=\"bk\"><h1>Invitation</h1><p>This invitation is not valid: it was used already, has expired or never existed.</p>"
-                             + "<p><a href=\"/\">Your conversations</a></p></div>", for: identity)
+        guard let invite = try await accounts.invitation(hash: AccountSecret.hash(token), now: Date()),
+              let c = try await store.conversation(id: invite.conversation) else {
+            return await page(title: "Invitation", body: "<main class=\"bk signin\"><p class=\"logo\" aria-hidden=\"true\">💬</p><h1>This invitation isn’t valid</h1>"
+                             + "<p>It was used already, has expired or never existed. Ask for a new link.</p>"
+                             + "<p><a href=\"/\">Your conversations</a></p></main>", for: identity)
         }
-        var body: HTML = "<div class=\"bk signin\"><h1>Join “\(c.title)”</h1>"
+        // Who invites to what, as the peers' invitation pages say it.
+        let inviter = invite.invitedBy.isEmpty ? "Someone" : invite.invitedBy
+        let can = switch invite.access { case .read: "read"; case .write: "read and write"; case .owner: "read, write and invite others to" }
+        let people = c.participants.map(\.name).filter { !$0.isEmpty }
+        let shown = people.prefix(6).joined(separator: ", ") + (people.count > 6 ? " and \(people.count - 6) more" : "")
+        let size: HTML = "\(Self.number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))"
+        let avatar: HTML = "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.initials(c.title))</span>"
+        var body: HTML = "<main class=\"bk signin invitation\"><p class=\"logo\" aria-hidden=\"true\">💬</p><p class=\"hint\">\(inviter) invites you to</p>"
+        body += "<div class=\"ichat\">" + avatar + "<div><h1>\(c.title)</h1><small>\(shown)\(people.isEmpty ? "" : " · ")" + size + "</small></div></div>"
+        body += "<p><small>You’ll be able to \(can) this conversation. The link works once, until " + Self.time(invite.expires) + ".</small></p>"
         if let user = identity.user {
             body += "<form id=\"join\" data-token=\"\(token)\"><button id=\"joinbutton\">Join as \(user.displayName)</button>"
                 + " <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
@@ -36,7 +47,7 @@ extension Pages {
                 + "<button id=\"joinbutton\">Join</button> <span id=\"signerr\" class=\"err\" role=\"alert\"></span></form>"
                 + "<p><small>Have an account? <a href=\"/login?next=\(("/invite/" + token).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")\">Sign in</a> first.</small></p>"
         }
-        return page(title: "Invitation", body: body + "</div>", script: true, for: identity)
+        return await page(title: "Invitation to \(c.title)", body: body + "</main>", script: true, for: identity)
     }
 
     /// A path of this site to go back to after signing in, else `/` (no open redirect): a single

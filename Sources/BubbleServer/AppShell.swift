@@ -58,10 +58,16 @@ extension Pages {
     func preview(_ c: StoredConversation) async throws -> Preview {
         guard let last = try await store.bounds(of: c.id)?.last,
               let m = try await store.messages(in: c.id, before: last + 1, limit: 1).first?.message else { return Preview(text: "", date: nil, seq: 0) }
+        return Preview(text: Self.previewLine(m, participants: c.participants), date: m.date, seq: last)
+    }
+
+    /// The list's line for a message: its text's first line, else what it holds; in a group,
+    /// the sender's name first ("Ann: see you at 8").
+    static func previewLine(_ m: Message, participants: [Participant]) -> String {
         let line = (m.text ?? "").split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
         let shown = !line.isEmpty ? line : !m.images.isEmpty ? "📷 Photo" : m.attachment.map(Self.attachmentLine) ?? ""
-        let who = c.participants.count > 2 && m.kind != .system ? c.participants.first { $0.id == m.sender }?.name : nil
-        return Preview(text: (who.map { $0 + ": " } ?? "") + String(shown.prefix(120)), date: m.date, seq: last)
+        let who = participants.count > 2 && m.kind != .system ? participants.first { $0.id == m.sender }?.name : nil
+        return (who.map { $0 + ": " } ?? "") + String(shown.prefix(120))
     }
 
     /// A message without text as a line of the list: what it holds.
@@ -91,11 +97,7 @@ extension Pages {
         rows.sort { ($0.1.date ?? $0.0.last ?? .distantPast) > ($1.1.date ?? $1.0.last ?? .distantPast) }
         // Unread per user, kept by the server (the open conversation shows none: it is being read).
         let unread = try await accounts.unread(rows.map(\.0.id), user: ReadMarks.account(identity), own: identity.speaker)
-        var s: HTML = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\"><div class=\"sidehead\"><a class=\"home\" href=\"/\">Chats</a><span class=\"glinks\"><a class=\"glink\" href=\"/gallery\" title=\"Photos and files of every conversation\">🖼 Gallery</a>"
-            + "<a class=\"glink\" href=\"/people\" title=\"Everyone, with their conversations from every app\">👥 People</a></span>"
-            + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
-            + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form>" + Self.barPlace
-            + "<button type=\"button\" class=\"scheme\" id=\"scheme\" title=\"Light or dark (the system's choice until you pick)\">◐ Dark</button></div>"
+        var s: HTML = "<aside class=\"side\" id=\"side\" aria-label=\"Conversations\">" + Self.sideHead(identity)
         s += "<ul id=\"library\" class=\"chats\" aria-label=\"Conversations\">"
         if rows.isEmpty {
             s += "<li class=\"none\">None yet: add one with the form on the right, or with <code>bubbles import FILE</code>.</li>"
@@ -116,6 +118,33 @@ extension Pages {
             s += "<span class=\"p\">\(p.text)</span><span class=\"k\">" + size + "</span>" + badge + "</a></li>"
         }
         return s + "</ul></aside>"
+    }
+
+    /// The top of the list, as the messaging apps have it: who is signed in (their avatar),
+    /// "Chats", the gallery and people as icons, + (import or start a conversation) and one ⋮
+    /// menu for light/dark and signing out; then the search field.
+    static func sideHead(_ identity: Identity) -> HTML {
+        let user = identity.user
+        let name = user?.displayName ?? "You"
+        let adds = user != nil || identity == .owner
+        var s: HTML = "<div class=\"sidehead\"><div class=\"toprow\">"
+            + "<span class=\"av me \(colourClass(name))\" title=\"\(name)\" aria-hidden=\"true\">\(initials(name))</span>"
+            + "<a class=\"home\" href=\"/\">Chats</a><span class=\"icons\">"
+            + "<a class=\"icon\" href=\"/gallery\" title=\"Gallery: photos and files of every conversation\" aria-label=\"Gallery\">🖼</a>"
+            + "<a class=\"icon\" href=\"/people\" title=\"People: everyone, with their conversations from every app\" aria-label=\"People\">👥</a>"
+        if adds { s += "<a class=\"icon\" href=\"/?add=1\" title=\"Add an export or start a conversation\" aria-label=\"Add a conversation\">＋</a>" }
+        s += "<details class=\"tool menu\"><summary title=\"Menu\" aria-label=\"Menu\"><span aria-hidden=\"true\">⋮</span></summary><div class=\"pop\">"
+        if let user {
+            s += "<p class=\"who\"><b>\(user.displayName)</b><small>\(user.name)\(user.isAdmin ? " · admin" : "")</small></p>"
+        }
+        s += "<button type=\"button\" class=\"item scheme\" id=\"scheme\">◐ Dark</button>"
+        if user != nil {
+            s += "<button type=\"button\" class=\"item\" id=\"signout\">Sign out</button>"
+                + "<button type=\"button\" class=\"item\" id=\"signoutall\" title=\"End every session of yours, on every device\">Sign out everywhere</button>"
+        }
+        return s + "</div></details></span></div>"
+            + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
+            + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form></div>"
     }
 
     /// The open conversation's header: back (phone width), avatar, title, participants, size

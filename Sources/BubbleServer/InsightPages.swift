@@ -59,7 +59,10 @@ extension Pages {
             locale = Locale(identifier: String(raw))
         }
         let themed = themes[defaultTheme]!
-        let page = try StatsChart(theme: themed.theme, engine: chartEngine, dark: dark, locale: locale).page(stats)
+        var chart = StatsChart(theme: themed.theme, engine: chartEngine, dark: dark, locale: locale)
+        // The page's column: drawn at the width it is shown at, so a phone's text stays readable.
+        if let width = try API.integer(query, "width", range: 300...1_200) { chart.width = Double(width) }
+        let page = try chart.page(stats)
         let svg = try pictures.svg([page], theme: themed.theme.appearance(dark: dark), themeFolder: themed.themeFolder)
         return Response(status: .ok, headers: [.contentType: "image/svg+xml; charset=utf-8", .cacheControl: "private, max-age=60"],
                         body: .init(byteBuffer: ByteBuffer(string: svg)))
@@ -125,19 +128,23 @@ extension Pages {
         let chart = "/api/v1/conversations/\(id)/stats.svg?tz=\(tz)"
         var body: HTML = try await sidebar(for: identity, current: id) + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + "</div>"
             + "</header>" + Self.tabs(id, current: "Stats") + "<div id=\"scroller\"><main class=\"bk stats\" id=\"stats\" aria-label=\"Statistics\">"
-        body += "<form method=\"get\" class=\"tz\"><label>Time zone <input name=\"tz\" value=\"\(zone.identifier)\" size=\"18\"></label> <button>Show</button> "
-            + "<a href=\"/api/v1/conversations/\(id)/stats?tz=\(tz)\">JSON</a></form>"
+        // The reader's time zone: the script puts the browser's in `tz` unless one was chosen.
+        let zones = TimeZone.knownTimeZoneIdentifiers.contains(zone.identifier) ? TimeZone.knownTimeZoneIdentifiers : [zone.identifier] + TimeZone.knownTimeZoneIdentifiers
+        body += "<form method=\"get\" class=\"tz\" id=\"tzform\"><label>Time zone <select name=\"tz\" id=\"tz\">"
+            + zones.map { z -> HTML in "<option\(z == zone.identifier ? HTML(" selected") : "")>\(z)</option>" }.joined()
+            + "</select></label> <button>Show</button> <a href=\"/api/v1/conversations/\(id)/stats?tz=\(tz)\">JSON</a></form>"
         body += "<picture><source srcset=\"\(chart)&amp;dark=1\" media=\"(prefers-color-scheme: dark)\">"
-            + "<img class=\"chart\" id=\"chart\" src=\"\(chart)\" alt=\"Charts: messages per month, who writes, weekday and hour, reply times, emoji and words\"></picture>"
-        body += "<h2>People</h2><table><tr><th>Name</th><th>Messages</th><th>Words</th><th>Media</th><th>Median reply</th></tr>"
+            + "<img class=\"chart\" id=\"chart\" src=\"\(chart)\" data-src=\"\(chart)\" data-tz=\"\(zone.identifier)\" "
+            + "alt=\"Charts: messages per month, who writes, weekday and hour, reply times, emoji and words\"></picture>"
+        body += "<h2>People</h2><div class=\"wide\"><table><tr><th>Name</th><th>Messages</th><th>Words</th><th>Media</th><th>Median reply</th></tr>"
         for p in stats.people {
             body += "<tr><td>\(p.name)</td><td>\(Self.number(p.messages))</td><td>\(Self.number(p.words))</td><td>\(Self.number(p.media))</td>"
                 + "<td>\(p.medianReplySeconds.map { StatsChart.duration($0) } ?? "–")</td></tr>"
         }
-        body += "</table><h2>Busiest days</h2><table><tr><th>Day</th><th>Messages</th></tr>"
+        body += "</table></div><h2>Busiest days</h2><div class=\"wide\"><table><tr><th>Day</th><th>Messages</th></tr>"
         for d in stats.busiestDays { body += "<tr><td>\(d.date)</td><td>\(Self.number(d.messages))</td></tr>" }
-        body += "</table></main></div></div>"
-        return page(title: c.title + " · Stats", body: body, script: true, bodyClass: "app v", for: identity)
+        body += "</table></div></main></div></div>"
+        return await page(title: c.title + " · Stats", body: body, script: true, bodyClass: "app v", for: identity)
     }
 
     /// A conversation's gallery (`id`), or every conversation's (nil).
@@ -156,12 +163,12 @@ extension Pages {
         let filters: HTML = "<div class=\"gfilter\" role=\"group\" aria-label=\"Filter\"><label>Kind <select id=\"gkind\"><option value=\"\">All</option>"
             + [("photo", "Photos"), ("video", "Videos"), ("gif", "GIFs"), ("sticker", "Stickers"), ("voice", "Voice notes"), ("audio", "Audio"), ("document", "Documents")]
                 .map { (value, name) -> HTML in "<option value=\"\(value)\">\(name)</option>" }.joined()
-            + "</select></label> <label>From <select id=\"gsender\"><option value=\"\">Everyone</option></select></label> <small id=\"gcount\"></small></div>"
+            + "</select></label> <label>From <select id=\"gsender\"><option value=\"\">Everyone</option></select></label> <small id=\"gcount\" role=\"status\">Loading…</small></div>"
         let body: HTML = try await sidebar(for: identity, current: id) + "<div class=\"pane\">" + head + filters
             + "<div id=\"gallery\" class=\"gallery\" tabindex=\"0\" data-src=\"\(source)\" aria-label=\"Media, newest first\"><div id=\"gspace\"></div></div>"
             + "<div id=\"lightbox\" class=\"lightbox\" role=\"dialog\" aria-modal=\"true\" aria-label=\"Photo\" hidden><button type=\"button\" id=\"lbclose\" aria-label=\"Close\">✕</button>"
             + "<button type=\"button\" id=\"lbprev\" aria-label=\"Previous\">‹</button><figure><div id=\"lbmedia\"></div><figcaption id=\"lbcaption\"></figcaption>"
             + "<a id=\"lbopen\" href=\"#\">Show in conversation</a></figure><button type=\"button\" id=\"lbnext\" aria-label=\"Next\">›</button></div></div>"
-        return page(title: "Gallery", body: body, script: true, bodyClass: "app v", for: identity)
+        return await page(title: "Gallery", body: body, script: true, bodyClass: "app v", for: identity)
     }
 }

@@ -278,6 +278,37 @@ struct LiveAPI: Sendable {
         return o
     }
 
+    /// A JSON body as a `Decodable` request type; a body that is not one is a 400 naming the
+    /// field and what was expected there.
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, limit: Int) async throws -> T {
+        let buffer = try await collectBody(request, limit: limit, what: "the JSON body")
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        } catch let DecodingError.typeMismatch(expected, c), let DecodingError.valueNotFound(expected, c) {
+            throw APIError.badRequest("\(Self.path(c.codingPath)): expected \(Self.kind(expected))")
+        } catch let DecodingError.keyNotFound(key, c) {
+            throw APIError.badRequest("\(Self.path(c.codingPath + [key])): missing")
+        } catch let DecodingError.dataCorrupted(c) where !c.codingPath.isEmpty {
+            throw APIError.badRequest("\(Self.path(c.codingPath)): \(c.debugDescription)")
+        } catch {
+            throw APIError.badRequest("the body is not a JSON object")
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.isEmpty ? "the body" : keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    private static func kind(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Double.Type: "a number"
+        default: "a JSON object"
+        }
+    }
+
     /// A response for an added message: 201 when new, 200 with the same message when its client
     /// id was seen before.
     func added(_ a: AddedMessage) async throws -> EditedResponse<MessageResponse> {

@@ -109,6 +109,22 @@ struct Pages: Sendable {
         return t
     }
 
+    /// The theme `?theme=` names, else the one the reader picked last (their setting), else the server's.
+    func themed(_ query: Parameters, for identity: Identity) async throws -> ThemedStyle {
+        if let raw = query["theme"], !raw.isEmpty { return try themed(query) }
+        let picked = identity == .anonymous ? nil : try? await accounts.settings(of: ReadMarks.account(identity))["theme"]
+        return picked.flatMap { themes[$0] } ?? themes[defaultTheme]!
+    }
+
+    /// The export panel's formats: the value, its name, what it is.
+    static let exportFormats = [("pdf", "PDF", "pages to print or share"), ("png", "PNG", "one tall picture"), ("html", "HTML", "a web page, photos inside"),
+                                ("json", "JSON", "BubbleKit's own, to import again"), ("csv", "CSV", "a table, one message a row")]
+
+    /// A theme's name as people write it.
+    static func themeLabel(_ name: String) -> String {
+        ["imessage": "iMessage", "whatsapp": "WhatsApp", "sms": "SMS", "classic": "Classic"][name] ?? name
+    }
+
     /// `/assets/NAME`: the script's modules, the app's and the themes' style sheets, under their
     /// hashed names (`WebAssets`); a 404 for any other name.
     func asset(_ name: String, _ headers: HTTPFields) throws -> Response {
@@ -136,31 +152,29 @@ struct Pages: Sendable {
     }
 
     /// A whole page: the app's and the theme's style sheets, the script (`app.js`, with its
-    /// modules preloaded) when `script` or a signed-in user's bar needs it. A signed-in user's
-    /// page carries the session's CSRF token (`bk-csrf`, which the script sends with every
-    /// write), their name and a sign-out button.
+    /// modules preloaded) when `script` says so, and the reader's light or dark (their setting,
+    /// kept by the server). A signed-in user's page carries the session's CSRF token (`bk-csrf`,
+    /// which the script sends with every write) and their name.
     func page(title: String, body: HTML, script: Bool = false, theme: String? = nil, bodyClass: String? = nil,
-              for identity: Identity = .owner) -> Response {
+              for identity: Identity = .anonymous) async -> Response {
         let sheet = themes[theme ?? defaultTheme]?.sheetURL ?? themes[defaultTheme]!.sheetURL
-        var meta: HTML = "", bar: HTML = ""
+        var meta: HTML = ""
         if let user = identity.user {
             meta = "<meta name=\"bk-user\" content=\"\(user.key)\">" + (identity.csrf.map { "<meta name=\"bk-csrf\" content=\"\($0)\">" } ?? "")
-            bar = "<div class=\"me\" id=\"me\"><span>\(user.displayName)</span> <button type=\"button\" id=\"signout\">Sign out</button>"
-                + " <button type=\"button\" id=\"signoutall\" title=\"End every session of yours, on every device\">Sign out everywhere</button></div>"
         }
+        let settings = identity == .anonymous ? [:] : (try? await accounts.settings(of: ReadMarks.account(identity))) ?? [:]
+        let scheme: HTML = settings["scheme"].map { SettingsRoutes.schemes.contains($0) ? " data-scheme=\"\($0)\"" : "" } ?? ""
         var scripts: HTML = ""
-        if script || !bar.isEmpty {
+        if script {
             scripts = (assets.imports["app.js"] ?? []).map { url -> HTML in "<link rel=\"modulepreload\" href=\"\(url)\">" }.joined()
                 + "<script type=\"module\" src=\"\(assets.url("app.js"))\"></script>"
         }
-        let content = body.text.contains(Self.barPlace.text)
-            ? HTML(trusted: body.text.replacingOccurrences(of: Self.barPlace.text, with: bar.text)) : bar + body
         let html: HTML = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+            <html lang="en"\(scheme)><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
             <meta name="referrer" content="no-referrer">\(meta)<title>\(title)</title>
             <link rel="stylesheet" href="\(sheet)"><link rel="stylesheet" href="\(assets.url("app.css"))">\(scripts)</head>
-            <body\(bodyClass.map { c -> HTML in " class=\"\(c)\"" } ?? "")>\(content)</body></html>
+            <body\(bodyClass.map { c -> HTML in " class=\"\(c)\"" } ?? "")>\(body)</body></html>
 
             """
         return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html.text)))
@@ -183,13 +197,10 @@ struct Pages: Sendable {
         let side: HTML = signedIn ? ((try? await sidebar(for: identity, current: nil)) ?? "") : ""
         let body: HTML = side + "<main class=\"pane home\" id=\"main\"><div class=\"bk empty\"><h1>\(title)</h1><p>\(detail)</p>"
             + "<p class=\"why\"><small>\(error.message)</small></p><p><a href=\"/\">Back to your chats</a></p></div></main>"
-        var response = page(title: title, body: body, script: signedIn, bodyClass: signedIn ? "app lib" : nil, for: identity)
+        var response = await page(title: title, body: body, script: signedIn, bodyClass: signedIn ? "app lib" : nil, for: identity)
         response.status = error.status
         return response
     }
-
-    /// Where a page's frame wants the signed-in user's bar (else it opens the body).
-    static let barPlace: HTML = "<!--me-->"
 
     /// The search form: every conversation's (`/search`), or one conversation's — which the
     /// script keeps in the conversation: its matches counted ("3 of 1,204") and walked with ↑/↓.
@@ -204,9 +215,12 @@ struct Pages: Sendable {
             + "<button type=\"button\" id=\"matchdown\" aria-label=\"Newer match\" title=\"Newer match (Shift+Enter)\">↓</button></span></form>"
     }
 
-    func library(for identity: Identity) async throws -> Response {
+    /// `/`: the list, and beside it (on a phone: behind + in the list's head, `?add=1`) adding
+    /// an export and starting a conversation.
+    func library(_ query: Parameters, for identity: Identity) async throws -> Response {
         let importer = identity.user?.isAdmin ?? true
-        var body: HTML = "<main class=\"pane home\"><div class=\"bk\"><h1>Conversations</h1>"
+        let adding = query["add"] != nil
+        var body: HTML = "<main class=\"pane home\" id=\"main\"><div class=\"bk\"><a class=\"back\" href=\"/\" aria-label=\"All conversations\">‹ Chats</a><h1>Add a conversation</h1>"
             + "<p class=\"hint\">Open one from the list — or add an export, or start a live conversation.</p>"
         if importer { body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
             + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, Messenger or Instagram .zip, DiscordChatExporter JSON, BubbleKit JSON): "
@@ -217,7 +231,8 @@ struct Pages: Sendable {
         body += "<form id=\"newchat\" class=\"up\" hidden><label>New conversation: <input id=\"newtitle\" placeholder=\"Title\" aria-label=\"Title\" maxlength=\"500\"></label> "
             + "<input id=\"newpeople\" placeholder=\"\(people)\" aria-label=\"Participants, you first\" size=\"24\"> <button>Start</button> "
             + "<span id=\"newstatus\" role=\"status\"></span></form></div></main>"
-        return page(title: "BubbleKit", body: try await sidebar(for: identity, current: nil) + body, script: true, bodyClass: "app lib", for: identity)
+        return await page(title: "BubbleKit", body: try await sidebar(for: identity, current: nil) + body, script: true,
+                          bodyClass: adding ? "app lib solo" : "app lib", for: identity)
     }
 
     /// Rows of `messages[range]` of a conversation as HTML, each message's rows numbered by its
@@ -342,7 +357,7 @@ struct Pages: Sendable {
 
     /// `access`: the signed-in user's to this conversation, as `RouteAccess` decided it.
     func conversation(_ id: Int64, _ query: Parameters, for identity: Identity, access: MemberAccess?) async throws -> Response {
-        let themed = try themed(query)
+        let themed = try await themed(query, for: identity)
         let (window, c) = try await api.window(id, query)
         let bounds = try await store.bounds(of: id)
         let keep = themed.name == defaultTheme ? "" : "&theme=" + themed.name
@@ -375,19 +390,29 @@ struct Pages: Sendable {
                            + "<select id=\"months\" hidden aria-label=\"Go to a month\"></select><div id=\"calendar\" class=\"cal\" hidden></div>")
         // Downloads, made by the renderers: the whole conversation or the days between two dates.
         tools += Self.tool("⬇", "Export", "Download the conversation (PDF, PNG, HTML, JSON, CSV)",
-                           "<form action=\"/api/v1/conversations/\(id)/export\" method=\"get\" id=\"export\"><label>Format <select name=\"format\" aria-label=\"Export format\">"
-                           + ["pdf", "png", "html", "json", "csv"].map { f -> HTML in "<option>\(f)</option>" }.joined() + "</select></label>"
-                           + "<label>From <input type=\"date\" name=\"since\" aria-label=\"From\" min=\"\(day(c.first))\" max=\"\(day(c.last))\"></label>"
-                           + "<label>Until <input type=\"date\" name=\"until\" aria-label=\"Until (not included)\" min=\"\(day(c.first))\" max=\"\(day(c.last))\"></label>"
-                           + "<input type=\"hidden\" name=\"theme\" value=\"\(themed.name)\"> <button>Export</button></form>")
+                           "<form action=\"/api/v1/conversations/\(id)/export\" method=\"get\" id=\"export\" class=\"panel\"><h2>Download</h2>"
+                           + "<fieldset class=\"formats\"><legend>Format</legend>"
+                           + Self.exportFormats.enumerated().map { k, f -> HTML in
+                               "<label class=\"choice\"><input type=\"radio\" name=\"format\" value=\"\(f.0)\"\(k == 0 ? HTML(" checked") : "")> <b>\(f.1)</b> <small>\(f.2)</small></label>"
+                           }.joined() + "</fieldset>"
+                           + "<div class=\"range\"><label>From <input type=\"date\" name=\"since\" min=\"\(day(c.first))\" max=\"\(day(c.last))\"></label>"
+                           + "<label>Until <input type=\"date\" name=\"until\" min=\"\(day(c.first))\" max=\"\(day(c.last))\" aria-describedby=\"untilnote\"></label></div>"
+                           + "<small id=\"untilnote\">Empty dates: the whole conversation. The day “Until” names is not included.</small>"
+                           + "<input type=\"hidden\" name=\"theme\" value=\"\(themed.name)\"><button class=\"primary\">Download</button></form>")
         tools += Self.tool("🎨", "Theme", "The bubbles' theme",
-                           "<form action=\"/c/\(id)\" method=\"get\" id=\"themes\"><select name=\"theme\" aria-label=\"Theme\">"
-                           + themes.keys.sorted().map { t -> HTML in "<option\(t == themed.name ? HTML(" selected") : "")>\(t)</option>" }.joined()
-                           + "</select> <button>Apply</button></form>")
+                           "<form action=\"/c/\(id)\" method=\"get\" id=\"themes\" class=\"panel\"><h2>Bubbles</h2><fieldset><legend class=\"sr\">Theme</legend>"
+                           + themes.keys.sorted().map { t -> HTML in
+                               "<label class=\"choice\"><input type=\"radio\" name=\"theme\" value=\"\(t)\"\(t == themed.name ? HTML(" checked") : "")> <b>\(Self.themeLabel(t))</b></label>"
+                           }.joined()
+                           + "</fieldset><small>Kept for your account, on every device.</small><button class=\"primary\">Apply</button></form>")
         // A signed-in member who writes invites others: a single-use link to hand over.
         if identity.user != nil, access?.writes == true {
             tools += Self.tool("➕", "Invite", "Make a single-use link that lets someone join",
-                               "<button type=\"button\" id=\"invite\">Make a link</button><input id=\"invitelink\" readonly hidden aria-label=\"Invitation link\" size=\"40\">")
+                               "<div class=\"panel\"><h2>Invite someone</h2><p><small>A link that works once: whoever opens it joins this conversation.</small></p>"
+                               + "<button type=\"button\" id=\"invite\" class=\"primary\">Make a link</button>"
+                               + "<div class=\"copyrow\" id=\"inviterow\" hidden><input id=\"invitelink\" readonly aria-label=\"Invitation link\">"
+                               + "<button type=\"button\" class=\"copy\" data-copy=\"invitelink\">Copy</button></div>"
+                               + "<span id=\"invitestatus\" role=\"status\"></span></div>")
         }
         // On a phone the title keeps the width: search and "⋮", which shows the other tools.
         tools += "<button type=\"button\" class=\"moretools\" id=\"moretools\" aria-label=\"More tools\" aria-expanded=\"false\" aria-controls=\"tools\">⋮</button></nav>"
@@ -408,8 +433,9 @@ struct Pages: Sendable {
             + "data-id=\"\(id)\" data-theme=\"\(themed.name)\" data-count=\"\(c.messageCount)\" "
             + "data-at=\"\(at.map(String.init) ?? "")\" data-hl=\"\(highlight)\" data-date=\"\(query["date"].map(String.init) ?? "")\" "
             + "data-newest=\"\(newest)\" data-rev=\"\(rev)\" data-max-text=\"\(live.maxText)\" data-as=\"\(viewer ?? "")\">\n"
-            + HTML(trusted: firstScreen.html) + "</main></div>" + footer + "</div>"
-        return page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "app v", for: identity)
+            + (firstScreen.html.isEmpty ? "<div class=\"emptystate\" role=\"status\">\(c.sourceFormat == "live" ? "No messages yet. Say hello below." : "This conversation holds no messages.")</div>" : HTML(trusted: firstScreen.html))
+            + "</main></div>" + footer + "</div>"
+        return await page(title: c.title, body: body, script: true, theme: keep.isEmpty ? nil : themed.name, bodyClass: "app v", for: identity)
     }
 
     /// `?as=PARTICIPANT`: whose messages are on the right (nil: as stored, the owner's). A
@@ -458,39 +484,48 @@ struct Pages: Sendable {
             + "<button type=\"button\" data-act=\"edit\">Edit</button><button type=\"button\" data-act=\"delete\">Delete</button></div></div>"
     }
 
+    /// `/search?q=`: every conversation's messages the words match (or one's, `conversation=`),
+    /// counted in full and grouped by conversation — most matches first, each with its best
+    /// hits as lines with the words marked — in the app's frame (on a phone: alone, with a way
+    /// back to the list).
     func search(_ query: Parameters, for identity: Identity) async throws -> Response {
         let q = query["q"].map(String.init) ?? ""
         let conversation = try API.integer(query, "conversation", range: 1...Int64.max)
-        var body: HTML = "<main class=\"pane home\"><div class=\"bk\"><h1>Search</h1>" + Self.searchForm(q, conversation: conversation)
+        var body: HTML = "<main class=\"pane home\" id=\"main\"><div class=\"bk found\"><a class=\"back\" href=\"/\" aria-label=\"All conversations\">‹ Chats</a>"
+            + "<h1>Search</h1>" + Self.searchForm(q, conversation: conversation)
         if !q.trimmingCharacters(in: CharacterSet.whitespaces).isEmpty {
-            let hits: [StoreHit]
-            let within = try await API.within(accounts, identity)
-            if let conversation, within.map({ !$0.contains(conversation) }) ?? false { throw APIError.notFound("no conversation \(conversation)") }
-            do { hits = try await store.search(StoreSearch(q, conversation: conversation, limit: 50, within: within)) } catch let e as StoreError {
-                throw APIError.badRequest(e.reason)
-            }
+            var params = Parameters()
+            params.append(key: "q", value: Substring(q))
+            params.append(key: "limit", value: "200")
+            if let conversation { params.append(key: "conversation", value: Substring(String(conversation))) }
+            let found = try await api.search(params, for: identity)
             let titles = Dictionary(try await API.visible(store, accounts, identity).map { ($0.id, $0.title) }, uniquingKeysWith: { (a: String, _: String) in a })
             // The word a hit's page marks: the first one searched for (not excluded, no quotes or *).
             let words = q.split(separator: " ").first { !$0.hasPrefix("-") }.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"*")) } ?? ""
-            if hits.isEmpty { body += "<p>No messages match.</p>" }
-            // Hits grouped by conversation, the conversation of the best hit first.
-            var order: [Int64] = []
-            for h in hits where !order.contains(h.conversation) { order.append(h.conversation) }
-            for c in order {
-                let group = hits.filter { $0.conversation == c }
-                body += "<h2 class=\"hits\">\(titles[c] ?? "?") <small>\(Plural.count(group.count, "hit"))</small></h2><table><tbody>"
+            if found.hits.isEmpty {
+                body += "<p class=\"rsum\">No messages match. Words are found in any order; try fewer words, or a word’s start with *.</p>"
+            } else {
+                let groups = found.conversations.count
+                body += "<p class=\"rsum\" role=\"status\">\(Self.number(found.total)) \(Plural.noun(found.total, "message"))"
+                    + (conversation == nil ? " in \(Self.number(groups)) \(Plural.noun(groups, "conversation"))" : "") + "</p>"
+            }
+            for count in found.conversations {
+                let group = found.hits.filter { $0.conversation == count.id }
+                guard !group.isEmpty else { continue }
+                let more = count.count > group.count ? " · the best \(group.count)" : ""
+                body += "<section class=\"rgroup\"><h2>\(titles[count.id] ?? "?") <small>\(Self.number(count.count)) \(Plural.noun(count.count, "match"))\(more)</small></h2><ul>"
                 for h in group {
                     // The match marked, everything escaped.
-                    let p = h.snippetParts
+                    let p = h.parts.count == 3 ? h.parts : [h.snippet, "", ""]
                     let marked: HTML = "\(p[0])" + (p[1].isEmpty ? "" : "<mark>\(p[1])</mark>") + "\(p[2])"
-                    body += "<tr><td><a href=\"\(Self.hitURL(h.conversation, h.seq, q: q, highlight: words))\">"
-                        + "\(String(API.iso(h.date).prefix(16)).replacingOccurrences(of: "T", with: " "))</a><br>"
-                        + "<small>\(h.senderName ?? h.sender ?? "")</small></td><td>\(marked)</td></tr>"
+                    body += "<li><a class=\"rhit\" href=\"\(Self.hitURL(h.conversation, h.seq, q: q, highlight: words))\">"
+                        + "<time datetime=\"\(h.date)\">\(String(h.date.prefix(10)))</time><b>\(h.sender ?? "")</b>"
+                        + "<span class=\"rline\">\(marked)</span></a></li>"
                 }
-                body += "</tbody></table>"
+                body += "</ul></section>"
             }
         }
-        return page(title: "Search", body: try await sidebar(for: identity, current: conversation) + body + "</div></main>",
-                         script: true, bodyClass: "app lib", for: identity)
+        return await page(title: q.isEmpty ? "Search" : "\(q) · Search", body: try await sidebar(for: identity, current: conversation) + body + "</div></main>",
+                          script: true, bodyClass: "app lib solo", for: identity)
     }
 }

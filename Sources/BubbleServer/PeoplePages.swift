@@ -74,6 +74,6 @@ extension Pages {
         let head: HTML = "<header class=\"bk head\"><div class=\"who\"><h1>People</h1><small class=\"meta\">\(Self.number(people.count)) "
             + "\(people.count == 1 ? "person" : "people") · each with their conversations from every app</small></div></header>"
         let body = try await sidebar(for: identity, current: nil) + "<div class=\"pane peoplepane\">" + head + list + "</div>"
-        return page(title: "People", body: body, script: true, bodyClass: "app v", for: identity)
+        return await page(title: "People", body: body, script: true, bodyClass: "app v", for: identity)
     }
 }

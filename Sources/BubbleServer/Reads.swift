@@ -147,8 +147,11 @@ final class UserFeed: Sendable {
     /// and it counts as delivered to them (their list shows it).
     private func message(_ change: StoredChange) async {
         let readers = state.withLock { $0.readers.map { ($0.key, $0.value.user) } }
+        guard !readers.isEmpty else { return }
         let m = change.message.message
-        let preview = Self.preview(m)
+        // As the list writes it: in a group, who wrote it first.
+        let participants = (try? await store.conversation(id: change.conversation))?.participants ?? []
+        let preview = Pages.previewLine(m, participants: participants)
         for (account, user) in readers {
             if let user, (try? await accounts.access(of: user, to: change.conversation)) == nil { continue }
             let own = user?.key
@@ -165,12 +168,5 @@ final class UserFeed: Sendable {
         let user = state.withLock { $0.readers[mark.user]?.user }
         let unread = (try? await accounts.unread([mark.conversation], user: mark.user, own: user?.key))?[mark.conversation] ?? 0
         send(JSONWriter.string(["type": "read", "conversation": mark.conversation, "read": mark.read, "unread": unread]), to: mark.user)
-    }
-
-    /// The list's line for a message: its text's first line, else what it holds.
-    static func preview(_ m: Message) -> String {
-        let line = (m.text ?? "").split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
-        let shown = !line.isEmpty ? line : !m.images.isEmpty ? "📷 Photo" : m.attachment.map(Pages.attachmentLine) ?? ""
-        return String(shown.prefix(120))
     }
 }

@@ -171,12 +171,12 @@ struct PageRoutes {
     func register(_ groups: RouteGroups) {
         let pages = self.pages
         let anyone = groups.publicPages
-        anyone.get("login") { request, _ in pages.signIn(request.uri.queryParameters) }
+        anyone.get("login") { request, _ in await pages.signIn(request.uri.queryParameters) }
         anyone.get("invite/:token") { _, context in try await pages.invitation(context.parameters.get("token") ?? "", for: context.identity) }
         anyone.get("assets/:name") { request, context in try pages.asset(context.parameters.get("name") ?? "", request.headers) }
         anyone.get("assets/fonts/:name") { _, context in try pages.font(context.parameters.get("name") ?? "") }
         let signedIn = groups.pages
-        signedIn.get("/") { _, context in try await pages.library(for: context.identity) }
+        signedIn.get("/") { request, context in try await pages.library(request.uri.queryParameters, for: context.identity) }
         signedIn.get("search") { request, context in try await pages.search(request.uri.queryParameters, for: context.identity) }
         let conversation = groups.conversationPages
         conversation.get("") { request, context in

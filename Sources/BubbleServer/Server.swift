@@ -136,6 +136,7 @@ public struct BubbleServer: Sendable {
         PeopleRoutes(pages: pages).register(groups)
         PageRoutes(pages: pages).register(groups)
         ReadRoutes(reads: reads).register(groups)
+        SettingsRoutes(accounts: accounts, themes: Set(pages.themes.keys)).register(groups)
         groups.api.get("feed") { request, _ -> Response in
             guard LiveRoutes.sameOrigin(request) else {
                 throw APIError(status: .forbidden, message: "Origin \(request.headers[.origin] ?? "") is not this server's; the feed is for its own pages")

@@ -156,8 +156,9 @@ public protocol AccountStore: AnyObject, Sendable {
     /// Every conversation `user` reaches (by `access(of:to:)`'s rule).
     func readableConversations(of user: StoredUser) async throws -> Set<Int64>
 
-    /// The conversation of an invitation that can still be used (not used, not expired).
-    func invitation(hash: String, now: Date) async throws -> Int64?
+    /// An invitation that can still be used (not used, not expired): its conversation, who made
+    /// it, the access it gives and until when.
+    func invitation(hash: String, now: Date) async throws -> PendingInvite?
     /// Keeps an invitation to `conversation` with `access`, by the SHA-256 of its secret, until `expires`.
     func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws
     /// Redeems an invitation in one transaction: takes it (single use, before it expires),
@@ -180,6 +181,12 @@ public protocol AccountStore: AnyObject, Sendable {
     /// outgoing messages are theirs). System lines and deleted messages do not count.
     func unread(_ conversations: [Int64], user: Int64, own: String?) async throws -> [Int64: Int]
 
+    /// `user`'s settings in the web app (its theme, light or dark), by name; `user` 0 is the
+    /// owner of a server without accounts.
+    func settings(of user: Int64) async throws -> [String: String]
+    /// Keeps one of `user`'s settings; nil forgets it.
+    func setSetting(_ name: String, to value: String?, of user: Int64) async throws
+
     /// Files (`<sha256>.<ext>`) a conversation shows, so an attachment is served only to those
     /// who reach one of its conversations.
     func recordMedia(_ files: [String], in conversation: Int64) async throws
@@ -193,6 +200,22 @@ public enum InviteJoiner: Sendable {
     case existing(StoredUser)
     /// A new member's account and the SHA-256 of the session it is signed in with.
     case newAccount(name: String, displayName: String, passwordHash: String, sessionHash: String)
+}
+
+/// An invitation that can still be used, as its page tells it.
+public struct PendingInvite: Sendable, Hashable {
+    /// The conversation it opens.
+    public var conversation: Int64
+    /// The name shown of the member who made it ("" when their account is gone).
+    public var invitedBy: String
+    /// The access it gives.
+    public var access: MemberAccess
+    /// When it stops working.
+    public var expires: Date
+    /// An invitation; every parameter is the property of the same name.
+    public init(conversation: Int64, invitedBy: String, access: MemberAccess, expires: Date) {
+        self.conversation = conversation; self.invitedBy = invitedBy; self.access = access; self.expires = expires
+    }
 }
 
 /// What accepting an invitation did: the conversation joined, and by whom.

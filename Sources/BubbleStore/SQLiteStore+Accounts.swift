@@ -266,6 +266,23 @@ extension SQLiteStore: AccountStore {
         return mark
     }
 
+    public func settings(of user: Int64) async throws -> [String: String] {
+        try await read { db in
+            Dictionary(try Row.fetchAll(db, sql: "SELECT name, value FROM account_setting WHERE account_id = ?", arguments: [user]).map { ($0[0], $0[1]) }) { a, _ in a }
+        }
+    }
+
+    public func setSetting(_ name: String, to value: String?, of user: Int64) async throws {
+        try await write { db in
+            if let value {
+                try db.execute(sql: "INSERT INTO account_setting (account_id, name, value) VALUES (?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET value = excluded.value",
+                               arguments: [user, name, value])
+            } else {
+                try db.execute(sql: "DELETE FROM account_setting WHERE account_id = ? AND name = ?", arguments: [user, name])
+            }
+        }
+    }
+
     public func marks(of conversation: Int64) async throws -> [ReadMark] {
         try await read { db in
             try Row.fetchAll(db, sql: "SELECT account_id, read_seq, delivered_seq FROM read_mark WHERE conversation_id = ? ORDER BY account_id",
@@ -307,10 +324,15 @@ extension SQLiteStore: AccountStore {
         }
     }
 
-    public func invitation(hash: String, now: Date) async throws -> Int64? {
+    public func invitation(hash: String, now: Date) async throws -> PendingInvite? {
         try await read { db in
-            try Int64.fetchOne(db, sql: "SELECT conversation_id FROM invite WHERE hash = ? AND used IS NULL AND expires > ?",
-                               arguments: [hash, now.timeIntervalSince1970])
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT i.conversation_id, COALESCE(NULLIF(a.display_name, ''), a.name, '') AS inviter, i.access, i.expires
+                FROM invite i LEFT JOIN account a ON a.id = i.created_by
+                WHERE i.hash = ? AND i.used IS NULL AND i.expires > ?
+                """, arguments: [hash, now.timeIntervalSince1970]) else { return nil }
+            return PendingInvite(conversation: row[0], invitedBy: row[1], access: MemberAccess(rawValue: row[2]) ?? .read,
+                                 expires: Date(timeIntervalSince1970: row[3]))
         }
     }
 

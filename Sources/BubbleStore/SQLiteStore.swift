@@ -329,6 +329,17 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
                 ) WITHOUT ROWID;
                 """)
         }
+        // Each user's settings in the web app (its theme, light or dark); user 0 is the owner.
+        m.registerMigration("v7-settings") { db in
+            try db.execute(sql: """
+                CREATE TABLE account_setting (
+                    account_id INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    PRIMARY KEY (account_id, name)
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 

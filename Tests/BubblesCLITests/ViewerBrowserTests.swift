@@ -180,11 +180,16 @@ struct ViewerBrowserTests {
         // A theme from the picker: the page in that theme's style sheet and bubbles.
         let colour = "return getComputedStyle(document.querySelector('.c .b.o') || document.querySelector('.c .b'), '::before').backgroundColor + '|' + getComputedStyle(document.querySelector('.c .b.o') || document.querySelector('.c .b')).backgroundColor;"
         let before = try b.run(colour) as? String
-        try b.run("const s = document.querySelector('#themes select'); s.value = 'whatsapp'; s.dispatchEvent(new Event('change'));")
+        try b.run("document.querySelector('#themes input[value=whatsapp]').click();")
         try b.wait(for: "the WhatsApp theme", "return document.getElementById('rows') && document.getElementById('rows').dataset.theme === 'whatsapp';")
         try Self.settle(b, "the rows in WhatsApp's theme")
         #expect((try b.run("return document.querySelector('link[rel=stylesheet]').getAttribute('href')") as? String)?.wholeMatch(of: #/\/assets\/theme-whatsapp\.[0-9a-f]{16}\.css/#) != nil)
         #expect(try b.run(colour) as? String != before, "the bubbles look the same in both themes: \(before ?? "")")
+        // Kept: the page's address has no theme, and opened again (another visit) it is WhatsApp's.
+        #expect(try b.run("return location.search") as? String == "")
+        #expect((try server.get("/api/v1/settings").json() as? [String: Any])?["theme"] as? String == "whatsapp")
+        try b.open("http://127.0.0.1:\(server.port)/c/1")
+        try b.wait(for: "the page again", "return document.getElementById('rows') && document.getElementById('rows').dataset.theme === 'whatsapp';")
     }
 
     @Test("the library: an upload imports a WhatsApp export and opens it; an upload that is not an export shows the importer's error and changes nothing")

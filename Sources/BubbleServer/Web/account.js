@@ -39,15 +39,18 @@ export function setupAccount() {
   });
   const invite = byId("invite"), rows = byId("rows");
   if (invite && rows) invite.addEventListener("click", async () => {
-    const field = byId("invitelink");
+    const field = byId("invitelink"), status = byId("invitestatus");
+    status.textContent = "";
     try {
       const answer = await post("/api/v1/conversations/" + rows.dataset.id + "/invites", {});
       field.value = location.origin + answer.url;
-      field.title = "Single use, until " + answer.expires;
-    } catch (x) { field.value = reason(x); }
-    field.hidden = false;
-    field.select();
+      status.textContent = "Works once, until " + new Date(answer.expires).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) + ".";
+      byId("inviterow").hidden = false;
+      invite.textContent = "Make another link";
+      field.select();
+    } catch (x) { status.textContent = reason(x); }
   });
+  setupCopyButtons();
   const join = byId("join");
   if (join) join.addEventListener("submit", async (/** @type {Event} */ e) => {
     e.preventDefault();
@@ -61,4 +64,22 @@ export function setupAccount() {
       location.href = "/c/" + answer.conversation;
     } catch (x) { err.textContent = reason(x); }
   });
+}
+
+/**
+ * Copy buttons (`data-copy` names the field): the field's text to the clipboard, said in the
+ * button ("Copied") for a moment; where the clipboard is refused, the text is selected to copy.
+ */
+export function setupCopyButtons() {
+  for (const button of document.querySelectorAll("button[data-copy]")) {
+    const b = /** @type {HTMLButtonElement} */ (button);
+    b.addEventListener("click", async () => {
+      const field = /** @type {HTMLInputElement} */ (byId(b.dataset.copy || ""));
+      if (!field) return;
+      let done = false;
+      try { await navigator.clipboard.writeText(field.value); done = true; } catch (_) { field.select(); }
+      b.textContent = done ? "Copied" : "Press Ctrl+C";
+      setTimeout(() => { b.textContent = "Copy"; }, 2000);
+    });
+  }
 }

@@ -18,6 +18,8 @@ import { setupScheme } from "./scheme.js";
 import { createScroller } from "./scroller.js";
 import { setupConversationSearch, setupSidebarSearch } from "./search.js";
 import { byId, installCsrf } from "./session.js";
+import { setupThemePicker } from "./settings.js";
+import { setupStats } from "./stats.js";
 
 installCsrf();
 setupAccount();
@@ -26,6 +28,7 @@ setupFrame();
 setupLibrary();
 setupGallery();
 setupSidebarSearch();
+setupStats();
 
 const main = byId("rows"), scrollBox = byId("scroller");
 setupFeed(main ? main.dataset.id : "");
@@ -37,8 +40,7 @@ if (main && scrollBox) {
   setupConversationSearch(view);
   const newest = byId("newest");
   if (newest) newest.addEventListener("click", (/** @type {Event} */ e) => { e.preventDefault(); view.jump("", "end"); });
-  const themes = byId("themes");
-  if (themes) themes.querySelector("select").addEventListener("change", () => themes.submit());
+  setupThemePicker(main.dataset.id);
   const liveBox = byId("live");
   if (liveBox) {
     liveBox.hidden = false;

@@ -136,11 +136,17 @@ export function setupComposer(view, channel) {
   // A message's actions: reactions, reply, and edit/delete for its author.
   /** @type {any} */
   let acting = null;
-  view.main.addEventListener("click", async (/** @type {MouseEvent} */ e) => {
-    const target = /** @type {HTMLElement} */ (e.target);
-    if (target.closest("a")) return;
-    const block = target.closest(".vm");
-    const marker = /** @type {HTMLElement | null} */ (block && block.querySelector("b[data-n]"));
+  /** @type {HTMLElement | null} the message whose actions are open from the keyboard */
+  let from = null;
+  /**
+   * Opens the actions of the message `block` shows, at (`x`, `y`) of the window.
+   * @param {HTMLElement} block
+   * @param {number} x
+   * @param {number} y
+   * @param {boolean} keyboard the focus goes into the menu (and back to the message after)
+   */
+  async function openActions(block, x, y, keyboard) {
+    const marker = /** @type {HTMLElement | null} */ (block.querySelector("b[data-n]"));
     if (!marker) return;
     const seq = Number(marker.dataset.n);
     const r = await fetch(channel.api + "/messages?at=" + seq + "&limit=1" + tokenPart, { credentials: "same-origin" });
@@ -152,6 +158,7 @@ export function setupComposer(view, channel) {
     for (const b of actions.querySelectorAll(".re")) {
       const reaction = (m.reactions || []).find((/** @type {any} */ x) => x.emoji === b.dataset.emoji);
       b.classList.toggle("on", !!(reaction && (reaction.senders || []).includes(sendas.value)));
+      b.setAttribute("aria-pressed", String(b.classList.contains("on")));
       b.hidden = gone;
     }
     actions.querySelector('[data-act="reply"]').hidden = gone;
@@ -159,9 +166,61 @@ export function setupComposer(view, channel) {
     const del = actions.querySelector('[data-act="delete"]');
     del.hidden = !mine || gone; del.textContent = "Delete";
     actions.hidden = false;
-    actions.style.left = Math.max(8, Math.min(e.clientX, window.innerWidth - actions.offsetWidth - 8)) + "px";
-    actions.style.top = Math.max(8, e.clientY - actions.offsetHeight - 8) + "px";
+    actions.style.left = Math.max(8, Math.min(x, window.innerWidth - actions.offsetWidth - 8)) + "px";
+    actions.style.top = Math.max(8, y - actions.offsetHeight - 8) + "px";
+    from = keyboard ? block : null;
+    if (keyboard) { const first = actions.querySelector("button:not([hidden])"); if (first) first.focus(); }
+  }
+  function closeActions() {
+    actions.hidden = true; acting = null;
+    if (from && from.isConnected) from.focus();
+    from = null;
+  }
+  view.main.addEventListener("click", (/** @type {MouseEvent} */ e) => {
+    const target = /** @type {HTMLElement} */ (e.target);
+    if (target.closest("a")) return;
+    const block = /** @type {HTMLElement | null} */ (target.closest(".vm"));
+    if (!block) return;
     e.stopPropagation();
+    openActions(block, e.clientX, e.clientY, false);
+  });
+  // The keyboard: Tab reaches the messages; ↑/↓ walk them; Enter, the menu key or Shift+F10
+  // opens a message's actions (←/→ through them, Esc back to the message).
+  view.main.tabIndex = 0;
+  view.main.setAttribute("aria-description", "Use the arrow keys to move through messages, Enter for a message's actions");
+  view.main.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
+    const blocks = /** @type {HTMLElement[]} */ (Array.from(view.main.querySelectorAll(".vm")));
+    if (!blocks.length) return;
+    const at = blocks.indexOf(/** @type {HTMLElement} */ (document.activeElement));
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      let k;
+      if (at < 0) {
+        // From the column itself: the message in the middle of the view.
+        const middle = view.scroller.getBoundingClientRect().top + view.viewHeight() / 2;
+        k = blocks.findIndex((b) => b.getBoundingClientRect().bottom >= middle);
+        if (k < 0) k = blocks.length - 1;
+      } else k = Math.max(0, Math.min(blocks.length - 1, at + (e.key === "ArrowDown" ? 1 : -1)));
+      const b = blocks[k];
+      b.tabIndex = -1;
+      b.focus({ preventScroll: true });
+      b.scrollIntoView({ block: "nearest" });
+      return;
+    }
+    if (at >= 0 && (e.key === "Enter" || e.key === "ContextMenu" || (e.key === "F10" && e.shiftKey))) {
+      e.preventDefault();
+      const rect = blocks[at].getBoundingClientRect();
+      openActions(blocks[at], rect.left + rect.width / 2, rect.top, true);
+    }
+  });
+  actions.setAttribute("role", "toolbar");
+  actions.setAttribute("aria-label", "Message actions");
+  actions.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
+    if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+    const buttons = /** @type {HTMLElement[]} */ (Array.from(actions.querySelectorAll("button:not([hidden])")));
+    const k = buttons.indexOf(/** @type {HTMLElement} */ (document.activeElement));
+    const next = buttons[(k + (e.key === "ArrowRight" ? 1 : -1) + buttons.length) % buttons.length];
+    if (next) { e.preventDefault(); next.focus(); }
   });
   actions.addEventListener("click", (/** @type {MouseEvent} */ e) => {
     const b = /** @type {HTMLElement} */ (e.target).closest("button");
@@ -180,8 +239,11 @@ export function setupComposer(view, channel) {
       if (b.textContent !== "Delete?") { b.textContent = "Delete?"; return; }
       request("DELETE", "/messages/" + m.seq + "?sender=" + encodeURIComponent(sendas.value));
     }
-    actions.hidden = true; acting = null;
+    const back = from;
+    closeActions();
+    // A reply or an edit goes on in the composer.
+    if (back && (b.dataset.act === "reply" || b.dataset.act === "edit")) text.focus();
   });
-  document.addEventListener("click", (e) => { if (!actions.hidden && !actions.contains(/** @type {Node} */ (e.target))) { actions.hidden = true; acting = null; } });
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape") { actions.hidden = true; acting = null; } });
+  document.addEventListener("click", (e) => { if (!actions.hidden && !actions.contains(/** @type {Node} */ (e.target))) closeActions(); });
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !actions.hidden) closeActions(); });
 }

@@ -10,7 +10,7 @@ import { byId } from "./session.js";
 function localised() {
   const dayFormat = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
   const now = new Date();
-  for (const t of document.querySelectorAll("header time[datetime], #library time[datetime]")) {
+  for (const t of document.querySelectorAll("header time[datetime], #library time[datetime], .found time[datetime], .invitation time[datetime]")) {
     const d = new Date(t.getAttribute("datetime") || "");
     if (!isNaN(d.getTime())) t.textContent = t.closest("#library") ? listTime(d, now) : dayFormat.format(d);
   }

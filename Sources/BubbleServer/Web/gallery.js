@@ -127,6 +127,12 @@ export function setupGallery() {
     counter.textContent = shown.length + (shown.length === 1 ? ' item' : ' items');
     root.scrollTop = 0;
     layout();
+    // Nothing to show: said, not a blank page.
+    var empty = root.querySelector(':scope > .emptystate');
+    if (shown.length > 0) { if (empty) empty.remove(); return; }
+    if (!empty) { empty = el('div', 'emptystate'); empty.setAttribute('role', 'status'); root.appendChild(empty); }
+    empty.textContent = all.length === 0 ? 'No photos, videos or files yet. What is sent in the conversations shows here.'
+      : 'Nothing of this kind or from this person.';
   }
   function show(i) {
     if (i < 0 || i >= shown.length) return;

@@ -80,10 +80,13 @@ export function createScroller(main, scroller) {
       const r = await fetch("/c/" + id + "/view?width=" + width + "&theme=" + encodeURIComponent(theme) + (view.as ? "&as=" + encodeURIComponent(view.as) : "") + "&" + q + tokenPart, { credentials: "same-origin" });
       if (r.status === 202) {
         const p = await r.json();
-        if (label) label.textContent = "laying out " + p.done + " of " + p.total + " messages…";
+        const said = "Laying out " + p.done.toLocaleString() + " of " + p.total.toLocaleString() + " messages…";
+        if (label) label.textContent = said;
+        note("loading", said);
         await new Promise((ok) => setTimeout(ok, 250));
         continue;
       }
+      note("loading", "");
       const data = await r.json();
       if (!r.ok) throw new Error(data.error || String(r.status));
       return data;
@@ -143,10 +146,29 @@ export function createScroller(main, scroller) {
     position();
     if (old) old.el.remove();
     state.windows++;
+    note("emptystate", data.count === 0 ? (main.dataset.live === "true" ? "No messages yet. Say hello below." : "This conversation holds no messages.") : "");
     if (marked) markMessage(main, marked.seq, marked.words);
     // The newest message is on the page: the conversation is read up to it.
     if (data.last >= data.max) markRead(id, data.last);
     if (view.onPlaced) view.onPlaced();
+  }
+
+  /**
+   * A line shown over the messages (`kind`: "loading" while the server lays the conversation
+   * out, "emptystate" for a conversation without messages); "" takes it away.
+   * @param {string} kind
+   * @param {string} text
+   */
+  function note(kind, text) {
+    let e = /** @type {HTMLElement | null} */ (scroller.querySelector(":scope > ." + kind));
+    if (!text) { if (e) e.remove(); return; }
+    if (!e) {
+      e = document.createElement("div");
+      e.className = kind;
+      e.setAttribute("role", "status");
+      scroller.appendChild(e);
+    }
+    e.textContent = text;
   }
 
   function position() { if (win) win.el.style.top = (win.base - offset) + "px"; }

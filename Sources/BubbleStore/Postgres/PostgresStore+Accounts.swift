@@ -246,6 +246,26 @@ extension PostgresStore: AccountStore {
         }
     }
 
+    public func settings(of user: Int64) async throws -> [String: String] {
+        var all: [String: String] = [:]
+        for row in try await rows("SELECT name, value FROM account_setting WHERE account_id = \(user)") {
+            let (name, value) = try row.decode((String, String).self)
+            all[name] = value
+        }
+        return all
+    }
+
+    public func setSetting(_ name: String, to value: String?, of user: Int64) async throws {
+        if let value {
+            _ = try await change("""
+                INSERT INTO account_setting (account_id, name, value) VALUES (\(user), \(name), \(value))
+                ON CONFLICT (account_id, name) DO UPDATE SET value = excluded.value RETURNING 1
+                """)
+        } else {
+            _ = try await change("DELETE FROM account_setting WHERE account_id = \(user) AND name = \(name) RETURNING 1")
+        }
+    }
+
     public func unread(_ conversations: [Int64], user: Int64, own: String?) async throws -> [Int64: Int] {
         guard !conversations.isEmpty else { return [:] }
         let query: PostgresQuery = own.map { own in """
@@ -284,9 +304,14 @@ extension PostgresStore: AccountStore {
             """)
     }
 
-    public func invitation(hash: String, now: Date) async throws -> Int64? {
-        try await rows("SELECT conversation_id FROM invite WHERE hash = \(hash) AND used IS NULL AND expires > \(now.timeIntervalSince1970)")
-            .first?.decode(Int64.self)
+    public func invitation(hash: String, now: Date) async throws -> PendingInvite? {
+        guard let row = try await rows("""
+            SELECT i.conversation_id, COALESCE(NULLIF(a.display_name, ''), a.name, ''), i.access, i.expires
+            FROM invite i LEFT JOIN account a ON a.id = i.created_by
+            WHERE i.hash = \(hash) AND i.used IS NULL AND i.expires > \(now.timeIntervalSince1970)
+            """).first else { return nil }
+        let (id, by, access, expires) = try row.decode((Int64, String, String, Double).self)
+        return PendingInvite(conversation: id, invitedBy: by, access: MemberAccess(rawValue: access) ?? .read, expires: Date(timeIntervalSince1970: expires))
     }
 
     public func acceptInvite(hash: String, joiner: InviteJoiner, now: Date, policy: SessionPolicy) async throws -> AcceptedInvite {

@@ -124,8 +124,7 @@ extension PostgresStore {
             throw StoreError(path: path, reason: "search \"\(search.query)\": expected at least one word to find (words, \"a phrase\", prefix*, -excluded)")
         }
         let limit = max(1, search.limit)
-        guard var (conditions, binds, rank) = Self.searchConditions(search, query) else { return [] }
-        _ = binds.count
+        guard let (conditions, binds, rank) = Self.searchConditions(search, query) else { return [] }
         // The newest `searchCandidates` matches, ranked (as the SQLite store does with bm25).
         let sql = """
             SELECT f.conversation_id, f.seq, f.date, f.sender, f.text,

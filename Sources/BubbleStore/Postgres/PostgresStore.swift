@@ -281,6 +281,15 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                 PRIMARY KEY (conversation_id, account_id)
             );
             """),
+        // Each user's settings in the web app (its theme, light or dark); user 0 is the owner.
+        ("v7-settings", """
+            CREATE TABLE account_setting (
+                account_id BIGINT NOT NULL,
+                name TEXT NOT NULL,
+                value TEXT NOT NULL,
+                PRIMARY KEY (account_id, name)
+            );
+            """),
     ]
 
     func migrate() async throws {
