@@ -54,7 +54,9 @@ struct AccountsBrowserTests {
         // Each window is someone: the switch is gone, and it holds them alone.
         for (browser, me) in [(a, "ann"), (b, "ben")] {
             #expect(try browser.run("const s = document.getElementById('sendas'); return s.hidden + ':' + s.options.length + ':' + s.value") as? String == "true:1:\(me)")
-            #expect(try browser.run("return document.getElementById('me').textContent") as? String ?? "" == (me == "ann" ? "Ann" : "Ben") + " Sign out Sign out everywhere")
+            #expect(try browser.run("return document.querySelector('.menu .who b').textContent") as? String ?? "" == (me == "ann" ? "Ann" : "Ben"))
+            #expect(try browser.run("return ['signout', 'signoutall', 'scheme'].every((id) => document.getElementById(id).closest('details.menu'))") as? Bool == true,
+                    "sign-out and light/dark in the ⋮ menu")
         }
 
         try a.type("#text", "hello ben\u{E007}")

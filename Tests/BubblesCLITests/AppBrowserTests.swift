@@ -144,10 +144,14 @@ struct AppBrowserTests {
 
         // The export menu: a click opens it, Esc closes it.
         try b.click(".tools details:nth-of-type(3) summary")
-        #expect(try Self.shown(b, "#export select[name=format]"))
-        #expect(try b.run("return document.querySelectorAll('#export select[name=format] option').length") as? Int == 5)
+        #expect(try Self.shown(b, "#export input[name=format]"))
+        #expect(try b.run("return Array.from(document.querySelectorAll('#export input[name=format]')).map((r) => r.value + (r.checked ? '*' : '')).join(',')") as? String
+                == "pdf*,png,html,json,csv")
+        // The panel stays inside the window (on a phone too).
+        let panel = try #require(try b.run("const r = document.querySelector('#export').getBoundingClientRect(); return [r.left, r.right, innerWidth];") as? [Double])
+        #expect(panel[0] >= 0 && panel[1] <= panel[2], "the export panel spills out of the window: \(panel)")
         try b.press("\u{E00C}")
-        #expect(try !Self.shown(b, "#export select[name=format]"), "Esc closes the menu")
+        #expect(try !Self.shown(b, "#export input[name=format]"), "Esc closes the menu")
 
         // Search from the list's field: hits grouped by conversation; a hit opens the message; back returns.
         try b.open(base + "/")

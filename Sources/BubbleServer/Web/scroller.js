@@ -4,7 +4,8 @@
 // shows the middle, the end is one drag away) and nothing jumps when rows load. Past
 // MAX_COLUMN px the column is scaled (geometry.js). Resizing lays out again at the new width and
 // keeps the message on top of the view where it was. Jumps: to a message, a day, the newest.
-// `window.bubbleViewer` tells tests (and the curious) where the page is.
+// `window.bubbleViewer` tells tests (and the curious) where the page is. Under the newest message
+// the column keeps END_GAP px, so its tail and reactions never sit on the footer.
 
 import { bandQuery, column, covers, easedOffset, indexAt, jumpTarget, scrollFor } from "./geometry.js";
 import { markRead } from "./reads.js";
@@ -21,10 +22,13 @@ import { reason, tokenPart } from "./session.js";
  * @param {HTMLElement} main
  * @param {HTMLElement} scroller
  */
+/** The space under the newest message (px): the column is the layout's height plus this. */
+export const END_GAP = 16;
+
 export function createScroller(main, scroller) {
   const id = main.dataset.id || "", theme = main.dataset.theme || "";
   const label = document.getElementById("range");
-  let total = 0, spacer = 0, scale = 1, offset = 0, width = 0, lastTop = 0, count = Number(main.dataset.count);
+  let total = 0, laidOut = 0, spacer = 0, scale = 1, offset = 0, width = 0, lastTop = 0, count = Number(main.dataset.count);
   /** @type {RowWindow | null} */
   let win = null;
   let virtual = false, loading = false, again = false;
@@ -61,7 +65,7 @@ export function createScroller(main, scroller) {
 
   /** @type {any} */ (window).bubbleViewer = {
     state,
-    position: () => scroller.scrollTop + offset, total: () => total, scale: () => scale, width: () => width,
+    position: () => scroller.scrollTop + offset, total: () => total, laidOut: () => laidOut, scale: () => scale, width: () => width,
     window: () => win && { first: win.first, last: win.last, top: win.top, bottom: win.bottom, tops: win.tops },
     // Busy too while the page's fonts load (they come by URL; rows are measured once they are in).
     current: () => current(), busy: () => view.busy() || (document.fonts && document.fonts.status !== "loaded"),
@@ -95,7 +99,8 @@ export function createScroller(main, scroller) {
 
   /** @param {number} h */
   function setHeight(h) {
-    total = h;
+    laidOut = h;
+    total = h + END_GAP;
     ({ spacer, scale } = column(total, view.viewHeight()));
     main.style.height = spacer + "px";
   }
@@ -196,7 +201,7 @@ export function createScroller(main, scroller) {
     try {
       const data = await get(q);
       if (data.width !== width) return;
-      if (Math.abs(data.height - total) > 0.5) setHeight(data.height);
+      if (Math.abs(data.height - laidOut) > 0.5) setHeight(data.height);
       if (data.count !== count) {
         count = data.count;
         const shown = document.getElementById("msgcount");
@@ -217,7 +222,7 @@ export function createScroller(main, scroller) {
   // The window covers the view and a screen on each side, else the rows there are fetched.
   function ensure() {
     if (!virtual) return;
-    if (covers(win, scroller.scrollTop + offset, view.viewHeight(), total)) return;
+    if (covers(win, scroller.scrollTop + offset, view.viewHeight(), laidOut)) return;
     view.reload();
   }
 
@@ -261,7 +266,7 @@ export function createScroller(main, scroller) {
     clearTimeout(resizing);
     resizing = setTimeout(() => {
       const w = columnWidth();
-      if (!virtual || w === width) { setHeight(total); anchor(); position(); ensure(); return; }
+      if (!virtual || w === width) { setHeight(laidOut); anchor(); position(); ensure(); return; }
       const y = scroller.scrollTop + offset;
       const k = win ? indexAt(win.tops, y) : 0;
       const seq = win ? win.first + k : null, into = win ? y - win.tops[k] : 0;
