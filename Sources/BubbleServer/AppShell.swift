@@ -128,7 +128,7 @@ extension Pages {
         let name = user?.displayName ?? "You"
         let adds = user != nil || identity == .owner
         var s: HTML = "<div class=\"sidehead\"><div class=\"toprow\">"
-            + "<span class=\"av me \(colourClass(name))\" title=\"\(name)\" aria-hidden=\"true\">\(initials(name))</span>"
+            + "<span class=\"av self \(colourClass(name))\" title=\"\(name)\" aria-hidden=\"true\">\(initials(name))</span>"
             + "<a class=\"home\" href=\"/\">Chats</a><span class=\"icons\">"
             + "<a class=\"icon\" href=\"/gallery\" title=\"Gallery: photos and files of every conversation\" aria-label=\"Gallery\">🖼</a>"
             + "<a class=\"icon\" href=\"/people\" title=\"People: everyone, with their conversations from every app\" aria-label=\"People\">👥</a>"
@@ -144,7 +144,7 @@ extension Pages {
         }
         return s + "</div></details></span></div>"
             + "<form action=\"/search\" method=\"get\" role=\"search\" class=\"find\"><input type=\"search\" name=\"q\" id=\"findall\" "
-            + "placeholder=\"Search all conversations  (/)\" aria-label=\"Search all conversations\"></form></div>"
+            + "placeholder=\"Search  (/)\" aria-label=\"Search all conversations\"></form></div>"
     }
 
     /// The open conversation's header: back (phone width), avatar, title, participants, size

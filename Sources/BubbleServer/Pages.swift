@@ -513,7 +513,7 @@ struct Pages: Sendable {
                 let group = found.hits.filter { $0.conversation == count.id }
                 guard !group.isEmpty else { continue }
                 let more = count.count > group.count ? " · the best \(group.count)" : ""
-                body += "<section class=\"rgroup\"><h2>\(titles[count.id] ?? "?") <small>\(Self.number(count.count)) \(Plural.noun(count.count, "match"))\(more)</small></h2><ul>"
+                body += "<section class=\"rgroup\"><h2>\(titles[count.id] ?? "?") <small>\(Self.number(count.count)) \(Plural.noun(count.count, "match", "matches"))\(more)</small></h2><ul>"
                 for h in group {
                     // The match marked, everything escaped.
                     let p = h.parts.count == 3 ? h.parts : [h.snippet, "", ""]

@@ -95,7 +95,7 @@ struct AppPagesTests {
         let menu = try #require(head.firstMatch(of: #/<details class="tool menu".*?</details>/#).map { String($0.0) })
         for id in ["scheme", "signout", "signoutall"] { #expect(menu.contains("id=\"\(id)\""), "\(id) in the menu") }
         #expect(menu.contains(">Ann<") && menu.contains("aria-label=\"Menu\""))
-        #expect(head.contains("class=\"av me ") && head.contains("href=\"/?add=1\""))
+        #expect(head.contains("class=\"av self ") && head.contains("href=\"/?add=1\""))
         #expect(!page.contains("class=\"me\" id=\"me\""), "the old bar of buttons is gone")
         // The add page: the forms alone on a phone (the list hidden by CSS), a way back.
         let add = try await ann.get("/?add=1").text

@@ -109,10 +109,24 @@ struct LiveBrowserTests {
             const m = document.querySelector('b[data-n="2"]');
             return !!m && m.parentElement.textContent.includes('look at this') && /edited/i.test(m.parentElement.textContent);
             """)
-        // A reacts to B's message; B sees the reaction.
-        try a.run("document.querySelector('b[data-n=\"2\"]').parentElement.querySelector('img, span, div').click();")
-        try a.wait(for: "A's actions", timeout: 15, "return !document.getElementById('actions').hidden;")
-        try a.click(".re[data-emoji=\"❤️\"]")
+        // A reacts to B's message from the keyboard alone: into the column, ↓/↑ to the message,
+        // Enter opens its actions (the focus in them), → to ❤️, Enter; the focus is back on the message.
+        let focused = "const m = document.activeElement.closest && document.activeElement.closest('.vm'); const b = m && m.querySelector('b[data-n]'); return b ? Number(b.dataset.n) : 0;"
+        try a.run("document.getElementById('rows').focus();")
+        try a.press("\u{E015}")
+        for _ in 0..<3 where try a.run(focused) as? Int != 2 { try a.press(try a.run(focused) as? Int ?? 0 > 2 ? "\u{E013}" : "\u{E015}") }
+        #expect(try a.run(focused) as? Int == 2, "↑/↓ reach message 2")
+        try a.press("\u{E007}")
+        try a.wait(for: "A's actions from the keyboard", timeout: 15, "return !document.getElementById('actions').hidden && !!document.activeElement.closest('#actions');")
+        for _ in 0..<8 where try a.run("return document.activeElement.dataset.emoji || ''") as? String != "❤️" { try a.press("\u{E014}") }
+        #expect(try a.run("return document.activeElement.dataset.emoji") as? String == "❤️")
+        try a.press("\u{E007}")
+        try a.wait(for: "the menu closed, the focus on the message", timeout: 15, "return document.getElementById('actions').hidden && !!document.activeElement.closest('.vm');")
+        // Esc closes the actions and keeps the chat open (the next Esc would close it).
+        try a.press("\u{E007}")
+        try a.wait(for: "the actions again", timeout: 15, "return !document.getElementById('actions').hidden;")
+        try a.press("\u{E00C}")
+        #expect(try a.run("return document.getElementById('actions').hidden && location.pathname") as? String == "/c/\(c)")
         try b.wait(for: "the reaction in B", timeout: 15, """
             const m = document.querySelector('b[data-n="2"]'); return !!m && m.parentElement.textContent.includes('❤️');
             """)

@@ -85,8 +85,7 @@ export function createScroller(main, scroller) {
       if (r.status === 202) {
         const p = await r.json();
         const said = "Laying out " + p.done.toLocaleString() + " of " + p.total.toLocaleString() + " messages…";
-        if (label) label.textContent = said;
-        note("loading", said);
+        if (p.total > 0) { if (label) label.textContent = said; note("loading", said); }
         await new Promise((ok) => setTimeout(ok, 250));
         continue;
       }
@@ -186,7 +185,8 @@ export function createScroller(main, scroller) {
 
   function update() {
     const n = current();
-    if (label && n !== null) label.textContent = "message " + n.toLocaleString() + " of " + count.toLocaleString();
+    if (label && count === 0) label.textContent = "no messages";
+    else if (label && n !== null) label.textContent = "message " + n.toLocaleString() + " of " + count.toLocaleString();
   }
 
   /**
