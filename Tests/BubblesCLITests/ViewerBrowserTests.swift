@@ -101,6 +101,15 @@ struct ViewerBrowserTests {
         try Self.settle(b, "the middle")
         let middle = try #require(try b.run("return bubbleViewer.current()") as? Int)
         #expect((1300...1700).contains(middle), "the middle of the scrollbar shows message \(middle) of 3000")
+        // While scrolling, the day of the message at the top floats over the column.
+        let pill = try #require(try b.wait(for: "the date pill", """
+            const p = document.querySelector('.datepill'); if (!p || p.hidden || !p.textContent) return null;
+            const top = document.getElementById('scroller').getBoundingClientRect().top;
+            const first = Array.from(document.querySelectorAll('.vm')).find((v) => v.getBoundingClientRect().bottom > top + 4);
+            const t = first && first.querySelector('time[datetime]');
+            return t ? [p.textContent, String(new Date(t.getAttribute('datetime')).getUTCDate()), String(new Date(t.getAttribute('datetime')).getUTCFullYear())] : null;
+            """) as? [String])
+        #expect(pill[0].contains(pill[1]) && pill[0].contains(pill[2]), "the pill says \(pill[0]) for a message of day \(pill[1]) \(pill[2])")
 
         // Scrolling in small steps across window loads: a row moves exactly as far as the scroll.
         var tracked = middle

@@ -31,3 +31,15 @@ test("dotSize, dayKey, labels", () => {
   assert.equal(d.messagesText(1), "1 message");
   assert.equal(d.messagesText(2), "2 messages");
 });
+
+test("pillDay: today, yesterday, a weekday within the week, else the date (the year when it is another), by UTC days", () => {
+  const now = new Date("2026-11-29T10:00:00Z");
+  assert.equal(d.pillDay(new Date("2026-11-29T00:00:01Z"), now, "en-GB"), "Today");
+  assert.equal(d.pillDay(new Date("2026-11-28T23:59:59Z"), now, "en-GB"), "Yesterday");
+  assert.equal(d.pillDay(new Date("2026-11-24T12:00:00Z"), now, "en-GB"), "Tuesday");
+  // (ICU versions differ in the comma after the weekday.)
+  assert.match(d.pillDay(new Date("2026-11-22T12:00:00Z"), now, "en-GB"), /^Sun,? 22 November$/);
+  assert.match(d.pillDay(new Date("2024-03-05T12:00:00Z"), now, "en-GB"), /^Tue,? 5 March 2024$/);
+  assert.equal(d.pillDay(new Date("2026-11-28T12:00:00Z"), now, "de-DE"), "Gestern");
+  assert.match(d.pillDay(new Date("2026-11-30T12:00:00Z"), now, "en-GB"), /^Mon,? 30 November$/, "a day ahead (another clock) is a date");
+});

@@ -8,6 +8,7 @@
 import { setupAccount } from "./account.js";
 import { setupCalendar } from "./calendar.js";
 import { restoreSendAs, setupComposer } from "./composer.js";
+import { setupDatePill } from "./datepill.js";
 import { setupFeed } from "./feed.js";
 import { setupFrame } from "./frame.js";
 import { setupGallery } from "./gallery.js";
@@ -51,5 +52,7 @@ if (main && scrollBox) {
     // Opening a chat puts the cursor in the composer (not on a phone: its keyboard would cover the chat).
     if (!window.matchMedia("(max-width: 600px)").matches) byId("text").focus({ preventScroll: true });
   }
+  // After live.js has its onPlaced: the pill adds to it.
+  setupDatePill(view);
   view.start();
 }

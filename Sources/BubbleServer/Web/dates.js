@@ -85,3 +85,24 @@ export function listTime(date, now, locale) {
   if (days < 7) return date.toLocaleDateString(locale, { weekday: "long" });
   return date.toLocaleDateString(locale, { day: "numeric", month: "short", year: date.getFullYear() === now.getFullYear() ? undefined : "numeric" });
 }
+
+/**
+ * The floating date pill's words for a message's day, in the pages' time zone (UTC, as the
+ * day separators): "Today", "Yesterday", the weekday within the week, else the date (the year
+ * only when it is not this one) — in the reader's locale.
+ * @param {Date} date
+ * @param {Date} now
+ * @param {string} [locale]
+ * @returns {string}
+ */
+export function pillDay(date, now, locale) {
+  const day = (/** @type {Date} */ d) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+  const days = Math.round((day(now) - day(date)) / 86400000);
+  const cap = (/** @type {string} */ s) => s.replace(/^./, (c) => c.toUpperCase());
+  const relative = new Intl.RelativeTimeFormat(locale, { numeric: "auto" });
+  if (days === 0) return cap(relative.format(0, "day"));
+  if (days === 1) return cap(relative.format(-1, "day"));
+  if (days > 1 && days < 7) return date.toLocaleDateString(locale, { weekday: "long", timeZone: "UTC" });
+  return date.toLocaleDateString(locale, { weekday: "short", day: "numeric", month: "long", timeZone: "UTC",
+    year: date.getUTCFullYear() === now.getUTCFullYear() ? undefined : "numeric" });
+}
