@@ -141,7 +141,11 @@ let package = Package(
         .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", "BubbleTestSupport",
                                                              .product(name: "GRDB", package: "GRDB.swift")]),
         // Shared by the test targets: pinned fonts, headless Chromium, colour regions in pictures.
-        .target(name: "BubbleTestSupport", dependencies: ["BubbleCore", "BubbleRender"], path: "Tests/BubbleTestSupport"),
+        // (And iPhone backups made as Finder makes them, encrypted or not: swift-crypto, GRDB.)
+        .target(name: "BubbleTestSupport", dependencies: ["BubbleCore", "BubbleRender", .product(name: "GRDB", package: "GRDB.swift"),
+                                                          .product(name: "Crypto", package: "swift-crypto"),
+                                                          .product(name: "_CryptoExtras", package: "swift-crypto")],
+                path: "Tests/BubbleTestSupport"),
         // Golden/: pictures compared with what is drawn (read by path; BUBBLEKIT_UPDATE_GOLDEN=1 rewrites them).
         .testTarget(name: "BubbleTextTests", dependencies: ["BubbleText", "BubbleRender", "BubbleCore", "BubbleTestSupport"]),
         // Opens the written pages in headless Chromium where it is installed.
@@ -150,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "BubbleImportTests",
             dependencies: [
-                "BubbleImport", "BubbleCore", "CZlibInflate",
+                "BubbleImport", "BubbleCore", "CZlibInflate", "BubbleTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

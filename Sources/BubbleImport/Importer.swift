@@ -28,6 +28,9 @@ public enum ImportFormat: String, CaseIterable, Hashable, Sendable, CustomString
     case signal
     /// signal-export's output: a chat's folder with `chat.md` (and `data.json`), or either file.
     case signalExport = "signal-export"
+    /// An iPhone's backup (Finder/iTunes; the folder named by the device's UDID), encrypted with
+    /// `ImportOptions.password` or not: Messages, WhatsApp and the phone's contacts.
+    case iphoneBackup = "iphone-backup"
 
     public var description: String {
         switch self {
@@ -42,6 +45,7 @@ public enum ImportFormat: String, CaseIterable, Hashable, Sendable, CustomString
         case .whatsappDatabase: "WhatsApp msgstore.db"
         case .signal: "Signal Desktop database"
         case .signalExport: "signal-export chat"
+        case .iphoneBackup: "iPhone backup"
         }
     }
 }
@@ -108,6 +112,10 @@ public struct ImportOptions: Sendable {
     /// cards, `ContactsReader.directory`), their pictures as avatars, titles that were only a
     /// number or an id replaced (`PeopleDirectory.name`).
     public var contacts: PeopleDirectory?
+    /// An encrypted iPhone backup's password (the one set in Finder or iTunes).
+    public var password: String?
+    /// Told about slow steps as they start (an encrypted backup's 10,000,000 password rounds).
+    public var progress: (@Sendable (String) -> Void)?
 
     /// Options for one import; every parameter is the property of the same name.
     public init(me: String? = nil, chat: String? = nil, since: Date? = nil, until: Date? = nil,
@@ -279,6 +287,7 @@ public enum Importer {
         case .whatsappDatabase: result = try WhatsAppDatabaseImporter.load(source, context: context)
         case .signal: result = try SignalDesktopImporter.load(source, context: context)
         case .signalExport: result = try SignalExportImporter.load(source, context: context)
+        case .iphoneBackup: result = try IPhoneBackupImporter.load(source, context: context)
         }
         if let sink, !result.conversation.messages.isEmpty {
             // An importer that gathered its messages first: deliver them now.
@@ -327,6 +336,7 @@ public enum Importer {
         case .discord: _ = try DiscordImporter.load(source, context: context)
         case .whatsappDatabase: _ = try WhatsAppDatabaseImporter.load(source, context: context)
         case .signal: _ = try SignalDesktopImporter.load(source, context: context)
+        case .iphoneBackup: _ = try IPhoneBackupImporter.load(source, context: context)
         case .native, .whatsapp, .signalExport:
             // One conversation per export.
             context.each = nil

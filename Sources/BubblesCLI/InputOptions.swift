@@ -25,6 +25,9 @@ struct ReadOptions: ParsableArguments {
     @Option(name: .customLong("key-file"), help: "A file holding the key: WhatsApp's `key` (crypt14) or `encrypted_backup.key` (crypt15) from the phone, or a text file with the 64 hex digits.")
     var keyFile: String?
 
+    @Flag(name: .customLong("password-stdin"), help: "Read an encrypted iPhone backup's password from standard input (its first line). Without it, a terminal is asked; the password is never an option.")
+    var passwordStdin = false
+
     @Option(help: "With a WhatsApp msgstore.db: the phone's WhatsApp/Media folder (default: a Media folder beside the database or one up); with Signal Desktop: its attachments.noindex.")
     var media: String?
 
@@ -50,7 +53,7 @@ struct ReadOptions: ParsableArguments {
     var fileOnly: [String] {
         [inputFormat.map { _ in "--input-format" }, chat.isEmpty ? nil : "--chat", me.map { _ in "--me" }, strict ? "--strict" : nil,
          key.map { _ in "--key" }, keyFile.map { _ in "--key-file" }, media.map { _ in "--media" },
-         contacts.isEmpty ? nil : "--contacts"].compactMap { $0 }
+         contacts.isEmpty ? nil : "--contacts", passwordStdin ? "--password-stdin" : nil].compactMap { $0 }
     }
 
     func validate() throws {
@@ -247,6 +250,12 @@ struct InputOptions: ParsableArguments {
         options.until = try read.until.map { try parseDate($0, option: "--until", zone: zone) }
         if let s = options.since, let u = options.until, s >= u {
             throw ValidationError("--since \(read.since!) is not before --until \(read.until!)")
+        }
+        options.progress = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        CleanupOnStop.install()
+        if read.passwordStdin || (file.map(IPhoneBackupInput.isEncryptedBackup) ?? false) {
+            if file == nil || file == "-" { throw ValidationError("--password-stdin reads the password from standard input: give the backup as a folder, not -") }
+            options.password = try IPhoneBackupInput.password(fromStandardInput: read.passwordStdin)
         }
 
         if let conversation {

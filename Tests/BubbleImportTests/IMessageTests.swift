@@ -1,6 +1,7 @@
 import BubbleCore
 import Foundation
 import GRDB
+import BubbleTestSupport
 import Testing
 @testable import BubbleImport
 
@@ -37,33 +38,7 @@ struct ChatDatabase {
                                         toPath: photoFolder + "IMG_0420.jpeg")
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE handle (ROWID INTEGER PRIMARY KEY AUTOINCREMENT UNIQUE, id TEXT NOT NULL, country TEXT,
-                    service TEXT NOT NULL, uncanonicalized_id TEXT, person_centric_id TEXT);
-                CREATE TABLE chat (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL, style INTEGER,
-                    state INTEGER, account_id TEXT, properties BLOB, chat_identifier TEXT, service_name TEXT, room_name TEXT,
-                    account_login TEXT, is_archived INTEGER DEFAULT 0, last_addressed_handle TEXT, display_name TEXT,
-                    group_id TEXT, is_filtered INTEGER DEFAULT 0, successful_query INTEGER);
-                CREATE TABLE message (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL, text TEXT,
-                    replace INTEGER DEFAULT 0, service_center TEXT, handle_id INTEGER DEFAULT 0, subject TEXT, country TEXT,
-                    attributedBody BLOB, version INTEGER DEFAULT 0, type INTEGER DEFAULT 0, service TEXT, account TEXT,
-                    account_guid TEXT, error INTEGER DEFAULT 0, date INTEGER, date_read INTEGER, date_delivered INTEGER,
-                    is_delivered INTEGER DEFAULT 0, is_finished INTEGER DEFAULT 0, is_emote INTEGER DEFAULT 0,
-                    is_from_me INTEGER DEFAULT 0, is_empty INTEGER DEFAULT 0, is_read INTEGER DEFAULT 0,
-                    cache_has_attachments INTEGER DEFAULT 0, item_type INTEGER DEFAULT 0, other_handle INTEGER DEFAULT 0,
-                    group_title TEXT, group_action_type INTEGER DEFAULT 0, associated_message_guid TEXT,
-                    associated_message_type INTEGER DEFAULT 0, thread_originator_guid TEXT);
-                CREATE TABLE chat_message_join (chat_id INTEGER REFERENCES chat (ROWID) ON DELETE CASCADE,
-                    message_id INTEGER REFERENCES message (ROWID) ON DELETE CASCADE, message_date INTEGER DEFAULT 0,
-                    PRIMARY KEY (chat_id, message_id));
-                CREATE TABLE chat_handle_join (chat_id INTEGER, handle_id INTEGER, UNIQUE(chat_id, handle_id));
-                CREATE TABLE attachment (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL,
-                    created_date INTEGER DEFAULT 0, start_date INTEGER DEFAULT 0, filename TEXT, uti TEXT, mime_type TEXT,
-                    transfer_state INTEGER DEFAULT 0, is_outgoing INTEGER DEFAULT 0, user_info BLOB, transfer_name TEXT,
-                    total_bytes INTEGER DEFAULT 0);
-                CREATE TABLE message_attachment_join (message_id INTEGER REFERENCES message (ROWID) ON DELETE CASCADE,
-                    attachment_id INTEGER REFERENCES attachment (ROWID) ON DELETE CASCADE, UNIQUE(message_id, attachment_id));
-
+            try db.execute(sql: IPhoneSample.messagesSchema + """
                 INSERT INTO handle (ROWID, id, country, service) VALUES
                     (1, '+15550102000', 'us', 'iMessage'), (2, 'ben@example.com', 'us', 'iMessage'), (3, '+15550102000', 'us', 'SMS');
                 INSERT INTO chat (ROWID, guid, style, chat_identifier, service_name, display_name) VALUES

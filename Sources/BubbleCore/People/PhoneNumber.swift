@@ -153,6 +153,17 @@ public struct NumberingPlan: Hashable, Sendable {
     /// The plan of `code` (ISO 3166 region, any case); nil for a region not in the table.
     public static func region(_ code: String) -> NumberingPlan? { byRegion[code.uppercased()] }
 
+    /// The region of a number written with its country code ("+44 7700 900123" → "GB"): the
+    /// longest country code it starts with (of regions sharing one, the first by name); nil
+    /// without a "+" or for a code the table does not know.
+    package static func region(ofInternational number: String) -> String? {
+        let trimmed = number.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("+") || trimmed.hasPrefix("00") else { return nil }
+        let digits = String(trimmed.filter(\.isNumber).dropFirst(trimmed.hasPrefix("00") ? 2 : 0))
+        return byRegion.values.filter { digits.hasPrefix($0.countryCode) && digits.count > $0.countryCode.count }
+            .sorted { ($0.countryCode.count, $1.region) > ($1.countryCode.count, $0.region) }.first?.region
+    }
+
     private static let byRegion: [String: NumberingPlan] = {
         var map: [String: NumberingPlan] = [:]
         func add(_ regions: String, _ cc: String, _ trunk: String, _ intl: String, _ lengths: ClosedRange<Int>) {

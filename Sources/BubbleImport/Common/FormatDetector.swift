@@ -90,6 +90,7 @@ enum FormatDetector {
     }
 
     static func detectFolder(_ path: String) throws(ImportError) -> ImportSource {
+        if IPhoneBackup.isBackup(path) { return ImportSource(path: path, format: .iphoneBackup) }
         if WhatsAppImporter.chatFile(inFolder: path) != nil { return ImportSource(path: path, format: .whatsapp) }
         if SignalDesktopImporter.looksLikeProfile(path) { return ImportSource(path: path, format: .signal) }
         if FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("chat.md")) {

@@ -5,7 +5,8 @@ import Foundation
 /// skipped count, and the attachments folder (made on first use).
 final class ImportContext {
     let path: String
-    let options: ImportOptions
+    /// The options (an importer that reads others' files — an iPhone backup — adds to them).
+    var options: ImportOptions
     private(set) var skipped = 0
     private var warnings: [ImportWarning] = []
     private var unlistedWarnings = 0

@@ -40,6 +40,16 @@ package enum ScratchSpace {
         }
     }
 
+    /// Removes this process's folders (on Ctrl-C or SIGTERM: decrypted files never outlive the
+    /// command that made them).
+    package static func removeOwn() {
+        let tmp = NSTemporaryDirectory()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: tmp) else { return }
+        for name in names where name.hasPrefix(prefix) && name.contains("-\(getpid())-") {
+            try? FileManager.default.removeItem(atPath: (tmp as NSString).appendingPathComponent(name))
+        }
+    }
+
     /// Creates (or truncates) `path` with rights 0600 and returns a handle for writing.
     static func createPrivateFile(_ path: String) throws(ImportError) -> FileHandle {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
