@@ -161,7 +161,7 @@ struct Import: AsyncParsableCommand {
     }
 
     /// The exports that hold many conversations: every one (or those --chat names) is imported.
-    static let wholeFormats: Set<ImportFormat> = [.smsBackup, .telegram, .imessage, .messenger, .instagram, .discord, .whatsappDatabase, .signal]
+    static let wholeFormats: Set<ImportFormat> = [.smsBackup, .telegram, .imessage, .messenger, .instagram, .discord, .whatsappDatabase, .signal, .iphoneBackup]
 
     /// `bubbles import` of one file (and `bubbles serve`'s uploads): a whole backup conversation
     /// by conversation (`importWhole`), else its one conversation (`importExport`). What the

@@ -26,8 +26,16 @@ enum IPhoneBackupImporter {
         options.contacts = try contacts(backup, scratch: scratch, media: media, given: options.contacts, context: context)
         options.homeFolder = media + "/home"
         context.options = options
+        // A chat asked for by a contact's name stands also for their numbers and emails (the
+        // phone's address book is known only now).
         let wanted = context.chats
-        var unmatched = Set(wanted)
+        var aliases: [String: [String]] = [:]
+        for name in wanted {
+            let person = options.contacts?.persons.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            aliases[name] = [name] + (person?.identities ?? [])
+        }
+        context.chats = wanted.flatMap { aliases[$0] ?? [$0] }
+        var unmatched = Set(context.chats)
         if let sms = try backup.entry("HomeDomain", "Library/SMS/sms.db") {
             let path = media + "/home/Library/SMS/sms.db"
             try extract(sms, with: ["-wal", "-shm"], to: path, from: backup)
@@ -46,7 +54,8 @@ enum IPhoneBackupImporter {
             try WhatsAppIOSReader(path: path, mediaRoot: media + "/whatsapp/Message").read(context: context)
             unmatched.formIntersection(context.unmatched)
         }
-        context.unmatched = wanted.filter(unmatched.contains)
+        context.unmatched = wanted.filter { (aliases[$0] ?? [$0]).allSatisfy(unmatched.contains) }
+        context.chats = wanted
         return ImportResult(conversation: Conversation(title: title, participants: [], messages: []), format: .iphoneBackup)
     }
 

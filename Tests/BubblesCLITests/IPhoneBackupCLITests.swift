@@ -1,0 +1,100 @@
+import BubbleTestSupport
+import Foundation
+import Testing
+
+/// `bubbles import BACKUP` and the other commands on an iPhone backup the test makes
+/// (`IPhoneSample`): encrypted with the real round counts, the password on standard input.
+@Suite("bubbles on an iPhone backup", .serialized)
+struct IPhoneBackupCLITests {
+    static let photo = AppBrowserTests.fixtures.appendingPathComponent("whatsapp-ios/00000012-PHOTO-2021-10-14-15-34-09.jpg")
+    static let password = Data("correct horse battery staple\n".utf8)
+
+    /// A folder with an encrypted backup (`backup`) and a TMPDIR of its own (`tmp`).
+    static func made(rounds: Int = 10_000_000) throws -> (dir: URL, backup: String, tmp: String) {
+        let dir = try ImportCLITests.folder()
+        let backup = dir.appendingPathComponent("00008110-001A2B3C4D5E6F70").path
+        try IPhoneSample.write(to: backup, photo: try Data(contentsOf: photo), password: "correct horse battery staple", rounds: rounds)
+        return (dir, backup, try AppDatabaseCLITests.tmp(dir))
+    }
+
+    static func titles(_ db: String) throws -> [String: Int] {
+        let list = try Tool.run(["list", "--db", db, "--json"])
+        let all = try #require(try JSONSerialization.jsonObject(with: list.stdout) as? [[String: Any]])
+        return Dictionary(all.map { ($0["title"] as! String, $0["messageCount"] as! Int) }, uniquingKeysWith: +)
+    }
+
+    @Test("import of an encrypted backup: every conversation of the phone stored, named from its address book, with its photos; a second import adds nothing; decrypted files never left in TMPDIR")
+    func importTwice() throws {
+        let (dir, backup, tmp) = try Self.made()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("phone.sqlite").path
+        let first = try Tool.run(["import", backup, "--db", db, "--password-stdin", "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("10,000,000 rounds"), "the slow step is said: \(first.stderr)")
+        let expected = ["Ann Lee": 4, "Climbing crew": 3, "+447700900999": 1, "Mira Chen": 3, "Family": 3]
+        #expect(try Self.titles(db) == expected)
+        let media = dir.appendingPathComponent("phone-media").path
+        #expect((FileManager.default.enumerator(atPath: media)?.allObjects as? [String] ?? []).contains { $0.hasSuffix(".jpeg") || $0.hasSuffix(".jpg") })
+        #expect(AppDatabaseCLITests.leftovers(tmp).isEmpty, "\(AppDatabaseCLITests.leftovers(tmp))")
+        let again = try Tool.run(["import", backup, "--db", db, "--password-stdin", "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try Self.titles(db) == expected, "nothing stored twice")
+        let said = String(decoding: again.stdout, as: UTF8.self)
+        #expect(!said.contains("added 1") && !said.contains("added 3"), "\(said)")
+    }
+
+    @Test("a wrong password, none on a pipe, or one on the command line: one clear error, exit 1, nothing stored, nothing left in TMPDIR")
+    func refused() throws {
+        let (dir, backup, tmp) = try Self.made(rounds: 10_000)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("phone.sqlite").path
+        let wrong = try Tool.run(["import", backup, "--db", db, "--password-stdin"], stdin: Data("Correct horse battery staple\n".utf8), environment: ["TMPDIR": tmp])
+        #expect(wrong.status == 1 && wrong.stderr.contains("the password is not this backup's"), "\(wrong.status) \(wrong.stderr)")
+        let none = try Tool.run(["import", backup, "--db", db], stdin: Data(), environment: ["TMPDIR": tmp])
+        #expect(none.status != 0 && none.stderr.contains("--password-stdin"), "\(none.stderr)")
+        let empty = try Tool.run(["import", backup, "--db", db, "--password-stdin"], stdin: Data(), environment: ["TMPDIR": tmp])
+        #expect(empty.status != 0 && empty.stderr.contains("no password"), "\(empty.stderr)")
+        let argument = try Tool.run(["import", backup, "--db", db, "--password", "x"], environment: ["TMPDIR": tmp])
+        #expect(argument.status != 0, "no --password option: it would sit in the shell's history")
+        #expect((try? Self.titles(db)) ?? [:] == [:])
+        #expect(AppDatabaseCLITests.leftovers(tmp).isEmpty, "\(AppDatabaseCLITests.leftovers(tmp))")
+    }
+
+    @Test("render --chat and convert --all read a backup as any export; Ctrl-C while the password is worked out leaves no decrypted file")
+    func renderAndInterrupt() throws {
+        let (dir, backup, tmp) = try Self.made()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let png = dir.appendingPathComponent("mira.png").path
+        let r = try Tool.run(["render", backup, "--chat", "Mira Chen", "--password-stdin", "-o", png, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.contents(atPath: png)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)
+        let out = dir.appendingPathComponent("all").path
+        let c = try Tool.run(["convert", backup, "--all", "--password-stdin", "-o", out, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
+        #expect(c.status == 0, "\(c.stderr)")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: out))?.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") } ?? []
+        #expect(Set(files) == ["Ann Lee.json", "Climbing crew.json", "+447700900999.json", "Mira Chen.json", "Family.json"], "\(files) \(c.stderr)")
+        #expect(AppDatabaseCLITests.leftovers(tmp).isEmpty)
+
+        // Ctrl-C during the 10,000,000 rounds: the private folder (with the decrypted manifest to be) goes.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Tool.binary)
+        p.arguments = ["import", backup, "--db", dir.appendingPathComponent("x.sqlite").path, "--password-stdin"]
+        var env = ProcessInfo.processInfo.environment
+        env["TMPDIR"] = tmp
+        p.environment = env
+        let input = Pipe(), errors = Pipe()
+        p.standardInput = input
+        p.standardError = errors
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        try input.fileHandleForWriting.write(contentsOf: Self.password)
+        try input.fileHandleForWriting.close()
+        let started = Date()
+        while Date().timeIntervalSince(started) < 30, AppDatabaseCLITests.leftovers(tmp).first(where: { $0.contains("iphone") }) == nil { usleep(20_000) }
+        #expect(!AppDatabaseCLITests.leftovers(tmp).isEmpty, "the private folder exists while the import runs")
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 130, "\(p.terminationStatus)")
+        #expect(AppDatabaseCLITests.leftovers(tmp).isEmpty, "\(AppDatabaseCLITests.leftovers(tmp))")
+    }
+}
