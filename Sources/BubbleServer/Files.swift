@@ -11,8 +11,9 @@ import NIOPosix
 /// the line or field, with the store unchanged.
 public protocol ExportImporting: Sendable {
     /// Imports every conversation of the export at `path` (a whole phone's backup, or one chat),
-    /// each in its own transaction; `progress` learns how many of how many are done.
-    func importExport(_ path: String, into store: any ConversationStore,
+    /// each in its own transaction; `progress` learns how many of how many are done. `password`:
+    /// an encrypted iPhone backup's, from the upload form (never written to disk by the server).
+    func importExport(_ path: String, password: String?, into store: any ConversationStore,
                       progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> WholeImportReport
 }
 
@@ -60,8 +61,9 @@ struct Files: Sendable {
         }
         try refuseDeclaredLength(request, limit: maxUpload, what: "the upload")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-upload-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let part: String
+        var password: String?
         do {
             // The body to a file first (any size up to the limit, never all in memory), written by
             // NIO's file system as it comes.
@@ -78,8 +80,9 @@ struct Files: Sendable {
                 try await writer.flush()
             }
             // Finding the file's part reads the whole body: off Swift's cooperative threads.
-            part = try await NIOThreadPool.singleton.runIfActive { [folder] in
-                try MultipartFile.extract(field: "file", boundary: boundary, from: raw.path, into: folder.path)
+            (part, password) = try await NIOThreadPool.singleton.runIfActive { [folder] in
+                (try MultipartFile.extract(field: "file", boundary: boundary, from: raw.path, into: folder.path),
+                 try MultipartFile.text(field: "password", boundary: boundary, from: raw.path))
             }
             try? FileManager.default.removeItem(at: raw)
         } catch {
@@ -92,7 +95,7 @@ struct Files: Sendable {
         // With accounts, what an admin imports is theirs (and whom they share it with).
         let accounts = self.accounts
         let owner = identity.user.map { user in { @Sendable (id: Int64) async throws in try await accounts.setMember(id, user: user, access: .owner) } }
-        let run = ImportRun(importer: importer, store: store, geometries: geometries, part: part, folder: folder.path, own: owner)
+        let run = ImportRun(importer: importer, store: store, geometries: geometries, part: part, folder: folder.path, password: password, own: owner)
         guard request.headers[.accept]?.lowercased().contains("application/x-ndjson") == true else {
             defer { try? FileManager.default.removeItem(at: folder) }
             let json = try await run.run(progress: { _, _ in })
@@ -270,13 +273,15 @@ struct ImportRun: Sendable {
     let geometries: Geometries
     let part: String
     let folder: String
+    /// An encrypted iPhone backup's password, from the form.
+    var password: String?
     /// Makes the uploader owner of each conversation stored (with accounts).
     var own: (@Sendable (Int64) async throws -> Void)?
 
     func run(progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> ImportJSON {
         let report: WholeImportReport
         do {
-            report = try await importer.importExport(part, into: store, progress: progress)
+            report = try await importer.importExport(part, password: password, into: store, progress: progress)
         } catch let e as StoreError {
             throw APIError(status: e.outOfSpace ? .insufficientStorage : .internalServerError, message: e.reason)
         } catch {
@@ -302,6 +307,28 @@ struct ImportRun: Sendable {
 
 /// The one file of a `multipart/form-data` body on disk, found without reading it all into memory.
 enum MultipartFile {
+    /// A short text field's value (at most 1 KiB: a password), nil when the form has none or it is empty.
+    static func text(field: String, boundary: String, from body: String) throws -> String? {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: body), options: .alwaysMapped) else { return nil }
+        let delimiter = Data(("--" + boundary).utf8)
+        var at = data.startIndex
+        while let start = data.range(of: delimiter, in: at..<data.endIndex) {
+            let headersStart = start.upperBound + 2
+            guard headersStart <= data.endIndex, let headersEnd = data.range(of: Data("\r\n\r\n".utf8), in: headersStart..<data.endIndex),
+                  let next = data.range(of: Data("\r\n".utf8) + delimiter, in: headersEnd.upperBound..<data.endIndex) else { return nil }
+            let headers = String(decoding: data[headersStart..<headersEnd.lowerBound], as: UTF8.self)
+            let disposition = headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-disposition:") }.map(String.init) ?? ""
+            if Files.parameter("name", in: disposition) == field, Files.parameter("filename", in: disposition) == nil {
+                let value = data[headersEnd.upperBound..<next.lowerBound]
+                guard value.count <= 1024 else { throw APIError.badRequest("the field \"\(field)\" is longer than 1 KiB") }
+                guard let text = String(data: value, encoding: .utf8) else { throw APIError.badRequest("the field \"\(field)\" is not UTF-8 text") }
+                return text.isEmpty ? nil : text
+            }
+            at = next.lowerBound + 2
+        }
+        return nil
+    }
+
     /// Writes the part named `field` into `folder` under its own file name (sanitised); its path.
     static func extract(field: String, boundary: String, from body: String, into folder: String) throws -> String {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: body), options: .alwaysMapped) else {

@@ -223,8 +223,10 @@ struct Pages: Sendable {
         var body: HTML = "<main class=\"pane home\" id=\"main\"><div class=\"bk\"><a class=\"back\" href=\"/\" aria-label=\"All conversations\">‹ Chats</a><h1>Add a conversation</h1>"
             + "<p class=\"hint\">Open one from the list — or add an export, or start a live conversation.</p>"
         if importer { body += "<form id=\"upload\" class=\"up\" action=\"/api/v1/imports\" method=\"post\" enctype=\"multipart/form-data\">"
-            + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, Messenger or Instagram .zip, DiscordChatExporter JSON, BubbleKit JSON): "
-            + "<input type=\"file\" name=\"file\" id=\"file\"></label> <button>Import</button> "
+            + "<label>Add an export (SMS Backup &amp; Restore XML, WhatsApp .txt or .zip, Telegram JSON, iMessage chat.db, Messenger or Instagram .zip, DiscordChatExporter JSON, BubbleKit JSON, an iPhone backup's folder as a .zip): "
+            + "<input type=\"file\" name=\"file\" id=\"file\"></label> "
+            + "<label class=\"pw\">Backup password (an encrypted iPhone backup) <input type=\"password\" name=\"password\" id=\"backuppassword\" autocomplete=\"off\"></label> "
+            + "<button>Import</button> "
             + "<progress id=\"progress\" hidden max=\"1\" value=\"0\"></progress> <span id=\"status\" role=\"status\"></span></form>" }
         // With accounts, participants are user names (the script puts the signed-in user first).
         let people = identity.user == nil ? "You, Ann, …" : "user names: ann, ben"

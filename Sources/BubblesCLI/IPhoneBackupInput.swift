@@ -1,5 +1,7 @@
 import BubbleImport
 import Foundation
+import Synchronization
+import ZIPFoundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,6 +15,35 @@ enum IPhoneBackupInput {
         guard let data = FileManager.default.contents(atPath: path + "/Manifest.plist"),
               let plist = (try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)) as? [String: Any] else { return false }
         return plist["IsEncrypted"] as? Bool ?? false
+    }
+
+    /// What `bubbles serve`'s upload form gave for a backup's folder (unique per upload): its
+    /// password, or none — then nobody is asked (a server has no terminal). Kept in memory only
+    /// while that import runs.
+    enum Given: Sendable { case password(String), noPassword }
+    private static let presets = Mutex<[String: Given]>([:])
+
+    static func preset(_ given: Given?, for folder: String) { presets.withLock { $0[folder] = given } }
+
+    static func preset(for folder: String) -> Given? { presets.withLock { $0[folder] } }
+
+    /// A .zip holding an iPhone backup (its `Manifest.plist` at the top or one folder down),
+    /// unpacked beside it; the backup's folder, or nil for any other file.
+    static func unpackedBackup(_ path: String) throws -> String? {
+        guard path.lowercased().hasSuffix(".zip") else { return nil }
+        let archive: Archive
+        do { archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read) } catch { return nil }
+        guard let manifest = archive.first(where: { entry in
+            let parts = entry.path.split(separator: "/")
+            return parts.last == "Manifest.plist" && parts.count <= 2 && !parts.contains("..")
+        }) else { return nil }
+        let into = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("backup-\(UUID().uuidString.prefix(8))")
+        do { try FileManager.default.unzipItem(at: URL(fileURLWithPath: path), to: into) } catch {
+            throw CLIError("\((path as NSString).lastPathComponent): cannot be unpacked as an iPhone backup's .zip: \(error)")
+        }
+        try? FileManager.default.removeItem(atPath: path)
+        let folder = (manifest.path as NSString).deletingLastPathComponent
+        return folder.isEmpty ? into.path : into.appendingPathComponent(folder).path
     }
 
     static func password(fromStandardInput: Bool) throws -> String {
@@ -45,6 +76,8 @@ enum IPhoneBackupInput {
 /// shuts down gracefully on its own).
 enum CleanupOnStop {
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+    /// Set by `bubbles serve`: its own shutdown handles the signals.
+    nonisolated(unsafe) static var disabled = false
     private static let once: Void = {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
@@ -58,5 +91,5 @@ enum CleanupOnStop {
         }
     }()
 
-    static func install() { _ = once }
+    static func install() { if !disabled { _ = once } }
 }

@@ -253,7 +253,15 @@ struct InputOptions: ParsableArguments {
         }
         options.progress = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
         CleanupOnStop.install()
-        if read.passwordStdin || (file.map(IPhoneBackupInput.isEncryptedBackup) ?? false) {
+        if let file, let given = IPhoneBackupInput.preset(for: file) {
+            switch given {
+            case .password(let password): options.password = password
+            case .noPassword:
+                if IPhoneBackupInput.isEncryptedBackup(file) {
+                    throw CLIError("the backup is encrypted: give its password with the upload (the form's Backup password field)")
+                }
+            }
+        } else if read.passwordStdin || (file.map(IPhoneBackupInput.isEncryptedBackup) ?? false) {
             if file == nil || file == "-" { throw ValidationError("--password-stdin reads the password from standard input: give the backup as a folder, not -") }
             options.password = try IPhoneBackupInput.password(fromStandardInput: read.passwordStdin)
         }

@@ -71,6 +71,8 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Uploads read exports in this process: the server's own shutdown handles Ctrl-C.
+        CleanupOnStop.disabled = true
         var config = ServerConfiguration(host: host, port: port, token: token, theme: theme, maxUpload: maxUpload << 20,
                                          live: LiveLimits(maxText: maxMessage << 10, rate: rate, burst: burst),
                                          logLevel: Logger.Level(rawValue: logLevel) ?? .notice)
@@ -111,10 +113,14 @@ struct Serve: AsyncParsableCommand {
 
 /// Uploads go through `bubbles import`'s own code.
 struct UploadImporter: ExportImporting {
-    func importExport(_ path: String, into store: any ConversationStore,
+    func importExport(_ path: String, password: String?, into store: any ConversationStore,
                       progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> WholeImportReport {
-        let input = try InputOptions.parse([path])
-        return try await Import.importAny(path, input: input, into: store, progress: { p in progress(max(0, p.conversation - 1), p.of) })
+        // An iPhone backup comes as a .zip of its folder: unpacked beside the upload, read as the folder.
+        let source = try IPhoneBackupInput.unpackedBackup(path) ?? path
+        IPhoneBackupInput.preset(password.map(IPhoneBackupInput.Given.password) ?? .noPassword, for: source)
+        defer { IPhoneBackupInput.preset(nil, for: source) }
+        let input = try InputOptions.parse([source])
+        return try await Import.importAny(source, input: input, into: store, progress: { p in progress(max(0, p.conversation - 1), p.of) })
     }
 }
 

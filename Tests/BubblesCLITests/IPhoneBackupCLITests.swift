@@ -1,6 +1,7 @@
 import BubbleTestSupport
 import Foundation
 import Testing
+import ZIPFoundation
 
 /// `bubbles import BACKUP` and the other commands on an iPhone backup the test makes
 /// (`IPhoneSample`): encrypted with the real round counts, the password on standard input.
@@ -96,5 +97,34 @@ struct IPhoneBackupCLITests {
         p.waitUntilExit()
         #expect(p.terminationStatus == 130, "\(p.terminationStatus)")
         #expect(AppDatabaseCLITests.leftovers(tmp).isEmpty, "\(AppDatabaseCLITests.leftovers(tmp))")
+    }
+
+    @Test("the web app's upload takes a backup as a .zip of its folder with the password in the form: every conversation stored; a wrong one is a 422 saying so, nothing stored; the server keeps serving")
+    func uploadZippedBackup() throws {
+        let (dir, backup, _) = try Self.made(rounds: 100_000)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let zip = dir.appendingPathComponent("backup.zip")
+        try FileManager.default.zipItem(at: URL(fileURLWithPath: backup), to: zip, shouldKeepParent: true)
+        let server = try ServedStore(exports: [])
+        defer { server.stop() }
+        func post(password: String?) throws -> HTTP.Reply {
+            let boundary = "bk\(UUID().uuidString)"
+            var body = Data()
+            if let password {
+                body += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\n\(password)\r\n".utf8)
+            }
+            body += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"backup.zip\"\r\nContent-Type: application/zip\r\n\r\n".utf8)
+            body += try Data(contentsOf: zip) + Data("\r\n--\(boundary)--\r\n".utf8)
+            return try HTTP.request(port: server.port, method: "POST", path: "/api/v1/imports", body: body, contentType: "multipart/form-data; boundary=\(boundary)")
+        }
+        let wrong = try post(password: "not it")
+        #expect(wrong.status == 422 && wrong.text.contains("the password is not this backup's"), "\(wrong.status) \(wrong.text)")
+        let none = try post(password: nil)
+        #expect(none.status == 422 && none.text.contains("the backup is encrypted: give its password with the upload"), "\(none.status) \(none.text)")
+        #expect((try server.get("/api/v1/conversations").json() as? [Any])?.count == 0)
+        let right = try post(password: "correct horse battery staple")
+        #expect(right.status == 201, "\(right.status) \(right.text)")
+        let titles = ((try server.get("/api/v1/conversations").json() as? [[String: Any]]) ?? []).compactMap { $0["title"] as? String }
+        #expect(Set(titles) == ["Ann Lee", "Climbing crew", "+447700900999", "Mira Chen", "Family"], "\(titles)")
     }
 }

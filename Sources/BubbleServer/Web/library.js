@@ -57,6 +57,9 @@ function setupUpload() {
     if (!file) { status.textContent = "Choose a file first."; return; }
     const body = new FormData();
     body.append("file", file);
+    // An encrypted iPhone backup's password (sent with the upload only; the field is cleared).
+    const password = byId("backuppassword");
+    if (password && password.value) { body.append("password", password.value); password.value = ""; }
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/api/v1/imports" + tokenQuery);
     xhr.setRequestHeader("Accept", "application/x-ndjson");
