@@ -77,7 +77,7 @@ struct IPhoneBackup {
                 throw ImportError(path: plistPath, location: "BackupKeyBag", reason: "is missing; an encrypted backup's Manifest.plist holds its keybag")
             }
             let keybag = try Keybag(bag, path: plistPath)
-            progress?("Unlocking the backup with its password (\(keybag.rounds.formatted()) rounds)…")
+            progress?("Unlocking the backup with its password (\(keybag.rounds.formatted(.number.locale(Locale(identifier: "en_US")))) rounds)…")
             keys = try keybag.unlock(password: password, path: folder)
             guard let manifestKey = plist["ManifestKey"] as? Data, manifestKey.count == 44 else {
                 throw ImportError(path: plistPath, location: "ManifestKey", reason: "is missing or not 44 bytes (a class and a wrapped key)")
@@ -102,7 +102,9 @@ struct IPhoneBackup {
         configuration.readonly = true
         do {
             manifest = try DatabaseQueue(path: manifestPath, configuration: configuration)
-            _ = try manifest.read { db in try db.tableExists("Files") ? 1 : { throw ImportError(path: folder + "/Manifest.db", location: "table Files", reason: "is missing; expected an iPhone backup's manifest") }() }
+            guard try manifest.read({ db in try db.tableExists("Files") }) else {
+                throw ImportError(path: folder + "/Manifest.db", location: "table Files", reason: "is missing; expected an iPhone backup's manifest")
+            }
         } catch let e as ImportError { throw e } catch {
             throw ImportError(path: folder + "/Manifest.db", reason: "cannot be read as SQLite\(encrypted ? " after decryption" : ""): \(error)")
         }
