@@ -172,7 +172,6 @@ struct FormattingImportTests {
         let blob = w.attributedString("Count me in", runs: [(1, 6, []), (2, 2, [("__kIMTextBoldAttributeName", .number)]), (1, 3, [])])
         let queue = try DatabaseQueue(path: db.path)
         try queue.write { d in
-            try d.execute(sql: "ALTER TABLE message ADD COLUMN date_edited INTEGER DEFAULT 0")
             try d.execute(sql: "UPDATE message SET text = NULL, attributedBody = ?, date_edited = ? WHERE ROWID = 10",
                           arguments: [Data(blob), ChatDatabase.nanoseconds(1100)])
         }

@@ -70,6 +70,13 @@ struct IPhoneBackupCLITests {
         let r = try Tool.run(["render", backup, "--chat", "Mira Chen", "--password-stdin", "-o", png, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(FileManager.default.contents(atPath: png)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)
+        // The photo of Ann's chat is drawn (an image in the SVG); stats read the backup too.
+        let svg = dir.appendingPathComponent("ann.svg").path
+        let drawn = try Tool.run(["render", backup, "--chat", "Ann Lee", "--password-stdin", "-o", svg, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
+        let picture = (try? String(contentsOfFile: svg, encoding: .utf8)) ?? ""
+        #expect(drawn.status == 0 && picture.contains("<image"), "\(drawn.stderr)")
+        let stats = try Tool.run(["stats", backup, "--chat", "Family", "--password-stdin", "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
+        #expect(stats.status == 0 && String(decoding: stats.stdout, as: UTF8.self).contains("Dad 🧔"), "\(stats.stderr)")
         let out = dir.appendingPathComponent("all").path
         let c = try Tool.run(["convert", backup, "--all", "--password-stdin", "-o", out, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
         #expect(c.status == 0, "\(c.stderr)")

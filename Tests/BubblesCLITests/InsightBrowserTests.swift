@@ -180,7 +180,12 @@ struct InsightBrowserTests {
         let b = try WebDriver(width: 1000, height: 760)
         defer { b.quit() }
         try b.open("http://127.0.0.1:\(server.port)/c/1/stats")
-        _ = try b.wait(for: "the charts", timeout: 30, "const i = document.getElementById('chart'); return i.complete && i.naturalWidth >= 700;")
+        // Drawn at the column's width (the window less the list), not shrunk from 720.
+        let drawn = try #require(try b.wait(for: "the charts", timeout: 30, """
+            const i = document.getElementById('chart'); const m = /[?&]width=(\\d+)/.exec(i.src);
+            return i.complete && i.naturalWidth > 0 && m ? [Number(m[1]), i.naturalWidth, i.getBoundingClientRect().width] : null;
+            """) as? [Double])
+        #expect(drawn[0] >= 300 && drawn[0] < 720 && abs(drawn[0] - drawn[2]) < 40, "chart drawn at \(drawn[0]) for a column of \(drawn[2])")
         let table = try #require(try b.run("return document.querySelector('main.stats table').innerText") as? String)
         #expect(table.contains("Me") && table.contains("Ann Lee") && table.contains("Ben Ode"))
         #expect(try b.run("return document.querySelector('.tabs a[aria-current=page]').textContent") as? String == "Stats")

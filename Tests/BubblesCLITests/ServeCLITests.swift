@@ -189,7 +189,7 @@ struct ServeCLITests {
         #expect(brackets.text.contains("[not a mark] then <mark>bracketword</mark> here"), "\(brackets.text)")
         let search = try server.get("/search?q=findme")
         #expect(search.text.contains("<mark>findme</mark>") && !search.text.contains("<img src=x"))
-        #expect(search.text.contains("<a href=\"/c/2?at=1&amp;q=findme&amp;hl=findme\">"))
+        #expect(search.text.contains("<a class=\"rhit\" href=\"/c/2?at=1&amp;q=findme&amp;hl=findme\">"))
         let css = try server.get(sheetURL)
         #expect(css.status == 200 && css.headers["content-type"]?.hasPrefix("text/css") == true && css.text.contains("@font-face"))
         // Fonts by URL: the style sheet that blocks the first paint stays small; each font is served.

@@ -19,6 +19,8 @@ test("zoneRedirect: the browser's zone unless one was chosen, the same, or unkno
   assert.equal(stats.zoneRedirect("?tz=UTC", "Europe/Paris", "UTC"), null, "a zone chosen stays");
   assert.equal(stats.zoneRedirect("?tz=", "Europe/Paris", "UTC"), null, "even an empty one");
   assert.equal(stats.zoneRedirect("", "UTC", "UTC"), null);
+  assert.equal(stats.zoneRedirect("", "Etc/UTC", "GMT"), null, "UTC by another name");
+  assert.equal(stats.zoneRedirect("", "Europe/London", "GMT"), "?tz=Europe%2FLondon", "London is not UTC all year");
   assert.equal(stats.zoneRedirect("", "", "UTC"), null);
 });
 

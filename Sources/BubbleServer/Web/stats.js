@@ -14,7 +14,9 @@ import { byId } from "./session.js";
  */
 export function zoneRedirect(search, browserZone, shownZone) {
   const q = new URLSearchParams(search);
-  if (q.has("tz") || !browserZone || browserZone === shownZone) return null;
+  // UTC goes by many names (Linux's Foundation calls it GMT).
+  const utc = (/** @type {string} */ z) => /^(Etc\/)?(UTC|GMT|UCT|Universal|Zulu|GMT[+-]0)$/.test(z);
+  if (q.has("tz") || !browserZone || browserZone === shownZone || (utc(browserZone) && utc(shownZone))) return null;
   q.set("tz", browserZone);
   return "?" + q.toString();
 }
