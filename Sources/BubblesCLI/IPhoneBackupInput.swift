@@ -37,6 +37,18 @@ enum IPhoneBackupInput {
             let parts = entry.path.split(separator: "/")
             return parts.last == "Manifest.plist" && parts.count <= 2 && !parts.contains("..")
         }) else { return nil }
+        // The importers' zip limits (a bomb is refused before anything is written).
+        let limits = ImportLimits()
+        var total: Int64 = 0
+        for entry in archive {
+            total += Int64(entry.uncompressedSize)
+            if entry.uncompressedSize > 1 << 20, Double(entry.uncompressedSize) > Double(max(entry.compressedSize, 1)) * limits.maxZipRatio {
+                throw CLIError("\((path as NSString).lastPathComponent): \(entry.path) would unpack \(entry.compressedSize) bytes into \(entry.uncompressedSize); refused as a zip bomb")
+            }
+        }
+        guard total <= limits.maxZipTotalBytes else {
+            throw CLIError("\((path as NSString).lastPathComponent): would unpack to \(total) bytes, over the \(limits.maxZipTotalBytes)-byte limit")
+        }
         let into = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("backup-\(UUID().uuidString.prefix(8))")
         do { try FileManager.default.unzipItem(at: URL(fileURLWithPath: path), to: into) } catch {
             throw CLIError("\((path as NSString).lastPathComponent): cannot be unpacked as an iPhone backup's .zip: \(error)")

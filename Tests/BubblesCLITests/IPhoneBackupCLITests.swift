@@ -134,5 +134,15 @@ struct IPhoneBackupCLITests {
         #expect(right.status == 201, "\(right.status) \(right.text)")
         let titles = ((try server.get("/api/v1/conversations").json() as? [[String: Any]]) ?? []).compactMap { $0["title"] as? String }
         #expect(Set(titles) == ["Ann Lee", "Climbing crew", "+447700900999", "Mira Chen", "Family"], "\(titles)")
+        // A "backup" zip with 8 MB of zeros beside its Manifest.plist: refused before it is unpacked.
+        let bomb = dir.appendingPathComponent("bomb")
+        try FileManager.default.createDirectory(at: bomb.appendingPathComponent("X"), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: bomb.appendingPathComponent("X/Manifest.plist"))
+        try Data(count: 8 << 20).write(to: bomb.appendingPathComponent("X/zeros"))
+        try FileManager.default.removeItem(at: zip)
+        try FileManager.default.zipItem(at: bomb.appendingPathComponent("X"), to: zip, shouldKeepParent: true, compressionMethod: .deflate)
+        let refused = try post(password: "x")
+        #expect(refused.status == 422 && refused.text.contains("zip bomb"), "\(refused.status) \(refused.text)")
+        #expect((try server.get("/healthz")).status == 200)
     }
 }
