@@ -14,8 +14,9 @@ enum IPhoneBackupImporter {
     /// With `context.each`: every conversation (or those `chats` names); else the one `chat` names.
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
         guard context.everyChat else { return try one(source, context: context) }
-        // Databases here; attachments where the importers put photos (they outlive this call
-        // when a conversation is returned, and are removed with the command's temporary files).
+        // Databases here (removed when this returns); attachments where the importers put photos
+        // (they outlive this call when a conversation is returned, and are removed with the
+        // command's temporary files).
         let scratch = try ScratchSpace.makeFolder("iphone")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let media = try context.attachmentsFolder() + "/iphone-\(UUID().uuidString.prefix(8))"
@@ -37,7 +38,7 @@ enum IPhoneBackupImporter {
         context.chats = wanted.flatMap { aliases[$0] ?? [$0] }
         var unmatched = Set(context.chats)
         if let sms = try backup.entry("HomeDomain", "Library/SMS/sms.db") {
-            let path = media + "/home/Library/SMS/sms.db"
+            let path = scratch + "/sms.db"
             try extract(sms, with: ["-wal", "-shm"], to: path, from: backup)
             for attachment in try backup.entries("MediaDomain", under: "Library/SMS/Attachments") where safe(attachment.relativePath) {
                 try backup.extract(attachment, to: media + "/home/" + attachment.relativePath)
