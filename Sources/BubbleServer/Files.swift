@@ -81,8 +81,9 @@ struct Files: Sendable {
             }
             // Finding the file's part reads the whole body: off Swift's cooperative threads.
             (part, password) = try await NIOThreadPool.singleton.runIfActive { [folder] in
-                (try MultipartFile.extract(field: "file", boundary: boundary, from: raw.path, into: folder.path),
-                 try MultipartFile.text(field: "password", boundary: boundary, from: raw.path))
+                let body = try MultipartFile.body(raw.path)
+                return (try MultipartFile.extract(field: "file", boundary: boundary, from: body, into: folder.path),
+                        try MultipartFile.text(field: "password", boundary: boundary, in: body))
             }
             try? FileManager.default.removeItem(at: raw)
         } catch {
@@ -307,65 +308,64 @@ struct ImportRun: Sendable {
 
 /// The one file of a `multipart/form-data` body on disk, found without reading it all into memory.
 enum MultipartFile {
-    /// A short text field's value (at most 1 KiB: a password), nil when the form has none or it is empty.
-    static func text(field: String, boundary: String, from body: String) throws -> String? {
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: body), options: .alwaysMapped) else { return nil }
+    /// The upload's body, mapped (not read into memory).
+    static func body(_ path: String) throws -> Data {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
+            throw APIError.badRequest("the upload could not be read")
+        }
+        return data
+    }
+
+    /// The first part whose `name` is `field` (and that `accept` takes, by its
+    /// Content-Disposition): that header and where its content lies; nil when there is none.
+    static func part(_ field: String, in data: Data, boundary: String,
+                     accept: (String) -> Bool = { _ in true }) throws -> (disposition: String, content: Range<Data.Index>)? {
         let delimiter = Data(("--" + boundary).utf8)
         var at = data.startIndex
         while let start = data.range(of: delimiter, in: at..<data.endIndex) {
-            let headersStart = start.upperBound + 2
-            guard headersStart <= data.endIndex, let headersEnd = data.range(of: Data("\r\n\r\n".utf8), in: headersStart..<data.endIndex),
-                  let next = data.range(of: Data("\r\n".utf8) + delimiter, in: headersEnd.upperBound..<data.endIndex) else { return nil }
+            let headersStart = start.upperBound + 2   // CRLF after the delimiter
+            guard headersStart <= data.endIndex, let headersEnd = data.range(of: Data("\r\n\r\n".utf8), in: headersStart..<data.endIndex) else { return nil }
             let headers = String(decoding: data[headersStart..<headersEnd.lowerBound], as: UTF8.self)
-            let disposition = headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-disposition:") }.map(String.init) ?? ""
-            if Files.parameter("name", in: disposition) == field, Files.parameter("filename", in: disposition) == nil {
-                let value = data[headersEnd.upperBound..<next.lowerBound]
-                guard value.count <= 1024 else { throw APIError.badRequest("the field \"\(field)\" is longer than 1 KiB") }
-                guard let text = String(data: value, encoding: .utf8) else { throw APIError.badRequest("the field \"\(field)\" is not UTF-8 text") }
-                return text.isEmpty ? nil : text
+            guard let next = data.range(of: Data("\r\n".utf8) + delimiter, in: headersEnd.upperBound..<data.endIndex) else {
+                throw APIError.badRequest("the multipart body ends before its closing boundary")
             }
+            let disposition = headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-disposition:") }.map(String.init) ?? ""
+            if Files.parameter("name", in: disposition) == field, accept(disposition) { return (disposition, headersEnd.upperBound..<next.lowerBound) }
             at = next.lowerBound + 2
         }
         return nil
     }
 
+    /// A short text field's value (at most 1 KiB: a password), nil when the form has none or it is empty.
+    static func text(field: String, boundary: String, in data: Data) throws -> String? {
+        guard let (_, range) = try part(field, in: data, boundary: boundary, accept: { Files.parameter("filename", in: $0) == nil }) else { return nil }
+        let value = data[range]
+        guard value.count <= 1024 else { throw APIError.badRequest("the field \"\(field)\" is longer than 1 KiB") }
+        guard let text = String(data: value, encoding: .utf8) else { throw APIError.badRequest("the field \"\(field)\" is not UTF-8 text") }
+        return text.isEmpty ? nil : text
+    }
+
     /// Writes the part named `field` into `folder` under its own file name (sanitised); its path.
-    static func extract(field: String, boundary: String, from body: String, into folder: String) throws -> String {
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: body), options: .alwaysMapped) else {
-            throw APIError.badRequest("the upload could not be read")
+    static func extract(field: String, boundary: String, from data: Data, into folder: String) throws -> String {
+        guard let (disposition, range) = try part(field, in: data, boundary: boundary) else {
+            throw APIError.badRequest("the form has no field \"\(field)\"; send the export as the form field \"file\"")
         }
-        let delimiter = Data(("--" + boundary).utf8)
-        var at = data.startIndex
-        while let start = data.range(of: delimiter, in: at..<data.endIndex) {
-            let headersStart = start.upperBound + 2   // CRLF after the delimiter
-            guard headersStart <= data.endIndex, let headersEnd = data.range(of: Data("\r\n\r\n".utf8), in: headersStart..<data.endIndex) else { break }
-            let headers = String(decoding: data[headersStart..<headersEnd.lowerBound], as: UTF8.self)
-            let contentStart = headersEnd.upperBound
-            guard let next = data.range(of: Data("\r\n".utf8) + delimiter, in: contentStart..<data.endIndex) else {
-                throw APIError.badRequest("the multipart body ends before its closing boundary")
-            }
-            let disposition = headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-disposition:") }.map(String.init) ?? ""
-            if Files.parameter("name", in: disposition) == field {
-                var name = Files.parameter("filename", in: disposition) ?? "upload"
-                name = (name.replacingOccurrences(of: "\\", with: "/") as NSString).lastPathComponent
-                name = String(name.unicodeScalars.filter { $0.value >= 32 && $0 != "/" && $0 != ":" }.map(Character.init))
-                if name.isEmpty || name.hasPrefix(".") { name = "upload" + name }
-                guard next.lowerBound > contentStart else { throw APIError.badRequest("the field \"\(field)\" is empty; choose an export file") }
-                let path = folder + "/" + name
-                guard FileManager.default.createFile(atPath: path, contents: nil), let out = FileHandle(forWritingAtPath: path) else {
-                    throw APIError(status: .internalServerError, message: "the upload could not be saved")
-                }
-                defer { try? out.close() }
-                var from = contentStart
-                while from < next.lowerBound {
-                    let to = min(from + (1 << 20), next.lowerBound)
-                    try out.write(contentsOf: data[from..<to])
-                    from = to
-                }
-                return path
-            }
-            at = next.lowerBound + 2
+        var name = Files.parameter("filename", in: disposition) ?? "upload"
+        name = (name.replacingOccurrences(of: "\\", with: "/") as NSString).lastPathComponent
+        name = String(name.unicodeScalars.filter { $0.value >= 32 && $0 != "/" && $0 != ":" }.map(Character.init))
+        if name.isEmpty || name.hasPrefix(".") { name = "upload" + name }
+        guard !range.isEmpty else { throw APIError.badRequest("the field \"\(field)\" is empty; choose an export file") }
+        let path = folder + "/" + name
+        guard FileManager.default.createFile(atPath: path, contents: nil), let out = FileHandle(forWritingAtPath: path) else {
+            throw APIError(status: .internalServerError, message: "the upload could not be saved")
         }
-        throw APIError.badRequest("the form has no field \"\(field)\"; send the export as the form field \"file\"")
+        defer { try? out.close() }
+        var from = range.lowerBound
+        while from < range.upperBound {
+            let to = min(from + (1 << 20), range.upperBound)
+            try out.write(contentsOf: data[from..<to])
+            from = to
+        }
+        return path
     }
 }
