@@ -98,6 +98,7 @@ let package = Package(
         // Conversations kept in SQLite (GRDB) or PostgreSQL (postgres-nio): import once, windows by
         // sequence number, full-text search, live changes (fanned out between servers on PostgreSQL).
         .target(name: "BubbleStore", dependencies: ["BubbleCore", .product(name: "GRDB", package: "GRDB.swift"),
+                                                    .product(name: "Crypto", package: "swift-crypto"),
                                                     .product(name: "PostgresNIO", package: "postgres-nio"),
                                                     .product(name: "NIOCore", package: "swift-nio"),
                                                     .product(name: "NIOPosix", package: "swift-nio"),

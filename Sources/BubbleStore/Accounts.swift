@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// What a user may do on the whole server: an admin creates conversations for others, imports
@@ -300,9 +301,7 @@ public enum AccountSecret {
 
     /// The hex SHA-256 of `secret`: what the store keeps.
     public static func hash(_ secret: String) -> String {
-        var h = SHA256()
-        h.update(Array(secret.utf8))
-        return h.finish()
+        SHA256.hex(of: Array(secret.utf8))
     }
 }
 

@@ -205,7 +205,7 @@ struct MediaCopier {
             if let known { files.insert((known as NSString).lastPathComponent) }
             return known
         }
-        guard let sha = SHA256.file(full) else { done[full] = .some(nil); return nil }
+        guard let sha = (try? DurableFile.digest(full))?.1 else { done[full] = .some(nil); return nil }
         let ext = PathText.fileExtension(name ?? path).lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8)
         let relative = "media/" + sha.prefix(2) + "/" + sha + (ext.isEmpty ? "" : "." + ext)
         let target = mediaFolder + "/" + relative.dropFirst("media/".count)

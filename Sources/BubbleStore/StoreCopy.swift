@@ -1,3 +1,4 @@
+import Crypto
 import BubbleCore
 import Foundation
 import NIOPosix
@@ -54,7 +55,7 @@ package struct CopiedMessage: Sendable, Hashable {
                      edited.map { String($0.bitPattern) }, clientID, rev.map(String.init), change] {
             h.add(part: part)
         }
-        withUnsafeBytes(of: h.value.littleEndian) { hash.update(Array($0)) }
+        withUnsafeBytes(of: h.value.littleEndian) { hash.update(bufferPointer: $0) }
     }
 }
 
@@ -131,7 +132,7 @@ package struct StoreCopier {
             guard let last = rows.last?.seq, rows.count == batch else { break }
             after = last
         }
-        return (count, hash.finish())
+        return (count, hash.hex())
     }
 
     /// Pictures and files the target does not have yet (by name: names are SHA-256s).

@@ -1,3 +1,4 @@
+import Crypto
 import BubbleCore
 import Foundation
 import GRDB
@@ -418,10 +419,10 @@ package enum DurableFile {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 { throw StoreError(path: path, reason: "cannot be read: \(reason(errno: errno))") }
             if n == 0 { break }
-            hash.update(buffer[0..<n])
+            buffer.withUnsafeBytes { hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             size += Int64(n)
         }
-        return (size, hash.finish())
+        return (size, hash.hex())
     }
 
     private static func through(_ path: String, _ body: (Int32) throws -> Void) throws {

@@ -248,3 +248,34 @@ struct AccountStoreTests {
         #expect(try await !accounts.mediaReadable(photo, by: member))
     }
 }
+
+/// The store's digests are swift-crypto's SHA-256 in hex: FIPS 180-4's known answers (the empty
+/// string, "abc", the two-block message) for secrets, and a file read across the 1 MiB chunk edge
+/// gives the same digest as its bytes hashed at once.
+@Suite("BubbleStore: SHA-256 digests (known answers)")
+struct DigestTests {
+    @Test("secrets hash to FIPS 180-4's known answers", arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+    ])
+    func knownAnswers(input: String, expected: String) {
+        #expect(AccountSecret.hash(input) == expected)
+    }
+
+    @Test("a file's digest is its bytes' digest, across the read size, and its size is counted")
+    func fileDigest() throws {
+        let path = NSTemporaryDirectory() + "bubblekit-digest-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // One million "a" is FIPS 180-4's long known answer; one byte more crosses the 1 MiB read.
+        for (count, expected) in [(1_000_000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+                                  ((1 << 20) + 1, nil as String?)] {
+            let bytes = Data(repeating: UInt8(ascii: "a"), count: count)
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let (size, digest) = try DurableFile.digest(path)
+            #expect(size == Int64(count))
+            #expect(digest == (expected ?? AccountSecret.hash(String(repeating: "a", count: count))))
+        }
+        #expect(throws: StoreError.self) { try DurableFile.digest(path + ".missing") }
+    }
+}
