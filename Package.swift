@@ -7,7 +7,7 @@ let package = Package(
     // What a user depends on (README "Use it as a library"; docs/LIBRARY.md). Each product states
     // the system libraries it needs on top of Foundation.
     products: [
-        // Model, themes, nine-slice, layout (BubbleCore), text engines (BubbleText: Pango, HarfBuzz,
+        // Model, themes, nine-slice, layout (BubbleCore), people and media (BubblePeople, BubbleMedia), text engines (BubbleText: Pango, HarfBuzz,
         // fontconfig, ICU) and the Cairo renderer (BubbleRender: Cairo, gdk-pixbuf, libpng).
         .library(name: "BubbleKit", targets: ["BubbleKit"]),
         // Self-contained HTML pages of the same themes (+ Pango/fontconfig to find the fonts).
@@ -47,8 +47,14 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, media probing.
+        // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, the text protocol.
         .target(name: "BubbleCore", resources: [.copy("Themes"), .copy("Samples")]),
+        // Pure Swift beside the core (scripts/check-boundaries.sh keeps them apart): people (phone
+        // numbering, vCards, a directory of persons), media (probing MP4/Ogg/Matroska/MP3/vCard
+        // headers, finding a message's files) and statistics with the book's plan.
+        .target(name: "BubblePeople", dependencies: ["BubbleCore"]),
+        .target(name: "BubbleMedia", dependencies: ["BubbleCore", "BubblePeople"]),
+        .target(name: "BubbleStats", dependencies: ["BubbleCore"]),
         // Pango, HarfBuzz and fontconfig, without Cairo's API (text measurement, HTML font lookup).
         .systemLibrary(name: "CPango", pkgConfig: "pangocairo", providers: [.apt(["libpango1.0-dev"])]),
         // The one C file that makes Pango's Cairo font map for measuring (so measured = drawn).
@@ -74,11 +80,11 @@ let package = Package(
         // Text engines (Pango, FastTextEngine), pinned fonts: measures what BubbleCore lays out.
         .target(name: "BubbleText", dependencies: ["BubbleCore", "CPango", "CPangoMeasure", "CLineBreak"], resources: [.copy("Fonts")]),
         // HTML export: page style sheet and fonts, conversation rows as fragments, whole files.
-        .target(name: "BubbleHTML", dependencies: ["BubbleCore", "BubbleText", "CPango"], resources: [.copy("Web")]),
+        .target(name: "BubbleHTML", dependencies: ["BubbleCore", "BubbleMedia", "BubbleText", "CPango"], resources: [.copy("Web")]),
         // Cairo painting: PNG, PDF, SVG, PDF merging, photos; draws what BubbleText measured.
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
-        // The `BubbleKit` product: BubbleCore, BubbleText and BubbleRender behind one import.
-        .target(name: "BubbleKit", dependencies: ["BubbleCore", "BubbleText", "BubbleRender"]),
+        .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleMedia", "BubbleStats", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
+        // The `BubbleKit` product: BubbleCore, BubblePeople, BubbleMedia, BubbleText and BubbleRender behind one import.
+        .target(name: "BubbleKit", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleText", "BubbleRender"]),
         // libxml2's push parser with SAX2 callbacks (SMS Backup & Restore XML), wrapped by SAXPushParser.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // zlib's inflate (a WhatsApp backup's deflated database), streamed with its own errors.
@@ -88,7 +94,7 @@ let package = Package(
         .target(
             name: "BubbleImport",
             dependencies: [
-                "BubbleCore", "CLibXML2", "CZlibInflate",
+                "BubbleCore", "BubblePeople", "BubbleMedia", "CLibXML2", "CZlibInflate",
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Decrypt"])),
                 .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Decrypt"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -97,7 +103,7 @@ let package = Package(
         ),
         // Conversations kept in SQLite (GRDB) or PostgreSQL (postgres-nio): import once, windows by
         // sequence number, full-text search, live changes (fanned out between servers on PostgreSQL).
-        .target(name: "BubbleStore", dependencies: ["BubbleCore", .product(name: "GRDB", package: "GRDB.swift"),
+        .target(name: "BubbleStore", dependencies: ["BubbleCore", "BubblePeople", .product(name: "GRDB", package: "GRDB.swift"),
                                                     .product(name: "Crypto", package: "swift-crypto"),
                                                     .product(name: "PostgresNIO", package: "postgres-nio"),
                                                     .product(name: "NIOCore", package: "swift-nio"),
@@ -107,7 +113,7 @@ let package = Package(
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                     .product(name: "Logging", package: "swift-log")]),
         // `bubbles serve`: the store over HTTP (Hummingbird): JSON API and server-rendered pages.
-        .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap", "CZlibInflate",
+        .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap", "CZlibInflate",
                                                      .product(name: "Hummingbird", package: "hummingbird"),
                                                      .product(name: "HummingbirdCore", package: "hummingbird"),
                                                      .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -124,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
-                "BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport",
+                "BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport",
                 .target(name: "BubbleStore", condition: .when(traits: ["Server"])),
                 .target(name: "BubbleServer", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
@@ -133,29 +139,29 @@ let package = Package(
             ]
         ),
         // `make bench`: release-build benchmarks, each case in a child process.
-        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore",
+        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore",
                                                           "BubbleTestSupport",
                                                           .product(name: "GRDB", package: "GRDB.swift"),
                                                           .product(name: "Hummingbird", package: "hummingbird"),
                                                           .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")]),
-        .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore"]),
-        .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", "BubbleTestSupport",
+        .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats"]),
+        .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", "BubblePeople", "BubbleTestSupport",
                                                              .product(name: "GRDB", package: "GRDB.swift")]),
         // Shared by the test targets: pinned fonts, headless Chromium, colour regions in pictures.
         // (And iPhone backups made as Finder makes them, encrypted or not: swift-crypto, GRDB.)
-        .target(name: "BubbleTestSupport", dependencies: ["BubbleCore", "BubbleRender", .product(name: "GRDB", package: "GRDB.swift"),
+        .target(name: "BubbleTestSupport", dependencies: ["BubbleCore", "BubblePeople", "BubbleRender", .product(name: "GRDB", package: "GRDB.swift"),
                                                           .product(name: "Crypto", package: "swift-crypto"),
                                                           .product(name: "_CryptoExtras", package: "swift-crypto")],
                 path: "Tests/BubbleTestSupport"),
         // Golden/: pictures compared with what is drawn (read by path; BUBBLEKIT_UPDATE_GOLDEN=1 rewrites them).
-        .testTarget(name: "BubbleTextTests", dependencies: ["BubbleText", "BubbleRender", "BubbleCore", "BubbleTestSupport"]),
+        .testTarget(name: "BubbleTextTests", dependencies: ["BubbleText", "BubbleRender", "BubbleCore", "BubbleStats", "BubbleTestSupport"]),
         // Opens the written pages in headless Chromium where it is installed.
-        .testTarget(name: "BubbleHTMLTests", dependencies: ["BubbleHTML", "BubbleRender", "BubbleText", "BubbleCore", "BubbleTestSupport"]),
-        .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleHTML", "BubbleText", "BubbleCore", "BubbleTestSupport"], exclude: ["Golden"]),
+        .testTarget(name: "BubbleHTMLTests", dependencies: ["BubbleHTML", "BubbleRender", "BubbleText", "BubbleCore", "BubbleMedia", "BubbleStats", "BubbleTestSupport"]),
+        .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleHTML", "BubbleText", "BubbleCore", "BubbleMedia", "BubbleStats", "BubbleTestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "BubbleImportTests",
             dependencies: [
-                "BubbleImport", "BubbleCore", "CZlibInflate", "BubbleTestSupport",
+                "BubbleImport", "BubbleCore", "BubblePeople", "BubbleMedia", "CZlibInflate", "BubbleTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
@@ -163,7 +169,7 @@ let package = Package(
         ),
         // Runs the built `bubbles` tool as a user would.
         // `bubbles serve`'s routers in the test process (no socket): access, limits, errors.
-        .testTarget(name: "BubbleServerTests", dependencies: ["BubbleServer", "BubbleStore", "BubbleCore", "BubbleRender", "BubbleTestSupport",
+        .testTarget(name: "BubbleServerTests", dependencies: ["BubbleServer", "BubbleStore", "BubbleCore", "BubbleStats", "BubbleRender", "BubbleTestSupport",
                                                               .product(name: "Hummingbird", package: "hummingbird"),
                                                               .product(name: "HummingbirdCore", package: "hummingbird"),
                                                               .product(name: "NIOCore", package: "swift-nio"),

@@ -12,7 +12,7 @@
 # http://127.0.0.1:8000/documentation/bubblekit/
 set -euo pipefail
 cd "$(dirname "$0")/.."
-modules=(BubbleKit BubbleCore BubbleText BubbleRender BubbleHTML BubbleImport BubbleStore BubbleServer)
+modules=(BubbleKit BubbleCore BubblePeople BubbleMedia BubbleText BubbleRender BubbleHTML BubbleImport BubbleStore BubbleServer)
 swift package dump-symbol-graph --minimum-access-level public 2>&1 | grep -v 'prohibited flag' | tail -1
 graphs=$(swift build --show-bin-path)/../symbolgraph
 [ -d "$graphs" ] || graphs=.build/$(uname -m)-unknown-linux-gnu/symbolgraph

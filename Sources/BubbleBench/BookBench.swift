@@ -1,5 +1,6 @@
 import BubbleCore
 import BubbleRender
+import BubbleStats
 import Foundation
 
 // MARK: Book (issue 45)

@@ -1,5 +1,6 @@
 import BubbleCore
 import BubbleImport
+import BubblePeople
 import BubbleStore
 import Foundation
 

@@ -1,5 +1,6 @@
 import BubbleCore
 import BubbleImport
+import BubbleStats
 import BubbleStore
 import Foundation
 import GRDB

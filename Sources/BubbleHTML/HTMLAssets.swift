@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMedia
 import BubbleText
 import Foundation
 

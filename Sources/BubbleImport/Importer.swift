@@ -1,4 +1,5 @@
 import BubbleCore
+import BubblePeople
 import Foundation
 
 /// The chat exports BubbleKit reads. The raw value is what a `--format` option takes.
@@ -275,20 +276,7 @@ public enum Importer {
             context.sink = sink
             context.streamsReplyIDs = provisional
         }
-        var result: ImportResult
-        switch source.format {
-        case .native: result = try NativeImporter.load(source, context: context)
-        case .smsBackup: result = try SMSBackupImporter.load(source, context: context)
-        case .whatsapp: result = try WhatsAppImporter.load(source, context: context)
-        case .telegram: result = try TelegramImporter.load(source, context: context)
-        case .imessage: result = try IMessageImporter.load(source, context: context)
-        case .messenger, .instagram: result = try MetaImporter.load(source, context: context)
-        case .discord: result = try DiscordImporter.load(source, context: context)
-        case .whatsappDatabase: result = try WhatsAppDatabaseImporter.load(source, context: context)
-        case .signal: result = try SignalDesktopImporter.load(source, context: context)
-        case .signalExport: result = try SignalExportImporter.load(source, context: context)
-        case .iphoneBackup: result = try IPhoneBackupImporter.load(source, context: context)
-        }
+        var result = try ExportReaders.reader(of: source.format).load(source, context: context)
         if let sink, !result.conversation.messages.isEmpty {
             // An importer that gathered its messages first: deliver them now.
             context.sink = sink
@@ -328,21 +316,13 @@ public enum Importer {
         context.each = each
         context.chats = chats
         defer { if let spool = context.spoolFolder { try? FileManager.default.removeItem(atPath: spool) } }
-        switch source.format {
-        case .smsBackup: _ = try SMSBackupImporter.load(source, context: context)
-        case .telegram: _ = try TelegramImporter.load(source, context: context)
-        case .imessage: _ = try IMessageImporter.load(source, context: context)
-        case .messenger, .instagram: _ = try MetaImporter.load(source, context: context)
-        case .discord: _ = try DiscordImporter.load(source, context: context)
-        case .whatsappDatabase: _ = try WhatsAppDatabaseImporter.load(source, context: context)
-        case .signal: _ = try SignalDesktopImporter.load(source, context: context)
-        case .iphoneBackup: _ = try IPhoneBackupImporter.load(source, context: context)
-        case .native, .whatsapp, .signalExport:
+        let reader = ExportReaders.reader(of: source.format)
+        if reader.holdsManyChats {
+            _ = try reader.load(source, context: context)
+        } else {
             // One conversation per export.
             context.each = nil
-            var result = try source.format == .native ? NativeImporter.load(source, context: context)
-                : source.format == .signalExport ? SignalExportImporter.load(source, context: context)
-                : WhatsAppImporter.load(source, context: context)
+            var result = try reader.load(source, context: context)
             context.finish(&result)
             let title = result.conversation.title ?? result.conversation.participants.map(\.name).joined(separator: ", ")
             let wanted = chats.isEmpty || chats.contains { $0.caseInsensitiveCompare(title) == .orderedSame }
@@ -357,15 +337,15 @@ public enum Importer {
         return (context.delivered, context.unmatched)
     }
 
-    package static func streamsMessages(_ format: ImportFormat) -> Bool { [.smsBackup, .imessage, .native, .whatsappDatabase, .signal].contains(format) }
+    package static func streamsMessages(_ format: ImportFormat) -> Bool { ExportReaders.reader(of: format).delivery == .whenRead }
 
     /// Whether `load(…, provisional: true)` with a sink streams `format`'s messages with their
     /// sides and reply quotes left for `StreamedFixup` (Telegram: "me" is known at the end).
-    public static func streamsProvisionally(_ format: ImportFormat) -> Bool { format == .telegram }
+    public static func streamsProvisionally(_ format: ImportFormat) -> Bool { ExportReaders.reader(of: format).delivery == .provisionally }
 
     /// Whether `load` without a sink orders `format`'s messages by date (SMS backups list all SMS
     /// before all MMS); a sink receives them in file order.
-    public static func sortsByDate(_ format: ImportFormat) -> Bool { format == .smsBackup }
+    public static func sortsByDate(_ format: ImportFormat) -> Bool { ExportReaders.reader(of: format).sortsByDate }
 
     /// The format `path` holds, judged from its content (first bytes, structure, SQLite header,
     /// zip with a .txt inside, a folder with a WhatsApp `_chat.txt`), not from its name.

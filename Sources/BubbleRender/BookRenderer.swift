@@ -1,4 +1,6 @@
 import BubbleCore
+import BubbleMedia
+import BubbleStats
 import BubbleText
 import CCairo
 import Foundation

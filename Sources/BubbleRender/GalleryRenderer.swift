@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleStats
 import Foundation
 
 extension ConversationRenderer {

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMedia
 import BubbleText
 import CCairo
 import CGdkPixbuf

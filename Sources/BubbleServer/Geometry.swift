@@ -1,9 +1,10 @@
 import BubbleCore
+import BubbleMedia
 import BubbleStore
 import BubbleText
+import CHeap
 import Foundation
 import Synchronization
-import CHeap
 
 /// An open conversation laid out by the layout engine at the reader's column width: every
 /// message's top and the whole height, so that the viewer's scrollbar covers the whole

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMedia
 import BubbleStore
 import Foundation
 import Hummingbird

@@ -1,5 +1,6 @@
 import BubbleCore
 import BubbleHTML
+import BubbleMedia
 import BubbleStore
 import BubbleText
 import Foundation

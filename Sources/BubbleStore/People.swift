@@ -1,4 +1,5 @@
 import BubbleCore
+import BubblePeople
 import Foundation
 
 /// A person the store keeps: from a contact card (`card` is its key) or made by hand.

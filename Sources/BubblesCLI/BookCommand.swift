@@ -1,6 +1,7 @@
 import ArgumentParser
 import BubbleCore
 import BubbleRender
+import BubbleStats
 import BubbleText
 import Foundation
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BubbleCore
 import BubbleImport
+import BubblePeople
 #if Server
 import BubbleStore
 #endif

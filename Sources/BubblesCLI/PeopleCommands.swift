@@ -3,6 +3,7 @@
 import ArgumentParser
 import BubbleCore
 import BubbleImport
+import BubblePeople
 import BubbleStore
 import Foundation
 

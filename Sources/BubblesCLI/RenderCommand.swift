@@ -1,8 +1,10 @@
 import ArgumentParser
 import BubbleCore
-import BubbleText
 import BubbleHTML
+import BubbleMedia
 import BubbleRender
+import BubbleStats
+import BubbleText
 import Foundation
 
 /// `bubbles render INPUT -o OUT`: a conversation or chat export to PNG, PDF, SVG or HTML.

@@ -2,6 +2,7 @@ import ArgumentParser
 import BubbleCore
 import BubbleHTML
 import BubbleRender
+import BubbleStats
 import BubbleText
 import Foundation
 

@@ -1,4 +1,5 @@
 @testable import BubbleCore
+@testable import BubblePeople
 import Foundation
 import Testing
 

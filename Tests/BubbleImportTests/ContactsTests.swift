@@ -1,8 +1,9 @@
 import BubbleCore
+@testable import BubbleImport
+import BubblePeople
 import Foundation
 import GRDB
 import Testing
-@testable import BubbleImport
 
 /// Contacts as the phones and Google write them (Fixtures/contacts), and what they do to imports.
 @Suite("Contacts: vCard, Google CSV, Mac address book; names on imports")

@@ -110,3 +110,56 @@ struct DetectionTests {
         #expect(r.warnings.last?.description == "\(file): 15 more warnings: not listed (limit 5)")
     }
 }
+
+/// The readers' table (`ExportReaders`): every format read by exactly one reader, which declares
+/// how it delivers, and detection's order — a sure answer beats a likely one wherever it sits.
+@Suite("Import: the readers' table")
+struct ExportReaderTableTests {
+    @Test("every format has exactly one reader, and the reader lists it")
+    func everyFormat() {
+        for format in ImportFormat.allCases {
+            let readers = ExportReaders.all.filter { $0.formats.contains(format) }
+            #expect(readers.count == 1, "\(format)")
+            #expect(ExportReaders.reader(of: format).formats.contains(format))
+        }
+    }
+
+    @Test("what each reader declares is what the importer does with it")
+    func declarations() {
+        let streaming = ImportFormat.allCases.filter { Importer.streamsMessages($0) }
+        #expect(Set(streaming) == [.smsBackup, .imessage, .native, .whatsappDatabase, .signal])
+        #expect(ImportFormat.allCases.filter { Importer.streamsProvisionally($0) } == [.telegram])
+        #expect(ImportFormat.allCases.filter { Importer.sortsByDate($0) } == [.smsBackup])
+        let single = ImportFormat.allCases.filter { !ExportReaders.reader(of: $0).holdsManyChats }
+        #expect(Set(single) == [.native, .whatsapp, .signalExport])
+    }
+
+    @Test("a likely answer (any zip, any JSON object) loses to a sure one, whatever the table's order")
+    func likelyLosesToCertain() throws {
+        let scratch = ScratchFolder()
+        // JSON with Telegram's keys: Telegram sure, native only likely (it comes first in the table).
+        let telegram = scratch.write("export.json", #"{"name": "Ann", "type": "personal_chat", "id": 1, "messages": []}"#)
+        #expect(try Importer.detect(path: telegram) == .telegram)
+        // Any other JSON object: native, the likely answer nobody overrules.
+        let other = scratch.write("other.json", #"{"title": "x", "messages": []}"#)
+        #expect(try Importer.detect(path: other) == .native)
+        // A thread of a Meta download names itself; "bubblekit-conversation" inside a message does not make it native.
+        let thread = scratch.write("message_1.json", #"{"participants": [{"name": "Ann"}], "messages": [{"sender_name": "Ann", "timestamp_ms": 1, "content": "bubblekit-conversation"}], "title": "Ann", "thread_path": "inbox/ann_1"}"#)
+        #expect(try Importer.detect(path: thread) == .messenger)
+        // Bytes that are not UTF-8 after "{" are nobody's sure answer: native is tried and says what is wrong.
+        let binary = scratch.write("odd.json", Data([0x7B, 0xFF, 0xFE, 0x00, 0xC3]))
+        #expect(try Importer.detect(path: binary) == .native)
+        #expect(importError { () throws(ImportError) in try Importer.load(path: binary) } != nil)
+    }
+
+    @Test("a named format's folder stands for the file each reader names")
+    func folders() throws {
+        let scratch = ScratchFolder()
+        let folder = scratch.file("export")
+        scratch.write("export/result.json", #"{"name": "Ann", "type": "personal_chat", "id": 1, "messages": []}"#)
+        #expect(try Importer.detect(path: folder) == .telegram)
+        #expect(FormatDetector.source(path: folder, format: .telegram).path == folder + "/result.json")
+        #expect(FormatDetector.source(path: folder, format: .whatsapp).path == folder)
+        #expect(FormatDetector.source(path: folder, format: .imessage).path == folder + "/chat.db")
+    }
+}

@@ -1,9 +1,10 @@
 import BubbleCore
-import Foundation
-import BubbleTestSupport
-import Testing
+import BubbleMedia
 @testable import BubbleRender
+import BubbleTestSupport
 @testable import BubbleText
+import Foundation
+import Testing
 
 private func tempFolder() throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-pdfmerge-\(UUID().uuidString)")

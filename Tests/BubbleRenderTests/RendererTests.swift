@@ -1,12 +1,13 @@
 import BubbleCore
+import BubbleMedia
+@testable import BubbleRender
+import BubbleTestSupport
+@testable import BubbleText
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import BubbleTestSupport
 import Testing
-@testable import BubbleRender
-@testable import BubbleText
 
 private let utc = TimeZone(identifier: "UTC")!
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)

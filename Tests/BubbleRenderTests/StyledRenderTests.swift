@@ -1,10 +1,11 @@
 import BubbleCore
-import Foundation
-import BubbleTestSupport
 import BubbleHTML
-import Testing
+import BubbleMedia
 @testable import BubbleRender
+import BubbleTestSupport
 @testable import BubbleText
+import Foundation
+import Testing
 
 private let utc = TimeZone(identifier: "UTC")!
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)

@@ -1,7 +1,8 @@
 import BubbleCore
+import BubblePeople
+@testable import BubbleStore
 import Foundation
 import Testing
-@testable import BubbleStore
 
 /// Names resolved when read: contacts imported after the messages apply at once, a changed card
 /// renames everywhere, people merge and split, one timeline across apps.

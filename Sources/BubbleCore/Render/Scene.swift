@@ -10,6 +10,12 @@ public struct ScenePage: Hashable, Sendable {
     public var items: [SceneItem]
     /// 1-based page number.
     public var number: Int
+
+    package init(size: Size, items: [SceneItem], number: Int) {
+        self.size = size
+        self.items = items
+        self.number = number
+    }
 }
 
 /// One thing drawn on a page, placed in page coordinates (points).
@@ -62,6 +68,20 @@ public struct SceneText: Hashable, Sendable {
     /// text without an engine (SVG), which leave a spoiler's text out and draw a box instead.
     /// Empty unless the builder `measuresSpanAreas`.
     public var areas: [SpanArea] = []
+
+    package init(string: String, style: TextStyle, color: Color, origin: Point, wrapWidth: Double, boxWidth: Double,
+                 layout: TextLayout, maxLines: Int?, spans: [TextSpan] = [], areas: [SpanArea] = []) {
+        self.string = string
+        self.style = style
+        self.color = color
+        self.origin = origin
+        self.wrapWidth = wrapWidth
+        self.boxWidth = boxWidth
+        self.layout = layout
+        self.maxLines = maxLines
+        self.spans = spans
+        self.areas = areas
+    }
 }
 
 /// The rects a styled range covers, one per line.
@@ -238,7 +258,7 @@ package struct SceneBuilder {
         return (items, y - setup.margins.top + 12)
     }
 
-    func items(for row: LayoutRow, at origin: Point, conversation: Conversation) -> [SceneItem] {
+    package func items(for row: LayoutRow, at origin: Point, conversation: Conversation) -> [SceneItem] {
         func moved(_ r: Rect) -> Rect { r.offsetBy(dx: origin.x, dy: origin.y) }
         func text(_ label: LabelLayout, style: TextStyle, color: Color) -> SceneItem {
             .text(SceneText(string: label.string, style: style, color: color, origin: moved(label.frame).origin,

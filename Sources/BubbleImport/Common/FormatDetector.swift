@@ -17,70 +17,31 @@ struct ImportSource {
 }
 
 /// Tells formats apart by content: names lie (every export is "result.json", "chat.txt" or
-/// "backup.xml" after a user renames it), first bytes don't.
+/// "backup.xml" after a user renames it), first bytes don't. Each reader says whether a probe is
+/// its format (`ExportReader.recognizes`); the first sure answer in `ExportReaders.all`'s order
+/// wins, else the first likely one.
 enum FormatDetector {
     static func detect(path: String) throws(ImportError) -> ImportSource {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw ImportError(path: path, reason: "no such file or folder")
+        let probe = try ExportProbe(path: path)
+        if !probe.isFolder && probe.head.isEmpty && !SignalDesktopImporter.looksLikeProfile(path) {
+            throw ImportError(path: path, reason: "is empty; expected a chat export")
         }
-        if isFolder.boolValue { return try detectFolder(path) }
-        // Signal Desktop's database is encrypted from its first byte: known by where it sits.
-        if SignalDesktopImporter.looksLikeProfile(path) { return ImportSource(path: path, format: .signal) }
-
-        let head = try readHead(path, count: 64 << 10)
-        if head.isEmpty { throw ImportError(path: path, reason: "is empty; expected a chat export") }
-        if head.starts(with: Array("SQLite format 3\u{0}".utf8)) {
-            return ImportSource(path: path, format: isWhatsAppDatabase(path) ? .whatsappDatabase : .imessage)
+        var likely: Recognition?
+        for reader in ExportReaders.all {
+            guard let found = try reader.recognizes(probe) else { continue }
+            if found.certainty == .certain { return ImportSource(path: found.path ?? path, format: found.format, displayPath: found.path) }
+            likely = likely ?? found
         }
-        if WhatsAppBackup.header(Array(head.prefix(512))) != nil { return ImportSource(path: path, format: .whatsappDatabase) }
-        // Named as a backup but not one from its first byte (cut short while copied, or damaged):
-        // say that, not that its "line 1" starts no known export.
-        if let m = path.lowercased().firstMatch(of: #/\.crypt(\d+)$/#), let n = Int(m.1), n < 14 {
-            throw ImportError(path: path, reason: "is a WhatsApp .crypt\(n) backup; only crypt14 and crypt15 backups are read "
-                                  + "(give the phone's msgstore.db, or make a newer backup)")
+        if let likely { return ImportSource(path: likely.path ?? path, format: likely.format, displayPath: likely.path) }
+        if probe.isFolder {
+            throw ImportError(path: path, reason: "is a folder without a chat export; expected _chat.txt or "
+                                  + "\"WhatsApp Chat with ….txt\" (WhatsApp), result.json (Telegram), chat.db (iMessage), messages/inbox/… "
+                                  + "(Messenger or Instagram download), DiscordChatExporter .json files, msgstore.db (WhatsApp), "
+                                  + "config.json with sql/db.sqlite (Signal Desktop), chat.md (signal-export) or an iPhone backup "
+                                  + "(Manifest.plist, Manifest.db)")
         }
-        if path.range(of: #"\.crypt1[0-9]$"#, options: [.regularExpression, .caseInsensitive]) != nil {
-            throw ImportError(path: path, location: "header", reason: "is not a whole WhatsApp crypt14/crypt15 backup header "
-                                  + "(\(Plural.count(head.count, "byte")): a length byte, then the key type and IV); the file is cut short or damaged, "
-                                  + "copy it from the phone again")
-        }
-        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
-            // A Meta download holds thread files; anything else is read as WhatsApp's (whose
-            // importer checks for a .txt inside).
-            if let zip = try? ZipExport(path: path, displayPath: path, limits: ImportLimits()) {
-                let files = zip.filePaths
-                if files.contains(where: { MetaImporter.fileNumber(($0 as NSString).lastPathComponent) != nil && $0.contains("messages/") }) {
-                    return ImportSource(path: path, format: isInstagram(path, files: files) ? .instagram : .messenger)
-                }
-            }
-            return ImportSource(path: path, format: .whatsapp)
-        }
-        if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF]) {
-            return ImportSource(path: path, format: .whatsapp)  // UTF-16 text: only WhatsApp exports come so
-        }
-        var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        while start < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[start]) { start += 1 }
-        let text = String(decoding: head[start...], as: UTF8.self)
-        if head[safe: start] == UInt8(ascii: "<") { return ImportSource(path: path, format: .smsBackup) }
-        let firstLine = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        if SignalExportImporter.isJSONLine(firstLine) || (path.lowercased().hasSuffix(".md") && SignalExportImporter.isMarkdownLine(firstLine)) {
-            return ImportSource(path: path, format: .signalExport)
-        }
-        if head[safe: start] == UInt8(ascii: "{") {
-            if text.contains("\"bubblekit-conversation\"") { return ImportSource(path: path, format: .native) }
-            if isDiscord(text) { return ImportSource(path: path, format: .discord) }
-            if MetaImporter.looksLikeThread(text) {
-                return ImportSource(path: path, format: isInstagram(path, files: []) ? .instagram : .messenger)
-            }
-            let telegramMarks = ["\"date_unixtime\"", "\"personal_information\"", "\"from_id\"",
-                                 "\"personal_chat\"", "\"private_group\"", "\"private_supergroup\"",
-                                 "\"public_supergroup\"", "\"saved_messages\"", "\"bot_chat\""]
-            if telegramMarks.contains(where: text.contains) { return ImportSource(path: path, format: .telegram) }
-            return ImportSource(path: path, format: .native)
-        }
-        if WhatsAppLine.parse(Array(firstLine.utf8)) != nil { return ImportSource(path: path, format: .whatsapp) }
-        let shown = firstLine.count > 60 ? String(firstLine.prefix(60)) + "…" : firstLine
+        let line = probe.firstLine
+        let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
         throw ImportError(path: path, location: "line 1",
                           reason: "\"\(shown)\" is not the start of a known export; expected SMS Backup & Restore XML, "
                               + "a WhatsApp chat line (\"12/24/19, 11:23 - Name: text\" or \"[14/10/2021, 3:34:09 PM] Name: text\"), "
@@ -89,56 +50,13 @@ enum FormatDetector {
                               + "or BubbleKit JSON (or pass the format)")
     }
 
-    static func detectFolder(_ path: String) throws(ImportError) -> ImportSource {
-        if IPhoneBackup.isBackup(path) { return ImportSource(path: path, format: .iphoneBackup) }
-        if WhatsAppImporter.chatFile(inFolder: path) != nil { return ImportSource(path: path, format: .whatsapp) }
-        if SignalDesktopImporter.looksLikeProfile(path) { return ImportSource(path: path, format: .signal) }
-        if FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("chat.md")) {
-            return ImportSource(path: path, format: .signalExport)
-        }
-        let msgstore = (path as NSString).appendingPathComponent("msgstore.db")
-        if FileManager.default.fileExists(atPath: msgstore) { return ImportSource(path: msgstore, format: .whatsappDatabase) }
-        let telegram = (path as NSString).appendingPathComponent("result.json")
-        if FileManager.default.fileExists(atPath: telegram) { return ImportSource(path: telegram, format: .telegram) }
-        let imessage = (path as NSString).appendingPathComponent("chat.db")
-        if FileManager.default.fileExists(atPath: imessage) { return ImportSource(path: imessage, format: .imessage) }
-        let fm = FileManager.default
-        let metaFolders = ["messages", "your_activity_across_facebook/messages", "your_facebook_activity/messages",
-                           "your_instagram_activity/messages"]
-        let names = (try? fm.contentsOfDirectory(atPath: path)) ?? []
-        if metaFolders.contains(where: { fm.fileExists(atPath: (path as NSString).appendingPathComponent($0)) })
-            || names.contains(where: { MetaImporter.fileNumber($0) != nil }) {
-            let files = metaFolders.filter { fm.fileExists(atPath: (path as NSString).appendingPathComponent($0)) }
-                + MetaImporter.instagramMarks.filter { fm.fileExists(atPath: (path as NSString).appendingPathComponent($0)) }
-            return ImportSource(path: path, format: isInstagram(path, files: files) ? .instagram : .messenger)
-        }
-        // DiscordChatExporter's channel files, or Messenger's flat download of encrypted chats.
-        for name in names.sorted().prefix(200) where name.lowercased().hasSuffix(".json") {
-            let file = (path as NSString).appendingPathComponent(name)
-            guard let head = try? readHead(file, count: 64 << 10) else { continue }
-            let text = String(decoding: head, as: UTF8.self)
-            if isDiscord(text) { return ImportSource(path: path, format: .discord) }
-            if MetaImporter.looksLikeThread(text) { return ImportSource(path: path, format: .messenger) }
-        }
-        throw ImportError(path: path, reason: "is a folder without a chat export; expected _chat.txt or "
-                              + "\"WhatsApp Chat with ….txt\" (WhatsApp), result.json (Telegram), chat.db (iMessage), messages/inbox/… "
-                              + "(Messenger or Instagram download), DiscordChatExporter .json files, msgstore.db (WhatsApp), "
-                              + "config.json with sql/db.sqlite (Signal Desktop) or chat.md (signal-export)")
-    }
-
     /// `path` for a format the caller named: an export folder stands for the file inside it.
     static func source(path: String, format: ImportFormat) -> ImportSource {
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue,
+              let inside = ExportReaders.reader(of: format).fileInFolder else {
             return ImportSource(path: path, format: format)
         }
-        let inside: String? = switch format {
-        case .telegram: "result.json"
-        case .imessage: "chat.db"
-        case .whatsappDatabase: "msgstore.db"
-        default: nil
-        }
-        guard let inside else { return ImportSource(path: path, format: format) }
         return ImportSource(path: (path as NSString).appendingPathComponent(inside), format: format)
     }
 
@@ -191,7 +109,18 @@ extension Array {
 }
 
 /// BubbleKit's own JSON, read by BubbleCore.
-enum NativeImporter {
+enum NativeImporter: ExportReader {
+    static let formats: [ImportFormat] = [.native]
+
+    /// JSON that names itself (`"format": "bubblekit-conversation"`); any other JSON object likely (a
+    /// hand-written file), when no other reader knows it.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        guard probe.first == UInt8(ascii: "{") else { return nil }
+        // The key itself, not the words in some message's text.
+        let names = probe.text.firstMatch(of: #/"format"\s*:\s*"bubblekit-conversation"/#) != nil
+        return names ? .certain(.native) : .likely(.native)
+    }
+
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
         let data: Data
         do {

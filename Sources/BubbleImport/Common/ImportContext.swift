@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMedia
 import Foundation
 
 /// What every importer shares while it reads one export: the options, the warnings so far, the

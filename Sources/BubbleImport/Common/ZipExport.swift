@@ -1,6 +1,7 @@
 // zlib through ZIPFoundation's own module map: a deflate stream is checked whole before
 // ZIPFoundation inflates it (its inflate loops forever on a stream that never ends).
 import BubbleCore
+import BubbleMedia
 import CZlib
 import Foundation
 import ZIPFoundation

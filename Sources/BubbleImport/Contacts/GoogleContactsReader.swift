@@ -1,4 +1,5 @@
 import BubbleCore
+import BubblePeople
 import Foundation
 
 /// Reads a Google Contacts export (CSV, "Google CSV"): the older columns (`Name`, `Given Name`,

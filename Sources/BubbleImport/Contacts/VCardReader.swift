@@ -1,4 +1,5 @@
 import BubbleCore
+import BubblePeople
 import Foundation
 
 /// Reads vCards 2.1, 3.0 and 4.0 as phones write them: several cards a file, folded lines (a

@@ -370,3 +370,15 @@ enum DiscordImporter {
         return nil
     }
 }
+
+extension DiscordImporter: ExportReader {
+    static let formats: [ImportFormat] = [.discord]
+    static let holdsManyChats = true
+    static let delivery = MessageTiming.atEnd
+
+    /// DiscordChatExporter's JSON (`guild` first, then `channel`), or a folder of such files.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        if probe.isFolder { return probe.jsonHeads.contains(where: FormatDetector.isDiscord) ? .likely(.discord) : nil }
+        return probe.first == UInt8(ascii: "{") && FormatDetector.isDiscord(probe.text) ? .certain(.discord) : nil
+    }
+}

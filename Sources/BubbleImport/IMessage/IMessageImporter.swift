@@ -449,3 +449,15 @@ extension Row {
         T.fromDatabaseValue(self[column] as DatabaseValue)
     }
 }
+
+extension IMessageImporter: ExportReader {
+    static let formats: [ImportFormat] = [.imessage]
+    static let holdsManyChats = true
+    static let fileInFolder: String? = "chat.db"
+
+    /// An SQLite file (WhatsApp's, asked before, has its own tables), or a folder with `chat.db`.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        if probe.isFolder { return probe.file("chat.db").map { .certain(.imessage, path: $0) } }
+        return probe.isSQLite ? .certain(.imessage) : nil
+    }
+}

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubblePeople
 import Foundation
 import GRDB
 
@@ -145,5 +146,16 @@ enum PhoneAddressBook {
         } catch let e as ImportError { throw e } catch {
             throw ImportError(path: shown, reason: "cannot be read: \(error)")
         }
+    }
+}
+
+extension IPhoneBackupImporter: ExportReader {
+    static let formats: [ImportFormat] = [.iphoneBackup]
+    static let holdsManyChats = true
+    static let delivery = MessageTiming.atEnd
+
+    /// A Finder/iTunes backup folder: `Manifest.plist` and `Manifest.db` at its top.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        probe.isFolder && IPhoneBackup.isBackup(probe.path) ? .certain(.iphoneBackup) : nil
     }
 }

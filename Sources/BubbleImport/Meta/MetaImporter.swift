@@ -466,3 +466,31 @@ enum MetaImporter {
         return nil
     }
 }
+
+extension MetaImporter: ExportReader {
+    static let formats: [ImportFormat] = [.messenger, .instagram]
+    static let holdsManyChats = true
+    static let delivery = MessageTiming.atEnd
+
+    /// A Meta download — zipped or unpacked, with `messages/…/message_1.json` files — or one
+    /// thread's JSON; Instagram's by its activity folder, its `personal_information`, or its name.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        let path = probe.path
+        if probe.isFolder {
+            let folders = ["messages", "your_activity_across_facebook/messages", "your_facebook_activity/messages",
+                           "your_instagram_activity/messages"].filter { probe.file($0) != nil }
+            if !folders.isEmpty || probe.names.contains(where: { fileNumber($0) != nil }) {
+                let marks = folders + instagramMarks.filter { probe.file($0) != nil }
+                return .certain(FormatDetector.isInstagram(path, files: marks) ? .instagram : .messenger)
+            }
+            // Messenger's flat download of encrypted chats: thread files alone.
+            return probe.jsonHeads.contains(where: looksLikeThread) ? .likely(.messenger) : nil
+        }
+        if let files = probe.zipFiles,
+           files.contains(where: { fileNumber(($0 as NSString).lastPathComponent) != nil && $0.contains("messages/") }) {
+            return .certain(FormatDetector.isInstagram(path, files: files) ? .instagram : .messenger)
+        }
+        guard probe.first == UInt8(ascii: "{"), looksLikeThread(probe.text) else { return nil }
+        return .certain(FormatDetector.isInstagram(path, files: []) ? .instagram : .messenger)
+    }
+}

@@ -19,8 +19,12 @@ import Foundation
 /// A backup holds every conversation on the phone; `chat` picks one (contact name or number).
 /// Without it, a backup of one conversation is read whole and one of several is an error listing them.
 enum SMSBackupImporter {
+    static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
+        try load(source, context: context, readLimit: 1 << 20)
+    }
+
     /// `readLimit`: longest single read (tests).
-    static func load(_ source: ImportSource, context: ImportContext, readLimit: Int = 1 << 20) throws(ImportError) -> ImportResult {
+    static func load(_ source: ImportSource, context: ImportContext, readLimit: Int) throws(ImportError) -> ImportResult {
         guard let handle = FileHandle(forReadingAtPath: source.path) else {
             throw ImportError(path: source.displayPath, reason: "cannot be opened for reading")
         }
@@ -677,5 +681,16 @@ final class SMSBackupReader: SAXPushParserDelegate {
             builder.title = only.label
         }
         return try builder.finish(format: .smsBackup, me: "me", sortByDate: true, keep: "me")
+    }
+}
+
+extension SMSBackupImporter: ExportReader {
+    static let formats: [ImportFormat] = [.smsBackup]
+    static let holdsManyChats = true
+    static let sortsByDate = true
+
+    /// XML: the first thing after a byte-order mark and white space is `<`.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        probe.first == UInt8(ascii: "<") ? .certain(.smsBackup) : nil
     }
 }

@@ -160,3 +160,14 @@ enum SignalDesktopImporter {
         #endif
     }
 }
+
+extension SignalDesktopImporter: ExportReader {
+    static let formats: [ImportFormat] = [.signal]
+    static let holdsManyChats = true
+
+    /// Known by where it sits, not by its first bytes (the database is encrypted from the first):
+    /// a profile folder with `sql/db.sqlite`, or that file itself.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        looksLikeProfile(probe.path) ? .certain(.signal) : nil
+    }
+}

@@ -192,3 +192,15 @@ enum SignalExportImporter {
         return out
     }
 }
+
+extension SignalExportImporter: ExportReader {
+    static let formats: [ImportFormat] = [.signalExport]
+    static let delivery = MessageTiming.atEnd
+
+    /// signal-export's `data.json` line or `chat.md` header line, or a folder with `chat.md`.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        if probe.isFolder { return probe.file("chat.md") != nil ? .certain(.signalExport) : nil }
+        let markdown = probe.path.lowercased().hasSuffix(".md") && isMarkdownLine(probe.firstLine)
+        return isJSONLine(probe.firstLine) || markdown ? .certain(.signalExport) : nil
+    }
+}

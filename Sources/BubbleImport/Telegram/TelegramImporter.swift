@@ -635,3 +635,19 @@ extension TelegramImporter {
         }
     }
 }
+
+extension TelegramImporter: ExportReader {
+    static let formats: [ImportFormat] = [.telegram]
+    static let holdsManyChats = true
+    static let delivery = MessageTiming.provisionally
+    static let fileInFolder: String? = "result.json"
+
+    private static let marks = ["\"date_unixtime\"", "\"personal_information\"", "\"from_id\"", "\"personal_chat\"", "\"private_group\"",
+                                "\"private_supergroup\"", "\"public_supergroup\"", "\"saved_messages\"", "\"bot_chat\""]
+
+    /// Telegram Desktop's `result.json` (keys only it writes), or a folder holding it.
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        if probe.isFolder { return probe.file("result.json").map { .certain(.telegram, path: $0) } }
+        return probe.first == UInt8(ascii: "{") && marks.contains(where: probe.text.contains) ? .certain(.telegram) : nil
+    }
+}

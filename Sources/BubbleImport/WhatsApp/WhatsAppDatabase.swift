@@ -208,3 +208,30 @@ extension Row {
         return nil
     }
 }
+
+extension WhatsAppDatabaseImporter: ExportReader {
+    static let formats: [ImportFormat] = [.whatsappDatabase]
+    static let holdsManyChats = true
+    static let fileInFolder: String? = "msgstore.db"
+
+    /// An SQLite file with WhatsApp's tables, a crypt14/crypt15 backup's header, or a folder
+    /// holding `msgstore.db`. A file named as an older or damaged backup is an error that says so.
+    static func recognizes(_ probe: ExportProbe) throws(ImportError) -> Recognition? {
+        if probe.isFolder { return probe.file("msgstore.db").map { .certain(.whatsappDatabase, path: $0) } }
+        if probe.isSQLite { return FormatDetector.isWhatsAppDatabase(probe.path) ? .certain(.whatsappDatabase) : nil }
+        if WhatsAppBackup.header(Array(probe.head.prefix(512))) != nil { return .certain(.whatsappDatabase) }
+        // Named as a backup but not one from its first byte (cut short while copied, or damaged):
+        // say that, not that its "line 1" starts no known export.
+        let path = probe.path
+        if let m = path.lowercased().firstMatch(of: #/\.crypt(\d+)$/#), let n = Int(m.1), n < 14 {
+            throw ImportError(path: path, reason: "is a WhatsApp .crypt\(n) backup; only crypt14 and crypt15 backups are read "
+                                  + "(give the phone's msgstore.db, or make a newer backup)")
+        }
+        if path.range(of: #"\.crypt1[0-9]$"#, options: [.regularExpression, .caseInsensitive]) != nil {
+            throw ImportError(path: path, location: "header", reason: "is not a whole WhatsApp crypt14/crypt15 backup header "
+                                  + "(\(Plural.count(probe.head.count, "byte")): a length byte, then the key type and IV); the file is cut short or damaged, "
+                                  + "copy it from the phone again")
+        }
+        return nil
+    }
+}

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubblePeople
 import Foundation
 import GRDB
 

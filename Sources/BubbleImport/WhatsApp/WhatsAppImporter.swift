@@ -491,3 +491,17 @@ enum WhatsAppImporter {
         return nil
     }
 }
+
+extension WhatsAppImporter: ExportReader {
+    static let formats: [ImportFormat] = [.whatsapp]
+    static let delivery = MessageTiming.atEnd
+
+    /// A chat line ("12/24/19, 11:23 - Name: text"), UTF-16 text (only WhatsApp exports come so),
+    /// a folder with the chat's `.txt`; any other zip likely (its importer looks for the `.txt`).
+    static func recognizes(_ probe: ExportProbe) -> Recognition? {
+        if probe.isFolder { return chatFile(inFolder: probe.path) != nil ? .certain(.whatsapp) : nil }
+        if probe.isZip { return .likely(.whatsapp) }
+        if probe.head.starts(with: [0xFF, 0xFE]) || probe.head.starts(with: [0xFE, 0xFF]) { return .certain(.whatsapp) }
+        return WhatsAppLine.parse(Array(probe.firstLine.utf8)) != nil ? .certain(.whatsapp) : nil
+    }
+}

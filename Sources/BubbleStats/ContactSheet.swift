@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// A static contact sheet of a conversation's media (`bubbles render --gallery`): pages of

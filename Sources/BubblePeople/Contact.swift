@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// A card from an address book (a vCard, a Google Contacts row, a Mac's address book record).

@@ -1,3 +1,5 @@
+import BubbleCore
+import BubblePeople
 import Foundation
 
 /// What a media file's own headers say, read without a decoder: a video's or a voice note's

@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// One way of reaching a person: a phone number, an email address, or an app's own name or id

@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// A conversation at a glance: how many messages, who wrote them, when (months, weekday × hour

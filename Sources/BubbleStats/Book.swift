@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// A book's trim size: the cut page.

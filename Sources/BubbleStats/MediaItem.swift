@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// One photo, video, GIF, sticker, voice note, audio file or document of a message, as a

@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// `ConversationStats` drawn as one page of charts — messages per month (bars), who writes

@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// A phone number as the phones compare them: in E.164 (`+` country code, national number)

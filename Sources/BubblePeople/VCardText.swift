@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// vCard text as phones write it (2.1, 3.0, 4.0): logical lines (folded lines joined, a

@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// A picture or file that could not be shown: which (the name inside the export when the
