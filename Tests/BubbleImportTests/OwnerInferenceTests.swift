@@ -130,3 +130,70 @@ struct OwnerInferenceTests {
         #expect(r.conversation.messages.map(\.direction) == [.incoming, .incoming])
     }
 }
+
+/// The one rule (`OwnerInference`) on its own: each clue, the order they are tried in, and the
+/// ways a `me` or an export can be wrong.
+@Suite("Owner inference: the rule")
+struct OwnerRuleTests {
+    static let ann = OwnerInference.Author(id: "user1", also: ["1"], names: ["Ann Lee"], listed: "Ann Lee (user1)")
+    static let ben = OwnerInference.Author(id: "user2", also: ["2"], names: ["Ben", "+44 7700 900123"], listed: "Ben (user2)")
+    static let cy = OwnerInference.Author(id: "user3", names: ["Cy"])
+
+    func resolve(_ authors: [OwnerInference.Author], me: String? = nil, _ clues: [OwnerInference.Clue]) -> (String?, ImportResult) {
+        let context = ImportContext(path: "chat", options: ImportOptions())
+        let owner = OwnerInference(authors: authors).resolve(me: me, clues: clues, context: context)
+        var result = ImportResult(conversation: Conversation(), format: .telegram)
+        context.finish(&result)
+        return (owner, result)
+    }
+
+    @Test("`me` by id, other id, name in any case or decoration, the same phone number written otherwise",
+          arguments: ["user2", "2", "Ben", "ben", "BEN", "+447700900123", "7700 900123"])
+    func meMatches(_ me: String) {
+        let (owner, r) = resolve([Self.ann, Self.ben], me: me, [.namedAfter("Ben", how: "x")])
+        #expect(owner == "user2", "\(me)")
+        #expect(r.notes.isEmpty && r.warnings.isEmpty && r.unknownOwner == nil)
+    }
+
+    @Test("`me` naming nobody: all incoming and said, the names never used instead — unless the export names its owner")
+    func meNamesNobody() {
+        let (owner, r) = resolve([Self.ann, Self.ben], me: "Zoe", [.namedAfter("Ann Lee", how: "whom the chat is named after")])
+        #expect(owner == nil)
+        #expect(r.unknownOwner?.contains("is not an author here") == true)
+        #expect(r.warnings.first?.why.contains("Ann Lee (user1); Ben (user2)") == true)
+        let (profiled, p) = resolve([Self.ann, Self.ben], me: "Zoe", [.profile(id: "user2", name: nil, how: "its owner")])
+        #expect(profiled == "user2")
+        #expect(p.unknownOwner == nil && p.warnings.count == 1 && p.notes.isEmpty)
+    }
+
+    @Test("clues in order, the first that names one author decides, with a note saying how")
+    func order() {
+        let (owner, r) = resolve([Self.ann, Self.ben], [.soleAuthor(of: ["user1", "user2"], how: "a"),
+                                                       .namedAfter("ann lee", how: "whom the chat is named after"),
+                                                       .profile(id: "user1", name: nil, how: "b")])
+        #expect(owner == "user2")
+        #expect(r.notes == ["me: \"Ben\" (user2), the author who is not \"Ann Lee\", whom the chat is named after (`me` chooses another)"])
+        // A profile id is believed though its owner wrote nothing here.
+        let (silent, _) = resolve([Self.ann, Self.ben], [.profile(id: "user9", name: nil, how: "owner")])
+        #expect(silent == "user9")
+        // A profile name must be an author's.
+        let (unknown, u) = resolve([Self.ann, Self.ben], [.profile(id: nil, name: "Zoe", how: "owner")])
+        #expect(unknown == nil && u.warnings.first?.what == "directions")
+    }
+
+    @Test("a group, a name that is nobody's, an id that is nobody's, an empty title: no guess, a warning",
+          arguments: [OwnerInference.Clue.namedAfter("Ann Lee", how: "x"), .namedAfter("Zoe", how: "x"), .namedAfter("", how: "x"),
+                      .chatID("user9", how: "x"), .everywhere(["Ann Lee", "Ben"], how: "x"), .soleAuthor(of: [], how: "x")])
+    func noGuess(_ clue: OwnerInference.Clue) {
+        let (owner, r) = resolve([Self.ann, Self.ben, Self.cy], [clue])
+        #expect(owner == nil)
+        #expect(r.notes.isEmpty)
+        #expect(r.unknownOwner == "directions: no `me` given, so every message is incoming; authors: Ann Lee (user1); Ben (user2); Cy")
+    }
+
+    @Test("no authors at all: nothing to say")
+    func empty() {
+        let (owner, r) = resolve([], [.namedAfter("Ann", how: "x")])
+        #expect(owner == nil && r.warnings.isEmpty && r.unknownOwner == nil)
+    }
+}

@@ -195,7 +195,15 @@ enum DiscordImporter {
             }
         }
         if channel.files.count > 1 { context.note("\(channel.files.count) parts of the channel's export joined (\(TextCleanup.count(total, "message")))") }
-        let me = resolveMe(context.options.me, channel: channel, authors: authors, context: context, file: source.displayPath)
+        // In a direct message named after one of its two authors, the other one.
+        let owners = OwnerInference(authors: authors.order.map { id in
+            let name = authors.names[id] ?? id
+            let listed = authors.handles[id].map { $0 == name ? name : "\(name) (\($0))" } ?? name
+            return OwnerInference.Author(id: id, names: [name] + (authors.handles[id].map { [$0] } ?? []), listed: listed)
+        }, unsaid: "no `me` given and the export does not say whose it is")
+        let direct = channel.header.type == "DirectTextChat" ? channel.header.name : nil
+        let me = owners.resolve(me: context.options.me, clues: [.namedAfter(direct, how: "whom the direct messages are named after")],
+                                context: context, file: source.displayPath)
         if let me { builder.updateMessages { if $0.sender == me { $0.direction = .outgoing } } }
         builder.title = channel.title
         var result = try builder.finish(format: .discord, me: me, sortByDate: false, keep: me)
@@ -338,36 +346,6 @@ enum DiscordImporter {
         if name.lowercased() == "voice-message.ogg" { return .voice }
         if ["mp3", "ogg", "opus", "wav", "m4a", "flac", "aac"].contains(ext) { return .audio }
         return .document
-    }
-
-    /// Whose messages are outgoing: `me` (an author's id, name or nickname); else, in a direct
-    /// message named after one of its two authors, the other one.
-    static func resolveMe(_ me: String?, channel: Channel, authors: Authors, context: ImportContext, file: String) -> String? {
-        let described = authors.order.map { id in
-            let name = authors.names[id] ?? id
-            return authors.handles[id].map { $0 == name ? name : "\(name) (\($0))" } ?? name
-        }
-        if let me {
-            if let hit = authors.order.first(where: { id in
-                id == me || [authors.names[id], authors.handles[id]].contains { $0?.caseInsensitiveCompare(me) == .orderedSame }
-            }) { return hit }
-            context.warnUnknownOwner("me \"\(me)\"", "is not an author here, so every message is incoming; authors: " + TextCleanup.list(described), file: file)
-            return nil
-        }
-        if channel.header.type == "DirectTextChat", authors.order.count == 2, let name = channel.header.name,
-           let k = authors.order.firstIndex(where: { id in
-               [authors.names[id], authors.handles[id]].contains { $0?.caseInsensitiveCompare(name) == .orderedSame }
-           }) {
-            let owner = authors.order[1 - k]
-            context.note("me: \"\(authors.names[owner] ?? owner)\", the author who is not \"\(name)\", whom the direct messages are named after "
-                             + "(`me` chooses another)")
-            return owner
-        }
-        if !authors.order.isEmpty {
-            context.warnUnknownOwner("directions", "no `me` given and the export does not say whose it is, so every message is incoming; authors: "
-                             + TextCleanup.list(described), file: file)
-        }
-        return nil
     }
 }
 

@@ -334,8 +334,16 @@ enum MetaImporter {
         }
         // Read newest first: turned round, then ordered by time (equal times keep that order).
         builder.reverseMessages()
-        let me = resolveMe(context.options.me, authors: authors, participants: header.participants, owner: owner,
-                           everywhere: everywhere, title: header.title, app: app, context: context, file: thread.key)
+        // The profile in the download; else the one participant present in every thread; else,
+        // in a two-person thread named after one of them, the other.
+        let people = header.participants + authors.filter { !header.participants.contains($0) }
+        let owners = OwnerInference(authors: people.map { OwnerInference.Author(id: $0, names: [$0]) }, noun: "person", nouns: "people",
+                                    unsaid: "no `me` given and the download does not say whose it is")
+        let me = owners.resolve(me: context.options.me, clues: [
+            .profile(id: nil, name: owner, how: "who downloaded this \(app) data (its profile)"),
+            .everywhere(everywhere, how: "the one person in every thread of the download"),
+            .namedAfter(header.title, how: "whom the thread is named after"),
+        ], context: context, file: thread.key)
         if let me { builder.updateMessages { if $0.sender == me { $0.direction = .outgoing } } }
         if builder.title == nil {
             let others = header.participants.filter { $0 != me }
@@ -434,36 +442,6 @@ enum MetaImporter {
             message.reactions.apply(emoji: MetaText.undoMojibake(r.reaction), sender: TextCleanup.cleanName(MetaText.undoMojibake(r.actor)), remove: false)
         }
         return message
-    }
-
-    /// Whose messages are outgoing: `me` (a participant's name, any case); else the profile in
-    /// the download; else the one participant present in every thread; else, in a two-person
-    /// thread named after one of them, the other.
-    static func resolveMe(_ me: String?, authors: [String], participants: [String], owner: String?, everywhere: [String],
-                          title: String?, app: String, context: ImportContext, file: String) -> String? {
-        let people = participants + authors.filter { !participants.contains($0) }
-        if let me {
-            if let hit = people.first(where: { $0.caseInsensitiveCompare(me) == .orderedSame }) { return hit }
-            context.warnUnknownOwner("me \"\(me)\"", "is not in this thread, so every message is incoming; its people: " + TextCleanup.list(people), file: file)
-            return nil
-        }
-        if let owner, let hit = people.first(where: { $0.caseInsensitiveCompare(owner) == .orderedSame }) {
-            context.note("me: \"\(hit)\", who downloaded this \(app) data (its profile; `me` chooses another)")
-            return hit
-        }
-        if everywhere.count == 1, let hit = people.first(where: { $0 == everywhere[0] }) {
-            context.note("me: \"\(hit)\", the one person in every thread of the download (`me` chooses another)")
-            return hit
-        }
-        if people.count == 2, let title, let k = people.firstIndex(of: title) {
-            context.note("me: \"\(people[1 - k])\", the person who is not \"\(title)\", whom the thread is named after (`me` chooses another)")
-            return people[1 - k]
-        }
-        if !people.isEmpty {
-            context.warnUnknownOwner("directions", "no `me` given and the download does not say whose it is, so every message is incoming; "
-                             + "people: " + TextCleanup.list(people), file: file)
-        }
-        return nil
     }
 }
 

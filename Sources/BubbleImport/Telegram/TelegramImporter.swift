@@ -209,8 +209,19 @@ enum TelegramImporter {
 
         /// A chat's messages read: its "me", directions, title, the conversation.
         func conclude(_ sink: inout MessageSink, title: String?, chatType: String?, chatID: Int64?) throws -> ImportResult {
-            let meID = resolveMe(context.options.me, authors: sink.authors, ownerID: ownerID, chatType: chatType,
-                                 chatID: chatID, chatName: title, context: context)
+            // The account owner of a full export; else, in a one-to-one chat (whose `id` and `name`
+            // are the other person's), the one author who is not them.
+            let owners = OwnerInference(authors: sink.authors.map { a in
+                OwnerInference.Author(id: a.id, also: a.id.hasPrefix("user") ? [String(a.id.dropFirst(4))] : [], names: [a.name],
+                                      listed: "\(a.name) (\(a.id))")
+            }, unsaid: "no `me` given and the export does not say who its owner is")
+            var clues: [OwnerInference.Clue] = [
+                .profile(id: ownerID.map { "user\($0)" }, name: nil, how: "the account owner of this export (personal_information.user_id)"),
+            ]
+            if chatType == "personal_chat" {
+                clues += [.chatID(chatID.map { "user\($0)" }, how: "whose chat this is"), .namedAfter(title, how: "whom the chat is named after")]
+            }
+            let meID = owners.resolve(me: context.options.me, clues: clues, context: context)
             if let meID {
                 sink.builder.updateMessages { m in
                     if m.sender == meID { m.direction = .outgoing }
@@ -565,47 +576,6 @@ enum TelegramImporter {
         }
         if let text = m.text?.value, !text.isEmpty { line += " — " + text }
         return line
-    }
-
-    /// Whose messages are outgoing: `me` (a name or `from_id`), else the account owner of a full
-    /// export, else in a one-to-one chat (whose `id` is the other person's) whoever is not the other.
-    private static func resolveMe(_ me: String?, authors: [(id: String, name: String)], ownerID: Int64?, chatType: String?,
-                                  chatID: Int64?, chatName: String?, context: ImportContext) -> String? {
-        if let me {
-            if let hit = authors.first(where: { $0.id == me || $0.id == "user" + me || TextCleanup.sameContact($0.name, me) }) {
-                return hit.id
-            }
-            context.warn(nil, "me \"\(me)\"", "is not an author here; authors: "
-                             + TextCleanup.list(authors.map { "\($0.name) (\($0.id))" }))
-        }
-        func inferred(_ id: String, _ how: String) -> String {
-            if me == nil {
-                let name = authors.first { $0.id == id }?.name ?? id
-                context.note("me: \"\(name)\" (\(id)), \(how) (`me` chooses another)")
-            }
-            return id
-        }
-        if let ownerID { return inferred("user\(ownerID)", "the account owner of this export (personal_information.user_id)") }
-        // A one-to-one chat's `id` and `name` are the other person's: "me" is the one author who
-        // is not them — only when that person is among the authors and one author is left.
-        if chatType == "personal_chat" {
-            if let chatID, authors.contains(where: { $0.id == "user\(chatID)" }) {
-                let others = authors.filter { $0.id != "user\(chatID)" }
-                if others.count == 1 { return inferred(others[0].id, "the author who is not user\(chatID), whose chat this is") }
-            }
-            if let chatName, !chatName.isEmpty {
-                let named = authors.filter { $0.name == chatName || TextCleanup.sameContact($0.name, chatName) }
-                let others = authors.filter { a in !named.contains { $0.id == a.id } }
-                if !named.isEmpty, others.count == 1 {
-                    return inferred(others[0].id, "the author who is not \"\(named[0].name)\", whom the chat is named after")
-                }
-            }
-        }
-        if me == nil && !authors.isEmpty {
-            context.warnUnknownOwner("directions", "the export does not say who its owner is, so every message is incoming; pass `me`: "
-                             + TextCleanup.list(authors.map { "\($0.name) (\($0.id))" }))
-        }
-        return nil
     }
 }
 

@@ -292,8 +292,13 @@ enum WhatsAppImporter {
         }
 
         builder.title = title
-        let meID = resolveMe(context.options.me, authors: authors, title: title, deletedByMe: deletedByMe, context: context,
-                             file: textName)
+        // The owner: the one author of "You deleted this message" (any language, groups too), else
+        // the author the export is not named after ("WhatsApp Chat with Ann": Ann is the other).
+        let owners = OwnerInference(authors: authors.map { OwnerInference.Author(id: $0, names: [$0]) })
+        let meID = owners.resolve(me: context.options.me, clues: [
+            .soleAuthor(of: deletedByMe, how: "the author of \"You deleted this message\""),
+            .namedAfter(title, how: "whom the export is named after"),
+        ], context: context, file: textName)
         for author in authors { builder.participant(id: author, name: author) }
         // Dates and directions in place; messages outside since/until or with impossible dates are
         // compacted out as we go.
@@ -458,38 +463,6 @@ enum WhatsAppImporter {
         }
     }
 
-    // MARK: Who is who
-
-    /// The author `me` names (exact, then case-insensitive, then by phone digits). Without `me`,
-    /// the owner is inferred where the export tells it, with a note saying how: the one author of
-    /// "You deleted this message" (any language, groups too), else, with exactly two authors, the
-    /// one the export is not named after ("WhatsApp Chat with Ann": Ann is the other person).
-    private static func resolveMe(_ me: String?, authors: [String], title: String?, deletedByMe: Set<String>,
-                                  context: ImportContext, file: String) -> String? {
-        guard let me else {
-            if deletedByMe.count == 1, let owner = deletedByMe.first {
-                context.note("me: \"\(owner)\", the author of \"You deleted this message\" (`me` chooses another)")
-                return owner
-            }
-            if authors.count == 2, let other = title,
-               let k = authors.firstIndex(where: { $0 == other || TextCleanup.sameContact($0, other) }) {
-                let owner = authors[1 - k]
-                context.note("me: \"\(owner)\", the author who is not \"\(authors[k])\", whom the export is named after "
-                                 + "(`me` chooses another)")
-                return owner
-            }
-            if !authors.isEmpty {
-                context.warnUnknownOwner("directions", "no `me` given, so every message is incoming; authors: "
-                                 + TextCleanup.list(authors), file: file)
-            }
-            return nil
-        }
-        if authors.contains(me) { return me }
-        if let match = authors.first(where: { TextCleanup.sameContact($0, me) }) { return match }
-        context.warnUnknownOwner("me \"\(me)\"", "is not an author here, so every message is incoming; authors: "
-                         + TextCleanup.list(authors), file: file)
-        return nil
-    }
 }
 
 extension WhatsAppImporter: ExportReader {
