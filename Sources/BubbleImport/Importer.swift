@@ -269,21 +269,22 @@ public enum Importer {
         } else {
             source = try FormatDetector.detect(path: path)
         }
-        let context = ImportContext(path: source.displayPath, options: options)
         // Only importers that know each message's side as they read it stream; the others
         // (WhatsApp, Telegram: "me" is decided once all authors are known) deliver at the end.
-        if streamsMessages(source.format) || (provisional && streamsProvisionally(source.format)) {
-            context.sink = sink
-            context.streamsReplyIDs = provisional
+        var stream: MessageStream?
+        if let sink, streamsMessages(source.format) || (provisional && streamsProvisionally(source.format)) {
+            stream = MessageStream(replyIDs: provisional, sink: sink)
         }
+        let context = ImportContext(path: source.displayPath, options: options, delivery: stream.map { .stream($0) } ?? .whole)
         var result = try ExportReaders.reader(of: source.format).load(source, context: context)
         if let sink, !result.conversation.messages.isEmpty {
             // An importer that gathered its messages first: deliver them now.
-            context.sink = sink
-            for m in result.conversation.messages where !context.deliver(m) { break }
+            let late = MessageStream(sink: sink)
+            for m in result.conversation.messages where !late.deliver(m) { break }
             result.conversation.messages = []
+            stream = late
         }
-        if let failed = context.sinkError {
+        if let failed = stream?.error {
             throw ImportError(path: source.displayPath, reason: "stopped: the messages could not be passed on: \(failed)")
         }
         context.finish(&result)
@@ -312,29 +313,22 @@ public enum Importer {
         }
         var options = options
         options.chat = nil
-        let context = ImportContext(path: source.displayPath, options: options)
-        context.each = each
-        context.chats = chats
-        defer { if let spool = context.spoolFolder { try? FileManager.default.removeItem(atPath: spool) } }
+        let chats = ChatDelivery(chats: chats, each: each)
+        let context = ImportContext(path: source.displayPath, options: options, delivery: .everyChat(chats))
+        defer { chats.remove() }
         let reader = ExportReaders.reader(of: source.format)
         if reader.holdsManyChats {
             _ = try reader.load(source, context: context)
         } else {
-            // One conversation per export.
-            context.each = nil
-            var result = try reader.load(source, context: context)
+            // One conversation per export: read whole, then handed over if wanted.
+            var result = try context.reading(with: .whole) { () throws(ImportError) in try reader.load(source, context: context) }
             context.finish(&result)
             let title = result.conversation.title ?? result.conversation.participants.map(\.name).joined(separator: ", ")
-            let wanted = chats.isEmpty || chats.contains { $0.caseInsensitiveCompare(title) == .orderedSame }
-            if !wanted { return ([], chats) }
-            result.chatKey = result.chatKey ?? title
-            result.chatNumber = 1; result.chatCount = 1
-            do { try each(result) } catch let e as ImportError { throw e } catch {
-                throw ImportError(path: source.displayPath, reason: "stopped: \(title) could not be passed on: \(error)")
-            }
-            return ([ChatSummary(key: title, title: title, messageCount: result.conversation.messages.count)], [])
+            guard chats.wants({ $0.caseInsensitiveCompare(title) == .orderedSame }) else { return ([], chats.chats) }
+            try chats.deliver(result, key: result.chatKey ?? title, of: 1, path: source.displayPath)
+            return (chats.delivered, [])
         }
-        return (context.delivered, context.unmatched)
+        return (chats.delivered, chats.unmatched)
     }
 
     package static func streamsMessages(_ format: ImportFormat) -> Bool { ExportReaders.reader(of: format).delivery == .whenRead }

@@ -115,17 +115,10 @@ enum DiscordImporter {
         var all = try channels(source)
         for k in all.indices { try readHeader(&all[k], source: source) }
         if context.everyChat {
-            var matched = Set<String>()
-            var chosen: [Channel] = []
-            for channel in all {
-                let hits = context.chats.filter { matches($0, channel) }
-                matched.formUnion(hits)
-                if context.chats.isEmpty || !hits.isEmpty { chosen.append(channel) }
-            }
+            let chosen = context.wanted(all) { channel, name in matches(name, channel) }
             for channel in chosen {
                 try context.deliverConversation(try read(channel, source: source, context: context), key: channel.key, of: chosen.count)
             }
-            context.unmatched = context.chats.filter { !matched.contains($0) }
             return ImportResult(conversation: Conversation(), format: .discord)
         }
         let listing = { TextCleanup.list(all.map(\.key)) }

@@ -89,22 +89,17 @@ enum IMessageImporter {
                 if groups[c.identifier] == nil { order.append(c.identifier) }
                 groups[c.identifier, default: []].append(c)
             }
-            var matched = Set<String>()
-            let wantedIdentifiers = order.filter { identifier in
-                let group = groups[identifier]!
-                let hits = context.chats.filter { wanted in
-                    group.contains { $0.displayName?.caseInsensitiveCompare(wanted) == .orderedSame || $0.identifier == wanted
-                        || TextCleanup.sameContact($0.identifier, wanted) }
+            let wantedIdentifiers = context.wanted(order) { identifier, wanted in
+                groups[identifier]!.contains {
+                    $0.displayName?.caseInsensitiveCompare(wanted) == .orderedSame || $0.identifier == wanted
+                        || TextCleanup.sameContact($0.identifier, wanted)
                 }
-                matched.formUnion(hits)
-                return context.chats.isEmpty || !hits.isEmpty
             }
             for identifier in wantedIdentifiers {
                 let group = groups[identifier]!
                 let result = try read(db, chats: group, source: source, context: context)
                 try context.deliverConversation(result, key: group[0].label, of: wantedIdentifiers.count)
             }
-            context.unmatched = context.chats.filter { !matched.contains($0) }
             return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .imessage)
         }
         let chosen = try choose(chats, wanted: context.options.chat, path: source.displayPath)

@@ -12,9 +12,9 @@ import GRDB
 enum IPhoneBackupImporter {
     static let whatsAppDomain = "AppDomainGroup-group.net.whatsapp.WhatsApp.shared"
 
-    /// With `context.each`: every conversation (or those `chats` names); else the one `chat` names.
+    /// With `context.everyChat`: every conversation (or those `chats` names); else the one `chat` names.
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
-        guard context.everyChat else { return try one(source, context: context) }
+        guard let delivery = context.chatDelivery else { return try one(source, context: context) }
         // Databases here (removed when this returns); attachments where the importers put photos
         // (they outlive this call when a conversation is returned, and are removed with the
         // command's temporary files).
@@ -30,14 +30,15 @@ enum IPhoneBackupImporter {
         context.options = options
         // A chat asked for by a contact's name stands also for their numbers and emails (the
         // phone's address book is known only now).
-        let wanted = context.chats
+        let wanted = delivery.chats
         var aliases: [String: [String]] = [:]
         for name in wanted {
             let person = options.contacts?.persons.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
             aliases[name] = [name] + (person?.identities ?? [])
         }
-        context.chats = wanted.flatMap { aliases[$0] ?? [$0] }
-        var unmatched = Set(context.chats)
+        delivery.chats = wanted.flatMap { aliases[$0] ?? [$0] }
+        defer { delivery.chats = wanted }
+        var unmatched = Set(delivery.chats)
         if let sms = try backup.entry("HomeDomain", "Library/SMS/sms.db") {
             let path = scratch + "/sms.db"
             try extract(sms, with: ["-wal", "-shm"], to: path, from: backup)
@@ -45,7 +46,7 @@ enum IPhoneBackupImporter {
                 try backup.extract(attachment, to: media + "/home/" + attachment.relativePath)
             }
             _ = try IMessageImporter.load(ImportSource(path: path, format: .imessage, displayPath: source.displayPath + " (Messages)"), context: context)
-            unmatched.formIntersection(context.unmatched)
+            unmatched.formIntersection(delivery.unmatched)
         }
         if let chats = try backup.entry(whatsAppDomain, "ChatStorage.sqlite") {
             let path = scratch + "/whatsapp/ChatStorage.sqlite"
@@ -54,10 +55,9 @@ enum IPhoneBackupImporter {
                 try backup.extract(file, to: media + "/whatsapp/" + file.relativePath)
             }
             try WhatsAppIOSReader(path: path, mediaRoot: media + "/whatsapp/Message").read(context: context)
-            unmatched.formIntersection(context.unmatched)
+            unmatched.formIntersection(delivery.unmatched)
         }
-        context.unmatched = wanted.filter { (aliases[$0] ?? [$0]).allSatisfy(unmatched.contains) }
-        context.chats = wanted
+        delivery.unmatched = wanted.filter { (aliases[$0] ?? [$0]).allSatisfy(unmatched.contains) }
         return ImportResult(conversation: Conversation(title: title, participants: [], messages: []), format: .iphoneBackup)
     }
 
@@ -67,10 +67,9 @@ enum IPhoneBackupImporter {
             throw ImportError(path: source.displayPath, reason: "is an iPhone backup: it holds every conversation of the phone; give `chat` (a name or number) for one, or --all for every one")
         }
         var found: ImportResult?
-        context.each = { result in if found == nil { found = result } }
-        context.chats = [chat]
-        defer { context.each = nil; context.chats = [] }
-        _ = try load(source, context: context)
+        let one = ChatDelivery(chats: [chat]) { result in if found == nil { found = result } }
+        defer { one.remove() }
+        _ = try context.reading(with: .everyChat(one)) { () throws(ImportError) in try load(source, context: context) }
         guard var result = found else {
             throw ImportError(path: source.displayPath, reason: "holds no conversation named \"\(chat)\" (Messages or WhatsApp); give a contact's name or number, or --all")
         }

@@ -29,7 +29,7 @@ struct WhatsAppIOSReader {
         var label: String { name.isEmpty ? jid : name }
     }
 
-    /// Every chat `context` wants, each handed over finished (`context.each`), or the one
+    /// Every chat `context` wants, each handed over finished (`context.everyChat`), or the one
     /// `options.chat` names.
     func read(context: ImportContext) throws(ImportError) {
         var configuration = Configuration()

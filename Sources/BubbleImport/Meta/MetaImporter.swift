@@ -96,22 +96,19 @@ enum MetaImporter {
 
         if context.everyChat {
             // Titles first (one small read a thread: the files' heads), so `chats` can pick.
-            var matched = Set<String>()
-            var chosen: [(Thread, MetaThreadHeader)] = []
+            var headed: [(Thread, MetaThreadHeader)] = []
             for thread in threads {
                 let header = try readHeader(thread, tree: tree)
-                let hits = context.chats.filter { matches($0, thread: thread, header: header) }
-                matched.formUnion(hits)
-                if context.chats.isEmpty || !hits.isEmpty { chosen.append((thread, header)) }
+                headed.append((thread, header))
                 for p in Set(header.participants) { present[p, default: 0] += 1 }
             }
+            let chosen = context.wanted(headed) { pair, name in matches(name, thread: pair.0, header: pair.1) }
             let everywhere = threads.count > 1 ? present.filter { $0.value == threads.count }.map(\.key) : []
             for (thread, header) in chosen {
                 let result = try read(thread, header: header, tree: tree, format: source.format, owner: owner,
                                       everywhere: everywhere, app: app, context: context)
                 try context.deliverConversation(result, key: header.title.map { "\($0) (\(thread.key))" } ?? thread.key, of: chosen.count)
             }
-            context.unmatched = context.chats.filter { !matched.contains($0) }
             return ImportResult(conversation: Conversation(), format: source.format)
         }
 

@@ -373,7 +373,7 @@ final class SMSBackupReader: SAXPushParserDelegate {
         var wanted = true
         if context.everyChat {
             wanted = context.wants(matches)
-            if wanted { matchedChats.formUnion(context.chats.filter(matches)) }
+            if wanted { matchedChats.formUnion(context.chatDelivery?.chats.filter(matches) ?? []) }
             var b = ConversationBuilder()
             if wanted {
                 do { b.spool = try context.makeSpool() } catch { fail(error.reason) }
@@ -650,9 +650,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
     // MARK: Result
 
     func finish() throws(ImportError) -> ImportResult {
-        if context.everyChat {
+        if let chats = context.chatDelivery {
             // Every wanted conversation, in the order they appear, one at a time from its spool.
-            context.unmatched = context.chats.filter { !matchedChats.contains($0) }
+            chats.unmatched = chats.chats.filter { !matchedChats.contains($0) }
             let total = threads.filter(\.wanted).count
             for i in threads.indices where threads[i].wanted {
                 builders[i].title = threads[i].label

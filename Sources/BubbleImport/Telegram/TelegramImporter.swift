@@ -233,15 +233,10 @@ enum TelegramImporter {
 
         if context.everyChat {
             // Every chat (or those `chats` names), one at a time: each read from its offset.
-            var matched = Set<String>()
-            func wanted(_ name: String?, _ id: Int64?) -> Bool {
-                let hits = context.chats.filter { matches($0, name: name, id: id) }
-                matched.formUnion(hits)
-                return context.chats.isEmpty || !hits.isEmpty
-            }
             if sawChatList {
-                let total = chats.filter { wanted($0.name, $0.id) }.count
-                for chat in chats where wanted(chat.name, chat.id) {
+                let chosen = context.wanted(chats) { chat, wanted in matches(wanted, name: chat.name, id: chat.id) }
+                let total = chosen.count
+                for chat in chosen {
                     var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
                     if let offset = chat.messagesOffset {
                         try scanner.seek(to: offset, path: chat.messagesPath)
@@ -250,17 +245,16 @@ enum TelegramImporter {
                     let result = try conclude(&sink, title: chat.displayName, chatType: chat.type, chatID: chat.id)
                     try context.deliverConversation(result, key: chat.id.map { "\(chat.displayName) (\($0))" } ?? chat.displayName, of: total)
                 }
-            } else if var sink = own.take(), wanted(name, id) {
+            } else if var sink = own.take(), !context.wanted([(name, id)], matches: { chat, wanted in matches(wanted, name: chat.0, id: chat.1) }).isEmpty {
                 let result = try conclude(&sink, title: name, chatType: type, chatID: id)
                 try context.deliverConversation(result, key: name ?? "Telegram chat", of: 1)
             }
-            context.unmatched = context.chats.filter { !matched.contains($0) }
             return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .telegram)
         }
 
         var sink: MessageSink
         let title: String?, chatType: String?, chatID: Int64?
-        if sawChatList, context.sink != nil, let streamed = own?.count, streamed > 0 {
+        if sawChatList, context.stream != nil, let streamed = own?.count, streamed > 0 {
             // Streaming handed the top-level messages on already; they are not the chat chosen.
             throw ImportError(path: source.displayPath, location: "messages",
                               reason: "holds \(streamed) messages beside chats.list; expected one or the other (a single-chat or a full export)")
