@@ -114,8 +114,8 @@ struct AccountRoutes {
             guard try await gate.accountsActive() else {
                 throw APIError(status: .unauthorized, message: "this server has no users yet; add one with `bubbles users add NAME --password-stdin`")
             }
-            let body = try await LiveAPI.object(request, limit: 16_384)
-            let (user, secret) = try await gate.signIn(name: try LiveAPI.string(body, "name"), password: try LiveAPI.string(body, "password"),
+            let body = try await LiveAPI.decode(CredentialsRequest.self, request, limit: 16_384)
+            let (user, secret) = try await gate.signIn(name: try LiveAPI.required(body.name, "name"), password: try LiveAPI.required(body.password, "password"),
                                                        address: context.address)
             var response = try EditedResponse(status: .ok, response: SignedInJSON(user: UserJSON(user), csrf: AccountGate.csrf(of: secret)))
                 .response(from: request, context: context)
@@ -127,9 +127,9 @@ struct AccountRoutes {
         }
         let signedIn = groups.api
         signedIn.post("logout") { request, context -> Response in
-            let body = (try? await LiveAPI.object(request, limit: 16_384)) ?? [:]
+            let body = try await LiveAPI.decodeIfPresent(SignOutRequest.self, request, limit: 16_384)
             let user = try Self.signedIn(context)
-            if body["everywhere"] as? Bool == true {
+            if body?.everywhere == true {
                 try await gate.store.signOutEverywhere(user.id)
             } else if case let .user(_, .session(hash, _)) = context.identity {
                 try await gate.store.deleteSession(hash: hash)
@@ -147,8 +147,8 @@ struct AccountRoutes {
             guard case .user(_, .session) = context.identity else {
                 throw APIError.forbidden("API tokens are made from a signed-in session (the web page, or POST /api/v1/login), not with another token")
             }
-            let body = try await LiveAPI.object(request, limit: 16_384)
-            let name = try LiveAPI.string(body, "name").trimmingCharacters(in: .whitespacesAndNewlines)
+            let body = try await LiveAPI.decode(NewTokenRequest.self, request, limit: 16_384)
+            let name = try LiveAPI.required(body.name, "name").trimmingCharacters(in: .whitespacesAndNewlines)
             guard !name.isEmpty, name.count <= 100 else { throw APIError.badRequest("name: expected 1 to 100 characters naming the script or bot") }
             let secret = AccountSecret.make(prefix: "bkt_")
             let t = try await gate.store.createToken(user: user.id, name: name, hash: AccountSecret.hash(secret))
@@ -177,10 +177,10 @@ struct AccountRoutes {
             guard user.isAdmin || context.access == .owner else {
                 throw APIError.forbidden("only the conversation's owner or an admin adds members; others invite (POST …/invites)")
             }
-            let body = try await LiveAPI.object(request, limit: 16_384)
-            let access = try Self.access(body["access"], default: .write)
-            guard let added = try await gate.store.user(named: try LiveAPI.string(body, "name"))?.user, !added.disabled else {
-                throw APIError.badRequest("name: no user named \"\(body["name"] as? String ?? "")\"")
+            let body = try await LiveAPI.decode(MemberRequest.self, request, limit: 16_384)
+            let access = try Self.access(body.access, default: .write)
+            guard let added = try await gate.store.user(named: try LiveAPI.required(body.name, "name"))?.user, !added.disabled else {
+                throw APIError.badRequest("name: no user named \"\(body.name ?? "")\"")
             }
             try await gate.store.setMember(conversation, user: added, access: access)
             hub.forget(conversation)
@@ -203,8 +203,8 @@ struct AccountRoutes {
         groups.conversationAPI(.write).post("invites") { request, context -> EditedResponse<InviteJSON> in
             let user = try Self.signedIn(context)
             let conversation = try id(context)
-            let body = (try? await LiveAPI.object(request, limit: 16_384)) ?? [:]
-            let access = try Self.access(body["access"], default: context.access == .read ? .read : .write)
+            let body = try await LiveAPI.decodeIfPresent(MemberRequest.self, request, limit: 16_384)
+            let access = try Self.access(body?.access, default: context.access == .read ? .read : .write)
             guard let mine = context.access, mine.writes, access <= max(mine, .write) else {
                 throw APIError.forbidden("you can read conversation \(conversation) but not invite others to it")
             }
@@ -228,11 +228,11 @@ struct AccountRoutes {
         if let user = context.identity.user {
             joiner = .existing(user)
         } else {
-            let body = try await LiveAPI.object(request, limit: 16_384)
-            let name = try LiveAPI.string(body, "name"), password = try LiveAPI.string(body, "password")
+            let body = try await LiveAPI.decode(CredentialsRequest.self, request, limit: 16_384)
+            let name = try LiveAPI.required(body.name, "name"), password = try LiveAPI.required(body.password, "password")
             if let why = UserName.problem(name) { throw APIError.badRequest("name: \(why)") }
             if let why = Passwords.problem(password) { throw APIError.badRequest("password: \(why)") }
-            let display = ((body["displayName"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.isEmpty ? nil : $0 } ?? name
+            let display = (body.displayName?.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.isEmpty ? nil : $0 } ?? name
             // Not worth a bcrypt hash when the invitation cannot be used (the store checks again).
             guard try await gate.store.invitation(hash: AccountSecret.hash(secret), now: Date()) != nil else {
                 throw APIError.notFound(InviteText.invalid.reason)
@@ -256,9 +256,9 @@ struct AccountRoutes {
         return user
     }
 
-    static func access(_ raw: Any?, default fallback: MemberAccess) throws -> MemberAccess {
+    static func access(_ raw: String?, default fallback: MemberAccess) throws -> MemberAccess {
         guard let raw else { return fallback }
-        guard let s = raw as? String, let a = MemberAccess(rawValue: s), a != .owner else {
+        guard let a = MemberAccess(rawValue: raw), a != .owner else {
             throw APIError.badRequest("access: expected \"read\" or \"write\"")
         }
         return a

@@ -197,6 +197,14 @@ struct Files: Sendable {
         }
     }
 
+    /// A whole small file (a font, a cached thumbnail) read by NIO's file system, off the
+    /// cooperative threads; nil when it is not there, cannot be read or is over `limit` bytes.
+    static func contents(_ path: String, limit: Int = 16 << 20) async -> ByteBuffer? {
+        try? await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
+            try await handle.readToEnd(maximumSizeAllowed: .bytes(Int64(limit)))
+        }
+    }
+
     /// The bytes of `range` of the file at `path`, read in 64 KiB chunks by NIO's file system
     /// (off the cooperative threads) as the client takes them; `removing` goes afterwards.
     static func stream(_ path: String, range: Range<UInt64>, removing folder: String? = nil) -> ResponseBody {

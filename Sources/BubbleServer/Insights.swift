@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import NIOCore
+import NIOFileSystem
 
 /// One photo, video, sticker, voice note or document of a conversation, as the gallery lists it.
 struct GalleryItemJSON: Codable, Sendable, Equatable {
@@ -134,9 +135,9 @@ actor Thumbnails {
     func thumbnail(_ id: String, size: Int) async -> (mime: String, bytes: [UInt8], cached: Bool)? {
         let base = "\(folder)/\(size)/\(id)"
         for (ext, mime) in [("jpg", "image/jpeg"), ("png", "image/png")] {
-            if let data = FileManager.default.contents(atPath: base + "." + ext) { return (mime, Array(data), true) }
+            if let data = await Files.contents(base + "." + ext) { return (mime, Array(buffer: data), true) }
         }
-        if FileManager.default.fileExists(atPath: base + ".failed") { return nil }
+        if (try? await FileSystem.shared.info(forFileAt: FilePath(base + ".failed"))) != nil { return nil }
         let key = "\(size)/\(id)"
         if let task = making[key] { return await task.value.map { ($0.mime, $0.bytes, false) } }
         let source = media + "/" + id.prefix(2) + "/" + id

@@ -36,18 +36,19 @@ struct LiveAPI: Sendable {
 
     /// `POST /api/v1/conversations` `{"title", "participants": ["Ann", {"id", "name"}, …]}`: the
     /// first participant is the outgoing side.
-    func createConversation(_ body: [String: Any], by identity: Identity) async throws -> ConversationJSON {
+    func createConversation(_ body: NewConversationRequest, by identity: Identity) async throws -> ConversationJSON {
         if let me = identity.user { return try await createConversation(body, by: me) }
-        let title = (body["title"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        guard let list = body["participants"] as? [Any], !list.isEmpty, list.count <= 50 else {
+        let title = body.title?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard let list = body.participants, !list.isEmpty, list.count <= 50 else {
             throw APIError.badRequest("participants: expected 1 to 50 names or {\"id\", \"name\"} objects")
         }
         var people: [Participant] = []
         for (i, item) in list.enumerated() {
             let name: String, given: String?
-            if let s = item as? String { name = s; given = nil } else if let o = item as? [String: Any], let n = o["name"] as? String {
-                name = n; given = o["id"] as? String
-            } else { throw APIError.badRequest("participants[\(i)]: expected a name or {\"id\", \"name\"}") }
+            switch item {
+            case .name(let s): name = s; given = nil
+            case .given(let id, let n): name = n; given = id
+            }
             let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty, trimmed.count <= 200 else { throw APIError.badRequest("participants[\(i)]: expected a name of 1 to 200 characters") }
             var id = given ?? Self.slug(trimmed)
@@ -68,15 +69,15 @@ struct LiveAPI: Sendable {
     /// With accounts: `participants` are user names; the creator is one of them (an admin may
     /// create for others) and its owner — the first named is the outgoing side of the stored
     /// conversation — and everyone named is a member who writes.
-    func createConversation(_ body: [String: Any], by me: StoredUser) async throws -> ConversationJSON {
-        let title = (body["title"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    func createConversation(_ body: NewConversationRequest, by me: StoredUser) async throws -> ConversationJSON {
+        let title = body.title?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         guard title.count <= 500 else { throw APIError.badRequest("title: expected at most 500 characters") }
-        guard let list = body["participants"] as? [Any], !list.isEmpty, list.count <= 50 else {
+        guard let list = body.participants, !list.isEmpty, list.count <= 50 else {
             throw APIError.badRequest("participants: expected 1 to 50 user names")
         }
         var users: [StoredUser] = []
         for (i, item) in list.enumerated() {
-            guard let name = item as? String else { throw APIError.badRequest("participants[\(i)]: expected a user name") }
+            guard case .name(let name) = item else { throw APIError.badRequest("participants[\(i)]: expected a user name") }
             guard let user = try await accounts.user(named: name.trimmingCharacters(in: .whitespaces))?.user, !user.disabled else {
                 throw APIError.badRequest("participants[\(i)]: no user named \"\(name)\"")
             }
@@ -116,18 +117,14 @@ struct LiveAPI: Sendable {
     }
 
     /// A new message: `{"clientId": UUID, "text", "sender", "photo"?: id, "replyTo"?: seq}`.
-    func send(_ conversation: Int64, _ body: [String: Any], as speaker: String?) async throws -> AddedMessage {
-        guard let raw = body["clientId"] as? String, let uuid = UUID(uuidString: raw) else {
+    func send(_ conversation: Int64, _ body: SendRequest, as speaker: String?) async throws -> AddedMessage {
+        guard let raw = body.clientId, let uuid = UUID(uuidString: raw) else {
             throw APIError.badRequest("clientId: expected a UUID made by the client (the same one when it sends again)")
         }
-        let sender = try Self.sender(body["sender"] as? String, speaker: speaker)
-        let text = try body["text"].map { v -> String in
-            guard let s = v as? String else { throw APIError.badRequest("text: expected a string") }
-            return s
-        }
-        let photo = try (body["photo"] as? String).map(photoAttachment)
-        if body["photo"] != nil && photo == nil { throw APIError.badRequest("photo: expected the id a photo upload gave") }
-        if photo != nil, let name = body["photo"] as? String, let speaker {
+        let sender = try Self.sender(body.sender, speaker: speaker)
+        let text = body.text
+        let photo = try body.photo.map(photoAttachment)
+        if photo != nil, let name = body.photo, let speaker {
             // A signed-in user sends photos of conversations they reach (an id seen elsewhere
             // is not a way into another conversation's files).
             guard let me = try await accounts.user(named: speaker)?.user, try await accounts.mediaReadable(name, by: me) else {
@@ -138,8 +135,8 @@ struct LiveAPI: Sendable {
         let blank = (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
         guard !blank || photo != nil else { throw APIError.badRequest("text: empty or only spaces; expected something to send (or a photo)") }
         if let text { try checkSize(text) }
-        let replyTo = try body["replyTo"].map { v -> Int64 in
-            guard let n = (v as? NSNumber)?.int64Value, n >= 1 else { throw APIError.badRequest("replyTo: expected a sequence number ≥ 1") }
+        let replyTo = try body.replyTo.map { n -> Int64 in
+            guard n >= 1 else { throw APIError.badRequest("replyTo: expected a sequence number ≥ 1") }
             return n
         }
         // What was typed, read as chat markup: `*bold*` is stored as "bold" with a bold span.
@@ -150,9 +147,9 @@ struct LiveAPI: Sendable {
     }
 
     /// `{"text", "sender"}`: the author's new text.
-    func edit(_ conversation: Int64, _ seq: Int64, _ body: [String: Any], as speaker: String?) async throws -> StoredChange {
-        let sender = try Self.sender(body["sender"] as? String, speaker: speaker)
-        let text = try Self.string(body, "text")
+    func edit(_ conversation: Int64, _ seq: Int64, _ body: EditRequest, as speaker: String?) async throws -> StoredChange {
+        let sender = try Self.sender(body.sender, speaker: speaker)
+        let text = try Self.required(body.text, "text")
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw APIError.badRequest("text: empty or only spaces; delete the message instead")
         }
@@ -241,11 +238,6 @@ struct LiveAPI: Sendable {
         }
     }
 
-    static func string(_ body: [String: Any], _ name: String) throws -> String {
-        guard let s = body[name] as? String, !s.isEmpty else { throw APIError.badRequest("\(name): expected a string") }
-        return s
-    }
-
     /// A live write to `conversation`: a 404 when there is none; its participants' names known to
     /// the hub before the change is broadcast (the store's writer does not wait for a read); the
     /// store's refusals as API errors.
@@ -270,21 +262,28 @@ struct LiveAPI: Sendable {
         }
     }
 
-    /// A JSON object body, or a 400 saying what it should be.
-    static func object(_ request: Request, limit: Int) async throws -> [String: Any] {
-        let buffer = try await collectBody(request, limit: limit, what: "the JSON body")
-        guard let o = (try? JSONSerialization.jsonObject(with: Data(buffer: buffer))) as? [String: Any] else {
-            throw APIError.badRequest("the body is not a JSON object")
-        }
-        return o
-    }
-
     /// A JSON body as a `Decodable` request type; a body that is not one is a 400 naming the
     /// field and what was expected there.
     static func decode<T: Decodable>(_ type: T.Type, _ request: Request, limit: Int) async throws -> T {
         let buffer = try await collectBody(request, limit: limit, what: "the JSON body")
+        return try decode(T.self, from: Data(buffer: buffer))
+    }
+
+    /// As `decode`, for a body that may be left out: an empty body is nil, not an error.
+    static func decodeIfPresent<T: Decodable>(_ type: T.Type, _ request: Request, limit: Int) async throws -> T? {
+        let buffer = try await collectBody(request, limit: limit, what: "the JSON body")
+        let data = Data(buffer: buffer)
+        if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return nil }
+        return try decode(T.self, from: data)
+    }
+
+    /// JSON text (a body, a socket frame) as `T`, or a 400 naming the field.
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        guard data.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{") else {
+            throw APIError.badRequest("the body: expected a JSON object")
+        }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+            return try JSONDecoder().decode(T.self, from: data)
         } catch let DecodingError.typeMismatch(expected, c), let DecodingError.valueNotFound(expected, c) {
             throw APIError.badRequest("\(Self.path(c.codingPath)): expected \(Self.kind(expected))")
         } catch let DecodingError.keyNotFound(key, c) {
@@ -292,7 +291,7 @@ struct LiveAPI: Sendable {
         } catch let DecodingError.dataCorrupted(c) where !c.codingPath.isEmpty {
             throw APIError.badRequest("\(Self.path(c.codingPath)): \(c.debugDescription)")
         } catch {
-            throw APIError.badRequest("the body is not a JSON object")
+            throw APIError.badRequest("the body: expected a JSON object")
         }
     }
 

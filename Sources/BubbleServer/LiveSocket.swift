@@ -58,7 +58,7 @@ struct LiveSocket {
             group.addTask {
                 // What has piled up goes in one frame (a JSON array) — under load a connection
                 // gets a few frames rather than one per change.
-                while let texts = await post.take() {
+                try await post.batches { texts in
                     try await outbound.write(.text(texts.count == 1 ? texts[0] : "[" + texts.joined(separator: ",") + "]"))
                 }
                 return .writer
@@ -95,9 +95,10 @@ struct LiveSocket {
                         post.yield(Self.error(nil, 400, "expected JSON text frames"))
                         continue
                     }
-                    let frame = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
-                    let ref = frame?["ref"] ?? frame?["clientId"]
-                    guard let frame, let type = frame["type"] as? String else {
+                    let frame = Data(text.utf8)
+                    let head = try? LiveAPI.decode(FrameHead.self, from: frame)
+                    let ref = (head?.ref ?? head?.clientId)?.any
+                    guard let head, let type = head.type else {
                         post.yield(Self.error(ref, 400, "expected a JSON object with a \"type\": send, edit, delete, react or typing"))
                         continue
                     }
@@ -105,7 +106,7 @@ struct LiveSocket {
                         // At most a few a second are passed on; the others are dropped quietly.
                         // The first after a message is always passed on: it is about the next one.
                         let now = ContinuousClock.now
-                        if now - lastTyping > .milliseconds(300), let sender = speaker ?? frame["sender"] as? String,
+                        if now - lastTyping > .milliseconds(300), let sender = speaker ?? head.sender?.string,
                            (try? await hub.participantNames(conversation, including: sender))?[sender] != nil {
                             lastTyping = now
                             await hub.typing(conversation, sender: sender, after: ownRev, from: me)
@@ -158,23 +159,25 @@ struct LiveSocket {
     }
 
     /// The answer to a frame, and the revision of the change it committed (nil when refused).
-    static func answer(_ live: LiveAPI, _ conversation: Int64, type: String, frame: [String: Any], ref: Any?,
+    static func answer(_ live: LiveAPI, _ conversation: Int64, type: String, frame: Data, ref: Any?,
                        speaker: String?) async -> (String, Int64?) {
         do {
             let change: StoredChange
             var duplicate = false
             switch type {
             case "send":
-                let added = try await live.send(conversation, frame, as: speaker)
+                let added = try await live.send(conversation, try LiveAPI.decode(SendRequest.self, from: frame), as: speaker)
                 change = added.change
                 duplicate = added.existed
             case "edit":
-                change = try await live.edit(conversation, try seq(frame), frame, as: speaker)
+                change = try await live.edit(conversation, try seq(frame), try LiveAPI.decode(EditRequest.self, from: frame), as: speaker)
             case "delete":
-                change = try await live.delete(conversation, try seq(frame), sender: frame["sender"] as? String, as: speaker)
+                let body = try LiveAPI.decode(DeleteRequest.self, from: frame)
+                change = try await live.delete(conversation, try seq(frame), sender: body.sender, as: speaker)
             case "react":
-                change = try await live.react(conversation, try seq(frame), emoji: try LiveAPI.string(frame, "emoji"),
-                                              sender: frame["sender"] as? String, as: speaker, on: (frame["on"] as? Bool) ?? true)
+                let body = try LiveAPI.decode(ReactRequest.self, from: frame)
+                change = try await live.react(conversation, try seq(frame), emoji: try LiveAPI.required(body.emoji, "emoji"),
+                                              sender: body.sender, as: speaker, on: body.on ?? true)
             default:
                 return (error(ref, 400, "type \"\(type)\" is not one of send, edit, delete, react, typing"), nil)
             }
@@ -190,8 +193,10 @@ struct LiveSocket {
         }
     }
 
-    static func seq(_ frame: [String: Any]) throws -> Int64 {
-        guard let n = (frame["seq"] as? NSNumber)?.int64Value, n >= 1 else { throw APIError.badRequest("seq: expected a sequence number ≥ 1") }
+    static func seq(_ frame: Data) throws -> Int64 {
+        guard case .integer(let n)? = try LiveAPI.decode(FrameHead.self, from: frame).seq, n >= 1 else {
+            throw APIError.badRequest("seq: expected a sequence number ≥ 1")
+        }
         return n
     }
 
@@ -203,9 +208,15 @@ struct LiveSocket {
 }
 
 /// Whether a connection may start a write: closed by a graceful stop, which then waits for the
-/// write being answered (at most 4 s).
+/// write being answered (at most 4 s) — told by the last one leaving, not by polling.
 final class WriteGate: Sendable {
     private let state = Mutex((closed: false, busy: 0))
+    private let drained: AsyncStream<Void>
+    private let drain: AsyncStream<Void>.Continuation
+
+    init() {
+        (drained, drain) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
 
     /// Starts a write; false once closed.
     func enter() -> Bool {
@@ -216,78 +227,73 @@ final class WriteGate: Sendable {
         }
     }
 
-    func leave() { state.withLock { $0.busy -= 1 } }
+    func leave() {
+        let last = state.withLock { s in
+            s.busy -= 1
+            return s.closed && s.busy == 0
+        }
+        if last { drain.yield() }
+    }
 
-    /// No more writes; returns once the ones in flight have left.
+    /// No more writes; returns once the ones in flight have left (or after 4 s).
     func close() async {
-        state.withLock { $0.closed = true }
-        let deadline = ContinuousClock.now + .seconds(4)
-        while state.withLock({ $0.busy > 0 }), ContinuousClock.now < deadline, !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(5))
+        let idle = state.withLock { s in
+            s.closed = true
+            return s.busy == 0
+        }
+        guard !idle else { return }
+        let drained = self.drained
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for await _ in drained { return } }
+            group.addTask { try? await Task.sleep(for: .seconds(4)) }
+            await group.next()
+            group.cancelAll()
         }
     }
 }
 
-/// A connection's outgoing texts: `yield` from anywhere, `take` hands over everything waiting
-/// (nil once finished and empty).
-final class Outbox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-    private var finished = false
-    private var waiter: CheckedContinuation<Void, Never>?
+/// A connection's outgoing texts: `yield` from anywhere; the one writer takes, at each wake-up,
+/// everything waiting (`batches`), so under load a connection gets a few frames rather than one
+/// per change. An `AsyncStream` wakes the writer; the texts wait under a lock.
+final class Outbox: Sendable {
+    private let waiting = Mutex((texts: [String](), finished: false))
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    init() {
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
 
     func yield(_ text: String) {
-        lock.lock()
-        guard !finished else { lock.unlock(); return }
-        items.append(text)
-        let w = waiter
-        waiter = nil
-        lock.unlock()
-        w?.resume()
-    }
-
-    func finish() {
-        lock.lock()
-        finished = true
-        let w = waiter
-        waiter = nil
-        lock.unlock()
-        w?.resume()
-    }
-
-    func take() async -> [String]? {
-        while true {
-            switch grab() {
-            case .some(let items): return items
-            case .none where isFinished: return nil
-            case .none:
-                // Waits for the next yield (registered under the lock, so none is missed).
-                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                    if !wait(c) { c.resume() }
-                }
-            }
+        let taken = waiting.withLock { w in
+            guard !w.finished else { return false }
+            w.texts.append(text)
+            return true
         }
+        if taken { wake.yield() }
+    }
+
+    /// No more texts; the writer gets what is waiting, then `batches` ends.
+    func finish() {
+        waiting.withLock { $0.finished = true }
+        wake.finish()
+    }
+
+    /// Calls `body` with each batch waiting, in order, until finished and drained (one caller).
+    func batches(_ body: ([String]) async throws -> Void) async rethrows {
+        for await _ in wakes {
+            if let batch = grab() { try await body(batch) }
+        }
+        if let rest = grab() { try await body(rest) }
     }
 
     /// Everything waiting, nil when nothing is.
     private func grab() -> [String]? {
-        lock.lock(); defer { lock.unlock() }
-        guard !items.isEmpty else { return nil }
-        defer { items = [] }
-        return items
-    }
-
-    private var isFinished: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return finished
-    }
-
-    /// Registers `c` to be resumed by the next yield; false when there is no need to wait.
-    private func wait(_ c: CheckedContinuation<Void, Never>) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        guard items.isEmpty, !finished else { return false }
-        waiter = c
-        return true
+        waiting.withLock { w in
+            guard !w.texts.isEmpty else { return nil }
+            defer { w.texts = [] }
+            return w.texts
+        }
     }
 }
 

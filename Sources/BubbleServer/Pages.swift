@@ -134,14 +134,14 @@ struct Pages: Sendable {
     }
 
     /// `/assets/fonts/NAME`: a font of the style sheets (only those), cached for a day.
-    func font(_ name: String) throws -> Response {
-        guard let path = fonts[name], let data = FileManager.default.contents(atPath: path) else {
+    func font(_ name: String) async throws -> Response {
+        guard let path = fonts[name], let data = await Files.contents(path) else {
             throw APIError.notFound("no font \(name.prefix(80))")
         }
         let ext = PathText.fileExtension(name).lowercased()
         let type = ["ttf": "font/ttf", "otf": "font/otf", "woff": "font/woff", "woff2": "font/woff2", "ttc": "font/collection"][ext] ?? "application/octet-stream"
         return Response(status: .ok, headers: [.contentType: type, .cacheControl: "public, max-age=86400"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+                        body: .init(byteBuffer: data))
     }
 
     /// A search hit's page: the conversation at that message, the search (for the previous and

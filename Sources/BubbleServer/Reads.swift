@@ -26,8 +26,8 @@ struct ReadRoutes {
         let reads = self.reads
         let read = groups.conversationAPI(.read)
         read.post("read") { request, context in
-            let body = try await LiveAPI.object(request, limit: 4_096)
-            guard let seq = (body["seq"] as? NSNumber)?.int64Value, seq >= 0 else {
+            let body = try await LiveAPI.decode(ReadRequest.self, request, limit: 4_096)
+            guard let seq = body.seq, seq >= 0 else {
                 throw APIError.badRequest("seq: expected the number of the newest message read (an integer ≥ 0)")
             }
             return try await reads.markRead(try id(context), seq: seq, by: context.identity)

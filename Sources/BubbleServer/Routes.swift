@@ -95,16 +95,16 @@ struct LiveRoutes {
         let live = self.live, maxUpload = self.maxUpload
         let bodyLimit = live.limits.maxText * 2 + 65_536
         groups.api.post("conversations") { request, context in
-            EditedResponse(status: .created, response: try await live.createConversation(try await LiveAPI.object(request, limit: 1 << 20),
+            EditedResponse(status: .created, response: try await live.createConversation(try await LiveAPI.decode(NewConversationRequest.self, request, limit: 1 << 20),
                                                                                           by: context.identity))
         }
         let write = groups.conversationAPI(.write)
         write.post("messages") { request, context in
             let id = try id(context)
-            return try await live.added(try await live.send(id, try await LiveAPI.object(request, limit: bodyLimit), as: context.identity.speaker))
+            return try await live.added(try await live.send(id, try await LiveAPI.decode(SendRequest.self, request, limit: bodyLimit), as: context.identity.speaker))
         }
         write.patch("messages/:seq") { request, context in
-            try await live.changed(try await live.edit(try id(context), try seq(context), try await LiveAPI.object(request, limit: bodyLimit),
+            try await live.changed(try await live.edit(try id(context), try seq(context), try await LiveAPI.decode(EditRequest.self, request, limit: bodyLimit),
                                                        as: context.identity.speaker))
         }
         write.delete("messages/:seq") { request, context in
@@ -112,9 +112,9 @@ struct LiveRoutes {
                                                          as: context.identity.speaker))
         }
         write.post("messages/:seq/reactions") { request, context in
-            let body = try await LiveAPI.object(request, limit: 65_536)
-            return try await live.changed(try await live.react(try id(context), try seq(context), emoji: try LiveAPI.string(body, "emoji"),
-                                                               sender: body["sender"] as? String, as: context.identity.speaker, on: true))
+            let body = try await LiveAPI.decode(ReactRequest.self, request, limit: 65_536)
+            return try await live.changed(try await live.react(try id(context), try seq(context), emoji: try LiveAPI.required(body.emoji, "emoji"),
+                                                               sender: body.sender, as: context.identity.speaker, on: true))
         }
         write.delete("messages/:seq/reactions") { request, context in
             try await live.changed(try await live.react(try id(context), try seq(context), emoji: try Self.field(request, "emoji"),
@@ -174,7 +174,7 @@ struct PageRoutes {
         anyone.get("login") { request, _ in await pages.signIn(request.uri.queryParameters) }
         anyone.get("invite/:token") { _, context in try await pages.invitation(context.parameters.get("token") ?? "", for: context.identity) }
         anyone.get("assets/:name") { request, context in try pages.asset(context.parameters.get("name") ?? "", request.headers) }
-        anyone.get("assets/fonts/:name") { _, context in try pages.font(context.parameters.get("name") ?? "") }
+        anyone.get("assets/fonts/:name") { _, context in try await pages.font(context.parameters.get("name") ?? "") }
         let signedIn = groups.pages
         signedIn.get("/") { request, context in try await pages.library(request.uri.queryParameters, for: context.identity) }
         signedIn.get("search") { request, context in try await pages.search(request.uri.queryParameters, for: context.identity) }

@@ -224,7 +224,10 @@ struct AccessTests {
         for _ in 0..<10 { _ = try await login("bob", "wrong-password", from: "10.1.2.3", forwarded: "203.0.113.50") }
         #expect(try await login("bob", "bob-password", from: "10.1.2.3", forwarded: "203.0.113.50") == 429)
         #expect(try await login("bob", "bob-password", from: "10.1.2.3", forwarded: "203.0.113.51") == 200, "another client behind the same proxy")
-        #expect(try await login("bob", "bob-password", from: "192.0.2.1", forwarded: "203.0.113.77") == 429, "an untrusted peer's header changes nothing")
+        // Failures counted just before (the limiter forgets after a minute, and under load the
+        // sign-ins above can take longer than that).
+        for _ in 0..<10 { _ = try await login("bob", "wrong-password", from: "192.0.2.7") }
+        #expect(try await login("bob", "bob-password", from: "192.0.2.7", forwarded: "203.0.113.77") == 429, "an untrusted peer's header changes nothing")
     }
 
     @Test("tokens: made only from a signed-in session, never by a token; signing out everywhere ends the user's tokens", arguments: Backend.allCases)
