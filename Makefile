@@ -4,7 +4,7 @@ SWIFT ?= swift
 export FONTCONFIG_FILE := $(CURDIR)/Sources/BubbleText/Fonts/fonts.conf
 OUT ?= out/demo
 
-.PHONY: bootstrap build demo serve test examples docs bench fuzz clean
+.PHONY: bootstrap build demo serve test examples docs bench fuzz clean format
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -54,6 +54,8 @@ IN_PROCESS_TESTS = BubbleCoreTests|BubbleTextTests|BubbleHTMLTests|BubbleRenderT
 # in a module fails before anything is built or a browser starts.
 test: bootstrap
 	scripts/check-web.sh
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	scripts/check-function-length.py
 	scripts/check-boundaries.sh
 	scripts/check-doc-snippets.py
 	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path $(LEAN_SCRATCH)
@@ -65,6 +67,12 @@ test: bootstrap
 	  scripts/test-postgres-cleanup.sh; \
 	  EXAMPLES_SCRATCH=$(EXAMPLES_SCRATCH) scripts/run-examples.sh || status=1; \
 	  scripts/api-check.sh || status=1; exit $$status
+
+# `swift format` (the toolchain's) with the checked-in .swift-format: 4 spaces, 160 columns,
+# layout only (no rule renames or restructures code). `make test` fails on any difference.
+# Examples/ keep their own layout: the DocC articles quote them line for line.
+format:
+	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
 
 # The example packages (Examples/) depend on BubbleKit by path, as a user's package does; built
 # and run by `make test` (scripts/run-examples.sh checks what they print and write).

@@ -19,14 +19,16 @@ let package = Package(
         .library(name: "BubbleKitStore", targets: ["BubbleStore"]),
         // The Hummingbird server of `bubbles serve`, embeddable in an app of your own.
         .library(name: "BubbleKitServer", targets: ["BubbleServer"]),
-        .executable(name: "bubbles", targets: ["BubblesCLI"]),
+        .executable(name: "bubbles", targets: ["BubblesCLI"])
     ],
     // `bubbles` without the store and the server (`make demo`: `--disable-default-traits`) builds
     // in a fraction of the time: no SwiftNIO, Hummingbird, postgres-nio or swift-crypto.
     traits: [
         .trait(name: "Server", description: "bubbles import/list/search/serve/db and --conversation: the store (SQLite, PostgreSQL) and the HTTP server"),
-        .trait(name: "Decrypt", description: "Encrypted inputs: WhatsApp .crypt14/.crypt15 backups, Signal Desktop's SQLCipher 4 database and its attachments (swift-crypto)"),
-        .default(enabledTraits: ["Server", "Decrypt"]),
+        .trait(
+            name: "Decrypt",
+            description: "Encrypted inputs: WhatsApp .crypt14/.crypt15 backups, Signal Desktop's SQLCipher 4 database and its attachments (swift-crypto)"),
+        .default(enabledTraits: ["Server", "Decrypt"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -44,7 +46,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // `make docs`: the DocC catalogs of the products (a command plugin; nothing of it is linked).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
     ],
     targets: [
         // Pure Swift (Foundation only): model, geometry, nine-slice, layout, themes, the text protocol.
@@ -82,7 +84,9 @@ let package = Package(
         // HTML export: page style sheet and fonts, conversation rows as fragments, whole files.
         .target(name: "BubbleHTML", dependencies: ["BubbleCore", "BubbleMedia", "BubbleText", "CPango"], resources: [.copy("Web")]),
         // Cairo painting: PNG, PDF, SVG, PDF merging, photos; draws what BubbleText measured.
-        .target(name: "BubbleRender", dependencies: ["BubbleCore", "BubbleMedia", "BubbleStats", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
+        .target(
+            name: "BubbleRender",
+            dependencies: ["BubbleCore", "BubbleMedia", "BubbleStats", "BubbleText", "CPango", "CCairo", "CGdkPixbuf", "CPNGShim", "CLineBreak"]),
         // The `BubbleKit` product: BubbleCore, BubblePeople, BubbleMedia, BubbleText and BubbleRender behind one import.
         .target(name: "BubbleKit", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleText", "BubbleRender"]),
         // libxml2's push parser with SAX2 callbacks (SMS Backup & Restore XML), wrapped by SAXPushParser.
@@ -98,35 +102,43 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Decrypt"])),
                 .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Decrypt"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation")
             ]
         ),
         // Conversations kept in SQLite (GRDB) or PostgreSQL (postgres-nio): import once, windows by
         // sequence number, full-text search, live changes (fanned out between servers on PostgreSQL).
-        .target(name: "BubbleStore", dependencies: ["BubbleCore", "BubblePeople", .product(name: "GRDB", package: "GRDB.swift"),
-                                                    .product(name: "Crypto", package: "swift-crypto"),
-                                                    .product(name: "PostgresNIO", package: "postgres-nio"),
-                                                    .product(name: "NIOCore", package: "swift-nio"),
-                                                    .product(name: "NIOPosix", package: "swift-nio"),
-                                                    .product(name: "_NIOFileSystem", package: "swift-nio"),
-                                                    .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                                                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                                                    .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "BubbleStore",
+            dependencies: [
+                "BubbleCore", "BubblePeople", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log")
+            ]),
         // `bubbles serve`: the store over HTTP (Hummingbird): JSON API and server-rendered pages.
-        .target(name: "BubbleServer", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap", "CZlibInflate",
-                                                     .product(name: "Hummingbird", package: "hummingbird"),
-                                                     .product(name: "HummingbirdCore", package: "hummingbird"),
-                                                     .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                                                     .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                                                     .product(name: "NIOCore", package: "swift-nio"),
-                                                     .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                                                     .product(name: "NIOPosix", package: "swift-nio"),
-                                                     .product(name: "_NIOFileSystem", package: "swift-nio"),
-                                                     .product(name: "Logging", package: "swift-log"),
-                                                     .product(name: "Metrics", package: "swift-metrics"),
-                                                     .product(name: "Prometheus", package: "swift-prometheus")],
-                resources: [.copy("Web")]),
+        .target(
+            name: "BubbleServer",
+            dependencies: [
+                "BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap", "CZlibInflate",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus")
+            ],
+            resources: [.copy("Web")]),
         .executableTarget(
             name: "BubblesCLI",
             dependencies: [
@@ -135,48 +147,72 @@ let package = Package(
                 .target(name: "BubbleServer", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation")
             ]
         ),
         // `make bench`: release-build benchmarks, each case in a child process.
-        .executableTarget(name: "BubbleBench", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore",
-                                                          "BubbleTestSupport",
-                                                          .product(name: "GRDB", package: "GRDB.swift"),
-                                                          .product(name: "Hummingbird", package: "hummingbird"),
-                                                          .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")]),
+        .executableTarget(
+            name: "BubbleBench",
+            dependencies: [
+                "BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleText", "BubbleHTML", "BubbleRender", "BubbleImport", "BubbleStore",
+                "BubbleTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
+            ]),
         .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats"]),
-        .testTarget(name: "BubbleStoreTests", dependencies: ["BubbleStore", "BubbleImport", "BubbleCore", "BubblePeople", "BubbleTestSupport",
-                                                             .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "BubbleStoreTests",
+            dependencies: [
+                "BubbleStore", "BubbleImport", "BubbleCore", "BubblePeople", "BubbleTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift")
+            ]),
         // Shared by the test targets: pinned fonts, headless Chromium, colour regions in pictures.
         // (And iPhone backups made as Finder makes them, encrypted or not: swift-crypto, GRDB.)
-        .target(name: "BubbleTestSupport", dependencies: ["BubbleCore", "BubblePeople", "BubbleRender", .product(name: "GRDB", package: "GRDB.swift"),
-                                                          .product(name: "Crypto", package: "swift-crypto"),
-                                                          .product(name: "_CryptoExtras", package: "swift-crypto")],
-                path: "Tests/BubbleTestSupport"),
+        .target(
+            name: "BubbleTestSupport",
+            dependencies: [
+                "BubbleCore", "BubblePeople", "BubbleRender", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto")
+            ],
+            path: "Tests/BubbleTestSupport"),
         // Golden/: pictures compared with what is drawn (read by path; BUBBLEKIT_UPDATE_GOLDEN=1 rewrites them).
         .testTarget(name: "BubbleTextTests", dependencies: ["BubbleText", "BubbleRender", "BubbleCore", "BubbleStats", "BubbleTestSupport"]),
         // Opens the written pages in headless Chromium where it is installed.
-        .testTarget(name: "BubbleHTMLTests", dependencies: ["BubbleHTML", "BubbleRender", "BubbleText", "BubbleCore", "BubbleMedia", "BubbleStats", "BubbleTestSupport"]),
-        .testTarget(name: "BubbleRenderTests", dependencies: ["BubbleRender", "BubbleHTML", "BubbleText", "BubbleCore", "BubbleMedia", "BubbleStats", "BubbleTestSupport"], exclude: ["Golden"]),
+        .testTarget(
+            name: "BubbleHTMLTests", dependencies: ["BubbleHTML", "BubbleRender", "BubbleText", "BubbleCore", "BubbleMedia", "BubbleStats", "BubbleTestSupport"]
+        ),
+        .testTarget(
+            name: "BubbleRenderTests",
+            dependencies: ["BubbleRender", "BubbleHTML", "BubbleText", "BubbleCore", "BubbleMedia", "BubbleStats", "BubbleTestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "BubbleImportTests",
             dependencies: [
                 "BubbleImport", "BubbleCore", "BubblePeople", "BubbleMedia", "CZlibInflate", "BubbleTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation")
             ],
             resources: [.copy("Fixtures")]
         ),
         // Runs the built `bubbles` tool as a user would.
         // `bubbles serve`'s routers in the test process (no socket): access, limits, errors.
-        .testTarget(name: "BubbleServerTests", dependencies: ["BubbleServer", "BubbleStore", "BubbleCore", "BubbleStats", "BubbleRender", "BubbleTestSupport",
-                                                              .product(name: "Hummingbird", package: "hummingbird"),
-                                                              .product(name: "HummingbirdCore", package: "hummingbird"),
-                                                              .product(name: "NIOCore", package: "swift-nio"),
-                                                              .product(name: "NIOEmbedded", package: "swift-nio"),
-                                                              .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "BubblesCLITests", dependencies: ["BubblesCLI", "BubbleRender", "BubbleText", "BubbleImport", "BubbleTestSupport",
-                                                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]),
+        .testTarget(
+            name: "BubbleServerTests",
+            dependencies: [
+                "BubbleServer", "BubbleStore", "BubbleCore", "BubbleStats", "BubbleRender", "BubbleTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log")
+            ]),
+        .testTarget(
+            name: "BubblesCLITests",
+            dependencies: [
+                "BubblesCLI", "BubbleRender", "BubbleText", "BubbleImport", "BubbleTestSupport",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation")
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,7 +12,7 @@ import BubbleTestSupport
 let backupConversations = 300, backupMessages = 1_000_000
 let backupCases: [(name: String, format: String, jobs: Int?)] = [
     ("backup-pdf-1core", "pdf", 1), ("backup-pdf-allcores", "pdf", nil),
-    ("backup-html-1core", "html", 1), ("backup-html-allcores", "html", nil),
+    ("backup-html-1core", "html", 1), ("backup-html-allcores", "html", nil)
 ]
 
 func backupFile() -> String {
@@ -40,7 +40,9 @@ func generateBackupIfMissing() throws {
         while lo < hi { let mid = (lo + hi) / 2; if cumulative[mid] < u { lo = mid + 1 } else { hi = mid } }
         let ms = String((1_600_000_000 + i * 60) * 1000)
         let type = t.next() % 2 == 0 ? "1" : "2"
-        try w.write("  <sms protocol=\"0\" address=\"+1555\(String(format: "%07d", lo))\" date=\"\(ms)\" type=\"\(type)\" body=\"\(xmlEscape(t.sentence()))\" read=\"1\" status=\"-1\" contact_name=\"Contact \(lo)\" />\n")
+        try w.write(
+            "  <sms protocol=\"0\" address=\"+1555\(String(format: "%07d", lo))\" date=\"\(ms)\" type=\"\(type)\" body=\"\(xmlEscape(t.sentence()))\" read=\"1\" status=\"-1\" contact_name=\"Contact \(lo)\" />\n"
+        )
     }
     try w.write("</smses>\n")
     try w.finish()
@@ -51,13 +53,17 @@ func backupCase(_ name: String) throws -> Figures {
     try generateBackupIfMissing()
     let dir = try scratchFolder()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let run = try runReleaseTool(["render", backupFile(), "--all", "-o", dir + "/out", "--format", c.format, "--tz", "UTC"]
-                                 + (c.jobs.map { ["--jobs", String($0)] } ?? []), oneCore: c.jobs == 1)
+    let run = try runReleaseTool(
+        ["render", backupFile(), "--all", "-o", dir + "/out", "--format", c.format, "--tz", "UTC"]
+            + (c.jobs.map { ["--jobs", String($0)] } ?? []), oneCore: c.jobs == 1)
     let files = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/out").filter { $0.hasSuffix("." + c.format) }.count) ?? 0
-    return Figures(name: name, messages: backupMessages, microsPerMessage: ["total": run.seconds * 1e6 / Double(backupMessages)],
-                   peakMemoryMB: run.peakMB,
-                   notes: ["files": String(files), "seconds": String(format: "%.1f", run.seconds),
-                           "jobs": String(c.jobs ?? UsableCores.count)])
+    return Figures(
+        name: name, messages: backupMessages, microsPerMessage: ["total": run.seconds * 1e6 / Double(backupMessages)],
+        peakMemoryMB: run.peakMB,
+        notes: [
+            "files": String(files), "seconds": String(format: "%.1f", run.seconds),
+            "jobs": String(c.jobs ?? UsableCores.count)
+        ])
 }
 
 /// The same backup into the store with one `bubbles import` (issue 47): every conversation, each
@@ -80,8 +86,9 @@ func backupImportCase(_ name: String) throws -> Figures {
         db = ["--db", dir + "/backup.sqlite"]
     }
     let run = try runReleaseTool(["import", backupFile(), "--tz", "UTC"] + db)
-    return Figures(name: name, messages: backupMessages, microsPerMessage: ["total": run.seconds * 1e6 / Double(backupMessages)],
-                   peakMemoryMB: run.peakMB, notes: ["seconds": String(format: "%.1f", run.seconds)])
+    return Figures(
+        name: name, messages: backupMessages, microsPerMessage: ["total": run.seconds * 1e6 / Double(backupMessages)],
+        peakMemoryMB: run.peakMB, notes: ["seconds": String(format: "%.1f", run.seconds)])
 }
 
 func printBackup(_ results: [String: Figures]) {
@@ -89,28 +96,32 @@ func printBackup(_ results: [String: Figures]) {
     let cores = UsableCores.count
     print("")
     print("A whole backup: \(backupConversations) conversations, \(backupMessages) messages, `bubbles render --all` (release tool)")
-    print(pad("output", 8) + lpad("1 core msg/s", 14) + lpad("peak MB", 9) + lpad("\(cores) cores msg/s", 16) + lpad("peak MB", 9)
-          + lpad("speed-up", 10) + "  goal ≥ \(String(format: "%.1f", 0.8 * Double(cores)))× (0.8 × cores)")
+    print(
+        pad("output", 8) + lpad("1 core msg/s", 14) + lpad("peak MB", 9) + lpad("\(cores) cores msg/s", 16) + lpad("peak MB", 9)
+            + lpad("speed-up", 10) + "  goal ≥ \(String(format: "%.1f", 0.8 * Double(cores)))× (0.8 × cores)")
     for format in ["pdf", "html"] {
         guard let one = results["backup-\(format)-1core"], let all = results["backup-\(format)-allcores"] else {
             // One of the two only: its figures, no ratio.
             for (cores, f) in [("1 core", results["backup-\(format)-1core"]), ("\(cores) cores", results["backup-\(format)-allcores"])] {
                 guard let f else { continue }
-                print(pad("render --all \(format), \(cores)", 24) + lpad(String(format: "%.0f msg/s", 1e6 / f.microsPerMessage["total"]!), 16)
-                      + lpad(String(format: "%.0f MB peak", f.peakMemoryMB), 14) + "  (\(f.notes["seconds"] ?? "?") s, \(f.notes["files"] ?? "?") files)")
+                print(
+                    pad("render --all \(format), \(cores)", 24) + lpad(String(format: "%.0f msg/s", 1e6 / f.microsPerMessage["total"]!), 16)
+                        + lpad(String(format: "%.0f MB peak", f.peakMemoryMB), 14) + "  (\(f.notes["seconds"] ?? "?") s, \(f.notes["files"] ?? "?") files)")
             }
             continue
         }
         let a = 1e6 / one.microsPerMessage["total"]!, b = 1e6 / all.microsPerMessage["total"]!
-        print(pad(format, 8) + lpad(String(format: "%.0f", a), 14) + lpad(String(format: "%.0f", one.peakMemoryMB), 9)
-              + lpad(String(format: "%.0f", b), 16) + lpad(String(format: "%.0f", all.peakMemoryMB), 9)
-              + lpad(String(format: "%.2f×", b / a), 10) + ((b / a) >= 0.8 * Double(cores) ? "  met" : "  not met")
-              + "  (\(all.notes["files"] ?? "?") files)")
+        print(
+            pad(format, 8) + lpad(String(format: "%.0f", a), 14) + lpad(String(format: "%.0f", one.peakMemoryMB), 9)
+                + lpad(String(format: "%.0f", b), 16) + lpad(String(format: "%.0f", all.peakMemoryMB), 9)
+                + lpad(String(format: "%.2f×", b / a), 10) + ((b / a) >= 0.8 * Double(cores) ? "  met" : "  not met")
+                + "  (\(all.notes["files"] ?? "?") files)")
     }
     for name in backupImportCases {
         guard let f = results[name] else { continue }
-        print(pad(name.hasSuffix("postgres") ? "import into PostgreSQL" : "import into SQLite", 24)
-              + lpad(String(format: "%.0f msg/s", 1e6 / f.microsPerMessage["total"]!), 16) + lpad(String(format: "%.0f MB peak", f.peakMemoryMB), 14)
-              + "  (\(f.notes["seconds"] ?? "?") s, one `bubbles import` of the whole backup)")
+        print(
+            pad(name.hasSuffix("postgres") ? "import into PostgreSQL" : "import into SQLite", 24)
+                + lpad(String(format: "%.0f msg/s", 1e6 / f.microsPerMessage["total"]!), 16) + lpad(String(format: "%.0f MB peak", f.peakMemoryMB), 14)
+                + "  (\(f.notes["seconds"] ?? "?") s, one `bubbles import` of the whole backup)")
     }
 }

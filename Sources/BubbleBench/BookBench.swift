@@ -52,11 +52,14 @@ func bookCase() throws -> Figures {
     let seconds = now() - started
     let cpu = cpuSeconds(RUSAGE_SELF) - cpuBefore
     let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-    return Figures(name: "book-50k", messages: bookMessages,
-                   microsPerMessage: ["book": seconds * 1e6 / Double(bookMessages), "book cpu": cpu * 1e6 / Double(bookMessages)],
-                   peakMemoryMB: peakMemoryMB(),
-                   notes: ["pages": String(report?.pages ?? 0), "chapters": String(report?.chapters.count ?? 0),
-                           "seconds": String(format: "%.1f", seconds), "MB": String(format: "%.0f", Double(bytes) / 1e6)])
+    return Figures(
+        name: "book-50k", messages: bookMessages,
+        microsPerMessage: ["book": seconds * 1e6 / Double(bookMessages), "book cpu": cpu * 1e6 / Double(bookMessages)],
+        peakMemoryMB: peakMemoryMB(),
+        notes: [
+            "pages": String(report?.pages ?? 0), "chapters": String(report?.chapters.count ?? 0),
+            "seconds": String(format: "%.1f", seconds), "MB": String(format: "%.0f", Double(bytes) / 1e6)
+        ])
 }
 
 func printBook(_ results: [String: Figures]) {
@@ -64,10 +67,12 @@ func printBook(_ results: [String: Figures]) {
     let seconds = Double(f.notes["seconds"] ?? "") ?? .nan
     print("")
     print("Book (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores; ratio = goal of \(Int(bookGoalSeconds)) s ÷ ours)")
-    print(pad("case", 12) + lpad("messages", 10) + lpad("photos", 8) + lpad("pages", 8) + lpad("chapters", 10) + lpad("seconds", 9)
-          + lpad("ratio", 8) + lpad("cpu s", 8) + lpad("peak MB", 9) + lpad("PDF MB", 8))
-    print(pad(f.name, 12) + lpad(String(f.messages), 10) + lpad(String(bookPhotos), 8) + lpad(f.notes["pages"] ?? "?", 8)
-          + lpad(f.notes["chapters"] ?? "?", 10) + lpad(f.notes["seconds"] ?? "?", 9) + lpad(String(format: "%.2f×", bookGoalSeconds / seconds), 8)
-          + lpad(String(format: "%.1f", (f.microsPerMessage["book cpu"] ?? 0) * Double(f.messages) / 1e6), 8)
-          + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(f.notes["MB"] ?? "?", 8))
+    print(
+        pad("case", 12) + lpad("messages", 10) + lpad("photos", 8) + lpad("pages", 8) + lpad("chapters", 10) + lpad("seconds", 9)
+            + lpad("ratio", 8) + lpad("cpu s", 8) + lpad("peak MB", 9) + lpad("PDF MB", 8))
+    print(
+        pad(f.name, 12) + lpad(String(f.messages), 10) + lpad(String(bookPhotos), 8) + lpad(f.notes["pages"] ?? "?", 8)
+            + lpad(f.notes["chapters"] ?? "?", 10) + lpad(f.notes["seconds"] ?? "?", 9) + lpad(String(format: "%.2f×", bookGoalSeconds / seconds), 8)
+            + lpad(String(format: "%.1f", (f.microsPerMessage["book cpu"] ?? 0) * Double(f.messages) / 1e6), 8)
+            + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(f.notes["MB"] ?? "?", 8))
 }

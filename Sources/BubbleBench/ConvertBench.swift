@@ -25,8 +25,10 @@ func convertBenchFile(_ size: Int) -> String {
 /// with escaped characters and some multi-line ones, one per ~2 minutes. Streamed to disk.
 func writeConvertBenchFile(_ size: Int) throws -> String {
     try writeBenchFile(convertBenchFile(size)) { put in
-        let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "&amp;", "&quot;fine&quot;",
-                     "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
+        let words = [
+            "ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "&amp;", "&quot;fine&quot;",
+            "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"
+        ]
         var random = BenchRandom(state: 2026)
         func next() -> Int { random.next() }
         try put("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(size)\">\n")
@@ -37,7 +39,9 @@ func writeConvertBenchFile(_ size: Int) throws -> String {
             for w in 0..<(2 + next() % 18) {
                 body += (w == 0 ? "" : next() % 23 == 0 ? "&#10;" : " ") + words[next() % words.count]
             }
-            try put("  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(date)\" type=\"\(i % 3 == 0 ? 2 : 1)\" subject=\"null\" body=\"\(body)\" toa=\"null\" sc_toa=\"null\" service_center=\"null\" read=\"1\" status=\"-1\" locked=\"0\" date_sent=\"0\" readable_date=\"\" contact_name=\"Ann Lee\" />\n")
+            try put(
+                "  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(date)\" type=\"\(i % 3 == 0 ? 2 : 1)\" subject=\"null\" body=\"\(body)\" toa=\"null\" sc_toa=\"null\" service_center=\"null\" read=\"1\" status=\"-1\" locked=\"0\" date_sent=\"0\" readable_date=\"\" contact_name=\"Ann Lee\" />\n"
+            )
         }
         try put("</smses>\n")
     }
@@ -76,7 +80,8 @@ func writeBenchFile(_ path: String, _ body: (_ put: (String) throws -> Void) thr
 /// Resident memory now, MB (/proc/self/statm).
 func convertResidentMB() -> Double {
     guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-          let pages = Double(statm.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        let pages = Double(statm.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
     return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
 }
 
@@ -106,16 +111,21 @@ func convertCase(size: Int) throws -> Figures {
     let done = now()
     let count = c.messages.count
     let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
-    return Figures(name: convertCaseName(size, tool: false), messages: count,
-                   microsPerMessage: ["import": (imported - start) * 1e6 / Double(count),
-                                      "write": (done - imported) * 1e6 / Double(count),
-                                      "total": (done - start) * 1e6 / Double(count)],
-                   peakMemoryMB: peakMemoryMB(),
-                   notes: ["input MB": String(format: "%.0f", Double(fileBytes) / 1e6),
-                           "output MB": String(format: "%.0f", Double(outBytes) / 1e6),
-                           "rss base": String(format: "%.0f", base),
-                           "rss after import": String(format: "%.0f", afterImport),
-                           "peak after import": String(format: "%.0f", peakAfterImport)])
+    return Figures(
+        name: convertCaseName(size, tool: false), messages: count,
+        microsPerMessage: [
+            "import": (imported - start) * 1e6 / Double(count),
+            "write": (done - imported) * 1e6 / Double(count),
+            "total": (done - start) * 1e6 / Double(count)
+        ],
+        peakMemoryMB: peakMemoryMB(),
+        notes: [
+            "input MB": String(format: "%.0f", Double(fileBytes) / 1e6),
+            "output MB": String(format: "%.0f", Double(outBytes) / 1e6),
+            "rss base": String(format: "%.0f", base),
+            "rss after import": String(format: "%.0f", afterImport),
+            "peak after import": String(format: "%.0f", peakAfterImport)
+        ])
 }
 
 /// The release `bubbles` beside this binary, run as a child with `arguments` (on CPU 0 only
@@ -160,10 +170,13 @@ func toolConvertCase(name: String, input: String, messages count: Int) throws ->
     let run = try runReleaseTool(["convert", input, "-o", output, "--tz", "UTC"])
     let outBytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
     let inBytes = (try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
-    return Figures(name: name, messages: count, microsPerMessage: ["total": run.seconds * 1e6 / Double(count)],
-                   peakMemoryMB: run.peakMB,
-                   notes: ["input MB": String(format: "%.0f", Double(inBytes) / 1e6),
-                           "output MB": String(format: "%.0f", Double(outBytes) / 1e6)])
+    return Figures(
+        name: name, messages: count, microsPerMessage: ["total": run.seconds * 1e6 / Double(count)],
+        peakMemoryMB: run.peakMB,
+        notes: [
+            "input MB": String(format: "%.0f", Double(inBytes) / 1e6),
+            "output MB": String(format: "%.0f", Double(outBytes) / 1e6)
+        ])
 }
 
 func printConvert(_ results: [String: Figures]) {
@@ -173,9 +186,10 @@ func printConvert(_ results: [String: Figures]) {
         print("bubbles convert SMS Backup & Restore XML → JSON (release tool; messages streamed through a spill file)")
         print(pad("case", 26) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10) + lpad("peak MB", 9))
         for f in tools {
-            print(pad(f.name, 26) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
-                  + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
-                  + lpad(String(format: "%.0f", f.peakMemoryMB), 9))
+            print(
+                pad(f.name, 26) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
+                    + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
+                    + lpad(String(format: "%.0f", f.peakMemoryMB), 9))
         }
     }
     printConvertInMemory(results)
@@ -186,15 +200,17 @@ func printConvertInMemory(_ results: [String: Figures]) {
     guard !rows.isEmpty else { return }
     print("")
     print("For comparison, in memory: Importer.load builds the whole Conversation, then ConversationWriter writes it")
-    print(pad("case", 22) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10)
-          + lpad("write msg/s", 13) + lpad("peak MB", 9) + lpad("import peak", 13) + lpad("writer +MB", 12))
+    print(
+        pad("case", 22) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10)
+            + lpad("write msg/s", 13) + lpad("peak MB", 9) + lpad("import peak", 13) + lpad("writer +MB", 12))
     for f in rows {
         let importPeak = Double(f.notes["peak after import"] ?? "") ?? 0
-        print(pad(f.name, 22) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
-              + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
-              + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["write"]!), 13)
-              + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(String(format: "%.0f", importPeak), 13)
-              + lpad(String(format: "%.0f", f.peakMemoryMB - importPeak), 12))
+        print(
+            pad(f.name, 22) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
+                + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
+                + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["write"]!), 13)
+                + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(String(format: "%.0f", importPeak), 13)
+                + lpad(String(format: "%.0f", f.peakMemoryMB - importPeak), 12))
     }
     print("writer +MB: what writing the JSON adds to the peak the import reached (the writer streams; it adds nothing).")
     print("Here the whole Conversation is held, so the peak grows with the file; the tool's streamed path above does not.")
@@ -214,8 +230,10 @@ func telegramConvertCaseName(_ size: Int) -> String {
 
 func writeTelegramBenchFile(_ size: Int) throws -> String {
     try writeBenchFile((NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-convert-bench-telegram-\(size).json")) { put in
-        let words = ["ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "\\\"fine\\\"",
-                     "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"]
+        let words = [
+            "ok", "see", "you", "tomorrow", "at", "the", "station", "lunch", "sounds", "good", "\\\"fine\\\"",
+            "running", "late", "sorry", "call", "me", "when", "free", "café", "naïve", "über", "😀", "weekend"
+        ]
         var random = BenchRandom(state: 37)
         func next() -> Int { random.next() }
         try put("{\n \"name\": \"Ann Lee\",\n \"type\": \"personal_chat\",\n \"id\": 501,\n \"messages\": [\n")
@@ -226,7 +244,8 @@ func writeTelegramBenchFile(_ size: Int) throws -> String {
             for w in 0..<(2 + next() % 18) { body += (w == 0 ? "" : next() % 23 == 0 ? "\\n" : " ") + words[next() % words.count] }
             let ann = i % 3 != 0
             let reply = i > 10 && next() % 10 == 0 ? ", \"reply_to_message_id\": \(i - 1 - next() % min(i - 1, 500))" : ""
-            try put("  {\"id\": \(i), \"type\": \"message\", \"date\": \"2020-09-13T12:26:40\", \"date_unixtime\": \"\(date)\", "
+            try put(
+                "  {\"id\": \(i), \"type\": \"message\", \"date\": \"2020-09-13T12:26:40\", \"date_unixtime\": \"\(date)\", "
                     + "\"from\": \"\(ann ? "Ann Lee" : "Ben Ode")\", \"from_id\": \"user\(ann ? 501 : 502)\"\(reply), \"text\": \"\(body)\"}"
                     + (i < size ? ",\n" : "\n"))
         }
@@ -245,12 +264,14 @@ func printTelegramConvert(_ results: [String: Figures]) {
     print("bubbles convert Telegram result.json → JSON (release tool; streamed, owner inferred at the end, 1 in 10 messages a reply)")
     print(pad("case", 28) + lpad("in MB", 7) + lpad("out MB", 8) + lpad("messages", 10) + lpad("msg/s", 10) + lpad("peak MB", 9))
     for f in rows {
-        print(pad(f.name, 28) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
-              + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
-              + lpad(String(format: "%.0f", f.peakMemoryMB), 9))
+        print(
+            pad(f.name, 28) + lpad(f.notes["input MB"] ?? "?", 7) + lpad(f.notes["output MB"] ?? "?", 8)
+                + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["total"]!), 10)
+                + lpad(String(format: "%.0f", f.peakMemoryMB), 9))
     }
     if rows.count == 2 {
-        print("peak at 1M ÷ peak at 100k: " + String(format: "%.2f", rows[1].peakMemoryMB / rows[0].peakMemoryMB)
-              + "× (goal: flat, as SMS; the quotes kept for replies are the part that grows)")
+        print(
+            "peak at 1M ÷ peak at 100k: " + String(format: "%.2f", rows[1].peakMemoryMB / rows[0].peakMemoryMB)
+                + "× (goal: flat, as SMS; the quotes kept for replies are the part that grows)")
     }
 }

@@ -27,10 +27,13 @@ func htmlCase() throws -> Figures {
     var files: [String] = []
     let perMessage = try timed(htmlMessages) { files = try exporter.export(conversation, to: dir + "/chat.html") }
     let bytes = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
-    return Figures(name: "html-export", messages: htmlMessages, microsPerMessage: ["export": perMessage],
-                   peakMemoryMB: peakMemoryMB(),
-                   notes: ["files": String(files.count), "MB written": String(format: "%.0f", Double(bytes) / 1e6),
-                           "RSS before export MB": String(format: "%.0f", modelMB)])
+    return Figures(
+        name: "html-export", messages: htmlMessages, microsPerMessage: ["export": perMessage],
+        peakMemoryMB: peakMemoryMB(),
+        notes: [
+            "files": String(files.count), "MB written": String(format: "%.0f", Double(bytes) / 1e6),
+            "RSS before export MB": String(format: "%.0f", modelMB)
+        ])
 }
 
 func printHTML(_ f: Figures) {
@@ -40,9 +43,11 @@ func printHTML(_ f: Figures) {
     print(pad("", 30) + lpad("msg/s", 12) + lpad("ratio", 9))
     print(pad("BubbleKit", 30) + lpad(String(format: "%.0f", perSecond), 12))
     print(pad("goal (issue 6)", 30) + lpad(String(format: "%.0f", htmlGoal), 12) + lpad(String(format: "%.2f×", perSecond / htmlGoal), 9))
-    print(pad("imessage-exporter (reported)", 30)
-          + lpad(String(format: "%.0f–%.0fk", imessageExporterHTML.lowerBound / 1000, imessageExporterHTML.upperBound / 1000), 12)
-          + lpad(String(format: "%.1f–%.1f×", perSecond / imessageExporterHTML.upperBound, perSecond / imessageExporterHTML.lowerBound), 9))
-    print("peak memory \(String(format: "%.0f MB", f.peakMemoryMB)) (the 1M-message model alone: \(f.notes["RSS before export MB"] ?? "?") MB); "
-          + "\(f.notes["files"] ?? "?") files, \(f.notes["MB written"] ?? "?") MB written")
+    print(
+        pad("imessage-exporter (reported)", 30)
+            + lpad(String(format: "%.0f–%.0fk", imessageExporterHTML.lowerBound / 1000, imessageExporterHTML.upperBound / 1000), 12)
+            + lpad(String(format: "%.1f–%.1f×", perSecond / imessageExporterHTML.upperBound, perSecond / imessageExporterHTML.lowerBound), 9))
+    print(
+        "peak memory \(String(format: "%.0f MB", f.peakMemoryMB)) (the 1M-message model alone: \(f.notes["RSS before export MB"] ?? "?") MB); "
+            + "\(f.notes["files"] ?? "?") files, \(f.notes["MB written"] ?? "?") MB written")
 }

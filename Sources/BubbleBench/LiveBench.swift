@@ -31,8 +31,9 @@ func liveCase() throws -> Figures {
     defer { ceiling.stop() }
     for round in liveRounds {
         // A new conversation per round on ours (nobody else watching it); the ceiling has one.
-        let created = try HTTP.request(port: ours.port, method: "POST", path: "/api/v1/conversations",
-                                       body: try JSONSerialization.data(withJSONObject: ["participants": ["Me", "Ann"]]))
+        let created = try HTTP.request(
+            port: ours.port, method: "POST", path: "/api/v1/conversations",
+            body: try JSONSerialization.data(withJSONObject: ["participants": ["Me", "Ann"]]))
         guard created.status == 201, let id = (try created.json() as? [String: Any])?["id"] as? Int else {
             throw BenchError("no conversation: \(created.status) \(created.text)")
         }
@@ -49,11 +50,13 @@ func liveCase() throws -> Figures {
     }
     let status = (try? String(contentsOfFile: "/proc/\(ours.pid)/status", encoding: .utf8)) ?? ""
     if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-       let kb = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+        let kb = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+    {
         figures["server peak RSS MB"] = kb / 1024
     }
-    return Figures(name: "live-ws", messages: liveRounds.reduce(0) { $0 + $1.clients * $1.each }, microsPerMessage: figures,
-                   peakMemoryMB: peakMemoryMB(), notes: notes)
+    return Figures(
+        name: "live-ws", messages: liveRounds.reduce(0) { $0 + $1.clients * $1.each }, microsPerMessage: figures,
+        peakMemoryMB: peakMemoryMB(), notes: notes)
 }
 
 /// One round: every client connected first, then all sending at once.
@@ -151,19 +154,21 @@ func runBaselineWebSocketServer() async throws {
             hub.yield(me, #"{"type":"ready","rev":0}"#)
             for try await message in inbound.messages(maxSize: 1 << 20) {
                 guard case .text(let text) = message,
-                      let o = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
-                      let id = o["clientId"] as? String else { continue }
+                    let o = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+                    let id = o["clientId"] as? String
+                else { continue }
                 hub.send(id, text: (o["text"] as? String ?? "").replacingOccurrences(of: "\"", with: ""), from: me)
             }
             hub.remove(me)
             group.cancelAll()
         }
     }
-    let app = Application(router: Router(), server: .http1WebSocketUpgrade(webSocketRouter: router),
-                          configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                          onServerRunning: { channel in
-                              FileHandle.standardOutput.write(Data("baseline-ws: http://127.0.0.1:\(channel.localAddress?.port ?? 0)/\n".utf8))
-                          })
+    let app = Application(
+        router: Router(), server: .http1WebSocketUpgrade(webSocketRouter: router),
+        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { channel in
+            FileHandle.standardOutput.write(Data("baseline-ws: http://127.0.0.1:\(channel.localAddress?.port ?? 0)/\n".utf8))
+        })
     try await app.runService()
 }
 
@@ -173,8 +178,9 @@ func printLive(_ results: [String: Figures]) {
     print("")
     print("Live conversation over WebSocket: committed messages/s and send → delivery latency to every client (ms);")
     print("ceiling = a bare hummingbird-websocket server speaking the same protocol with nothing behind it; ratio = ours ÷ ceiling")
-    print(pad("clients", 9) + lpad("msg/s", 10) + lpad("ceiling", 10) + lpad("ratio", 8) + lpad("p50", 8) + lpad("p99", 8)
-          + lpad("ceil. p50", 11) + lpad("ceil. p99", 11) + "  goal")
+    print(
+        pad("clients", 9) + lpad("msg/s", 10) + lpad("ceiling", 10) + lpad("ratio", 8) + lpad("p50", 8) + lpad("p99", 8)
+            + lpad("ceil. p50", 11) + lpad("ceil. p99", 11) + "  goal")
     for round in liveRounds {
         let k = round.clients
         let ratio = (f["ours \(k) msg/s"] ?? 0) / max(1e-9, f["ceiling \(k) msg/s"] ?? 0)
@@ -183,10 +189,12 @@ func printLive(_ results: [String: Figures]) {
             let met = (f["ours 50 msg/s"] ?? 0) >= liveRateGoal && (f["ours 50 p99 ms"] ?? .infinity) <= liveP99GoalMs
             goal = "≥ \(Int(liveRateGoal)) msg/s, p99 ≤ \(Int(liveP99GoalMs)) ms (\(met ? "met" : "not met"))"
         }
-        print(pad("\(k)", 9) + lpad(v("ours \(k) msg/s"), 10) + lpad(v("ceiling \(k) msg/s"), 10) + lpad(String(format: "%.2f×", ratio), 8)
-              + lpad(v("ours \(k) p50 ms"), 8) + lpad(v("ours \(k) p99 ms"), 8) + lpad(v("ceiling \(k) p50 ms"), 11)
-              + lpad(v("ceiling \(k) p99 ms"), 11) + "  " + goal)
+        print(
+            pad("\(k)", 9) + lpad(v("ours \(k) msg/s"), 10) + lpad(v("ceiling \(k) msg/s"), 10) + lpad(String(format: "%.2f×", ratio), 8)
+                + lpad(v("ours \(k) p50 ms"), 8) + lpad(v("ours \(k) p99 ms"), 8) + lpad(v("ceiling \(k) p50 ms"), 11)
+                + lpad(v("ceiling \(k) p99 ms"), 11) + "  " + goal)
     }
-    print("stored per round: " + liveRounds.map { "\($0.clients) clients \(n["stored \($0.clients)"] ?? "?")" }.joined(separator: ", ")
-          + "; server peak RSS \(v("server peak RSS MB")) MB")
+    print(
+        "stored per round: " + liveRounds.map { "\($0.clients) clients \(n["stored \($0.clients)"] ?? "?")" }.joined(separator: ", ")
+            + "; server peak RSS \(v("server peak RSS MB")) MB")
 }

@@ -22,11 +22,13 @@ func peopleCase() async throws -> Figures {
     func number(_ i: Int) -> String { String(format: "(555) %03d-%04d", 100 + i / 10_000, i % 10_000) }
     for i in 0..<peopleConversations {
         let id = number(i)
-        let c = Conversation(title: id, participants: [Participant(id: id, name: "(Unknown)"), Participant(id: "me", name: "Me")], messages: [
-            Message(sender: id, direction: .incoming, date: t0.addingTimeInterval(Double(i * 3)), text: "hello number \(i) dinner"),
-            Message(sender: "me", direction: .outgoing, date: t0.addingTimeInterval(Double(i * 3 + 1)), text: "hi \(i)"),
-            Message(sender: id, direction: .incoming, date: t0.addingTimeInterval(Double(i * 3 + 2)), text: "see you"),
-        ])
+        let c = Conversation(
+            title: id, participants: [Participant(id: id, name: "(Unknown)"), Participant(id: "me", name: "Me")],
+            messages: [
+                Message(sender: id, direction: .incoming, date: t0.addingTimeInterval(Double(i * 3)), text: "hello number \(i) dinner"),
+                Message(sender: "me", direction: .outgoing, date: t0.addingTimeInterval(Double(i * 3 + 1)), text: "hi \(i)"),
+                Message(sender: id, direction: .incoming, date: t0.addingTimeInterval(Double(i * 3 + 2)), text: "see you")
+            ])
         _ = try await store.add(c, sourceFormat: "sms", chatKey: id, title: nil, mediaFolder: NSTemporaryDirectory())
     }
     var figures: [String: Double] = [:]
@@ -39,7 +41,9 @@ func peopleCase() async throws -> Figures {
 
     // 10,000 cards: every tenth the number of a conversation, written as +1 and digits.
     let cards = (0..<peopleCards).map { i in
-        let phone = i % 10 == 0 ? "+1 555 \(100 + (i / 10) / 10_000) \(String(format: "%04d", (i / 10) % 10_000))" : String(format: "+44 20 7%03d %04d", i / 10_000, i % 10_000)
+        let phone =
+            i % 10 == 0
+            ? "+1 555 \(100 + (i / 10) / 10_000) \(String(format: "%04d", (i / 10) % 10_000))" : String(format: "+44 20 7%03d %04d", i / 10_000, i % 10_000)
         return Contact(name: "Person \(i)", phones: [phone], emails: ["person\(i)@example.org"], origin: "bench")
     }
     let start = now()
@@ -58,8 +62,9 @@ func peopleCase() async throws -> Figures {
     let memoryStart = now()
     for var c in raw { directory.name(&c, app: "sms", me: "me") }
     figures["name in memory"] = (now() - memoryStart) * 1e6 / Double(peopleConversations)
-    return Figures(name: "people-names", messages: peopleConversations * 3, microsPerMessage: figures, peakMemoryMB: peakMemoryMB(),
-                   notes: ["named": String(named)])
+    return Figures(
+        name: "people-names", messages: peopleConversations * 3, microsPerMessage: figures, peakMemoryMB: peakMemoryMB(),
+        notes: ["named": String(named)])
 }
 
 func printPeople(_ results: [String: Figures]) {
@@ -70,10 +75,13 @@ func printPeople(_ results: [String: Figures]) {
     print(pad("store read (ms, p50)", 24) + lpad("no cards", 10) + lpad("named", 10) + lpad("÷ plain", 9))
     for (label, key) in [("list all", "list"), ("search, top 50", "search"), ("open one", "open")] {
         let plain = f["\(key) plain"] ?? .nan, named = f["\(key) named"] ?? .nan
-        print(pad(label, 24) + lpad(String(format: "%.2f", plain), 10) + lpad(String(format: "%.2f", named), 10)
-              + lpad(String(format: "%.2f×", named / plain), 9))
+        print(
+            pad(label, 24) + lpad(String(format: "%.2f", plain), 10) + lpad(String(format: "%.2f", named), 10)
+                + lpad(String(format: "%.2f×", named / plain), 9))
     }
-    print(String(format: "contacts import: %.0f ms for %d cards (%.0f cards/s); naming in memory: %.1f µs a conversation; %@ of %d conversations named",
-                 f["contacts import"] ?? .nan, peopleCards, Double(peopleCards) / ((f["contacts import"] ?? .nan) / 1000),
-                 f["name in memory"] ?? .nan, p.notes["named"] ?? "?", peopleConversations))
+    print(
+        String(
+            format: "contacts import: %.0f ms for %d cards (%.0f cards/s); naming in memory: %.1f µs a conversation; %@ of %d conversations named",
+            f["contacts import"] ?? .nan, peopleCards, Double(peopleCards) / ((f["contacts import"] ?? .nan) / 1000),
+            f["name in memory"] ?? .nan, p.notes["named"] ?? "?", peopleConversations))
 }

@@ -66,7 +66,8 @@ func postgresCase() async throws -> Figures {
         guard let c = try await s.conversations().first, let bounds = try await s.bounds(of: c.id) else { throw BenchError("\(name): empty store") }
         var rng = TextMaker()
         _ = try await s.messages(in: c.id, after: 0, limit: 100)
-        let window = percentiles(try await timedAsync(2_000) { _ = try await s.messages(in: c.id, after: Int64(rng.next() % UInt64(bounds.last)) + 1, limit: 100) })
+        let window = percentiles(
+            try await timedAsync(2_000) { _ = try await s.messages(in: c.id, after: Int64(rng.next() % UInt64(bounds.last)) + 1, limit: 100) })
         figures["\(name) window p50"] = window.p50; figures["\(name) window p99"] = window.p99
         for (label, word) in [("rare", "zeppelin"), ("common", "the"), ("cjk", "明天")] {
             var hits = 0
@@ -88,8 +89,9 @@ func postgresCase() async throws -> Figures {
     let node2 = try BenchServer.start(["serve", "--db", liveURL, "--store-media", media, "--port", "0", "--rate", "0"])
     defer { node2.stop() }
     for (name, ports) in [("sqlite 1 node", [sqliteNode.port]), ("postgres 1 node", [node1.port]), ("postgres 2 nodes", [node1.port, node2.port])] {
-        let created = try HTTP.request(port: ports[0], method: "POST", path: "/api/v1/conversations",
-                                       body: try JSONSerialization.data(withJSONObject: ["participants": ["Me", "Ann"]]))
+        let created = try HTTP.request(
+            port: ports[0], method: "POST", path: "/api/v1/conversations",
+            body: try JSONSerialization.data(withJSONObject: ["participants": ["Me", "Ann"]]))
         guard created.status == 201, let id = (try created.json() as? [String: Any])?["id"] as? Int else {
             throw BenchError("\(name): no conversation: \(created.status) \(created.text)")
         }
@@ -107,22 +109,32 @@ func printPostgres(_ results: [String: Figures]) {
     print("PostgreSQL (the project's own PostgreSQL 15, synchronous_commit = off; the same 1M-message backup; ratio = PostgreSQL ÷ SQLite)")
     print(pad("import", 26) + lpad("SQLite", 10) + lpad("PostgreSQL", 12) + lpad("ratio", 8) + "  goal")
     let pgImport = f["postgres import msg/s"] ?? .nan
-    print(pad("messages a second", 26) + lpad(v("sqlite import msg/s"), 10) + lpad(v("postgres import msg/s"), 12)
-          + lpad(String(format: "%.2f", pgImport / (f["sqlite import msg/s"] ?? .nan)), 8)
-          + "  ≥ \(Int(postgresImportGoal)) by COPY: " + String(format: "%.2f× (%@)", pgImport / postgresImportGoal, pgImport >= postgresImportGoal ? "met" : "not met")
-          + " — \(r.notes["postgres import s"] ?? "?") s, database \(r.notes["postgres size MB"] ?? "?") MB")
+    print(
+        pad("messages a second", 26) + lpad(v("sqlite import msg/s"), 10) + lpad(v("postgres import msg/s"), 12)
+            + lpad(String(format: "%.2f", pgImport / (f["sqlite import msg/s"] ?? .nan)), 8)
+            + "  ≥ \(Int(postgresImportGoal)) by COPY: "
+            + String(format: "%.2f× (%@)", pgImport / postgresImportGoal, pgImport >= postgresImportGoal ? "met" : "not met")
+            + " — \(r.notes["postgres import s"] ?? "?") s, database \(r.notes["postgres size MB"] ?? "?") MB")
     for (k, v) in r.notes.sorted(by: { $0.key < $1.key }) where k.hasPrefix("server ") { print("  \(v) in: \(k.dropFirst(7))…") }
     print(pad("query (ms)", 26) + lpad("SQLite p50/p99", 18) + lpad("PostgreSQL p50/p99", 22) + lpad("p99 ratio", 11))
-    for (label, key) in [("window of 100", "window"), ("search rare word", "search rare"), ("search common word", "search common"), ("search CJK (明天)", "search cjk")] {
-        print(pad(label, 26) + lpad(v("sqlite \(key) p50", "%.2f") + " / " + v("sqlite \(key) p99", "%.2f"), 18)
-              + lpad(v("postgres \(key) p50", "%.2f") + " / " + v("postgres \(key) p99", "%.2f"), 22)
-              + lpad(String(format: "%.1f", (f["postgres \(key) p99"] ?? .nan) / (f["sqlite \(key) p99"] ?? .nan)), 11))
+    for (label, key) in [
+        ("window of 100", "window"), ("search rare word", "search rare"), ("search common word", "search common"), ("search CJK (明天)", "search cjk")
+    ] {
+        print(
+            pad(label, 26) + lpad(v("sqlite \(key) p50", "%.2f") + " / " + v("sqlite \(key) p99", "%.2f"), 18)
+                + lpad(v("postgres \(key) p50", "%.2f") + " / " + v("postgres \(key) p99", "%.2f"), 22)
+                + lpad(String(format: "%.1f", (f["postgres \(key) p99"] ?? .nan) / (f["sqlite \(key) p99"] ?? .nan)), 11))
     }
-    print("hits: " + ["rare", "common", "cjk"].map { "\($0) \(r.notes["sqlite \($0) hits"] ?? "?")/\(r.notes["postgres \($0) hits"] ?? "?")" }.joined(separator: ", ")
-          + " (SQLite/PostgreSQL, top 50)")
-    print(pad("live, \(postgresLiveRound.clients) clients × \(postgresLiveRound.each)", 26) + lpad("msg/s", 9) + lpad("p50 ms", 9) + lpad("p99 ms", 9) + lpad("msg/s ÷ SQLite", 16))
+    print(
+        "hits: "
+            + ["rare", "common", "cjk"].map { "\($0) \(r.notes["sqlite \($0) hits"] ?? "?")/\(r.notes["postgres \($0) hits"] ?? "?")" }.joined(separator: ", ")
+            + " (SQLite/PostgreSQL, top 50)")
+    print(
+        pad("live, \(postgresLiveRound.clients) clients × \(postgresLiveRound.each)", 26) + lpad("msg/s", 9) + lpad("p50 ms", 9) + lpad("p99 ms", 9)
+            + lpad("msg/s ÷ SQLite", 16))
     for name in ["sqlite 1 node", "postgres 1 node", "postgres 2 nodes"] {
-        print(pad(name, 26) + lpad(v("\(name) msg/s"), 9) + lpad(v("\(name) p50 ms", "%.1f"), 9) + lpad(v("\(name) p99 ms", "%.1f"), 9)
-              + lpad(String(format: "%.2f", (f["\(name) msg/s"] ?? .nan) / (f["sqlite 1 node msg/s"] ?? .nan)), 16))
+        print(
+            pad(name, 26) + lpad(v("\(name) msg/s"), 9) + lpad(v("\(name) p50 ms", "%.1f"), 9) + lpad(v("\(name) p99 ms", "%.1f"), 9)
+                + lpad(String(format: "%.2f", (f["\(name) msg/s"] ?? .nan) / (f["sqlite 1 node msg/s"] ?? .nan)), 16))
     }
 }

@@ -44,10 +44,13 @@ func serveCase() async throws -> Figures {
     for _ in 0..<5 {
         try browser.open("about:blank")
         try browser.open("http://127.0.0.1:\(server.port)/c/1")
-        let fcp = try browser.wait(for: "the first paint", timeout: 30, """
-            const p = performance.getEntriesByName('first-contentful-paint')[0];
-            return p && document.querySelector('b[data-n]') ? p.startTime : null;
-            """) as? Double ?? .nan
+        let fcp =
+            try browser.wait(
+                for: "the first paint", timeout: 30,
+                """
+                const p = performance.getEntriesByName('first-contentful-paint')[0];
+                return p && document.querySelector('b[data-n]') ? p.startTime : null;
+                """) as? Double ?? .nan
         opens.append(fcp)
     }
     figures["cold open ms"] = opens.sorted()[opens.count / 2]
@@ -62,9 +65,11 @@ func serveCase() async throws -> Figures {
         return n;
         """
     var inView: [String] = []
-    for (place, script) in [("bottom", ""), ("top", "document.getElementById('scroller').scrollTop = 0"),
-                            ("middle", "const s = document.getElementById('scroller'); s.scrollTop = (s.scrollHeight - s.clientHeight) / 2"),
-                            ("jump", "bubbleViewer.goTo(990000)"), ("resize", "")] {
+    for (place, script) in [
+        ("bottom", ""), ("top", "document.getElementById('scroller').scrollTop = 0"),
+        ("middle", "const s = document.getElementById('scroller'); s.scrollTop = (s.scrollHeight - s.clientHeight) / 2"),
+        ("jump", "bubbleViewer.goTo(990000)"), ("resize", "")
+    ] {
         if place == "resize" { try browser.resize(width: 700, height: 800) }
         if !script.isEmpty { try browser.run(script) }
         usleep(300_000)
@@ -89,9 +94,12 @@ func serveCase() async throws -> Figures {
         let staticBrowser = try WebDriver(width: 1000, height: 800)
         defer { staticBrowser.quit() }
         try staticBrowser.open("file://" + html)
-        let fcp = try staticBrowser.wait(for: "the static export's first paint", timeout: 120, """
-            const p = performance.getEntriesByName('first-contentful-paint')[0]; return p ? p.startTime : null;
-            """) as? Double ?? .nan
+        let fcp =
+            try staticBrowser.wait(
+                for: "the static export's first paint", timeout: 120,
+                """
+                const p = performance.getEntriesByName('first-contentful-paint')[0]; return p ? p.startTime : null;
+                """) as? Double ?? .nan
         figures["static export open ms"] = fcp
         notes["static export load s"] = String(format: "%.1f", now() - started)
     } catch {
@@ -131,7 +139,8 @@ func serveCase() async throws -> Figures {
         let status = (try? String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8)) ?? ""
         for (key, label) in [("VmRSS", "server RSS MB"), ("VmHWM", "server peak RSS MB")] {
             if let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
-               let kb = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+                let kb = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+            {
                 figures[label] = kb / 1024
             }
         }
@@ -147,7 +156,8 @@ func serveCase() async throws -> Figures {
     // A second reader: the same conversation seen from the other side (its own layout).
     let one = figures["server RSS MB"] ?? 0
     if let other = (try get("/api/v1/conversations/1").json() as? [String: Any]).flatMap({ $0["participants"] as? [[String: Any]] })?
-        .compactMap({ $0["id"] as? String }).first(where: { $0 != "me" }) {
+        .compactMap({ $0["id"] as? String }).first(where: { $0 != "me" })
+    {
         _ = try get("/c/1/view?width=720&as=\(other)&wait=1")
         memory()
         figures["second reader MB"] = (figures["server RSS MB"] ?? 0) - one
@@ -247,10 +257,11 @@ func runBaselineServer(bytes: Int) async throws {
     let body = ByteBuffer(repeating: UInt8(ascii: "x"), count: bytes)
     let router = Router()
     router.get("fixed") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body)) }
-    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                          onServerRunning: { channel in
-                              FileHandle.standardOutput.write(Data("baseline: http://127.0.0.1:\(channel.localAddress?.port ?? 0)/\n".utf8))
-                          })
+    let app = Application(
+        router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { channel in
+            FileHandle.standardOutput.write(Data("baseline: http://127.0.0.1:\(channel.localAddress?.port ?? 0)/\n".utf8))
+        })
     try await app.runService()
 }
 
@@ -265,21 +276,36 @@ func printServe(_ results: [String: Figures]) {
     print("bubbles serve on the 1,000,000-message conversation (ms unless said; ratio as the goal reads)")
     print("bubbles in view (bottom, top, middle, a jump to message 990,000, after a resize; goal: > 0 everywhere): \(n["bubbles in view"] ?? "—")")
     print(pad("measure", 34) + lpad("ours", 10) + lpad("baseline", 12) + lpad("ratio", 9) + lpad("goal", 12))
-    print(pad("cold open (first rows painted)", 34) + lpad(v("cold open ms"), 10) + lpad(v("static export open ms"), 12)
-          + lpad(ratio("cold open ms", "static export open ms", true), 9) + lpad("≤ \(Int(coldOpenGoalMs))", 12)
-          + "  static export: " + (n["static export"] ?? "\(n["static export MB"] ?? "?") MB, loaded in \(n["static export load s"] ?? "?") s"))
-    print(pad("window fetch p99, 50 clients", 34) + lpad(v("window p99 ms"), 10) + lpad(v("ceiling p99 ms"), 12)
-          + lpad(ratio("window p99 ms", "ceiling p99 ms"), 9) + lpad("≤ \(windowP99Ratio)×", 12))
+    print(
+        pad("cold open (first rows painted)", 34) + lpad(v("cold open ms"), 10) + lpad(v("static export open ms"), 12)
+            + lpad(ratio("cold open ms", "static export open ms", true), 9) + lpad("≤ \(Int(coldOpenGoalMs))", 12)
+            + "  static export: " + (n["static export"] ?? "\(n["static export MB"] ?? "?") MB, loaded in \(n["static export load s"] ?? "?") s"))
+    print(
+        pad("window fetch p99, 50 clients", 34) + lpad(v("window p99 ms"), 10) + lpad(v("ceiling p99 ms"), 12)
+            + lpad(ratio("window p99 ms", "ceiling p99 ms"), 9) + lpad("≤ \(windowP99Ratio)×", 12))
     print(pad("window fetch p50, 50 clients", 34) + lpad(v("window p50 ms"), 10) + lpad(v("ceiling p50 ms"), 12))
-    print(pad("requests/s, 50 clients", 34) + lpad(v("window req/s"), 10) + lpad(v("ceiling req/s"), 12)
-          + lpad(ratio("window req/s", "ceiling req/s"), 9) + lpad("≥ \(frameworkShareGoal)×", 12) + "  (\(n["window bytes"] ?? "?") bytes a window)")
-    print(pad("jump to a date p50 / p99", 34) + lpad(v("date jump p50 ms") + "/" + v("date jump p99 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(jumpGoalMs))", 12))
-    print(pad("jump to the last message p50 / p99", 34) + lpad(v("last message p50 ms") + "/" + v("last message p99 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(jumpGoalMs))", 12))
-    print(pad("search rare word p50 / p99", 34) + lpad(v("search rare p50 ms") + "/" + v("search rare p99 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(searchEndToEndGoalMs))", 12))
-    print(pad("search common word p50 / p99", 34) + lpad(v("search common p50 ms") + "/" + v("search common p99 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(searchEndToEndGoalMs))", 12))
+    print(
+        pad("requests/s, 50 clients", 34) + lpad(v("window req/s"), 10) + lpad(v("ceiling req/s"), 12)
+            + lpad(ratio("window req/s", "ceiling req/s"), 9) + lpad("≥ \(frameworkShareGoal)×", 12) + "  (\(n["window bytes"] ?? "?") bytes a window)")
+    print(
+        pad("jump to a date p50 / p99", 34) + lpad(v("date jump p50 ms") + "/" + v("date jump p99 ms"), 10) + lpad("", 12) + lpad("", 9)
+            + lpad("≤ \(Int(jumpGoalMs))", 12))
+    print(
+        pad("jump to the last message p50 / p99", 34) + lpad(v("last message p50 ms") + "/" + v("last message p99 ms"), 10) + lpad("", 12) + lpad("", 9)
+            + lpad("≤ \(Int(jumpGoalMs))", 12))
+    print(
+        pad("search rare word p50 / p99", 34) + lpad(v("search rare p50 ms") + "/" + v("search rare p99 ms"), 10) + lpad("", 12) + lpad("", 9)
+            + lpad("≤ \(Int(searchEndToEndGoalMs))", 12))
+    print(
+        pad("search common word p50 / p99", 34) + lpad(v("search common p50 ms") + "/" + v("search common p99 ms"), 10) + lpad("", 12) + lpad("", 9)
+            + lpad("≤ \(Int(searchEndToEndGoalMs))", 12))
     print(pad("first layout of the conversation", 34) + lpad(v("first layout ms"), 10) + "  (once per conversation and theme, in the background)")
-    print(pad("resize re-layout 720→500 / →720", 34) + lpad(v("re-layout 500 ms") + "/" + v("re-layout 720 ms"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(relayoutGoalMs))", 12))
-    print(pad("server RSS with it open (peak), MB", 34) + lpad(v("server RSS MB") + " (" + v("server peak RSS MB") + ")", 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(serverRSSGoalMB))", 12))
+    print(
+        pad("resize re-layout 720→500 / →720", 34) + lpad(v("re-layout 500 ms") + "/" + v("re-layout 720 ms"), 10) + lpad("", 12) + lpad("", 9)
+            + lpad("≤ \(Int(relayoutGoalMs))", 12))
+    print(
+        pad("server RSS with it open (peak), MB", 34) + lpad(v("server RSS MB") + " (" + v("server peak RSS MB") + ")", 10) + lpad("", 12) + lpad("", 9)
+            + lpad("≤ \(Int(serverRSSGoalMB))", 12))
     print(pad("a reader at another width, MB", 34) + lpad(v("another width MB"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(secondReaderGoalMB))", 12))
     print(pad("a second reader (other side), MB", 34) + lpad(v("second reader MB"), 10) + lpad("", 12) + lpad("", 9) + lpad("≤ \(Int(secondReaderGoalMB))", 12))
     print("cold opens: \(n["cold opens ms"] ?? "?") ms")

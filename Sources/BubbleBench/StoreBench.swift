@@ -18,8 +18,10 @@ func storeDB(_ size: Int) -> String { (NSTemporaryDirectory() as NSString).appen
 
 var storeCases: [BenchCase] {
     storeSizes.map { size in (storeCaseName(size), { _ in try await storeImportCase(size) }) }
-        + [("store-bare-1m", { _ in try storeBareCase(1_000_000) }), ("store-queries-1m", { _ in try await storeQueryCase(1_000_000) }),
-           ("stats-1m", { _ in try await statsCase(1_000_000) })]
+        + [
+            ("store-bare-1m", { _ in try storeBareCase(1_000_000) }), ("store-queries-1m", { _ in try await storeQueryCase(1_000_000) }),
+            ("stats-1m", { _ in try await statsCase(1_000_000) })
+        ]
 }
 
 /// Issue 44's goal: a million-message conversation's statistics in at most this many seconds.
@@ -45,13 +47,18 @@ func statsCase(_ size: Int) async throws -> Figures {
     let alone = ConversationStats(synthetic, timeZone: zone)
     let memory = now() - t
     let total = load + compute
-    return Figures(name: "stats-1m", messages: stats.messages,
-                   microsPerMessage: ["store read": load * 1e6 / Double(size), "stats": compute * 1e6 / Double(size),
-                                      "stats (synthetic, in memory)": memory * 1e6 / Double(size)],
-                   peakMemoryMB: peakMemoryMB(),
-                   notes: ["seconds": String(format: "%.2f (read %.2f + stats %.2f)", total, load, compute),
-                           "goal": String(format: "≤ %.0f s: %.1f× ", statsGoalSeconds, statsGoalSeconds / total) + (total <= statsGoalSeconds ? "(met)" : "(not met)"),
-                           "people": String(stats.people.count), "synthetic messages": String(alone.messages)])
+    return Figures(
+        name: "stats-1m", messages: stats.messages,
+        microsPerMessage: [
+            "store read": load * 1e6 / Double(size), "stats": compute * 1e6 / Double(size),
+            "stats (synthetic, in memory)": memory * 1e6 / Double(size)
+        ],
+        peakMemoryMB: peakMemoryMB(),
+        notes: [
+            "seconds": String(format: "%.2f (read %.2f + stats %.2f)", total, load, compute),
+            "goal": String(format: "≤ %.0f s: %.1f× ", statsGoalSeconds, statsGoalSeconds / total) + (total <= statsGoalSeconds ? "(met)" : "(not met)"),
+            "people": String(stats.people.count), "synthetic messages": String(alone.messages)
+        ])
 }
 
 /// Words of five languages; a message is in one of them (English half the time), Chinese written
@@ -63,7 +70,7 @@ struct MultilingualText {
         (15, ["café", "crème", "été", "über", "straße", "garçon", "déjà", "très", "bien", "schön", "grüße", "morgen", "demain", "à"], " "),
         (15, ["привет", "как", "дела", "увидимся", "завтра", "спасибо", "хорошо", "москва", "встреча", "вечером", "да", "нет"], " "),
         (10, ["مرحبا", "كيف", "حالك", "شكرا", "غدا", "نلتقي", "في", "المساء", "صديقي", "جيد"], " "),
-        (10, ["我们", "明天", "见面", "谢谢", "你好", "没问题", "今天", "天气", "很好", "晚上", "吃饭", "好的"], ""),
+        (10, ["我们", "明天", "见面", "谢谢", "你好", "没问题", "今天", "天气", "很好", "晚上", "吃饭", "好的"], "")
     ]
     mutating func sentence(_ i: Int) -> String {
         var pick = t.next() % 100
@@ -87,7 +94,9 @@ func generateStoreXMLIfMissing(_ size: Int) throws {
     for i in 0..<size {
         let ms = String((1_700_000_000 + i * 30) * 1000)
         let type = text.t.next() % 2 == 0 ? "1" : "2"
-        try w.write("  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(ms)\" type=\"\(type)\" body=\"\(xmlEscape(text.sentence(i)))\" read=\"1\" status=\"-1\" date_sent=\"\(ms)\" contact_name=\"Ann Lee\" />\n")
+        try w.write(
+            "  <sms protocol=\"0\" address=\"+15550102000\" date=\"\(ms)\" type=\"\(type)\" body=\"\(xmlEscape(text.sentence(i)))\" read=\"1\" status=\"-1\" date_sent=\"\(ms)\" contact_name=\"Ann Lee\" />\n"
+        )
     }
     try w.write("</smses>\n")
     try w.finish()
@@ -112,11 +121,14 @@ func storeImportCase(_ size: Int) async throws -> Figures {
     }
     let seconds = now() - start, cpu = cpuSeconds() - cpuStart
     let bytes = (try FileManager.default.attributesOfItem(atPath: storeXML(size))[.size] as? Int) ?? 0
-    return Figures(name: storeCaseName(size), messages: summary.messagesAdded,
-                   microsPerMessage: ["import": seconds * 1e6 / Double(summary.messagesAdded), "import cpu": cpu * 1e6 / Double(summary.messagesAdded)],
-                   peakMemoryMB: peakMemoryMB(),
-                   notes: ["file MB": String(format: "%.0f", Double(bytes) / 1e6), "rss before": String(format: "%.0f", before),
-                           "seconds": String(format: "%.2f", seconds)])
+    return Figures(
+        name: storeCaseName(size), messages: summary.messagesAdded,
+        microsPerMessage: ["import": seconds * 1e6 / Double(summary.messagesAdded), "import cpu": cpu * 1e6 / Double(summary.messagesAdded)],
+        peakMemoryMB: peakMemoryMB(),
+        notes: [
+            "file MB": String(format: "%.0f", Double(bytes) / 1e6), "rss before": String(format: "%.0f", before),
+            "seconds": String(format: "%.2f", seconds)
+        ])
 }
 
 /// The bare limit: GRDB inserting the same rows, already parsed and keyed, with prepared
@@ -130,21 +142,24 @@ func storeBareCase(_ size: Int) throws -> Figures {
     var rows: [Row] = []
     rows.reserveCapacity(messages.count)
     for (i, m) in messages.enumerated() {
-        rows.append(Row(key: Int64(i) &* 0x9E37_79B9, date: m.date.timeIntervalSince1970, sender: m.sender, outgoing: m.direction == .outgoing,
-                        text: m.text, body: m.text.map { storeIndexForm($0) }))
+        rows.append(
+            Row(
+                key: Int64(i) &* 0x9E37_79B9, date: m.date.timeIntervalSince1970, sender: m.sender, outgoing: m.direction == .outgoing,
+                text: m.text, body: m.text.map { storeIndexForm($0) }))
     }
     let db = storeDB(size) + ".bare"
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
-    _ = try SQLiteStore(path: db)   // the same schema
+    _ = try SQLiteStore(path: db)  // the same schema
     var config = Configuration()
     config.prepareDatabase { try $0.execute(sql: "PRAGMA synchronous = NORMAL") }
     let pool = try DatabasePool(path: db, configuration: config)
     let start = now(), cpuStart = cpuSeconds()
     try pool.write { db in
         try db.execute(sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('Ann', 'sms', 'bare', 0)")
-        let insert = try db.makeStatement(sql: """
-            INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text) VALUES (1, ?, ?, ?, ?, ?, 0, ?)
-            """)
+        let insert = try db.makeStatement(
+            sql: """
+                INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text) VALUES (1, ?, ?, ?, ?, ?, 0, ?)
+                """)
         let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
         for (i, r) in rows.enumerated() {
             insert.setUncheckedArguments([i + 1, r.key, r.date, r.sender, r.outgoing, r.text])
@@ -157,9 +172,10 @@ func storeBareCase(_ size: Int) throws -> Figures {
     }
     let seconds = now() - start, cpu = cpuSeconds() - cpuStart
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
-    return Figures(name: "store-bare-1m", messages: rows.count,
-                   microsPerMessage: ["import": seconds * 1e6 / Double(rows.count), "import cpu": cpu * 1e6 / Double(rows.count)],
-                   peakMemoryMB: peakMemoryMB(), notes: ["seconds": String(format: "%.2f", seconds)])
+    return Figures(
+        name: "store-bare-1m", messages: rows.count,
+        microsPerMessage: ["import": seconds * 1e6 / Double(rows.count), "import cpu": cpu * 1e6 / Double(rows.count)],
+        peakMemoryMB: peakMemoryMB(), notes: ["seconds": String(format: "%.2f", seconds)])
 }
 
 /// The index form the store gives text (for the bare case, computed before timing).
@@ -169,7 +185,9 @@ func storeIndexForm(_ text: String) -> String {
     var out = ""
     var run: [Character] = []
     func flush() {
-        if run.count == 1 { out += " \(run[0]) " } else if run.count > 1 {
+        if run.count == 1 {
+            out += " \(run[0]) "
+        } else if run.count > 1 {
             out += " " + (0..<(run.count - 1)).map { String(run[$0]) + String(run[$0 + 1]) }.joined(separator: " ") + " "
         }
         run.removeAll()
@@ -210,17 +228,19 @@ func storeQueryCase(_ size: Int) async throws -> Figures {
     var rng = TextMaker()
     var figures: [String: Double] = [:]
     var notes: [String: String] = [:]
-    _ = try await store.messages(in: c.id, after: 0, limit: 100)   // warm the page cache once
-    let window = percentiles(try await timedAsync(2_000) {
-        let seq = Int64(rng.next() % UInt64(bounds.last)) + 1
-        _ = try await store.messages(in: c.id, after: seq, limit: 100)
-    })
+    _ = try await store.messages(in: c.id, after: 0, limit: 100)  // warm the page cache once
+    let window = percentiles(
+        try await timedAsync(2_000) {
+            let seq = Int64(rng.next() % UInt64(bounds.last)) + 1
+            _ = try await store.messages(in: c.id, after: seq, limit: 100)
+        })
     figures["window p50"] = window.p50; figures["window p99"] = window.p99
     let span = (c.last ?? Date()).timeIntervalSince(c.first ?? Date())
-    let jump = percentiles(try await timedAsync(2_000) {
-        let date = (c.first ?? Date()).addingTimeInterval(Double(rng.next() % 1_000_000) / 1_000_000 * span)
-        if let seq = try await store.seq(in: c.id, atOrAfter: date) { _ = try await store.messages(in: c.id, after: seq - 1, limit: 100) }
-    })
+    let jump = percentiles(
+        try await timedAsync(2_000) {
+            let date = (c.first ?? Date()).addingTimeInterval(Double(rng.next() % 1_000_000) / 1_000_000 * span)
+            if let seq = try await store.seq(in: c.id, atOrAfter: date) { _ = try await store.messages(in: c.id, after: seq - 1, limit: 100) }
+        })
     figures["date jump p50"] = jump.p50; figures["date jump p99"] = jump.p99
     for (label, word) in [("rare", "zeppelin"), ("common", "the")] {
         var hits = 0
@@ -229,12 +249,14 @@ func storeQueryCase(_ size: Int) async throws -> Figures {
         notes["\(label) hits"] = String(hits)
         // LIKE: every row's text read and compared (the whole table for a rare word).
         let queue = try DatabaseQueue(path: storeDB(size))
-        let like = percentiles(try timings(5) {
-            _ = try queue.read { db in
-                try Row.fetchAll(db, sql: "SELECT seq, text FROM message WHERE conversation_id = ? AND text LIKE ? LIMIT 50",
-                                 arguments: [c.id, "%\(word)%"])
-            }
-        })
+        let like = percentiles(
+            try timings(5) {
+                _ = try queue.read { db in
+                    try Row.fetchAll(
+                        db, sql: "SELECT seq, text FROM message WHERE conversation_id = ? AND text LIKE ? LIMIT 50",
+                        arguments: [c.id, "%\(word)%"])
+                }
+            })
         figures["like \(label) p50"] = like.p50
     }
     // Bytes per message: tables, indexes and the FTS index (dbstat).
@@ -243,9 +265,13 @@ func storeQueryCase(_ size: Int) async throws -> Figures {
         var tables = 0, indexes = 0, fts = 0
         for row in try Row.fetchAll(db, sql: "SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name") {
             let name: String = row["name"], bytes: Int = row["bytes"]
-            if name.hasPrefix("message_fts") { fts += bytes }
-            else if name.hasPrefix("message_") || name.hasPrefix("sqlite_autoindex") { indexes += bytes }
-            else { tables += bytes }
+            if name.hasPrefix("message_fts") {
+                fts += bytes
+            } else if name.hasPrefix("message_") || name.hasPrefix("sqlite_autoindex") {
+                indexes += bytes
+            } else {
+                tables += bytes
+            }
         }
         return (tables, indexes, fts)
     }
@@ -262,38 +288,51 @@ func printStore(_ results: [String: Figures]) {
     print("")
     print("Store (SQLite through GRDB; a generated SMS backup in five languages, one conversation)")
     if !imports.isEmpty {
-        print(pad("import", 22) + lpad("messages", 10) + lpad("msg/s", 10) + lpad("goal ×", 8) + lpad("÷ bare", 8)
-              + lpad("msg/cpu-s", 11) + lpad("peak MB", 9) + lpad("file MB", 9))
+        print(
+            pad("import", 22) + lpad("messages", 10) + lpad("msg/s", 10) + lpad("goal ×", 8) + lpad("÷ bare", 8)
+                + lpad("msg/cpu-s", 11) + lpad("peak MB", 9) + lpad("file MB", 9))
         let bare = results["store-bare-1m"].map { 1e6 / $0.microsPerMessage["import"]! }
         for f in imports {
             let perSecond = 1e6 / f.microsPerMessage["import"]!
-            print(pad(f.name, 22) + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", perSecond), 10)
-                  + lpad(String(format: "%.2f×", perSecond / storeImportGoal), 8)
-                  + lpad(bare.map { String(format: "%.2f", perSecond / $0) } ?? "—", 8)
-                  + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["import cpu"]!), 11)
-                  + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(f.notes["file MB"] ?? "", 9))
+            print(
+                pad(f.name, 22) + lpad(String(f.messages), 10) + lpad(String(format: "%.0f", perSecond), 10)
+                    + lpad(String(format: "%.2f×", perSecond / storeImportGoal), 8)
+                    + lpad(bare.map { String(format: "%.2f", perSecond / $0) } ?? "—", 8)
+                    + lpad(String(format: "%.0f", 1e6 / f.microsPerMessage["import cpu"]!), 11)
+                    + lpad(String(format: "%.0f", f.peakMemoryMB), 9) + lpad(f.notes["file MB"] ?? "", 9))
         }
-        if let bare { print(pad("bare GRDB inserts", 22) + lpad("", 10) + lpad(String(format: "%.0f", bare), 10)
-                            + "   (parsed rows, prepared statements, one transaction, same schema)") }
+        if let bare {
+            print(
+                pad("bare GRDB inserts", 22) + lpad("", 10) + lpad(String(format: "%.0f", bare), 10)
+                    + "   (parsed rows, prepared statements, one transaction, same schema)")
+        }
         print("goals: ≥ \(Int(storeImportGoal)) msg/s end to end, ≥ \(storeBareRatioGoal) of the bare inserts, peak memory flat in file size")
     }
     if let q = results["store-queries-1m"] {
         let f = q.microsPerMessage
         func ms(_ k: String) -> String { String(format: "%.3f", f[k] ?? .nan) }
         print(pad("query (ms)", 22) + lpad("p50", 9) + lpad("p99", 9) + "  goal")
-        print(pad("window of 100", 22) + lpad(ms("window p50"), 9) + lpad(ms("window p99"), 9) + "  p99 ≤ \(windowGoalMs) ms" + ((f["window p99"] ?? 99) <= windowGoalMs ? " (met)" : " (not met)"))
-        print(pad("date jump + window", 22) + lpad(ms("date jump p50"), 9) + lpad(ms("date jump p99"), 9) + "  p99 ≤ \(windowGoalMs) ms" + ((f["date jump p99"] ?? 99) <= windowGoalMs ? " (met)" : " (not met)"))
+        print(
+            pad("window of 100", 22) + lpad(ms("window p50"), 9) + lpad(ms("window p99"), 9) + "  p99 ≤ \(windowGoalMs) ms"
+                + ((f["window p99"] ?? 99) <= windowGoalMs ? " (met)" : " (not met)"))
+        print(
+            pad("date jump + window", 22) + lpad(ms("date jump p50"), 9) + lpad(ms("date jump p99"), 9) + "  p99 ≤ \(windowGoalMs) ms"
+                + ((f["date jump p99"] ?? 99) <= windowGoalMs ? " (met)" : " (not met)"))
         for label in ["rare", "common"] {
             let ratio = (f["like \(label) p50"] ?? .nan) / (f["search \(label) p50"] ?? .nan)
-            print(pad("search \(label) (top 50)", 22) + lpad(ms("search \(label) p50"), 9) + lpad(ms("search \(label) p99"), 9)
-                  + "  p99 ≤ \(searchGoalMs) ms" + ((f["search \(label) p99"] ?? 99) <= searchGoalMs ? " (met)" : " (not met)")
-                  + (label == "rare" ? String(format: "; LIKE '%%word%%' %.1f ms = %.0f× slower", f["like \(label) p50"] ?? .nan, ratio)
-                     : String(format: "; LIKE %.1f ms (stops at its first 50 rows, unranked)", f["like \(label) p50"] ?? .nan))
-                  + " (\(q.notes["\(label) hits"] ?? "?") hits)")
+            print(
+                pad("search \(label) (top 50)", 22) + lpad(ms("search \(label) p50"), 9) + lpad(ms("search \(label) p99"), 9)
+                    + "  p99 ≤ \(searchGoalMs) ms" + ((f["search \(label) p99"] ?? 99) <= searchGoalMs ? " (met)" : " (not met)")
+                    + (label == "rare"
+                        ? String(format: "; LIKE '%%word%%' %.1f ms = %.0f× slower", f["like \(label) p50"] ?? .nan, ratio)
+                        : String(format: "; LIKE %.1f ms (stops at its first 50 rows, unranked)", f["like \(label) p50"] ?? .nan))
+                    + " (\(q.notes["\(label) hits"] ?? "?") hits)")
         }
         let t = f["bytes tables"] ?? 0, i = f["bytes indexes"] ?? 0, s = f["bytes fts"] ?? 0
-        print(String(format: "bytes per message: tables %.0f + indexes %.0f + FTS %.0f = %.0f (goal ≤ %.0f: %@)", t, i, s, t + i + s,
-                     bytesPerMessageGoal, t + i + s <= bytesPerMessageGoal ? "met" : "not met"))
+        print(
+            String(
+                format: "bytes per message: tables %.0f + indexes %.0f + FTS %.0f = %.0f (goal ≤ %.0f: %@)", t, i, s, t + i + s,
+                bytesPerMessageGoal, t + i + s <= bytesPerMessageGoal ? "met" : "not met"))
     }
 }
 
@@ -303,6 +342,7 @@ func printStats(_ results: [String: Figures]) {
     print("Statistics of a 1,000,000-message conversation (release build; goal ≤ \(Int(statsGoalSeconds)) s, issue 44; ratio = goal ÷ ours)")
     print(pad("phase", 30) + lpad("µs/msg", 10))
     for (phase, value) in f.microsPerMessage.sorted(by: { $0.key < $1.key }) { print(pad(phase, 30) + lpad(String(format: "%.2f", value), 10)) }
-    print("store read + stats: \(f.notes["seconds"] ?? "?") s; goal \(f.notes["goal"] ?? "?"); peak \(String(format: "%.0f", f.peakMemoryMB)) MB; "
-          + "\(f.messages) messages, \(f.notes["people"] ?? "?") people")
+    print(
+        "store read + stats: \(f.notes["seconds"] ?? "?") s; goal \(f.notes["goal"] ?? "?"); peak \(String(format: "%.0f", f.peakMemoryMB)) MB; "
+            + "\(f.messages) messages, \(f.notes["people"] ?? "?") people")
 }

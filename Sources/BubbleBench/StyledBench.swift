@@ -61,9 +61,12 @@ func styledCase(messages: Int) throws -> Figures {
         }
     }
     let styledMessages = styled.messages.filter { !$0.spans.isEmpty }.count
-    return Figures(name: "layout-styled", messages: messages, microsPerMessage: best, peakMemoryMB: peakMemoryMB(),
-                   notes: ["styled messages": String(styledMessages),
-                           "spans/message": String(format: "%.2f", Double(styled.messages.reduce(0) { $0 + $1.spans.count }) / Double(max(1, styledMessages)))])
+    return Figures(
+        name: "layout-styled", messages: messages, microsPerMessage: best, peakMemoryMB: peakMemoryMB(),
+        notes: [
+            "styled messages": String(styledMessages),
+            "spans/message": String(format: "%.2f", Double(styled.messages.reduce(0) { $0 + $1.spans.count }) / Double(max(1, styledMessages)))
+        ])
 }
 
 func printStyled(_ results: [String: Figures]) {
@@ -75,8 +78,9 @@ func printStyled(_ results: [String: Figures]) {
     for phase in ["first layout", "engine only"] {
         guard let a = m[phase + " plain"], let b = m[phase + " styled"] else { continue }
         let goal = phase == "first layout" ? "≤ 1.5× (" + (b / a <= 1.5 ? "met" : "not met") + ")" : "prepare + layout of each text, one thread"
-        print(pad(phase, 16) + lpad(String(format: "%.2f", a), 10) + lpad(String(format: "%.2f", b), 10)
-              + lpad(String(format: "%.2f×", b / a), 9) + "  " + goal)
+        print(
+            pad(phase, 16) + lpad(String(format: "%.2f", a), 10) + lpad(String(format: "%.2f", b), 10)
+                + lpad(String(format: "%.2f×", b / a), 9) + "  " + goal)
     }
     print("notes: \(f.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
 }

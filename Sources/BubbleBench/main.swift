@@ -98,18 +98,26 @@ func scrollingPhases(layouter: ConversationLayouter, base: Conversation, extra: 
     list = try layouter.scrollingLayout(Conversation(), width: firstWidth)
     second.reserveCapacity(second.conversation.messages.count + extra.count)
     let append = try timed(extra.count) { for m in extra { try layouter.append(m, to: &second) } }
-    return (["scrolling first layout": first, "scrolling re-layout": relayout, "scrolling re-layout cpu": relayoutCPU,
-             "scrolling append": append,
-             "scrolling window (µs per 800-pt window)": visible, "scrolling bytes/message": bytes],
-            ["scrolling re-layout rows": measuredInFull,
-             "scrolling rows per window": String(format: "%.1f", Double(shown) / Double(windows))])
+    return (
+        [
+            "scrolling first layout": first, "scrolling re-layout": relayout, "scrolling re-layout cpu": relayoutCPU,
+            "scrolling append": append,
+            "scrolling window (µs per 800-pt window)": visible, "scrolling bytes/message": bytes
+        ],
+        [
+            "scrolling re-layout rows": measuredInFull,
+            "scrolling rows per window": String(format: "%.1f", Double(shown) / Double(windows))
+        ]
+    )
 }
 
 /// The benchmark conversation: `messages` to lay out first, and the messages appended after.
 func layoutConversation(messages: Int) -> (base: Conversation, extra: ArraySlice<Message>) {
     let conversation = SyntheticConversation.make(count: messages + appends, seed: 2026)
-    return (Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(messages))),
-            conversation.messages.suffix(appends))
+    return (
+        Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(messages))),
+        conversation.messages.suffix(appends)
+    )
 }
 
 /// The first layout of `base` at the first width: the layout, µs a message of wall clock and of
@@ -144,8 +152,10 @@ func layoutCase(name: String, messages: Int, cached: Bool) throws -> Figures {
     let engine: any TextEngine = cached ? CachingTextEngine(pango, capacity: 262_144) : pango
     let run = try layoutPhases(engine: engine, messages: messages)
     let (first, relayout, append, layout, second, base) = (run.first, run.relayout, run.append, run.layout, run.second, run.base)
-    var notes = ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
-                 "rows@414": String(second.rows.count)]
+    var notes = [
+        "rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
+        "rows@414": String(second.rows.count)
+    ]
     var phases = ["first layout": first, "re-layout": relayout, "append": append].merging(run.scrolling) { a, _ in a }
     notes.merge(run.scrollingNotes) { a, _ in a }
     let peak = peakMemoryMB()
@@ -169,7 +179,7 @@ func fastLayoutCase(messages: Int) throws -> Figures {
     let (first, relayout, append, layout, second, base) = (run.first, run.relayout, run.append, run.layout, run.second, run.base)
     let index = engine.preparedIndexStatistics
     let segments = engine.segmentCacheStatistics
-    let peak = peakMemoryMB()   // the conversation layout's, before the engine-only runs below
+    let peak = peakMemoryMB()  // the conversation layout's, before the engine-only runs below
     // The engine alone (prepare + layout of every message text, no conversation layout around
     // it), on a fresh engine: what the text engine costs apart from the layouter's own work.
     let texts = base.messages.compactMap(\.text)
@@ -182,16 +192,21 @@ func fastLayoutCase(messages: Int) throws -> Figures {
     bare.forgetPreparedTexts()
     let engineWarm = try timed(messages) { for t in texts { _ = try bare.layout(bare.prepare(t, style: style), maxWidth: 250, maxLines: nil) } }
     let textBytes = base.messages.reduce(0) { $0 + ($1.text?.utf8.count ?? 0) }
-    return Figures(name: "layout-fast", messages: messages,
-                   microsPerMessage: ["first layout": first, "re-layout": relayout, "append": append,
-                                      "index bytes/message": Double(index.bytes) / Double(messages),
-                                      "engine only": engineOnly, "engine only re-layout": engineRelayout,
-                                      "engine only, segments shaped": engineWarm].merging(run.scrolling) { a, _ in a },
-                   peakMemoryMB: peak,
-                   notes: ["rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
-                           "rows@414": String(second.rows.count), "prepared texts": String(index.texts),
-                           "segment cache": "\(segments.segments) segments, \(segments.bytes / 1024) KB, \(segments.hits) hits, \(segments.misses) misses",
-                           "text bytes/message": String(format: "%.0f", Double(textBytes) / Double(messages))].merging(run.scrollingNotes) { a, _ in a })
+    return Figures(
+        name: "layout-fast", messages: messages,
+        microsPerMessage: [
+            "first layout": first, "re-layout": relayout, "append": append,
+            "index bytes/message": Double(index.bytes) / Double(messages),
+            "engine only": engineOnly, "engine only re-layout": engineRelayout,
+            "engine only, segments shaped": engineWarm
+        ].merging(run.scrolling) { a, _ in a },
+        peakMemoryMB: peak,
+        notes: [
+            "rows": String(layout.rows.count), "height": String(format: "%.0f pt", layout.height),
+            "rows@414": String(second.rows.count), "prepared texts": String(index.texts),
+            "segment cache": "\(segments.segments) segments, \(segments.bytes / 1024) KB, \(segments.hits) hits, \(segments.misses) misses",
+            "text bytes/message": String(format: "%.0f", Double(textBytes) / Double(messages))
+        ].merging(run.scrollingNotes) { a, _ in a })
 }
 
 // MARK: rendering
@@ -238,10 +253,11 @@ func renderCase(name: String, format: OutputFormat, parts: Int? = nil) throws ->
     }
     let cpuPerMessage = (cpuSeconds(RUSAGE_SELF) - cpuBefore) * 1e6 / Double(renderMessages)
     let bytes = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
-    return Figures(name: name, messages: renderMessages,
-                   microsPerMessage: ["render": perMessage, "render cpu": cpuPerMessage, "scene": scenePerMessage],
-                   peakMemoryMB: peakMemoryMB(),
-                   notes: ["files": String(files.count), "bytes": String(bytes), "pages": String(pageCount)])
+    return Figures(
+        name: name, messages: renderMessages,
+        microsPerMessage: ["render": perMessage, "render cpu": cpuPerMessage, "scene": scenePerMessage],
+        peakMemoryMB: peakMemoryMB(),
+        notes: ["files": String(files.count), "bytes": String(bytes), "pages": String(pageCount)])
 }
 
 /// Headless Chromium printing an equivalent HTML page (same messages, CSS bubbles) to PDF.
@@ -257,8 +273,10 @@ func chromiumCase() throws -> Figures {
     try BaselineHTML.page(conversation).write(toFile: html, atomically: true, encoding: .utf8)
     let p = Process()
     p.executableURL = URL(fileURLWithPath: chromium)
-    p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
-                   "--user-data-dir=\(dir)/profile", "--print-to-pdf=\(dir)/chat.pdf", "file://\(html)"]
+    p.arguments = [
+        "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+        "--user-data-dir=\(dir)/profile", "--print-to-pdf=\(dir)/chat.pdf", "file://\(html)"
+    ]
     p.standardOutput = FileHandle.nullDevice
     p.standardError = FileHandle.nullDevice
     // CPU time: RUSAGE_CHILDREN counts only what was waited for, and Chromium exits without
@@ -285,11 +303,16 @@ func chromiumCase() throws -> Figures {
         throw BenchError("chromium exited with \(p.terminationStatus) and no PDF")
     }
     let bytes = (try? FileManager.default.attributesOfItem(atPath: dir + "/chat.pdf")[.size] as? Int) ?? 0
-    return Figures(name: "chromium-pdf", messages: renderMessages,
-                   microsPerMessage: ["render": seconds * 1e6 / Double(renderMessages), "render cpu": cpu * 1e6 / Double(renderMessages)],
-                   peakMemoryMB: peak, notes: ["bytes": String(bytes), "chromium": chromium,
-                                               "cpu": String(format: "%.1f s sampled from /proc over %d processes, %.1f s in RUSAGE_CHILDREN",
-                                                             sampledCPU, cpuByProcess.count, waitedCPU)])
+    return Figures(
+        name: "chromium-pdf", messages: renderMessages,
+        microsPerMessage: ["render": seconds * 1e6 / Double(renderMessages), "render cpu": cpu * 1e6 / Double(renderMessages)],
+        peakMemoryMB: peak,
+        notes: [
+            "bytes": String(bytes), "chromium": chromium,
+            "cpu": String(
+                format: "%.1f s sampled from /proc over %d processes, %.1f s in RUSAGE_CHILDREN",
+                sampledCPU, cpuByProcess.count, waitedCPU)
+        ])
 }
 
 /// `root` and all its descendants, from /proc: the sum of their resident sizes (VmRSS), and
@@ -322,8 +345,9 @@ func processTree(root: Int32) -> (residentMB: Double, cpuSeconds: [Int32: Double
     for pid in parent.keys where descends(pid) {
         tree[pid] = cpu[pid] ?? 0
         if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-           let kb = Double(line.split(separator: " ").dropFirst().first ?? "") {
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kb = Double(line.split(separator: " ").dropFirst().first ?? "")
+        {
             resident += kb / 1024
         }
     }
@@ -348,8 +372,10 @@ func pngEncodeCase() throws -> Figures {
     var figures: [String: Double] = [:]
     var notes: [String: String] = [:]
     for (label, surface, runs) in [("600x200", small, 40), ("800x8000", tall, 6)] {
-        for (writer, write) in [("cairo", { (path: String) throws in try surface.writePNGWithCairo(to: path) }),
-                                ("bubblekit", { (path: String) throws in try PNGEncoder.fast.write(surface, to: path) })] {
+        for (writer, write) in [
+            ("cairo", { (path: String) throws in try surface.writePNGWithCairo(to: path) }),
+            ("bubblekit", { (path: String) throws in try PNGEncoder.fast.write(surface, to: path) })
+        ] {
             var best = Double.infinity
             let path = dir + "/\(label)-\(writer).png"
             for _ in 0..<runs {
@@ -382,7 +408,7 @@ let layoutAndRenderCases: [BenchCase] = [
     ("book-50k", { _ in try bookCase() }),
     ("render-png", { _ in try renderCase(name: "render-png", format: .png) }),
     ("chromium-pdf", { _ in try chromiumCase() }),
-    ("png-encode", { _ in try pngEncodeCase() }),
+    ("png-encode", { _ in try pngEncodeCase() })
 ]
 let convertAndServeCases: [BenchCase] = [
     (convertCaseName(convertSizes[0]), { _ in try convertToolCase(size: convertSizes[0]) }),
@@ -394,10 +420,11 @@ let convertAndServeCases: [BenchCase] = [
     ("html-export", { _ in try htmlCase() }),
     ("serve-1m", { _ in try await serveCase() }),
     ("live-ws", { _ in try liveCase() }),
-    ("postgres", { _ in try await postgresCase() }),
+    ("postgres", { _ in try await postgresCase() })
 ]
 let importBenchCases: [BenchCase] = importCases.map { ic in (ic.name, { _ in try importCase(ic) }) }
-let backupBenchCases: [BenchCase] = backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
+let backupBenchCases: [BenchCase] =
+    backupCases.map { c in (c.name, { _ in try backupCase(c.name) }) }
     + backupImportCases.map { name in (name, { _ in try backupImportCase(name) }) }
 let cases: [BenchCase] = layoutAndRenderCases + convertAndServeCases + importBenchCases + storeCases + backupBenchCases + peopleCases
 
@@ -409,22 +436,23 @@ nonisolated(unsafe) var keptToTheEnd: [Any] = []
 func firstLayoutRound(name: String, engine: any TextEngine, messages: Int) throws -> Figures {
     let (base, _) = layoutConversation(messages: messages)
     let (layout, first, cpu) = try timedFirstLayout(ConversationLayouter(style: LayoutStyle(), engine: engine, timeZone: utc), base)
-    keptToTheEnd = [layout, engine]   // no teardown inside the process's time either
-    return Figures(name: name, messages: messages, microsPerMessage: ["first layout": first, "first layout cpu": cpu],
-                   peakMemoryMB: peakMemoryMB(), notes: ["rows": String(layout.rows.count)])
+    keptToTheEnd = [layout, engine]  // no teardown inside the process's time either
+    return Figures(
+        name: name, messages: messages, microsPerMessage: ["first layout": first, "first layout cpu": cpu],
+        peakMemoryMB: peakMemoryMB(), notes: ["rows": String(layout.rows.count)])
 }
 
 /// Cases for profiling one phase (`perf record … --case NAME`); not part of the table.
 let profileCases: [BenchCase] = [
     ("profile-first-layout", { try firstLayoutOnly(messages: $0) }),
-    ("profile-styled", { try styledFirstLayoutOnly(messages: $0) }),
+    ("profile-styled", { try styledFirstLayoutOnly(messages: $0) })
 ]
 
 /// Further first layouts, which the driver runs after the two layout cases (not in the table
 /// on their own).
 let roundCases: [BenchCase] = [
     ("first-layout-pango", { try firstLayoutRound(name: "first-layout-pango", engine: PangoTextEngine(), messages: $0) }),
-    ("first-layout-fast", { try firstLayoutRound(name: "first-layout-fast", engine: FastTextEngine(), messages: $0) }),
+    ("first-layout-fast", { try firstLayoutRound(name: "first-layout-fast", engine: FastTextEngine(), messages: $0) })
 ]
 
 /// The fast engine's first layout of the conversation alone, on a fresh engine. The layout and
@@ -445,13 +473,18 @@ func firstLayoutOnly(messages: Int) throws -> Figures {
     let rows = layout?.rows.count ?? 0
     keptToTheEnd = [layout as Any, engine]
     let segments = engine.segmentCacheStatistics
-    return Figures(name: "profile-first-layout", messages: messages,
-                   microsPerMessage: ["first layout": first, "user": micros(before.ru_utime, after.ru_utime),
-                                      "system": micros(before.ru_stime, after.ru_stime)],
-                   peakMemoryMB: peakMemoryMB(),
-                   notes: ["rows": String(rows), "cores": String(UsableCores.count),
-                           "page faults/message": String(format: "%.3f", Double(after.ru_minflt - before.ru_minflt) / Double(messages)),
-                           "shared segment look-ups/message": String(format: "%.2f", Double(segments.hits + segments.misses) / Double(messages))])
+    return Figures(
+        name: "profile-first-layout", messages: messages,
+        microsPerMessage: [
+            "first layout": first, "user": micros(before.ru_utime, after.ru_utime),
+            "system": micros(before.ru_stime, after.ru_stime)
+        ],
+        peakMemoryMB: peakMemoryMB(),
+        notes: [
+            "rows": String(rows), "cores": String(UsableCores.count),
+            "page faults/message": String(format: "%.3f", Double(after.ru_minflt - before.ru_minflt) / Double(messages)),
+            "shared segment look-ups/message": String(format: "%.2f", Double(segments.hits + segments.misses) / Double(messages))
+        ])
 }
 
 // MARK: driver
@@ -466,14 +499,18 @@ let messageCount = option("--messages").flatMap(Int.init) ?? 100_000
 
 if let bytes = option("--baseline-server").flatMap(Int.init) {
     let done = DispatchSemaphore(value: 0)
-    Task.detached { try? await runBaselineServer(bytes: bytes); done.signal() }
+    Task.detached {
+        try? await runBaselineServer(bytes: bytes); done.signal()
+    }
     done.wait()
     exit(0)
 }
 
 if arguments.contains("--baseline-ws-server") {
     let done = DispatchSemaphore(value: 0)
-    Task.detached { try? await runBaselineWebSocketServer(); done.signal() }
+    Task.detached {
+        try? await runBaselineWebSocketServer(); done.signal()
+    }
     done.wait()
     exit(0)
 }
@@ -555,12 +592,14 @@ if let naive = results["layout-pango-naive"], let ours = results["layout-pango-c
     print(pad("phase", 14) + lpad("naive Pango", 14) + lpad("BubbleKit", 14) + lpad("ratio", 9))
     for phase in ["first layout", "re-layout", "append"] {
         let a = naive.microsPerMessage[phase]!, b = ours.microsPerMessage[phase]!
-        print(pad(phase, 14) + lpad(String(format: "%.1f", a), 14) + lpad(String(format: "%.1f", b), 14)
-              + lpad(String(format: "%.2f×", a / b), 9))
+        print(
+            pad(phase, 14) + lpad(String(format: "%.1f", a), 14) + lpad(String(format: "%.1f", b), 14)
+                + lpad(String(format: "%.2f×", a / b), 9))
     }
-    print(pad("peak memory", 14) + lpad(String(format: "%.0f MB", naive.peakMemoryMB), 14)
-          + lpad(String(format: "%.0f MB", ours.peakMemoryMB), 14)
-          + lpad(String(format: "%.2f×", naive.peakMemoryMB / ours.peakMemoryMB), 9))
+    print(
+        pad("peak memory", 14) + lpad(String(format: "%.0f MB", naive.peakMemoryMB), 14)
+            + lpad(String(format: "%.0f MB", ours.peakMemoryMB), 14)
+            + lpad(String(format: "%.2f×", naive.peakMemoryMB / ours.peakMemoryMB), 9))
     print("notes: naive \(naive.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
     print("       ours  \(ours.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
 }
@@ -571,16 +610,23 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
     print("Text engines on the conversation layout (µs per message; ratio = Pango ÷ fast)")
     print(pad("phase", 14) + lpad("Pango", 12) + lpad("fast", 12) + lpad("ratio", 10) + "  goal")
     let runs = firstLayoutRuns["pango"]?.count ?? 1
-    let goals = ["first layout": "≥ 20× faster, ≤ 10 µs" + (runs > 1 ? "; best of \(runs) runs each, taken in turn" : ""), "re-layout": "≤ 0.5 µs (every row in full)", "append": "",
-                 "first layout cpu": "CPU time of all threads (the fast engine measures messages on every core)",
-                 "scrolling re-layout": "≤ 0.5 µs (row frames; full rows on demand)",
-                 "scrolling re-layout cpu": "CPU time of all threads",
-                 "scrolling first layout": "(prepared texts already made by the first layout above)",
-                 "scrolling append": "(texts already prepared by the append above)"]
-    let names = ["scrolling re-layout": "scroll re-lay.", "scrolling re-layout cpu": "  … CPU", "first layout cpu": "  … CPU",
-                 "scrolling first layout": "scroll first", "scrolling append": "scroll append"]
-    for phase in ["first layout", "first layout cpu", "re-layout", "append", "scrolling re-layout", "scrolling re-layout cpu",
-                  "scrolling first layout", "scrolling append"] {
+    let goals = [
+        "first layout": "≥ 20× faster, ≤ 10 µs" + (runs > 1 ? "; best of \(runs) runs each, taken in turn" : ""), "re-layout": "≤ 0.5 µs (every row in full)",
+        "append": "",
+        "first layout cpu": "CPU time of all threads (the fast engine measures messages on every core)",
+        "scrolling re-layout": "≤ 0.5 µs (row frames; full rows on demand)",
+        "scrolling re-layout cpu": "CPU time of all threads",
+        "scrolling first layout": "(prepared texts already made by the first layout above)",
+        "scrolling append": "(texts already prepared by the append above)"
+    ]
+    let names = [
+        "scrolling re-layout": "scroll re-lay.", "scrolling re-layout cpu": "  … CPU", "first layout cpu": "  … CPU",
+        "scrolling first layout": "scroll first", "scrolling append": "scroll append"
+    ]
+    for phase in [
+        "first layout", "first layout cpu", "re-layout", "append", "scrolling re-layout", "scrolling re-layout cpu",
+        "scrolling first layout", "scrolling append"
+    ] {
         guard let a = pango.microsPerMessage[phase], let b = fast.microsPerMessage[phase] else { continue }
         let met: String
         switch phase {
@@ -588,40 +634,49 @@ if let pango = results["layout-pango-naive"], let fast = results["layout-fast"] 
         case "re-layout", "scrolling re-layout": met = b <= 0.5 ? "met" : "not met"
         default: met = ""
         }
-        print(pad(names[phase] ?? phase, 14) + lpad(String(format: "%.2f", a), 12) + lpad(String(format: "%.2f", b), 12)
-              + lpad(String(format: "%.1f×", a / b), 10) + "  " + (goals[phase] ?? "") + (met.isEmpty ? "" : " (\(met))"))
+        print(
+            pad(names[phase] ?? phase, 14) + lpad(String(format: "%.2f", a), 12) + lpad(String(format: "%.2f", b), 12)
+                + lpad(String(format: "%.1f×", a / b), 10) + "  " + (goals[phase] ?? "") + (met.isEmpty ? "" : " (\(met))"))
     }
     if let a = pango.microsPerMessage["scrolling window (µs per 800-pt window)"], let b = fast.microsPerMessage["scrolling window (µs per 800-pt window)"] {
-        print(pad("scroll window", 14) + lpad(String(format: "%.0f", a), 12) + lpad(String(format: "%.0f", b), 12)
-              + lpad(String(format: "%.1f×", a / b), 10) + "  µs for the full rows of an 800-pt window (about 10 rows)")
+        print(
+            pad("scroll window", 14) + lpad(String(format: "%.0f", a), 12) + lpad(String(format: "%.0f", b), 12)
+                + lpad(String(format: "%.1f×", a / b), 10) + "  µs for the full rows of an 800-pt window (about 10 rows)")
     }
     if let a = pango.microsPerMessage["scrolling bytes/message"], let b = fast.microsPerMessage["scrolling bytes/message"] {
-        print(pad("scroll memory", 14) + lpad(String(format: "%.0f B", a), 12) + lpad(String(format: "%.0f B", b), 12)
-              + lpad("", 10) + "  per message: row frames, plan, height memos (prepared texts not counted)")
+        print(
+            pad("scroll memory", 14) + lpad(String(format: "%.0f B", a), 12) + lpad(String(format: "%.0f B", b), 12)
+                + lpad("", 10) + "  per message: row frames, plan, height memos (prepared texts not counted)")
     }
-    print(pad("peak memory", 14) + lpad(String(format: "%.0f MB", pango.peakMemoryMB), 12)
-          + lpad(String(format: "%.0f MB", fast.peakMemoryMB), 12) + lpad(String(format: "%.2f×", pango.peakMemoryMB / fast.peakMemoryMB), 10))
+    print(
+        pad("peak memory", 14) + lpad(String(format: "%.0f MB", pango.peakMemoryMB), 12)
+            + lpad(String(format: "%.0f MB", fast.peakMemoryMB), 12) + lpad(String(format: "%.2f×", pango.peakMemoryMB / fast.peakMemoryMB), 10))
     if let a = pango.microsPerMessage["engine only"], let b = fast.microsPerMessage["engine only"] {
-        print(pad("engine only", 14) + lpad(String(format: "%.2f", a), 12) + lpad(String(format: "%.2f", b), 12)
-              + lpad(String(format: "%.1f×", a / b), 10) + "  prepare + layout of each text, no conversation layout")
+        print(
+            pad("engine only", 14) + lpad(String(format: "%.2f", a), 12) + lpad(String(format: "%.2f", b), 12)
+                + lpad(String(format: "%.1f×", a / b), 10) + "  prepare + layout of each text, no conversation layout")
     }
     if let b = fast.microsPerMessage["engine only, segments shaped"] {
-        print(pad("engine warm", 14) + lpad("", 12) + lpad(String(format: "%.2f", b), 12) + lpad("", 10)
-              + "  first layout once every segment is shaped (prepared texts dropped)")
+        print(
+            pad("engine warm", 14) + lpad("", 12) + lpad(String(format: "%.2f", b), 12) + lpad("", 10)
+                + "  first layout once every segment is shaped (prepared texts dropped)")
     }
     if let b = fast.microsPerMessage["engine only re-layout"] {
-        print(pad("engine re-lay.", 14) + lpad("", 12) + lpad(String(format: "%.2f", b), 12) + lpad("", 10)
-              + "  the same texts again at a new width (prepared texts cached)")
+        print(
+            pad("engine re-lay.", 14) + lpad("", 12) + lpad(String(format: "%.2f", b), 12) + lpad("", 10)
+                + "  the same texts again at a new width (prepared texts cached)")
     }
     let index = fast.microsPerMessage["index bytes/message"] ?? 0
-    print(pad("layout index", 14) + lpad("—", 12) + lpad(String(format: "%.0f B/msg", index), 12) + lpad("", 10)
-          + "  ≤ 150 B/msg on top of the text (\(index <= 150 ? "met" : "not met"))")
+    print(
+        pad("layout index", 14) + lpad("—", 12) + lpad(String(format: "%.0f B/msg", index), 12) + lpad("", 10)
+            + "  ≤ 150 B/msg on top of the text (\(index <= 150 ? "met" : "not met"))")
     if let p = firstLayoutRuns["pango"], let q = firstLayoutRuns["fast"], p.count > 1 {
         let pairs = zip(p, q).map { $0.wall / $1.wall }
-        print("first layout runs (µs/msg, in the order run): Pango " + p.map { String(format: "%.1f", $0.wall) }.joined(separator: ", ")
-              + "; fast " + q.map { String(format: "%.2f", $0.wall) }.joined(separator: ", ")
-              + "; ratio of each round's pair " + pairs.map { String(format: "%.1f×", $0) }.joined(separator: ", ")
-              + String(format: " (median %.1f×)", pairs.sorted()[pairs.count / 2]))
+        print(
+            "first layout runs (µs/msg, in the order run): Pango " + p.map { String(format: "%.1f", $0.wall) }.joined(separator: ", ")
+                + "; fast " + q.map { String(format: "%.2f", $0.wall) }.joined(separator: ", ")
+                + "; ratio of each round's pair " + pairs.map { String(format: "%.1f×", $0) }.joined(separator: ", ")
+                + String(format: " (median %.1f×)", pairs.sorted()[pairs.count / 2]))
     }
     print("notes: fast  \(fast.notes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
 }
@@ -634,8 +689,9 @@ if let pdf = results["render-pdf"] {
     print("Rendering \(renderMessages) messages (imessage theme; ms per message, wall clock and CPU of all threads/processes;")
     print("ratios = Chromium ÷ ours, > 1 means ours is faster / smaller)")
     let chrome = results["chromium-pdf"]
-    print(pad("output", 24) + lpad("ms/msg", 9) + lpad("cpu ms/msg", 12) + lpad("peak MB", 9) + lpad("wall ×", 8) + lpad("cpu ×", 8)
-          + lpad("memory ×", 10) + "  notes")
+    print(
+        pad("output", 24) + lpad("ms/msg", 9) + lpad("cpu ms/msg", 12) + lpad("peak MB", 9) + lpad("wall ×", 8) + lpad("cpu ×", 8)
+            + lpad("memory ×", 10) + "  notes")
     func row(_ label: String, _ f: Figures) {
         let ms = f.microsPerMessage["render"]! / 1000
         let cpu = f.microsPerMessage["render cpu"].map { String(format: "%.3f", $0 / 1000) } ?? "—"
@@ -645,9 +701,10 @@ if let pdf = results["render-pdf"] {
             if let a = c.microsPerMessage["render cpu"], let b = f.microsPerMessage["render cpu"] { cpuRatio = String(format: "%.1f×", a / b) }
             memory = String(format: "%.1f×", c.peakMemoryMB / f.peakMemoryMB)
         }
-        print(pad(label, 24) + lpad(String(format: "%.3f", ms), 9) + lpad(cpu, 12) + lpad(String(format: "%.0f", f.peakMemoryMB), 9)
-              + lpad(speed, 8) + lpad(cpuRatio, 8) + lpad(memory, 10) + "  "
-              + f.notes.filter { $0.key != "chromium" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        print(
+            pad(label, 24) + lpad(String(format: "%.3f", ms), 9) + lpad(cpu, 12) + lpad(String(format: "%.0f", f.peakMemoryMB), 9)
+                + lpad(speed, 8) + lpad(cpuRatio, 8) + lpad(memory, 10) + "  "
+                + f.notes.filter { $0.key != "chromium" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
     }
     row("BubbleKit PDF", pdf)
     if let one = results["render-pdf-1part"] { row("BubbleKit PDF, 1 thread", one) }
@@ -664,9 +721,10 @@ if let png = results["png-encode"] {
     print(pad("image", 12) + lpad("Cairo", 10) + lpad("BubbleKit", 12) + lpad("ratio", 9) + lpad("Cairo bytes", 14) + lpad("ours bytes", 12))
     for label in ["600x200", "800x8000"] {
         let c = png.microsPerMessage["\(label) cairo"]!, b = png.microsPerMessage["\(label) bubblekit"]!
-        print(pad(label, 12) + lpad(String(format: "%.1f", c / 1000), 10) + lpad(String(format: "%.1f", b / 1000), 12)
-              + lpad(String(format: "%.1f×", c / b), 9) + lpad(png.notes["\(label) cairo bytes"] ?? "", 14)
-              + lpad(png.notes["\(label) bubblekit bytes"] ?? "", 12))
+        print(
+            pad(label, 12) + lpad(String(format: "%.1f", c / 1000), 10) + lpad(String(format: "%.1f", b / 1000), 12)
+                + lpad(String(format: "%.1f×", c / b), 9) + lpad(png.notes["\(label) cairo bytes"] ?? "", 14)
+                + lpad(png.notes["\(label) bubblekit bytes"] ?? "", 12))
     }
 }
 

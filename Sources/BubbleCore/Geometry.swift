@@ -81,9 +81,10 @@ public struct Rect: Hashable, Sendable, CustomStringConvertible {
 
     /// `self` shrunk by `insets` on each side (never to a negative size).
     public func inset(by insets: EdgeInsets) -> Rect {
-        Rect(x: minX + insets.left, y: minY + insets.top,
-             width: max(0, width - insets.left - insets.right),
-             height: max(0, height - insets.top - insets.bottom))
+        Rect(
+            x: minX + insets.left, y: minY + insets.top,
+            width: max(0, width - insets.left - insets.right),
+            height: max(0, height - insets.top - insets.bottom))
     }
 
     public var description: String { "[\(minX.short), \(minY.short), \(width.short)×\(height.short)]" }

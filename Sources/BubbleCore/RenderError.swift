@@ -1,4 +1,3 @@
-
 /// A failure at the C edge (Cairo, Pango, files), with the file or operation it concerns.
 public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Cairo refused an operation; `status` is Cairo's own words.

@@ -45,14 +45,17 @@ final class HTMLPhotoAssets {
         path.hasPrefix("/") ? path : photosFolder + "/" + path
     }
 
-
     /// Checks every photo of `conversation` (readable, an image) and, in folder mode, copies it
     /// into `folder`. Errors name the file and the message.
     func prepare(_ conversation: Conversation, copyInto folder: String?) throws(RenderError) {
         guard mode != .reference else {
             for (i, message) in conversation.messages.enumerated() {
                 for path in message.images.compactMap(\.path) where Self.referencePath(path) == nil {
-                    throw .unreadableImage(path: path, reason: "messages[\(i)].image.path: with assets \"reference\" a photo must be a relative path inside the output folder (no \"..\", no leading \"/\", no URL scheme)")
+                    throw .unreadableImage(
+                        path: path,
+                        reason:
+                            "messages[\(i)].image.path: with assets \"reference\" a photo must be a relative path inside the output folder (no \"..\", no leading \"/\", no URL scheme)"
+                    )
                 }
             }
             return
@@ -65,15 +68,15 @@ final class HTMLPhotoAssets {
         }
         for (i, message) in conversation.messages.enumerated() {
             for image in message.images {
-            guard let path = image.path else {
-                if !(image.width > 0 && image.height > 0) {
-                    throw .unreadableImage(path: "messages[\(i)].image", reason: "has neither a path nor a size")
+                guard let path = image.path else {
+                    if !(image.width > 0 && image.height > 0) {
+                        throw .unreadableImage(path: "messages[\(i)].image", reason: "has neither a path nor a size")
+                    }
+                    continue
                 }
-                continue
-            }
-            let full = fullPath(path)
-            if photos[full] != nil { continue }
-            _ = try check(full, message: i, copyInto: folder)
+                let full = fullPath(path)
+                if photos[full] != nil { continue }
+                _ = try check(full, message: i, copyInto: folder)
             }
         }
     }
@@ -99,8 +102,9 @@ final class HTMLPhotoAssets {
             throw .unreadableImage(path: full, reason: "not an image gdk-pixbuf can read (messages[\(i)].image.path)")
         }
         let native = MediaProbe.browserImageType(head)
-        var photo = HTMLPhoto(source: full, mime: native ?? "image/png", convert: native == nil,
-                              width: size.width, height: size.height)
+        var photo = HTMLPhoto(
+            source: full, mime: native ?? "image/png", convert: native == nil,
+            width: size.width, height: size.height)
         if let folder {
             // Converted now and written, not kept: an export of many HEIC photos holds none.
             let converted = photo.convert ? try pictures.browserImage(ofFile: full) : nil
@@ -135,12 +139,13 @@ final class HTMLPhotoAssets {
     static func contentName(_ bytes: Data, mime: String) -> String {
         var h = StableHash()
         bytes.withUnsafeBytes { h.add($0) }
-        let ext: String = switch mime {
-        case "image/jpeg": "jpg"
-        case "image/gif": "gif"
-        case "image/webp": "webp"
-        default: "png"
-        }
+        let ext: String =
+            switch mime {
+            case "image/jpeg": "jpg"
+            case "image/gif": "gif"
+            case "image/webp": "webp"
+            default: "png"
+            }
         return String(format: "%016llx", h.value) + "." + ext
     }
 
@@ -161,18 +166,20 @@ final class HTMLPhotoAssets {
     /// `0001-holiday_photo.jpg`: numbered (unique), only `[A-Za-z0-9._-]`, no leading dot, the
     /// extension of the real type — a name that cannot climb out of the assets folder.
     func copyName(for path: String, mime: String) -> String {
-        let ext: String = switch mime {
-        case "image/jpeg": "jpg"
-        case "image/gif": "gif"
-        case "image/webp": "webp"
-        default: "png"
-        }
+        let ext: String =
+            switch mime {
+            case "image/jpeg": "jpg"
+            case "image/gif": "gif"
+            case "image/webp": "webp"
+            default: "png"
+            }
         var stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-        stem = String(stem.unicodeScalars.map { s -> Character in
-            let v = s.value
-            let ok = (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || v == 0x2D || v == 0x5F
-            return ok ? Character(s) : "_"
-        }.prefix(60))
+        stem = String(
+            stem.unicodeScalars.map { s -> Character in
+                let v = s.value
+                let ok = (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || v == 0x2D || v == 0x5F
+                return ok ? Character(s) : "_"
+            }.prefix(60))
         let number = String(format: "%04d", nextNumber)
         nextNumber += 1
         return stem.isEmpty ? "\(number).\(ext)" : "\(number)-\(stem).\(ext)"

@@ -28,9 +28,12 @@ struct HTMLBuffer {
 
     /// `n` in decimal, zero-padded to `width` digits.
     mutating func append(int n: Int, width: Int = 1) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var v = n.magnitude
         var count = 0
         withUnsafeMutableBytes(of: &digits) { d in
@@ -69,8 +72,10 @@ struct HTMLBuffer {
         copy.withUnsafeBufferPointer { appendText(utf8: $0, links: links, coverage: coverage, faces: &faces, spanFaces: spanFaces) }
     }
 
-    private mutating func appendText(utf8 p: UnsafeBufferPointer<UInt8>, links: Bool, coverage: FontCoverage,
-                                     faces: inout UInt32, spanFaces: UInt32) {
+    private mutating func appendText(
+        utf8 p: UnsafeBufferPointer<UInt8>, links: Bool, coverage: FontCoverage,
+        faces: inout UInt32, spanFaces: UInt32
+    ) {
         let n = p.count
         guard n > 0 else { return }
         var runStart = 0
@@ -172,7 +177,7 @@ struct HTMLBuffer {
         let n = p.count
         guard i + 8 <= n, p[i + 1] == 0x74, p[i + 2] == 0x74, p[i + 3] == 0x70 else { return nil }
         var j = i + 4
-        if p[j] == 0x73 { j += 1 }   // s
+        if p[j] == 0x73 { j += 1 }  // s
         guard j + 3 <= n, p[j] == 0x3A, p[j + 1] == 0x2F, p[j + 2] == 0x2F else { return nil }
         if i > 0 {
             let prev = p[i - 1]
@@ -234,7 +239,8 @@ struct HTMLBuffer {
     mutating func appendURLPath(_ path: String) {
         let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
         for b in path.utf8 {
-            let unreserved = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+            let unreserved =
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                 || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E || b == 0x2F
             if unreserved {
                 bytes.append(b)
@@ -321,10 +327,13 @@ enum ParagraphDirection {
             while i < n {
                 let b = p[i]
                 var v: UInt32, length: Int
-                if b < 0x80 { v = UInt32(b); length = 1 }
-                else if b < 0xE0 { v = UInt32(b & 0x1F) << 6 | UInt32(p[i + 1] & 0x3F); length = 2 }
-                else if b < 0xF0 { v = UInt32(b & 0x0F) << 12 | UInt32(p[i + 1] & 0x3F) << 6 | UInt32(p[i + 2] & 0x3F); length = 3 }
-                else {
+                if b < 0x80 {
+                    v = UInt32(b); length = 1
+                } else if b < 0xE0 {
+                    v = UInt32(b & 0x1F) << 6 | UInt32(p[i + 1] & 0x3F); length = 2
+                } else if b < 0xF0 {
+                    v = UInt32(b & 0x0F) << 12 | UInt32(p[i + 1] & 0x3F) << 6 | UInt32(p[i + 2] & 0x3F); length = 3
+                } else {
                     v = UInt32(b & 0x07) << 18 | UInt32(p[i + 1] & 0x3F) << 12 | UInt32(p[i + 2] & 0x3F) << 6 | UInt32(p[i + 3] & 0x3F)
                     length = 4
                 }
@@ -347,7 +356,8 @@ enum ParagraphDirection {
         case 0..<0xC0: return .neutral
         case 0x0590...0x08FF, 0xFB1D...0xFDFF, 0xFE70...0xFEFF, 0x10800...0x10FFF, 0x1E800...0x1EFFF: return .rtl
         case 0x2000...0x2BFF, 0x2E00...0x2E7F, 0x3000...0x3004, 0x3008...0x3020, 0xFE00...0xFE0F,
-             0x1F000...0x1FFFF, 0xE0000...0xE007F, 0x0300...0x036F: return .neutral
+            0x1F000...0x1FFFF, 0xE0000...0xE007F, 0x0300...0x036F:
+            return .neutral
         default: return .ltr
         }
     }

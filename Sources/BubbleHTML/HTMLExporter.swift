@@ -40,8 +40,10 @@ public struct HTMLExporter: Sendable {
 
     /// An exporter of `theme` (loaded from `themeFolder`) that finds relative photo paths in
     /// `photosFolder` and reads pictures through `pictures` (BubbleRender's `PhotoDecoder`).
-    public init(theme: Theme, themeFolder: String, photosFolder: String, options: HTMLOptions = HTMLOptions(),
-                pictures: any PictureDecoder) {
+    public init(
+        theme: Theme, themeFolder: String, photosFolder: String, options: HTMLOptions = HTMLOptions(),
+        pictures: any PictureDecoder
+    ) {
         self.theme = theme
         self.themeFolder = themeFolder
         self.photosFolder = photosFolder
@@ -156,8 +158,11 @@ final class HTMLExportSession {
         let style = self.style
         showsAvatars = style.avatars == .always || (style.avatars == .groups && conversation.isGroup)
         lastOutgoing = conversation.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing }
-        pageStyle = try exporter.pageStyle ?? HTMLPageStyle(theme: theme, themeFolder: exporter.themeFolder, options: options,
-                                                            pictures: exporter.pictures)
+        pageStyle =
+            try exporter.pageStyle
+            ?? HTMLPageStyle(
+                theme: theme, themeFolder: exporter.themeFolder, options: options,
+                pictures: exporter.pictures)
         rows = try HTMLRowWriter(conversation: conversation, style: pageStyle, photos: photos, assetsName: assetsName)
     }
 
@@ -332,7 +337,8 @@ final class HTMLExportSession {
         pages.append((file, firstDay, lastDay, range.count))
     }
 
-    static let contentSecurityPolicy: StaticString = "default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'; font-src data: 'self'; base-uri 'none'; form-action 'none'"
+    static let contentSecurityPolicy: StaticString =
+        "default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'; font-src data: 'self'; base-uri 'none'; form-action 'none'"
 
     func dateRange(_ a: Int, _ b: Int) -> String {
         a == b ? dateTexts.shortDay(number: a) : "\(dateTexts.shortDay(number: a)) – \(dateTexts.shortDay(number: b))"
@@ -356,7 +362,8 @@ final class HTMLExportSession {
     func fontRule(face index: Int, bold: Bool) throws -> [UInt8]? {
         let key = index * 2 + (bold ? 1 : 0)
         if let hit = fontRules[key] { return hit.isEmpty ? nil : hit }
-        let assets = shared.map { (temporary: folder + "/" + $0, name: $0) }
+        let assets =
+            shared.map { (temporary: folder + "/" + $0, name: $0) }
             ?? (options.assets == .folder ? assetsTemporary.map { (temporary: $0, name: assetsName) } : nil)
         let rule = try pageStyle.fontRule(face: index, bold: bold, copyInto: assets)
         fontRules[key] = rule ?? []

@@ -123,7 +123,8 @@ struct HTMLFontStack: Sendable {
     /// `U+1F300-1F5FF,…` for the emoji face's `@font-face`.
     static var emojiUnicodeRange: String {
         emojiRanges.map { r in
-            r.lowerBound == r.upperBound ? "U+" + String(r.lowerBound, radix: 16, uppercase: true)
+            r.lowerBound == r.upperBound
+                ? "U+" + String(r.lowerBound, radix: 16, uppercase: true)
                 : "U+" + String(r.lowerBound, radix: 16, uppercase: true) + "-" + String(r.upperBound, radix: 16, uppercase: true)
         }.joined(separator: ",")
     }
@@ -142,7 +143,7 @@ struct HTMLFontStack: Sendable {
         let emoji = regular.firstIndex { $0.isColor }
         var table = [UInt8](repeating: 0xFF, count: 0x110000)
         table.withUnsafeMutableBufferPointer { t in
-            var map = [FcChar32](repeating: 0, count: 8)   // FC_CHARSET_MAP_SIZE: 256 bits
+            var map = [FcChar32](repeating: 0, count: 8)  // FC_CHARSET_MAP_SIZE: 256 bits
             for (faceIndex, charset) in charsets.enumerated() {
                 var next: FcChar32 = 0
                 var base = FcCharSetFirstPage(charset, &map, &next)
@@ -202,10 +203,13 @@ struct HTMLFontStack: Sendable {
             let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
             var charset: OpaquePointer?
             guard FcPatternGetCharSet(font, FC_CHARSET, 0, &charset) == FcResultMatch, let charset,
-                  let copy = FcCharSetCopy(charset) else { continue }
-            faces.append(FontFace(family: name, file: file, index: Int(index), fullName: string(FC_FULLNAME),
-                                  postscriptName: string(FC_POSTSCRIPT_NAME),
-                                  weight: weight >= Int32(FC_WEIGHT_DEMIBOLD) ? 700 : 400, size: size, isColor: color != 0))
+                let copy = FcCharSetCopy(charset)
+            else { continue }
+            faces.append(
+                FontFace(
+                    family: name, file: file, index: Int(index), fullName: string(FC_FULLNAME),
+                    postscriptName: string(FC_POSTSCRIPT_NAME),
+                    weight: weight >= Int32(FC_WEIGHT_DEMIBOLD) ? 700 : 400, size: size, isColor: color != 0))
             charsets.append(copy)
         }
         return (faces, charsets)
@@ -230,7 +234,7 @@ struct HTMLFontStack: Sendable {
     /// put in a style sheet (names come from font files).
     static func cssSafeName(_ name: String) -> String? {
         guard !name.isEmpty, name.utf8.count < 200,
-              name.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || $0.properties.numericType != nil || " -_.&+()".unicodeScalars.contains($0) })
+            name.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || $0.properties.numericType != nil || " -_.&+()".unicodeScalars.contains($0) })
         else { return nil }
         return name
     }

@@ -29,8 +29,10 @@ package final class HTMLPageStyle: @unchecked Sendable {
     /// background pictures are embedded (data URIs); without, they are left out (a sheet to read
     /// or restyle). Throws `LayoutError` (a width the theme cannot lay out, an unknown font) or
     /// `RenderError` (unreadable theme art or background).
-    package init(theme: Theme, themeFolder: String, options: HTMLOptions, pictures: any PictureDecoder,
-                backgroundImages: Bool = true) throws {
+    package init(
+        theme: Theme, themeFolder: String, options: HTMLOptions, pictures: any PictureDecoder,
+        backgroundImages: Bool = true
+    ) throws {
         self.theme = theme
         self.options = options
         style = theme.layoutStyle
@@ -51,15 +53,17 @@ package final class HTMLPageStyle: @unchecked Sendable {
                 if case .image(let p) = appearance.background, images[p] == nil {
                     let full = p.hasPrefix("/") ? p : themeFolder + "/" + p
                     guard let data = FileManager.default.contents(atPath: full),
-                          let mime = MediaProbe.browserImageType([UInt8](data.prefix(16))) else {
+                        let mime = MediaProbe.browserImageType([UInt8](data.prefix(16)))
+                    else {
                         throw RenderError.unreadableImage(path: full, reason: "theme background: cannot be read as PNG, JPEG, GIF or WebP")
                     }
                     images[p] = "data:\(mime);base64,\(data.base64EncodedString())"
                 }
             }
         }
-        var sheet = HTMLStyleSheet(theme: theme, style: style, metrics: metrics, fonts: fonts, width: options.width,
-                                   dark: options.dark, art: art)
+        var sheet = HTMLStyleSheet(
+            theme: theme, style: style, metrics: metrics, fonts: fonts, width: options.width,
+            dark: options.dark, art: art)
         sheet.shrinkWrap = options.shrinkWrap
         sheet.mirrored = options.mirrored
         cssBytes = Array(sheet.css(images: images).utf8)
@@ -125,7 +129,8 @@ package final class HTMLPageStyle: @unchecked Sendable {
         r.append("@font-face{font-family:\"bk"); r.append(int: index); r.append("\";font-weight:")
         r.append(bold ? "700" : "400"); r.append(";font-style:normal;src:")
         if options.embedFonts, let format = face.webFormat, face.size <= options.maxEmbeddedFontSize,
-           let data = FileManager.default.contents(atPath: face.file) {
+            let data = FileManager.default.contents(atPath: face.file)
+        {
             if let assets {
                 // An empty folder: linked where it is (a server serves it), not copied.
                 let name = assets.temporary.isEmpty ? Self.linkedName(face) : try Self.copyFont(face, data: data, into: assets.temporary)
@@ -157,11 +162,13 @@ package final class HTMLPageStyle: @unchecked Sendable {
     /// A font file's name with only `[A-Za-z0-9._-]`, no leading dot.
     static func safeName(_ face: FontFace) -> String {
         let base = (face.file as NSString).lastPathComponent
-        let safe = String(base.unicodeScalars.map { s -> Character in
-            let v = s.value
-            let ok = (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || v == 0x2D || v == 0x5F || v == 0x2E
-            return ok ? Character(s) : "_"
-        }).trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        let safe = String(
+            base.unicodeScalars.map { s -> Character in
+                let v = s.value
+                let ok = (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || v == 0x2D || v == 0x5F || v == 0x2E
+                return ok ? Character(s) : "_"
+            }
+        ).trimmingCharacters(in: CharacterSet(charactersIn: "."))
         return safe.isEmpty ? "font-\(face.weight)" : safe
     }
 }

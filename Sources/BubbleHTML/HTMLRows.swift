@@ -27,8 +27,9 @@ package struct HTMLRowContext: Sendable {
 
     /// The context of `conversation.messages[range]` shown as a page of its own.
     package init(in conversation: Conversation, range: Range<Int>) {
-        self.init(previous: range.lowerBound > 0 ? conversation.messages[range.lowerBound - 1] : nil, next: nil, startsPage: true,
-                  lastOutgoing: conversation.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing })
+        self.init(
+            previous: range.lowerBound > 0 ? conversation.messages[range.lowerBound - 1] : nil, next: nil, startsPage: true,
+            lastOutgoing: conversation.messages.lastIndex { $0.kind == .message && $0.direction == .outgoing })
     }
 }
 
@@ -87,11 +88,14 @@ package final class HTMLRowWriter {
     /// A writer for `conversation`'s rows (its participants and whether it is a group; the
     /// messages are given to `rows`). Relative photo paths are resolved against `photosFolder`;
     /// with `.embed` assets photos are read and embedded as rows are written.
-    package convenience init(conversation: Conversation, style: HTMLPageStyle, photosFolder: String,
-                            pictures: any PictureDecoder) throws {
-        try self.init(conversation: conversation, style: style,
-                      photos: HTMLPhotoAssets(mode: style.options.assets, photosFolder: photosFolder, pictures: pictures),
-                      assetsName: "")
+    package convenience init(
+        conversation: Conversation, style: HTMLPageStyle, photosFolder: String,
+        pictures: any PictureDecoder
+    ) throws {
+        try self.init(
+            conversation: conversation, style: style,
+            photos: HTMLPhotoAssets(mode: style.options.assets, photosFolder: photosFolder, pictures: pictures),
+            assetsName: "")
     }
 
     init(conversation: Conversation, style: HTMLPageStyle, photos: HTMLPhotoAssets, assetsName: String) throws {
@@ -105,7 +109,8 @@ package final class HTMLRowWriter {
         dateTexts = DateTexts(timeZone: options.timeZone, locale: options.locale, now: options.now)
         showsNames = layout.senderNames == .always || (layout.senderNames == .groups && conversation.isGroup)
         showsAvatars = layout.avatars == .always || (layout.avatars == .groups && conversation.isGroup)
-        measurer = options.shrinkWrap
+        measurer =
+            options.shrinkWrap
             ? BubbleMeasurer(style: layout, engine: CachingTextEngine(options.textEngine == .pango ? style.pango : options.textEngine.makeEngine()))
             : nil
     }
@@ -183,8 +188,9 @@ package final class HTMLRowWriter {
                     body.append("</div>\n")
                     regular |= coverage.asciiFaces
                 }
-                try writeBubble(m, index: i, local: local, startsGroup: startsGroup, tail: !nextContinues,
-                                timeInside: timeInside, links: links, lastOutgoing: context.lastOutgoing, body: &body, regular: &regular, bold: &bold)
+                try writeBubble(
+                    m, index: i, local: local, startsGroup: startsGroup, tail: !nextContinues,
+                    timeInside: timeInside, links: links, lastOutgoing: context.lastOutgoing, body: &body, regular: &regular, bold: &bold)
             }
             previous = current
             local = nextLocal
@@ -199,7 +205,8 @@ package final class HTMLRowWriter {
         var regular: UInt32 = 0, bold: UInt32 = 0
         for sender in senders {
             if showsNames, let name = participant(sender)?.name {
-                body.append("<div class=\"n\"><bdi>"); body.appendText(name, links: false, coverage: fonts.coverage, faces: &regular); body.append("</bdi></div>\n")
+                body.append("<div class=\"n\"><bdi>"); body.appendText(name, links: false, coverage: fonts.coverage, faces: &regular);
+                body.append("</bdi></div>\n")
             }
             body.append("<div class=\"b i t ty\" aria-label=\"typing\">")
             try appendAvatar(sender, to: &body, faces: &bold)
@@ -210,11 +217,14 @@ package final class HTMLRowWriter {
 
     func dayLabel(_ day: Int) -> String { dateTexts.day(number: day) }
 
-    func writeBubble(_ m: Message, index i: Int, local: HTMLClock.Local, startsGroup: Bool, tail: Bool, timeInside: Bool,
-                     links: Bool, lastOutgoing: Int?, body: inout HTMLBuffer, regular: inout UInt32, bold: inout UInt32) throws {
+    func writeBubble(
+        _ m: Message, index i: Int, local: HTMLClock.Local, startsGroup: Bool, tail: Bool, timeInside: Bool,
+        links: Bool, lastOutgoing: Int?, body: inout HTMLBuffer, regular: inout UInt32, bold: inout UInt32
+    ) throws {
         let shown = m.shownText
         let hasText = shown.map { !$0.isEmpty } ?? false
-        let emojiOnly = m.images.isEmpty && m.reply == nil && m.attachment == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: layout.emojiOnlyMaximum) } == true
+        let emojiOnly =
+            m.images.isEmpty && m.reply == nil && m.attachment == nil && m.text.map { EmojiText.isEmojiOnly($0, maximum: layout.emojiOnlyMaximum) } == true
         let side: StaticString = m.direction == .incoming ? "i" : "o"
         if showsNames, startsGroup, m.direction == .incoming, let sender = m.sender {
             body.append("<div class=\"n\"><bdi>")
@@ -245,13 +255,15 @@ package final class HTMLRowWriter {
             // hair wider still fits (the next word never did, or Cairo would have taken it).
             var measured = m
             if let image = m.image, let path = image.path, !(image.width > 0 && image.height > 0),
-               let p = photos.photos[photos.fullPath(path)] {
+                let p = photos.photos[photos.fullPath(path)]
+            {
                 measured.image = ImageAttachment(path: path, width: Double(p.width), height: Double(p.height))
             }
             var time = HTMLBuffer(capacity: 5)
             appendTime(local, to: &time)
-            let bubble = try measurer.layout(measured, rowWidth: options.width, hasTail: tail,
-                                             time: String(decoding: time.bytes, as: UTF8.self), startsGroup: startsGroup)
+            let bubble = try measurer.layout(
+                measured, rowWidth: options.width, hasTail: tail,
+                time: String(decoding: time.bytes, as: UTF8.self), startsGroup: startsGroup)
             if bubble.text.lines.count > 1 {
                 body.append(" style=\"width:"); body.append(raw: HTMLStyleSheet.px(bubble.bubble.width + 0.5)); body.append("\"")
             }
@@ -287,7 +299,9 @@ package final class HTMLRowWriter {
                 }
             }
             body.append("</div>")
-        } else if let image = m.image { try appendPhoto(image, index: i, to: &body) }
+        } else if let image = m.image {
+            try appendPhoto(image, index: i, to: &body)
+        }
         if hasText, let text = shown {
             if m.image != nil { body.append("<div class=\"x\">") }
             let spans = emojiOnly ? [] : m.shownSpans
@@ -298,8 +312,10 @@ package final class HTMLRowWriter {
             }
             if timeInside && !emojiOnly {
                 let rtl = ParagraphDirection.lastParagraphIsRightToLeft(text)
-                body.append(m.edited == nil ? (rtl ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
-                                            : (rtl ? "<span class=\"z y e\"></span>" : "<span class=\"z e\"></span>"))
+                body.append(
+                    m.edited == nil
+                        ? (rtl ? "<span class=\"z y\"></span>" : "<span class=\"z\"></span>")
+                        : (rtl ? "<span class=\"z y e\"></span>" : "<span class=\"z e\"></span>"))
             }
             if m.image != nil { body.append("</div>") }
         }
@@ -314,7 +330,8 @@ package final class HTMLRowWriter {
             regular |= fonts.coverage.asciiFaces
         }
         if layout.timeBeside {
-            body.append("<time class=\"bs\""); appendDatetime(m.date, to: &body); appendEditedTitle(m, to: &body); body.append(">"); if m.edited != nil { body.append("edited ") }; appendTime(local, to: &body); body.append("</time>")
+            body.append("<time class=\"bs\""); appendDatetime(m.date, to: &body); appendEditedTitle(m, to: &body); body.append(">");
+            if m.edited != nil { body.append("edited ") }; appendTime(local, to: &body); body.append("</time>")
         }
         if !timeInside && !layout.timeBeside {
             // Every message carries its time; where the theme shows none on the bubble, it
@@ -370,8 +387,10 @@ package final class HTMLRowWriter {
     /// A text with styled ranges: cut at every span's edges, each piece inside the elements of
     /// the spans that cover it (`<strong>`, `<em>`, `<u>`, `<s>`, `<code>`, a spoiler revealed by
     /// a click or focus, a quote, a link to its target, a mention), escaped as every text.
-    func appendStyledText(_ text: String, spans: [TextSpan], links: Bool, body: inout HTMLBuffer, regular: inout UInt32,
-                          bold: inout UInt32) {
+    func appendStyledText(
+        _ text: String, spans: [TextSpan], links: Bool, body: inout HTMLBuffer, regular: inout UInt32,
+        bold: inout UInt32
+    ) {
         let bytes = Array(text.utf8)
         var cuts = Set([0, bytes.count])
         for s in spans where s.range.upperBound <= bytes.count { cuts.insert(s.range.lowerBound); cuts.insert(s.range.upperBound) }
@@ -403,10 +422,15 @@ package final class HTMLRowWriter {
             let piece = String(decoding: bytes[a..<z], as: UTF8.self)
             // Bold pieces need the bold faces in the page (it synthesises none).
             let isBold = covering.contains { $0.style == .bold }
-            if linked, isBold { body.appendText(piece, links: false, coverage: fonts.coverage, faces: &bold, spanFaces: spanFaces) }
-            else if linked { body.appendText(piece, links: false, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces) }
-            else if isBold { appendLinkedText(piece, links: links, body: &body, regular: &bold) }
-            else { appendLinkedText(piece, links: links, body: &body, regular: &regular) }
+            if linked, isBold {
+                body.appendText(piece, links: false, coverage: fonts.coverage, faces: &bold, spanFaces: spanFaces)
+            } else if linked {
+                body.appendText(piece, links: false, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
+            } else if isBold {
+                appendLinkedText(piece, links: links, body: &body, regular: &bold)
+            } else {
+                appendLinkedText(piece, links: links, body: &body, regular: &regular)
+            }
             for closer in closers.reversed() { body.append(closer) }
         }
     }
@@ -441,7 +465,9 @@ package final class HTMLRowWriter {
         let bytes = Array(text.utf8)
         var at = 0
         for link in found {
-            body.appendText(String(decoding: bytes[at..<link.range.lowerBound], as: UTF8.self), links: links, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
+            body.appendText(
+                String(decoding: bytes[at..<link.range.lowerBound], as: UTF8.self), links: links, coverage: fonts.coverage, faces: &regular,
+                spanFaces: spanFaces)
             body.append("<a href=\""); body.appendAttribute(link.url); body.append("\" rel=\"noopener noreferrer\">")
             body.appendText(String(decoding: bytes[link.range], as: UTF8.self), links: false, coverage: fonts.coverage, faces: &regular, spanFaces: spanFaces)
             body.append("</a>")

@@ -70,12 +70,13 @@ struct HTMLMetrics: Hashable, Sendable {
                 throw .text(error)
             }
         }
-        var metrics = HTMLMetrics(body: try .measure(style.text, engine: engine),
-                                  separator: try .measure(style.separatorText, engine: engine),
-                                  system: try .measure(style.systemText, engine: engine),
-                                  time: try .measure(style.timeLabelText, engine: engine),
-                                  emoji: try .measure(style.emojiText, engine: engine, sample: "\u{1F600}"),
-                                  timeWidth: width)
+        var metrics = HTMLMetrics(
+            body: try .measure(style.text, engine: engine),
+            separator: try .measure(style.separatorText, engine: engine),
+            system: try .measure(style.systemText, engine: engine),
+            time: try .measure(style.timeLabelText, engine: engine),
+            emoji: try .measure(style.emojiText, engine: engine, sample: "\u{1F600}"),
+            timeWidth: width)
         metrics.editedTimeWidth = edited
         return metrics
     }
@@ -161,7 +162,8 @@ struct HTMLStyleSheet {
         switch b {
         // `--pg`: the same, for a pane of a page that is not all conversation (the server's app).
         case .color(let c): return "--pg:\(c.hex);background:\(c.hex)"
-        case let .gradient(top, bottom): return "--pg:linear-gradient(\(top.hex),\(bottom.hex));background:linear-gradient(\(top.hex),\(bottom.hex)) no-repeat;min-height:100%"
+        case let .gradient(top, bottom):
+            return "--pg:linear-gradient(\(top.hex),\(bottom.hex));background:linear-gradient(\(top.hex),\(bottom.hex)) no-repeat;min-height:100%"
         case .image(let path): return "--pg:url(\(images[path] ?? "")) repeat;background:url(\(images[path] ?? "")) repeat"
         }
     }
@@ -203,7 +205,8 @@ struct HTMLStyleSheet {
     /// `theme.css` (Sources/BubbleHTML/Web), read once.
     static let template: String = {
         guard let url = Bundle.module.url(forResource: "theme", withExtension: "css", subdirectory: "Web"),
-              let text = try? String(contentsOf: url, encoding: .utf8) else {
+            let text = try? String(contentsOf: url, encoding: .utf8)
+        else {
             fatalError("BubbleHTML's resources lack Web/theme.css")
         }
         return text
@@ -244,7 +247,7 @@ struct HTMLStyleSheet {
             ("min-w", px(style.minimumBubbleSize.width)), ("min-h", px(style.minimumBubbleSize.height)),
             ("max-w", Self.maxWidth(style.maxBubbleWidthBounds())),
             ("wrap", style.widthMode == .balanced && !shrinkWrap ? "balance" : "wrap"),
-            ("tail-flip", mirrored ? "scaleX(-1)" : "none"),
+            ("tail-flip", mirrored ? "scaleX(-1)" : "none")
         ]
         for direction in [Direction.incoming, .outgoing] {
             let c = direction == .incoming ? "i" : "o", p = padding(direction)
@@ -253,21 +256,28 @@ struct HTMLStyleSheet {
         }
         // Photos, placeholders, the text under a photo.
         let inset = style.imageInset, ph = style.placeholderImageSize
-        v += [("img-pad", "\(px(inset.top)) \(px(inset.right)) \(px(inset.bottom)) \(px(inset.left))"),
-              ("img-max-h", px(style.maxImageHeight)), ("img-r", px(theme.layout.imageCornerRadius ?? 5)),
-              ("ph-w", px(ph.width)), ("ph-ratio", "\(Self.num(ph.width))/\(Self.num(ph.height))")]
+        v += [
+            ("img-pad", "\(px(inset.top)) \(px(inset.right)) \(px(inset.bottom)) \(px(inset.left))"),
+            ("img-max-h", px(style.maxImageHeight)), ("img-r", px(theme.layout.imageCornerRadius ?? 5)),
+            ("ph-w", px(ph.width)), ("ph-ratio", "\(Self.num(ph.width))/\(Self.num(ph.height))")
+        ]
         for direction in [Direction.incoming, .outgoing] {
             let p = padding(direction)
-            v.append(("\(direction == .incoming ? "i" : "o")-under",
-                      "\(px(style.imageTextSpacing)) \(px(p.right - inset.right)) \(px(p.bottom - body.trim - inset.bottom)) \(px(p.left - inset.left))"))
+            v.append(
+                (
+                    "\(direction == .incoming ? "i" : "o")-under",
+                    "\(px(style.imageTextSpacing)) \(px(p.right - inset.right)) \(px(p.bottom - body.trim - inset.bottom)) \(px(p.left - inset.left))"
+                ))
         }
         // Day separators, system lines, times.
         let pad = style.separatorPadding, t = style.timeLabelText
-        v += [("share", "\(Self.num(style.maxWidthShare * 100))%"),
-              ("d-pad", "\(px(pad)) 0 \(px(pad - metrics.separator.trim))"), ("d-size", px(style.separatorText.size)), ("d-lh", px(metrics.separator.lineHeight)),
-              ("s-pad", "\(px(pad)) 0 \(px(pad - metrics.system.trim))"), ("s-size", px(style.systemText.size)), ("s-lh", px(metrics.system.lineHeight)),
-              ("t-size", px(t.size)), ("t-last", px(metrics.time.lastLine)), ("t-w", px(metrics.timeWidth)), ("t-edited-w", px(metrics.editedTimeWidth)),
-              ("t-gap", px(style.timeInsideGap))]
+        v += [
+            ("share", "\(Self.num(style.maxWidthShare * 100))%"),
+            ("d-pad", "\(px(pad)) 0 \(px(pad - metrics.separator.trim))"), ("d-size", px(style.separatorText.size)), ("d-lh", px(metrics.separator.lineHeight)),
+            ("s-pad", "\(px(pad)) 0 \(px(pad - metrics.system.trim))"), ("s-size", px(style.systemText.size)), ("s-lh", px(metrics.system.lineHeight)),
+            ("t-size", px(t.size)), ("t-last", px(metrics.time.lastLine)), ("t-w", px(metrics.timeWidth)), ("t-edited-w", px(metrics.editedTimeWidth)),
+            ("t-gap", px(style.timeInsideGap))
+        ]
         for direction in [Direction.incoming, .outgoing] {
             let c = direction == .incoming ? "i" : "o", p = style.padding(for: direction)
             v += [("\(c)-time-right", px(p.right)), ("\(c)-time-bottom", px(p.bottom))]
@@ -275,23 +285,28 @@ struct HTMLStyleSheet {
         v += [("q-time-right", px(inset.right + 6)), ("q-time-bottom", px(inset.bottom + 4))]
         // Emoji-only messages, names, status lines, avatars, the failed badge, times beside.
         let indent = style.avatarSize + style.besideGap, fb = style.failedBadgeSize
-        v += [("e-size", px(style.emojiText.size)), ("e-last", px(metrics.emoji.lastLine)), ("status-gap", px(style.statusSpacing)),
-              ("status-size", px(style.statusText.size)), ("n-left", px(sm + style.senderNameInset)), ("n-gap", px(style.senderNameSpacing)),
-              ("avatar-margin", px(sm + indent)), ("avatar-max-w", Self.maxWidth(style.maxBubbleWidthBounds(indent: indent))),
-              ("avatar-name-margin", px(sm + indent + style.senderNameInset)), ("avatar-left", px(-indent)), ("avatar", px(style.avatarSize)),
-              ("avatar-font", px((style.avatarSize * 0.4).rounded())),
-              ("fb", px(fb)), ("fb-top", "calc(50% - \(px(fb / 2)))"), ("fb-left", px(-fb - style.besideGap)), ("fb-font", px(fb * 0.7)),
-              ("beside", "calc(100% + \(px(style.besideGap)))"), ("beside-failed", "calc(100% + \(px(2 * style.besideGap + fb)))")]
+        v += [
+            ("e-size", px(style.emojiText.size)), ("e-last", px(metrics.emoji.lastLine)), ("status-gap", px(style.statusSpacing)),
+            ("status-size", px(style.statusText.size)), ("n-left", px(sm + style.senderNameInset)), ("n-gap", px(style.senderNameSpacing)),
+            ("avatar-margin", px(sm + indent)), ("avatar-max-w", Self.maxWidth(style.maxBubbleWidthBounds(indent: indent))),
+            ("avatar-name-margin", px(sm + indent + style.senderNameInset)), ("avatar-left", px(-indent)), ("avatar", px(style.avatarSize)),
+            ("avatar-font", px((style.avatarSize * 0.4).rounded())),
+            ("fb", px(fb)), ("fb-top", "calc(50% - \(px(fb / 2)))"), ("fb-left", px(-fb - style.besideGap)), ("fb-font", px(fb * 0.7)),
+            ("beside", "calc(100% + \(px(style.besideGap)))"), ("beside-failed", "calc(100% + \(px(2 * style.besideGap + fb)))")
+        ]
         // Reactions, replies, photo grids, typing, the header.
         let rp = style.reactionPadding, pill = metrics.time.lastLine + rp.vertical
         let rise = (pill * style.reactionRise).rounded(.up), qp = style.replyPadding, d = style.typingDotSize
-        v += [("k-top", px(style.rowSpacing + rise)), ("rx-top", px(-rise)),
-              ("rx-pad", "\(px(rp.top)) \(px(rp.right)) \(px(rp.bottom)) \(px(rp.left))"), ("rx-size", px(style.reactionText.size)),
-              ("rx-r", px(pill)),
-              ("r-pad", "\(px(qp.top)) \(px(qp.right)) \(px(qp.bottom)) \(px(qp.left))"), ("r-size", px(style.replyText.size)), ("r-lines", "\(style.replyMaxLines)"), ("r-gap", px(style.replySpacing)),
-              ("grid-gap", px(style.gridSpacing)), ("grid-w", px(2 * 129 + style.gridSpacing)), ("grid-ratio", "\(Self.num(2 * 129 + style.gridSpacing))/129"),
-              ("ty-w", px(style.typingBubbleSize.width)), ("ty-h", px(style.typingBubbleSize.height)), ("ty-gap", px(d * 0.6)), ("ty-dot", px(d)),
-              ("h1-size", px(style.text.size * 1.25))]
+        v += [
+            ("k-top", px(style.rowSpacing + rise)), ("rx-top", px(-rise)),
+            ("rx-pad", "\(px(rp.top)) \(px(rp.right)) \(px(rp.bottom)) \(px(rp.left))"), ("rx-size", px(style.reactionText.size)),
+            ("rx-r", px(pill)),
+            ("r-pad", "\(px(qp.top)) \(px(qp.right)) \(px(qp.bottom)) \(px(qp.left))"), ("r-size", px(style.replyText.size)),
+            ("r-lines", "\(style.replyMaxLines)"), ("r-gap", px(style.replySpacing)),
+            ("grid-gap", px(style.gridSpacing)), ("grid-w", px(2 * 129 + style.gridSpacing)), ("grid-ratio", "\(Self.num(2 * 129 + style.gridSpacing))/129"),
+            ("ty-w", px(style.typingBubbleSize.width)), ("ty-h", px(style.typingBubbleSize.height)), ("ty-gap", px(d * 0.6)), ("ty-dot", px(d)),
+            ("h1-size", px(style.text.size * 1.25))
+        ]
         return v
     }
 
@@ -321,14 +336,19 @@ struct HTMLStyleSheet {
                 let slice = "\(Self.num(w.top)) \(Self.num(w.right)) \(Self.num(w.bottom)) \(Self.num(w.left))"
                 let widths = "\(px(w.top)) \(px(w.right)) \(px(w.bottom)) \(px(w.left))"
                 border = "0 solid transparent"; width = widths
-                if art.tint { fill = "var(--\(c)b)"; mask = "\(art.source) \(slice) / \(widths) \(art.repeatMode)" }
-                else { image = "\(art.source) \(slice) fill / \(widths) \(art.repeatMode)" }
+                if art.tint {
+                    fill = "var(--\(c)b)"; mask = "\(art.source) \(slice) / \(widths) \(art.repeatMode)"
+                } else {
+                    image = "\(art.source) \(slice) fill / \(widths) \(art.repeatMode)"
+                }
             }
         }
-        return [("fill", fill), ("border", border), ("border-width", width), ("radius", radius), ("image", image), ("mask", mask),
-                ("top", top), ("bottom", top), ("near", near), ("far", far),
-                ("tail", tail == nil ? "none" : "\"\""), ("tail-w", tail.map { px($0.width) } ?? "0"), ("tail-h", tail.map { px($0.height) } ?? "0"),
-                ("tail-path", tail.map { "path(\"\($0.path)\")" } ?? "none")]
+        return [
+            ("fill", fill), ("border", border), ("border-width", width), ("radius", radius), ("image", image), ("mask", mask),
+            ("top", top), ("bottom", top), ("near", near), ("far", far),
+            ("tail", tail == nil ? "none" : "\"\""), ("tail-w", tail.map { px($0.width) } ?? "0"), ("tail-h", tail.map { px($0.height) } ?? "0"),
+            ("tail-path", tail.map { "path(\"\($0.path)\")" } ?? "none")
+        ]
     }
 
     /// The tail region of `BubbleShape.path` (the same curves, transcribed) as a path in the
@@ -345,10 +365,12 @@ struct HTMLStyleSheet {
         }
         let d: String
         if direction == .outgoing {
-            d = "M\(p(-r, -r))L\(p(0, -r))L\(p(0, -m10))C\(p(0, -3)) \(p(2, -0.5)) \(p(tw, 0))"
+            d =
+                "M\(p(-r, -r))L\(p(0, -r))L\(p(0, -m10))C\(p(0, -3)) \(p(2, -0.5)) \(p(tw, 0))"
                 + "C\(p(1, 0.5)) \(p(-3, 0)) \(p(-m9, -1.2))C\(p(-r * 0.9, 0)) \(p(-r, 0)) \(p(-r - 0.01, 0))Z"
         } else {
-            d = "M\(p(r + 0.01, 0))C\(p(r * 0.9, 0)) \(p(m9 + 0.5, 0)) \(p(m9, -1.2))C\(p(3, 0)) \(p(-1, 0.5)) \(p(-tw, 0))"
+            d =
+                "M\(p(r + 0.01, 0))C\(p(r * 0.9, 0)) \(p(m9 + 0.5, 0)) \(p(m9, -1.2))C\(p(3, 0)) \(p(-1, 0.5)) \(p(-tw, 0))"
                 + "C\(p(-2, -0.5)) \(p(0, -3)) \(p(0, -m10))L\(p(0, -r))L\(p(r, -r))Z"
         }
         return (width, height, d)
@@ -375,15 +397,20 @@ struct HTMLArt: Sendable {
     /// legacy caps or 9-patch).
     /// A 9-patch with several stretchable runs on an axis is cut at its first and last fixed
     /// runs (CSS has one stretchable run per axis).
-    static func load(_ direction: Direction, theme: Theme, themeFolder: String, mirrorLayout: Bool = false,
-                     pictures: any PictureDecoder) throws(RenderError) -> HTMLArt? {
+    static func load(
+        _ direction: Direction, theme: Theme, themeFolder: String, mirrorLayout: Bool = false,
+        pictures: any PictureDecoder
+    ) throws(RenderError) -> HTMLArt? {
         guard case .art(let spec) = theme.bubble(direction).shape else { return nil }
         let mirrored = (spec.mirror ?? false) != mirrorLayout
         var candidates: [(resolution: Double, png: [UInt8])] = []
         var caps: EdgeInsets?
         for scale in [1.0, 2.0, 3.0] {
-            guard let (art, png) = try pictures.themeArt(direction, theme: theme, themeFolder: themeFolder,
-                                                         outputScale: scale, mirrored: mirrored) else { return nil }
+            guard
+                let (art, png) = try pictures.themeArt(
+                    direction, theme: theme, themeFolder: themeFolder,
+                    outputScale: scale, mirrored: mirrored)
+            else { return nil }
             guard !candidates.contains(where: { $0.resolution == art.scale }) else { continue }
             func runs(_ r: [SliceSegment]) -> (Double, Double) {
                 let first = r.first.map { $0.stretches ? 0 : $0.length } ?? 0
@@ -393,7 +420,9 @@ struct HTMLArt: Sendable {
             let (left, right) = runs(art.horizontal)
             let (top, bottom) = runs(art.vertical)
             if caps == nil {
-                caps = mirrored ? EdgeInsets(top: top, left: right, bottom: bottom, right: left)
+                caps =
+                    mirrored
+                    ? EdgeInsets(top: top, left: right, bottom: bottom, right: left)
                     : EdgeInsets(top: top, left: left, bottom: bottom, right: right)
             }
             candidates.append((art.scale, png))
@@ -407,13 +436,15 @@ struct HTMLArt: Sendable {
             b.append(") "); b.append(raw: HTMLStyleSheet.num(c.resolution)); b.append("x")
         }
         b.append(")")
-        let mode: String = switch spec.mode ?? .stretch {
-        case .stretch: "stretch"
-        case .tile, .repeat: "repeat"
-        case .round: "round"
-        case .space: "space"
-        }
-        return HTMLArt(source: String(decoding: b.bytes, as: UTF8.self), caps: caps ?? .zero,
-                       tint: spec.tint ?? false, repeatMode: mode)
+        let mode: String =
+            switch spec.mode ?? .stretch {
+            case .stretch: "stretch"
+            case .tile, .repeat: "repeat"
+            case .round: "round"
+            case .space: "space"
+            }
+        return HTMLArt(
+            source: String(decoding: b.bytes, as: UTF8.self), caps: caps ?? .zero,
+            tint: spec.tint ?? false, repeatMode: mode)
     }
 }

@@ -119,10 +119,12 @@ public struct ImportOptions: Sendable {
     public var progress: (@Sendable (String) -> Void)?
 
     /// Options for one import; every parameter is the property of the same name.
-    public init(me: String? = nil, chat: String? = nil, since: Date? = nil, until: Date? = nil,
-                timeZone: TimeZone = .current, attachmentsFolder: String? = nil, homeFolder: String? = nil,
-                limits: ImportLimits = ImportLimits(), strict: Bool = false, key: DecryptionKey? = nil,
-                mediaFolder: String? = nil) {
+    public init(
+        me: String? = nil, chat: String? = nil, since: Date? = nil, until: Date? = nil,
+        timeZone: TimeZone = .current, attachmentsFolder: String? = nil, homeFolder: String? = nil,
+        limits: ImportLimits = ImportLimits(), strict: Bool = false, key: DecryptionKey? = nil,
+        mediaFolder: String? = nil
+    ) {
         self.key = key; self.mediaFolder = mediaFolder
         self.me = me; self.chat = chat; self.since = since; self.until = until
         self.timeZone = timeZone; self.attachmentsFolder = attachmentsFolder; self.homeFolder = homeFolder
@@ -224,8 +226,10 @@ extension ImportResult {
         var why = first.why
         if let cut = why.range(of: "; shown as a placeholder") { why.removeSubrange(cut) }
         let more = missingMedia > 1 ? " (and \(missingMedia - 1) more)" : ""
-        return ImportError(path: first.path, reason: (first.location.map { $0 + ": " } ?? "") + "\(first.what): \(why)\(more); "
-                               + "--strict refuses missing media (without it each is a placeholder)")
+        return ImportError(
+            path: first.path,
+            reason: (first.location.map { $0 + ": " } ?? "") + "\(first.what): \(why)\(more); "
+                + "--strict refuses missing media (without it each is a placeholder)")
     }
 }
 
@@ -261,8 +265,10 @@ public enum Importer {
     /// (`streamsProvisionally`: Telegram): each message comes as soon as it is read, on the
     /// incoming side, and a reply with only its original's id; `result.me` then says who is
     /// outgoing and `StreamedFixup` settles both — memory stays flat whatever the export's size.
-    public static func load(path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
-                            messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false) throws(ImportError) -> ImportResult {
+    public static func load(
+        path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
+        messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false
+    ) throws(ImportError) -> ImportResult {
         let source: ImportSource
         if let format {
             source = FormatDetector.source(path: path, format: format)
@@ -302,9 +308,12 @@ public enum Importer {
     /// (as `ImportOptions.chat` names one); empty keeps all. Each result carries the warnings
     /// so far. Returns what was handed over, and the `chats` that matched nothing.
     @discardableResult
-    public static func loadEach(path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
-                                chats: [String] = [], each: @escaping (ImportResult) throws -> Void)
-        throws(ImportError) -> (conversations: [ChatSummary], unmatched: [String]) {
+    public static func loadEach(
+        path: String, format: ImportFormat? = nil, options: ImportOptions = ImportOptions(),
+        chats: [String] = [], each: @escaping (ImportResult) throws -> Void
+    )
+        throws(ImportError) -> (conversations: [ChatSummary], unmatched: [String])
+    {
         let source: ImportSource
         if let format {
             source = FormatDetector.source(path: path, format: format)

@@ -157,8 +157,8 @@ package enum MediaProbe {
         for _ in 0..<256 {
             let m = file.read(at: offset, count: 4)
             guard m.count == 4 else { return "cut short before its image data" }
-            guard m[0] == 0xFF else { return nil }   // an odd layout: left to the decoder
-            if m[1] == 0xFF { offset += 1; continue }   // fill byte
+            guard m[0] == 0xFF else { return nil }  // an odd layout: left to the decoder
+            if m[1] == 0xFF { offset += 1; continue }  // fill byte
             if m[1] == 0xDA { scan = offset; break }
             if m[1] == 0xD9 { return "no image data before its end marker" }
             offset += 2 + (Int(m[2]) << 8 | Int(m[3]))
@@ -289,8 +289,10 @@ package enum MediaProbe {
     // MARK: AMR
 
     static func amr(_ file: ProbeFile, wideband: Bool) -> Double? {
-        let sizes = wideband ? [18, 24, 33, 37, 41, 47, 51, 59, 61, 6, 1, 1, 1, 1, 1, 1]
-                             : [13, 14, 16, 18, 20, 21, 27, 32, 6, 1, 1, 1, 1, 1, 1, 1]
+        let sizes =
+            wideband
+            ? [18, 24, 33, 37, 41, 47, 51, 59, 61, 6, 1, 1, 1, 1, 1, 1]
+            : [13, 14, 16, 18, 20, 21, 27, 32, 6, 1, 1, 1, 1, 1, 1, 1]
         var offset = wideband ? 9 : 6
         var frames = 0
         let chunk = 1 << 16
@@ -361,7 +363,7 @@ package enum MediaProbe {
         let b = file.read(at: start, count: 4096)
         guard let h = (0..<max(0, b.count - 4)).first(where: { b[$0] == 0xFF && b[$0 + 1] & 0xE0 == 0xE0 }) else { return nil }
         let version = (b[h + 1] >> 3) & 3  // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
-        let layer = (b[h + 1] >> 1) & 3    // 1: layer III
+        let layer = (b[h + 1] >> 1) & 3  // 1: layer III
         let bitrateIndex = Int(b[h + 2] >> 4), rateIndex = Int((b[h + 2] >> 2) & 3)
         let mono = (b[h + 3] >> 6) == 3
         guard layer == 1, version != 1, bitrateIndex > 0, bitrateIndex < 15, rateIndex < 3 else { return nil }
@@ -370,7 +372,8 @@ package enum MediaProbe {
         let samples = version == 3 ? 1152.0 : 576.0
         let xing = h + 4 + (version == 3 ? (mono ? 17 : 32) : (mono ? 9 : 17))
         if xing + 12 <= b.count, b[xing..<xing + 4].elementsEqual(Array("Xing".utf8)) || b[xing..<xing + 4].elementsEqual(Array("Info".utf8)),
-           b[xing + 7] & 1 == 1 {
+            b[xing + 7] & 1 == 1
+        {
             let frames = b[xing + 8..<xing + 12].reduce(0) { $0 << 8 | Int($1) }
             return Double(frames) * samples / sampleRate
         }

@@ -82,7 +82,8 @@ package final class MediaResolver {
             return (MediaProbe.browserImageType(head).map { $0 + " " } ?? "") + cut
         }
         if let head = FileHandle(forReadingAtPath: full).flatMap({ try? $0.read(upToCount: 64) }),
-           let mime = MediaProbe.mimeType([UInt8](head)) {
+            let mime = MediaProbe.mimeType([UInt8](head))
+        {
             return "\(mime) that cannot be decoded (damaged or cut short?)"
         }
         return "not an image the renderer reads"
@@ -113,14 +114,16 @@ package final class MediaResolver {
             guard let path = image.path else {
                 if image.width > 0 && image.height > 0 { kept.append(image); continue }
                 report.checked += 1
-                problem(&m, kind: image.sticker ? .sticker : .photo, name: image.name, path: nil, reason: "has neither a file nor a size",
-                        report: &report)
+                problem(
+                    &m, kind: image.sticker ? .sticker : .photo, name: image.name, path: nil, reason: "has neither a file nor a size",
+                    report: &report)
                 continue
             }
             report.checked += 1
             guard let size = size(path) else {
-                problem(&m, kind: image.sticker ? .sticker : .photo, name: image.name, path: path, reason: reason(path),
-                        report: &report)
+                problem(
+                    &m, kind: image.sticker ? .sticker : .photo, name: image.name, path: path, reason: reason(path),
+                    report: &report)
                 continue
             }
             if image.width <= 0 || image.height <= 0 {
@@ -151,8 +154,11 @@ package final class MediaResolver {
             // A picture sent as a file: drawn as one when it reads.
             guard m.images.isEmpty, let path = a.path else { break }
             if let size = size(path) {
-                m.images = [ImageAttachment(path: path, width: Double(size.width), height: Double(size.height), name: a.fileName,
-                                            sticker: a.kind == .sticker)]
+                m.images = [
+                    ImageAttachment(
+                        path: path, width: Double(size.width), height: Double(size.height), name: a.fileName,
+                        sticker: a.kind == .sticker)
+                ]
                 m.attachment = nil
                 return
             }
@@ -178,12 +184,15 @@ package final class MediaResolver {
 
     /// An unreadable picture: the message gets a placeholder naming it (its first one, when it
     /// already has an attachment the placeholder is not added), and the report a problem.
-    private func problem(_ m: inout Message, kind: MediaAttachment.Kind, name: String?, path: String?, reason: String,
-                         report: inout MediaReport) {
+    private func problem(
+        _ m: inout Message, kind: MediaAttachment.Kind, name: String?, path: String?, reason: String,
+        report: inout MediaReport
+    ) {
         report.problems.append(MediaProblem(file: name ?? path.map(fullPath) ?? "(no file)", reason: reason))
         if m.attachment == nil {
-            m.attachment = MediaAttachment(kind: kind, fileName: name ?? path.map { ($0 as NSString).lastPathComponent } ?? kind.rawValue,
-                                           path: path, problem: reason)
+            m.attachment = MediaAttachment(
+                kind: kind, fileName: name ?? path.map { ($0 as NSString).lastPathComponent } ?? kind.rawValue,
+                path: path, problem: reason)
         }
     }
 }

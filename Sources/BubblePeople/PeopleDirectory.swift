@@ -29,7 +29,8 @@ public enum PersonIdentity: Hashable, Sendable, CustomStringConvertible {
         if let email = Self.email(t) { self = .email(email); return }
         if let phone = PhoneNumber(t, region: region) { self = .phone(phone); return }
         if let colon = t.firstIndex(of: ":"), colon != t.startIndex, t[..<colon].allSatisfy({ $0.isLetter || $0 == "-" }),
-           t.index(after: colon) < t.endIndex {
+            t.index(after: colon) < t.endIndex
+        {
             self = .app(t[..<colon].lowercased(), String(t[t.index(after: colon)...]))
             return
         }
@@ -42,7 +43,8 @@ public enum PersonIdentity: Hashable, Sendable, CustomStringConvertible {
         if t.lowercased().hasPrefix("mailto:") { t = t.dropFirst(7) }
         // No spaces, and no ":" (an app id such as "imessage:kai@example.org" is not a mailbox).
         guard let at = t.firstIndex(of: "@"), at != t.startIndex, !t.contains(where: { $0 == " " || $0 == "\t" || $0 == ":" }),
-              t[t.index(after: at)...].contains("."), t.filter({ $0 == "@" }).count == 1 else { return nil }
+            t[t.index(after: at)...].contains("."), t.filter({ $0 == "@" }).count == 1
+        else { return nil }
         // A WhatsApp jid ("4915…@s.whatsapp.net") names a number, not a mailbox.
         let domain = t[t.index(after: at)...].lowercased()
         if domain.hasSuffix("whatsapp.net") || domain == "c.us" || domain == "g.us" || domain == "lid" { return nil }
@@ -131,9 +133,16 @@ public struct PeopleDirectory: Sendable {
             if distinct.count > 1, ambiguous == nil { ambiguous = distinct }
             return nil
         }
-        let ordered = identities.filter { if case .app = $0 { return true }; return false }
-            + identities.filter { if case .email = $0 { return true }; return false }
-            + identities.filter { if case .phone = $0 { return true }; return false }
+        let ordered =
+            identities.filter {
+                if case .app = $0 { return true }; return false
+            }
+            + identities.filter {
+                if case .email = $0 { return true }; return false
+            }
+            + identities.filter {
+                if case .phone = $0 { return true }; return false
+            }
         for identity in ordered {
             if let m = decide(byKey[identity.key] ?? []) { return m }
         }

@@ -33,7 +33,10 @@ public struct PhoneNumber: Hashable, Sendable, CustomStringConvertible {
         // An extension or a pause ends the number: "…-2000 ext. 12", "…2000;ext=12", "…2000,,12".
         if let cut = s.firstIndex(where: { $0 == ";" || $0 == "," || $0 == "#" || $0 == "*" }) { s = s[..<cut] }
         if s.contains(where: { $0 == "x" || $0 == "X" }),
-           let r = s.range(of: #"(?i)\s*(ext\.?|x)\s*\d+$"#, options: .regularExpression) { s = s[..<r.lowerBound] }
+            let r = s.range(of: #"(?i)\s*(ext\.?|x)\s*\d+$"#, options: .regularExpression)
+        {
+            s = s[..<r.lowerBound]
+        }
         var plus = false
         var digits = ""
         for ch in s {
@@ -44,7 +47,8 @@ public struct PhoneNumber: Hashable, Sendable, CustomStringConvertible {
                 guard digits.isEmpty, !plus else { return nil }
                 plus = true
             } else if ch == " " || ch == "-" || ch == "." || ch == "(" || ch == ")" || ch == "/" || ch == "\u{00A0}"
-                        || ch == "\u{2010}" || ch == "\u{2011}" || ch == "\u{2012}" || ch == "\u{2013}" || ch == "\u{202F}" || ch == "\u{2009}" {
+                || ch == "\u{2010}" || ch == "\u{2011}" || ch == "\u{2012}" || ch == "\u{2013}" || ch == "\u{202F}" || ch == "\u{2009}"
+            {
                 continue
             } else {
                 // Letters ("AMAZON", an email, a name): not a number.
@@ -141,7 +145,8 @@ public struct NumberingPlan: Hashable, Sendable {
         }
         // Written with the country code but no "+" ("4915123456789", as WhatsApp names numbers).
         if n.hasPrefix(countryCode), nationalLengths.contains(n.count - countryCode.count),
-           !trunkPrefix.isEmpty || !nationalLengths.contains(n.count) {
+            !trunkPrefix.isEmpty || !nationalLengths.contains(n.count)
+        {
             return n
         }
         // Where there is no trunk prefix the national number is dialled whole (Italy keeps its

@@ -94,13 +94,14 @@ package enum VCardText {
             }
         }
         let charset = (p.param("CHARSET") ?? "UTF-8").uppercased()
-        let encoding: String.Encoding = switch charset {
-        case "ISO-8859-1", "LATIN1": .isoLatin1
-        case "WINDOWS-1252", "CP1252": .windowsCP1252
-        case "SHIFT_JIS", "SJIS": .shiftJIS
-        case "UTF-16": .utf16
-        default: .utf8
-        }
+        let encoding: String.Encoding =
+            switch charset {
+            case "ISO-8859-1", "LATIN1": .isoLatin1
+            case "WINDOWS-1252", "CP1252": .windowsCP1252
+            case "SHIFT_JIS", "SJIS": .shiftJIS
+            case "UTF-16": .utf16
+            default: .utf8
+            }
         return String(data: Data(bytes), encoding: encoding) ?? String(decoding: bytes, as: UTF8.self)
     }
 
@@ -150,7 +151,11 @@ package enum VCardText {
                 default: out.append(ch)
                 }
                 escaped = false
-            } else if ch == "\\" { escaped = true } else { out.append(ch) }
+            } else if ch == "\\" {
+                escaped = true
+            } else {
+                out.append(ch)
+            }
         }
         return out
     }

@@ -23,13 +23,17 @@ extension ConversationRenderer {
     /// no more than `printDPI`. Painted in parts on every core and joined (`PDFMerger`, which
     /// also writes the TrimBox and BleedBox Cairo cannot). Nothing is left at `path` on failure.
     @discardableResult
-    package func renderBook(_ conversation: Conversation, to path: String, options: BookOptions, timeZone: TimeZone,
-                           locale: Locale? = nil) throws -> BookReport {
+    package func renderBook(
+        _ conversation: Conversation, to path: String, options: BookOptions, timeZone: TimeZone,
+        locale: Locale? = nil
+    ) throws -> BookReport {
         AtomicFile.sweepStaleParts()
         AtomicFile.sweepStale(beside: path)
         guard PDFMerger.understandsCairoOutput else {
-            throw RenderError.unwritable(path: path, reason: "books need the Cairo 1.16 PDF output this build's merger reads "
-                                         + "(to write each page's TrimBox and BleedBox); this Cairo is \(String(cString: cairo_version_string()))")
+            throw RenderError.unwritable(
+                path: path,
+                reason: "books need the Cairo 1.16 PDF output this build's merger reads "
+                    + "(to write each page's TrimBox and BleedBox); this Cairo is \(String(cString: cairo_version_string()))")
         }
         let (resolved, report) = resolveMedia(conversation)
         let measuring = measuringEngine()
@@ -37,12 +41,15 @@ extension ConversationRenderer {
         let plan = try builder.plan(for: resolved)
         let g = plan.geometry
         func n(_ v: Double) -> String { String(format: "%.3f", v) }
-        let boxes = "/TrimBox [\(n(g.trimBox.minX)) \(n(g.trimBox.minY)) \(n(g.trimBox.maxX)) \(n(g.trimBox.maxY))] "
+        let boxes =
+            "/TrimBox [\(n(g.trimBox.minX)) \(n(g.trimBox.minY)) \(n(g.trimBox.maxX)) \(n(g.trimBox.maxY))] "
             + "/BleedBox [0 0 \(n(g.sheet.width)) \(n(g.sheet.height))]"
         let parts = engine.supportsConcurrentDrawing ? max(1, min(UsableCores.count, plan.pageCount / 4)) : 1
-        try renderPDF(pageCount: plan.pageCount, page: { index throws in try builder.page(index, of: plan) }, to: path,
-                      title: plan.title, theme: builder.scene.theme, parts: parts, pageBoxes: boxes, printDPI: options.printDPI)
-        return BookReport(pages: plan.pageCount, chapters: plan.chapters.map { ($0.title, $0.firstPage) },
-                          lowResolution: plan.lowResolution, media: report)
+        try renderPDF(
+            pageCount: plan.pageCount, page: { index throws in try builder.page(index, of: plan) }, to: path,
+            title: plan.title, theme: builder.scene.theme, parts: parts, pageBoxes: boxes, printDPI: options.printDPI)
+        return BookReport(
+            pages: plan.pageCount, chapters: plan.chapters.map { ($0.title, $0.firstPage) },
+            lowResolution: plan.lowResolution, media: report)
     }
 }

@@ -64,8 +64,9 @@ public final class Canvas {
     /// Fills `rect` with a linear gradient from `from` at its top-left to `to` at its bottom-right.
     public func fillGradient(_ rect: Rect, from: Color, to: Color, vertical: Bool = false) {
         saved {
-            let pattern = cairo_pattern_create_linear(rect.minX, rect.minY,
-                                                      vertical ? rect.minX : rect.maxX, vertical ? rect.maxY : rect.minY)!
+            let pattern = cairo_pattern_create_linear(
+                rect.minX, rect.minY,
+                vertical ? rect.minX : rect.maxX, vertical ? rect.maxY : rect.minY)!
             defer { cairo_pattern_destroy(pattern) }
             cairo_pattern_add_color_stop_rgba(pattern, 0, from.red, from.green, from.blue, from.alpha)
             cairo_pattern_add_color_stop_rgba(pattern, 1, to.red, to.green, to.blue, to.alpha)

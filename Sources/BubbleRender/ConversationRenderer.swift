@@ -80,8 +80,10 @@ public final class ConversationRenderer {
 
     /// A renderer of `theme` (loaded from `themeFolder`) that finds relative photo paths in
     /// `photosFolder` and measures and draws text with `engine`.
-    public init(theme: Theme, themeFolder: String, photosFolder: String,
-                engine: any DrawingTextEngine = TextEngineKind.standard.makeDrawingEngine()) {
+    public init(
+        theme: Theme, themeFolder: String, photosFolder: String,
+        engine: any DrawingTextEngine = TextEngineKind.standard.makeDrawingEngine()
+    ) {
         self.theme = theme
         self.themeFolder = themeFolder
         self.engine = engine
@@ -138,11 +140,13 @@ public final class ConversationRenderer {
         let measuring = measuringEngine()
         var style = theme.layoutStyle
         style.mirrored = options.mirrored
-        let layouter = ConversationLayouter(style: style, engine: measuring, timeZone: options.timeZone,
-                                            locale: options.locale, now: options.now)
+        let layouter = ConversationLayouter(
+            style: style, engine: measuring, timeZone: options.timeZone,
+            locale: options.locale, now: options.now)
         let layout = try layouter.layout(conversation, width: setup.contentWidth)
-        let builder = SceneBuilder(theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale,
-                                   revealSpoilers: options.revealSpoilers, measuresSpanAreas: options.format == .svg)
+        let builder = SceneBuilder(
+            theme: theme, engine: measuring, timeZone: options.timeZone, locale: options.locale,
+            revealSpoilers: options.revealSpoilers, measuresSpanAreas: options.format == .svg)
         return (builder, try builder.plan(for: conversation, layout: layout, setup: setup))
     }
 
@@ -163,7 +167,8 @@ public final class ConversationRenderer {
         var (builder, plan) = try scenePlan(for: resolved, options: options)
         pagedAutomatically = false
         if options.format == .png, options.pageHeight == nil, plan.pageCount == 1,
-           let only = try builder.pages(of: plan).first, (only.size.height * options.scale).rounded(.up) > Self.maxPixels {
+            let only = try builder.pages(of: plan).first, (only.size.height * options.scale).rounded(.up) > Self.maxPixels
+        {
             // Taller than one PNG can be: numbered page images, as `--pages` makes them.
             options.pageHeight = Self.defaultPageHeight
             (builder, plan) = try scenePlan(for: resolved, options: options)
@@ -172,24 +177,29 @@ public final class ConversationRenderer {
         if options.format == .pdf {
             let parts = pdfPartCount(pages: plan.pageCount, options: options)
             if parts > 1 {
-                try renderPDF(pageCount: plan.pageCount, page: { index throws in try builder.page(index, of: plan) }, to: path,
-                              title: conversation.title, theme: theme.appearance(dark: options.dark), parts: parts)
+                try renderPDF(
+                    pageCount: plan.pageCount, page: { index throws in try builder.page(index, of: plan) }, to: path,
+                    title: conversation.title, theme: theme.appearance(dark: options.dark), parts: parts)
                 return [path]
             }
         }
         let pages = try builder.pages(of: plan)
-        return try write(pages, to: path, format: options.format, dark: options.dark, scale: options.scale, title: conversation.title,
-                         numberedPages: options.pageHeight != nil)
+        return try write(
+            pages, to: path, format: options.format, dark: options.dark, scale: options.scale, title: conversation.title,
+            numberedPages: options.pageHeight != nil)
     }
 
     /// Writes scene `pages` (laid out by a `SceneBuilder`, a `BookBuilder`, `StatsChart`…) in
     /// `format`: one PDF or SVG, or PNG files (`name-001.png`… when there are several pages or
     /// `numberedPages`). Returns the files written; nothing is left behind on failure.
     @discardableResult
-    public func write(_ pages: [ScenePage], to path: String, format: OutputFormat, dark: Bool = false, scale: Double = 2,
-                      title: String? = nil, numberedPages: Bool = false) throws -> [String] {
-        let painter = ScenePainter(theme: theme.appearance(dark: dark), themeFolder: themeFolder,
-                                   engine: engine, photos: photos)
+    public func write(
+        _ pages: [ScenePage], to path: String, format: OutputFormat, dark: Bool = false, scale: Double = 2,
+        title: String? = nil, numberedPages: Bool = false
+    ) throws -> [String] {
+        let painter = ScenePainter(
+            theme: theme.appearance(dark: dark), themeFolder: themeFolder,
+            engine: engine, photos: photos)
         switch format {
         case .pdf:
             let doc = try PDFDocument(path: path, title: title)
@@ -205,10 +215,14 @@ public final class ConversationRenderer {
             // Checked before any page is written: a page past Cairo's limit fails the whole render.
             if let tall = pages.first(where: { ($0.size.height * scale).rounded(.up) > Self.maxPixels }) {
                 let px = Int((tall.size.height * scale).rounded(.up)).formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
-                throw RenderError.unwritable(path: path, reason: "a page is \(px) px tall at scale \(scale.formatted()), more than one PNG "
-                                             + "image can be (32,767 px); use a smaller --page-height or a lower --scale, or write PDF")
+                throw RenderError.unwritable(
+                    path: path,
+                    reason: "a page is \(px) px tall at scale \(scale.formatted()), more than one PNG "
+                        + "image can be (32,767 px); use a smaller --page-height or a lower --scale, or write PDF")
             }
-            let paths = pages.count == 1 && !numberedPages ? [path]
+            let paths =
+                pages.count == 1 && !numberedPages
+                ? [path]
                 : pages.map { Self.pagePath(path, number: $0.number) }
             // Paint page n while page n − 1 is encoded on the other core.
             let writer = PageWriter()
@@ -258,8 +272,10 @@ public final class ConversationRenderer {
     /// removed whatever happens; a failure leaves no file at `path`.
     /// `page` fills page `index` (0-based); `pageBoxes` go into every page's dictionary; `printDPI`
     /// caps the photos' resolution at their printed size.
-    func renderPDF(pageCount: Int, page: @escaping (Int) throws -> ScenePage, to path: String, title: String?, theme: Theme,
-                   parts: Int, pageBoxes: String? = nil, printDPI: Double? = nil) throws {
+    func renderPDF(
+        pageCount: Int, page: @escaping (Int) throws -> ScenePage, to path: String, title: String?, theme: Theme,
+        parts: Int, pageBoxes: String? = nil, printDPI: Double? = nil
+    ) throws {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
         var isDir: ObjCBool = false
@@ -284,8 +300,9 @@ public final class ConversationRenderer {
         // Contiguous runs of nearly equal length.
         let chunks = (0..<parts).map { k in (pageCount * k / parts)..<(pageCount * (k + 1) / parts) }
         // The builder only reads, and its engine may be called from several threads (`pdfPartCount`).
-        let job = PDFPartJob(pages: chunks, page: page, paths: partPaths, output: path, title: title, theme: theme,
-                             themeFolder: themeFolder, engine: engine, photosFolder: photos.baseFolder, printDPI: printDPI)
+        let job = PDFPartJob(
+            pages: chunks, page: page, paths: partPaths, output: path, title: title, theme: theme,
+            themeFolder: themeFolder, engine: engine, photosFolder: photos.baseFolder, printDPI: printDPI)
         for k in 0..<parts {
             let thread = Thread { job.paint(part: k) }
             thread.stackSize = 8 << 20
@@ -395,8 +412,10 @@ private final class PDFPartJob: @unchecked Sendable {
     private var finished = 0
     private var firstFailure: (part: Int, error: any Error)?
 
-    init(pages: [Range<Int>], page: @escaping (Int) throws -> ScenePage, paths: [String], output: String, title: String?, theme: Theme, themeFolder: String,
-         engine: any DrawingTextEngine, photosFolder: String, printDPI: Double?) {
+    init(
+        pages: [Range<Int>], page: @escaping (Int) throws -> ScenePage, paths: [String], output: String, title: String?, theme: Theme, themeFolder: String,
+        engine: any DrawingTextEngine, photosFolder: String, printDPI: Double?
+    ) {
         self.pages = pages; self.page = page; self.paths = paths; self.output = output; self.title = title; self.theme = theme
         self.themeFolder = themeFolder; self.engine = engine; self.photosFolder = photosFolder; self.printDPI = printDPI
     }

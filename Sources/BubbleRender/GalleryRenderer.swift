@@ -7,8 +7,10 @@ extension ConversationRenderer {
     /// month, newest first, in `format` (PDF, PNG pages, SVG). Returns the files written and how
     /// many items they show; nothing is left behind on failure.
     @discardableResult
-    package func renderGallery(_ conversation: Conversation, to path: String, format: OutputFormat, dark: Bool = false,
-                              timeZone: TimeZone, locale: Locale = Locale(identifier: "en_US"), scale: Double = 2) throws -> (files: [String], items: Int) {
+    package func renderGallery(
+        _ conversation: Conversation, to path: String, format: OutputFormat, dark: Bool = false,
+        timeZone: TimeZone, locale: Locale = Locale(identifier: "en_US"), scale: Double = 2
+    ) throws -> (files: [String], items: Int) {
         AtomicFile.sweepStale(beside: path)
         let (resolved, report) = resolveMedia(conversation)
         mediaReport = report
@@ -19,8 +21,9 @@ extension ConversationRenderer {
         let dpi = photos.printDPI
         photos.printDPI = 200
         defer { photos.printDPI = dpi }
-        let files = try write(pages, to: path, format: format, dark: dark, scale: scale, title: conversation.title,
-                              numberedPages: format == .png && pages.count > 1)
+        let files = try write(
+            pages, to: path, format: format, dark: dark, scale: scale, title: conversation.title,
+            numberedPages: format == .png && pages.count > 1)
         return (files, entries.count)
     }
 }

@@ -31,8 +31,10 @@ public final class ImageSurface {
     /// Decodes a PNG file (any colour type libpng reads) into a surface.
     public convenience init(pngFile path: String) throws(RenderError) {
         guard FileManager.default.isReadableFile(atPath: path) else {
-            throw .unreadableImage(path: path, reason: FileManager.default.fileExists(atPath: path)
-                                   ? "permission denied" : "no such file")
+            throw .unreadableImage(
+                path: path,
+                reason: FileManager.default.fileExists(atPath: path)
+                    ? "permission denied" : "no such file")
         }
         // Cairo 1.16 reports any decoding failure as "out of memory": look at the signature
         // ourselves so the message says what is wrong.
@@ -92,7 +94,8 @@ public final class ImageSurface {
         for y in 0..<height {
             let rowStart = data + y * stride
             for x in 0..<width {
-                let v = format == CAIRO_FORMAT_RGB24
+                let v =
+                    format == CAIRO_FORMAT_RGB24
                     ? rowStart.advanced(by: x * 4).withMemoryRebound(to: UInt32.self, capacity: 1) { $0.pointee } | 0xFF00_0000
                     : rowStart.advanced(by: x * 4).withMemoryRebound(to: UInt32.self, capacity: 1) { $0.pointee }
                 let a = (v >> 24) & 0xFF
@@ -171,7 +174,8 @@ package enum AtomicFile {
             // "tmp-PID-N" or "partK-PID-N"
             let fields = rest.split(separator: "-")
             guard fields.count == 3, fields[0] == "tmp" || (fields[0].hasPrefix("part") && Int(fields[0].dropFirst(4)) != nil),
-                  let pid = Int32(fields[1]), pid > 0, Int(fields[2]) != nil else { continue }
+                let pid = Int32(fields[1]), pid > 0, Int(fields[2]) != nil
+            else { continue }
             if pid == getpid() { continue }
             // kill(pid, 0) fails with ESRCH when no such process exists.
             if kill(pid, 0) != 0 && errno == ESRCH {

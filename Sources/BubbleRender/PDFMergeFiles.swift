@@ -69,8 +69,9 @@ final class PDFInput {
             var lexer = PDFLexer(bytes.view, atEnd: atEnd)
             do {
                 guard let n = try lexer.next(), n.kind == .integer, n.value == number,
-                      let g = try lexer.next(), g.kind == .integer,
-                      let obj = try lexer.next(), lexer.is(obj, "obj") else {
+                    let g = try lexer.next(), g.kind == .integer,
+                    let obj = try lexer.next(), lexer.is(obj, "obj")
+                else {
                     throw MergeFailure("object \(number) is not at the offset the cross-reference table gives (\(offset))")
                 }
                 let value = try lexer.value()

@@ -72,8 +72,9 @@ enum PDFMerger {
         for (k, part) in parts.enumerated() {
             do {
                 let input = try PDFInput(path: part)
-                let copier = PartCopier(input: input, summary: summaries[k], base: bases[k], pagesNumber: pagesNumber,
-                                        output: output, chunk: chunk)
+                let copier = PartCopier(
+                    input: input, summary: summaries[k], base: bases[k], pagesNumber: pagesNumber,
+                    output: output, chunk: chunk)
                 copier.pageBoxes = pageBoxes
                 try copier.copy(into: &offsets)
                 kids += summaries[k].kids.map { bases[k] + $0 }
@@ -156,7 +157,8 @@ struct PartSummary {
         let head = try input.bytes(at: 0, count: 16)
         let prefix = Array("%PDF-1.".utf8)
         guard head.count > prefix.count, Array(head[0..<prefix.count]) == prefix,
-              let digit = head.dropFirst(prefix.count).first, (0x30...0x39).contains(digit) else {
+            let digit = head.dropFirst(prefix.count).first, (0x30...0x39).contains(digit)
+        else {
             throw MergeFailure("not a PDF file (no %PDF-1.x header)")
         }
         minorVersion = Int(digit - 0x30)
@@ -187,13 +189,15 @@ struct PartSummary {
                 guard let t = try xref.next() else { throw MergeFailure("the cross-reference table has no trailer") }
                 if xref.is(t, "trailer") { break }
                 guard t.kind == .integer, let c = try xref.next(), c.kind == .integer, t.value >= 0, c.value >= 0,
-                      t.value + c.value <= 1 << 26 else {
+                    t.value + c.value <= 1 << 26
+                else {
                     throw MergeFailure("malformed cross-reference subsection")
                 }
                 if offsets.count < t.value + c.value { offsets += [Int](repeating: -1, count: t.value + c.value - offsets.count) }
                 for n in t.value..<(t.value + c.value) {
                     guard let o = try xref.next(), o.kind == .integer, let g = try xref.next(), g.kind == .integer,
-                          let k = try xref.next(), k.kind == .keyword else {
+                        let k = try xref.next(), k.kind == .keyword
+                    else {
                         throw MergeFailure("malformed cross-reference entry for object \(n)")
                     }
                     if xref.is(k, "n") {
@@ -253,7 +257,9 @@ struct PartSummary {
             case ("Type", .name("Pages")): continue
             case let ("Kids", .array(items)):
                 for item in items {
-                    guard case let .reference(n, 0) = item, n > 0, n < size else { throw MergeFailure("the pages node's /Kids holds something other than page references") }
+                    guard case let .reference(n, 0) = item, n > 0, n < size else {
+                        throw MergeFailure("the pages node's /Kids holds something other than page references")
+                    }
                     kids.append(n)
                 }
             case let ("Count", .integer(n)): count = n
@@ -412,7 +418,8 @@ final class PartCopier {
                 while t < tokens.count {
                     let token = tokens[t]
                     if token.kind == .integer, t + 2 < tokens.count, tokens[t + 1].kind == .integer,
-                       tokens[t + 2].kind == .keyword, matches(tokens[t + 2], "R") {
+                        tokens[t + 2].kind == .keyword, matches(tokens[t + 2], "R")
+                    {
                         guard tokens[t + 1].value == 0 else {
                             throw MergeFailure("object \(number) refers to \(token.value) \(tokens[t + 1].value) R; only generation 0 is supported")
                         }
@@ -499,7 +506,8 @@ final class PartCopier {
         tokens.append(first)
         if lexer.is(first, "xref") { return false }
         guard first.kind == .integer, let g = try lexer.next(), g.kind == .integer,
-              let obj = try lexer.next(), lexer.is(obj, "obj") else {
+            let obj = try lexer.next(), lexer.is(obj, "obj")
+        else {
             throw MergeFailure("expected an object (N 0 obj) at byte \(bufferBase + first.start)")
         }
         tokens.append(g); tokens.append(obj)
@@ -527,7 +535,10 @@ final class PartCopier {
         switch t.kind {
         case .integer:
             if i + 2 < tokens.count, tokens[i + 1].kind == .integer, tokens[i + 2].kind == .keyword,
-               matches(tokens[i + 2], "R") { return i + 3 }
+                matches(tokens[i + 2], "R")
+            {
+                return i + 3
+            }
             return i + 1
         case .dictionaryOpen, .arrayOpen:
             var depth = 0
@@ -650,7 +661,7 @@ struct PDFLexer {
         let start = position
         let b = bytes[position]
         switch b {
-        case 0x28:   // ( string )
+        case 0x28:  // ( string )
             var depth = 0
             while true {
                 guard position < bytes.count else { throw atEnd ? MergeFailure("a string is not closed") : Incomplete() }
@@ -665,7 +676,7 @@ struct PDFLexer {
             }
             guard position <= bytes.count else { throw atEnd ? MergeFailure("a string is not closed") : Incomplete() }
             return PDFToken(kind: .string, start: start, end: position, value: 0)
-        case 0x3C:   // << or <hex>
+        case 0x3C:  // << or <hex>
             guard position + 1 < bytes.count else { throw atEnd ? MergeFailure("the file ends after <") : Incomplete() }
             if bytes[position + 1] == 0x3C {
                 position += 2

@@ -108,8 +108,9 @@ public struct PNGEncoder: Hashable, Sendable {
             var options = shimOptions
             let message = withExtendedLifetime(surface) {
                 withErrorBuffer { buffer, size in
-                    bk_png_write_argb32(tmp, pixels.data, pixels.width, pixels.height, pixels.stride,
-                                        pixels.ignoreAlpha, &options, buffer, size)
+                    bk_png_write_argb32(
+                        tmp, pixels.data, pixels.width, pixels.height, pixels.stride,
+                        pixels.ignoreAlpha, &options, buffer, size)
                 }
             }
             if let message {
@@ -128,8 +129,9 @@ public struct PNGEncoder: Hashable, Sendable {
         var count = 0
         let message = withExtendedLifetime(surface) {
             withErrorBuffer { buffer, size in
-                bk_png_encode_argb32_to_memory(pixels.data, pixels.width, pixels.height, pixels.stride,
-                                               pixels.ignoreAlpha, &options, &output, &count, buffer, size)
+                bk_png_encode_argb32_to_memory(
+                    pixels.data, pixels.width, pixels.height, pixels.stride,
+                    pixels.ignoreAlpha, &options, &output, &count, buffer, size)
             }
         }
         defer { bk_png_free(output) }
@@ -140,8 +142,9 @@ public struct PNGEncoder: Hashable, Sendable {
     }
 
     private var shimOptions: bk_png_options {
-        bk_png_options(compression_level: Int32(clamping: compressionLevel),
-                       filters: filter.shimValue, strategy: strategy.shimValue)
+        bk_png_options(
+            compression_level: Int32(clamping: compressionLevel),
+            filters: filter.shimValue, strategy: strategy.shimValue)
     }
 
     /// Runs `body` with a C error buffer; returns the message when `body` returns non-zero.
@@ -166,7 +169,8 @@ public struct PNGEncoder: Hashable, Sendable {
             cairo_surface_flush(surface.pointer)
             let format = cairo_image_surface_get_format(surface.pointer)
             guard format == CAIRO_FORMAT_ARGB32 || format == CAIRO_FORMAT_RGB24,
-                  let data = cairo_image_surface_get_data(surface.pointer) else {
+                let data = cairo_image_surface_get_data(surface.pointer)
+            else {
                 throw .cairo(operation: "encoding a PNG", status: "unsupported surface format \(format.rawValue)")
             }
             self.data = data

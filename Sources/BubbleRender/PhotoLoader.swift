@@ -105,7 +105,9 @@ package final class PhotoLoader {
         if let hit = scaled[key] { return hit }
         if let reason = failures[full] { throw .unreadableImage(path: full, reason: reason) }
         let source: ImageSurface
-        if let hit = cache[full] { source = hit } else {
+        if let hit = cache[full] {
+            source = hit
+        } else {
             do { source = try Self.decode(full) } catch {
                 if case let .unreadableImage(_, reason) = error { failures[full] = reason }
                 throw error
@@ -225,7 +227,9 @@ public struct PhotoDecoder: PictureDecoder {
         }
         defer { g_object_unref(UnsafeMutableRawPointer(scaled)) }
         let transparent = gdk_pixbuf_get_has_alpha(scaled) != 0
-        let bytes = transparent ? try PhotoLoader.encoded(scaled, as: "png", option: ("compression", "6"), path: path)
+        let bytes =
+            transparent
+            ? try PhotoLoader.encoded(scaled, as: "png", option: ("compression", "6"), path: path)
             : try PhotoLoader.encoded(scaled, as: "jpeg", option: ("quality", "82"), path: path)
         return (transparent ? "image/png" : "image/jpeg", bytes)
     }
@@ -235,8 +239,10 @@ public struct PhotoDecoder: PictureDecoder {
     }
 
     /// Mirrored art is mirrored in its pixels (its caps swapped by the caller from the slices).
-    public func themeArt(_ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
-                         mirrored: Bool) throws(RenderError) -> (art: NineSliceArt, png: [UInt8])? {
+    public func themeArt(
+        _ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
+        mirrored: Bool
+    ) throws(RenderError) -> (art: NineSliceArt, png: [UInt8])? {
         guard case .art = theme.bubble(direction).shape else { return nil }
         let painter = ScenePainter(theme: theme, themeFolder: themeFolder, engine: PangoTextEngine(), photos: PhotoLoader(baseFolder: themeFolder))
         let image = try painter.art(direction, outputScale: outputScale)

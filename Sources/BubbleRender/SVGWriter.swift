@@ -36,15 +36,15 @@ package struct SVGWriter {
             y += page.size.height
         }
         return """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" \
-        width="\(n(width))" height="\(n(height))" viewBox="0 0 \(n(width)) \(n(height))">
-        <defs>
-        \(state.defs.joined(separator: "\n"))
-        </defs>
-        \(body)</svg>
+            <?xml version="1.0" encoding="UTF-8"?>
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" \
+            width="\(n(width))" height="\(n(height))" viewBox="0 0 \(n(width)) \(n(height))">
+            <defs>
+            \(state.defs.joined(separator: "\n"))
+            </defs>
+            \(body)</svg>
 
-        """
+            """
     }
 
     func write(_ item: SceneItem, _ state: State) throws(RenderError) -> String {
@@ -53,13 +53,17 @@ package struct SVGWriter {
             return "<rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\"\(paint("fill", c))/>\n"
         case let .gradient(r, top, bottom):
             let id = state.id("g")
-            state.defs.append("<linearGradient id=\"\(id)\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\"><stop offset=\"0\"\(paint("stop-color", top, opacity: "stop-opacity"))/><stop offset=\"1\"\(paint("stop-color", bottom, opacity: "stop-opacity"))/></linearGradient>")
+            state.defs.append(
+                "<linearGradient id=\"\(id)\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\"><stop offset=\"0\"\(paint("stop-color", top, opacity: "stop-opacity"))/><stop offset=\"1\"\(paint("stop-color", bottom, opacity: "stop-opacity"))/></linearGradient>"
+            )
             return "<rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" fill=\"url(#\(id))\"/>\n"
         case let .tiledImage(path, r):
             let full = path.hasPrefix("/") ? path : themeFolder + "/" + path
             let surface = try photos.surface(for: full)
             let id = state.id("p")
-            state.defs.append("<pattern id=\"\(id)\" patternUnits=\"userSpaceOnUse\" width=\"\(surface.width)\" height=\"\(surface.height)\"><image width=\"\(surface.width)\" height=\"\(surface.height)\" href=\"\(try dataURI(full, state))\"/></pattern>")
+            state.defs.append(
+                "<pattern id=\"\(id)\" patternUnits=\"userSpaceOnUse\" width=\"\(surface.width)\" height=\"\(surface.height)\"><image width=\"\(surface.width)\" height=\"\(surface.height)\" href=\"\(try dataURI(full, state))\"/></pattern>"
+            )
             return "<rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" fill=\"url(#\(id))\"/>\n"
         case let .path(elements, fill, stroke, lineWidth):
             var attrs = fill.map { paint("fill", $0) } ?? " fill=\"none\""
@@ -71,9 +75,11 @@ package struct SVGWriter {
             let clip = state.id("c")
             state.defs.append("<clipPath id=\"\(clip)\"><path d=\"\(pathData(BubbleShape.roundedRect(rect, radius: radius)))\"/></clipPath>")
             guard let path, let uri = try? dataURI(photos.resolve(path), state) else {
-                return "<rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" fill=\"#ccccd1\" clip-path=\"url(#\(clip))\"/>\n"
+                return
+                    "<rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" fill=\"#ccccd1\" clip-path=\"url(#\(clip))\"/>\n"
             }
-            return "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"xMidYMid slice\" clip-path=\"url(#\(clip))\" href=\"\(uri)\"/>\n"
+            return
+                "<image x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\" preserveAspectRatio=\"xMidYMid slice\" clip-path=\"url(#\(clip))\" href=\"\(uri)\"/>\n"
         case let .text(text):
             return self.text(text)
         case let .link(url, rects, color):
@@ -91,7 +97,9 @@ package struct SVGWriter {
             return out + "</g>\n"
         case let .clipped(rect, items):
             let clip = state.id("c")
-            state.defs.append("<clipPath id=\"\(clip)\"><rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\"/></clipPath>")
+            state.defs.append(
+                "<clipPath id=\"\(clip)\"><rect x=\"\(n(rect.minX))\" y=\"\(n(rect.minY))\" width=\"\(n(rect.width))\" height=\"\(n(rect.height))\"/></clipPath>"
+            )
             var out = "<g clip-path=\"url(#\(clip))\">\n"
             for inner in items { out += try write(inner, state) }
             return out + "</g>\n"
@@ -114,7 +122,8 @@ package struct SVGWriter {
             if line == t.layout.lines.last, t.layout.isTruncated { s += "…" }
             let y = t.origin.y + line.baseline
             if line.isRightToLeft {
-                out += "<tspan x=\"\(n(t.origin.x + t.boxWidth))\" y=\"\(n(y))\" direction=\"rtl\" unicode-bidi=\"embed\" text-anchor=\"start\">\(escape(s))</tspan>"
+                out +=
+                    "<tspan x=\"\(n(t.origin.x + t.boxWidth))\" y=\"\(n(y))\" direction=\"rtl\" unicode-bidi=\"embed\" text-anchor=\"start\">\(escape(s))</tspan>"
             } else {
                 out += "<tspan x=\"\(n(t.origin.x))\" y=\"\(n(y))\">\(escape(s))</tspan>"
             }
@@ -139,7 +148,8 @@ package struct SVGWriter {
                         hatch += "M\(n(x0)) \(n(r.maxY - (x0 - x)))L\(n(x1)) \(n(r.maxY - (x1 - x)))"
                         x += 4
                     }
-                    boxes += "<path d=\"\(hatch)\" fill=\"none\"\(paint("stroke", t.color.withAlpha(t.color.alpha * 0.5), opacity: "stroke-opacity")) stroke-width=\"1\"/>"
+                    boxes +=
+                        "<path d=\"\(hatch)\" fill=\"none\"\(paint("stroke", t.color.withAlpha(t.color.alpha * 0.5), opacity: "stroke-opacity")) stroke-width=\"1\"/>"
                 } else {
                     boxes += "<rect \(box)\(paint("fill", t.color.withAlpha(t.color.alpha * 0.14)))/>"
                 }
@@ -200,7 +210,9 @@ package struct SVGWriter {
             let image = try painter.art(direction, outputScale: 2)
             let id = state.id("art")
             let png = try PNGEncoder.fast.encode(image.pixels)
-            state.defs.append("<image id=\"\(id)\" width=\"\(image.art.pixelWidth)\" height=\"\(image.art.pixelHeight)\" href=\"data:image/png;base64,\(Data(png).base64EncodedString())\"/>")
+            state.defs.append(
+                "<image id=\"\(id)\" width=\"\(image.art.pixelWidth)\" height=\"\(image.art.pixelHeight)\" href=\"data:image/png;base64,\(Data(png).base64EncodedString())\"/>"
+            )
             var mode = NineSliceMode.uikitStretch
             if case .art(let spec) = theme.bubble(direction).shape, let rule = spec.mode, rule != .stretch {
                 mode = rule == .tile ? .uikitTile : .css(rule, fill: true)
@@ -214,7 +226,9 @@ package struct SVGWriter {
         if mirrored { group += " transform=\"translate(\(n(rect.minX + rect.maxX)) 0) scale(-1 1)\"" }
         if let tint {
             let filter = state.id("t")
-            state.defs.append("<filter id=\"\(filter)\"><feFlood flood-color=\"\(tint.opaqueHex)\" flood-opacity=\"\(n(tint.alpha))\"/><feComposite in2=\"SourceAlpha\" operator=\"in\"/></filter>")
+            state.defs.append(
+                "<filter id=\"\(filter)\"><feFlood flood-color=\"\(tint.opaqueHex)\" flood-opacity=\"\(n(tint.alpha))\"/><feComposite in2=\"SourceAlpha\" operator=\"in\"/></filter>"
+            )
             group += " filter=\"url(#\(filter))\""
         }
         var out = group + ">"
@@ -223,7 +237,8 @@ package struct SVGWriter {
             let fx = Double(p.source.width) / p.destination.width, fy = Double(p.source.height) / p.destination.height
             let sx = Double(p.source.x) + (p.clip.minX - p.destination.minX) * fx
             let sy = Double(p.source.y) + (p.clip.minY - p.destination.minY) * fy
-            out += "<svg x=\"\(n(rect.minX + p.clip.minX))\" y=\"\(n(rect.minY + p.clip.minY))\" width=\"\(n(p.clip.width))\" height=\"\(n(p.clip.height))\" viewBox=\"\(n(sx)) \(n(sy)) \(n(p.clip.width * fx)) \(n(p.clip.height * fy))\" preserveAspectRatio=\"none\"><use href=\"#\(id)\"/></svg>"
+            out +=
+                "<svg x=\"\(n(rect.minX + p.clip.minX))\" y=\"\(n(rect.minY + p.clip.minY))\" width=\"\(n(p.clip.width))\" height=\"\(n(p.clip.height))\" viewBox=\"\(n(sx)) \(n(sy)) \(n(p.clip.width * fx)) \(n(p.clip.height * fy))\" preserveAspectRatio=\"none\"><use href=\"#\(id)\"/></svg>"
         }
         return out + "</g>\n"
     }

@@ -231,8 +231,9 @@ package final class ScenePainter {
             let probe = try ImageSurface(pngFile: file)
             let sliced: NineSliceArt
             do {
-                let insets = try EdgeInsets.legacy(leftCapWidth: caps[0], topCapHeight: caps[1],
-                                                   width: Double(probe.width) / scale, height: Double(probe.height) / scale)
+                let insets = try EdgeInsets.legacy(
+                    leftCapWidth: caps[0], topCapHeight: caps[1],
+                    width: Double(probe.width) / scale, height: Double(probe.height) / scale)
                 sliced = try NineSliceArt(pixelWidth: probe.width, pixelHeight: probe.height, scale: scale, capInsets: insets)
             } catch {
                 throw .nineSlice(path: file, error)

@@ -19,8 +19,9 @@ public final class StretchableImage {
     /// `pixels` must be exactly the art's pixel size.
     public init(art: NineSliceArt, pixels: ImageSurface) throws(RenderError) {
         guard pixels.width == art.pixelWidth, pixels.height == art.pixelHeight else {
-            throw .artSizeMismatch(expected: "\(art.pixelWidth)×\(art.pixelHeight) px",
-                                   actual: "\(pixels.width)×\(pixels.height) px")
+            throw .artSizeMismatch(
+                expected: "\(art.pixelWidth)×\(art.pixelHeight) px",
+                actual: "\(pixels.width)×\(pixels.height) px")
         }
         self.art = art
         self.pixels = pixels
@@ -46,8 +47,10 @@ public final class StretchableImage {
 
     /// Paints the art stretched to `rect` (points). `mirrored` flips it left↔right, giving the
     /// other side's bubble from one piece of art.
-    public func draw(in rect: Rect, on canvas: Canvas, mode: NineSliceMode = .uikitStretch,
-                     mirrored: Bool = false) throws(RenderError) {
+    public func draw(
+        in rect: Rect, on canvas: Canvas, mode: NineSliceMode = .uikitStretch,
+        mirrored: Bool = false
+    ) throws(RenderError) {
         let patches: [NineSlicePatch]
         do { patches = try art.patches(for: rect.size, mode: mode) } catch { throw .nineSlice(path: nil, error) }
         if mirrored {

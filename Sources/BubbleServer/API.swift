@@ -95,10 +95,13 @@ struct API: Sendable {
 
     func days(_ id: Int64, _ query: Parameters) async throws -> DaysJSON {
         _ = try await known(id)
-        let zone = try query["tz"].map { raw -> TimeZone in
-            guard let z = TimeZone(identifier: String(raw)) else { throw APIError.badRequest("tz \"\(raw)\" is not a time zone; expected an IANA name such as Europe/Berlin") }
-            return z
-        } ?? TimeZone(identifier: "UTC")!
+        let zone =
+            try query["tz"].map { raw -> TimeZone in
+                guard let z = TimeZone(identifier: String(raw)) else {
+                    throw APIError.badRequest("tz \"\(raw)\" is not a time zone; expected an IANA name such as Europe/Berlin")
+                }
+                return z
+            } ?? TimeZone(identifier: "UTC")!
         let days = try await store.dayCounts(of: id, timeZone: zone).map { d in
             DaysJSON.Day(date: Self.day(Date(timeIntervalSince1970: Double(d.day) * 86_400)), count: d.count)
         }
@@ -121,10 +124,12 @@ struct API: Sendable {
             throw APIError.badRequest(e.reason.replacingOccurrences(of: "search ", with: "q: "))
         }
         let matches = try await store.searchMatches(StoreSearch(String(q), conversation: conversation, within: within), cap: Self.matchCap)
-        var json = SearchJSON(hits: hits.map { h in
-            SearchJSON.Hit(conversation: h.conversation, seq: h.seq, date: Self.iso(h.date), sender: h.senderName ?? h.sender, senderID: h.sender,
-                           text: h.text, snippet: h.snippet, parts: h.snippetParts)
-        })
+        var json = SearchJSON(
+            hits: hits.map { h in
+                SearchJSON.Hit(
+                    conversation: h.conversation, seq: h.seq, date: Self.iso(h.date), sender: h.senderName ?? h.sender, senderID: h.sender,
+                    text: h.text, snippet: h.snippet, parts: h.snippetParts)
+            })
         json.total = matches.values.reduce(0) { $0 + $1.count }
         json.conversations = matches.map { SearchJSON.Count(id: $0.key, count: $0.value.count) }.sorted { ($0.count, -$0.id) > ($1.count, -$1.id) }
         return json
@@ -144,7 +149,9 @@ struct API: Sendable {
             throw APIError.badRequest(e.reason.replacingOccurrences(of: "search ", with: "q: "))
         }
         let seqs = found[id] ?? []
-        return Pages.json { out in out.field("q", String(q)); out.field("count", seqs.count); out.key("seqs"); out.array(seqs) }
+        return Pages.json { out in
+            out.field("q", String(q)); out.field("count", seqs.count); out.key("seqs"); out.array(seqs)
+        }
     }
 
     /// An integer parameter in `range`, nil when absent, a 400 naming it when not.
@@ -152,7 +159,8 @@ struct API: Sendable {
         guard let raw = query[Substring(name)] else { return nil }
         guard let v = Int64(raw), range.contains(v) else {
             let upper = range.upperBound == Int64.max ? "" : " and \(range.upperBound)"
-            throw APIError.badRequest("\(name) \"\(raw)\" is not a whole number" + (upper.isEmpty ? " ≥ \(range.lowerBound)" : " between \(range.lowerBound)\(upper)"))
+            throw APIError.badRequest(
+                "\(name) \"\(raw)\" is not a whole number" + (upper.isEmpty ? " ≥ \(range.lowerBound)" : " between \(range.lowerBound)\(upper)"))
         }
         return v
     }

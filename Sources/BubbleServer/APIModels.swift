@@ -133,8 +133,10 @@ struct MessageJSON: Encodable, Sendable {
         }
         if let a = m.attachment {
             let (id, url) = stored(a.path)
-            attachments.append(AttachmentJSON(kind: a.kind.rawValue, name: a.fileName, label: a.displayText, type: a.mimeType, size: a.byteSize,
-                                              id: id, url: url))
+            attachments.append(
+                AttachmentJSON(
+                    kind: a.kind.rawValue, name: a.fileName, label: a.displayText, type: a.mimeType, size: a.byteSize,
+                    id: id, url: url))
         }
         seq = s.seq
         date = API.iso(m.date)
@@ -167,7 +169,7 @@ struct MessageJSON: Encodable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case seq, date, side, text, attachments, sender, senderName, id, spans, markup, forwardedFrom, status, reactions, reply, rev, clientId,
-             edited, deleted
+            edited, deleted
     }
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

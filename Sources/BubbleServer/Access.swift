@@ -83,7 +83,8 @@ struct AccessPolicy: Sendable {
 /// one conversation has one URL.
 func canonicalID(_ raw: String?) -> Int64? {
     guard let raw, let first = raw.utf8.first, first != UInt8(ascii: "0"), raw.utf8.count <= 19,
-          raw.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        raw.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+    else { return nil }
     return Int64(raw)
 }
 
@@ -126,8 +127,10 @@ struct AccessGroup: RouterMethods {
 
     /// `prefix`'s routes under `rule`; `page`: a page (a browser not signed in is sent to the
     /// sign-in page) rather than the API (401).
-    init(_ parent: some RouterMethods<Context>, _ prefix: RouterPath, rule: AccessRule, page: Bool, policy: AccessPolicy, table: AccessTable,
-         errorPage: (@Sendable (APIError, Identity) async -> Response)? = nil) {
+    init(
+        _ parent: some RouterMethods<Context>, _ prefix: RouterPath, rule: AccessRule, page: Bool, policy: AccessPolicy, table: AccessTable,
+        errorPage: (@Sendable (APIError, Identity) async -> Response)? = nil
+    ) {
         var group = parent.group(prefix)
         // A page's errors as a page in the app's frame, with the identity the request has.
         if page, let errorPage { group = group.add(middleware: ErrorMiddleware(htmlPage: errorPage)) }
@@ -166,7 +169,8 @@ struct RouteAccess: RouterMiddleware {
                 throw APIError(status: .unauthorized, message: "sign in first: POST /api/v1/login {\"name\", \"password\"}, or Authorization: Bearer TOKEN")
             }
             let back = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
-            return Response(status: .seeOther, headers: [.location: "/login?next=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")])
+            return Response(
+                status: .seeOther, headers: [.location: "/login?next=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")])
         }
         var context = context
         switch rule {

@@ -21,11 +21,16 @@ struct IdentityMiddleware: RouterMiddleware {
         var context = context
         context.address = proxies.client(of: request, peer: context.address)
         guard hosts.allows(request.head.authority) else {
-            throw APIError(status: .misdirectedRequest, message: "this server does not answer for the host \"\(request.head.authority ?? "")\"; start it with --public-host NAME to be reached by that name")
+            throw APIError(
+                status: .misdirectedRequest,
+                message:
+                    "this server does not answer for the host \"\(request.head.authority ?? "")\"; start it with --public-host NAME to be reached by that name")
         }
         let unsafe = ![.get, .head, .options].contains(request.method)
         if unsafe && Self.crossSite(request) {
-            throw APIError.forbidden("a write from another site (Origin \(request.headers[.origin] ?? "none"), Sec-Fetch-Site \(Self.fetchSite(request) ?? "none")) is refused; this server takes writes from its own pages and from programs")
+            throw APIError.forbidden(
+                "a write from another site (Origin \(request.headers[.origin] ?? "none"), Sec-Fetch-Site \(Self.fetchSite(request) ?? "none")) is refused; this server takes writes from its own pages and from programs"
+            )
         }
         guard try await gate.accountsActive() else {
             context.identity = .owner
@@ -115,8 +120,9 @@ struct AccountRoutes {
                 throw APIError(status: .unauthorized, message: "this server has no users yet; add one with `bubbles users add NAME --password-stdin`")
             }
             let body = try await LiveAPI.decode(CredentialsRequest.self, request, limit: 16_384)
-            let (user, secret) = try await gate.signIn(name: try LiveAPI.required(body.name, "name"), password: try LiveAPI.required(body.password, "password"),
-                                                       address: context.address)
+            let (user, secret) = try await gate.signIn(
+                name: try LiveAPI.required(body.name, "name"), password: try LiveAPI.required(body.password, "password"),
+                address: context.address)
             var response = try EditedResponse(status: .ok, response: SignedInJSON(user: UserJSON(user), csrf: AccountGate.csrf(of: secret)))
                 .response(from: request, context: context)
             response.headers[.setCookie] = gate.sessionCookie(secret, request: request)
@@ -156,9 +162,10 @@ struct AccountRoutes {
         }
         signedIn.get("tokens") { _, context -> TokensJSON in
             let user = try Self.signedIn(context)
-            return TokensJSON(tokens: try await gate.store.tokens(of: user.id).map {
-                TokenJSON(id: $0.id, name: $0.name, created: API.iso($0.created), lastUsed: $0.lastUsed.map(API.iso))
-            })
+            return TokensJSON(
+                tokens: try await gate.store.tokens(of: user.id).map {
+                    TokenJSON(id: $0.id, name: $0.name, created: API.iso($0.created), lastUsed: $0.lastUsed.map(API.iso))
+                })
         }
         signedIn.delete("tokens/:token") { _, context -> Response in
             let user = try Self.signedIn(context)
@@ -195,7 +202,8 @@ struct AccountRoutes {
                 throw APIError.forbidden("only an admin or the conversation's owner removes someone else; you may leave (DELETE …/members/\(user.name))")
             }
             guard let removed = try await gate.store.user(named: name)?.user,
-                  try await gate.store.removeMember(conversation, user: removed.id) else {
+                try await gate.store.removeMember(conversation, user: removed.id)
+            else {
                 throw APIError.notFound("\"\(name)\" is not a member of conversation \(conversation)")
             }
             return Response(status: .noContent)
@@ -210,10 +218,14 @@ struct AccountRoutes {
             }
             let secret = AccountSecret.make()
             let expires = Date().addingTimeInterval(gate.settings.inviteLifetime)
-            try await gate.store.createInvite(hash: AccountSecret.hash(secret), conversation: conversation, by: user.id,
-                                              access: access == .owner ? .write : access, expires: expires)
-            return EditedResponse(status: .created, response: InviteJSON(url: "/invite/" + secret, token: secret, access: access.rawValue,
-                                                                         expires: API.iso(expires)))
+            try await gate.store.createInvite(
+                hash: AccountSecret.hash(secret), conversation: conversation, by: user.id,
+                access: access == .owner ? .write : access, expires: expires)
+            return EditedResponse(
+                status: .created,
+                response: InviteJSON(
+                    url: "/invite/" + secret, token: secret, access: access.rawValue,
+                    expires: API.iso(expires)))
         }
     }
 

@@ -112,7 +112,9 @@ final class AccountGate: Sendable {
         }
         if let known { return known }
         let on = try await store.userCount() > 0
-        active.withLock { s in s.on = s.on || on; s.checked = now }
+        active.withLock { s in
+            s.on = s.on || on; s.checked = now
+        }
         return on
     }
 

@@ -57,7 +57,8 @@ extension Pages {
     /// The last message of `c` as a line: its text's first line, else what it holds.
     func preview(_ c: StoredConversation) async throws -> Preview {
         guard let last = try await store.bounds(of: c.id)?.last,
-              let m = try await store.messages(in: c.id, before: last + 1, limit: 1).first?.message else { return Preview(text: "", date: nil, seq: 0) }
+            let m = try await store.messages(in: c.id, before: last + 1, limit: 1).first?.message
+        else { return Preview(text: "", date: nil, seq: 0) }
         return Preview(text: Self.previewLine(m, participants: c.participants), date: m.date, seq: last)
     }
 
@@ -106,7 +107,8 @@ extension Pages {
             let mark: HTML = c.id == current ? " aria-current=\"page\"" : ""
             // A one-to-one chat with someone whose card has a picture shows it.
             let picture = c.participants.count == 2 ? c.participants.compactMap { attachmentURL($0.avatar) }.first : nil
-            let avatar: HTML = picture.map { "<img class=\"av\" src=\"\($0)\" alt=\"\" width=\"40\" height=\"40\">" }
+            let avatar: HTML =
+                picture.map { "<img class=\"av\" src=\"\($0)\" alt=\"\" width=\"40\" height=\"40\">" }
                 ?? "<span class=\"av \(Self.colourClass(c.title))\" aria-hidden=\"true\">\(Self.initials(c.title))</span>"
             let when: HTML = p.date.map(Self.time) ?? ""
             let size: HTML = "\(Self.appName(c.sourceFormat)) · \(Self.number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))"
@@ -127,7 +129,8 @@ extension Pages {
         let user = identity.user
         let name = user?.displayName ?? "You"
         let adds = user != nil || identity == .owner
-        var s: HTML = "<div class=\"sidehead\"><div class=\"toprow\">"
+        var s: HTML =
+            "<div class=\"sidehead\"><div class=\"toprow\">"
             + "<span class=\"av self \(colourClass(name))\" title=\"\(name)\" aria-hidden=\"true\">\(initials(name))</span>"
             + "<a class=\"home\" href=\"/\">Chats</a><span class=\"icons\">"
             + "<a class=\"icon\" href=\"/gallery\" title=\"Gallery: photos and files of every conversation\" aria-label=\"Gallery\">🖼</a>"
@@ -139,7 +142,8 @@ extension Pages {
         }
         s += "<button type=\"button\" class=\"item scheme\" id=\"scheme\">◐ Dark</button>"
         if user != nil {
-            s += "<button type=\"button\" class=\"item\" id=\"signout\">Sign out</button>"
+            s +=
+                "<button type=\"button\" class=\"item\" id=\"signout\">Sign out</button>"
                 + "<button type=\"button\" class=\"item\" id=\"signoutall\" title=\"End every session of yours, on every device\">Sign out everywhere</button>"
         }
         return s + "</div></details></span></div>"
@@ -156,7 +160,8 @@ extension Pages {
         return "<a class=\"back\" href=\"/\" aria-label=\"All conversations\" title=\"All conversations\">‹</a>"
             + "<span class=\"av \(colourClass(c.title))\" aria-hidden=\"true\">\(initials(c.title))</span>"
             + "<div class=\"who\"><h1>\(c.title)</h1><small class=\"meta\">\(people.joined(separator: ", "))"
-            + (people.isEmpty ? "" : " · ") + "\(appName(c.sourceFormat)) · <span id=\"msgcount\">\(number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))</span>\(span)</small>"
+            + (people.isEmpty ? "" : " · ")
+            + "\(appName(c.sourceFormat)) · <span id=\"msgcount\">\(number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))</span>\(span)</small>"
     }
 
     /// A toolbar button that opens a small panel (`<details>`: works without the script; Esc

@@ -65,9 +65,10 @@ struct APIError: HTTPResponseError {
     static func notFound(_ m: String) -> APIError { APIError(status: .notFound, message: m) }
     /// 413 for a body over `limit` bytes, naming the limit; the connection closes after it.
     static func tooLarge(_ what: String, limit: Int, length: Int? = nil) -> APIError {
-        APIError(status: .contentTooLarge,
-                 message: "\(what): " + (length.map { "\($0) bytes" } ?? "over \(limit) bytes") + "; this route takes at most \(limit) bytes",
-                 closesConnection: true)
+        APIError(
+            status: .contentTooLarge,
+            message: "\(what): " + (length.map { "\($0) bytes" } ?? "over \(limit) bytes") + "; this route takes at most \(limit) bytes",
+            closesConnection: true)
     }
 
     var headers: HTTPFields {

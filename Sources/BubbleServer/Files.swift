@@ -13,8 +13,10 @@ public protocol ExportImporting: Sendable {
     /// Imports every conversation of the export at `path` (a whole phone's backup, or one chat),
     /// each in its own transaction; `progress` learns how many of how many are done. `password`:
     /// an encrypted iPhone backup's, from the upload form (never written to disk by the server).
-    func importExport(_ path: String, password: String?, into store: any ConversationStore,
-                      progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> WholeImportReport
+    func importExport(
+        _ path: String, password: String?, into store: any ConversationStore,
+        progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void
+    ) async throws -> WholeImportReport
 }
 
 /// Writes a stored conversation (or a date range of it) as a download — the CLI's renderers
@@ -25,8 +27,10 @@ public protocol ConversationExporting: Sendable {
     var formats: [String] { get }
     /// Writes `conversation` of `store` (from `since` to `until`, dates as `YYYY-MM-DD`, when given)
     /// in `format` and `theme` into `folder`, and returns the file's path.
-    func export(conversation: Int64, from store: any ConversationStore, format: String, theme: String,
-                since: String?, until: String?, into folder: String) throws -> String
+    func export(
+        conversation: Int64, from store: any ConversationStore, format: String, theme: String,
+        since: String?, until: String?, into folder: String
+    ) throws -> String
 }
 
 /// Uploads, attachments and exports: files in and out of the store.
@@ -56,7 +60,8 @@ struct Files: Sendable {
             throw APIError.forbidden("imports are for admins (an archive is its importer's, shared by them)")
         }
         guard let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/form-data"),
-              let boundary = Self.parameter("boundary", in: type) else {
+            let boundary = Self.parameter("boundary", in: type)
+        else {
             throw APIError.badRequest("the body is not multipart/form-data with a boundary; send the export as the form field \"file\"")
         }
         try refuseDeclaredLength(request, limit: maxUpload, what: "the upload")
@@ -82,8 +87,10 @@ struct Files: Sendable {
             // Finding the file's part reads the whole body: off Swift's cooperative threads.
             (part, password) = try await NIOThreadPool.singleton.runIfActive { [folder] in
                 let body = try MultipartFile.body(raw.path)
-                return (try MultipartFile.extract(field: "file", boundary: boundary, from: body, into: folder.path),
-                        try MultipartFile.text(field: "password", boundary: boundary, in: body))
+                return (
+                    try MultipartFile.extract(field: "file", boundary: boundary, from: body, into: folder.path),
+                    try MultipartFile.text(field: "password", boundary: boundary, in: body)
+                )
             }
             try? FileManager.default.removeItem(at: raw)
         } catch {
@@ -121,10 +128,12 @@ struct Files: Sendable {
             continuation.finish()
         }
         let headers: HTTPFields = [.contentType: "application/x-ndjson; charset=utf-8", .cacheControl: "no-store"]
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            for await line in lines { try await writer.write(ByteBuffer(bytes: line)) }
-            try await writer.finish(nil)
-        })
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                for await line in lines { try await writer.write(ByteBuffer(bytes: line)) }
+                try await writer.finish(nil)
+            })
     }
 
     static func encoded<T: Encodable>(_ value: T, status: HTTPResponse.Status) throws -> Response {
@@ -174,8 +183,9 @@ struct Files: Sendable {
             guard let r = Self.byteRange(asked, size: size) else {
                 var h: HTTPFields = [.contentRange: "bytes */\(size)"]
                 h[.contentType] = "application/json; charset=utf-8"
-                return Response(status: .rangeNotSatisfiable, headers: h,
-                                body: .init(byteBuffer: ByteBuffer(string: #"{"error":"range \#(asked.prefix(60)) is not within the \#(size) bytes of this attachment"}"#)))
+                return Response(
+                    status: .rangeNotSatisfiable, headers: h,
+                    body: .init(byteBuffer: ByteBuffer(string: #"{"error":"range \#(asked.prefix(60)) is not within the \#(size) bytes of this attachment"}"#)))
             }
             range = r
             status = .partialContent
@@ -225,7 +235,7 @@ struct Files: Sendable {
         "mp4": "video/mp4", "m4v": "video/mp4", "mov": "video/quicktime", "3gp": "video/3gpp", "webm": "video/webm", "mkv": "video/x-matroska",
         "mp3": "audio/mpeg", "m4a": "audio/mp4", "aac": "audio/aac", "ogg": "audio/ogg", "opus": "audio/ogg", "oga": "audio/ogg",
         "amr": "audio/amr", "wav": "audio/wav", "pdf": "application/pdf", "vcf": "text/vcard", "txt": "text/plain; charset=utf-8",
-        "zip": "application/zip", "json": "application/json", "csv": "text/csv; charset=utf-8", "html": "text/html; charset=utf-8",
+        "zip": "application/zip", "json": "application/json", "csv": "text/csv; charset=utf-8", "html": "text/html; charset=utf-8"
     ]
 
     // MARK: exports
@@ -303,12 +313,16 @@ struct ImportRun: Sendable {
         }
         let failed = report.failed.map { ImportJSON.Failed(name: $0.name, reason: $0.reason.replacingOccurrences(of: folder + "/", with: "")) }
         guard !report.stored.isEmpty else {
-            throw APIError(status: .unprocessableContent, message: failed.isEmpty ? "the export holds no conversation"
-                           : "no conversation could be imported: " + failed.map { "\($0.name): \($0.reason)" }.joined(separator: "; "))
+            throw APIError(
+                status: .unprocessableContent,
+                message: failed.isEmpty
+                    ? "the export holds no conversation"
+                    : "no conversation could be imported: " + failed.map { "\($0.name): \($0.reason)" }.joined(separator: "; "))
         }
         let all = report.stored.map {
-            ImportJSON.One(id: $0.summary.conversationID, title: $0.title, added: $0.summary.messagesAdded, skipped: $0.summary.messagesSkipped,
-                           attachments: $0.summary.attachmentsAdded, new: $0.isNew)
+            ImportJSON.One(
+                id: $0.summary.conversationID, title: $0.title, added: $0.summary.messagesAdded, skipped: $0.summary.messagesSkipped,
+                attachments: $0.summary.attachmentsAdded, new: $0.isNew)
         }
         return ImportJSON(conversations: all, failed: failed, summary: report.line)
     }
@@ -326,12 +340,14 @@ enum MultipartFile {
 
     /// The first part whose `name` is `field` (and that `accept` takes, by its
     /// Content-Disposition): that header and where its content lies; nil when there is none.
-    static func part(_ field: String, in data: Data, boundary: String,
-                     accept: (String) -> Bool = { _ in true }) throws -> (disposition: String, content: Range<Data.Index>)? {
+    static func part(
+        _ field: String, in data: Data, boundary: String,
+        accept: (String) -> Bool = { _ in true }
+    ) throws -> (disposition: String, content: Range<Data.Index>)? {
         let delimiter = Data(("--" + boundary).utf8)
         var at = data.startIndex
         while let start = data.range(of: delimiter, in: at..<data.endIndex) {
-            let headersStart = start.upperBound + 2   // CRLF after the delimiter
+            let headersStart = start.upperBound + 2  // CRLF after the delimiter
             guard headersStart <= data.endIndex, let headersEnd = data.range(of: Data("\r\n\r\n".utf8), in: headersStart..<data.endIndex) else { return nil }
             let headers = String(decoding: data[headersStart..<headersEnd.lowerBound], as: UTF8.self)
             guard let next = data.range(of: Data("\r\n".utf8) + delimiter, in: headersEnd.upperBound..<data.endIndex) else {

@@ -43,7 +43,7 @@ struct ViewGeometry: Sendable {
         for r in [rows.lowerBound, rows.upperBound - 1] {
             if let k = list.messageIndex(ofRow: r) { first = min(first, k); last = max(last, k) }
         }
-        if last < 0 { return max(0, count - 1)..<count }   // only typing rows
+        if last < 0 { return max(0, count - 1)..<count }  // only typing rows
         return first..<(last + 1)
     }
 
@@ -118,8 +118,10 @@ actor Geometries {
     /// only when it is past the geometry's.
     let revisions = Revisions()
 
-    init(store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000, compactFrom: Int = relayoutAtOnce,
-         metrics: ServerMetrics? = nil) {
+    init(
+        store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000, compactFrom: Int = relayoutAtOnce,
+        metrics: ServerMetrics? = nil
+    ) {
         self.store = store
         self.compactFrom = compactFrom
         self.metrics = metrics
@@ -188,8 +190,10 @@ actor Geometries {
             let resolver = Resolver(value: MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle))
             Task.detached(priority: .userInitiated) { [store, compactFrom] in
                 do {
-                    let g = try await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width,
-                                                 compactFrom: compactFrom) { done in
+                    let g = try await Self.build(
+                        key, store: store, layouter: layouter, resolver: resolver, width: width,
+                        compactFrom: compactFrom
+                    ) { done in
                         await self.progress(key, done: done, total: total)
                     }
                     await self.finish(key, g)
@@ -232,8 +236,9 @@ actor Geometries {
         guard stored.count == range.count, stored.first?.seq == first, stored.last?.seq == last else {
             throw StoreError(path: store.path, reason: "conversation \(key.conversation) changed under its layout (messages \(first)–\(last))")
         }
-        return Self.seen(stored.map(\.message), by: key.perspective,
-                         resolver: MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle))
+        return Self.seen(
+            stored.map(\.message), by: key.perspective,
+            resolver: MediaResolver(decoder: pictures, baseFolder: store.mediaFolder, style: theme.layoutStyle))
     }
 
     /// Whether the conversation is laid out (or being laid out) in that theme.
@@ -360,8 +365,10 @@ actor Geometries {
             if slot != nil || !keep, case .ready(let base) = states[key] { width = base.width }
             let layouter = next.layouter, resolver = Resolver(value: resolver)
             Task.detached(priority: .utility) { [store, compactFrom] in
-                let fresh = try? await Self.build(key, store: store, layouter: layouter, resolver: resolver, width: width,
-                                                  compactFrom: compactFrom) { _ in }
+                let fresh = try? await Self.build(
+                    key, store: store, layouter: layouter, resolver: resolver, width: width,
+                    compactFrom: compactFrom
+                ) { _ in }
                 await self.replace(key, fresh)
             }
         }
@@ -396,8 +403,10 @@ actor Geometries {
     }
 
     /// Reads the conversation in chunks and lays it out.
-    static func build(_ key: Key, store: any ConversationStore, layouter: Layouter, resolver: Resolver, width: Double,
-                      compactFrom: Int, progress: @Sendable (Int) async -> Void) async throws -> ViewGeometry {
+    static func build(
+        _ key: Key, store: any ConversationStore, layouter: Layouter, resolver: Resolver, width: Double,
+        compactFrom: Int, progress: @Sendable (Int) async -> Void
+    ) async throws -> ViewGeometry {
         let id = key.conversation
         guard let c = try await store.conversation(id: id) else { throw StoreError(path: store.path, reason: "has no conversation \(id)") }
         // The revision first: whatever changes while the messages are read is applied again by `sync`.
@@ -418,8 +427,9 @@ actor Geometries {
             after = last.seq
             if compact {
                 if laid == nil {
-                    var list = try layouter.value.scrollingLayout(Conversation(title: c.title, participants: c.participants, messages: messages),
-                                                                  width: width)
+                    var list = try layouter.value.scrollingLayout(
+                        Conversation(title: c.title, participants: c.participants, messages: messages),
+                        width: width)
                     layouter.value.compact(&list)
                     // Room for the whole conversation: the arrays grow once, not by doubling.
                     list.reserveCapacity(c.messageCount + 1_024)
@@ -440,7 +450,7 @@ actor Geometries {
             _ = bk_heap_trim()
         } else {
             list = try layouter.value.scrollingLayout(Conversation(title: c.title, participants: c.participants, messages: held), width: width)
-            held = []   // before the arrays are grown below
+            held = []  // before the arrays are grown below
         }
         // Room for a live conversation to grow without copying its arrays at each message.
         list.reserveCapacity(seqs.count + 1_024)

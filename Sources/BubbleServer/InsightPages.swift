@@ -65,8 +65,9 @@ extension Pages {
         if let width = try API.integer(query, "width", range: 300...1_200) { chart.width = Double(width) }
         let page = try chart.page(stats)
         let svg = try pictures.svg([page], theme: themed.theme.appearance(dark: dark), themeFolder: themed.themeFolder)
-        return Response(status: .ok, headers: [.contentType: "image/svg+xml; charset=utf-8", .cacheControl: "private, max-age=60"],
-                        body: .init(byteBuffer: ByteBuffer(string: svg)))
+        return Response(
+            status: .ok, headers: [.contentType: "image/svg+xml; charset=utf-8", .cacheControl: "private, max-age=60"],
+            body: .init(byteBuffer: ByteBuffer(string: svg)))
     }
 
     func media(of id: Int64) async throws -> GalleryJSON {
@@ -116,9 +117,10 @@ extension Pages {
     /// Messages · Gallery · Stats.
     static func tabs(_ id: Int64, current: String) -> HTML {
         let tabs = [("Messages", "/c/\(id)"), ("Gallery", "/c/\(id)/gallery"), ("Stats", "/c/\(id)/stats")]
-        return "<nav class=\"tabs\" aria-label=\"Views of the conversation\">" + tabs.map { name, href -> HTML in
-            "<a href=\"\(href)\"\(name == current ? HTML(" aria-current=\"page\"") : "")>\(name)</a>"
-        }.joined() + "</nav>"
+        return "<nav class=\"tabs\" aria-label=\"Views of the conversation\">"
+            + tabs.map { name, href -> HTML in
+                "<a href=\"\(href)\"\(name == current ? HTML(" aria-current=\"page\"") : "")>\(name)</a>"
+            }.joined() + "</nav>"
     }
 
     func statsPage(_ id: Int64, _ query: Parameters, for identity: Identity) async throws -> Response {
@@ -127,19 +129,25 @@ extension Pages {
         let stats = try await insights.stats(id, zone: zone)
         let tz = zone.identifier.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "UTC"
         let chart = "/api/v1/conversations/\(id)/stats.svg?tz=\(tz)"
-        var body: HTML = try await sidebar(for: identity, current: id) + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + "</div>"
+        var body: HTML =
+            try await sidebar(for: identity, current: id) + "<div class=\"pane\"><header class=\"bk head\">" + Self.header(c) + "</div>"
             + "</header>" + Self.tabs(id, current: "Stats") + "<div id=\"scroller\"><main class=\"bk stats\" id=\"stats\" aria-label=\"Statistics\">"
         // The reader's time zone: the script puts the browser's in `tz` unless one was chosen.
-        let zones = TimeZone.knownTimeZoneIdentifiers.contains(zone.identifier) ? TimeZone.knownTimeZoneIdentifiers : [zone.identifier] + TimeZone.knownTimeZoneIdentifiers
-        body += "<form method=\"get\" class=\"tz\" id=\"tzform\"><label>Time zone <select name=\"tz\" id=\"tz\">"
+        let zones =
+            TimeZone.knownTimeZoneIdentifiers.contains(zone.identifier)
+            ? TimeZone.knownTimeZoneIdentifiers : [zone.identifier] + TimeZone.knownTimeZoneIdentifiers
+        body +=
+            "<form method=\"get\" class=\"tz\" id=\"tzform\"><label>Time zone <select name=\"tz\" id=\"tz\">"
             + zones.map { z -> HTML in "<option\(z == zone.identifier ? HTML(" selected") : "")>\(z)</option>" }.joined()
             + "</select></label> <button>Show</button> <a href=\"/api/v1/conversations/\(id)/stats?tz=\(tz)\">JSON</a></form>"
-        body += "<picture><source srcset=\"\(chart)&amp;dark=1\" media=\"(prefers-color-scheme: dark)\">"
+        body +=
+            "<picture><source srcset=\"\(chart)&amp;dark=1\" media=\"(prefers-color-scheme: dark)\">"
             + "<img class=\"chart\" id=\"chart\" src=\"\(chart)\" data-src=\"\(chart)\" data-tz=\"\(zone.identifier)\" "
             + "alt=\"Charts: messages per month, who writes, weekday and hour, reply times, emoji and words\"></picture>"
         body += "<h2>People</h2><div class=\"wide\"><table><tr><th>Name</th><th>Messages</th><th>Words</th><th>Media</th><th>Median reply</th></tr>"
         for p in stats.people {
-            body += "<tr><td>\(p.name)</td><td>\(Self.number(p.messages))</td><td>\(Self.number(p.words))</td><td>\(Self.number(p.media))</td>"
+            body +=
+                "<tr><td>\(p.name)</td><td>\(Self.number(p.messages))</td><td>\(Self.number(p.words))</td><td>\(Self.number(p.media))</td>"
                 + "<td>\(p.medianReplySeconds.map { StatsChart.duration($0) } ?? "–")</td></tr>"
         }
         body += "</table></div><h2>Busiest days</h2><div class=\"wide\"><table><tr><th>Day</th><th>Messages</th></tr>"
@@ -157,15 +165,21 @@ extension Pages {
             head += Self.header(c) + "</div></header>" + Self.tabs(id, current: "Gallery")
             source = "/api/v1/conversations/\(id)/media"
         } else {
-            head += "<div class=\"who\"><h1>Gallery</h1><small class=\"meta\">Photos, videos, stickers, voice notes and documents of every conversation</small></div>"
+            head +=
+                "<div class=\"who\"><h1>Gallery</h1><small class=\"meta\">Photos, videos, stickers, voice notes and documents of every conversation</small></div>"
             source = "/api/v1/media"
             head += "</header>"
         }
-        let filters: HTML = "<div class=\"gfilter\" role=\"group\" aria-label=\"Filter\"><label>Kind <select id=\"gkind\"><option value=\"\">All</option>"
-            + [("photo", "Photos"), ("video", "Videos"), ("gif", "GIFs"), ("sticker", "Stickers"), ("voice", "Voice notes"), ("audio", "Audio"), ("document", "Documents")]
-                .map { (value, name) -> HTML in "<option value=\"\(value)\">\(name)</option>" }.joined()
+        let filters: HTML =
+            "<div class=\"gfilter\" role=\"group\" aria-label=\"Filter\"><label>Kind <select id=\"gkind\"><option value=\"\">All</option>"
+            + [
+                ("photo", "Photos"), ("video", "Videos"), ("gif", "GIFs"), ("sticker", "Stickers"), ("voice", "Voice notes"), ("audio", "Audio"),
+                ("document", "Documents")
+            ]
+            .map { (value, name) -> HTML in "<option value=\"\(value)\">\(name)</option>" }.joined()
             + "</select></label> <label>From <select id=\"gsender\"><option value=\"\">Everyone</option></select></label> <small id=\"gcount\" role=\"status\">Loading…</small></div>"
-        let body: HTML = try await sidebar(for: identity, current: id) + "<div class=\"pane\">" + head + filters
+        let body: HTML =
+            try await sidebar(for: identity, current: id) + "<div class=\"pane\">" + head + filters
             + "<div id=\"gallery\" class=\"gallery\" tabindex=\"0\" data-src=\"\(source)\" aria-label=\"Media, newest first\"><div id=\"gspace\"></div></div>"
             + "<div id=\"lightbox\" class=\"lightbox\" role=\"dialog\" aria-modal=\"true\" aria-label=\"Photo\" hidden><button type=\"button\" id=\"lbclose\" aria-label=\"Close\">✕</button>"
             + "<button type=\"button\" id=\"lbprev\" aria-label=\"Previous\">‹</button><figure><div id=\"lbmedia\"></div><figcaption id=\"lbcaption\"></figcaption>"

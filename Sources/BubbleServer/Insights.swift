@@ -95,10 +95,11 @@ actor Insights {
         }
         let date = API.iso(m.date)
         return MediaItem.items(of: m).map { item in
-            GalleryItemJSON(conversation: conversation, seq: s.seq, date: date, month: String(date.prefix(7)), sender: m.sender,
-                            senderName: m.sender.flatMap { names[$0] }, kind: item.kind.rawValue, file: stored(item.file),
-                            thumb: stored(item.picture).map { "/api/v1/thumbnails/" + $0 }, width: item.width, height: item.height,
-                            duration: item.duration, name: item.name, pages: item.pages, caption: m.text.map { String($0.prefix(200)) })
+            GalleryItemJSON(
+                conversation: conversation, seq: s.seq, date: date, month: String(date.prefix(7)), sender: m.sender,
+                senderName: m.sender.flatMap { names[$0] }, kind: item.kind.rawValue, file: stored(item.file),
+                thumb: stored(item.picture).map { "/api/v1/thumbnails/" + $0 }, width: item.width, height: item.height,
+                duration: item.duration, name: item.name, pages: item.pages, caption: m.text.map { String($0.prefix(200)) })
         }
     }
 }
@@ -124,7 +125,8 @@ actor Thumbnails {
     }
 
     /// The placeholder of a picture that cannot be shown: a grey square with a crossed frame.
-    static let placeholder = Array("""
+    static let placeholder = Array(
+        """
         <svg xmlns="http://www.w3.org/2000/svg" width="256" height="256" viewBox="0 0 256 256"><rect width="256" height="256" fill="#d1d1d6"/>\
         <rect x="72" y="80" width="112" height="96" rx="8" fill="none" stroke="#8e8e93" stroke-width="8"/>\
         <path d="M72 80l112 96M184 80L72 176" stroke="#8e8e93" stroke-width="8"/></svg>

@@ -25,7 +25,9 @@ struct JSONBytes {
 
     /// A finite number (whole ones without a fraction); null otherwise.
     mutating func number(_ v: Double) {
-        if !v.isFinite { bytes.append(contentsOf: "null".utf8) } else if v == v.rounded(), abs(v) < 1e15 {
+        if !v.isFinite {
+            bytes.append(contentsOf: "null".utf8)
+        } else if v == v.rounded(), abs(v) < 1e15 {
             bytes.append(contentsOf: String(Int64(v)).utf8)
         } else {
             bytes.append(contentsOf: "\(v)".utf8)
@@ -93,17 +95,29 @@ enum JSONWriter {
     static func write(_ value: Any, into out: inout JSONBytes) {
         // Exact types first: a failed `as?` from `Any` tries Objective-C bridging, the slow part.
         let t = type(of: value)
-        if t == String.self { out.string(value as! String) }
-        else if t == Int.self { out.append(String(value as! Int)) }
-        else if t == Int64.self { out.append(String(value as! Int64)) }
-        else if t == Double.self { out.number(value as! Double) }
-        else if t == Bool.self { out.append((value as! Bool) ? "true" : "false") }
-        else if t == [String: Any].self { object(value as! [String: Any], into: &out) }
-        else if let a = value as? [Any] { out.list(a) { write($1, into: &$0) } }
-        else if let o = value as? [String: Any] { object(o, into: &out) }
-        else if value is NSNull { out.append("null") }
-        else if let n = value as? NSNumber { out.append(n.stringValue) }
-        else { out.string("\(value)") }
+        if t == String.self {
+            out.string(value as! String)
+        } else if t == Int.self {
+            out.append(String(value as! Int))
+        } else if t == Int64.self {
+            out.append(String(value as! Int64))
+        } else if t == Double.self {
+            out.number(value as! Double)
+        } else if t == Bool.self {
+            out.append((value as! Bool) ? "true" : "false")
+        } else if t == [String: Any].self {
+            object(value as! [String: Any], into: &out)
+        } else if let a = value as? [Any] {
+            out.list(a) { write($1, into: &$0) }
+        } else if let o = value as? [String: Any] {
+            object(o, into: &out)
+        } else if value is NSNull {
+            out.append("null")
+        } else if let n = value as? NSNumber {
+            out.append(n.stringValue)
+        } else {
+            out.string("\(value)")
+        }
     }
 
     static func object(_ o: [String: Any], into out: inout JSONBytes) {

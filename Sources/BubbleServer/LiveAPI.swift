@@ -141,8 +141,9 @@ struct LiveAPI: Sendable {
         }
         // What was typed, read as chat markup: `*bold*` is stored as "bold" with a bold span.
         let (plain, spans) = blank ? ("", []) : Self.markup(text ?? "")
-        let new = NewMessage(clientID: uuid.uuidString.lowercased(), text: blank ? nil : plain, sender: sender, photo: photo, replyTo: replyTo,
-                             spans: spans)
+        let new = NewMessage(
+            clientID: uuid.uuidString.lowercased(), text: blank ? nil : plain, sender: sender, photo: photo, replyTo: replyTo,
+            spans: spans)
         return try await write(conversation, by: sender) { try await store.add(new, to: conversation) }
     }
 
@@ -186,8 +187,9 @@ struct LiveAPI: Sendable {
         guard let rev = try await store.lastRev(of: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
         let names = try await hub.participantNames(conversation)
         let changes = try await store.changes(in: conversation, since: since, limit: limit)
-        return ChangesJSON(conversation: conversation, rev: rev,
-                           changes: changes.map { ChangeJSON($0, names: names, media: store.mediaFolder, frame: false) })
+        return ChangesJSON(
+            conversation: conversation, rev: rev,
+            changes: changes.map { ChangeJSON($0, names: names, media: store.mediaFolder, frame: false) })
     }
 
     /// `POST /api/v1/conversations/{id}/photos`: the picture in the body (JPEG, PNG, GIF or WebP,
@@ -258,7 +260,8 @@ struct LiveAPI: Sendable {
     /// writes go to conversations made on the server.
     func requireLive(_ conversation: Int64) async throws {
         guard try await hub.isLive(conversation) else {
-            throw APIError.forbidden("conversation \(conversation) is an imported archive and read-only; start a live conversation to write (POST /api/v1/conversations)")
+            throw APIError.forbidden(
+                "conversation \(conversation) is an imported archive and read-only; start a live conversation to write (POST /api/v1/conversations)")
         }
     }
 

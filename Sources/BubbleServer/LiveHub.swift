@@ -77,8 +77,10 @@ final class LiveHub: Sendable {
     func unsubscribe(_ conversation: Int64, _ id: UInt64) { unregister(conversation, id, in: \.subscribers) }
 
     /// A new stream kept under `key` in one of the state's tables, and its id.
-    private func register<Value>(_ key: Int64, in table: WritableKeyPath<State, [Int64: [UInt64: AsyncStream<Value>.Continuation]]>,
-                                 buffering: AsyncStream<Value>.Continuation.BufferingPolicy) -> (UInt64, AsyncStream<Value>) {
+    private func register<Value>(
+        _ key: Int64, in table: WritableKeyPath<State, [Int64: [UInt64: AsyncStream<Value>.Continuation]]>,
+        buffering: AsyncStream<Value>.Continuation.BufferingPolicy
+    ) -> (UInt64, AsyncStream<Value>) {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: buffering)
         let id = state.withLock { s in
             s.next += 1
@@ -120,7 +122,9 @@ final class LiveHub: Sendable {
         guard let c = try await store.conversation(id: conversation) else { throw APIError.notFound("no conversation \(conversation)") }
         var found: [String: String] = [:]
         for p in c.participants where found[p.id] == nil { found[p.id] = p.name }
-        state.withLock { $0.names[conversation] = found; $0.live[conversation] = c.sourceFormat == "live" }
+        state.withLock {
+            $0.names[conversation] = found; $0.live[conversation] = c.sourceFormat == "live"
+        }
         return found
     }
 

@@ -107,14 +107,19 @@ struct LiveSocket {
                         // The first after a message is always passed on: it is about the next one.
                         let now = ContinuousClock.now
                         if now - lastTyping > .milliseconds(300), let sender = speaker ?? head.sender?.string,
-                           (try? await hub.participantNames(conversation, including: sender))?[sender] != nil {
+                            (try? await hub.participantNames(conversation, including: sender))?[sender] != nil
+                        {
                             lastTyping = now
                             await hub.typing(conversation, sender: sender, after: ownRev, from: me)
                         }
                         continue
                     }
                     guard bucket.take() else {
-                        post.yield(Self.error(ref, 429, "too many messages: at most \(Int(live.limits.rate)) a second (\(Int(live.limits.burst)) at once) on one connection; send it again in a moment"))
+                        post.yield(
+                            Self.error(
+                                ref, 429,
+                                "too many messages: at most \(Int(live.limits.rate)) a second (\(Int(live.limits.burst)) at once) on one connection; send it again in a moment"
+                            ))
                         continue
                     }
                     guard writes else {
@@ -159,8 +164,10 @@ struct LiveSocket {
     }
 
     /// The answer to a frame, and the revision of the change it committed (nil when refused).
-    static func answer(_ live: LiveAPI, _ conversation: Int64, type: String, frame: Data, ref: Any?,
-                       speaker: String?) async -> (String, Int64?) {
+    static func answer(
+        _ live: LiveAPI, _ conversation: Int64, type: String, frame: Data, ref: Any?,
+        speaker: String?
+    ) async -> (String, Int64?) {
         do {
             let change: StoredChange
             var duplicate = false
@@ -176,8 +183,9 @@ struct LiveSocket {
                 change = try await live.delete(conversation, try seq(frame), sender: body.sender, as: speaker)
             case "react":
                 let body = try LiveAPI.decode(ReactRequest.self, from: frame)
-                change = try await live.react(conversation, try seq(frame), emoji: try LiveAPI.required(body.emoji, "emoji"),
-                                              sender: body.sender, as: speaker, on: body.on ?? true)
+                change = try await live.react(
+                    conversation, try seq(frame), emoji: try LiveAPI.required(body.emoji, "emoji"),
+                    sender: body.sender, as: speaker, on: body.on ?? true)
             default:
                 return (error(ref, 400, "type \"\(type)\" is not one of send, edit, delete, react, typing"), nil)
             }

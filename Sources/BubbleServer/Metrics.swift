@@ -22,17 +22,21 @@ public final class ServerMetrics: Sendable {
     private let calls: [String: Metrics.Timer]
 
     /// Every store call `TimedStore` times.
-    static let storeCalls = ["prepare", "importStream", "createConversation", "add", "edit", "delete", "react", "changes", "lastRev", "people",
-                             "broadcastTyping", "conversations", "conversation", "messages", "seq", "bounds", "count", "dayCounts", "search", "load"]
+    static let storeCalls = [
+        "prepare", "importStream", "createConversation", "add", "edit", "delete", "react", "changes", "lastRev", "people",
+        "broadcastTyping", "conversations", "conversation", "messages", "seq", "bounds", "count", "dayCounts", "search", "load"
+    ]
 
     init(registry: PrometheusCollectorRegistry?) {
         self.registry = registry
-        commits = Dictionary(uniqueKeysWithValues: [ChangeKind.message, .edit, .delete, .react].map {
-            ($0, Metrics.Counter(label: "bubbles_changes_committed", dimensions: [("kind", $0.rawValue)]))
-        })
-        calls = Dictionary(uniqueKeysWithValues: Self.storeCalls.map {
-            ($0, Metrics.Timer(label: "bubbles_store_call_duration", dimensions: [("call", $0)], preferredDisplayUnit: .seconds))
-        })
+        commits = Dictionary(
+            uniqueKeysWithValues: [ChangeKind.message, .edit, .delete, .react].map {
+                ($0, Metrics.Counter(label: "bubbles_changes_committed", dimensions: [("kind", $0.rawValue)]))
+            })
+        calls = Dictionary(
+            uniqueKeysWithValues: Self.storeCalls.map {
+                ($0, Metrics.Timer(label: "bubbles_store_call_duration", dimensions: [("call", $0)], preferredDisplayUnit: .seconds))
+            })
     }
 
     /// A live change committed (by this server or, on PostgreSQL, another).
@@ -55,9 +59,11 @@ public final class ServerMetrics: Sendable {
     private static let shared: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [.microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
-                                                   .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
-                                                   .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10)]
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10)
+        ]
         MetricsSystem.bootstrap(factory)
         return registry
     }()
@@ -80,8 +86,10 @@ final class TimedStore: ConversationStore {
     var feed: ChangeFeed { base.feed }
     func run() async throws { try await base.run() }
     func prepare() async throws { try await metrics.time("prepare") { try await base.prepare() } }
-    func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
-                      read: @escaping StoreImportReader) async throws -> StoreImportSummary {
+    func importStream(
+        sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
+        read: @escaping StoreImportReader
+    ) async throws -> StoreImportSummary {
         try await metrics.time("importStream") {
             try await base.importStream(sourceFormat: sourceFormat, title: title, mediaFolder: exportFolder, sortByDate: sortByDate, read: read)
         }

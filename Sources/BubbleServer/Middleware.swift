@@ -13,7 +13,8 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     /// Style *attributes* are allowed (`style-src-attr`): the rows size video frames and colour
     /// initials avatars with them; they are written by BubbleHTML from numbers and the theme,
     /// never from message text.
-    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; "
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; "
         + "font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -37,11 +38,13 @@ struct AccessLogMiddleware: RouterMiddleware {
         let started = ContinuousClock.now
         func log(_ status: HTTPResponse.Status) {
             let ms = (ContinuousClock.now - started).components
-            context.logger.info("Request", metadata: [
-                "hb.request.method": .string(request.method.rawValue), "hb.request.path": .string(Self.redacted(request.uri.path)),
-                "hb.response.status": .stringConvertible(status.code),
-                "hb.request.duration_ms": .stringConvertible(ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000),
-            ])
+            context.logger.info(
+                "Request",
+                metadata: [
+                    "hb.request.method": .string(request.method.rawValue), "hb.request.path": .string(Self.redacted(request.uri.path)),
+                    "hb.response.status": .stringConvertible(status.code),
+                    "hb.request.duration_ms": .stringConvertible(ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)
+                ])
         }
         do {
             let response = try await next(request, context)

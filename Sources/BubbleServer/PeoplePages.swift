@@ -50,8 +50,9 @@ extension Pages {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(people))))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(people))))
     }
 
     func peoplePage(for identity: Identity) async throws -> Response {
@@ -61,17 +62,20 @@ extension Pages {
             list += "<li class=\"none\">Nobody yet: import conversations, and contacts with <code>bubbles contacts import FILE</code>.</li>"
         }
         for p in people {
-            let avatar: HTML = attachmentURL(p.avatar).map { "<img class=\"av\" src=\"\($0)\" alt=\"\" width=\"40\" height=\"40\">" }
+            let avatar: HTML =
+                attachmentURL(p.avatar).map { "<img class=\"av\" src=\"\($0)\" alt=\"\" width=\"40\" height=\"40\">" }
                 ?? "<span class=\"av \(Self.colourClass(p.name))\" aria-hidden=\"true\">\(Self.initials(p.name))</span>"
             let chats = p.conversations.compactMap { conversations[$0] }.map { c -> HTML in
                 "<li><a href=\"/c/\(c.id)\">\(c.title)</a> <small>\(Self.appName(c.sourceFormat)) · "
                     + "\(Self.number(c.messageCount)) \(Plural.noun(c.messageCount, "message"))</small></li>"
             }.joined()
-            list += "<li class=\"person\">" + avatar + "<div><strong class=\"pn\">\(p.name)</strong>"
+            list +=
+                "<li class=\"person\">" + avatar + "<div><strong class=\"pn\">\(p.name)</strong>"
                 + "<small class=\"ids\">\(p.identities.joined(separator: " · "))</small><ul class=\"pc\">" + chats + "</ul></div></li>"
         }
         list += "</ul>"
-        let head: HTML = "<header class=\"bk head\"><div class=\"who\"><h1>People</h1><small class=\"meta\">\(Self.number(people.count)) "
+        let head: HTML =
+            "<header class=\"bk head\"><div class=\"who\"><h1>People</h1><small class=\"meta\">\(Self.number(people.count)) "
             + "\(people.count == 1 ? "person" : "people") · each with their conversations from every app</small></div></header>"
         let body = try await sidebar(for: identity, current: nil) + "<div class=\"pane peoplepane\">" + head + list + "</div>"
         return await page(title: "People", body: body, script: true, bodyClass: "app v", for: identity)

@@ -59,8 +59,9 @@ struct ReadMarks: Sendable {
         let marks = try await accounts.marks(of: conversation)
         var list: [[String: Any]] = []
         for m in marks { list.append(["user": await names.key(m.user), "read": m.read, "delivered": m.delivered]) }
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                        body: .init(byteBuffer: ByteBuffer(string: JSONWriter.string(["reads": list]))))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: JSONWriter.string(["reads": list]))))
     }
 
     /// `{"type":"receipt","user","read","delivered"}` for a conversation's watchers.
@@ -158,8 +159,11 @@ final class UserFeed: Sendable {
             let mine = own.map { m.sender == $0 } ?? (m.direction == .outgoing)
             if !mine { _ = try? await accounts.mark(change.conversation, user: account, read: nil, delivered: change.message.seq) }
             let unread = (try? await accounts.unread([change.conversation], user: account, own: own))?[change.conversation] ?? 0
-            send(JSONWriter.string(["type": "message", "conversation": change.conversation, "seq": change.message.seq,
-                                    "date": API.iso(m.date), "preview": preview, "unread": unread, "mine": mine]), to: account)
+            send(
+                JSONWriter.string([
+                    "type": "message", "conversation": change.conversation, "seq": change.message.seq,
+                    "date": API.iso(m.date), "preview": preview, "unread": unread, "mine": mine
+                ]), to: account)
         }
     }
 

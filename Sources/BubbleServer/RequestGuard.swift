@@ -77,7 +77,9 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             let bound = NIOLoopBound((self, context), eventLoop: loop)
             deadline = loop.scheduleTask(in: limits.headTimeout) {
                 let (guardian, context) = bound.value
-                guardian.refuse(context, status: "408 Request Timeout", "the request's headers did not arrive within \(guardian.limits.headTimeout.nanoseconds / 1_000_000_000) s")
+                guardian.refuse(
+                    context, status: "408 Request Timeout",
+                    "the request's headers did not arrive within \(guardian.limits.headTimeout.nanoseconds / 1_000_000_000) s")
             }
             read(buffer, context: context)
         case .head:
@@ -116,12 +118,15 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if ended { break }
         }
         if badLine {
-            refuse(context, status: "400 Bad Request", "the request line is not METHOD /path HTTP/1.1 in visible ASCII (bytes that are not UTF-8, or control characters)")
+            refuse(
+                context, status: "400 Bad Request",
+                "the request line is not METHOD /path HTTP/1.1 in visible ASCII (bytes that are not UTF-8, or control characters)")
             return
         }
         if total > limits.maxHeadBytes || lines > limits.maxHeadLines {
-            refuse(context, status: "431 Request Header Fields Too Large",
-                   "the request's headers are over \(limits.maxHeadBytes) bytes or \(limits.maxHeadLines) lines; this server takes no more")
+            refuse(
+                context, status: "431 Request Header Fields Too Large",
+                "the request's headers are over \(limits.maxHeadBytes) bytes or \(limits.maxHeadLines) lines; this server takes no more")
             return
         }
         if ended {
@@ -140,7 +145,8 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if line.last == 13 { line = line.dropLast() }
         let parts = line.split(separator: 32, omittingEmptySubsequences: false)
         guard parts.count == 3, let method = parts.first, (1...20).contains(method.count),
-              method.allSatisfy({ ($0 >= 65 && $0 <= 90) || $0 == 45 }) else { return false }
+            method.allSatisfy({ ($0 >= 65 && $0 <= 90) || $0 == 45 })
+        else { return false }
         let target = parts[1]
         guard !target.isEmpty, target.allSatisfy({ $0 > 32 && $0 < 127 }) else { return false }
         return parts[2].elementsEqual("HTTP/1.1".utf8) || parts[2].elementsEqual("HTTP/1.0".utf8)

@@ -95,30 +95,42 @@ struct LiveRoutes {
         let live = self.live, maxUpload = self.maxUpload
         let bodyLimit = live.limits.maxText * 2 + 65_536
         groups.api.post("conversations") { request, context in
-            EditedResponse(status: .created, response: try await live.createConversation(try await LiveAPI.decode(NewConversationRequest.self, request, limit: 1 << 20),
-                                                                                          by: context.identity))
+            EditedResponse(
+                status: .created,
+                response: try await live.createConversation(
+                    try await LiveAPI.decode(NewConversationRequest.self, request, limit: 1 << 20),
+                    by: context.identity))
         }
         let write = groups.conversationAPI(.write)
         write.post("messages") { request, context in
             let id = try id(context)
-            return try await live.added(try await live.send(id, try await LiveAPI.decode(SendRequest.self, request, limit: bodyLimit), as: context.identity.speaker))
+            return try await live.added(
+                try await live.send(id, try await LiveAPI.decode(SendRequest.self, request, limit: bodyLimit), as: context.identity.speaker))
         }
         write.patch("messages/:seq") { request, context in
-            try await live.changed(try await live.edit(try id(context), try seq(context), try await LiveAPI.decode(EditRequest.self, request, limit: bodyLimit),
-                                                       as: context.identity.speaker))
+            try await live.changed(
+                try await live.edit(
+                    try id(context), try seq(context), try await LiveAPI.decode(EditRequest.self, request, limit: bodyLimit),
+                    as: context.identity.speaker))
         }
         write.delete("messages/:seq") { request, context in
-            try await live.changed(try await live.delete(try id(context), try seq(context), sender: Self.optional(request, "sender"),
-                                                         as: context.identity.speaker))
+            try await live.changed(
+                try await live.delete(
+                    try id(context), try seq(context), sender: Self.optional(request, "sender"),
+                    as: context.identity.speaker))
         }
         write.post("messages/:seq/reactions") { request, context in
             let body = try await LiveAPI.decode(ReactRequest.self, request, limit: 65_536)
-            return try await live.changed(try await live.react(try id(context), try seq(context), emoji: try LiveAPI.required(body.emoji, "emoji"),
-                                                               sender: body.sender, as: context.identity.speaker, on: true))
+            return try await live.changed(
+                try await live.react(
+                    try id(context), try seq(context), emoji: try LiveAPI.required(body.emoji, "emoji"),
+                    sender: body.sender, as: context.identity.speaker, on: true))
         }
         write.delete("messages/:seq/reactions") { request, context in
-            try await live.changed(try await live.react(try id(context), try seq(context), emoji: try Self.field(request, "emoji"),
-                                                        sender: Self.optional(request, "sender"), as: context.identity.speaker, on: false))
+            try await live.changed(
+                try await live.react(
+                    try id(context), try seq(context), emoji: try Self.field(request, "emoji"),
+                    sender: Self.optional(request, "sender"), as: context.identity.speaker, on: false))
         }
         write.post("photos") { request, context in
             try await live.uploadPhoto(try id(context), request, maxUpload: maxUpload)

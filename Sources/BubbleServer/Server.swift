@@ -47,8 +47,10 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: [String] = []
 
     /// A configuration; every parameter is the property of the same name.
-    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
-                maxUpload: Int = 512 << 20, live: LiveLimits = LiveLimits(), logLevel: Logger.Level = .notice) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, theme: String = "imessage",
+        maxUpload: Int = 512 << 20, live: LiveLimits = LiveLimits(), logLevel: Logger.Level = .notice
+    ) {
         self.host = host; self.port = port; self.token = token; self.theme = theme; self.maxUpload = maxUpload; self.live = live
         self.logLevel = logLevel
     }
@@ -79,9 +81,11 @@ public struct BubbleServer: Sendable {
     /// `importer` takes uploads (`POST /api/v1/imports`), `exporter` writes downloads; without
     /// them those routes answer 501. `metrics`: the registry `/metrics` shows (see
     /// `ServerMetrics.bootstrap()`); without it the route answers 404.
-    public init(store: any ConversationStore & AccountStore, configuration: ServerConfiguration, pictures: any PictureDecoder,
-                importer: (any ExportImporting)? = nil, exporter: (any ConversationExporting)? = nil,
-                metrics registry: PrometheusCollectorRegistry? = nil) throws {
+    public init(
+        store: any ConversationStore & AccountStore, configuration: ServerConfiguration, pictures: any PictureDecoder,
+        importer: (any ExportImporting)? = nil, exporter: (any ConversationExporting)? = nil,
+        metrics registry: PrometheusCollectorRegistry? = nil
+    ) throws {
         // Two C heaps for all threads, not eight a core: each keeps what its threads freed, and
         // a million-message layout built on some threads and read on others left ~25 MB more
         // per reader in them.
@@ -93,11 +97,13 @@ public struct BubbleServer: Sendable {
         gate = AccountGate(store: store, settings: configuration.accounts)
         self.configuration = configuration
         self.metrics = metrics
-        pages = try Pages(store: timed, accounts: store, theme: configuration.theme, pictures: pictures, live: configuration.live, metrics: metrics,
-                          compactFrom: configuration.compactFrom)
+        pages = try Pages(
+            store: timed, accounts: store, theme: configuration.theme, pictures: pictures, live: configuration.live, metrics: metrics,
+            compactFrom: configuration.compactFrom)
         // Exports hand the store itself to the renderers' process (its location, not the timing).
-        files = Files(store: timed, exportStore: store, accounts: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload,
-                      geometries: pages.geometries)
+        files = Files(
+            store: timed, exportStore: store, accounts: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload,
+            geometries: pages.geometries)
         reads = ReadMarks(store: timed, accounts: store, names: UserKeys(accounts: store))
         live = LiveAPI(store: timed, accounts: store, hub: LiveHub(store: timed, reads: reads), limits: configuration.live, pictures: pictures)
         userFeed = UserFeed(store: timed, accounts: store)
@@ -154,9 +160,10 @@ public struct BubbleServer: Sendable {
 
     /// Who a request is, for both routers.
     var identity: IdentityMiddleware {
-        IdentityMiddleware(gate: gate, token: configuration.token,
-                           hosts: AllowedHosts(host: configuration.host, loopback: configuration.isLoopback, publicHosts: configuration.publicHosts),
-                           proxies: TrustedProxies(configuration.trustedProxies.compactMap(TrustedProxies.Range.init)))
+        IdentityMiddleware(
+            gate: gate, token: configuration.token,
+            hosts: AllowedHosts(host: configuration.host, loopback: configuration.isLoopback, publicHosts: configuration.publicHosts),
+            proxies: TrustedProxies(configuration.trustedProxies.compactMap(TrustedProxies.Range.init)))
     }
 
     /// The router that decides WebSocket upgrades: who it is (as every request: the token, or a
@@ -192,7 +199,9 @@ public struct BubbleServer: Sendable {
                 group.addTask { for try await _ in inbound.messages(maxSize: 4_096) {} }
                 group.addTask { try? await gracefulShutdown() }
                 if let user = identity.user {
-                    group.addTask { _ = await SocketRevocation(user: user.id, check: { try await gate.stillValid(identity) }).wait(hub: live.hub, conversation: nil) }
+                    group.addTask {
+                        _ = await SocketRevocation(user: user.id, check: { try await gate.stillValid(identity) }).wait(hub: live.hub, conversation: nil)
+                    }
                 }
                 try await group.next()
                 group.cancelAll()
@@ -209,9 +218,11 @@ public struct BubbleServer: Sendable {
             defer { metrics.sockets.decrement() }
             let identity = requestContext.identity
             let writes = identity == .owner || (decided.access?.writes ?? false)
-            try await LiveSocket(live: live, conversation: id, since: since, speaker: identity.speaker, writes: writes,
-                                 revocation: identity.user.map { user in SocketRevocation(user: user.id, check: { try await gate.stillAllowed(identity, decided) }) })
-                .run(inbound: inbound, outbound: outbound)
+            try await LiveSocket(
+                live: live, conversation: id, since: since, speaker: identity.speaker, writes: writes,
+                revocation: identity.user.map { user in SocketRevocation(user: user.id, check: { try await gate.stillAllowed(identity, decided) }) }
+            )
+            .run(inbound: inbound, outbound: outbound)
         }
         return (router, groups.table)
     }
@@ -220,8 +231,9 @@ public struct BubbleServer: Sendable {
     /// Calls `onRunning` with the port it listens on (the one the system chose for port 0).
     public func application(logger: Logger, onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
         // A client that does not answer a close within 2 s is dropped (a stop waits no longer for it).
-        let ws = WebSocketServerConfiguration(maxFrameSize: configuration.live.maxText * 2 + 16_384, autoPing: .enabled(timePeriod: .seconds(20)),
-                                              closeTimeout: .seconds(2))
+        let ws = WebSocketServerConfiguration(
+            maxFrameSize: configuration.live.maxText * 2 + 16_384, autoPing: .enabled(timePeriod: .seconds(20)),
+            closeTimeout: .seconds(2))
         // Idle keep-alive connections close after a minute (and a client that stops sending in
         // the middle of a request is dropped then); a response that closes its connection (a
         // body too large) does so once written.
@@ -231,12 +243,14 @@ public struct BubbleServer: Sendable {
         let limits = RequestHeadGuard.Limits(headTimeout: TimeAmount(configuration.headerTimeout))
         // Every connection's request heads are guarded before HTTP parsing (header floods, slow heads).
         let server = HTTPServerBuilder { responder in
-            GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel),
-                           limits: limits)
+            GuardedChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel),
+                limits: limits)
         }
-        return Application(router: router(), server: server,
-                           configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BubbleKit"),
-                           onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
+        return Application(
+            router: router(), server: server,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BubbleKit"),
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
     }
 
     /// Runs the store and the HTTP server in one `ServiceGroup` until SIGINT or SIGTERM, then
@@ -245,14 +259,19 @@ public struct BubbleServer: Sendable {
     public func run(onRunning: @escaping @Sendable (Int) -> Void) async throws {
         var logger = Logger(label: "bubbles.serve")
         logger.logLevel = configuration.logLevel
-        let group = ServiceGroup(configuration: .init(services: [.init(service: store), .init(service: StartAfterStore(store: store, app: application(logger: logger, onRunning: onRunning)))],
-                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: store), .init(service: StartAfterStore(store: store, app: application(logger: logger, onRunning: onRunning)))],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let e as IOError where e.errnoCode == EADDRINUSE {
-            throw ServerError("port \(configuration.port) on \(configuration.host) is in use by another program; choose another with --port (0 takes any free one)")
+            throw ServerError(
+                "port \(configuration.port) on \(configuration.host) is in use by another program; choose another with --port (0 takes any free one)")
         } catch let e as IOError where e.errnoCode == EADDRNOTAVAIL || e.errnoCode == EACCES {
-            throw ServerError("cannot listen on \(configuration.host):\(configuration.port) (\(e.errnoCode == EACCES ? "not allowed: ports below 1024 need privileges" : "this machine has no such address")); check --host and --port")
+            throw ServerError(
+                "cannot listen on \(configuration.host):\(configuration.port) (\(e.errnoCode == EACCES ? "not allowed: ports below 1024 need privileges" : "this machine has no such address")); check --host and --port"
+            )
         }
     }
 }
@@ -295,4 +314,3 @@ func positive(_ raw: String?, _ message: @autoclosure () -> String) throws -> In
     guard let value = canonicalID(raw) else { throw APIError.notFound(message()) }
     return value
 }
-

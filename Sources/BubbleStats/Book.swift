@@ -233,8 +233,11 @@ package struct BookBuilder {
                     let alone = m.images.isEmpty && m.text == nil && m.attachment == nil
                     // Only the photo: a system line with the caption stands in its place (its day's
                     // date comes before it), the block follows it without a second caption.
-                    let photosHere = big.map { BookPhoto(path: $0.path!, pixelWidth: $0.width, pixelHeight: $0.height, caption: alone ? "" : caption,
-                                                         name: Self.exportName($0)) }
+                    let photosHere = big.map {
+                        BookPhoto(
+                            path: $0.path!, pixelWidth: $0.width, pixelHeight: $0.height, caption: alone ? "" : caption,
+                            name: Self.exportName($0))
+                    }
                     if alone { m = Message.system(caption, date: m.date) }
                     photos[kept.count] = photosHere
                 }
@@ -264,27 +267,31 @@ package struct BookBuilder {
         }
         var lowResolution: [LowResolutionPhoto] = []
         for k in chapters.indices {
-            if pages.count % 2 == 1 { pages.append(.blank) }   // chapters open on a right-hand page
+            if pages.count % 2 == 1 { pages.append(.blank) }  // chapters open on a right-hand page
             chapters[k].firstPage = pages.count + 1
             let flow = paginate(layouts[k], photos: bigPhotos[k], chapter: k, opener: options.chapters != .none)
             for page in flow {
                 if case let .photo(_, photo) = page {
                     let printed = geometry.blockWidth
-                    lowResolution += low(photo, printedWidth: min(printed, geometry.blockHeight * photo.pixelWidth / photo.pixelHeight),
-                                         page: pages.count + 1)
+                    lowResolution += low(
+                        photo, printedWidth: min(printed, geometry.blockHeight * photo.pixelWidth / photo.pixelHeight),
+                        page: pages.count + 1)
                 } else if case let .flow(_, _, placements, _, _) = page {
                     for p in placements {
                         switch p.block {
                         case .photo(let photo):
-                            lowResolution += low(photo, printedWidth: p.height * options.scale * photo.pixelWidth / photo.pixelHeight,
-                                                 page: pages.count + 1)
+                            lowResolution += low(
+                                photo, printedWidth: p.height * options.scale * photo.pixelWidth / photo.pixelHeight,
+                                page: pages.count + 1)
                         case .row(let r):
                             if case let .message(index, bubble) = layouts[k].rows[r].content {
                                 let images = chapters[k].conversation.messages[index].images
                                 for (image, frame) in zip(images, bubble.imageFrames) where image.path != nil && image.width > 0 {
-                                    lowResolution += low(BookPhoto(path: image.path!, pixelWidth: image.width, pixelHeight: image.height, caption: "",
-                                                                   name: Self.exportName(image)),
-                                                         printedWidth: frame.width * options.scale, page: pages.count + 1)
+                                    lowResolution += low(
+                                        BookPhoto(
+                                            path: image.path!, pixelWidth: image.width, pixelHeight: image.height, caption: "",
+                                            name: Self.exportName(image)),
+                                        printedWidth: frame.width * options.scale, page: pages.count + 1)
                                 }
                             }
                         }
@@ -294,9 +301,10 @@ package struct BookBuilder {
             }
         }
         // Messages as `bubbles stats` counts them: system lines are not messages.
-        return BookPlan(geometry: geometry, title: title.isEmpty ? strings.untitled : title, subtitle: names, dates: dates,
-                        messageCount: conversation.messages.filter { $0.kind != .system }.count, chapters: chapters, layouts: layouts, pages: pages,
-                        lowResolution: lowResolution)
+        return BookPlan(
+            geometry: geometry, title: title.isEmpty ? strings.untitled : title, subtitle: names, dates: dates,
+            messageCount: conversation.messages.filter { $0.kind != .system }.count, chapters: chapters, layouts: layouts, pages: pages,
+            lowResolution: lowResolution)
     }
 
     private func low(_ photo: BookPhoto, printedWidth: Double, page: Int) -> [LowResolutionPhoto] {
@@ -434,8 +442,10 @@ extension BookBuilder {
     }
 
     /// A text in `width`, its box's top-left at `x`, `y`, aligned in `width` (0 left, 0.5 centre, 1 right).
-    func text(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
-              align: Double = 0) throws(LayoutError) -> (SceneItem, Double) {
+    func text(
+        _ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
+        align: Double = 0
+    ) throws(LayoutError) -> (SceneItem, Double) {
         try scene.measurer.placedText(string, style, color, x: x, y: y, width: width, align: align)
     }
 
@@ -453,8 +463,10 @@ extension BookBuilder {
             let numberY = block.maxY + geometry.options.bottomMargin * 0.45
             _ = try add(text(String(number), style(9), Self.ink, x: block.minX, y: numberY, width: block.width, align: recto ? 1 : 0))
             if let runningHead {
-                _ = try add(text(runningHead, style(8.5, italic: true), Self.grey, x: block.minX, y: block.minY - geometry.options.topMargin * 0.5,
-                                 width: block.width, align: recto ? 1 : 0))
+                _ = try add(
+                    text(
+                        runningHead, style(8.5, italic: true), Self.grey, x: block.minX, y: block.minY - geometry.options.topMargin * 0.5,
+                        width: block.width, align: recto ? 1 : 0))
             }
         }
         switch plan.pages[index] {
@@ -482,8 +494,11 @@ extension BookBuilder {
             items.append(.fill(Rect(x: 0, y: top - 18, width: sheet.width, height: total + 28), Color(red: 0, green: 0, blue: 0, alpha: 0.45)))
             var y = top
             for (t, w, string, s) in measured {
-                items.append(.text(SceneText(string: string, style: s, color: Self.white, origin: Point(x: x + (width - t.width) / 2, y: y),
-                                             wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
+                items.append(
+                    .text(
+                        SceneText(
+                            string: string, style: s, color: Self.white, origin: Point(x: x + (width - t.width) / 2, y: y),
+                            wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
                 y += t.height + 8
             }
         case .titlePage:
@@ -509,8 +524,10 @@ extension BookBuilder {
             let c = plan.chapters[chapter]
             var top = block.minY
             if opener {
-                _ = try add(text(c.title, style(24, bold: true), Self.ink, x: block.minX, y: block.minY + openerHeight * options.scale * 0.35,
-                                 width: block.width))
+                _ = try add(
+                    text(
+                        c.title, style(24, bold: true), Self.ink, x: block.minX, y: block.minY + openerHeight * options.scale * 0.35,
+                        width: block.width))
                 top += openerHeight * options.scale
             }
             var content: [SceneItem] = []
@@ -522,11 +539,15 @@ extension BookBuilder {
                     content += try photoBlock(photo, y: p.y, height: p.height)
                 }
             }
-            items.append(.scaled(origin: Point(x: block.minX, y: top), factor: options.scale,
-                                 [.clipped(Rect(x: -2, y: 0, width: layoutWidth + 4, height: band), content)]))
+            items.append(
+                .scaled(
+                    origin: Point(x: block.minX, y: top), factor: options.scale,
+                    [.clipped(Rect(x: -2, y: 0, width: layoutWidth + 4, height: band), content)]))
             if continues {
-                _ = try add(text(strings.continued, style(8, italic: true), Self.grey, x: block.minX, y: top + band * options.scale + 2,
-                                 width: block.width, align: 0.5))
+                _ = try add(
+                    text(
+                        strings.continued, style(8, italic: true), Self.grey, x: block.minX, y: top + band * options.scale + 2,
+                        width: block.width, align: 0.5))
             }
             try folio(opener ? nil : c.title)
         case let .photo(chapter, photo):
@@ -570,11 +591,13 @@ package struct BookStrings: Sendable {
     package static func of(_ locale: Locale?) -> BookStrings {
         switch locale?.language.languageCode?.identifier {
         case "de":
-            return BookStrings(contents: "Inhalt", continued: "Fortsetzung folgt", madeWith: "Erstellt mit BubbleKit", untitled: "Unterhaltung",
-                               message: "Nachricht", messagesWord: "Nachrichten", grouping: Locale(identifier: "de_DE"))
+            return BookStrings(
+                contents: "Inhalt", continued: "Fortsetzung folgt", madeWith: "Erstellt mit BubbleKit", untitled: "Unterhaltung",
+                message: "Nachricht", messagesWord: "Nachrichten", grouping: Locale(identifier: "de_DE"))
         default:
-            return BookStrings(contents: "Contents", continued: "continued", madeWith: "Made with BubbleKit", untitled: "Conversation",
-                               message: "message", messagesWord: "messages", grouping: Locale(identifier: "en_US"))
+            return BookStrings(
+                contents: "Contents", continued: "continued", madeWith: "Made with BubbleKit", untitled: "Conversation",
+                message: "message", messagesWord: "messages", grouping: Locale(identifier: "en_US"))
         }
     }
 

@@ -40,10 +40,13 @@ package struct ContactSheet {
         return out.enumerated().sorted { $0.element.date != $1.element.date ? $0.element.date > $1.element.date : $0.offset > $1.offset }.map(\.element)
     }
 
-    func text(_ string: String, _ size: Double, _ color: Color, x: Double, y: Double, width: Double, bold: Bool = false,
-              align: Double = 0) throws(LayoutError) -> (SceneItem, Double) {
-        try measurer.placedText(string, TextStyle(family: family, size: size, weight: bold ? .bold : .regular), color,
-                                x: x, y: y, width: width, align: align, maxLines: 1)
+    func text(
+        _ string: String, _ size: Double, _ color: Color, x: Double, y: Double, width: Double, bold: Bool = false,
+        align: Double = 0
+    ) throws(LayoutError) -> (SceneItem, Double) {
+        try measurer.placedText(
+            string, TextStyle(family: family, size: size, weight: bold ? .bold : .regular), color,
+            x: x, y: y, width: width, align: align, maxLines: 1)
     }
 
     /// The pages: a title on the first, a heading per month, rows of cells; a month's heading is
@@ -67,7 +70,8 @@ package struct ContactSheet {
         }
         let (heading, h) = try text(title, 18, palette.ink, x: margin, y: y, width: inner, bold: true)
         items.append(heading); y += h + 2
-        let (count, ch) = try text("\(Plural.count(entries.count, "photo, video or file", "photos, videos and files"))", 10, palette.muted, x: margin, y: y, width: inner)
+        let (count, ch) = try text(
+            "\(Plural.count(entries.count, "photo, video or file", "photos, videos and files"))", 10, palette.muted, x: margin, y: y, width: inner)
         items.append(count); y += ch + 6
         var k = 0
         while k < entries.count {

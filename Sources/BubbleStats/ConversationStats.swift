@@ -144,8 +144,8 @@ package struct StatsAccumulator {
     private var count = 0
     private var perSender: [String: SenderTally] = [:]
     private var senderOrder: [String] = []
-    private var months: [Int: Int] = [:]      // year * 12 + month - 1
-    private var days: [Int: Int] = [:]        // days since 1970-01-01 (local)
+    private var months: [Int: Int] = [:]  // year * 12 + month - 1
+    private var days: [Int: Int] = [:]  // days since 1970-01-01 (local)
     private var hours = Array(repeating: Array(repeating: 0, count: 24), count: 7)
     private var first: Date?
     private var last: Date?
@@ -184,7 +184,7 @@ package struct StatsAccumulator {
         let local = seconds + offset(at: seconds)
         let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let hour = (local - day * 86_400) / 3600
-        let weekday = ((day + 3) % 7 + 7) % 7   // 1970-01-01 was a Thursday; Monday = 0
+        let weekday = ((day + 3) % 7 + 7) % 7  // 1970-01-01 was a Thursday; Monday = 0
         count += 1
         hours[weekday][hour] += 1
         days[day, default: 0] += 1
@@ -246,11 +246,14 @@ package struct StatsAccumulator {
         let people = order.map { id -> ConversationStats.Person in
             let t = perSender[id]!
             let sorted = t.replyTimes.sorted()
-            let median: Double? = sorted.isEmpty ? nil
+            let median: Double? =
+                sorted.isEmpty
+                ? nil
                 : sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-            return .init(name: name(id), id: id, messages: t.messages, words: text.senders[id]?.words ?? 0, media: t.media, replies: t.replyTimes.count,
-                         averageReplySeconds: t.replyTimes.isEmpty ? nil : t.replyTimes.reduce(0, +) / Double(t.replyTimes.count),
-                         medianReplySeconds: median)
+            return .init(
+                name: name(id), id: id, messages: t.messages, words: text.senders[id]?.words ?? 0, media: t.media, replies: t.replyTimes.count,
+                averageReplySeconds: t.replyTimes.isEmpty ? nil : t.replyTimes.reduce(0, +) / Double(t.replyTimes.count),
+                medianReplySeconds: median)
         }
         var monthList: [ConversationStats.Month] = []
         if let lo = months.keys.min(), let hi = months.keys.max() {
@@ -284,7 +287,9 @@ package struct StatsAccumulator {
                 let words = (text.senders[id]?.vocabulary.top(20) ?? []).map { ConversationStats.Count(value: $0.word, count: $0.value) }
                 return words.isEmpty ? nil : .init(name: name(id), words: words)
             },
-            media: { var m = media; m.links += text.links; return m }())
+            media: {
+                var m = media; m.links += text.links; return m
+            }())
     }
 
     static func dayString(_ day: Int) -> String {

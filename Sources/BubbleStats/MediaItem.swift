@@ -28,16 +28,21 @@ package struct MediaItem: Hashable, Sendable {
     package static func items(of message: Message) -> [MediaItem] {
         guard message.kind == .message else { return [] }
         var out = message.images.map { image in
-            MediaItem(kind: image.sticker ? .sticker : image.videoFrame ? .video : .photo, picture: image.path, file: image.path,
-                      width: image.width, height: image.height, name: image.name)
+            MediaItem(
+                kind: image.sticker ? .sticker : image.videoFrame ? .video : .photo, picture: image.path, file: image.path,
+                width: image.width, height: image.height, name: image.name)
         }
         if let a = message.attachment {
-            let kinds: [MediaAttachment.Kind: Kind] = [.photo: .photo, .video: .video, .gif: .gif, .sticker: .sticker, .voice: .voice,
-                                                       .audio: .audio, .document: .document]
+            let kinds: [MediaAttachment.Kind: Kind] = [
+                .photo: .photo, .video: .video, .gif: .gif, .sticker: .sticker, .voice: .voice,
+                .audio: .audio, .document: .document
+            ]
             if let kind = kinds[a.kind] {
                 let picture = a.poster ?? ([.photo, .gif, .sticker].contains(kind) ? a.path : nil)
-                out.append(MediaItem(kind: kind, picture: picture, file: a.path, width: a.width, height: a.height, duration: a.duration,
-                                     name: a.fileName, pages: a.pageCount))
+                out.append(
+                    MediaItem(
+                        kind: kind, picture: picture, file: a.path, width: a.width, height: a.height, duration: a.duration,
+                        name: a.fileName, pages: a.pageCount))
             }
         }
         return out

@@ -12,15 +12,19 @@ package struct StatsChart {
         package static let light = Palette(
             background: Color(r8: 255, g8: 255, b8: 255), ink: Color(r8: 28, g8: 28, b8: 30), muted: Color(r8: 110, g8: 110, b8: 115),
             grid: Color(r8: 229, g8: 229, b8: 234), bar: Color(r8: 0, g8: 122, b8: 255), cell: Color(r8: 0, g8: 122, b8: 255),
-            people: [Color(r8: 0, g8: 122, b8: 255), Color(r8: 52, g8: 199, b8: 89), Color(r8: 255, g8: 149, b8: 0),
-                     Color(r8: 175, g8: 82, b8: 222), Color(r8: 255, g8: 59, b8: 48), Color(r8: 90, g8: 200, b8: 250),
-                     Color(r8: 255, g8: 204, b8: 0), Color(r8: 142, g8: 142, b8: 147)])
+            people: [
+                Color(r8: 0, g8: 122, b8: 255), Color(r8: 52, g8: 199, b8: 89), Color(r8: 255, g8: 149, b8: 0),
+                Color(r8: 175, g8: 82, b8: 222), Color(r8: 255, g8: 59, b8: 48), Color(r8: 90, g8: 200, b8: 250),
+                Color(r8: 255, g8: 204, b8: 0), Color(r8: 142, g8: 142, b8: 147)
+            ])
         package static let dark = Palette(
             background: Color(r8: 0, g8: 0, b8: 0), ink: Color(r8: 242, g8: 242, b8: 247), muted: Color(r8: 152, g8: 152, b8: 159),
             grid: Color(r8: 58, g8: 58, b8: 60), bar: Color(r8: 10, g8: 132, b8: 255), cell: Color(r8: 10, g8: 132, b8: 255),
-            people: [Color(r8: 10, g8: 132, b8: 255), Color(r8: 48, g8: 209, b8: 88), Color(r8: 255, g8: 159, b8: 10),
-                     Color(r8: 191, g8: 90, b8: 242), Color(r8: 255, g8: 69, b8: 58), Color(r8: 100, g8: 210, b8: 255),
-                     Color(r8: 255, g8: 214, b8: 10), Color(r8: 152, g8: 152, b8: 159)])
+            people: [
+                Color(r8: 10, g8: 132, b8: 255), Color(r8: 48, g8: 209, b8: 88), Color(r8: 255, g8: 159, b8: 10),
+                Color(r8: 191, g8: 90, b8: 242), Color(r8: 255, g8: 69, b8: 58), Color(r8: 100, g8: 210, b8: 255),
+                Color(r8: 255, g8: 214, b8: 10), Color(r8: 152, g8: 152, b8: 159)
+            ])
     }
 
     package let measurer: BubbleMeasurer
@@ -43,8 +47,10 @@ package struct StatsChart {
 
     /// `string` with its box's top-left at `x`, `y`, aligned in `width` (0 left, 0.5 centre,
     /// 1 right); the item and its height.
-    func text(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
-              align: Double = 0) throws(LayoutError) -> (SceneItem, Double) {
+    func text(
+        _ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
+        align: Double = 0
+    ) throws(LayoutError) -> (SceneItem, Double) {
         try measurer.placedText(string, style, color, x: x, y: y, width: width, align: align)
     }
 
@@ -95,8 +101,10 @@ package struct StatsChart {
                 let h = plot.height * Double(month.messages) / top
                 items.append(.fill(Rect(x: plot.minX + Double(k) * slot + (slot - barWidth) / 2, y: plot.maxY - h, width: barWidth, height: h), palette.bar))
                 if k % labelEvery == 0 {
-                    put(try text(monthLabel(month.month, withYear: k == 0 || month.month.hasSuffix("-01")), style(9), palette.muted,
-                                 x: plot.minX + Double(k) * slot - 30 + slot / 2, y: plot.maxY + 4, width: 60, align: 0.5))
+                    put(
+                        try text(
+                            monthLabel(month.month, withYear: k == 0 || month.month.hasSuffix("-01")), style(9), palette.muted,
+                            x: plot.minX + Double(k) * slot - 30 + slot / 2, y: plot.maxY + 4, width: 60, align: 0.5))
                 }
             }
         }
@@ -127,13 +135,18 @@ package struct StatsChart {
             for (hour, count) in counts.enumerated() {
                 var c = palette.cell
                 c.alpha = count == 0 ? 0.06 : 0.15 + 0.85 * Double(count) / Double(busiest)
-                items.append(.fill(Rect(x: margin + labelWidth + Double(hour) * cellWidth + 1, y: y + Double(row) * cellHeight + 1,
-                                        width: cellWidth - 2, height: cellHeight - 2), c))
+                items.append(
+                    .fill(
+                        Rect(
+                            x: margin + labelWidth + Double(hour) * cellWidth + 1, y: y + Double(row) * cellHeight + 1,
+                            width: cellWidth - 2, height: cellHeight - 2), c))
             }
         }
         for hour in stride(from: 0, to: 24, by: 3) {
-            put(try text(String(hour), style(9), palette.muted, x: margin + labelWidth + Double(hour) * cellWidth, y: y + 7 * cellHeight + 3,
-                         width: cellWidth, align: 0.5))
+            put(
+                try text(
+                    String(hour), style(9), palette.muted, x: margin + labelWidth + Double(hour) * cellWidth, y: y + 7 * cellHeight + 3,
+                    width: cellWidth, align: 0.5))
         }
         y += 7 * cellHeight + 20
 
@@ -151,9 +164,11 @@ package struct StatsChart {
             }
         }
         let m = stats.media
-        let mediaParts: [(Int, String)] = [(m.photos, "photos"), (m.videos, "videos"), (m.gifs, "GIFs"), (m.stickers, "stickers"),
-                                           (m.voice, "voice notes"), (m.audio, "audio"), (m.documents, "documents"),
-                                           (m.locations, "locations"), (m.links, "links"), (m.deleted, "deleted")]
+        let mediaParts: [(Int, String)] = [
+            (m.photos, "photos"), (m.videos, "videos"), (m.gifs, "GIFs"), (m.stickers, "stickers"),
+            (m.voice, "voice notes"), (m.audio, "audio"), (m.documents, "documents"),
+            (m.locations, "locations"), (m.links, "links"), (m.deleted, "deleted")
+        ]
         let mediaLine = mediaParts.filter { $0.0 > 0 }.map { "\(n($0.0)) \($0.1)" }.joined(separator: " · ")
         if !mediaLine.isEmpty { facts.append("Media: " + mediaLine) }
         if !stats.topEmoji.isEmpty {
@@ -186,7 +201,7 @@ package struct StatsChart {
     static func weekdayNames(_ locale: Locale) -> [String] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.locale = locale
-        let names = calendar.shortWeekdaySymbols   // Sunday first
+        let names = calendar.shortWeekdaySymbols  // Sunday first
         return Array(names[1...]) + [names[0]]
     }
 

@@ -1,7 +1,6 @@
 import BubbleCore
 import Foundation
 
-
 /// What the texts of a conversation hold, per sender: words, their vocabulary (stop words of
 /// each message's language left out), emoji and links. Tallies of separate runs of messages
 /// merge, so texts can be counted on several cores.
@@ -340,8 +339,8 @@ enum StatsText {
         case 0x41...0x5A, 0x61...0x7A: return .letter
         case 0x27, 0x2D, 0x2019: return .joiner
         case 0...0x7F, 0x80...0xBF, 0xD7, 0xF7, 0x2000...0x2BFF, 0x3000...0x303F, 0xFE30...0xFE4F, 0xFF00...0xFF0F, 0xFF1A...0xFF20,
-             0xFF3B...0xFF40, 0xFF5B...0xFF65, 0x60C, 0x61B, 0x61F, 0x66A...0x66D, 0x6D4, 0x5BE, 0x5C0, 0x5C3, 0x5C6, 0x5F3, 0x5F4,
-             0x964, 0x965, 0xFE00...0xFE0F, 0x200B...0x200F, 0xE000...0xF8FF:
+            0xFF3B...0xFF40, 0xFF5B...0xFF65, 0x60C, 0x61B, 0x61F, 0x66A...0x66D, 0x6D4, 0x5BE, 0x5C0, 0x5C3, 0x5C6, 0x5F3, 0x5F4,
+            0x964, 0x965, 0xFE00...0xFE0F, 0x200B...0x200F, 0xE000...0xF8FF:
             return .other
         default: return .letter
         }
@@ -396,43 +395,75 @@ enum StatsText {
 /// the one whose list holds most of its words (none: nothing is left out).
 enum StopWords {
     static let lists: [(language: String, words: Set<String>)] = [
-        ("en", Set("""
-            a about after again all also am an and any are as at be because been before being but by can could did do does doing
-            don't down for from had has have having he her here hers him his how i i'm if in into is it it's its just me more most my
-            no not now of off on once only or other our ours out over own same she should so some such than that that's the their
-            theirs them then there these they this those through to too under until up very was we were what when where which while
-            who whom why will with would you you're your yours yourself im dont ive i've i'll ill youre thats
-            """.split(whereSeparator: \.isWhitespace).map(String.init))),
-        ("de", Set("""
-            aber alle als also am an auch auf aus bei bin bis bist da damit dann das dass dein deine dem den der des dich die dir
-            doch du durch ein eine einem einen einer es für hab habe hast hat hatte ich ihr im in ist ja jetzt kann kannst kein
-            keine mal man mein meine mich mir mit muss nach nicht noch nur ob oder schon sehr sein seine sich sie sind so um und
-            uns unser vom von vor war was weil wenn wer wie wir wird wo zu zum zur über
-            """.split(whereSeparator: \.isWhitespace).map(String.init))),
-        ("fr", Set("""
-            ai au aux avec ce ces c'est dans de des du elle en est et eu il ils je j'ai la le les leur lui ma mais me mes moi mon
-            ne nous on ou par pas pour qu que qui sa se ses son sont sur ta te tes toi ton tu un une vos votre vous y à ça été
-            """.split(whereSeparator: \.isWhitespace).map(String.init))),
-        ("es", Set("""
-            al algo como con de del el ella en es esta está este eso esto fue ha hay la las le les lo los me mi muy más no nos o
-            para pero por que qué se si sin su sus también te tu tú un una uno y ya yo
-            """.split(whereSeparator: \.isWhitespace).map(String.init))),
-        ("it", Set("""
-            a ad al alla anche che chi ci come con da del della di e è gli ha ho i il in io la le lo ma mi mio ne nel non per più
-            quando questo se si sono su ti tu un una uno
-            """.split(whereSeparator: \.isWhitespace).map(String.init))),
-        ("pt", Set("""
-            a ao as com como da das de do dos e é ela ele em eu foi isso já lhe mais mas me meu minha muito na não nas no nos o os
-            ou para pela pelo por que se sem seu sua também te tem tu um uma você
-            """.split(whereSeparator: \.isWhitespace).map(String.init))),
-        ("nl", Set("""
-            aan al als bij dat de den der die dit doen door een en er had heb heeft het hij hoe ik in is je jij kan maar me met
-            mij mijn na naar niet nog nu of om ook op te tot u uit van voor was wat we wel wij zal ze zij zijn zo
-            """.split(whereSeparator: \.isWhitespace).map(String.init))),
-        ("ru", Set("""
-            а без бы был была были было в вам вас вот все всё вы да для до его ее её если есть еще ещё же за и из или им их к как
-            когда кто ли мне мы на над не нет но ну о об он она они от по под при с со так там тебе то тоже ты у уже что это я
-            """.split(whereSeparator: \.isWhitespace).map(String.init))),
+        (
+            "en",
+            Set(
+                """
+                a about after again all also am an and any are as at be because been before being but by can could did do does doing
+                don't down for from had has have having he her here hers him his how i i'm if in into is it it's its just me more most my
+                no not now of off on once only or other our ours out over own same she should so some such than that that's the their
+                theirs them then there these they this those through to too under until up very was we were what when where which while
+                who whom why will with would you you're your yours yourself im dont ive i've i'll ill youre thats
+                """.split(whereSeparator: \.isWhitespace).map(String.init))
+        ),
+        (
+            "de",
+            Set(
+                """
+                aber alle als also am an auch auf aus bei bin bis bist da damit dann das dass dein deine dem den der des dich die dir
+                doch du durch ein eine einem einen einer es für hab habe hast hat hatte ich ihr im in ist ja jetzt kann kannst kein
+                keine mal man mein meine mich mir mit muss nach nicht noch nur ob oder schon sehr sein seine sich sie sind so um und
+                uns unser vom von vor war was weil wenn wer wie wir wird wo zu zum zur über
+                """.split(whereSeparator: \.isWhitespace).map(String.init))
+        ),
+        (
+            "fr",
+            Set(
+                """
+                ai au aux avec ce ces c'est dans de des du elle en est et eu il ils je j'ai la le les leur lui ma mais me mes moi mon
+                ne nous on ou par pas pour qu que qui sa se ses son sont sur ta te tes toi ton tu un une vos votre vous y à ça été
+                """.split(whereSeparator: \.isWhitespace).map(String.init))
+        ),
+        (
+            "es",
+            Set(
+                """
+                al algo como con de del el ella en es esta está este eso esto fue ha hay la las le les lo los me mi muy más no nos o
+                para pero por que qué se si sin su sus también te tu tú un una uno y ya yo
+                """.split(whereSeparator: \.isWhitespace).map(String.init))
+        ),
+        (
+            "it",
+            Set(
+                """
+                a ad al alla anche che chi ci come con da del della di e è gli ha ho i il in io la le lo ma mi mio ne nel non per più
+                quando questo se si sono su ti tu un una uno
+                """.split(whereSeparator: \.isWhitespace).map(String.init))
+        ),
+        (
+            "pt",
+            Set(
+                """
+                a ao as com como da das de do dos e é ela ele em eu foi isso já lhe mais mas me meu minha muito na não nas no nos o os
+                ou para pela pelo por que se sem seu sua também te tem tu um uma você
+                """.split(whereSeparator: \.isWhitespace).map(String.init))
+        ),
+        (
+            "nl",
+            Set(
+                """
+                aan al als bij dat de den der die dit doen door een en er had heb heeft het hij hoe ik in is je jij kan maar me met
+                mij mijn na naar niet nog nu of om ook op te tot u uit van voor was wat we wel wij zal ze zij zijn zo
+                """.split(whereSeparator: \.isWhitespace).map(String.init))
+        ),
+        (
+            "ru",
+            Set(
+                """
+                а без бы был была были было в вам вас вот все всё вы да для до его ее её если есть еще ещё же за и из или им их к как
+                когда кто ли мне мы на над не нет но ну о об он она они от по под при с со так там тебе то тоже ты у уже что это я
+                """.split(whereSeparator: \.isWhitespace).map(String.init))
+        )
     ]
 
     static let languages = lists.map(\.language)

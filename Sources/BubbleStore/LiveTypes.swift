@@ -47,8 +47,10 @@ public struct NewMessage: Sendable, Hashable {
     /// Styled ranges of `text` (`ChatMarkup.parse` of what was typed).
     public var spans: [TextSpan]
     /// A message; every parameter is the property of the same name.
-    public init(clientID: String, text: String?, sender: String, photo: ImageAttachment? = nil, replyTo: Int64? = nil, date: Date = Date(),
-                spans: [TextSpan] = []) {
+    public init(
+        clientID: String, text: String?, sender: String, photo: ImageAttachment? = nil, replyTo: Int64? = nil, date: Date = Date(),
+        spans: [TextSpan] = []
+    ) {
         self.clientID = clientID; self.text = text; self.sender = sender; self.photo = photo; self.replyTo = replyTo; self.date = date
         self.spans = spans
     }

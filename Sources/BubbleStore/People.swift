@@ -36,8 +36,9 @@ public struct PeopleSnapshot: Sendable {
 
     /// The directory reads resolve names with (avatars as stored: `resolve` makes them absolute).
     public func directory(avatar resolve: (String) -> String = { $0 }) -> PeopleDirectory {
-        PeopleDirectory(persons: persons.map { Person(name: $0.name, avatar: $0.avatar.map(resolve), identities: $0.identities.map(\.key)) },
-                        region: region)
+        PeopleDirectory(
+            persons: persons.map { Person(name: $0.name, avatar: $0.avatar.map(resolve), identities: $0.identities.map(\.key)) },
+            region: region)
     }
 }
 
@@ -164,8 +165,10 @@ extension ConversationStore {
                     for k in keys where !entries[i].identities.contains(k) { entries[i].identities.append(k) }
                 } else {
                     loose[key] = entries.count
-                    entries.append(PersonEntry(name: PeopleDirectory.isPlaceholder(p.name) ? p.id : p.name, identities: keys,
-                                               conversations: [c.id], person: nil, avatar: p.avatar.map(mediaPath)))
+                    entries.append(
+                        PersonEntry(
+                            name: PeopleDirectory.isPlaceholder(p.name) ? p.id : p.name, identities: keys,
+                            conversations: [c.id], person: nil, avatar: p.avatar.map(mediaPath)))
                 }
             }
         }
@@ -174,8 +177,12 @@ extension ConversationStore {
 
     /// Numbers and emails first, then the app's id.
     static func shownIdentities(_ identities: [PersonIdentity]) -> [String] {
-        identities.filter { if case .app = $0 { return false }; return true }.map(\.key)
-            + identities.filter { if case .app = $0 { return true }; return false }.map(\.key)
+        identities.filter {
+            if case .app = $0 { return false }; return true
+        }.map(\.key)
+            + identities.filter {
+                if case .app = $0 { return true }; return false
+            }.map(\.key)
     }
 
     /// One person of `name`s: the first is kept (its name), the others' identities join it. Each
@@ -209,7 +216,8 @@ extension ConversationStore {
         let reading = try await readPeople()
         let snapshot = reading.snapshot
         guard case .person(let id) = try reference(name, in: reading),
-              let person = snapshot.persons.first(where: { $0.id == id }) else {
+            let person = snapshot.persons.first(where: { $0.id == id })
+        else {
             throw PeopleError("\(name): is no person of the store; `bubbles people` lists them")
         }
         guard !identities.isEmpty else {
@@ -232,7 +240,9 @@ extension ConversationStore {
         let named = snapshot.persons.filter { $0.name.caseInsensitiveCompare(text) == .orderedSame }
         if named.count == 1 { return .person(named[0].id) }
         if named.count > 1 {
-            throw PeopleError("\(text): \(named.count) persons have this name; name one by an identity (\(named.flatMap { $0.identities.prefix(1).map(\.key) }.joined(separator: ", ")))")
+            throw PeopleError(
+                "\(text): \(named.count) persons have this name; name one by an identity (\(named.flatMap { $0.identities.prefix(1).map(\.key) }.joined(separator: ", ")))"
+            )
         }
         if let identity = PersonIdentity(key: text, region: snapshot.region) {
             if let p = snapshot.persons.first(where: { $0.identities.contains { $0.key == identity.key } }) { return .person(p.id) }
@@ -242,7 +252,9 @@ extension ConversationStore {
         let entries = reading.entries.filter { $0.person == nil && $0.name.caseInsensitiveCompare(text) == .orderedSame }
         if entries.count == 1, let key = entries[0].identities.last { return .identity(key, shown: entries[0].name) }
         if entries.count > 1 {
-            throw PeopleError("\(text): \(entries.count) participants have this name; name one by an identity (\(entries.compactMap(\.identities.last).joined(separator: ", ")))")
+            throw PeopleError(
+                "\(text): \(entries.count) participants have this name; name one by an identity (\(entries.compactMap(\.identities.last).joined(separator: ", ")))"
+            )
         }
         throw PeopleError("\(text): is no person, number, email or app id the store knows; `bubbles people` lists them")
     }

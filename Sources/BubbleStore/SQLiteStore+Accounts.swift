@@ -7,8 +7,9 @@ extension SQLiteStore: AccountStore {
     static let userColumns = "a.id, a.name, a.display_name, a.role, a.created, a.disabled"
 
     static func user(_ row: Row) -> StoredUser {
-        StoredUser(id: row[0], name: row[1], displayName: row[2], role: UserRole(rawValue: row[3]) ?? .member,
-                   created: Date(timeIntervalSince1970: row[4]), disabled: row[5])
+        StoredUser(
+            id: row[0], name: row[1], displayName: row[2], role: UserRole(rawValue: row[3]) ?? .member,
+            created: Date(timeIntervalSince1970: row[4]), disabled: row[5])
     }
 
     public func userCount() async throws -> Int {
@@ -24,10 +25,12 @@ extension SQLiteStore: AccountStore {
         if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE name_key = ?", arguments: [UserName.key(name)]) == true {
             throw LiveError(.conflict, "a user named \"\(name)\" exists already (names are the same in any case)")
         }
-        try db.execute(sql: "INSERT INTO account (name, name_key, display_name, role, password_hash, created) VALUES (?, ?, ?, ?, ?, ?)",
-                       arguments: [name, UserName.key(name), displayName, role.rawValue, passwordHash, now])
-        return StoredUser(id: db.lastInsertedRowID, name: name, displayName: displayName, role: role,
-                          created: Date(timeIntervalSince1970: now), disabled: false)
+        try db.execute(
+            sql: "INSERT INTO account (name, name_key, display_name, role, password_hash, created) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [name, UserName.key(name), displayName, role.rawValue, passwordHash, now])
+        return StoredUser(
+            id: db.lastInsertedRowID, name: name, displayName: displayName, role: role,
+            created: Date(timeIntervalSince1970: now), disabled: false)
     }
 
     /// A write that changes who reaches what: the changes it names are kept in `access_event` in
@@ -71,10 +74,12 @@ extension SQLiteStore: AccountStore {
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(200))
             let since = last
-            guard let rows = try? await read({ db in
-                try Row.fetchAll(db, sql: "SELECT id, account_id, conversation_id FROM access_event WHERE id > ? ORDER BY id", arguments: [since])
-                    .map { (id: $0[0] as Int64, change: AccessChange(user: $0[1], conversation: $0[2])) }
-            }) else { continue }
+            guard
+                let rows = try? await read({ db in
+                    try Row.fetchAll(db, sql: "SELECT id, account_id, conversation_id FROM access_event WHERE id > ? ORDER BY id", arguments: [since])
+                        .map { (id: $0[0] as Int64, change: AccessChange(user: $0[1], conversation: $0[2])) }
+                })
+            else { continue }
             for r in rows {
                 last = r.id
                 if !ownAccessEvents.takeToldAlready(r.id) { feed.emitAccess(r.change) }
@@ -88,8 +93,10 @@ extension SQLiteStore: AccountStore {
 
     public func user(named name: String) async throws -> (user: StoredUser, passwordHash: String)? {
         try await read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Self.userColumns), a.password_hash FROM account a WHERE a.name_key = ?",
-                             arguments: [UserName.key(name)]).map { (Self.user($0), $0[6]) }
+            try Row.fetchOne(
+                db, sql: "SELECT \(Self.userColumns), a.password_hash FROM account a WHERE a.name_key = ?",
+                arguments: [UserName.key(name)]
+            ).map { (Self.user($0), $0[6]) }
         }
     }
 
@@ -113,17 +120,21 @@ extension SQLiteStore: AccountStore {
         let t = now.timeIntervalSince1970
         // Sessions long gone are dropped as new ones come.
         try db.execute(sql: "DELETE FROM account_session WHERE expires < ? OR last_seen < ?", arguments: [t, t - policy.idle])
-        try db.execute(sql: "INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (?, ?, ?, ?, ?)",
-                       arguments: [hash, user, t, t, t + policy.lifetime])
+        try db.execute(
+            sql: "INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (?, ?, ?, ?, ?)",
+            arguments: [hash, user, t, t, t + policy.lifetime])
     }
 
     public func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser? {
         let t = now.timeIntervalSince1970
         let found = try await read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT \(Self.userColumns), s.last_seen FROM account_session s JOIN account a ON a.id = s.account_id
-                WHERE s.hash = ? AND s.expires > ? AND s.last_seen > ? AND a.disabled = 0
-                """, arguments: [hash, t, t - policy.idle]).map { (Self.user($0), $0[6] as Double) }
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT \(Self.userColumns), s.last_seen FROM account_session s JOIN account a ON a.id = s.account_id
+                    WHERE s.hash = ? AND s.expires > ? AND s.last_seen > ? AND a.disabled = 0
+                    """, arguments: [hash, t, t - policy.idle]
+            ).map { (Self.user($0), $0[6] as Double) }
         }
         guard let (user, seen) = found else { return nil }
         // Seen again: written at most once a minute (not a write per request).
@@ -162,7 +173,8 @@ extension SQLiteStore: AccountStore {
     public func tokens(of user: Int64) async throws -> [StoredToken] {
         try await read { db in
             try Row.fetchAll(db, sql: "SELECT id, name, created, last_used FROM account_token WHERE account_id = ? ORDER BY id", arguments: [user]).map {
-                StoredToken(id: $0[0], name: $0[1], created: Date(timeIntervalSince1970: $0[2]), lastUsed: ($0[3] as Double?).map(Date.init(timeIntervalSince1970:)))
+                StoredToken(
+                    id: $0[0], name: $0[1], created: Date(timeIntervalSince1970: $0[2]), lastUsed: ($0[3] as Double?).map(Date.init(timeIntervalSince1970:)))
             }
         }
     }
@@ -177,10 +189,13 @@ extension SQLiteStore: AccountStore {
     public func tokenUser(hash: String, now: Date) async throws -> StoredUser? {
         let t = now.timeIntervalSince1970
         let found = try await read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT \(Self.userColumns), coalesce(k.last_used, 0) FROM account_token k JOIN account a ON a.id = k.account_id
-                WHERE k.hash = ? AND a.disabled = 0
-                """, arguments: [hash]).map { (Self.user($0), $0[6] as Double) }
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT \(Self.userColumns), coalesce(k.last_used, 0) FROM account_token k JOIN account a ON a.id = k.account_id
+                    WHERE k.hash = ? AND a.disabled = 0
+                    """, arguments: [hash]
+            ).map { (Self.user($0), $0[6] as Double) }
         }
         guard let (user, used) = found else { return nil }
         if t - used > 60 {
@@ -191,10 +206,13 @@ extension SQLiteStore: AccountStore {
 
     public func members(of conversation: Int64) async throws -> [StoredMember] {
         try await read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT \(Self.userColumns), m.access, m.added FROM member m JOIN account a ON a.id = m.account_id
-                WHERE m.conversation_id = ? ORDER BY m.added, a.name_key
-                """, arguments: [conversation]).map {
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.userColumns), m.access, m.added FROM member m JOIN account a ON a.id = m.account_id
+                    WHERE m.conversation_id = ? ORDER BY m.added, a.name_key
+                    """, arguments: [conversation]
+            ).map {
                 StoredMember(user: Self.user($0), access: MemberAccess(rawValue: $0[6]) ?? .read, added: Date(timeIntervalSince1970: $0[7]))
             }
         }
@@ -211,18 +229,20 @@ extension SQLiteStore: AccountStore {
         guard try Bool.fetchOne(db, sql: "SELECT 1 FROM conversation WHERE id = ?", arguments: [conversation]) == true else {
             throw LiveError(.notFound, "no conversation \(conversation)")
         }
-        try db.execute(sql: """
-            INSERT INTO member (conversation_id, account_id, access, added) VALUES (?, ?, ?, ?)
-            ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
-            """, arguments: [conversation, user.id, access.rawValue, Date().timeIntervalSince1970])
+        try db.execute(
+            sql: """
+                INSERT INTO member (conversation_id, account_id, access, added) VALUES (?, ?, ?, ?)
+                ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
+                """, arguments: [conversation, user.id, access.rawValue, Date().timeIntervalSince1970])
         // A live conversation's writer speaks in it; an imported archive's people stay its own.
         if access.writes {
-            try db.execute(sql: """
-                INSERT INTO participant (conversation_id, id, position, name)
-                SELECT ?, ?, (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?), ?
-                WHERE EXISTS (SELECT 1 FROM conversation WHERE id = ? AND source_format = 'live')
-                ON CONFLICT (conversation_id, id) DO NOTHING
-                """, arguments: [conversation, user.key, conversation, user.displayName, conversation])
+            try db.execute(
+                sql: """
+                    INSERT INTO participant (conversation_id, id, position, name)
+                    SELECT ?, ?, (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?), ?
+                    WHERE EXISTS (SELECT 1 FROM conversation WHERE id = ? AND source_format = 'live')
+                    ON CONFLICT (conversation_id, id) DO NOTHING
+                    """, arguments: [conversation, user.key, conversation, user.displayName, conversation])
         }
     }
 
@@ -238,14 +258,19 @@ extension SQLiteStore: AccountStore {
     }
 
     static func access(_ db: Database, of user: StoredUser, to conversation: Int64) throws -> MemberAccess? {
-        if let a = try String.fetchOne(db, sql: "SELECT access FROM member WHERE conversation_id = ? AND account_id = ?",
-                                       arguments: [conversation, user.id]) {
+        if let a = try String.fetchOne(
+            db, sql: "SELECT access FROM member WHERE conversation_id = ? AND account_id = ?",
+            arguments: [conversation, user.id])
+        {
             return MemberAccess(rawValue: a)
         }
         guard user.isAdmin else { return nil }
-        let unowned = try Bool.fetchOne(db, sql: """
-            SELECT 1 FROM conversation c WHERE c.id = ? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
-            """, arguments: [conversation]) == true
+        let unowned =
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT 1 FROM conversation c WHERE c.id = ? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
+                    """, arguments: [conversation]) == true
         return unowned ? .owner : nil
     }
 
@@ -254,12 +279,14 @@ extension SQLiteStore: AccountStore {
         let mark = try await write { db -> ReadMark in
             let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?", arguments: [conversation]) ?? 0
             let r = min(max(read ?? 0, 0), last), d = min(max(delivered ?? 0, r), last)
-            let row = try Row.fetchOne(db, sql: """
-                INSERT INTO read_mark (conversation_id, account_id, read_seq, delivered_seq) VALUES (?, ?, ?, ?)
-                ON CONFLICT (conversation_id, account_id) DO UPDATE
-                SET read_seq = max(read_seq, excluded.read_seq), delivered_seq = max(delivered_seq, excluded.delivered_seq)
-                RETURNING read_seq, delivered_seq
-                """, arguments: [conversation, user, r, d])
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    INSERT INTO read_mark (conversation_id, account_id, read_seq, delivered_seq) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (conversation_id, account_id) DO UPDATE
+                    SET read_seq = max(read_seq, excluded.read_seq), delivered_seq = max(delivered_seq, excluded.delivered_seq)
+                    RETURNING read_seq, delivered_seq
+                    """, arguments: [conversation, user, r, d])
             return ReadMark(user: user, conversation: conversation, read: row?[0] ?? r, delivered: row?[1] ?? d)
         }
         feed.emitRead(mark)
@@ -268,15 +295,19 @@ extension SQLiteStore: AccountStore {
 
     public func settings(of user: Int64) async throws -> [String: String] {
         try await read { db in
-            Dictionary(try Row.fetchAll(db, sql: "SELECT name, value FROM account_setting WHERE account_id = ?", arguments: [user]).map { ($0[0], $0[1]) }) { a, _ in a }
+            Dictionary(try Row.fetchAll(db, sql: "SELECT name, value FROM account_setting WHERE account_id = ?", arguments: [user]).map { ($0[0], $0[1]) }) {
+                a, _ in a
+            }
         }
     }
 
     public func setSetting(_ name: String, to value: String?, of user: Int64) async throws {
         try await write { db in
             if let value {
-                try db.execute(sql: "INSERT INTO account_setting (account_id, name, value) VALUES (?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET value = excluded.value",
-                               arguments: [user, name, value])
+                try db.execute(
+                    sql:
+                        "INSERT INTO account_setting (account_id, name, value) VALUES (?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET value = excluded.value",
+                    arguments: [user, name, value])
             } else {
                 try db.execute(sql: "DELETE FROM account_setting WHERE account_id = ? AND name = ?", arguments: [user, name])
             }
@@ -285,8 +316,10 @@ extension SQLiteStore: AccountStore {
 
     public func marks(of conversation: Int64) async throws -> [ReadMark] {
         try await read { db in
-            try Row.fetchAll(db, sql: "SELECT account_id, read_seq, delivered_seq FROM read_mark WHERE conversation_id = ? ORDER BY account_id",
-                             arguments: [conversation]).map { ReadMark(user: $0[0], conversation: conversation, read: $0[1], delivered: $0[2]) }
+            try Row.fetchAll(
+                db, sql: "SELECT account_id, read_seq, delivered_seq FROM read_mark WHERE conversation_id = ? ORDER BY account_id",
+                arguments: [conversation]
+            ).map { ReadMark(user: $0[0], conversation: conversation, read: $0[1], delivered: $0[2]) }
         }
     }
 
@@ -294,11 +327,12 @@ extension SQLiteStore: AccountStore {
         try await read { db in
             var counts: [Int64: Int] = [:]
             let others = own == nil ? "m.outgoing = 0" : "(m.sender IS NULL OR m.sender != ?)"
-            let statement = try db.makeStatement(sql: """
-                SELECT count(*) FROM message m
-                WHERE m.conversation_id = ? AND m.rev IS NOT NULL AND m.system = 0 AND coalesce(m.change, '') != 'delete'
-                  AND m.seq > coalesce((SELECT read_seq FROM read_mark WHERE conversation_id = ? AND account_id = ?), 0) AND \(others)
-                """)
+            let statement = try db.makeStatement(
+                sql: """
+                    SELECT count(*) FROM message m
+                    WHERE m.conversation_id = ? AND m.rev IS NOT NULL AND m.system = 0 AND coalesce(m.change, '') != 'delete'
+                      AND m.seq > coalesce((SELECT read_seq FROM read_mark WHERE conversation_id = ? AND account_id = ?), 0) AND \(others)
+                    """)
             for c in conversations {
                 statement.setUncheckedArguments(own.map { [c, c, user, $0] } ?? [c, c, user])
                 counts[c] = try Int.fetchOne(statement) ?? 0
@@ -311,7 +345,8 @@ extension SQLiteStore: AccountStore {
         try await read { db in
             var ids = Set(try Int64.fetchAll(db, sql: "SELECT conversation_id FROM member WHERE account_id = ?", arguments: [user.id]))
             if user.isAdmin {
-                ids.formUnion(try Int64.fetchAll(db, sql: "SELECT id FROM conversation c WHERE NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)"))
+                ids.formUnion(
+                    try Int64.fetchAll(db, sql: "SELECT id FROM conversation c WHERE NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)"))
             }
             return ids
         }
@@ -319,20 +354,26 @@ extension SQLiteStore: AccountStore {
 
     public func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws {
         try await write { db in
-            try db.execute(sql: "INSERT INTO invite (hash, conversation_id, created_by, access, created, expires) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [hash, conversation, user, access.rawValue, Date().timeIntervalSince1970, expires.timeIntervalSince1970])
+            try db.execute(
+                sql: "INSERT INTO invite (hash, conversation_id, created_by, access, created, expires) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [hash, conversation, user, access.rawValue, Date().timeIntervalSince1970, expires.timeIntervalSince1970])
         }
     }
 
     public func invitation(hash: String, now: Date) async throws -> PendingInvite? {
         try await read { db in
-            guard let row = try Row.fetchOne(db, sql: """
-                SELECT i.conversation_id, COALESCE(NULLIF(a.display_name, ''), a.name, '') AS inviter, i.access, i.expires
-                FROM invite i LEFT JOIN account a ON a.id = i.created_by
-                WHERE i.hash = ? AND i.used IS NULL AND i.expires > ?
-                """, arguments: [hash, now.timeIntervalSince1970]) else { return nil }
-            return PendingInvite(conversation: row[0], invitedBy: row[1], access: MemberAccess(rawValue: row[2]) ?? .read,
-                                 expires: Date(timeIntervalSince1970: row[3]))
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT i.conversation_id, COALESCE(NULLIF(a.display_name, ''), a.name, '') AS inviter, i.access, i.expires
+                        FROM invite i LEFT JOIN account a ON a.id = i.created_by
+                        WHERE i.hash = ? AND i.used IS NULL AND i.expires > ?
+                        """, arguments: [hash, now.timeIntervalSince1970])
+            else { return nil }
+            return PendingInvite(
+                conversation: row[0], invitedBy: row[1], access: MemberAccess(rawValue: row[2]) ?? .read,
+                expires: Date(timeIntervalSince1970: row[3]))
         }
     }
 
@@ -341,8 +382,11 @@ extension SQLiteStore: AccountStore {
         // One write transaction (SQLite has one writer): a taken invitation, a name taken or any
         // failure undoes all of it.
         return try await writeRevoking { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT conversation_id, access FROM invite WHERE hash = ? AND used IS NULL AND expires > ?",
-                                             arguments: [hash, t]) else { throw InviteText.invalid }
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT conversation_id, access FROM invite WHERE hash = ? AND used IS NULL AND expires > ?",
+                    arguments: [hash, t])
+            else { throw InviteText.invalid }
             let conversation: Int64 = row[0]
             let access = MemberAccess(rawValue: row[1]) ?? .write
             let user: StoredUser
@@ -375,13 +419,15 @@ extension SQLiteStore: AccountStore {
 
     public func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool {
         try await read { db in
-            try Bool.fetchOne(db, sql: """
-                SELECT 1 FROM conversation_media f WHERE f.file = ? AND (
-                    EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = ?)
-                    OR (? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
-                UNION ALL SELECT 1 FROM person p WHERE p.avatar = 'media/' || substr(?, 1, 2) || '/' || ?
-                LIMIT 1
-                """, arguments: [file, user.id, user.isAdmin, file, file]) == true
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT 1 FROM conversation_media f WHERE f.file = ? AND (
+                        EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = ?)
+                        OR (? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
+                    UNION ALL SELECT 1 FROM person p WHERE p.avatar = 'media/' || substr(?, 1, 2) || '/' || ?
+                    LIMIT 1
+                    """, arguments: [file, user.id, user.isAdmin, file, file]) == true
         }
     }
 }

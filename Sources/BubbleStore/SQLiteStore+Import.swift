@@ -16,8 +16,10 @@ extension SQLiteStore {
     ///
     /// The whole import runs on GRDB's writer thread (`read` parses files and copies pictures
     /// there, off Swift's cooperative threads) while the calling task is suspended.
-    public func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
-                             read: @escaping StoreImportReader) async throws -> StoreImportSummary {
+    public func importStream(
+        sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
+        read: @escaping StoreImportReader
+    ) async throws -> StoreImportSummary {
         let created = CreatedFiles()
         do {
             return try await pool.write { [mediaFolder, handed = Handed(read)] db in
@@ -26,14 +28,16 @@ extension SQLiteStore {
                 media.created = created
                 var summary = StoreImportSummary(conversationID: 0)
                 let importing = "\u{0}importing \(UUID().uuidString)"
-                try db.execute(sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('', ?, ?, ?)",
-                               arguments: [sourceFormat, importing, Date().timeIntervalSince1970])
+                try db.execute(
+                    sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('', ?, ?, ?)",
+                    arguments: [sourceFormat, importing, Date().timeIntervalSince1970])
                 let provisional = db.lastInsertedRowID
-                let insert = try db.makeStatement(sql: """
-                    INSERT OR IGNORE INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
-                                                   status, status_date, source_id, extra, edited)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
+                let insert = try db.makeStatement(
+                    sql: """
+                        INSERT OR IGNORE INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
+                                                       status, status_date, source_id, extra, edited)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
                 let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
                 let encoder = StoreCodec.extraEncoder()
                 var seq: Int64 = 0
@@ -53,9 +57,11 @@ extension SQLiteStore {
                     let content = key
                     var occurrence = 0
                     while true {
-                        insert.setUncheckedArguments([provisional, seq + 1, key, date, offset, m.sender, m.direction == .outgoing,
-                                                      m.kind == .system, m.text, m.status?.rawValue,
-                                                      m.statusDate?.timeIntervalSince1970, m.id, extraJSON, m.edited?.timeIntervalSince1970])
+                        insert.setUncheckedArguments([
+                            provisional, seq + 1, key, date, offset, m.sender, m.direction == .outgoing,
+                            m.kind == .system, m.text, m.status?.rawValue,
+                            m.statusDate?.timeIntervalSince1970, m.id, extraJSON, m.edited?.timeIntervalSince1970
+                        ])
                         try insert.execute()
                         if db.changesCount > 0 { break }
                         if byID { duplicates += 1; return }
@@ -74,28 +80,35 @@ extension SQLiteStore {
                     // By date, the export's order among equal dates (sequence numbers made negative
                     // first: they are unique).
                     try db.execute(sql: "UPDATE message SET seq = -seq WHERE conversation_id = ?", arguments: [provisional])
-                    try db.execute(sql: """
-                        UPDATE message SET seq = ranked.r
-                        FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY date, -seq) AS r FROM message WHERE conversation_id = ?) AS ranked
-                        WHERE message.id = ranked.id
-                        """, arguments: [provisional])
+                    try db.execute(
+                        sql: """
+                            UPDATE message SET seq = ranked.r
+                            FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY date, -seq) AS r FROM message WHERE conversation_id = ?) AS ranked
+                            WHERE message.id = ranked.id
+                            """, arguments: [provisional])
                 }
 
                 let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
                 let target: Int64
                 // Not the conversation being filled itself (whose placeholder key an empty chat key
                 // would otherwise match: a file without title or participants was "already present").
-                if let known = try Int64.fetchOne(db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ? AND id <> ?",
-                                                  arguments: [sourceFormat, chatKey, provisional]) {
+                if let known = try Int64.fetchOne(
+                    db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ? AND id <> ?",
+                    arguments: [sourceFormat, chatKey, provisional])
+                {
                     target = known
                     if let title { try db.execute(sql: "UPDATE conversation SET title = ? WHERE id = ?", arguments: [title, known]) }
-                    let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?",
-                                                  arguments: [known]) ?? 0
+                    let last =
+                        try Int64.fetchOne(
+                            db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?",
+                            arguments: [known]) ?? 0
                     // Drop what the stored conversation has (and its index entries), move the rest.
-                    let present = try Row.fetchCursor(db, sql: """
-                        SELECT p.id, p.text, p.extra FROM message p
-                        WHERE p.conversation_id = ? AND EXISTS (SELECT 1 FROM message e WHERE e.conversation_id = ? AND e.source_key = p.source_key)
-                        """, arguments: [provisional, known])
+                    let present = try Row.fetchCursor(
+                        db,
+                        sql: """
+                            SELECT p.id, p.text, p.extra FROM message p
+                            WHERE p.conversation_id = ? AND EXISTS (SELECT 1 FROM message e WHERE e.conversation_id = ? AND e.source_key = p.source_key)
+                            """, arguments: [provisional, known])
                     var dropped: [Int64] = []
                     let decoder = JSONDecoder()
                     let unindex = try db.makeStatement(sql: "INSERT INTO message_fts (message_fts, rowid, body) VALUES ('delete', ?, ?)")
@@ -115,32 +128,40 @@ extension SQLiteStore {
                     if !dropped.isEmpty {
                         try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
                     }
-                    summary.messagesSkipped = Int(seq) - (try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?",
-                                                                             arguments: [provisional]) ?? 0)
-                    try db.execute(sql: """
-                        UPDATE message SET conversation_id = ?, seq = ? + ranked.r
-                        FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY seq) AS r FROM message WHERE conversation_id = ?) AS ranked
-                        WHERE message.id = ranked.id
-                        """, arguments: [known, last, provisional])
+                    summary.messagesSkipped =
+                        Int(seq)
+                        - (try Int.fetchOne(
+                            db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?",
+                            arguments: [provisional]) ?? 0)
+                    try db.execute(
+                        sql: """
+                            UPDATE message SET conversation_id = ?, seq = ? + ranked.r
+                            FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY seq) AS r FROM message WHERE conversation_id = ?) AS ranked
+                            WHERE message.id = ranked.id
+                            """, arguments: [known, last, provisional])
                     try db.execute(sql: "DELETE FROM conversation WHERE id = ?", arguments: [provisional])
                 } else {
                     target = provisional
-                    try db.execute(sql: "UPDATE conversation SET title = ?, chat_key = ? WHERE id = ?",
-                                   arguments: [shownTitle.isEmpty ? "Conversation" : shownTitle, chatKey, provisional])
+                    try db.execute(
+                        sql: "UPDATE conversation SET title = ?, chat_key = ? WHERE id = ?",
+                        arguments: [shownTitle.isEmpty ? "Conversation" : shownTitle, chatKey, provisional])
                     summary.conversationsAdded = 1
                 }
                 summary.conversationID = target
                 summary.messagesAdded = Int(seq) - summary.messagesSkipped
                 summary.messagesSkipped += duplicates
                 // Participants: new ones after the known ones; names and avatars kept.
-                var position = try Int.fetchOne(db, sql: "SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?",
-                                                arguments: [target]) ?? 0
+                var position =
+                    try Int.fetchOne(
+                        db, sql: "SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?",
+                        arguments: [target]) ?? 0
                 for p in header.participants {
                     let avatar = try p.avatar.flatMap { try media.store($0, summary: &summary) }
-                    try db.execute(sql: """
-                        INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (?, ?, ?, ?, ?)
-                        ON CONFLICT (conversation_id, id) DO NOTHING
-                        """, arguments: [target, p.id, position, p.name, avatar])
+                    try db.execute(
+                        sql: """
+                            INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (?, ?, ?, ?, ?)
+                            ON CONFLICT (conversation_id, id) DO NOTHING
+                            """, arguments: [target, p.id, position, p.name, avatar])
                     if db.changesCount > 0 { position += 1 }
                 }
                 try Self.recordMedia(db, media.files, in: target)
@@ -159,10 +180,13 @@ extension SQLiteStore {
     /// killed one leaves).
     func removeUnnamed(_ paths: [String]) async {
         guard !paths.isEmpty else { return }
-        let named = (try? await read { db in
-            Set(try String.fetchAll(db, sql: "SELECT file FROM conversation_media WHERE file IN (SELECT value FROM json_each(?))",
-                                    arguments: [String(decoding: try JSONEncoder().encode(paths.map { ($0 as NSString).lastPathComponent }), as: UTF8.self)]))
-        }) ?? Set(paths.map { ($0 as NSString).lastPathComponent })
+        let named =
+            (try? await read { db in
+                Set(
+                    try String.fetchAll(
+                        db, sql: "SELECT file FROM conversation_media WHERE file IN (SELECT value FROM json_each(?))",
+                        arguments: [String(decoding: try JSONEncoder().encode(paths.map { ($0 as NSString).lastPathComponent }), as: UTF8.self)]))
+            }) ?? Set(paths.map { ($0 as NSString).lastPathComponent })
         for path in paths where !named.contains((path as NSString).lastPathComponent) { unlink(path) }
     }
 }
@@ -196,7 +220,7 @@ struct MediaCopier {
     /// folder), copying it in when the store does not hold those bytes yet; nil when it cannot
     /// be read (the message keeps the file's name and shows a placeholder).
     mutating func store(_ path: String, summary: inout StoreImportSummary, extensionFrom name: String? = nil) throws -> String? {
-        if path.hasPrefix("media/") && !path.contains("..") {   // already the store's
+        if path.hasPrefix("media/") && !path.contains("..") {  // already the store's
             files.insert((path as NSString).lastPathComponent)
             return path
         }

@@ -32,10 +32,11 @@ extension SQLiteStore {
 
     /// Raises the people revision (in the writing transaction): cached directories are stale.
     static func peopleChanged(_ db: Database) throws {
-        try db.execute(sql: """
-            INSERT INTO store_setting (name, value) VALUES ('people_rev', '1')
-            ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
-            """)
+        try db.execute(
+            sql: """
+                INSERT INTO store_setting (name, value) VALUES ('people_rev', '1')
+                ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+                """)
     }
 
     public func saveCards(_ cards: [PersonCard], region: String?) async throws -> ContactsImportSummary {
@@ -43,8 +44,9 @@ extension SQLiteStore {
             var summary = ContactsImportSummary()
             try Self.peopleChanged(db)
             if let region {
-                try db.execute(sql: "INSERT INTO store_setting (name, value) VALUES ('region', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                               arguments: [region])
+                try db.execute(
+                    sql: "INSERT INTO store_setting (name, value) VALUES ('region', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                    arguments: [region])
             }
             for card in cards {
                 let id: Int64
@@ -54,7 +56,8 @@ extension SQLiteStore {
                     if changed {
                         try db.execute(sql: "UPDATE person SET name = ?, avatar = coalesce(?, avatar) WHERE id = ?", arguments: [card.name, card.avatar, id])
                     }
-                    let before = try String.fetchAll(db, sql: "SELECT key FROM person_identity WHERE person_id = ? AND origin = 'card' ORDER BY key", arguments: [id])
+                    let before = try String.fetchAll(
+                        db, sql: "SELECT key FROM person_identity WHERE person_id = ? AND origin = 'card' ORDER BY key", arguments: [id])
                     if changed || before != card.identities.sorted() { summary.updated += 1 } else { summary.unchanged += 1 }
                     try db.execute(sql: "DELETE FROM person_identity WHERE person_id = ? AND origin = 'card'", arguments: [id])
                 } else {
@@ -64,10 +67,11 @@ extension SQLiteStore {
                 }
                 for key in card.identities {
                     // A link made by hand (a merge, a split) stays; another card's is taken over.
-                    try db.execute(sql: """
-                        INSERT INTO person_identity (key, person_id, origin) VALUES (?, ?, 'card')
-                        ON CONFLICT (key) DO UPDATE SET person_id = excluded.person_id WHERE origin = 'card'
-                        """, arguments: [key, id])
+                    try db.execute(
+                        sql: """
+                            INSERT INTO person_identity (key, person_id, origin) VALUES (?, ?, 'card')
+                            ON CONFLICT (key) DO UPDATE SET person_id = excluded.person_id WHERE origin = 'card'
+                            """, arguments: [key, id])
                 }
             }
             return summary
@@ -86,10 +90,11 @@ extension SQLiteStore {
         try await write { db in
             try Self.peopleChanged(db)
             for key in keys {
-                try db.execute(sql: """
-                    INSERT INTO person_identity (key, person_id, origin) VALUES (?, ?, 'hand')
-                    ON CONFLICT (key) DO UPDATE SET person_id = excluded.person_id, origin = 'hand'
-                    """, arguments: [key, person])
+                try db.execute(
+                    sql: """
+                        INSERT INTO person_identity (key, person_id, origin) VALUES (?, ?, 'hand')
+                        ON CONFLICT (key) DO UPDATE SET person_id = excluded.person_id, origin = 'hand'
+                        """, arguments: [key, person])
             }
         }
     }
@@ -99,7 +104,8 @@ extension SQLiteStore {
             try Self.peopleChanged(db)
             try db.execute(sql: "UPDATE person_identity SET person_id = ?, origin = 'hand' WHERE person_id = ?", arguments: [target, source])
             try db.execute(sql: "UPDATE person SET merged_into = ? WHERE id = ? OR merged_into = ?", arguments: [target, source, source])
-            try db.execute(sql: "UPDATE person SET avatar = (SELECT avatar FROM person WHERE id = ?) WHERE id = ? AND avatar IS NULL", arguments: [source, target])
+            try db.execute(
+                sql: "UPDATE person SET avatar = (SELECT avatar FROM person WHERE id = ?) WHERE id = ? AND avatar IS NULL", arguments: [source, target])
         }
     }
 

@@ -13,10 +13,12 @@ extension SQLiteStore {
     /// searches for it at each read: a tenth of a window's time).
     /// `at`: where the columns start in the row (after the ones a query reads before them).
     func message(_ row: Row, at c: Int = 0, decoder: JSONDecoder) throws -> StoredMessage {
-        try StoreCodec.message(MessageRow(seq: row[c], date: row[c + 1], utcOffset: row[c + 2], sender: row[c + 3],
-                                          outgoing: row[c + 4], system: row[c + 5], text: row[c + 6], status: row[c + 7],
-                                          statusDate: row[c + 8], sourceID: row[c + 9], extra: row[c + 10], edited: row[c + 11]),
-                               decoder: decoder, absolute: mediaPath)
+        try StoreCodec.message(
+            MessageRow(
+                seq: row[c], date: row[c + 1], utcOffset: row[c + 2], sender: row[c + 3],
+                outgoing: row[c + 4], system: row[c + 5], text: row[c + 6], status: row[c + 7],
+                statusDate: row[c + 8], sourceID: row[c + 9], extra: row[c + 10], edited: row[c + 11]),
+            decoder: decoder, absolute: mediaPath)
     }
 
     func messages(_ db: Database, sql: String, arguments: StatementArguments) throws -> [StoredMessage] {
@@ -27,22 +29,26 @@ extension SQLiteStore {
 
     public func messages(in conversation: Int64, after seq: Int64, limit: Int) async throws -> [StoredMessage] {
         try await read { [self] db in
-            try messages(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                         arguments: [conversation, seq, max(0, limit)])
+            try messages(
+                db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                arguments: [conversation, seq, max(0, limit)])
         }
     }
 
     public func messages(in conversation: Int64, before seq: Int64, limit: Int) async throws -> [StoredMessage] {
         try await read { [self] db in
-            try messages(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-                         arguments: [conversation, seq, max(0, limit)]).reversed()
+            try messages(
+                db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                arguments: [conversation, seq, max(0, limit)]
+            ).reversed()
         }
     }
 
     public func seq(in conversation: Int64, atOrAfter date: Date) async throws -> Int64? {
         try await read { db in
-            try Int64.fetchOne(db, sql: "SELECT seq FROM message WHERE conversation_id = ? AND date >= ? ORDER BY date, seq LIMIT 1",
-                               arguments: [conversation, date.timeIntervalSince1970])
+            try Int64.fetchOne(
+                db, sql: "SELECT seq FROM message WHERE conversation_id = ? AND date >= ? ORDER BY date, seq LIMIT 1",
+                arguments: [conversation, date.timeIntervalSince1970])
         }
     }
 
@@ -51,7 +57,7 @@ extension SQLiteStore {
             // Two look-ups in the index (SQLite answers min() or max() alone from the index; both in
             // one statement scan the conversation).
             guard let a = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM message WHERE conversation_id = ?", arguments: [conversation]),
-                  let z = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM message WHERE conversation_id = ?", arguments: [conversation])
+                let z = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM message WHERE conversation_id = ?", arguments: [conversation])
             else { return nil }
             return (a, z)
         }
@@ -75,8 +81,9 @@ extension SQLiteStore {
         try await read { db in
             // One pass over the date index; zone offsets taken per day boundary (DST).
             var counts: [Int: Int] = [:]
-            let cursor = try Double.fetchCursor(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date",
-                                                arguments: [conversation])
+            let cursor = try Double.fetchCursor(
+                db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date",
+                arguments: [conversation])
             var cachedDay = Int.min, nextBoundary = -Double.infinity, offset = 0.0
             while let t = try cursor.next() {
                 if t >= nextBoundary || t < nextBoundary - 86_400 * 2 {
@@ -107,9 +114,12 @@ extension SQLiteStore {
         guard let row = try Row.fetchOne(db, sql: "SELECT title, source_format FROM conversation WHERE id = ?", arguments: [id]) else {
             return nil
         }
-        var named = Conversation(title: row["title"], participants: try Row.fetchAll(
-            db, sql: "SELECT id, name, avatar FROM participant WHERE conversation_id = ? ORDER BY position",
-            arguments: [id]).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(mediaPath)) })
+        var named = Conversation(
+            title: row["title"],
+            participants: try Row.fetchAll(
+                db, sql: "SELECT id, name, avatar FROM participant WHERE conversation_id = ? ORDER BY position",
+                arguments: [id]
+            ).map { Participant(id: $0["id"], name: $0["name"], avatar: ($0["avatar"] as String?).map(mediaPath)) })
         let people = try people ?? peopleDirectory(db)
         // Live conversations are between accounts, named by the server: not renamed.
         let format: String = row["source_format"]
@@ -122,9 +132,10 @@ extension SQLiteStore {
         let first = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date LIMIT 1", arguments: [id])
         let last = try Double.fetchOne(db, sql: "SELECT date FROM message WHERE conversation_id = ? ORDER BY date DESC LIMIT 1", arguments: [id])
         let count = try count(db, id)
-        return StoredConversation(id: id, title: named.title ?? row["title"], sourceFormat: row["source_format"], participants: participants,
-                                  messageCount: count, first: first.map(Date.init(timeIntervalSince1970:)),
-                                  last: last.map(Date.init(timeIntervalSince1970:)))
+        return StoredConversation(
+            id: id, title: named.title ?? row["title"], sourceFormat: row["source_format"], participants: participants,
+            messageCount: count, first: first.map(Date.init(timeIntervalSince1970:)),
+            last: last.map(Date.init(timeIntervalSince1970:)))
     }
 
     public func load(_ conversation: Int64) async throws -> Conversation {
@@ -132,8 +143,10 @@ extension SQLiteStore {
             guard let stored = try self.conversation(db, id: conversation) else {
                 throw StoreError(path: path, reason: "has no conversation \(conversation); `bubbles list` shows the ones it has")
             }
-            let messages = try messages(db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? ORDER BY seq",
-                                        arguments: [conversation]).map(\.message)
+            let messages = try messages(
+                db, sql: "SELECT \(Self.columns) FROM message WHERE conversation_id = ? ORDER BY seq",
+                arguments: [conversation]
+            ).map(\.message)
             return Conversation(title: stored.title, participants: stored.participants, messages: messages)
         }
     }
@@ -149,31 +162,37 @@ extension SQLiteStore {
         }
         let limit = max(1, search.limit)
         if search.within?.isEmpty == true { return [] }
-        return try await namingSenders(read { [self] db in
-            // The candidates: every match passing the filters, newest first, at most
-            // `candidates` (bm25 over a word in a tenth of a million messages would take 100 ms;
-            // over its newest 5,000 matches it takes a few); then ranked by bm25.
-            var (filters, arguments) = Self.searchFilters(search)
-            arguments.insert(SearchText.match(query), at: 0)
-            let sql = """
-                SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, m.extra, f.score,
-                       (SELECT name FROM participant p WHERE p.conversation_id = m.conversation_id AND p.id = m.sender) AS sender_name
-                FROM (SELECT message_fts.rowid AS id, bm25(message_fts) AS score
-                      FROM message_fts JOIN message m ON m.id = message_fts.rowid
-                      WHERE message_fts MATCH ?\(filters)
-                      ORDER BY message_fts.rowid DESC LIMIT \(Self.searchCandidates)) AS f
-                JOIN message m ON m.id = f.id
-                ORDER BY f.score LIMIT ?
-                """
-            arguments.append(limit * 4)
-            let rows: [Row]
-            do { rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) } catch let e as DatabaseError {
-                throw StoreError(path: path, reason: "search \"\(search.query)\": \(e.message ?? "not a query SQLite understands")")
-            }
-            return SearchText.hits(rows.map { (conversation: $0["conversation_id"], seq: $0["seq"], date: $0["date"], sender: $0["sender"],
-                                               text: $0["text"] ?? "", senderName: $0["sender_name"], extra: $0["extra"]) },
-                                    query: query, limit: limit)
-        })
+        return try await namingSenders(
+            read { [self] db in
+                // The candidates: every match passing the filters, newest first, at most
+                // `candidates` (bm25 over a word in a tenth of a million messages would take 100 ms;
+                // over its newest 5,000 matches it takes a few); then ranked by bm25.
+                var (filters, arguments) = Self.searchFilters(search)
+                arguments.insert(SearchText.match(query), at: 0)
+                let sql = """
+                    SELECT m.conversation_id, m.seq, m.date, m.sender, m.text, m.extra, f.score,
+                           (SELECT name FROM participant p WHERE p.conversation_id = m.conversation_id AND p.id = m.sender) AS sender_name
+                    FROM (SELECT message_fts.rowid AS id, bm25(message_fts) AS score
+                          FROM message_fts JOIN message m ON m.id = message_fts.rowid
+                          WHERE message_fts MATCH ?\(filters)
+                          ORDER BY message_fts.rowid DESC LIMIT \(Self.searchCandidates)) AS f
+                    JOIN message m ON m.id = f.id
+                    ORDER BY f.score LIMIT ?
+                    """
+                arguments.append(limit * 4)
+                let rows: [Row]
+                do { rows = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) } catch let e as DatabaseError {
+                    throw StoreError(path: path, reason: "search \"\(search.query)\": \(e.message ?? "not a query SQLite understands")")
+                }
+                return SearchText.hits(
+                    rows.map {
+                        (
+                            conversation: $0["conversation_id"], seq: $0["seq"], date: $0["date"], sender: $0["sender"],
+                            text: $0["text"] ?? "", senderName: $0["sender_name"], extra: $0["extra"]
+                        )
+                    },
+                    query: query, limit: limit)
+            })
     }
 
     /// The filters of a search besides its words (` AND …` on `m`, the message) and their arguments.
@@ -183,7 +202,8 @@ extension SQLiteStore {
         if let c = search.conversation { filters += " AND m.conversation_id = ?"; arguments.append(c) }
         if let within = search.within { filters += " AND m.conversation_id IN (\(within.map(String.init).joined(separator: ",")))" }
         if let s = search.sender {
-            filters += " AND (m.sender = ? OR m.sender IN (SELECT id FROM participant WHERE name = ? COLLATE NOCASE"
+            filters +=
+                " AND (m.sender = ? OR m.sender IN (SELECT id FROM participant WHERE name = ? COLLATE NOCASE"
                 + (search.conversation != nil ? " AND conversation_id = ?" : "") + "))"
             arguments += [s, s]
             if let c = search.conversation { arguments.append(c) }
@@ -204,10 +224,12 @@ extension SQLiteStore {
             arguments.append(max(1, cap))
             var out: [Int64: [Int64]] = [:]
             do {
-                let rows = try Row.fetchCursor(db, sql: """
-                    SELECT m.conversation_id, m.seq FROM message_fts JOIN message m ON m.id = message_fts.rowid
-                    WHERE message_fts MATCH ?\(filters) ORDER BY message_fts.rowid LIMIT ?
-                    """, arguments: StatementArguments(arguments))
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT m.conversation_id, m.seq FROM message_fts JOIN message m ON m.id = message_fts.rowid
+                        WHERE message_fts MATCH ?\(filters) ORDER BY message_fts.rowid LIMIT ?
+                        """, arguments: StatementArguments(arguments))
                 while let row = try rows.next() { out[row[0], default: []].append(row[1]) }
             } catch let e as DatabaseError {
                 throw StoreError(path: path, reason: "search \"\(search.query)\": \(e.message ?? "not a query SQLite understands")")

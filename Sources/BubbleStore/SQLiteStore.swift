@@ -80,7 +80,7 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw StoreError(path: path, reason: "cannot be read") }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 100)) ?? Data()
-        if head.isEmpty { return }   // an empty file becomes a new database
+        if head.isEmpty { return }  // an empty file becomes a new database
         guard head.count == 100, head.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
             throw StoreError(path: path, reason: "is not a BubbleKit database (not an SQLite file, or cut short in its header)")
         }
@@ -110,7 +110,8 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
             case .SQLITE_NOTADB: return "is not a BubbleKit database (SQLite: file is not a database)"
             case .SQLITE_CORRUPT: return "is damaged or cut short (SQLite: \(e.message ?? "database disk image is malformed"))"
             case .SQLITE_CANTOPEN: return "cannot be opened (\(e.message ?? "permission denied or missing folder"))"
-            case .SQLITE_FULL: return "cannot be written: no space left on the device, or the file-size limit (SQLite: \(e.message ?? "database or disk is full"))"
+            case .SQLITE_FULL:
+                return "cannot be written: no space left on the device, or the file-size limit (SQLite: \(e.message ?? "database or disk is full"))"
             case .SQLITE_IOERR where e.extendedResultCode == .SQLITE_IOERR_WRITE || e.extendedResultCode == .SQLITE_IOERR_FSYNC:
                 return "cannot be written: the disk refused the write (no space left, or the file-size limit?) (SQLite: \(e.message ?? "disk I/O error"))"
             default: return "SQLite: \(e.message ?? e.description)"
@@ -150,129 +151,134 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
-            try db.execute(sql: """
-                PRAGMA application_id = \(applicationID);
-                CREATE TABLE conversation (
-                    id INTEGER PRIMARY KEY,
-                    title TEXT NOT NULL,
-                    source_format TEXT NOT NULL,
-                    chat_key TEXT NOT NULL,
-                    added REAL NOT NULL,
-                    UNIQUE (source_format, chat_key)
-                );
-                CREATE TABLE participant (
-                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
-                    id TEXT NOT NULL,
-                    position INTEGER NOT NULL,
-                    name TEXT NOT NULL,
-                    avatar TEXT,
-                    PRIMARY KEY (conversation_id, id)
-                ) WITHOUT ROWID;
-                CREATE TABLE message (
-                    id INTEGER PRIMARY KEY,
-                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
-                    seq INTEGER NOT NULL,
-                    source_key INTEGER NOT NULL,
-                    date REAL NOT NULL,
-                    utc_offset INTEGER,
-                    sender TEXT,
-                    outgoing INTEGER NOT NULL,
-                    system INTEGER NOT NULL,
-                    text TEXT,
-                    status TEXT,
-                    status_date REAL,
-                    source_id TEXT,
-                    extra TEXT
-                );
-                CREATE UNIQUE INDEX message_seq ON message (conversation_id, seq);
-                CREATE UNIQUE INDEX message_source ON message (conversation_id, source_key);
-                CREATE INDEX message_date ON message (conversation_id, date);
-                CREATE TABLE media (
-                    sha256 TEXT PRIMARY KEY,
-                    size INTEGER NOT NULL,
-                    file TEXT NOT NULL
-                ) WITHOUT ROWID;
-                CREATE VIRTUAL TABLE message_fts USING fts5 (body, content = '', tokenize = 'unicode61 remove_diacritics 2');
-                """)
+            try db.execute(
+                sql: """
+                    PRAGMA application_id = \(applicationID);
+                    CREATE TABLE conversation (
+                        id INTEGER PRIMARY KEY,
+                        title TEXT NOT NULL,
+                        source_format TEXT NOT NULL,
+                        chat_key TEXT NOT NULL,
+                        added REAL NOT NULL,
+                        UNIQUE (source_format, chat_key)
+                    );
+                    CREATE TABLE participant (
+                        conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                        id TEXT NOT NULL,
+                        position INTEGER NOT NULL,
+                        name TEXT NOT NULL,
+                        avatar TEXT,
+                        PRIMARY KEY (conversation_id, id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE message (
+                        id INTEGER PRIMARY KEY,
+                        conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                        seq INTEGER NOT NULL,
+                        source_key INTEGER NOT NULL,
+                        date REAL NOT NULL,
+                        utc_offset INTEGER,
+                        sender TEXT,
+                        outgoing INTEGER NOT NULL,
+                        system INTEGER NOT NULL,
+                        text TEXT,
+                        status TEXT,
+                        status_date REAL,
+                        source_id TEXT,
+                        extra TEXT
+                    );
+                    CREATE UNIQUE INDEX message_seq ON message (conversation_id, seq);
+                    CREATE UNIQUE INDEX message_source ON message (conversation_id, source_key);
+                    CREATE INDEX message_date ON message (conversation_id, date);
+                    CREATE TABLE media (
+                        sha256 TEXT PRIMARY KEY,
+                        size INTEGER NOT NULL,
+                        file TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE VIRTUAL TABLE message_fts USING fts5 (body, content = '', tokenize = 'unicode61 remove_diacritics 2');
+                    """)
         }
         // Live conversations: per-conversation revisions (every added, edited, deleted or reacted
         // message takes the next), client ids unique per conversation (exactly once), edits and
         // the participant whose messages are outgoing. Imported messages keep no revision (the
         // partial indexes leave imports as fast as they were).
         m.registerMigration("v2-live") { db in
-            try db.execute(sql: """
-                ALTER TABLE conversation ADD COLUMN last_rev INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE conversation ADD COLUMN owner TEXT;
-                ALTER TABLE message ADD COLUMN client_id TEXT;
-                ALTER TABLE message ADD COLUMN rev INTEGER;
-                ALTER TABLE message ADD COLUMN change TEXT;
-                ALTER TABLE message ADD COLUMN edited REAL;
-                CREATE UNIQUE INDEX message_client ON message (conversation_id, client_id) WHERE client_id IS NOT NULL;
-                CREATE INDEX message_rev ON message (conversation_id, rev) WHERE rev IS NOT NULL;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE conversation ADD COLUMN last_rev INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE conversation ADD COLUMN owner TEXT;
+                    ALTER TABLE message ADD COLUMN client_id TEXT;
+                    ALTER TABLE message ADD COLUMN rev INTEGER;
+                    ALTER TABLE message ADD COLUMN change TEXT;
+                    ALTER TABLE message ADD COLUMN edited REAL;
+                    CREATE UNIQUE INDEX message_client ON message (conversation_id, client_id) WHERE client_id IS NOT NULL;
+                    CREATE INDEX message_rev ON message (conversation_id, rev) WHERE rev IS NOT NULL;
+                    """)
         }
         // Accounts (`SQLiteStore+Accounts`): users, sessions and API tokens kept by their
         // SHA-256, conversations' members and invitations, and which media files each
         // conversation shows (attachments are served to those who reach one of them) — filled
         // here from what the conversations already hold.
         m.registerMigration("v3-accounts") { db in
-            try db.execute(sql: """
-                CREATE TABLE account (
-                    id INTEGER PRIMARY KEY,
-                    name TEXT NOT NULL,
-                    name_key TEXT NOT NULL UNIQUE,
-                    display_name TEXT NOT NULL,
-                    role TEXT NOT NULL,
-                    password_hash TEXT NOT NULL,
-                    created REAL NOT NULL,
-                    disabled INTEGER NOT NULL DEFAULT 0
-                );
-                CREATE TABLE account_session (
-                    hash TEXT PRIMARY KEY,
-                    account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
-                    created REAL NOT NULL,
-                    last_seen REAL NOT NULL,
-                    expires REAL NOT NULL
-                ) WITHOUT ROWID;
-                CREATE INDEX account_session_account ON account_session (account_id);
-                CREATE TABLE account_token (
-                    id INTEGER PRIMARY KEY,
-                    account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
-                    name TEXT NOT NULL,
-                    hash TEXT NOT NULL UNIQUE,
-                    created REAL NOT NULL,
-                    last_used REAL
-                );
-                CREATE TABLE member (
-                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
-                    account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
-                    access TEXT NOT NULL,
-                    added REAL NOT NULL,
-                    PRIMARY KEY (conversation_id, account_id)
-                ) WITHOUT ROWID;
-                CREATE INDEX member_account ON member (account_id);
-                CREATE TABLE invite (
-                    hash TEXT PRIMARY KEY,
-                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
-                    created_by INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
-                    access TEXT NOT NULL,
-                    created REAL NOT NULL,
-                    expires REAL NOT NULL,
-                    used_by INTEGER,
-                    used REAL
-                ) WITHOUT ROWID;
-                CREATE TABLE conversation_media (
-                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
-                    file TEXT NOT NULL,
-                    PRIMARY KEY (conversation_id, file)
-                ) WITHOUT ROWID;
-                CREATE INDEX conversation_media_file ON conversation_media (file);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE account (
+                        id INTEGER PRIMARY KEY,
+                        name TEXT NOT NULL,
+                        name_key TEXT NOT NULL UNIQUE,
+                        display_name TEXT NOT NULL,
+                        role TEXT NOT NULL,
+                        password_hash TEXT NOT NULL,
+                        created REAL NOT NULL,
+                        disabled INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE TABLE account_session (
+                        hash TEXT PRIMARY KEY,
+                        account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        created REAL NOT NULL,
+                        last_seen REAL NOT NULL,
+                        expires REAL NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX account_session_account ON account_session (account_id);
+                    CREATE TABLE account_token (
+                        id INTEGER PRIMARY KEY,
+                        account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        hash TEXT NOT NULL UNIQUE,
+                        created REAL NOT NULL,
+                        last_used REAL
+                    );
+                    CREATE TABLE member (
+                        conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                        account_id INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        access TEXT NOT NULL,
+                        added REAL NOT NULL,
+                        PRIMARY KEY (conversation_id, account_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX member_account ON member (account_id);
+                    CREATE TABLE invite (
+                        hash TEXT PRIMARY KEY,
+                        conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                        created_by INTEGER NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                        access TEXT NOT NULL,
+                        created REAL NOT NULL,
+                        expires REAL NOT NULL,
+                        used_by INTEGER,
+                        used REAL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE conversation_media (
+                        conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                        file TEXT NOT NULL,
+                        PRIMARY KEY (conversation_id, file)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX conversation_media_file ON conversation_media (file);
+                    """)
             let add = try db.makeStatement(sql: "INSERT OR IGNORE INTO conversation_media (conversation_id, file) VALUES (?, ?)")
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT conversation_id, extra FROM message WHERE extra LIKE '%media%'
-                UNION ALL SELECT conversation_id, avatar FROM participant WHERE avatar IS NOT NULL
-                """)
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT conversation_id, extra FROM message WHERE extra LIKE '%media%'
+                    UNION ALL SELECT conversation_id, avatar FROM participant WHERE avatar IS NOT NULL
+                    """)
             while let row = try rows.next() {
                 let id: Int64 = row[0]
                 for file in MediaNames.files(in: row[1] ?? "") {
@@ -284,61 +290,65 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
         // People: persons from contact cards or made by hand, the identities (numbers, emails,
         // app ids) linked to them, and the region numbers are read in. Names resolve when read.
         m.registerMigration("v4-people") { db in
-            try db.execute(sql: """
-                CREATE TABLE person (
-                    id INTEGER PRIMARY KEY,
-                    name TEXT NOT NULL,
-                    avatar TEXT,
-                    card TEXT UNIQUE,
-                    merged_into INTEGER REFERENCES person(id) ON DELETE SET NULL
-                );
-                CREATE TABLE person_identity (
-                    key TEXT PRIMARY KEY,
-                    person_id INTEGER REFERENCES person(id) ON DELETE CASCADE,
-                    origin TEXT NOT NULL
-                );
-                CREATE INDEX person_identity_person ON person_identity (person_id);
-                CREATE TABLE store_setting (
-                    name TEXT PRIMARY KEY,
-                    value TEXT NOT NULL
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE person (
+                        id INTEGER PRIMARY KEY,
+                        name TEXT NOT NULL,
+                        avatar TEXT,
+                        card TEXT UNIQUE,
+                        merged_into INTEGER REFERENCES person(id) ON DELETE SET NULL
+                    );
+                    CREATE TABLE person_identity (
+                        key TEXT PRIMARY KEY,
+                        person_id INTEGER REFERENCES person(id) ON DELETE CASCADE,
+                        origin TEXT NOT NULL
+                    );
+                    CREATE INDEX person_identity_person ON person_identity (person_id);
+                    CREATE TABLE store_setting (
+                        name TEXT PRIMARY KEY,
+                        value TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
         }
         // Changes of who reaches what, for the other processes of the same file (a server told
         // that `bubbles users sign-out` ended a session): kept a day.
         m.registerMigration("v5-access-events") { db in
-            try db.execute(sql: """
-                CREATE TABLE access_event (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    account_id INTEGER NOT NULL,
-                    conversation_id INTEGER,
-                    at REAL NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE access_event (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        account_id INTEGER NOT NULL,
+                        conversation_id INTEGER,
+                        at REAL NOT NULL
+                    );
+                    """)
         }
         // Read marks (issue 63): per user and conversation, the newest message read and the newest
         // delivered to one of their devices. User 0 is the owner of a server without accounts.
         m.registerMigration("v6-read-marks") { db in
-            try db.execute(sql: """
-                CREATE TABLE read_mark (
-                    conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
-                    account_id INTEGER NOT NULL,
-                    read_seq INTEGER NOT NULL DEFAULT 0,
-                    delivered_seq INTEGER NOT NULL DEFAULT 0,
-                    PRIMARY KEY (conversation_id, account_id)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE read_mark (
+                        conversation_id INTEGER NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
+                        account_id INTEGER NOT NULL,
+                        read_seq INTEGER NOT NULL DEFAULT 0,
+                        delivered_seq INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (conversation_id, account_id)
+                    ) WITHOUT ROWID;
+                    """)
         }
         // Each user's settings in the web app (its theme, light or dark); user 0 is the owner.
         m.registerMigration("v7-settings") { db in
-            try db.execute(sql: """
-                CREATE TABLE account_setting (
-                    account_id INTEGER NOT NULL,
-                    name TEXT NOT NULL,
-                    value TEXT NOT NULL,
-                    PRIMARY KEY (account_id, name)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE account_setting (
+                        account_id INTEGER NOT NULL,
+                        name TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        PRIMARY KEY (account_id, name)
+                    ) WITHOUT ROWID;
+                    """)
         }
         return m
     }
@@ -354,7 +364,11 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
                 if try Self.migrator.hasBeenSuperseded(db) {
                     let known = Set(Self.migrator.migrations)
                     let newer = try Self.migrator.appliedIdentifiers(db).subtracting(known).sorted()
-                    throw StoreError(path: path, reason: "was written by a newer BubbleKit (schema \(newer.joined(separator: ", ")) is unknown here); upgrade BubbleKit to open it — it is never downgraded")
+                    throw StoreError(
+                        path: path,
+                        reason:
+                            "was written by a newer BubbleKit (schema \(newer.joined(separator: ", ")) is unknown here); upgrade BubbleKit to open it — it is never downgraded"
+                    )
                 }
             }
             try Self.migrator.migrate(pool)

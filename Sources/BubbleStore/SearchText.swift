@@ -27,7 +27,9 @@ enum SearchText {
         func flush() {
             guard !run.isEmpty else { return }
             out.append(" ")
-            if run.count == 1 { out.append(run[0]) } else {
+            if run.count == 1 {
+                out.append(run[0])
+            } else {
                 for i in 0..<(run.count - 1) {
                     if i > 0 { out.append(" ") }
                     out.append(run[i]); out.append(run[i + 1])
@@ -123,8 +125,10 @@ enum SearchText {
         }
         let start = text.index(match.lowerBound, offsetBy: -radius, limitedBy: text.startIndex) ?? text.startIndex
         let end = text.index(match.upperBound, offsetBy: radius, limitedBy: text.endIndex) ?? text.endIndex
-        return ((start > text.startIndex ? "…" : "") + text[start..<match.lowerBound], String(text[match]),
-                text[match.upperBound..<end] + (end < text.endIndex ? "…" : ""))
+        return (
+            (start > text.startIndex ? "…" : "") + text[start..<match.lowerBound], String(text[match]),
+            text[match.upperBound..<end] + (end < text.endIndex ? "…" : "")
+        )
     }
 
     /// Whether `text` holds every included term as written (only case ignored): exact matches
@@ -137,20 +141,25 @@ enum SearchText {
     /// otherwise), a snippet made for each hit kept.
     /// `extra` is the row's `message.extra`: a spoiler in its spans is masked in the hit's text
     /// and snippet, as in a reply's quote.
-    static func hits(_ found: [(conversation: Int64, seq: Int64, date: Double, sender: String?, text: String, senderName: String?, extra: String?)],
-                     query: Query, limit: Int) -> [StoreHit] {
+    static func hits(
+        _ found: [(conversation: Int64, seq: Int64, date: Double, sender: String?, text: String, senderName: String?, extra: String?)],
+        query: Query, limit: Int
+    ) -> [StoreHit] {
         let rows = found.map { r in
-            (conversation: r.conversation, seq: r.seq, date: r.date, sender: r.sender,
-             text: StoreCodec.hidingSpoilers(r.text, extra: r.extra), senderName: r.senderName)
+            (
+                conversation: r.conversation, seq: r.seq, date: r.date, sender: r.sender,
+                text: StoreCodec.hidingSpoilers(r.text, extra: r.extra), senderName: r.senderName
+            )
         }
         let ranked = rows.enumerated().map { (offset: $0.offset, row: $0.element, exact: isExact($0.element.text, query: query)) }
             .sorted { a, b in a.exact != b.exact ? a.exact : a.offset < b.offset }
         return ranked.prefix(limit).map { r in
             let parts = snippetParts(r.row.text, query: query)
-            return StoreHit(conversation: r.row.conversation, seq: r.row.seq, date: Date(timeIntervalSince1970: r.row.date),
-                            sender: r.row.sender, senderName: r.row.senderName, text: r.row.text,
-                            snippet: parts.match.isEmpty ? parts.before : parts.before + "[" + parts.match + "]" + parts.after,
-                            snippetParts: [parts.before, parts.match, parts.after])
+            return StoreHit(
+                conversation: r.row.conversation, seq: r.row.seq, date: Date(timeIntervalSince1970: r.row.date),
+                sender: r.row.sender, senderName: r.row.senderName, text: r.row.text,
+                snippet: parts.match.isEmpty ? parts.before : parts.before + "[" + parts.match + "]" + parts.after,
+                snippetParts: [parts.before, parts.match, parts.after])
         }
     }
 }

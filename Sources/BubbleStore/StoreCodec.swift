@@ -15,7 +15,11 @@ struct MessageExtra: Codable {
     /// What `m` keeps beyond its columns, its files' paths as `stored` gives them (an import
     /// copies them into the store; a live change turns absolute paths back into store paths).
     init(_ m: Message, stored: (String) throws -> String?) rethrows {
-        if !m.images.isEmpty { images = try m.images.map { var i = $0; i.path = try i.path.flatMap(stored); return i } }
+        if !m.images.isEmpty {
+            images = try m.images.map {
+                var i = $0; i.path = try i.path.flatMap(stored); return i
+            }
+        }
         if var a = m.attachment {
             if let p = a.path { a.path = try stored(p) }
             if let p = a.poster { a.poster = try stored(p) }
@@ -62,7 +66,8 @@ enum StoreCodec {
     /// when `extra` holds none (most rows: the JSON is not decoded unless it mentions one).
     static func hidingSpoilers(_ text: String, extra: String?) -> String {
         guard let extra, extra.contains("\"spoiler\""),
-              let spans = try? JSONDecoder().decode(MessageExtra.self, from: Data(extra.utf8)).spans else { return text }
+            let spans = try? JSONDecoder().decode(MessageExtra.self, from: Data(extra.utf8)).spans
+        else { return text }
         return TextSpan.hidingSpoilers(text, spans: spans)
     }
 
@@ -89,8 +94,9 @@ enum StoreCodec {
     /// store path (`media/…`) into a file path.
     static func message(_ r: MessageRow, decoder: JSONDecoder, absolute: (String) -> String) throws -> StoredMessage {
         let date = Date(timeIntervalSince1970: r.date)
-        var m = Message(kind: r.system ? .system : .message, sender: r.sender, direction: r.outgoing ? .outgoing : .incoming,
-                        date: date, text: r.text)
+        var m = Message(
+            kind: r.system ? .system : .message, sender: r.sender, direction: r.outgoing ? .outgoing : .incoming,
+            date: date, text: r.text)
         if let offset = r.utcOffset {
             m.wallTime = WallTime(Date(timeIntervalSince1970: (date.timeIntervalSince1970.rounded(.down)) + Double(offset)), in: .gmt)
         }
@@ -100,7 +106,9 @@ enum StoreCodec {
         m.edited = r.edited.map(Date.init(timeIntervalSince1970:))
         if let json = r.extra {
             let extra = try decoder.decode(MessageExtra.self, from: Data(json.utf8))
-            m.images = (extra.images ?? []).map { var i = $0; i.path = i.path.map(absolute); return i }
+            m.images = (extra.images ?? []).map {
+                var i = $0; i.path = i.path.map(absolute); return i
+            }
             if var a = extra.attachment {
                 a.path = a.path.map(absolute)
                 a.poster = a.poster.map(absolute)
@@ -124,8 +132,9 @@ enum StoreCodec {
     /// The message a client adds, before it has a sequence number: the owner's messages are
     /// outgoing; a reply quotes the message it answers.
     static func newMessage(_ new: NewMessage, owner: String?, answered: (seq: Int64, message: Message)?) -> Message {
-        var m = Message(sender: new.sender, direction: new.sender == owner ? .outgoing : .incoming, date: new.date,
-                        text: new.text, id: new.clientID)
+        var m = Message(
+            sender: new.sender, direction: new.sender == owner ? .outgoing : .incoming, date: new.date,
+            text: new.text, id: new.clientID)
         if new.text != nil, TextSpan.problem(new.spans, text: new.text) == nil { m.spans = new.spans }
         if let photo = new.photo { m.images = [photo] }
         // Committed: "Sent" under the newest message of whoever sees it as theirs (the
@@ -144,7 +153,8 @@ enum StoreCodec {
     /// Checks who may change message `seq` (its author; anyone in the conversation reacts).
     static func checkChange(_ m: Message, seq: Int64, author: String?, reactor: String?, conversation: Int64, senders: Set<String>) throws {
         if let author, m.sender != author {
-            throw LiveError(.forbidden, "message \(seq) is \(m.sender.map { "\"\($0)\"'s" } ?? "a system line"), not \"\(author)\"'s; only its author may change it")
+            throw LiveError(
+                .forbidden, "message \(seq) is \(m.sender.map { "\"\($0)\"'s" } ?? "a system line"), not \"\(author)\"'s; only its author may change it")
         }
         if let reactor, !senders.contains(reactor) { throw badSender(reactor, conversation, senders) }
     }

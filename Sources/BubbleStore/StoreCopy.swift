@@ -50,9 +50,11 @@ package struct CopiedMessage: Sendable, Hashable {
     /// Adds every field to `hash` (the copy's checksum).
     func hash(into hash: inout SHA256) {
         var h = StableHash()
-        for part in [String(seq), String(sourceKey), String(date.bitPattern), utcOffset.map(String.init), sender, outgoing ? "1" : "0",
-                     system ? "1" : "0", text, status, statusDate.map { String($0.bitPattern) }, sourceID, extra,
-                     edited.map { String($0.bitPattern) }, clientID, rev.map(String.init), change] {
+        for part in [
+            String(seq), String(sourceKey), String(date.bitPattern), utcOffset.map(String.init), sender, outgoing ? "1" : "0",
+            system ? "1" : "0", text, status, statusDate.map { String($0.bitPattern) }, sourceID, extra,
+            edited.map { String($0.bitPattern) }, clientID, rev.map(String.init), change
+        ] {
             h.add(part: part)
         }
         withUnsafeBytes(of: h.value.littleEndian) { hash.update(bufferPointer: $0) }
@@ -112,7 +114,11 @@ package struct StoreCopier {
             }
             let a = try await summary(from, id), b = try await summary(to, target)
             guard a == b else {
-                throw StoreError(path: to.path, reason: "conversation \"\(c.title)\" differs after the copy: \(a.count) messages (SHA-256 \(a.checksum.prefix(16))) in \(from.path), \(b.count) (SHA-256 \(b.checksum.prefix(16))) here; was it changed while copying, or did it hold other messages already?")
+                throw StoreError(
+                    path: to.path,
+                    reason:
+                        "conversation \"\(c.title)\" differs after the copy: \(a.count) messages (SHA-256 \(a.checksum.prefix(16))) in \(from.path), \(b.count) (SHA-256 \(b.checksum.prefix(16))) here; was it changed while copying, or did it hold other messages already?"
+                )
             }
             report.verified.append((c.title, a.count, a.checksum))
             report.conversations += 1
@@ -151,7 +157,8 @@ package struct StoreCopier {
             let from = source + "/" + name
             var isFolder: ObjCBool = false
             guard fm.fileExists(atPath: from, isDirectory: &isFolder), !isFolder.boolValue,
-                  !(name as NSString).lastPathComponent.hasPrefix(".tmp-") else { continue }
+                !(name as NSString).lastPathComponent.hasPrefix(".tmp-")
+            else { continue }
             let to = target + "/" + name
             if fm.fileExists(atPath: to) { continue }
             try MediaCopier.copy(from, to: to)

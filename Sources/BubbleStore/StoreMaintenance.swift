@@ -122,8 +122,10 @@ package enum StoreMaintenance {
             if size != file.size || sha != file.sha256 { wrong.append("\(file.path): changed since the backup (size or SHA-256 differ)") }
         }
         guard wrong.isEmpty else {
-            throw StoreError(path: folder, reason: "is damaged: " + wrong.prefix(10).joined(separator: "; ")
-                             + (wrong.count > 10 ? "; and \(wrong.count - 10) more" : ""))
+            throw StoreError(
+                path: folder,
+                reason: "is damaged: " + wrong.prefix(10).joined(separator: "; ")
+                    + (wrong.count > 10 ? "; and \(wrong.count - 10) more" : ""))
         }
         return manifest
     }
@@ -145,7 +147,9 @@ package enum StoreMaintenance {
             for file in manifest.files where file.path.hasPrefix(mediaName + "/") {
                 try DurableFile.link(folder + "/" + file.path, to: work + "/media/" + file.path.dropFirst(mediaName.count + 1))
             }
-            if !FileManager.default.fileExists(atPath: work + "/media") { try FileManager.default.createDirectory(atPath: work + "/media", withIntermediateDirectories: true) }
+            if !FileManager.default.fileExists(atPath: work + "/media") {
+                try FileManager.default.createDirectory(atPath: work + "/media", withIntermediateDirectories: true)
+            }
             guard rename(work + "/media", mediaTarget) == 0, rename(work + "/db", target) == 0 else {
                 throw StoreError(path: target, reason: "cannot be put in place: \(String(cString: strerror(errno)))")
             }
@@ -259,9 +263,12 @@ package enum StoreMaintenance {
     static func referencedFiles(_ store: SQLiteStore) throws -> [String] {
         try store.pool.read { db in
             var names = Set(try String.fetchAll(db, sql: "SELECT file FROM conversation_media"))
-            for avatar in try String.fetchAll(db, sql: """
-                SELECT avatar FROM participant WHERE avatar LIKE 'media/%' UNION SELECT avatar FROM person WHERE avatar LIKE 'media/%'
-                """) {
+            for avatar in try String.fetchAll(
+                db,
+                sql: """
+                    SELECT avatar FROM participant WHERE avatar LIKE 'media/%' UNION SELECT avatar FROM person WHERE avatar LIKE 'media/%'
+                    """)
+            {
                 names.insert((avatar as NSString).lastPathComponent)
             }
             return names.filter { !$0.isEmpty && !$0.contains("/") && !$0.hasPrefix(".") }.sorted()
@@ -280,12 +287,14 @@ package enum StoreMaintenance {
         while let relative = walker?.nextObject() as? String {
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder + "/" + relative, isDirectory: &isDir), !isDir.boolValue,
-                  relative != manifestName, !relative.hasSuffix("-wal"), !relative.hasSuffix("-shm") else { continue }
+                relative != manifestName, !relative.hasSuffix("-wal"), !relative.hasSuffix("-shm")
+            else { continue }
             let (size, sha) = try DurableFile.digest(folder + "/" + relative)
             files.append(.init(path: relative, size: size, sha256: sha))
         }
-        return Manifest(created: Date(), source: source, conversations: counts.conversations, messages: counts.messages,
-                        files: files.sorted { $0.path < $1.path })
+        return Manifest(
+            created: Date(), source: source, conversations: counts.conversations, messages: counts.messages,
+            files: files.sorted { $0.path < $1.path })
     }
 
     /// A private folder beside `target` to build it in (removed on failure).
@@ -436,7 +445,9 @@ package enum DurableFile {
         var open = true
         do {
             try body(fd)
-            guard fsync(fd) == 0 else { let code = errno; throw StoreError(path: path, reason: "cannot be written: \(reason(errno: code))", outOfSpace: isOutOfSpace(code)) }
+            guard fsync(fd) == 0 else {
+                let code = errno; throw StoreError(path: path, reason: "cannot be written: \(reason(errno: code))", outOfSpace: isOutOfSpace(code))
+            }
             open = false
             guard close(fd) == 0 else { throw StoreError(path: path, reason: "cannot be written: \(reason(errno: errno))") }
             guard rename(tmp, path) == 0 else { throw StoreError(path: path, reason: "cannot be put in place: \(reason(errno: errno))") }

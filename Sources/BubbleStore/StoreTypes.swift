@@ -123,8 +123,10 @@ public struct StoreSearch: Hashable, Sendable {
     /// The most hits returned.
     public var limit: Int
     /// A search for `query`; every other parameter is the property of the same name.
-    public init(_ query: String, conversation: Int64? = nil, sender: String? = nil, since: Date? = nil, until: Date? = nil,
-                limit: Int = 50, within: Set<Int64>? = nil) {
+    public init(
+        _ query: String, conversation: Int64? = nil, sender: String? = nil, since: Date? = nil, until: Date? = nil,
+        limit: Int = 50, within: Set<Int64>? = nil
+    ) {
         self.query = query; self.conversation = conversation; self.sender = sender; self.within = within
         self.since = since; self.until = until; self.limit = limit
     }
@@ -187,8 +189,10 @@ public protocol ConversationStore: AnyObject, Sendable, Service {
     func prepare() async throws
     /// Imports messages as `read` hands them over, in one transaction (see `SQLiteStore`). `read`
     /// runs once, off Swift's cooperative threads (it parses files and copies pictures).
-    func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
-                      read: @escaping StoreImportReader) async throws -> StoreImportSummary
+    func importStream(
+        sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
+        read: @escaping StoreImportReader
+    ) async throws -> StoreImportSummary
     /// A new live conversation of `participants`, titled `title`.
     func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation
     /// Adds a live message: exactly once per `NewMessage.clientID` (a resend is `existed`).
@@ -259,8 +263,10 @@ extension ConversationStore {
     /// present (same source identity) are skipped, new ones appended after the last sequence
     /// number; `sourceFormat` and `chatKey` say which stored conversation it is the newer export
     /// of. Pictures and files are copied into the store. Either all of it is stored or nothing.
-    public func add(_ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
-                    mediaFolder exportFolder: String) async throws -> StoreImportSummary {
+    public func add(
+        _ conversation: Conversation, sourceFormat: String, chatKey: String, title: String?,
+        mediaFolder exportFolder: String
+    ) async throws -> StoreImportSummary {
         var header = conversation
         header.messages = []
         return try await importStream(sourceFormat: sourceFormat, title: title, mediaFolder: exportFolder, sortByDate: false) { add in
@@ -284,7 +290,9 @@ extension ConversationStore {
     /// A message's pictures with absolute paths (as every read gives them).
     func resolvingImages(_ m: Message) -> Message {
         var m = m
-        m.images = m.images.map { var i = $0; i.path = i.path.map(mediaPath); return i }
+        m.images = m.images.map {
+            var i = $0; i.path = i.path.map(mediaPath); return i
+        }
         return m
     }
 

@@ -101,8 +101,11 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         // count they all change moves its cache line between the cores at every prepare. The
         // shaper keeps the context as long as this engine lives.
         let result = known!._withUnsafeGuaranteedRef { context in
-            Result { () throws(TextError) in try prepare(text, sanitized: sanitized, textHash: textHash, style: style,
-                                                         context: context, scratch: mine.scratch) }
+            Result { () throws(TextError) in
+                try prepare(
+                    text, sanitized: sanitized, textHash: textHash, style: style,
+                    context: context, scratch: mine.scratch)
+            }
         }
         return try result.get()
     }
@@ -155,8 +158,9 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                 }
             }
         }
-        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: base, plan: plan, scratch: scratch,
-                                      spans: spans, faces: faces)
+        let storage = try makeStorage(
+            text, sanitized: sanitized, style: style, context: base, plan: plan, scratch: scratch,
+            spans: spans, faces: faces)
         if preparedCapacity > 0, storage.faces != nil { shard.insert(key, storage) }
         return PreparedText(text: text, style: style, spans: spans, storage: storage)
     }
@@ -184,8 +188,10 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
 
     /// One segment cut by face edges: its pieces' advances added (each piece but the last with
     /// its trailing spaces), the last piece's spaces hanging, the union of their line metrics.
-    private func styledSummary(_ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment, faces: FastFaces,
-                               plain: FastStyleContext, scratch: PrepareScratch) -> SegmentMemo.Value {
+    private func styledSummary(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment, faces: FastFaces,
+        plain: FastStyleContext, scratch: PrepareScratch
+    ) -> SegmentMemo.Value {
         var content: Int64 = 0, space: Int32 = 0, pendingSpace: Int32 = 0
         var metric: FastLineMetrics?
         var firstMetric: UInt8?, sameMetric = true
@@ -196,8 +202,9 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
             let length = FastShaper.keyLength(segment: piece, prefix: prefix, context: context)
             if scratch.key.count < length { scratch.key = [UInt8](repeating: 0, count: max(length, 2 * scratch.key.count)) }
             let shape = scratch.key.withUnsafeMutableBufferPointer { buffer in
-                FastShaper.writeKey(buffer.baseAddress!, bytes, segment: piece, prefix: prefix, context: context,
-                                    rtl: s.rightToLeft, styleID: face.id, joined: joined)
+                FastShaper.writeKey(
+                    buffer.baseAddress!, bytes, segment: piece, prefix: prefix, context: context,
+                    rtl: s.rightToLeft, styleID: face.id, joined: joined)
                 let key = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
                 // The thread's memo first (no lock), as for plain segments; then the shared cache.
                 let memoable = length <= SegmentMemo.keyBytes
@@ -206,15 +213,19 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                     return known.summary
                 }
                 let found: FastSegmentSummary
-                if let known = shaper.cachedSummary(key, hash: fastHash(key)) { found = known } else {
+                if let known = shaper.cachedSummary(key, hash: fastHash(key)) {
+                    found = known
+                } else {
                     lock.lockSpinning(); defer { lock.unlock() }
-                    found = shaper.summary(bytes, segment: piece, prefix: prefix, context: context, rtl: s.rightToLeft,
-                                           style: face, joined: joined)
+                    found = shaper.summary(
+                        bytes, segment: piece, prefix: prefix, context: context, rtl: s.rightToLeft,
+                        style: face, joined: joined)
                 }
                 if memoable {
                     // (The shaper writes its own keys in a buffer of its own: this one is intact.)
-                    scratch.memo.insert(memoHash, seed: SegmentMemo.wholeKey, buffer.baseAddress!, length: length,
-                                        SegmentMemo.Value(summary: found, spaceIndex: -1))
+                    scratch.memo.insert(
+                        memoHash, seed: SegmentMemo.wholeKey, buffer.baseAddress!, length: length,
+                        SegmentMemo.Value(summary: found, spaceIndex: -1))
                 }
                 return found
             }
@@ -230,13 +241,16 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         // Pieces in fonts of the same line metrics (most): that class; else the union's, made
         // under the lock.
         let id: UInt8
-        if sameMetric, let f = firstMetric { id = f } else {
+        if sameMetric, let f = firstMetric {
+            id = f
+        } else {
             lock.lockSpinning()
             id = shaper.metricID(metric!)
             lock.unlock()
         }
-        let summary = FastSegmentSummary(content: Int32(clamping: content), space: space, metric: id,
-                                         unmodelled: unmodelled || Int(id) >= Self.metricClassLimit)
+        let summary = FastSegmentSummary(
+            content: Int32(clamping: content), space: space, metric: id,
+            unmodelled: unmodelled || Int(id) >= Self.metricClassLimit)
         return SegmentMemo.Value(summary: summary, spaceIndex: -1)
     }
 
@@ -246,18 +260,24 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     /// A cut next to a space needs no context on that side (nothing joins across a space): the
     /// piece is then looked up as a word of its own (`joined` false), which most cuts are —
     /// `**word** next`: "word" in bold, its trailing space in the regular face.
-    static func pieceSurroundings(_ bytes: UnsafeBufferPointer<UInt8>, _ piece: Range<Int>, of segment: Range<Int>,
-                                  prefix: Range<Int>?, context: Range<Int>?) -> (before: Range<Int>?, after: Range<Int>?, joined: Bool) {
+    static func pieceSurroundings(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ piece: Range<Int>, of segment: Range<Int>,
+        prefix: Range<Int>?, context: Range<Int>?
+    ) -> (before: Range<Int>?, after: Range<Int>?, joined: Bool) {
         func space(_ i: Int) -> Bool { bytes[i] == 0x20 || bytes[i] == 0x09 }
         var joined = false
         var before = prefix, after = context
         if piece.lowerBound > segment.lowerBound {
-            if space(piece.lowerBound - 1) || space(piece.lowerBound) { before = nil } else {
+            if space(piece.lowerBound - 1) || space(piece.lowerBound) {
+                before = nil
+            } else {
                 before = segment.lowerBound..<piece.lowerBound; joined = true
             }
         }
         if piece.upperBound < segment.upperBound {
-            if space(piece.upperBound - 1) || space(piece.upperBound) { after = nil } else {
+            if space(piece.upperBound - 1) || space(piece.upperBound) {
+                after = nil
+            } else {
                 after = piece.upperBound..<segment.upperBound; joined = true
             }
         }
@@ -265,8 +285,10 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     }
 
     /// `prepare` once the text is sanitised and hashed and its style's context found.
-    private func prepare(_ text: String, sanitized: String, textHash: UInt64, style: TextStyle,
-                         context: FastStyleContext, scratch mine: PrepareScratch) throws(TextError) -> PreparedText {
+    private func prepare(
+        _ text: String, sanitized: String, textHash: UInt64, style: TextStyle,
+        context: FastStyleContext, scratch mine: PrepareScratch
+    ) throws(TextError) -> PreparedText {
         let key = (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15
         let shard = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)]
         if preparedCapacity > 0, let hit = shard.find(key, context: context, text: sanitized) {
@@ -276,8 +298,9 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         let scratch = mine.inUse ? PrepareScratch() : mine
         scratch.inUse = true
         defer { scratch.inUse = false }
-        let storage = try makeStorage(text, sanitized: sanitized, style: style, context: context,
-                                      plan: segment(sanitized, styleID: context.id, into: scratch), scratch: scratch)
+        let storage = try makeStorage(
+            text, sanitized: sanitized, style: style, context: context,
+            plan: segment(sanitized, styleID: context.id, into: scratch), scratch: scratch)
         if preparedCapacity > 0 { shard.insert(key, storage) }
         return PreparedText(text: text, style: style, storage: storage)
     }
@@ -302,8 +325,9 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         // No lock: the storage is immutable and the line metrics never move (`fill`). The
         // lines are made in the thread's own buffer (no allocation but the layout's).
         let mine = PrepareThreadState.current.entry(for: engineID)
-        return arrange(storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines),
-                       into: &mine.lines)
+        return arrange(
+            storage, width: width == -1 ? Int32.max : width, maxLines: PangoTextEngine.lineLimit(maxLines),
+            into: &mine.lines)
     }
 
     /// The layout's summary from the same line filling, without making its lines.
@@ -314,7 +338,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     package func summary(ofStorage storage: AnyObject, maxWidth: Double) throws(TextError) -> TextSummary? {
         guard type(of: storage) == FastStorage.self else { return nil }
         let storage = unsafeDowncast(storage, to: FastStorage.self)
-        guard storage.engine == engineTag else { return nil }   // another engine's
+        guard storage.engine == engineTag else { return nil }  // another engine's
         return try summary(storage, maxWidth: maxWidth, maxLines: nil)
     }
 
@@ -388,7 +412,8 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     package func advance(of range: Range<Int>, in prepared: PreparedText) -> Double? {
         // Another engine's prepared text is prepared again here (`storage(for:)`).
         guard prepared.storage is FastStorage, let storage = try? self.storage(for: prepared), storage.delegated == nil,
-              storage.hasText(prepared.text) else { return nil }
+            storage.hasText(prepared.text)
+        else { return nil }
         // No lock: the storage is immutable; `graphemeWidths` takes it for the shape cache.
         let count = storage.withText { $0.count }
         guard range.lowerBound >= 0, range.upperBound <= count else { return nil }
@@ -403,11 +428,11 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
             let shapedEnd = s.end - s.separatorLength
             if shapedEnd <= lo { return true }
             if start >= hi { return false }
-            if s.separatorLength > 0 && shapedEnd < hi { ok = false; return false }   // across a hard break
+            if s.separatorLength > 0 && shapedEnd < hi { ok = false; return false }  // across a hard break
             if start >= lo && shapedEnd <= hi {
                 total += Int64(s.content) + Int64(s.space)
             } else if start >= lo && storage.contentEnd(start, shapedEnd) == hi {
-                total += Int64(s.content)   // the range ends where the segment's spaces begin
+                total += Int64(s.content)  // the range ends where the segment's spaces begin
             } else {
                 var gStart = start
                 for g in graphemeWidths(storage, segmentStart: start, segmentEnd: shapedEnd, rtl: s.rightToLeft) {
@@ -497,7 +522,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
             var paragraphStart = true
             var paragraphBegin = 0
             var previousRTL = false
-            var wholeKeys = 0   // bytes of whole memo keys written into the scratch
+            var wholeKeys = 0  // bytes of whole memo keys written into the scratch
             for k in 0..<max(1, boundaries) {
                 let end = boundaries == 0 ? count : Int(breaks[k])
                 let hard = boundaries == 0 ? false : hardBreaks[k] != 0 && end <= count
@@ -516,8 +541,11 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                 // A hard break's separator is not shaped: \n, or U+2028 / U+2029 (3 bytes).
                 var separator = 0
                 if hard {
-                    if bytes[end - 1] == 0x0A { separator = 1 }
-                    else if end >= 3, bytes[end - 3] == 0xE2, bytes[end - 2] == 0x80, bytes[end - 1] == 0xA8 || bytes[end - 1] == 0xA9 { separator = 3 }
+                    if bytes[end - 1] == 0x0A {
+                        separator = 1
+                    } else if end >= 3, bytes[end - 3] == 0xE2, bytes[end - 2] == 0x80, bytes[end - 1] == 0xA8 || bytes[end - 1] == 0xA9 {
+                        separator = 3
+                    }
                 }
                 let shapedEnd = end - separator
                 var planned = PlannedSegment(
@@ -531,15 +559,17 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                 if planned.memoInPlace {
                     if shapedEnd - start <= SegmentMemo.keyBytes {
                         planned.memoKeyLength = UInt8(shapedEnd - start)
-                        planned.memoHash = SegmentMemo.hash(bytes.baseAddress! + start, length: shapedEnd - start,
-                                                            seed: SegmentMemo.seed(styleID: styleID, rtl: paragraphRTL))
+                        planned.memoHash = SegmentMemo.hash(
+                            bytes.baseAddress! + start, length: shapedEnd - start,
+                            seed: SegmentMemo.seed(styleID: styleID, rtl: paragraphRTL))
                     }
                 } else {
                     let keyLength = FastShaper.keyLength(segment: start..<shapedEnd, prefix: planned.prefix, context: planned.context)
                     if keyLength <= SegmentMemo.keyBytes {
                         let at = scratch.wholeKeySpace(after: wholeKeys)
-                        FastShaper.writeKey(at, bytes, segment: start..<shapedEnd, prefix: planned.prefix,
-                                            context: planned.context, rtl: paragraphRTL, styleID: styleID)
+                        FastShaper.writeKey(
+                            at, bytes, segment: start..<shapedEnd, prefix: planned.prefix,
+                            context: planned.context, rtl: paragraphRTL, styleID: styleID)
                         planned.memoKeyLength = UInt8(keyLength)
                         planned.memoKeyAt = Int32(wholeKeys)
                         planned.memoHash = SegmentMemo.hash(at, length: keyLength, seed: SegmentMemo.wholeKey)
@@ -563,13 +593,16 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
 
     /// Measures each planned segment (from the scratch's memo, else from the shared cache under
     /// the lock) and packs the storage.
-    private func makeStorage(_ text: String, sanitized: String, style: TextStyle, context: FastStyleContext,
-                             plan: SegmentPlan, scratch: PrepareScratch, spans: [TextSpan] = [],
-                             faces: FastFaces? = nil) throws(TextError) -> FastStorage {
+    private func makeStorage(
+        _ text: String, sanitized: String, style: TextStyle, context: FastStyleContext,
+        plan: SegmentPlan, scratch: PrepareScratch, spans: [TextSpan] = [],
+        faces: FastFaces? = nil
+    ) throws(TextError) -> FastStorage {
         var sanitized = sanitized
         func delegate() throws(TextError) -> FastStorage {
-            FastStorage.make(text: sanitized, context: context, count: 0, words: [],
-                             delegated: DelegatedText(try reference.prepare(text, style: style, spans: spans)), engine: engineTag)
+            FastStorage.make(
+                text: sanitized, context: context, count: 0, words: [],
+                delegated: DelegatedText(try reference.prepare(text, style: style, spans: spans)), engine: engineTag)
         }
         switch plan {
         case .empty: return FastStorage.make(text: sanitized, context: context, count: 0, words: [], delegated: nil, engine: engineTag)
@@ -586,13 +619,17 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                 let known = s.known!
                 let shape = known.summary
                 guard !shape.unmodelled else { unmodelled = true; break }
-                if let short = FastSegment.packShort(length: s.end - s.start, content: shape.content,
-                                                     spaceIndex: known.spaceIndex < 0 ? nil : Int(known.spaceIndex),
-                                                     metric: shape.metric, hard: s.separator > 0, rightToLeft: s.rightToLeft) {
+                if let short = FastSegment.packShort(
+                    length: s.end - s.start, content: shape.content,
+                    spaceIndex: known.spaceIndex < 0 ? nil : Int(known.spaceIndex),
+                    metric: shape.metric, hard: s.separator > 0, rightToLeft: s.rightToLeft)
+                {
                     scratch.packed.append(short)
-                } else if let word = FastSegment.pack(length: s.end - s.start, content: shape.content, space: shape.space,
-                                                      metric: shape.metric, hard: s.separator > 0,
-                                                      wideSeparator: s.separator == 3, rightToLeft: s.rightToLeft) {
+                } else if let word = FastSegment.pack(
+                    length: s.end - s.start, content: shape.content, space: shape.space,
+                    metric: shape.metric, hard: s.separator > 0,
+                    wideSeparator: s.separator == 3, rightToLeft: s.rightToLeft)
+                {
                     scratch.packed.append(FastSegment.longMarker)
                     scratch.packed.append(UInt32(truncatingIfNeeded: word))
                     scratch.packed.append(UInt32(truncatingIfNeeded: word >> 32))
@@ -602,20 +639,24 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
             }
         }
         if unmodelled { return try delegate() }
-        return FastStorage.make(text: sanitized, context: context, count: scratch.segments.count, words: scratch.packed,
-                                delegated: nil, engine: engineTag, faces: faces)
+        return FastStorage.make(
+            text: sanitized, context: context, count: scratch.segments.count, words: scratch.packed,
+            delegated: nil, engine: engineTag, faces: faces)
     }
 
     /// The shape numbers of planned segment `s` from the shared cache (`tableLock` only), else
     /// shaped (under `lock`: Pango), kept in the scratch's memo when its key fits.
-    private func remember(_ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment, style: FastStyleContext,
-                          in scratch: PrepareScratch) -> SegmentMemo.Value {
+    private func remember(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ s: PlannedSegment, style: FastStyleContext,
+        in scratch: PrepareScratch
+    ) -> SegmentMemo.Value {
         let segment = s.start..<(s.end - s.separator)
         let length = FastShaper.keyLength(segment: segment, prefix: s.prefix, context: s.context)
         if scratch.key.count < length { scratch.key = [UInt8](repeating: 0, count: max(length, 2 * scratch.key.count)) }
         let shape = scratch.key.withUnsafeMutableBufferPointer { buffer in
-            FastShaper.writeKey(buffer.baseAddress!, bytes, segment: segment, prefix: s.prefix, context: s.context,
-                                rtl: s.rightToLeft, styleID: style.id)
+            FastShaper.writeKey(
+                buffer.baseAddress!, bytes, segment: segment, prefix: s.prefix, context: s.context,
+                rtl: s.rightToLeft, styleID: style.id)
             let key = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
             if let known = shaper.cachedSummary(key, hash: fastHash(key)) { return known }
             lock.lockSpinning(); defer { lock.unlock() }
@@ -727,7 +768,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
             while j > paragraphStart, bytes[j] & 0xC0 == 0x80 { j -= 1 }
             let b = bytes[j]
             if b < 0x80 {
-                if (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A { return nil }   // Latin
+                if (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A { return nil }  // Latin
             } else if let scalar = scalar(bytes, at: j), Self.isLetter(scalar) {
                 return scalar.value < 0x250 ? nil : j..<i
             }
@@ -742,7 +783,10 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value
         if (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0xAC00...0xD7A3).contains(v)
-            || (0x3041...0x3096).contains(v) || (0x30A1...0x30FA).contains(v) { return true }
+            || (0x3041...0x3096).contains(v) || (0x30A1...0x30FA).contains(v)
+        {
+            return true
+        }
         // Emoji and their joiners, selectors, flags and tags: no letters (`nonLetterRanges`).
         for r in nonLetterRanges where r.contains(v) { return false }
         return scalar.properties.isAlphabetic
@@ -753,7 +797,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     /// (ZWJ), combining marks for symbols (keycap), variation selectors, regional indicators, tags.
     static let nonLetterRanges: [ClosedRange<UInt32>] = [
         0x1F300...0x1FAFF, 0x1F1E6...0x1F1FF, 0x2600...0x27BF, 0x2000...0x206F, 0x20D0...0x20FF,
-        0xFE00...0xFE0F, 0xE0020...0xE007F,
+        0xFE00...0xFE0F, 0xE0020...0xE007F
     ]
 
     /// The scalar whose UTF-8 starts at `i` (valid UTF-8: the text is a Swift string).
@@ -836,14 +880,16 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     /// `fill` of segments `segs`; `text`, the storage they come from, breaks a segment wider
     /// than the line between its grapheme clusters. Without it (packed segments, `summary(ofPacked:)`)
     /// such a segment stops the filling: false.
-    func fill<Sink: FastLineSink>(_ segs: UnsafeBufferPointer<FastSegment>, primary primaryIndex: UInt8, text storage: FastStorage?,
-                                  width: Int32, maxLines: Int?, sink lines: inout Sink) -> Bool {
+    func fill<Sink: FastLineSink>(
+        _ segs: UnsafeBufferPointer<FastSegment>, primary primaryIndex: UInt8, text storage: FastStorage?,
+        width: Int32, maxLines: Int?, sink lines: inout Sink
+    ) -> Bool {
         let count = segs.count
         guard count > 0 else { return true }
         let table = shaper.metricTable
         func metricClass(_ i: UInt8) -> FastLineMetrics { table[Int(i)] }
         let primary = metricClass(primaryIndex)
-        let limit = maxLines.map { $0 + 1 } ?? Int.max   // one more tells that the text was cut
+        let limit = maxLines.map { $0 + 1 } ?? Int.max  // one more tells that the text was cut
         do {
             var k = 0
             var paragraphStart = 0
@@ -855,8 +901,10 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                 var metric = metricClass(segs[k].metric)
                 let rtl = segs[k].rightToLeft
                 func emit() {
-                    lines.append(FastLine(start: lineStart, end: lineEnd, contentEnd: contentEnd, width: Int32(clamping: w),
-                                          metric: metric, rightToLeft: rtl))
+                    lines.append(
+                        FastLine(
+                            start: lineStart, end: lineEnd, contentEnd: contentEnd, width: Int32(clamping: w),
+                            metric: metric, rightToLeft: rtl))
                 }
                 var segStart = paragraphStart
                 while k < count {
@@ -873,8 +921,9 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                         // Alone wider than the line (so it starts a line): break it between
                         // grapheme clusters; its trailing spaces still hang.
                         guard let storage else { return false }
-                        let graphemes = graphemeWidths(storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft,
-                                                       paragraphStart: paragraphStart)
+                        let graphemes = graphemeWidths(
+                            storage, segmentStart: segStart, segmentEnd: segEnd, rtl: s.rightToLeft,
+                            paragraphStart: paragraphStart)
                         let contentLimit = storage.contentEnd(segStart, segEnd)
                         metric = has ? metric.union(m) : m
                         var previous = segStart
@@ -898,7 +947,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                         w += pending + content
                         if has { metric = metric.union(m) } else { metric = m }
                         has = true
-                        contentEnd = segEnd   // trailing whitespace is trimmed when drawing
+                        contentEnd = segEnd  // trailing whitespace is trimmed when drawing
                     }
                     pending = Int64(s.space)
                     lineEnd = segEnd
@@ -911,9 +960,11 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
                 paragraphStart = segStart
                 // A text ending in a hard break has an empty last line.
                 if k == count, segs[count - 1].hard, lines.count < limit {
-                    lines.append(FastLine(start: count == 0 ? 0 : segs[count - 1].end, end: segs[count - 1].end,
-                                          contentEnd: segs[count - 1].end, width: 0, metric: primary,
-                                          rightToLeft: segs[count - 1].rightToLeft))
+                    lines.append(
+                        FastLine(
+                            start: count == 0 ? 0 : segs[count - 1].end, end: segs[count - 1].end,
+                            contentEnd: segs[count - 1].end, width: 0, metric: primary,
+                            rightToLeft: segs[count - 1].rightToLeft))
                 }
             }
         }
@@ -933,9 +984,11 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
             let top = baseline - line.metric.ascent
             let width = PangoTextEngine.points(line.width)
             widest = max(widest, width)
-            out.append(TextLine(range: line.start..<line.end, width: width, top: PangoTextEngine.points(top),
-                                height: PangoTextEngine.points(line.metric.ascent + line.metric.descent),
-                                baseline: PangoTextEngine.points(baseline), isRightToLeft: line.rightToLeft))
+            out.append(
+                TextLine(
+                    range: line.start..<line.end, width: width, top: PangoTextEngine.points(top),
+                    height: PangoTextEngine.points(line.metric.ascent + line.metric.descent),
+                    baseline: PangoTextEngine.points(baseline), isRightToLeft: line.rightToLeft))
         }
         for i in out.indices.dropLast() { out[i].height = out[i + 1].top - out[i].top }
         let height = out.last.map { $0.top + $0.height } ?? 0
@@ -979,16 +1032,19 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     }
 
     /// Grapheme-cluster advances of one segment (re-shaped from the cache when needed).
-    func graphemeWidths(_ storage: FastStorage, segmentStart: Int, segmentEnd: Int, rtl: Bool,
-                        paragraphStart: Int? = nil) -> [(end: Int32, width: Int32)] {
+    func graphemeWidths(
+        _ storage: FastStorage, segmentStart: Int, segmentEnd: Int, rtl: Bool,
+        paragraphStart: Int? = nil
+    ) -> [(end: Int32, width: Int32)] {
         lock.lock(); defer { lock.unlock() }
         if let faces = storage.faces, faces.touches(segmentStart..<segmentEnd) {
             // Piece by piece in their faces, as `prepare` measured them.
             return storage.withText { bytes in
                 var out: [(end: Int32, width: Int32)] = []
                 faces.forEachPiece(of: segmentStart..<segmentEnd, plain: storage.context) { piece, face in
-                    let (before, after, joined) = Self.pieceSurroundings(bytes, piece, of: segmentStart..<segmentEnd,
-                                                                         prefix: nil, context: nil)
+                    let (before, after, joined) = Self.pieceSurroundings(
+                        bytes, piece, of: segmentStart..<segmentEnd,
+                        prefix: nil, context: nil)
                     let shape = shaper.shape(bytes, segment: piece, prefix: before, context: after, rtl: rtl, style: face, joined: joined)
                     for g in shape.cachedGraphemeWidths(UnsafeBufferPointer(rebasing: bytes[piece])) {
                         out.append((Int32(piece.lowerBound - segmentStart) + g.end, g.width))
@@ -1007,10 +1063,11 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     /// separator), as `prepare` looked it up. The caller holds the lock.
     func segmentShape(_ storage: FastStorage, _ start: Int, _ end: Int, rtl: Bool, paragraphStart: Int? = nil) -> FastSegmentShape {
         storage.withText { bytes in
-            shaper.shape(bytes, segment: start..<end,
-                         prefix: Self.scriptPrefix(bytes, start, end, paragraphStart: paragraphStart ?? Self.paragraphStart(bytes, before: start)),
-                         context: Self.isSeparator(bytes, end) ? nil : Self.spaceContext(bytes, start, end),
-                         rtl: rtl, style: storage.context)
+            shaper.shape(
+                bytes, segment: start..<end,
+                prefix: Self.scriptPrefix(bytes, start, end, paragraphStart: paragraphStart ?? Self.paragraphStart(bytes, before: start)),
+                context: Self.isSeparator(bytes, end) ? nil : Self.spaceContext(bytes, start, end),
+                rtl: rtl, style: storage.context)
         }
     }
 

@@ -16,9 +16,11 @@ extension FastTextEngine {
     /// (`PositionedGlyphs.text` and `.clusters`, for `cairo_show_text_glyphs`): a PDF's text is
     /// then the text itself — 日 not the Kangxi radical the font also maps to that glyph, Arabic
     /// letters not their presentation forms, an emoji sequence whole, a ligature split back.
-    package func positionedGlyphs(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-                                  clusters: Bool = false,
-                                  fonts: (OpaquePointer) -> OpaquePointer?) throws(TextError) -> PositionedGlyphs {
+    package func positionedGlyphs(
+        _ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+        clusters: Bool = false,
+        fonts: (OpaquePointer) -> OpaquePointer?
+    ) throws(TextError) -> PositionedGlyphs {
         let width = try PangoTextEngine.pangoWidth(maxWidth)
         let storage = try storage(for: prepared)
         if let delegated = storage.delegated { return PositionedGlyphs(delegate: delegated) }
@@ -122,9 +124,11 @@ extension FastTextEngine {
                         let before = result.glyphs.count, penBefore = pen
                         for g in run.glyphs[i..<j] {
                             if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
-                                result.glyphs.append(PositionedGlyph(index: UInt(g.glyph),
-                                                                     x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
-                                                                     y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
+                                result.glyphs.append(
+                                    PositionedGlyph(
+                                        index: UInt(g.glyph),
+                                        x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
+                                        y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
                             }
                             pen += Int64(g.advance)
                         }
@@ -137,8 +141,10 @@ extension FastTextEngine {
                                 // Its characters run to the next cluster in logical order: after it
                                 // left to right, before it right to left; the last to the run's end.
                                 let rtl = run.level & 1 == 1
-                                let next = rtl ? (i > run.glyphs.startIndex ? run.base + Int(run.glyphs[i - 1].cluster) : run.end)
-                                               : (j < run.glyphs.endIndex ? run.base + Int(run.glyphs[j].cluster) : run.end)
+                                let next =
+                                    rtl
+                                    ? (i > run.glyphs.startIndex ? run.base + Int(run.glyphs[i - 1].cluster) : run.end)
+                                    : (j < run.glyphs.endIndex ? run.base + Int(run.glyphs[j].cluster) : run.end)
                                 let from = max(line.start, run.base + Int(run.glyphs[i].cluster)), to = min(next, line.contentEnd)
                                 if from < to {
                                     let lo = FastTextEngine.characterStart(textBytes, from), hi = FastTextEngine.characterStart(textBytes, to)
@@ -147,13 +153,17 @@ extension FastTextEngine {
                             }
                             if hideText {
                                 // A picture's text is shown apart (`hidden`), not by its glyphs.
-                                result.hidden.append(HiddenText(x: origin.x + Double(penBefore) / Double(PANGO_SCALE), y: baseline,
-                                                                width: Double(pen - penBefore) / Double(PANGO_SCALE),
-                                                                text: Array(result.text[textStart...])))
+                                result.hidden.append(
+                                    HiddenText(
+                                        x: origin.x + Double(penBefore) / Double(PANGO_SCALE), y: baseline,
+                                        width: Double(pen - penBefore) / Double(PANGO_SCALE),
+                                        text: Array(result.text[textStart...])))
                                 result.text.removeSubrange(textStart...)
                             }
-                            result.clusters.append(PositionedCluster(bytes: Int32(result.text.count - textStart),
-                                                                     glyphs: Int32(result.glyphs.count - before)))
+                            result.clusters.append(
+                                PositionedCluster(
+                                    bytes: Int32(result.text.count - textStart),
+                                    glyphs: Int32(result.glyphs.count - before)))
                         }
                         i = j
                     }

@@ -111,8 +111,9 @@ final class FastFont {
         g_object_ref(pointer)
         isColor = PangoTextEngine.hasColorGlyphs(pointer)
         let m = pango_font_get_metrics(pointer, language)!
-        metrics = FastLineMetrics(ascent: pango_font_metrics_get_ascent(m), descent: pango_font_metrics_get_descent(m),
-                                  height: pango_font_metrics_get_height(m))
+        metrics = FastLineMetrics(
+            ascent: pango_font_metrics_get_ascent(m), descent: pango_font_metrics_get_descent(m),
+            height: pango_font_metrics_get_height(m))
         pango_font_metrics_unref(m)
     }
     deinit { g_object_unref(pointer) }
@@ -186,8 +187,9 @@ final class ByteKeyTable {
         var value: Int32
         var summary: FastSegmentSummary
     }
-    private static let emptySlot = Slot(hash: 0, keyStart: 0, keyLength: 0, value: -1,
-                                        summary: FastSegmentSummary(content: 0, space: 0, metric: 0, unmodelled: false))
+    private static let emptySlot = Slot(
+        hash: 0, keyStart: 0, keyLength: 0, value: -1,
+        summary: FastSegmentSummary(content: 0, space: 0, metric: 0, unmodelled: false))
     private var slots: UnsafeMutablePointer<Slot>
     private var mask: Int
     private var arena: UnsafeMutablePointer<UInt8>
@@ -219,7 +221,8 @@ final class ByteKeyTable {
             let v = s.pointee.value
             if v < 0 { return (-1, s.pointee.summary) }
             if s.pointee.hash == hash, Int(s.pointee.keyLength) == key.count,
-               key.count == 0 || memcmp(arena + Int(s.pointee.keyStart), key.baseAddress!, key.count) == 0 {
+                key.count == 0 || memcmp(arena + Int(s.pointee.keyStart), key.baseAddress!, key.count) == 0
+            {
                 return (v, s.pointee.summary)
             }
             i = (i + 1) & mask
@@ -236,8 +239,9 @@ final class ByteKeyTable {
             arena.deallocate()
             arena = bigger; arenaCapacity = capacity
         }
-        let slot = Slot(hash: hash, keyStart: Int32(arenaCount), keyLength: Int32(key.count), value: Int32(values.count),
-                        summary: FastSegmentSummary(value))
+        let slot = Slot(
+            hash: hash, keyStart: Int32(arenaCount), keyLength: Int32(key.count), value: Int32(values.count),
+            summary: FastSegmentSummary(value))
         if key.count > 0 { (arena + arenaCount).update(from: key.baseAddress!.assumingMemoryBound(to: UInt8.self), count: key.count) }
         arenaCount += key.count
         values.append(value)
@@ -334,7 +338,8 @@ final class FastShaper {
         "Hg 1.".withCString { text in
             let items = pango_itemize_with_base_dir(context, PANGO_DIRECTION_LTR, text, 0, 5, attrs, nil)
             if let items, items.pointee.next == nil, let item = items.pointee.data?.assumingMemoryBound(to: PangoItem.self),
-               item.pointee.analysis.font != nil {
+                item.pointee.analysis.font != nil
+            {
                 made.asciiItem = pango_item_copy(item)
                 made.asciiAnalysis = made.asciiItem?.pointee.analysis
             }
@@ -351,8 +356,10 @@ final class FastShaper {
     /// `prefix` is the last letter before a segment that starts with script-neutral characters
     /// (digits, punctuation) when that letter is not Latin: Pango's script runs carry over
     /// neutral characters, and the run's language can change their font.
-    func shape(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-               rtl: Bool, style: FastStyleContext, joined: Bool = false) -> FastSegmentShape {
+    func shape(
+        _ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+        rtl: Bool, style: FastStyleContext, joined: Bool = false
+    ) -> FastSegmentShape {
         let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style, joined: joined)
         let hash = fastHash(key)
         tableLock.lockSpinning()
@@ -365,20 +372,25 @@ final class FastShaper {
         let old = promote(hash, key)
         tableLock.unlock()
         if let old { return old }
-        return shapeAndKeep(bytes, key: key, hash: hash, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style,
-                            joined: joined)
+        return shapeAndKeep(
+            bytes, key: key, hash: hash, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style,
+            joined: joined)
     }
 
     /// `shape(…)`'s numbers only: what `prepare` needs, found without touching the shape object
     /// (no reference counting) when the segment is in the young generation.
     @inline(__always)
-    func summary(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-                 rtl: Bool, style: FastStyleContext, joined: Bool = false) -> FastSegmentSummary {
+    func summary(
+        _ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+        rtl: Bool, style: FastStyleContext, joined: Bool = false
+    ) -> FastSegmentSummary {
         let key = makeKey(bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, style: style, joined: joined)
         let hash = fastHash(key)
         if let known = cachedSummary(key, hash: hash) { return known }
-        return FastSegmentSummary(shapeAndKeep(bytes, key: key, hash: hash, segment: segment, prefix: prefix,
-                                               context: context, rtl: rtl, style: style, joined: joined))
+        return FastSegmentSummary(
+            shapeAndKeep(
+                bytes, key: key, hash: hash, segment: segment, prefix: prefix,
+                context: context, rtl: rtl, style: style, joined: joined))
     }
 
     /// The summary of the segment whose look-up key is `key`, when either generation has it (an
@@ -404,16 +416,19 @@ final class FastShaper {
 
     /// The look-up key in `scratch`: style, flags, prefix, segment, context.
     @inline(__always)
-    private func makeKey(_ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-                         rtl: Bool, style: FastStyleContext, joined: Bool = false) -> UnsafeRawBufferPointer {
+    private func makeKey(
+        _ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+        rtl: Bool, style: FastStyleContext, joined: Bool = false
+    ) -> UnsafeRawBufferPointer {
         let needed = Self.keyLength(segment: segment, prefix: prefix, context: context)
         if needed > scratchCapacity {
             scratch.deallocate()
             scratchCapacity = max(needed, 2 * scratchCapacity)
             scratch = .allocate(capacity: scratchCapacity)
         }
-        let n = Self.writeKey(scratch, bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, styleID: style.id,
-                              joined: joined)
+        let n = Self.writeKey(
+            scratch, bytes, segment: segment, prefix: prefix, context: context, rtl: rtl, styleID: style.id,
+            joined: joined)
         return UnsafeRawBufferPointer(start: scratch, count: n)
     }
 
@@ -426,8 +441,10 @@ final class FastShaper {
     /// Writes a segment's look-up key (style, flags, prefix, segment, context) at `out`, which
     /// has room for `keyLength` bytes; returns its length. Any thread (it reads only `bytes`).
     @inline(__always) @discardableResult
-    static func writeKey(_ out: UnsafeMutablePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>,
-                         prefix: Range<Int>?, context: Range<Int>?, rtl: Bool, styleID: UInt32, joined: Bool = false) -> Int {
+    static func writeKey(
+        _ out: UnsafeMutablePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>, segment: Range<Int>,
+        prefix: Range<Int>?, context: Range<Int>?, rtl: Bool, styleID: UInt32, joined: Bool = false
+    ) -> Int {
         var n = 0
         @inline(__always) func put(_ r: Range<Int>) {
             if !r.isEmpty { (out + n).update(from: bytes.baseAddress! + r.lowerBound, count: r.count) }
@@ -445,14 +462,17 @@ final class FastShaper {
 
     /// Shapes a segment neither generation has and keeps it (unless another thread did since
     /// the look-up). The caller holds the engine's lock (Pango), not `tableLock`.
-    private func shapeAndKeep(_ bytes: UnsafeBufferPointer<UInt8>, key: UnsafeRawBufferPointer, hash: UInt64,
-                              segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
-                              rtl: Bool, style: FastStyleContext, joined: Bool = false) -> FastSegmentShape {
+    private func shapeAndKeep(
+        _ bytes: UnsafeBufferPointer<UInt8>, key: UnsafeRawBufferPointer, hash: UInt64,
+        segment: Range<Int>, prefix: Range<Int>?, context: Range<Int>?,
+        rtl: Bool, style: FastStyleContext, joined: Bool = false
+    ) -> FastSegmentShape {
         // Shaping may build other keys (the style's probes): keep this one apart.
         let ownKey = [UInt8](key)
         func string(_ r: Range<Int>?) -> String? { r.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) } }
-        let made = shapeUncached(string(segment)!, prefix: string(prefix), context: string(context), rtl: rtl, style: style,
-                                 joined: joined)
+        let made = shapeUncached(
+            string(segment)!, prefix: string(prefix), context: string(context), rtl: rtl, style: style,
+            joined: joined)
         tableLock.lockSpinning(); defer { tableLock.unlock() }
         misses += 1
         return ownKey.withUnsafeBytes { key in
@@ -498,8 +518,10 @@ final class FastShaper {
     /// `joined`: a piece of a word cut by a face edge (`FastFaces`): HarfBuzz sees the prefix and
     /// the context as the text around it, as Pango shapes an item with its paragraph around it,
     /// so letters keep their joining forms across the edge.
-    func shapeUncached(_ text: String, prefix: String? = nil, context: String? = nil, rtl: Bool, style: FastStyleContext,
-                       joined: Bool = false) -> FastSegmentShape {
+    func shapeUncached(
+        _ text: String, prefix: String? = nil, context: String? = nil, rtl: Bool, style: FastStyleContext,
+        joined: Bool = false
+    ) -> FastSegmentShape {
         let bytes = Array(text.utf8)
         let length = Int32(bytes.count)
         let p = Int32(prefix?.utf8.count ?? 0)
@@ -534,8 +556,9 @@ final class FastShaper {
             if !rtl, let ascii = style.asciiAnalysis, buf.dropLast().allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
                 runs.append((0, itemized, ascii))
             } else {
-                items = pango_itemize_with_base_dir(self.context, rtl ? PANGO_DIRECTION_RTL : PANGO_DIRECTION_LTR,
-                                                    base, 0, itemized, style.attributes, nil)
+                items = pango_itemize_with_base_dir(
+                    self.context, rtl ? PANGO_DIRECTION_RTL : PANGO_DIRECTION_LTR,
+                    base, 0, itemized, style.attributes, nil)
                 var node = items
                 while let n = node {
                     node = n.pointee.next
@@ -561,8 +584,9 @@ final class FastShaper {
                     // height (what line spacing multiplies) from the font's metrics.
                     var logical = PangoRectangle()
                     pango_glyph_string_extents(glyphs, font, nil, &logical)
-                    let m = FastLineMetrics(ascent: -logical.y, descent: logical.y + logical.height,
-                                            height: fonts[Int(fid)].metrics.height)
+                    let m = FastLineMetrics(
+                        ascent: -logical.y, descent: logical.y + logical.height,
+                        height: fonts[Int(fid)].metrics.height)
                     lineMetric = lineMetric.map { $0.union(m) } ?? m
                 } else {
                     fid = -1
@@ -575,8 +599,10 @@ final class FastShaper {
                     let info = g.glyphs[i]
                     let cluster = offset + g.log_clusters[i]
                     if info.glyph & PANGO_GLYPH_UNKNOWN_FLAG != 0 { unmodelled = true }
-                    out.append(FastGlyph(glyph: info.glyph, cluster: cluster, advance: info.geometry.width,
-                                         dx: info.geometry.x_offset, dy: info.geometry.y_offset))
+                    out.append(
+                        FastGlyph(
+                            glyph: info.glyph, cluster: cluster, advance: info.geometry.width,
+                            dx: info.geometry.x_offset, dy: info.geometry.y_offset))
                     if cluster < contentLength { content += info.geometry.width } else { space += info.geometry.width }
                 }
                 pieces.append(FastPiece(font: fid, level: analysis.level, start: offset, end: offset + count, glyphs: out))
@@ -585,7 +611,8 @@ final class FastShaper {
         let metric = lineMetric.map { metricID($0) } ?? style.primaryMetric
         // Beyond the metric classes a packed segment can name: hand the text to Pango.
         if Int(metric) >= FastTextEngine.metricClassLimit { unmodelled = true }
-        return FastSegmentShape(content: content, space: space, contentLength: contentLength, metric: metric,
-                                pieces: pieces, keyBytes: Int(length), unmodelled: unmodelled)
+        return FastSegmentShape(
+            content: content, space: space, contentLength: contentLength, metric: metric,
+            pieces: pieces, keyBytes: Int(length), unmodelled: unmodelled)
     }
 }

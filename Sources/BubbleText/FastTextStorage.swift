@@ -24,10 +24,13 @@ struct FastSegment {
     /// 3-byte separator 62, right to left 63. Nil when a value does not fit (the engine then hands
     /// the text to Pango): a segment over 65,535 bytes, wider than 16,383 pt, with over 31 pt of
     /// trailing spaces, or a 64th line-metrics class.
-    static func pack(length: Int, content: Int32, space: Int32, metric: UInt8, hard: Bool,
-                     wideSeparator: Bool, rightToLeft: Bool) -> UInt64? {
+    static func pack(
+        length: Int, content: Int32, space: Int32, metric: UInt8, hard: Bool,
+        wideSeparator: Bool, rightToLeft: Bool
+    ) -> UInt64? {
         guard length >= 0, length < 1 << 16, content >= 0, content < 1 << 24, space >= 0, space < 1 << 15,
-              metric < 1 << 6 else { return nil }
+            metric < 1 << 6
+        else { return nil }
         return UInt64(length) | UInt64(content) << 16 | UInt64(space) << 40 | UInt64(metric) << 55
             | (hard ? 1 << 61 : 0) | (wideSeparator ? 1 << 62 : 0) | (rightToLeft ? 1 << 63 : 0)
     }
@@ -37,7 +40,8 @@ struct FastSegment {
     /// hard break.
     static func packShort(length: Int, content: Int32, spaceIndex: Int?, metric: UInt8, hard: Bool, rightToLeft: Bool) -> UInt32? {
         guard !hard, length >= 0, length < 128, content >= 0, content < 1 << 17, metric < 8,
-              let spaceIndex else { return nil }
+            let spaceIndex
+        else { return nil }
         return UInt32(length) | UInt32(content) << 7 | (rightToLeft ? 1 << 24 : 0) | UInt32(spaceIndex) << 25 | UInt32(metric) << 28
     }
     static let longMarker: UInt32 = 1 << 31
@@ -167,9 +171,10 @@ struct FastSummarySink: FastLineSink {
         guard let last else { return TextLayout.empty.summary }
         let top = PangoTextEngine.points(baseline - last.metric.ascent)
         let height = PangoTextEngine.points(last.metric.ascent + last.metric.descent)
-        return TextSummary(lineCount: count, width: widest, height: top + height,
-                           lastLineWidth: PangoTextEngine.points(last.width), lastLineTop: top, lastLineHeight: height,
-                           lastLineIsRightToLeft: last.rightToLeft, isTruncated: truncated)
+        return TextSummary(
+            lineCount: count, width: widest, height: top + height,
+            lastLineWidth: PangoTextEngine.points(last.width), lastLineTop: top, lastLineHeight: height,
+            lastLineIsRightToLeft: last.rightToLeft, isTruncated: truncated)
     }
 }
 
@@ -177,11 +182,14 @@ struct FastSummarySink: FastLineSink {
 /// one allocation (4 bytes for most segments, 12 for the others, plus a 40-byte header).
 /// Immutable.
 final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
-    static func make(text: String, context: FastStyleContext, count: Int, words: [UInt32],
-                     delegated: DelegatedText?, engine: UInt32, faces: FastFaces? = nil) -> FastStorage {
-        let made = unsafeDowncast(FastStorage.create(minimumCapacity: words.count) { _ in
-            FastStorageHeader(text: text, context: context, extra: delegated ?? faces, count: Int32(count), engine: engine)
-        }, to: FastStorage.self)
+    static func make(
+        text: String, context: FastStyleContext, count: Int, words: [UInt32],
+        delegated: DelegatedText?, engine: UInt32, faces: FastFaces? = nil
+    ) -> FastStorage {
+        let made = unsafeDowncast(
+            FastStorage.create(minimumCapacity: words.count) { _ in
+                FastStorageHeader(text: text, context: context, extra: delegated ?? faces, count: Int32(count), engine: engine)
+            }, to: FastStorage.self)
         made.withUnsafeMutablePointerToElements { e in
             words.withUnsafeBufferPointer { if let base = $0.baseAddress { e.initialize(from: base, count: $0.count) } }
         }
@@ -247,7 +255,7 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     /// `count` segments packed at `words` decoded one at a time, in order, until `body` returns
     /// false.
     static func forEachSegment(_ words: UnsafePointer<UInt32>, count n: Int, _ body: (FastSegment) -> Bool) {
-        let spaces = FastSpaceWidths.slots   // read once, not per segment
+        let spaces = FastSpaceWidths.slots  // read once, not per segment
         do {
             var start = 0, w = 0
             for _ in 0..<n {
@@ -308,7 +316,7 @@ enum LineBreaker {
 struct PlannedSegment {
     // 32-bit offsets (texts over 1 GB go to Pango): a few words a segment to copy.
     private var start32: Int32, end32: Int32
-    private var prefix32: (Int32, Int32), context32: (Int32, Int32)   // (-1, -1): none
+    private var prefix32: (Int32, Int32), context32: (Int32, Int32)  // (-1, -1): none
     private var separator8: UInt8
     var rightToLeft: Bool
     var known: SegmentMemo.Value?
@@ -347,14 +355,14 @@ struct PlannedSegment {
 final class SegmentMemo {
     struct Value {
         var summary: FastSegmentSummary
-        var spaceIndex: Int8   // -1: none (the table of space widths was full)
+        var spaceIndex: Int8  // -1: none (the table of space widths was full)
     }
     /// One cache line: the key's hash, seed and length, the value, and the key's bytes.
     private struct Slot {
         var hash: UInt64 = 0
         var seed: UInt64 = 0
         var value = Value(summary: FastSegmentSummary(content: 0, space: 0, metric: 0, unmodelled: false), spaceIndex: -1)
-        var length: UInt8 = 0   // 0: empty (no key is empty)
+        var length: UInt8 = 0  // 0: empty (no key is empty)
         var key: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     }
     static let sets = 4_096
@@ -397,7 +405,8 @@ final class SegmentMemo {
         for j in i...(i + 1) {
             let slot = slots + j
             if slot.pointee.hash == hash, slot.pointee.seed == seed, Int(slot.pointee.length) == length,
-               memcmp(UnsafeRawPointer(slot) + Self.keyOffset, bytes, length) == 0 {
+                memcmp(UnsafeRawPointer(slot) + Self.keyOffset, bytes, length) == 0
+            {
                 return slot.pointee.value
             }
         }
@@ -448,7 +457,8 @@ final class PrepareScratch {
     /// The memo key of planned segment `s` (of text `bytes`, in style `styleID`) and its seed.
     @inline(__always)
     func memoKey(of s: PlannedSegment, in bytes: UnsafeBufferPointer<UInt8>, styleID: UInt32) -> (UnsafePointer<UInt8>, UInt64) {
-        s.memoKeyAt < 0 ? (bytes.baseAddress! + s.start, SegmentMemo.seed(styleID: styleID, rtl: s.rightToLeft))
+        s.memoKeyAt < 0
+            ? (bytes.baseAddress! + s.start, SegmentMemo.seed(styleID: styleID, rtl: s.rightToLeft))
             : (UnsafePointer(wholeKeys + Int(s.memoKeyAt)), SegmentMemo.wholeKey)
     }
 }

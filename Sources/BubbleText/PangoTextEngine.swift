@@ -106,8 +106,10 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     /// `PangoDrawPlan`), handed to `body` under the engine's lock (Pango's layouts are shared).
     /// Nothing is called when the text has no lines.
     /// `body` also gets the spans the text is set with (`PangoTextStorage.spans`).
-    package func withDrawPlan(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?,
-                              _ body: (PangoDrawPlan, [TextSpan]) -> Void) throws(TextError) {
+    package func withDrawPlan(
+        _ prepared: PreparedText, maxWidth: Double, maxLines: Int?,
+        _ body: (PangoDrawPlan, [TextSpan]) -> Void
+    ) throws(TextError) {
         let width = try Self.pangoWidth(maxWidth)
         lock.lock(); defer { lock.unlock() }
         let storage = try storage(for: prepared)
@@ -146,9 +148,11 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     static func validate(_ style: TextStyle) throws(TextError) {
         // Pango keeps sizes as int Pango units (1/1024 pt): refuse what rounds to 0 or overflows.
         guard style.size.isFinite, style.size * Double(PANGO_SCALE) >= 1,
-              style.size * Double(PANGO_SCALE) <= Double(Int32.max) else { throw .invalidFontSize(style.size) }
+            style.size * Double(PANGO_SCALE) <= Double(Int32.max)
+        else { throw .invalidFontSize(style.size) }
         guard style.lineHeight.isFinite, style.lineHeight > 0,
-              Float(style.lineHeight).isFinite, Float(style.lineHeight) > 0 else { throw .invalidLineHeight(style.lineHeight) }
+            Float(style.lineHeight).isFinite, Float(style.lineHeight) > 0
+        else { throw .invalidLineHeight(style.lineHeight) }
     }
 
     /// The width in Pango units, rounded down so no line is ever wider than asked; -1 (no wrapping)
@@ -267,7 +271,7 @@ public final class PangoTextEngine: TextEngine, @unchecked Sendable {
     }
 
     private static let genericFamilies: Set<String> = [
-        "sans-serif", "sans", "serif", "monospace", "mono", "system-ui", "emoji", "cursive", "fantasy", "math",
+        "sans-serif", "sans", "serif", "monospace", "mono", "system-ui", "emoji", "cursive", "fantasy", "math"
     ]
 
     private func installedFamilyNames() -> Set<String> {

@@ -61,11 +61,13 @@ package final class PangoTextStorage {
             pango_layout_get_extents(layout, nil, &logical)
             // Lines moved down from Pango's places (`lines(of:)`) make the text as much taller.
             let shift = lines.last.map { $0.baseline - $0.pangoBaseline } ?? 0
-            return Arrangement(width: width, maxLines: maxLines,
-                               layout: TextLayout(lines: lines.map(\.line),
-                                                  width: lines.map(\.line.width).max() ?? 0,
-                                                  height: PangoTextEngine.points(logical.height + shift)),
-                               tail: nil, placed: shift == 0 ? nil : lines.map { ($0.x, $0.baseline) })
+            return Arrangement(
+                width: width, maxLines: maxLines,
+                layout: TextLayout(
+                    lines: lines.map(\.line),
+                    width: lines.map(\.line.width).max() ?? 0,
+                    height: PangoTextEngine.points(logical.height + shift)),
+                tail: nil, placed: shift == 0 ? nil : lines.map { ($0.x, $0.baseline) })
         }
         // Cut after `limit` lines. Pango's own limit (`set_height(-n)`) counts lines per paragraph
         // and adds no ellipsis when the cut falls at a paragraph end, so the last line is laid out
@@ -109,16 +111,19 @@ package final class PangoTextStorage {
         let shownEnd = start + min(end - start, max(0, shownInTail - markLength))
         // Move the tail's first line to where the cut line was.
         let shift = last.top - tailLine.top
-        tailLine.line = TextLine(range: start..<shownEnd, width: tailLine.line.width,
-                                 top: last.line.top, height: tailLine.line.height,
-                                 baseline: PangoTextEngine.points(shift + tailLine.baseline),
-                                 isRightToLeft: last.line.isRightToLeft)
+        tailLine.line = TextLine(
+            range: start..<shownEnd, width: tailLine.line.width,
+            top: last.line.top, height: tailLine.line.height,
+            baseline: PangoTextEngine.points(shift + tailLine.baseline),
+            isRightToLeft: last.line.isRightToLeft)
         let all = lines.map(\.line) + [tailLine.line]
-        return Arrangement(width: width, maxLines: maxLines,
-                           layout: TextLayout(lines: all, width: all.map(\.width).max() ?? 0,
-                                              height: tailLine.line.top + tailLine.line.height, isTruncated: true),
-                           tail: Tail(layout: tailLayout, x: tailX, baseline: shift + tailLine.baseline),
-                           placed: lines.map { ($0.x, $0.baseline) })
+        return Arrangement(
+            width: width, maxLines: maxLines,
+            layout: TextLayout(
+                lines: all, width: all.map(\.width).max() ?? 0,
+                height: tailLine.line.top + tailLine.line.height, isTruncated: true),
+            tail: Tail(layout: tailLayout, x: tailX, baseline: shift + tailLine.baseline),
+            placed: lines.map { ($0.x, $0.baseline) })
     }
 
     /// Byte offset of the text an ellipsis replaces in `line`, if Pango ellipsized it.
@@ -126,7 +131,8 @@ package final class PangoTextStorage {
         var run = line?.pointee.runs
         while let node = run {
             if let item = node.pointee.data?.assumingMemoryBound(to: PangoGlyphItem.self).pointee.item,
-               Int32(item.pointee.analysis.flags) & PANGO_ANALYSIS_FLAG_IS_ELLIPSIS != 0 {
+                Int32(item.pointee.analysis.flags) & PANGO_ANALYSIS_FLAG_IS_ELLIPSIS != 0
+            {
                 return Int(item.pointee.offset)
             }
             run = node.pointee.next
@@ -171,15 +177,19 @@ package final class PangoTextStorage {
             pango_layout_iter_get_line_extents(iter, nil, &logical)
             let baseline = pango_layout_iter_get_baseline(iter)
             let start = Int(line.pointee.start_index), length = Int(line.pointee.length)
-            let width = ellipsisOffset(line) != nil ? ellipsizedWidth(line)
+            let width =
+                ellipsisOffset(line) != nil
+                ? ellipsizedWidth(line)
                 : contentWidth(line, bytes: bytes, start: start, end: start + length)
             let rtl = line.pointee.resolved_dir == PANGO_DIRECTION_RTL.rawValue
-            result.append(MeasuredLine(
-                line: TextLine(range: start..<(start + length),
-                               width: PangoTextEngine.points(width),
-                               top: PangoTextEngine.points(y0), height: PangoTextEngine.points(y1 - y0),
-                               baseline: PangoTextEngine.points(baseline), isRightToLeft: rtl),
-                x: logical.x, top: y0, baseline: baseline, pangoBaseline: baseline))
+            result.append(
+                MeasuredLine(
+                    line: TextLine(
+                        range: start..<(start + length),
+                        width: PangoTextEngine.points(width),
+                        top: PangoTextEngine.points(y0), height: PangoTextEngine.points(y1 - y0),
+                        baseline: PangoTextEngine.points(baseline), isRightToLeft: rtl),
+                    x: logical.x, top: y0, baseline: baseline, pangoBaseline: baseline))
         } while pango_layout_iter_next_line(iter) != 0
         let factor = Float(lineHeight)
         var shift: Int32 = 0
@@ -209,7 +219,8 @@ package final class PangoTextStorage {
         while let node = run {
             run = node.pointee.next
             guard let glyphItem = node.pointee.data?.assumingMemoryBound(to: PangoGlyphItem.self).pointee,
-                  let item = glyphItem.item, let glyphs = glyphItem.glyphs?.pointee, glyphs.num_glyphs > 0 else { continue }
+                let item = glyphItem.item, let glyphs = glyphItem.glyphs?.pointee, glyphs.num_glyphs > 0
+            else { continue }
             let isEllipsis = Int32(item.pointee.analysis.flags) & PANGO_ANALYSIS_FLAG_IS_ELLIPSIS != 0
             for i in 0..<Int(glyphs.num_glyphs) {
                 let info = glyphs.glyphs[i]
@@ -227,8 +238,10 @@ package final class PangoTextStorage {
 
     /// Width in Pango units of the line's content without trailing whitespace: the span of the
     /// x ranges covering the bytes `start..<end'`, where `end'` drops trailing whitespace.
-    private static func contentWidth(_ line: UnsafeMutablePointer<PangoLayoutLine>, bytes: [UInt8],
-                                     start: Int, end: Int) -> Int32 {
+    private static func contentWidth(
+        _ line: UnsafeMutablePointer<PangoLayoutLine>, bytes: [UInt8],
+        start: Int, end: Int
+    ) -> Int32 {
         var visibleEnd = end
         while visibleEnd > start {
             var first = visibleEnd - 1

@@ -18,4 +18,3 @@ public enum TextEngineKind: String, Sendable, CaseIterable {
         }
     }
 }
-

@@ -17,7 +17,7 @@ package enum TextSanitizer {
             defer { afterCR = v == 0x0D }
             switch v {
             case 0x0A:
-                if !afterCR { out.append(scalar) }   // the \n of \r\n: already written
+                if !afterCR { out.append(scalar) }  // the \n of \r\n: already written
             case 0x0D, 0x85:
                 out.append("\n")
             case 0x09:
@@ -38,13 +38,13 @@ package enum TextSanitizer {
     package static func breakLongParagraphs(_ text: String, maxBytes: Int) -> String {
         precondition(maxBytes > 0)
         guard text.utf8.count > maxBytes,
-              text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).contains(where: { $0.count > maxBytes })
+            text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).contains(where: { $0.count > maxBytes })
         else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + text.utf8.count / maxBytes + 1)
         var piece = ""
         var pieceBytes = 0
-        var lastSpace: Int?   // UTF-8 offset of the last space in `piece`
+        var lastSpace: Int?  // UTF-8 offset of the last space in `piece`
         for character in text {
             if character == "\n" {
                 out += piece; out += "\n"

@@ -34,6 +34,6 @@ struct Art: AsyncParsableCommand {
 enum ClassicTheme {
     static let artColours: [(String, Color, Color)] = [
         ("incoming", Color(r8: 252, g8: 252, b8: 252), Color(r8: 222, g8: 224, b8: 228)),
-        ("outgoing", Color(r8: 178, g8: 236, b8: 120), Color(r8: 100, g8: 196, b8: 60)),
+        ("outgoing", Color(r8: 178, g8: 236, b8: 120), Color(r8: 100, g8: 196, b8: 60))
     ]
 }

@@ -10,7 +10,8 @@ struct BatchOptions: ParsableArguments {
     @Flag(help: "Every conversation of the export (or those --chat names): one output each in the folder -o names, and an index.html.")
     var all = false
 
-    @Option(help: "With --all: conversations written at once; render of one conversation to PDF: threads its pages are painted on (default: the number of cores).")
+    @Option(
+        help: "With --all: conversations written at once; render of one conversation to PDF: threads its pages are painted on (default: the number of cores).")
     var jobs: Int?
 
     @Flag(help: "With --all: write again only the conversations whose messages (or the options) changed since the last run.")
@@ -59,9 +60,15 @@ struct BatchOptions: ParsableArguments {
 
     /// Reads the export once, writes each conversation with `write` (at most `jobCount` at once),
     /// then the index and the manifest. Returns whether some conversations failed.
-    func run(source: InputOptions, output: String, ext: String, signature: String,
-             write: @escaping @Sendable (ImportResult, _ photosFolder: String, TimeZone, _ target: String, _ slot: Int) throws -> (files: [String], mediaSummary: String?))
-        throws -> Bool {
+    func run(
+        source: InputOptions, output: String, ext: String, signature: String,
+        write:
+            @escaping @Sendable (ImportResult, _ photosFolder: String, TimeZone, _ target: String, _ slot: Int) throws -> (
+                files: [String], mediaSummary: String?
+            )
+    )
+        throws -> Bool
+    {
         guard output != "-" else { throw ValidationError("--all writes a folder; give -o a folder, not -") }
         let dir = URL(fileURLWithPath: output).standardizedFileURL.path
         var isDir: ObjCBool = false
@@ -99,11 +106,13 @@ struct BatchOptions: ParsableArguments {
                 let key = result.chatKey ?? title
                 let hash = Self.hash(c, signature: signature)
                 let file = state.name(for: key, title: title, earlier: earlier[key]?.file, ext: ext)
-                var entry = Entry(key: key, title: title, file: file, participants: c.participants.map(\.name),
-                                  messages: c.messages.count, first: c.messages.map(\.date).min(), last: c.messages.map(\.date).max(),
-                                  hash: hash)
+                var entry = Entry(
+                    key: key, title: title, file: file, participants: c.participants.map(\.name),
+                    messages: c.messages.count, first: c.messages.map(\.date).min(), last: c.messages.map(\.date).max(),
+                    hash: hash)
                 if self.update, let old = earlier[key], old.hash == hash, old.failure == nil, previous?.signature == signature,
-                   FileManager.default.fileExists(atPath: dir + "/" + old.file) {
+                    FileManager.default.fileExists(atPath: dir + "/" + old.file)
+                {
                     entry.files = old.files
                     state.finish(entry, unchanged: true)
                     bar.update(state)
@@ -120,8 +129,9 @@ struct BatchOptions: ParsableArguments {
                 state.start { slot in
                     var entry = pending
                     do {
-                        let written = try write(result, source.file.map { InputOptions.folder(of: $0) } ?? FileManager.default.currentDirectoryPath,
-                                                zone, dir + "/" + file, slot)
+                        let written = try write(
+                            result, source.file.map { InputOptions.folder(of: $0) } ?? FileManager.default.currentDirectoryPath,
+                            zone, dir + "/" + file, slot)
                         entry.files = written.files.map { ($0 as NSString).lastPathComponent }
                         if let summary = written.mediaSummary { state.note("\(title): \(summary)") }
                     } catch {
@@ -174,12 +184,14 @@ struct BatchOptions: ParsableArguments {
         let written = state.entries.count - failed.count - state.unchanged
         if replaced > 0 { lines.append("note: removed \(Plural.count(replaced, "file")) of the earlier run's other options (--update)") }
         if state.outOfRange > 0 {
-            lines.append("warning: \(Plural.count(state.outOfRange, "conversation")) \(state.outOfRange == 1 ? "has" : "have") no messages inside "
-                         + "--since/--until; not written")
+            lines.append(
+                "warning: \(Plural.count(state.outOfRange, "conversation")) \(state.outOfRange == 1 ? "has" : "have") no messages inside "
+                    + "--since/--until; not written")
         }
-        lines.append("\(output): \(Plural.count(written, "conversation")) written"
-                     + (state.unchanged > 0 ? ", \(state.unchanged) unchanged" : "")
-                     + (failed.isEmpty ? "" : ", \(failed.count) failed") + "; index.html lists \(entries.count)")
+        lines.append(
+            "\(output): \(Plural.count(written, "conversation")) written"
+                + (state.unchanged > 0 ? ", \(state.unchanged) unchanged" : "")
+                + (failed.isEmpty ? "" : ", \(failed.count) failed") + "; index.html lists \(entries.count)")
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         // A range that leaves nothing to write is a failure too.
         return !failed.isEmpty || (state.entries.isEmpty && state.outOfRange > 0)
@@ -277,11 +289,13 @@ final class BatchState: @unchecked Sendable {
             usedNames.insert(earlier.lowercased())
             return earlier
         }
-        var stem = String(title.unicodeScalars.map { s -> Character in
-            let v = s.value
-            if v < 0x20 || v == 0x7F || "/\\:*?\"<>|".unicodeScalars.contains(s) { return "_" }
-            return Character(s)
-        }).trimmingCharacters(in: CharacterSet(charactersIn: " ."))
+        var stem = String(
+            title.unicodeScalars.map { s -> Character in
+                let v = s.value
+                if v < 0x20 || v == 0x7F || "/\\:*?\"<>|".unicodeScalars.contains(s) { return "_" }
+                return Character(s)
+            }
+        ).trimmingCharacters(in: CharacterSet(charactersIn: " ."))
         if stem.utf8.count > 120 { stem = String(stem.prefix(60)) }
         if stem.isEmpty { stem = "conversation" }
         var name = stem + "." + ext

@@ -10,15 +10,15 @@ struct Book: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make a print-ready PDF book of a conversation: cover, contents, chapters, trim and bleed.",
         discussion: """
-        Pages are the trim size plus the bleed on every side (MediaBox = BleedBox), each with its \
-        TrimBox; margins are mirrored, the gutter on the binding side (left of odd pages, right of \
-        even ones). The book opens with a cover, a title page and the contents; each chapter (a \
-        month or a year) starts on a right-hand page. Photos are printed at up to 300 dpi; those \
-        below 150 dpi at their printed size are named on stderr.
-        Examples:
-          bubbles book "WhatsApp Chat with Ann.zip" -o ann.pdf --me Ben --trim a5 --bleed 3mm
-          bubbles book --conversation 4 -o book.pdf --trim 8x8 --chapters year --cover-photo beach.jpg
-        """
+            Pages are the trim size plus the bleed on every side (MediaBox = BleedBox), each with its \
+            TrimBox; margins are mirrored, the gutter on the binding side (left of odd pages, right of \
+            even ones). The book opens with a cover, a title page and the contents; each chapter (a \
+            month or a year) starts on a right-hand page. Photos are printed at up to 300 dpi; those \
+            below 150 dpi at their printed size are named on stderr.
+            Examples:
+              bubbles book "WhatsApp Chat with Ann.zip" -o ann.pdf --me Ben --trim a5 --bleed 3mm
+              bubbles book --conversation 4 -o book.pdf --trim 8x8 --chapters year --cover-photo beach.jpg
+            """
     )
 
     @OptionGroup var source: InputOptions
@@ -92,7 +92,9 @@ struct Book: AsyncParsableCommand {
         for p in report.lowResolution.prefix(20) {
             lines.append("note: \(output): page \(p.page): \(p.path) prints at \(Int(p.dpi.rounded())) dpi (below \(Int(options.lowDPI)); it may look soft)")
         }
-        if report.lowResolution.count > 20 { lines.append("note: … and \(Plural.count(report.lowResolution.count - 20, "more photo")) below \(Int(options.lowDPI)) dpi") }
+        if report.lowResolution.count > 20 {
+            lines.append("note: … and \(Plural.count(report.lowResolution.count - 20, "more photo")) below \(Int(options.lowDPI)) dpi")
+        }
         for problem in report.media.problems.prefix(20) {
             lines.append("warning: \(source.input): \(problem.file): \(problem.reason); shown as a placeholder")
         }

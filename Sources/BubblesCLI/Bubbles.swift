@@ -21,12 +21,14 @@ struct Bubbles: AsyncParsableCommand {
             // error thrown while running).
             let usage = usageString(for: type(of: command))
             let path = usage.split(separator: " ").prefix { !$0.hasPrefix("<") && !$0.hasPrefix("[") && !$0.hasPrefix("-") }
-            FileHandle.standardError.write(Data("""
-                Error: \(message(for: error))
-                Usage: \(usage)
-                  See '\(path.joined(separator: " ")) --help' for more information.
+            FileHandle.standardError.write(
+                Data(
+                    """
+                    Error: \(message(for: error))
+                    Usage: \(usage)
+                      See '\(path.joined(separator: " ")) --help' for more information.
 
-                """.utf8))
+                    """.utf8))
             Foundation.exit(exitCode(for: error).rawValue)
         } catch { exit(withError: error) }
     }
@@ -41,8 +43,10 @@ struct Bubbles: AsyncParsableCommand {
 
 extension Bubbles {
     #if Server
-    static let commands: [any ParsableCommand.Type] = [Render.self, Convert.self, Book.self, Stats.self, Import.self, List.self, Search.self, Contacts.self, People.self, Serve.self, Users.self,
-                                                       DB.self, Themes.self, Demo.self, NineSlice.self, Art.self]
+    static let commands: [any ParsableCommand.Type] = [
+        Render.self, Convert.self, Book.self, Stats.self, Import.self, List.self, Search.self, Contacts.self, People.self, Serve.self, Users.self,
+        DB.self, Themes.self, Demo.self, NineSlice.self, Art.self
+    ]
     #else
     /// Built without the `Server` trait (`make demo`): no store, no server.
     static let commands: [any ParsableCommand.Type] = [Render.self, Convert.self, Book.self, Stats.self, Themes.self, Demo.self, NineSlice.self, Art.self]

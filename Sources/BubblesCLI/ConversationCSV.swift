@@ -37,13 +37,15 @@ final class ConversationCSVWriter {
 
     func write(_ m: Message) throws {
         let isSystem = m.kind == .system
-        row([Self.timestamp(m, in: timeZone),
-             isSystem ? "" : m.sender.map { names[$0] ?? $0 } ?? "",
-             isSystem ? "" : m.direction.rawValue,
-             m.text.map { revealSpoilers ? $0 : TextSpan.hidingSpoilers($0, spans: m.spans) } ?? "",
-             m.attachment?.kind.rawValue ?? "",
-             (m.images.compactMap(\.path) + [m.attachment.flatMap { $0.path ?? $0.fileName }].compactMap { $0 }).joined(separator: ";"),
-             m.kind.rawValue])
+        row([
+            Self.timestamp(m, in: timeZone),
+            isSystem ? "" : m.sender.map { names[$0] ?? $0 } ?? "",
+            isSystem ? "" : m.direction.rawValue,
+            m.text.map { revealSpoilers ? $0 : TextSpan.hidingSpoilers($0, spans: m.spans) } ?? "",
+            m.attachment?.kind.rawValue ?? "",
+            (m.images.compactMap(\.path) + [m.attachment.flatMap { $0.path ?? $0.fileName }].compactMap { $0 }).joined(separator: ";"),
+            m.kind.rawValue
+        ])
         if buffer.count >= 1 << 16 {
             try flush(buffer)
             buffer.removeAll(keepingCapacity: true)

@@ -9,25 +9,26 @@ struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert a conversation or chat export to BubbleKit JSON or to CSV.",
         discussion: """
-        JSON is the native format `bubbles render` reads: converting, then rendering, gives the same \
-        picture as rendering the export. Instants are written in UTC; wall-clock times (WhatsApp, \
-        Telegram without date_unixtime) as they were, without an offset. CSV has the columns \
-        timestamp (ISO 8601 with the --tz offset), author, direction, message, attachments, kind.
-        Examples:
-          bubbles convert "WhatsApp Chat with Ann.zip" -o ann.json --me Ben --assets folder
-          bubbles convert sms-20240301.xml -o ann.csv --chat "Ann" --tz Europe/Berlin
-          bubbles convert chat.db -o - --format json --chat "+15551234567" | jq .messages[0]
-        """
+            JSON is the native format `bubbles render` reads: converting, then rendering, gives the same \
+            picture as rendering the export. Instants are written in UTC; wall-clock times (WhatsApp, \
+            Telegram without date_unixtime) as they were, without an offset. CSV has the columns \
+            timestamp (ISO 8601 with the --tz offset), author, direction, message, attachments, kind.
+            Examples:
+              bubbles convert "WhatsApp Chat with Ann.zip" -o ann.json --me Ben --assets folder
+              bubbles convert sms-20240301.xml -o ann.csv --chat "Ann" --tz Europe/Berlin
+              bubbles convert chat.db -o - --format json --chat "+15551234567" | jq .messages[0]
+            """
     )
 
     @OptionGroup var source: InputOptions
     @Option(name: .shortAndLong, help: "Output file (.json or .csv), or - for standard output.") var output: String
     @Option(help: "json or csv (default: from the output's extension; with --all, json).") var format: String?
-    @Option(help: """
-        Photos: reference (relative paths from the output to the originals), folder (copied into \
-        OUT_files/) or embed (data: URLs inside the file). Photos taken out of an archive or a \
-        backup have no lasting original: with reference they are copied (embedded on standard output).
-        """)
+    @Option(
+        help: """
+            Photos: reference (relative paths from the output to the originals), folder (copied into \
+            OUT_files/) or embed (data: URLs inside the file). Photos taken out of an archive or a \
+            backup have no lasting original: with reference they are copied (embedded on standard output).
+            """)
     var assets: String = "reference"
     @Flag(help: "CSV: write spoilers' text. Without it each spoiler is masked with ░ (JSON keeps the text and its spans either way).")
     var revealSpoilers = false
@@ -67,7 +68,9 @@ struct Convert: AsyncParsableCommand {
         }
         _ = try source.zone()
 
-        let outFolder = output == "-" ? FileManager.default.currentDirectoryPath
+        let outFolder =
+            output == "-"
+            ? FileManager.default.currentDirectoryPath
             : URL(fileURLWithPath: output).standardizedFileURL.deletingLastPathComponent().path
         let filesName = output == "-" ? "" : URL(fileURLWithPath: output).deletingPathExtension().lastPathComponent + "_files"
         let placer = PhotoPlacer(mode: mode, outputFolder: outFolder, filesFolderName: filesName, toStandardOutput: output == "-")
@@ -82,14 +85,18 @@ struct Convert: AsyncParsableCommand {
         defer { spill.remove() }
         var line: [UInt8] = []
         var fixup = StreamedFixup()
-        let loaded = try await source.loadAny(messages: { message in
-            var m = message
-            try placer.place(&m)
-            fixup.note(m)
-            line.removeAll(keepingCapacity: true)
-            ConversationWriter.encode(m, into: &line)
-            try spill.append(date: m.date, line)
-        }, provisional: true, before: { folder, temporary in placer.inputFolder = folder; placer.temporary = temporary })
+        let loaded = try await source.loadAny(
+            messages: { message in
+                var m = message
+                try placer.place(&m)
+                fixup.note(m)
+                line.removeAll(keepingCapacity: true)
+                ConversationWriter.encode(m, into: &line)
+                try spill.append(date: m.date, line)
+            }, provisional: true,
+            before: { folder, temporary in
+                placer.inputFolder = folder; placer.temporary = temporary
+            })
         defer { loaded.close() }
         try spill.finishWriting()
         loaded.reportWarnings(messageCount: spill.count)
@@ -107,8 +114,9 @@ struct Convert: AsyncParsableCommand {
             switch kind {
             case .json:
                 let writer = ConversationWriter(flush: sink)
-                try writer.begin(title: header.title, me: loaded.result.me, theme: loaded.result.theme,
-                                 participants: header.participants)
+                try writer.begin(
+                    title: header.title, me: loaded.result.me, theme: loaded.result.theme,
+                    participants: header.participants)
                 var settled: [UInt8] = []
                 try spill.forEach(sortedByDate: byDate) { bytes in
                     guard settles else { return try writer.write(encoded: bytes) }
@@ -136,11 +144,14 @@ struct Convert: AsyncParsableCommand {
 extension Convert {
     /// One whole conversation (`--all`) to `target`, atomically; its photos placed as `mode` says
     /// (`NAME_files/` beside it for folder, and for photos taken out of the export with reference).
-    static func write(_ result: ImportResult, kind: Kind, mode: Assets, inputFolder: String, timeZone: TimeZone,
-                      revealSpoilers: Bool, to target: String) throws {
+    static func write(
+        _ result: ImportResult, kind: Kind, mode: Assets, inputFolder: String, timeZone: TimeZone,
+        revealSpoilers: Bool, to target: String
+    ) throws {
         let url = URL(fileURLWithPath: target)
-        let placer = PhotoPlacer(mode: mode, outputFolder: url.deletingLastPathComponent().path,
-                                 filesFolderName: url.deletingPathExtension().lastPathComponent + "_files", toStandardOutput: false)
+        let placer = PhotoPlacer(
+            mode: mode, outputFolder: url.deletingLastPathComponent().path,
+            filesFolderName: url.deletingPathExtension().lastPathComponent + "_files", toStandardOutput: false)
         placer.inputFolder = inputFolder
         placer.temporary = [result.attachmentsFolder].compactMap { $0 }
         let header = try placer.place(result.conversation)
@@ -302,7 +313,8 @@ enum OutputFile {
         let temp = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp").path
         guard FileManager.default.createFile(atPath: temp, contents: nil),
-              let handle = FileHandle(forWritingAtPath: temp) else {
+            let handle = FileHandle(forWritingAtPath: temp)
+        else {
             throw CLIError("\(output): cannot be written (no such folder, or permission denied?)")
         }
         var done = false
@@ -366,9 +378,11 @@ final class PhotoPlacer {
     func reportNotes() {
         var lines: [String] = []
         if copiedTemporary > 0 {
-            lines.append("note: \(Plural.count(copiedTemporary, "photo")) taken out of the export "
-                         + (toStandardOutput ? "embedded (no lasting file to reference)"
-                            : "copied into \(filesFolderName)/ (no lasting file to reference)"))
+            lines.append(
+                "note: \(Plural.count(copiedTemporary, "photo")) taken out of the export "
+                    + (toStandardOutput
+                        ? "embedded (no lasting file to reference)"
+                        : "copied into \(filesFolderName)/ (no lasting file to reference)"))
         }
         for path in missing.prefix(10) { lines.append("warning: photo \(path): no such file; kept as a reference") }
         if missing.count > 10 { lines.append("warning: … and \(Plural.count(missing.count - 10, "more missing photo"))") }

@@ -58,7 +58,7 @@ struct Demo: AsyncParsableCommand {
             Job(conversation: features, theme: "imessage", path: "\(output)/features-rtl.png", format: .cairo(.png), mirrored: true),
             Job(conversation: features, theme: "imessage", path: "\(output)/features.pdf", format: .cairo(.pdf)),
             Job(conversation: features, theme: "whatsapp", path: "\(output)/features.svg", format: .cairo(.svg)),
-            Job(conversation: features, theme: "whatsapp", path: "\(output)/features.html", format: .html),
+            Job(conversation: features, theme: "whatsapp", path: "\(output)/features.html", format: .html)
         ]
         for job in jobs {
             var (theme, folder) = try reporting { try ThemeLibrary.load(job.theme) }
@@ -98,16 +98,19 @@ enum NineSliceSheet {
     static func render(scale: Double, to path: String) throws {
         let art = Int(scale)
         let suffix = art == 1 ? "" : "@\(art)x"
-        let incoming = try StretchableImage(pngFile: BundledThemes.path("classic/incoming\(suffix).png"),
-                                            scale: scale, capInsets: ClassicBubbleArt.capInsets)
-        let green = try StretchableImage(pngFile: BundledThemes.path("classic/outgoing\(suffix).png"),
-                                         scale: scale, capInsets: ClassicBubbleArt.capInsets)
+        let incoming = try StretchableImage(
+            pngFile: BundledThemes.path("classic/incoming\(suffix).png"),
+            scale: scale, capInsets: ClassicBubbleArt.capInsets)
+        let green = try StretchableImage(
+            pngFile: BundledThemes.path("classic/outgoing\(suffix).png"),
+            scale: scale, capInsets: ClassicBubbleArt.capInsets)
         let size = Size(width: 640, height: 354)
         let surface = try ImageSurface(width: Int(size.width * scale), height: Int(size.height * scale))
         let canvas = try Canvas(surface: surface, scale: scale)
         canvas.fill(Rect(x: 0, y: 0, width: 320, height: size.height), color: Color(r8: 219, g8: 226, b8: 237))
-        canvas.fillGradient(Rect(x: 320, y: 0, width: 320, height: size.height),
-                            from: Color(r8: 255, g8: 183, b8: 94), to: Color(r8: 63, g8: 94, b8: 251), vertical: true)
+        canvas.fillGradient(
+            Rect(x: 320, y: 0, width: 320, height: size.height),
+            from: Color(r8: 255, g8: 183, b8: 94), to: Color(r8: 63, g8: 94, b8: 251), vertical: true)
         // Seed 001's bubble sizes (text box plus padding 4, 16, 7, 22), alternating sides.
         let bubbles: [(Double, Double)] = [(190, 30), (110, 86), (160, 112), (290, 72)]
         for half in [0.0, 320.0] {

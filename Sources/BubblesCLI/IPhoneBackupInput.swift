@@ -13,7 +13,8 @@ enum IPhoneBackupInput {
     /// Whether `path` is an iPhone backup folder whose Manifest.plist says it is encrypted.
     static func isEncryptedBackup(_ path: String) -> Bool {
         guard let data = FileManager.default.contents(atPath: path + "/Manifest.plist"),
-              let plist = (try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)) as? [String: Any] else { return false }
+            let plist = (try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)) as? [String: Any]
+        else { return false }
         return plist["IsEncrypted"] as? Bool ?? false
     }
 
@@ -33,17 +34,21 @@ enum IPhoneBackupInput {
         guard path.lowercased().hasSuffix(".zip") else { return nil }
         let archive: Archive
         do { archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read) } catch { return nil }
-        guard let manifest = archive.first(where: { entry in
-            let parts = entry.path.split(separator: "/")
-            return parts.last == "Manifest.plist" && parts.count <= 2 && !parts.contains("..")
-        }) else { return nil }
+        guard
+            let manifest = archive.first(where: { entry in
+                let parts = entry.path.split(separator: "/")
+                return parts.last == "Manifest.plist" && parts.count <= 2 && !parts.contains("..")
+            })
+        else { return nil }
         // The importers' zip limits (a bomb is refused before anything is written).
         let limits = ImportLimits()
         var total: Int64 = 0
         for entry in archive {
             total += Int64(entry.uncompressedSize)
             if entry.uncompressedSize > 1 << 20, Double(entry.uncompressedSize) > Double(max(entry.compressedSize, 1)) * limits.maxZipRatio {
-                throw CLIError("\((path as NSString).lastPathComponent): \(entry.path) would unpack \(entry.compressedSize) bytes into \(entry.uncompressedSize); refused as a zip bomb")
+                throw CLIError(
+                    "\((path as NSString).lastPathComponent): \(entry.path) would unpack \(entry.compressedSize) bytes into \(entry.uncompressedSize); refused as a zip bomb"
+                )
             }
         }
         guard total <= limits.maxZipTotalBytes else {

@@ -17,25 +17,46 @@ struct ReadOptions: ParsableArguments {
     @Option(help: "Whose messages are outgoing: a participant id, name or phone number (overrides the file's \"me\").")
     var me: String?
 
-    @Option(help: "Which chat of an export that holds several (name or id; a Messenger thread's title or folder, a Discord channel's name or id); the error lists them when needed. With --all and import, may be given several times: those chats only.")
+    @Option(
+        help:
+            "Which chat of an export that holds several (name or id; a Messenger thread's title or folder, a Discord channel's name or id); the error lists them when needed. With --all and import, may be given several times: those chats only."
+    )
     var chat: [String] = []
 
-    @Option(help: "The key of an encrypted input: a WhatsApp .crypt15 backup's 64-digit end-to-end key; Signal Desktop's database key (64 hex digits) when config.json has none, or the desktop keyring's \"Signal Safe Storage\" password for its encryptedKey.")
+    @Option(
+        help:
+            "The key of an encrypted input: a WhatsApp .crypt15 backup's 64-digit end-to-end key; Signal Desktop's database key (64 hex digits) when config.json has none, or the desktop keyring's \"Signal Safe Storage\" password for its encryptedKey."
+    )
     var key: String?
 
-    @Option(name: .customLong("key-file"), help: "A file holding the key: WhatsApp's `key` (crypt14) or `encrypted_backup.key` (crypt15) from the phone, or a text file with the 64 hex digits.")
+    @Option(
+        name: .customLong("key-file"),
+        help: "A file holding the key: WhatsApp's `key` (crypt14) or `encrypted_backup.key` (crypt15) from the phone, or a text file with the 64 hex digits.")
     var keyFile: String?
 
-    @Flag(name: .customLong("password-stdin"), help: "Read an encrypted iPhone backup's password from standard input (its first line). Without it, a terminal is asked; the password is never an option.")
+    @Flag(
+        name: .customLong("password-stdin"),
+        help:
+            "Read an encrypted iPhone backup's password from standard input (its first line). Without it, a terminal is asked; the password is never an option."
+    )
     var passwordStdin = false
 
-    @Option(help: "With a WhatsApp msgstore.db: the phone's WhatsApp/Media folder (default: a Media folder beside the database or one up); with Signal Desktop: its attachments.noindex.")
+    @Option(
+        help:
+            "With a WhatsApp msgstore.db: the phone's WhatsApp/Media folder (default: a Media folder beside the database or one up); with Signal Desktop: its attachments.noindex."
+    )
     var media: String?
 
-    @Option(help: "Contacts that name the numbers and emails of a file's conversations: vCards (.vcf), a Mac's AddressBook-v22.abcddb (or its folder), a Google Contacts CSV; may be given several times.")
+    @Option(
+        help:
+            "Contacts that name the numbers and emails of a file's conversations: vCards (.vcf), a Mac's AddressBook-v22.abcddb (or its folder), a Google Contacts CSV; may be given several times."
+    )
     var contacts: [String] = []
 
-    @Option(help: "The country numbers without one are read in, for --contacts (ISO code: US, DE, GB…; default from the locale, else numbers match by their last 7 digits).")
+    @Option(
+        help:
+            "The country numbers without one are read in, for --contacts (ISO code: US, DE, GB…; default from the locale, else numbers match by their last 7 digits)."
+    )
     var region: String?
 
     @Option(help: "Keep messages from this date or time on (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][±HH:MM], in --tz).")
@@ -47,14 +68,19 @@ struct ReadOptions: ParsableArguments {
     @Option(help: "Time zone for wall-clock times, days and times shown (IANA name, e.g. Europe/Berlin); default the system's.")
     var tz: String?
 
-    @Flag(help: "Refuse the input where it would warn about a line it cannot read as its format says (WhatsApp: a line shaped like a message header whose date or time does not parse), and a conversation whose pictures are missing.")
+    @Flag(
+        help:
+            "Refuse the input where it would warn about a line it cannot read as its format says (WhatsApp: a line shaped like a message header whose date or time does not parse), and a conversation whose pictures are missing."
+    )
     var strict = false
 
     /// The options given that only mean something for an export file, for the error that says so.
     var fileOnly: [String] {
-        [inputFormat.map { _ in "--input-format" }, chat.isEmpty ? nil : "--chat", me.map { _ in "--me" }, strict ? "--strict" : nil,
-         key.map { _ in "--key" }, keyFile.map { _ in "--key-file" }, media.map { _ in "--media" },
-         contacts.isEmpty ? nil : "--contacts", passwordStdin ? "--password-stdin" : nil].compactMap { $0 }
+        [
+            inputFormat.map { _ in "--input-format" }, chat.isEmpty ? nil : "--chat", me.map { _ in "--me" }, strict ? "--strict" : nil,
+            key.map { _ in "--key" }, keyFile.map { _ in "--key-file" }, media.map { _ in "--media" },
+            contacts.isEmpty ? nil : "--contacts", passwordStdin ? "--password-stdin" : nil
+        ].compactMap { $0 }
     }
 
     func validate() throws {
@@ -75,21 +101,29 @@ extension ImportFormat: ExpressibleByArgument {
 /// options are reached as if they were this type's own (`input.me`).
 @dynamicMemberLookup
 struct InputOptions: ParsableArguments {
-    @Argument(help: ArgumentHelp("""
-        Conversation: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, \
-        Telegram result.json, iMessage chat.db, a Messenger or Instagram download (.zip, folder or \
-        message_1.json), DiscordChatExporter JSON (file or folder), WhatsApp's msgstore.db or its \
-        .crypt14/.crypt15 backup, a Signal Desktop profile folder, signal-export's chat.md; - for standard input. Or --conversation.
-        """, valueName: "input"))
+    @Argument(
+        help: ArgumentHelp(
+            """
+            Conversation: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, \
+            Telegram result.json, iMessage chat.db, a Messenger or Instagram download (.zip, folder or \
+            message_1.json), DiscordChatExporter JSON (file or folder), WhatsApp's msgstore.db or its \
+            .crypt14/.crypt15 backup, a Signal Desktop profile folder, signal-export's chat.md; - for standard input. Or --conversation.
+            """, valueName: "input"))
     var file: String?
 
     @Option(help: "Instead of a file: this conversation of the store (its id in `bubbles list`).")
     var conversation: Int64?
 
-    @Option(help: "Instead of a file: one timeline of every one-to-one conversation of the store with this person (a name or a number, email or app id from `bubbles people`), from every app, in time order.")
+    @Option(
+        help:
+            "Instead of a file: one timeline of every one-to-one conversation of the store with this person (a name or a number, email or app id from `bubbles people`), from every app, in time order."
+    )
     var person: String?
 
-    @Option(help: "The store's database (an SQLite file or a postgres:// URL), with --conversation (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
+    @Option(
+        help:
+            "The store's database (an SQLite file or a postgres:// URL), with --conversation (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite)."
+    )
     var db: String?
 
     @Option(name: .customLong("store-media"), help: "PostgreSQL, with --conversation: the store's folder of pictures and files (default: $BUBBLES_MEDIA).")
@@ -115,8 +149,10 @@ struct InputOptions: ParsableArguments {
         if (try? URL(fileURLWithPath: output).resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
             throw CLIError("\(output): is a folder; expected an output file name")
         }
-        if let file, file != "-", URL(fileURLWithPath: file).standardizedFileURL.resolvingSymlinksInPath()
-            == URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath() {
+        if let file, file != "-",
+            URL(fileURLWithPath: file).standardizedFileURL.resolvingSymlinksInPath()
+                == URL(fileURLWithPath: output).standardizedFileURL.resolvingSymlinksInPath()
+        {
             throw CLIError("\(output): is the input file; refusing to overwrite it")
         }
     }
@@ -154,7 +190,9 @@ struct InputOptions: ParsableArguments {
         case (.some, .some): throw ValidationError("give an input file or --conversation, not both")
         case (nil, .some):
             if !read.fileOnly.isEmpty {
-                throw ValidationError("\(read.fileOnly.joined(separator: ", ")): apply to files; a stored conversation was read when it was imported (its names come from the store's contacts)")
+                throw ValidationError(
+                    "\(read.fileOnly.joined(separator: ", ")): apply to files; a stored conversation was read when it was imported (its names come from the store's contacts)"
+                )
             }
         case (.some, nil):
             if db != nil || storeMedia != nil { throw ValidationError("--db and --store-media go with --conversation or --person") }
@@ -204,8 +242,10 @@ struct InputOptions: ParsableArguments {
 
     /// `load`, or the stored conversation `--conversation` names (read from the store, which
     /// is async; `--since`/`--until` kept).
-    func loadAny(messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false,
-                 before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil) async throws -> Loaded {
+    func loadAny(
+        messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false,
+        before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil
+    ) async throws -> Loaded {
         guard conversation != nil || person != nil else { return try load(messages: sink, provisional: provisional, before: before) }
         #if Server
         let zone = try zone()
@@ -229,7 +269,9 @@ struct InputOptions: ParsableArguments {
         before?(store.mediaFolder, [])
         return Loaded(result: result, folder: store.mediaFolder, timeZone: zone, temporary: [])
         #else
-        throw CLIError("\(person == nil ? "--conversation" : "--person"): this bubbles was built without the store (`make demo` builds it lean); build it with `swift build` or `make serve`")
+        throw CLIError(
+            "\(person == nil ? "--conversation" : "--person"): this bubbles was built without the store (`make demo` builds it lean); build it with `swift build` or `make serve`"
+        )
         #endif
     }
 
@@ -240,13 +282,16 @@ struct InputOptions: ParsableArguments {
     /// With `each` (`--all`), every conversation of the input (or those `--chat` names) is handed
     /// to it, finished, one at a time; the loaded result then has no messages and `batch` says
     /// what was handed over.
-    func load(messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false,
-              before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil,
-              each: (@Sendable (ImportResult) throws -> Void)? = nil) throws -> Loaded {
+    func load(
+        messages sink: ((Message) throws -> Void)? = nil, provisional: Bool = false,
+        before: ((_ folder: String, _ temporary: [String]) -> Void)? = nil,
+        each: (@Sendable (ImportResult) throws -> Void)? = nil
+    ) throws -> Loaded {
         let zone = try zone()
         let format = read.inputFormat
-        var options = ImportOptions(me: read.me, chat: read.chat.first, timeZone: zone, strict: read.strict,
-                                    key: read.key.map(DecryptionKey.text) ?? read.keyFile.map(DecryptionKey.file), mediaFolder: read.media)
+        var options = ImportOptions(
+            me: read.me, chat: read.chat.first, timeZone: zone, strict: read.strict,
+            key: read.key.map(DecryptionKey.text) ?? read.keyFile.map(DecryptionKey.file), mediaFolder: read.media)
         options.since = try read.since.map { try parseDate($0, option: "--since", zone: zone) }
         options.until = try read.until.map { try parseDate($0, option: "--until", zone: zone) }
         if let s = options.since, let u = options.until, s >= u {
@@ -263,7 +308,9 @@ struct InputOptions: ParsableArguments {
                 }
             }
         } else if read.passwordStdin || (file.map(IPhoneBackupInput.isEncryptedBackup) ?? false) {
-            if file == nil || file == "-" { throw ValidationError("--password-stdin reads the password from standard input: give the backup as a folder, not -") }
+            if file == nil || file == "-" {
+                throw ValidationError("--password-stdin reads the password from standard input: give the backup as a folder, not -")
+            }
             options.password = try IPhoneBackupInput.password(fromStandardInput: read.passwordStdin)
         }
 
@@ -310,8 +357,9 @@ struct InputOptions: ParsableArguments {
             if let each {
                 let detected = try format ?? Importer.detect(path: path)
                 let batch = try Importer.loadEach(path: path, format: detected, options: options, chats: chats, each: each)
-                var loaded = Loaded(result: ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: detected),
-                                    folder: folder, timeZone: zone, temporary: temporary)
+                var loaded = Loaded(
+                    result: ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: detected),
+                    folder: folder, timeZone: zone, temporary: temporary)
                 loaded.batch = batch
                 return loaded
             }
@@ -336,8 +384,9 @@ extension InputOptions.Loaded {
     func refuseEmptyRange(_ source: InputOptions, kept: Int? = nil) throws {
         guard (kept ?? result.conversation.messages.count) == 0, result.excluded > 0 else { return }
         let range = [source.since.map { "--since \($0)" }, source.until.map { "--until \($0)" }].compactMap { $0 }.joined(separator: " ")
-        throw CLIError("\(source.input): none of its \(Plural.count(result.excluded, "message")) \(result.excluded == 1 ? "is" : "are") inside \(range); "
-                       + "nothing written (widen the range)")
+        throw CLIError(
+            "\(source.input): none of its \(Plural.count(result.excluded, "message")) \(result.excluded == 1 ? "is" : "are") inside \(range); "
+                + "nothing written (widen the range)")
     }
 
     /// Tells the user on stderr what was skipped, left out or changed (silent when nothing was).
@@ -396,19 +445,23 @@ func parseDate(_ text: String, option: String, zone: TimeZone) throws -> Date {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = zone
     if let offset = m.7 {
-        if offset == "Z" { calendar.timeZone = TimeZone(secondsFromGMT: 0)! } else {
+        if offset == "Z" {
+            calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        } else {
             let digits = offset.dropFirst().filter(\.isNumber)
             let minutes = Int(digits.prefix(2))! * 60 + Int(digits.suffix(2))!
             calendar.timeZone = TimeZone(secondsFromGMT: (offset.first == "-" ? -1 : 1) * minutes * 60)!
         }
     }
-    let parts = DateComponents(year: Int(m.1)!, month: Int(m.2)!, day: Int(m.3)!,
-                               hour: m.4.map { Int($0)! } ?? 0, minute: m.5.map { Int($0)! } ?? 0,
-                               second: m.6.map { Int($0)! } ?? 0)
+    let parts = DateComponents(
+        year: Int(m.1)!, month: Int(m.2)!, day: Int(m.3)!,
+        hour: m.4.map { Int($0)! } ?? 0, minute: m.5.map { Int($0)! } ?? 0,
+        second: m.6.map { Int($0)! } ?? 0)
     guard let month = parts.month, (1...12).contains(month), let day = parts.day, (1...31).contains(day),
-          (0...23).contains(parts.hour!), (0...59).contains(parts.minute!), (0...60).contains(parts.second!),
-          let date = calendar.date(from: parts),
-          calendar.component(.day, from: date) == day else {
+        (0...23).contains(parts.hour!), (0...59).contains(parts.minute!), (0...60).contains(parts.second!),
+        let date = calendar.date(from: parts),
+        calendar.component(.day, from: date) == day
+    else {
         throw ValidationError("\(option) '\(text)' is not a valid date or time")
     }
     return date

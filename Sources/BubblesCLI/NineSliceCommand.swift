@@ -11,11 +11,11 @@ struct NineSlice: AsyncParsableCommand {
         commandName: "nineslice",
         abstract: "Stretch bubble art (PNG with cap insets, or an Android .9.png) to a size and write a PNG.",
         discussion: """
-        Examples:
-          bubbles nineslice bubble.png --legacy 24,13 --size 220x60 -o out.png
-          bubbles nineslice bubble@2x.png --art-scale 2 --insets 13,24,16,17 --size 220x60 --scale 2 -o out.png
-          bubbles nineslice bubble.9.png --nine-patch --size 300x80 --mode round -o out.png
-        """
+            Examples:
+              bubbles nineslice bubble.png --legacy 24,13 --size 220x60 -o out.png
+              bubbles nineslice bubble@2x.png --art-scale 2 --insets 13,24,16,17 --size 220x60 --scale 2 -o out.png
+              bubbles nineslice bubble.9.png --nine-patch --size 300x80 --mode round -o out.png
+            """
     )
 
     @Argument(help: "The art: a PNG file.") var art: String
@@ -39,10 +39,11 @@ struct NineSlice: AsyncParsableCommand {
         guard let rule = TileRule(rawValue: mode) else {
             throw ValidationError("--mode '\(mode)' is not one of \(TileRule.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        let sliceMode: NineSliceMode = switch rule {
-        case .stretch, .tile: NineSliceMode(horizontal: rule, vertical: rule, fill: !noFill)
-        default: .css(rule, fill: !noFill)
-        }
+        let sliceMode: NineSliceMode =
+            switch rule {
+            case .stretch, .tile: NineSliceMode(horizontal: rule, vertical: rule, fill: !noFill)
+            default: .css(rule, fill: !noFill)
+            }
         guard scale.isFinite, scale > 0, scale <= 8 else { throw ValidationError("--scale \(scale) must be between 0 and 8") }
         let image: StretchableImage = try reporting {
             if ninePatch { return try StretchableImage(ninePatchFile: art, scale: artScale) }
@@ -53,20 +54,23 @@ struct NineSlice: AsyncParsableCommand {
             } else {
                 let v = try parseNumbers(legacy!, count: 2, option: "--legacy")
                 let probe = try ImageSurface(pngFile: art)
-                caps = try EdgeInsets.legacy(leftCapWidth: v[0], topCapHeight: v[1],
-                                             width: Double(probe.width) / artScale, height: Double(probe.height) / artScale)
+                caps = try EdgeInsets.legacy(
+                    leftCapWidth: v[0], topCapHeight: v[1],
+                    width: Double(probe.width) / artScale, height: Double(probe.height) / artScale)
             }
             return try StretchableImage(pngFile: art, scale: artScale, capInsets: caps)
         }
         let margin = 10.0
         let canvasSize = Size(width: target.width + 2 * margin, height: target.height + 2 * margin)
         try reporting {
-            let surface = try ImageSurface(width: Int((canvasSize.width * scale).rounded(.up)),
-                                           height: Int((canvasSize.height * scale).rounded(.up)))
+            let surface = try ImageSurface(
+                width: Int((canvasSize.width * scale).rounded(.up)),
+                height: Int((canvasSize.height * scale).rounded(.up)))
             let canvas = try Canvas(surface: surface, scale: scale)
             try paintBackground(background, size: canvasSize, on: canvas)
-            try image.draw(in: Rect(x: margin, y: margin, width: target.width, height: target.height),
-                           on: canvas, mode: sliceMode, mirrored: mirror)
+            try image.draw(
+                in: Rect(x: margin, y: margin, width: target.width, height: target.height),
+                on: canvas, mode: sliceMode, mirrored: mirror)
             try surface.writePNG(to: output)
         }
     }

@@ -17,7 +17,9 @@ struct Contacts: AsyncParsableCommand {
 struct ContactsImport: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Read contacts (vCards 2.1/3.0/4.0, a Mac's AddressBook-v22.abcddb or its folder, a Google Contacts CSV) into the store; a card read again is updated.")
+        abstract:
+            "Read contacts (vCards 2.1/3.0/4.0, a Mac's AddressBook-v22.abcddb or its folder, a Google Contacts CSV) into the store; a card read again is updated."
+    )
 
     @Argument(help: "Contacts files.")
     var files: [String]
@@ -42,8 +44,10 @@ struct ContactsImport: AsyncParsableCommand {
         let read = try InputOptions.readContacts(files)
         let region = region?.uppercased() ?? PhoneNumber.localeRegion
         let summary = try await storeErrors { try await db.importContacts(read.contacts, region: region) }
-        print("contacts: \(Plural.count(read.contacts.count, "card")) read: \(summary.added) new, \(summary.updated) updated, "
-              + "\(summary.unchanged) unchanged" + (region.map { "; numbers read in \($0)" } ?? "; no region: numbers match by their last \(PhoneNumber.minimumMatch) digits"))
+        print(
+            "contacts: \(Plural.count(read.contacts.count, "card")) read: \(summary.added) new, \(summary.updated) updated, "
+                + "\(summary.unchanged) unchanged"
+                + (region.map { "; numbers read in \($0)" } ?? "; no region: numbers match by their last \(PhoneNumber.minimumMatch) digits"))
     }
 }
 
@@ -61,8 +65,13 @@ struct ContactsList: AsyncParsableCommand {
         let cards = snapshot.persons.filter { $0.card != nil }
         if json {
             // The picture's file as it is on disk (the store keeps `media/…`, inside its own media folder).
-            try printJSON(cards.map { ["name": $0.name, "identities": $0.identities.map(\.key),
-                                       "avatar": $0.avatar.map(db.mediaPath) ?? NSNull()] as [String: Any] })
+            try printJSON(
+                cards.map {
+                    [
+                        "name": $0.name, "identities": $0.identities.map(\.key),
+                        "avatar": $0.avatar.map(db.mediaPath) ?? NSNull()
+                    ] as [String: Any]
+                })
             return
         }
         if cards.isEmpty { print("no contacts; add some with `bubbles contacts import FILE`"); return }
@@ -93,7 +102,9 @@ struct PeopleList: AsyncParsableCommand {
         }
         if entries.isEmpty { print("no people; import conversations with `bubbles import FILE`"); return }
         for e in entries {
-            let chats = e.conversations.isEmpty ? "no conversations"
+            let chats =
+                e.conversations.isEmpty
+                ? "no conversations"
                 : Plural.noun(e.conversations.count, "conversation") + " " + e.conversations.map(String.init).joined(separator: ", ")
             print("\(e.name)  ·  \(e.identities.joined(separator: ", "))  ·  " + chats)
         }
@@ -112,7 +123,9 @@ struct PeopleMerge: AsyncParsableCommand {
 
     func run() async throws {
         let db = try await store.openExisting()
-        do { try await db.mergePeople(people) } catch let e as PeopleError { throw CLIError(e.description) } catch let e as StoreError { throw CLIError(e.description) }
+        do { try await db.mergePeople(people) } catch let e as PeopleError { throw CLIError(e.description) } catch let e as StoreError {
+            throw CLIError(e.description)
+        }
         print("merged: \(people.joined(separator: " + ")) are one person, \"\(people[0])\"")
     }
 }
@@ -132,7 +145,9 @@ struct PeopleSplit: AsyncParsableCommand {
 
     func run() async throws {
         let db = try await store.openExisting()
-        do { try await db.splitPeople(person, identities: identities) } catch let e as PeopleError { throw CLIError(e.description) } catch let e as StoreError { throw CLIError(e.description) }
+        do { try await db.splitPeople(person, identities: identities) } catch let e as PeopleError { throw CLIError(e.description) } catch let e as StoreError {
+            throw CLIError(e.description)
+        }
         print("split: \(identities.joined(separator: ", ")) no longer belong to \(person)")
     }
 }

@@ -12,16 +12,16 @@ struct Render: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Render a conversation or chat export to PNG, PDF, SVG or HTML.",
         discussion: """
-        The input's format is detected from its content (--input-format overrides); the output's \
-        extension picks the output format (--format overrides). Use - for standard input or output.
-        Examples:
-          bubbles render chat.json -o chat.png --theme imessage --scale 2
-          bubbles render sms-20240301.xml -o sms.pdf --chat "Ann" --since 2024-01-01
-          bubbles render "WhatsApp Chat with Ann.zip" -o ann.html --me Ben --assets folder
-          bubbles render result.json -o family.pdf --chat Family --paper letter
-          bubbles render chat.db -o chat.png --pages --page-height 812 --chat +15551234567
-          cat chat.json | bubbles render - -o - --format svg > chat.svg
-        """
+            The input's format is detected from its content (--input-format overrides); the output's \
+            extension picks the output format (--format overrides). Use - for standard input or output.
+            Examples:
+              bubbles render chat.json -o chat.png --theme imessage --scale 2
+              bubbles render sms-20240301.xml -o sms.pdf --chat "Ann" --since 2024-01-01
+              bubbles render "WhatsApp Chat with Ann.zip" -o ann.html --me Ben --assets folder
+              bubbles render result.json -o family.pdf --chat Family --paper letter
+              bubbles render chat.db -o chat.png --pages --page-height 812 --chat +15551234567
+              cat chat.json | bubbles render - -o - --format svg > chat.svg
+            """
     )
 
     @OptionGroup var source: InputOptions
@@ -39,8 +39,11 @@ struct Render: AsyncParsableCommand {
     @Option(help: "HTML pages: a number of messages per page, month (one page per month) or none (one page).") var split: String = "5000"
     @Flag(help: "HTML: load every photo at once (for printing) instead of lazily.") var noLazyImages = false
     @Flag(help: "HTML: give wrapped bubbles the width the Cairo layout gives them (measures every message; slower).") var shrinkWrap = false
-    @Flag(help: "PNG, PDF, SVG: draw spoilers as text. Without it a hatched box hides each one and its text is left out of the file (HTML reveals them on click).") var revealSpoilers = false
-    @Option(help: "Name today's and yesterday's day separators relative to this date (YYYY-MM-DD or a date-time, in --tz); default: dates only.") var now: String?
+    @Flag(
+        help: "PNG, PDF, SVG: draw spoilers as text. Without it a hatched box hides each one and its text is left out of the file (HTML reveals them on click)."
+    ) var revealSpoilers = false
+    @Option(help: "Name today's and yesterday's day separators relative to this date (YYYY-MM-DD or a date-time, in --tz); default: dates only.") var now:
+        String?
     @Option(help: "Locale of day and time texts (e.g. en_US, en_GB, de_DE, fr_FR, ja_JP); default: English days, 24-hour times.") var locale: String?
     @Option(help: "Text engine: fast (cached segments and glyph runs, the default) or pango (a Pango layout per text, the reference).")
     var textEngine: TextEngineKind = .standard
@@ -58,11 +61,12 @@ struct Render: AsyncParsableCommand {
         guard [1.0, 2.0, 3.0].contains(scale) else { throw ValidationError("--scale \(scale) must be 1, 2 or 3") }
         guard width.isFinite, width >= 100, width <= 4000 else { throw ValidationError("--width \(width) must be between 100 and 4000 points") }
         guard pageHeight.isFinite, pageHeight >= 100 else { throw ValidationError("--page-height \(pageHeight) must be at least 100 points") }
-        let paperSize: Size = switch paper.lowercased() {
-        case "a4": PageSetup.a4
-        case "letter": PageSetup.letter
-        default: throw ValidationError("--paper '\(paper)' is not a paper size; expected a4 or letter")
-        }
+        let paperSize: Size =
+            switch paper.lowercased() {
+            case "a4": PageSetup.a4
+            case "letter": PageSetup.letter
+            default: throw ValidationError("--paper '\(paper)' is not a paper size; expected a4 or letter")
+            }
         guard let assetMode = HTMLOptions.Assets(rawValue: assets.lowercased()), assetMode != .reference else {
             throw ValidationError("--assets '\(assets)' is not an asset mode; expected embed or folder")
         }
@@ -71,7 +75,9 @@ struct Render: AsyncParsableCommand {
         case "month": pagination = .byMonth
         case "none": pagination = .single
         default:
-            guard let n = Int(split), n > 0 else { throw ValidationError("--split '\(split)' is not a page size; expected a number of messages, month or none") }
+            guard let n = Int(split), n > 0 else {
+                throw ValidationError("--split '\(split)' is not a page size; expected a number of messages, month or none")
+            }
             pagination = .messages(n)
         }
         if batch.all {
@@ -92,24 +98,28 @@ struct Render: AsyncParsableCommand {
         }
         if dark, let theme, let named = try? ThemeLibrary.load(theme).theme, named.dark == nil {
             let withDark = ThemeLibrary.bundledNames.filter { (try? ThemeLibrary.load($0).theme.dark) != nil }
-            FileHandle.standardError.write(Data("warning: theme \"\(theme)\" has no dark variant; --dark changes nothing (themes with one: \(withDark.joined(separator: ", ")))\n".utf8))
+            FileHandle.standardError.write(
+                Data("warning: theme \"\(theme)\" has no dark variant; --dark changes nothing (themes with one: \(withDark.joined(separator: ", ")))\n".utf8))
         }
-        var settings = RenderSettings(kind: outFormat, theme: theme, dark: dark, width: width, scale: scale, rtl: rtl,
-                                      pageHeight: pages ? pageHeight : nil, paper: paperSize, assets: assetMode,
-                                      pagination: pagination, lazyImages: !noLazyImages, shrinkWrap: shrinkWrap,
-                                      now: try now.map { try parseDate($0, option: "--now", zone: try source.zone()) },
-                                      locale: try BubblesCLI.locale(locale), textEngine: textEngine, timestamps: timestamps,
-                                      strict: source.strict, revealSpoilers: revealSpoilers)
+        var settings = RenderSettings(
+            kind: outFormat, theme: theme, dark: dark, width: width, scale: scale, rtl: rtl,
+            pageHeight: pages ? pageHeight : nil, paper: paperSize, assets: assetMode,
+            pagination: pagination, lazyImages: !noLazyImages, shrinkWrap: shrinkWrap,
+            now: try now.map { try parseDate($0, option: "--now", zone: try source.zone()) },
+            locale: try BubblesCLI.locale(locale), textEngine: textEngine, timestamps: timestamps,
+            strict: source.strict, revealSpoilers: revealSpoilers)
         if batch.all {
             // One output per conversation: the pages of one conversation are drawn on one core,
             // the conversations on all of them.
             settings.pdfParts = batch.jobCount > 1 ? 1 : nil
             if outFormat == .html, assetMode == .embed, !batch.embedAssets { settings.sharedAssets = "assets" }
             let fixed = settings
-            let batchFailed = try batch.run(source: source, output: output, ext: outFormat.rawValue, signature: settings.signature) { c, folder, zone, target, slot in
+            let batchFailed = try batch.run(source: source, output: output, ext: outFormat.rawValue, signature: settings.signature) {
+                c, folder, zone, target, slot in
                 let settings = fixed
-                let (files, report) = try settings.write(c.conversation, themeOfFile: c.theme, photosFolder: folder, timeZone: zone, to: target,
-                                                         shared: slot)
+                let (files, report) = try settings.write(
+                    c.conversation, themeOfFile: c.theme, photosFolder: folder, timeZone: zone, to: target,
+                    shared: slot)
                 let paged = settings.pagedOnItsOwn(files).map { "written as \($0) page images: one would be taller than a PNG can be" }
                 return (files, [report.summary, paged].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
             }
@@ -125,7 +135,8 @@ struct Render: AsyncParsableCommand {
         try loaded.refuseEmptyRange(source)
 
         // Everything is written to a file first; standard output gets it once complete.
-        let target = output == "-"
+        let target =
+            output == "-"
             ? FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-\(UUID().uuidString).\(outFormat.rawValue)").path
             : output
         defer { if output == "-" { try? FileManager.default.removeItem(atPath: target) } }
@@ -133,15 +144,17 @@ struct Render: AsyncParsableCommand {
         if output == "-" { settings.pagination = .single }
         let bar = ProgressBar()
         defer { bar.finish() }
-        let (files, report) = try settings.write(loaded.conversation, themeOfFile: loaded.result.theme, photosFolder: loaded.folder,
-                                                 timeZone: loaded.timeZone, to: target, progress: { done, total in bar.update(done, total) })
+        let (files, report) = try settings.write(
+            loaded.conversation, themeOfFile: loaded.result.theme, photosFolder: loaded.folder,
+            timeZone: loaded.timeZone, to: target, progress: { done, total in bar.update(done, total) })
         reportMedia(report)
         if output == "-", files.count > 1 {
             for f in files { try? FileManager.default.removeItem(atPath: f) }
             throw CLIError("-: the conversation is taller than one PNG can be (32,767 px); write it to a file (-o chat.png: page images) or as PDF")
         }
         if let n = settings.pagedOnItsOwn(files) {
-            FileHandle.standardError.write(Data("note: \(output): one image would be taller than a PNG can be (32,767 px); written as \(n) page images, as --pages makes them\n".utf8))
+            FileHandle.standardError.write(
+                Data("note: \(output): one image would be taller than a PNG can be (32,767 px); written as \(n) page images, as --pages makes them\n".utf8))
         }
         if output == "-" {
             FileHandle.standardOutput.write(try Data(contentsOf: URL(fileURLWithPath: target)))
@@ -202,8 +215,10 @@ struct RenderSettings: Sendable {
     /// `shared`: a render among several at once (`--all`, its worker's number): the fast engine is
     /// shared by all of them (one segment cache for the whole backup), each worker drawing with
     /// its own copy of the engine's fonts.
-    func write(_ conversation: Conversation, themeOfFile: String?, photosFolder: String, timeZone: TimeZone, to target: String,
-               shared: Int? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (files: [String], report: MediaReport) {
+    func write(
+        _ conversation: Conversation, themeOfFile: String?, photosFolder: String, timeZone: TimeZone, to target: String,
+        shared: Int? = nil, progress: ((Int, Int) -> Void)? = nil
+    ) throws -> (files: [String], report: MediaReport) {
         var (themeValue, themeFolder) = try reporting { try ThemeLibrary.load(theme ?? themeOfFile ?? "imessage") }
         if let timestamps { themeValue.timestamps = timestamps }
         switch kind {
@@ -222,8 +237,9 @@ struct RenderSettings: Sendable {
             options.textEngine = textEngine
             options.strictMedia = strict
             options.sharedAssets = sharedAssets
-            var exporter = HTMLExporter(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, options: options,
-                                        pictures: PhotoDecoder())
+            var exporter = HTMLExporter(
+                theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, options: options,
+                pictures: PhotoDecoder())
             if shared != nil {
                 // One style sheet (fonts measured once) for every page of the backup.
                 exporter.pageStyle = try SharedPageStyles.style(key: "\(themeFolder)/\(theme ?? themeOfFile ?? "imessage")") {
@@ -247,7 +263,8 @@ struct RenderSettings: Sendable {
             options.strictMedia = strict
             options.revealSpoilers = revealSpoilers
             options.pdfParts = pdfParts
-            let renderer = shared != nil && textEngine == .fast
+            let renderer =
+                shared != nil && textEngine == .fast
                 ? ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, engine: SharedTextEngine.fast)
                 : ConversationRenderer(theme: themeValue, themeFolder: themeFolder, photosFolder: photosFolder, textEngine: textEngine)
             renderer.fontCopy = shared ?? 0
@@ -302,7 +319,10 @@ enum OutputKind: Equatable, Sendable {
         self = .cairo(f)
     }
     var rawValue: String {
-        switch self { case .html: "html"; case .cairo(let f): f.rawValue }
+        switch self {
+        case .html: "html";
+        case .cairo(let f): f.rawValue
+        }
     }
 }
 
@@ -376,7 +396,8 @@ extension Render {
             count = items
             if files.count > 1 { FileHandle.standardError.write(Data("\(output): \(files.count) pages (\(files.first!) … \(files.last!))\n".utf8)) }
         case .html:
-            let (resolved, report) = MediaResolver(decoder: PhotoDecoder(), baseFolder: loaded.folder, style: themeValue.layoutStyle).resolve(loaded.conversation)
+            let (resolved, report) = MediaResolver(decoder: PhotoDecoder(), baseFolder: loaded.folder, style: themeValue.layoutStyle).resolve(
+                loaded.conversation)
             reportMedia(report)
             let entries = ContactSheet.entries(of: resolved)
             count = entries.count
@@ -404,18 +425,18 @@ enum GalleryHTML {
         let day = Date.FormatStyle(date: .abbreviated, time: .shortened, locale: locale, calendar: calendar, timeZone: timeZone)
         let decoder = PhotoDecoder()
         var out = """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-        <title>\(e(title)) · gallery</title><style>
-        body{margin:0;padding:16px;font:14px system-ui,sans-serif;background:\(dark ? "#000" : "#fff");color:\(dark ? "#f2f2f7" : "#1c1c1e")}
-        h2{font-size:16px;margin:18px 0 8px}.grid{display:flex;flex-wrap:wrap;gap:8px}
-        figure{margin:0;width:128px}figure img,figure .card{width:128px;height:128px;object-fit:cover;border-radius:6px;display:block;background:\(dark ? "#2c2c2e" : "#e5e5ea")}
-        .card{display:flex!important;flex-direction:column;align-items:center;justify-content:center;font-size:30px;text-align:center}
-        .card small{font-size:11px;padding:4px;word-break:break-word}figcaption{font-size:11px;color:#8e8e93;margin-top:2px}
-        </style></head><body><h1>\(e(title))</h1><p>\(Plural.count(entries.count, "photo, video or file", "photos, videos and files"))</p>
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+            <title>\(e(title)) · gallery</title><style>
+            body{margin:0;padding:16px;font:14px system-ui,sans-serif;background:\(dark ? "#000" : "#fff");color:\(dark ? "#f2f2f7" : "#1c1c1e")}
+            h2{font-size:16px;margin:18px 0 8px}.grid{display:flex;flex-wrap:wrap;gap:8px}
+            figure{margin:0;width:128px}figure img,figure .card{width:128px;height:128px;object-fit:cover;border-radius:6px;display:block;background:\(dark ? "#2c2c2e" : "#e5e5ea")}
+            .card{display:flex!important;flex-direction:column;align-items:center;justify-content:center;font-size:30px;text-align:center}
+            .card small{font-size:11px;padding:4px;word-break:break-word}figcaption{font-size:11px;color:#8e8e93;margin-top:2px}
+            </style></head><body><h1>\(e(title))</h1><p>\(Plural.count(entries.count, "photo, video or file", "photos, videos and files"))</p>
 
-        """
+            """
         var current: DateComponents?
         for entry in entries {
             let m = calendar.dateComponents([.year, .month], from: entry.date)
@@ -430,9 +451,11 @@ enum GalleryHTML {
                 cell = "<img alt=\"\(e(label))\" src=\"data:\(thumb.mime);base64,\(Data(thumb.bytes).base64EncodedString())\">"
             } else {
                 let icon = entry.item.kind.symbol
-                cell = "<div class=\"card\" role=\"img\" aria-label=\"\(e(label))\">\(icon)" + (entry.item.name.map { "<small>\(e($0))</small>" } ?? "") + "</div>"
+                cell =
+                    "<div class=\"card\" role=\"img\" aria-label=\"\(e(label))\">\(icon)" + (entry.item.name.map { "<small>\(e($0))</small>" } ?? "") + "</div>"
             }
-            var caption = entry.date.formatted(Date.FormatStyle(date: .omitted, time: .omitted, locale: locale, calendar: calendar, timeZone: timeZone).day().month(.abbreviated))
+            var caption = entry.date.formatted(
+                Date.FormatStyle(date: .omitted, time: .omitted, locale: locale, calendar: calendar, timeZone: timeZone).day().month(.abbreviated))
             if let sender = entry.sender { caption += " · " + sender }
             if let d = entry.item.duration, d > 0 { caption += " · " + MediaItem.duration(d) }
             if let p = entry.item.pages { caption += " · " + Plural.count(p, "page") }

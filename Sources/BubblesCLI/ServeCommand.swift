@@ -14,12 +14,12 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the store: its conversations in the browser and as a JSON API (docs/SERVER.md).",
         discussion: """
-        Listens on 127.0.0.1 (this machine only) unless --host says otherwise. A store without \
-        users is served to its one owner: on any other address that needs a token on every \
-        request, given with --token or made up and printed with the URL. Once the store has users \
-        (`bubbles users add`), every page and API call needs a signed-in user, who sees the \
-        conversations they are a member of. Ctrl-C stops it after the requests in flight.
-        """)
+            Listens on 127.0.0.1 (this machine only) unless --host says otherwise. A store without \
+            users is served to its one owner: on any other address that needs a token on every \
+            request, given with --token or made up and printed with the URL. Once the store has users \
+            (`bubbles users add`), every page and API call needs a signed-in user, who sees the \
+            conversations they are a member of. Ctrl-C stops it after the requests in flight.
+            """)
 
     @OptionGroup var store: StoreOptions
     @Option(help: "Address to listen on (default 127.0.0.1: this machine only).") var host = "127.0.0.1"
@@ -34,19 +34,32 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("header-timeout"), help: "Seconds a request's headers may take to arrive (default 20; then 408).")
     var headerTimeout = 20.0
 
-    @Option(name: .customLong("compact-from"), help: "Conversations of at least this many messages are laid out compactly for the viewer: a few dozen bytes a message, windows read from the store (default 20000).")
+    @Option(
+        name: .customLong("compact-from"),
+        help:
+            "Conversations of at least this many messages are laid out compactly for the viewer: a few dozen bytes a message, windows read from the store (default 20000)."
+    )
     var compactFrom = 20_000
     @Flag(name: .customLong("secure-cookies"), help: "Mark the session cookie Secure (a TLS proxy in front; also when it sends X-Forwarded-Proto: https).")
     var secureCookies = false
-    @Option(name: .customLong("sign-in-limit"), help: "Failed sign-ins a minute for one name from one address before 429 (default 10; an address gets ten times as many for all names).")
+    @Option(
+        name: .customLong("sign-in-limit"),
+        help: "Failed sign-ins a minute for one name from one address before 429 (default 10; an address gets ten times as many for all names).")
     var signInLimit = 10
-    @Option(name: .customLong("public-host"), help: "A name the server is reached by (its Host header), e.g. chat.example.org behind a proxy; repeatable. Requests for other names are refused (421).")
+    @Option(
+        name: .customLong("public-host"),
+        help: "A name the server is reached by (its Host header), e.g. chat.example.org behind a proxy; repeatable. Requests for other names are refused (421)."
+    )
     var publicHosts: [String] = []
-    @Option(name: .customLong("trusted-proxy"), help: "A proxy (address or CIDR range, e.g. 127.0.0.1 or 10.0.0.0/8) whose X-Forwarded-For names the client for the sign-in limits; repeatable.")
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "A proxy (address or CIDR range, e.g. 127.0.0.1 or 10.0.0.0/8) whose X-Forwarded-For names the client for the sign-in limits; repeatable.")
     var trustedProxies: [String] = []
     @Option(name: .customLong("session-days"), help: "Days a session lasts from sign-in (default 30).") var sessionDays = 30.0
     @Option(name: .customLong("idle-days"), help: "Days a session lasts without a request (default 7).") var idleDays = 7.0
-    @Option(name: .customLong("log-level"), help: "What the log (standard error) says: trace, debug, info (a line per request, with its id), notice (default), warning, error, critical.")
+    @Option(
+        name: .customLong("log-level"),
+        help: "What the log (standard error) says: trace, debug, info (a line per request, with its id), notice (default), warning, error, critical.")
     var logLevel = "notice"
 
     func validate() throws {
@@ -73,9 +86,10 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         // Uploads read exports in this process: the server's own shutdown handles Ctrl-C.
         CleanupOnStop.disabled = true
-        var config = ServerConfiguration(host: host, port: port, token: token, theme: theme, maxUpload: maxUpload << 20,
-                                         live: LiveLimits(maxText: maxMessage << 10, rate: rate, burst: burst),
-                                         logLevel: Logger.Level(rawValue: logLevel) ?? .notice)
+        var config = ServerConfiguration(
+            host: host, port: port, token: token, theme: theme, maxUpload: maxUpload << 20,
+            live: LiveLimits(maxText: maxMessage << 10, rate: rate, burst: burst),
+            logLevel: Logger.Level(rawValue: logLevel) ?? .notice)
         config.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
         config.compactFrom = compactFrom
         config.accounts.secureCookies = secureCookies
@@ -93,8 +107,11 @@ struct Serve: AsyncParsableCommand {
             config.token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         }
         let server: BubbleServer
-        do { server = try BubbleServer(store: db, configuration: config, pictures: PhotoDecoder(),
-                                                importer: UploadImporter(), exporter: SubprocessExporter(), metrics: ServerMetrics.bootstrap()) } catch {
+        do {
+            server = try BubbleServer(
+                store: db, configuration: config, pictures: PhotoDecoder(),
+                importer: UploadImporter(), exporter: SubprocessExporter(), metrics: ServerMetrics.bootstrap())
+        } catch {
             throw CLIError("cannot start: \(error)")
         }
         let shown = config.host.contains(":") ? "[\(config.host)]" : config.host
@@ -113,8 +130,10 @@ struct Serve: AsyncParsableCommand {
 
 /// Uploads go through `bubbles import`'s own code.
 struct UploadImporter: ExportImporting {
-    func importExport(_ path: String, password: String?, into store: any ConversationStore,
-                      progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) async throws -> WholeImportReport {
+    func importExport(
+        _ path: String, password: String?, into store: any ConversationStore,
+        progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void
+    ) async throws -> WholeImportReport {
         // An iPhone backup comes as a .zip of its folder: unpacked beside the upload, read as the folder.
         let source = try IPhoneBackupInput.unpackedBackup(path) ?? path
         IPhoneBackupInput.preset(password.map(IPhoneBackupInput.Given.password) ?? .noPassword, for: source)
@@ -130,8 +149,10 @@ struct UploadImporter: ExportImporting {
 struct SubprocessExporter: ConversationExporting {
     var formats: [String] { ["pdf", "png", "html", "json", "csv"] }
 
-    func export(conversation: Int64, from store: any ConversationStore, format: String, theme: String,
-                since: String?, until: String?, into folder: String) throws -> String {
+    func export(
+        conversation: Int64, from store: any ConversationStore, format: String, theme: String,
+        since: String?, until: String?, into folder: String
+    ) throws -> String {
         let command = ["json", "csv"].contains(format) ? "convert" : "render"
         let output = folder + "/conversation." + format
         var arguments = [command, "--conversation", String(conversation), "-o", output, "--tz", "UTC"]

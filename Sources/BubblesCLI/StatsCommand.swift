@@ -11,17 +11,17 @@ struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Statistics of a conversation: who writes, when, how fast people answer, emoji, words, media — as text, JSON or charts.",
         discussion: """
-        Months, days and the weekday × hour table are counted in --tz (default: the conversation's \
-        zone as imported, else this machine's). A reply is a message answering someone else's \
-        within 24 hours; reply times are per person (mean and median). Top words leave out \
-        stop words of the message's language, numbers, links and one-letter words; Chinese, \
-        Japanese and Korean count as two-character words. The JSON's field names (messages, \
-        people, months, hours, firstDate, lastDate, longestStreakDays…) are stable.
-        Examples:
-          bubbles stats "WhatsApp Chat with Ann.zip" --me Ben
-          bubbles stats --conversation 4 --json > stats.json
-          bubbles stats chat.json -o stats.png --dark --locale de_DE --tz Europe/Berlin
-        """
+            Months, days and the weekday × hour table are counted in --tz (default: the conversation's \
+            zone as imported, else this machine's). A reply is a message answering someone else's \
+            within 24 hours; reply times are per person (mean and median). Top words leave out \
+            stop words of the message's language, numbers, links and one-letter words; Chinese, \
+            Japanese and Korean count as two-character words. The JSON's field names (messages, \
+            people, months, hours, firstDate, lastDate, longestStreakDays…) are stable.
+            Examples:
+              bubbles stats "WhatsApp Chat with Ann.zip" --me Ben
+              bubbles stats --conversation 4 --json > stats.json
+              bubbles stats chat.json -o stats.png --dark --locale de_DE --tz Europe/Berlin
+            """
     )
 
     @OptionGroup var source: InputOptions
@@ -97,8 +97,10 @@ struct Stats: AsyncParsableCommand {
 
     /// A few lines for a terminal.
     static func summary(_ s: ConversationStats) -> String {
-        var lines = ["\(s.title ?? "Conversation"): \(s.messages) messages"
-                     + (s.firstDate.map { " from \($0.prefix(10))" } ?? "") + (s.lastDate.map { " to \($0.prefix(10))" } ?? "")]
+        var lines = [
+            "\(s.title ?? "Conversation"): \(s.messages) messages"
+                + (s.firstDate.map { " from \($0.prefix(10))" } ?? "") + (s.lastDate.map { " to \($0.prefix(10))" } ?? "")
+        ]
         for p in s.people {
             let share = s.messages > 0 ? 100 * Double(p.messages) / Double(s.messages) : 0
             var line = "  \(p.name): \(p.messages) (\(String(format: "%.1f", share)) %)"
@@ -116,23 +118,24 @@ struct Stats: AsyncParsableCommand {
     static func html(_ s: ConversationStats, svg: String, dark: Bool) -> String {
         func e(_ t: String) -> String { HTMLEscape.text(t) }
         var out = """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8">
-        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(e(s.title ?? "Conversation")) · statistics</title>
-        <style>
-        body{margin:0;padding:16px;font:14px system-ui,sans-serif;background:\(dark ? "#000" : "#fff");color:\(dark ? "#f2f2f7" : "#1c1c1e")}
-        .chart svg{max-width:100%;height:auto}
-        table{border-collapse:collapse;margin:12px 0}td,th{padding:3px 10px;text-align:left;border-bottom:1px solid \(dark ? "#3a3a3c" : "#e5e5ea")}
-        td.n{text-align:right;font-variant-numeric:tabular-nums}
-        </style></head><body>
-        <div class="chart">\(svg.hasPrefix("<?xml") ? String(svg.drop(while: { $0 != "\n" })) : svg)</div>
-        <h2>People</h2><table><tr><th>Name</th><th>Messages</th><th>Words</th><th>Media</th><th>Median reply</th></tr>
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(e(s.title ?? "Conversation")) · statistics</title>
+            <style>
+            body{margin:0;padding:16px;font:14px system-ui,sans-serif;background:\(dark ? "#000" : "#fff");color:\(dark ? "#f2f2f7" : "#1c1c1e")}
+            .chart svg{max-width:100%;height:auto}
+            table{border-collapse:collapse;margin:12px 0}td,th{padding:3px 10px;text-align:left;border-bottom:1px solid \(dark ? "#3a3a3c" : "#e5e5ea")}
+            td.n{text-align:right;font-variant-numeric:tabular-nums}
+            </style></head><body>
+            <div class="chart">\(svg.hasPrefix("<?xml") ? String(svg.drop(while: { $0 != "\n" })) : svg)</div>
+            <h2>People</h2><table><tr><th>Name</th><th>Messages</th><th>Words</th><th>Media</th><th>Median reply</th></tr>
 
-        """
+            """
         for p in s.people {
-            out += "<tr><td>\(e(p.name))</td><td class=\"n\">\(p.messages)</td><td class=\"n\">\(p.words)</td><td class=\"n\">\(p.media)</td>"
+            out +=
+                "<tr><td>\(e(p.name))</td><td class=\"n\">\(p.messages)</td><td class=\"n\">\(p.words)</td><td class=\"n\">\(p.media)</td>"
                 + "<td class=\"n\">\(p.medianReplySeconds.map { StatsChart.duration($0) } ?? "")</td></tr>\n"
         }
         out += "</table>\n<h2>Months</h2><table><tr><th>Month</th><th>Messages</th></tr>\n"

@@ -11,7 +11,11 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The database: an SQLite file or a postgres://user@host:port/db URL (default: $BUBBLES_DB, else ~/.local/share/bubblekit/bubbles.sqlite).")
     var db: String?
 
-    @Option(name: .customLong("store-media"), help: "PostgreSQL only: the store's folder of pictures and files, the same for every server (default: $BUBBLES_MEDIA, else ~/.local/share/bubblekit/DBNAME-media).")
+    @Option(
+        name: .customLong("store-media"),
+        help:
+            "PostgreSQL only: the store's folder of pictures and files, the same for every server (default: $BUBBLES_MEDIA, else ~/.local/share/bubblekit/DBNAME-media)."
+    )
     var media: String?
 
     init() {}
@@ -27,7 +31,8 @@ struct StoreOptions: ParsableArguments {
     func openExisting() async throws -> any ConversationStore & AccountStore {
         let location = db ?? SQLiteStore.defaultPath
         if !PostgresLocation.isPostgres(location), !FileManager.default.fileExists(atPath: location) {
-            throw CLIError("\(location): no such store (expected an SQLite file made by BubbleKit or a postgres:// URL; `bubbles import FILE --db \(location)` makes one)")
+            throw CLIError(
+                "\(location): no such store (expected an SQLite file made by BubbleKit or a postgres:// URL; `bubbles import FILE --db \(location)` makes one)")
         }
         return try await open()
     }
@@ -59,12 +64,14 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import chat exports into the store: every conversation of a whole backup, each in one transaction; importing again adds only what is new.")
 
-    @Argument(help: ArgumentHelp("""
-        Exports: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, Telegram result.json, \
-        iMessage chat.db, a Messenger or Instagram download (.zip, folder or message_1.json), \
-        DiscordChatExporter JSON (file or folder), WhatsApp's msgstore.db or its .crypt14/.crypt15 backup, \
-        a Signal Desktop profile folder, signal-export's chat.md.
-        """, valueName: "export"))
+    @Argument(
+        help: ArgumentHelp(
+            """
+            Exports: BubbleKit JSON, SMS Backup & Restore XML, WhatsApp .txt/.zip/folder, Telegram result.json, \
+            iMessage chat.db, a Messenger or Instagram download (.zip, folder or message_1.json), \
+            DiscordChatExporter JSON (file or folder), WhatsApp's msgstore.db or its .crypt14/.crypt15 backup, \
+            a Signal Desktop profile folder, signal-export's chat.md.
+            """, valueName: "export"))
     var files: [String]
 
     @OptionGroup var store: StoreOptions
@@ -72,7 +79,11 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Title of the conversation in the store (default: the export's; for one conversation).")
     var title: String?
 
-    @Flag(name: .customLong("all-incoming"), help: "Store a conversation whose owner is neither given (--me) nor found in the export with every message incoming (import refuses it otherwise: the sides of stored messages stay as first imported).")
+    @Flag(
+        name: .customLong("all-incoming"),
+        help:
+            "Store a conversation whose owner is neither given (--me) nor found in the export with every message incoming (import refuses it otherwise: the sides of stored messages stay as first imported)."
+    )
     var allIncoming = false
 
     @OptionGroup(title: "Reading the export") var read: ReadOptions
@@ -80,7 +91,8 @@ struct Import: AsyncParsableCommand {
     func validate() throws {
         if read.since != nil || read.until != nil {
             // Importing again adds what is new: a range would make "new" mean "inside the range".
-            throw ValidationError("--since and --until choose what is shown; import keeps every message (render or convert a range of the store with --conversation)")
+            throw ValidationError(
+                "--since and --until choose what is shown; import keeps every message (render or convert a range of the store with --conversation)")
         }
     }
 
@@ -116,16 +128,18 @@ struct Import: AsyncParsableCommand {
         for file in files {
             let input = try InputOptions.file(file, read: read)
             let progress = Progress(label: file)
-            let report = try await Self.importAny(file, input: input, into: db, title: title, unknownOwner: allIncoming ? .keep : .refuse,
-                                                  progress: progress.update)
+            let report = try await Self.importAny(
+                file, input: input, into: db, title: title, unknownOwner: allIncoming ? .keep : .refuse,
+                progress: progress.update)
             progress.finish()
             // A whole backup: the conversations that changed, then the sum; one conversation: its line.
             let one = report.stored.count + report.failed.count == 1
             for s in report.stored where one || s.isNew || s.grew {
-                print("\(file): \"\(s.title)\" (conversation \(s.summary.conversationID)\(s.isNew ? ", new" : "")): "
-                      + "added \(Plural.count(s.summary.messagesAdded, "message")), "
-                      + "\(Plural.count(s.summary.attachmentsAdded, "attachment")); "
-                      + "skipped \(s.summary.messagesSkipped) already present")
+                print(
+                    "\(file): \"\(s.title)\" (conversation \(s.summary.conversationID)\(s.isNew ? ", new" : "")): "
+                        + "added \(Plural.count(s.summary.messagesAdded, "message")), "
+                        + "\(Plural.count(s.summary.attachmentsAdded, "attachment")); "
+                        + "skipped \(s.summary.messagesSkipped) already present")
             }
             for f in report.failed { FileHandle.standardError.write(Data("error: \(file): \(f.name): \(f.reason)\n".utf8)) }
             if !one { print("\(file): \(report.line)") }
@@ -166,9 +180,11 @@ struct Import: AsyncParsableCommand {
     /// `bubbles import` of one file (and `bubbles serve`'s uploads): a whole backup conversation
     /// by conversation (`importWhole`), else its one conversation (`importExport`). What the
     /// importers noted and warned is told on standard error.
-    static func importAny(_ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
-                          unknownOwner: UnknownOwner = .keep,
-                          progress: @escaping @Sendable (ImportProgress) -> Void) async throws -> WholeImportReport {
+    static func importAny(
+        _ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
+        unknownOwner: UnknownOwner = .keep,
+        progress: @escaping @Sendable (ImportProgress) -> Void
+    ) async throws -> WholeImportReport {
         let format = try input.inputFormat ?? (file == "-" ? nil : reporting { try Importer.detect(path: file) })
         if let format, wholeFormats.contains(format) {
             return try await importWhole(file, format: format, input: input, into: db, title: title, unknownOwner: unknownOwner, progress: progress)
@@ -197,8 +213,10 @@ struct Import: AsyncParsableCommand {
     /// while one is stored, so memory holds one conversation (`Importer.loadEach` keeps the
     /// others on disk or unread). One that fails (the store refuses it, `--strict` and missing
     /// media, an unknown owner) is reported and the others are kept.
-    static func importWhole(_ file: String, format: ImportFormat, input: InputOptions, into db: any ConversationStore, title: String?,
-                            unknownOwner: UnknownOwner, progress: @escaping @Sendable (ImportProgress) -> Void) async throws -> WholeImportReport {
+    static func importWhole(
+        _ file: String, format: ImportFormat, input: InputOptions, into db: any ConversationStore, title: String?,
+        unknownOwner: UnknownOwner, progress: @escaping @Sendable (ImportProgress) -> Void
+    ) async throws -> WholeImportReport {
         let handoff = ConversationHandoff()
         let thread = Thread {
             do {
@@ -232,8 +250,10 @@ struct Import: AsyncParsableCommand {
                 if c.messages.isEmpty, result.excluded > 0 { continue }
                 do {
                     let one = result.chatCount == 1 ? title : nil
-                    let summary = try await db.importStream(sourceFormat: format.rawValue, title: one, mediaFolder: InputOptions.folder(of: file),
-                                                            sortByDate: Importer.sortsByDate(format)) { add in
+                    let summary = try await db.importStream(
+                        sourceFormat: format.rawValue, title: one, mediaFolder: InputOptions.folder(of: file),
+                        sortByDate: Importer.sortsByDate(format)
+                    ) { add in
                         for m in c.messages { try add(m) }
                         // Which stored conversation it goes into: the same chat of another backup,
                         // also another phone's (its numbers, whatever the contact is called there).
@@ -243,9 +263,11 @@ struct Import: AsyncParsableCommand {
                     report.stored.append(.init(title: one ?? c.title ?? name, summary: summary))
                 } catch let e as StoreError where e.outOfSpace {
                     // The next conversation would fail the same way: stop at the first.
-                    throw StoreError(path: e.path, reason: "\(e.reason) (while storing \(name) of \(file)); stopped: "
-                                     + "\(Plural.count(report.stored.count, "conversation")) stored before it are kept, the rest is not stored "
-                                     + "(run it again with room: it goes on where it stopped)", outOfSpace: true)
+                    throw StoreError(
+                        path: e.path,
+                        reason: "\(e.reason) (while storing \(name) of \(file)); stopped: "
+                            + "\(Plural.count(report.stored.count, "conversation")) stored before it are kept, the rest is not stored "
+                            + "(run it again with room: it goes on where it stopped)", outOfSpace: true)
                 } catch let e as StoreError {
                     report.failed.append(.init(name: name, reason: e.description))
                 }
@@ -267,14 +289,18 @@ struct Import: AsyncParsableCommand {
     /// One conversation's export: the importer's messages go into the database as they are
     /// read, in one transaction; on an error nothing is stored. A conversation whose owner is
     /// not known is `Refused` with `unknownOwner: .refuse` (its transaction rolled back).
-    static func importExport(_ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
-                             unknownOwner: UnknownOwner = .keep, progress: @escaping (Int) -> Void) async throws -> StoreImportSummary {
+    static func importExport(
+        _ file: String, input: InputOptions, into db: any ConversationStore, title: String? = nil,
+        unknownOwner: UnknownOwner = .keep, progress: @escaping (Int) -> Void
+    ) async throws -> StoreImportSummary {
         let format = try input.inputFormat ?? (file == "-" ? nil : reporting { try Importer.detect(path: file) })
         var loaded: InputOptions.Loaded?
         defer { loaded?.close() }
         return try await storeErrors {
-            try await db.importStream(sourceFormat: format?.rawValue ?? "native", title: title, mediaFolder: InputOptions.folder(of: file),
-                                sortByDate: format.map(Importer.sortsByDate) ?? false) { add in
+            try await db.importStream(
+                sourceFormat: format?.rawValue ?? "native", title: title, mediaFolder: InputOptions.folder(of: file),
+                sortByDate: format.map(Importer.sortsByDate) ?? false
+            ) { add in
                 var count = 0
                 // The importer keeps the sink only while it reads.
                 let result = try withoutActuallyEscaping(add) { add in
@@ -386,19 +412,24 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         let all = try await storeErrors { try await store.openExisting().conversations() }
         if json {
-            try printJSON(all.map { c -> [String: Any] in
-                var o: [String: Any] = ["id": c.id, "title": c.title, "format": c.sourceFormat, "messageCount": c.messageCount,
-                                        "participants": c.participants.map(\.name)]
-                o["first"] = c.first.map(iso) ?? NSNull()
-                o["last"] = c.last.map(iso) ?? NSNull()
-                return o
-            })
+            try printJSON(
+                all.map { c -> [String: Any] in
+                    var o: [String: Any] = [
+                        "id": c.id, "title": c.title, "format": c.sourceFormat, "messageCount": c.messageCount,
+                        "participants": c.participants.map(\.name)
+                    ]
+                    o["first"] = c.first.map(iso) ?? NSNull()
+                    o["last"] = c.last.map(iso) ?? NSNull()
+                    return o
+                })
             return
         }
         if all.isEmpty { print("no conversations; add some with `bubbles import FILE`"); return }
         for c in all {
             let range = [c.first, c.last].compactMap { $0.map { String(iso($0).prefix(10)) } }.joined(separator: " – ")
-            print("\(String(c.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(c.title)  ·  \(Plural.count(c.messageCount, "message"))  ·  \(range)  ·  \(c.sourceFormat)")
+            print(
+                "\(String(c.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(c.title)  ·  \(Plural.count(c.messageCount, "message"))  ·  \(range)  ·  \(c.sourceFormat)"
+            )
         }
     }
 }
@@ -441,13 +472,16 @@ struct Search: AsyncParsableCommand {
         s.until = try until.map { try parseDate($0, option: "--until", zone: zone) }
         let hits = try await storeErrors { try await store.openExisting().search(s) }
         if json {
-            try printJSON(hits.map { h -> [String: Any] in
-                var o: [String: Any] = ["conversation": h.conversation, "seq": h.seq, "date": iso(h.date), "text": h.text,
-                                        "snippet": h.snippet]
-                o["sender"] = (h.senderName ?? h.sender).map { $0 as Any } ?? NSNull()
-                o["senderID"] = h.sender.map { $0 as Any } ?? NSNull()
-                return o
-            })
+            try printJSON(
+                hits.map { h -> [String: Any] in
+                    var o: [String: Any] = [
+                        "conversation": h.conversation, "seq": h.seq, "date": iso(h.date), "text": h.text,
+                        "snippet": h.snippet
+                    ]
+                    o["sender"] = (h.senderName ?? h.sender).map { $0 as Any } ?? NSNull()
+                    o["senderID"] = h.sender.map { $0 as Any } ?? NSNull()
+                    return o
+                })
             return
         }
         let f = DateFormatter()

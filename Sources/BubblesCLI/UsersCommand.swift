@@ -12,11 +12,11 @@ struct Users: AsyncParsableCommand {
         commandName: "users",
         abstract: "The people who sign in to `bubbles serve`: add, list, disable, reset a password.",
         discussion: """
-        A store without users is served to its one owner (on this machine, or with --token). Once \
-        a user exists, every page and API call of `bubbles serve` needs a signed-in user, and each \
-        sees the conversations they are a member of. Passwords are read from standard input \
-        (--password-stdin), never from the command line; they are kept as bcrypt hashes.
-        """,
+            A store without users is served to its one owner (on this machine, or with --token). Once \
+            a user exists, every page and API call of `bubbles serve` needs a signed-in user, and each \
+            sees the conversations they are a member of. Passwords are read from standard input \
+            (--password-stdin), never from the command line; they are kept as bcrypt hashes.
+            """,
         subcommands: [UsersAdd.self, UsersList.self, UsersDisable.self, UsersEnable.self, UsersResetPassword.self, UsersSignOut.self])
 }
 
@@ -26,12 +26,16 @@ struct PasswordOptions: ParsableArguments {
     @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input (required).") var passwordStdin = false
 
     func validate() throws {
-        guard passwordStdin else { throw ValidationError("--password-stdin is required: the password is read from standard input, never from the command line") }
+        guard passwordStdin else {
+            throw ValidationError("--password-stdin is required: the password is read from standard input, never from the command line")
+        }
     }
 
     func read() throws -> String {
         guard let line = readLine(strippingNewline: true), !line.isEmpty else {
-            throw CLIError("--password-stdin: standard input is empty; expected the password on its first line (e.g. `printf '%s\\n' \"$PW\" | bubbles users add ann --password-stdin`)")
+            throw CLIError(
+                "--password-stdin: standard input is empty; expected the password on its first line (e.g. `printf '%s\\n' \"$PW\" | bubbles users add ann --password-stdin`)"
+            )
         }
         if let why = Passwords.problem(line) { throw CLIError("the password: \(why)") }
         return line
@@ -71,8 +75,9 @@ struct UsersAdd: AsyncParsableCommand {
         let db = try await store.open()
         let hash = try await Passwords.hash(password)
         do {
-            let user = try await db.addUser(name: name, displayName: displayName?.trimmingCharacters(in: .whitespaces) ?? name,
-                                            role: admin ? .admin : .member, passwordHash: hash)
+            let user = try await db.addUser(
+                name: name, displayName: displayName?.trimmingCharacters(in: .whitespaces) ?? name,
+                role: admin ? .admin : .member, passwordHash: hash)
             print("added \(user.role.rawValue) \(user.name)" + (user.displayName != user.name ? " (\(user.displayName))" : "") + " to \(db.path)")
         } catch let e as LiveError { throw CLIError(e.reason) } catch let e as StoreError { throw CLIError(e.description) }
     }
@@ -93,14 +98,16 @@ struct UsersList: AsyncParsableCommand {
         }
         if users.isEmpty { print("no users: the server is for its one owner (add one with `bubbles users add NAME --password-stdin`)") }
         for u in users {
-            print([u.name, u.displayName == u.name ? "" : "(\(u.displayName))", u.role.rawValue, u.disabled ? "disabled" : ""].filter { !$0.isEmpty }
-                .joined(separator: " "))
+            print(
+                [u.name, u.displayName == u.name ? "" : "(\(u.displayName))", u.role.rawValue, u.disabled ? "disabled" : ""].filter { !$0.isEmpty }
+                    .joined(separator: " "))
         }
     }
 }
 
 struct UsersDisable: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "disable", abstract: "Disable a user: they cannot sign in, their sessions end, their tokens stop working.")
+    static let configuration = CommandConfiguration(
+        commandName: "disable", abstract: "Disable a user: they cannot sign in, their sessions end, their tokens stop working.")
     @OptionGroup var user: ExistingUser
 
     func run() async throws {
@@ -122,7 +129,8 @@ struct UsersEnable: AsyncParsableCommand {
 }
 
 struct UsersResetPassword: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "reset-password", abstract: "Set a user's password (from standard input); their sessions and API tokens end, their open sockets close.")
+    static let configuration = CommandConfiguration(
+        commandName: "reset-password", abstract: "Set a user's password (from standard input); their sessions and API tokens end, their open sockets close.")
     @OptionGroup var user: ExistingUser
     @OptionGroup var password: PasswordOptions
 
@@ -143,7 +151,8 @@ extension UsersResetPassword {
 }
 
 struct UsersSignOut: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "sign-out", abstract: "End every session and API token of a user, on every server of the store; their open sockets close.")
+    static let configuration = CommandConfiguration(
+        commandName: "sign-out", abstract: "End every session and API token of a user, on every server of the store; their open sockets close.")
     @OptionGroup var user: ExistingUser
 
     func run() async throws {

@@ -10,10 +10,10 @@ struct DateTests {
     func gapRoundTrip() throws {
         // 2025-03-30 02:30 does not exist in Madrid (02:00 → 03:00).
         let json = """
-        {"participants": [{"id": "a", "name": "A"}], "messages": [
-          {"from": "a", "date": "2025-03-30T02:30:00", "text": "in the gap"},
-          {"from": "a", "date": "2025-03-30T01:59:59", "text": "before"}]}
-        """
+            {"participants": [{"id": "a", "name": "A"}], "messages": [
+              {"from": "a", "date": "2025-03-30T02:30:00", "text": "in the gap"},
+              {"from": "a", "date": "2025-03-30T01:59:59", "text": "before"}]}
+            """
         let (c, _) = try ConversationFile.decode(Data(json.utf8), path: "g.json", timeZone: madrid)
         #expect(c.messages[0].wallTime?.description == "2025-03-30T02:30:00")
         // Read with the offset before the gap (+01:00): 01:30 UTC, one second after "before" is 00:59:59 UTC + 1801 s.
@@ -26,12 +26,14 @@ struct DateTests {
         #expect(again.messages[0].date == Date(timeIntervalSince1970: 1_743_298_200 + 3600), "read in UTC now")
     }
 
-    @Test("instants: milliseconds and microseconds are written and read back exactly; offsets are read", arguments: [
-        (1_700_000_000.0, "2023-11-14T22:13:20Z"),
-        (1_700_000_000.123, "2023-11-14T22:13:20.123Z"),
-        (1_700_000_000.000_25, "2023-11-14T22:13:20.000250Z"),
-        (-86_400.5, "1969-12-30T23:59:59.500Z"),
-    ])
+    @Test(
+        "instants: milliseconds and microseconds are written and read back exactly; offsets are read",
+        arguments: [
+            (1_700_000_000.0, "2023-11-14T22:13:20Z"),
+            (1_700_000_000.123, "2023-11-14T22:13:20.123Z"),
+            (1_700_000_000.000_25, "2023-11-14T22:13:20.000250Z"),
+            (-86_400.5, "1969-12-30T23:59:59.500Z")
+        ])
     func instants(seconds: Double, text: String) throws {
         let date = Date(timeIntervalSince1970: seconds)
         let c = Conversation(messages: [Message(sender: nil, direction: .incoming, date: date, text: "x")])
@@ -47,8 +49,9 @@ struct DateTests {
     @Test("strings with quotes, backslashes, control characters and emoji survive the writer")
     func strings() throws {
         let text = "a \"quote\" \\ back\nnew\ttab \u{1} ctl 🎄 \u{202A}bidi\u{202C}"
-        let c = Conversation(title: "T \"x\"", participants: [Participant(id: "a", name: "Ä \"b\"")],
-                             messages: [Message(sender: "a", direction: .outgoing, date: Date(timeIntervalSince1970: 0), text: text)])
+        let c = Conversation(
+            title: "T \"x\"", participants: [Participant(id: "a", name: "Ä \"b\"")],
+            messages: [Message(sender: "a", direction: .outgoing, date: Date(timeIntervalSince1970: 0), text: text)])
         let data = try ConversationFile.encode(c, me: "a")
         #expect(try JSONSerialization.jsonObject(with: data) is [String: Any], "valid JSON")
         let (back, hints) = try ConversationFile.decode(data, path: "s.json")

@@ -9,10 +9,13 @@ private let utc = TimeZone(identifier: "UTC")!
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)  // 2023-11-14 22:13:20 UTC
 private let people = [Participant(id: "me", name: "Me"), Participant(id: "a", name: "Alice Liddell"), Participant(id: "b", name: "Bob")]
 
-private func msg(_ text: String?, _ sender: String = "a", at seconds: Double = 0, images: [ImageAttachment] = [],
-                 reactions: [Reaction] = [], reply: ReplyReference? = nil, status: MessageStatus? = nil, statusDate: Date? = nil) -> Message {
-    Message(sender: sender, direction: sender == "me" ? .outgoing : .incoming, date: t0.addingTimeInterval(seconds),
-            text: text, images: images, reactions: reactions, reply: reply, status: status, statusDate: statusDate)
+private func msg(
+    _ text: String?, _ sender: String = "a", at seconds: Double = 0, images: [ImageAttachment] = [],
+    reactions: [Reaction] = [], reply: ReplyReference? = nil, status: MessageStatus? = nil, statusDate: Date? = nil
+) -> Message {
+    Message(
+        sender: sender, direction: sender == "me" ? .outgoing : .incoming, date: t0.addingTimeInterval(seconds),
+        text: text, images: images, reactions: reactions, reply: reply, status: status, statusDate: statusDate)
 }
 
 private func bubbles(_ layout: ConversationLayout) -> [BubbleLayout] {
@@ -50,8 +53,10 @@ struct FeatureLayoutTests {
 
     @Test("time beside the bubble, on its open side")
     func timeBeside() throws {
-        let layout = try layouter { $0.timeBeside = true }.layout(Conversation(participants: Array(people.prefix(2)),
-            messages: [msg("Hi"), msg("Yo", "me", at: 60)]), width: 400)
+        let layout = try layouter { $0.timeBeside = true }.layout(
+            Conversation(
+                participants: Array(people.prefix(2)),
+                messages: [msg("Hi"), msg("Yo", "me", at: 60)]), width: 400)
         let b = bubbles(layout)
         let a = try #require(b[0].labels.first { $0.kind == .timeBeside })
         #expect(a.frame == Rect(x: b[0].bubble.maxX + 6, y: b[0].bubble.maxY - 13.75, width: 27.5, height: 13.75))
@@ -61,8 +66,10 @@ struct FeatureLayoutTests {
 
     @Test("time in day separators only: day and time, and a separator after a long pause")
     func timeInSeparator() throws {
-        let layout = try layouter { $0.timeInDaySeparator = true }.layout(Conversation(participants: Array(people.prefix(2)),
-            messages: [msg("Hi"), msg("later", at: 60), msg("much later", at: 60 + 3601)]), width: 400)
+        let layout = try layouter { $0.timeInDaySeparator = true }.layout(
+            Conversation(
+                participants: Array(people.prefix(2)),
+                messages: [msg("Hi"), msg("later", at: 60), msg("much later", at: 60 + 3601)]), width: 400)
         let separators = layout.rows.compactMap { if case .daySeparator(let l) = $0.content { return l.string } else { return nil } }
         #expect(separators == ["Tuesday, 14 November 2023, 22:13", "23:14"])
         #expect(bubbles(layout).allSatisfy { $0.labels.isEmpty })
@@ -70,9 +77,11 @@ struct FeatureLayoutTests {
 
     @Test("sender names above the first bubble of an incoming group, avatars beside the last, in group chats only")
     func namesAndAvatars() throws {
-        let conversation = Conversation(participants: people, messages: [
-            msg("one"), msg("two", at: 10), msg("three", at: 20), msg("hey", "b", at: 30), msg("mine", "me", at: 40),
-        ])
+        let conversation = Conversation(
+            participants: people,
+            messages: [
+                msg("one"), msg("two", at: 10), msg("three", at: 20), msg("hey", "b", at: 30), msg("mine", "me", at: 40)
+            ])
         let b = bubbles(try layouter().layout(conversation, width: 400))
         #expect(b.map { $0.labels.first { $0.kind == .sender }?.string } == ["Alice Liddell", nil, nil, "Bob", nil])
         #expect(b.map { $0.avatarFrame != nil } == [false, false, true, true, false])
@@ -94,10 +103,12 @@ struct FeatureLayoutTests {
     @Test("delivery status under the last outgoing message only; Failed with a badge under each failed one")
     func status() throws {
         let read = Date(timeIntervalSince1970: 1_699_954_860)  // 09:41 UTC
-        let conversation = Conversation(participants: Array(people.prefix(2)), messages: [
-            msg("first", "me", status: .delivered), msg("oops", "me", at: 5, status: .failed),
-            msg("second", "me", at: 10, status: .read, statusDate: read), msg("ok", at: 20),
-        ])
+        let conversation = Conversation(
+            participants: Array(people.prefix(2)),
+            messages: [
+                msg("first", "me", status: .delivered), msg("oops", "me", at: 5, status: .failed),
+                msg("second", "me", at: 10, status: .read, statusDate: read), msg("ok", at: 20)
+            ])
         let full = try layouter().layout(conversation, width: 400)
         let b = bubbles(full)
         #expect(b.map { $0.labels.first { [.status, .failedStatus].contains($0.kind) }?.string } == [nil, "Failed", "Read 09:41", nil])
@@ -136,14 +147,18 @@ struct FeatureLayoutTests {
         let photo = ImageAttachment(path: "p.png", width: 800, height: 600)
         let b = try m.layout(msg("caption", images: [photo, photo, photo]), rowWidth: 400)
         // Max image width 280 − 20 = 260: two 129-pt cells and a 2-pt gap; the wide one spans both.
-        #expect(b.imageFrames == [Rect(x: 20, y: 4, width: 260, height: 129),
-                                  Rect(x: 20, y: 135, width: 129, height: 129), Rect(x: 151, y: 135, width: 129, height: 129)])
+        #expect(
+            b.imageFrames == [
+                Rect(x: 20, y: 4, width: 260, height: 129),
+                Rect(x: 20, y: 135, width: 129, height: 129), Rect(x: 151, y: 135, width: 129, height: 129)
+            ])
         #expect(b.bubble.width == 280)
         #expect(abs(try #require(b.textFrame).minY - 268) < 1e-9)  // 4 + 260 + 4
     }
 
-    @Test("grids as messaging apps draw them: rows of two, three as one wide over two, an odd count ending with a row of three; every cell inside the grid, none overlapping, none empty",
-          arguments: [(2, [2]), (3, [1, 2]), (4, [2, 2]), (5, [2, 3]), (6, [2, 2, 2]), (7, [2, 2, 3])])
+    @Test(
+        "grids as messaging apps draw them: rows of two, three as one wide over two, an odd count ending with a row of three; every cell inside the grid, none overlapping, none empty",
+        arguments: [(2, [2]), (3, [1, 2]), (4, [2, 2]), (5, [2, 3]), (6, [2, 2, 2]), (7, [2, 2, 3])])
     func grids(_ count: Int, _ rows: [Int]) throws {
         #expect(BubbleMeasurer.gridRows(count) == rows)
         let m = BubbleMeasurer(style: LayoutStyle(), engine: engine)
@@ -167,9 +182,11 @@ struct FeatureLayoutTests {
 
     @Test("a reply's quoted snippet sits above the bubble")
     func reply() throws {
-        let conversation = Conversation(participants: Array(people.prefix(2)), messages: [
-            msg("Agreed", "me", reply: ReplyReference(id: "1", sender: "a", text: "Shall we?\nAt eight")),
-        ])
+        let conversation = Conversation(
+            participants: Array(people.prefix(2)),
+            messages: [
+                msg("Agreed", "me", reply: ReplyReference(id: "1", sender: "a", text: "Shall we?\nAt eight"))
+            ])
         let b = bubbles(try layouter().layout(conversation, width: 400))[0]
         let r = try #require(b.reply)
         // "Alice Liddell: Shall we? At eight" = 33 characters × 6 = 198 pt at 12 pt, padding 10/4/10/5.
@@ -224,13 +241,17 @@ struct FeatureLayoutTests {
     @Test("mirrored layout: every frame is the mirror image of the normal one")
     func mirrored() throws {
         let photo = ImageAttachment(path: "p.png", width: 800, height: 600)
-        let conversation = Conversation(participants: people, messages: [
-            msg("one", reactions: [Reaction(emoji: "👍")]), msg("two", at: 10, images: [photo, photo]),
-            msg("reply", "me", at: 20, reply: ReplyReference(sender: "a", text: "one"), status: .failed),
-            msg("last", "me", at: 30, status: .delivered), msg("😀", "b", at: 40),
-        ], typing: ["b"])
+        let conversation = Conversation(
+            participants: people,
+            messages: [
+                msg("one", reactions: [Reaction(emoji: "👍")]), msg("two", at: 10, images: [photo, photo]),
+                msg("reply", "me", at: 20, reply: ReplyReference(sender: "a", text: "one"), status: .failed),
+                msg("last", "me", at: 30, status: .delivered), msg("😀", "b", at: 40)
+            ], typing: ["b"])
         let normal = try layouter { $0.timeBeside = true }.layout(conversation, width: 400)
-        let mirror = try layouter { $0.timeBeside = true; $0.mirrored = true }.layout(conversation, width: 400)
+        let mirror = try layouter {
+            $0.timeBeside = true; $0.mirrored = true
+        }.layout(conversation, width: 400)
         #expect(normal.rows.count == mirror.rows.count)
         func flip(_ r: Rect) -> Rect { Rect(x: 400 - r.maxX, y: r.minY, width: r.width, height: r.height) }
         for (n, m) in zip(normal.rows, mirror.rows) {
@@ -260,8 +281,10 @@ struct LinkDetectorTests {
     @Test("the quick check never hides a link the scan finds")
     func quickCheckKeepsEveryLink() {
         var texts = SyntheticConversation.make(count: 3000, seed: 9).messages.compactMap(\.text)
-        texts += ["WWW.example.org", "x@y.io", "call 555 123 4567", "https://a.b", "12345678", "wwwx.com", "see www. no",
-                  "2023-11-14", "+1 (555) 010-9999", "a: b", "mailto:x@y.com", "1234 56"]
+        texts += [
+            "WWW.example.org", "x@y.io", "call 555 123 4567", "https://a.b", "12345678", "wwwx.com", "see www. no",
+            "2023-11-14", "+1 (555) 010-9999", "a: b", "mailto:x@y.com", "1234 56"
+        ]
         var withLinks = 0
         for t in texts {
             let scanned = LinkDetector.scan(t)
@@ -310,9 +333,11 @@ struct FeatureSceneTests {
 
     @Test("emoji-only draws text only; failed draws a red badge and a red label; avatars are coloured circles with initials")
     func drawn() throws {
-        let conversation = Conversation(participants: people, messages: [
-            msg("hello"), msg("🎉", "b", at: 400), msg("nope", "me", at: 800, status: .failed),
-        ], typing: ["a"])
+        let conversation = Conversation(
+            participants: people,
+            messages: [
+                msg("hello"), msg("🎉", "b", at: 400), msg("nope", "me", at: 800, status: .failed)
+            ], typing: ["a"])
         let items = try self.items(conversation, theme: theme)
         let paths = items.compactMap { item -> (Rect, Color?)? in
             if case let .path(p, fill, _, _) = item { return (BubbleShape.bounds(p), fill) } else { return nil }

@@ -7,10 +7,13 @@ private let engine = MonospaceTextEngine()
 private let style = LayoutStyle()  // seed 001's padding (4, 22, 7, 16 for incoming), 70 %, margin 10
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)  // 2023-11-14 22:13:20 UTC
 
-private func message(_ text: String?, _ direction: Direction = .incoming, at seconds: Double = 0,
-                     sender: String? = nil, image: ImageAttachment? = nil) -> Message {
-    Message(sender: sender ?? (direction == .incoming ? "them" : "me"), direction: direction,
-            date: t0.addingTimeInterval(seconds), text: text, image: image)
+private func message(
+    _ text: String?, _ direction: Direction = .incoming, at seconds: Double = 0,
+    sender: String? = nil, image: ImageAttachment? = nil
+) -> Message {
+    Message(
+        sender: sender ?? (direction == .incoming ? "them" : "me"), direction: direction,
+        date: t0.addingTimeInterval(seconds), text: text, image: image)
 }
 
 @Suite("Monospace text engine keeps the TextEngine contract")
@@ -24,13 +27,11 @@ struct MonospaceEngineTests {
 
     @Test func wrapsBetweenWords() throws {
         // 8 pt a character: "Here's a" is 64 pt, "longer one," would be 88 > 80.
-        #expect(try lines("Here's a longer one, away from the margins", width: 80) ==
-                ["Here's a", "longer", "one, away", "from the", "margins"])
+        #expect(try lines("Here's a longer one, away from the margins", width: 80) == ["Here's a", "longer", "one, away", "from the", "margins"])
         #expect(try lines("Here's a little bubble", width: 220) == ["Here's a little bubble"])
     }
     @Test func keepsNewlines() throws {
-        #expect(try lines("Bubbles respect\nnewlines\nin\nthe\nsource text ...", width: 180) ==
-                ["Bubbles respect", "newlines", "in", "the", "source text ..."])
+        #expect(try lines("Bubbles respect\nnewlines\nin\nthe\nsource text ...", width: 180) == ["Bubbles respect", "newlines", "in", "the", "source text ..."])
     }
     @Test func breaksInsideAWordOnlyWhenItMust() throws {
         // 37 letters = 296 pt > 280: the word breaks at 35 letters (280 pt); the rest wraps
@@ -177,11 +178,11 @@ struct ConversationLayoutTests {
     func structure() throws {
         let conversation = Conversation(messages: [
             message("Hi", at: 0),
-            message("How are you?", at: 30),           // same sender, 30 s later: same group
+            message("How are you?", at: 30),  // same sender, 30 s later: same group
             message("Fine", .outgoing, at: 60),
-            message("Later", .outgoing, at: 60 + 600), // 10 min later: new group
+            message("Later", .outgoing, at: 60 + 600),  // 10 min later: new group
             message("Next day", at: 86_400),
-            .system("Alice left", date: t0.addingTimeInterval(86_500)),
+            .system("Alice left", date: t0.addingTimeInterval(86_500))
         ])
         let layout = try layouter.layout(conversation, width: 400)
         let kinds = layout.rows.map { row -> String in
@@ -192,8 +193,11 @@ struct ConversationLayoutTests {
             case .typing: return "typing"
             }
         }
-        #expect(kinds == ["day:Tuesday, 14 November 2023", "m0", "m1+tail", "m2+tail", "m3+tail",
-                          "day:Wednesday, 15 November 2023", "m4+tail", "system:Alice left"])
+        #expect(
+            kinds == [
+                "day:Tuesday, 14 November 2023", "m0", "m1+tail", "m2+tail", "m3+tail",
+                "day:Wednesday, 15 November 2023", "m4+tail", "system:Alice left"
+            ])
         // Grouped rows sit 2 pt apart, others 10 pt.
         let gaps = zip(layout.rows, layout.rows.dropFirst()).map { $1.frame.minY - $0.frame.maxY }
         #expect(gaps == [10, 2, 10, 10, 10, 10, 10])
@@ -245,7 +249,8 @@ struct ConversationLayoutTests {
         #expect(reused == full)
         // A previous layout of another conversation (other message count) is not used.
         let shorter = Conversation(participants: conversation.participants, messages: Array(conversation.messages.prefix(100)))
-        #expect(try layouter.layout(conversation, width: 414, reusing: layouter.layout(shorter, width: 375))
+        #expect(
+            try layouter.layout(conversation, width: 414, reusing: layouter.layout(shorter, width: 375))
                 == layouter.layout(conversation, width: 414))
     }
 
@@ -308,7 +313,6 @@ struct ConversationLayoutTests {
         }
     }
 }
-
 
 @Suite("Caching text engine")
 struct CachingTextEngineTests {

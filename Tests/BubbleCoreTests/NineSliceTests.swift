@@ -45,8 +45,9 @@ struct CapInsetTests {
 
     @Test("@2x art: insets in points, pixels doubled")
     func scale2() throws {
-        let art = try NineSliceArt(pixelWidth: 84, pixelHeight: 60, scale: 2,
-                                   capInsets: EdgeInsets(top: 13, left: 24, bottom: 16, right: 17))
+        let art = try NineSliceArt(
+            pixelWidth: 84, pixelHeight: 60, scale: 2,
+            capInsets: EdgeInsets(top: 13, left: 24, bottom: 16, right: 17))
         #expect(art.size == Size(width: 42, height: 30))
         #expect(art.horizontal.map(\.length) == [48, 2, 34])
         let patches = try art.patches(for: Size(width: 100, height: 50))
@@ -95,7 +96,10 @@ struct NineSliceErrorTests {
     @Test("errors say which value is wrong and why")
     func messages() {
         let e = NineSliceError.insetsExceedImage(axis: .horizontal, first: 30, second: 12, available: 42)
-        #expect(e.description == "left + right insets = 30 + 12 = 42 points but the art's width is 42 points (its pixels ÷ its scale); expected a sum below 42 so at least one pixel stretches")
+        #expect(
+            e.description
+                == "left + right insets = 30 + 12 = 42 points but the art's width is 42 points (its pixels ÷ its scale); expected a sum below 42 so at least one pixel stretches"
+        )
     }
 }
 
@@ -110,16 +114,18 @@ struct UIKitModeTests {
     func seed002() throws {
         let patches = try mine.patches(for: Size(width: 200, height: 60))
         #expect(patches.count == 9)
-        #expect(destinations(patches) == [
-            [0, 0, 14, 14], [14, 0, 158, 14], [172, 0, 28, 14],
-            [0, 14, 14, 29], [14, 14, 158, 29], [172, 14, 28, 29],
-            [0, 43, 14, 17], [14, 43, 158, 17], [172, 43, 28, 17],
-        ])
-        #expect(patches.map(\.source) == [
-            PixelRect(x: 0, y: 0, width: 14, height: 14), PixelRect(x: 14, y: 0, width: 1, height: 14), PixelRect(x: 15, y: 0, width: 28, height: 14),
-            PixelRect(x: 0, y: 14, width: 14, height: 1), PixelRect(x: 14, y: 14, width: 1, height: 1), PixelRect(x: 15, y: 14, width: 28, height: 1),
-            PixelRect(x: 0, y: 15, width: 14, height: 17), PixelRect(x: 14, y: 15, width: 1, height: 17), PixelRect(x: 15, y: 15, width: 28, height: 17),
-        ])
+        #expect(
+            destinations(patches) == [
+                [0, 0, 14, 14], [14, 0, 158, 14], [172, 0, 28, 14],
+                [0, 14, 14, 29], [14, 14, 158, 29], [172, 14, 28, 29],
+                [0, 43, 14, 17], [14, 43, 158, 17], [172, 43, 28, 17]
+            ])
+        #expect(
+            patches.map(\.source) == [
+                PixelRect(x: 0, y: 0, width: 14, height: 14), PixelRect(x: 14, y: 0, width: 1, height: 14), PixelRect(x: 15, y: 0, width: 28, height: 14),
+                PixelRect(x: 0, y: 14, width: 14, height: 1), PixelRect(x: 14, y: 14, width: 1, height: 1), PixelRect(x: 15, y: 14, width: 28, height: 1),
+                PixelRect(x: 0, y: 15, width: 14, height: 17), PixelRect(x: 14, y: 15, width: 1, height: 17), PixelRect(x: 15, y: 15, width: 28, height: 17)
+            ])
     }
 
     @Test("seed 003 at the art's own size: every patch 1:1")
@@ -235,8 +241,10 @@ struct CSSModeTests {
 @Suite("Android 9-patch")
 struct NinePatchTests {
     /// Builds a 9-patch: interior of `width`×`height` opaque grey, plus border markers.
-    static func ninePatch(width: Int, height: Int, top: [Range<Int>], left: [Range<Int>],
-                          bottom: [Range<Int>] = [], right: [Range<Int>] = []) -> RGBAImage {
+    static func ninePatch(
+        width: Int, height: Int, top: [Range<Int>], left: [Range<Int>],
+        bottom: [Range<Int>] = [], right: [Range<Int>] = []
+    ) -> RGBAImage {
         let w = width + 2, h = height + 2
         var bytes = [UInt8](repeating: 0, count: w * h * 4)
         func set(_ x: Int, _ y: Int, _ px: [UInt8]) { bytes.replaceSubrange(((y * w + x) * 4)..<((y * w + x) * 4 + 4), with: px) }
@@ -340,8 +348,9 @@ struct NineSlicePropertyTests {
             let w = Int(rng.next() % 40) + 3, h = Int(rng.next() % 40) + 3
             let l = Int(rng.next() % UInt64(w - 1)), r = Int(rng.next() % UInt64(w - l - 1))
             let t = Int(rng.next() % UInt64(h - 1)), b = Int(rng.next() % UInt64(h - t - 1))
-            let art = try NineSliceArt(pixelWidth: w, pixelHeight: h,
-                                       capInsets: EdgeInsets(top: Double(t), left: Double(l), bottom: Double(b), right: Double(r)))
+            let art = try NineSliceArt(
+                pixelWidth: w, pixelHeight: h,
+                capInsets: EdgeInsets(top: Double(t), left: Double(l), bottom: Double(b), right: Double(r)))
             let target = Size(width: Double(rng.next() % 300) / 3, height: Double(rng.next() % 300) / 3)
             let patches = try art.patches(for: target, mode: NineSliceMode(horizontal: rule, vertical: rule))
             let bounds = Rect(origin: .zero, size: target)
@@ -362,4 +371,3 @@ struct NineSlicePropertyTests {
         }
     }
 }
-

@@ -4,9 +4,12 @@ import Testing
 
 @Suite("PathText: file extensions without Foundation's path functions")
 struct PathTextTests {
-    @Test("The same extension as NSString.pathExtension for ordinary names and paths",
-          arguments: ["IMG_1.JPG", "Media/WhatsApp Images/IMG-20240301-WA0001.jpg", "a/b.tar.gz", "noext", ".profile",
-                      "dir.d/file", "trailing.png/", "x.", "/abs/path/clip.webm", "", "Zoë's photo.heic", "a/.hidden"])
+    @Test(
+        "The same extension as NSString.pathExtension for ordinary names and paths",
+        arguments: [
+            "IMG_1.JPG", "Media/WhatsApp Images/IMG-20240301-WA0001.jpg", "a/b.tar.gz", "noext", ".profile",
+            "dir.d/file", "trailing.png/", "x.", "/abs/path/clip.webm", "", "Zoë's photo.heic", "a/.hidden"
+        ])
     func sameAsFoundation(name: String) {
         #expect(PathText.fileExtension(name) == (name as NSString).pathExtension, "\(name)")
     }

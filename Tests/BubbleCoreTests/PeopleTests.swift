@@ -43,8 +43,8 @@ struct PeopleTests {
         let us = PhoneNumber("+1 555 010 2000", region: nil)!
         #expect(us.matches(PhoneNumber("5550102000", region: nil)!))
         #expect(us.matches(PhoneNumber("010-2000", region: nil)!) == true)  // 7 trailing digits
-        #expect(!us.matches(PhoneNumber("02000", region: nil)!))           // too few
-        #expect(!us.matches(PhoneNumber("+44 555 010 2000", region: nil)!)) // both have countries
+        #expect(!us.matches(PhoneNumber("02000", region: nil)!))  // too few
+        #expect(!us.matches(PhoneNumber("+44 555 010 2000", region: nil)!))  // both have countries
         // A national number that does not fit the region's plan (a UK mobile read with --region
         // US) keeps its digits and matches by them, its trunk 0 aside, both ways round.
         let uk = PhoneNumber("+44 7700 900123", region: nil)!
@@ -53,8 +53,8 @@ struct PeopleTests {
             #expect(national.e164 == nil, "\(region ?? "no region")")
             #expect(national.matches(uk) && uk.matches(national), "\(region ?? "no region")")
         }
-        #expect(!PhoneNumber("07700 900124", region: "US")!.matches(uk))       // another number
-        #expect(!PhoneNumber("17700 900123", region: nil)!.matches(uk))        // a leftover digit that is no trunk prefix
+        #expect(!PhoneNumber("07700 900124", region: "US")!.matches(uk))  // another number
+        #expect(!PhoneNumber("17700 900123", region: nil)!.matches(uk))  // a leftover digit that is no trunk prefix
         #expect(PhoneNumber.region(ofLocale: "en_US.UTF-8") == "US")
         #expect(PhoneNumber.region(ofLocale: "de_DE") == "DE")
         #expect(PhoneNumber.region(ofLocale: "C.UTF-8") == nil)
@@ -65,7 +65,8 @@ struct PeopleTests {
     func identities() {
         let ids = PersonIdentity.of(participantID: "4915123456789@s.whatsapp.net", name: "4915123456789@s.whatsapp.net", app: "whatsapp-db", region: nil)
         #expect(ids.map(\.key) == ["whatsapp-db:4915123456789@s.whatsapp.net", "+4915123456789"])
-        #expect(PersonIdentity.of(participantID: "Kai@Example.ORG", name: "Kai@Example.ORG", app: "imessage", region: nil).map(\.key)
+        #expect(
+            PersonIdentity.of(participantID: "Kai@Example.ORG", name: "Kai@Example.ORG", app: "imessage", region: nil).map(\.key)
                 == ["imessage:Kai@Example.ORG", "kai@example.org"])
         #expect(PersonIdentity.of(participantID: "me", name: "Me", app: "sms", region: nil).isEmpty)
         #expect(PersonIdentity(key: "whatsapp:Ann", region: nil) == .app("whatsapp", "Ann"))
@@ -77,38 +78,44 @@ struct PeopleTests {
         #expect(linked.person(participantID: "Kai@Example.ORG", name: "Kai@Example.ORG", app: "imessage") == 0)
     }
 
-    static let directory = PeopleDirectory(persons: [
-        Person(name: "Ann Lee", avatar: "/pics/ann.jpg", identities: ["+15550102000", "ann.lee@example.org"]),
-        Person(name: "Kai Weber", identities: ["kai@example.org", "+15550103000"]),
-        Person(name: "Zoë Martin", identities: ["+15550104000"]),
-        Person(name: "Priya Natarajan", identities: ["+12125550199"]),
-        Person(name: "Oliver Brooks", identities: ["+442075550199"]),
-    ], region: "US")
+    static let directory = PeopleDirectory(
+        persons: [
+            Person(name: "Ann Lee", avatar: "/pics/ann.jpg", identities: ["+15550102000", "ann.lee@example.org"]),
+            Person(name: "Kai Weber", identities: ["kai@example.org", "+15550103000"]),
+            Person(name: "Zoë Martin", identities: ["+15550104000"]),
+            Person(name: "Priya Natarajan", identities: ["+12125550199"]),
+            Person(name: "Oliver Brooks", identities: ["+442075550199"])
+        ], region: "US")
 
     @Test("a conversation named: numbers in any spelling and emails become names and avatars, (Unknown) never a name, a chat77 group titled by its people")
     func naming() {
-        var c = Conversation(title: "chat77", participants: [
-            Participant(id: "me", name: "Me"),
-            Participant(id: "(555) 010-2000", name: "(Unknown)"),
-            Participant(id: "KAI@example.org", name: "KAI@example.org"),
-            Participant(id: "5550104000", name: ""),
-            Participant(id: "+1 555 010 9999", name: "(Unknown)"),
-        ])
+        var c = Conversation(
+            title: "chat77",
+            participants: [
+                Participant(id: "me", name: "Me"),
+                Participant(id: "(555) 010-2000", name: "(Unknown)"),
+                Participant(id: "KAI@example.org", name: "KAI@example.org"),
+                Participant(id: "5550104000", name: ""),
+                Participant(id: "+1 555 010 9999", name: "(Unknown)")
+            ])
         let notes = Self.directory.name(&c, app: "imessage", me: "me")
         #expect(notes.isEmpty)
         #expect(c.participants.map(\.name) == ["Me", "Ann Lee", "Kai Weber", "Zoë Martin", "+1 555 010 9999"])
         #expect(c.participants[1].avatar == "/pics/ann.jpg")
         #expect(c.title == "+1 555 010 9999, Ann Lee, Kai Weber & Zoë Martin")
 
-        var group = Conversation(title: nil, participants: [
-            Participant(id: "me", name: "Me"), Participant(id: "+15550104000", name: "+15550104000"),
-            Participant(id: "+15550102000", name: "+15550102000"), Participant(id: "kai@example.org", name: "kai@example.org"),
-        ])
+        var group = Conversation(
+            title: nil,
+            participants: [
+                Participant(id: "me", name: "Me"), Participant(id: "+15550104000", name: "+15550104000"),
+                Participant(id: "+15550102000", name: "+15550102000"), Participant(id: "kai@example.org", name: "kai@example.org")
+            ])
         Self.directory.name(&group, app: "imessage", me: "me")
         #expect(group.title == "Ann Lee, Kai Weber & Zoë Martin")
 
         // A one-to-one chat titled with the number: the name.
-        var one = Conversation(title: "(555) 010-2000", participants: [Participant(id: "me", name: "Me"), Participant(id: "(555) 010-2000", name: "(555) 010-2000")])
+        var one = Conversation(
+            title: "(555) 010-2000", participants: [Participant(id: "me", name: "Me"), Participant(id: "(555) 010-2000", name: "(555) 010-2000")])
         Self.directory.name(&one, app: "sms", me: "me")
         #expect(one.title == "Ann Lee")
         // A group with a name of its own keeps it.
@@ -143,7 +150,7 @@ struct PluralTests {
         #expect(Plural.count(0, "day") == "0 days")
         #expect(Plural.count(2, "photo") == "2 photos")
         #expect(Plural.count(3, "reply") == "3 replies")
-        #expect(Plural.count(3, "day") == "3 days")            // a vowel before the y
+        #expect(Plural.count(3, "day") == "3 days")  // a vowel before the y
         #expect(Plural.count(1, "person", "people") == "1 person")
         #expect(Plural.count(4, "person", "people") == "4 people")
         #expect(Plural.noun(-1, "message") == "messages")

@@ -23,7 +23,7 @@ struct SceneTests {
         let items = try scene([
             Message(sender: "a", direction: .incoming, date: t0, text: "one"),
             Message(sender: "a", direction: .incoming, date: t0.addingTimeInterval(10), text: "two"),
-            Message(sender: "me", direction: .outgoing, date: t0.addingTimeInterval(20), text: "three"),
+            Message(sender: "me", direction: .outgoing, date: t0.addingTimeInterval(20), text: "three")
         ])
         let paths = items.compactMap { item -> ([PathElement], Color?, Color?, Double)? in
             if case let .path(p, fill, stroke, width) = item { return (p, fill, stroke, width) }
@@ -46,13 +46,21 @@ struct SceneTests {
         let rect = Rect(x: 10, y: 0, width: 100, height: 40)
         let incoming = BubbleShape.path(in: rect, radius: 10, tailSide: .incoming, drawsTail: true)
         let xs = incoming.compactMap { e -> Double? in
-            switch e { case .move(let p), .line(let p): return p.x; case .curve(_, _, let p): return p.x; case .close: return nil }
+            switch e {
+            case .move(let p), .line(let p): return p.x;
+            case .curve(_, _, let p): return p.x;
+            case .close: return nil
+            }
         }
-        #expect(xs.min() == 10)   // the tail reaches the rect's left edge
+        #expect(xs.min() == 10)  // the tail reaches the rect's left edge
         #expect(xs.max() == 110)
         let plain = BubbleShape.path(in: rect, radius: 10, tailSide: .incoming, drawsTail: false)
         let plainXs = plain.compactMap { e -> Double? in
-            switch e { case .move(let p), .line(let p): return p.x; case .curve(_, _, let p): return p.x; case .close: return nil }
+            switch e {
+            case .move(let p), .line(let p): return p.x;
+            case .curve(_, _, let p): return p.x;
+            case .close: return nil
+            }
         }
         #expect(plainXs.min() == 16)  // no tail: the body still starts after the 6-pt strip
     }
@@ -61,16 +69,20 @@ struct SceneTests {
 /// A vector theme for scene and layout tests: grey incoming bubbles with tails, blue outgoing
 /// ones (with a tail, or an outline without), label colours 1/2/3 to tell labels apart.
 func vectorTestTheme(labelSize: Double, outgoingTail: Bool, outgoingOutline: Bool) -> Theme {
-    Theme(name: "t", description: nil, font: .init(family: "x", size: 16, labelSize: labelSize),
-          background: .color(Color(r8: 255, g8: 255, b8: 255)),
-          incoming: .init(fill: Color(r8: 230, g8: 230, b8: 230), textColor: Color(r8: 0, g8: 0, b8: 0),
-                          padding: EdgeInsets(top: 7, left: 18, bottom: 8, right: 12),
-                          shape: .vector(radius: 17, tail: true, outline: false, outlineWidth: 1)),
-          outgoing: .init(fill: Color(r8: 11, g8: 132, b8: 254), textColor: Color(r8: 255, g8: 255, b8: 255),
-                          padding: EdgeInsets(top: 7, left: 12, bottom: 8, right: 18),
-                          shape: .vector(radius: 17, tail: outgoingTail, outline: outgoingOutline, outlineWidth: outgoingOutline ? 2 : 1)),
-          labels: .init(separator: Color(r8: 1, g8: 1, b8: 1), system: Color(r8: 2, g8: 2, b8: 2), time: Color(r8: 3, g8: 3, b8: 3)),
-          layout: .init(maxWidthShare: 0.75, maxBubbleWidth: nil, sideMargin: 10, widthMode: .fit, rowSpacing: 10,
-                        groupedSpacing: 2, groupingInterval: 300, minimumBubbleSize: nil, imageCornerRadius: 5),
-          timestamps: .none, dark: nil)
+    Theme(
+        name: "t", description: nil, font: .init(family: "x", size: 16, labelSize: labelSize),
+        background: .color(Color(r8: 255, g8: 255, b8: 255)),
+        incoming: .init(
+            fill: Color(r8: 230, g8: 230, b8: 230), textColor: Color(r8: 0, g8: 0, b8: 0),
+            padding: EdgeInsets(top: 7, left: 18, bottom: 8, right: 12),
+            shape: .vector(radius: 17, tail: true, outline: false, outlineWidth: 1)),
+        outgoing: .init(
+            fill: Color(r8: 11, g8: 132, b8: 254), textColor: Color(r8: 255, g8: 255, b8: 255),
+            padding: EdgeInsets(top: 7, left: 12, bottom: 8, right: 18),
+            shape: .vector(radius: 17, tail: outgoingTail, outline: outgoingOutline, outlineWidth: outgoingOutline ? 2 : 1)),
+        labels: .init(separator: Color(r8: 1, g8: 1, b8: 1), system: Color(r8: 2, g8: 2, b8: 2), time: Color(r8: 3, g8: 3, b8: 3)),
+        layout: .init(
+            maxWidthShare: 0.75, maxBubbleWidth: nil, sideMargin: 10, widthMode: .fit, rowSpacing: 10,
+            groupedSpacing: 2, groupingInterval: 300, minimumBubbleSize: nil, imageCornerRadius: 5),
+        timestamps: .none, dark: nil)
 }

@@ -13,17 +13,22 @@ import Testing
         func m(_ sender: String, _ iso: String, _ text: String? = nil, images: [ImageAttachment] = [], attachment: MediaAttachment? = nil) -> Message {
             Message(sender: sender, direction: sender == "me" ? .outgoing : .incoming, date: at(iso), text: text, images: images, attachment: attachment)
         }
-        return Conversation(title: "Stats", participants: [Participant(id: "me", name: "Me"), Participant(id: "ann", name: "Ann Lee"),
-                                                           Participant(id: "ben", name: "Ben Ode")], messages: [
-            m("ann", "2026-01-30T23:30:00Z", "Hello there, see you at the station 🎉"),
-            m("ben", "2026-01-30T23:40:00Z", "Das ist gut und ich komme morgen"),                // answers Ann after 600 s
-            m("ann", "2026-01-31T00:10:00Z", "明天见 https://example.com 42 ok"),                // answers Ben after 1,800 s
-            m("me", "2026-01-31T09:00:00Z", images: [ImageAttachment(path: "a.jpg", width: 4, height: 3)]), // 31,800 s
-            Message(kind: .system, sender: nil, direction: .incoming, date: at("2026-01-31T10:00:00Z"), text: "Ann changed the title"),
-            m("ben", "2026-02-02T12:00:00Z", "station station 🎉🎉 👍🏽"),                       // 51 h later: no reply
-            m("ann", "2026-04-01T08:00:00Z", attachment: MediaAttachment(kind: .voice, duration: 12)),
-            m("ann", "2026-04-01T08:05:00Z", "ok"),                                             // her own again: no reply
-        ])
+        return Conversation(
+            title: "Stats",
+            participants: [
+                Participant(id: "me", name: "Me"), Participant(id: "ann", name: "Ann Lee"),
+                Participant(id: "ben", name: "Ben Ode")
+            ],
+            messages: [
+                m("ann", "2026-01-30T23:30:00Z", "Hello there, see you at the station 🎉"),
+                m("ben", "2026-01-30T23:40:00Z", "Das ist gut und ich komme morgen"),  // answers Ann after 600 s
+                m("ann", "2026-01-31T00:10:00Z", "明天见 https://example.com 42 ok"),  // answers Ben after 1,800 s
+                m("me", "2026-01-31T09:00:00Z", images: [ImageAttachment(path: "a.jpg", width: 4, height: 3)]),  // 31,800 s
+                Message(kind: .system, sender: nil, direction: .incoming, date: at("2026-01-31T10:00:00Z"), text: "Ann changed the title"),
+                m("ben", "2026-02-02T12:00:00Z", "station station 🎉🎉 👍🏽"),  // 51 h later: no reply
+                m("ann", "2026-04-01T08:00:00Z", attachment: MediaAttachment(kind: .voice, duration: 12)),
+                m("ann", "2026-04-01T08:05:00Z", "ok")  // her own again: no reply
+            ])
     }()
 
     @Test("counts per person and month (an empty month included), first and last, media, links")
@@ -34,8 +39,11 @@ import Testing
         #expect(s.people.map(\.messages) == [4, 2, 1])
         #expect(s.people.map(\.words) == [12, 9, 0])
         #expect(s.people.map(\.media) == [1, 0, 1])
-        #expect(s.months == [.init(month: "2026-01", messages: 4), .init(month: "2026-02", messages: 1),
-                             .init(month: "2026-03", messages: 0), .init(month: "2026-04", messages: 2)])
+        #expect(
+            s.months == [
+                .init(month: "2026-01", messages: 4), .init(month: "2026-02", messages: 1),
+                .init(month: "2026-03", messages: 0), .init(month: "2026-04", messages: 2)
+            ])
         #expect(s.firstDate == "2026-01-30T23:30:00+00:00" && s.lastDate == "2026-04-01T08:05:00+00:00")
         #expect(s.media.photos == 1 && s.media.voice == 1 && s.media.links == 1 && s.media.total == 2)
         #expect(s.activeDays == 4)
@@ -91,13 +99,18 @@ import Testing
 
     @Test("words in other scripts: lower-cased, their language's stop words left out, digits of any script left out")
     func otherScripts() throws {
-        let c = Conversation(participants: [Participant(id: "a", name: "A")], messages: [
-            Message(sender: "a", direction: .incoming, date: Self.at("2026-01-01T10:00:00Z"), text: "Привет, как дела? Это я, Привет ١٢٣ 😀"),
-            Message(sender: "a", direction: .incoming, date: Self.at("2026-01-01T10:01:00Z"), text: "Grüße aus MÜNCHEN, grüße!"),
-        ])
+        let c = Conversation(
+            participants: [Participant(id: "a", name: "A")],
+            messages: [
+                Message(sender: "a", direction: .incoming, date: Self.at("2026-01-01T10:00:00Z"), text: "Привет, как дела? Это я, Привет ١٢٣ 😀"),
+                Message(sender: "a", direction: .incoming, date: Self.at("2026-01-01T10:01:00Z"), text: "Grüße aus MÜNCHEN, grüße!")
+            ])
         let s = ConversationStats(c, timeZone: TimeZone(identifier: "UTC")!)
-        #expect(s.topWords.first?.words == [.init(value: "grüße", count: 2), .init(value: "привет", count: 2),
-                                           .init(value: "münchen", count: 1), .init(value: "дела", count: 1)])
+        #expect(
+            s.topWords.first?.words == [
+                .init(value: "grüße", count: 2), .init(value: "привет", count: 2),
+                .init(value: "münchen", count: 1), .init(value: "дела", count: 1)
+            ])
         #expect(s.people.first?.words == 11)
         #expect(s.topEmoji == [.init(value: "😀", count: 1)])
     }
@@ -106,7 +119,8 @@ import Testing
     func orderAndEmpty() throws {
         var shuffled = Self.conversation
         shuffled.messages.reverse()
-        #expect(ConversationStats(shuffled, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(
+            ConversationStats(shuffled, timeZone: TimeZone(identifier: "UTC")!)
                 == ConversationStats(Self.conversation, timeZone: TimeZone(identifier: "UTC")!))
         let empty = ConversationStats(Conversation(), timeZone: TimeZone(identifier: "UTC")!)
         #expect(empty.messages == 0 && empty.months.isEmpty && empty.firstDate == nil && empty.longestStreakDays == 0)

@@ -10,16 +10,22 @@ struct StyledModelTests {
         poll.answers = [PollAnswer(text: "Pizza", votes: 3, chosen: true), PollAnswer(text: "Sushi", votes: 1)]
         poll.voters = 4
         let t0 = Date(timeIntervalSince1970: 1_700_000_000)
-        let c = Conversation(participants: [Participant(id: "a", name: "Ann")], messages: [
-            Message(sender: "a", direction: .incoming, date: t0, text: "Look at this link",
+        let c = Conversation(
+            participants: [Participant(id: "a", name: "Ann")],
+            messages: [
+                Message(
+                    sender: "a", direction: .incoming, date: t0, text: "Look at this link",
                     spans: [TextSpan(.bold, 8..<12), TextSpan(.link, 13..<17, url: "https://example.com/\"q\"")],
                     forwardedFrom: "Bob", edited: t0.addingTimeInterval(90)),
-            Message(sender: "a", direction: .incoming, date: t0, attachment: poll),
-        ])
+                Message(sender: "a", direction: .incoming, date: t0, attachment: poll)
+            ])
         let data = try ConversationFile.encode(c)
         let json = String(decoding: data, as: UTF8.self)
         #expect(json.contains("\"version\": 2"))
-        #expect(json.contains("\"spans\": [{\"style\": \"bold\", \"start\": 8, \"end\": 12}, {\"style\": \"link\", \"start\": 13, \"end\": 17, \"url\": \"https://example.com/\\\"q\\\"\"}]"))
+        #expect(
+            json.contains(
+                "\"spans\": [{\"style\": \"bold\", \"start\": 8, \"end\": 12}, {\"style\": \"link\", \"start\": 13, \"end\": 17, \"url\": \"https://example.com/\\\"q\\\"\"}]"
+            ))
         #expect(json.contains("\"forwardedFrom\": \"Bob\""))
         #expect(json.contains("\"edited\": \"2023-11-14T22:14:50Z\""))
         #expect(json.contains("\"answers\": [{\"text\": \"Pizza\", \"votes\": 3, \"chosen\": true}, {\"text\": \"Sushi\", \"votes\": 1}], \"voters\": 4"))
@@ -36,12 +42,20 @@ struct StyledModelTests {
         #expect(c.messages[0].spans.isEmpty)
     }
 
-    @Test("spans outside the text or inside a character are errors naming the span", arguments: [
-        (#"{"style": "bold", "start": 0, "end": 9}"#, "v.json: messages[0].spans[0]: ends at byte 9, past the text's 5 UTF-8 bytes"),
-        (#"{"style": "bold", "start": 1, "end": 2}"#, "v.json: messages[0].spans[0]: byte 1 is inside a character; expected offsets of whole UTF-8 characters"),
-        (#"{"style": "shout", "start": 0, "end": 1}"#, "v.json: messages[0].spans[0].style: is \"shout\"; expected one of bold, italic, underline, strike, code, pre, spoiler, quote, link, mention"),
-        (#"{"style": "bold", "start": 3, "end": 1}"#, "v.json: messages[0].spans[0].end: start 3, end 1: expected 0 ≤ start ≤ end"),
-    ])
+    @Test(
+        "spans outside the text or inside a character are errors naming the span",
+        arguments: [
+            (#"{"style": "bold", "start": 0, "end": 9}"#, "v.json: messages[0].spans[0]: ends at byte 9, past the text's 5 UTF-8 bytes"),
+            (
+                #"{"style": "bold", "start": 1, "end": 2}"#,
+                "v.json: messages[0].spans[0]: byte 1 is inside a character; expected offsets of whole UTF-8 characters"
+            ),
+            (
+                #"{"style": "shout", "start": 0, "end": 1}"#,
+                "v.json: messages[0].spans[0].style: is \"shout\"; expected one of bold, italic, underline, strike, code, pre, spoiler, quote, link, mention"
+            ),
+            (#"{"style": "bold", "start": 3, "end": 1}"#, "v.json: messages[0].spans[0].end: start 3, end 1: expected 0 ≤ start ≤ end")
+        ])
     func badSpans(_ span: String, _ message: String) throws {
         let json = #"{"version": 2, "messages": [{"from": "a", "date": "2026-11-22T09:40:00Z", "text": "é ok", "spans": ["# + span + "]}]}"
         do {
@@ -55,10 +69,14 @@ struct StyledModelTests {
     @Test("face runs: overlapping spans merge into runs of combined faces; decorations are no faces")
     func faceRuns() {
         let text = "bold and both here"
-        let runs = TextSpan.faceRuns([TextSpan(.bold, 0..<13), TextSpan(.italic, 9..<18), TextSpan(.spoiler, 0..<4), TextSpan(.code, 14..<18)],
-                                     in: text.utf8)
-        #expect(runs == [FaceRun(0..<9, .bold), FaceRun(9..<13, [.bold, .italic]), FaceRun(13..<14, .italic),
-                         FaceRun(14..<18, [.italic, .monospace])])
+        let runs = TextSpan.faceRuns(
+            [TextSpan(.bold, 0..<13), TextSpan(.italic, 9..<18), TextSpan(.spoiler, 0..<4), TextSpan(.code, 14..<18)],
+            in: text.utf8)
+        #expect(
+            runs == [
+                FaceRun(0..<9, .bold), FaceRun(9..<13, [.bold, .italic]), FaceRun(13..<14, .italic),
+                FaceRun(14..<18, [.italic, .monospace])
+            ])
         #expect(TextSpan.faceRuns([TextSpan(.strike, 0..<4)], in: text.utf8).isEmpty)
     }
 
@@ -81,7 +99,7 @@ struct StyledModelTests {
         var a = MediaAttachment(kind: .poll, title: "Dinner?")
         a.answers = [PollAnswer(text: "Pizza", votes: 3, chosen: true), PollAnswer(text: "Sushi", votes: 1)]
         #expect(a.displayText == "📊 Poll: Dinner?\n✓ Pizza · 3\n○ Sushi · 1\n4 votes")
-        a.voters = 5   // one voter may pick several answers
+        a.voters = 5  // one voter may pick several answers
         #expect(a.displayText.hasSuffix("5 votes"))
     }
 }

@@ -53,11 +53,13 @@ struct FeatureHTMLTests {
     func timeInSeparators() throws {
         TestFonts.pin()
         let t0 = Date(timeIntervalSince1970: 1_763_629_200)  // 2025-11-20 09:00 UTC
-        let c = Conversation(participants: [Participant(id: "a", name: "A"), Participant(id: "me", name: "Me")], messages: [
-            Message(sender: "a", direction: .incoming, date: t0, text: "one"),
-            Message(sender: "me", direction: .outgoing, date: t0 + 600, text: "two"),
-            Message(sender: "a", direction: .incoming, date: t0 + 600 + 7200, text: "three"),
-        ])
+        let c = Conversation(
+            participants: [Participant(id: "a", name: "A"), Participant(id: "me", name: "Me")],
+            messages: [
+                Message(sender: "a", direction: .incoming, date: t0, text: "one"),
+                Message(sender: "me", direction: .outgoing, date: t0 + 600, text: "two"),
+                Message(sender: "a", direction: .incoming, date: t0 + 600 + 7200, text: "three")
+            ])
         let (theme, folder) = try ThemeLibrary.load("sms")
         var style = theme
         style.timestamps = .daySeparator
@@ -81,10 +83,13 @@ struct FeatureHTMLTests {
 
     @Test("no link but http, https, mailto and tel")
     func hostileLinks() throws {
-        let c = Conversation(participants: [Participant(id: "a", name: "A"), Participant(id: "me", name: "Me")], messages: [
-            Message(sender: "a", direction: .incoming, date: Date(timeIntervalSince1970: 0),
-                    text: "javascript:alert(1) data:text/html,<b>x</b> mail ann@example.org \"><script>"),
-        ])
+        let c = Conversation(
+            participants: [Participant(id: "a", name: "A"), Participant(id: "me", name: "Me")],
+            messages: [
+                Message(
+                    sender: "a", direction: .incoming, date: Date(timeIntervalSince1970: 0),
+                    text: "javascript:alert(1) data:text/html,<b>x</b> mail ann@example.org \"><script>")
+            ])
         let html = try export(c)
         #expect(!html.contains("href=\"javascript"))
         #expect(!html.contains("href=\"data"))

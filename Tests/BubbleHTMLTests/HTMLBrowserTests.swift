@@ -7,7 +7,7 @@ import Testing
 @testable import BubbleText
 
 private let utc = TimeZone(identifier: "UTC")!
-private let t0 = Date(timeIntervalSince1970: 1_700_000_000)   // Tuesday, 14 November 2023, 22:13 UTC
+private let t0 = Date(timeIntervalSince1970: 1_700_000_000)  // Tuesday, 14 November 2023, 22:13 UTC
 
 /// The conversation both renderers draw: short and wrapped messages, a group, a system line, a
 /// new day, hard newlines, an over-long word, a photo with a caption, emoji, Arabic, a link.
@@ -35,17 +35,21 @@ private func agreementConversation() -> Conversation {
     add(.incoming, "今日は良い天気ですね", after: 600)
     add(.incoming, "東京の天気は晴れ時々曇り、明日は雨が降るでしょう。傘を忘れないでね！", after: 20)
     add(.outgoing, "ok 今日は\nsee you at eight", after: 600)
-    return Conversation(title: "Agreement", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
-                        messages: messages)
+    return Conversation(
+        title: "Agreement", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
+        messages: messages)
 }
 
 @Suite("HTML export seen by Chromium", .serialized)
 struct HTMLBrowserTests {
     /// Exports `conversation` to HTML and to a Cairo PNG at 1×, screenshots the HTML in Chromium,
     /// and returns the bubbles found by colour in both pictures plus the layout's rows.
-    func bothRenderings(_ themeName: String, _ conversation: Conversation, width: Double = 375,
-                        configure: (inout HTMLOptions) -> Void = { _ in }) throws
-        -> (html: [(ColourBlob, Direction)], cairo: [(ColourBlob, Direction)], layout: ConversationLayout, theme: Theme) {
+    func bothRenderings(
+        _ themeName: String, _ conversation: Conversation, width: Double = 375,
+        configure: (inout HTMLOptions) -> Void = { _ in }
+    ) throws
+        -> (html: [(ColourBlob, Direction)], cairo: [(ColourBlob, Direction)], layout: ConversationLayout, theme: Theme)
+    {
         TestFonts.pin()
         let dir = try htmlTempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -73,15 +77,16 @@ struct HTMLBrowserTests {
             .layout(try renderer.resolvePhotos(conversation), width: width)
         func blobs(_ image: RGBAImage) -> [(ColourBlob, Direction)] {
             (colourBlobs(image, theme.incoming.fill).map { ($0, Direction.incoming) }
-             + colourBlobs(image, theme.outgoing.fill).map { ($0, Direction.outgoing) })
+                + colourBlobs(image, theme.outgoing.fill).map { ($0, Direction.outgoing) })
                 .filter { $0.0.height >= 20 }
                 .sorted { $0.0.minY < $1.0.minY }
         }
         return (blobs(shot), blobs(cairo), layout, theme)
     }
 
-    @Test("bubble positions and sizes agree with the Cairo layout; outgoing on the right in the outgoing colour",
-          arguments: ["imessage", "sms", "whatsapp"], [false, true])
+    @Test(
+        "bubble positions and sizes agree with the Cairo layout; outgoing on the right in the outgoing colour",
+        arguments: ["imessage", "sms", "whatsapp"], [false, true])
     func agreement(themeName: String, shrinkWrap: Bool) throws {
         let conversation = agreementConversation()
         let (html, cairo, layout, theme) = try bothRenderings(themeName, conversation) { $0.shrinkWrap = shrinkWrap }
@@ -109,7 +114,9 @@ struct HTMLBrowserTests {
             worst.edge = max(worst.edge, edge); worst.top = max(worst.top, top); worst.height = max(worst.height, height)
             if wrapped { worst.wrappedWidth = max(worst.wrappedWidth, width) } else { worst.width = max(worst.width, width) }
             report.append("  \(k) \(bubble.direction == .outgoing ? "out" : "in ") \(wrapped ? "wrapped" : "       ") \(c) → \(h)")
-            #expect(edge <= 2 && height <= 2 && (wrapped && !shrinkWrap || width <= 2), "bubble \(k) \(String(reflecting: message.text ?? "")): Cairo \(c), Chromium \(h)")
+            #expect(
+                edge <= 2 && height <= 2 && (wrapped && !shrinkWrap || width <= 2),
+                "bubble \(k) \(String(reflecting: message.text ?? "")): Cairo \(c), Chromium \(h)")
             if wrapped && !shrinkWrap {
                 // CSS `fit-content` makes a wrapped bubble as wide as it may be; Cairo hugs the widest line.
                 let maxBubble = style.maxBubbleWidth(rowWidth: 375)
@@ -130,14 +137,16 @@ extension HTMLBrowserTests {
     /// every other bubble is as wide in both (±2 px). (Heights are not compared here: at 320 px
     /// Chromium does not break a URL after "/" where the layout engine does — a line-breaking
     /// difference, not a width rule.)
-    @Test("one width rule: at 320, 500 and 760 px every bubble is as wide in Chromium as in Cairo (±2 px); a wrapped one is LayoutStyle's maximum",
-          arguments: [320.0, 500.0, 760.0])
+    @Test(
+        "one width rule: at 320, 500 and 760 px every bubble is as wide in Chromium as in Cairo (±2 px); a wrapped one is LayoutStyle's maximum",
+        arguments: [320.0, 500.0, 760.0])
     func widthRule(width: Double) throws {
         let conversation = agreementConversation()
         let (html, cairo, layout, theme) = try bothRenderings("imessage", conversation, width: width)
         let bubbles = layout.rows.compactMap { row in row.bubble.flatMap { $0.emojiOnly ? nil : (row, $0) } }
-        try #require(cairo.count == bubbles.count && html.count == bubbles.count,
-                     "bubbles: Cairo \(cairo.count), Chromium \(html.count), layout \(bubbles.count)")
+        try #require(
+            cairo.count == bubbles.count && html.count == bubbles.count,
+            "bubbles: Cairo \(cairo.count), Chromium \(html.count), layout \(bubbles.count)")
         let maxBubble = theme.layoutStyle.maxBubbleWidth(rowWidth: width)
         var wrappedSeen = 0
         for k in bubbles.indices {
@@ -150,8 +159,9 @@ extension HTMLBrowserTests {
             #expect(Double(c.width) <= maxBubble + 1 && Double(h.width) <= maxBubble + 1, "bubble \(k) at \(width) wider than \(maxBubble)")
             if bubble.text.lines.count > paragraphs && message.images.isEmpty {
                 wrappedSeen += 1
-                #expect(abs(Double(h.width) + edges - maxBubble) <= 2,
-                        "bubble \(k) wraps at \(width): Chromium \(h.width) px + \(edges) edges, the rule says \(maxBubble)")
+                #expect(
+                    abs(Double(h.width) + edges - maxBubble) <= 2,
+                    "bubble \(k) wraps at \(width): Chromium \(h.width) px + \(edges) edges, the rule says \(maxBubble)")
             } else {
                 #expect(abs(c.width - h.width) <= 2, "bubble \(k) at \(width): Cairo \(c), Chromium \(h)")
             }
@@ -176,7 +186,7 @@ private let hostileTexts: [String] = [
     "\u{202E}gpj.exe\u{202C} and \u{202B}rtl embedding \u{2067}isolate",
     "nul\u{0}bell\u{7}esc\u{1B}[31m c1\u{9B}",
     String(repeating: "A", count: 100_000),
-    String(repeating: "<b>x</b>&", count: 11_200),
+    String(repeating: "<b>x</b>&", count: 11_200)
 ]
 
 extension HTMLBrowserTests {
@@ -191,8 +201,9 @@ extension HTMLBrowserTests {
             title: title,
             participants: [Participant(id: "me", name: "Me"), Participant(id: "x", name: evilName)],
             messages: hostileTexts.enumerated().map { i, text in
-                Message(sender: i % 2 == 0 ? "x" : "me", direction: i % 2 == 0 ? .incoming : .outgoing,
-                        date: t0.addingTimeInterval(Double(i) * 400), text: text)
+                Message(
+                    sender: i % 2 == 0 ? "x" : "me", direction: i % 2 == 0 ? .incoming : .outgoing,
+                    date: t0.addingTimeInterval(Double(i) * 400), text: text)
             } + [.system("<script>document.title='pwned'</script>", date: t0.addingTimeInterval(9000))])
         let (theme, folder) = try ThemeLibrary.load("whatsapp")
         var options = HTMLOptions()
@@ -208,8 +219,11 @@ extension HTMLBrowserTests {
         // every "<" starts an element the parser made.
         let tags = dom.split(separator: "<").dropFirst().map { String($0.prefix { $0 != ">" }) }
         let names = Set(tags.map { $0.prefix { !$0.isWhitespace && $0 != "/" }.lowercased() }.filter { !$0.isEmpty })
-        #expect(names.isSubset(of: ["!doctype", "html", "head", "meta", "title", "style", "body", "header", "h1", "p", "bdi",
-                                    "main", "div", "span", "a", "time"]), "unexpected elements: \(names.sorted())")
+        #expect(
+            names.isSubset(of: [
+                "!doctype", "html", "head", "meta", "title", "style", "body", "header", "h1", "p", "bdi",
+                "main", "div", "span", "a", "time"
+            ]), "unexpected elements: \(names.sorted())")
         for tag in tags {
             #expect(tag.range(of: #"\son[a-z]+\s*="#, options: [.regularExpression, .caseInsensitive]) == nil, "event handler in <\(tag.prefix(200))>")
             #expect(!tag.lowercased().contains("javascript:"), "javascript: URL in <\(tag.prefix(200))>")
@@ -265,7 +279,8 @@ extension HTMLBrowserTests {
         options.timeZone = utc
         options.header = false
         let path = dir.appendingPathComponent("dark.html").path
-        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir.path, options: options, pictures: PhotoDecoder()).export(agreementConversation(), to: path)
+        try HTMLExporter(theme: theme, themeFolder: folder, photosFolder: dir.path, options: options, pictures: PhotoDecoder()).export(
+            agreementConversation(), to: path)
         let light = try Chromium.screenshot(path, width: 375, height: 400)
         let dark = try Chromium.screenshot(path, width: 375, height: 400, dark: true)
         let palette = try #require(theme.dark)

@@ -22,11 +22,14 @@ private func chat(_ count: Int, spacing: Double = 60, image: ImageAttachment? = 
     for i in 0..<count {
         let outgoing = i % 3 == 0
         let date = t0.addingTimeInterval(Double(i) * spacing)
-        messages.append(Message(sender: outgoing ? "me" : "ana", direction: outgoing ? .outgoing : .incoming,
-                                date: date, text: "message \(i)", image: i == 1 ? image : nil))
+        messages.append(
+            Message(
+                sender: outgoing ? "me" : "ana", direction: outgoing ? .outgoing : .incoming,
+                date: date, text: "message \(i)", image: i == 1 ? image : nil))
     }
-    return Conversation(title: "Test", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
-                        messages: messages)
+    return Conversation(
+        title: "Test", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
+        messages: messages)
 }
 
 private func exporter(_ theme: String = "imessage", photos: String = "/", _ configure: (inout HTMLOptions) -> Void = { _ in }) throws -> HTMLExporter {
@@ -47,29 +50,32 @@ private func listing(_ dir: URL) -> [String] {
 
 @Suite("HTML export: the text of the pages")
 struct HTMLExportTests {
-    @Test("message text is escaped and sanitised like Pango's input", arguments: [
-        ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
-        ("a & b \"q\" 'x'", "a &amp; b \"q\" 'x'"),
-        ("&lt;b&gt; &#60; &amp", "&amp;lt;b&amp;gt; &amp;#60; &amp;amp"),
-        ("one\r\ntwo\rthree\u{85}four\u{2028}five", "one\ntwo\nthree\nfour\nfive"),
-        ("bell\u{07}nul\u{0}del\u{7F}c1\u{9B}tab\tok", "bellnuldelc1tab\tok"),
-        ("\u{202E}gpj.exe", "\u{202E}gpj.exe"),
-    ])
+    @Test(
+        "message text is escaped and sanitised like Pango's input",
+        arguments: [
+            ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
+            ("a & b \"q\" 'x'", "a &amp; b \"q\" 'x'"),
+            ("&lt;b&gt; &#60; &amp", "&amp;lt;b&amp;gt; &amp;#60; &amp;amp"),
+            ("one\r\ntwo\rthree\u{85}four\u{2028}five", "one\ntwo\nthree\nfour\nfive"),
+            ("bell\u{07}nul\u{0}del\u{7F}c1\u{9B}tab\tok", "bellnuldelc1tab\tok"),
+            ("\u{202E}gpj.exe", "\u{202E}gpj.exe")
+        ])
     func escaping(input: String, expected: String) {
         #expect(escapedText(input) == expected)
     }
 
     @Test("only http(s) URLs become links, always with rel=\"noopener noreferrer\"")
     func links() {
-        #expect(escapedText("see https://a.example/p?x=1&y=2.") ==
-                "see <a href=\"https://a.example/p?x=1&amp;y=2\" rel=\"noopener noreferrer\">https://a.example/p?x=1&amp;y=2</a>.")
-        #expect(escapedText("(http://b.example/w_(x))") ==
-                "(<a href=\"http://b.example/w_(x)\" rel=\"noopener noreferrer\">http://b.example/w_(x)</a>)")
+        #expect(
+            escapedText("see https://a.example/p?x=1&y=2.")
+                == "see <a href=\"https://a.example/p?x=1&amp;y=2\" rel=\"noopener noreferrer\">https://a.example/p?x=1&amp;y=2</a>.")
+        #expect(escapedText("(http://b.example/w_(x))") == "(<a href=\"http://b.example/w_(x)\" rel=\"noopener noreferrer\">http://b.example/w_(x)</a>)")
         #expect(escapedText("javascript:alert(1) data:text/html,x vbscript:x") == "javascript:alert(1) data:text/html,x vbscript:x")
         #expect(escapedText("xhttps://a.example nohttp://") == "xhttps://a.example nohttp://")
         // A quote ends the URL: it can never close the attribute.
-        #expect(escapedText("https://a.example/\"onmouseover=\"x") ==
-                "<a href=\"https://a.example/\" rel=\"noopener noreferrer\">https://a.example/</a>\"onmouseover=\"x")
+        #expect(
+            escapedText("https://a.example/\"onmouseover=\"x")
+                == "<a href=\"https://a.example/\" rel=\"noopener noreferrer\">https://a.example/</a>\"onmouseover=\"x")
         #expect(escapedText("https://a.example", links: false) == "https://a.example")
     }
 
@@ -121,7 +127,9 @@ struct HTMLExportTests {
         let dir = try htmlTempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("g.html").path
-        try exporter("sms", photos: dir.path) { $0.pageSize = .single; $0.assets = .reference }.export(conversation, to: path)
+        try exporter("sms", photos: dir.path) {
+            $0.pageSize = .single; $0.assets = .reference
+        }.export(conversation, to: path)
         let html = try read(path)
         let (theme, _) = try ThemeLibrary.load("sms")
         let layout = try ConversationLayouter(style: theme.layoutStyle, engine: MonospaceTextEngine(), timeZone: utc)
@@ -165,7 +173,10 @@ struct HTMLExportTests {
         let files = try exporter().export(conversation, to: path)
         #expect(files == [path])
         let html = try read(path)
-        #expect(html.contains("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'; font-src data: 'self'; base-uri 'none'; form-action 'none'\">"))
+        #expect(
+            html.contains(
+                "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data: 'self'; style-src 'unsafe-inline'; font-src data: 'self'; base-uri 'none'; form-action 'none'\">"
+            ))
         #expect(!html.lowercased().contains("<script"))
         #expect(!html.lowercased().contains("javascript:"))
         #expect(!html.contains("script-src"))
@@ -189,9 +200,11 @@ struct HTMLExportTests {
     func dark() throws {
         let dir = try htmlTempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        for (theme, dark, media, colour) in [("imessage", nil as Bool?, true, "#262628"), ("whatsapp", nil, true, "#202c33"),
-                                             ("classic", nil, false, "#f4f4f4"), ("imessage", true, false, "#262628"),
-                                             ("imessage", false, false, "#e9e9eb")] {
+        for (theme, dark, media, colour) in [
+            ("imessage", nil as Bool?, true, "#262628"), ("whatsapp", nil, true, "#202c33"),
+            ("classic", nil, false, "#f4f4f4"), ("imessage", true, false, "#262628"),
+            ("imessage", false, false, "#e9e9eb")
+        ] {
             let path = dir.appendingPathComponent("\(theme)-\(String(describing: dark)).html").path
             try exporter(theme) { $0.dark = dark }.export(chat(3), to: path)
             let html = try read(path)
@@ -214,7 +227,8 @@ struct HTMLExportTests {
         for n in 1...3 { #expect(index.contains("<a href=\"chat-00\(n).html\" rel=\"noopener noreferrer\">")) }
         let p1 = try read(files[1]), p2 = try read(files[2]), p3 = try read(files[3])
         #expect(!p1.contains("rel=\"prev") && p1.contains("<a href=\"chat-002.html\" rel=\"next noopener noreferrer\">"))
-        #expect(p2.contains("<a href=\"chat-001.html\" rel=\"prev noopener noreferrer\">")
+        #expect(
+            p2.contains("<a href=\"chat-001.html\" rel=\"prev noopener noreferrer\">")
                 && p2.contains("<a href=\"chat-003.html\" rel=\"next noopener noreferrer\">"))
         #expect(p3.contains("<a href=\"chat-002.html\" rel=\"prev noopener noreferrer\">") && !p3.contains("rel=\"next"))
         for page in [p1, p2, p3] { #expect(page.contains("<a href=\"chat.html\" rel=\"noopener noreferrer\">Index</a>")) }
@@ -253,7 +267,7 @@ struct HTMLExportTests {
     func embeddedPhotos() throws {
         let dir = try htmlTempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let photo = BundledSamples.folder.appendingPathComponent("demo-photo.png").path   // 480×320
+        let photo = BundledSamples.folder.appendingPathComponent("demo-photo.png").path  // 480×320
         let path = dir.appendingPathComponent("p.html").path
         try exporter().export(chat(3, image: ImageAttachment(path: photo, width: 0, height: 0)), to: path)
         let html = try read(path)
@@ -290,9 +304,11 @@ struct HTMLExportTests {
         #expect(!html.contains("base64,iVBORw0KGgo"))
     }
 
-    @Test("a photo that is not an image (../../etc/passwd) is never embedded: a labelled placeholder and a problem; strict: refused, nothing left behind", arguments: [
-        HTMLOptions.Assets.embed, .folder,
-    ])
+    @Test(
+        "a photo that is not an image (../../etc/passwd) is never embedded: a labelled placeholder and a problem; strict: refused, nothing left behind",
+        arguments: [
+            HTMLOptions.Assets.embed, .folder
+        ])
     func notAnImage(assets: HTMLOptions.Assets) throws {
         let dir = try htmlTempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -302,8 +318,10 @@ struct HTMLExportTests {
         let passwd = String(repeating: "../", count: levels) + "etc/passwd"
         let path = dir.appendingPathComponent("chat.html").path
         var report = MediaReport()
-        try exporter(photos: photos.path) { $0.assets = assets; $0.pageSize = .messages(2) }
-            .export(chat(6, image: ImageAttachment(path: passwd, width: 100, height: 100)), to: path, media: &report)
+        try exporter(photos: photos.path) {
+            $0.assets = assets; $0.pageSize = .messages(2)
+        }
+        .export(chat(6, image: ImageAttachment(path: passwd, width: 100, height: 100)), to: path, media: &report)
         #expect(report.problems.map(\.file) == [photos.path + "/" + passwd])
         #expect(report.problems.first?.reason.contains("not an image") == true)
         #expect(report.summary == "1 of 1 attachment could not be read")
@@ -314,8 +332,10 @@ struct HTMLExportTests {
             try? FileManager.default.removeItem(at: dir.appendingPathComponent(file))
         }
         #expect {
-            try exporter(photos: photos.path) { $0.assets = assets; $0.pageSize = .messages(2); $0.strictMedia = true }
-                .export(chat(6, image: ImageAttachment(path: passwd, width: 100, height: 100)), to: path)
+            try exporter(photos: photos.path) {
+                $0.assets = assets; $0.pageSize = .messages(2); $0.strictMedia = true
+            }
+            .export(chat(6, image: ImageAttachment(path: passwd, width: 100, height: 100)), to: path)
         } throws: { error in
             guard case RenderError.unreadableImage(let p, let reason)? = error as? RenderError else { return false }
             return p.hasSuffix("etc/passwd") && reason.contains("not an image") && reason.hasSuffix("(--strict)")
@@ -350,7 +370,9 @@ struct HTMLExportTests {
         #expect(throws: LayoutError.self) { try exporter { $0.pageSize = .messages(0) }.export(chat(3), to: dir.path + "/n.html") }
         let photo = ImageAttachment(path: dir.path + "/no-such.png", width: 0, height: 0)
         #expect(throws: RenderError.unreadableImage(path: dir.path + "/no-such.png", reason: "no such file (--strict)")) {
-            try exporter { $0.pageSize = .messages(1); $0.strictMedia = true }.export(chat(5, image: photo), to: dir.path + "/n.html")
+            try exporter {
+                $0.pageSize = .messages(1); $0.strictMedia = true
+            }.export(chat(5, image: photo), to: dir.path + "/n.html")
         }
         #expect(listing(dir).isEmpty)
     }
@@ -360,8 +382,8 @@ struct HTMLExportTests {
         let css = try exporter("classic").styleSheet()
         #expect(css.contains("--bk-i-image:image-set(url(data:image/png;base64,") && css.contains("border-image:var(--bk-i-image)"))
         #expect(css.contains(") 1x,url(data:image/png;base64,"))
-        #expect(css.contains(") 3x) 13 17 16 24 fill / 13px 17px 16px 24px stretch"))   // incoming
-        #expect(css.contains(") 3x) 13 24 16 17 fill / 13px 24px 16px 17px stretch"))   // outgoing, mirrored
+        #expect(css.contains(") 3x) 13 17 16 24 fill / 13px 17px 16px 24px stretch"))  // incoming
+        #expect(css.contains(") 3x) 13 24 16 17 fill / 13px 24px 16px 17px stretch"))  // outgoing, mirrored
         #expect(!css.contains("scaleX(-1)"))
         let vector = try exporter("imessage").styleSheet()
         #expect(vector.contains("--bk-i-tail-path:path(") && vector.contains("clip-path:var(--bk-i-tail-path)"))
@@ -372,15 +394,19 @@ struct HTMLExportTests {
 
 @Suite("HTML export: paragraph direction")
 struct HTMLDirectionTests {
-    @Test("the last paragraph's first strong character decides", arguments: [
-        ("hello", false), ("مرحبا", true), ("123 שלום", true), ("مرحبا\nhello", false), ("hello\nمرحبا!", true),
-        ("hello\u{2029}  שלום", true), ("😀 ok", false), ("", false), ("!!!", false), ("x\r\n«مرحبا»", true),
-    ])
+    @Test(
+        "the last paragraph's first strong character decides",
+        arguments: [
+            ("hello", false), ("مرحبا", true), ("123 שלום", true), ("مرحبا\nhello", false), ("hello\nمرحبا!", true),
+            ("hello\u{2029}  שלום", true), ("😀 ok", false), ("", false), ("!!!", false), ("x\r\n«مرحبا»", true)
+        ])
     func direction(text: String, rtl: Bool) {
         #expect(ParagraphDirection.lastParagraphIsRightToLeft(text) == rtl)
     }
 
-    @Test("theme.css: comments and line breaks dropped, @mirror sections swapped only when mirrored, the time-inside section only for its themes, every variable it uses written by the sheet")
+    @Test(
+        "theme.css: comments and line breaks dropped, @mirror sections swapped only when mirrored, the time-inside section only for its themes, every variable it uses written by the sheet"
+    )
     func themeTemplate() throws {
         let template = """
             /* a comment */
@@ -394,9 +420,15 @@ struct HTMLDirectionTests {
             /*@end*/
             .q{border-left:1px solid}
             """
-        #expect(HTMLStyleSheet.rules(template, mirrored: false, timeInside: true) == ".a{left:1px;right:2px}.b{margin-left:auto;text-align:right}.z{float:right}.q{border-left:1px solid}")
-        #expect(HTMLStyleSheet.rules(template, mirrored: true, timeInside: true) == ".a{left:1px;right:2px}.b{margin-right:auto;text-align:left}.z{float:left}.q{border-left:1px solid}")
-        #expect(HTMLStyleSheet.rules(template, mirrored: true, timeInside: false) == ".a{left:1px;right:2px}.b{margin-right:auto;text-align:left}.q{border-left:1px solid}")
+        #expect(
+            HTMLStyleSheet.rules(template, mirrored: false, timeInside: true)
+                == ".a{left:1px;right:2px}.b{margin-left:auto;text-align:right}.z{float:right}.q{border-left:1px solid}")
+        #expect(
+            HTMLStyleSheet.rules(template, mirrored: true, timeInside: true)
+                == ".a{left:1px;right:2px}.b{margin-right:auto;text-align:left}.z{float:left}.q{border-left:1px solid}")
+        #expect(
+            HTMLStyleSheet.rules(template, mirrored: true, timeInside: false)
+                == ".a{left:1px;right:2px}.b{margin-right:auto;text-align:left}.q{border-left:1px solid}")
         let whatsapp = try exporter("whatsapp").styleSheet(), imessage = try exporter("imessage").styleSheet()
         #expect(whatsapp.contains(".z{float:right;width:var(--bk-t-w)") && !imessage.contains(".z{"))
         // Every var(--bk-…) the rules use is defined by the sheet itself, in every bundled theme.
@@ -409,7 +441,9 @@ struct HTMLDirectionTests {
         }
     }
 
-    @Test("every message carries its moment in a <time datetime> (UTC, to the second), in every theme: on the bubble where the theme puts times, else shown on hover and focus", arguments: ["imessage", "whatsapp", "sms", "classic"])
+    @Test(
+        "every message carries its moment in a <time datetime> (UTC, to the second), in every theme: on the bubble where the theme puts times, else shown on hover and focus",
+        arguments: ["imessage", "whatsapp", "sms", "classic"])
     func everyMessageHasItsTime(theme: String) throws {
         let dir = try htmlTempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -420,10 +454,15 @@ struct HTMLDirectionTests {
         let html = try read(path)
         let stamps = html.matches(of: #/<time[^>]* datetime="([0-9T:Z-]+)"/#).map { String($0.output.1) }
         let iso = ISO8601DateFormatter()
-        #expect(stamps == conversation.messages.map { iso.string(from: Date(timeIntervalSince1970: $0.date.timeIntervalSince1970.rounded(.down))) },
-                "\(theme): \(stamps.prefix(3))")
+        #expect(
+            stamps == conversation.messages.map { iso.string(from: Date(timeIntervalSince1970: $0.date.timeIntervalSince1970.rounded(.down))) },
+            "\(theme): \(stamps.prefix(3))")
         let css = try exporter(theme).styleSheet()
         // WhatsApp puts the time in the bubble: only the system line has one shown on hover.
-        if theme == "whatsapp" { #expect(html.components(separatedBy: "class=\"tt\"").count == 2) } else { #expect(css.contains(".b:hover>time.tt,.b:focus>time.tt,.b:focus-within>time.tt{display:block}")) }
+        if theme == "whatsapp" {
+            #expect(html.components(separatedBy: "class=\"tt\"").count == 2)
+        } else {
+            #expect(css.contains(".b:hover>time.tt,.b:focus>time.tt,.b:focus-within>time.tt{display:block}"))
+        }
     }
 }

@@ -19,11 +19,14 @@ private func chat(_ count: Int = 60) -> Conversation {
             messages.append(Message(kind: .system, sender: nil, direction: .incoming, date: date, text: "Ana renamed the group"))
             continue
         }
-        messages.append(Message(sender: outgoing ? "me" : "ana", direction: outgoing ? .outgoing : .incoming, date: date,
-                                text: i == 7 ? "<script>alert(\(i))</script> & \"q\"" : "message \(i)", status: outgoing ? .delivered : nil))
+        messages.append(
+            Message(
+                sender: outgoing ? "me" : "ana", direction: outgoing ? .outgoing : .incoming, date: date,
+                text: i == 7 ? "<script>alert(\(i))</script> & \"q\"" : "message \(i)", status: outgoing ? .delivered : nil))
     }
-    return Conversation(title: "Fragments", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
-                        messages: messages)
+    return Conversation(
+        title: "Fragments", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
+        messages: messages)
 }
 
 private func writer(_ c: Conversation, theme: String = "imessage") throws -> HTMLRowWriter {
@@ -45,9 +48,11 @@ private func inside(_ c: Conversation, _ range: Range<Int>, _ w: HTMLRowWriter) 
 
 @Suite("HTML fragments: rows on their own, the pieces pages are built from")
 struct HTMLFragmentTests {
-    @Test("rows written in windows join into exactly the rows written at once, wherever the cuts fall", arguments: [
-        [0, 60], [0, 30, 60], [0, 1, 2, 3, 4, 60], [0, 4, 5, 24, 25, 26, 39, 40, 41, 59, 60], [0, 17, 43, 60],
-    ])
+    @Test(
+        "rows written in windows join into exactly the rows written at once, wherever the cuts fall",
+        arguments: [
+            [0, 60], [0, 30, 60], [0, 1, 2, 3, 4, 60], [0, 4, 5, 24, 25, 26, 39, 40, 41, 59, 60], [0, 17, 43, 60]
+        ])
     func windowsJoin(cuts: [Int]) throws {
         let c = chat()
         let whole = try inside(c, 0..<60, try writer(c))
@@ -99,7 +104,7 @@ struct HTMLFragmentTests {
         #expect(faces.contains("url(data:font/"))
         // The sheet is the exporter's.
         let exported = HTMLExporter(theme: t, themeFolder: folder, photosFolder: "/", options: options, pictures: PhotoDecoder())
-        #expect(try exported.styleSheet() == style.css)   // the theme has no background picture
+        #expect(try exported.styleSheet() == style.css)  // the theme has no background picture
         #expect(style.css.contains("--bk-o-fill:var(--ob)") && style.css.contains(".o::before{background:var(--bk-o-fill)"))
     }
 
@@ -115,7 +120,7 @@ struct HTMLFragmentTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let files = try HTMLExporter(theme: t, themeFolder: folder, photosFolder: "/", options: options, pictures: PhotoDecoder())
             .export(c, to: dir.appendingPathComponent("chat.html").path)
-        #expect(files.count == 4)   // index + 3 pages
+        #expect(files.count == 4)  // index + 3 pages
         let w = try writer(c)
         for (k, start) in [0, 20, 40].enumerated() {
             let page = try String(contentsOfFile: files[k + 1], encoding: .utf8)

@@ -73,15 +73,16 @@ struct AppDatabaseTests {
         let m = r.conversation.messages
         #expect(r.conversation.title == "Family 👪")
         #expect(Set(r.conversation.participants.map(\.name)) == ["Zoë", "Ben", "+15550102000"])
-        #expect(m.map { $0.kind == .system ? "· " + ($0.text ?? "") : "\($0.sender ?? ""): \($0.text ?? "")" } == [
-            "· Ben created group “Family 👪”",
-            "· Ben added +15550102000",
-            "491709876543@s.whatsapp.net: Welcome!",
-            "15550102000@s.whatsapp.net: Thanks all",
-            "me: 👋",
-            "· Ben changed the group name from “Family”",
-            "15550102000@s.whatsapp.net: Back to you",
-        ])
+        #expect(
+            m.map { $0.kind == .system ? "· " + ($0.text ?? "") : "\($0.sender ?? ""): \($0.text ?? "")" } == [
+                "· Ben created group “Family 👪”",
+                "· Ben added +15550102000",
+                "491709876543@s.whatsapp.net: Welcome!",
+                "15550102000@s.whatsapp.net: Thanks all",
+                "me: 👋",
+                "· Ben changed the group name from “Family”",
+                "15550102000@s.whatsapp.net: Back to you"
+            ])
         #expect(m[6].reply?.sender == "me" && m[6].reply?.text == "👋")
         // The last message's sender is a LID (205599342211987@lid) that jid_map ties to Kai's number.
     }
@@ -97,14 +98,18 @@ struct AppDatabaseTests {
         }
         #expect(try Self.load(Self.new + "/msgstore.db", chat: "+49 170 1234567").conversation.title == "Ann Lee")
         var seen: [String] = []
-        try Importer.loadEach(path: Self.new + "/msgstore.db", options: Self.options()) { seen.append("\($0.conversation.title ?? "") \($0.conversation.messages.count)") }
+        try Importer.loadEach(path: Self.new + "/msgstore.db", options: Self.options()) {
+            seen.append("\($0.conversation.title ?? "") \($0.conversation.messages.count)")
+        }
         #expect(seen == ["Ann Lee 15", "Family 👪 7"])
     }
 
     @Test("Streamed as read (how the store imports): the same messages, replies with their quotes, for WhatsApp and Signal")
     func streamed() throws {
-        for (path, chat) in [(Self.new + "/msgstore.db", "Ann Lee"), (Self.new + "/msgstore.db", "Family 👪"),
-                             (Fixtures.path("appdb/whatsapp-legacy/msgstore.db"), "491701234567@s.whatsapp.net"), (Self.signal, "Ann Lee")] {
+        for (path, chat) in [
+            (Self.new + "/msgstore.db", "Ann Lee"), (Self.new + "/msgstore.db", "Family 👪"),
+            (Fixtures.path("appdb/whatsapp-legacy/msgstore.db"), "491701234567@s.whatsapp.net"), (Self.signal, "Ann Lee")
+        ] {
             var got: [Message] = []
             let r = try Importer.load(path: path, options: Self.options(chat: chat), messages: { got.append($0) })
             #expect(r.conversation.messages.isEmpty)
@@ -134,9 +139,11 @@ struct AppDatabaseTests {
     @Test("crypt15 with the 64-digit key or encrypted_backup.key, crypt14 with the key file: the same messages as the database")
     func whatsappBackups() throws {
         let plain = try Self.load(Self.new + "/msgstore.db", chat: "Ann Lee").conversation.messages
-        for (file, key) in [("msgstore.db.crypt15", DecryptionKey.text(Self.whatsappKey)),
-                            ("msgstore.db.crypt15", .file(Self.new + "/encrypted_backup.key")),
-                            ("msgstore.db.crypt14", .file(Self.new + "/key"))] {
+        for (file, key) in [
+            ("msgstore.db.crypt15", DecryptionKey.text(Self.whatsappKey)),
+            ("msgstore.db.crypt15", .file(Self.new + "/encrypted_backup.key")),
+            ("msgstore.db.crypt14", .file(Self.new + "/key"))
+        ] {
             #expect(try Importer.detect(path: Self.new + "/" + file) == .whatsappDatabase)
             let r = try Self.load(Self.new + "/" + file, chat: "Ann Lee", key: key)
             #expect(r.conversation.messages.map(\.text) == plain.map(\.text), "\(file)")
@@ -185,7 +192,9 @@ struct AppDatabaseTests {
         var bytes = 0
         try Inflater.inflate(deflated, displayPath: "x") { bytes += $0.count }
         #expect(bytes == data.count)
-        #expect { try Inflater.inflate(deflated.prefix(deflated.count - 40), displayPath: "cut.db") { _ in } } throws: { "\($0)".contains("cut.db: is truncated") }
+        #expect { try Inflater.inflate(deflated.prefix(deflated.count - 40), displayPath: "cut.db") { _ in } } throws: {
+            "\($0)".contains("cut.db: is truncated")
+        }
     }
 
     /// `data` deflated by the test itself (zlib through the same module the importer uses).
@@ -221,7 +230,9 @@ struct AppDatabaseTests {
         // The sticker, decrypted from stickers.noindex.
         let sticker = try #require(m[8].images.first)
         #expect(sticker.sticker && r.missingMedia == 0)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: sticker.path!)) == Data(contentsOf: URL(fileURLWithPath: Fixtures.path("media/STK-20211014-WA0005.webp"))))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: sticker.path!)) == Data(contentsOf: URL(fileURLWithPath: Fixtures.path("media/STK-20211014-WA0005.webp")))
+        )
         if let folder = r.attachmentsFolder { try? FileManager.default.removeItem(atPath: folder) }
         // The group's messages are only in the write-ahead log.
         let g = try Self.load(Self.signal, chat: "Climbing 🧗").conversation
@@ -266,12 +277,15 @@ struct AppDatabaseTests {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wal)))
         let frames = (bytes.count - 32) / (24 + 4096)
         #expect(frames >= 1 && bytes.count == 32 + frames * (24 + 4096))
-        bytes[32 + (frames - 1) * (24 + 4096) + 24 + 100] ^= 0xFF   // inside the last frame, the commit frame
+        bytes[32 + (frames - 1) * (24 + 4096) + 24 + 100] ^= 0xFF  // inside the last frame, the commit frame
         try Data(bytes).write(to: URL(fileURLWithPath: wal))
         let r = try Self.load(profile, chat: "Ann Lee")
         #expect(r.conversation.messages.count == 9)
-        #expect(r.warnings.contains { $0.path.hasSuffix("db.sqlite-wal") && $0.location == "frame \(frames)" && $0.why.contains("0 frames before it were applied") },
-                "\(r.warnings)")
+        #expect(
+            r.warnings.contains {
+                $0.path.hasSuffix("db.sqlite-wal") && $0.location == "frame \(frames)" && $0.why.contains("0 frames before it were applied")
+            },
+            "\(r.warnings)")
         // The group's messages were only in that commit: none are there.
         #expect { try Self.load(profile, chat: "Climbing 🧗") } throws: { "\($0)".contains("has no conversation") }
     }
@@ -279,13 +293,16 @@ struct AppDatabaseTests {
     @Test("The page cipher's HMAC key: PBKDF2-HMAC-SHA512, salt XOR 0x3A, 2 rounds, as RFC 8018 defines it (checked against Python's hashlib)")
     func pbkdf2() {
         // hashlib.pbkdf2_hmac("sha512", b"password", bytes(c ^ 0x3a for c in b"salt"), 2, 32).hex()
-        #expect(SQLCipher.PageCipher.macKey(rawKey: Array("password".utf8), salt: Array("salt".utf8))
-            .map { String(format: "%02x", $0) }.joined() == "e86c8780ea72bf2692c09e7f576ece3219799bfacd383d02b38b6c8e4ec85d23")
+        #expect(
+            SQLCipher.PageCipher.macKey(rawKey: Array("password".utf8), salt: Array("salt".utf8))
+                .map { String(format: "%02x", $0) }.joined() == "e86c8780ea72bf2692c09e7f576ece3219799bfacd383d02b38b6c8e4ec85d23")
     }
 
     @Test("Signal attachments (version 2): a changed byte fails the MAC; the plaintext is cut to its size")
     func signalAttachment() throws {
-        let file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.signal + "/attachments.noindex/ab/ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12")))
+        let file = [UInt8](
+            try Data(contentsOf: URL(fileURLWithPath: Self.signal + "/attachments.noindex/ab/ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12"))
+        )
         let key = (0..<64).map { UInt8(($0 * 7 + 3) % 256) }
         let photo = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("media/orientation-1.jpg"))))
         #expect(SignalAttachmentCipher.decrypt(file, localKey: key, size: photo.count) == photo)
@@ -344,7 +361,9 @@ struct AppDatabaseTests {
     func signalExportJSON() throws {
         let scratch = ScratchFolder()
         scratch.write("Kai/chat.md", "[2024-03-01 10:00:00] Kai: from markdown\n")
-        let json = scratch.write("Kai/data.json", """
+        let json = scratch.write(
+            "Kai/data.json",
+            """
             {"date": "2024-03-01T10:00:00", "sender": "Kai", "body": "from json", "quote": "", "sticker": null, "reactions": [["Me", "👍"]], "attachments": [], "deleted": false, "call": false, "missed": false}
             {"date": "2024-03-01T10:05:00", "sender": "Me", "body": "", "quote": "", "sticker": null, "reactions": [], "attachments": [], "deleted": false, "call": true, "missed": true}
 
@@ -353,7 +372,9 @@ struct AppDatabaseTests {
         #expect(m.map(\.text) == ["from json", "Missed call"])
         #expect(m[0].reactions.first?.senders == ["me"])
         try Data("{\"date\": \"x\", \"sender\": \"Kai\", \"body\": \"\"}\n".utf8).write(to: URL(fileURLWithPath: json))
-        #expect { try Importer.load(path: scratch.file("Kai"), options: Self.options()) } throws: { "\($0)".contains("data.json: line 1: is not a signal-export message") }
+        #expect { try Importer.load(path: scratch.file("Kai"), options: Self.options()) } throws: {
+            "\($0)".contains("data.json: line 1: is not a signal-export message")
+        }
     }
 }
 
@@ -368,7 +389,7 @@ struct LoadEachEqualsLoadTests {
         let inputs: [(String, DecryptionKey?)] = [
             (Fixtures.path("appdb/whatsapp-new/msgstore.db"), nil), (Fixtures.path("appdb/whatsapp-legacy/msgstore.db"), nil),
             (Fixtures.path("appdb/signal"), nil), (Fixtures.path("imessage/chat.db"), nil), (Fixtures.path("sms/sms-backup.xml"), nil),
-            (Fixtures.path("telegram-account/result.json"), nil), (Fixtures.path("discord"), nil),
+            (Fixtures.path("telegram-account/result.json"), nil), (Fixtures.path("discord"), nil)
         ]
         var edited = 0, compared = 0
         for (path, key) in inputs {
@@ -384,7 +405,9 @@ struct LoadEachEqualsLoadTests {
                 // Photos taken out of the export go into each read's own temporary folder.
                 func named(_ m: Message) -> Message {
                     var m = m
-                    m.images = m.images.map { var i = $0; i.path = i.path.map { ($0 as NSString).lastPathComponent }; return i }
+                    m.images = m.images.map {
+                        var i = $0; i.path = i.path.map { ($0 as NSString).lastPathComponent }; return i
+                    }
                     return m
                 }
                 for (a, b) in zip(one.conversation.messages.map(named), alone.conversation.messages.map(named)) where a != b {

@@ -45,10 +45,11 @@ struct CutFileTests {
         let cases: [(String, String?)] = [
             ("", "unexpected end of file (cut short?), expected a value"), ("{", "unexpected end of file (cut short?), expected a key or '}'"),
             ("{\"a\"", "unexpected end of file (cut short?), expected ':'"), ("{\"a\": 1", "unexpected end of file (cut short?), expected ',' or '}'"),
-            ("[1, tr", "unexpected end of file (cut short?), expected the rest of true"), ("\"ab", "unexpected end of file (cut short?), expected the rest of a string and its closing quote"),
+            ("[1, tr", "unexpected end of file (cut short?), expected the rest of true"),
+            ("\"ab", "unexpected end of file (cut short?), expected the rest of a string and its closing quote"),
             ("[1 2]", "is not valid JSON, expected ',' or ']'"), ("{\"a\": 1,}", "is not valid JSON, expected a key in quotes"),
             ("[1] 2", "is not valid JSON, expected the end of the file after the document"),
-            ("{\"a\": [1, {\"b\": null}], \"c\": \"d\\u00e9\"}", nil),
+            ("{\"a\": [1, {\"b\": null}], \"c\": \"d\\u00e9\"}", nil)
         ]
         for (text, reason) in cases {
             #expect(JSONSyntax.firstProblem(Array(text.utf8))?.reason == reason, "\(text)")
@@ -61,10 +62,14 @@ struct CutFileTests {
         let valid = #"{"format": "bubblekit-conversation", "version": 1, "messages": [{"date": "2021-03-05T13:22:11Z", "text": "hi"}]}"#
         #expect(throws: Never.self) { try ConversationFile.decode(Data(valid.utf8), path: "ok.json") }
         let cases = [
-            (#"{"format": "bubblekit-conversation", "version": 1, "messages": [{"date": "2021-03-05T13:22:11Z", "text": "hi"},"# + "\n]}",
-             "line 2, column 1", "expected a value"),
-            (#"{"format": "bubblekit-conversation", "version": 1,"# + "\n" + #"  "messages": [{"date": "2021-03-05T13:22:11Z", "text": "hi",}]}"#,
-             "line 2, column 62", "expected a key in quotes"),
+            (
+                #"{"format": "bubblekit-conversation", "version": 1, "messages": [{"date": "2021-03-05T13:22:11Z", "text": "hi"},"# + "\n]}",
+                "line 2, column 1", "expected a value"
+            ),
+            (
+                #"{"format": "bubblekit-conversation", "version": 1,"# + "\n" + #"  "messages": [{"date": "2021-03-05T13:22:11Z", "text": "hi",}]}"#,
+                "line 2, column 62", "expected a key in quotes"
+            )
         ]
         for (text, location, expected) in cases {
             do {
@@ -87,27 +92,34 @@ struct CutFileTests {
         let full = try String(contentsOfFile: Fixtures.path("sms/sms-backup.xml"), encoding: .utf8)
         for (k, cut) in Self.cuts(full).enumerated() {
             let path = scratch.write("cut\(k).xml", cut)
-            let error = try #require(importError { () throws(ImportError) in
-                try Importer.load(path: path, format: .smsBackup, options: ImportOptions(chat: "Ann Lee"))
-            }, "cut \(k)")
+            let error = try #require(
+                importError { () throws(ImportError) in
+                    try Importer.load(path: path, format: .smsBackup, options: ImportOptions(chat: "Ann Lee"))
+                }, "cut \(k)")
             #expect(error.reason.hasPrefix("unexpected end of file (cut short?): "), "cut \(k): \(error)")
             #expect(error.reason.hasSuffix("expected the rest of the backup and </smses>"), "cut \(k): \(error)")
             let lines = cut.split(separator: "\n", omittingEmptySubsequences: false).count
-            #expect(error.location?.hasPrefix("line \(lines),") == true || error.location?.hasPrefix("line \(lines + 1),") == true,
-                    "cut \(k): \(error)")
+            #expect(
+                error.location?.hasPrefix("line \(lines),") == true || error.location?.hasPrefix("line \(lines + 1),") == true,
+                "cut \(k): \(error)")
         }
     }
 
-    @Test("WhatsApp cut inside a message's date and time: a warning naming the line (in the middle), an error (at the first line); cut inside a text: nothing can tell")
+    @Test(
+        "WhatsApp cut inside a message's date and time: a warning naming the line (in the middle), an error (at the first line); cut inside a text: nothing can tell"
+    )
     func whatsapp() throws {
         let scratch = ScratchFolder()
         let inHeader = scratch.write("a.txt", "13/06/2020, 09:05 - Ann: Hi\n13/06/2020, 09:0")
         let r = try Importer.load(path: inHeader, format: .whatsapp, options: ImportOptions(me: "Ann", timeZone: zone("UTC")))
         #expect(r.conversation.messages.first?.text == "Hi", "the message before is unchanged")
-        #expect(r.warnings.map(\.description).first?.hasPrefix("\(inHeader): line 2: \"13/06/2020, 09:0\": unexpected end of file (cut short?) inside a message's date and time") == true,
-                "\(r.warnings)")
+        #expect(
+            r.warnings.map(\.description).first?.hasPrefix(
+                "\(inHeader): line 2: \"13/06/2020, 09:0\": unexpected end of file (cut short?) inside a message's date and time") == true,
+            "\(r.warnings)")
         let first = scratch.write("b.txt", "13/06/20")
-        #expect(importError { () throws(ImportError) in try Importer.load(path: first, format: .whatsapp) }?.description
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: first, format: .whatsapp) }?.description
                 == "\(first): line 1: unexpected end of file (cut short?) inside the first message's date and time")
     }
 }

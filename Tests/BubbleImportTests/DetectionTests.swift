@@ -11,7 +11,7 @@ struct DetectionTests {
             ("native.json", .native), ("sms/sms-backup.xml", .smsBackup), ("whatsapp-android-de.txt", .whatsapp),
             ("whatsapp-android-en-ca.txt", .whatsapp), ("whatsapp-android-es.txt", .whatsapp), ("whatsapp-ios/_chat.txt", .whatsapp),
             ("whatsapp-ios", .whatsapp), ("whatsapp-android-us", .whatsapp), ("telegram-account", .telegram),
-            ("telegram-single/result.json", .telegram),
+            ("telegram-single/result.json", .telegram)
         ]
         for (path, format) in expected {
             #expect(try Importer.detect(path: Fixtures.path(path)) == format, "\(path)")
@@ -39,25 +39,31 @@ struct DetectionTests {
     @Test("missing files, empty files, unknown content and unknown folders are errors that say what was expected")
     func unknown() {
         let scratch = ScratchFolder()
-        #expect(importError { () throws(ImportError) in try Importer.load(path: scratch.file("nope.txt"), options: ImportOptions()) }?
-            .reason == "no such file or folder")
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: scratch.file("nope.txt"), options: ImportOptions()) }?
+                .reason == "no such file or folder")
         let empty = scratch.write("empty.txt", "")
-        #expect(importError { () throws(ImportError) in try Importer.load(path: empty, options: ImportOptions()) }?
-            .reason == "is empty; expected a chat export")
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: empty, options: ImportOptions()) }?
+                .reason == "is empty; expected a chat export")
         let binary = scratch.write("x.bin", Data([0x00, 0x01, 0x02, 0xFF]))
-        #expect(importError { () throws(ImportError) in try Importer.load(path: binary, options: ImportOptions()) }?
-            .location == "line 1")
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: binary, options: ImportOptions()) }?
+                .location == "line 1")
         let folder = scratch.file("folder")
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        #expect(importError { () throws(ImportError) in try Importer.load(path: folder, options: ImportOptions()) }?
-            .reason.hasPrefix("is a folder without a chat export") == true)
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: folder, options: ImportOptions()) }?
+                .reason.hasPrefix("is a folder without a chat export") == true)
         let zip = scratch.write("x.zip", Data([0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 18)))
-        #expect(importError { () throws(ImportError) in try Importer.load(path: zip, options: ImportOptions()) }?
-            .reason.hasPrefix("is a zip that holds no chat export") == true)
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: zip, options: ImportOptions()) }?
+                .reason.hasPrefix("is a zip that holds no chat export") == true)
         // Named as WhatsApp backups: an older one is said to be unsupported, a cut one cut.
         let old = scratch.write("msgstore.db.crypt12", Data([0x00, 0x01, 0x02]))
-        #expect(importError { () throws(ImportError) in try Importer.load(path: old, options: ImportOptions()) }?
-            .reason.hasPrefix("is a WhatsApp .crypt12 backup; only crypt14 and crypt15") == true)
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: old, options: ImportOptions()) }?
+                .reason.hasPrefix("is a WhatsApp .crypt12 backup; only crypt14 and crypt15") == true)
         let cut = scratch.write("msgstore.db.crypt15", Data([0x2A, 0x01, 0x0A]))
         let error = importError { () throws(ImportError) in try Importer.load(path: cut, options: ImportOptions()) }
         #expect(error?.location == "header" && error?.reason.contains("cut short or damaged") == true, "\(String(describing: error))")
@@ -66,7 +72,9 @@ struct DetectionTests {
     @Test("native JSON: a key nothing reads is a warning naming it and the key meant (\"sender\" → \"from\", a typo → the word); --strict refuses it")
     func unknownKeys() throws {
         let scratch = ScratchFolder()
-        let file = scratch.write("chat.json", """
+        let file = scratch.write(
+            "chat.json",
+            """
             {"format":"bubblekit-conversation","version":2,"me":"me","colour":"red",
              "participants":[{"id":"ann","name":"Ann","phone":"+1"},{"id":"me","name":"Me"}],
              "messages":[{"sender":"ann","date":"2025-05-24T10:00:00Z","text":"hi"},
@@ -75,8 +83,9 @@ struct DetectionTests {
             """)
         let r = try Importer.load(path: file, options: ImportOptions())
         let said = r.warnings.map(\.description)
-        #expect(said.contains { $0.contains("messages[0]") && $0.contains("\"sender\"") && $0.contains("in 2 objects") && $0.contains("did you mean \"from\"") },
-                "\(said)")
+        #expect(
+            said.contains { $0.contains("messages[0]") && $0.contains("\"sender\"") && $0.contains("in 2 objects") && $0.contains("did you mean \"from\"") },
+            "\(said)")
         #expect(said.contains { $0.contains("messages[1]") && $0.contains("\"tetx\"") && $0.contains("did you mean \"text\"") })
         #expect(said.contains { $0.contains("\"Direction\"") && $0.contains("did you mean \"direction\"") })
         #expect(said.contains { $0.contains("\"mood\"") && $0.contains("it is left out") })
@@ -90,7 +99,9 @@ struct DetectionTests {
         let refused = importError { () throws(ImportError) in try Importer.load(path: file, options: strict) }
         #expect(refused?.location == "top level" && refused?.reason.contains("--strict") == true, "\(String(describing: refused))")
         // A file with only known keys says nothing.
-        let clean = scratch.write("clean.json", """
+        let clean = scratch.write(
+            "clean.json",
+            """
             {"format":"bubblekit-conversation","version":2,"participants":[{"id":"ann","name":"Ann"}],
              "messages":[{"from":"ann","date":"2025-05-24T10:00:00Z","text":"hi","reactions":[{"emoji":"👍","count":1}]}]}
             """)
@@ -144,7 +155,10 @@ struct ExportReaderTableTests {
         let other = scratch.write("other.json", #"{"title": "x", "messages": []}"#)
         #expect(try Importer.detect(path: other) == .native)
         // A thread of a Meta download names itself; "bubblekit-conversation" inside a message does not make it native.
-        let thread = scratch.write("message_1.json", #"{"participants": [{"name": "Ann"}], "messages": [{"sender_name": "Ann", "timestamp_ms": 1, "content": "bubblekit-conversation"}], "title": "Ann", "thread_path": "inbox/ann_1"}"#)
+        let thread = scratch.write(
+            "message_1.json",
+            #"{"participants": [{"name": "Ann"}], "messages": [{"sender_name": "Ann", "timestamp_ms": 1, "content": "bubblekit-conversation"}], "title": "Ann", "thread_path": "inbox/ann_1"}"#
+        )
         #expect(try Importer.detect(path: thread) == .messenger)
         // Bytes that are not UTF-8 after "{" are nobody's sure answer: native is tried and says what is wrong.
         let binary = scratch.write("odd.json", Data([0x7B, 0xFF, 0xFE, 0x00, 0xC3]))

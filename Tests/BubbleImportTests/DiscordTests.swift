@@ -13,15 +13,17 @@ struct DiscordTests {
     static func parse(_ text: String, _ mentions: [String: String] = [:]) -> String {
         let (out, spans) = DiscordMarkdown.parse(text, mentions: mentions)
         let bytes = Array(out.utf8)
-        return out + spans.map { s in
-            " [\(s.style.rawValue):" + String(decoding: bytes[s.range], as: UTF8.self) + (s.url.map { "→" + $0 } ?? "") + "]"
-        }.joined()
+        return out
+            + spans.map { s in
+                " [\(s.style.rawValue):" + String(decoding: bytes[s.range], as: UTF8.self) + (s.url.map { "→" + $0 } ?? "") + "]"
+            }.joined()
     }
 
     @Test("markdown: the app's markers into spans; unclosed markers, snake_case and escapes stay text; references resolved")
     func markdown() {
         #expect(Self.parse("plain text") == "plain text")
-        #expect(Self.parse("**b** *i* _i_ __u__ ~~s~~ ||x|| `c`") == "b i i u s x c [bold:b] [italic:i] [italic:i] [underline:u] [strike:s] [spoiler:x] [code:c]")
+        #expect(
+            Self.parse("**b** *i* _i_ __u__ ~~s~~ ||x|| `c`") == "b i i u s x c [bold:b] [italic:i] [italic:i] [underline:u] [strike:s] [spoiler:x] [code:c]")
         #expect(Self.parse("***both***") == "both [bold:both] [italic:both]")
         #expect(Self.parse("**bold *and italic***") == "bold and italic [bold:bold and italic] [italic:and italic]")
         // As the app: `*` needs no word boundary (2*3*4 shows 3 in italics), `_` does.
@@ -33,7 +35,8 @@ struct DiscordTests {
         #expect(Self.parse("> first\nsecond") == "first\nsecond [quote:first]")
         #expect(Self.parse(">>> all\nof it") == "all\nof it [quote:all\nof it]")
         #expect(Self.parse("see [the docs](https://example.org/d) now") == "see the docs now [link:the docs→https://example.org/d]")
-        #expect(Self.parse("hi <@42> in <#7> <:party:99> <https://x.org>", ["42": "Ann"])
+        #expect(
+            Self.parse("hi <@42> in <#7> <:party:99> <https://x.org>", ["42": "Ann"])
                 == "hi @Ann in #channel :party: https://x.org [mention:@Ann→42] [mention:#channel] [link:https://x.org→https://x.org]")
         #expect(Self.parse("at <t:1600000000:f>") == "at 2020-09-13 12:26 UTC")
         #expect(DiscordMarkdown.parse("at <t:1600000000:f>", timeZone: zone("Europe/Berlin")).text == "at 2020-09-13 14:26")
@@ -74,7 +77,8 @@ struct DiscordTests {
         #expect(m[1].edited == Date(timeIntervalSince1970: 1_709_238_300.123))
         #expect(m[1].reactions == [Reaction(emoji: "❤️", count: 2)])
         #expect(m[2].images == [ImageAttachment(path: Self.files + "/orientation-1-9A1B.jpg", width: 0, height: 0, name: "orientation-1.jpg")])
-        #expect(m[2].attachment?.kind == .document && m[2].attachment?.fileName == "notes.pdf" && m[2].attachment?.path == nil
+        #expect(
+            m[2].attachment?.kind == .document && m[2].attachment?.fileName == "notes.pdf" && m[2].attachment?.path == nil
                 && m[2].attachment?.byteSize == 5555)
         #expect(r.missingMedia == 1)
         #expect(r.warnings.contains { $0.location == "messages[2].attachments" && $0.why.contains("never fetched") })
@@ -115,11 +119,13 @@ struct DiscordTests {
     @Test("detection: DiscordChatExporter writes guild first; a Telegram chat that says \"guild\" and \"channel\" stays Telegram")
     func detection() throws {
         let scratch = ScratchFolder()
-        let telegram = scratch.write("result.json", """
-        {"name": "Ann", "type": "personal_chat", "id": 1, "messages": [
-          {"id": 1, "type": "message", "date": "2024-01-01T10:00:00", "date_unixtime": "1704103200", "from": "Ann", "from_id": "user1", "text": "guild"},
-          {"id": 2, "type": "message", "date": "2024-01-01T10:01:00", "date_unixtime": "1704103260", "from": "Ann", "from_id": "user1", "text": "channel"}]}
-        """)
+        let telegram = scratch.write(
+            "result.json",
+            """
+            {"name": "Ann", "type": "personal_chat", "id": 1, "messages": [
+              {"id": 1, "type": "message", "date": "2024-01-01T10:00:00", "date_unixtime": "1704103200", "from": "Ann", "from_id": "user1", "text": "guild"},
+              {"id": 2, "type": "message", "date": "2024-01-01T10:01:00", "date_unixtime": "1704103260", "from": "Ann", "from_id": "user1", "text": "channel"}]}
+            """)
         #expect(try Importer.detect(path: telegram) == .telegram)
         #expect(FormatDetector.isDiscord("\u{FEFF}\n{\n  \"guild\": {}, \"channel\": {}}"))
         #expect(!FormatDetector.isDiscord("{\"name\": \"guild\", \"channel\": 1}"))
@@ -134,14 +140,16 @@ struct DiscordTests {
         #expect(try Importer.load(path: Self.folder, options: ImportOptions(chat: "1002")).conversation.title == "Weekend")
         var titles: [String] = []
         try Importer.loadEach(path: Self.folder) { titles.append($0.conversation.title ?? "") }
-        #expect(titles == ["Weekend", "ann", "#general · Hikers"])   // by file name
+        #expect(titles == ["Weekend", "ann", "#general · Hikers"])  // by file name
     }
 
     @Test("damaged files: cut short at four places, a wrong type — one error naming the file and place")
     func damaged() throws {
         try CutFileTests.expectCutJSON(Self.dm, format: .discord)
         let scratch = ScratchFolder()
-        let wrong = scratch.write("c.json", "{\"guild\": {}, \"channel\": {\"id\": \"1\"}, \"messages\": [{\"id\": \"1\", \"timestamp\": \"2020-01-01T00:00:00Z\", \"reactions\": 5}]}")
+        let wrong = scratch.write(
+            "c.json",
+            "{\"guild\": {}, \"channel\": {\"id\": \"1\"}, \"messages\": [{\"id\": \"1\", \"timestamp\": \"2020-01-01T00:00:00Z\", \"reactions\": 5}]}")
         let e = try #require(importError { () throws(ImportError) in try Importer.load(path: wrong) })
         #expect(e.description == "\(wrong): messages[0].reactions: has the wrong type; expected an array")
         let bad = scratch.write("d.json", "{\"guild\": {}, \"channel\": {}, \"messages\": [{\"id\": \"1\", \"timestamp\": \"yesterday\", \"content\": \"x\"}]}")

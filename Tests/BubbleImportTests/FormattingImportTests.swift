@@ -13,39 +13,45 @@ private func read(_ markup: String) -> (String, [String]) {
 
 @Suite("Formatting read from exports: WhatsApp markup, Telegram entities, iMessage attributes")
 struct FormattingImportTests {
-    @Test("WhatsApp markup becomes spans, its markers removed", arguments: [
-        ("Look at *this*", "Look at this", ["bold:this"]),
-        ("_so_ ~wrong~ *really*", "so wrong really", ["italic:so", "strike:wrong", "bold:really"]),
-        ("run `make test` now", "run make test now", ["code:make test"]),
-        ("```let x = *1*\nprint(x)```", "let x = *1*\nprint(x)", ["pre:let x = *1*\nprint(x)"]),
-        ("> the original\nmy answer", "the original\nmy answer", ["quote:the original"]),
-        ("*_both_*", "both", ["bold:both", "italic:both"]),
-        ("*bold*, then _it_.", "bold, then it.", ["bold:bold", "italic:it"]),
-        ("(*a*)", "(a)", ["bold:a"]),
-        ("Ünïcödé *wörds* ok", "Ünïcödé wörds ok", ["bold:wörds"]),
-    ])
+    @Test(
+        "WhatsApp markup becomes spans, its markers removed",
+        arguments: [
+            ("Look at *this*", "Look at this", ["bold:this"]),
+            ("_so_ ~wrong~ *really*", "so wrong really", ["italic:so", "strike:wrong", "bold:really"]),
+            ("run `make test` now", "run make test now", ["code:make test"]),
+            ("```let x = *1*\nprint(x)```", "let x = *1*\nprint(x)", ["pre:let x = *1*\nprint(x)"]),
+            ("> the original\nmy answer", "the original\nmy answer", ["quote:the original"]),
+            ("*_both_*", "both", ["bold:both", "italic:both"]),
+            ("*bold*, then _it_.", "bold, then it.", ["bold:bold", "italic:it"]),
+            ("(*a*)", "(a)", ["bold:a"]),
+            ("Ünïcödé *wörds* ok", "Ünïcödé wörds ok", ["bold:wörds"])
+        ])
     func whatsAppMarkup(_ markup: String, _ text: String, _ spans: [String]) {
         let (t, s) = read(markup)
         #expect(t == text)
         #expect(s.sorted() == spans.sorted())
     }
 
-    @Test("WhatsApp's false positives stay literal", arguments: [
-        "2*3*4 = 24", "snake_case_name and other_name", "cd ~/path and ~/other", "see https://example.com/_private_/x?a_b=1",
-        "a * b * c", "* first item\n* second item", "- dash item", "1. numbered", "*not closed", "* spaced *",
-        "mail me at first_last@example.com",
-        "a_b_", "price*", "**", "_ _", "x~y~z",
-    ])
+    @Test(
+        "WhatsApp's false positives stay literal",
+        arguments: [
+            "2*3*4 = 24", "snake_case_name and other_name", "cd ~/path and ~/other", "see https://example.com/_private_/x?a_b=1",
+            "a * b * c", "* first item\n* second item", "- dash item", "1. numbered", "*not closed", "* spaced *",
+            "mail me at first_last@example.com",
+            "a_b_", "price*", "**", "_ _", "x~y~z"
+        ])
     func falsePositives(_ markup: String) {
         let (t, s) = read(markup)
         #expect(t == markup)
         #expect(s.isEmpty)
     }
 
-    @Test("format puts the markers back: parse(format(text, spans)) is the same text and spans", arguments: [
-        "Look at *this*", "_so_ ~wrong~ *really*", "run `make test` now", "```let x = *1*\nprint(x)```", "> the original\nmy answer",
-        "*_both_*", "*bold*, then _it_.", "plain text",
-    ])
+    @Test(
+        "format puts the markers back: parse(format(text, spans)) is the same text and spans",
+        arguments: [
+            "Look at *this*", "_so_ ~wrong~ *really*", "run `make test` now", "```let x = *1*\nprint(x)```", "> the original\nmy answer",
+            "*_both_*", "*bold*, then _it_.", "plain text"
+        ])
     func formatRoundTrip(_ markup: String) {
         let (text, spans) = ChatMarkup.parse(markup)
         #expect(ChatMarkup.format(text, spans: spans) == markup)
@@ -79,7 +85,9 @@ struct FormattingImportTests {
     @Test("a WhatsApp chat: spans, the edited marker as `edited` (the message's own time), system lines untouched")
     func whatsAppChat() throws {
         let scratch = ScratchFolder()
-        let path = scratch.write("chat.txt", """
+        let path = scratch.write(
+            "chat.txt",
+            """
             12/24/19, 11:23 - Ann: Did you see *this*?
             12/24/19, 11:24 - Ben: _yes_ and `code`
             > quoted
@@ -90,8 +98,11 @@ struct FormattingImportTests {
             """)
         let r = try Importer.load(path: path, options: ImportOptions(me: "Ben", timeZone: zone("UTC")))
         let m = r.conversation.messages
-        #expect(m.map(\.text) == ["Did you see this?", "yes and code\nquoted", "See you at 8", "Ann changed the subject to \"*party*\"",
-                                  "2*3*4 snake_case"])
+        #expect(
+            m.map(\.text) == [
+                "Did you see this?", "yes and code\nquoted", "See you at 8", "Ann changed the subject to \"*party*\"",
+                "2*3*4 snake_case"
+            ])
         #expect(m[0].spans == [TextSpan(.bold, 12..<16)])
         #expect(m[1].spans == [TextSpan(.italic, 0..<3), TextSpan(.code, 8..<12), TextSpan(.quote, 13..<19)])
         #expect(m[2].edited == m[2].date)
@@ -103,7 +114,9 @@ struct FormattingImportTests {
     @Test("Telegram entities: every formatting type, links with targets, mentions; edited, forwarded, poll answers")
     func telegram() throws {
         let scratch = ScratchFolder()
-        let path = scratch.write("result.json", #"""
+        let path = scratch.write(
+            "result.json",
+            #"""
             {"name": "Mira", "type": "personal_chat", "id": 1, "messages": [
              {"id": 1, "type": "message", "date": "2021-03-05T14:22:11", "date_unixtime": "1614950531", "from": "Mira", "from_id": "user1",
               "edited": "2021-03-05T14:30:00", "edited_unixtime": "1614951000", "forwarded_from": "Leo",
@@ -127,11 +140,14 @@ struct FormattingImportTests {
         #expect(text == "Plain bold it u s c() p secret q here example.org @leo Leo #tag 🙂")
         let bytes = Array(text.utf8)
         let shown = m[0].spans.map { "\($0.style.rawValue):" + String(decoding: bytes[$0.range], as: UTF8.self) + ($0.url.map { "→" + $0 } ?? "") }
-        #expect(shown == ["bold:bold", "italic:it", "underline:u", "strike:s", "code:c()", "pre:p", "spoiler:secret", "quote:q",
-                          "link:here→https://example.com/x", "link:example.org→https://example.org", "mention:@leo", "mention:Leo→42"])
+        #expect(
+            shown == [
+                "bold:bold", "italic:it", "underline:u", "strike:s", "code:c()", "pre:p", "spoiler:secret", "quote:q",
+                "link:here→https://example.com/x", "link:example.org→https://example.org", "mention:@leo", "mention:Leo→42"
+            ])
         #expect(m[0].edited == Date(timeIntervalSince1970: 1_614_951_000))
         #expect(m[0].forwardedFrom == "Leo")
-        #expect(m[1].forwardedFrom == "")   // forwarded, the author hidden
+        #expect(m[1].forwardedFrom == "")  // forwarded, the author hidden
         #expect(m[1].attachment?.kind == .poll)
         #expect(m[1].attachment?.answers == [PollAnswer(text: "Pizza", votes: 3, chosen: true), PollAnswer(text: "Sushi", votes: 1)])
         #expect(m[1].attachment?.voters == 4)
@@ -143,17 +159,22 @@ struct FormattingImportTests {
         // "😀 Bold and italic link @Ann": the emoji counts 2 UTF-16 units and 4 UTF-8 bytes.
         let text = "😀 Bold and italic link @Ann"
         var w = TypedStreamWriter()
-        let blob = w.attributedString(text, runs: [
-            (1, 3, []), (2, 4, [("__kIMTextBoldAttributeName", .number)]), (1, 5, []),
-            (3, 6, [("__kIMTextItalicAttributeName", .number), ("__kIMTextUnderlineAttributeName", .number)]), (1, 1, []),
-            (4, 4, [("__kIMLinkAttributeName", .url("https://example.com/l"))]), (1, 1, []),
-            (5, 4, [("__kIMMentionConfirmedMention", .string("ann@example.com")), ("__kIMTextStrikethroughAttributeName", .number)]),
-        ])
+        let blob = w.attributedString(
+            text,
+            runs: [
+                (1, 3, []), (2, 4, [("__kIMTextBoldAttributeName", .number)]), (1, 5, []),
+                (3, 6, [("__kIMTextItalicAttributeName", .number), ("__kIMTextUnderlineAttributeName", .number)]), (1, 1, []),
+                (4, 4, [("__kIMLinkAttributeName", .url("https://example.com/l"))]), (1, 1, []),
+                (5, 4, [("__kIMMentionConfirmedMention", .string("ann@example.com")), ("__kIMTextStrikethroughAttributeName", .number)])
+            ])
         let spans = IMessageImporter.attributedBodySpans(blob, text: text)
         let bytes = Array(text.utf8)
         let shown = spans.map { "\($0.style.rawValue):" + String(decoding: bytes[$0.range], as: UTF8.self) + ($0.url.map { "→" + $0 } ?? "") }
-        #expect(shown == ["bold:Bold", "italic:italic", "underline:italic", "link:link→https://example.com/l",
-                          "mention:@Ann→ann@example.com", "strike:@Ann"])
+        #expect(
+            shown == [
+                "bold:Bold", "italic:italic", "underline:italic", "link:link→https://example.com/l",
+                "mention:@Ann→ann@example.com", "strike:@Ann"
+            ])
         // The plain reader finds the same text in it.
         #expect(IMessageImporter.attributedBodyText(Data(blob)) == text)
         // Damaged archives give no spans, never a crash; nor does one nesting objects 50,000 deep.
@@ -172,8 +193,9 @@ struct FormattingImportTests {
         let blob = w.attributedString("Count me in", runs: [(1, 6, []), (2, 2, [("__kIMTextBoldAttributeName", .number)]), (1, 3, [])])
         let queue = try DatabaseQueue(path: db.path)
         try queue.write { d in
-            try d.execute(sql: "UPDATE message SET text = NULL, attributedBody = ?, date_edited = ? WHERE ROWID = 10",
-                          arguments: [Data(blob), ChatDatabase.nanoseconds(1100)])
+            try d.execute(
+                sql: "UPDATE message SET text = NULL, attributedBody = ?, date_edited = ? WHERE ROWID = 10",
+                arguments: [Data(blob), ChatDatabase.nanoseconds(1100)])
         }
         let r = try Importer.load(path: db.path, options: ImportOptions(me: "Leo", chat: "weekend plans", homeFolder: db.home))
         let m = try #require(r.conversation.messages.last)

@@ -14,8 +14,9 @@ struct IPhoneBackupTests {
     /// A backup of the sample phone in a new folder.
     static func backup(encrypted: Bool, rounds: Int = 10_000_000) throws -> ScratchFolder {
         let folder = ScratchFolder()
-        try IPhoneSample.write(to: folder.file("00008110-001A2B3C4D5E6F70"), photo: try Data(contentsOf: URL(fileURLWithPath: photo)),
-                               password: encrypted ? password : nil, rounds: rounds)
+        try IPhoneSample.write(
+            to: folder.file("00008110-001A2B3C4D5E6F70"), photo: try Data(contentsOf: URL(fileURLWithPath: photo)),
+            password: encrypted ? password : nil, rounds: rounds)
         return folder
     }
 
@@ -35,8 +36,9 @@ struct IPhoneBackupTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("bubblekit-iphone-\(getpid())-") }
     }
 
-    @Test("encrypted (10,000,000 rounds) and not, the same phone: five conversations, sides, names from the phone's own address book, the photo, a tapback as a reaction, a thread reply quoted, an edit marked; WhatsApp's 1:1 and group with a caption and push names; no status updates",
-          arguments: [false, true])
+    @Test(
+        "encrypted (10,000,000 rounds) and not, the same phone: five conversations, sides, names from the phone's own address book, the photo, a tapback as a reaction, a thread reply quoted, an edit marked; WhatsApp's 1:1 and group with a caption and push names; no status updates",
+        arguments: [false, true])
     func wholePhone(encrypted: Bool) throws {
         let folder = try Self.backup(encrypted: encrypted)
         let path = folder.file("00008110-001A2B3C4D5E6F70")
@@ -49,7 +51,8 @@ struct IPhoneBackupTests {
         #expect(ann.messages.map(\.direction) == [.incoming, .outgoing, .incoming, .incoming])
         #expect(ann.participants.first { $0.id != "me" }?.name == "Ann Lee", "named from the phone's address book (07700 900123 read in GB)")
         let photo = try #require(ann.messages[2].images.first)
-        #expect(FileManager.default.contents(atPath: photo.path ?? "") == (try Data(contentsOf: URL(fileURLWithPath: Self.photo))), "the photo, decrypted whole")
+        #expect(
+            FileManager.default.contents(atPath: photo.path ?? "") == (try Data(contentsOf: URL(fileURLWithPath: Self.photo))), "the photo, decrypted whole")
         #expect(ann.messages[2].reactions.map(\.emoji) == ["❤️"] && ann.messages[2].reactions.first?.senders == ["me"])
         #expect(ann.messages[3].reply?.text == "Are we still on for Saturday?", "the thread reply quotes its original")
         #expect(ann.messages[1].edited != nil && ann.messages[0].edited == nil)
@@ -76,8 +79,10 @@ struct IPhoneBackupTests {
     func wrongPassword() throws {
         let folder = try Self.backup(encrypted: true, rounds: 1_000)
         let path = folder.file("00008110-001A2B3C4D5E6F70")
-        for (password, says) in [("Correct horse battery staple", "the password is not this backup's"), ("", "the password is not this backup's"),
-                                 ("correct horse battery staple\n", "the password is not this backup's")] as [(String?, String)] + [(nil, "give its password")] {
+        for (password, says) in [
+            ("Correct horse battery staple", "the password is not this backup's"), ("", "the password is not this backup's"),
+            ("correct horse battery staple\n", "the password is not this backup's")
+        ] as [(String?, String)] + [(nil, "give its password")] {
             let out = Box()
             var options = ImportOptions()
             options.password = password
@@ -89,14 +94,17 @@ struct IPhoneBackupTests {
         #expect(Self.leftovers().isEmpty, "\(Self.leftovers())")
         // A keybag cut short names where.
         let plistPath = path + "/Manifest.plist"
-        var plist = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: plistPath)), format: nil) as? [String: Any])
+        var plist = try #require(
+            try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: plistPath)), format: nil) as? [String: Any])
         plist["BackupKeyBag"] = (plist["BackupKeyBag"] as! Data).prefix(30)
         try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0).write(to: URL(fileURLWithPath: plistPath))
         #expect { try Self.read(path, password: Self.password) } throws: { ($0 as? ImportError)?.description.contains("BackupKeyBag") == true }
         #expect(Self.leftovers().isEmpty)
     }
 
-    @Test("a file the manifest names under another fileID, or one missing from the backup, is an error naming it; one chat with `chat`; none named is an error saying so")
+    @Test(
+        "a file the manifest names under another fileID, or one missing from the backup, is an error naming it; one chat with `chat`; none named is an error saying so"
+    )
     func damagedAndOne() throws {
         let folder = try Self.backup(encrypted: false)
         let path = folder.file("00008110-001A2B3C4D5E6F70")
@@ -107,7 +115,9 @@ struct IPhoneBackupTests {
         options.chat = nil
         #expect { try Importer.load(path: path, options: options) } throws: { ($0 as? ImportError)?.description.contains("--all") == true }
         options.chat = "Nobody"
-        #expect { try Importer.load(path: path, options: options) } throws: { ($0 as? ImportError)?.description.contains("no conversation named \"Nobody\"") == true }
+        #expect { try Importer.load(path: path, options: options) } throws: {
+            ($0 as? ImportError)?.description.contains("no conversation named \"Nobody\"") == true
+        }
         // The WhatsApp database's file gone from the backup.
         let id = IPhoneBackupMaker.fileID(IPhoneSample.whatsAppDomain, "ChatStorage.sqlite")
         try FileManager.default.removeItem(atPath: path + "/" + id.prefix(2) + "/" + id)
@@ -117,8 +127,9 @@ struct IPhoneBackupTests {
         }
     }
 
-    @Test("an independent reader agrees: iphone_backup_decrypt (PyPI, in a venv of the test's) opens the generated encrypted backup and gets the same sms.db and photo bytes",
-          .enabled(if: ProcessInfo.processInfo.environment["BUBBLEKIT_OFFLINE"] == nil))
+    @Test(
+        "an independent reader agrees: iphone_backup_decrypt (PyPI, in a venv of the test's) opens the generated encrypted backup and gets the same sms.db and photo bytes",
+        .enabled(if: ProcessInfo.processInfo.environment["BUBBLEKIT_OFFLINE"] == nil))
     func independentReader() throws {
         let folder = try Self.backup(encrypted: true)
         let path = folder.file("00008110-001A2B3C4D5E6F70")

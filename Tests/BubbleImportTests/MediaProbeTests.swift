@@ -10,9 +10,12 @@ import Testing
 struct MediaProbeTests {
     static func media(_ name: String) -> String { Fixtures.path("media/" + name) }
 
-    @Test("durations read from the headers: MP4 mvhd, 3GP, WebM, Ogg Opus granule minus pre-skip, AMR frames, MP3",
-          arguments: [("VID-20211014-WA0003.mp4", "video/mp4", 2.5), ("video.3gp", "video/3gpp", 1.5), ("clip.webm", "video/webm", 1.8),
-                      ("PTT-20211014-WA0004.opus", "audio/ogg", 3.2), ("voice.amr", "audio/amr", 2.0), ("song.mp3", "audio/mpeg", 4.0)])
+    @Test(
+        "durations read from the headers: MP4 mvhd, 3GP, WebM, Ogg Opus granule minus pre-skip, AMR frames, MP3",
+        arguments: [
+            ("VID-20211014-WA0003.mp4", "video/mp4", 2.5), ("video.3gp", "video/3gpp", 1.5), ("clip.webm", "video/webm", 1.8),
+            ("PTT-20211014-WA0004.opus", "audio/ogg", 3.2), ("voice.amr", "audio/amr", 2.0), ("song.mp3", "audio/mpeg", 4.0)
+        ])
     func durations(_ name: String, _ mime: String, _ seconds: Double) throws {
         let facts = MediaProbe.probe(path: Self.media(name))
         #expect(facts.mimeType == mime)
@@ -47,7 +50,9 @@ struct MediaProbeTests {
         #expect(MediaProbe.probe(path: "/no/such/file").byteSize == nil)
         #expect(MediaProbe.mimeType(Array("ID3".utf8)) == "audio/mpeg")
     }
-    @Test("a picture cut short is found from its structure (PNG chunks to IEND, JPEG end marker after the scan, GIF trailer, WebP size); whole ones, and a JPEG with data after its end (motion photos), are not")
+    @Test(
+        "a picture cut short is found from its structure (PNG chunks to IEND, JPEG end marker after the scan, GIF trailer, WebP size); whole ones, and a JPEG with data after its end (motion photos), are not"
+    )
     func incompleteness() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-cut-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -65,8 +70,9 @@ struct MediaProbeTests {
             let n = UInt32(data.count)
             return [UInt8(n >> 24), UInt8(n >> 16 & 255), UInt8(n >> 8 & 255), UInt8(n & 255)] + Array(type.utf8) + data + [0, 0, 0, 0]
         }
-        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", Array(repeating: 1, count: 13))
-                       + chunk("IDAT", Array(repeating: 7, count: 400)) + chunk("IDAT", Array(repeating: 9, count: 400)) + chunk("IEND", []))
+        let png = Data(
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", Array(repeating: 1, count: 13))
+                + chunk("IDAT", Array(repeating: 7, count: 400)) + chunk("IDAT", Array(repeating: 9, count: 400)) + chunk("IEND", []))
 
         for (name, whole) in [("a.jpg", jpeg), ("a.gif", gif), ("a.webp", webp), ("a.png", png)] {
             #expect(MediaProbe.incompleteness(path: try file(name, whole)) == nil, "\(name) is whole")

@@ -43,22 +43,28 @@ struct MetaTests {
         #expect(c.messages.map(\.date) == (0...9).map { Self.at(Double($0)) })
         let expected: [Message] = [
             Message(sender: "Ann Lee", direction: .incoming, date: Self.at(0), text: "Hi Zoë!"),
-            Message(sender: "Zoë Martin", direction: .outgoing, date: Self.at(1),
-                    image: ImageAttachment(path: Fixtures.path("meta-facebook/your_activity_across_facebook/messages/stickers_used/sticker.webp"),
-                                           width: 0, height: 0, name: "sticker.webp", sticker: true)),
+            Message(
+                sender: "Zoë Martin", direction: .outgoing, date: Self.at(1),
+                image: ImageAttachment(
+                    path: Fixtures.path("meta-facebook/your_activity_across_facebook/messages/stickers_used/sticker.webp"),
+                    width: 0, height: 0, name: "sticker.webp", sticker: true)),
             // "Zoë Martin sent an attachment." is said by the attachment itself.
-            Message(sender: "Zoë Martin", direction: .outgoing, date: Self.at(2),
-                    attachment: MediaAttachment.described(kind: .document, fileName: "Trip plan.pdf", path: media + "/files/Trip plan.pdf")),
-            Message(sender: "Ann Lee", direction: .incoming, date: Self.at(3),
-                    attachment: MediaAttachment.described(kind: .voice, fileName: "PTT-20211014-WA0004.opus", path: media + "/audio/PTT-20211014-WA0004.opus")),
+            Message(
+                sender: "Zoë Martin", direction: .outgoing, date: Self.at(2),
+                attachment: MediaAttachment.described(kind: .document, fileName: "Trip plan.pdf", path: media + "/files/Trip plan.pdf")),
+            Message(
+                sender: "Ann Lee", direction: .incoming, date: Self.at(3),
+                attachment: MediaAttachment.described(kind: .voice, fileName: "PTT-20211014-WA0004.opus", path: media + "/audio/PTT-20211014-WA0004.opus")),
             Message(sender: "Ann Lee", direction: .incoming, date: Self.at(4), text: "Café at 5?"),
-            Message(sender: "Zoë Martin", direction: .outgoing, date: Self.at(5), text: "Привет 👋 مرحبا",
-                    reactions: [Reaction(emoji: "❤️", count: 1, senders: ["Ann Lee"]), Reaction(emoji: "😂", count: 1, senders: ["Zoë Martin"])]),
-            Message(sender: "Ann Lee", direction: .incoming, date: Self.at(6),
-                    image: ImageAttachment(path: media + "/photos/orientation-6.jpg", width: 0, height: 0, name: "orientation-6.jpg")),
+            Message(
+                sender: "Zoë Martin", direction: .outgoing, date: Self.at(5), text: "Привет 👋 مرحبا",
+                reactions: [Reaction(emoji: "❤️", count: 1, senders: ["Ann Lee"]), Reaction(emoji: "😂", count: 1, senders: ["Zoë Martin"])]),
+            Message(
+                sender: "Ann Lee", direction: .incoming, date: Self.at(6),
+                image: ImageAttachment(path: media + "/photos/orientation-6.jpg", width: 0, height: 0, name: "orientation-6.jpg")),
             .system("Call · 2:05", date: Self.at(7)),
             Message(sender: "Zoë Martin", direction: .outgoing, date: Self.at(8), text: "Look https://example.org/trip"),
-            Message(sender: "Ann Lee", direction: .incoming, date: Self.at(9), attachment: MediaAttachment(kind: .deleted)),
+            Message(sender: "Ann Lee", direction: .incoming, date: Self.at(9), attachment: MediaAttachment(kind: .deleted))
         ]
         #expect(c.messages == expected)
         #expect(c.messages[2].attachment?.pageCount == 2)
@@ -81,12 +87,13 @@ struct MetaTests {
     func group() throws {
         let r = try Importer.load(path: Self.facebook, options: ImportOptions(chat: "Hiking Club ⛰️", timeZone: zone("UTC")))
         #expect(r.conversation.title == "Hiking Club ⛰️")
-        #expect(r.conversation.messages == [
-            Message(sender: "Zoë Martin", direction: .outgoing, date: Self.at(20), text: "Wanderung am Sonntag? Größe egal 🙂"),
-            .system("Zoë Martin added Kai Weber", date: Self.at(30)),
-            .system("Missed call", date: Self.at(40)),
-            .system("Kai Weber left the group.", date: Self.at(50)),
-        ])
+        #expect(
+            r.conversation.messages == [
+                Message(sender: "Zoë Martin", direction: .outgoing, date: Self.at(20), text: "Wanderung am Sonntag? Größe egal 🙂"),
+                .system("Zoë Martin added Kai Weber", date: Self.at(30)),
+                .system("Missed call", date: Self.at(40)),
+                .system("Kai Weber left the group.", date: Self.at(50))
+            ])
         // The folder's name picks it as well.
         #expect(try Importer.load(path: Self.facebook, options: ImportOptions(chat: "hikingclub_2024", timeZone: zone("UTC"))).conversation.messages.count == 4)
     }
@@ -103,8 +110,11 @@ struct MetaTests {
         #expect(seen.map(\.0) == ["Hiking Club ⛰️", "Ann Lee"])
         #expect(seen.map(\.1) == [4, 10])
         #expect(seen.map(\.2) == ["Zoë Martin", "Zoë Martin"])
-        #expect(batch.conversations.map(\.key) == ["Hiking Club ⛰️ (your_activity_across_facebook/messages/archived_threads/hikingclub_2024)",
-                                                    "Ann Lee (your_activity_across_facebook/messages/inbox/annlee_10158)"])
+        #expect(
+            batch.conversations.map(\.key) == [
+                "Hiking Club ⛰️ (your_activity_across_facebook/messages/archived_threads/hikingclub_2024)",
+                "Ann Lee (your_activity_across_facebook/messages/inbox/annlee_10158)"
+            ])
     }
 
     @Test("the .zip as downloaded, and one zipped inside a folder of its own: the same thread, media taken out of the zip")
@@ -146,10 +156,12 @@ struct MetaTests {
         let scratch = ScratchFolder()
         try FileManager.default.copyItem(atPath: Self.facebook + "/your_activity_across_facebook", toPath: scratch.file("your_activity_across_facebook"))
         // Ann is in the two threads too; a third without her leaves Zoë the one in all.
-        scratch.write("your_activity_across_facebook/messages/inbox/kai_3/message_1.json", """
-        {"participants": [{"name": "Kai Weber"}, {"name": "Zo\\u00c3\\u00ab Martin"}],
-         "messages": [{"sender_name": "Kai Weber", "timestamp_ms": 1700000000000, "content": "Hi"}], "title": "Kai Weber"}
-        """)
+        scratch.write(
+            "your_activity_across_facebook/messages/inbox/kai_3/message_1.json",
+            """
+            {"participants": [{"name": "Kai Weber"}, {"name": "Zo\\u00c3\\u00ab Martin"}],
+             "messages": [{"sender_name": "Kai Weber", "timestamp_ms": 1700000000000, "content": "Hi"}], "title": "Kai Weber"}
+            """)
         let r = try Importer.load(path: scratch.path, options: ImportOptions(chat: "Hiking Club ⛰️", timeZone: zone("UTC")))
         #expect(r.me == "Zoë Martin")
         #expect(r.notes.contains { $0.contains("the one person in every thread") })
@@ -163,15 +175,19 @@ struct MetaTests {
         #expect(r.format == .instagram)
         #expect(r.me == "Zoë")
         let photo = folder + "/your_instagram_activity/messages/inbox/kai_17841400/photos/photo.gif"
-        #expect(r.conversation.messages == [
-            Message(sender: "kai.weber", direction: .incoming, date: Self.at(1),
+        #expect(
+            r.conversation.messages == [
+                Message(
+                    sender: "kai.weber", direction: .incoming, date: Self.at(1),
                     image: ImageAttachment(path: photo, width: 0, height: 0, name: "photo.gif")),
-            // Only the exact phrasings are reactions: this one is a message.
-            Message(sender: "kai.weber", direction: .incoming, date: Self.at(2), text: "I reacted to your message, it was funny",
+                // Only the exact phrasings are reactions: this one is a message.
+                Message(
+                    sender: "kai.weber", direction: .incoming, date: Self.at(2), text: "I reacted to your message, it was funny",
                     reactions: [Reaction(emoji: "😂", count: 1, senders: ["Zoë"])]),
-            Message(sender: "Zoë", direction: .outgoing, date: Self.at(3), text: "Sunset at the lake 🌅",
-                    reactions: [Reaction(emoji: "🔥", count: 1, senders: ["kai.weber"]), Reaction(emoji: "❤️", count: 1, senders: ["kai.weber"])]),
-        ])
+                Message(
+                    sender: "Zoë", direction: .outgoing, date: Self.at(3), text: "Sunset at the lake 🌅",
+                    reactions: [Reaction(emoji: "🔥", count: 1, senders: ["kai.weber"]), Reaction(emoji: "❤️", count: 1, senders: ["kai.weber"])])
+            ])
         #expect(MetaText.reaction(in: "Reacted ❤️ to your message", sender: "x") == "❤️")
         #expect(MetaText.reaction(in: "Ann reacted 👍 to your message", sender: "Ann") == "👍")
         #expect(MetaText.reaction(in: "A réagi 😮 à votre message", sender: nil) == "😮")
@@ -188,12 +204,15 @@ struct MetaTests {
         let r = try Importer.load(path: folder, options: ImportOptions(timeZone: zone("UTC")))
         #expect(r.conversation.title == "Ann Lee")
         #expect(r.me == "Zoë Martin")
-        #expect(r.conversation.messages == [
-            Message(sender: "Zoë Martin", direction: .outgoing, date: Self.at(1), text: "Grüße 🇩🇪",
+        #expect(
+            r.conversation.messages == [
+                Message(
+                    sender: "Zoë Martin", direction: .outgoing, date: Self.at(1), text: "Grüße 🇩🇪",
                     reactions: [Reaction(emoji: "👍", count: 1, senders: ["Ann Lee"])]),
-            Message(sender: "Ann Lee", direction: .incoming, date: Self.at(2),
-                    image: ImageAttachment(path: folder + "/media/orientation-3.jpg", width: 0, height: 0, name: "orientation-3.jpg")),
-        ])
+                Message(
+                    sender: "Ann Lee", direction: .incoming, date: Self.at(2),
+                    image: ImageAttachment(path: folder + "/media/orientation-3.jpg", width: 0, height: 0, name: "orientation-3.jpg"))
+            ])
     }
 
     @Test("a media path that leaves the export, or is missing, is a placeholder with a warning; nothing outside is read")
@@ -201,13 +220,15 @@ struct MetaTests {
         let scratch = ScratchFolder()
         let thread = "messages/inbox/ann_1"
         scratch.write("secret.jpg", try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("media/orientation-1.jpg"))))
-        scratch.write("export/\(thread)/message_1.json", """
-        {"participants": [{"name": "Ann"}, {"name": "Me"}], "messages": [
-          {"sender_name": "Ann", "timestamp_ms": 1700000002000, "photos": [{"uri": "../secret.jpg", "creation_timestamp": 1}]},
-          {"sender_name": "Ann", "timestamp_ms": 1700000001000, "videos": [{"uri": "\(thread)/videos/gone.mp4", "creation_timestamp": 1}]},
-          {"sender_name": "Ann", "timestamp_ms": 1700000000000, "files": [{"uri": "/etc/passwd"}]}
-        ], "title": "Ann"}
-        """)
+        scratch.write(
+            "export/\(thread)/message_1.json",
+            """
+            {"participants": [{"name": "Ann"}, {"name": "Me"}], "messages": [
+              {"sender_name": "Ann", "timestamp_ms": 1700000002000, "photos": [{"uri": "../secret.jpg", "creation_timestamp": 1}]},
+              {"sender_name": "Ann", "timestamp_ms": 1700000001000, "videos": [{"uri": "\(thread)/videos/gone.mp4", "creation_timestamp": 1}]},
+              {"sender_name": "Ann", "timestamp_ms": 1700000000000, "files": [{"uri": "/etc/passwd"}]}
+            ], "title": "Ann"}
+            """)
         let r = try Importer.load(path: scratch.file("export"), options: ImportOptions(timeZone: zone("UTC")))
         #expect(r.conversation.messages.map { $0.attachment?.kind } == [.document, .video, .photo])
         #expect(r.conversation.messages.allSatisfy { $0.attachment?.path == nil && $0.images.isEmpty })

@@ -19,10 +19,13 @@ struct OwnerInferenceTests {
         try Importer.load(path: path, format: .whatsapp, options: ImportOptions(me: me, timeZone: zone("UTC")))
     }
 
-    @Test("a one-to-one export is named after the other person, in English and translated: me is the other author",
-          arguments: ["WhatsApp Chat with Ann.txt", "WhatsApp-Chat mit Ann.txt", "Chat de WhatsApp con Ann.txt",
-                      "Conversa do WhatsApp com Ann.txt", "Discussion WhatsApp avec Ann.txt", "Chat WhatsApp con Ann.txt",
-                      "WhatsApp-chat met Ann.txt", "Чат WhatsApp с Ann.txt", "Czat WhatsApp z Ann.txt", "WhatsApp Chat with Ann (1).txt"])
+    @Test(
+        "a one-to-one export is named after the other person, in English and translated: me is the other author",
+        arguments: [
+            "WhatsApp Chat with Ann.txt", "WhatsApp-Chat mit Ann.txt", "Chat de WhatsApp con Ann.txt",
+            "Conversa do WhatsApp com Ann.txt", "Discussion WhatsApp avec Ann.txt", "Chat WhatsApp con Ann.txt",
+            "WhatsApp-chat met Ann.txt", "Чат WhatsApp с Ann.txt", "Czat WhatsApp z Ann.txt", "WhatsApp Chat with Ann (1).txt"
+        ])
     func fileNames(_ name: String) throws {
         let scratch = ScratchFolder()
         let r = try load(scratch.write(name, Self.chat))
@@ -70,9 +73,11 @@ struct OwnerInferenceTests {
     @Test("in a group, the one author of \"You deleted this message\" (any language) is me")
     func deletedByOwner() throws {
         let scratch = ScratchFolder()
-        let group = scratch.write("WhatsApp Chat with Trip.txt", Self.chat + "14/10/2021, 09:03 - Cy: Hi all\n"
-                                      + "14/10/2021, 09:04 - Ben: Du hast diese Nachricht gelöscht.\n"
-                                      + "14/10/2021, 09:05 - Cy: This message was deleted\n")
+        let group = scratch.write(
+            "WhatsApp Chat with Trip.txt",
+            Self.chat + "14/10/2021, 09:03 - Cy: Hi all\n"
+                + "14/10/2021, 09:04 - Ben: Du hast diese Nachricht gelöscht.\n"
+                + "14/10/2021, 09:05 - Cy: This message was deleted\n")
         let r = try load(group)
         #expect(r.me == "Ben")
         #expect(r.notes == ["me: \"Ben\", the author of \"You deleted this message\" (`me` chooses another)"])
@@ -82,7 +87,9 @@ struct OwnerInferenceTests {
     @Test("Telegram: a personal chat's `name` is the other person, so me is the other author; a full export's owner is its user_id")
     func telegram() throws {
         let scratch = ScratchFolder()
-        let path = scratch.write("result.json", """
+        let path = scratch.write(
+            "result.json",
+            """
             {"name": "Mira Chen", "type": "personal_chat", "messages": [
               {"id": 1, "type": "message", "date": "2021-03-05T14:22:11", "date_unixtime": "1614950531", "from": "Mira Chen", "from_id": "user5", "text": "Hi"},
               {"id": 2, "type": "message", "date": "2021-03-05T14:23:20", "date_unixtime": "1614950600", "from": "Leo Park", "from_id": "user4", "text": "Hey"}
@@ -100,7 +107,9 @@ struct OwnerInferenceTests {
     @Test("Telegram: a personal chat's id that is no author's is passed over; the chat's name decides, with a note")
     func telegramIDNotAnAuthor() throws {
         let scratch = ScratchFolder()
-        let path = scratch.write("result.json", """
+        let path = scratch.write(
+            "result.json",
+            """
             {"name": "Ana Ruiz", "type": "personal_chat", "id": 4242, "messages": [
               {"id": 1, "type": "message", "date": "2021-03-05T14:22:11", "from": "Ana Ruiz", "text": "Hola"},
               {"id": 2, "type": "message", "date": "2021-03-05T14:23:20", "from": "Ben", "text": "Hi"},
@@ -117,7 +126,9 @@ struct OwnerInferenceTests {
     @Test("Telegram: a personal chat where neither the id nor the name tells who is me: all incoming, and a warning, never a guess")
     func telegramUndecided() throws {
         let scratch = ScratchFolder()
-        let path = scratch.write("result.json", """
+        let path = scratch.write(
+            "result.json",
+            """
             {"name": "Somebody Else", "type": "personal_chat", "id": 4242, "messages": [
               {"id": 1, "type": "message", "date": "2021-03-05T14:22:11", "from": "Ana Ruiz", "text": "Hola"},
               {"id": 2, "type": "message", "date": "2021-03-05T14:23:20", "from": "Ben", "text": "Hi"}
@@ -147,8 +158,9 @@ struct OwnerRuleTests {
         return (owner, result)
     }
 
-    @Test("`me` by id, other id, name in any case or decoration, the same phone number written otherwise",
-          arguments: ["user2", "2", "Ben", "ben", "BEN", "+447700900123", "7700 900123"])
+    @Test(
+        "`me` by id, other id, name in any case or decoration, the same phone number written otherwise",
+        arguments: ["user2", "2", "Ben", "ben", "BEN", "+447700900123", "7700 900123"])
     func meMatches(_ me: String) {
         let (owner, r) = resolve([Self.ann, Self.ben], me: me, [.namedAfter("Ben", how: "x")])
         #expect(owner == "user2", "\(me)")
@@ -168,9 +180,13 @@ struct OwnerRuleTests {
 
     @Test("clues in order, the first that names one author decides, with a note saying how")
     func order() {
-        let (owner, r) = resolve([Self.ann, Self.ben], [.soleAuthor(of: ["user1", "user2"], how: "a"),
-                                                       .namedAfter("ann lee", how: "whom the chat is named after"),
-                                                       .profile(id: "user1", name: nil, how: "b")])
+        let (owner, r) = resolve(
+            [Self.ann, Self.ben],
+            [
+                .soleAuthor(of: ["user1", "user2"], how: "a"),
+                .namedAfter("ann lee", how: "whom the chat is named after"),
+                .profile(id: "user1", name: nil, how: "b")
+            ])
         #expect(owner == "user2")
         #expect(r.notes == ["me: \"Ben\" (user2), the author who is not \"Ann Lee\", whom the chat is named after (`me` chooses another)"])
         // A profile id is believed though its owner wrote nothing here.
@@ -181,9 +197,12 @@ struct OwnerRuleTests {
         #expect(unknown == nil && u.warnings.first?.what == "directions")
     }
 
-    @Test("a group, a name that is nobody's, an id that is nobody's, an empty title: no guess, a warning",
-          arguments: [OwnerInference.Clue.namedAfter("Ann Lee", how: "x"), .namedAfter("Zoe", how: "x"), .namedAfter("", how: "x"),
-                      .chatID("user9", how: "x"), .everywhere(["Ann Lee", "Ben"], how: "x"), .soleAuthor(of: [], how: "x")])
+    @Test(
+        "a group, a name that is nobody's, an id that is nobody's, an empty title: no guess, a warning",
+        arguments: [
+            OwnerInference.Clue.namedAfter("Ann Lee", how: "x"), .namedAfter("Zoe", how: "x"), .namedAfter("", how: "x"),
+            .chatID("user9", how: "x"), .everywhere(["Ann Lee", "Ben"], how: "x"), .soleAuthor(of: [], how: "x")
+        ])
     func noGuess(_ clue: OwnerInference.Clue) {
         let (owner, r) = resolve([Self.ann, Self.ben, Self.cy], [clue])
         #expect(owner == nil)

@@ -52,12 +52,14 @@ struct SMSBackupScannerTests {
                 + "text &amp; <![CDATA[<not a tag>]]> more</sms>\n"
                 + "<sms\naddress=\"+15550102000\"\ndate=\"1700000060000\"\ntype=\"2\"\nbody=\"multi-line tag\"\n/>\n</smses>\n<!-- end -->\n",
             // Lone surrogates and forbidden characters in a kept and in a skipped message.
-            xml(#"<sms address="1" date="1000" type="1" body="x&#55357;y&#1;z" />"# + "\n"
-                + #"<sms address="1" date="2000" type="9" body="&#56396;" />"#),
+            xml(
+                #"<sms address="1" date="1000" type="1" body="x&#55357;y&#1;z" />"# + "\n"
+                    + #"<sms address="1" date="2000" type="9" body="&#56396;" />"#),
             // Other elements, an mms with parts and a group sender.
-            xml(#"<call x="1"/>"# + "\n" + #"<mms date="1700000000000" msg_box="1" address="+15550102000~+15550103000" contact_name="Ann, Ben">"#
-                + #"<parts><part ct="text/plain" text="line&#10;two"/><part ct="video/mp4" name="v.mp4"/></parts>"#
-                + #"<addrs><addr address="+15550103000" type="137"/></addrs></mms>"#),
+            xml(
+                #"<call x="1"/>"# + "\n" + #"<mms date="1700000000000" msg_box="1" address="+15550102000~+15550103000" contact_name="Ann, Ben">"#
+                    + #"<parts><part ct="text/plain" text="line&#10;two"/><part ct="video/mp4" name="v.mp4"/></parts>"#
+                    + #"<addrs><addr address="+15550103000" type="137"/></addrs></mms>"#)
         ]
     }
 
@@ -135,21 +137,23 @@ struct SMSBackupScannerTests {
         #expect(accepted > 100 && refused > 100, "\(accepted) accepted, \(refused) refused")
     }
 
-    @Test("errors name the same line and column whatever the read size", arguments: [
-        (#"<sms address="1" date="1" type="1" body="x" body="y" />"#, "line 3, column 54", "the same attribute twice in one element"),
-        (#"<sms address="1" date="1" type="1" body="a<b" />"#, "line 3, column 43", "'<' inside an attribute value; expected &lt;"),
-        (#"<sms address="1" body="&bogus;" />"#, "line 3, column 24", "an undeclared entity; only &lt; &gt; &amp; &quot; &apos; and &#…; are allowed"),
-        (#"<sms address="1" body="a & b" />"#, "line 3, column 26", "'&' not followed by a reference; expected &amp;"),
-        (#"<sms address="1" body="&#xZZ;" />"#, "line 3, column 24", "invalid character reference"),
-        (#"<sms address=1 />"#, "line 3, column 14", "attribute value not started; expected a quote"),
-        (#"<sms address />"#, "line 3, column 14", "attribute without a value"),
-        (#"<sms a="1"b="2" />"#, "line 3, column 11", "a space was required"),
-        ("<sms>\n</mms>", "line 4, column 3", "closing tag does not match the opening tag"),
-        ("<!-- a -- b -->", "line 3, column 8", "'--' inside a comment"),
-        ("<?xml version='1.0'?>", "line 3, column 1", "an XML declaration that is not at the start of the file"),
-        ("<sms body=\"ok\u{7}\" />", "line 3, column 14", "a character that XML does not allow (a control character, or bytes that are not UTF-8)"),
-        ("<sms/>]]>", "line 3, column 7", "']]>' outside a CDATA section"),
-    ])
+    @Test(
+        "errors name the same line and column whatever the read size",
+        arguments: [
+            (#"<sms address="1" date="1" type="1" body="x" body="y" />"#, "line 3, column 54", "the same attribute twice in one element"),
+            (#"<sms address="1" date="1" type="1" body="a<b" />"#, "line 3, column 43", "'<' inside an attribute value; expected &lt;"),
+            (#"<sms address="1" body="&bogus;" />"#, "line 3, column 24", "an undeclared entity; only &lt; &gt; &amp; &quot; &apos; and &#…; are allowed"),
+            (#"<sms address="1" body="a & b" />"#, "line 3, column 26", "'&' not followed by a reference; expected &amp;"),
+            (#"<sms address="1" body="&#xZZ;" />"#, "line 3, column 24", "invalid character reference"),
+            (#"<sms address=1 />"#, "line 3, column 14", "attribute value not started; expected a quote"),
+            (#"<sms address />"#, "line 3, column 14", "attribute without a value"),
+            (#"<sms a="1"b="2" />"#, "line 3, column 11", "a space was required"),
+            ("<sms>\n</mms>", "line 4, column 3", "closing tag does not match the opening tag"),
+            ("<!-- a -- b -->", "line 3, column 8", "'--' inside a comment"),
+            ("<?xml version='1.0'?>", "line 3, column 1", "an XML declaration that is not at the start of the file"),
+            ("<sms body=\"ok\u{7}\" />", "line 3, column 14", "a character that XML does not allow (a control character, or bytes that are not UTF-8)"),
+            ("<sms/>]]>", "line 3, column 7", "']]>' outside a CDATA section")
+        ])
     func errors(_ body: String, _ location: String, _ what: String) throws {
         let scratch = ScratchFolder()
         let file = scratch.write("bad.xml", xml(body))
@@ -180,8 +184,11 @@ struct SMSBackupScannerTests {
         let after = scratch.write("after.xml", xml("") + "<smses/>\n")
         #expect(run(after, .scanner(readLimit: 1)) == ["error line 5, column 1: is not well-formed XML: extra content at the end of the document"])
         let cut = scratch.write("cut.xml", "<smses>\n<sms body=\"abc")
-        #expect(run(cut, .scanner(readLimit: 2)) == ["error line 2, column 15: unexpected end of file (cut short?): attribute value not "
-                                                     + "finished; expected a closing quote; expected the rest of the backup and </smses>"])
+        #expect(
+            run(cut, .scanner(readLimit: 2)) == [
+                "error line 2, column 15: unexpected end of file (cut short?): attribute value not "
+                    + "finished; expected a closing quote; expected the rest of the backup and </smses>"
+            ])
         let open = scratch.write("open.xml", "<smses>\n<sms body=\"abc\"/>\n")
         #expect(run(open, .scanner(readLimit: 1)).first?.hasPrefix("error line 3, column 1: unexpected end of file (cut short?): ") == true)
         let halfEmoji = scratch.write("half.xml", Data("<smses><sms body=\"\u{1F600}\"/></smses>".utf8.dropLast(14)))

@@ -24,8 +24,11 @@ struct SMSBackupTests {
         #expect(c.messages.map(\.sender) == ["+15550102000", "me", "+15550102000", "+15550102000", "+15550102000", "me", "me"])
         #expect(c.messages.map(\.direction) == [.incoming, .outgoing, .incoming, .incoming, .incoming, .outgoing, .outgoing])
         #expect(c.messages.map(\.date) == [0, 60, 90, 120, 180, 240, 300].map { Date(timeIntervalSince1970: 1_700_000_000 + Double($0)) })
-        #expect(c.messages.map(\.text) == ["Are you still coming tonight?", "Yes! Running late 👌", "Parking is \u{FFFD} full",
-                                           "No rush.\nWe saved you a seat & a drink", "The view from here", "Can't wait", "See you s"])
+        #expect(
+            c.messages.map(\.text) == [
+                "Are you still coming tonight?", "Yes! Running late 👌", "Parking is \u{FFFD} full",
+                "No rush.\nWe saved you a seat & a drink", "The view from here", "Can't wait", "See you s"
+            ])
         // The MMS picture: decoded from base64 under our own name, absolute path, size left to the renderer.
         let photo = try #require(c.messages[4].image)
         #expect(photo == ImageAttachment(path: scratch.file("mms-1700000180000-1.png"), width: 0, height: 0, name: "IMG_0412.png"))
@@ -36,8 +39,12 @@ struct SMSBackupTests {
         #expect(c.messages.map(\.status) == [nil, .sent, nil, nil, nil, .failed, nil])
         #expect(r.attachmentsFolder == scratch.path)
         // The lone surrogate is kept as U+FFFD and reported where it stands in the file.
-        #expect(r.warnings == [ImportWarning(path: backup, location: "line 10, column 106", what: "character reference &#55357;",
-                                             why: "high surrogate without its low half; replaced by U+FFFD")])
+        #expect(
+            r.warnings == [
+                ImportWarning(
+                    path: backup, location: "line 10, column 106", what: "character reference &#55357;",
+                    why: "high surrogate without its low half; replaced by U+FFFD")
+            ])
         #expect(r.skipped == 0)
     }
 
@@ -47,10 +54,16 @@ struct SMSBackupTests {
         let r = try load(chat: "Ann Lee, Ben Ode", attachments: scratch.path)
         let c = r.conversation
         #expect(c.messages.count == 2)
-        #expect(c.messages[0] == Message(sender: "+15550103000", direction: .incoming,
-                                         date: Date(timeIntervalSince1970: 1_700_001_000), text: "Group hello 👋"))
-        #expect(c.messages[1] == Message(sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_001_060),
-                                         text: "Hi both", status: .sent))
+        #expect(
+            c.messages[0]
+                == Message(
+                    sender: "+15550103000", direction: .incoming,
+                    date: Date(timeIntervalSince1970: 1_700_001_000), text: "Group hello 👋"))
+        #expect(
+            c.messages[1]
+                == Message(
+                    sender: "me", direction: .outgoing, date: Date(timeIntervalSince1970: 1_700_001_060),
+                    text: "Hi both", status: .sent))
         #expect(c.participants == [Participant(id: "+15550103000", name: "Ben Ode"), Participant(id: "me", name: "Me")])
         #expect(r.attachmentsFolder == nil)  // nothing to write, no folder made
     }
@@ -69,8 +82,9 @@ struct SMSBackupTests {
     func chatSelection() {
         let scratch = ScratchFolder()
         let all = importError { () throws(ImportError) in try load(chat: nil, attachments: scratch.path) }
-        #expect(all?.description == "\(backup): holds 3 conversations; pick one with `chat` (contact name or phone number): "
-                    + "Ann Lee (+15550102000): 7 messages; +15550109876: 2 messages; Ann Lee, Ben Ode (+15550102000, +15550103000): 2 messages")
+        #expect(
+            all?.description == "\(backup): holds 3 conversations; pick one with `chat` (contact name or phone number): "
+                + "Ann Lee (+15550102000): 7 messages; +15550109876: 2 messages; Ann Lee, Ben Ode (+15550102000, +15550103000): 2 messages")
         let none = importError { () throws(ImportError) in try load(chat: "Zed", attachments: scratch.path) }
         #expect(none?.reason.hasPrefix("has no conversation with \"Zed\"; conversations: Ann Lee (+15550102000): 7 messages") == true)
     }
@@ -100,8 +114,10 @@ struct SMSBackupTests {
         let prefix = String(full.utf8.prefix(1500))!
         let cut = scratch.write("cut.xml", prefix)
         let lastLine = prefix.split(separator: "\n", omittingEmptySubsequences: false).count
-        let error = try #require(importError { () throws(ImportError) in
-            try Importer.load(path: cut, options: ImportOptions(chat: "Ann Lee", attachmentsFolder: scratch.path)) })
+        let error = try #require(
+            importError { () throws(ImportError) in
+                try Importer.load(path: cut, options: ImportOptions(chat: "Ann Lee", attachmentsFolder: scratch.path))
+            })
         #expect(error.path == cut)
         #expect(error.location?.hasPrefix("line \(lastLine), column ") == true)
         #expect(error.reason.hasPrefix("unexpected end of file (cut short?): "))
@@ -141,8 +157,9 @@ struct SMSBackupTests {
         #expect(error.reason.hasPrefix("has a DOCTYPE"))
         // Behind a comment holding a fake root element, and external.
         let external = scratch.write("ext.xml", "<!-- <smses> -->\n<!DOCTYPE smses SYSTEM \"file:///etc/passwd\">\n<smses/>")
-        #expect(importError { () throws(ImportError) in try Importer.load(path: external, options: ImportOptions()) }?
-            .location == "line 2, column 1")
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: external, options: ImportOptions()) }?
+                .location == "line 2, column 1")
     }
 
     @Test("references to characters XML forbids become U+FFFD with a warning; the message stays")
@@ -152,20 +169,26 @@ struct SMSBackupTests {
         let r = try Importer.load(path: file, format: .smsBackup, options: ImportOptions())
         #expect(r.conversation.messages.map(\.text) == ["bell\u{FFFD} low\u{FFFD} ok😀"])
         #expect(r.warnings.map(\.location) == ["line 3, column 49", "line 3, column 57"])
-        #expect(r.warnings.map(\.why) == ["character U+7 is not allowed in XML; replaced by U+FFFD",
-                                          "low surrogate without its high half; replaced by U+FFFD"])
+        #expect(
+            r.warnings.map(\.why) == [
+                "character U+7 is not allowed in XML; replaced by U+FFFD",
+                "low surrogate without its high half; replaced by U+FFFD"
+            ])
     }
 
     @Test("wrong root, call logs, empty files, unknown types")
     func otherBadInput() throws {
         let scratch = ScratchFolder()
         let calls = scratch.write("calls.xml", "<?xml version='1.0'?>\n<calls count=\"0\"></calls>")
-        #expect(importError { () throws(ImportError) in try Importer.load(path: calls, options: ImportOptions()) }?.reason
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: calls, options: ImportOptions()) }?.reason
                 == "is a call log backup (<calls>), not messages; expected <smses>")
         let empty = scratch.write("empty.xml", "")
-        #expect(importError { () throws(ImportError) in try Importer.load(path: empty, format: .smsBackup, options: ImportOptions()) }?
-            .reason.contains("empty") == true)
-        let odd = scratch.write("odd.xml", xml(#"<sms address="1" date="1000" type="9" body="?" />"# + "\n" + #"<sms address="1" date="x" type="1" body="?" />"#))
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: empty, format: .smsBackup, options: ImportOptions()) }?
+                .reason.contains("empty") == true)
+        let odd = scratch.write(
+            "odd.xml", xml(#"<sms address="1" date="1000" type="9" body="?" />"# + "\n" + #"<sms address="1" date="x" type="1" body="?" />"#))
         let r = try Importer.load(path: odd, options: ImportOptions())
         #expect(r.conversation.messages.isEmpty)
         #expect(r.skipped == 2)
@@ -176,7 +199,8 @@ struct SMSBackupTests {
     func oversizedPart() throws {
         let scratch = ScratchFolder()
         let data = Data(count: 7_000_000).base64EncodedString()  // 9.3 MB of base64
-        let body = #"<mms date="1700000000000" msg_box="1" address="+15550102000"><parts>"#
+        let body =
+            #"<mms date="1700000000000" msg_box="1" address="+15550102000"><parts>"#
             + #"<part seq="0" ct="image/jpeg" name="huge.jpg" data=""# + data + #"" />"#
             + #"<part seq="0" ct="text/plain" text="Look" /></parts></mms>"#
             + "\n" + #"<sms address="+15550102000" date="1700000001000" type="1" body="after" />"#
@@ -184,8 +208,11 @@ struct SMSBackupTests {
         let r = try Importer.load(path: file, options: ImportOptions(attachmentsFolder: scratch.file("out")))
         #expect(r.conversation.messages.map(\.text) == ["[Photo: huge.jpg]\nLook", "after"])
         #expect(r.skipped == 1)
-        #expect(r.warnings.map(\.description) == ["\(file): line 3: mms image huge.jpg: its data is 9 MB of base64, more than a "
-                                                  + "photo may be here (limit 9 MB); shown as a placeholder"])
+        #expect(
+            r.warnings.map(\.description) == [
+                "\(file): line 3: mms image huge.jpg: its data is 9 MB of base64, more than a "
+                    + "photo may be here (limit 9 MB); shown as a placeholder"
+            ])
     }
 
     @Test("a huge MMS is read in pieces: an image split across many 128 KiB chunks decodes whole")
@@ -193,7 +220,8 @@ struct SMSBackupTests {
         let scratch = ScratchFolder()
         var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
         jpeg.append(Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
-        let body = #"<mms date="1700000000000" msg_box="1" address="+15550102000" contact_name="Ann"><parts>"#
+        let body =
+            #"<mms date="1700000000000" msg_box="1" address="+15550102000" contact_name="Ann"><parts>"#
             + #"<part seq="0" ct="image/jpeg" name="big.jpg" data=""# + jpeg.base64EncodedString() + #"" /></parts></mms>"#
         let file = scratch.write("big.xml", xml(body))
         let r = try Importer.load(path: file, options: ImportOptions(attachmentsFolder: scratch.file("out")))

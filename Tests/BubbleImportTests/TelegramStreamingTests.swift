@@ -23,7 +23,8 @@ struct TelegramStreamingTests {
         }
         let body = texts.enumerated().map { i, t in Self.message(i, from: i % 3 == 0 ? "Ben" : "Ann", fromID: i % 3 == 0 ? "user2" : "user1", text: t) }
         // \u escapes too, as some tools write them: "\u00e9" and a surrogate pair.
-        let json = #"{"name": "Ann", "type": "personal_chat", "id": 1, "messages": [\#n"# + body.joined(separator: ",\n")
+        let json =
+            #"{"name": "Ann", "type": "personal_chat", "id": 1, "messages": [\#n"# + body.joined(separator: ",\n")
             + #",{"id": 9999, "type": "message", "date_unixtime": "1700009999", "from": "Ann", "from_id": "user1", "text": "caf\u00e9 \ud83d\ude00"}]}"#
         let path = scratch.write("result.json", json)
         #expect(json.utf8.count > 6 * JSONScanner.chunkSize)
@@ -42,7 +43,8 @@ struct TelegramStreamingTests {
     @Test("account export with `messages` before `name`: the chosen chat is read in a second pass; a lone chat needs no `chat`")
     func messagesBeforeName() throws {
         let scratch = ScratchFolder()
-        let first = #"{"messages": [\#(Self.message(1, text: "first chat")), \#(Self.message(2, text: "again"))], "name": "Ann", "type": "personal_chat", "id": 1}"#
+        let first =
+            #"{"messages": [\#(Self.message(1, text: "first chat")), \#(Self.message(2, text: "again"))], "name": "Ann", "type": "personal_chat", "id": 1}"#
         let second = #"{"messages": [\#(Self.message(3, from: "Cy", fromID: "user3", text: "second chat"))], "id": 3, "type": "personal_chat", "name": "Cy"}"#
         let path = scratch.write("result.json", #"{"chats": {"list": [\#(first), \#(second)]}, "personal_information": {"user_id": 9}}"#)
         let ann = try Importer.load(path: path, options: ImportOptions(chat: "ann", timeZone: zone("UTC")))
@@ -52,7 +54,8 @@ struct TelegramStreamingTests {
         let cy = try Importer.load(path: path, options: ImportOptions(chat: "3", timeZone: zone("UTC")))
         #expect(cy.conversation.messages.map(\.text) == ["second chat"])
         #expect(cy.conversation.participants == [Participant(id: "user3", name: "Cy")])
-        #expect(importError { () throws(ImportError) in try Importer.load(path: path, options: ImportOptions()) }?.description
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: path, options: ImportOptions()) }?.description
                 == "\(path): chats.list: holds 2 chats; pick one with `chat` (name or id): Ann (personal_chat, 2 messages); Cy (personal_chat, 1 message)")
 
         let lone = scratch.write("lone.json", #"{"chats": {"list": [\#(second)]}}"#)
@@ -83,7 +86,8 @@ struct TelegramStreamingTests {
         var utf16 = Data([0xFF, 0xFE])
         utf16.append(json.data(using: .utf16LittleEndian)!)
         let wide = scratch.write("wide.json", utf16)
-        #expect(importError { () throws(ImportError) in try Importer.load(path: wide, format: .telegram) }?.description
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: wide, format: .telegram) }?.description
                 == "\(wide): line 1, column 1: is UTF-16; Telegram Desktop writes UTF-8 (convert the file to UTF-8)")
 
         var latin = Data((#"{"name": "Ann", "messages": ["# + "\n  " + #"{"id": 1, "type": "message", "text": "caf"#).utf8)
@@ -99,25 +103,29 @@ struct TelegramStreamingTests {
     @Test("damaged structure: deep nesting, a wrong container type, bytes after the JSON, a file cut inside a string")
     func damaged() throws {
         let scratch = ScratchFolder()
-        let deep = scratch.write("deep.json", #"{"about": "#  + String(repeating: "[", count: 100_000) + "]}")
+        let deep = scratch.write("deep.json", #"{"about": "# + String(repeating: "[", count: 100_000) + "]}")
         let deepError = try #require(importError { () throws(ImportError) in try Importer.load(path: deep, format: .telegram) })
         #expect(deepError.location == "about, line 1, column \(11 + JSONScanner.maxDepth)")
         #expect(deepError.reason == "nests arrays and objects more than \(JSONScanner.maxDepth) deep; expected a Telegram export")
 
         let notArray = scratch.write("object.json", #"{"name": "X", "messages": {"id": 1}}"#)
-        #expect(importError { () throws(ImportError) in try Importer.load(path: notArray, format: .telegram) }?.description
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: notArray, format: .telegram) }?.description
                 == "\(notArray): messages: has the wrong type; expected an array")
 
         let trailing = scratch.write("trailing.json", #"{"name": "X", "messages": []}"# + "\n}")
-        #expect(importError { () throws(ImportError) in try Importer.load(path: trailing, format: .telegram) }?.description
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: trailing, format: .telegram) }?.description
                 == "\(trailing): line 2, column 1: is not valid JSON (damaged?)")
 
         let cut = scratch.write("cut.json", #"{"name": "X", "messages": [{"id": 1, "text": "unfinish"#)
-        #expect(importError { () throws(ImportError) in try Importer.load(path: cut, format: .telegram) }?.description
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: cut, format: .telegram) }?.description
                 == "\(cut): line 1, column 55: unexpected end of file (cut short?), expected the rest of a string and its closing quote")
 
         let badEscape = scratch.write("escape.json", #"{"name": "X", "messages": [{"id": 1, "text": "a\qb"}]}"#)
-        #expect(importError { () throws(ImportError) in try Importer.load(path: badEscape, format: .telegram) }?.description
+        #expect(
+            importError { () throws(ImportError) in try Importer.load(path: badEscape, format: .telegram) }?.description
                 == "\(badEscape): line 1, column 49: is not valid JSON (damaged?)")
     }
 }

@@ -22,8 +22,9 @@ final class ScratchFolder {
     @discardableResult
     func write(_ name: String, _ data: Data) -> String {
         let full = file(name)
-        try! FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent,
-                                                 withIntermediateDirectories: true)
+        try! FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true)
         try! data.write(to: URL(fileURLWithPath: full))
         return full
     }
@@ -38,7 +39,11 @@ func instant(_ iso: String) -> Date {
 func zone(_ id: String) -> TimeZone { TimeZone(identifier: id)! }
 
 /// The messages without their wall-clock times (compared apart, with `wallTimes`).
-func instantsOnly(_ messages: [Message]) -> [Message] { messages.map { var m = $0; m.wallTime = nil; return m } }
+func instantsOnly(_ messages: [Message]) -> [Message] {
+    messages.map {
+        var m = $0; m.wallTime = nil; return m
+    }
+}
 
 /// "2019-12-24T23:23:00" for each message with a wall-clock time, "-" for one without.
 func wallTimes(_ messages: [Message]) -> [String] { messages.map { $0.wallTime?.description ?? "-" } }

@@ -28,7 +28,7 @@ struct WhatsAppLineTests {
         Case(line: "14/10/2021 15:34 - Sam: no comma", style: .android, fields: [14, 10, 2021], time: [15, 34, 0], rest: "Sam: no comma"),
         Case(line: "14/10/2021, 15:34 – Sam: en dash", style: .android, fields: [14, 10, 2021], time: [15, 34, 0], rest: "Sam: en dash"),
         Case(line: "14/10/2021, 15:34 - ", style: .android, fields: [14, 10, 2021], time: [15, 34, 0], rest: ""),
-        Case(line: "1/2/22, 8:05 am - Ann: lower-case am", style: .android, fields: [1, 2, 22], time: [8, 5, 0], rest: "Ann: lower-case am"),
+        Case(line: "1/2/22, 8:05 am - Ann: lower-case am", style: .android, fields: [1, 2, 22], time: [8, 5, 0], rest: "Ann: lower-case am")
     ]
 
     @Test(arguments: cases)
@@ -41,9 +41,11 @@ struct WhatsAppLineTests {
         #expect(String(decoding: bytes[parsed.restStart...], as: UTF8.self) == c.rest)
     }
 
-    @Test(arguments: ["and then I said", "12/24/19 - Ann: no time", "12/24/19, 25:00 - Ann: hour 25",
-                      "12/24/19, 11:23 PM Ann: no dash", "[14/10/2021, 3:34:09 PM Sam: no bracket",
-                      "123/4/19, 11:23 - x", "12/24/19, 13:23 PM - Ann: 13 PM", "2023-12-20, 5:46 p.m.- x", ""])
+    @Test(arguments: [
+        "and then I said", "12/24/19 - Ann: no time", "12/24/19, 25:00 - Ann: hour 25",
+        "12/24/19, 11:23 PM Ann: no dash", "[14/10/2021, 3:34:09 PM Sam: no bracket",
+        "123/4/19, 11:23 - x", "12/24/19, 13:23 PM - Ann: 13 PM", "2023-12-20, 5:46 p.m.- x", ""
+    ])
     func rejects(_ line: String) {
         #expect(WhatsAppLine.parse(Array(line.utf8)) == nil)
     }
@@ -61,21 +63,29 @@ struct WhatsAppTests {
         #expect(c.participants == [Participant(id: "Ann Lee", name: "Ann Lee"), Participant(id: "Ben Ode", name: "Ben Ode")])
         #expect(r.me == "Ben Ode")
         // The lines' own wall-clock times are kept beside the instants read in New York.
-        #expect(wallTimes(c.messages) == ["2019-12-24T23:23:00", "2019-12-24T23:23:00", "2019-12-24T23:25:00", "2019-12-24T23:26:00",
-                                         "2019-12-24T23:27:00", "2019-12-25T09:02:00", "2019-12-25T12:15:00"])
-        #expect(instantsOnly(c.messages) == [
-            .system("Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more.",
+        #expect(
+            wallTimes(c.messages) == [
+                "2019-12-24T23:23:00", "2019-12-24T23:23:00", "2019-12-24T23:25:00", "2019-12-24T23:26:00",
+                "2019-12-24T23:27:00", "2019-12-25T09:02:00", "2019-12-25T12:15:00"
+            ])
+        #expect(
+            instantsOnly(c.messages) == [
+                .system(
+                    "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more.",
                     date: instant("2019-12-25T04:23:00Z")),
-            Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T04:23:00Z"), text: "Merry Christmas Eve! 🎄"),
-            Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:25:00Z"), text: "Thanks! Same to you\nand your family"),
-            Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T04:26:00Z"), text: "The tree this year",
-                    image: ImageAttachment(path: (folder as NSString).appendingPathComponent("IMG-20191224-WA0001.jpg"), width: 0, height: 0,
-                                           name: "IMG-20191224-WA0001.jpg")),
-            Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:27:00Z"),
+                Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T04:23:00Z"), text: "Merry Christmas Eve! 🎄"),
+                Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:25:00Z"), text: "Thanks! Same to you\nand your family"),
+                Message(
+                    sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T04:26:00Z"), text: "The tree this year",
+                    image: ImageAttachment(
+                        path: (folder as NSString).appendingPathComponent("IMG-20191224-WA0001.jpg"), width: 0, height: 0,
+                        name: "IMG-20191224-WA0001.jpg")),
+                Message(
+                    sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T04:27:00Z"),
                     attachment: MediaAttachment(kind: .media, label: "<Media omitted>")),
-            Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T14:02:00Z"), text: "Did Santa come?"),
-            Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T17:15:00Z"), text: "He did 😄"),
-        ])
+                Message(sender: "Ann Lee", direction: .incoming, date: instant("2019-12-25T14:02:00Z"), text: "Did Santa come?"),
+                Message(sender: "Ben Ode", direction: .outgoing, date: instant("2019-12-25T17:15:00Z"), text: "He did 😄")
+            ])
         #expect(r.warnings.isEmpty)
         #expect(r.skipped == 0)
     }
@@ -89,8 +99,12 @@ struct WhatsAppTests {
         #expect(m[0].kind == .system && m[0].text!.hasPrefix("Nachrichten und Anrufe sind Ende-zu-Ende-verschlüsselt."))
         #expect(m.map(\.sender) == [nil, "Anna", "Jonas", "Anna", "Jonas"])
         #expect(m.map(\.direction) == [.incoming, .incoming, .outgoing, .incoming, .outgoing])
-        #expect(m.map(\.date) == ["2021-08-03T10:30:00Z", "2021-08-03T10:30:00Z", "2021-08-03T10:31:00Z",
-                                  "2021-08-15T16:05:00Z", "2021-08-15T16:07:00Z"].map(instant))
+        #expect(
+            m.map(\.date)
+                == [
+                    "2021-08-03T10:30:00Z", "2021-08-03T10:30:00Z", "2021-08-03T10:31:00Z",
+                    "2021-08-15T16:05:00Z", "2021-08-15T16:07:00Z"
+                ].map(instant))
         #expect(m.map(\.text) == [m[0].text, "Hallo! Wie geht's?", "Gut, danke 😊", "Treffen wir uns am Samstag?", nil])
         #expect(m.last?.attachment == MediaAttachment(kind: .media, label: "<Medien ausgeschlossen>"))
         #expect(r.warnings.isEmpty)
@@ -98,8 +112,9 @@ struct WhatsAppTests {
 
     @Test("Android Canadian English: ISO dates and \"p.m.\", 12:05 a.m. is just after midnight")
     func androidCanadian() throws {
-        let r = try Importer.load(path: Fixtures.path("whatsapp-android-en-ca.txt"),
-                                  options: ImportOptions(me: "Marc", timeZone: zone("America/Toronto")))
+        let r = try Importer.load(
+            path: Fixtures.path("whatsapp-android-en-ca.txt"),
+            options: ImportOptions(me: "Marc", timeZone: zone("America/Toronto")))
         let m = r.conversation.messages
         #expect(m.map(\.date) == ["2023-12-20T22:46:00Z", "2023-12-20T22:46:00Z", "2023-12-20T22:48:00Z", "2023-12-21T05:05:00Z"].map(instant))
         #expect(m.map(\.text).dropFirst() == ["Are we still on for dinner?", "Yes, 7 p.m. at the usual place", "Made it home, thanks!"])
@@ -109,11 +124,16 @@ struct WhatsAppTests {
 
     @Test("Android Spanish: \"p. m.\", single-digit months, and the night clocks go forward in Madrid")
     func androidSpanish() throws {
-        let r = try Importer.load(path: Fixtures.path("whatsapp-android-es.txt"),
-                                  options: ImportOptions(me: "Diego", timeZone: zone("Europe/Madrid")))
+        let r = try Importer.load(
+            path: Fixtures.path("whatsapp-android-es.txt"),
+            options: ImportOptions(me: "Diego", timeZone: zone("Europe/Madrid")))
         let m = r.conversation.messages
-        #expect(m.map(\.date) == ["2025-03-28T20:29:00Z", "2025-03-28T20:29:00Z", "2025-03-28T20:31:00Z",
-                                  "2025-03-29T09:02:00Z", "2025-03-30T01:30:00Z"].map(instant))
+        #expect(
+            m.map(\.date)
+                == [
+                    "2025-03-28T20:29:00Z", "2025-03-28T20:29:00Z", "2025-03-28T20:31:00Z",
+                    "2025-03-29T09:02:00Z", "2025-03-30T01:30:00Z"
+                ].map(instant))
         #expect(m.map(\.sender) == [nil, "Lucía", "Diego", "Diego", "Lucía"])
         #expect(m[4].text == "¿Ya cambió la hora?")
     }
@@ -123,22 +143,26 @@ struct WhatsAppTests {
         let folder = Fixtures.path("whatsapp-ios")
         let r = try Importer.load(path: folder, options: ImportOptions(me: "kai", timeZone: zone("Europe/London")))
         #expect(r.me == "Kai")  // `me` matched without regard to case
-        #expect(instantsOnly(r.conversation.messages) == iosMessages(photo: (folder as NSString).appendingPathComponent("00000012-PHOTO-2021-10-14-15-34-09.jpg")))
+        #expect(
+            instantsOnly(r.conversation.messages) == iosMessages(photo: (folder as NSString).appendingPathComponent("00000012-PHOTO-2021-10-14-15-34-09.jpg")))
         #expect(r.conversation.title == nil)  // "_chat.txt" in a folder named like the fixture says nothing
         #expect(r.warnings.isEmpty)
     }
 
     func iosMessages(photo: String) -> [Message] {
         [
-            .system("Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them.",
-                    date: instant("2021-10-14T14:34:09Z")),
+            .system(
+                "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them.",
+                date: instant("2021-10-14T14:34:09Z")),
             Message(sender: "Sam Rivera", direction: .incoming, date: instant("2021-10-14T14:34:09Z"), text: "Landed! ✈️"),
             Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:35:10Z"), text: "Welcome back\nHow was the flight?"),
-            Message(sender: "Sam Rivera", direction: .incoming, date: instant("2021-10-14T14:36:02Z"),
-                    image: ImageAttachment(path: photo, width: 0, height: 0, name: "00000012-PHOTO-2021-10-14-15-34-09.jpg")),
-            Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:36:40Z"),
-                    attachment: MediaAttachment(kind: .photo, label: "image omitted")),
-            Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-15T08:00:00Z"), text: "Coffee later?"),
+            Message(
+                sender: "Sam Rivera", direction: .incoming, date: instant("2021-10-14T14:36:02Z"),
+                image: ImageAttachment(path: photo, width: 0, height: 0, name: "00000012-PHOTO-2021-10-14-15-34-09.jpg")),
+            Message(
+                sender: "Kai", direction: .outgoing, date: instant("2021-10-14T14:36:40Z"),
+                attachment: MediaAttachment(kind: .photo, label: "image omitted")),
+            Message(sender: "Kai", direction: .outgoing, date: instant("2021-10-15T08:00:00Z"), text: "Coffee later?")
         ]
     }
 
@@ -170,16 +194,18 @@ struct WhatsAppTests {
 
     @Test("iOS group: system lines authored by the group, a phone number wrapped in bidi marks, `me` by digits")
     func iosGroup() throws {
-        let r = try Importer.load(path: Fixtures.path("whatsapp-ios-group.txt"),
-                                  options: ImportOptions(me: "+447700900123", timeZone: zone("Asia/Kolkata")))
+        let r = try Importer.load(
+            path: Fixtures.path("whatsapp-ios-group.txt"),
+            options: ImportOptions(me: "+447700900123", timeZone: zone("Asia/Kolkata")))
         let m = instantsOnly(r.conversation.messages)
         #expect(wallTimes(r.conversation.messages) == ["2022-01-03T18:20:11", "2022-01-03T18:20:11", "2022-01-03T18:21:00", "2022-01-13T07:05:59"])
-        #expect(m == [
-            .system("Sam Rivera created group “Trip 🏔”", date: instant("2022-01-03T12:50:11Z")),
-            .system("Sam Rivera added \u{202A}+44 7700 900123\u{202C}", date: instant("2022-01-03T12:50:11Z")),
-            Message(sender: "+44 7700 900123", direction: .outgoing, date: instant("2022-01-03T12:51:00Z"), text: "Hi all"),
-            Message(sender: "Sam Rivera", direction: .incoming, date: instant("2022-01-13T01:35:59Z"), text: "Bus leaves at 8"),
-        ])
+        #expect(
+            m == [
+                .system("Sam Rivera created group “Trip 🏔”", date: instant("2022-01-03T12:50:11Z")),
+                .system("Sam Rivera added \u{202A}+44 7700 900123\u{202C}", date: instant("2022-01-03T12:50:11Z")),
+                Message(sender: "+44 7700 900123", direction: .outgoing, date: instant("2022-01-03T12:51:00Z"), text: "Hi all"),
+                Message(sender: "Sam Rivera", direction: .incoming, date: instant("2022-01-13T01:35:59Z"), text: "Bus leaves at 8")
+            ])
         #expect(r.me == "+44 7700 900123")
     }
 
@@ -192,10 +218,11 @@ struct WhatsAppTests {
         let r = try Importer.load(path: file, options: ImportOptions(timeZone: zone("UTC")))
         #expect(r.conversation.messages.map(\.date) == [instant("2021-04-03T10:00:00Z"), instant("2021-03-04T11:00:00Z")])
         #expect(r.conversation.messages.map(\.direction) == [.incoming, .incoming])
-        #expect(r.warnings.map(\.description) == [
-            "\(file): dates: no day is over 12, so day/month order cannot be told; read as day/month (e.g. 03/04 = 3 April)",
-            "\(file): directions: no `me` given, so every message is incoming; authors: Ann; Ben",
-        ])
+        #expect(
+            r.warnings.map(\.description) == [
+                "\(file): dates: no day is over 12, so day/month order cannot be told; read as day/month (e.g. 03/04 = 3 April)",
+                "\(file): directions: no `me` given, so every message is incoming; authors: Ann; Ben"
+            ])
     }
 
     @Test("a first line that is no WhatsApp line is an error naming line 1 and both formats")
@@ -204,10 +231,13 @@ struct WhatsAppTests {
         let detected = try #require(importError { () throws(ImportError) in try Importer.load(path: path, options: ImportOptions()) })
         #expect(detected.location == "line 1")
         #expect(detected.reason.hasPrefix("\"Dear diary,\" is not the start of a known export"))
-        let forced = try #require(importError { () throws(ImportError) in
-            try Importer.load(path: path, format: .whatsapp, options: ImportOptions()) })
-        #expect(forced.description == "\(path): line 1: not a WhatsApp export: \"Dear diary,\" does not start with a date and time; "
-                    + "expected \"12/24/19, 11:23 - Name: text\" (Android) or \"[14/10/2021, 3:34:09 PM] Name: text\" (iOS)")
+        let forced = try #require(
+            importError { () throws(ImportError) in
+                try Importer.load(path: path, format: .whatsapp, options: ImportOptions())
+            })
+        #expect(
+            forced.description == "\(path): line 1: not a WhatsApp export: \"Dear diary,\" does not start with a date and time; "
+                + "expected \"12/24/19, 11:23 - Name: text\" (Android) or \"[14/10/2021, 3:34:09 PM] Name: text\" (iOS)")
     }
 
     @Test("attachments: a path leaving the folder, a missing photo, a link out of the folder — shown as placeholders, warned, counted")
@@ -216,7 +246,9 @@ struct WhatsAppTests {
         let outside = ScratchFolder()
         outside.write("secret.jpg", "not for you")
         try FileManager.default.createSymbolicLink(atPath: scratch.file("IMG-link.jpg"), withDestinationPath: outside.file("secret.jpg"))
-        scratch.write("_chat.txt", """
+        scratch.write(
+            "_chat.txt",
+            """
             [01/02/2022, 10:00:00] Ann: \u{200E}<attached: ../../etc/passwd>
             [01/02/2022, 10:01:00] Ann: IMG-20220201-WA0007.jpg (file attached)
             [01/02/2022, 10:02:00] Ann: \u{200E}<attached: IMG-link.jpg>
@@ -224,21 +256,23 @@ struct WhatsAppTests {
             """)
         let r = try Importer.load(path: scratch.path, options: ImportOptions(me: "Ann", timeZone: zone("UTC")))
         #expect(r.conversation.messages.map(\.text) == [nil, nil, nil, nil])
-        #expect(r.conversation.messages.map(\.attachment) == [
-            MediaAttachment(kind: .document, fileName: "../../etc/passwd"),
-            MediaAttachment(kind: .photo, fileName: "IMG-20220201-WA0007.jpg"),
-            MediaAttachment(kind: .photo, fileName: "IMG-link.jpg"),
-            MediaAttachment(kind: .document, fileName: "/etc/shadow"),
-        ])
+        #expect(
+            r.conversation.messages.map(\.attachment) == [
+                MediaAttachment(kind: .document, fileName: "../../etc/passwd"),
+                MediaAttachment(kind: .photo, fileName: "IMG-20220201-WA0007.jpg"),
+                MediaAttachment(kind: .photo, fileName: "IMG-link.jpg"),
+                MediaAttachment(kind: .document, fileName: "/etc/shadow")
+            ])
         #expect(r.conversation.messages.allSatisfy { $0.image == nil })
         #expect(r.skipped == 4)
         let chat = (scratch.path as NSString).appendingPathComponent("_chat.txt")
-        #expect(r.warnings.map(\.description) == [
-            "\(chat): line 1: attachment ../../etc/passwd: path leaves the export folder; shown as a placeholder",
-            "\(chat): line 2: attachment IMG-20220201-WA0007.jpg: not in the export folder (exported without media?); shown as a placeholder",
-            "\(chat): line 3: attachment IMG-link.jpg: is a link leading out of the export folder; shown as a placeholder",
-            "\(chat): line 4: attachment /etc/shadow: path leaves the export folder; shown as a placeholder",
-        ])
+        #expect(
+            r.warnings.map(\.description) == [
+                "\(chat): line 1: attachment ../../etc/passwd: path leaves the export folder; shown as a placeholder",
+                "\(chat): line 2: attachment IMG-20220201-WA0007.jpg: not in the export folder (exported without media?); shown as a placeholder",
+                "\(chat): line 3: attachment IMG-link.jpg: is a link leading out of the export folder; shown as a placeholder",
+                "\(chat): line 4: attachment /etc/shadow: path leaves the export folder; shown as a placeholder"
+            ])
     }
 
     @Test("zip bombs: an over-compressed photo is refused with a warning; an over-compressed chat is an error")
@@ -330,18 +364,24 @@ struct WhatsAppZipFuzzTests {
     /// the clear error it gives now.
     static let inputs: [(String, ImportFormat, String)] = [
         // ZIPFoundation inflated this entry forever (a compression method it does not know).
-        ("WhatsAppZip-timeout-604d2f3948ea71fe2cf9511ef40602233a284f38", .whatsapp,
-         "refused: uses compression method 1557; expected stored (0) or deflate (8)"),
+        (
+            "WhatsAppZip-timeout-604d2f3948ea71fe2cf9511ef40602233a284f38", .whatsapp,
+            "refused: uses compression method 1557; expected stored (0) or deflate (8)"
+        ),
         // The same with ZIP64 size markers in the directory.
-        ("WhatsAppZip-timeout-623aab33ba671f58e0c6be871f9b696ed6f68111", .whatsapp,
-         "refused: uses compression method 5128; expected stored (0) or deflate (8)"),
+        (
+            "WhatsAppZip-timeout-623aab33ba671f58e0c6be871f9b696ed6f68111", .whatsapp,
+            "refused: uses compression method 5128; expected stored (0) or deflate (8)"
+        ),
         // The same with a name that is not UTF-8 (the directory was looked up by another spelling).
-        ("WhatsAppZip-timeout-5e04123ef81aa9acca114b64625436380314f466", .whatsapp,
-         "refused: uses compression method 1557; expected stored (0) or deflate (8)"),
+        (
+            "WhatsAppZip-timeout-5e04123ef81aa9acca114b64625436380314f466", .whatsapp,
+            "refused: uses compression method 1557; expected stored (0) or deflate (8)"
+        ),
         // A chat row whose ROWID reads as text: GRDB's subscript trapped.
         ("IMessage-crash-8df220b4d3b0bf076986c25b3960366c1ca76d20", .imessage, "has no chats"),
         // A wall-clock date in the year 20,333,333,333,319: the seconds overflowed (trapped).
-        ("Telegram-crash-e5fb7c85dce368fa7571e42ab804ab3237ebe15d", .telegram, "is not valid JSON (damaged?)"),
+        ("Telegram-crash-e5fb7c85dce368fa7571e42ab804ab3237ebe15d", .telegram, "is not valid JSON (damaged?)")
     ]
 
     @Test("every kept fuzzer input ends in a conversation or a clear error, quickly", arguments: inputs)
@@ -375,7 +415,9 @@ struct WhatsAppZipFuzzTests {
         let scratch = ScratchFolder()
         let zipPath = try Self.zipWithDamagedChat(in: scratch, fill: 0xFF)
         let error = importError { () throws(ImportError) in try Importer.load(path: zipPath, format: .whatsapp) }
-        #expect(error?.description == "\(zipPath)/_chat.txt: refused: its compressed data is damaged or cut short (the deflate stream does not end where it should)")
+        #expect(
+            error?.description == "\(zipPath)/_chat.txt: refused: its compressed data is damaged or cut short (the deflate stream does not end where it should)"
+        )
     }
 
     @Test("a deflate stream that ends early inflates to fewer bytes than the archive says: refused, not read short")

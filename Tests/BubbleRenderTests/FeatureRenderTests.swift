@@ -12,7 +12,6 @@ private let utc = TimeZone(identifier: "UTC")!
 private let t0 = Date(timeIntervalSince1970: 1_700_000_000)  // 22:13:20 UTC
 private let read = Date(timeIntervalSince1970: 1_699_954_860)  // 09:41 UTC
 
-
 private func count(_ image: RGBAImage, _ color: Color, in rect: Rect, scale: Double, tolerance: Int = 8) -> Int {
     let target = [color.red, color.green, color.blue].map { Int(($0 * 255).rounded()) }
     var n = 0
@@ -63,7 +62,8 @@ struct FeatureRenderTests {
         #expect(count(image, red, in: badge, scale: s) > 700)
         #expect(count(image, red, in: badge.offsetBy(dx: -40, dy: 0), scale: s) == 0)
         // Alice's avatar: her colour around the initials.
-        let aliceRow = try #require(rows.first { $0.bubble?.avatarFrame != nil && conversation.messages[$0.messageIndex ?? 0].sender == "a" && $0.messageIndex != nil })
+        let aliceRow = try #require(
+            rows.first { $0.bubble?.avatarFrame != nil && conversation.messages[$0.messageIndex ?? 0].sender == "a" && $0.messageIndex != nil })
         let avatar = page(aliceRow.bubble!.avatarFrame!, aliceRow)
         #expect(count(image, SceneBuilder.avatarColor("a"), in: avatar, scale: s) > 1200)  // of 28² × 4 = 3136 px, initials excluded
         // Bob's avatar is his picture, not a colour.
@@ -151,9 +151,17 @@ struct FeatureRenderTests {
         let first = try #require(layout.rows.first { $0.messageIndex == 0 })
         let bubble = page(first.bubble!.bubble, first)
         #expect(bubble.minX > 187)
-        #expect(count(image, mr.theme.incoming.fill, in: Rect(x: bubble.minX + 20, y: bubble.minY + 8, width: bubble.width - 40, height: bubble.height - 16), scale: 1, tolerance: 2) > 100)
+        #expect(
+            count(
+                image, mr.theme.incoming.fill, in: Rect(x: bubble.minX + 20, y: bubble.minY + 8, width: bubble.width - 40, height: bubble.height - 16),
+                scale: 1, tolerance: 2) > 100)
         let out = try #require(layout.rows.first { $0.messageIndex == 4 })
         let ob = page(out.bubble!.bubble, out)
-        #expect(ob.minX == 10 && count(image, mr.theme.outgoing.fill, in: Rect(x: ob.minX + 12, y: ob.minY + 8, width: ob.width - 24, height: ob.height - 16), scale: 1, tolerance: 2) > 100)
+        #expect(
+            ob.minX == 10
+                && count(
+                    image, mr.theme.outgoing.fill, in: Rect(x: ob.minX + 12, y: ob.minY + 8, width: ob.width - 24, height: ob.height - 16), scale: 1,
+                    tolerance: 2) > 100
+        )
     }
 }

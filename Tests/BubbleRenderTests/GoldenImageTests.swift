@@ -28,33 +28,43 @@ enum Golden {
         }
         let expected = try ImageSurface(pngFile: url.path).rgbaImage()
         let actual = image.rgbaImage()
-        try #require(expected.width == actual.width && expected.height == actual.height,
-                     "\(name): \(actual.width)×\(actual.height), golden \(expected.width)×\(expected.height)")
+        try #require(
+            expected.width == actual.width && expected.height == actual.height,
+            "\(name): \(actual.width)×\(actual.height), golden \(expected.width)×\(expected.height)")
         var off = 0
         for i in stride(from: 0, to: actual.bytes.count, by: 4) {
             for c in 0..<4 where abs(Int(actual.bytes[i + c]) - Int(expected.bytes[i + c])) > 24 { off += 1; break }
         }
         let share = Double(off) / Double(actual.width * actual.height)
-        #expect(share <= 0.005, "\(name): \(off) pixels differ (\(String(format: "%.2f", share * 100)) %); regenerate with BUBBLEKIT_UPDATE_GOLDEN=1 if intended")
+        #expect(
+            share <= 0.005, "\(name): \(off) pixels differ (\(String(format: "%.2f", share * 100)) %); regenerate with BUBBLEKIT_UPDATE_GOLDEN=1 if intended")
     }
 }
 
 @Suite("Golden images", .serialized)
 struct GoldenImageTests {
     /// Replies on both sides, to left-to-right and right-to-left text.
-    static let replies = Conversation(participants: [Participant(id: "me", name: "Me"), Participant(id: "ann", name: "Ann"),
-                                                     Participant(id: "dana", name: "דנה")], messages: [
-        Message(sender: "ann", direction: .incoming, date: t0, text: "Lunch at noon?", id: "1"),
-        Message(sender: "me", direction: .outgoing, date: t0 + 60, text: "Yes, see you there",
+    static let replies = Conversation(
+        participants: [
+            Participant(id: "me", name: "Me"), Participant(id: "ann", name: "Ann"),
+            Participant(id: "dana", name: "דנה")
+        ],
+        messages: [
+            Message(sender: "ann", direction: .incoming, date: t0, text: "Lunch at noon?", id: "1"),
+            Message(
+                sender: "me", direction: .outgoing, date: t0 + 60, text: "Yes, see you there",
                 reply: ReplyReference(id: "1", sender: "ann", text: "Lunch at noon?")),
-        Message(sender: "ann", direction: .incoming, date: t0 + 120, text: "Great",
+            Message(
+                sender: "ann", direction: .incoming, date: t0 + 120, text: "Great",
                 reply: ReplyReference(id: "2", sender: "me", text: "Yes, see you there")),
-        Message(sender: "me", direction: .outgoing, date: t0 + 180, text: "!מעולה",
-                reply: ReplyReference(id: "9", sender: "dana", text: "נתראה בצהריים")),
-    ])
+            Message(
+                sender: "me", direction: .outgoing, date: t0 + 180, text: "!מעולה",
+                reply: ReplyReference(id: "9", sender: "dana", text: "נתראה בצהריים"))
+        ])
 
-    @Test("reply snippets: the quote bar on the leading edge on both sides (the right only for right-to-left text), imessage and whatsapp",
-          arguments: ["imessage", "whatsapp"])
+    @Test(
+        "reply snippets: the quote bar on the leading edge on both sides (the right only for right-to-left text), imessage and whatsapp",
+        arguments: ["imessage", "whatsapp"])
     func replySnippets(_ themeName: String) throws {
         TestFonts.pin()
         let (theme, folder) = try ThemeLibrary.load(themeName)

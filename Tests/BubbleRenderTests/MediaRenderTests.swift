@@ -20,8 +20,9 @@ private func renderer(_ theme: String = "imessage") throws -> ConversationRender
 }
 
 private func one(_ image: ImageAttachment? = nil, attachment: MediaAttachment? = nil, text: String? = nil) -> Conversation {
-    Conversation(participants: [Participant(id: "ann", name: "Ann")],
-                 messages: [Message(sender: "ann", direction: .incoming, date: t0, text: text, image: image, attachment: attachment)])
+    Conversation(
+        participants: [Participant(id: "ann", name: "Ann")],
+        messages: [Message(sender: "ann", direction: .incoming, date: t0, text: text, image: image, attachment: attachment)])
 }
 
 /// Which of the test picture's four colours a pixel is: red, green (lime), blue, yellow; nil for
@@ -55,8 +56,9 @@ private func rendered(_ conversation: Conversation, _ r: ConversationRenderer, i
 
 @Suite("Real media in the renderers", .serialized)
 struct MediaRenderTests {
-    @Test("a JPEG with EXIF orientation 1–8: laid out portrait (40×60) and drawn the right way up — red, green / blue, yellow at its corners",
-          arguments: 1...8)
+    @Test(
+        "a JPEG with EXIF orientation 1–8: laid out portrait (40×60) and drawn the right way up — red, green / blue, yellow at its corners",
+        arguments: 1...8)
     func orientation(_ o: Int) throws {
         let dir = try htmlTempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -81,16 +83,19 @@ struct MediaRenderTests {
         var options = HTMLOptions()
         options.timeZone = utc
         let path = dir.appendingPathComponent("o.html").path
-        try HTMLExporter(theme: r.theme, themeFolder: r.themeFolder, photosFolder: media.path, options: options, pictures: PhotoDecoder()).export(conversation, to: path)
+        try HTMLExporter(theme: r.theme, themeFolder: r.themeFolder, photosFolder: media.path, options: options, pictures: PhotoDecoder()).export(
+            conversation, to: path)
         let html = try String(contentsOfFile: path, encoding: .utf8)
         #expect(html.contains("width=\"40\" height=\"60\""), "the displayed size, not the stored 60×40")
         let shot = try Chromium.screenshot(path, width: 375, height: 300)
         /// The box of the picture's four colours, and the colour at each quarter point.
         func box(_ image: RGBAImage) -> (Rect, [String?]) {
             var minX = Int.max, minY = Int.max, maxX = -1, maxY = -1
-            for y in 0..<image.height { for x in 0..<image.width where quadrant(image.pixel(x: x, y: y)) != nil {
-                minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
-            } }
+            for y in 0..<image.height {
+                for x in 0..<image.width where quadrant(image.pixel(x: x, y: y)) != nil {
+                    minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
+                }
+            }
             let w = Double(maxX - minX + 1), h = Double(maxY - minY + 1)
             let corners = [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)].map {
                 quadrant(image.pixel(x: minX + Int(w * $0.0), y: minY + Int(h * $0.1)))
@@ -114,8 +119,9 @@ struct MediaRenderTests {
             #expect(frame.size == Size(width: 140, height: 140), "\(file): \(frame.size)")
             #expect(bubble.emojiOnly, "no bubble")
             let centre = image.pixel(x: Int(frame.midX), y: Int(top + frame.midY))
-            #expect(abs(Int(centre.0) - colour.0) < 8 && abs(Int(centre.1) - colour.1) < 8 && abs(Int(centre.2) - colour.2) < 8,
-                    "\(file): centre \(centre)")
+            #expect(
+                abs(Int(centre.0) - colour.0) < 8 && abs(Int(centre.1) - colour.1) < 8 && abs(Int(centre.2) - colour.2) < 8,
+                "\(file): centre \(centre)")
             // The box's corner is outside the disc: the white page, not a bubble colour.
             let corner = image.pixel(x: Int(frame.minX + 3), y: Int(top + frame.minY + 3))
             #expect(corner == (255, 255, 255, 255), "\(file): corner \(corner)")
@@ -177,8 +183,10 @@ struct MediaRenderTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let r = try renderer()
         var conversation = one(ImageAttachment(path: "orientation-1.jpg", width: 0, height: 0))
-        conversation.messages.append(Message(sender: "ann", direction: .incoming, date: t0.addingTimeInterval(60),
-                                             image: ImageAttachment(path: "corrupt.jpg", width: 0, height: 0, name: "IMG-20211014-WA0009.jpg")))
+        conversation.messages.append(
+            Message(
+                sender: "ann", direction: .incoming, date: t0.addingTimeInterval(60),
+                image: ImageAttachment(path: "corrupt.jpg", width: 0, height: 0, name: "IMG-20211014-WA0009.jpg")))
         for format in [OutputFormat.png, .pdf, .svg] {
             let out = dir.appendingPathComponent("c.\(format.rawValue)").path
             try r.render(conversation, to: out, options: RenderOptions(format: format))

@@ -42,8 +42,9 @@ struct NineSlicePaintingTests {
         let canvas = try Canvas(surface: surface, scale: scale)
         let red = Color(red: 1, green: 0, blue: 0), blue = Color(red: 0, green: 0, blue: 1)
         canvas.fillGradient(Rect(origin: .zero, size: size), from: red, to: blue)
-        let art = try StretchableImage(art: NineSliceArt(pixelWidth: 21, pixelHeight: 21, capInsets: shadowInsets),
-                                       pixels: ImageSurface(rgba: shadowArt()))
+        let art = try StretchableImage(
+            art: NineSliceArt(pixelWidth: 21, pixelHeight: 21, capInsets: shadowInsets),
+            pixels: ImageSurface(rgba: shadowArt()))
         let bubble = Rect(x: 10, y: 10, width: 140, height: 60)
         try art.draw(in: bubble, on: canvas)
         let image = try roundTrip(surface)
@@ -75,8 +76,9 @@ struct NineSlicePaintingTests {
         let surface = try ImageSurface(width: Int(200 * scale), height: Int(100 * scale))
         let canvas = try Canvas(surface: surface, scale: scale)
         canvas.fill(Rect(x: 0, y: 0, width: 200, height: 100), color: Color(red: 0, green: 0.5, blue: 0))
-        let art = try StretchableImage(art: NineSliceArt(pixelWidth: 21, pixelHeight: 21, capInsets: shadowInsets),
-                                       pixels: ImageSurface(rgba: shadowArt()))
+        let art = try StretchableImage(
+            art: NineSliceArt(pixelWidth: 21, pixelHeight: 21, capInsets: shadowInsets),
+            pixels: ImageSurface(rgba: shadowArt()))
         for mode in [NineSliceMode.uikitStretch, .uikitTile, .css(.round, fill: true), .css(.repeat, fill: true)] {
             let bubble = Rect(x: 10.3, y: 7.6, width: 97.45, height: 41.2)
             try art.draw(in: bubble, on: canvas, mode: mode)

@@ -266,8 +266,10 @@ struct PDFMergeTests {
 
     /// Merging `parts` into `out` throws `RenderError.pdfMerge` with a reason that contains
     /// `because`, and leaves no `out`.
-    func expectRefused(_ parts: [String], into out: String, because: String,
-                       sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectRefused(
+        _ parts: [String], into out: String, because: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(sourceLocation: sourceLocation) {
             try PDFMerger.merge(parts, into: out)
         } throws: { error in
@@ -368,17 +370,20 @@ enum HandmadePDF {
         object(8, blob)
         object(9, Data("   \(data.count + lengthDelta)".utf8))
         object(6, Data("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".utf8))
-        object(3, Data("""
-            << /Type /Page % not a reference: 4 0 R
-               /Parent 1 0 R
-               /MediaBox [ 0 0 300 800 ]
-               /Contents 4 0 R
-               /PieceInfo << /BubbleKit << /Private 8 0 R >> >>
-               /Resources << /Font << /F1 6 0 R >> >>
-               /Note (see 4 0 R \\) and (nested 1 0 R) here)
-               /Hex <34 20 30 20 52>
-            >>
-            """.utf8))
+        object(
+            3,
+            Data(
+                """
+                << /Type /Page % not a reference: 4 0 R
+                   /Parent 1 0 R
+                   /MediaBox [ 0 0 300 800 ]
+                   /Contents 4 0 R
+                   /PieceInfo << /BubbleKit << /Private 8 0 R >> >>
+                   /Resources << /Font << /F1 6 0 R >> >>
+                   /Note (see 4 0 R \\) and (nested 1 0 R) here)
+                   /Hex <34 20 30 20 52>
+                >>
+                """.utf8))
         object(1, Data("<< /Type /Pages\n   /Kids [ 3 0 R ]\n   /Count 1\n>>".utf8))
         object(7, Data("<< /Producer (handmade) /Title (Part \(label)) >>".utf8))
         object(2, Data("<< /Type /Catalog\n   /Pages 1 0 R \(catalogExtra)\n>>".utf8))

@@ -10,20 +10,46 @@ import Testing
 @Suite("PDF and SVG text in every script", .serialized)
 struct PDFTextTests {
     static let scripts: [(name: String, texts: [String])] = [
-        ("Chinese", ["今天我们在火车站见面", "明日月曜日，日本的日和月",
-                     String(repeating: "我们明天早上九点在火车站的出口见面吧", count: 4)]),
-        ("Japanese", ["今日は火曜日です", "日本語の文章を検索できますか？",
-                      String(repeating: "明日の朝九時に駅の改札口で会いましょう。", count: 3)]),
-        ("Arabic", ["مرحبا بالعالم", "كيف حالك اليوم؟ أنا بخير، شكرا",
-                    String(repeating: "سنلتقي غدا في محطة القطار في الساعة التاسعة صباحا ", count: 3)
-                        .trimmingCharacters(in: .whitespaces)]),
+        (
+            "Chinese",
+            [
+                "今天我们在火车站见面", "明日月曜日，日本的日和月",
+                String(repeating: "我们明天早上九点在火车站的出口见面吧", count: 4)
+            ]
+        ),
+        (
+            "Japanese",
+            [
+                "今日は火曜日です", "日本語の文章を検索できますか？",
+                String(repeating: "明日の朝九時に駅の改札口で会いましょう。", count: 3)
+            ]
+        ),
+        (
+            "Arabic",
+            [
+                "مرحبا بالعالم", "كيف حالك اليوم؟ أنا بخير، شكرا",
+                String(repeating: "سنلتقي غدا في محطة القطار في الساعة التاسعة صباحا ", count: 3)
+                    .trimmingCharacters(in: .whitespaces)
+            ]
+        ),
         // (No ASCII comma between Hebrew words: pdftotext's own bidi reordering treats it as
         // left-to-right and moves the word after it to the line's start — in any PDF.)
-        ("Hebrew", ["שלום עולם", "מה שלומך היום? אני בסדר תודה", String(repeating: "נפגש מחר בבוקר בתחנת הרכבת ", count: 4)
-            .trimmingCharacters(in: .whitespaces)]),
-        ("emoji", ["Family 👨‍👩‍👧 and flags 🇯🇵🇫🇷 then 👍🏽 and ❤️ office",
-                   "😀😃😄 three in a row", "👩🏽‍💻 codes; 🏳️‍🌈 waves"]),
-        ("Latin ligatures", ["office affluent waffle fjord", "Ünïcödé ß æ œ ﬁ stays as written"]),
+        (
+            "Hebrew",
+            [
+                "שלום עולם", "מה שלומך היום? אני בסדר תודה",
+                String(repeating: "נפגש מחר בבוקר בתחנת הרכבת ", count: 4)
+                    .trimmingCharacters(in: .whitespaces)
+            ]
+        ),
+        (
+            "emoji",
+            [
+                "Family 👨‍👩‍👧 and flags 🇯🇵🇫🇷 then 👍🏽 and ❤️ office",
+                "😀😃😄 three in a row", "👩🏽‍💻 codes; 🏳️‍🌈 waves"
+            ]
+        ),
+        ("Latin ligatures", ["office affluent waffle fjord", "Ünïcödé ß æ œ ﬁ stays as written"])
     ]
 
     static let cases: [(engine: TextEngineKind, script: Int)] =
@@ -63,11 +89,13 @@ struct PDFTextTests {
         let (theme, folder) = try ThemeLibrary.load("imessage")
         let r = ConversationRenderer(theme: theme, themeFolder: folder, photosFolder: "/", engine: engine.makeDrawingEngine())
         let t0 = Date(timeIntervalSince1970: 1_700_000_000)
-        let conv = Conversation(title: "Scripts", participants: [Participant(id: "me", name: "Me"), Participant(id: "yu", name: "Yu")],
-                                messages: texts.enumerated().map { i, text in
-                                    Message(sender: i % 2 == 0 ? "yu" : "me", direction: i % 2 == 0 ? .incoming : .outgoing,
-                                            date: t0.addingTimeInterval(Double(i) * 60), text: text)
-                                })
+        let conv = Conversation(
+            title: "Scripts", participants: [Participant(id: "me", name: "Me"), Participant(id: "yu", name: "Yu")],
+            messages: texts.enumerated().map { i, text in
+                Message(
+                    sender: i % 2 == 0 ? "yu" : "me", direction: i % 2 == 0 ? .incoming : .outgoing,
+                    date: t0.addingTimeInterval(Double(i) * 60), text: text)
+            })
         var options = RenderOptions(format: format)
         options.timeZone = TimeZone(identifier: "UTC")!
         let path = dir.appendingPathComponent("chat.\(format.rawValue)").path
@@ -82,8 +110,9 @@ struct PDFTextTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let extracted = Self.normalised(try run("/usr/bin/pdftotext", [path, "-"]))
         for text in script.texts {
-            #expect(extracted.contains(Self.normalised(text)),
-                    "\(c.engine) \(script.name): \(text) not in the PDF's text: \(extracted)")
+            #expect(
+                extracted.contains(Self.normalised(text)),
+                "\(c.engine) \(script.name): \(text) not in the PDF's text: \(extracted)")
         }
     }
 

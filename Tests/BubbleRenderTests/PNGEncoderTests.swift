@@ -114,9 +114,11 @@ private func drawScene(on surface: ImageSurface, background: Bool) {
 
 /// A surface over memory we own, rows `padding` bytes longer than the pixels, the padding
 /// filled with junk that must not reach the PNG. Call `body` while `storage` lives.
-private func withPaddedSurface<T>(format: cairo_format_t, width: Int, height: Int, padding: Int,
-                                  fill: (Int, Int) -> UInt32,
-                                  _ body: (ImageSurface) throws -> T) throws -> T {
+private func withPaddedSurface<T>(
+    format: cairo_format_t, width: Int, height: Int, padding: Int,
+    fill: (Int, Int) -> UInt32,
+    _ body: (ImageSurface) throws -> T
+) throws -> T {
     let stride = width * 4 + padding
     let storage = UnsafeMutableRawPointer.allocate(byteCount: stride * height, alignment: 16)
     defer { storage.deallocate() }
@@ -126,8 +128,9 @@ private func withPaddedSurface<T>(format: cairo_format_t, width: Int, height: In
             storage.storeBytes(of: fill(x, y), toByteOffset: y * stride + x * 4, as: UInt32.self)
         }
     }
-    let cairoSurface = cairo_image_surface_create_for_data(storage.assumingMemoryBound(to: UInt8.self), format,
-                                                           Int32(width), Int32(height), Int32(stride))!
+    let cairoSurface = cairo_image_surface_create_for_data(
+        storage.assumingMemoryBound(to: UInt8.self), format,
+        Int32(width), Int32(height), Int32(stride))!
     #expect(cairo_surface_status(cairoSurface) == CAIRO_STATUS_SUCCESS)
     let surface = ImageSurface(adopting: cairoSurface)
     return try withExtendedLifetime(surface) { try body(surface) }
@@ -221,8 +224,10 @@ struct PNGEncoderRoundTripTests {
 
     @Test("an RGB24 surface is opaque whatever its unused top byte holds")
     func rgb24() throws {
-        try withPaddedSurface(format: CAIRO_FORMAT_RGB24, width: 9, height: 4, padding: 4,
-                              fill: { x, y in UInt32(x * 28) << 16 | UInt32(y * 60) << 8 | 0x42 }) { surface in
+        try withPaddedSurface(
+            format: CAIRO_FORMAT_RGB24, width: 9, height: 4, padding: 4,
+            fill: { x, y in UInt32(x * 28) << 16 | UInt32(y * 60) << 8 | 0x42 }
+        ) { surface in
             let (decoded, png) = try roundTrip(surface)
             #expect(colourType(png) == 2)
             #expect(words(decoded) == words(surface))
@@ -326,8 +331,9 @@ struct PNGEncoderOutputTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 
-    @Test("a write error inside libpng is reported, not crashed on (setjmp path)",
-          .enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    @Test(
+        "a write error inside libpng is reported, not crashed on (setjmp path)",
+        .enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
     func diskFull() throws {
         // 4×4: the bytes stay in stdio's buffer until the final flush. 300×300 noise: libpng's
         // first 64 KiB IDAT write fails, and libpng longjmps out of the encoder.
@@ -343,8 +349,9 @@ struct PNGEncoderOutputTests {
             var buffer = [CChar](repeating: 0, count: 256)
             let stride = cairo_image_surface_get_stride(surface.pointer)
             let status = buffer.withUnsafeMutableBufferPointer { buffer in
-                bk_png_write_argb32("/dev/full", cairo_image_surface_get_data(surface.pointer), Int32(size.0),
-                                    Int32(size.1), stride, 0, &options, buffer.baseAddress, buffer.count)
+                bk_png_write_argb32(
+                    "/dev/full", cairo_image_surface_get_data(surface.pointer), Int32(size.0),
+                    Int32(size.1), stride, 0, &options, buffer.baseAddress, buffer.count)
             }
             let message = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             #expect(status != 0)

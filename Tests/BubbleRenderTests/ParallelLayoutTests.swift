@@ -75,8 +75,9 @@ import Testing
             #expect(again == (try serial.layout(conversation, width: 320)), "\(name): re-layout from the parallel layout")
             // And appending after it goes on as after a one-thread layout.
             var grown = a, grownSerial = b
-            let extra = Message(sender: "me", direction: .outgoing, date: conversation.messages.last!.date.addingTimeInterval(30),
-                                text: "and one more", status: .delivered)
+            let extra = Message(
+                sender: "me", direction: .outgoing, date: conversation.messages.last!.date.addingTimeInterval(30),
+                text: "and one more", status: .delivered)
             try parallel.append(extra, to: &grown)
             try serial.append(extra, to: &grownSerial)
             #expect(grown == grownSerial, "\(name): append")
@@ -100,8 +101,9 @@ import Testing
             }
             // Its memos serve the re-layout at a new width as the one-thread ones do.
             let again = try parallel.scrollingLayout(a, width: 320), expected = try serial.scrollingLayout(b, width: 320)
-            #expect(again.height == expected.height && (0..<again.rowCount).allSatisfy { again.frame(ofRow: $0) == expected.frame(ofRow: $0) },
-                    "\(name): re-layout at 320 pt")
+            #expect(
+                again.height == expected.height && (0..<again.rowCount).allSatisfy { again.frame(ofRow: $0) == expected.frame(ofRow: $0) },
+                "\(name): re-layout at 320 pt")
         }
     }
 

@@ -25,11 +25,13 @@ private func renderer(_ theme: String, photos: String = "/") throws -> Conversat
 }
 
 private func conversation(_ texts: [(String, Direction)], spacing: Double = 20) -> Conversation {
-    Conversation(title: "Test", participants: [Participant(id: "me", name: "Me"), Participant(id: "them", name: "Them")],
-                 messages: texts.enumerated().map { i, m in
-                     Message(sender: m.1 == .outgoing ? "me" : "them", direction: m.1,
-                             date: t0.addingTimeInterval(Double(i) * spacing), text: m.0)
-                 })
+    Conversation(
+        title: "Test", participants: [Participant(id: "me", name: "Me"), Participant(id: "them", name: "Them")],
+        messages: texts.enumerated().map { i, m in
+            Message(
+                sender: m.1 == .outgoing ? "me" : "them", direction: m.1,
+                date: t0.addingTimeInterval(Double(i) * spacing), text: m.0)
+        })
 }
 
 /// Where pixels of `color` (±tolerance per channel) lie in `rows`: count and horizontal extent.
@@ -208,8 +210,11 @@ struct RendererTests {
         try Canvas(surface: photo).fill(Rect(x: 0, y: 0, width: 200, height: 100), color: Color(red: 1, green: 0, blue: 0))
         try photo.writePNG(to: dir.appendingPathComponent("red.png").path)
         let r = try renderer("imessage", photos: dir.path)
-        let conv = Conversation(messages: [Message(sender: "them", direction: .incoming, date: t0,
-                                                   image: ImageAttachment(path: "red.png", width: 0, height: 0))])
+        let conv = Conversation(messages: [
+            Message(
+                sender: "them", direction: .incoming, date: t0,
+                image: ImageAttachment(path: "red.png", width: 0, height: 0))
+        ])
         var options = RenderOptions(format: .png)
         options.scale = 1
         options.timeZone = utc
@@ -268,8 +273,10 @@ final class SVGProbe: NSObject, XMLParserDelegate {
         error = parser.parserError.map { "\($0)" }
     }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
         switch name {
         case "text": current = ""
         case "tspan": if let c = current, !c.isEmpty { current = c + "\n" }

@@ -22,11 +22,16 @@ import Testing
             let roll = rng.next() % 20
             if c.messages[i].direction == .outgoing, roll < 6 { c.messages[i].status = statuses[Int(rng.next() % 4)] }
             if roll == 7 { c.messages[i].reactions = [Reaction(emoji: "❤️", count: 2), Reaction(emoji: "👍")] }
-            if roll == 8 { c.messages[i].reply = ReplyReference(sender: "alice", text: "what time is the train? " + String(repeating: "later ", count: Int(rng.next() % 12))) }
+            if roll == 8 {
+                c.messages[i].reply = ReplyReference(
+                    sender: "alice", text: "what time is the train? " + String(repeating: "later ", count: Int(rng.next() % 12)))
+            }
             if roll == 9 { c.messages[i].text = "🎉" }
             if roll == 10 {
-                c.messages[i].images = [ImageAttachment(width: 400, height: 300), ImageAttachment(width: 300, height: 400),
-                                        ImageAttachment(width: 500, height: 500)]
+                c.messages[i].images = [
+                    ImageAttachment(width: 400, height: 300), ImageAttachment(width: 300, height: 400),
+                    ImageAttachment(width: 500, height: 500)
+                ]
             }
         }
         c.typing = ["alice"]
@@ -61,8 +66,10 @@ import Testing
 
     /// Every row of `list` materialised, against the full layout's rows: contents equal, frames
     /// equal to `tolerance` (tops) and exactly (heights).
-    func expectSame(_ list: ScrollingLayout, _ full: ConversationLayout, layouter: ConversationLayouter,
-                    tolerance: Double, _ label: String, messages: [Int: Message] = [:]) throws {
+    func expectSame(
+        _ list: ScrollingLayout, _ full: ConversationLayout, layouter: ConversationLayouter,
+        tolerance: Double, _ label: String, messages: [Int: Message] = [:]
+    ) throws {
         #expect(list.rowCount == full.rows.count, "\(label): row count")
         guard list.rowCount == full.rows.count else { return }
         var mismatches: [String] = []
@@ -93,11 +100,13 @@ import Testing
             for width in [414.0, 320, 768, 375, 290] {
                 list = try layouter.scrollingLayout(conversation, width: width, reusing: list)
                 #expect(list.width == width)
-                try expectSame(list, try layouter.layout(conversation, width: width), layouter: layouter,
-                               tolerance: 1e-9, "\(name) at \(width)")
+                try expectSame(
+                    list, try layouter.layout(conversation, width: width), layouter: layouter,
+                    tolerance: 1e-9, "\(name) at \(width)")
                 // Replies, grids, emoji-only lines and the typing row are measured in full.
-                #expect(list.rowsMeasuredInFull < list.rowCount / 4,
-                        "\(name) at \(width): \(list.rowsMeasuredInFull) of \(list.rowCount) rows measured in full")
+                #expect(
+                    list.rowsMeasuredInFull < list.rowCount / 4,
+                    "\(name) at \(width): \(list.rowsMeasuredInFull) of \(list.rowCount) rows measured in full")
             }
         }
     }
@@ -117,13 +126,15 @@ import Testing
                 // Replies, grids, emoji-only lines and texts with a word wider than the bubble
                 // (the corpus has many: its text is broken inside the word): their messages are
                 // asked for, not the others.
-                #expect(pending.messagesToMeasure.count < conversation.messages.count / 3 && !pending.messagesToMeasure.isEmpty,
-                        "\(name) at \(width): \(pending.messagesToMeasure.count) messages to measure")
+                #expect(
+                    pending.messagesToMeasure.count < conversation.messages.count / 3 && !pending.messagesToMeasure.isEmpty,
+                    "\(name) at \(width): \(pending.messagesToMeasure.count) messages to measure")
                 let given = Dictionary(uniqueKeysWithValues: pending.messagesToMeasure.map { ($0, conversation.messages[$0]) })
                 list = try layouter.finish(list, pending, messages: given)
                 #expect(list.width == width && list.isCompact)
-                try expectSame(list, try layouter.layout(conversation, width: width), layouter: layouter,
-                               tolerance: 1e-9, "\(name) compact at \(width)", messages: all)
+                try expectSame(
+                    list, try layouter.layout(conversation, width: width), layouter: layouter,
+                    tolerance: 1e-9, "\(name) compact at \(width)", messages: all)
             }
             // Without the messages it must measure: an error naming one, not a guess.
             let pending = try layouter.relayout(list, width: 333)
@@ -188,8 +199,9 @@ import Testing
         // Photos whose size is unusable and emoji-only lines are the only full measures.
         #expect(second.rowsMeasuredInFull * 50 < second.rowCount, "\(second.rowsMeasuredInFull) of \(second.rowCount)")
         // Both shortcuts are taken: wrapped texts by the formula, one-line ones kept.
-        #expect(second.rowsByFormula > second.rowCount / 5 && second.rowsByFormula < second.rowCount * 4 / 5,
-                "\(second.rowsByFormula) of \(second.rowCount) by the formula")
+        #expect(
+            second.rowsByFormula > second.rowCount / 5 && second.rowsByFormula < second.rowCount * 4 / 5,
+            "\(second.rowsByFormula) of \(second.rowCount) by the formula")
         try expectSame(second, try layouter.layout(conversation, width: 414), layouter: layouter, tolerance: 1e-9, "plain")
     }
 

@@ -18,10 +18,13 @@ private func styled() -> Conversation {
         let i = (0...(b.count - n.count)).first { Array(b[$0..<($0 + n.count)]) == n }!
         return i..<(i + n.count)
     }
-    let spans = [TextSpan(.bold, range("this")), TextSpan(.italic, range("italic")), TextSpan(.code, range("code_name()")),
-                 TextSpan(.spoiler, range("the butler did it"))]
-    return Conversation(participants: [Participant(id: "ann", name: "Ann"), Participant(id: "me", name: "Me")],
-                        messages: [Message(sender: "ann", direction: .incoming, date: t0, text: text, spans: spans)])
+    let spans = [
+        TextSpan(.bold, range("this")), TextSpan(.italic, range("italic")), TextSpan(.code, range("code_name()")),
+        TextSpan(.spoiler, range("the butler did it"))
+    ]
+    return Conversation(
+        participants: [Participant(id: "ann", name: "Ann"), Participant(id: "me", name: "Me")],
+        messages: [Message(sender: "ann", direction: .incoming, date: t0, text: text, spans: spans)])
 }
 
 @Suite("Styled text drawn by Cairo and written as HTML", .serialized)
@@ -40,8 +43,9 @@ struct StyledRenderTests {
         return (path, dir)
     }
 
-    @Test("PDF: the bold, italic and monospace faces are embedded; the spoiler's text is not in it unless revealed",
-          arguments: [TextEngineKind.fast, .pango])
+    @Test(
+        "PDF: the bold, italic and monospace faces are embedded; the spoiler's text is not in it unless revealed",
+        arguments: [TextEngineKind.fast, .pango])
     func pdfFacesAndSpoiler(_ engine: TextEngineKind) throws {
         let (pdf, dir) = try render(styled(), .pdf, engine: engine)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -68,7 +72,7 @@ struct StyledRenderTests {
         #expect(svg.contains("<tspan font-weight=\"700\">this</tspan>"))
         #expect(svg.contains("<tspan font-style=\"italic\">italic</tspan>"))
         #expect(svg.contains("font-family=\"BubbleKit Mono, monospace\">code_name()</tspan>"))
-        #expect(svg.contains("rx=\"3\""))   // the code's and the spoiler's boxes
+        #expect(svg.contains("rx=\"3\""))  // the code's and the spoiler's boxes
         let (shown, dir2) = try render(styled(), .svg, reveal: true)
         defer { try? FileManager.default.removeItem(at: dir2) }
         #expect(try String(contentsOfFile: shown, encoding: .utf8).contains("the butler did it"))
@@ -89,9 +93,11 @@ struct StyledRenderTests {
             let n = Array(s.utf8)
             guard let i = (0...(bytes.count - n.count)).first(where: { Array(bytes[$0..<($0 + n.count)]) == n }) else { return nil }
             guard let line = bubble.text.lines.first(where: { $0.range.contains(i) }),
-                  let x0 = engine.advance(of: line.range.lowerBound..<i, in: try! engine.prepare(text, style: theme.layoutStyle.text, spans: styled().messages[0].spans)),
-                  let w = engine.advance(of: i..<min(i + n.count, line.range.upperBound),
-                                         in: try! engine.prepare(text, style: theme.layoutStyle.text, spans: styled().messages[0].spans))
+                let x0 = engine.advance(
+                    of: line.range.lowerBound..<i, in: try! engine.prepare(text, style: theme.layoutStyle.text, spans: styled().messages[0].spans)),
+                let w = engine.advance(
+                    of: i..<min(i + n.count, line.range.upperBound),
+                    in: try! engine.prepare(text, style: theme.layoutStyle.text, spans: styled().messages[0].spans))
             else { return nil }
             return Rect(x: frame.minX + x0, y: 10 + row.frame.minY + frame.minY + line.top, width: w, height: line.height)
         }
@@ -126,9 +132,13 @@ struct StyledRenderTests {
         TestFonts.pin()
         var c = styled()
         let text = "<b>not markup</b> bold & link evil"
-        c.messages.append(Message(sender: "me", direction: .outgoing, date: t0.addingTimeInterval(60), text: text,
-                                  spans: [TextSpan(.bold, 18..<22), TextSpan(.link, 25..<29, url: "https://example.com/?a=1&b=\"2\""),
-                                          TextSpan(.link, 30..<34, url: "javascript:alert(1)")]))
+        c.messages.append(
+            Message(
+                sender: "me", direction: .outgoing, date: t0.addingTimeInterval(60), text: text,
+                spans: [
+                    TextSpan(.bold, 18..<22), TextSpan(.link, 25..<29, url: "https://example.com/?a=1&b=\"2\""),
+                    TextSpan(.link, 30..<34, url: "javascript:alert(1)")
+                ]))
         c.messages[1].edited = t0.addingTimeInterval(600)
         let (theme, folder) = try ThemeLibrary.load("imessage")
         var options = HTMLOptions()
@@ -142,7 +152,10 @@ struct StyledRenderTests {
         let html = try String(contentsOfFile: files[0], encoding: .utf8)
         #expect(html.contains("Look at <strong>this</strong>: <em>italic</em> and <code>code_name()</code>"))
         #expect(html.contains("<span class=\"sp\" tabindex=\"0\" title=\"Spoiler\">the butler did it</span>"))
-        #expect(html.contains("&lt;b&gt;not markup&lt;/b&gt; <strong>bold</strong> &amp; <a href=\"https://example.com/?a=1&amp;b=&quot;2&quot;\" rel=\"noopener noreferrer\">link</a> evil"))
+        #expect(
+            html.contains(
+                "&lt;b&gt;not markup&lt;/b&gt; <strong>bold</strong> &amp; <a href=\"https://example.com/?a=1&amp;b=&quot;2&quot;\" rel=\"noopener noreferrer\">link</a> evil"
+            ))
         #expect(!html.contains("javascript:"))
         #expect(html.contains("title=\"Edited "))
         #expect(html.contains(".sp:focus"))

@@ -10,12 +10,16 @@ import Testing
 struct MessageGenerator {
     var state: UInt64
 
-    static let latin = ["Ubrigens,", "das", "Meeting", "ist", "auf", "14", "Uhr", "verschoben", "The", "quick", "brown", "fox", "jumps", "over",
-                        "the", "lazy", "dog", "see", "you", "tomorrow", "at", "station", "Grüße", "aus", "München!", "ok", "yes!!", "well-known",
-                        "Wir", "treffen", "uns", "morgen", "um", "acht", "Sounds", "good", "to", "me.", "Can", "send", "file?", "¿Dónde", "está?",
-                        "I'm", "running", "late,", "sorry", "W", "Mm", "iiii"]
-    static let long = ["Donaudampfschifffahrtsgesellschaftskapitän", "Rindfleischetikettierungsüberwachungsaufgabenübertragungsgesetz",
-                       "Kraftfahrzeughaftpflichtversicherung", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]
+    static let latin = [
+        "Ubrigens,", "das", "Meeting", "ist", "auf", "14", "Uhr", "verschoben", "The", "quick", "brown", "fox", "jumps", "over",
+        "the", "lazy", "dog", "see", "you", "tomorrow", "at", "station", "Grüße", "aus", "München!", "ok", "yes!!", "well-known",
+        "Wir", "treffen", "uns", "morgen", "um", "acht", "Sounds", "good", "to", "me.", "Can", "send", "file?", "¿Dónde", "está?",
+        "I'm", "running", "late,", "sorry", "W", "Mm", "iiii"
+    ]
+    static let long = [
+        "Donaudampfschifffahrtsgesellschaftskapitän", "Rindfleischetikettierungsüberwachungsaufgabenübertragungsgesetz",
+        "Kraftfahrzeughaftpflichtversicherung", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    ]
     static let cjk = ["今天天气很好", "明天见", "我们在火车站见面吧", "駅で会いましょう", "ありがとうございます！", "안녕하세요", "谢谢你的帮助！", "カタカナ"]
     static let arabic = ["مرحبا", "كيف", "حالك", "أراك", "غدا", "في", "المحطة", "شكرا", "جزيلا"]
     static let hebrew = ["שלום", "מה", "נשמע", "נתראה", "מחר", "בתחנה", "תודה", "רבה"]
@@ -47,11 +51,11 @@ struct MessageGenerator {
         if below(10) == 0 { words.insert(pick(Self.urls), at: below(words.count + 1)) }
         let clusters = (0..<(1 + below(2))).map { _ in pick(Self.emoji) }.joined(separator: below(2) == 0 ? " " : "")
         switch below(20) {
-        case 0..<8: words.append(clusters)                       // at the end: the case that broke
+        case 0..<8: words.append(clusters)  // at the end: the case that broke
         case 8..<11: words.insert(clusters, at: 0)
         case 11..<14: words.insert(clusters, at: below(words.count + 1))
         case 14: words = [clusters]
-        case 15: words[words.count - 1] += clusters               // glued to the last word
+        case 15: words[words.count - 1] += clusters  // glued to the last word
         default: break
         }
         return words.joined(separator: " ")
@@ -76,11 +80,13 @@ struct WrapPropertyTests {
     static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
 
     static func conversation(_ texts: [String]) -> Conversation {
-        Conversation(title: "Sweep", participants: [Participant(id: "me", name: "Me"), Participant(id: "ann", name: "Ann")],
-                     messages: texts.enumerated().map { i, text in
-                         Message(sender: i % 3 == 0 ? "me" : "ann", direction: i % 3 == 0 ? .outgoing : .incoming,
-                                 date: t0.addingTimeInterval(Double(i) * 3_700), text: text)
-                     })
+        Conversation(
+            title: "Sweep", participants: [Participant(id: "me", name: "Me"), Participant(id: "ann", name: "Ann")],
+            messages: texts.enumerated().map { i, text in
+                Message(
+                    sender: i % 3 == 0 ? "me" : "ann", direction: i % 3 == 0 ? .outgoing : .incoming,
+                    date: t0.addingTimeInterval(Double(i) * 3_700), text: text)
+            })
     }
 
     /// The bounding box of a bubble's shape as drawn.
@@ -132,7 +138,9 @@ struct WrapPropertyTests {
             if line.width > text.wrapWidth + e || line.width > text.boxWidth + e {
                 return "line \(i) is \(line.width) wide in a box of \(text.boxWidth) (wrap \(text.wrapWidth))"
             }
-            if line.top < -e || line.baseline > layout.height + e { return "line \(i) (top \(line.top), baseline \(line.baseline)) outside the text box of height \(layout.height)" }
+            if line.top < -e || line.baseline > layout.height + e {
+                return "line \(i) (top \(line.top), baseline \(line.baseline)) outside the text box of height \(layout.height)"
+            }
             if i > 0 {
                 let above = layout.lines[i - 1]
                 // This line's glyphs start `ascent` above its baseline; the line above reaches at
@@ -143,14 +151,16 @@ struct WrapPropertyTests {
             }
         }
         guard let prepared = try? engine.prepare(text.string, style: text.style, spans: text.spans),
-              let measured = try? engine.summary(prepared, maxWidth: text.wrapWidth, maxLines: text.maxLines) else { return "not measurable" }
+            let measured = try? engine.summary(prepared, maxWidth: text.wrapWidth, maxLines: text.maxLines)
+        else { return "not measurable" }
         if measured.lineCount != layout.lines.count { return "\(layout.lines.count) lines drawn, \(measured.lineCount) measured" }
         if abs(measured.height - layout.height) > 0.01 { return "drawn \(layout.height) tall, measured \(measured.height)" }
         return nil
     }
 
-    @Test("generated messages at six widths with both engines: every line inside its bubble, none over another, as many as measured",
-          arguments: TextEngineKind.allCases)
+    @Test(
+        "generated messages at six widths with both engines: every line inside its bubble, none over another, as many as measured",
+        arguments: TextEngineKind.allCases)
     func sweep(engine kind: TextEngineKind) throws {
         TestFonts.pin()
         let texts = MessageGenerator.messages(Self.count, seed: 0xB0BB1E)
@@ -189,7 +199,9 @@ struct WrapPropertyTests {
             #expect(layout.lines.count == 2)
             let last = try #require(layout.lines.last)
             #expect(String(decoding: Array(text.utf8)[last.range], as: UTF8.self) == "📅")
-            #expect(last.top >= layout.lines[0].baseline + 3, "\(kind): the emoji's line starts at \(last.top), the first line's baseline is at \(layout.lines[0].baseline)")
+            #expect(
+                last.top >= layout.lines[0].baseline + 3,
+                "\(kind): the emoji's line starts at \(last.top), the first line's baseline is at \(layout.lines[0].baseline)")
             #expect(layout.height > 36, "\(kind): \(layout.height)")
         }
     }

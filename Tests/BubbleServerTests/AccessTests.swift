@@ -33,7 +33,9 @@ struct AccessTests {
         }
     }
 
-    @Test("every route of both routers has a declared access rule; one added past the groups is found; every route that names a conversation is decided per conversation")
+    @Test(
+        "every route of both routers has a declared access rule; one added past the groups is found; every route that names a conversation is decided per conversation"
+    )
     func everyRouteHasARule() throws {
         let server = try InProcessServer(.sqlite)
         defer { server.stop() }
@@ -51,7 +53,8 @@ struct AccessTests {
                 }
             }
             if rule == .anyone {
-                #expect(["/login", "/api/v1/login", "/healthz", "/invite/{token}", "/api/v1/invites/{token}/accept"].contains(template)
+                #expect(
+                    ["/login", "/api/v1/login", "/healthz", "/invite/{token}", "/api/v1/invites/{token}/accept"].contains(template)
                         || template.hasPrefix("/assets/"), "\(method) \(template) is open to anyone")
             }
         }
@@ -61,8 +64,9 @@ struct AccessTests {
         #expect(server.rules.unruled(server.router).sorted() == ["GET /api/v1/conversations/{id}/leak", "POST /secret-admin"])
     }
 
-    @Test("a stranger gets 404 from every conversation route, HTTP and WebSocket, in every spelling (+N, 0N, //, empty segments, %2B, N;x); a member's non-canonical spellings are 404 too; a reader cannot write through any of them",
-          arguments: Backend.allCases)
+    @Test(
+        "a stranger gets 404 from every conversation route, HTTP and WebSocket, in every spelling (+N, 0N, //, empty segments, %2B, N;x); a member's non-canonical spellings are 404 too; a reader cannot write through any of them",
+        arguments: Backend.allCases)
     func spellings(backend: Backend) async throws {
         let server = try InProcessServer(backend)
         defer { server.stop() }
@@ -139,8 +143,10 @@ struct AccessTests {
         let statuses = await withTaskGroup(of: Int.self) { group in
             for k in 0..<8 {
                 group.addTask {
-                    (try? await server.request(.post, "/api/v1/invites/\(token)/accept",
-                                               body: InProcessServer.json(["name": "new\(k)", "password": "new-password-\(k)"])).status) ?? 0
+                    (try? await server.request(
+                        .post, "/api/v1/invites/\(token)/accept",
+                        body: InProcessServer.json(["name": "new\(k)", "password": "new-password-\(k)"])
+                    ).status) ?? 0
                 }
             }
             var all: [Int] = []
@@ -154,16 +160,20 @@ struct AccessTests {
 
     @Test("next after signing in is a path of this site: tab, CR, LF, //, /\\, schemes and spaces all become /")
     func nextIsLocal() async throws {
-        for bad in ["/\t/evil.example/phish", "/\r/evil.example", "/\n/evil.example", "//evil.example", "/\\evil.example", "\\/evil.example",
-                    "https://evil.example", "javascript:alert(1)", "/ /evil.example", "/\u{7F}/evil", "/\u{85}/evil", "", "evil.example"] {
+        for bad in [
+            "/\t/evil.example/phish", "/\r/evil.example", "/\n/evil.example", "//evil.example", "/\\evil.example", "\\/evil.example",
+            "https://evil.example", "javascript:alert(1)", "/ /evil.example", "/\u{7F}/evil", "/\u{85}/evil", "", "evil.example"
+        ] {
             #expect(Pages.localPath(bad) == "/", "\(bad.debugDescription)")
         }
         for good in ["/", "/c/3", "/c/3?at=12&q=fox", "/search?q=%2F%2Fx"] { #expect(Pages.localPath(good) == good) }
         let server = try InProcessServer(.sqlite)
         defer { server.stop() }
         try await server.addUser("alice")
-        for (query, expected) in [("/%09/evil.example/phish", "/"), ("/%0d/evil.example", "/"), ("%2F%2Fevil.example", "/"), ("/%5Cevil.example", "/"),
-                                  ("https:%2F%2Fevil.example", "/"), ("/c/3", "/c/3")] {
+        for (query, expected) in [
+            ("/%09/evil.example/phish", "/"), ("/%0d/evil.example", "/"), ("%2F%2Fevil.example", "/"), ("/%5Cevil.example", "/"),
+            ("https:%2F%2Fevil.example", "/"), ("/c/3", "/c/3")
+        ] {
             let page = try await server.request(.get, "/login?next=" + query)
             #expect(page.status == 200)
             let shown = page.text.firstMatch(of: #/data-next="[^"]*"/#).map { String($0.0) } ?? "none"
@@ -171,7 +181,9 @@ struct AccessTests {
         }
     }
 
-    @Test("single-owner mode: another Host is 421 (DNS rebinding); a write from another site (Origin, Sec-Fetch-Site, text/plain) is 403 and stores nothing; the page's own writes and programs' pass")
+    @Test(
+        "single-owner mode: another Host is 421 (DNS rebinding); a write from another site (Origin, Sec-Fetch-Site, text/plain) is 403 and stores nothing; the page's own writes and programs' pass"
+    )
     func ownerModeFromWebPages() async throws {
         let server = try InProcessServer(.sqlite) { $0.publicHosts = ["chat.example.org"] }
         defer { server.stop() }
@@ -183,8 +195,10 @@ struct AccessTests {
             #expect(try await server.request(.get, "/api/v1/conversations", host: host).status == 200, "Host \(host)")
         }
         let body = InProcessServer.json(["title": "x", "participants": ["me", "you"]])
-        let foreign: [[String: String]] = [["Origin": "http://attacker.example"], ["Origin": "null"], ["Sec-Fetch-Site": "cross-site"],
-                                           ["Sec-Fetch-Site": "same-site"], ["Origin": "http://127.0.0.1:9999"]]
+        let foreign: [[String: String]] = [
+            ["Origin": "http://attacker.example"], ["Origin": "null"], ["Sec-Fetch-Site": "cross-site"],
+            ["Sec-Fetch-Site": "same-site"], ["Origin": "http://127.0.0.1:9999"]
+        ]
         for headers in foreign {
             for type in ["text/plain", "application/json", "application/x-www-form-urlencoded"] {
                 let r = try await server.request(.post, "/api/v1/conversations", headers: headers, body: body, contentType: type)
@@ -199,15 +213,19 @@ struct AccessTests {
         #expect(try await server.request(.post, "/api/v1/conversations", body: body).status == 201, "a program (no browser headers)")
     }
 
-    @Test("sign-in limits lock nobody else out: after bob's 10 failures from one address alice signs in from it; bob from a fresh address too; behind a trusted proxy each client counts alone; a forged X-Forwarded-For counts for nothing")
+    @Test(
+        "sign-in limits lock nobody else out: after bob's 10 failures from one address alice signs in from it; bob from a fresh address too; behind a trusted proxy each client counts alone; a forged X-Forwarded-For counts for nothing"
+    )
     func signInLimits() async throws {
         let server = try InProcessServer(.sqlite) { $0.trustedProxies = ["10.0.0.0/8"] }
         defer { server.stop() }
         try await server.addUser("alice")
         try await server.addUser("bob")
         func login(_ name: String, _ password: String, from address: String, forwarded: String? = nil) async throws -> Int {
-            try await server.request(.post, "/api/v1/login", headers: forwarded.map { ["X-Forwarded-For": $0] } ?? [:],
-                                     body: InProcessServer.json(["name": name, "password": password]), address: address).status
+            try await server.request(
+                .post, "/api/v1/login", headers: forwarded.map { ["X-Forwarded-For": $0] } ?? [:],
+                body: InProcessServer.json(["name": name, "password": password]), address: address
+            ).status
         }
         for _ in 0..<10 { #expect(try await login("bob", "wrong-password", from: "192.0.2.1") == 401) }
         #expect(try await login("bob", "bob-password", from: "192.0.2.1") == 429, "bob from the address that failed waits")
@@ -279,12 +297,15 @@ struct AccessTests {
 
 extension InProcessServer {
     /// A request to another responder of the server (the WebSocket router's).
-    func respond(_ responder: some HTTPResponder<BubbleRequestContext>, _ method: HTTPRequest.Method, _ path: String,
-                 headers: [String: String]) async throws -> Reply {
+    func respond(
+        _ responder: some HTTPResponder<BubbleRequestContext>, _ method: HTTPRequest.Method, _ path: String,
+        headers: [String: String]
+    ) async throws -> Reply {
         var fields = HTTPFields()
         for (k, v) in headers { fields[HTTPFields.Element.Name(k)!] = v }
-        let request = Request(head: HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:8080", path: path, headerFields: fields),
-                              body: RequestBody(buffer: ByteBuffer()))
+        let request = Request(
+            head: HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:8080", path: path, headerFields: fields),
+            body: RequestBody(buffer: ByteBuffer()))
         let context = BubbleRequestContext(source: ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: logger))
         do {
             let response = try await responder.respond(to: request, context: context)

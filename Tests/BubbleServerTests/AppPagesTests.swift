@@ -8,8 +8,9 @@ import Testing
 /// applied to the pages, the invitation page, the app's menu.
 @Suite("bubbles serve in-process: the app's settings and pages")
 struct AppPagesTests {
-    @Test("settings are each user's: ann's theme and dark apply to her pages on any device, not to ben's; ?theme= still wins for one visit; bad bodies are 400s naming the field and store nothing",
-          arguments: Backend.allCases)
+    @Test(
+        "settings are each user's: ann's theme and dark apply to her pages on any device, not to ben's; ?theme= still wins for one visit; bad bodies are 400s naming the field and store nothing",
+        arguments: Backend.allCases)
     func settingsPerUser(backend: Backend) async throws {
         let server = try InProcessServer(backend)
         defer { server.stop() }
@@ -42,15 +43,16 @@ struct AppPagesTests {
         // Hostile bodies: each a 400 that names the field; nothing changes.
         let bad: [(Any, String)] = [
             (["theme": "nope"], "theme:"), (["theme": "../imessage"], "theme:"), (["theme": 5], "theme: expected a string"),
-            (["scheme": "DARK"], "scheme:"), (["scheme": "dark\"><script>"], "scheme:"), (["scheme": NSNull()], ""), ([1, 2], "expected a JSON object"),
+            (["scheme": "DARK"], "scheme:"), (["scheme": "dark\"><script>"], "scheme:"), (["scheme": NSNull()], ""), ([1, 2], "expected a JSON object")
         ]
         for (body, says) in bad {
             let r = try await ann.call(.post, "/api/v1/settings", body)
             if says.isEmpty { #expect(r.status == 200, "null leaves it as it is: \(r.text)"); continue }
             #expect(r.status == 400 && (r.json["error"] as? String ?? "").contains(says), "\(body): \(r.status) \(r.text)")
         }
-        let notJSON = try await server.request(.post, "/api/v1/settings", headers: ann.headers.merging(["X-CSRF-Token": ann.csrf ?? ""]) { a, _ in a },
-                                               body: Data([0xFF, 0xFE, 0x7B]))
+        let notJSON = try await server.request(
+            .post, "/api/v1/settings", headers: ann.headers.merging(["X-CSRF-Token": ann.csrf ?? ""]) { a, _ in a },
+            body: Data([0xFF, 0xFE, 0x7B]))
         #expect(notJSON.status == 400, "\(notJSON.text)")
         #expect(try await ann.get("/api/v1/settings").json as NSDictionary == ["theme": "whatsapp", "scheme": "dark"] as NSDictionary)
         // Without the CSRF token, or signed out, nothing is set.
@@ -64,7 +66,9 @@ struct AppPagesTests {
         #expect(!(try await ann.get("/c/\(c)").text.contains("data-scheme=")))
     }
 
-    @Test("the invitation page names who invites, the conversation, its people and size, and what joining allows; a used or made-up one says it is not valid and names nothing")
+    @Test(
+        "the invitation page names who invites, the conversation, its people and size, and what joining allows; a used or made-up one says it is not valid and names nothing"
+    )
     func invitationPage() async throws {
         let server = try InProcessServer(.sqlite)
         defer { server.stop() }

@@ -74,8 +74,10 @@ final class InProcessServer: @unchecked Sendable {
     }
 
     /// One request, as a client at `address` sends it to `host`.
-    func request(_ method: HTTPRequest.Method, _ path: String, headers: [String: String] = [:], body: Data? = nil,
-                 contentType: String = "application/json", host: String = "127.0.0.1:8080", address: String = "127.0.0.1") async throws -> Reply {
+    func request(
+        _ method: HTTPRequest.Method, _ path: String, headers: [String: String] = [:], body: Data? = nil,
+        contentType: String = "application/json", host: String = "127.0.0.1:8080", address: String = "127.0.0.1"
+    ) async throws -> Reply {
         var fields = HTTPFields()
         for (k, v) in headers { fields[HTTPFields.Element.Name(k)!] = v }
         if body != nil, fields[.contentType] == nil { fields[.contentType] = contentType }
@@ -106,8 +108,9 @@ final class InProcessServer: @unchecked Sendable {
 
     @discardableResult
     func addUser(_ name: String, admin: Bool = false) async throws -> StoredUser {
-        try await store.addUser(name: name, displayName: name.capitalized, role: admin ? .admin : .member,
-                                passwordHash: try await Passwords.hash(name + "-password", cost: 4))
+        try await store.addUser(
+            name: name, displayName: name.capitalized, role: admin ? .admin : .member,
+            passwordHash: try await Passwords.hash(name + "-password", cost: 4))
     }
 
     /// Signs in as `name` (password `NAME-password`) from `address`.

@@ -17,8 +17,10 @@ struct RouteTests {
         let ann = try await server.signIn("ann")
         var messages: [Message] = []
         for i in 0..<30 {
-            messages.append(Message(sender: i % 2 == 0 ? "me" : "bo", direction: i % 2 == 0 ? .outgoing : .incoming,
-                                    date: Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 3_600), text: "message \(i) about lunch"))
+            messages.append(
+                Message(
+                    sender: i % 2 == 0 ? "me" : "bo", direction: i % 2 == 0 ? .outgoing : .incoming,
+                    date: Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 3_600), text: "message \(i) about lunch"))
         }
         let c = Conversation(title: "Bo", participants: [Participant(id: "me", name: "Me"), Participant(id: "bo", name: "Bo")], messages: messages)
         let added = try await server.store.add(c, sourceFormat: "native", chatKey: "bo", title: nil, mediaFolder: server.folder)
@@ -69,7 +71,7 @@ struct RouteTests {
             (Array(#"[{"name": "ann"}]"#.utf8), "expected a JSON object"),
             (Array("name=ann&password=ann-password".utf8), "expected a JSON object"),
             ([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D], "expected a JSON object"),
-            ([], "expected a JSON object"),
+            ([], "expected a JSON object")
         ]
         for (bytes, says) in cases {
             let r = try await server.request(.post, "/api/v1/login", body: Data(bytes))
@@ -114,7 +116,8 @@ struct RouteTests {
         #expect(days.status == 200 && days.text.contains("2023-11"), "\(days.text.prefix(200))")
     }
 
-    @Test("live writes with typed bodies: send, the same clientId again is the same message, edit, react, delete; each hostile body is a 400 that stores nothing")
+    @Test(
+        "live writes with typed bodies: send, the same clientId again is the same message, edit, react, delete; each hostile body is a 400 that stores nothing")
     func liveWrites() async throws {
         let (server, ann, _) = try await Self.server()
         defer { server.stop() }
@@ -134,7 +137,7 @@ struct RouteTests {
             (["clientId": UUID().uuidString, "text": "   "], "text:"),
             (["clientId": UUID().uuidString, "text": "x", "photo": "../../etc/passwd"], "photo"),
             (["clientId": UUID().uuidString, "text": "x", "sender": "somebody-else"], "is not you"),
-            ([["text": "x"]], "expected a JSON object"),
+            ([["text": "x"]], "expected a JSON object")
         ]
         for (body, says) in hostile {
             let r = try await ann.call(.post, base + "/messages", body)
@@ -151,8 +154,9 @@ struct RouteTests {
         #expect(try await ann.call(.patch, base + "/messages/\(seq)", ["text": ["bye"]]).status == 400)
         #expect(try await ann.call(.post, base + "/messages/\(seq)/reactions", ["emoji": "❤️"]).status == 200)
         let badEmoji = try await ann.call(.post, base + "/messages/\(seq)/reactions", ["emoji": "<script>"])
-        #expect(badEmoji.status == 400 && badEmoji.header("Content-Type")?.hasPrefix("application/json") == true
-                    && badEmoji.header("X-Content-Type-Options") == "nosniff", "what is echoed is JSON, never HTML: \(badEmoji.text)")
+        #expect(
+            badEmoji.status == 400 && badEmoji.header("Content-Type")?.hasPrefix("application/json") == true
+                && badEmoji.header("X-Content-Type-Options") == "nosniff", "what is echoed is JSON, never HTML: \(badEmoji.text)")
         #expect(try await ann.call(.post, base + "/messages/\(seq)/reactions", ["emoji": "❤️", "on": "yes"]).status == 400)
         #expect(try await ann.call(.delete, base + "/messages/\(seq)").status == 200)
         let changes = try await ann.get(base + "/changes?since=0")

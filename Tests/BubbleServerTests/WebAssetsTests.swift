@@ -14,7 +14,7 @@ struct WebAssetsTests {
             "mid.js": Array("import {\n  x,\n} from \"./leaf.js\";\nexport const y = () => x;\n".utf8),
             "leaf.js": Array(leaf.utf8),
             "side.js": Array("export {};\n".utf8),
-            "app.css": Array("body{margin:0}\n".utf8),
+            "app.css": Array("body{margin:0}\n".utf8)
         ]
     }
 
@@ -34,7 +34,9 @@ struct WebAssetsTests {
         return out
     }
 
-    @Test("names carry a hash of the bytes; imports (one or several lines) point at the hashed names; a change in a module renames it and every module that imports it, nothing else")
+    @Test(
+        "names carry a hash of the bytes; imports (one or several lines) point at the hashed names; a change in a module renames it and every module that imports it, nothing else"
+    )
     func hashing() throws {
         let a = try WebAssets(files: Self.files())
         for name in ["app.js", "mid.js", "leaf.js", "side.js", "app.css"] {
@@ -78,7 +80,9 @@ struct WebAssetsTests {
         for m in modules { #expect(a.response(m, headers: [:]) == nil, "\(m) served under its plain name") }
     }
 
-    @Test("over HTTP: a year's immutable cache, an ETag, 304 for If-None-Match (strong, weak, in a list, *), gzip when accepted (not with q=0), 404 for other names")
+    @Test(
+        "over HTTP: a year's immutable cache, an ETag, 304 for If-None-Match (strong, weak, in a list, *), gzip when accepted (not with q=0), 404 for other names"
+    )
     func served() async throws {
         let server = try InProcessServer(.sqlite)
         defer { server.stop() }
@@ -106,8 +110,10 @@ struct WebAssetsTests {
             let refused = try await server.request(.get, url, headers: ["Accept-Encoding": "gzip;q=0, identity"])
             #expect(refused.header("Content-Encoding") == nil && refused.body == r.body)
         }
-        for bad in ["/assets/app.js", "/assets/viewer.js", "/assets/style.css", "/assets/app.0000000000000000.js", "/assets/..%2Fapp.js",
-                    "/assets/%00", "/assets/APP.js", "/assets/app.%E2%80%AE.js", "/assets/app.\(String(repeating: "a", count: 5_000)).js"] {
+        for bad in [
+            "/assets/app.js", "/assets/viewer.js", "/assets/style.css", "/assets/app.0000000000000000.js", "/assets/..%2Fapp.js",
+            "/assets/%00", "/assets/APP.js", "/assets/app.%E2%80%AE.js", "/assets/app.\(String(repeating: "a", count: 5_000)).js"
+        ] {
             let r = try await server.request(.get, bad)
             #expect(r.status == 404 && r.json["error"] is String, "\(bad.prefix(60)) → \(r.status)")
         }
@@ -121,11 +127,16 @@ struct WebAssetsTests {
         let evil = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>&amp;"
         let made = try await server.request(.post, "/api/v1/conversations", body: InProcessServer.json(["title": evil, "participants": [evil, "ann"]]))
         let id = try #require(made.json["id"] as? Int, "\(made.status) \(made.text)")
-        let sent = try await server.request(.post, "/api/v1/conversations/\(id)/messages", body: InProcessServer.json(["clientId": UUID().uuidString, "sender": "ann", "text": evil + " findme"]))
+        let sent = try await server.request(
+            .post, "/api/v1/conversations/\(id)/messages",
+            body: InProcessServer.json(["clientId": UUID().uuidString, "sender": "ann", "text": evil + " findme"]))
         #expect(sent.status == 201, "\(sent.text)")
         let q = evil.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        for path in ["/", "/c/\(id)", "/c/\(id)?theme=whatsapp&hl=\(q)&date=\(q)", "/c/\(id)/stats?tz=UTC", "/c/\(id)/gallery", "/people", "/search?q=findme", "/search?q=\(q)",
-                     "/login?next=\(q)", "/invite/\(q)"] {
+        for path in [
+            "/", "/c/\(id)", "/c/\(id)?theme=whatsapp&hl=\(q)&date=\(q)", "/c/\(id)/stats?tz=UTC", "/c/\(id)/gallery", "/people", "/search?q=findme",
+            "/search?q=\(q)",
+            "/login?next=\(q)", "/invite/\(q)"
+        ] {
             let r = try await server.request(.get, path)
             #expect(r.status == 200 || r.status == 400, "\(path): \(r.status)")
             guard r.status == 200 else { continue }
@@ -136,7 +147,9 @@ struct WebAssetsTests {
             #expect(!r.text.contains("&amp;amp;amp;"), "\(path) escapes twice")
         }
         let page = try await server.request(.get, "/c/\(id)")
-        #expect(page.text.contains("<h1>&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;</h1>"), "the title is not shown as text")
+        #expect(
+            page.text.contains("<h1>&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;</h1>"),
+            "the title is not shown as text")
     }
 
     @Test("HTML: strings interpolated are escaped (text and quoted attributes), numbers and HTML kept, literals are markup")
@@ -144,7 +157,8 @@ struct WebAssetsTests {
         let name = "Ann \"<b>\" & 'co'", n: Int64 = 42
         let inner: HTML = "<i>\(name)</i>"
         let page: HTML = "<a title=\"\(name)\" data-n=\"\(n)\">\(inner)\(true)</a>"
-        #expect(page.text == "<a title=\"Ann &quot;&lt;b&gt;&quot; &amp; &#39;co&#39;\" data-n=\"42\"><i>Ann &quot;&lt;b&gt;&quot; &amp; &#39;co&#39;</i>true</a>")
+        #expect(
+            page.text == "<a title=\"Ann &quot;&lt;b&gt;&quot; &amp; &#39;co&#39;\" data-n=\"42\"><i>Ann &quot;&lt;b&gt;&quot; &amp; &#39;co&#39;</i>true</a>")
         #expect(([inner, "<br>", HTML(escaping: "<")] as [HTML]).joined(separator: " ").text == inner.text + " <br> &lt;")
         #expect(HTML(trusted: "<b>kept</b>").text == "<b>kept</b>")
         // Text that is not valid UTF-8 arrives as replacement characters and stays text.

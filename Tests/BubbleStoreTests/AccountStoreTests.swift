@@ -19,8 +19,9 @@ private func importWithPhoto(_ store: any ConversationStore, _ dir: String, key:
 
 @Suite("BubbleStore: accounts (users, sessions, tokens, members, invitations, media access)")
 struct AccountStoreTests {
-    @Test("users unique in any case; sessions expire, go idle and end with a disabled user; tokens by their hash; members and who reaches what; invitations once; media only through a conversation one reaches",
-          arguments: Backend.allCases)
+    @Test(
+        "users unique in any case; sessions expire, go idle and end with a disabled user; tokens by their hash; members and who reaches what; invitations once; media only through a conversation one reaches",
+        arguments: Backend.allCases)
     func accounts(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -41,12 +42,14 @@ struct AccountStoreTests {
         // Seen again is written at most once a minute: at +70 s, not at +30 s.
         #expect(try await accounts.sessionUser(hash: "s-ben", now: t0.addingTimeInterval(30), policy: policy)?.id == ben.id)
         #expect(try await accounts.sessionUser(hash: "s-ben", now: t0.addingTimeInterval(70), policy: policy)?.id == ben.id)
-        #expect(try await accounts.sessionUser(hash: "s-ben", now: t0.addingTimeInterval(160), policy: policy)?.id == ben.id,
-                "seen at +70 s, so not idle at +160 s")
+        #expect(
+            try await accounts.sessionUser(hash: "s-ben", now: t0.addingTimeInterval(160), policy: policy)?.id == ben.id,
+            "seen at +70 s, so not idle at +160 s")
         #expect(try await accounts.sessionUser(hash: "s-ben", now: t0.addingTimeInterval(400), policy: policy) == nil, "idle")
         try await accounts.createSession(hash: "s-ben2", user: ben.id, now: t0, policy: policy)
-        #expect(try await accounts.sessionUser(hash: "s-ben2", now: t0.addingTimeInterval(1_001), policy: SessionPolicy(lifetime: 1_000, idle: 10_000)) == nil,
-                "expired")
+        #expect(
+            try await accounts.sessionUser(hash: "s-ben2", now: t0.addingTimeInterval(1_001), policy: SessionPolicy(lifetime: 1_000, idle: 10_000)) == nil,
+            "expired")
         try await accounts.createSession(hash: "s-ben3", user: ben.id, now: Date(), policy: SessionPolicy())
         #expect(try await accounts.sessionUser(hash: "nope", now: Date(), policy: SessionPolicy()) == nil)
         try await accounts.setDisabled(ben.id, true)
@@ -119,8 +122,9 @@ struct AccountStoreTests {
         #expect(try await accounts.userCount() == 2)
     }
 
-    @Test("an invitation accepted by 8 new accounts at once: exactly one account, member and session; a name taken leaves the invitation unused",
-          arguments: Backend.allCases)
+    @Test(
+        "an invitation accepted by 8 new accounts at once: exactly one account, member and session; a name taken leaves the invitation unused",
+        arguments: Backend.allCases)
     func invitationRace(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -135,9 +139,13 @@ struct AccountStoreTests {
             for k in 0..<8 {
                 group.addTask {
                     do {
-                        return .success(try await accounts.acceptInvite(hash: "race", joiner: .newAccount(name: "new\(k)", displayName: "New \(k)",
-                                                                                                          passwordHash: "h", sessionHash: "session-\(k)"),
-                                                                        now: Date(), policy: policy))
+                        return .success(
+                            try await accounts.acceptInvite(
+                                hash: "race",
+                                joiner: .newAccount(
+                                    name: "new\(k)", displayName: "New \(k)",
+                                    passwordHash: "h", sessionHash: "session-\(k)"),
+                                now: Date(), policy: policy))
                     } catch {
                         return .failure(error)
                     }
@@ -161,16 +169,18 @@ struct AccountStoreTests {
         // A name taken: nothing made, and the invitation can still be used.
         try await accounts.createInvite(hash: "taken", conversation: live.id, by: ann.id, access: .read, expires: Date().addingTimeInterval(60))
         await #expect(throws: LiveError.self) {
-            _ = try await accounts.acceptInvite(hash: "taken", joiner: .newAccount(name: "ANN", displayName: "x", passwordHash: "h", sessionHash: "s-x"),
-                                                now: Date(), policy: policy)
+            _ = try await accounts.acceptInvite(
+                hash: "taken", joiner: .newAccount(name: "ANN", displayName: "x", passwordHash: "h", sessionHash: "s-x"),
+                now: Date(), policy: policy)
         }
         #expect(try await accounts.invitation(hash: "taken", now: Date())?.conversation == live.id)
         #expect(try await accounts.userCount() == 2)
         (store as? PostgresStore)?.stop()
     }
 
-    @Test("access changes reach the feed: sign-out, sign-out everywhere (sessions and tokens), token revoked, disabled, member removed — also from another process's store of the same database",
-          arguments: Backend.allCases)
+    @Test(
+        "access changes reach the feed: sign-out, sign-out everywhere (sessions and tokens), token revoked, disabled, member removed — also from another process's store of the same database",
+        arguments: Backend.allCases)
     func accessFeed(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -218,13 +228,15 @@ struct AccountStoreTests {
         try await waitFor(AccessChange(user: ben.id), "disabled")
     }
 
-    @Test("a store made before accounts gets them, and its conversations' photos stay visible to the admins (media names found in what the messages hold)",
-          arguments: Backend.allCases)
+    @Test(
+        "a store made before accounts gets them, and its conversations' photos stay visible to the admins (media names found in what the messages hold)",
+        arguments: Backend.allCases)
     func upgradeKeepsPhotos(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let url = backend == .postgres ? try TestPostgres.shared().createDatabase() : dir + "/db.sqlite"
-        let drop = "DROP TABLE conversation_media; DROP TABLE invite; DROP TABLE member; DROP TABLE account_token; DROP TABLE account_session; DROP TABLE account"
+        let drop =
+            "DROP TABLE conversation_media; DROP TABLE invite; DROP TABLE member; DROP TABLE account_token; DROP TABLE account_session; DROP TABLE account"
         var photo = ""
         do {
             let store = try Backend.open(url, media: dir)
@@ -254,11 +266,13 @@ struct AccountStoreTests {
 /// gives the same digest as its bytes hashed at once.
 @Suite("BubbleStore: SHA-256 digests (known answers)")
 struct DigestTests {
-    @Test("secrets hash to FIPS 180-4's known answers", arguments: [
-        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
-        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
-    ])
+    @Test(
+        "secrets hash to FIPS 180-4's known answers",
+        arguments: [
+            ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+            ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        ])
     func knownAnswers(input: String, expected: String) {
         #expect(AccountSecret.hash(input) == expected)
     }
@@ -268,8 +282,10 @@ struct DigestTests {
         let path = NSTemporaryDirectory() + "bubblekit-digest-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: path) }
         // One million "a" is FIPS 180-4's long known answer; one byte more crosses the 1 MiB read.
-        for (count, expected) in [(1_000_000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
-                                  ((1 << 20) + 1, nil as String?)] {
+        for (count, expected) in [
+            (1_000_000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+            ((1 << 20) + 1, nil as String?)
+        ] {
             let bytes = Data(repeating: UInt8(ascii: "a"), count: count)
             try bytes.write(to: URL(fileURLWithPath: path))
             let (size, digest) = try DurableFile.digest(path)

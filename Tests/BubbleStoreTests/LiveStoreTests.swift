@@ -26,8 +26,9 @@ final class FeedLog: @unchecked Sendable {
 
 @Suite("BubbleStore: live changes, the same on every backend")
 struct LiveStoreTests {
-    @Test("add once per client id, replies, edits by the author only, tombstones, reactions up and down, changes by revision, the feed in order",
-          arguments: Backend.allCases)
+    @Test(
+        "add once per client id, replies, edits by the author only, tombstones, reactions up and down, changes by revision, the feed in order",
+        arguments: Backend.allCases)
     func liveChanges(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -55,7 +56,7 @@ struct LiveStoreTests {
         let liked = try await store.react(2, in: c.id, emoji: "👍", sender: "me", on: true)
         #expect(liked.rev == 4 && liked.message.message.reactions == [Reaction(emoji: "👍", count: 1, senders: ["me"])])
         let same = try await store.react(2, in: c.id, emoji: "👍", sender: "me", on: true)
-        #expect(same.rev == 4)   // nothing changed: no revision
+        #expect(same.rev == 4)  // nothing changed: no revision
         let unliked = try await store.react(2, in: c.id, emoji: "👍", sender: "me", on: false)
         #expect(unliked.rev == 5 && unliked.message.message.reactions.isEmpty)
         let deleted = try await store.delete(2, in: c.id, by: "ana")
@@ -77,8 +78,9 @@ struct LiveStoreTests {
         #expect(try await store.load(c.id).messages.map(\.text) == ["Hello all", nil])
     }
 
-    @Test("a deleted message leaves the replies that quoted it: their quote says it was deleted, each a change with a revision of its own; search and loads no longer hold its text",
-          arguments: Backend.allCases)
+    @Test(
+        "a deleted message leaves the replies that quoted it: their quote says it was deleted, each a change with a revision of its own; search and loads no longer hold its text",
+        arguments: Backend.allCases)
     func deletedLeavesReplies(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -122,7 +124,8 @@ struct LiveStoreTests {
                     for i in 0..<25 {
                         // Each message sent twice (a resend after a lost ack).
                         for _ in 0..<2 {
-                            _ = try await store.add(NewMessage(clientID: "c\(client)-\(i)", text: "m \(client) \(i)", sender: client % 2 == 0 ? "a" : "b"), to: c.id)
+                            _ = try await store.add(
+                                NewMessage(clientID: "c\(client)-\(i)", text: "m \(client) \(i)", sender: client % 2 == 0 ? "a" : "b"), to: c.id)
                         }
                     }
                 }
@@ -149,7 +152,7 @@ struct PostgresStoreTests {
         defer { one.stop(); two.stop() }
         let heardByOne = FeedLog(one.feed), heardByTwo = FeedLog(two.feed)
         let c = try await one.createConversation(title: "Shared", participants: [Participant(id: "a", name: "A"), Participant(id: "b", name: "B")])
-        try await Task.sleep(for: .milliseconds(300))   // both LISTENing
+        try await Task.sleep(for: .milliseconds(300))  // both LISTENing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (k, store) in [one, two].enumerated() {
                 group.addTask {

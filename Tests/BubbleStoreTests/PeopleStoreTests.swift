@@ -13,24 +13,35 @@ struct PeopleStoreTests {
     /// The same person as three apps' imports name her: SMS (a national spelling), iMessage
     /// (E.164), a WhatsApp export (an international spelling; the owner is "Ben").
     static func importThreeApps(into store: any ConversationStore, dir: String) async throws -> (sms: Int64, imessage: Int64, whatsapp: Int64, group: Int64) {
-        let sms = Conversation(title: "(555) 010-2000", participants: [Participant(id: "(555) 010-2000", name: "(Unknown)"), Participant(id: "me", name: "Me")], messages: [
-            Message(sender: "(555) 010-2000", direction: .incoming, date: at(0), text: "sms 1"),
-            Message(sender: "me", direction: .outgoing, date: at(10), text: "sms 2"),
-            Message(sender: "(555) 010-2000", direction: .incoming, date: at(40), text: "sms 3 dinner"),
-        ])
-        let imessage = Conversation(title: "+15550102000", participants: [Participant(id: "me", name: "Me"), Participant(id: "+15550102000", name: "+15550102000")], messages: [
-            Message(sender: "+15550102000", direction: .incoming, date: at(5), text: "imessage 1"),
-            Message(sender: "me", direction: .outgoing, date: at(30), text: "imessage 2"),
-        ])
-        let whatsapp = Conversation(title: nil, participants: [Participant(id: "+1 555 010 2000", name: "+1 555 010 2000"), Participant(id: "Ben", name: "Ben")], messages: [
-            Message(sender: "+1 555 010 2000", direction: .incoming, date: at(20), text: "whatsapp 1"),
-            Message(sender: "Ben", direction: .outgoing, date: at(50), text: "whatsapp 2"),
-        ])
-        let group = Conversation(title: "chat77", participants: [Participant(id: "me", name: "Me"), Participant(id: "+15550102000", name: "+15550102000"),
-                                                                  Participant(id: "kai@example.org", name: "kai@example.org")], messages: [
-            Message(sender: "+15550102000", direction: .incoming, date: at(60), text: "group from ann"),
-            Message(sender: "kai@example.org", direction: .incoming, date: at(61), text: "group from kai dinner"),
-        ])
+        let sms = Conversation(
+            title: "(555) 010-2000", participants: [Participant(id: "(555) 010-2000", name: "(Unknown)"), Participant(id: "me", name: "Me")],
+            messages: [
+                Message(sender: "(555) 010-2000", direction: .incoming, date: at(0), text: "sms 1"),
+                Message(sender: "me", direction: .outgoing, date: at(10), text: "sms 2"),
+                Message(sender: "(555) 010-2000", direction: .incoming, date: at(40), text: "sms 3 dinner")
+            ])
+        let imessage = Conversation(
+            title: "+15550102000", participants: [Participant(id: "me", name: "Me"), Participant(id: "+15550102000", name: "+15550102000")],
+            messages: [
+                Message(sender: "+15550102000", direction: .incoming, date: at(5), text: "imessage 1"),
+                Message(sender: "me", direction: .outgoing, date: at(30), text: "imessage 2")
+            ])
+        let whatsapp = Conversation(
+            title: nil, participants: [Participant(id: "+1 555 010 2000", name: "+1 555 010 2000"), Participant(id: "Ben", name: "Ben")],
+            messages: [
+                Message(sender: "+1 555 010 2000", direction: .incoming, date: at(20), text: "whatsapp 1"),
+                Message(sender: "Ben", direction: .outgoing, date: at(50), text: "whatsapp 2")
+            ])
+        let group = Conversation(
+            title: "chat77",
+            participants: [
+                Participant(id: "me", name: "Me"), Participant(id: "+15550102000", name: "+15550102000"),
+                Participant(id: "kai@example.org", name: "kai@example.org")
+            ],
+            messages: [
+                Message(sender: "+15550102000", direction: .incoming, date: at(60), text: "group from ann"),
+                Message(sender: "kai@example.org", direction: .incoming, date: at(61), text: "group from kai dinner")
+            ])
         let a = try await store.add(sms, sourceFormat: "sms", chatKey: "5550102000", title: nil, mediaFolder: dir).conversationID
         let b = try await store.add(imessage, sourceFormat: "imessage", chatKey: "+15550102000", title: nil, mediaFolder: dir).conversationID
         let c = try await store.add(whatsapp, sourceFormat: "whatsapp", chatKey: "wa", title: nil, mediaFolder: dir).conversationID
@@ -42,7 +53,7 @@ struct PeopleStoreTests {
 
     static let cards = [
         Contact(name: "Ann Lee", phones: ["+1 (555) 010-2000"], emails: ["ann.lee@example.org"], photo: photo, origin: "test: card 1"),
-        Contact(name: "Kai Weber", phones: ["(555) 010-3000"], emails: ["Kai@Example.org"], origin: "test: card 2"),
+        Contact(name: "Kai Weber", phones: ["(555) 010-3000"], emails: ["Kai@Example.org"], origin: "test: card 2")
     ]
 
     @Test("contacts imported after the messages rename at once; a changed card renames everywhere; search hits named", arguments: Backend.allCases)
@@ -84,7 +95,9 @@ struct PeopleStoreTests {
         #expect(try await other.conversation(id: ids.whatsapp)?.title == "Ann Lee-Park")
     }
 
-    @Test("people: each person with identities and conversations from every app; merge by hand, split, and --person's timeline in time order", arguments: Backend.allCases)
+    @Test(
+        "people: each person with identities and conversations from every app; merge by hand, split, and --person's timeline in time order",
+        arguments: Backend.allCases)
     func people(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -114,10 +127,12 @@ struct PeopleStoreTests {
         await #expect(throws: PeopleError.self) { try await store.timeline(with: "Nobody") }
 
         // By hand: a WhatsApp name (another export, no number) merged into Ann; then split off again.
-        let nickname = Conversation(title: nil, participants: [Participant(id: "Annie 🌻", name: "Annie 🌻"), Participant(id: "Ben", name: "Ben")], messages: [
-            Message(sender: "Annie 🌻", direction: .incoming, date: Self.at(70), text: "from the other phone"),
-            Message(sender: "Ben", direction: .outgoing, date: Self.at(71), text: "ok"),
-        ])
+        let nickname = Conversation(
+            title: nil, participants: [Participant(id: "Annie 🌻", name: "Annie 🌻"), Participant(id: "Ben", name: "Ben")],
+            messages: [
+                Message(sender: "Annie 🌻", direction: .incoming, date: Self.at(70), text: "from the other phone"),
+                Message(sender: "Ben", direction: .outgoing, date: Self.at(71), text: "ok")
+            ])
         let other = try await store.add(nickname, sourceFormat: "whatsapp", chatKey: "wa2", title: nil, mediaFolder: dir).conversationID
         #expect(try await store.peopleEntries().map(\.name) == ["Ann Lee", "Annie 🌻", "Kai Weber"])
         try await store.mergePeople(["Ann Lee", "Annie 🌻"])

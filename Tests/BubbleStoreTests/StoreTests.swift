@@ -16,15 +16,17 @@ func folder() throws -> String {
 }
 
 private func message(_ i: Int, text: String? = nil, id: String? = nil) -> Message {
-    var m = Message(sender: i % 2 == 0 ? "me" : "ana", direction: i % 2 == 0 ? .outgoing : .incoming,
-                    date: t0.addingTimeInterval(Double(i) * 60), text: text ?? "message \(i)")
+    var m = Message(
+        sender: i % 2 == 0 ? "me" : "ana", direction: i % 2 == 0 ? .outgoing : .incoming,
+        date: t0.addingTimeInterval(Double(i) * 60), text: text ?? "message \(i)")
     m.id = id
     return m
 }
 
 private func chat(_ messages: [Message]) -> Conversation {
-    Conversation(title: "Ana", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
-                 messages: messages)
+    Conversation(
+        title: "Ana", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")],
+        messages: messages)
 }
 
 /// Everything the store holds, as text: compared before and after a failed import.
@@ -141,8 +143,9 @@ struct StoreTests {
         #expect(a.messagesAdded == 101)
         let again = try await store.add(chat(first), sourceFormat: "whatsapp", chatKey: "ana", title: nil, mediaFolder: dir)
         #expect(again.messagesAdded == 0 && again.messagesSkipped == 101 && again.conversationsAdded == 0)
-        let newer = try await store.add(chat(first + (100..<130).map { message($0) }), sourceFormat: "whatsapp", chatKey: "ana",
-                                  title: nil, mediaFolder: dir)
+        let newer = try await store.add(
+            chat(first + (100..<130).map { message($0) }), sourceFormat: "whatsapp", chatKey: "ana",
+            title: nil, mediaFolder: dir)
         #expect(newer.messagesAdded == 30 && newer.messagesSkipped == 101)
         #expect(try await store.count(of: a.conversationID) == 131)
         let tail = try await store.messages(in: a.conversationID, after: 101, limit: 100)
@@ -169,7 +172,8 @@ struct StoreTests {
         var xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"10000\">\n"
         for i in 0..<10_000 {
             let broken = i == 4_999 ? " =\"x\"" : ""
-            xml += "  <sms protocol=\"0\" address=\"+1555\" date=\"\(1_700_000_000_000 + i * 60_000)\" type=\"\(i % 2 + 1)\" body=\"text \(i)\"\(broken) read=\"1\" status=\"-1\" contact_name=\"Ana\" />\n"
+            xml +=
+                "  <sms protocol=\"0\" address=\"+1555\" date=\"\(1_700_000_000_000 + i * 60_000)\" type=\"\(i % 2 + 1)\" body=\"text \(i)\"\(broken) read=\"1\" status=\"-1\" contact_name=\"Ana\" />\n"
         }
         xml += "</smses>\n"
         let file = dir + "/backup.xml"
@@ -179,7 +183,11 @@ struct StoreTests {
         await #expect {
             _ = try await store.importStream(sourceFormat: "sms", title: nil, mediaFolder: dir, sortByDate: true) { add in
                 let result = try withoutActuallyEscaping(add) { add in
-                    try Importer.load(path: file, messages: { try add($0); delivered += 1 })
+                    try Importer.load(
+                        path: file,
+                        messages: {
+                            try add($0); delivered += 1
+                        })
                 }
                 return (result.conversation, "+1555")
             }
@@ -227,26 +235,27 @@ struct StoreTests {
         let texts = [
             "On se retrouve au cafe du coin", "Un café au lait, s'il te plaît", "Встретимся завтра в Москве",
             "مرحبا يا صديقي، كيف حالك", "我们明天见面吧", "🎉party tonight🎉", "nothing to see here", "Москва слезам не верит",
-            "明白了，谢谢", "café", "Cafeteria opens at nine",
+            "明白了，谢谢", "café", "Cafeteria opens at nine"
         ]
-        let c = try await store.add(chat(texts.enumerated().map { message($0.offset, text: $0.element) }), sourceFormat: "native",
-                              chatKey: "s", title: nil, mediaFolder: dir)
+        let c = try await store.add(
+            chat(texts.enumerated().map { message($0.offset, text: $0.element) }), sourceFormat: "native",
+            chatKey: "s", title: nil, mediaFolder: dir)
         func seqs(_ q: String, _ configure: (inout StoreSearch) -> Void = { _ in }) async throws -> [Int64] {
             var s = StoreSearch(q)
             configure(&s)
             return try await store.search(s).map(\.seq)
         }
         #expect(Set(try await seqs("cafe")) == [1, 2, 10])
-        #expect(try await seqs("café").prefix(2).sorted() == [2, 10])     // exact first
+        #expect(try await seqs("café").prefix(2).sorted() == [2, 10])  // exact first
         #expect(try await seqs("москве") == [3])
         #expect(Set(try await seqs("Москв*")) == [3, 8])
         #expect(try await seqs("صديقي") == [4])
         #expect(try await seqs("明天") == [5])
-        #expect(try await seqs("明") .sorted() == [5, 9])
+        #expect(try await seqs("明").sorted() == [5, 9])
         #expect(try await seqs("见面") == [5])
         #expect(try await seqs("天见面") == [5])
         #expect(try await seqs("明 -谢谢") == [5])
-        #expect(try await seqs("明 -coin -lait") .sorted() == [5, 9])
+        #expect(try await seqs("明 -coin -lait").sorted() == [5, 9])
         #expect(try await seqs("party") == [6])
         #expect(Set(try await seqs("caf*")) == [1, 2, 10, 11])
         #expect(try await seqs("caf* -lait -coin").sorted() == [10, 11])
@@ -286,8 +295,10 @@ struct StoreTests {
         #expect(listed.title == "Window" && listed.messageCount == 300 && listed.first == t0)
         // Each query uses an index, never a scan of the table.
         try await (store as? SQLiteStore)?.pool.read { db in
-            for sql in ["SELECT seq FROM message WHERE conversation_id = 1 AND seq > 5 ORDER BY seq LIMIT 10",
-                        "SELECT seq FROM message WHERE conversation_id = 1 AND date >= 0 ORDER BY date, seq LIMIT 1"] {
+            for sql in [
+                "SELECT seq FROM message WHERE conversation_id = 1 AND seq > 5 ORDER BY seq LIMIT 10",
+                "SELECT seq FROM message WHERE conversation_id = 1 AND date >= 0 ORDER BY date, seq LIMIT 1"
+            ] {
                 let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined()
                 #expect(plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"), "\(plan)")
             }
@@ -360,8 +371,9 @@ struct StyledStoreTests {
         #expect(edited.spans.isEmpty)
     }
 
-    @Test("A spoiler stays hidden where the store repeats a text: search does not find its words, a hit's snippet and a live reply's quote mask it",
-          arguments: Backend.allCases)
+    @Test(
+        "A spoiler stays hidden where the store repeats a text: search does not find its words, a hit's snippet and a live reply's quote mask it",
+        arguments: Backend.allCases)
     func spoilerHidden(backend: Backend) async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -378,8 +390,10 @@ struct StyledStoreTests {
         let quote = try #require(reply.change.message.message.reply?.text)
         #expect(quote == "The killer is ░░░░░░░░░░, really")
         // A live message with a spoiler typed in the composer: not found by its hidden word.
-        _ = try await store.add(NewMessage(clientID: UUID().uuidString, text: "Ending: he dies", sender: messages[1].sender ?? "me",
-                                           spans: [TextSpan(.spoiler, 8..<15)]), to: c)
+        _ = try await store.add(
+            NewMessage(
+                clientID: UUID().uuidString, text: "Ending: he dies", sender: messages[1].sender ?? "me",
+                spans: [TextSpan(.spoiler, 8..<15)]), to: c)
         #expect(try await store.search(StoreSearch("dies", conversation: c)).isEmpty)
         #expect(try await store.search(StoreSearch("ending", conversation: c)).count == 1)
     }

@@ -25,8 +25,10 @@ public struct CommandTimedOut: Error, CustomStringConvertible {
 /// fills the other would wait forever), and a time limit, so a program that hangs fails its test
 /// with its stacks instead of stalling the whole run.
 public enum Command {
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                           stdin: Data? = nil, in folder: URL? = nil, timeout: Double = 600) throws -> CommandResult {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: Data? = nil, in folder: URL? = nil, timeout: Double = 600
+    ) throws -> CommandResult {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments

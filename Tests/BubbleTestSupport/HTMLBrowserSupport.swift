@@ -9,7 +9,8 @@ public enum Chromium {
     /// The browser, or a failure that says how to get it.
     public static func executable() throws -> String {
         guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw BrowserError("""
+            throw BrowserError(
+                """
                 headless Chromium is needed for the HTML export tests and is not installed \
                 (looked for \(candidates.joined(separator: ", "))); install it with \
                 `apt-get install -y --no-install-recommends chromium` (scripts/bootstrap.sh does this)
@@ -27,9 +28,11 @@ public enum Chromium {
         defer { try? FileManager.default.removeItem(at: profile) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe)
-        var args = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-                    "--force-device-scale-factor=1", "--force-color-profile=srgb", "--disable-extensions",
-                    "--user-data-dir=\(profile.path)", "--virtual-time-budget=10000"]
+        var args = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+            "--force-device-scale-factor=1", "--force-color-profile=srgb", "--disable-extensions",
+            "--user-data-dir=\(profile.path)", "--virtual-time-budget=10000"
+        ]
         if dark { args.append("--force-dark-mode") }
         p.arguments = args + arguments + [url.absoluteString]
         var env = ProcessInfo.processInfo.environment
@@ -102,7 +105,8 @@ public func colourBlobs(_ image: RGBAImage, _ color: Color, tolerance: Int = 6, 
     var mask = [Bool](repeating: false, count: w * h)
     image.bytes.withUnsafeBufferPointer { px in
         for i in 0..<(w * h) {
-            mask[i] = abs(Int(px[i * 4]) - target[0]) <= tolerance && abs(Int(px[i * 4 + 1]) - target[1]) <= tolerance
+            mask[i] =
+                abs(Int(px[i * 4]) - target[0]) <= tolerance && abs(Int(px[i * 4 + 1]) - target[1]) <= tolerance
                 && abs(Int(px[i * 4 + 2]) - target[2]) <= tolerance
         }
     }

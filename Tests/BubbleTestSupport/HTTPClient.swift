@@ -5,13 +5,16 @@ import Glibc
 
 /// HTTP/1.1 over a plain socket to 127.0.0.1 (no proxy, nothing else in between).
 public enum HTTP {
-    public struct Reply { public var status: Int; public var headers: [String: String]; public var body: Data
+    public struct Reply {
+        public var status: Int; public var headers: [String: String]; public var body: Data
         public var text: String { String(decoding: body, as: UTF8.self) }
         public func json() throws -> Any { try JSONSerialization.jsonObject(with: body) }
     }
 
-    public static func request(port: Int, method: String, path: String, headers: [String: String] = [:], body: Data? = nil,
-                               contentType: String = "application/json", timeout: Int = 60) throws -> Reply {
+    public static func request(
+        port: Int, method: String, path: String, headers: [String: String] = [:], body: Data? = nil,
+        contentType: String = "application/json", timeout: Int = 60
+    ) throws -> Reply {
         let fd = try connected(port)
         defer { close(fd) }
         var timeout = timeval(tv_sec: timeout, tv_usec: 0)
@@ -148,4 +151,3 @@ public struct BrowserlessError: Error, CustomStringConvertible {
     public var description: String
     public init(_ d: String) { description = d }
 }
-

@@ -46,9 +46,11 @@ public struct IPhoneBackupMaker {
         var keybag = Data(), manifestKey = Data()
         if let password {
             let salt = random(20), dpsl = random(20)
-            let first = try KDF.Insecure.PBKDF2.deriveKey(from: Array(password.utf8), salt: dpsl, using: .sha256, outputByteCount: 32, unsafeUncheckedRounds: rounds)
-            let kek = try KDF.Insecure.PBKDF2.deriveKey(from: first.withUnsafeBytes { Array($0) }, salt: salt, using: .insecureSHA1,
-                                                        outputByteCount: 32, unsafeUncheckedRounds: iterations)
+            let first = try KDF.Insecure.PBKDF2.deriveKey(
+                from: Array(password.utf8), salt: dpsl, using: .sha256, outputByteCount: 32, unsafeUncheckedRounds: rounds)
+            let kek = try KDF.Insecure.PBKDF2.deriveKey(
+                from: first.withUnsafeBytes { Array($0) }, salt: salt, using: .insecureSHA1,
+                outputByteCount: 32, unsafeUncheckedRounds: iterations)
             func tlv(_ tag: String, _ value: Data) { keybag += Data(tag.utf8) + Self.be32(UInt32(value.count)) + value }
             tlv("VERS", Self.be32(3)); tlv("TYPE", Self.be32(1)); tlv("UUID", random(16)); tlv("HMCK", random(40)); tlv("WRAP", Self.be32(0))
             tlv("SALT", salt); tlv("ITER", Self.be32(UInt32(iterations))); tlv("DPWT", Self.be32(1)); tlv("DPIC", Self.be32(UInt32(rounds))); tlv("DPSL", dpsl)
@@ -64,11 +66,12 @@ public struct IPhoneBackupMaker {
         try? fm.removeItem(atPath: plainManifest)
         let queue = try DatabaseQueue(path: plainManifest)
         try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE Files (fileID TEXT PRIMARY KEY, domain TEXT, relativePath TEXT, flags INTEGER, file BLOB);
-                CREATE INDEX FilesDomainIdx ON Files(domain); CREATE INDEX FilesRelativePathIdx ON Files(relativePath);
-                CREATE TABLE Properties (key TEXT PRIMARY KEY, value BLOB);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE Files (fileID TEXT PRIMARY KEY, domain TEXT, relativePath TEXT, flags INTEGER, file BLOB);
+                    CREATE INDEX FilesDomainIdx ON Files(domain); CREATE INDEX FilesRelativePathIdx ON Files(relativePath);
+                    CREATE TABLE Properties (key TEXT PRIMARY KEY, value BLOB);
+                    """)
             var folders = Set<String>()
             for file in files {
                 // Each folder on the way has a row of its own (flags 2), as in real manifests.
@@ -76,8 +79,9 @@ public struct IPhoneBackupMaker {
                 while !parts.isEmpty {
                     let path = parts.joined(separator: "/")
                     if folders.insert(file.domain + "-" + path).inserted {
-                        try db.execute(sql: "INSERT INTO Files VALUES (?, ?, ?, 2, ?)",
-                                       arguments: [Self.fileID(file.domain, path), file.domain, path, Self.record(size: 0, protection: 0, path: path, key: nil)])
+                        try db.execute(
+                            sql: "INSERT INTO Files VALUES (?, ?, ?, 2, ?)",
+                            arguments: [Self.fileID(file.domain, path), file.domain, path, Self.record(size: 0, protection: 0, path: path, key: nil)])
                     }
                     parts.removeLast()
                 }
@@ -91,8 +95,9 @@ public struct IPhoneBackupMaker {
                 }
                 try fm.createDirectory(atPath: folder + "/" + id.prefix(2), withIntermediateDirectories: true)
                 try stored.write(to: URL(fileURLWithPath: folder + "/" + id.prefix(2) + "/" + id))
-                try db.execute(sql: "INSERT INTO Files VALUES (?, ?, ?, 1, ?)",
-                               arguments: [id, file.domain, file.relativePath, Self.record(size: file.data.count, protection: 3, path: file.relativePath, key: wrapped)])
+                try db.execute(
+                    sql: "INSERT INTO Files VALUES (?, ?, ?, 1, ?)",
+                    arguments: [id, file.domain, file.relativePath, Self.record(size: file.data.count, protection: 3, path: file.relativePath, key: wrapped)])
             }
         }
         try queue.close()
@@ -108,8 +113,10 @@ public struct IPhoneBackupMaker {
         }
         var lockdown: [String: Any] = ["DeviceName": deviceName, "ProductVersion": productVersion, "ProductType": "iPhone15,2"]
         if let phoneNumber { lockdown["PhoneNumber"] = phoneNumber }
-        var plist: [String: Any] = ["Version": "10.0", "IsEncrypted": password != nil, "Date": date, "Lockdown": lockdown,
-                                    "SystemDomainsVersion": "24.0", "WasPasscodeSet": true]
+        var plist: [String: Any] = [
+            "Version": "10.0", "IsEncrypted": password != nil, "Date": date, "Lockdown": lockdown,
+            "SystemDomainsVersion": "24.0", "WasPasscodeSet": true
+        ]
         if password != nil { plist["BackupKeyBag"] = keybag; plist["ManifestKey"] = manifestKey }
         try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0).write(to: URL(fileURLWithPath: folder + "/Manifest.plist"))
         let info: [String: Any] = ["Device Name": deviceName, "Display Name": deviceName, "Last Backup Date": date, "Product Version": productVersion]
@@ -154,4 +161,3 @@ final class KeyData: NSObject, NSCoding {
         data.withUnsafeBytes { coder.encodeBytes($0.bindMemory(to: UInt8.self).baseAddress, length: data.count, forKey: "NS.data") }
     }
 }
-

@@ -53,33 +53,37 @@ public enum IPhoneSample {
             return try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))
         }
         let ns = appleNanoseconds
-        let sms = try database("sms.db", messagesSchema + """
-            INSERT INTO handle (ROWID, id, country, service) VALUES
-                (1, '+447700900123', 'gb', 'iMessage'), (2, 'ben@example.com', 'gb', 'iMessage'), (3, '+447700900999', 'gb', 'SMS');
-            INSERT INTO chat (ROWID, guid, style, chat_identifier, service_name, display_name) VALUES
-                (1, 'iMessage;-;+447700900123', 45, '+447700900123', 'iMessage', ''),
-                (2, 'iMessage;+;chat7001', 43, 'chat7001', 'iMessage', 'Climbing crew'),
-                (3, 'SMS;-;+447700900999', 45, '+447700900999', 'SMS', '');
-            INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me, associated_message_type, associated_message_guid,
-                                 thread_originator_guid, date_edited) VALUES
-                (1, 'M-1', 'Are we still on for Saturday?', 1, 'iMessage', \(ns(0)), 0, 0, NULL, NULL, 0),
-                (2, 'M-2', 'Yes! I booked the wall for 10', 1, 'iMessage', \(ns(60)), 1, 0, NULL, NULL, \(ns(90))),
-                (3, 'M-3', '\u{FFFC}The view from the top', 1, 'iMessage', \(ns(120)), 0, 0, NULL, NULL, 0),
-                (4, 'M-4', 'Loved “The view from the top”', 0, 'iMessage', \(ns(130)), 1, 2000, 'p:0/M-3', NULL, 0),
-                (5, 'M-5', 'Bring the blue rope', 1, 'iMessage', \(ns(140)), 0, 0, NULL, 'M-1', 0),
-                (6, 'M-6', 'Who is driving?', 2, 'iMessage', \(ns(1000)), 0, 0, NULL, NULL, 0),
-                (7, 'M-7', 'Me, pick-up at 9', 0, 'iMessage', \(ns(1060)), 1, 0, NULL, NULL, 0),
-                (8, 'M-8', 'Your parcel is at the depot', 3, 'SMS', \(ns(2000)), 0, 0, NULL, NULL, 0),
-                (9, 'M-9', 'I will bring snacks', 1, 'iMessage', \(ns(1100)), 0, 0, NULL, NULL, 0);
-            INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES
-                (1, 1, \(ns(0))), (1, 2, \(ns(60))), (1, 3, \(ns(120))), (1, 4, \(ns(130))), (1, 5, \(ns(140))),
-                (2, 6, \(ns(1000))), (2, 7, \(ns(1060))), (3, 8, \(ns(2000))), (2, 9, \(ns(1100)));
-            INSERT INTO chat_handle_join VALUES (1, 1), (2, 1), (2, 2), (3, 3);
-            INSERT INTO attachment (ROWID, guid, filename, uti, mime_type, transfer_name, total_bytes) VALUES
-                (1, 'AT-1', '~/Library/SMS/Attachments/4f/15/7A2C/IMG_2041.jpeg', 'public.jpeg', 'image/jpeg', 'IMG_2041.jpeg', \(photo.count));
-            INSERT INTO message_attachment_join VALUES (3, 1);
-            """)
-        let book = try database("AddressBook.sqlitedb", """
+        let sms = try database(
+            "sms.db",
+            messagesSchema + """
+                INSERT INTO handle (ROWID, id, country, service) VALUES
+                    (1, '+447700900123', 'gb', 'iMessage'), (2, 'ben@example.com', 'gb', 'iMessage'), (3, '+447700900999', 'gb', 'SMS');
+                INSERT INTO chat (ROWID, guid, style, chat_identifier, service_name, display_name) VALUES
+                    (1, 'iMessage;-;+447700900123', 45, '+447700900123', 'iMessage', ''),
+                    (2, 'iMessage;+;chat7001', 43, 'chat7001', 'iMessage', 'Climbing crew'),
+                    (3, 'SMS;-;+447700900999', 45, '+447700900999', 'SMS', '');
+                INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me, associated_message_type, associated_message_guid,
+                                     thread_originator_guid, date_edited) VALUES
+                    (1, 'M-1', 'Are we still on for Saturday?', 1, 'iMessage', \(ns(0)), 0, 0, NULL, NULL, 0),
+                    (2, 'M-2', 'Yes! I booked the wall for 10', 1, 'iMessage', \(ns(60)), 1, 0, NULL, NULL, \(ns(90))),
+                    (3, 'M-3', '\u{FFFC}The view from the top', 1, 'iMessage', \(ns(120)), 0, 0, NULL, NULL, 0),
+                    (4, 'M-4', 'Loved “The view from the top”', 0, 'iMessage', \(ns(130)), 1, 2000, 'p:0/M-3', NULL, 0),
+                    (5, 'M-5', 'Bring the blue rope', 1, 'iMessage', \(ns(140)), 0, 0, NULL, 'M-1', 0),
+                    (6, 'M-6', 'Who is driving?', 2, 'iMessage', \(ns(1000)), 0, 0, NULL, NULL, 0),
+                    (7, 'M-7', 'Me, pick-up at 9', 0, 'iMessage', \(ns(1060)), 1, 0, NULL, NULL, 0),
+                    (8, 'M-8', 'Your parcel is at the depot', 3, 'SMS', \(ns(2000)), 0, 0, NULL, NULL, 0),
+                    (9, 'M-9', 'I will bring snacks', 1, 'iMessage', \(ns(1100)), 0, 0, NULL, NULL, 0);
+                INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES
+                    (1, 1, \(ns(0))), (1, 2, \(ns(60))), (1, 3, \(ns(120))), (1, 4, \(ns(130))), (1, 5, \(ns(140))),
+                    (2, 6, \(ns(1000))), (2, 7, \(ns(1060))), (3, 8, \(ns(2000))), (2, 9, \(ns(1100)));
+                INSERT INTO chat_handle_join VALUES (1, 1), (2, 1), (2, 2), (3, 3);
+                INSERT INTO attachment (ROWID, guid, filename, uti, mime_type, transfer_name, total_bytes) VALUES
+                    (1, 'AT-1', '~/Library/SMS/Attachments/4f/15/7A2C/IMG_2041.jpeg', 'public.jpeg', 'image/jpeg', 'IMG_2041.jpeg', \(photo.count));
+                INSERT INTO message_attachment_join VALUES (3, 1);
+                """)
+        let book = try database(
+            "AddressBook.sqlitedb",
+            """
             CREATE TABLE ABPerson (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, First TEXT, Last TEXT, Middle TEXT, Organization TEXT, Nickname TEXT);
             CREATE TABLE ABMultiValue (UID INTEGER PRIMARY KEY, record_id INTEGER, property INTEGER, identifier INTEGER, label INTEGER, value TEXT);
             INSERT INTO ABPerson (ROWID, First, Last) VALUES (1, 'Ann', 'Lee'), (2, 'Mira', 'Chen'), (3, 'Ben', 'Okafor');
@@ -88,7 +92,9 @@ public enum IPhoneSample {
             """)
         // Seconds since 2001-01-01 (Core Data's reference date).
         let t = { (s: Double) in 1_710_957_600 - 978_307_200 + 5_000 + s }
-        let whatsApp = try database("ChatStorage.sqlite", """
+        let whatsApp = try database(
+            "ChatStorage.sqlite",
+            """
             CREATE TABLE ZWACHATSESSION (Z_PK INTEGER PRIMARY KEY, ZCONTACTJID VARCHAR, ZPARTNERNAME VARCHAR, ZSESSIONTYPE INTEGER, ZLASTMESSAGEDATE TIMESTAMP);
             CREATE TABLE ZWAMESSAGE (Z_PK INTEGER PRIMARY KEY, ZCHATSESSION INTEGER, ZISFROMME INTEGER, ZMESSAGEDATE TIMESTAMP, ZTEXT VARCHAR,
                 ZMESSAGETYPE INTEGER, ZGROUPMEMBER INTEGER, ZFROMJID VARCHAR, ZTOJID VARCHAR, ZSTANZAID VARCHAR, ZMEDIAITEM INTEGER);
@@ -116,7 +122,7 @@ public enum IPhoneSample {
             .init("HomeDomain", "Library/AddressBook/AddressBook.sqlitedb", book),
             .init(whatsAppDomain, "ChatStorage.sqlite", whatsApp),
             .init(whatsAppDomain, "Message/Media/447700900456@s.whatsapp.net/a/b/5d1f.jpg", photo),
-            .init("HomeDomain", "Library/Preferences/com.apple.springboard.plist", Data("not read".utf8)),
+            .init("HomeDomain", "Library/Preferences/com.apple.springboard.plist", Data("not read".utf8))
         ]
     }
 

@@ -4,7 +4,7 @@ import Foundation
 /// changes it was sent describe it (sequence number → client id and text), the last revision it
 /// has, and sends messages exactly once — the same UUID again after a drop or a timeout until
 /// the server acknowledges it. Used by the load and fault tests and by `make bench`.
-public final class LiveClient: @unchecked Sendable {   // used by one thread at a time
+public final class LiveClient: @unchecked Sendable {  // used by one thread at a time
     public let port: Int
     public let conversation: Int
     public let sender: String
@@ -64,8 +64,10 @@ public final class LiveClient: @unchecked Sendable {   // used by one thread at 
     /// Sends `text` with `clientID` until it is acknowledged (reconnecting and sending the same id
     /// again when the socket goes away); `duplicate` sends it twice at once. The sequence number.
     @discardableResult
-    public func send(_ text: String, clientID: String = UUID().uuidString.lowercased(), duplicate: Bool = false,
-                     until deadline: Date) throws -> Int {
+    public func send(
+        _ text: String, clientID: String = UUID().uuidString.lowercased(), duplicate: Bool = false,
+        until deadline: Date
+    ) throws -> Int {
         while true {
             if socket == nil { try reconnect(until: deadline) }
             guard let s = socket else { continue }
@@ -151,7 +153,8 @@ public final class LiveClient: @unchecked Sendable {   // used by one thread at 
     /// A change applied to the view (in revision order: anything else is counted as disorder).
     func take(_ frame: [String: Any]) {
         guard frame["type"] as? String == "change", let rev = frame["rev"] as? Int, let m = frame["message"] as? [String: Any],
-              let seq = m["seq"] as? Int else { return }
+            let seq = m["seq"] as? Int
+        else { return }
         if rev <= lastRev { disorder += 1 }
         lastRev = max(lastRev, rev)
         let id = m["clientId"] as? String ?? ""

@@ -33,8 +33,10 @@ public final class TestPostgres: @unchecked Sendable {
 
     private init(durable: Bool = false) throws {
         let fm = FileManager.default
-        guard let bin = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"]
-            .first(where: { fm.isExecutableFile(atPath: $0 + "/initdb") }) else {
+        guard
+            let bin = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"]
+                .first(where: { fm.isExecutableFile(atPath: $0 + "/initdb") })
+        else {
             throw TestPostgresError(description: "PostgreSQL is not installed (no /usr/lib/postgresql/15/bin/initdb); `scripts/bootstrap.sh` installs it")
         }
         self.bin = bin
@@ -45,9 +47,14 @@ public final class TestPostgres: @unchecked Sendable {
         port = Self.freePort()
         try run(["\(bin)/initdb", "-D", folder + "/data", "-U", "bubbles", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "-N"])
         // Tests want speed over durability (a crash of the machine loses a test database).
-        let settings = durable ? "-c synchronous_commit=off -c max_wal_size=4GB -c log_min_duration_statement=1000" : "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        try run(["\(bin)/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "start", "-o",
-                 "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c max_connections=200 \(settings)"])
+        let settings =
+            durable
+            ? "-c synchronous_commit=off -c max_wal_size=4GB -c log_min_duration_statement=1000"
+            : "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        try run([
+            "\(bin)/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "start", "-o",
+            "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c max_connections=200 \(settings)"
+        ])
         TestPostgres.atExit(self)
     }
 
@@ -67,8 +74,10 @@ public final class TestPostgres: @unchecked Sendable {
     /// Runs SQL on `database` (psql), giving its output.
     @discardableResult
     public func psql(_ database: String, _ sql: String) throws -> String {
-        try Self.shell(["\(bin)/psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "bubbles",
-                        "-d", database, "-c", sql])
+        try Self.shell([
+            "\(bin)/psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "bubbles",
+            "-d", database, "-c", sql
+        ])
     }
 
     /// `pg_dump` of `database` (every table's rows as SQL).

@@ -17,9 +17,10 @@ public final class WebDriver: @unchecked Sendable {
     /// window.
     public init(width: Int = 1000, height: Int = 800) throws {
         guard let exe = Self.driverCandidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw BrowserError("chromedriver is needed for the viewer's browser tests and is not installed "
-                + "(looked for \(Self.driverCandidates.joined(separator: ", "))); install it with "
-                + "`apt-get install -y --no-install-recommends chromium-driver` (scripts/bootstrap.sh does this)")
+            throw BrowserError(
+                "chromedriver is needed for the viewer's browser tests and is not installed "
+                    + "(looked for \(Self.driverCandidates.joined(separator: ", "))); install it with "
+                    + "`apt-get install -y --no-install-recommends chromium-driver` (scripts/bootstrap.sh does this)")
         }
         let browser = try Chromium.executable()
         TestFonts.pin()
@@ -39,20 +40,31 @@ public final class WebDriver: @unchecked Sendable {
         var ready = false
         while !ready, Date() < deadline {
             if let r = try? HTTP.request(port: port, method: "GET", path: "/status", timeout: 5),
-               let o = try? r.json() as? [String: Any], (o["value"] as? [String: Any])?["ready"] as? Bool == true { ready = true } else { usleep(50_000) }
+                let o = try? r.json() as? [String: Any], (o["value"] as? [String: Any])?["ready"] as? Bool == true
+            {
+                ready = true
+            } else {
+                usleep(50_000)
+            }
         }
         guard ready else {
             driver.terminate()
             throw BrowserError("chromedriver did not become ready on port \(port) within 20 s")
         }
-        let args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-proxy-server",
-                    "--force-device-scale-factor=1", "--force-color-profile=srgb", "--disable-extensions",
-                    "--hide-scrollbars", "--disable-background-networking", "--disable-dev-shm-usage",
-                    "--window-size=\(width),\(height)", "--user-data-dir=\(profile.path)"]
-        let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
-            "browserName": "chrome",
-            "goog:chromeOptions": ["binary": browser, "args": args],
-        ]]]
+        let args = [
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-proxy-server",
+            "--force-device-scale-factor=1", "--force-color-profile=srgb", "--disable-extensions",
+            "--hide-scrollbars", "--disable-background-networking", "--disable-dev-shm-usage",
+            "--window-size=\(width),\(height)", "--user-data-dir=\(profile.path)"
+        ]
+        let capabilities: [String: Any] = [
+            "capabilities": [
+                "alwaysMatch": [
+                    "browserName": "chrome",
+                    "goog:chromeOptions": ["binary": browser, "args": args]
+                ]
+            ]
+        ]
         let reply = try Self.call(port: port, "POST", "/session", capabilities)
         guard let value = reply as? [String: Any], let id = value["sessionId"] as? String else {
             driver.terminate()

@@ -6,7 +6,7 @@ import Glibc
 /// A WebSocket client over a plain blocking socket to 127.0.0.1 (RFC 6455: the upgrade, masked
 /// text frames out, text/ping/close frames in), for tests and the bench: nothing between it and
 /// the server, one thread per client.
-public final class WebSocketClient: @unchecked Sendable {   // used by one thread at a time
+public final class WebSocketClient: @unchecked Sendable {  // used by one thread at a time
     private let fd: Int32
     private var buffer: [UInt8] = []
     /// Where the unread bytes of `buffer` start (consumed bytes are dropped now and then, not
@@ -31,7 +31,8 @@ public final class WebSocketClient: @unchecked Sendable {   // used by one threa
         guard connected == 0 else { Glibc.close(fd); throw BrowserlessError("connect to \(port): \(errno)") }
         setTimeout(seconds: Double(timeout))
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        var head =
+            "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         head += "\r\n"
@@ -137,7 +138,9 @@ public final class WebSocketClient: @unchecked Sendable {   // used by one threa
 
     private func frame(opcode: UInt8, _ payload: [UInt8]) throws {
         var out: [UInt8] = [0x80 | opcode]
-        if payload.count < 126 { out.append(0x80 | UInt8(payload.count)) } else if payload.count < 65_536 {
+        if payload.count < 126 {
+            out.append(0x80 | UInt8(payload.count))
+        } else if payload.count < 65_536 {
             out += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         } else {
             out.append(0x80 | 127)
@@ -160,7 +163,9 @@ public final class WebSocketClient: @unchecked Sendable {   // used by one threa
 
     private func consume(_ n: Int) {
         start += n
-        if start == buffer.count { buffer.removeAll(keepingCapacity: true); start = 0 } else if start > 1 << 16 {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true); start = 0
+        } else if start > 1 << 16 {
             buffer.removeFirst(start); start = 0
         }
     }

@@ -10,27 +10,39 @@ import Testing
 /// ZWJ emoji and flags, URLs, long numbers), sometimes mixed, sometimes with a hard newline.
 enum AgreementCorpus {
     static let phrases: [String: [String]] = [
-        "en": ["See you tomorrow at the station", "haha that's amazing", "Can you send me the file?",
-               "I'm running a little late, sorry!", "What time does the train leave", "ok", "Sounds good to me.",
-               "Don't forget the milk and eggs", "The quick brown fox jumps over the lazy dog",
-               "well-known state-of-the-art solution", "It's 5 o'clock somewhere…", "Yes!!", "“quoted” text — with dashes"],
-        "de": ["Donaudampfschifffahrtsgesellschaftskapitän", "Rindfleischetikettierungsüberwachungsaufgabenübertragungsgesetz",
-               "Wir treffen uns morgen um acht", "Kraftfahrzeughaftpflichtversicherung ist teuer",
-               "Grüße aus München!", "Straßenbahnhaltestelle gleich um die Ecke", "Schöne Weihnachten und guten Rutsch"],
-        "es": ["¿Dónde está la estación de tren?", "¡Nos vemos mañana!", "Muchísimas gracias por todo",
-               "El niño comió una manzana", "Estoy llegando, espérame en la esquina", "¡Qué bueno!"],
-        "ar": ["مرحبا كيف حالك", "أراك غدا في المحطة", "شكرا جزيلا على كل شيء", "السلام عليكم ورحمة الله",
-               "هل يمكنك إرسال الملف؟", "صباح الخير يا صديقي"],
+        "en": [
+            "See you tomorrow at the station", "haha that's amazing", "Can you send me the file?",
+            "I'm running a little late, sorry!", "What time does the train leave", "ok", "Sounds good to me.",
+            "Don't forget the milk and eggs", "The quick brown fox jumps over the lazy dog",
+            "well-known state-of-the-art solution", "It's 5 o'clock somewhere…", "Yes!!", "“quoted” text — with dashes"
+        ],
+        "de": [
+            "Donaudampfschifffahrtsgesellschaftskapitän", "Rindfleischetikettierungsüberwachungsaufgabenübertragungsgesetz",
+            "Wir treffen uns morgen um acht", "Kraftfahrzeughaftpflichtversicherung ist teuer",
+            "Grüße aus München!", "Straßenbahnhaltestelle gleich um die Ecke", "Schöne Weihnachten und guten Rutsch"
+        ],
+        "es": [
+            "¿Dónde está la estación de tren?", "¡Nos vemos mañana!", "Muchísimas gracias por todo",
+            "El niño comió una manzana", "Estoy llegando, espérame en la esquina", "¡Qué bueno!"
+        ],
+        "ar": [
+            "مرحبا كيف حالك", "أراك غدا في المحطة", "شكرا جزيلا على كل شيء", "السلام عليكم ورحمة الله",
+            "هل يمكنك إرسال الملف؟", "صباح الخير يا صديقي"
+        ],
         "he": ["שלום מה נשמע", "נתראה מחר בתחנה", "תודה רבה על הכל", "אני מאחר קצת, סליחה", "בוקר טוב לכולם"],
         "zh": ["今天天气很好", "明天见", "我们在火车站见面吧", "谢谢你的帮助！", "好的，没问题", "你吃饭了吗？"],
         "ja": ["今日は天気がいいですね", "また明日", "駅で会いましょう", "ありがとうございます！", "ちょっと遅れます。ごめんなさい", "カタカナのテキスト"],
         "ko": ["안녕하세요", "감사합니다", "내일 역에서 만나요", "좋은 아침입니다", "조금 늦을 것 같아요"],
         "hi": ["नमस्ते आप कैसे हैं", "कल मिलते हैं", "बहुत धन्यवाद", "मैं थोड़ा देर से आऊंगा"],
         "emoji": ["😀", "👍", "❤️", "👨‍👩‍👧‍👦", "🇩🇪", "🇯🇵🇺🇸", "🎉🎉🎉", "👩🏽‍💻", "🏳️‍🌈", "😂😂", "✌🏿", "🙏"],
-        "url": ["https://example.com/a/long/path?with=query&and=more", "www.bubblekit.dev/docs/text",
-                "mailto:someone@example.org", "https://maps.example.com/@52.5200,13.4050,15z"],
-        "num": ["+49 170 1234567", "1234567890123456789012345", "3.14159265358979323846", "IBAN DE89370400440532013000",
-                "12/24/2026", "1,000,000.00 €"],
+        "url": [
+            "https://example.com/a/long/path?with=query&and=more", "www.bubblekit.dev/docs/text",
+            "mailto:someone@example.org", "https://maps.example.com/@52.5200,13.4050,15z"
+        ],
+        "num": [
+            "+49 170 1234567", "1234567890123456789012345", "3.14159265358979323846", "IBAN DE89370400440532013000",
+            "12/24/2026", "1,000,000.00 €"
+        ]
     ]
     static let languages = phrases.keys.sorted()
 
@@ -56,7 +68,6 @@ enum AgreementCorpus {
     }
 }
 
-
 @Suite(.serialized) struct FastTextEngineTests {
     init() { TestFonts.pin() }
 
@@ -71,7 +82,7 @@ enum AgreementCorpus {
         ("two\nlines", 300.0), ("ends with a newline\n", 300.0), ("a\n\nb", 300.0),
         ("trailing spaces hang      ", 120.0), ("   leading spaces", 300.0), ("", 100.0),
         ("👨‍👩‍👧‍👦🇩🇪👍🏽 emoji", 60.0), ("今日は天気がいいですね", 50.0), ("مرحبا كيف حالك اليوم يا صديقي", 80.0),
-        ("שלום\nhello", 300.0), ("https://example.com/a/long/path?with=query", 90.0), ("x", 0.5),
+        ("שלום\nhello", 300.0), ("https://example.com/a/long/path?with=query", 90.0), ("x", 0.5)
     ])
     func matchesPangoOnContractCases(_ text: String, _ width: Double) throws {
         let pango = PangoTextEngine(), fast = FastTextEngine()
@@ -107,17 +118,20 @@ enum AgreementCorpus {
     @Test func cleanTextCheckAgreesWithPangosSanitising() {
         let style = LayoutStyle().text
         let limit = max(64, Int(1_000_000 / style.size))
-        var texts = ["", "ok", "Grüße aus Köln", "née © 2024 £5 «oui»", "مرحبا بالعالم", "今日は天気ですね", "👨‍👩‍👧‍👦 🇩🇪",
-                     "line\nbreak", "tab\there", "crlf\r\nend", String(repeating: "a", count: limit),
-                     String(repeating: "a", count: limit + 1), String(repeating: "a", count: limit) + "\n" + String(repeating: "b", count: limit)]
+        var texts = [
+            "", "ok", "Grüße aus Köln", "née © 2024 £5 «oui»", "مرحبا بالعالم", "今日は天気ですね", "👨‍👩‍👧‍👦 🇩🇪",
+            "line\nbreak", "tab\there", "crlf\r\nend", String(repeating: "a", count: limit),
+            String(repeating: "a", count: limit + 1), String(repeating: "a", count: limit) + "\n" + String(repeating: "b", count: limit)
+        ]
         for bad in ["\u{01}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}", "\u{C2}", "\u{80}", "\u{1B}[0m"] {
             for position in 0..<19 {
                 texts.append(String(repeating: "x", count: position) + bad + String(repeating: "y", count: 18 - position))
             }
         }
         for text in texts {
-            #expect(FastTextEngine.isClean(text, style: style) == (PangoTextEngine.pangoText(text, style: style) == text),
-                    "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(
+                FastTextEngine.isClean(text, style: style) == (PangoTextEngine.pangoText(text, style: style) == text),
+                "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
         }
         // The scan alone: each kind of byte it looks for, found wherever it is.
         for byte: UInt8 in [0x00, 0x0A, 0x1F, 0x7F, 0xC2] {
@@ -151,8 +165,10 @@ enum AgreementCorpus {
     /// needed), and for words that are not `packBreaks`' own.
     @Test func packedBreaksSummariseAsTheStorage() throws {
         let fast = FastTextEngine()
-        let texts = ["see you at the station at eight, bring the tickets please 🎉", "مرحبا كيف حالك اليوم يا صديقي",
-                     "好的，明天见。我们在火车站见面吧", "line one\nline two\n", "ok Donaudampfschifffahrtsgesellschaftskapitän ok"]
+        let texts = [
+            "see you at the station at eight, bring the tickets please 🎉", "مرحبا كيف حالك اليوم يا صديقي",
+            "好的，明天见。我们在火车站见面吧", "line one\nline two\n", "ok Donaudampfschifffahrtsgesellschaftskapitän ok"
+        ]
         for text in texts {
             let storage = try #require(try fast.prepare(text, style: body).storage)
             var words: [UInt32] = []
@@ -229,8 +245,10 @@ enum AgreementCorpus {
         // Left-to-right scripts, without Hebrew, Arabic or Devanagari (in those a substring
         // measured alone loses the context that picks its spaces' font, or goes to Pango); the
         // whole text is exactly the one-line layout's width.
-        for text in AgreementCorpus.messages(count: 400, seed: 21) where !text.contains("\n")
-            && text.unicodeScalars.allSatisfy({ !(0x0590...0x097F).contains($0.value) }) {
+        for text in AgreementCorpus.messages(count: 400, seed: 21)
+        where !text.contains("\n")
+            && text.unicodeScalars.allSatisfy({ !(0x0590...0x097F).contains($0.value) })
+        {
             let prepared = try fast.prepare(text, style: body)
             #expect(fast.advance(of: 0..<text.utf8.count, in: prepared) == (try fast.layout(prepared, maxWidth: 100_000, maxLines: nil).width))
             let bytes = Array(text.utf8)
@@ -318,18 +336,22 @@ enum AgreementCorpus {
         let layouter = ConversationLayouter(style: style, engine: fast, timeZone: utc)
         let people = [Participant(id: "me", name: "Me"), Participant(id: "a", name: "Alice Liddell"), Participant(id: "b", name: "Bob")]
         let t0 = Date(timeIntervalSince1970: 1_700_000_000)
-        let texts = ["see https://example.com/a/long/path?with=query and call +49 170 1234567", "😀👍", "مرحبا كيف حالك",
-                     "Donaudampfschifffahrtsgesellschaftskapitän", "ok", "two\nlines", "今天天气很好 明天见"]
+        let texts = [
+            "see https://example.com/a/long/path?with=query and call +49 170 1234567", "😀👍", "مرحبا كيف حالك",
+            "Donaudampfschifffahrtsgesellschaftskapitän", "ok", "two\nlines", "今天天气很好 明天见"
+        ]
         var messages: [Message] = []
         for i in 0..<60 {
             let sender = ["me", "a", "b"][i % 3 == 0 ? 0 : (i / 2) % 3]
             let statuses: [MessageStatus?] = [.read, .delivered, .failed, nil]
-            messages.append(Message(sender: sender, direction: sender == "me" ? .outgoing : .incoming,
-                                    date: t0.addingTimeInterval(Double(i) * 5_000), text: texts[i % texts.count],
-                                    reactions: i % 4 == 1 ? [Reaction(emoji: "❤️", count: 2), Reaction(emoji: "👍")] : [],
-                                    reply: i % 5 == 2 ? ReplyReference(sender: "a", text: texts[(i + 3) % texts.count]) : nil,
-                                    status: sender == "me" ? statuses[i % 4] : nil,
-                                    statusDate: t0.addingTimeInterval(Double(i) * 5_000 + 60)))
+            messages.append(
+                Message(
+                    sender: sender, direction: sender == "me" ? .outgoing : .incoming,
+                    date: t0.addingTimeInterval(Double(i) * 5_000), text: texts[i % texts.count],
+                    reactions: i % 4 == 1 ? [Reaction(emoji: "❤️", count: 2), Reaction(emoji: "👍")] : [],
+                    reply: i % 5 == 2 ? ReplyReference(sender: "a", text: texts[(i + 3) % texts.count]) : nil,
+                    status: sender == "me" ? statuses[i % 4] : nil,
+                    statusDate: t0.addingTimeInterval(Double(i) * 5_000 + 60)))
         }
         let conversation = Conversation(participants: people, messages: messages)
         let first = try layouter.layout(conversation, width: 375)
@@ -356,14 +378,16 @@ enum AgreementCorpus {
     /// Bad and odd input: defined results like Pango's, never a crash or a negative size.
     @Test func handlesOddInputLikePango() throws {
         let fast = FastTextEngine(), pango = PangoTextEngine()
-        let long = String(repeating: "a", count: 66_000)   // one segment over 65,535 bytes
+        let long = String(repeating: "a", count: 66_000)  // one segment over 65,535 bytes
         // One segment over 65,535 bytes does not fit a packed segment: handed to Pango whole.
         let longPrepared = try fast.prepare(long, style: body)
         #expect(fast.isDelegated(longPrepared))
         #expect(try fast.layout(longPrepared, maxWidth: 2_000, maxLines: 3).lines.count == 3)
-        let texts = ["", " ", "   ", "\n", "\n\n\n", "a\u{2028}b", "a\u{2029}b", "\u{301}", "\u{200D}", "x\r\ny\rz",
-                     "nul\u{0}byte", "\u{7}bell", "🏳️‍🌈🏳️‍🌈🏳️‍🌈", "עברית and English\nEnglish then עברית",
-                     String(repeating: "word ", count: 2_000)]
+        let texts = [
+            "", " ", "   ", "\n", "\n\n\n", "a\u{2028}b", "a\u{2029}b", "\u{301}", "\u{200D}", "x\r\ny\rz",
+            "nul\u{0}byte", "\u{7}bell", "🏳️‍🌈🏳️‍🌈🏳️‍🌈", "עברית and English\nEnglish then עברית",
+            String(repeating: "word ", count: 2_000)
+        ]
         for text in texts {
             // Pango takes seconds for tens of thousands of one-letter lines: narrow widths only
             // for the short texts. (Narrower than a space, Pango also breaks between spaces,
@@ -411,15 +435,22 @@ enum AgreementCorpus {
                 }
                 sameCount += 1
                 let worst = zip(p.lines, f.lines).map { abs($0.width - $1.width) }.max() ?? 0
-                if worst <= 0.5 { sameWidths += 1 } else {
-                    report.append("WIDTH w=\(Int(width)) off by \(worst) \(text.debugDescription)\n  pango \(p.lines.map(\.width))\n  fast  \(f.lines.map(\.width))")
+                if worst <= 0.5 {
+                    sameWidths += 1
+                } else {
+                    report.append(
+                        "WIDTH w=\(Int(width)) off by \(worst) \(text.debugDescription)\n  pango \(p.lines.map(\.width))\n  fast  \(f.lines.map(\.width))")
                 }
-                if abs(p.height - f.height) <= 0.01 { sameHeights += 1 } else if report.count < 400 {
+                if abs(p.height - f.height) <= 0.01 {
+                    sameHeights += 1
+                } else if report.count < 400 {
                     report.append("HEIGHT w=\(Int(width)) pango \(p.height) fast \(f.height) \(text.debugDescription)")
                 }
             }
         }
-        print("FastTextEngine vs Pango: \(total) layouts; line counts agree \(sameCount) (\(String(format: "%.2f", 100.0 * Double(sameCount) / Double(total))) %); widths within 0.5 pt \(sameWidths) (\(String(format: "%.2f", 100.0 * Double(sameWidths) / Double(sameCount))) % of those); heights within 0.01 pt \(sameHeights)")
+        print(
+            "FastTextEngine vs Pango: \(total) layouts; line counts agree \(sameCount) (\(String(format: "%.2f", 100.0 * Double(sameCount) / Double(total))) %); widths within 0.5 pt \(sameWidths) (\(String(format: "%.2f", 100.0 * Double(sameWidths) / Double(sameCount))) % of those); heights within 0.01 pt \(sameHeights)"
+        )
         for line in report { print(line) }
         #expect(Double(sameCount) >= 0.995 * Double(total))
         #expect(Double(sameWidths) >= 0.995 * Double(sameCount))

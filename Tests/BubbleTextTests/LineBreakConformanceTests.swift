@@ -34,9 +34,11 @@ import Testing
             var offset = 0
             var breaks: [Int] = []
             for token in spec.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
-                if token == "÷" { if offset > 0 { breaks.append(offset) } }
-                else if token == "×" { continue }
-                else if let v = UInt32(token, radix: 16), let scalar = Unicode.Scalar(v) {
+                if token == "÷" {
+                    if offset > 0 { breaks.append(offset) }
+                } else if token == "×" {
+                    continue
+                } else if let v = UInt32(token, radix: 16), let scalar = Unicode.Scalar(v) {
                     text.append(scalar); offset += String(scalar).utf8.count
                 }
             }
@@ -76,7 +78,7 @@ import Testing
         // Offsets are UTF-8 bytes, also after characters of 2, 3 and 4 bytes (surrogate pairs
         // in UTF-16) and across a hard break.
         let mixed = LineBreaker.breaks("é 今日 😀 x\ny")
-        #expect(mixed.map(\.offset) == [3, 6, 10, 15, 17, 18])   // é␠ | 今 | 日␠ | 😀␠ | x\n | y
+        #expect(mixed.map(\.offset) == [3, 6, 10, 15, 17, 18])  // é␠ | 今 | 日␠ | 😀␠ | x\n | y
         #expect(mixed.map(\.hard) == [false, false, false, false, true, false])
     }
 
@@ -96,12 +98,15 @@ import Testing
             var offsets = [0]
             for s in c.text.unicodeScalars { offsets.append(offsets.last! + String(s).utf8.count) }
             guard let position = offsets.indices.dropFirst().first(where: { Set(got).contains(offsets[$0]) != Set(c.breaks).contains(offsets[$0]) }),
-                  Self.isNumberTailoring(c, position: position, icuBreaks: Set(got).contains(offsets[position])) else {
+                Self.isNumberTailoring(c, position: position, icuBreaks: Set(got).contains(offsets[position]))
+            else {
                 undocumented.append("line \(c.line): \(c.source) — ICU breaks at \(got)")
                 continue
             }
         }
-        print("LineBreakTest.txt: \(cases.count - failures.count) of \(cases.count) pass with ICU's root line breaker; \(failures.count) differ by ICU's number tailoring:")
+        print(
+            "LineBreakTest.txt: \(cases.count - failures.count) of \(cases.count) pass with ICU's root line breaker; \(failures.count) differ by ICU's number tailoring:"
+        )
         for (c, got) in failures { print("  line \(c.line): \(c.source.prefix(120)) — ICU breaks at \(got)") }
         #expect(undocumented.isEmpty, "not a documented tailoring: \(undocumented.joined(separator: "\n"))")
         #expect(failures.count <= 22)

@@ -92,7 +92,7 @@ private enum PangoView {
             "--width=\(Int((width * 1024).rounded(.down)))", "--wrap=word-char",
             "--line-spacing=1", "--hinting=none", "--hint-metrics=on", "--subpixel-positions", "--antialias=gray",
             "--language=en", "--markup", "-t", "<span insert_hyphens=\"false\">\(escaped)</span>",
-            "-o", folder.appendingPathComponent("out.png").path, "--serialize-to=\(json)",
+            "-o", folder.appendingPathComponent("out.png").path, "--serialize-to=\(json)"
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["FONTCONFIG_FILE"] = TestFonts.configFile
@@ -108,8 +108,9 @@ private enum PangoView {
             let start = try #require(line["start-index"] as? Int), length = try #require(line["length"] as? Int)
             return start..<(start + length)
         }
-        return Result(ranges: ranges, height: Double(try #require(output["height"] as? Int)) / 1024,
-                      unknownGlyphs: try #require(output["unknown-glyphs"] as? Int))
+        return Result(
+            ranges: ranges, height: Double(try #require(output["height"] as? Int)) / 1024,
+            unknownGlyphs: try #require(output["unknown-glyphs"] as? Int))
     }
 }
 
@@ -131,15 +132,17 @@ struct PangoSeed001Tests {
         (180, "Bubbles respect\nnewlines\nin\nthe\nsource text ...", ["Bubbles respect", "newlines", "in", "the", "source text ..."]),
         // "Andnormallyaddlinebreaksonlyinbetween" alone is wider than 280, so it breaks inside
         // itself (without a hyphen); everything after it breaks between words.
-        (280, "Andnormallyaddlinebreaksonlyinbetween words, unless a really long word forces them to do otherwise",
-         ["Andnormallyaddlinebreaksonlyinbetwe", "en words, unless a really long word ", "forces them to do otherwise"]),
+        (
+            280, "Andnormallyaddlinebreaksonlyinbetween words, unless a really long word forces them to do otherwise",
+            ["Andnormallyaddlinebreaksonlyinbetwe", "en words, unless a really long word ", "forces them to do otherwise"]
+        )
     ]
     /// Line widths without trailing spaces (Liberation Sans advances, unhinted).
     static let widths: [[Double]] = [
         [144.46875],
         [59.078125, 44.4765625, 72.9375, 58.6875, 56.90625],
         [114.734375, 62.2578125, 12.453125, 22.2421875, 96.0390625],
-        [273.0546875, 249.90625, 196.5390625],
+        [273.0546875, 249.90625, 196.5390625]
     ]
 
     @Test("seed 001 lines, as expected and exactly as pango-view breaks them", arguments: 0..<4)
@@ -336,7 +339,7 @@ struct PangoTextHandlingTests {
     /// come out as one line 1.8 million pt wide.
     @Test func hugeParagraphsDoNotOverflow() throws {
         let engine = makeEngine()
-        let style = TextStyle(size: 160)   // "x" is 80 pt wide; paragraphs broken every 6,250 bytes
+        let style = TextStyle(size: 160)  // "x" is 80 pt wide; paragraphs broken every 6,250 bytes
         let prepared = try engine.prepare(String(repeating: "x", count: 100_000), style: style)
         let storage = try #require(prepared.storage as? PangoTextStorage)
         #expect(storage.sanitizedText.utf8.count == 100_015, "15 newlines inserted")
@@ -354,7 +357,7 @@ struct PangoTextHandlingTests {
 struct PangoScriptTests {
     @Test func emojiWithoutTofu() throws {
         let engine = makeEngine()
-        let text = "😀👨‍👩‍👧‍👦🇯🇵"   // a face, a ZWJ family sequence, a flag
+        let text = "😀👨‍👩‍👧‍👦🇯🇵"  // a face, a ZWJ family sequence, a flag
         let prepared = try engine.prepare(text, style: body)
         let layout = try engine.layout(prepared, maxWidth: 300, maxLines: nil)
         #expect(try engine.unknownGlyphCount(prepared) == 0)
@@ -468,8 +471,10 @@ struct PangoDrawingTests {
     static let text = "Here's a longer one, away from the margins"
     static let black = Color(red: 0, green: 0, blue: 0)
 
-    private func render(_ engine: PangoTextEngine, _ prepared: PreparedText, width: Double, maxLines: Int? = nil,
-                scale: Double, size: (Int, Int)) throws -> Ink {
+    private func render(
+        _ engine: PangoTextEngine, _ prepared: PreparedText, width: Double, maxLines: Int? = nil,
+        scale: Double, size: (Int, Int)
+    ) throws -> Ink {
         let surface = try ImageSurface(width: Int(Double(size.0) * scale), height: Int(Double(size.1) * scale))
         let canvas = try Canvas(surface: surface, scale: scale)
         try engine.draw(prepared, maxWidth: width, maxLines: maxLines, at: Point(x: 0, y: 0), color: Self.black, on: canvas)
@@ -595,7 +600,7 @@ struct PangoInvariantTests {
         "trailing spaces     \nand    more   ",
         "今日は良い天気ですね 😀 مرحبا كيف حالك mixed",
         "W",
-        "\t\ttabs\tand\ttabs",
+        "\t\ttabs\tand\ttabs"
     ]
 
     @Test(arguments: [8.0, 20, 47.5, 80, 133.3, 280, 1000])
@@ -614,7 +619,9 @@ struct PangoInvariantTests {
                     let single = content.trimmingCharacters(in: .whitespaces).count <= 1
                     // A truncated last line holds at least the ellipsis (16 pt wide).
                     let ellipsisOnly = layout.isTruncated && line == layout.lines.last && width < 16
-                    #expect(line.width <= width || single || ellipsisOnly, "\(text.debugDescription) at \(width): \(content.debugDescription) is \(line.width) wide")
+                    #expect(
+                        line.width <= width || single || ellipsisOnly, "\(text.debugDescription) at \(width): \(content.debugDescription) is \(line.width) wide"
+                    )
                     #expect(line.width >= 0)
                     #expect(line.height > 0)
                     #expect(line.baseline > line.top && line.baseline < line.top + line.height)

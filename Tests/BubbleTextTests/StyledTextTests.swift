@@ -42,8 +42,10 @@ enum StyledCorpus {
             #expect(abs(i4 - m4) < 0.01)
             #expect(i4 > 30)
             // Decorations do not change the measure.
-            let struck = try engine.layout(engine.prepare(text, style: body, spans: [TextSpan(.strike, 0..<9), TextSpan(.spoiler, 2..<7)]),
-                                           maxWidth: 500, maxLines: nil).width
+            let struck = try engine.layout(
+                engine.prepare(text, style: body, spans: [TextSpan(.strike, 0..<9), TextSpan(.spoiler, 2..<7)]),
+                maxWidth: 500, maxLines: nil
+            ).width
             #expect(abs(struck - plain) < 0.01)
         }
     }
@@ -77,7 +79,9 @@ enum StyledCorpus {
                 }
                 sameLines += 1
                 let worst = zip(p.lines, f.lines).map { abs($0.width - $1.width) }.max() ?? 0
-                if worst <= 1.0 { sameWidths += 1 } else if report.count < 20 {
+                if worst <= 1.0 {
+                    sameWidths += 1
+                } else if report.count < 20 {
                     report.append("WIDTH w=\(width) off by \(worst) \(text.debugDescription)")
                 }
             }

@@ -22,7 +22,8 @@ enum Axe {
     /// The violations of impact critical or serious on the page `b` shows: "rule: where — why".
     static func serious(_ b: WebDriver, script: String) throws -> [String] {
         try b.run(script + "\n;return true;")
-        try b.run("""
+        try b.run(
+            """
             window.__axe = null;
             axe.run(document, { resultTypes: ['violations'] }).then((r) => {
               window.__axe = r.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious')
@@ -35,7 +36,9 @@ enum Axe {
 
 @Suite("bubbles serve: accessibility (axe-core in Chromium)", .serialized)
 struct AccessibilityBrowserTests {
-    @Test("no critical or serious axe-core violation on any kind of page — sign-in, the list, an imported and a live conversation, search, gallery, stats, people, an invitation — in light and dark")
+    @Test(
+        "no critical or serious axe-core violation on any kind of page — sign-in, the list, an imported and a live conversation, search, gallery, stats, people, an invitation — in light and dark"
+    )
     func everyPage() throws {
         let axe = try Axe.script()
         let store = try AccountsStore(.sqlite)
@@ -72,7 +75,8 @@ struct AccessibilityBrowserTests {
             try b.run("localStorage.setItem('bk-scheme', arguments[0]);", [scheme])
             for page in pages {
                 try b.open(base + page)
-                try b.wait(for: "\(page) loaded", timeout: 20, "return document.readyState === 'complete' && (!window.bubbleViewer || !window.bubbleViewer.busy());")
+                try b.wait(
+                    for: "\(page) loaded", timeout: 20, "return document.readyState === 'complete' && (!window.bubbleViewer || !window.bubbleViewer.busy());")
                 #expect(try b.run("return document.documentElement.dataset.scheme || ''") as? String == scheme)
                 found += try Axe.serious(b, script: axe).map { "\(scheme) \(page): \($0)" }
             }

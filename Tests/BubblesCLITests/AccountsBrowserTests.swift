@@ -31,8 +31,9 @@ struct AccountsBrowserTests {
         return (one, nodes == .twoPostgres ? try store.serve() : one)
     }
 
-    @Test("ann and ben, each signed in in a browser of their own, talk in one conversation: each sees their own messages on the right without choosing a side (no \"send as\"); carl, not a member, gets 404; signing out sends to the sign-in page",
-          arguments: LiveBrowserTests.Nodes.allCases)
+    @Test(
+        "ann and ben, each signed in in a browser of their own, talk in one conversation: each sees their own messages on the right without choosing a side (no \"send as\"); carl, not a member, gets 404; signing out sends to the sign-in page",
+        arguments: LiveBrowserTests.Nodes.allCases)
     func twoPeople(nodes: LiveBrowserTests.Nodes) throws {
         let store = try AccountsStore(nodes == .oneSQLite ? .sqlite : .postgres)
         var browsers: [WebDriver] = []
@@ -53,10 +54,14 @@ struct AccountsBrowserTests {
         try LiveBrowserTests.ready(b, "ben's window live")
         // Each window is someone: the switch is gone, and it holds them alone.
         for (browser, me) in [(a, "ann"), (b, "ben")] {
-            #expect(try browser.run("const s = document.getElementById('sendas'); return s.hidden + ':' + s.options.length + ':' + s.value") as? String == "true:1:\(me)")
+            #expect(
+                try browser.run("const s = document.getElementById('sendas'); return s.hidden + ':' + s.options.length + ':' + s.value") as? String
+                    == "true:1:\(me)")
             #expect(try browser.run("return document.querySelector('.menu .who b').textContent") as? String ?? "" == (me == "ann" ? "Ann" : "Ben"))
-            #expect(try browser.run("return ['signout', 'signoutall', 'scheme'].every((id) => document.getElementById(id).closest('details.menu'))") as? Bool == true,
-                    "sign-out and light/dark in the ⋮ menu")
+            #expect(
+                try browser.run("return ['signout', 'signoutall', 'scheme'].every((id) => document.getElementById(id).closest('details.menu'))") as? Bool
+                    == true,
+                "sign-out and light/dark in the ⋮ menu")
         }
 
         try a.type("#text", "hello ben\u{E007}")
@@ -72,15 +77,19 @@ struct AccountsBrowserTests {
         try b.open("http://127.0.0.1:\(two.port)/c/\(c)")
         try LiveBrowserTests.ready(b, "ben's window after a reload")
         #expect(try LiveBrowserTests.side(b, 2) == "right" && LiveBrowserTests.side(b, 1) == "left")
-        let stored = try UserClient.signIn(one.port, "ben", "ben-password").call("GET", "/api/v1/conversations/\(c)/messages").json["messages"] as? [[String: Any]]
+        let stored =
+            try UserClient.signIn(one.port, "ben", "ben-password").call("GET", "/api/v1/conversations/\(c)/messages").json["messages"] as? [[String: Any]]
         #expect(stored?.map { "\($0["sender"] ?? ""):\($0["text"] ?? "")" } == ["ann:hello ben", "ben:hi ann"])
 
         // Ann invites from the page: a link that works once.
         try a.click("details.tool:has(#invite) summary")
         try a.click("#invite")
-        let link = try a.wait(for: "the invitation link", timeout: 20, """
-            const f = document.getElementById('invitelink'); return !f.hidden && f.value.includes('/invite/') ? f.value : false;
-            """) as? String ?? ""
+        let link =
+            try a.wait(
+                for: "the invitation link", timeout: 20,
+                """
+                const f = document.getElementById('invitelink'); return !f.hidden && f.value.includes('/invite/') ? f.value : false;
+                """) as? String ?? ""
         let token = String(link.split(separator: "/").last ?? "")
         #expect(try HTTP.request(port: one.port, method: "GET", path: "/invite/\(token)").text.contains("<h1>Ann &amp; Ben</h1>"))
 
@@ -98,8 +107,9 @@ struct AccountsBrowserTests {
         #expect(try Self.status(a, "/api/v1/conversations") == 401)
     }
 
-    @Test("unread and read on the server, per user: ben's list (two windows, no reload) shows ann's new message first with a badge of 1 within 2 s; ann's own never count; opening it in one window clears the badge in the other; ann sees Delivered, then Read; a non-member's /c/ID is a 404 page in the app",
-          arguments: LiveBrowserTests.Nodes.allCases)
+    @Test(
+        "unread and read on the server, per user: ben's list (two windows, no reload) shows ann's new message first with a badge of 1 within 2 s; ann's own never count; opening it in one window clears the badge in the other; ann sees Delivered, then Read; a non-member's /c/ID is a 404 page in the app",
+        arguments: LiveBrowserTests.Nodes.allCases)
     func unreadOnTheServer(nodes: LiveBrowserTests.Nodes) throws {
         let store = try AccountsStore(nodes == .oneSQLite ? .sqlite : .postgres)
         var browsers: [WebDriver] = []
@@ -122,14 +132,17 @@ struct AccountsBrowserTests {
         try LiveBrowserTests.ready(a, "ann's window live")
         for b in [b1, b2] { try b.wait(for: "ben's feed", timeout: 20, "return !!window.bubbleFeed && window.bubbleFeed.connects > 0") }
         // Trip's message is unread for ben (1), not for ann (hers).
-        let badge = "const a = document.querySelector('#library a.chat[data-id=\"' + arguments[0] + '\"]'); const u = a && a.querySelector('.unread'); return u ? u.textContent : '';"
+        let badge =
+            "const a = document.querySelector('#library a.chat[data-id=\"' + arguments[0] + '\"]'); const u = a && a.querySelector('.unread'); return u ? u.textContent : '';"
         #expect(try b1.run(badge, [trip]) as? String == "1")
         #expect(try a.run(badge, [trip]) as? String == "", "ann's own message counts as unread for her")
 
         try a.type("#text", "lunch at noon?\u{E007}")
         let sent = Date()
         for (b, name) in [(b1, "ben's first window"), (b2, "ben's second window")] {
-            try b.wait(for: "ann's message in \(name)'s list", timeout: max(0.5, 2 - Date().timeIntervalSince(sent)), """
+            try b.wait(
+                for: "ann's message in \(name)'s list", timeout: max(0.5, 2 - Date().timeIntervalSince(sent)),
+                """
                 const a = document.querySelector('#library a.chat[data-id="\(lunch)"]');
                 const u = a && a.querySelector('.unread');
                 return !!a && a.querySelector('.p').textContent === 'lunch at noon?' && !!u && u.textContent === '1'
@@ -143,19 +156,26 @@ struct AccountsBrowserTests {
         #expect(listed.first { $0["id"] as? Int == lunch }?["unread"] as? Int == 1 && listed.first { $0["id"] as? Int == trip }?["unread"] as? Int == 1)
         #expect((try ann.get("/api/v1/conversations").json() as? [[String: Any]])?.allSatisfy { $0["unread"] as? Int == 0 } == true)
         // Ben's feed delivered it: ann sees Delivered under her message.
-        try a.wait(for: "Delivered under ann's message", timeout: 10, "const s = document.querySelector('.vm .st[data-receipt]'); return !!s && s.dataset.receipt === 'Delivered';")
+        try a.wait(
+            for: "Delivered under ann's message", timeout: 10,
+            "const s = document.querySelector('.vm .st[data-receipt]'); return !!s && s.dataset.receipt === 'Delivered';")
 
         // Ben opens it in one window: the other window's badge goes, ann sees Read.
         try b1.click("#library a.chat[data-id=\"\(lunch)\"]")
         try LiveBrowserTests.ready(b1, "the conversation in ben's first window")
-        try b2.wait(for: "the badge gone in ben's other window", timeout: 5, "const a = document.querySelector('#library a.chat[data-id=\"\(lunch)\"]'); return !a.querySelector('.unread');")
+        try b2.wait(
+            for: "the badge gone in ben's other window", timeout: 5,
+            "const a = document.querySelector('#library a.chat[data-id=\"\(lunch)\"]'); return !a.querySelector('.unread');")
         #expect(try b2.run(badge, [trip]) as? String == "1", "the other conversation is still unread")
-        try a.wait(for: "Read under ann's message", timeout: 10, "const s = document.querySelector('.vm .st[data-receipt]'); return !!s && s.dataset.receipt === 'Read';")
+        try a.wait(
+            for: "Read under ann's message", timeout: 10,
+            "const s = document.querySelector('.vm .st[data-receipt]'); return !!s && s.dataset.receipt === 'Read';")
         #expect((try benAPI.get("/api/v1/conversations").json() as? [[String: Any]])?.first { $0["id"] as? Int == lunch }?["unread"] as? Int == 0)
 
         // Carl is not in it: the page says so, in the app, with a 404.
         let carl = try UserClient.signIn(one.port, "carl", "carl-password")
-        let page = try HTTP.request(port: one.port, method: "GET", path: "/c/\(lunch)", headers: ["Cookie": carl.cookie ?? "", "Accept": "text/html,application/xhtml+xml"])
+        let page = try HTTP.request(
+            port: one.port, method: "GET", path: "/c/\(lunch)", headers: ["Cookie": carl.cookie ?? "", "Accept": "text/html,application/xhtml+xml"])
         #expect(page.status == 404 && page.headers["content-type"]?.hasPrefix("text/html") == true)
         #expect(page.text.contains("This chat isn’t available") && page.text.contains("id=\"library\"") && !page.text.contains("Lunch"))
         let api = try HTTP.request(port: one.port, method: "GET", path: "/api/v1/conversations/\(lunch)/messages", headers: ["Cookie": carl.cookie ?? ""])

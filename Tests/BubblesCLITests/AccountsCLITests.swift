@@ -11,8 +11,9 @@ struct UserClient {
 
     /// Signs in as `name`; the reply when it was refused.
     static func signIn(_ port: Int, _ name: String, _ password: String) throws -> UserClient {
-        let r = try HTTP.request(port: port, method: "POST", path: "/api/v1/login",
-                                 body: try JSONSerialization.data(withJSONObject: ["name": name, "password": password]))
+        let r = try HTTP.request(
+            port: port, method: "POST", path: "/api/v1/login",
+            body: try JSONSerialization.data(withJSONObject: ["name": name, "password": password]))
         guard r.status == 200, let set = r.headers["set-cookie"], let json = try? r.json() as? [String: Any] else {
             throw BrowserlessError("sign-in of \(name): \(r.status) \(r.text)")
         }
@@ -28,7 +29,9 @@ struct UserClient {
 
     /// A JSON request (with the CSRF token on writes, unless `csrf: false`).
     @discardableResult
-    func call(_ method: String, _ path: String, _ body: Any? = nil, csrf send: Bool = true, extra: [String: String] = [:]) throws -> (status: Int, json: [String: Any]) {
+    func call(_ method: String, _ path: String, _ body: Any? = nil, csrf send: Bool = true, extra: [String: String] = [:]) throws -> (
+        status: Int, json: [String: Any]
+    ) {
         var h = headers
         if send, method != "GET", let csrf { h["X-CSRF-Token"] = csrf }
         for (k, v) in extra { h[k] = v }
@@ -109,8 +112,9 @@ final class AccountsStore {
 struct AccountsCLITests {
     static let onePixelPNG = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")!
 
-    @Test("who may do what: 401 before signing in, the session cookie, CSRF, sender from the session (forged → 403, nothing stored), someone else's message → 403, a non-member gets 404 for page, API, search, attachments and socket, a removed member's socket closes within 1 s, tokens revoked → 401, invitations single-use, no raw secret in the database",
-          arguments: AccountsStore.Backend.allCases)
+    @Test(
+        "who may do what: 401 before signing in, the session cookie, CSRF, sender from the session (forged → 403, nothing stored), someone else's message → 403, a non-member gets 404 for page, API, search, attachments and socket, a removed member's socket closes within 1 s, tokens revoked → 401, invitations single-use, no raw secret in the database",
+        arguments: AccountsStore.Backend.allCases)
     func accessModel(backend: AccountsStore.Backend) throws {
         let store = try AccountsStore(backend)
         defer { store.stop() }
@@ -141,8 +145,9 @@ struct AccountsCLITests {
         #expect(cookie.hasPrefix("bk_session=") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && !cookie.contains("Secure"), "\(cookie)")
         let secret = String(cookie.split(separator: ";")[0].dropFirst("bk_session=".count))
         #expect(secret.count >= 22, "at least 128 random bits")
-        let proxied = try HTTP.request(port: port, method: "POST", path: "/api/v1/login", headers: ["X-Forwarded-Proto": "https"],
-                                       body: Data(#"{"name":"ann","password":"ann-password"}"#.utf8))
+        let proxied = try HTTP.request(
+            port: port, method: "POST", path: "/api/v1/login", headers: ["X-Forwarded-Proto": "https"],
+            body: Data(#"{"name":"ann","password":"ann-password"}"#.utf8))
         #expect(proxied.headers["set-cookie"]?.contains("; Secure") == true, "behind a TLS proxy the cookie is Secure")
         let ann = try UserClient.signIn(port, "ann", "ann-password")
         let ben = try UserClient.signIn(port, "ben", "ben-password")
@@ -176,15 +181,18 @@ struct AccountsCLITests {
         #expect(afterForgery?.compactMap { $0["text"] as? String } == ["hello from ben", "I am Ben", "hi Ben!"], "nothing forged was stored")
 
         // A photo of the conversation: its members see it, nobody else.
-        let upload = try HTTP.request(port: port, method: "POST", path: "/api/v1/conversations/\(c)/photos",
-                                      headers: ben.headers.merging(["X-CSRF-Token": ben.csrf ?? ""]) { a, _ in a }, body: Self.onePixelPNG, contentType: "image/png")
+        let upload = try HTTP.request(
+            port: port, method: "POST", path: "/api/v1/conversations/\(c)/photos",
+            headers: ben.headers.merging(["X-CSRF-Token": ben.csrf ?? ""]) { a, _ in a }, body: Self.onePixelPNG, contentType: "image/png")
         let photo = try #require((try? upload.json() as? [String: Any])?["photo"] as? String, "\(upload.status) \(upload.text)")
         #expect(try ann.get("/api/v1/attachments/\(photo)").status == 200)
 
         // carl is not a member: 404 everywhere, as for a conversation that does not exist.
-        for path in ["/c/\(c)", "/c/\(c)/view?width=400", "/api/v1/conversations/\(c)", "/api/v1/conversations/\(c)/messages",
-                     "/api/v1/conversations/\(c)/days", "/api/v1/conversations/\(c)/changes", "/api/v1/conversations/\(c)/export?format=json",
-                     "/api/v1/attachments/\(photo)", "/api/v1/conversations/\(c)/live", "/api/v1/conversations/999/messages"] {
+        for path in [
+            "/c/\(c)", "/c/\(c)/view?width=400", "/api/v1/conversations/\(c)", "/api/v1/conversations/\(c)/messages",
+            "/api/v1/conversations/\(c)/days", "/api/v1/conversations/\(c)/changes", "/api/v1/conversations/\(c)/export?format=json",
+            "/api/v1/attachments/\(photo)", "/api/v1/conversations/\(c)/live", "/api/v1/conversations/999/messages"
+        ] {
             let r = try carl.get(path)
             #expect(r.status == 404, "\(path): \(r.status) \(r.text.prefix(200))")
         }
@@ -214,14 +222,17 @@ struct AccountsCLITests {
         #expect(invite.status == 201)
         let token = try #require(invite.json["token"] as? String)
         #expect(try HTTP.request(port: port, method: "GET", path: "/invite/\(token)").text.contains("Ann &amp; Ben"))
-        let joined = try HTTP.request(port: port, method: "POST", path: "/api/v1/invites/\(token)/accept",
-                                      body: Data(#"{"name":"dora","password":"dora-password","displayName":"Dora"}"#.utf8))
+        let joined = try HTTP.request(
+            port: port, method: "POST", path: "/api/v1/invites/\(token)/accept",
+            body: Data(#"{"name":"dora","password":"dora-password","displayName":"Dora"}"#.utf8))
         #expect(joined.status == 200, "\(joined.text)")
-        let dora = UserClient(port: port, cookie: joined.headers["set-cookie"].map { String($0.split(separator: ";")[0]) },
-                              csrf: (try? joined.json() as? [String: Any])?["csrf"] as? String)
+        let dora = UserClient(
+            port: port, cookie: joined.headers["set-cookie"].map { String($0.split(separator: ";")[0]) },
+            csrf: (try? joined.json() as? [String: Any])?["csrf"] as? String)
         #expect(try dora.send(c, "hi, I'm Dora").status == 201)
-        let again = try HTTP.request(port: port, method: "POST", path: "/api/v1/invites/\(token)/accept",
-                                     body: Data(#"{"name":"eve","password":"eve-password"}"#.utf8))
+        let again = try HTTP.request(
+            port: port, method: "POST", path: "/api/v1/invites/\(token)/accept",
+            body: Data(#"{"name":"eve","password":"eve-password"}"#.utf8))
         #expect(again.status == 404)
         #expect(try UserClient.signIn(port, "dora", "dora-password").call("GET", "/api/v1/conversations/\(c)").status == 200)
         #expect((try? UserClient.signIn(port, "eve", "eve-password")) == nil, "a used invitation made no account")
@@ -263,16 +274,19 @@ struct AccountsCLITests {
         #expect((try? UserClient.signIn(port, "carl", "carl-password")) == nil)
     }
 
-    @Test("brute force: the 11th failed sign-in for a name from an address within a minute is 429, even with the right password; another name from that address is not locked out",
-          arguments: AccountsStore.Backend.allCases)
+    @Test(
+        "brute force: the 11th failed sign-in for a name from an address within a minute is 429, even with the right password; another name from that address is not locked out",
+        arguments: AccountsStore.Backend.allCases)
     func bruteForce(backend: AccountsStore.Backend) throws {
         let store = try AccountsStore(backend)
         defer { store.stop() }
         try store.addUser("ann", "ann-password")
         let s = try store.serve()
         let login = { (name: String, password: String) in
-            try HTTP.request(port: s.port, method: "POST", path: "/api/v1/login",
-                             body: try JSONSerialization.data(withJSONObject: ["name": name, "password": password])).status
+            try HTTP.request(
+                port: s.port, method: "POST", path: "/api/v1/login",
+                body: try JSONSerialization.data(withJSONObject: ["name": name, "password": password])
+            ).status
         }
         let statuses = try (0..<10).map { _ in try login("ann", "wrong-password") }
         #expect(statuses == Array(repeating: 401, count: 10))
@@ -291,8 +305,10 @@ struct AccountsCLITests {
         let s = try store.serve(["--sign-in-limit", "1000"])
         func time(_ name: String) throws -> Double {
             let started = Date()
-            let status = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/login",
-                                          body: try JSONSerialization.data(withJSONObject: ["name": name, "password": "wrong-password"])).status
+            let status = try HTTP.request(
+                port: s.port, method: "POST", path: "/api/v1/login",
+                body: try JSONSerialization.data(withJSONObject: ["name": name, "password": "wrong-password"])
+            ).status
             #expect(status == 401)
             return Date().timeIntervalSince(started)
         }

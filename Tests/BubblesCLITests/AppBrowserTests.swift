@@ -17,8 +17,9 @@ struct AppBrowserTests {
 
     /// Whether the element `css` is drawn (has a box on screen).
     static func shown(_ b: WebDriver, _ css: String) throws -> Bool {
-        try b.run("const e = document.querySelector(arguments[0]); if (!e || !e.checkVisibility()) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0;",
-                  [css]) as? Bool ?? false
+        try b.run(
+            "const e = document.querySelector(arguments[0]); if (!e || !e.checkVisibility()) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0;",
+            [css]) as? Bool ?? false
     }
 
     /// Texts of the frame whose contrast with what is behind them is under 4.5:1 (WCAG's
@@ -40,24 +41,30 @@ struct AppBrowserTests {
         return low;
         """
 
-    @Test("the list beside the conversation (one pane at a time on a phone): titles, last lines, apps, sizes in the reader's locale; the header and toolbar; read-only archives without a composer, a live one with it; search → hit → back; the export menu opens and Esc closes it; / and the arrows walk the list",
-          arguments: Size.allCases)
+    @Test(
+        "the list beside the conversation (one pane at a time on a phone): titles, last lines, apps, sizes in the reader's locale; the header and toolbar; read-only archives without a composer, a live one with it; search → hit → back; the export menu opens and Esc closes it; / and the arrows walk the list",
+        arguments: Size.allCases)
     func app(size: Size) throws {
-        let server = try ServedStore(exports: [Self.fixtures.appendingPathComponent("telegram-single/result.json").path,
-                                               Self.fixtures.appendingPathComponent("whatsapp-ios-group.txt").path])
+        let server = try ServedStore(exports: [
+            Self.fixtures.appendingPathComponent("telegram-single/result.json").path,
+            Self.fixtures.appendingPathComponent("whatsapp-ios-group.txt").path
+        ])
         defer { server.stop() }
-        let made = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations",
-                                    body: Data(#"{"title":"Dinner plans","participants":["Me","Ann"]}"#.utf8))
+        let made = try HTTP.request(
+            port: server.port, method: "POST", path: "/api/v1/conversations",
+            body: Data(#"{"title":"Dinner plans","participants":["Me","Ann"]}"#.utf8))
         #expect(made.status == 201)
         // Two messages in the live conversation before the reader comes: unread.
         for text in ["are we on for 8?", "I booked the table"] {
-            let sent = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations/3/messages",
-                                        body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": "ann"]))
+            let sent = try HTTP.request(
+                port: server.port, method: "POST", path: "/api/v1/conversations/3/messages",
+                body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": "ann"]))
             #expect(sent.status == 201)
         }
         // An imported archive takes no live writes.
-        let refused = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations/1/messages",
-                                       body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": "hi", "sender": "me"]))
+        let refused = try HTTP.request(
+            port: server.port, method: "POST", path: "/api/v1/conversations/1/messages",
+            body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": "hi", "sender": "me"]))
         #expect(refused.status == 403 && refused.text.contains("read-only"), "\(refused.status) \(refused.text)")
         let b = try WebDriver(width: size.window.0, height: size.window.1)
         defer { b.quit() }
@@ -67,11 +74,13 @@ struct AppBrowserTests {
         try b.open(base + "/")
         try b.wait(for: "the list", "return document.querySelectorAll('#library a.chat').length === 3;")
         #expect(try Self.shown(b, "#library"), "the list shows on \(size)")
-        let items = try #require(try b.run("""
-            return Array.from(document.querySelectorAll('#library a.chat')).map((a) => ({
-              title: a.querySelector('.t').textContent, line: a.querySelector('.p').textContent, kind: a.querySelector('.k').textContent,
-              count: a.querySelector('data').textContent, value: Number(a.querySelector('data').getAttribute('value')).toLocaleString() }));
-            """) as? [[String: Any]])
+        let items = try #require(
+            try b.run(
+                """
+                return Array.from(document.querySelectorAll('#library a.chat')).map((a) => ({
+                  title: a.querySelector('.t').textContent, line: a.querySelector('.p').textContent, kind: a.querySelector('.k').textContent,
+                  count: a.querySelector('data').textContent, value: Number(a.querySelector('data').getAttribute('value')).toLocaleString() }));
+                """) as? [[String: Any]])
         #expect(items.map { $0["title"] as? String ?? "" }.contains("Mira Chen"))
         let mira = try #require(items.first { $0["title"] as? String == "Mira Chen" })
         #expect((mira["kind"] as? String)?.hasPrefix("Telegram · ") == true && mira["count"] as? String == mira["value"] as? String, "\(mira)")
@@ -93,11 +102,15 @@ struct AppBrowserTests {
         #expect(try b.run("return document.querySelector('#library a[aria-current=page] .t').textContent") as? String == second)
 
         // An imported archive: header, toolbar with named buttons, no composer, says read-only.
-        let miraID = try #require(try b.run("return Array.from(document.querySelectorAll('#library a.chat')).find((a) => a.querySelector('.t').textContent === 'Mira Chen').getAttribute('href')") as? String)
+        let miraID = try #require(
+            try b.run(
+                "return Array.from(document.querySelectorAll('#library a.chat')).find((a) => a.querySelector('.t').textContent === 'Mira Chen').getAttribute('href')"
+            ) as? String)
         try b.open(base + miraID)
         try b.wait(for: "Mira Chen's rows", "return !!document.querySelector('#rows b[data-n]') && !!window.bubbleViewer;")
         #expect(try b.run("return document.getElementById('announce').getAttribute('role')") as? String == "log", "new messages are said in a log")
-        #expect(try b.run("return Array.from(document.querySelectorAll('.tools summary')).map((s) => s.getAttribute('aria-label')).join(',')") as? String
+        #expect(
+            try b.run("return Array.from(document.querySelectorAll('.tools summary')).map((s) => s.getAttribute('aria-label')).join(',')") as? String
                 == "Search,Date,Export,Theme")
         #expect(try b.run("return !!document.getElementById('composer')") as? Bool == false)
         #expect((try b.run("return document.querySelector('.ro').textContent") as? String)?.contains("Imported from Telegram · read-only") == true)
@@ -108,15 +121,17 @@ struct AppBrowserTests {
         #expect(headHeight < 90, "header \(headHeight) px tall")
 
         // Every control has an accessible name.
-        let unnamed = try #require(try b.run("""
-            const out = [];
-            for (const e of document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary')) {
-              const named = (e.getAttribute('aria-label') || '').trim() || (e.getAttribute('title') || '').trim() || (e.textContent || '').trim()
-                || (e.labels && e.labels.length) || (e.getAttribute('placeholder') || '').trim();
-              if (!named) out.push(e.outerHTML.slice(0, 80));
-            }
-            return out;
-            """) as? [String])
+        let unnamed = try #require(
+            try b.run(
+                """
+                const out = [];
+                for (const e of document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary')) {
+                  const named = (e.getAttribute('aria-label') || '').trim() || (e.getAttribute('title') || '').trim() || (e.textContent || '').trim()
+                    || (e.labels && e.labels.length) || (e.getAttribute('placeholder') || '').trim();
+                  if (!named) out.push(e.outerHTML.slice(0, 80));
+                }
+                return out;
+                """) as? [String])
         #expect(unnamed.isEmpty, "\(unnamed)")
 
         // Text contrast ≥ 4.5:1 in the frame, light and dark (the switch; kept for the site).
@@ -136,19 +151,25 @@ struct AppBrowserTests {
         // the tools beyond search are behind ⋮.)
         if try Self.shown(b, "#moretools") { try b.click("#moretools") }
         try b.click(".tools details:nth-of-type(2) summary")
-        let dayButton = try #require(try b.wait(for: "the calendar", "const c = document.querySelector('#calendar button.cd'); return c ? c.dataset.date : null;") as? String)
+        let dayButton = try #require(
+            try b.wait(for: "the calendar", "const c = document.querySelector('#calendar button.cd'); return c ? c.dataset.date : null;") as? String)
         #expect(dayButton == "2021-03-05")
         #expect(try b.run("return document.querySelector('#calendar button.cd .dot') !== null") as? Bool == true)
         try b.click("#calendar button.cd")
-        try b.wait(for: "the jump to 5 March", "return !document.querySelectorAll('details.tool')[1].open && !bubbleViewer.busy() && !!document.querySelector('#rows b[data-n=\"1\"]');")
+        try b.wait(
+            for: "the jump to 5 March",
+            "return !document.querySelectorAll('details.tool')[1].open && !bubbleViewer.busy() && !!document.querySelector('#rows b[data-n=\"1\"]');")
 
         // The export menu: a click opens it, Esc closes it.
         try b.click(".tools details:nth-of-type(3) summary")
         #expect(try Self.shown(b, "#export input[name=format]"))
-        #expect(try b.run("return Array.from(document.querySelectorAll('#export input[name=format]')).map((r) => r.value + (r.checked ? '*' : '')).join(',')") as? String
+        #expect(
+            try b.run("return Array.from(document.querySelectorAll('#export input[name=format]')).map((r) => r.value + (r.checked ? '*' : '')).join(',')")
+                as? String
                 == "pdf*,png,html,json,csv")
         // The panel stays inside the window (on a phone too).
-        let panel = try #require(try b.run("const r = document.querySelector('#export').getBoundingClientRect(); return [r.left, r.right, innerWidth];") as? [Double])
+        let panel = try #require(
+            try b.run("const r = document.querySelector('#export').getBoundingClientRect(); return [r.left, r.right, innerWidth];") as? [Double])
         #expect(panel[0] >= 0 && panel[1] <= panel[2], "the export panel spills out of the window: \(panel)")
         try b.press("\u{E00C}")
         #expect(try !Self.shown(b, "#export input[name=format]"), "Esc closes the menu")
@@ -166,7 +187,9 @@ struct AppBrowserTests {
 
         // A live conversation: unread in the list until opened; it has the composer.
         try b.open(base + "/")
-        #expect(try b.wait(for: "the unread count", "const u = document.querySelector('#library a[href=\"/c/3\"] .unread'); return u ? u.textContent : null;") as? String == "2")
+        #expect(
+            try b.wait(for: "the unread count", "const u = document.querySelector('#library a[href=\"/c/3\"] .unread'); return u ? u.textContent : null;")
+                as? String == "2")
         #expect((try b.run("return document.querySelector('#library a[href=\"/c/3\"] .p').textContent") as? String) == "I booked the table")
         try b.open(base + "/c/3")
         try b.wait(for: "the live conversation", "return !!document.getElementById('composer');")
@@ -184,7 +207,9 @@ struct AppBrowserTests {
           .map((e) => ({ name: new URL(e.name).pathname, transfer: e.transferSize, body: e.decodedBodySize, status: e.responseStatus || 0 }));
         """
 
-    @Test("a second visit fetches no script or style sheet body: every module and sheet comes from the browser's cache (or a 304), and the page works as on the first")
+    @Test(
+        "a second visit fetches no script or style sheet body: every module and sheet comes from the browser's cache (or a 304), and the page works as on the first"
+    )
     func secondVisitCached() throws {
         let server = try ServedStore(exports: [Self.fixtures.appendingPathComponent("telegram-single/result.json").path])
         defer { server.stop() }
@@ -195,8 +220,10 @@ struct AppBrowserTests {
         try ViewerBrowserTests.settle(b, "the first visit")
         let first = try #require(try b.run(Self.assetsLoaded) as? [[String: Any]])
         let names = Set(first.compactMap { $0["name"] as? String })
-        #expect(names.contains { $0.hasPrefix("/assets/app.") && $0.hasSuffix(".js") } && names.contains { $0.hasPrefix("/assets/scroller.") }
-                && names.contains { $0.hasPrefix("/assets/app.") && $0.hasSuffix(".css") } && names.contains { $0.hasPrefix("/assets/theme-") }, "\(names.sorted())")
+        #expect(
+            names.contains { $0.hasPrefix("/assets/app.") && $0.hasSuffix(".js") } && names.contains { $0.hasPrefix("/assets/scroller.") }
+                && names.contains { $0.hasPrefix("/assets/app.") && $0.hasSuffix(".css") } && names.contains { $0.hasPrefix("/assets/theme-") },
+            "\(names.sorted())")
         #expect(first.contains { ($0["transfer"] as? Int ?? 0) > 1_000 }, "the first visit downloaded nothing: \(first)")
         // A second visit: a new navigation to the page, as following a link to it.
         try b.run("location.href = arguments[0] + '?theme=imessage';", [page])
@@ -212,21 +239,28 @@ struct AppBrowserTests {
         #expect(try b.run("return document.querySelectorAll('#rows .b').length") as? Int ?? 0 > 0)
     }
 
-    @Test("the messaging app's basics: at 390 px a 12-character title is not cut and ⋮ shows the other tools; the whatsapp theme keeps its pane colour; Alt+↓ opens the next chat, Esc closes it, the composer has the cursor on opening; screenshots at 1280 and 390 px, light and dark (docs/ with BUBBLEKIT_UPDATE_SCREENSHOTS=1)")
+    @Test(
+        "the messaging app's basics: at 390 px a 12-character title is not cut and ⋮ shows the other tools; the whatsapp theme keeps its pane colour; Alt+↓ opens the next chat, Esc closes it, the composer has the cursor on opening; screenshots at 1280 and 390 px, light and dark (docs/ with BUBBLEKIT_UPDATE_SCREENSHOTS=1)"
+    )
     func basics() throws {
-        let server = try ServedStore(exports: [Self.fixtures.appendingPathComponent("telegram-single/result.json").path,
-                                               Self.fixtures.appendingPathComponent("whatsapp-ios-group.txt").path])
+        let server = try ServedStore(exports: [
+            Self.fixtures.appendingPathComponent("telegram-single/result.json").path,
+            Self.fixtures.appendingPathComponent("whatsapp-ios-group.txt").path
+        ])
         defer { server.stop() }
-        let made = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations",
-                                    body: Data(#"{"title":"Weekend trip","participants":["Me","Ann"]}"#.utf8))
+        let made = try HTTP.request(
+            port: server.port, method: "POST", path: "/api/v1/conversations",
+            body: Data(#"{"title":"Weekend trip","participants":["Me","Ann"]}"#.utf8))
         #expect(made.status == 201)
         for (text, sender) in [("are we still on for saturday?", "ann"), ("yes! I booked the cabin 🏕", "me"), ("bringing the board games", "ann")] {
-            _ = try HTTP.request(port: server.port, method: "POST", path: "/api/v1/conversations/3/messages",
-                                 body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": sender]))
+            _ = try HTTP.request(
+                port: server.port, method: "POST", path: "/api/v1/conversations/3/messages",
+                body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": sender]))
         }
         let base = "http://127.0.0.1:\(server.port)"
         let update = ProcessInfo.processInfo.environment["BUBBLEKIT_UPDATE_SCREENSHOTS"] == "1"
-        let out = update ? Tool.root.appendingPathComponent("docs") : FileManager.default.temporaryDirectory.appendingPathComponent("bk-screens-\(UUID().uuidString)")
+        let out =
+            update ? Tool.root.appendingPathComponent("docs") : FileManager.default.temporaryDirectory.appendingPathComponent("bk-screens-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         defer { if !update { try? FileManager.default.removeItem(at: out) } }
 
@@ -251,7 +285,10 @@ struct AppBrowserTests {
             } else {
                 #expect(try b.run("return document.activeElement && document.activeElement.id") as? String == "text", "the composer has the cursor")
                 // Alt+↓: the next chat of the list; Esc closes it.
-                let next = try b.run("const l = Array.from(document.querySelectorAll('#library a.chat')); const i = l.findIndex((a) => a.getAttribute('aria-current') === 'page'); return l[i + 1] ? new URL(l[i + 1].href).pathname : null;") as? String
+                let next =
+                    try b.run(
+                        "const l = Array.from(document.querySelectorAll('#library a.chat')); const i = l.findIndex((a) => a.getAttribute('aria-current') === 'page'); return l[i + 1] ? new URL(l[i + 1].href).pathname : null;"
+                    ) as? String
                 try b.run("document.activeElement.blur();")
                 try b.press("\u{E015}", holding: "\u{E00A}")
                 if let next { try b.wait(for: "the next chat", "return location.pathname === '\(next)';") }

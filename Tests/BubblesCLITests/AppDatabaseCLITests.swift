@@ -26,8 +26,11 @@ struct AppDatabaseCLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let tmp = try Self.tmp(dir)
         let out = dir.appendingPathComponent("out").path
-        let r = try Tool.run(["render", Self.appdb.appendingPathComponent("whatsapp-new/msgstore.db.crypt15").path, "--key", Self.key,
-                              "--all", "-o", out, "--tz", "UTC"], environment: ["TMPDIR": tmp])
+        let r = try Tool.run(
+            [
+                "render", Self.appdb.appendingPathComponent("whatsapp-new/msgstore.db.crypt15").path, "--key", Self.key,
+                "--all", "-o", out, "--tz", "UTC"
+            ], environment: ["TMPDIR": tmp])
         #expect(r.status == 0, "\(r.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix(".pdf") }.sorted()
         #expect(files.count == 2, "\(files)")
@@ -42,8 +45,11 @@ struct AppDatabaseCLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let tmp = try Self.tmp(dir)
         let output = dir.appendingPathComponent("x.pdf").path
-        let r = try Tool.run(["render", Self.appdb.appendingPathComponent("whatsapp-new/msgstore.db.crypt15").path, "--chat", "Ann Lee",
-                              "--key", String(repeating: "0", count: 64), "-o", output], environment: ["TMPDIR": tmp])
+        let r = try Tool.run(
+            [
+                "render", Self.appdb.appendingPathComponent("whatsapp-new/msgstore.db.crypt15").path, "--chat", "Ann Lee",
+                "--key", String(repeating: "0", count: 64), "-o", output
+            ], environment: ["TMPDIR": tmp])
         #expect(r.status == 1)
         let lines = r.stderr.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].contains("msgstore.db.crypt15: cannot be decrypted with this key (wrong key"), "\(r.stderr)")
@@ -61,8 +67,10 @@ struct AppDatabaseCLITests {
         #expect(mkfifo(fifo, 0o600) == 0)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Tool.binary)
-        p.arguments = ["convert", Self.appdb.appendingPathComponent("whatsapp-new/msgstore.db.crypt15").path, "--key-file", fifo,
-                       "--chat", "Ann Lee", "-o", dir.appendingPathComponent("x.json").path]
+        p.arguments = [
+            "convert", Self.appdb.appendingPathComponent("whatsapp-new/msgstore.db.crypt15").path, "--key-file", fifo,
+            "--chat", "Ann Lee", "-o", dir.appendingPathComponent("x.json").path
+        ]
         p.environment = Tool.environment(["TMPDIR": tmp])
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
@@ -74,8 +82,11 @@ struct AppDatabaseCLITests {
         let left = Self.leftovers(tmp).filter { $0.hasPrefix("bubblekit-decrypted-") }
         #expect(left.count == 1, "\(Self.leftovers(tmp))")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.json").path))
-        let r = try Tool.run(["convert", Self.appdb.appendingPathComponent("whatsapp-new/msgstore.db.crypt15").path, "--key", Self.key,
-                              "--chat", "Ann Lee", "-o", dir.appendingPathComponent("y.json").path], environment: ["TMPDIR": tmp])
+        let r = try Tool.run(
+            [
+                "convert", Self.appdb.appendingPathComponent("whatsapp-new/msgstore.db.crypt15").path, "--key", Self.key,
+                "--chat", "Ann Lee", "-o", dir.appendingPathComponent("y.json").path
+            ], environment: ["TMPDIR": tmp])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Self.leftovers(tmp).isEmpty, "\(Self.leftovers(tmp))")
     }

@@ -10,8 +10,10 @@ struct AttackCLITests {
     /// A server of `store` (with `arguments`), alice (an admin) signed in on it, the `others`
     /// made (password NAME-password), and alice's live conversation of `participants`, holding
     /// "secret plan" when `secret`.
-    static func aliceConversation(_ store: AccountsStore, others: [String] = ["carol"], participants: [String] = ["alice"],
-                                  arguments: [String] = [], secret: Bool = true) throws -> (server: LiveServer, alice: UserClient, conversation: Int) {
+    static func aliceConversation(
+        _ store: AccountsStore, others: [String] = ["carol"], participants: [String] = ["alice"],
+        arguments: [String] = [], secret: Bool = true
+    ) throws -> (server: LiveServer, alice: UserClient, conversation: Int) {
         try store.addUser("alice", "alice-password", admin: true)
         for name in others { try store.addUser(name, name + "-password") }
         let s = try store.serve(arguments)
@@ -21,7 +23,9 @@ struct AttackCLITests {
         return (s, alice, c)
     }
 
-    @Test("request lines that are not ASCII HTTP (invalid UTF-8, control bytes, garbage) get 400 and a closed connection at once; a head that never ends is closed by the header time-out whatever its bytes; the server keeps serving")
+    @Test(
+        "request lines that are not ASCII HTTP (invalid UTF-8, control bytes, garbage) get 400 and a closed connection at once; a head that never ends is closed by the header time-out whatever its bytes; the server keeps serving"
+    )
     func badRequestLines() throws {
         let store = try AccountsStore(.sqlite)
         defer { store.stop() }
@@ -32,7 +36,7 @@ struct AttackCLITests {
             Array("GET /c/1".utf8) + [0x01] + Array(" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8),
             [0xFF, 0xFE, 0xFD, 0x0D, 0x0A, 0x0D, 0x0A],
             Array("GET /healthz HTTP/9.9\r\n\r\n".utf8),
-            Array("get /healthz HTTP/1.1\r\n\r\n".utf8),
+            Array("get /healthz HTTP/1.1\r\n\r\n".utf8)
         ]
         for bytes in bad {
             let r = try HTTP.raw(port: s.port, bytes, limit: 5)
@@ -43,7 +47,7 @@ struct AttackCLITests {
         let slow: [[UInt8]] = [
             Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: ".utf8) + [0xFF, 0xFE],
             [0xFF, 0xFE, 0xFD],
-            Array("GET /c/".utf8) + [0xFF],
+            Array("GET /c/".utf8) + [0xFF]
         ]
         for bytes in slow {
             let r = try HTTP.raw(port: s.port, bytes, limit: 6)
@@ -66,9 +70,11 @@ struct AttackCLITests {
         defer { store.stop() }
         let (s, alice, c) = try Self.aliceConversation(store)
         let carol = try UserClient.signIn(s.port, "carol", "carol-password")
-        for path in ["/api/v1/conversations/\(c)/live?since=0", "/api/v1/conversations/+\(c)/live?since=0", "/api/v1/conversations/0\(c)/live?since=0",
-                     "//api/v1/conversations/\(c)/live?since=0", "/api/v1//conversations/\(c)/live?since=0",
-                     "/api/v1/conversations//\(c)/live?since=0", "/api/v1/conversations/%2B\(c)/live?since=0"] {
+        for path in [
+            "/api/v1/conversations/\(c)/live?since=0", "/api/v1/conversations/+\(c)/live?since=0", "/api/v1/conversations/0\(c)/live?since=0",
+            "//api/v1/conversations/\(c)/live?since=0", "/api/v1//conversations/\(c)/live?since=0",
+            "/api/v1/conversations//\(c)/live?since=0", "/api/v1/conversations/%2B\(c)/live?since=0"
+        ] {
             var heard = ""
             do {
                 let socket = try WebSocketClient(port: s.port, path: path, headers: carol.headers)
@@ -88,8 +94,9 @@ struct AttackCLITests {
         #expect(seen.contains("secret plan"))
     }
 
-    @Test("eight accepts of one invitation at once, each with a new name: one account, seven 404s; through `+N` and `//` a stranger reads and writes nothing",
-          arguments: AccountsStore.Backend.allCases)
+    @Test(
+        "eight accepts of one invitation at once, each with a new name: one account, seven 404s; through `+N` and `//` a stranger reads and writes nothing",
+        arguments: AccountsStore.Backend.allCases)
     func invitationRaceAndSpellings(backend: AccountsStore.Backend) throws {
         let store = try AccountsStore(backend)
         defer { store.stop() }
@@ -97,8 +104,11 @@ struct AttackCLITests {
         let token = try #require(try alice.call("POST", "/api/v1/conversations/\(c)/invites", [:]).json["token"] as? String)
         let statuses = Mutex<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { k in
-            let status = (try? HTTP.request(port: s.port, method: "POST", path: "/api/v1/invites/\(token)/accept",
-                                            body: Data(#"{"name":"new\#(k)","password":"new-password-\#(k)"}"#.utf8)).status) ?? 0
+            let status =
+                (try? HTTP.request(
+                    port: s.port, method: "POST", path: "/api/v1/invites/\(token)/accept",
+                    body: Data(#"{"name":"new\#(k)","password":"new-password-\#(k)"}"#.utf8)
+                ).status) ?? 0
             statuses.withLock { $0.append(status) }
         }
         #expect(statuses.withLock { $0.sorted() } == [200] + Array(repeating: 404, count: 7))
@@ -106,9 +116,11 @@ struct AttackCLITests {
         #expect(listed.split(separator: "\n").filter { $0.hasPrefix("new") }.count == 1, "\(listed)")
         // The stranger, through the spellings wave 3's check missed.
         let carol = try UserClient.signIn(s.port, "carol", "carol-password")
-        for path in ["/api/v1/conversations/+\(c)/messages", "//api/v1/conversations/\(c)/messages", "/api/v1//conversations/\(c)/messages",
-                     "/c/+\(c)", "//c/\(c)", "/api/v1/conversations/+\(c)/export?format=json", "/api/v1/conversations/+\(c)/stats",
-                     "/api/v1/conversations/+\(c)/media", "/api/v1/conversations/+\(c)/members", "/api/v1/conversations/0\(c)/messages"] {
+        for path in [
+            "/api/v1/conversations/+\(c)/messages", "//api/v1/conversations/\(c)/messages", "/api/v1//conversations/\(c)/messages",
+            "/c/+\(c)", "//c/\(c)", "/api/v1/conversations/+\(c)/export?format=json", "/api/v1/conversations/+\(c)/stats",
+            "/api/v1/conversations/+\(c)/media", "/api/v1/conversations/+\(c)/members", "/api/v1/conversations/0\(c)/messages"
+        ] {
             let r = try carol.get(path)
             #expect(r.status == 404 && !r.text.contains("secret plan"), "\(path): \(r.status)")
         }
@@ -119,7 +131,9 @@ struct AttackCLITests {
         #expect(stored?.compactMap { $0["text"] as? String } == ["secret plan"])
     }
 
-    @Test("a password reset by `bubbles users reset-password` (another process) ends bob's sessions, his API token and his open socket at once", arguments: AccountsStore.Backend.allCases)
+    @Test(
+        "a password reset by `bubbles users reset-password` (another process) ends bob's sessions, his API token and his open socket at once",
+        arguments: AccountsStore.Backend.allCases)
     func resetEndsEverything(backend: AccountsStore.Backend) throws {
         let store = try AccountsStore(backend)
         defer { store.stop() }
@@ -150,8 +164,9 @@ struct AttackCLITests {
         let (s, alice, c) = try Self.aliceConversation(store, others: [], arguments: ["--log-level", "info"], secret: false)
         let invite = try #require(try alice.call("POST", "/api/v1/conversations/\(c)/invites", [:]).json["token"] as? String)
         #expect(try HTTP.request(port: s.port, method: "GET", path: "/invite/\(invite)").status == 200)
-        let joined = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/invites/\(invite)/accept",
-                                      body: Data(#"{"name":"dora","password":"dora-password"}"#.utf8))
+        let joined = try HTTP.request(
+            port: s.port, method: "POST", path: "/api/v1/invites/\(invite)/accept",
+            body: Data(#"{"name":"dora","password":"dora-password"}"#.utf8))
         #expect(joined.status == 200)
         let token = try #require(try alice.call("POST", "/api/v1/tokens", ["name": "script"]).json["token"] as? String)
         #expect(try UserClient(port: s.port, bearer: token).get("/api/v1/conversations?token=\(token)").status == 200)

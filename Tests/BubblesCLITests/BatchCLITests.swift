@@ -26,11 +26,13 @@ struct BatchCLITests {
         var xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(rows.count)\">\n"
         for (k, r) in rows.enumerated() {
             let ms = 1_700_000_000_000 + k * 60_000
-            xml += "  <sms protocol=\"0\" address=\"\(r.address)\" date=\"\(ms)\" type=\"\(k % 2 + 1)\" body=\"\(r.text)\" read=\"1\" status=\"-1\" contact_name=\"\(r.name)\" />\n"
+            xml +=
+                "  <sms protocol=\"0\" address=\"\(r.address)\" date=\"\(ms)\" type=\"\(k % 2 + 1)\" body=\"\(r.text)\" read=\"1\" status=\"-1\" contact_name=\"\(r.name)\" />\n"
         }
         if let brokenPhotoFor {
             // An MMS whose picture is not a picture: drawn as a placeholder, an error with --strict.
-            xml += "  <mms date=\"1700009000000\" msg_box=\"1\" address=\"\(brokenPhotoFor)\" contact_name=\"Sam\" m_type=\"132\">\n"
+            xml +=
+                "  <mms date=\"1700009000000\" msg_box=\"1\" address=\"\(brokenPhotoFor)\" contact_name=\"Sam\" m_type=\"132\">\n"
                 + "    <parts><part seq=\"0\" ct=\"image/jpeg\" name=\"broken.jpg\" data=\"bm90IGEgcGljdHVyZQ==\" /></parts>\n"
                 + "    <addrs><addr address=\"\(brokenPhotoFor)\" type=\"137\" /></addrs>\n  </mms>\n"
         }
@@ -39,7 +41,7 @@ struct BatchCLITests {
 
     static let expected = [
         "Ann Lee (+15550102000)": "ann message", "+15550109999": "unknown number message",
-        "Sam (+15550103000)": "first sam message", "Sam (+15550104000)": "second sam message",
+        "Sam (+15550103000)": "first sam message", "Sam (+15550104000)": "second sam message"
     ]
 
     @Test("an SMS backup: one PDF per conversation with only its messages, same-named contacts apart, an index of all")
@@ -83,7 +85,9 @@ struct BatchCLITests {
         let export = Self.fixtures.appendingPathComponent("telegram-account/result.json").path
         let r = try Tool.run(["convert", export, "--all", "-o", dir.appendingPathComponent("all").path, "--tz", "UTC"])
         #expect(r.status == 0, "\(r.stderr)")
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("all").path).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("all").path).filter {
+            $0.hasSuffix(".json") && !$0.hasPrefix(".")
+        }
         #expect(Set(files) == ["Climbing crew.json", "Family.json", "Family 2.json", "Mira Chen.json"])
         for file in files {
             let data = try Data(contentsOf: dir.appendingPathComponent("all/" + file))
@@ -91,10 +95,14 @@ struct BatchCLITests {
             #expect((object["messages"] as? [Any])?.isEmpty == false, "\(file)")
             #expect(file.hasPrefix(object["title"] as? String ?? "?"), "\(file)")
         }
-        let some = try Tool.run(["convert", export, "--all", "--chat", "Mira Chen", "--chat", "Climbing crew", "--chat", "Nobody",
-                                 "-o", dir.appendingPathComponent("some").path])
+        let some = try Tool.run([
+            "convert", export, "--all", "--chat", "Mira Chen", "--chat", "Climbing crew", "--chat", "Nobody",
+            "-o", dir.appendingPathComponent("some").path
+        ])
         #expect(some.status == 0 && some.stderr.contains("--chat Nobody: matches no conversation"))
-        let picked = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("some").path).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+        let picked = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("some").path).filter {
+            $0.hasSuffix(".json") && !$0.hasPrefix(".")
+        }
         #expect(Set(picked) == ["Climbing crew.json", "Mira Chen.json"])
         // Without --all, several --chat are refused.
         let refused = try Tool.run(["convert", export, "--chat", "a", "--chat", "b", "-o", dir.appendingPathComponent("x.json").path])
@@ -171,8 +179,11 @@ struct BatchCLITests {
         #expect(r.status == 0 && r.stderr.contains("1 conversation written, 3 unchanged"), "\(r.stderr)")
         let after = try stamps()
         for name in Self.expected.keys {
-            if name.hasPrefix("Ann") { #expect(after[name]! > before[name]!, "\(name) not rewritten") }
-            else { #expect(after[name] == before[name], "\(name) rewritten") }
+            if name.hasPrefix("Ann") {
+                #expect(after[name]! > before[name]!, "\(name) not rewritten")
+            } else {
+                #expect(after[name] == before[name], "\(name) rewritten")
+            }
         }
         #expect(try String(contentsOf: out.appendingPathComponent("Ann Lee (+15550102000).html"), encoding: .utf8).contains("ann later 1"))
         // Other options: everything again.

@@ -26,7 +26,8 @@ struct BookCLITests {
             for w in wordRE.matches(in: chunk, range: NSRange(location: 0, length: ns.length)) {
                 func d(_ i: Int) -> Double { Double(ns.substring(with: w.range(at: i)))! }
                 let raw = ns.substring(with: w.range(at: 5))
-                let word = raw.replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+                let word = raw.replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(
+                    of: "&gt;", with: ">")
                 words.append(Word(page: pages.count, text: word, xMin: d(1), yMin: d(2), xMax: d(3), yMax: d(4)))
             }
         }
@@ -56,8 +57,10 @@ struct BookCLITests {
         var t = 1_704_103_200.0  // 2024-01-01 10:00 UTC
         let words = ["lake", "trail", "coffee", "train", "summit", "rain", "picnic", "bridge", "sunset", "map"]
         for i in 0..<150 {
-            var m: [String: Any] = ["from": i % 2 == 0 ? "ann" : "me", "date": ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: t)),
-                                    "text": "Message \(i) about the \(words[i % 10]) " + String(repeating: "and more ", count: i % 7)]
+            var m: [String: Any] = [
+                "from": i % 2 == 0 ? "ann" : "me", "date": ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: t)),
+                "text": "Message \(i) about the \(words[i % 10]) " + String(repeating: "and more ", count: i % 7)
+            ]
             // February opens with the big photo.
             if i == 50 { m["image"] = ["path": "big.png"]; m["text"] = "The view from the top" }
             if i == 51 { m["image"] = ["path": "small.png"] }
@@ -67,22 +70,28 @@ struct BookCLITests {
             messages.append(m)
             t += i == 49 || i == 99 ? 32 * 86_400 : 3_600
         }
-        let json: [String: Any] = ["format": "bubblekit-conversation", "version": 2, "title": "Hiking with Ann", "me": "me",
-                                   "participants": [["id": "ann", "name": "Ann Lee"], ["id": "me", "name": "Zoë"]], "messages": messages]
+        let json: [String: Any] = [
+            "format": "bubblekit-conversation", "version": 2, "title": "Hiking with Ann", "me": "me",
+            "participants": [["id": "ann", "name": "Ann Lee"], ["id": "me", "name": "Zoë"]], "messages": messages
+        ]
         let path = folder.appendingPathComponent("chat.json").path
         try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: path))
         return path
     }
 
-    @Test("an A5 book with 3 mm bleed: boxes, embedded fonts, mirrored margins, contents, chapters on odd pages, folios outside, nothing cut, cover to the bleed, photos at ≤ 300 dpi")
+    @Test(
+        "an A5 book with 3 mm bleed: boxes, embedded fonts, mirrored margins, contents, chapters on odd pages, folios outside, nothing cut, cover to the bleed, photos at ≤ 300 dpi"
+    )
     func a5Book() throws {
         let folder = try ImportCLITests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let input = try Self.conversation(in: folder)
         try Self.photo(folder.appendingPathComponent("cover.png").path, width: 500, height: 700)
         let pdf = folder.appendingPathComponent("book.pdf").path
-        let r = try Tool.run(["book", input, "-o", pdf, "--trim", "a5", "--bleed", "3mm", "--gutter", "8mm", "--tz", "UTC",
-                              "--cover-photo", folder.appendingPathComponent("cover.png").path])
+        let r = try Tool.run([
+            "book", input, "-o", pdf, "--trim", "a5", "--bleed", "3mm", "--gutter", "8mm", "--tz", "UTC",
+            "--cover-photo", folder.appendingPathComponent("cover.png").path
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         // The small photo prints below 150 dpi: named.
         #expect(r.stderr.contains("small.png prints at"), "\(r.stderr)")
@@ -98,7 +107,9 @@ struct BookCLITests {
         for line in boxes {
             let n = Array(line.split(separator: " ").compactMap { Double($0) }.suffix(4))
             if line.contains("TrimBox") {
-                #expect(abs(n[0] - 3 * mm) < 0.05 && abs(n[1] - 3 * mm) < 0.05 && abs(n[2] - (sheetW - 3 * mm)) < 0.05 && abs(n[3] - (sheetH - 3 * mm)) < 0.05, "\(line)")
+                #expect(
+                    abs(n[0] - 3 * mm) < 0.05 && abs(n[1] - 3 * mm) < 0.05 && abs(n[2] - (sheetW - 3 * mm)) < 0.05 && abs(n[3] - (sheetH - 3 * mm)) < 0.05,
+                    "\(line)")
             } else {
                 #expect(abs(n[0]) < 0.05 && abs(n[2] - sheetW) < 0.05 && abs(n[3] - sheetH) < 0.05, "\(line)")
             }
@@ -141,8 +152,11 @@ struct BookCLITests {
         // Folios at the foot's outer corner; running heads (the chapter) at the top's outer side.
         for page in entries[0]...pageCount {
             guard let folio = words.last(where: { $0.page == page && $0.text == String(page) && $0.yMin > sheetH * 0.9 }) else { continue }
-            if page % 2 == 1 { #expect(folio.xMax > sheetW - outer - 2 && folio.xMax < sheetW - outer + 2, "page \(page): \(folio)") }
-            else { #expect(abs(folio.xMin - outer) < 2, "page \(page): \(folio)") }
+            if page % 2 == 1 {
+                #expect(folio.xMax > sheetW - outer - 2 && folio.xMax < sheetW - outer + 2, "page \(page): \(folio)")
+            } else {
+                #expect(abs(folio.xMin - outer) < 2, "page \(page): \(folio)")
+            }
         }
         let withMessages = Set(body.map(\.page))
         let numbered = withMessages.filter { p in words.contains { $0.page == p && $0.text == String(p) && $0.yMin > sheetH * 0.9 } }
@@ -171,7 +185,9 @@ struct BookCLITests {
         #expect(Set(lines.map(\.page)).count >= 3)
 
         // The big photo: printed at no more than 300 dpi at its size (a block across the text), the small one as it is.
-        let images = try poppler("pdfimages", ["-list", pdf]).split(separator: "\n").dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        let images = try poppler("pdfimages", ["-list", pdf]).split(separator: "\n").dropFirst(2).map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)
+        }
         let widths = images.map { Int($0[3])! }
         // Across the text block (114 mm): 300 dpi is 1,346 px of the 2,400; the cover (cropped
         // to fill the sheet) and the small photo keep theirs.
@@ -200,9 +216,11 @@ struct BookCLITests {
     static func whatsAppExport(in folder: URL) throws -> (zip: String, photos: Int) {
         let export = folder.appendingPathComponent("export")
         try FileManager.default.createDirectory(at: export, withIntermediateDirectories: true)
-        var lines = ["05/01/25, 9:00 AM - Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more."]
+        var lines = [
+            "05/01/25, 9:00 AM - Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more."
+        ]
         let words = ["lake", "trail", "coffee", "train", "summit", "rain", "picnic", "bridge", "sunset", "map", "beach", "dinner", "weekend"]
-        var t = 1_746_090_000.0   // 2025-05-01 09:00 UTC
+        var t = 1_746_090_000.0  // 2025-05-01 09:00 UTC
         var photos = 0
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
@@ -215,8 +233,12 @@ struct BookCLITests {
             if i % 29 == 7 || i == 100 {
                 photos += i == 100 ? 0 : 1
                 let name = "IMG-2025\(String(format: "%02d%02d", 5 + i / 90, 1 + i % 28))-WA\(String(format: "%04d", i)).jpg"
-                if i == 100 { try photo(export.appendingPathComponent(name).path, width: 160, height: 120) }   // prints soft
-                else { try photo(export.appendingPathComponent(name).path, width: 2400, height: 1600) }
+                if i == 100 {
+                    try photo(export.appendingPathComponent(name).path, width: 160, height: 120)
+                }  // prints soft
+                else {
+                    try photo(export.appendingPathComponent(name).path, width: 2400, height: 1600)
+                }
                 lines.append("\(stamp) - \(who): \(name) (file attached)")
                 if i % 2 == 1 { lines.append("At the beach 🏖️") }
             } else {
@@ -230,15 +252,19 @@ struct BookCLITests {
         return (zip.path, photos)
     }
 
-    @Test("a book of a WhatsApp zip: no page ends in a day's date, each photo's caption once, the count of `stats`, every word in German with --locale de_DE, \"no chapters\" said so, soft photos named as in the export")
+    @Test(
+        "a book of a WhatsApp zip: no page ends in a day's date, each photo's caption once, the count of `stats`, every word in German with --locale de_DE, \"no chapters\" said so, soft photos named as in the export"
+    )
     func whatsAppBook() throws {
         let folder = try ImportCLITests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (zip, photos) = try Self.whatsAppExport(in: folder)
         try Self.photo(folder.appendingPathComponent("beach.png").path, width: 1200, height: 1800)
         let pdf = folder.appendingPathComponent("book.pdf").path
-        let r = try Tool.run(["book", zip, "-o", pdf, "--trim", "a5", "--bleed", "3mm", "--chapters", "month", "--cover-photo",
-                              folder.appendingPathComponent("beach.png").path, "--tz", "UTC"])
+        let r = try Tool.run([
+            "book", zip, "-o", pdf, "--trim", "a5", "--bleed", "3mm", "--chapters", "month", "--cover-photo",
+            folder.appendingPathComponent("beach.png").path, "--tz", "UTC"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let stats = try Tool.run(["stats", zip, "--json", "--tz", "UTC"])
         let counted = try #require((try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])?["messages"] as? Int)
@@ -264,8 +290,10 @@ struct BookCLITests {
         // The soft photo is named as the export names it.
         // Emoji as pictures at print resolution (Cairo alone made them 13 × 13 pixels at 72 ppi),
         // their text still in the PDF's text.
-        let images = try poppler("pdfimages", ["-list", pdf]).split(separator: "\n").dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
-        let small = images.filter { $0.count > 12 && $0[2] == "image" && (Int($0[3]) ?? 0) < 120 }   // (the soft photo is 160 wide)
+        let images = try poppler("pdfimages", ["-list", pdf]).split(separator: "\n").dropFirst(2).map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)
+        }
+        let small = images.filter { $0.count > 12 && $0[2] == "image" && (Int($0[3]) ?? 0) < 120 }  // (the soft photo is 160 wide)
         #expect(!small.isEmpty, "the emoji's pictures")
         #expect(small.allSatisfy { (Int($0[12]) ?? 0) >= 300 && (Int($0[13]) ?? 0) >= 300 }, "\(small.map { $0.joined(separator: " ") })")
         #expect(try poppler("pdftotext", [pdf, "-"]).contains("👍🏽"))
@@ -321,7 +349,7 @@ struct BookCLITests {
             (["--trim", "a3"], "--trim 'a3' is not a trim size"),
             (["--bleed", "3 furlongs"], "--bleed '3 furlongs' is not a length"),
             (["--chapters", "week"], "--chapters 'week' is not a chapter mode"),
-            (["--cover-photo", input], "cannot be read as a picture"),
+            (["--cover-photo", input], "cannot be read as a picture")
         ] {
             let bad = try Tool.run(["book", input, "-o", folder.appendingPathComponent("bad.pdf").path] + args)
             #expect(bad.status != 0)

@@ -34,15 +34,15 @@ private func tempFolder() throws -> URL {
 }
 
 private let sample = """
-{
-  "format": "bubblekit-conversation", "version": 1, "me": "me",
-  "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann"}],
-  "messages": [
-    {"from": "ann", "date": "2026-11-22T09:40:00Z", "text": "Are we still on for lunch?"},
-    {"from": "me", "date": "2026-11-22T09:41:00Z", "text": "Yes! 12:30 at the usual place 🍜"}
-  ]
-}
-"""
+    {
+      "format": "bubblekit-conversation", "version": 1, "me": "me",
+      "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann"}],
+      "messages": [
+        {"from": "ann", "date": "2026-11-22T09:40:00Z", "text": "Are we still on for lunch?"},
+        {"from": "me", "date": "2026-11-22T09:41:00Z", "text": "Yes! 12:30 at the usual place 🍜"}
+      ]
+    }
+    """
 
 @Suite("bubbles command line", .serialized)
 struct CLITests {
@@ -71,9 +71,12 @@ struct CLITests {
     @Test("an option refused while the command runs: the error, then that command's usage (not the top level's), exit 64")
     func validationShowsTheSubcommandsUsage() throws {
         let input = Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures/telegram-single/result.json").path
-        let r = try Tool.run(["render", input, "-o", FileManager.default.temporaryDirectory.appendingPathComponent("bk-\(UUID().uuidString).png").path, "--scale", "5"])
+        let r = try Tool.run([
+            "render", input, "-o", FileManager.default.temporaryDirectory.appendingPathComponent("bk-\(UUID().uuidString).png").path, "--scale", "5"
+        ])
         #expect(r.status == 64)
-        #expect(r.stderr.contains("Error: --scale 5.0 must be 1, 2 or 3") && r.stderr.contains("Usage: bubbles render ")
+        #expect(
+            r.stderr.contains("Error: --scale 5.0 must be 1, 2 or 3") && r.stderr.contains("Usage: bubbles render ")
                 && r.stderr.contains("See 'bubbles render --help'") && !r.stderr.contains("<subcommand>"), "\(r.stderr)")
     }
 
@@ -94,11 +97,12 @@ struct CLITests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.isEmpty)  // not a terminal: no progress bar
         let data = try Data(contentsOf: dir.appendingPathComponent("chat.\(ext)"))
-        let magic: [UInt8] = switch ext {
-        case "png": [0x89, 0x50, 0x4E, 0x47]
-        case "pdf": Array("%PDF".utf8)
-        default: Array("<?xm".utf8)
-        }
+        let magic: [UInt8] =
+            switch ext {
+            case "png": [0x89, 0x50, 0x4E, 0x47]
+            case "pdf": Array("%PDF".utf8)
+            default: Array("<?xm".utf8)
+            }
         #expect(Array(data.prefix(4)) == magic)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["chat.\(ext)", "chat.json"].sorted())
     }
@@ -107,8 +111,9 @@ struct CLITests {
     func shrinkWrapAndTimestamps() throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let long = sample.replacingOccurrences(of: "Are we still on for lunch?",
-                                               with: "Are we still on for lunch? I was thinking of the new noodle place on the corner, if you like")
+        let long = sample.replacingOccurrences(
+            of: "Are we still on for lunch?",
+            with: "Are we still on for lunch? I was thinking of the new noodle place on the corner, if you like")
         try long.write(to: dir.appendingPathComponent("chat.json"), atomically: true, encoding: .utf8)
         func html(_ extra: [String]) throws -> String {
             let r = try Tool.run(["render", "chat.json", "-o", "chat.html", "--tz", "UTC"] + extra, in: dir)
@@ -138,9 +143,10 @@ struct CLITests {
             #expect(r.status == 0, "\(r.stderr)")
             let svg = try String(contentsOf: dir.appendingPathComponent("\(engine).svg"), encoding: .utf8)
             // The text of every line (tspan contents), in order.
-            lines.append(svg.components(separatedBy: "<tspan").dropFirst().compactMap { part in
-                part.split(separator: ">", maxSplits: 1).last.map { String($0.prefix { $0 != "<" }) }
-            })
+            lines.append(
+                svg.components(separatedBy: "<tspan").dropFirst().compactMap { part in
+                    part.split(separator: ">", maxSplits: 1).last.map { String($0.prefix { $0 != "<" }) }
+                })
         }
         #expect(lines[0] == lines[1])
         #expect(lines[0].contains("Are we still on for lunch?"))
@@ -159,7 +165,8 @@ struct CLITests {
     func malformed() throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try "{\n  \"messages\": [\n    {\"from\": \"a\", \"date\": 12,, }\n  ]\n}".write(to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
+        try "{\n  \"messages\": [\n    {\"from\": \"a\", \"date\": 12,, }\n  ]\n}".write(
+            to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
         let r = try Tool.run(["render", "bad.json", "-o", "out.png"], in: dir)
         #expect(r.status != 0)
         #expect(r.stderr.split(separator: "\n").count == 1)
@@ -178,8 +185,9 @@ struct CLITests {
         #expect(r.stderr.contains("c.json: messages[1].date: \"yesterday\" is not a date; expected ISO 8601"), "\(r.stderr)")
     }
 
-    @Test("bad arguments and files: one clear error each, non-zero exit, nothing written",
-          arguments: [
+    @Test(
+        "bad arguments and files: one clear error each, non-zero exit, nothing written",
+        arguments: [
             (["render", "chat.json", "-o", "x.png", "--theme", "nope"], "nope: is not a theme; expected one of classic, imessage, sms, whatsapp"),
             (["render", "missing.json", "-o", "x.png"], "missing.json: no such file"),
             (["render", "chat.json", "-o", "no/such/dir/x.png"], "cannot write: folder"),
@@ -187,8 +195,8 @@ struct CLITests {
             (["render", "chat.json", "-o", "x.png", "--tz", "Mars/Olympus"], "is not a time zone; expected an IANA name such as UTC"),
             (["render", "chat.json", "-o", "chat.json", "--format", "png"], "is the input file; refusing to overwrite it"),
             (["render", "photo.json", "-o", "x.png", "--strict"], "gone.jpg: cannot read image: no such file (--strict)"),
-            (["render", "chat.json", "-o", "x.png", "--text-engine", "harfbuzz"], "Please provide one of 'pango' and 'fast'"),
-          ])
+            (["render", "chat.json", "-o", "x.png", "--text-engine", "harfbuzz"], "Please provide one of 'pango' and 'fast'")
+        ])
     func badInput(arguments: [String], message: String) throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -211,10 +219,12 @@ struct CLITests {
         let r = try Tool.run(["demo", "-o", dir.path])
         #expect(r.status == 0, "\(r.stderr)")
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
-        for f in ["demo-classic.png", "demo-imessage.png", "demo-imessage-dark.png", "demo-sms.png", "demo-whatsapp.png",
-                  "demo.pdf", "demo.svg", "demo.html", "features-imessage.png", "features-imessage-dark.png",
-                  "features-whatsapp.png", "features-sms.png", "features-classic.png", "features-rtl.png",
-                  "features.pdf", "features.svg", "features.html"] {
+        for f in [
+            "demo-classic.png", "demo-imessage.png", "demo-imessage-dark.png", "demo-sms.png", "demo-whatsapp.png",
+            "demo.pdf", "demo.svg", "demo.html", "features-imessage.png", "features-imessage-dark.png",
+            "features-whatsapp.png", "features-sms.png", "features-classic.png", "features-rtl.png",
+            "features.pdf", "features.svg", "features.html"
+        ] {
             #expect(files.contains(f), "missing \(f)")
         }
         // The features sample shows its features in every format.
@@ -233,7 +243,9 @@ struct CLITests {
 
 @Suite("a killed render", .serialized)
 struct KilledRenderTests {
-    @Test("kill -9 during a long PDF render: nothing beside the output; the parts it stranded in the temporary folder, and an interrupted write of the same output, are removed by the next render")
+    @Test(
+        "kill -9 during a long PDF render: nothing beside the output; the parts it stranded in the temporary folder, and an interrupted write of the same output, are removed by the next render"
+    )
     func killed() throws {
         let dir = try tempFolder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -243,7 +255,10 @@ struct KilledRenderTests {
         var lines = ["{\"participants\": [{\"id\": \"a\", \"name\": \"Ann\"}, {\"id\": \"b\", \"name\": \"Ben\"}], \"me\": \"b\", \"messages\": ["]
         for i in 0..<150_000 {
             let text = String(repeating: "word \(i) ", count: 1 + i % 9)
-            lines.append((i == 0 ? "" : ",") + "{\"from\": \"\(i % 3 == 0 ? "b" : "a")\", \"date\": \"2026-01-01T\(String(format: "%02d:%02d", i / 3600 % 24, i / 60 % 60)):00Z\", \"text\": \"\(text)\"}")
+            lines.append(
+                (i == 0 ? "" : ",")
+                    + "{\"from\": \"\(i % 3 == 0 ? "b" : "a")\", \"date\": \"2026-01-01T\(String(format: "%02d:%02d", i / 3600 % 24, i / 60 % 60)):00Z\", \"text\": \"\(text)\"}"
+            )
         }
         lines.append("]}")
         try Data(lines.joined(separator: "\n").utf8).write(to: out.appendingPathComponent("chat.json"))
@@ -259,7 +274,8 @@ struct KilledRenderTests {
         // Kill it once its parts are being written.
         let deadline = Date().addingTimeInterval(120)
         while p.isRunning, Date() < deadline,
-              !((try? FileManager.default.contentsOfDirectory(atPath: temp.path)) ?? []).contains(where: { $0.hasPrefix("bubblekit-pdf-part") }) {
+            !((try? FileManager.default.contentsOfDirectory(atPath: temp.path)) ?? []).contains(where: { $0.hasPrefix("bubblekit-pdf-part") })
+        {
             usleep(20_000)
         }
         usleep(100_000)
@@ -280,10 +296,12 @@ struct KilledRenderTests {
         #expect(again.status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["chat.json", "chat.pdf", "small.json"])
         // Any next render removes the parts the killed one stranded.
-        let parts = try Tool.run(["render", "chat.json", "-o", "again.pdf", "--tz", "UTC", "--until", "2026-01-01T01:00"],
-                                 in: out, environment: ["TMPDIR": temp.path])
+        let parts = try Tool.run(
+            ["render", "chat.json", "-o", "again.pdf", "--tz", "UTC", "--until", "2026-01-01T01:00"],
+            in: out, environment: ["TMPDIR": temp.path])
         #expect(parts.status == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).filter { $0.hasPrefix("bubblekit-pdf-part") }.isEmpty,
-                "the stranded parts of the killed process are gone")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temp.path).filter { $0.hasPrefix("bubblekit-pdf-part") }.isEmpty,
+            "the stranded parts of the killed process are gone")
     }
 }

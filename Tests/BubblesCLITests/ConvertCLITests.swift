@@ -24,8 +24,10 @@ struct ConvertCLITests {
         var kind: String, author: String, direction: String, date: String, text: String, attachments: String
         /// The placeholder's kind ("media", "photo"…), "" for none.
         var media: String
-        init(_ kind: String, _ author: String, _ direction: String, _ date: String, _ text: String, _ attachments: String = "",
-             media: String = "") {
+        init(
+            _ kind: String, _ author: String, _ direction: String, _ date: String, _ text: String, _ attachments: String = "",
+            media: String = ""
+        ) {
             self.kind = kind; self.author = author; self.direction = direction; self.date = date
             self.text = text; self.attachments = attachments; self.media = media
         }
@@ -34,120 +36,182 @@ struct ConvertCLITests {
 
     /// Each fixture with the options that pick its chat and owner, and what must come out.
     static let cases: [(String, [String], [Row])] = [
-        ("sms/sms-backup.xml", ["--chat", "Ann Lee"], [
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:20Z", "Are you still coming tonight?"),
-            Row("message", "Me", "outgoing", "2023-11-14T22:14:20Z", "Yes! Running late 👌"),
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:14:50Z", "Parking is \u{FFFD} full"),
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:15:20Z", "No rush.\nWe saved you a seat & a drink"),
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:16:20Z", "The view from here", "mms-1700000180000-1.png"),
-            Row("message", "Me", "outgoing", "2023-11-14T22:17:20Z", "Can't wait"),
-            Row("message", "Me", "outgoing", "2023-11-14T22:18:20Z", "See you s"),
-        ]),
-        ("sms/sms-backup.xml", ["--chat", "Ann Lee, Ben Ode"], [
-            Row("message", "Ben Ode", "incoming", "2023-11-14T22:30:00Z", "Group hello 👋"),
-            Row("message", "Me", "outgoing", "2023-11-14T22:31:00Z", "Hi both"),
-        ]),
-        ("whatsapp-android-us", ["--me", "Ben Ode"], [
-            Row("system", "", "", "2019-12-24T23:23:00", "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more."),
-            Row("message", "Ann Lee", "incoming", "2019-12-24T23:23:00", "Merry Christmas Eve! 🎄"),
-            Row("message", "Ben Ode", "outgoing", "2019-12-24T23:25:00", "Thanks! Same to you\nand your family"),
-            Row("message", "Ann Lee", "incoming", "2019-12-24T23:26:00", "The tree this year", "IMG-20191224-WA0001.jpg"),
-            Row("message", "Ben Ode", "outgoing", "2019-12-24T23:27:00", "", media: "media"),
-            Row("message", "Ann Lee", "incoming", "2019-12-25T09:02:00", "Did Santa come?"),
-            Row("message", "Ben Ode", "outgoing", "2019-12-25T12:15:00", "He did 😄"),
-        ]),
-        ("whatsapp-android-de.txt", ["--me", "Jonas"], [
-            Row("system", "", "", "2021-08-03T12:30:00", "Nachrichten und Anrufe sind Ende-zu-Ende-verschlüsselt. Niemand außerhalb dieses Chats kann sie lesen oder anhören, nicht einmal WhatsApp. Tippe, um mehr zu erfahren."),
-            Row("message", "Anna", "incoming", "2021-08-03T12:30:00", "Hallo! Wie geht's?"),
-            Row("message", "Jonas", "outgoing", "2021-08-03T12:31:00", "Gut, danke 😊"),
-            Row("message", "Anna", "incoming", "2021-08-15T18:05:00", "Treffen wir uns am Samstag?"),
-            Row("message", "Jonas", "outgoing", "2021-08-15T18:07:00", "", media: "media"),
-        ]),
-        ("whatsapp-android-es.txt", ["--me", "Diego"], [
-            Row("system", "", "", "2025-03-28T21:29:00", "Los mensajes y las llamadas están cifrados de extremo a extremo. Nadie fuera de este chat, ni siquiera WhatsApp, puede leerlos ni escucharlos. Toca para obtener más información."),
-            Row("message", "Lucía", "incoming", "2025-03-28T21:29:00", "¿Vienes mañana?"),
-            Row("message", "Diego", "outgoing", "2025-03-28T21:31:00", "Sí, a las 10"),
-            Row("message", "Diego", "outgoing", "2025-03-29T10:02:00", "Ya estoy aquí"),
-            Row("message", "Lucía", "incoming", "2025-03-30T03:30:00", "¿Ya cambió la hora?"),
-        ]),
-        ("whatsapp-android-en-ca.txt", ["--me", "Marc"], [
-            Row("system", "", "", "2023-12-20T17:46:00", "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more."),
-            Row("message", "Priya", "incoming", "2023-12-20T17:46:00", "Are we still on for dinner?"),
-            Row("message", "Marc", "outgoing", "2023-12-20T17:48:00", "Yes, 7 p.m. at the usual place"),
-            Row("message", "Priya", "incoming", "2023-12-21T00:05:00", "Made it home, thanks!"),
-        ]),
-        ("whatsapp-ios", ["--me", "Kai"], [
-            Row("system", "", "", "2021-10-14T15:34:09", "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them."),
-            Row("message", "Sam Rivera", "incoming", "2021-10-14T15:34:09", "Landed! ✈️"),
-            Row("message", "Kai", "outgoing", "2021-10-14T15:35:10", "Welcome back\nHow was the flight?"),
-            Row("message", "Sam Rivera", "incoming", "2021-10-14T15:36:02", "", "00000012-PHOTO-2021-10-14-15-34-09.jpg"),
-            Row("message", "Kai", "outgoing", "2021-10-14T15:36:40", "", media: "photo"),
-            Row("message", "Kai", "outgoing", "2021-10-15T09:00:00", "Coffee later?"),
-        ]),
-        ("whatsapp-ios-group.txt", ["--me", "Sam Rivera"], [
-            Row("system", "", "", "2022-01-03T18:20:11", "Sam Rivera created group “Trip 🏔”"),
-            Row("system", "", "", "2022-01-03T18:20:11", "Sam Rivera added \u{202A}+44 7700 900123\u{202C}"),
-            Row("message", "+44 7700 900123", "incoming", "2022-01-03T18:21:00", "Hi all"),
-            Row("message", "Sam Rivera", "outgoing", "2022-01-13T07:05:59", "Bus leaves at 8"),
-        ]),
-        ("telegram-single/result.json", ["--me", "Leo Park"], [
-            Row("message", "Mira Chen", "incoming", "2021-03-05T13:22:11Z", "Did you see the eclipse photos?"),
-            Row("message", "Leo Park", "outgoing", "2021-03-05T13:23:20Z", "Not yet, send them!"),
-            Row("message", "Mira Chen", "incoming", "2021-03-05T13:24:30Z", "Here", "photo_1@05-03-2021_14-24-30.jpg"),
-            Row("message", "Leo Park", "outgoing", "2021-03-05T13:25:02Z", "Wow https://example.com/eclipse"),
-            Row("system", "", "", "2021-03-05T13:30:00Z", "Leo Park called (2:05)"),
-            Row("message", "Mira Chen", "incoming", "2021-03-05T13:33:20Z", "", media: "sticker"),
-            Row("message", "Leo Park", "outgoing", "2021-03-05T13:35:00Z", "", media: "photo"),
-        ]),
-        ("telegram-account/result.json", ["--chat", "Climbing crew"], [
-            Row("system", "", "", "2022-06-01T18:00:00", "Leo Park created group «Climbing crew»"),
-            Row("message", "Ola Berg", "incoming", "2022-06-01T18:01:00", "Sunday at 10?"),
-            Row("message", "Leo Park", "outgoing", "2022-06-01T18:02:30", "Works for me"),
-            Row("system", "", "", "2022-06-01T18:03:00", "Leo Park added Kim Sato, Deleted Account"),
-        ]),
-        ("imessage/chat.db", ["--chat", "+15550102000", "--me", "Leo"], [
-            Row("message", "+15550102000", "incoming", "2023-11-14T22:13:20Z", "Hey, are you free Saturday?"),
-            Row("message", "Leo", "outgoing", "2023-11-14T22:14:20Z", "Yes — what's up?"),
-            Row("message", "+15550102000", "incoming", "2023-11-14T22:15:00Z", "Sent as SMS"),
-            Row("message", "+15550102000", "incoming", "2023-11-14T22:15:20Z", "Look at this", "IMG_0420.jpeg"),
-            Row("message", "+15550102000", "incoming", "2023-11-14T22:15:40Z", "", media: "photo"),
-            Row("message", "Leo", "outgoing", "2023-11-14T22:15:50Z", "", media: "photo"),
-        ]),
-        ("imessage/chat.db", ["--chat", "Weekend plans"], [
-            Row("system", "", "", "2023-11-14T22:30:00Z", "Me named the conversation “Weekend plans”"),
-            Row("system", "", "", "2023-11-14T22:30:01Z", "Me added ben@example.com to the conversation"),
-            Row("message", "ben@example.com", "incoming", "2023-11-14T22:30:02Z", "Count me in"),
-        ]),
-        ("meta-facebook", ["--chat", "Ann Lee"], [
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:20Z", "Hi Zoë!"),
-            Row("message", "Zoë Martin", "outgoing", "2023-11-14T22:13:21Z", "", "sticker.webp"),
-            Row("message", "Zoë Martin", "outgoing", "2023-11-14T22:13:22Z", "", media: "document"),
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:23Z", "", media: "voice"),
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:24Z", "Café at 5?"),
-            Row("message", "Zoë Martin", "outgoing", "2023-11-14T22:13:25Z", "Привет 👋 مرحبا"),
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:26Z", "", "orientation-6.jpg"),
-            Row("system", "", "", "2023-11-14T22:13:27Z", "Call · 2:05"),
-            Row("message", "Zoë Martin", "outgoing", "2023-11-14T22:13:28Z", "Look https://example.org/trip"),
-            Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:29Z", "", media: "deleted"),
-        ]),
-        ("meta-instagram", [], [
-            Row("message", "kai.weber", "incoming", "2023-11-14T22:13:21Z", "", "photo.gif"),
-            Row("message", "kai.weber", "incoming", "2023-11-14T22:13:22Z", "I reacted to your message, it was funny"),
-            Row("message", "Zoë", "outgoing", "2023-11-14T22:13:23Z", "Sunset at the lake 🌅"),
-        ]),
-        ("discord/Direct Messages - ann [1001].json", [], [
-            Row("message", "Ann", "incoming", "2024-02-29T20:20:31.490Z", "Hi Zoë, see the end now later really"),
-            Row("message", "Zoë", "outgoing", "2024-02-29T20:21:00Z", "quoted line\nyes @Ann :)"),
-            Row("message", "Ann", "incoming", "2024-02-29T20:22:00Z", "photo and a remote file", "orientation-1-9A1B.jpg", media: "document"),
-            Row("message", "Zoë", "outgoing", "2024-02-29T21:23:00Z", "https://example.org/post\nA post title\nWhat the post says."),
-            Row("system", "", "", "2024-02-29T20:30:00Z", "Call · 2:05 (started by Ann)"),
-            Row("system", "", "", "2024-02-29T20:33:00Z", "Zoë pinned a message"),
-            Row("message", "Zoë", "outgoing", "2024-02-29T20:34:00Z", "let x = 1"),
-        ]),
-        ("native.json", [], [
-            Row("message", "Zoe", "incoming", "2026-11-22T09:40:00Z", "Plain JSON works too"),
-            Row("message", "Me", "outgoing", "2026-11-22T09:41:00Z", "Nice"),
-        ]),
+        (
+            "sms/sms-backup.xml", ["--chat", "Ann Lee"],
+            [
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:20Z", "Are you still coming tonight?"),
+                Row("message", "Me", "outgoing", "2023-11-14T22:14:20Z", "Yes! Running late 👌"),
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:14:50Z", "Parking is \u{FFFD} full"),
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:15:20Z", "No rush.\nWe saved you a seat & a drink"),
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:16:20Z", "The view from here", "mms-1700000180000-1.png"),
+                Row("message", "Me", "outgoing", "2023-11-14T22:17:20Z", "Can't wait"),
+                Row("message", "Me", "outgoing", "2023-11-14T22:18:20Z", "See you s")
+            ]
+        ),
+        (
+            "sms/sms-backup.xml", ["--chat", "Ann Lee, Ben Ode"],
+            [
+                Row("message", "Ben Ode", "incoming", "2023-11-14T22:30:00Z", "Group hello 👋"),
+                Row("message", "Me", "outgoing", "2023-11-14T22:31:00Z", "Hi both")
+            ]
+        ),
+        (
+            "whatsapp-android-us", ["--me", "Ben Ode"],
+            [
+                Row(
+                    "system", "", "", "2019-12-24T23:23:00",
+                    "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more."
+                ),
+                Row("message", "Ann Lee", "incoming", "2019-12-24T23:23:00", "Merry Christmas Eve! 🎄"),
+                Row("message", "Ben Ode", "outgoing", "2019-12-24T23:25:00", "Thanks! Same to you\nand your family"),
+                Row("message", "Ann Lee", "incoming", "2019-12-24T23:26:00", "The tree this year", "IMG-20191224-WA0001.jpg"),
+                Row("message", "Ben Ode", "outgoing", "2019-12-24T23:27:00", "", media: "media"),
+                Row("message", "Ann Lee", "incoming", "2019-12-25T09:02:00", "Did Santa come?"),
+                Row("message", "Ben Ode", "outgoing", "2019-12-25T12:15:00", "He did 😄")
+            ]
+        ),
+        (
+            "whatsapp-android-de.txt", ["--me", "Jonas"],
+            [
+                Row(
+                    "system", "", "", "2021-08-03T12:30:00",
+                    "Nachrichten und Anrufe sind Ende-zu-Ende-verschlüsselt. Niemand außerhalb dieses Chats kann sie lesen oder anhören, nicht einmal WhatsApp. Tippe, um mehr zu erfahren."
+                ),
+                Row("message", "Anna", "incoming", "2021-08-03T12:30:00", "Hallo! Wie geht's?"),
+                Row("message", "Jonas", "outgoing", "2021-08-03T12:31:00", "Gut, danke 😊"),
+                Row("message", "Anna", "incoming", "2021-08-15T18:05:00", "Treffen wir uns am Samstag?"),
+                Row("message", "Jonas", "outgoing", "2021-08-15T18:07:00", "", media: "media")
+            ]
+        ),
+        (
+            "whatsapp-android-es.txt", ["--me", "Diego"],
+            [
+                Row(
+                    "system", "", "", "2025-03-28T21:29:00",
+                    "Los mensajes y las llamadas están cifrados de extremo a extremo. Nadie fuera de este chat, ni siquiera WhatsApp, puede leerlos ni escucharlos. Toca para obtener más información."
+                ),
+                Row("message", "Lucía", "incoming", "2025-03-28T21:29:00", "¿Vienes mañana?"),
+                Row("message", "Diego", "outgoing", "2025-03-28T21:31:00", "Sí, a las 10"),
+                Row("message", "Diego", "outgoing", "2025-03-29T10:02:00", "Ya estoy aquí"),
+                Row("message", "Lucía", "incoming", "2025-03-30T03:30:00", "¿Ya cambió la hora?")
+            ]
+        ),
+        (
+            "whatsapp-android-en-ca.txt", ["--me", "Marc"],
+            [
+                Row(
+                    "system", "", "", "2023-12-20T17:46:00",
+                    "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more."
+                ),
+                Row("message", "Priya", "incoming", "2023-12-20T17:46:00", "Are we still on for dinner?"),
+                Row("message", "Marc", "outgoing", "2023-12-20T17:48:00", "Yes, 7 p.m. at the usual place"),
+                Row("message", "Priya", "incoming", "2023-12-21T00:05:00", "Made it home, thanks!")
+            ]
+        ),
+        (
+            "whatsapp-ios", ["--me", "Kai"],
+            [
+                Row(
+                    "system", "", "", "2021-10-14T15:34:09",
+                    "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them."),
+                Row("message", "Sam Rivera", "incoming", "2021-10-14T15:34:09", "Landed! ✈️"),
+                Row("message", "Kai", "outgoing", "2021-10-14T15:35:10", "Welcome back\nHow was the flight?"),
+                Row("message", "Sam Rivera", "incoming", "2021-10-14T15:36:02", "", "00000012-PHOTO-2021-10-14-15-34-09.jpg"),
+                Row("message", "Kai", "outgoing", "2021-10-14T15:36:40", "", media: "photo"),
+                Row("message", "Kai", "outgoing", "2021-10-15T09:00:00", "Coffee later?")
+            ]
+        ),
+        (
+            "whatsapp-ios-group.txt", ["--me", "Sam Rivera"],
+            [
+                Row("system", "", "", "2022-01-03T18:20:11", "Sam Rivera created group “Trip 🏔”"),
+                Row("system", "", "", "2022-01-03T18:20:11", "Sam Rivera added \u{202A}+44 7700 900123\u{202C}"),
+                Row("message", "+44 7700 900123", "incoming", "2022-01-03T18:21:00", "Hi all"),
+                Row("message", "Sam Rivera", "outgoing", "2022-01-13T07:05:59", "Bus leaves at 8")
+            ]
+        ),
+        (
+            "telegram-single/result.json", ["--me", "Leo Park"],
+            [
+                Row("message", "Mira Chen", "incoming", "2021-03-05T13:22:11Z", "Did you see the eclipse photos?"),
+                Row("message", "Leo Park", "outgoing", "2021-03-05T13:23:20Z", "Not yet, send them!"),
+                Row("message", "Mira Chen", "incoming", "2021-03-05T13:24:30Z", "Here", "photo_1@05-03-2021_14-24-30.jpg"),
+                Row("message", "Leo Park", "outgoing", "2021-03-05T13:25:02Z", "Wow https://example.com/eclipse"),
+                Row("system", "", "", "2021-03-05T13:30:00Z", "Leo Park called (2:05)"),
+                Row("message", "Mira Chen", "incoming", "2021-03-05T13:33:20Z", "", media: "sticker"),
+                Row("message", "Leo Park", "outgoing", "2021-03-05T13:35:00Z", "", media: "photo")
+            ]
+        ),
+        (
+            "telegram-account/result.json", ["--chat", "Climbing crew"],
+            [
+                Row("system", "", "", "2022-06-01T18:00:00", "Leo Park created group «Climbing crew»"),
+                Row("message", "Ola Berg", "incoming", "2022-06-01T18:01:00", "Sunday at 10?"),
+                Row("message", "Leo Park", "outgoing", "2022-06-01T18:02:30", "Works for me"),
+                Row("system", "", "", "2022-06-01T18:03:00", "Leo Park added Kim Sato, Deleted Account")
+            ]
+        ),
+        (
+            "imessage/chat.db", ["--chat", "+15550102000", "--me", "Leo"],
+            [
+                Row("message", "+15550102000", "incoming", "2023-11-14T22:13:20Z", "Hey, are you free Saturday?"),
+                Row("message", "Leo", "outgoing", "2023-11-14T22:14:20Z", "Yes — what's up?"),
+                Row("message", "+15550102000", "incoming", "2023-11-14T22:15:00Z", "Sent as SMS"),
+                Row("message", "+15550102000", "incoming", "2023-11-14T22:15:20Z", "Look at this", "IMG_0420.jpeg"),
+                Row("message", "+15550102000", "incoming", "2023-11-14T22:15:40Z", "", media: "photo"),
+                Row("message", "Leo", "outgoing", "2023-11-14T22:15:50Z", "", media: "photo")
+            ]
+        ),
+        (
+            "imessage/chat.db", ["--chat", "Weekend plans"],
+            [
+                Row("system", "", "", "2023-11-14T22:30:00Z", "Me named the conversation “Weekend plans”"),
+                Row("system", "", "", "2023-11-14T22:30:01Z", "Me added ben@example.com to the conversation"),
+                Row("message", "ben@example.com", "incoming", "2023-11-14T22:30:02Z", "Count me in")
+            ]
+        ),
+        (
+            "meta-facebook", ["--chat", "Ann Lee"],
+            [
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:20Z", "Hi Zoë!"),
+                Row("message", "Zoë Martin", "outgoing", "2023-11-14T22:13:21Z", "", "sticker.webp"),
+                Row("message", "Zoë Martin", "outgoing", "2023-11-14T22:13:22Z", "", media: "document"),
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:23Z", "", media: "voice"),
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:24Z", "Café at 5?"),
+                Row("message", "Zoë Martin", "outgoing", "2023-11-14T22:13:25Z", "Привет 👋 مرحبا"),
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:26Z", "", "orientation-6.jpg"),
+                Row("system", "", "", "2023-11-14T22:13:27Z", "Call · 2:05"),
+                Row("message", "Zoë Martin", "outgoing", "2023-11-14T22:13:28Z", "Look https://example.org/trip"),
+                Row("message", "Ann Lee", "incoming", "2023-11-14T22:13:29Z", "", media: "deleted")
+            ]
+        ),
+        (
+            "meta-instagram", [],
+            [
+                Row("message", "kai.weber", "incoming", "2023-11-14T22:13:21Z", "", "photo.gif"),
+                Row("message", "kai.weber", "incoming", "2023-11-14T22:13:22Z", "I reacted to your message, it was funny"),
+                Row("message", "Zoë", "outgoing", "2023-11-14T22:13:23Z", "Sunset at the lake 🌅")
+            ]
+        ),
+        (
+            "discord/Direct Messages - ann [1001].json", [],
+            [
+                Row("message", "Ann", "incoming", "2024-02-29T20:20:31.490Z", "Hi Zoë, see the end now later really"),
+                Row("message", "Zoë", "outgoing", "2024-02-29T20:21:00Z", "quoted line\nyes @Ann :)"),
+                Row("message", "Ann", "incoming", "2024-02-29T20:22:00Z", "photo and a remote file", "orientation-1-9A1B.jpg", media: "document"),
+                Row("message", "Zoë", "outgoing", "2024-02-29T21:23:00Z", "https://example.org/post\nA post title\nWhat the post says."),
+                Row("system", "", "", "2024-02-29T20:30:00Z", "Call · 2:05 (started by Ann)"),
+                Row("system", "", "", "2024-02-29T20:33:00Z", "Zoë pinned a message"),
+                Row("message", "Zoë", "outgoing", "2024-02-29T20:34:00Z", "let x = 1")
+            ]
+        ),
+        (
+            "native.json", [],
+            [
+                Row("message", "Zoe", "incoming", "2026-11-22T09:40:00Z", "Plain JSON works too"),
+                Row("message", "Me", "outgoing", "2026-11-22T09:41:00Z", "Nice")
+            ]
+        )
     ]
 
     /// The rows of a converted JSON file, read with JSONSerialization (not BubbleKit's decoder).
@@ -166,13 +230,15 @@ struct ConvertCLITests {
             if let one = m["image"] as? [String: Any] { photos.append(one) }
             photos += m["images"] as? [[String: Any]] ?? []
             let attachments = photos.compactMap { ($0["path"] as? String).map { ($0 as NSString).lastPathComponent } }.joined(separator: ";")
-            return Row(kind, from.map { names[$0] ?? $0 } ?? "", direction, m["date"] as? String ?? "?", m["text"] as? String ?? "", attachments,
-                       media: (m["attachment"] as? [String: Any])?["kind"] as? String ?? "")
+            return Row(
+                kind, from.map { names[$0] ?? $0 } ?? "", direction, m["date"] as? String ?? "?", m["text"] as? String ?? "", attachments,
+                media: (m["attachment"] as? [String: Any])?["kind"] as? String ?? "")
         }
     }
 
-    @Test("every importer fixture converts to JSON with exactly the expected messages; JSON → JSON is byte-identical; CSV from the export and from the JSON are the same",
-          arguments: 0..<cases.count)
+    @Test(
+        "every importer fixture converts to JSON with exactly the expected messages; JSON → JSON is byte-identical; CSV from the export and from the JSON are the same",
+        arguments: 0..<cases.count)
     func everyFixture(index: Int) throws {
         let (fixture, options, expected) = Self.cases[index]
         let dir = try ImportCLITests.folder()
@@ -218,15 +284,17 @@ struct ConvertCLITests {
         let dir = try ImportCLITests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("q.json")
-        try Data("""
-        {"format": "bubblekit-conversation", "version": 1, "me": "me",
-         "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann \\"A\\" Lee, Jr."}],
-         "messages": [
-           {"from": "ann", "date": "2026-01-15T09:40:00Z", "text": "She said \\"hi\\",\\nthen left"},
-           {"from": "me", "date": "2026-07-15T09:41:00.250Z", "text": "ok", "image": {"path": "p.png", "width": 10, "height": 10}},
-           {"type": "system", "date": "2026-07-15T09:42:00", "text": "Ann left"}
-         ]}
-        """.utf8).write(to: input)
+        try Data(
+            """
+            {"format": "bubblekit-conversation", "version": 1, "me": "me",
+             "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann \\"A\\" Lee, Jr."}],
+             "messages": [
+               {"from": "ann", "date": "2026-01-15T09:40:00Z", "text": "She said \\"hi\\",\\nthen left"},
+               {"from": "me", "date": "2026-07-15T09:41:00.250Z", "text": "ok", "image": {"path": "p.png", "width": 10, "height": 10}},
+               {"type": "system", "date": "2026-07-15T09:42:00", "text": "Ann left"}
+             ]}
+            """.utf8
+        ).write(to: input)
         let r = try Tool.run(["convert", input.path, "-o", "out.csv", "--tz", "America/New_York"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         let bytes = try Data(contentsOf: dir.appendingPathComponent("out.csv"))
@@ -234,14 +302,15 @@ struct ConvertCLITests {
         #expect(text.hasPrefix("timestamp,author,direction,message,media,attachments,kind\r\n"))
         #expect(text.contains("\"She said \"\"hi\"\",\nthen left\""), "quotes doubled, newline inside the field: \(text)")
         let rows = try CSVReader.parse(bytes)
-        #expect(rows == [
-            ["timestamp", "author", "direction", "message", "media", "attachments", "kind"],
-            // Winter in New York: −05:00; summer: −04:00; the fraction of the instant is kept.
-            ["2026-01-15T04:40:00-05:00", "Ann \"A\" Lee, Jr.", "incoming", "She said \"hi\",\nthen left", "", "", "message"],
-            ["2026-07-15T05:41:00.250-04:00", "Me", "outgoing", "ok", "", "p.png", "message"],
-            // A wall-clock time is written as it was, with the zone's offset then.
-            ["2026-07-15T09:42:00-04:00", "", "", "Ann left", "", "", "system"],
-        ])
+        #expect(
+            rows == [
+                ["timestamp", "author", "direction", "message", "media", "attachments", "kind"],
+                // Winter in New York: −05:00; summer: −04:00; the fraction of the instant is kept.
+                ["2026-01-15T04:40:00-05:00", "Ann \"A\" Lee, Jr.", "incoming", "She said \"hi\",\nthen left", "", "", "message"],
+                ["2026-07-15T05:41:00.250-04:00", "Me", "outgoing", "ok", "", "p.png", "message"],
+                // A wall-clock time is written as it was, with the zone's offset then.
+                ["2026-07-15T09:42:00-04:00", "", "", "Ann left", "", "", "system"]
+            ])
         #expect(text.components(separatedBy: "\r\n").count == 5, "CRLF after every record")
     }
 
@@ -311,12 +380,14 @@ struct ConvertCLITests {
         #expect(r.status != 0 && r.stderr.contains("--now 'soon' is not a date"), "\(r.stderr)")
     }
 
-    @Test("convert (in any zone), then render the JSON: the same PNG as rendering the export directly", arguments: [
-        ("whatsapp-ios", ["--me", "Kai"]),
-        ("sms/sms-backup.xml", ["--chat", "Ann Lee"]),
-        ("telegram-single/result.json", ["--me", "Leo Park"]),
-        ("whatsapp-android-es.txt", ["--me", "Diego"]),
-    ] as [(String, [String])])
+    @Test(
+        "convert (in any zone), then render the JSON: the same PNG as rendering the export directly",
+        arguments: [
+            ("whatsapp-ios", ["--me", "Kai"]),
+            ("sms/sms-backup.xml", ["--chat", "Ann Lee"]),
+            ("telegram-single/result.json", ["--me", "Leo Park"]),
+            ("whatsapp-android-es.txt", ["--me", "Diego"])
+        ] as [(String, [String])])
     func convertThenRender(fixture: String, options: [String]) throws {
         let dir = try ImportCLITests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -347,7 +418,8 @@ struct ConvertCLITests {
         for r in 0..<runs { order += stride(from: r, to: count, by: runs).map { $0 } }
         var xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(count)\">\n"
         for k in order {
-            xml += "<sms address=\"+15550102000\" date=\"\(1_700_000_000_000 + k * 60_000)\" type=\"\(k % 2 + 1)\" body=\"message \(k)\" contact_name=\"Ann\" />\n"
+            xml +=
+                "<sms address=\"+15550102000\" date=\"\(1_700_000_000_000 + k * 60_000)\" type=\"\(k % 2 + 1)\" body=\"message \(k)\" contact_name=\"Ann\" />\n"
         }
         xml += "</smses>\n"
         try Data(xml.utf8).write(to: dir.appendingPathComponent("backup.xml"))
@@ -388,13 +460,15 @@ struct ConvertCLITests {
         #expect(try PNGPixels(dir.appendingPathComponent("e.png")).pixels == PNGPixels(dir.appendingPathComponent("f.png")).pixels)
     }
 
-    @Test("bad arguments: one clear error each, non-zero exit, nothing written", arguments: [
-        (["-o", "out.json", "--tz", "Mars/Olympus"], "--tz 'Mars/Olympus' is not a time zone; expected an IANA name such as UTC, Europe/Berlin"),
-        (["-o", "out.txt"], "cannot tell the output format from 'out.txt'; use --format json|csv"),
-        (["-o", "out.json", "--assets", "inline"], "--assets 'inline' is not an asset mode; expected reference, folder or embed"),
-        (["-o", "-", "--format", "json", "--assets", "folder"], "--assets folder writes several files"),
-        (["-o", "missing/out.json", "--assets", "folder"], "missing/out.json: its folder"),
-    ])
+    @Test(
+        "bad arguments: one clear error each, non-zero exit, nothing written",
+        arguments: [
+            (["-o", "out.json", "--tz", "Mars/Olympus"], "--tz 'Mars/Olympus' is not a time zone; expected an IANA name such as UTC, Europe/Berlin"),
+            (["-o", "out.txt"], "cannot tell the output format from 'out.txt'; use --format json|csv"),
+            (["-o", "out.json", "--assets", "inline"], "--assets 'inline' is not an asset mode; expected reference, folder or embed"),
+            (["-o", "-", "--format", "json", "--assets", "folder"], "--assets folder writes several files"),
+            (["-o", "missing/out.json", "--assets", "folder"], "missing/out.json: its folder")
+        ])
     func badArguments(arguments: [String], message: String) throws {
         let dir = try ImportCLITests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -494,7 +568,8 @@ extension ConvertCLITests {
     func telegramStreamed() throws {
         let dir = try ImportCLITests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try Data(#"""
+        try Data(
+            #"""
             {"name": "Ana Ruiz", "type": "personal_chat", "id": 7, "messages": [
               {"id": 10, "type": "message", "date": "2024-03-05T14:22:11", "date_unixtime": "1709648531", "from": "Ana Ruiz", "from_id": "user7",
                "text": ["The killer is ", {"type": "spoiler", "text": "the butler"}]},
@@ -505,7 +580,8 @@ extension ConvertCLITests {
               {"id": 13, "type": "message", "date": "2024-03-05T14:25:11", "date_unixtime": "1709648711", "from": "Ana Ruiz", "from_id": "user7",
                "reply_to_message_id": 11, "text": "Way"}
             ]}
-            """#.utf8).write(to: dir.appendingPathComponent("result.json"))
+            """#.utf8
+        ).write(to: dir.appendingPathComponent("result.json"))
         let r = try Tool.run(["convert", "result.json", "-o", "out.json"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("me: \"Ben\""), "the inference is said: \(r.stderr)")

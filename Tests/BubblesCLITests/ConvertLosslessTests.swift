@@ -8,7 +8,8 @@ import Testing
 /// bytes, wherever convert put them) and the same PNG pixel for pixel.
 @Suite("bubbles convert is lossless", .serialized)
 struct ConvertLosslessTests {
-    static let cases: [(String, [String])] = ConvertCLITests.cases.map { ($0.0, $0.1) }
+    static let cases: [(String, [String])] =
+        ConvertCLITests.cases.map { ($0.0, $0.1) }
         + [("../../../Sources/BubbleCore/Samples/features.json", []), ("../../../Sources/BubbleCore/Samples/demo.json", [])]
 
     /// A file by its bytes (size and FNV-1a), so a photo copied elsewhere compares equal.

@@ -25,8 +25,10 @@ struct DocsPromiseCLITests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("x.sqlite").path
-        let r = try Tool.run(["import", Self.whatsapp + "/msgstore.db.crypt15", "--key-file", Self.whatsapp + "/encrypted_backup.key",
-                              "--media", Self.whatsapp + "/Media", "--db", db, "--tz", "UTC"])
+        let r = try Tool.run([
+            "import", Self.whatsapp + "/msgstore.db.crypt15", "--key-file", Self.whatsapp + "/encrypted_backup.key",
+            "--media", Self.whatsapp + "/Media", "--db", db, "--tz", "UTC"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let out = String(decoding: r.stdout, as: UTF8.self)
         #expect(out.contains("\"Ann Lee\" (conversation 1, new): added 15 messages, 3 attachments"), "\(out)")
@@ -61,8 +63,9 @@ struct DocsPromiseCLITests {
         let db = dir.appendingPathComponent("s.sqlite").path
         let r = try Tool.run(["import", profile, "--key", key, "--db", db])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(String(decoding: r.stdout, as: UTF8.self).contains("\"Ann Lee\" (conversation 1, new): added 9 messages, 3 attachments"),
-                "\(String(decoding: r.stdout, as: UTF8.self))")
+        #expect(
+            String(decoding: r.stdout, as: UTF8.self).contains("\"Ann Lee\" (conversation 1, new): added 9 messages, 3 attachments"),
+            "\(String(decoding: r.stdout, as: UTF8.self))")
         let none = try Tool.run(["render", profile, "-o", dir.appendingPathComponent("a.png").path])
         #expect(none.status != 0 && none.stderr.contains("the profile has no config.json; give the database key with --key"), "\(none.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("a.png").path))
@@ -83,7 +86,8 @@ struct DocsPromiseCLITests {
         let store = dir.appendingPathComponent("d.sqlite").path
         let first = try Tool.run(["import", channel, "--db", store])
         #expect(first.status != 0, "a channel whose owner is not known is not stored with every message incoming")
-        #expect(first.stderr.contains("every message would be stored as incoming") && first.stderr.contains("give --me NAME")
+        #expect(
+            first.stderr.contains("every message would be stored as incoming") && first.stderr.contains("give --me NAME")
                 && first.stderr.contains("Kai (kai)") && first.stderr.contains("--all-incoming"), "\(first.stderr)")
         let second = try Tool.run(["import", channel, "--db", store, "--me", "ann"])
         #expect(second.status == 0, "\(second.stderr)")
@@ -91,7 +95,8 @@ struct DocsPromiseCLITests {
         let out = dir.appendingPathComponent("c.json").path
         let c = try Tool.run(["convert", "--conversation", "1", "--db", store, "-o", out])
         #expect(c.status == 0, "\(c.stderr)")
-        let messages = try #require((JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any])?["messages"] as? [[String: Any]])
+        let messages = try #require(
+            (JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any])?["messages"] as? [[String: Any]])
         let sides = messages.map { "\($0["from"] ?? "") \($0["direction"] ?? "")" }
         #expect(sides.contains("501 outgoing") && sides.contains("503 incoming") && !sides.contains("503 outgoing"), "\(sides)")
         // Kept as read, on request.
@@ -126,8 +131,11 @@ struct DocsPromiseCLITests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("chat.json").path
-        try Data(#"{"messages":[{"sender_name":"Ann","timestamp_ms":1700000000000,"content":"Hello"},{"sender_name":"Ben","timestamp_ms":1700000060000,"content":"Hi Ann"}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: file))
+        try Data(
+            #"{"messages":[{"sender_name":"Ann","timestamp_ms":1700000000000,"content":"Hello"},{"sender_name":"Ben","timestamp_ms":1700000060000,"content":"Hi Ann"}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: file))
         let out = dir.appendingPathComponent("c.json").path
         let r = try Tool.run(["convert", file, "--me", "Ben", "-o", out])
         #expect(r.status == 0, "\(r.stderr)")
@@ -146,13 +154,15 @@ struct DocsPromiseCLITests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let sms = dir.appendingPathComponent("sms.xml").path
-        try Data("""
+        try Data(
+            """
             <?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
             <smses count="2">
               <sms protocol="0" address="07700 900123" date="1700000000000" type="1" body="Landed in Boston" read="1" status="-1" />
               <sms protocol="0" address="07700 900123" date="1700000060000" type="2" body="Welcome!" read="1" status="-1" />
             </smses>
-            """.utf8).write(to: URL(fileURLWithPath: sms))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: sms))
         let vcf = dir.appendingPathComponent("c.vcf").path
         try Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Olivia Hart\r\nTEL;TYPE=CELL:+44 7700 900123\r\nEND:VCARD\r\n".utf8).write(to: URL(fileURLWithPath: vcf))
         let out = dir.appendingPathComponent("o.json").path
@@ -171,7 +181,8 @@ struct DocsPromiseCLITests {
         #expect(r.status != 0, "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("wk").path), "\(r.stderr)")
         let zip = dir.appendingPathComponent("other.zip").path
-        let made = try Command.run("/usr/bin/python3", ["-c", "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1],'w'); z.writestr('notes/readme.md','hello'); z.close()", zip])
+        let made = try Command.run(
+            "/usr/bin/python3", ["-c", "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1],'w'); z.writestr('notes/readme.md','hello'); z.close()", zip])
         #expect(made.status == 0)
         let i = try Tool.run(["import", "other.zip", "--db", "new.sqlite"], in: dir)
         #expect(i.status != 0)
@@ -196,7 +207,8 @@ struct DocsPromiseCLITests {
         let whole = try Data(contentsOf: URL(fileURLWithPath: Self.whatsapp + "/msgstore.db.crypt15"))
         try whole.prefix(20).write(to: URL(fileURLWithPath: cut))
         let r = try Tool.run(["render", cut, "--key", AppKeys.whatsapp, "-o", dir.appendingPathComponent("x.png").path])
-        #expect(r.status != 0 && r.stderr.contains("header: is not a whole WhatsApp crypt14/crypt15 backup header (20 bytes")
+        #expect(
+            r.status != 0 && r.stderr.contains("header: is not a whole WhatsApp crypt14/crypt15 backup header (20 bytes")
                 && !r.stderr.contains("line 1"), "\(r.stderr)")
 
         let db = dir.appendingPathComponent("p.sqlite").path

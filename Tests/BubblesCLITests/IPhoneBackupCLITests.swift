@@ -24,7 +24,9 @@ struct IPhoneBackupCLITests {
         return Dictionary(all.map { ($0["title"] as! String, $0["messageCount"] as! Int) }, uniquingKeysWith: +)
     }
 
-    @Test("import of an encrypted backup: every conversation of the phone stored, named from its address book, with its photos; a second import adds nothing; decrypted files never left in TMPDIR")
+    @Test(
+        "import of an encrypted backup: every conversation of the phone stored, named from its address book, with its photos; a second import adds nothing; decrypted files never left in TMPDIR"
+    )
     func importTwice() throws {
         let (dir, backup, tmp) = try Self.made()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -50,7 +52,8 @@ struct IPhoneBackupCLITests {
         let (dir, backup, tmp) = try Self.made(rounds: 10_000)
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("phone.sqlite").path
-        let wrong = try Tool.run(["import", backup, "--db", db, "--password-stdin"], stdin: Data("Correct horse battery staple\n".utf8), environment: ["TMPDIR": tmp])
+        let wrong = try Tool.run(
+            ["import", backup, "--db", db, "--password-stdin"], stdin: Data("Correct horse battery staple\n".utf8), environment: ["TMPDIR": tmp])
         #expect(wrong.status == 1 && wrong.stderr.contains("the password is not this backup's"), "\(wrong.status) \(wrong.stderr)")
         let none = try Tool.run(["import", backup, "--db", db], stdin: Data(), environment: ["TMPDIR": tmp])
         #expect(none.status != 0 && none.stderr.contains("--password-stdin"), "\(none.stderr)")
@@ -67,12 +70,14 @@ struct IPhoneBackupCLITests {
         let (dir, backup, tmp) = try Self.made()
         defer { try? FileManager.default.removeItem(at: dir) }
         let png = dir.appendingPathComponent("mira.png").path
-        let r = try Tool.run(["render", backup, "--chat", "Mira Chen", "--password-stdin", "-o", png, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
+        let r = try Tool.run(
+            ["render", backup, "--chat", "Mira Chen", "--password-stdin", "-o", png, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(FileManager.default.contents(atPath: png)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)
         // The photo of Ann's chat is drawn (an image in the SVG); stats read the backup too.
         let svg = dir.appendingPathComponent("ann.svg").path
-        let drawn = try Tool.run(["render", backup, "--chat", "Ann Lee", "--password-stdin", "-o", svg, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
+        let drawn = try Tool.run(
+            ["render", backup, "--chat", "Ann Lee", "--password-stdin", "-o", svg, "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
         let picture = (try? String(contentsOfFile: svg, encoding: .utf8)) ?? ""
         #expect(drawn.status == 0 && picture.contains("<image"), "\(drawn.stderr)")
         let stats = try Tool.run(["stats", backup, "--chat", "Family", "--password-stdin", "--tz", "UTC"], stdin: Self.password, environment: ["TMPDIR": tmp])
@@ -107,7 +112,9 @@ struct IPhoneBackupCLITests {
         #expect(AppDatabaseCLITests.leftovers(tmp).isEmpty, "\(AppDatabaseCLITests.leftovers(tmp))")
     }
 
-    @Test("the web app's upload takes a backup as a .zip of its folder with the password in the form: every conversation stored; a wrong one is a 422 saying so, nothing stored; the server keeps serving")
+    @Test(
+        "the web app's upload takes a backup as a .zip of its folder with the password in the form: every conversation stored; a wrong one is a 422 saying so, nothing stored; the server keeps serving"
+    )
     func uploadZippedBackup() throws {
         let (dir, backup, _) = try Self.made(rounds: 100_000)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -121,9 +128,11 @@ struct IPhoneBackupCLITests {
             if let password {
                 body += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\n\(password)\r\n".utf8)
             }
-            body += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"backup.zip\"\r\nContent-Type: application/zip\r\n\r\n".utf8)
+            body += Data(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"backup.zip\"\r\nContent-Type: application/zip\r\n\r\n".utf8)
             body += try Data(contentsOf: zip) + Data("\r\n--\(boundary)--\r\n".utf8)
-            return try HTTP.request(port: server.port, method: "POST", path: "/api/v1/imports", body: body, contentType: "multipart/form-data; boundary=\(boundary)")
+            return try HTTP.request(
+                port: server.port, method: "POST", path: "/api/v1/imports", body: body, contentType: "multipart/form-data; boundary=\(boundary)")
         }
         let wrong = try post(password: "not it")
         #expect(wrong.status == 422 && wrong.text.contains("the password is not this backup's"), "\(wrong.status) \(wrong.text)")

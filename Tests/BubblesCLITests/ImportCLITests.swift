@@ -49,8 +49,10 @@ struct ImportCLITests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("sms.html").path
-        let r = try Tool.run(["render", Self.fixtures.appendingPathComponent("sms/sms-backup.xml").path,
-                              "--chat", "Ann Lee", "-o", out, "--tz", "UTC"])
+        let r = try Tool.run([
+            "render", Self.fixtures.appendingPathComponent("sms/sms-backup.xml").path,
+            "--chat", "Ann Lee", "-o", out, "--tz", "UTC"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("sms-backup.xml: line 10, column 106: character reference &#55357;"), "\(r.stderr)")
         #expect(r.stderr.contains("SMS Backup & Restore XML: read 7 messages"), "\(r.stderr)")
@@ -99,12 +101,15 @@ struct ImportCLITests {
         }
     }
 
-    @Test("WhatsApp placeholders (media omitted, deleted, a video and a document named) are labelled bubbles in HTML, PDF, SVG and PNG; no link inside them; hour 00 with a.m. is midnight")
+    @Test(
+        "WhatsApp placeholders (media omitted, deleted, a video and a document named) are labelled bubbles in HTML, PDF, SVG and PNG; no link inside them; hour 00 with a.m. is midnight"
+    )
     func whatsappPlaceholders() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let chat = dir.appendingPathComponent("chat.txt")
-        try Data("""
+        try Data(
+            """
             06/13/2020, 09:05 a.m. - Ann: Hi, did you get the photos?
             06/13/2020, 09:06 a.m. - Ben: <Media omitted>
             06/13/2020, 09:07 a.m. - Ann: VID-20211014-WA0003.mp4 (file attached)
@@ -113,14 +118,18 @@ struct ImportCLITests {
             Plan for Saturday
             06/14/2020, 00:08 a.m. - Ben: late
 
-            """.utf8).write(to: chat)
+            """.utf8
+        ).write(to: chat)
         let html = dir.appendingPathComponent("p.html").path
         let r = try Tool.run(["render", chat.path, "--me", "Ben", "-o", html, "--tz", "UTC", "--theme", "whatsapp"])
         #expect(r.status == 0, "\(r.stderr)")
         let page = try String(contentsOfFile: html, encoding: .utf8)
         let bubbles = Self.bubbles(page).map { $0.text.replacing(#/\s*\d\d:\d\d$/#, with: "") }
-        #expect(bubbles == ["Hi, did you get the photos?", "📎 Media omitted", "🎬 Video: VID-20211014-WA0003.mp4 (not in the export)",
-                            "🚫 This message was deleted", "📄 Document: Trip plan.pdf (not in the export)\nPlan for Saturday", "late"], "\(bubbles)")
+        #expect(
+            bubbles == [
+                "Hi, did you get the photos?", "📎 Media omitted", "🎬 Video: VID-20211014-WA0003.mp4 (not in the export)",
+                "🚫 This message was deleted", "📄 Document: Trip plan.pdf (not in the export)\nPlan for Saturday", "late"
+            ], "\(bubbles)")
         #expect(!page.contains("href=\"tel:"), "the date inside a file name is no phone number")
 
         let pdf = dir.appendingPathComponent("p.pdf").path
@@ -142,26 +151,31 @@ struct ImportCLITests {
         #expect(abs(Double(pixels.height) / 2 - svgHeight) <= 1, "PNG at 2× and SVG are the same layout")
     }
 
-    @Test("every importer fixture rendered to PDF through `bubbles render`: pdftotext finds its messages", arguments: [
-        ("sms/sms-backup.xml", ["--chat", "Ann Lee"], ["Are you still coming tonight?", "Yes! Running late", "We saved you a seat & a drink", "The view from here"]),
-        ("sms/sms-backup.xml", ["--chat", "Ann Lee, Ben Ode"], ["Ben Ode"]),
-        ("whatsapp-android-us", ["--me", "Ben Ode"], ["Merry Christmas Eve!", "The tree this year", "He did"]),
-        ("whatsapp-android-de.txt", ["--me", "Jonas"], ["Hallo! Wie geht's?", "Treffen wir uns am Samstag?", "3 August 2021"]),
-        ("whatsapp-android-es.txt", ["--me", "Diego"], ["¿Vienes mañana?", "Ya estoy aquí", "28 March 2025"]),
-        ("whatsapp-android-en-ca.txt", ["--me", "Marc"], ["Are we still on for dinner?", "Made it home, thanks!", "20 December 2023"]),
-        ("whatsapp-ios", ["--me", "Kai"], ["Landed!", "How was the flight?", "Coffee later?"]),
-        ("whatsapp-ios-group.txt", ["--me", "Sam Rivera"], ["Hi all", "Bus leaves at 8", "Sam Rivera created group"]),
-        ("telegram-single/result.json", ["--me", "Leo Park"], ["Did you see the eclipse photos?", "Not yet, send them!"]),
-        ("telegram-account/result.json", ["--chat", "Climbing crew"], ["Sunday at 10?", "Works for me"]),
-        ("imessage/chat.db", ["--chat", "+15550102000", "--me", "Leo"], ["Hey, are you free Saturday?", "Yes — what's up?", "Sent as SMS", "Look at this"]),
-        ("imessage/chat.db", ["--chat", "Weekend plans"], ["Count me in", "named the conversation"]),
-        ("meta-facebook", ["--chat", "Hiking Club ⛰️"], ["Wanderung am Sonntag? Größe egal", "Zoë Martin added Kai Weber", "Missed call"]),
-        ("meta-facebook-old", [], ["Schöne Grüße aus Köln", "Bis morgen!"]),
-        ("meta-instagram", [], ["Sunset at the lake", "I reacted to your message, it was funny"]),
-        ("meta-messenger-e2ee", [], ["Grüße"]),
-        ("discord", ["--chat", "general"], ["Trail report: muddy", "Thanks!", "Kai joined the server", "Ann started a thread: Gear talk"]),
-        ("native.json", [], []),
-    ] as [(String, [String], [String])])
+    @Test(
+        "every importer fixture rendered to PDF through `bubbles render`: pdftotext finds its messages",
+        arguments: [
+            (
+                "sms/sms-backup.xml", ["--chat", "Ann Lee"],
+                ["Are you still coming tonight?", "Yes! Running late", "We saved you a seat & a drink", "The view from here"]
+            ),
+            ("sms/sms-backup.xml", ["--chat", "Ann Lee, Ben Ode"], ["Ben Ode"]),
+            ("whatsapp-android-us", ["--me", "Ben Ode"], ["Merry Christmas Eve!", "The tree this year", "He did"]),
+            ("whatsapp-android-de.txt", ["--me", "Jonas"], ["Hallo! Wie geht's?", "Treffen wir uns am Samstag?", "3 August 2021"]),
+            ("whatsapp-android-es.txt", ["--me", "Diego"], ["¿Vienes mañana?", "Ya estoy aquí", "28 March 2025"]),
+            ("whatsapp-android-en-ca.txt", ["--me", "Marc"], ["Are we still on for dinner?", "Made it home, thanks!", "20 December 2023"]),
+            ("whatsapp-ios", ["--me", "Kai"], ["Landed!", "How was the flight?", "Coffee later?"]),
+            ("whatsapp-ios-group.txt", ["--me", "Sam Rivera"], ["Hi all", "Bus leaves at 8", "Sam Rivera created group"]),
+            ("telegram-single/result.json", ["--me", "Leo Park"], ["Did you see the eclipse photos?", "Not yet, send them!"]),
+            ("telegram-account/result.json", ["--chat", "Climbing crew"], ["Sunday at 10?", "Works for me"]),
+            ("imessage/chat.db", ["--chat", "+15550102000", "--me", "Leo"], ["Hey, are you free Saturday?", "Yes — what's up?", "Sent as SMS", "Look at this"]),
+            ("imessage/chat.db", ["--chat", "Weekend plans"], ["Count me in", "named the conversation"]),
+            ("meta-facebook", ["--chat", "Hiking Club ⛰️"], ["Wanderung am Sonntag? Größe egal", "Zoë Martin added Kai Weber", "Missed call"]),
+            ("meta-facebook-old", [], ["Schöne Grüße aus Köln", "Bis morgen!"]),
+            ("meta-instagram", [], ["Sunset at the lake", "I reacted to your message, it was funny"]),
+            ("meta-messenger-e2ee", [], ["Grüße"]),
+            ("discord", ["--chat", "general"], ["Trail report: muddy", "Thanks!", "Kai joined the server", "Ann started a thread: Gear talk"]),
+            ("native.json", [], [])
+        ] as [(String, [String], [String])])
     func everyFixtureToPDF(fixture: String, arguments: [String], expected: [String]) throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -186,8 +200,10 @@ struct ImportCLITests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let html = dir.appendingPathComponent("day.html").path
-        let r = try Tool.run(["render", Self.fixtures.appendingPathComponent("whatsapp-android-us").path, "--me", "Ben Ode",
-                              "--since", "2019-12-25", "--until", "2019-12-26", "--tz", "UTC", "-o", html])
+        let r = try Tool.run([
+            "render", Self.fixtures.appendingPathComponent("whatsapp-android-us").path, "--me", "Ben Ode",
+            "--since", "2019-12-25", "--until", "2019-12-26", "--tz", "UTC", "-o", html
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Self.bubbles(try String(contentsOfFile: html, encoding: .utf8)).map(\.text) == ["Did Santa come?", "He did 😄"])
         #expect(r.stderr.contains("left out 5 messages outside --since/--until"), "\(r.stderr)")
@@ -200,8 +216,11 @@ struct ImportCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let page = String(decoding: r.stdout, as: UTF8.self)
         #expect(page.hasPrefix("<!DOCTYPE html>"))
-        #expect(Self.bubbles(page) == [Bubble(outgoing: false, author: "Ola Berg", text: "Sunday at 10?"),
-                                       Bubble(outgoing: true, author: "Leo Park", text: "Works for me")])
+        #expect(
+            Self.bubbles(page) == [
+                Bubble(outgoing: false, author: "Ola Berg", text: "Sunday at 10?"),
+                Bubble(outgoing: true, author: "Leo Park", text: "Works for me")
+            ])
         #expect(page.contains("Leo Park created group «Climbing crew»"))
     }
 
@@ -209,8 +228,11 @@ struct ImportCLITests {
     func assetsFolder() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try Tool.run(["render", Self.fixtures.appendingPathComponent("whatsapp-ios").path, "--me", "Sam Rivera",
-                              "-o", "chat.html", "--assets", "folder", "--tz", "UTC"], in: dir)
+        let r = try Tool.run(
+            [
+                "render", Self.fixtures.appendingPathComponent("whatsapp-ios").path, "--me", "Sam Rivera",
+                "-o", "chat.html", "--assets", "folder", "--tz", "UTC"
+            ], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         let page = try String(contentsOfFile: dir.appendingPathComponent("chat.html").path, encoding: .utf8)
         let photos = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("chat_files").path).filter { $0.hasSuffix(".jpg") }
@@ -219,18 +241,24 @@ struct ImportCLITests {
         #expect(!page.contains("data:image/jpeg"))
     }
 
-    @Test("bad import arguments and inputs: one clear error each, non-zero exit, nothing written", arguments: [
-        (["--input-format", "xml"], "The value 'xml' is invalid for '--input-format <input-format>'. Please provide one of the following:\n  - native\n  - sms"),
-        (["--since", "2024-13-01"], "--since '2024-13-01' is not a valid date or time"),
-        (["--since", "yesterday"], "--since 'yesterday' is not a date; expected YYYY-MM-DD"),
-        (["--since", "2024-02-01", "--until", "2024-01-01"], "--since 2024-02-01 is not before --until 2024-01-01"),
-        (["--tz", "Mars/Olympus"], "--tz 'Mars/Olympus' is not a time zone"),
-        (["--input-format", "telegram"], "sms-backup.xml: line 1, column 1: "),
-    ])
+    @Test(
+        "bad import arguments and inputs: one clear error each, non-zero exit, nothing written",
+        arguments: [
+            (
+                ["--input-format", "xml"],
+                "The value 'xml' is invalid for '--input-format <input-format>'. Please provide one of the following:\n  - native\n  - sms"
+            ),
+            (["--since", "2024-13-01"], "--since '2024-13-01' is not a valid date or time"),
+            (["--since", "yesterday"], "--since 'yesterday' is not a date; expected YYYY-MM-DD"),
+            (["--since", "2024-02-01", "--until", "2024-01-01"], "--since 2024-02-01 is not before --until 2024-01-01"),
+            (["--tz", "Mars/Olympus"], "--tz 'Mars/Olympus' is not a time zone"),
+            (["--input-format", "telegram"], "sms-backup.xml: line 1, column 1: ")
+        ])
     func badInput(arguments: [String], message: String) throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try Tool.run(["render", Self.fixtures.appendingPathComponent("sms/sms-backup.xml").path, "--chat", "Ann Lee", "-o", "out.png"] + arguments, in: dir)
+        let r = try Tool.run(
+            ["render", Self.fixtures.appendingPathComponent("sms/sms-backup.xml").path, "--chat", "Ann Lee", "-o", "out.png"] + arguments, in: dir)
         #expect(r.status != 0)
         #expect(r.stderr.contains(message), "\(r.stderr)")
         #expect(r.stderr.hasPrefix("Error: "), "one error, not a trace: \(r.stderr)")

@@ -29,22 +29,32 @@ struct InsightBrowserTests {
         var messages: [[String: Any]] = []
         for seq in 1...3_000 {
             let p = pictures[seq % pictures.count]
-            var m: [String: Any] = ["from": seq % 2 == 0 ? "me" : (seq % 3 == 0 ? "ben" : "ann"),
-                                    "date": f.string(from: Date(timeIntervalSince1970: 1_704_067_200 + Double(seq) * 3_000)),
-                                    "images": [["path": p.path, "width": p.width, "height": p.height]]]
+            var m: [String: Any] = [
+                "from": seq % 2 == 0 ? "me" : (seq % 3 == 0 ? "ben" : "ann"),
+                "date": f.string(from: Date(timeIntervalSince1970: 1_704_067_200 + Double(seq) * 3_000)),
+                "images": [["path": p.path, "width": p.width, "height": p.height]]
+            ]
             if seq % 10 == 0 { m["text"] = "photo \(seq)" }
             messages.append(m)
         }
         let end = 1_704_067_200 + 3_001 * 3_000.0
-        messages.append(["from": "ann", "date": f.string(from: Date(timeIntervalSince1970: end)),
-                         "attachment": ["kind": "video", "path": media.appendingPathComponent("clip.webm").path, "duration": 3]])
-        messages.append(["from": "ben", "date": f.string(from: Date(timeIntervalSince1970: end + 60)),
-                         "attachment": ["kind": "voice", "path": media.appendingPathComponent("voice.amr").path, "duration": 2]])
-        messages.append(["from": "me", "date": f.string(from: Date(timeIntervalSince1970: end + 120)),
-                         "attachment": ["kind": "document", "path": media.appendingPathComponent("Trip plan.pdf").path, "fileName": "Trip plan.pdf", "pageCount": 2]])
-        let doc: [String: Any] = ["format": "bubblekit-conversation", "version": 1, "title": "Photo album", "me": "me",
-                                  "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann Lee"], ["id": "ben", "name": "Ben Ode"]],
-                                  "messages": messages]
+        messages.append([
+            "from": "ann", "date": f.string(from: Date(timeIntervalSince1970: end)),
+            "attachment": ["kind": "video", "path": media.appendingPathComponent("clip.webm").path, "duration": 3]
+        ])
+        messages.append([
+            "from": "ben", "date": f.string(from: Date(timeIntervalSince1970: end + 60)),
+            "attachment": ["kind": "voice", "path": media.appendingPathComponent("voice.amr").path, "duration": 2]
+        ])
+        messages.append([
+            "from": "me", "date": f.string(from: Date(timeIntervalSince1970: end + 120)),
+            "attachment": ["kind": "document", "path": media.appendingPathComponent("Trip plan.pdf").path, "fileName": "Trip plan.pdf", "pageCount": 2]
+        ])
+        let doc: [String: Any] = [
+            "format": "bubblekit-conversation", "version": 1, "title": "Photo album", "me": "me",
+            "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann Lee"], ["id": "ben", "name": "Ben Ode"]],
+            "messages": messages
+        ]
         let url = dir.appendingPathComponent("album.json")
         try JSONSerialization.data(withJSONObject: doc).write(to: url)
         return url
@@ -56,7 +66,9 @@ struct InsightBrowserTests {
         return dir
     }
 
-    @Test("media and thumbnails: newest first; a thumbnail is made once and then read from disk, turned by its EXIF orientation; a corrupt photo gets a placeholder; bad sizes and ids are 400s")
+    @Test(
+        "media and thumbnails: newest first; a thumbnail is made once and then read from disk, turned by its EXIF orientation; a corrupt photo gets a placeholder; bad sizes and ids are 400s"
+    )
     func thumbnails() throws {
         let dir = try Self.temp()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -97,7 +109,9 @@ struct InsightBrowserTests {
         #expect(try server.get("/api/v1/conversations/1/stats?tz=Nowhere/City").status == 400)
     }
 
-    @Test("the gallery of 3,000 photos in Chromium: at most 200 cells in the page wherever it is scrolled, thumbnails load, filters, the lightbox with ← →, and 'show in conversation' opens the viewer at the message")
+    @Test(
+        "the gallery of 3,000 photos in Chromium: at most 200 cells in the page wherever it is scrolled, thumbnails load, filters, the lightbox with ← →, and 'show in conversation' opens the viewer at the message"
+    )
     func gallery() throws {
         let dir = try Self.temp()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -111,24 +125,30 @@ struct InsightBrowserTests {
         func cells() throws -> Int { try b.run("return document.querySelectorAll('#gallery .gc').length") as? Int ?? -1 }
         let atTop = try cells()
         #expect(atTop > 20 && atTop <= 200, "cells at the top: \(atTop)")
-        _ = try b.wait(for: "the first thumbnails", timeout: 60, """
+        _ = try b.wait(
+            for: "the first thumbnails", timeout: 60,
+            """
             const imgs = [...document.querySelectorAll('#gallery .gc img')].slice(0, 12);
             return imgs.length === 12 && imgs.every(i => i.complete && i.naturalWidth > 0);
             """)
         // Scrolled to the middle and to the end: still at most 200 cells, of messages from there.
         for (fraction, range) in [(0.5, 1_000...2_000), (1.0, 1...200)] {
             try b.run("const g = document.getElementById('gallery'); g.scrollTop = (g.scrollHeight - g.clientHeight) * arguments[0];", [fraction])
-            _ = try b.wait(for: "cells at \(fraction)", timeout: 15, """
+            _ = try b.wait(
+                for: "cells at \(fraction)", timeout: 15,
+                """
                 const g = document.getElementById('gallery'), r = g.getBoundingClientRect();
                 return [...g.querySelectorAll('.gc')].some(c => { const b = c.getBoundingClientRect(); return b.top >= r.top && b.bottom <= r.bottom; });
                 """)
             let n = try cells()
             #expect(n > 20 && n <= 200, "cells at \(fraction): \(n)")
-            let visible = try #require(try b.run("""
-                const g = document.getElementById('gallery'), r = g.getBoundingClientRect();
-                return [...g.querySelectorAll('.gc')].filter(c => { const b = c.getBoundingClientRect(); return b.top >= r.top && b.bottom <= r.bottom; })
-                    .map(c => +c.dataset.seq);
-                """) as? [Int])
+            let visible = try #require(
+                try b.run(
+                    """
+                    const g = document.getElementById('gallery'), r = g.getBoundingClientRect();
+                    return [...g.querySelectorAll('.gc')].filter(c => { const b = c.getBoundingClientRect(); return b.top >= r.top && b.bottom <= r.bottom; })
+                        .map(c => +c.dataset.seq);
+                    """) as? [Int])
             #expect(!visible.isEmpty && visible.allSatisfy { range.contains($0) }, "on screen at \(fraction): \(visible.prefix(5))…")
         }
         // Filters: Ben's photos only (every sixth message but the even ones: seq % 6 == 3).
@@ -146,12 +166,12 @@ struct InsightBrowserTests {
         let firstLink = try #require(try b.run("return document.getElementById('lbopen').getAttribute('href')") as? String)
         #expect(firstLink == "/c/1?at=3000", "\(firstLink)")
         _ = try b.wait(for: "the large photo", timeout: 30, "const i = document.querySelector('#lbmedia img'); return i.complete && i.naturalWidth > 0;")
-        try b.press("\u{E014}")   // →
+        try b.press("\u{E014}")  // →
         let next = try #require(try b.run("return document.getElementById('lbopen').getAttribute('href')") as? String)
         #expect(next == "/c/1?at=2999", "\(next)")
-        try b.press("\u{E012}")   // ←
+        try b.press("\u{E012}")  // ←
         #expect(try b.run("return document.getElementById('lbopen').getAttribute('href')") as? String == "/c/1?at=3000")
-        try b.press("\u{E00C}")   // Esc
+        try b.press("\u{E00C}")  // Esc
         #expect(try b.run("return document.getElementById('lightbox').hidden") as? Bool == true)
 
         // "Show in conversation": the viewer, at that message.
@@ -181,10 +201,13 @@ struct InsightBrowserTests {
         defer { b.quit() }
         try b.open("http://127.0.0.1:\(server.port)/c/1/stats")
         // Drawn at the column's width (the window less the list), not shrunk from 720.
-        let drawn = try #require(try b.wait(for: "the charts", timeout: 30, """
-            const i = document.getElementById('chart'); const m = /[?&]width=(\\d+)/.exec(i.src);
-            return i.complete && i.naturalWidth > 0 && m ? [Number(m[1]), i.naturalWidth, i.getBoundingClientRect().width] : null;
-            """) as? [Double])
+        let drawn = try #require(
+            try b.wait(
+                for: "the charts", timeout: 30,
+                """
+                const i = document.getElementById('chart'); const m = /[?&]width=(\\d+)/.exec(i.src);
+                return i.complete && i.naturalWidth > 0 && m ? [Number(m[1]), i.naturalWidth, i.getBoundingClientRect().width] : null;
+                """) as? [Double])
         #expect(drawn[0] >= 300 && drawn[0] < 720 && abs(drawn[0] - drawn[2]) < 40, "chart drawn at \(drawn[0]) for a column of \(drawn[2])")
         let table = try #require(try b.run("return document.querySelector('main.stats table').innerText") as? String)
         #expect(table.contains("Me") && table.contains("Ann Lee") && table.contains("Ben Ode"))

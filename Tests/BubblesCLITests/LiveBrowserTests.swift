@@ -9,7 +9,8 @@ import Testing
 struct LiveBrowserTests {
     /// The text of message `seq`'s rows in the page, nil when it is not there.
     static func rowText(_ b: WebDriver, _ seq: Int) throws -> String? {
-        try b.run("""
+        try b.run(
+            """
             const m = document.querySelector('b[data-n="' + arguments[0] + '"]');
             return m ? m.parentElement.textContent : null;
             """, [seq]) as? String
@@ -17,7 +18,8 @@ struct LiveBrowserTests {
 
     /// Where message `seq`'s bubble is: "left" or "right" of the column's middle.
     static func side(_ b: WebDriver, _ seq: Int) throws -> String? {
-        try b.run("""
+        try b.run(
+            """
             const m = document.querySelector('b[data-n="' + arguments[0] + '"]');
             if (!m) return null;
             const box = m.parentElement, col = document.getElementById('rows').getBoundingClientRect();
@@ -32,7 +34,9 @@ struct LiveBrowserTests {
     }
 
     static func ready(_ b: WebDriver, _ what: String) throws {
-        try b.wait(for: what, timeout: 30, """
+        try b.wait(
+            for: what, timeout: 30,
+            """
             const v = window.bubbleViewer;
             return !!(v && v.live && v.live.ready() && v.state.windows > 0 && !v.busy());
             """)
@@ -44,8 +48,9 @@ struct LiveBrowserTests {
         var testDescription: String { self == .oneSQLite ? "one node, SQLite" : "two nodes, one PostgreSQL" }
     }
 
-    @Test("A types hello + Enter and at once the next words → B sees hello on the other side and that A types again; B replies with a photo; A reloads: both in order; B edits, A sees it; A reacts, B sees it",
-          arguments: Nodes.allCases)
+    @Test(
+        "A types hello + Enter and at once the next words → B sees hello on the other side and that A types again; B replies with a photo; A reloads: both in order; B edits, A sees it; A reacts, B sees it",
+        arguments: Nodes.allCases)
     func twoWindows(nodes: Nodes) throws {
         let w = try TwoWindows(title: "Two windows", height: 640, nodes: nodes)
         defer { w.stop() }
@@ -69,12 +74,15 @@ struct LiveBrowserTests {
         // B is told that A types the next message — a typing frame after "hello" (rev ≥ 1) — and
         // "hello" arriving does not hide it, whichever of the two reaches B first. What B was
         // told is logged by the page, so no timing decides the outcome.
-        try b.wait(for: "the typing indicator for A's next message in B", timeout: 15,
-                   "return bubbleViewer.state.live.typingLog.some(t => t.sender === 'me' && t.rev >= 1);")
-        let told = try b.run("""
-            const t = bubbleViewer.state.live.typingLog.filter(t => t.sender === 'me' && t.rev >= 1)[0];
-            return t.hidden === null ? 'shown' : t.hidden;
-            """) as? String
+        try b.wait(
+            for: "the typing indicator for A's next message in B", timeout: 15,
+            "return bubbleViewer.state.live.typingLog.some(t => t.sender === 'me' && t.rev >= 1);")
+        let told =
+            try b.run(
+                """
+                const t = bubbleViewer.state.live.typingLog.filter(t => t.sender === 'me' && t.rev >= 1)[0];
+                return t.hidden === null ? 'shown' : t.hidden;
+                """) as? String
         #expect(told == "shown" || told == "timeout", "B hid A's typing because of: \(told ?? "nil")")
         if told == "shown" {
             #expect(try b.run("return document.getElementById('typingname').textContent") as? String == "Me is typing…")
@@ -85,7 +93,9 @@ struct LiveBrowserTests {
         let photo = Tool.root.appendingPathComponent("Sources/BubbleCore/Samples/demo-photo.png").path
         try b.type("#text", "look")
         try b.type("#photo", photo)
-        try a.wait(for: "B's photo in A", timeout: 10, """
+        try a.wait(
+            for: "B's photo in A", timeout: 10,
+            """
             const m = document.querySelector('b[data-n="2"]');
             return !!m && !!m.parentElement.querySelector('img') && m.parentElement.textContent.includes('look') && !bubbleViewer.busy();
             """)
@@ -100,34 +110,44 @@ struct LiveBrowserTests {
 
         // B edits its message through its actions; A sees the new text, marked edited.
         try b.run("document.querySelector('b[data-n=\"2\"]').parentElement.querySelector('img, span, div').click();")
-        try b.wait(for: "B's actions", timeout: 15, "return !document.getElementById('actions').hidden && !document.querySelector('[data-act=\"edit\"]').hidden;")
+        try b.wait(
+            for: "B's actions", timeout: 15, "return !document.getElementById('actions').hidden && !document.querySelector('[data-act=\"edit\"]').hidden;")
         try b.click("[data-act=\"edit\"]")
         #expect(try b.run("return document.getElementById('text').value") as? String == "look")
         try b.run("document.getElementById('text').value = '';")
         try b.type("#text", "look at this\u{E007}")
-        try a.wait(for: "the edit in A", timeout: 15, """
+        try a.wait(
+            for: "the edit in A", timeout: 15,
+            """
             const m = document.querySelector('b[data-n="2"]');
             return !!m && m.parentElement.textContent.includes('look at this') && /edited/i.test(m.parentElement.textContent);
             """)
         // A reacts to B's message from the keyboard alone: into the column, ↓/↑ to the message,
         // Enter opens its actions (the focus in them), → to ❤️, Enter; the focus is back on the message.
-        let focused = "const m = document.activeElement.closest && document.activeElement.closest('.vm'); const b = m && m.querySelector('b[data-n]'); return b ? Number(b.dataset.n) : 0;"
+        let focused =
+            "const m = document.activeElement.closest && document.activeElement.closest('.vm'); const b = m && m.querySelector('b[data-n]'); return b ? Number(b.dataset.n) : 0;"
         try a.run("document.getElementById('rows').focus();")
         try a.press("\u{E015}")
         for _ in 0..<3 where try a.run(focused) as? Int != 2 { try a.press(try a.run(focused) as? Int ?? 0 > 2 ? "\u{E013}" : "\u{E015}") }
         #expect(try a.run(focused) as? Int == 2, "↑/↓ reach message 2")
         try a.press("\u{E007}")
-        try a.wait(for: "A's actions from the keyboard", timeout: 15, "return !document.getElementById('actions').hidden && !!document.activeElement.closest('#actions');")
+        try a.wait(
+            for: "A's actions from the keyboard", timeout: 15,
+            "return !document.getElementById('actions').hidden && !!document.activeElement.closest('#actions');")
         for _ in 0..<8 where try a.run("return document.activeElement.dataset.emoji || ''") as? String != "❤️" { try a.press("\u{E014}") }
         #expect(try a.run("return document.activeElement.dataset.emoji") as? String == "❤️")
         try a.press("\u{E007}")
-        try a.wait(for: "the menu closed, the focus on the message", timeout: 15, "return document.getElementById('actions').hidden && !!document.activeElement.closest('.vm');")
+        try a.wait(
+            for: "the menu closed, the focus on the message", timeout: 15,
+            "return document.getElementById('actions').hidden && !!document.activeElement.closest('.vm');")
         // Esc closes the actions and keeps the chat open (the next Esc would close it).
         try a.press("\u{E007}")
         try a.wait(for: "the actions again", timeout: 15, "return !document.getElementById('actions').hidden;")
         try a.press("\u{E00C}")
         #expect(try a.run("return document.getElementById('actions').hidden && location.pathname") as? String == "/c/\(c)")
-        try b.wait(for: "the reaction in B", timeout: 15, """
+        try b.wait(
+            for: "the reaction in B", timeout: 15,
+            """
             const m = document.querySelector('b[data-n="2"]'); return !!m && m.parentElement.textContent.includes('❤️');
             """)
         let stored = try s.stored(c)
@@ -175,7 +195,8 @@ struct LiveBrowserTests {
         for text in ["one", "two", "three"] {
             #expect(try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": text, "sender": "me"]).status == 201)
         }
-        try b.wait(for: "B caught up", timeout: 15, "return bubbleViewer.live.rev() === 4 && !!document.querySelector('b[data-n=\"4\"]') && !bubbleViewer.busy();")
+        try b.wait(
+            for: "B caught up", timeout: 15, "return bubbleViewer.live.rev() === 4 && !!document.querySelector('b[data-n=\"4\"]') && !bubbleViewer.busy();")
         let order = try b.run("return Array.from(document.querySelectorAll('b[data-n]')).map(x => Number(x.dataset.n))") as? [Int]
         #expect(order == [1, 2, 3, 4])
         #expect(try b.run("return bubbleViewer.state.live.connects") as? Int ?? 0 >= 2)

@@ -38,7 +38,9 @@ struct LiveCLITests {
         return try #require((r.json as? [String: Any])?["id"] as? Int)
     }
 
-    @Test("a compact layout (--compact-from 1: no messages kept, windows read from the store) answers the viewer as one holding its messages: frames and rows at widths in turn, after sends, an edit and a delete")
+    @Test(
+        "a compact layout (--compact-from 1: no messages kept, windows read from the store) answers the viewer as one holding its messages: frames and rows at widths in turn, after sends, an edit and a delete"
+    )
     func compactViewer() throws {
         let full = try Self.server(), compact = try Self.server(["--compact-from", "1"])
         defer { full.stop(); compact.stop() }
@@ -67,11 +69,14 @@ struct LiveCLITests {
                 for q in ["at=1", "at=20", "y=900&h=600", ""] {
                     let a = try view(full, "width=\(width)&" + q), b = try view(compact, "width=\(width)&" + q)
                     let ta = a["tops"] as? [Double] ?? [], tb = b["tops"] as? [Double] ?? []
-                    if abs((a["height"] as? Double ?? 0) - (b["height"] as? Double ?? -1)) > 1e-6 { out.append("\(label) \(width) \(q): height \(a["height"] ?? "-") vs \(b["height"] ?? "-")") }
+                    if abs((a["height"] as? Double ?? 0) - (b["height"] as? Double ?? -1)) > 1e-6 {
+                        out.append("\(label) \(width) \(q): height \(a["height"] ?? "-") vs \(b["height"] ?? "-")")
+                    }
                     if ta.count != tb.count || zip(ta, tb).contains(where: { abs($0 - $1) > 1e-6 }) { out.append("\(label) \(width) \(q): tops") }
                     // Each server stamps the messages sent to it with its own clock: the moments
                     // (`datetime`, to the second) may differ; everything else must not.
-                    let ha = (a["html"] as? String ?? "").replacing(#/ datetime="[^"]*"/#, with: ""), hb = (b["html"] as? String ?? "").replacing(#/ datetime="[^"]*"/#, with: "")
+                    let ha = (a["html"] as? String ?? "").replacing(#/ datetime="[^"]*"/#, with: ""),
+                        hb = (b["html"] as? String ?? "").replacing(#/ datetime="[^"]*"/#, with: "")
                     if ha != hb || ha.isEmpty { out.append("\(label) \(width) \(q): rows") }
                     if a["first"] as? Int != b["first"] as? Int || a["count"] as? Int != b["count"] as? Int { out.append("\(label) \(width) \(q): window") }
                 }
@@ -87,11 +92,17 @@ struct LiveCLITests {
         }
         try agree("sent")
         for s in [full, compact] {
-            for k in 0..<5 { _ = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": "more \(k) " + words.joined(separator: " "), "sender": k % 2 == 0 ? "me" : "ann"]) }
+            for k in 0..<5 {
+                _ = try s.call(
+                    "POST", "/api/v1/conversations/\(c)/messages",
+                    ["clientId": UUID().uuidString, "text": "more \(k) " + words.joined(separator: " "), "sender": k % 2 == 0 ? "me" : "ann"])
+            }
         }
         try agree("appended")
         for s in [full, compact] {
-            #expect(try s.call("PATCH", "/api/v1/conversations/\(c)/messages/2", ["text": String(repeating: "longer now ", count: 30), "sender": "me"]).status == 200)
+            #expect(
+                try s.call("PATCH", "/api/v1/conversations/\(c)/messages/2", ["text": String(repeating: "longer now ", count: 30), "sender": "me"]).status
+                    == 200)
         }
         try agree("edited")
         for s in [full, compact] { #expect(try s.call("DELETE", "/api/v1/conversations/\(c)/messages/5?sender=me").status == 200) }
@@ -122,7 +133,9 @@ struct LiveCLITests {
         #expect(html.contains("2*3*4 = 24"))
     }
 
-    @Test("API: create, send once per clientId (201 then 200 with the same message), refusals store nothing, edit/delete by the author, reactions, replies, catch-up")
+    @Test(
+        "API: create, send once per clientId (201 then 200 with the same message), refusals store nothing, edit/delete by the author, reactions, replies, catch-up"
+    )
     func api() throws {
         let s = try Self.server()
         defer { s.stop() }
@@ -139,8 +152,9 @@ struct LiveCLITests {
         let again = try s.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": id, "text": "hello", "sender": "me"])
         #expect(again.status == 200)
         #expect((again.json as? [String: Any])?["seq"] as? Int == 1 && (again.json as? [String: Any])?["rev"] as? Int == 1)
-        let reply = try s.call("POST", "/api/v1/conversations/\(c)/messages",
-                               ["clientId": UUID().uuidString, "text": "hi <b>you</b>", "sender": "ann", "replyTo": 1])
+        let reply = try s.call(
+            "POST", "/api/v1/conversations/\(c)/messages",
+            ["clientId": UUID().uuidString, "text": "hi <b>you</b>", "sender": "ann", "replyTo": 1])
         #expect(reply.status == 201)
         let m2 = try #require(reply.json as? [String: Any])
         #expect(m2["seq"] as? Int == 2 && m2["side"] as? String == "incoming")
@@ -149,12 +163,15 @@ struct LiveCLITests {
         // Refusals: each a JSON 4xx naming the field, and nothing stored.
         let refusals: [(Any, Int, String, String)] = [
             (["clientId": UUID().uuidString, "text": "   \n ", "sender": "me"], 400, "text", "/api/v1/conversations/\(c)/messages"),
-            (["clientId": UUID().uuidString, "text": String(repeating: "x", count: 65_537), "sender": "me"], 413, "65537 bytes", "/api/v1/conversations/\(c)/messages"),
+            (
+                ["clientId": UUID().uuidString, "text": String(repeating: "x", count: 65_537), "sender": "me"], 413, "65537 bytes",
+                "/api/v1/conversations/\(c)/messages"
+            ),
             (["clientId": UUID().uuidString, "text": "x", "sender": "me"], 404, "no conversation", "/api/v1/conversations/999/messages"),
             (["clientId": "not-a-uuid", "text": "x", "sender": "me"], 400, "clientId", "/api/v1/conversations/\(c)/messages"),
             (["clientId": UUID().uuidString, "text": "x", "sender": "bob"], 400, "sender \"bob\"", "/api/v1/conversations/\(c)/messages"),
             (["clientId": UUID().uuidString, "text": "x", "sender": "me", "replyTo": 99], 400, "replyTo 99", "/api/v1/conversations/\(c)/messages"),
-            (["clientId": UUID().uuidString, "text": "x", "sender": "me", "photo": "../../etc/passwd"], 400, "photo", "/api/v1/conversations/\(c)/messages"),
+            (["clientId": UUID().uuidString, "text": "x", "sender": "me", "photo": "../../etc/passwd"], 400, "photo", "/api/v1/conversations/\(c)/messages")
         ]
         for (body, status, words, path) in refusals {
             let r = try s.call("POST", path, body)
@@ -217,7 +234,9 @@ struct LiveCLITests {
         #expect(file.status == 200 && file.body == png)
     }
 
-    @Test("Socket: Origin and token checked, catch-up after a revision then ready, acks after commit, changes to every watcher in order, typing to the others, size and rate limits")
+    @Test(
+        "Socket: Origin and token checked, catch-up after a revision then ready, acks after commit, changes to every watcher in order, typing to the others, size and rate limits"
+    )
     func socket() throws {
         let s = try Self.server(["--rate", "5", "--burst", "3", "--max-message", "1"])
         defer { s.stop() }
@@ -287,8 +306,9 @@ struct LiveCLITests {
         let token = "0123456789abcdef0123"
         let s = try Self.server(["--token", token])
         defer { s.stop() }
-        let created = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations?token=\(token)",
-                                       body: try JSONSerialization.data(withJSONObject: ["participants": ["Me", "Ann"]]))
+        let created = try HTTP.request(
+            port: s.port, method: "POST", path: "/api/v1/conversations?token=\(token)",
+            body: try JSONSerialization.data(withJSONObject: ["participants": ["Me", "Ann"]]))
         #expect(created.status == 201)
         // The handshake is refused (the framework answers a refused upgrade with a bare 400); the
         // same URL without the upgrade says why.
@@ -321,7 +341,7 @@ struct LiveCLITests {
                 for i in 0..<200 {
                     let id = UUID().uuidString.lowercased()
                     let roll = Int.random(in: 0..<100, using: &random)
-                    if roll < 3 { client.drop() }   // the network goes away before a send
+                    if roll < 3 { client.drop() }  // the network goes away before a send
                     try client.send("c\(k) m\(i)", clientID: id, duplicate: roll >= 3 && roll < 8, until: deadline)
                     if roll >= 8 && roll < 11 {
                         // Acknowledged, then the ack is "lost": the client drops and sends it again.
@@ -381,7 +401,9 @@ struct LiveCLITests {
         #expect(acknowledgedAtKill >= 600 && acknowledgedAtKill < 2_400)
     }
 
-    @Test("Stop: SIGTERM with 20 sockets open and writes in flight ends the server within 5 s, exit 0; every acknowledged message is stored, and clients finish after a restart")
+    @Test(
+        "Stop: SIGTERM with 20 sockets open and writes in flight ends the server within 5 s, exit 0; every acknowledged message is stored, and clients finish after a restart"
+    )
     func gracefulStop() throws {
         let s = try Self.server(["--rate", "0"])
         defer { s.stop() }
@@ -445,14 +467,19 @@ struct LiveCLITests {
         let buckets = text.split(separator: "\n").filter { $0.hasPrefix("http_server_request_duration_bucket{") && $0.contains(route) && $0.contains("GET") }
         #expect(buckets.count >= 10 && buckets.contains { $0.contains("le=\"+Inf\"") })
         #expect(text.contains("# TYPE http_server_request_duration histogram"))
-        #expect(text.split(separator: "\n").contains { $0.hasPrefix("hb_requests{") && $0.contains("http_route=\"/api/v1/conversations/{id}\"") && $0.contains("http_response_status_code=\"404\"") })
+        #expect(
+            text.split(separator: "\n").contains {
+                $0.hasPrefix("hb_requests{") && $0.contains("http_route=\"/api/v1/conversations/{id}\"") && $0.contains("http_response_status_code=\"404\"")
+            })
         // Store calls timed by call; live messages committed.
         #expect(text.split(separator: "\n").contains { $0.hasPrefix("bubbles_store_call_duration_count{call=\"messages\"}") })
         #expect(value("bubbles_changes_committed{kind=\"message\"}") == 3)
         #expect(text.contains("bubbles_live_sockets"))
     }
 
-    @Test("Two nodes, one PostgreSQL: 20 clients × 200 messages over both while node 1 is kill -9'd and restarted and PostgreSQL restarts → exactly 4,000, no gaps, every view = the store")
+    @Test(
+        "Two nodes, one PostgreSQL: 20 clients × 200 messages over both while node 1 is kill -9'd and restarted and PostgreSQL restarts → exactly 4,000, no gaps, every view = the store"
+    )
     func twoNodesFaults() throws {
         let pg = try TestPostgres.privateServer()
         defer { pg.stop() }
@@ -504,7 +531,9 @@ enum Threads {
     static func run(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
         let done = DispatchSemaphore(value: 0)
         for k in 0..<count {
-            let t = Thread { body(k); done.signal() }
+            let t = Thread {
+                body(k); done.signal()
+            }
             t.stackSize = 1 << 20
             t.start()
         }
@@ -544,9 +573,10 @@ extension LiveCLITests {
         for size in [5_000_000, 30_000_000] {
             let started = Date()
             let text = String(repeating: "a", count: size)
-            let big = try HTTP.request(port: s.port, method: "POST", path: path,
-                                       body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": "me"]),
-                                       timeout: 20)
+            let big = try HTTP.request(
+                port: s.port, method: "POST", path: path,
+                body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": text, "sender": "me"]),
+                timeout: 20)
             #expect(Date().timeIntervalSince(started) < 5, "the client waited \(Date().timeIntervalSince(started)) s")
             #expect(big.status == 413 && big.text.contains("at most 196608 bytes"), "\(size): \(big.status) \(big.text.prefix(200))")
         }
@@ -554,8 +584,9 @@ extension LiveCLITests {
         let limited = try Self.server(["--max-upload", "1"])
         defer { limited.stop() }
         let lc = try Self.conversation(limited)
-        let photo = try HTTP.request(port: limited.port, method: "POST", path: "/api/v1/conversations/\(lc)/photos",
-                                     body: Data(repeating: 0xFF, count: 2 << 20), contentType: "image/jpeg", timeout: 20)
+        let photo = try HTTP.request(
+            port: limited.port, method: "POST", path: "/api/v1/conversations/\(lc)/photos",
+            body: Data(repeating: 0xFF, count: 2 << 20), contentType: "image/jpeg", timeout: 20)
         #expect(photo.status == 413 && photo.text.contains("at most"), "\(photo.status) \(photo.text)")
         // Nothing stored, and both still serve.
         #expect(try s.stored(c).isEmpty)
@@ -563,17 +594,21 @@ extension LiveCLITests {
         #expect(try s.call("POST", path, ["clientId": UUID().uuidString, "text": "fine", "sender": "me"]).status == 201)
     }
 
-    @Test("what a new user trips on: a second DELETE is 409; /healthz answers without the token, nothing else does; a port in use and a missing store are one clear line each")
+    @Test(
+        "what a new user trips on: a second DELETE is 409; /healthz answers without the token, nothing else does; a port in use and a missing store are one clear line each"
+    )
     func clearAnswers() throws {
         let token = "0123456789abcdef0123"
         let s = try Self.server(["--token", token])
         defer { s.stop() }
         let auth = ["Authorization": "Bearer \(token)"]
-        let created = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations", headers: auth,
-                                       body: try JSONSerialization.data(withJSONObject: ["title": "T", "participants": ["Me", "Ann"]]))
+        let created = try HTTP.request(
+            port: s.port, method: "POST", path: "/api/v1/conversations", headers: auth,
+            body: try JSONSerialization.data(withJSONObject: ["title": "T", "participants": ["Me", "Ann"]]))
         let c = try #require((try created.json() as? [String: Any])?["id"] as? Int)
-        let sent = try HTTP.request(port: s.port, method: "POST", path: "/api/v1/conversations/\(c)/messages", headers: auth,
-                                    body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": "x", "sender": "me"]))
+        let sent = try HTTP.request(
+            port: s.port, method: "POST", path: "/api/v1/conversations/\(c)/messages", headers: auth,
+            body: try JSONSerialization.data(withJSONObject: ["clientId": UUID().uuidString, "text": "x", "sender": "me"]))
         #expect(sent.status == 201)
         let path = "/api/v1/conversations/\(c)/messages/1?sender=me"
         #expect(try HTTP.request(port: s.port, method: "DELETE", path: path, headers: auth).status == 200)
@@ -595,7 +630,8 @@ extension LiveCLITests {
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 
-    @Test("header floods are 431 at once (over 64 KiB, over 256 lines); headers sent a line at a time get a 408 after --header-timeout; the server keeps serving")
+    @Test(
+        "header floods are 431 at once (over 64 KiB, over 256 lines); headers sent a line at a time get a 408 after --header-timeout; the server keeps serving")
     func headerLimits() throws {
         let s = try Self.server(["--header-timeout", "2"])
         defer { s.stop() }

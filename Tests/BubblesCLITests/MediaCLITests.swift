@@ -13,14 +13,17 @@ struct MediaCLITests {
         let dir = try ImportCLITests.folder()
         let folder = dir.appendingPathComponent("WhatsApp Chat with Ann")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        for (source, name) in [("orientation-6.jpg", "IMG-20211014-WA0001.jpg"), ("STK-20211014-WA0005.webp", "STK-20211014-WA0005.webp"),
-                               ("photo.heic", "IMG-20211014-WA0002.heic"), ("VID-20211014-WA0003.mp4", "VID-20211014-WA0003.mp4"),
-                               ("PTT-20211014-WA0004.opus", "PTT-20211014-WA0004.opus"), ("voice.amr", "AUD-20211014-WA0006.amr"),
-                               ("video.3gp", "VID-20211014-WA0007.3gp"), ("Trip plan.pdf", "Trip plan.pdf"),
-                               ("Ann Lee.vcf", "Ann Lee.vcf"), ("corrupt.jpg", "IMG-20211014-WA0009.jpg")] {
+        for (source, name) in [
+            ("orientation-6.jpg", "IMG-20211014-WA0001.jpg"), ("STK-20211014-WA0005.webp", "STK-20211014-WA0005.webp"),
+            ("photo.heic", "IMG-20211014-WA0002.heic"), ("VID-20211014-WA0003.mp4", "VID-20211014-WA0003.mp4"),
+            ("PTT-20211014-WA0004.opus", "PTT-20211014-WA0004.opus"), ("voice.amr", "AUD-20211014-WA0006.amr"),
+            ("video.3gp", "VID-20211014-WA0007.3gp"), ("Trip plan.pdf", "Trip plan.pdf"),
+            ("Ann Lee.vcf", "Ann Lee.vcf"), ("corrupt.jpg", "IMG-20211014-WA0009.jpg")
+        ] {
             try FileManager.default.copyItem(at: media.appendingPathComponent(source), to: folder.appendingPathComponent(name))
         }
-        try Data("""
+        try Data(
+            """
             14/10/2021, 09:00 - Ann: IMG-20211014-WA0001.jpg (file attached)
             14/10/2021, 09:01 - Ben: STK-20211014-WA0005.webp (file attached)
             14/10/2021, 09:02 - Ann: IMG-20211014-WA0002.heic (file attached)
@@ -34,11 +37,14 @@ struct MediaCLITests {
             14/10/2021, 09:09 - Ann: IMG-20211014-WA0009.jpg (file attached)
             14/10/2021, 09:10 - Ben: See you 20211014
 
-            """.utf8).write(to: folder.appendingPathComponent("WhatsApp Chat with Ann.txt"))
+            """.utf8
+        ).write(to: folder.appendingPathComponent("WhatsApp Chat with Ann.txt"))
         return folder
     }
 
-    @Test("render to PDF, SVG, PNG and HTML: every kind drawn or labelled, the corrupt photo a placeholder named as in the export, a summary, exit 0; --strict: exit 1, nothing written")
+    @Test(
+        "render to PDF, SVG, PNG and HTML: every kind drawn or labelled, the corrupt photo a placeholder named as in the export, a summary, exit 0; --strict: exit 1, nothing written"
+    )
     func render() throws {
         let folder = try Self.export()
         let dir = folder.deletingLastPathComponent()
@@ -50,9 +56,11 @@ struct MediaCLITests {
             #expect(r.stderr.contains("1 of 10 attachments could not be read (--strict makes this an error)"), "\(format): \(r.stderr)")
         }
         let text = try pdftotext(dir.appendingPathComponent("chat.pdf").path)
-        for expected in ["Video · 0:02", "Voice message · 0:03", "AUD-20211014-WA0006.amr", "AMR · 0:02 · 3 KB", "Video · 0:01",
-                         "Trip plan.pdf", "PDF · 2 pages · 426 B", "Plan for Saturday", "Ann Lee", "Photo: IMG-20211014-WA0009.jpg (could not",
-                         "See you 20211014"] {
+        for expected in [
+            "Video · 0:02", "Voice message · 0:03", "AUD-20211014-WA0006.amr", "AMR · 0:02 · 3 KB", "Video · 0:01",
+            "Trip plan.pdf", "PDF · 2 pages · 426 B", "Plan for Saturday", "Ann Lee", "Photo: IMG-20211014-WA0009.jpg (could not",
+            "See you 20211014"
+        ] {
             #expect(text.contains(expected), "missing \(expected) in \(text)")
         }
         // SVG: text as <text>, the pictures (turned photo, sticker, HEIC as JPEG) embedded, two play symbols.

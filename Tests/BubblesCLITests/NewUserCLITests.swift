@@ -15,7 +15,8 @@ struct NewUserCLITests {
             let minute = String(format: "%02d", i % 60), hour = String(format: "%02d", 8 + i / 60)
             return "{\"from\": \"\(i % 2 == 0 ? "ann" : "me")\", \"date\": \"2024-05-01T\(hour):\(minute):00Z\", \"text\": \"\(m.text)\"\(photo)}"
         }
-        return Data("""
+        return Data(
+            """
             {"format": "bubblekit-conversation", "version": 1, "title": "Pictures", "me": "me",
              "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann"}],
              "messages": [\(lines.joined(separator: ",\n"))]}
@@ -56,10 +57,12 @@ struct NewUserCLITests {
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("strict.png").path))
     }
 
-    @Test("--strict and media missing from a Telegram or iMessage export: an error naming the message and file, nothing written; without it, placeholders and exit 0", arguments: [
-        ("telegram-single/result.json", [] as [String], "messages[5].file: sticker stickers/sticker.webp: no such file in the export folder (and 1 more)"),
-        ("imessage/chat.db", ["--chat", "+15550102000"], "message ROWID 5: photo ~/Library/Messages/Attachments/cd/12/77B1/IMG_0421.HEIC: no such file"),
-    ])
+    @Test(
+        "--strict and media missing from a Telegram or iMessage export: an error naming the message and file, nothing written; without it, placeholders and exit 0",
+        arguments: [
+            ("telegram-single/result.json", [] as [String], "messages[5].file: sticker stickers/sticker.webp: no such file in the export folder (and 1 more)"),
+            ("imessage/chat.db", ["--chat", "+15550102000"], "message ROWID 5: photo ~/Library/Messages/Attachments/cd/12/77B1/IMG_0421.HEIC: no such file")
+        ])
     func strictMissingMedia(fixture: String, options: [String], expected: String) throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -88,7 +91,9 @@ struct NewUserCLITests {
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/Weekend plans.pdf").path))
     }
 
-    @Test("a PNG taller than one image can be: numbered page images on their own, with a note; an explicit page height past the limit: an error naming the file and what to do, nothing written")
+    @Test(
+        "a PNG taller than one image can be: numbered page images on their own, with a note; an explicit page height past the limit: an error naming the file and what to do, nothing written"
+    )
     func tooTall() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -105,8 +110,10 @@ struct NewUserCLITests {
 
         let tall = try Tool.run(["render", "long.json", "-o", "tall.png", "--pages", "--page-height", "20000", "--scale", "2"], in: dir)
         #expect(tall.status != 0)
-        #expect(tall.stderr.contains("tall.png: cannot write: a page is 40,000 px tall at scale 2, more than one PNG image can be (32,767 px); use a smaller --page-height"),
-                "\(tall.stderr)")
+        #expect(
+            tall.stderr.contains(
+                "tall.png: cannot write: a page is 40,000 px tall at scale 2, more than one PNG image can be (32,767 px); use a smaller --page-height"),
+            "\(tall.stderr)")
         #expect(!tall.stderr.contains("surface size"), "\(tall.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("tall") }.isEmpty)
     }
@@ -118,8 +125,9 @@ struct NewUserCLITests {
         try Data("PK\u{3}\u{4}not really a zip".utf8).write(to: dir.appendingPathComponent("WhatsApp Chat.zip"))
         let r = try Tool.run(["render", "WhatsApp Chat.zip", "-o", "c.pdf"], in: dir)
         #expect(r.status != 0)
-        #expect(r.stderr.contains("WhatsApp Chat.zip: is not a readable zip archive (its end-of-directory record is missing: cut short or not a zip"),
-                "\(r.stderr)")
+        #expect(
+            r.stderr.contains("WhatsApp Chat.zip: is not a readable zip archive (its end-of-directory record is missing: cut short or not a zip"),
+            "\(r.stderr)")
         #expect(!r.stderr.contains("missingEndOfCentralDirectoryRecord") && !r.stderr.contains("ArchiveError"), "\(r.stderr)")
     }
 
@@ -137,11 +145,16 @@ struct NewUserCLITests {
         // Inside the range: written as before.
         let ok = try Tool.run(["render", "chat.json", "-o", "c.png", "--since", "2024-05-01T08:01"], in: dir)
         #expect(ok.status == 0, "\(ok.stderr)")
-        let all = try Tool.run(["render", Self.fixtures.appendingPathComponent("sms/sms-backup.xml").path, "--all", "-o", "all",
-                                "--until", "2001-01-01"], in: dir)
+        let all = try Tool.run(
+            [
+                "render", Self.fixtures.appendingPathComponent("sms/sms-backup.xml").path, "--all", "-o", "all",
+                "--until", "2001-01-01"
+            ], in: dir)
         #expect(all.status != 0)
         #expect(all.stderr.contains("warning: 3 conversations have no messages inside --since/--until; not written"), "\(all.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("all").path).filter { !$0.hasPrefix(".") && $0 != "index.html" }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("all").path).filter { !$0.hasPrefix(".") && $0 != "index.html" }
+                .isEmpty)
     }
 
     @Test("--all --update in another format removes the files of the format it replaced; the same format keeps them")

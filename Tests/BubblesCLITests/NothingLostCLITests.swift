@@ -33,14 +33,16 @@ struct NothingLostCLITests {
             let address = "+1555" + String(format: "%07d", c)
             for i in 0..<messages {
                 t += 60_000
-                out += "<sms protocol=\"0\" address=\"\(address)\" date=\"\(t)\" type=\"\(1 + i % 2)\" "
+                out +=
+                    "<sms protocol=\"0\" address=\"\(address)\" date=\"\(t)\" type=\"\(1 + i % 2)\" "
                     + "body=\"message \(i) of chat \(c) about lanterns and \(i % 7 == 0 ? "kayaks" : "tea")\" read=\"1\" status=\"-1\" />\n"
             }
             for k in 0..<3 {
                 t += 60_000
                 var bytes = [UInt8](Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")!)
                 bytes += [UInt8](repeating: UInt8((c * 3 + k) % 251), count: 20_000) + [UInt8(c % 256), UInt8(k)]
-                out += "<mms date=\"\(t)\" msg_box=\"1\" address=\"\(address)\"><parts><part seq=\"0\" ct=\"image/png\" name=\"p\(c)-\(k).png\" "
+                out +=
+                    "<mms date=\"\(t)\" msg_box=\"1\" address=\"\(address)\"><parts><part seq=\"0\" ct=\"image/png\" name=\"p\(c)-\(k).png\" "
                     + "cl=\"p.png\" text=\"null\" data=\"\(Data(bytes).base64EncodedString())\" /></parts><addrs><addr address=\"\(address)\" "
                     + "type=\"137\" charset=\"106\" /></addrs></mms>\n"
             }
@@ -77,8 +79,9 @@ struct NothingLostCLITests {
     func backupWhileWriting() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let server = try LiveServer(binary: Tool.binary, fontconfig: Tool.root.appendingPathComponent("Sources/BubbleText/Fonts/fonts.conf").path,
-                                    arguments: ["--rate", "0"])
+        let server = try LiveServer(
+            binary: Tool.binary, fontconfig: Tool.root.appendingPathComponent("Sources/BubbleText/Fonts/fonts.conf").path,
+            arguments: ["--rate", "0"])
         defer { server.stop() }
         // Imported media too, so the backup has files to link.
         _ = try Self.ok(["import", Self.fixtures + "/appdb/whatsapp-new/msgstore.db", "--db", server.db])
@@ -92,8 +95,10 @@ struct NothingLostCLITests {
                 var i = 0
                 while !stop.isSet {
                     let text = "c\(k) m\(i)"
-                    if let r = try? server.call("POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": text, "sender": k % 2 == 0 ? "me" : "ann"]),
-                       r.status == 201 || r.status == 200 {
+                    if let r = try? server.call(
+                        "POST", "/api/v1/conversations/\(c)/messages", ["clientId": UUID().uuidString, "text": text, "sender": k % 2 == 0 ? "me" : "ann"]),
+                        r.status == 201 || r.status == 200
+                    {
                         acknowledged.add(text)
                     }
                     i += 1
@@ -127,8 +132,9 @@ struct NothingLostCLITests {
         // imported ones are the same.
         let now = dir.appendingPathComponent("now.json").path
         _ = try Self.ok(["convert", "--conversation", String(c), "--db", server.db, "-o", now])
-        let current = (((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: now))) as? [String: Any])?["messages"]
-                        as? [[String: Any]]) ?? []).compactMap { $0["text"] as? String }
+        let current =
+            (((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: now))) as? [String: Any])?["messages"]
+            as? [[String: Any]]) ?? []).compactMap { $0["text"] as? String }
         #expect(texts.count >= before.count && Array(current.prefix(texts.count)) == texts)
         for id in ["1", "2"] {
             let a = dir.appendingPathComponent("a\(id).json").path, b = dir.appendingPathComponent("b\(id).json").path
@@ -141,7 +147,8 @@ struct NothingLostCLITests {
         let again = try Tool.run(["db", "restore", backup, "--db", restored])
         #expect(again.status != 0 && again.stderr.contains("exists; a backup is restored into a new store"), "\(again.stderr)")
         let manifest = try String(contentsOfFile: backup + "/manifest.json", encoding: .utf8)
-        let firstMedia = try #require(manifest.firstMatch(of: #/"path" : "(bubbles-media\\/[^"]+)"/#).map { String($0.1).replacingOccurrences(of: "\\/", with: "/") })
+        let firstMedia = try #require(
+            manifest.firstMatch(of: #/"path" : "(bubbles-media\\/[^"]+)"/#).map { String($0.1).replacingOccurrences(of: "\\/", with: "/") })
         let handle = try #require(FileHandle(forWritingAtPath: backup + "/" + firstMedia))
         handle.seekToEndOfFile(); handle.write(Data([0])); try handle.close()
         let damaged = try Tool.run(["db", "restore", backup, "--db", dir.appendingPathComponent("r2.sqlite").path])
@@ -160,7 +167,9 @@ struct NothingLostCLITests {
         #expect(outside.status != 0 && outside.stderr.contains("../../etc/hostname: leaves the backup folder"), "\(outside.stderr)")
     }
 
-    @Test("PostgreSQL: db backup writes the portable copy, checked by its manifest; restore into SQLite and into an empty PostgreSQL gives the same conversations")
+    @Test(
+        "PostgreSQL: db backup writes the portable copy, checked by its manifest; restore into SQLite and into an empty PostgreSQL gives the same conversations"
+    )
     func postgresBackup() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -237,14 +246,17 @@ struct NothingLostCLITests {
             results.add("\(r?.status ?? -1) \(r?.stderr ?? "")")
         }
         let outcomes = results.all.sorted()
-        #expect(outcomes.count == 2 && outcomes[0].hasPrefix("0 ") && !outcomes[1].hasPrefix("0 ")
+        #expect(
+            outcomes.count == 2 && outcomes[0].hasPrefix("0 ") && !outcomes[1].hasPrefix("0 ")
                 && outcomes[1].contains(target), "\(outcomes)")
         #expect(try Self.ok(["db", "check", "--backup", target]).contains("matches the manifest"))
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".tmp") }
         #expect(left.isEmpty, "\(left)")
     }
 
-    @Test("a full disk (file-size limit) during a whole import: a clear error, the store sound, no temporary or orphaned file; the next run completes as a clean import")
+    @Test(
+        "a full disk (file-size limit) during a whole import: a clear error, the store sound, no temporary or orphaned file; the next run completes as a clean import"
+    )
     func fullDiskImport() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -253,10 +265,12 @@ struct NothingLostCLITests {
         let db = dir.appendingPathComponent("s.sqlite").path
         let limited = try Command.run("/usr/bin/prlimit", ["--fsize=900000", Tool.binary, "import", phone, "--db", db], environment: Tool.environment())
         #expect(limited.status != 0)
-        #expect(limited.stderrText.contains("s.sqlite: cannot be written") && limited.stderrText.contains("file-size limit")
+        #expect(
+            limited.stderrText.contains("s.sqlite: cannot be written") && limited.stderrText.contains("file-size limit")
                 && limited.stderrText.contains("stopped:"), "\(limited.stderrText)")
-        #expect(!limited.stderrText.contains("Fatal error") && limited.stderrText.components(separatedBy: "\n").filter { !$0.isEmpty }.count <= 3,
-                "one error, not one per conversation: \(limited.stderrText)")
+        #expect(
+            !limited.stderrText.contains("Fatal error") && limited.stderrText.components(separatedBy: "\n").filter { !$0.isEmpty }.count <= 3,
+            "one error, not one per conversation: \(limited.stderrText)")
         #expect(Self.tempFiles(dir).isEmpty, "\(Self.tempFiles(dir))")
         let check = try Self.ok(["db", "check", "--db", db])
         #expect(check.contains(": sound:") && check.contains("0 orphans"), "\(check)")
@@ -267,7 +281,9 @@ struct NothingLostCLITests {
         #expect(try Self.contents(db, in: dir) == (try Self.contents(clean, in: dir)))
     }
 
-    @Test("a live post and an upload when the disk is full: 507 naming the limit, nothing half-stored, the server keeps serving; with room again every acknowledged message is there")
+    @Test(
+        "a live post and an upload when the disk is full: 507 naming the limit, nothing half-stored, the server keeps serving; with room again every acknowledged message is there"
+    )
     func fullDiskLivePost() throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -284,7 +300,9 @@ struct NothingLostCLITests {
         try p.run()
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
         var up = false
-        for _ in 0..<200 where !up { up = ((try? HTTP.request(port: port, method: "GET", path: "/healthz", timeout: 2))?.status ?? 0) > 0; if !up { usleep(50_000) } }
+        for _ in 0..<200 where !up {
+            up = ((try? HTTP.request(port: port, method: "GET", path: "/healthz", timeout: 2))?.status ?? 0) > 0; if !up { usleep(50_000) }
+        }
         #expect(up)
         func post(_ path: String, _ body: [String: Any]) throws -> HTTP.Reply {
             try HTTP.request(port: port, method: "POST", path: path, body: try JSONSerialization.data(withJSONObject: body))
@@ -306,8 +324,9 @@ struct NothingLostCLITests {
         var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"phone.xml\"\r\nContent-Type: application/xml\r\n\r\n".utf8)
         body += Data(repeating: UInt8(ascii: " "), count: size + 400_000) + Data("\r\n--\(boundary)--\r\n".utf8)
         let upload = try HTTP.request(port: port, method: "POST", path: "/api/v1/imports", body: body, contentType: "multipart/form-data; boundary=\(boundary)")
-        #expect(upload.status == 507 && upload.text.contains("the upload cannot be saved: no space left on the device, or the file-size limit"),
-                "\(upload.status) \(upload.text)")
+        #expect(
+            upload.status == 507 && upload.text.contains("the upload cannot be saved: no space left on the device, or the file-size limit"),
+            "\(upload.status) \(upload.text)")
         #expect((try HTTP.request(port: port, method: "GET", path: "/api/v1/conversations")).status == 200, "still serving")
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
@@ -315,8 +334,9 @@ struct NothingLostCLITests {
         #expect(try Self.ok(["db", "check", "--db", db]).contains(": sound:"))
         let out = dir.appendingPathComponent("full.json").path
         _ = try Self.ok(["convert", "--conversation", String(c), "--db", db, "-o", out])
-        let texts = (((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any])?["messages"]
-                      as? [[String: Any]]) ?? []).compactMap { $0["text"] as? String }
+        let texts =
+            (((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any])?["messages"]
+            as? [[String: Any]]) ?? []).compactMap { $0["text"] as? String }
         #expect(texts == acknowledged, "\(texts.count) stored, \(acknowledged.count) acknowledged")
     }
 
@@ -328,8 +348,9 @@ struct NothingLostCLITests {
         let features = Tool.root.appendingPathComponent("Sources/BubbleCore/Samples/features.json").path
         let r = try Command.run("/usr/bin/prlimit", ["--fsize=20000", Tool.binary, "render", features, "-o", out], environment: Tool.environment())
         #expect(r.status != 0)
-        #expect(r.stderrText.contains("features.pdf") && (r.stderrText.contains("file-size limit") || r.stderrText.contains("no space left")),
-                "\(r.stderrText)")
+        #expect(
+            r.stderrText.contains("features.pdf") && (r.stderrText.contains("file-size limit") || r.stderrText.contains("no space left")),
+            "\(r.stderrText)")
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
         #expect(left.isEmpty, "\(left)")
     }
@@ -353,7 +374,10 @@ struct NothingLostCLITests {
         var stored = 0
         while p.isRunning && Date() < deadline {
             if let r = try? Tool.run(["list", "--db", db, "--json"]), r.status == 0,
-               let list = try? JSONSerialization.jsonObject(with: r.stdout) as? [Any] { stored = list.count }
+                let list = try? JSONSerialization.jsonObject(with: r.stdout) as? [Any]
+            {
+                stored = list.count
+            }
             if stored >= 10 { break }
             usleep(50_000)
         }

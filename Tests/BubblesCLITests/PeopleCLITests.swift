@@ -15,10 +15,12 @@ struct PeopleCLITests {
         func sms(_ address: String, _ seconds: Int, _ type: Int, _ body: String) -> String {
             "<sms protocol=\"0\" address=\"\(address)\" date=\"\((1_700_000_000 + seconds) * 1000)\" type=\"\(type)\" body=\"\(body)\" read=\"1\" status=\"-1\" contact_name=\"(Unknown)\" />"
         }
-        let xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"5\">\n" + [
-            sms("(555) 010-2000", 30, 1, "SMS one"), sms("5550102000", 90, 2, "SMS two"), sms("+1 555 010 2000", 200, 1, "SMS three"),
-            sms("555-0199", 300, 1, "Who am I?"), sms("(555) 010-3000", 400, 1, "Kai here"),
-        ].joined(separator: "\n") + "\n</smses>\n"
+        let xml =
+            "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"5\">\n"
+            + [
+                sms("(555) 010-2000", 30, 1, "SMS one"), sms("5550102000", 90, 2, "SMS two"), sms("+1 555 010 2000", 200, 1, "SMS three"),
+                sms("555-0199", 300, 1, "Who am I?"), sms("(555) 010-3000", 400, 1, "Kai here")
+            ].joined(separator: "\n") + "\n</smses>\n"
         let smsPath = dir.appendingPathComponent("sms.xml").path
         try Data(xml.utf8).write(to: URL(fileURLWithPath: smsPath))
         // 2023-11-14 22:13:20Z is the chat.db's first message; WhatsApp's wall times are read in UTC.
@@ -35,8 +37,10 @@ struct PeopleCLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let (sms, _) = try Self.exports(in: dir)
         let out = dir.appendingPathComponent("out").path
-        let r = try Tool.run(["convert", sms, "--all", "-o", out, "--contacts", Self.contacts("iphone.vcf"), "--contacts", Self.contacts("v4.vcf"),
-                              "--region", "US", "--tz", "UTC"])
+        let r = try Tool.run([
+            "convert", sms, "--all", "-o", out, "--contacts", Self.contacts("iphone.vcf"), "--contacts", Self.contacts("v4.vcf"),
+            "--region", "US", "--tz", "UTC"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
         #expect(files == ["555-0199.json", "Ann Lee.json", "Kai Weber.json"])
@@ -47,20 +51,26 @@ struct PeopleCLITests {
         #expect(her["name"] as? String == "Ann Lee")
         // The card's picture went with the file.
         let avatar = try #require(her["avatar"] as? String)
-        #expect(FileManager.default.contents(atPath: out + "/" + avatar) == FileManager.default.contents(atPath: Self.fixtures.appendingPathComponent("whatsapp-ios/00000012-PHOTO-2021-10-14-15-34-09.jpg").path))
+        #expect(
+            FileManager.default.contents(atPath: out + "/" + avatar)
+                == FileManager.default.contents(atPath: Self.fixtures.appendingPathComponent("whatsapp-ios/00000012-PHOTO-2021-10-14-15-34-09.jpg").path))
         #expect((ann["messages"] as? [Any])?.count == 3)
         let index = try String(contentsOfFile: out + "/index.html", encoding: .utf8)
         #expect(index.contains("Ann Lee") && index.contains("Kai Weber") && !index.contains("(Unknown)"))
         #expect(r.stderr.contains("555-0199: matches Priya Natarajan and Oliver Brooks by its last 7 digits; kept as a number"))
         // --chat takes the contact's name.
-        let one = try Tool.run(["convert", sms, "--chat", "Ann Lee", "-o", dir.appendingPathComponent("ann.json").path,
-                                "--contacts", Self.contacts("iphone.vcf"), "--region", "US"])
+        let one = try Tool.run([
+            "convert", sms, "--chat", "Ann Lee", "-o", dir.appendingPathComponent("ann.json").path,
+            "--contacts", Self.contacts("iphone.vcf"), "--region", "US"
+        ])
         #expect(one.status == 0, "\(one.stderr)")
         // A broken contacts file: warnings name the cards; an unreadable one is an error naming it.
         let broken = dir.appendingPathComponent("broken.vcf").path
         try Data("BEGIN:VCARD\nFN:Ann Lee\nTEL:+15550102000\nPHOTO;ENCODING=b:@@@\nEND:VCARD\nBEGIN:VCARD\nFN:Kai Weber\nTEL:+15550103000\n".utf8)
             .write(to: URL(fileURLWithPath: broken))
-        let warned = try Tool.run(["convert", sms, "--chat", "Ann Lee", "-o", dir.appendingPathComponent("ann2.json").path, "--contacts", broken, "--region", "US"])
+        let warned = try Tool.run([
+            "convert", sms, "--chat", "Ann Lee", "-o", dir.appendingPathComponent("ann2.json").path, "--contacts", broken, "--region", "US"
+        ])
         #expect(warned.status == 0, "\(warned.stderr)")
         #expect(warned.stderr.contains("broken.vcf: card 1 (line 1): \"Ann Lee\": PHOTO (line 4) is not valid base64; card read without its photo"))
         #expect(warned.stderr.contains("broken.vcf: card 2 (line 6): \"Kai Weber\": has no END:VCARD (the file ends inside it); read as far as it went"))
@@ -70,7 +80,9 @@ struct PeopleCLITests {
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.png").path))
     }
 
-    @Test("the store: contacts imported after the messages rename in list --json; people --json; --person merges SMS, iMessage and WhatsApp in order; the People page")
+    @Test(
+        "the store: contacts imported after the messages rename in list --json; people --json; --person merges SMS, iMessage and WhatsApp in order; the People page"
+    )
     func store() throws {
         let dir = try Self.temp()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -106,7 +106,8 @@ struct ServeCLITests {
         #expect(band["first"] as? Int == 4 && band["last"] as? Int == 4, "\(band)")
         let wider = try #require(try server.get("/c/1/view?width=700&at=4").json() as? [String: Any])
         #expect((wider["height"] as? Double ?? 0) < (view["height"] as? Double ?? 0), "a wider column is shorter")
-        let scriptURL = try #require(try server.get("/c/1").text.firstMatch(of: #/<script type="module" src="(/assets/app\.[0-9a-f]{16}\.js)"></script>/#).map { String($0.output.1) })
+        let scriptURL = try #require(
+            try server.get("/c/1").text.firstMatch(of: #/<script type="module" src="(/assets/app\.[0-9a-f]{16}\.js)"></script>/#).map { String($0.output.1) })
         let script = try server.get(scriptURL)
         #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
         let hits = try #require((try server.get("/api/v1/search?q=eclipse").json() as? [String: Any])?["hits"] as? [[String: Any]])
@@ -114,33 +115,35 @@ struct ServeCLITests {
         #expect(hits.allSatisfy { ($0["snippet"] as? String)?.contains("[eclipse]") == true })
     }
 
-    @Test("bad requests: a JSON error naming what is wrong, a 4xx, nothing changed, and the server keeps serving", arguments: [
-        ("/api/v1/conversations/1/messages?limit=-1", 400, "limit"),
-        ("/api/v1/conversations/1/messages?limit=100000", 400, "limit"),
-        ("/api/v1/conversations/1/messages?after=1&before=5", 400, "give one of"),
-        ("/api/v1/conversations/1/messages?after=x", 400, "after"),
-        ("/api/v1/conversations/1/messages?date=tomorrow", 400, "date"),
-        ("/api/v1/conversations/99/messages", 404, "no conversation 99"),
-        ("/api/v1/conversations/abc/days", 404, "no conversation \"abc\"; expected its number"),
-        ("/api/v1/conversations/+1/days", 404, "no conversation \"+1\""),
-        ("/api/v1/conversations/1/days?tz=Mars/Olympus", 400, "tz"),
-        ("/api/v1/search", 400, "q is missing"),
-        ("/api/v1/search?q=-only", 400, "at least one word"),
-        ("/api/v1/search?q=x&conversation=0", 400, "conversation"),
-        ("/../../etc/passwd", 404, "no such page"),
-        ("/api/v2/anything", 404, "no such page"),
-        ("/c/1/view", 400, "width"),
-        ("/c/1/view?width=400&y=-5", 400, "y"),
-        ("/c/1/view?width=400&y=10&h=99999999", 400, "h"),
-        ("/c/1/view?width=400&at=1&date=2021-03-05", 400, "give one of"),
-        ("/c/1/view?width=400&theme=nope", 400, "theme"),
-        ("/c/9/view?width=400", 404, "no conversation 9"),
-        ("/api/v1/attachments/..%2F..%2Fs.sqlite", 400, "attachment id"),
-        ("/api/v1/attachments/" + String(repeating: "a", count: 64) + ".jpg", 404, "no attachment"),
-        ("/api/v1/conversations/1/export?format=exe", 400, "format"),
-        ("/api/v1/conversations/1/export?format=pdf&since=soon", 400, "since"),
-        ("/api/v1/conversations/5/export?format=pdf", 404, "no conversation 5"),
-    ])
+    @Test(
+        "bad requests: a JSON error naming what is wrong, a 4xx, nothing changed, and the server keeps serving",
+        arguments: [
+            ("/api/v1/conversations/1/messages?limit=-1", 400, "limit"),
+            ("/api/v1/conversations/1/messages?limit=100000", 400, "limit"),
+            ("/api/v1/conversations/1/messages?after=1&before=5", 400, "give one of"),
+            ("/api/v1/conversations/1/messages?after=x", 400, "after"),
+            ("/api/v1/conversations/1/messages?date=tomorrow", 400, "date"),
+            ("/api/v1/conversations/99/messages", 404, "no conversation 99"),
+            ("/api/v1/conversations/abc/days", 404, "no conversation \"abc\"; expected its number"),
+            ("/api/v1/conversations/+1/days", 404, "no conversation \"+1\""),
+            ("/api/v1/conversations/1/days?tz=Mars/Olympus", 400, "tz"),
+            ("/api/v1/search", 400, "q is missing"),
+            ("/api/v1/search?q=-only", 400, "at least one word"),
+            ("/api/v1/search?q=x&conversation=0", 400, "conversation"),
+            ("/../../etc/passwd", 404, "no such page"),
+            ("/api/v2/anything", 404, "no such page"),
+            ("/c/1/view", 400, "width"),
+            ("/c/1/view?width=400&y=-5", 400, "y"),
+            ("/c/1/view?width=400&y=10&h=99999999", 400, "h"),
+            ("/c/1/view?width=400&at=1&date=2021-03-05", 400, "give one of"),
+            ("/c/1/view?width=400&theme=nope", 400, "theme"),
+            ("/c/9/view?width=400", 404, "no conversation 9"),
+            ("/api/v1/attachments/..%2F..%2Fs.sqlite", 400, "attachment id"),
+            ("/api/v1/attachments/" + String(repeating: "a", count: 64) + ".jpg", 404, "no attachment"),
+            ("/api/v1/conversations/1/export?format=exe", 400, "format"),
+            ("/api/v1/conversations/1/export?format=pdf&since=soon", 400, "since"),
+            ("/api/v1/conversations/5/export?format=pdf", 404, "no conversation 5")
+        ])
     func badRequests(path: String, status: Int, words: String) throws {
         let server = try ServedStore(exports: [Self.telegram])
         defer { server.stop() }
@@ -178,10 +181,12 @@ struct ServeCLITests {
         #expect(library.text.components(separatedBy: "<script").count == 2 && library.text.contains(theScript))
         let page = try server.get("/c/1")
         #expect(page.text.contains("<div class=\"b i") && page.text.contains("Did you see the eclipse photos?"))
-        let sheetURL = try #require(page.text.firstMatch(of: #/<link rel="stylesheet" href="(/assets/theme-imessage\.[0-9a-f]{16}\.css)">/#).map { String($0.output.1) })
+        let sheetURL = try #require(
+            page.text.firstMatch(of: #/<link rel="stylesheet" href="(/assets/theme-imessage\.[0-9a-f]{16}\.css)">/#).map { String($0.output.1) })
         let hostilePage = try server.get("/c/2")
         // The one script is the viewer's own, from this server.
-        #expect(hostilePage.text.components(separatedBy: "<script").count == 2
+        #expect(
+            hostilePage.text.components(separatedBy: "<script").count == 2
                 && hostilePage.text.contains(theScript))
         #expect(!hostilePage.text.contains("<img src=x"))
         #expect(hostilePage.text.contains("&lt;img src=x onerror=alert(2)&gt;") && !hostilePage.text.contains("href=\"javascript:"))
@@ -211,13 +216,17 @@ struct ServeCLITests {
         #expect(server.stop() == 0)
     }
 
-    @Test("uploads: an export is imported through `bubbles import`'s code; not an export, no file field, not multipart, over the limit: a 4xx naming why, the store unchanged")
+    @Test(
+        "uploads: an export is imported through `bubbles import`'s code; not an export, no file field, not multipart, over the limit: a 4xx naming why, the store unchanged"
+    )
     func uploads() throws {
         let server = try ServedStore(exports: [Self.telegram], arguments: ["--max-upload", "1"])
         defer { server.stop() }
         func form(_ name: String, _ field: String, _ content: Data) -> (Data, String) {
             let boundary = "bk\(UUID().uuidString)"
-            var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(name)\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            var body = Data(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(name)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                    .utf8)
             body += content + Data("\r\n--\(boundary)--\r\n".utf8)
             return (body, "multipart/form-data; boundary=\(boundary)")
         }
@@ -227,10 +236,17 @@ struct ServeCLITests {
         func count() throws -> Int { (try server.get("/api/v1/conversations").json() as? [Any])?.count ?? -1 }
         let fixtures = Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures")
         let bad: [(Data, String, Int, String)] = [
-            { let (b, t) = form("notes.txt", "file", try! Data(contentsOf: fixtures.appendingPathComponent("not-a-chat.txt"))); return (b, t, 422, "notes.txt: line 1") }(),
-            { let (b, t) = form("x.txt", "other", Data("hello".utf8)); return (b, t, 400, "the form has no field") }(),
+            {
+                let (b, t) = form("notes.txt", "file", try! Data(contentsOf: fixtures.appendingPathComponent("not-a-chat.txt")));
+                return (b, t, 422, "notes.txt: line 1")
+            }(),
+            {
+                let (b, t) = form("x.txt", "other", Data("hello".utf8)); return (b, t, 400, "the form has no field")
+            }(),
             (Data("file=x".utf8), "application/x-www-form-urlencoded", 400, "multipart/form-data"),
-            { let (b, t) = form("big.txt", "file", Data(count: (1 << 20) + 10)); return (b, t, 413, "at most") }(),
+            {
+                let (b, t) = form("big.txt", "file", Data(count: (1 << 20) + 10)); return (b, t, 413, "at most")
+            }()
         ]
         for (body, type, status, words) in bad {
             let r = try post(body, type)
@@ -259,7 +275,8 @@ struct ServeCLITests {
         }
         let server = try ServedStore(exports: [dir.path])
         defer { server.stop() }
-        let messages = try #require((try server.get("/api/v1/conversations/1/messages?after=0&limit=50").json() as? [String: Any])?["messages"] as? [[String: Any]])
+        let messages = try #require(
+            (try server.get("/api/v1/conversations/1/messages?after=0&limit=50").json() as? [String: Any])?["messages"] as? [[String: Any]])
         let photo = try #require(messages.flatMap { ($0["attachments"] as? [[String: Any]]) ?? [] }.first { $0["url"] != nil })
         let url = try #require(photo["url"] as? String)
         let original = try Data(contentsOf: dir.appendingPathComponent("00000012-PHOTO-2021-10-14-15-34-09.jpg"))

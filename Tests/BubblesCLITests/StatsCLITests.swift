@@ -15,18 +15,18 @@ struct StatsCLITests {
 
     /// Ann, Ben and Me over four months (2026-01-30 is a Friday); the answers are in the test.
     static let conversation = """
-    {"format": "bubblekit-conversation", "version": 1, "title": "Stats", "me": "me",
-     "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann Lee"}, {"id": "ben", "name": "<b>Ben</b>"}],
-     "messages": [
-      {"from": "ann", "date": "2026-01-30T23:30:00Z", "text": "Hello there, see you at the station 🎉"},
-      {"from": "ben", "date": "2026-01-30T23:40:00Z", "text": "Das ist gut und ich komme morgen"},
-      {"from": "ann", "date": "2026-01-31T00:10:00Z", "text": "明天见 https://example.com 42 ok"},
-      {"from": "me", "date": "2026-01-31T09:00:00Z", "text": "on my way"},
-      {"from": "ben", "date": "2026-02-02T12:00:00Z", "text": "station station 🎉🎉"},
-      {"from": "ann", "date": "2026-04-01T08:00:00Z", "text": "back"},
-      {"from": "ann", "date": "2026-04-01T08:05:00Z", "text": "ok"}
-     ]}
-    """
+        {"format": "bubblekit-conversation", "version": 1, "title": "Stats", "me": "me",
+         "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "Ann Lee"}, {"id": "ben", "name": "<b>Ben</b>"}],
+         "messages": [
+          {"from": "ann", "date": "2026-01-30T23:30:00Z", "text": "Hello there, see you at the station 🎉"},
+          {"from": "ben", "date": "2026-01-30T23:40:00Z", "text": "Das ist gut und ich komme morgen"},
+          {"from": "ann", "date": "2026-01-31T00:10:00Z", "text": "明天见 https://example.com 42 ok"},
+          {"from": "me", "date": "2026-01-31T09:00:00Z", "text": "on my way"},
+          {"from": "ben", "date": "2026-02-02T12:00:00Z", "text": "station station 🎉🎉"},
+          {"from": "ann", "date": "2026-04-01T08:00:00Z", "text": "back"},
+          {"from": "ann", "date": "2026-04-01T08:05:00Z", "text": "ok"}
+         ]}
+        """
 
     func json(_ args: [String], in dir: URL) throws -> [String: Any] {
         let r = try Tool.run(["stats"] + args + ["--json"], in: dir)
@@ -120,8 +120,10 @@ struct StatsCLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Data(Self.whatsAppExport().utf8).write(to: dir.appendingPathComponent("chat.txt"))
         try Data(Self.conversation.utf8).write(to: dir.appendingPathComponent("small.json"))
-        for (name, extra) in [("light.png", [String]()), ("dark.png", ["--dark"]), ("de.pdf", ["--locale", "de_DE"]),
-                              ("de.svg", ["--locale", "de_DE"]), ("stats.json", [])] {
+        for (name, extra) in [
+            ("light.png", [String]()), ("dark.png", ["--dark"]), ("de.pdf", ["--locale", "de_DE"]),
+            ("de.svg", ["--locale", "de_DE"]), ("stats.json", [])
+        ] {
             let r = try Tool.run(["stats", "chat.txt", "--tz", "UTC", "-o", name] + extra, in: dir)
             #expect(r.status == 0, "\(name): \(r.stderr)")
         }
@@ -172,7 +174,9 @@ struct StatsCLITests {
 /// `bubbles render --gallery`: the contact sheet as PDF (text read back), PNG (pixels) and HTML.
 @Suite("bubbles render --gallery", .serialized)
 struct GalleryCLITests {
-    @Test("a contact sheet: months newest first, cells with day and sender, cards for a voice note and a PDF; PNG pixels; HTML with embedded thumbnails; bad combinations")
+    @Test(
+        "a contact sheet: months newest first, cells with day and sender, cards for a voice note and a PDF; PNG pixels; HTML with embedded thumbnails; bad combinations"
+    )
     func sheet() throws {
         let dir = try StatsCLITests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -180,23 +184,33 @@ struct GalleryCLITests {
         var messages: [String] = []
         for k in 0..<12 {
             let month = k < 5 ? "2026-01" : "2026-02"
-            messages.append(#"{"from": "\#(k % 2 == 0 ? "ann" : "me")", "date": "\#(month)-\#(String(format: "%02d", 10 + k))T10:00:00Z", "images": [{"path": "\#(media)/orientation-\#(1 + k % 8).jpg", "width": 60, "height": 40}]}"#)
+            messages.append(
+                #"{"from": "\#(k % 2 == 0 ? "ann" : "me")", "date": "\#(month)-\#(String(format: "%02d", 10 + k))T10:00:00Z", "images": [{"path": "\#(media)/orientation-\#(1 + k % 8).jpg", "width": 60, "height": 40}]}"#
+            )
         }
         messages.append(#"{"from": "ann", "date": "2026-03-01T09:00:00Z", "attachment": {"kind": "voice", "path": "\#(media)/voice.amr", "duration": 2}}"#)
-        messages.append(#"{"from": "me", "date": "2026-03-02T09:00:00Z", "attachment": {"kind": "document", "path": "\#(media)/Trip plan.pdf", "fileName": "Trip plan.pdf", "pageCount": 2}}"#)
-        let json = #"{"format": "bubblekit-conversation", "version": 1, "title": "Sheet", "me": "me", "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "<i>Ann</i>"}], "messages": ["# + messages.joined(separator: ",") + "]}"
+        messages.append(
+            #"{"from": "me", "date": "2026-03-02T09:00:00Z", "attachment": {"kind": "document", "path": "\#(media)/Trip plan.pdf", "fileName": "Trip plan.pdf", "pageCount": 2}}"#
+        )
+        let json =
+            #"{"format": "bubblekit-conversation", "version": 1, "title": "Sheet", "me": "me", "participants": [{"id": "me", "name": "Me"}, {"id": "ann", "name": "<i>Ann</i>"}], "messages": ["#
+            + messages.joined(separator: ",") + "]}"
         try Data(json.utf8).write(to: dir.appendingPathComponent("chat.json"))
         for name in ["sheet.pdf", "sheet.png", "sheet.html"] {
             let r = try Tool.run(["render", "chat.json", "--gallery", "-o", name, "--tz", "UTC"], in: dir)
             #expect(r.status == 0 && r.stderr.contains("\(name): 14 photos, videos and files"), "\(name): \(r.stderr)")
         }
         let text = try pdftotext(dir.appendingPathComponent("sheet.pdf").path)
-        for t in ["Sheet", "14 photos, videos and files", "March 2026", "February 2026", "January 2026", "Trip plan.pdf", "2 pages", "0:02", "Mar 1 · <i>Ann</i>"] {
+        for t in [
+            "Sheet", "14 photos, videos and files", "March 2026", "February 2026", "January 2026", "Trip plan.pdf", "2 pages", "0:02", "Mar 1 · <i>Ann</i>"
+        ] {
             #expect(text.contains(t), "sheet.pdf lacks \(t)")
         }
         let order = ["March 2026", "February 2026", "January 2026"].compactMap { text.range(of: $0)?.lowerBound }
         #expect(order.count == 3 && order == order.sorted(), "newest month first")
-        #expect(text.components(separatedBy: "Jan 1").count - 1 == 5 && text.components(separatedBy: "Feb 1").count - 1 + text.components(separatedBy: "Feb 2").count - 1 == 7)
+        #expect(
+            text.components(separatedBy: "Jan 1").count - 1 == 5
+                && text.components(separatedBy: "Feb 1").count - 1 + text.components(separatedBy: "Feb 2").count - 1 == 7)
 
         let png = try PNGPixels(dir.appendingPathComponent("sheet.png"))
         #expect(png.width == 1_190 && png.height == 1_684, "A4 at scale 2: \(png.width) × \(png.height)")

@@ -43,7 +43,9 @@ struct StoreCLITests {
         #expect(filtered.status == 0 && filtered.stdout.isEmpty && filtered.stderr.contains("no messages match"))
     }
 
-    @Test("PostgreSQL: import, list, search and convert as on SQLite; db copy SQLite → PostgreSQL → SQLite keeps every row and photo, goes on after an interruption, verifies counts and checksums")
+    @Test(
+        "PostgreSQL: import, list, search and convert as on SQLite; db copy SQLite → PostgreSQL → SQLite keeps every row and photo, goes on after an interruption, verifies counts and checksums"
+    )
     func postgresAndCopy() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bk-store-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -69,7 +71,8 @@ struct StoreCLITests {
         }
         func converted(_ db: String, _ name: String) throws -> Data {
             // Photos inside the JSON: the same bytes wherever each store keeps them.
-            let r = try Tool.run(["convert", "--conversation", "1", "--db", db, "--store-media", media, "-o", name, "--tz", "UTC", "--assets", "embed"], in: dir)
+            let r = try Tool.run(
+                ["convert", "--conversation", "1", "--db", db, "--store-media", media, "-o", name, "--tz", "UTC", "--assets", "embed"], in: dir)
             #expect(r.status == 0, "\(r.stderr)")
             return try Data(contentsOf: dir.appendingPathComponent(name))
         }

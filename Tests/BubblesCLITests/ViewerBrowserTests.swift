@@ -7,7 +7,7 @@ import Testing
 /// A long conversation written as BubbleKit JSON: `count` messages 37 minutes apart from
 /// 2024-01-01 (about 77 days), sides and lengths varied, message 1234 says "magicword".
 enum LongChat {
-    static let start = Date(timeIntervalSince1970: 1_704_067_200)   // 2024-01-01T00:00:00Z
+    static let start = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01T00:00:00Z
     static let words = "the quick brown fox jumps over lazy dog photo tonight dinner later maybe sure thing weekend beach coffee".split(separator: " ")
 
     static func date(_ seq: Int) -> Date { start.addingTimeInterval(Double(seq) * 37 * 60) }
@@ -25,8 +25,10 @@ enum LongChat {
         let messages = (1...count).map { seq -> [String: Any] in
             ["from": seq % 3 == 0 ? "me" : "ann", "date": f.string(from: date(seq)), "text": text(seq)]
         }
-        let doc: [String: Any] = ["format": "bubblekit-conversation", "version": 1, "title": "Long chat", "me": "me",
-                                  "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann"]], "messages": messages]
+        let doc: [String: Any] = [
+            "format": "bubblekit-conversation", "version": 1, "title": "Long chat", "me": "me",
+            "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann"]], "messages": messages
+        ]
         try JSONSerialization.data(withJSONObject: doc).write(to: url)
     }
 }
@@ -42,7 +44,9 @@ struct ViewerBrowserTests {
 
     /// Waits until the viewer has placed its rows and fetches nothing more.
     static func settle(_ b: WebDriver, _ what: String) throws {
-        try b.wait(for: what, timeout: 30, """
+        try b.wait(
+            for: what, timeout: 30,
+            """
             const v = window.bubbleViewer;
             return !!(v && v.state.mode === "virtual" && v.state.windows > 0 && !v.busy());
             """)
@@ -52,13 +56,16 @@ struct ViewerBrowserTests {
 
     /// The screen top of message `seq`'s first row, nil when it is not in the page.
     static func rowTop(_ b: WebDriver, _ seq: Int) throws -> Double? {
-        try b.run("""
+        try b.run(
+            """
             const m = document.querySelector('b[data-n="' + arguments[0] + '"]');
             return m && m.nextElementSibling ? m.nextElementSibling.getBoundingClientRect().top : null;
             """, [seq]) as? Double
     }
 
-    @Test("a 3,000-message conversation: opens at the newest, the scrollbar maps to the conversation, rows never jump as windows load, a date, a search hit, a resize, a theme")
+    @Test(
+        "a 3,000-message conversation: opens at the newest, the scrollbar maps to the conversation, rows never jump as windows load, a date, a search hit, a resize, a theme"
+    )
     func scrollJumpSearchResizeTheme() throws {
         let dir = try Self.temp()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -73,10 +80,12 @@ struct ViewerBrowserTests {
         // Opens at the newest message, at the bottom of a column as tall as the conversation.
         try b.open(base + "/c/1")
         try Self.settle(b, "the conversation's rows")
-        let g = try #require(try b.run("""
-            const s = document.getElementById("scroller"), v = window.bubbleViewer;
-            return {top: s.scrollTop, height: s.scrollHeight, view: s.clientHeight, total: v.total(), laidOut: v.laidOut(), scale: v.scale(), win: v.window()};
-            """) as? [String: Any])
+        let g = try #require(
+            try b.run(
+                """
+                const s = document.getElementById("scroller"), v = window.bubbleViewer;
+                return {top: s.scrollTop, height: s.scrollHeight, view: s.clientHeight, total: v.total(), laidOut: v.laidOut(), scale: v.scale(), win: v.window()};
+                """) as? [String: Any])
         let total = try #require(g["total"] as? Double), height = try #require(g["height"] as? Double), view = try #require(g["view"] as? Double)
         #expect(abs(height - total) <= 1, "the column is as tall as the layout: \(g)")
         #expect(abs((g["top"] as? Double ?? 0) + view - height) <= 2, "opened at the bottom: \(g)")
@@ -84,11 +93,13 @@ struct ViewerBrowserTests {
         let lastTop = try #require(try Self.rowTop(b, 3000))
         #expect(lastTop > 0 && lastTop < 700, "the newest message is on screen: \(lastTop)")
         // … and not flush on the bottom edge: its bubble ends at least 12 px above it.
-        let gap = try #require(try b.run("""
-            const s = document.getElementById('scroller').getBoundingClientRect();
-            const bubbles = Array.from(document.querySelectorAll('.vm')).pop().querySelectorAll('.b');
-            return s.bottom - bubbles[bubbles.length - 1].getBoundingClientRect().bottom;
-            """) as? Double)
+        let gap = try #require(
+            try b.run(
+                """
+                const s = document.getElementById('scroller').getBoundingClientRect();
+                const bubbles = Array.from(document.querySelectorAll('.vm')).pop().querySelectorAll('.b');
+                return s.bottom - bubbles[bubbles.length - 1].getBoundingClientRect().bottom;
+                """) as? Double)
         #expect(gap >= 12, "the newest bubble sits \(gap) px above the column's bottom")
         // The layout's height is the engine's (the same as the API's).
         let openWidth = try #require(try b.run("return bubbleViewer.width()") as? Double)
@@ -102,13 +113,16 @@ struct ViewerBrowserTests {
         let middle = try #require(try b.run("return bubbleViewer.current()") as? Int)
         #expect((1300...1700).contains(middle), "the middle of the scrollbar shows message \(middle) of 3000")
         // While scrolling, the day of the message at the top floats over the column.
-        let pill = try #require(try b.wait(for: "the date pill", """
-            const p = document.querySelector('.datepill'); if (!p || p.hidden || !p.textContent) return null;
-            const top = document.getElementById('scroller').getBoundingClientRect().top;
-            const first = Array.from(document.querySelectorAll('.vm')).find((v) => v.getBoundingClientRect().bottom > top + 4);
-            const t = first && first.querySelector('time[datetime]');
-            return t ? [p.textContent, String(new Date(t.getAttribute('datetime')).getUTCDate()), String(new Date(t.getAttribute('datetime')).getUTCFullYear())] : null;
-            """) as? [String])
+        let pill = try #require(
+            try b.wait(
+                for: "the date pill",
+                """
+                const p = document.querySelector('.datepill'); if (!p || p.hidden || !p.textContent) return null;
+                const top = document.getElementById('scroller').getBoundingClientRect().top;
+                const first = Array.from(document.querySelectorAll('.vm')).find((v) => v.getBoundingClientRect().bottom > top + 4);
+                const t = first && first.querySelector('time[datetime]');
+                return t ? [p.textContent, String(new Date(t.getAttribute('datetime')).getUTCDate()), String(new Date(t.getAttribute('datetime')).getUTCFullYear())] : null;
+                """) as? [String])
         #expect(pill[0].contains(pill[1]) && pill[0].contains(pill[2]), "the pill says \(pill[0]) for a message of day \(pill[1]) \(pill[2])")
 
         // Scrolling in small steps across window loads: a row moves exactly as far as the scroll.
@@ -120,7 +134,9 @@ struct ViewerBrowserTests {
             try Self.settle(b, "step \(step)")
             if let after = try Self.rowTop(b, tracked) {
                 if abs((before - 250) - after) > 1.5 { jumps.append("step \(step): message \(tracked) \(before) → \(after)") }
-            } else { jumps.append("step \(step): message \(tracked) left the page") }
+            } else {
+                jumps.append("step \(step): message \(tracked) left the page")
+            }
             tracked = try #require(try b.run("return bubbleViewer.current()") as? Int)
         }
         let windows = try #require(try b.run("return bubbleViewer.state.windows") as? Int)
@@ -141,16 +157,21 @@ struct ViewerBrowserTests {
         try b.wait(for: "the day's first message", "return !!document.querySelector('b[data-n=\"\(expected)\"]') && !bubbleViewer.busy();")
         let dayTop = try #require(try Self.rowTop(b, expected))
         #expect(dayTop >= scrollerTop - 1 && dayTop < scrollerTop + 40, "message \(expected) (the first of 10 February) at the top: \(dayTop)")
-        let separator = try b.run("""
-            const m = document.querySelector('b[data-n="\(expected)"]'); return m.nextElementSibling.textContent;
-            """) as? String
+        let separator =
+            try b.run(
+                """
+                const m = document.querySelector('b[data-n="\(expected)"]'); return m.nextElementSibling.textContent;
+                """) as? String
         #expect(separator?.contains("February") == true, "a day separator opens the day: \(separator ?? "nil")")
 
         // The month scrubber from the per-day counts: every month with its messages; March → 1 March.
-        let months = try #require(try b.wait(for: "the months", """
-            const s = document.getElementById('months');
-            return s && !s.hidden && s.options.length > 1 ? Array.from(s.options).slice(1).map((o) => o.textContent) : null;
-            """) as? [String])
+        let months = try #require(
+            try b.wait(
+                for: "the months",
+                """
+                const s = document.getElementById('months');
+                return s && !s.hidden && s.options.length > 1 ? Array.from(s.options).slice(1).map((o) => o.textContent) : null;
+                """) as? [String])
         #expect(months.count == 3 && months.first?.hasPrefix("January 2024 · ") == true, "\(months)")
         let counted = months.compactMap { Int($0.split(separator: "·").last!.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: "")) }
         #expect(counted.reduce(0, +) == 3000, "\(months)")
@@ -164,26 +185,33 @@ struct ViewerBrowserTests {
         try b.open(base + "/search?q=magicword&conversation=1")
         try b.click(".found a.rhit")
         try Self.settle(b, "the search hit")
-        let hit = try #require(try b.run("""
-            const m = document.querySelector('.c mark'), s = document.getElementById('scroller').getBoundingClientRect();
-            if (!m) return null;
-            const r = m.getBoundingClientRect();
-            return {text: m.textContent, inView: r.top >= s.top && r.bottom <= s.bottom, outlined: !!m.closest('.hl'), url: location.search};
-            """) as? [String: Any], "no marked word")
+        let hit = try #require(
+            try b.run(
+                """
+                const m = document.querySelector('.c mark'), s = document.getElementById('scroller').getBoundingClientRect();
+                if (!m) return null;
+                const r = m.getBoundingClientRect();
+                return {text: m.textContent, inView: r.top >= s.top && r.bottom <= s.bottom, outlined: !!m.closest('.hl'), url: location.search};
+                """) as? [String: Any], "no marked word")
         #expect(hit["text"] as? String == "magicword" && hit["inView"] as? Bool == true && hit["outlined"] as? Bool == true, "\(hit)")
 
         // Resize: the engine lays out at the new width; bubbles follow the theme's share of it,
         // and the message read stays in view.
         let reading = try #require(try b.run("return bubbleViewer.current()") as? Int)
         try b.resize(width: 480, height: 700)
-        try b.wait(for: "the re-layout", "const m = document.getElementById('rows'); return bubbleViewer.state.relayouts > 0 && Math.abs(bubbleViewer.width() - m.getBoundingClientRect().width) < 1 && !bubbleViewer.busy();")
+        try b.wait(
+            for: "the re-layout",
+            "const m = document.getElementById('rows'); return bubbleViewer.state.relayouts > 0 && Math.abs(bubbleViewer.width() - m.getBoundingClientRect().width) < 1 && !bubbleViewer.busy();"
+        )
         try Self.settle(b, "after the resize")
         let column = try #require(try b.run("return bubbleViewer.width()") as? Double)
-        let widths = try #require(try b.run("""
-            const s = document.getElementById('scroller').getBoundingClientRect();
-            return Array.from(document.querySelectorAll('.c .b')).filter((e) => { const r = e.getBoundingClientRect(); return r.bottom > s.top && r.top < s.bottom; })
-              .map((e) => e.getBoundingClientRect().width);
-            """) as? [Double])
+        let widths = try #require(
+            try b.run(
+                """
+                const s = document.getElementById('scroller').getBoundingClientRect();
+                return Array.from(document.querySelectorAll('.c .b')).filter((e) => { const r = e.getBoundingClientRect(); return r.bottom > s.top && r.top < s.bottom; })
+                  .map((e) => e.getBoundingClientRect().width);
+                """) as? [Double])
         let style = try ThemeLibrary.load("imessage").theme.layoutStyle
         let widest = style.maxBubbleWidth(rowWidth: column)
         #expect(column < 481 && !widths.isEmpty)
@@ -195,12 +223,15 @@ struct ViewerBrowserTests {
         #expect(abs((try b.run("return bubbleViewer.laidOut()") as? Double ?? 0) - (relaid["height"] as? Double ?? -1)) < 0.01)
 
         // A theme from the picker: the page in that theme's style sheet and bubbles.
-        let colour = "return getComputedStyle(document.querySelector('.c .b.o') || document.querySelector('.c .b'), '::before').backgroundColor + '|' + getComputedStyle(document.querySelector('.c .b.o') || document.querySelector('.c .b')).backgroundColor;"
+        let colour =
+            "return getComputedStyle(document.querySelector('.c .b.o') || document.querySelector('.c .b'), '::before').backgroundColor + '|' + getComputedStyle(document.querySelector('.c .b.o') || document.querySelector('.c .b')).backgroundColor;"
         let before = try b.run(colour) as? String
         try b.run("document.querySelector('#themes input[value=whatsapp]').click();")
         try b.wait(for: "the WhatsApp theme", "return document.getElementById('rows') && document.getElementById('rows').dataset.theme === 'whatsapp';")
         try Self.settle(b, "the rows in WhatsApp's theme")
-        #expect((try b.run("return document.querySelector('link[rel=stylesheet]').getAttribute('href')") as? String)?.wholeMatch(of: #/\/assets\/theme-whatsapp\.[0-9a-f]{16}\.css/#) != nil)
+        #expect(
+            (try b.run("return document.querySelector('link[rel=stylesheet]').getAttribute('href')") as? String)?.wholeMatch(
+                of: #/\/assets\/theme-whatsapp\.[0-9a-f]{16}\.css/#) != nil)
         #expect(try b.run(colour) as? String != before, "the bubbles look the same in both themes: \(before ?? "")")
         // Kept: the page's address has no theme, and opened again (another visit) it is WhatsApp's.
         #expect((try b.run("return location.search") as? String)?.contains("theme=") == false)
@@ -223,7 +254,9 @@ struct ViewerBrowserTests {
         // Not an export: the importer's words, the library unchanged.
         try b.type("#file", fixtures.appendingPathComponent("not-a-chat.txt").path)
         try b.click("#upload button")
-        let error = try #require(try b.wait(for: "the importer's error", "const s = document.getElementById('status'); return s.className === 'err' ? s.textContent : null;") as? String)
+        let error = try #require(
+            try b.wait(for: "the importer's error", "const s = document.getElementById('status'); return s.className === 'err' ? s.textContent : null;")
+                as? String)
         #expect(error.contains("not-a-chat.txt: line 1") && error.contains("is not the start of a known export"), "\(error)")
         #expect((try server.get("/api/v1/conversations").json() as? [Any])?.count == 0)
         // A WhatsApp export: imported, then open.
@@ -235,11 +268,14 @@ struct ViewerBrowserTests {
         let list = try #require(try server.get("/api/v1/conversations").json() as? [[String: Any]])
         #expect(list.count == 1 && (list.first?["messageCount"] as? Int ?? 0) > 3)
         let text = try b.run("return document.getElementById('rows').textContent") as? String ?? ""
-        let newest = try #require(((try server.get("/api/v1/conversations/1/messages?limit=1").json() as? [String: Any])?["messages"] as? [[String: Any]])?.first?["text"] as? String)
+        let newest = try #require(
+            ((try server.get("/api/v1/conversations/1/messages?limit=1").json() as? [String: Any])?["messages"] as? [[String: Any]])?.first?["text"] as? String)
         #expect(text.contains(String(newest.prefix(20))), "the newest message \(newest) is on the page")
     }
 
-    @Test("the library: uploading a whole phone's SMS backup imports every conversation, shows them done one after another, then the summary and the library with all of them")
+    @Test(
+        "the library: uploading a whole phone's SMS backup imports every conversation, shows them done one after another, then the summary and the library with all of them"
+    )
     func uploadWholeBackup() throws {
         let server = try ServedStore(exports: [])
         defer { server.stop() }
@@ -248,7 +284,8 @@ struct ViewerBrowserTests {
         try b.open("http://127.0.0.1:\(server.port)/")
         try b.type("#file", Tool.root.appendingPathComponent("Tests/BubbleImportTests/Fixtures/sms/sms-backup.xml").path)
         try b.click("#upload button")
-        let status = try #require(try b.wait(for: "the summary", "const s = document.getElementById('status'); return s.dataset.done === '1' ? s.textContent : null;") as? String)
+        let status = try #require(
+            try b.wait(for: "the summary", "const s = document.getElementById('status'); return s.dataset.done === '1' ? s.textContent : null;") as? String)
         #expect(status.contains("3 conversations: 3 new, 0 grown, 0 unchanged; 10 messages added"), "\(status)")
         // The server told the page how far it was, conversation after conversation.
         let progress = try #require(try b.run("return JSON.stringify(window.bkImportProgress)") as? String)
@@ -272,15 +309,19 @@ struct ViewerBrowserTests {
             "<svg onload=\"window.pwned3=1\"><circle r=9></svg>", "<a href=\"javascript:window.pwned4=1\">click</a> javascript:window.pwned4=1",
             "https://x.example/\"onmouseover=\"window.pwned5=1 https://x.example/'><script>window.pwned5=1</script>",
             "<iframe srcdoc=\"<script>parent.pwned6=1</script>\"></iframe>", "</main></div><script>window.pwned7=1</script>",
-            "<img src=\"https://evil.example/x.png\"> <link rel=stylesheet href=\"https://evil.example/x.css\"> xsswordhere",
+            "<img src=\"https://evil.example/x.png\"> <link rel=stylesheet href=\"https://evil.example/x.css\"> xsswordhere"
         ]
         let messages = payloads.enumerated().map { i, p -> [String: Any] in
-            ["from": i % 2 == 0 ? "x" : "me", "date": "2026-01-01T10:0\(i):00Z", "text": p,
-             "attachment": ["kind": "document", "fileName": "<img src=x onerror=window.pwned8=1>.pdf"]]
+            [
+                "from": i % 2 == 0 ? "x" : "me", "date": "2026-01-01T10:0\(i):00Z", "text": p,
+                "attachment": ["kind": "document", "fileName": "<img src=x onerror=window.pwned8=1>.pdf"]
+            ]
         }
-        let doc: [String: Any] = ["format": "bubblekit-conversation", "version": 1, "title": "<script>window.pwned9=1</script>", "me": "me",
-                                  "participants": [["id": "me", "name": "Me"], ["id": "x", "name": "\"><img src=x onerror=window.pwned10=1>"]],
-                                  "messages": messages]
+        let doc: [String: Any] = [
+            "format": "bubblekit-conversation", "version": 1, "title": "<script>window.pwned9=1</script>", "me": "me",
+            "participants": [["id": "me", "name": "Me"], ["id": "x", "name": "\"><img src=x onerror=window.pwned10=1>"]],
+            "messages": messages
+        ]
         try JSONSerialization.data(withJSONObject: doc).write(to: hostile)
         let server = try ServedStore(exports: [hostile.path])
         defer { server.stop() }
@@ -317,14 +358,16 @@ struct ViewerBrowserTests {
         defer { b.quit() }
         try b.open("http://127.0.0.1:\(server.port)/c/1")
         try Self.settle(b, "the sample's rows")
-        let r = try #require(try b.run("""
-            const v = document.querySelector('.vf'), a = document.querySelector('.av');
-            const blocks = Array.from(document.querySelectorAll('.vm')), w = bubbleViewer.window();
-            const base = document.querySelector('.vw').getBoundingClientRect().top;
-            // Where each message's first row starts, against the engine's top for it.
-            const off = blocks.map((bl, i) => { const f = bl.children[1]; return f.getBoundingClientRect().top - base - w.tops[i]; });
-            return {video: v ? v.getBoundingClientRect().height : 0, avatar: a ? a.getBoundingClientRect().width : 0, worst: Math.max(...off.map(Math.abs)), n: blocks.length};
-            """) as? [String: Any])
+        let r = try #require(
+            try b.run(
+                """
+                const v = document.querySelector('.vf'), a = document.querySelector('.av');
+                const blocks = Array.from(document.querySelectorAll('.vm')), w = bubbleViewer.window();
+                const base = document.querySelector('.vw').getBoundingClientRect().top;
+                // Where each message's first row starts, against the engine's top for it.
+                const off = blocks.map((bl, i) => { const f = bl.children[1]; return f.getBoundingClientRect().top - base - w.tops[i]; });
+                return {video: v ? v.getBoundingClientRect().height : 0, avatar: a ? a.getBoundingClientRect().width : 0, worst: Math.max(...off.map(Math.abs)), n: blocks.length};
+                """) as? [String: Any])
         #expect((r["video"] as? Double ?? 0) > 100 && (r["avatar"] as? Double ?? 0) > 20, "\(r)")
         #expect((r["worst"] as? Double ?? 99) <= 1 && r["n"] as? Int == 23, "\(r)")
         // The three-photo grid (incoming, beside the avatar column) is the engine's size at this width.
@@ -340,16 +383,22 @@ struct ViewerBrowserTests {
         let dir = try Self.temp()
         defer { try? FileManager.default.removeItem(at: dir) }
         let chat = dir.appendingPathComponent("short.json")
-        let texts = ["Hi!", "Are we still on for dinner tonight at the new place near the station?", "Yes 🍜",
-                     "Great, I will book a table for seven. Do you want me to ask Sam and Kai too, or just us this time?",
-                     "Just us", "ok", "See you at seven then, and bring the umbrella because it looks like rain later tonight"]
+        let texts = [
+            "Hi!", "Are we still on for dinner tonight at the new place near the station?", "Yes 🍜",
+            "Great, I will book a table for seven. Do you want me to ask Sam and Kai too, or just us this time?",
+            "Just us", "ok", "See you at seven then, and bring the umbrella because it looks like rain later tonight"
+        ]
         let f = ISO8601DateFormatter()
         let messages = texts.enumerated().map { i, t -> [String: Any] in
             ["from": i % 2 == 0 ? "ann" : "me", "date": f.string(from: LongChat.start.addingTimeInterval(Double(i) * 60)), "text": t]
         }
-        try JSONSerialization.data(withJSONObject: ["format": "bubblekit-conversation", "version": 1, "title": "Short", "me": "me",
-                                                    "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann"]],
-                                                    "messages": messages] as [String: Any]).write(to: chat)
+        try JSONSerialization.data(
+            withJSONObject: [
+                "format": "bubblekit-conversation", "version": 1, "title": "Short", "me": "me",
+                "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann"]],
+                "messages": messages
+            ] as [String: Any]
+        ).write(to: chat)
         let server = try ServedStore(exports: [chat.path])
         defer { server.stop() }
         let b = try WebDriver(width: 1000, height: 900)
@@ -362,8 +411,10 @@ struct ViewerBrowserTests {
         try b.screenshot().write(to: shotFile)
         let shot = try ImageSurface(pngFile: shotFile.path).rgbaImage()
         let png = dir.appendingPathComponent("cairo.png").path
-        let rendered = try Tool.run(["render", "--conversation", "1", "--db", server.folder.appendingPathComponent("s.sqlite").path,
-                                     "-o", png, "--width", String(Int(width)), "--scale", "1", "--tz", "UTC", "--theme", "imessage"])
+        let rendered = try Tool.run([
+            "render", "--conversation", "1", "--db", server.folder.appendingPathComponent("s.sqlite").path,
+            "-o", png, "--width", String(Int(width)), "--scale", "1", "--tz", "UTC", "--theme", "imessage"
+        ])
         try #require(rendered.status == 0, "\(rendered.stderr)")
         let cairo = try ImageSurface(pngFile: png).rgbaImage()
         let theme = try ThemeLibrary.load("imessage").theme
@@ -400,7 +451,7 @@ struct ScaledViewerTests {
         let photo = dir.appendingPathComponent("tall.png")
         try png.writePNG(to: photo.path)
         let f = ISO8601DateFormatter()
-        let start = 1_698_796_800.0   // 2023-11-01T00:00:00Z; a message every 20 s (~46 days)
+        let start = 1_698_796_800.0  // 2023-11-01T00:00:00Z; a message every 20 s (~46 days)
         var messages: [[String: Any]] = []
         messages.reserveCapacity(count)
         for i in 0..<count {
@@ -408,8 +459,10 @@ struct ScaledViewerTests {
             if i % 10 == 0 { m["text"] = "message \(i + 1)" } else { m["images"] = [["path": "tall.png"]] }
             messages.append(m)
         }
-        let doc: [String: Any] = ["format": "bubblekit-conversation", "version": 2, "title": "Tall", "me": "me",
-                                  "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann"]], "messages": messages]
+        let doc: [String: Any] = [
+            "format": "bubblekit-conversation", "version": 2, "title": "Tall", "me": "me",
+            "participants": [["id": "me", "name": "Me"], ["id": "ann", "name": "Ann"]], "messages": messages
+        ]
         let url = dir.appendingPathComponent("tall.json")
         try JSONSerialization.data(withJSONObject: doc).write(to: url)
         return url
@@ -417,7 +470,8 @@ struct ScaledViewerTests {
 
     /// Bubbles whose box meets the visible part of the scroller.
     static func visibleBubbles(_ b: WebDriver) throws -> Int {
-        try b.run("""
+        try b.run(
+            """
             const s = document.getElementById('scroller').getBoundingClientRect();
             let n = 0;
             for (const e of document.querySelectorAll('#rows .vm .b')) {
@@ -428,7 +482,9 @@ struct ScaledViewerTests {
             """) as? Int ?? 0
     }
 
-    @Test("47 million px of conversation: bubbles in view at the bottom (where it opens), the top, the middle, 90 %, after a jump to a date, after a resize, and at phone width")
+    @Test(
+        "47 million px of conversation: bubbles in view at the bottom (where it opens), the top, the middle, 90 %, after a jump to a date, after a resize, and at phone width"
+    )
     func bubblesEverywhere() throws {
         let dir = try ViewerBrowserTests.temp()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -476,7 +532,9 @@ struct ScaledViewerTests {
         #expect(seen.count == 9)
     }
 
-    @Test("search as the peers have it: two words typed in the sidebar, in the other order, find messages holding both, grouped with their real counts; the search form's + is a space; in a conversation \"1 of N\" and ↑ walks to the next older match, outlined and marked")
+    @Test(
+        "search as the peers have it: two words typed in the sidebar, in the other order, find messages holding both, grouped with their real counts; the search form's + is a space; in a conversation \"1 of N\" and ↑ walks to the next older match, outlined and marked"
+    )
     func searchFromThePage() throws {
         let dir = try ViewerBrowserTests.temp()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -484,7 +542,9 @@ struct ScaledViewerTests {
         try LongChat.write(3000, to: chat)
         let server = try ServedStore(exports: [chat.path])
         defer { server.stop() }
-        let both = (1...3000).filter { let t = LongChat.text($0); return t.contains(" fox") && t.contains(" tonight") }
+        let both = (1...3000).filter {
+            let t = LongChat.text($0); return t.contains(" fox") && t.contains(" tonight")
+        }
         #expect(both.count > 20, "the fixture has \(both.count) messages with both words")
         let b = try WebDriver(width: 1100, height: 700)
         defer { b.quit() }
@@ -492,13 +552,17 @@ struct ScaledViewerTests {
         try b.open(base + "/")
         try b.click("#findall")
         try b.type("#findall", "tonight fox")
-        let summary = try b.wait(for: "the sidebar's results", timeout: 20, """
-            const r = document.getElementById('results'); const s = r && r.querySelector('.rsum');
-            return !!r && !r.hidden && !!s && s.textContent.includes('messages') ? s.textContent : false;
-            """) as? String ?? ""
+        let summary =
+            try b.wait(
+                for: "the sidebar's results", timeout: 20,
+                """
+                const r = document.getElementById('results'); const s = r && r.querySelector('.rsum');
+                return !!r && !r.hidden && !!s && s.textContent.includes('messages') ? s.textContent : false;
+                """) as? String ?? ""
         #expect(summary == "\(both.count.formatted(.number.locale(Locale(identifier: "en_US")))) messages in 1 chat", "\(summary)")
         #expect(try b.run("return document.getElementById('library').hidden") as? Bool == true)
-        let hits = try #require(try b.run("return Array.from(document.querySelectorAll('#results a.rhit')).map((a) => Number(new URL(a.href).searchParams.get('at')))") as? [Int])
+        let hits = try #require(
+            try b.run("return Array.from(document.querySelectorAll('#results a.rhit')).map((a) => Number(new URL(a.href).searchParams.get('at')))") as? [Int])
         #expect(!hits.isEmpty && hits.allSatisfy { both.contains($0) }, "a hit without both words: \(hits.filter { !both.contains($0) })")
         let counted = try b.run("return document.querySelector('#results .rgroup small').textContent") as? String
         #expect(counted == "\(both.count.formatted(.number.locale(Locale(identifier: "en_US")))) matches", "\(counted ?? "none")")
@@ -516,14 +580,20 @@ struct ScaledViewerTests {
         try ViewerBrowserTests.settle(b, "the conversation")
         try b.click("details.tool:has(#insearch) summary")
         try b.type("#insearch input[type=search]", "fox\u{E007}")
-        try b.wait(for: "1 of N", "return document.getElementById('matchcount').textContent === '1 of \(fox.count.formatted(.number.locale(Locale(identifier: "en_US"))))';")
+        try b.wait(
+            for: "1 of N",
+            "return document.getElementById('matchcount').textContent === '1 of \(fox.count.formatted(.number.locale(Locale(identifier: "en_US"))))';")
         try ViewerBrowserTests.settle(b, "the newest match")
-        try b.wait(for: "the newest match outlined", "return !!document.querySelector('b[data-n=\"\(fox.last!)\"] ~ .hl') || !!document.querySelector('.vm:has(b[data-n=\"\(fox.last!)\"]) .hl');")
+        try b.wait(
+            for: "the newest match outlined",
+            "return !!document.querySelector('b[data-n=\"\(fox.last!)\"] ~ .hl') || !!document.querySelector('.vm:has(b[data-n=\"\(fox.last!)\"]) .hl');")
         try b.click("#matchup")
         try b.wait(for: "2 of N", "return document.getElementById('matchcount').textContent.startsWith('2 of ');")
         try ViewerBrowserTests.settle(b, "the older match")
         let older = fox[fox.count - 2]
-        try b.wait(for: "message \(older) outlined with fox marked", """
+        try b.wait(
+            for: "message \(older) outlined with fox marked",
+            """
             const block = document.querySelector('.vm:has(b[data-n="\(older)"])');
             return !!block && !!block.querySelector('.hl') && Array.from(block.querySelectorAll('mark')).some((m) => m.textContent === 'fox');
             """)

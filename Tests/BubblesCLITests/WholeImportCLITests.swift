@@ -13,10 +13,12 @@ struct WholeImportCLITests {
     static func backup(_ rows: [(String, String, String)], photoless: String? = nil) -> Data {
         var xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<smses count=\"\(rows.count)\">\n"
         for (k, r) in rows.enumerated() {
-            xml += "  <sms protocol=\"0\" address=\"\(r.0)\" date=\"\(1_700_000_000_000 + k * 60_000)\" type=\"\(k % 2 + 1)\" body=\"\(r.2)\" read=\"1\" status=\"-1\" contact_name=\"\(r.1)\" />\n"
+            xml +=
+                "  <sms protocol=\"0\" address=\"\(r.0)\" date=\"\(1_700_000_000_000 + k * 60_000)\" type=\"\(k % 2 + 1)\" body=\"\(r.2)\" read=\"1\" status=\"-1\" contact_name=\"\(r.1)\" />\n"
         }
         if let photoless {
-            xml += "  <mms date=\"1700009000000\" msg_box=\"1\" address=\"\(photoless)\" contact_name=\"Dee\" m_type=\"132\">\n"
+            xml +=
+                "  <mms date=\"1700009000000\" msg_box=\"1\" address=\"\(photoless)\" contact_name=\"Dee\" m_type=\"132\">\n"
                 + "    <parts><part seq=\"0\" ct=\"image/jpeg\" name=\"IMG_1.jpg\" data=\"\" /><part seq=\"1\" ct=\"text/plain\" text=\"look\" /></parts>\n"
                 + "    <addrs><addr address=\"\(photoless)\" type=\"137\" /></addrs>\n  </mms>\n"
         }
@@ -48,8 +50,9 @@ struct WholeImportCLITests {
         #expect(out.contains("result.json: 4 conversations: 4 new, 0 grown, 0 unchanged; 7 messages added"), "\(out)")
         #expect(out.contains("chat.db: 2 conversations: 2 new, 0 grown, 0 unchanged; 9 messages added"), "\(out)")
         let stored = try list(db)
-        #expect(stored["Ann Lee (+15550102000)"] == 7 && stored["Ann Lee, Ben Ode (+15550102000, +15550103000)"] == 2 && stored["+15550109876"] == 1,
-                "\(stored)")
+        #expect(
+            stored["Ann Lee (+15550102000)"] == 7 && stored["Ann Lee, Ben Ode (+15550102000, +15550103000)"] == 2 && stored["+15550109876"] == 1,
+            "\(stored)")
         #expect(stored["Climbing crew"] == 4 && stored["Mira Chen"] == 1)
         #expect(stored["Weekend plans"] == 3 && stored["+15550102000"] == 6)
         let total = try Tool.run(["list", "--db", db, "--json"])
@@ -69,7 +72,9 @@ struct WholeImportCLITests {
         #expect(try list(some) == ["Mira Chen": 1, "Climbing crew": 4])
     }
 
-    @Test("a newer backup of the same phone adds exactly its new messages and its new conversation; a conversation with missing media and --strict fails alone, named, exit 3")
+    @Test(
+        "a newer backup of the same phone adds exactly its new messages and its new conversation; a conversation with missing media and --strict fails alone, named, exit 3"
+    )
     func newerBackup() throws {
         let dir = try ImportCLITests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -82,12 +87,16 @@ struct WholeImportCLITests {
 
         // A month later: one more for Ann and for Ben, a new person, and Dee's MMS whose photo
         // was backed up without its data.
-        let newer = Self.first + [("+15550102000", "Ann Lee", "ann later"), ("+15550103000", "Ben Ode", "ben later"),
-                                  ("+15550104000", "Cy", "hello from cy")]
+        let newer =
+            Self.first + [
+                ("+15550102000", "Ann Lee", "ann later"), ("+15550103000", "Ben Ode", "ben later"),
+                ("+15550104000", "Cy", "hello from cy")
+            ]
         try Self.backup(newer, photoless: "+15550105000").write(to: dir.appendingPathComponent("new.xml"))
         let strict = try Tool.run(["import", "new.xml", "--db", db, "--strict"], in: dir)
         #expect(strict.status == 3, "\(strict.stderr)")
-        #expect(strict.stderr.contains("error: new.xml: Dee (+15550105000): ") && strict.stderr.contains("IMG_1.jpg")
+        #expect(
+            strict.stderr.contains("error: new.xml: Dee (+15550105000): ") && strict.stderr.contains("IMG_1.jpg")
                 && strict.stderr.contains("--strict refuses missing media"), "\(strict.stderr)")
         let out = String(decoding: strict.stdout, as: UTF8.self)
         #expect(out.contains("new.xml: 5 conversations: 1 new, 2 grown, 1 unchanged, 1 failed; 3 messages added, 12 already there"), "\(out)")
@@ -116,8 +125,9 @@ struct WholeImportCLITests {
         #expect(try Tool.run(["import", "phone1.xml", "--db", db], in: dir).status == 0)
         let r = try Tool.run(["import", "phone2.xml", "--db", db], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(String(decoding: r.stdout, as: UTF8.self).contains("3 conversations: 0 new, 1 grown, 2 unchanged; 1 message added, 12 already there"),
-                "\(String(decoding: r.stdout, as: UTF8.self))")
+        #expect(
+            String(decoding: r.stdout, as: UTF8.self).contains("3 conversations: 0 new, 1 grown, 2 unchanged; 1 message added, 12 already there"),
+            "\(String(decoding: r.stdout, as: UTF8.self))")
         let stored = try list(db)
         #expect(stored.count == 3 && stored["Ann Lee (+15550102000)"] == 5, "\(stored)")
     }

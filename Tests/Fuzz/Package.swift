@@ -4,14 +4,20 @@
 // flags), so the main package's build and tests never pay for them.
 import PackageDescription
 
-let readers = ["SMS", "WhatsApp", "WhatsAppZip", "Telegram", "Native", "IMessage", "Messenger", "Discord", "MsgStore", "WhatsAppBackup", "SignalExport", "Contacts"]
+let readers = [
+    "SMS", "WhatsApp", "WhatsAppZip", "Telegram", "Native", "IMessage", "Messenger", "Discord", "MsgStore", "WhatsAppBackup", "SignalExport", "Contacts"
+]
 
 let package = Package(
     name: "BubbleKitFuzz",
     dependencies: [.package(name: "BubbleKit", path: "../..")],
     targets: [
-        .target(name: "FuzzSupport", dependencies: [.product(name: "BubbleImport", package: "BubbleKit"),
-                                                    .product(name: "BubbleCore", package: "BubbleKit")]),
+        .target(
+            name: "FuzzSupport",
+            dependencies: [
+                .product(name: "BubbleImport", package: "BubbleKit"),
+                .product(name: "BubbleCore", package: "BubbleKit")
+            ])
     ] + readers.map { .executableTarget(name: "Fuzz\($0)", dependencies: ["FuzzSupport"]) },
     swiftLanguageModes: [.v6]
 )

@@ -47,10 +47,12 @@ public struct BubbleLayout: Hashable, Sendable {
     /// Laid out for a right-to-left interface: tails and art on the other side.
     public var mirrored: Bool = false
 
-    init(direction: Direction, bubble: Rect, textFrame: Rect?, text: TextLayout, textWrapWidth: Double,
-         imageFrames: [Rect], imageIsPlaceholder: Bool, hasTail: Bool, labels: [LabelLayout], emojiOnly: Bool = false,
-         avatarFrame: Rect? = nil, failedBadge: Rect? = nil, reactions: BadgeLayout? = nil, reply: BadgeLayout? = nil,
-         links: [LinkLayout] = [], typingDots: [Rect] = [], mirrored: Bool = false) {
+    init(
+        direction: Direction, bubble: Rect, textFrame: Rect?, text: TextLayout, textWrapWidth: Double,
+        imageFrames: [Rect], imageIsPlaceholder: Bool, hasTail: Bool, labels: [LabelLayout], emojiOnly: Bool = false,
+        avatarFrame: Rect? = nil, failedBadge: Rect? = nil, reactions: BadgeLayout? = nil, reply: BadgeLayout? = nil,
+        links: [LinkLayout] = [], typingDots: [Rect] = [], mirrored: Bool = false
+    ) {
         self.direction = direction; self.bubble = bubble; self.textFrame = textFrame; self.text = text
         self.textWrapWidth = textWrapWidth; self.imageFrames = imageFrames; self.imageIsPlaceholder = imageIsPlaceholder
         self.hasTail = hasTail; self.labels = labels; self.emojiOnly = emojiOnly; self.avatarFrame = avatarFrame
@@ -153,8 +155,10 @@ public struct BubbleContext: Hashable, Sendable {
     /// reads "edited 12:30").
     public var edited = false
     /// A context; every parameter is the property of the same name.
-    public init(senderName: String? = nil, avatarColumn: Bool = false, showsAvatar: Bool = false,
-                status: String? = nil, failed: Bool = false, replyAuthor: String? = nil) {
+    public init(
+        senderName: String? = nil, avatarColumn: Bool = false, showsAvatar: Bool = false,
+        status: String? = nil, failed: Bool = false, replyAuthor: String? = nil
+    ) {
         self.senderName = senderName; self.avatarColumn = avatarColumn; self.showsAvatar = showsAvatar
         self.status = status; self.failed = failed; self.replyAuthor = replyAuthor
     }
@@ -214,26 +218,34 @@ public struct BubbleMeasurer {
     /// Lays out `message` in a row `rowWidth` wide. `time` is the message's time as shown: above
     /// the bubble when the style shows times above groups and `startsGroup`, inside the bubble
     /// when the style puts it there, beside it with `timeBeside`.
-    public func layout(_ message: Message, rowWidth: Double, hasTail: Bool = true,
-                       time: String? = nil, startsGroup: Bool = true,
-                       context: BubbleContext = BubbleContext()) throws(LayoutError) -> BubbleLayout {
+    public func layout(
+        _ message: Message, rowWidth: Double, hasTail: Bool = true,
+        time: String? = nil, startsGroup: Bool = true,
+        context: BubbleContext = BubbleContext()
+    ) throws(LayoutError) -> BubbleLayout {
         var memo: BubbleMemo?
-        return try layout(message, rowWidth: rowWidth, hasTail: hasTail, time: time, startsGroup: startsGroup,
-                          context: context, memo: &memo)
+        return try layout(
+            message, rowWidth: rowWidth, hasTail: hasTail, time: time, startsGroup: startsGroup,
+            context: context, memo: &memo)
     }
 
     /// What of `message`'s bubble does not depend on the row width: whether it is emoji-only,
     /// its text prepared by the engine, the links in it.
     func memo(for message: Message) throws(LayoutError) -> BubbleMemo {
-        let emojiOnly = message.images.isEmpty && message.reply == nil
+        let emojiOnly =
+            message.images.isEmpty && message.reply == nil
             && message.attachment == nil
             && message.text.map { EmojiText.isEmojiOnly($0, maximum: style.emojiOnlyMaximum) } == true
         var memo = BubbleMemo(emojiOnly: emojiOnly)
         if let string = message.shownText, !string.isEmpty {
             // Kept only when the engine's prepared texts are small (a Pango layout is not).
             if fastPath?.preparedTextsAreCompact == true {
-                do { memo.storage = try engine.prepare(string, style: emojiOnly ? style.emojiText : style.text,
-                                                       spans: emojiOnly ? [] : message.shownSpans).storage } catch { throw .text(error) }
+                do {
+                    memo.storage = try engine.prepare(
+                        string, style: emojiOnly ? style.emojiText : style.text,
+                        spans: emojiOnly ? [] : message.shownSpans
+                    ).storage
+                } catch { throw .text(error) }
                 memo.hasPrepared = true
             }
             // A placeholder names files ("VID-20211014-WA0003.mp4"): nothing in it is a link.
@@ -260,9 +272,11 @@ public struct BubbleMeasurer {
 
     /// `layout(_:rowWidth:…)` with what does not depend on the width taken from `memo` (made
     /// when nil): a re-layout at another width prepares nothing and detects no links again.
-    func layout(_ message: Message, rowWidth: Double, hasTail: Bool = true,
-                time: String? = nil, startsGroup: Bool = true,
-                context: BubbleContext = BubbleContext(), memo: inout BubbleMemo?) throws(LayoutError) -> BubbleLayout {
+    func layout(
+        _ message: Message, rowWidth: Double, hasTail: Bool = true,
+        time: String? = nil, startsGroup: Bool = true,
+        context: BubbleContext = BubbleContext(), memo: inout BubbleMemo?
+    ) throws(LayoutError) -> BubbleLayout {
         try Self.validate(rowWidth: rowWidth, style: style)
         if memo == nil { memo = try self.memo(for: message) }
         let facts = memo!
@@ -321,7 +335,8 @@ public struct BubbleMeasurer {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: max(1, maxText))
             var ownLine = true
             if hasText, let last = text.lines.last,
-               timeFitsAfter(lastLine: last.width, rightToLeft: last.isRightToLeft, time: t.width, room: maxText) {
+                timeFitsAfter(lastLine: last.width, rightToLeft: last.isRightToLeft, time: t.width, room: maxText)
+            {
                 ownLine = false
                 textBoxWidth = max(text.width, last.width + style.timeInsideGap + t.width)
             } else if hasText {
@@ -334,11 +349,17 @@ public struct BubbleMeasurer {
         } else if imageSize == nil {
             contentWidth = padding.horizontal
         }
-        let height = contentHeight(photo: imageSize?.height, text: hasText ? text.height : nil,
-                                   ownLineTime: inside.flatMap { $0.ownLine ? $0.text.height : nil }, padding: padding)
-        let bubbleSize = sticker ? imageSize! : emojiOnly ? Size(width: text.width, height: text.height)
-            : Size(width: min(max(contentWidth, style.minimumBubbleSize.width), max(maxBubble, style.minimumBubbleSize.width)),
-                   height: max(height, style.minimumBubbleSize.height))
+        let height = contentHeight(
+            photo: imageSize?.height, text: hasText ? text.height : nil,
+            ownLineTime: inside.flatMap { $0.ownLine ? $0.text.height : nil }, padding: padding)
+        let bubbleSize =
+            sticker
+            ? imageSize!
+            : emojiOnly
+                ? Size(width: text.width, height: text.height)
+                : Size(
+                    width: min(max(contentWidth, style.minimumBubbleSize.width), max(maxBubble, style.minimumBubbleSize.width)),
+                    height: max(height, style.minimumBubbleSize.height))
         let x = incoming ? style.sideMargin + indent : rowWidth - style.sideMargin - bubbleSize.width
 
         // Above the bubble, top to bottom: time, sender name, reply snippet, reaction rise.
@@ -346,30 +367,38 @@ public struct BubbleMeasurer {
         var top = 0.0
         if style.showsTimeAboveGroup, startsGroup, let time {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth - 2 * style.sideMargin)
-            labels.append(LabelLayout(kind: .time, string: time,
-                                      frame: Rect(x: (rowWidth - t.width) / 2, y: 0, width: t.width, height: t.height),
-                                      text: t, wrapWidth: w))
+            labels.append(
+                LabelLayout(
+                    kind: .time, string: time,
+                    frame: Rect(x: (rowWidth - t.width) / 2, y: 0, width: t.width, height: t.height),
+                    text: t, wrapWidth: w))
             top = t.height + style.timeLabelSpacing
         }
         if let name = context.senderName, incoming, startsGroup {
             let (t, w) = try measureLabel(name, .sender, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1, memo: &memo!)
             let nx = x + (bare ? 0 : min(style.senderNameInset, padding.left))
-            labels.append(LabelLayout(kind: .sender, string: name, frame: Rect(x: nx, y: top, width: t.width, height: t.height),
-                                      text: t, wrapWidth: w, maxLines: 1))
+            labels.append(
+                LabelLayout(
+                    kind: .sender, string: name, frame: Rect(x: nx, y: top, width: t.width, height: t.height),
+                    text: t, wrapWidth: w, maxLines: 1))
             top += t.height + style.senderNameSpacing
         }
         var reply: BadgeLayout?
         if let ref = message.reply {
             let string = Self.replyString(ref, author: context.replyAuthor)
             let p = style.replyPadding
-            let (t, w) = try measureLabel(string, .reply, style: style.replyText, maxWidth: max(1, maxBubble - p.horizontal),
-                                          maxLines: style.replyMaxLines, memo: &memo!)
+            let (t, w) = try measureLabel(
+                string, .reply, style: style.replyText, maxWidth: max(1, maxBubble - p.horizontal),
+                maxLines: style.replyMaxLines, memo: &memo!)
             let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
             let rx = incoming ? x : x + bubbleSize.width - size.width
             let frame = Rect(x: max(0, rx), y: top, width: size.width, height: size.height)
-            reply = BadgeLayout(frame: frame, label: LabelLayout(kind: .badge, string: string,
-                                                                 frame: Rect(x: frame.minX + p.left, y: frame.minY + p.top, width: t.width, height: t.height),
-                                                                 text: t, wrapWidth: w, maxLines: style.replyMaxLines))
+            reply = BadgeLayout(
+                frame: frame,
+                label: LabelLayout(
+                    kind: .badge, string: string,
+                    frame: Rect(x: frame.minX + p.left, y: frame.minY + p.top, width: t.width, height: t.height),
+                    text: t, wrapWidth: w, maxLines: style.replyMaxLines))
             top += size.height + style.replySpacing
         }
         var reactions: BadgeLayout?
@@ -383,9 +412,12 @@ public struct BubbleMeasurer {
             var rx = incoming ? x + bubbleSize.width - size.width * 0.7 : x - size.width * 0.3
             rx = min(max(rx, 1), rowWidth - size.width - 1)
             let frame = Rect(x: rx, y: top - (size.height * style.reactionRise).rounded(.up), width: size.width, height: size.height)
-            reactions = BadgeLayout(frame: frame, label: LabelLayout(kind: .badge, string: string,
-                                                                     frame: Rect(x: frame.minX + p.left, y: frame.minY + p.top, width: t.width, height: t.height),
-                                                                     text: t, wrapWidth: w, maxLines: 1))
+            reactions = BadgeLayout(
+                frame: frame,
+                label: LabelLayout(
+                    kind: .badge, string: string,
+                    frame: Rect(x: frame.minX + p.left, y: frame.minY + p.top, width: t.width, height: t.height),
+                    text: t, wrapWidth: w, maxLines: 1))
         }
 
         let bubble = Rect(origin: Point(x: x, y: top), size: bubbleSize)
@@ -393,16 +425,18 @@ public struct BubbleMeasurer {
         if sticker {
             imageFrames = cells.map { $0.offsetBy(dx: bubble.minX, dy: bubble.minY) }
         } else if let imageSize {
-            let origin = Point(x: bubble.minX + style.imageInset.left + (bubbleSize.width - style.imageInset.horizontal - imageSize.width) / 2,
-                               y: bubble.minY + style.imageInset.top)
+            let origin = Point(
+                x: bubble.minX + style.imageInset.left + (bubbleSize.width - style.imageInset.horizontal - imageSize.width) / 2,
+                y: bubble.minY + style.imageInset.top)
             imageFrames = cells.map { $0.offsetBy(dx: origin.x, dy: origin.y) }
         }
         let imageBottom = imageSize.map { bubble.minY + style.imageInset.top + $0.height }
         var textFrame: Rect?
         if hasText {
             let textTop = imageBottom.map { $0 + style.imageTextSpacing } ?? bubble.minY + padding.top
-            textFrame = Rect(x: bubble.minX + padding.left, y: textTop,
-                             width: max(0, bubbleSize.width - padding.horizontal), height: text.height)
+            textFrame = Rect(
+                x: bubble.minX + padding.left, y: textTop,
+                width: max(0, bubbleSize.width - padding.horizontal), height: text.height)
             if let inside, inside.ownLine { textFrame!.size.height += inside.text.height }
         }
         if let inside, let time {
@@ -413,8 +447,12 @@ public struct BubbleMeasurer {
                 frame = Rect(x: textFrame.minX + textBoxWidth - t.width, y: bottom - t.height, width: t.width, height: t.height)
             } else {
                 // Photo only: over the photo's bottom-right corner.
-                let box = imageFrames.isEmpty ? bubble : Rect(x: imageFrames[0].minX, y: bubble.minY + style.imageInset.top,
-                                                              width: imageSize!.width, height: imageSize!.height)
+                let box =
+                    imageFrames.isEmpty
+                    ? bubble
+                    : Rect(
+                        x: imageFrames[0].minX, y: bubble.minY + style.imageInset.top,
+                        width: imageSize!.width, height: imageSize!.height)
                 frame = Rect(x: box.maxX - t.width - 6, y: box.maxY - t.height - 4, width: t.width, height: t.height)
             }
             labels.append(LabelLayout(kind: .timeInside, string: time, frame: frame, text: t, wrapWidth: inside.wrap))
@@ -425,25 +463,32 @@ public struct BubbleMeasurer {
         if style.timeInsideBubble, bare, let time {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth)
             let tx = incoming ? bubble.minX : bubble.maxX - t.width
-            labels.append(LabelLayout(kind: .time, string: time, frame: Rect(x: tx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
-                                      text: t, wrapWidth: w))
+            labels.append(
+                LabelLayout(
+                    kind: .time, string: time, frame: Rect(x: tx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
+                    text: t, wrapWidth: w))
             bottom += style.statusSpacing + t.height
         }
         if context.edited {
             let label = "Edited"
             let (t, w) = try measure(label, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin)
             let ex = incoming ? bubble.minX : bubble.maxX - t.width
-            labels.append(LabelLayout(kind: .edited, string: label, frame: Rect(x: ex, y: bottom + style.statusSpacing, width: t.width, height: t.height),
-                                      text: t, wrapWidth: w, maxLines: 1))
+            labels.append(
+                LabelLayout(
+                    kind: .edited, string: label, frame: Rect(x: ex, y: bottom + style.statusSpacing, width: t.width, height: t.height),
+                    text: t, wrapWidth: w, maxLines: 1))
             bottom += style.statusSpacing + t.height
         }
         if let status = context.status {
-            let (t, w) = try measureLabel(status, .status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1,
-                                          memo: &memo!)
+            let (t, w) = try measureLabel(
+                status, .status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1,
+                memo: &memo!)
             let sx = incoming ? bubble.minX : bubble.maxX - t.width
-            labels.append(LabelLayout(kind: context.failed ? .failedStatus : .status, string: status,
-                                      frame: Rect(x: sx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
-                                      text: t, wrapWidth: w, maxLines: 1))
+            labels.append(
+                LabelLayout(
+                    kind: context.failed ? .failedStatus : .status, string: status,
+                    frame: Rect(x: sx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
+                    text: t, wrapWidth: w, maxLines: 1))
         }
 
         // Beside the bubble, on its open side: the failed badge, then the time.
@@ -458,8 +503,10 @@ public struct BubbleMeasurer {
         if style.timeBeside, let time {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth)
             let tx = incoming ? besideEdge + style.besideGap : besideEdge - style.besideGap - t.width
-            labels.append(LabelLayout(kind: .timeBeside, string: time, frame: Rect(x: tx, y: bubble.maxY - t.height, width: t.width, height: t.height),
-                                      text: t, wrapWidth: w))
+            labels.append(
+                LabelLayout(
+                    kind: .timeBeside, string: time, frame: Rect(x: tx, y: bubble.maxY - t.height, width: t.width, height: t.height),
+                    text: t, wrapWidth: w))
         }
         var avatarFrame: Rect?
         if incoming, context.avatarColumn, context.showsAvatar {
@@ -469,14 +516,16 @@ public struct BubbleMeasurer {
 
         var links: [LinkLayout] = []
         if style.detectsLinks, !emojiOnly, let string = message.shownText, let textFrame, hasText, !facts.links.isEmpty {
-            links = try linkAreas(string, found: facts.links, prepared: preparedText, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
-                                  rangeWidths: &memo!.rangeWidths)
+            links = try linkAreas(
+                string, found: facts.links, prepared: preparedText, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
+                rangeWidths: &memo!.rangeWidths)
         }
 
-        var layout = BubbleLayout(direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
-                                  textWrapWidth: wrapWidth, imageFrames: imageFrames, imageIsPlaceholder: placeholder,
-                                  hasTail: hasTail && !bare, labels: labels, emojiOnly: bare, avatarFrame: avatarFrame,
-                                  failedBadge: failedBadge, reactions: reactions, reply: reply, links: links)
+        var layout = BubbleLayout(
+            direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
+            textWrapWidth: wrapWidth, imageFrames: imageFrames, imageIsPlaceholder: placeholder,
+            hasTail: hasTail && !bare, labels: labels, emojiOnly: bare, avatarFrame: avatarFrame,
+            failedBadge: failedBadge, reactions: reactions, reply: reply, links: links)
         if style.mirrored { layout = layout.mirroredLayout(rowWidth: rowWidth) }
         return layout
     }
@@ -487,7 +536,9 @@ public struct BubbleMeasurer {
         var height = 0.0
         if let photo { height = style.imageInset.top + photo + style.imageInset.bottom }
         if let text {
-            height += photo == nil ? padding.vertical + text
+            height +=
+                photo == nil
+                ? padding.vertical + text
                 : style.imageTextSpacing - style.imageInset.bottom + text + padding.bottom
             if let ownLineTime { height += ownLineTime }
         } else if photo == nil {
@@ -592,8 +643,11 @@ public struct BubbleMeasurer {
         let x = style.sideMargin + indent
         if let name = context.senderName {
             let (t, w) = try measure(name, style: style.senderNameText, maxWidth: max(1, rowWidth / 2), maxLines: 1)
-            labels.append(LabelLayout(kind: .sender, string: name, frame: Rect(x: x + min(style.senderNameInset, style.incomingPadding.left), y: 0, width: t.width, height: t.height),
-                                      text: t, wrapWidth: w, maxLines: 1))
+            labels.append(
+                LabelLayout(
+                    kind: .sender, string: name,
+                    frame: Rect(x: x + min(style.senderNameInset, style.incomingPadding.left), y: 0, width: t.width, height: t.height),
+                    text: t, wrapWidth: w, maxLines: 1))
             top = t.height + style.senderNameSpacing
         }
         let bubble = Rect(x: x, y: top, width: size.width, height: size.height)
@@ -608,17 +662,20 @@ public struct BubbleMeasurer {
         if context.avatarColumn, context.showsAvatar {
             avatar = Rect(x: style.sideMargin, y: max(0, bubble.maxY - style.avatarSize), width: style.avatarSize, height: style.avatarSize)
         }
-        var layout = BubbleLayout(direction: .incoming, bubble: bubble, textFrame: nil, text: .empty, textWrapWidth: 1,
-                                  imageFrames: [], imageIsPlaceholder: false, hasTail: true, labels: labels,
-                                  avatarFrame: avatar, typingDots: dots)
+        var layout = BubbleLayout(
+            direction: .incoming, bubble: bubble, textFrame: nil, text: .empty, textWrapWidth: 1,
+            imageFrames: [], imageIsPlaceholder: false, hasTail: true, labels: labels,
+            avatarFrame: avatar, typingDots: dots)
         if style.mirrored { layout = layout.mirroredLayout(rowWidth: rowWidth) }
         return layout
     }
 
     /// The areas of each link's text: per line it spans, from the width of the line's text
     /// before it to the width up to its end (measured with the same engine).
-    func linkAreas(_ string: String, found: [DetectedLink], prepared: PreparedText?, text: TextLayout, boxWidth: Double,
-                   origin: Point, rangeWidths: inout [(range: Range<Int>, width: Double)]) throws(LayoutError) -> [LinkLayout] {
+    func linkAreas(
+        _ string: String, found: [DetectedLink], prepared: PreparedText?, text: TextLayout, boxWidth: Double,
+        origin: Point, rangeWidths: inout [(range: Range<Int>, width: Double)]
+    ) throws(LayoutError) -> [LinkLayout] {
         guard !found.isEmpty else { return [] }
         var known = rangeWidths
         defer { rangeWidths = known }
@@ -637,8 +694,9 @@ public struct BubbleMeasurer {
             if let prepared, let advance = fastPath?.advance(of: range, in: prepared) { return advance }
             let utf8 = string.utf8
             guard range.lowerBound >= 0, range.upperBound <= utf8.count else { return 0 }
-            var s = String(decoding: utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)],
-                           as: UTF8.self)
+            var s = String(
+                decoding: utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)],
+                as: UTF8.self)
             while s.last?.isNewline == true { s.removeLast() }
             guard !s.isEmpty else { return 0 }
             return try measure(s, style: style.text, maxWidth: 100_000).0.width
@@ -668,8 +726,10 @@ public struct BubbleMeasurer {
 
     /// Text laid out in `maxWidth`, and the width it was wrapped in; balanced: the narrowest
     /// width with the same line count.
-    public func measure(_ string: String, style textStyle: TextStyle, maxWidth: Double,
-                        balanced: Bool = false, maxLines: Int? = nil) throws(LayoutError) -> (TextLayout, Double) {
+    public func measure(
+        _ string: String, style textStyle: TextStyle, maxWidth: Double,
+        balanced: Bool = false, maxLines: Int? = nil
+    ) throws(LayoutError) -> (TextLayout, Double) {
         let prepared: PreparedText
         do { prepared = try engine.prepare(string, style: textStyle) } catch { throw .text(error) }
         return try measure(prepared, maxWidth: maxWidth, balanced: balanced, maxLines: maxLines)
@@ -677,8 +737,10 @@ public struct BubbleMeasurer {
 
     /// `measure` of `string`, prepared once: `handle` keeps what the engine prepared (made
     /// when nil) for the next measure of the same string in the same style.
-    func measure(_ string: String, style textStyle: TextStyle, maxWidth: Double, maxLines: Int? = nil,
-                 reusing handle: inout PreparedHandle?) throws(LayoutError) -> (TextLayout, Double) {
+    func measure(
+        _ string: String, style textStyle: TextStyle, maxWidth: Double, maxLines: Int? = nil,
+        reusing handle: inout PreparedHandle?
+    ) throws(LayoutError) -> (TextLayout, Double) {
         let prepared: PreparedText
         if let handle {
             prepared = PreparedText(text: string, style: textStyle, storage: handle.storage)
@@ -690,8 +752,10 @@ public struct BubbleMeasurer {
     }
 
     /// `measure` of a label around the bubble, its prepared text kept in `memo`'s `slot`.
-    func measureLabel(_ string: String, _ slot: BubbleMemo.Label, style textStyle: TextStyle, maxWidth: Double,
-                      maxLines: Int?, memo: inout BubbleMemo) throws(LayoutError) -> (TextLayout, Double) {
+    func measureLabel(
+        _ string: String, _ slot: BubbleMemo.Label, style textStyle: TextStyle, maxWidth: Double,
+        maxLines: Int?, memo: inout BubbleMemo
+    ) throws(LayoutError) -> (TextLayout, Double) {
         let i = slot.rawValue
         var handle = i < memo.labels.count ? memo.labels[i] : nil
         let kept = handle != nil
@@ -705,8 +769,10 @@ public struct BubbleMeasurer {
     }
 
     /// `measure` of a text already prepared by this measurer's engine.
-    public func measure(_ prepared: PreparedText, maxWidth: Double,
-                        balanced: Bool = false, maxLines: Int? = nil) throws(LayoutError) -> (TextLayout, Double) {
+    public func measure(
+        _ prepared: PreparedText, maxWidth: Double,
+        balanced: Bool = false, maxLines: Int? = nil
+    ) throws(LayoutError) -> (TextLayout, Double) {
         do {
             // Closures, not key paths: a key path literal is an object fetched (and retained) at
             // every call, one that every thread shares.
@@ -740,8 +806,10 @@ public struct BubbleMeasurer {
 
     /// The layout at `maxWidth`; balanced: the one at the narrowest width that keeps its line
     /// count. Line count only grows as the width shrinks: a binary search, to a quarter point.
-    static func balance<R>(maxWidth: Double, balanced: Bool, lines: (R) -> Int, width: (R) -> Double,
-                           _ at: (Double) throws(TextError) -> R) throws(TextError) -> (R, Double) {
+    static func balance<R>(
+        maxWidth: Double, balanced: Bool, lines: (R) -> Int, width: (R) -> Double,
+        _ at: (Double) throws(TextError) -> R
+    ) throws(TextError) -> (R, Double) {
         let full = try at(maxWidth)
         guard balanced, lines(full) > 1 else { return (full, maxWidth) }
         var lo = width(full) / Double(lines(full)), hi = width(full)

@@ -169,8 +169,10 @@ public struct ConversationLayouter {
 
     /// `locale` nil (or `en_US_POSIX`): the fixed English day and 24-hour time texts; `now`:
     /// today's and yesterday's separators say so.
-    public init(style: LayoutStyle, engine: any TextEngine, timeZone: TimeZone = .current,
-                locale: Locale? = nil, now: Date? = nil) {
+    public init(
+        style: LayoutStyle, engine: any TextEngine, timeZone: TimeZone = .current,
+        locale: Locale? = nil, now: Date? = nil
+    ) {
         self.measurer = BubbleMeasurer(style: style, engine: engine)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
@@ -189,8 +191,10 @@ public struct ConversationLayouter {
     /// layouter at any width: the same result as `layout(_:width:)`, but what does not depend on
     /// the width — prepared texts, emoji-only checks, links, local days — is taken from `previous`
     /// instead of being worked out again. A `previous` with another message count is ignored.
-    public func layout(_ conversation: Conversation, width: Double,
-                       reusing previous: ConversationLayout?) throws(LayoutError) -> ConversationLayout {
+    public func layout(
+        _ conversation: Conversation, width: Double,
+        reusing previous: ConversationLayout?
+    ) throws(LayoutError) -> ConversationLayout {
         try BubbleMeasurer.validate(rowWidth: width, style: measurer.style)
         var layout = ConversationLayout(width: width)
         layout.isGroup = conversation.isGroup
@@ -206,8 +210,10 @@ public struct ConversationLayouter {
         } else {
             // A long first layout: the other cores measure messages ahead of this walk, which
             // stitches them in order (and measures those nobody took).
-            try RowPipeline.forEachMessage(conversation.messages, layouter: self, width: width,
-                                           names: layout.names, isGroup: layout.isGroup) { (k, made) throws(LayoutError) in
+            try RowPipeline.forEachMessage(
+                conversation.messages, layouter: self, width: width,
+                names: layout.names, isGroup: layout.isGroup
+            ) { (k, made) throws(LayoutError) in
                 if let made {
                     stitch(&made.pointee, of: conversation.messages[k], into: &layout)
                 } else {
@@ -238,8 +244,10 @@ public struct ConversationLayouter {
     func typingBubble(_ sender: String?, width: Double, names: [String: String], isGroup: Bool) throws(LayoutError) -> BubbleLayout {
         let avatars = shows(measurer.style.avatars, group: isGroup)
         let name = shows(measurer.style.senderNames, group: isGroup) ? sender.flatMap { names[$0] } : nil
-        return try measurer.typingLayout(rowWidth: width, context: BubbleContext(
-            senderName: name, avatarColumn: avatars, showsAvatar: avatars))
+        return try measurer.typingLayout(
+            rowWidth: width,
+            context: BubbleContext(
+                senderName: name, avatarColumn: avatars, showsAvatar: avatars))
     }
 
     /// How `message` joins the previous one: `LayoutStyle.joining`, the rule HTML follows too.
@@ -249,13 +257,15 @@ public struct ConversationLayouter {
 
     /// The text of the separator row before `message`.
     func separatorString(_ message: Message, newDay: Bool) -> String {
-        measurer.style.timeInDaySeparator ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
+        measurer.style.timeInDaySeparator
+            ? (newDay ? dateTexts.dayAndTime(message.date) : dateTexts.time(message.date))
             : dateTexts.day(message.date)
     }
 
     /// The time shown with the bubble (nil when the style shows none there).
     func bubbleTime(_ message: Message) -> String? {
-        measurer.style.timeInDaySeparator || !showsBubbleTimes ? nil
+        measurer.style.timeInDaySeparator || !showsBubbleTimes
+            ? nil
             : message.edited != nil && timeOnBubble ? "edited " + dateTexts.time(message.date) : dateTexts.time(message.date)
     }
 
@@ -285,8 +295,9 @@ public struct ConversationLayouter {
     }
 
     private func append(_ message: Message, memo: MessageMemos.Memo?, to layout: inout ConversationLayout) throws(LayoutError) {
-        var made = try rows(for: message, index: layout.nextMessageIndex, memo: memo, after: layout.lastMessage,
-                            width: layout.width, names: layout.names, isGroup: layout.isGroup)
+        var made = try rows(
+            for: message, index: layout.nextMessageIndex, memo: memo, after: layout.lastMessage,
+            width: layout.width, names: layout.names, isGroup: layout.isGroup)
         stitch(&made, of: message, into: &layout)
     }
 
@@ -323,16 +334,19 @@ public struct ConversationLayouter {
         }
     }
 
-    func rows(for message: Message, index: Int, memo: MessageMemos.Memo?, after previous: ConversationLayout.LastMessage?,
-              width: Double, names: [String: String], isGroup: Bool) throws(LayoutError) -> MessageRows {
+    func rows(
+        for message: Message, index: Int, memo: MessageMemos.Memo?, after previous: ConversationLayout.LastMessage?,
+        width: Double, names: [String: String], isGroup: Bool
+    ) throws(LayoutError) -> MessageRows {
         let day = memo?.day ?? dateTexts.localDay(message.date)
         var bubbleMemo = memo?.bubble
         var separatorHandle = memo?.separator
         let joining = joining(message, day: day, after: previous)
         var separator: LabelLayout?
         if joining.separator {
-            separator = try centredLabel(separatorString(message, newDay: joining.newDay), kind: .daySeparator,
-                                         style: measurer.style.separatorText, width: width, reusing: &separatorHandle)
+            separator = try centredLabel(
+                separatorString(message, newDay: joining.newDay), kind: .daySeparator,
+                style: measurer.style.separatorText, width: width, reusing: &separatorHandle)
         }
         let continues = joining.continues
         let content: LayoutRow.Content
@@ -346,16 +360,18 @@ public struct ConversationLayouter {
             height = label.frame.maxY + measurer.style.separatorPadding
         case .message:
             let context = context(for: message, continues: continues, names: names, isGroup: isGroup)
-            let bubble = try measurer.layout(message, rowWidth: width, hasTail: true, time: bubbleTime(message),
-                                             startsGroup: !continues, context: context, memo: &bubbleMemo)
+            let bubble = try measurer.layout(
+                message, rowWidth: width, hasTail: true, time: bubbleTime(message),
+                startsGroup: !continues, context: context, memo: &bubbleMemo)
             content = .message(index: index, bubble)
             height = bubble.maxY
             if continues { spacing = measurer.style.groupedSpacing }
             showsStatus = context.status != nil && !context.failed
         }
-        return MessageRows(index: index, day: day, newDay: joining.newDay, continues: continues, separator: separator, content: content,
-                           height: height, spacing: spacing, showsStatus: showsStatus,
-                           memo: MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
+        return MessageRows(
+            index: index, day: day, newDay: joining.newDay, continues: continues, separator: separator, content: content,
+            height: height, spacing: spacing, showsStatus: showsStatus,
+            memo: MessageMemos.Memo(day: day, bubble: bubbleMemo, separator: separatorHandle))
     }
 
     /// Adds `made`, the rows of `message`, at the end of `layout`: the previous bubble of its
@@ -364,8 +380,9 @@ public struct ConversationLayouter {
     func stitch(_ made: inout MessageRows, of message: Message, into layout: inout ConversationLayout) {
         let previous = layout.lastMessage
         if let label = made.separator.take() {
-            layout.appendRow(.daySeparator(label), height: label.frame.maxY + measurer.style.separatorPadding,
-                             spacing: measurer.style.rowSpacing)
+            layout.appendRow(
+                .daySeparator(label), height: label.frame.maxY + measurer.style.separatorPadding,
+                spacing: measurer.style.rowSpacing)
         }
         if message.kind == .message {
             if made.continues, let previous { layout.removeTail(ofRow: previous.row) }
@@ -377,21 +394,26 @@ public struct ConversationLayouter {
         }
         layout.appendRow(made.takeContent(), height: made.height, spacing: made.spacing)
         if made.showsStatus { layout.statusRow = layout.rows.count - 1 }
-        layout.lastMessage = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction,
-                                                            kind: message.kind, date: message.date, day: made.day,
-                                                            row: layout.rows.count - 1)
+        layout.lastMessage = ConversationLayout.LastMessage(
+            sender: message.sender, direction: message.direction,
+            kind: message.kind, date: message.date, day: made.day,
+            row: layout.rows.count - 1)
         layout.nextMessageIndex = made.index + 1
         layout.memos.items.append(made.takeMemo())
     }
 
-    func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
-                      width: Double) throws(LayoutError) -> LabelLayout {
+    func centredLabel(
+        _ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
+        width: Double
+    ) throws(LayoutError) -> LabelLayout {
         var handle: PreparedHandle?
         return try centredLabel(string, kind: kind, style: textStyle, width: width, reusing: &handle)
     }
 
-    func centredLabel(_ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
-                      width: Double, reusing handle: inout PreparedHandle?) throws(LayoutError) -> LabelLayout {
+    func centredLabel(
+        _ string: String, kind: LabelLayout.Kind, style textStyle: TextStyle,
+        width: Double, reusing handle: inout PreparedHandle?
+    ) throws(LayoutError) -> LabelLayout {
         let maxWidth = max(1, width * measurer.style.maxWidthShare)
         let (text, wrap) = try measurer.measure(string, style: textStyle, maxWidth: maxWidth, reusing: &handle)
         let frame = Rect(x: (width - text.width) / 2, y: measurer.style.separatorPadding, width: text.width, height: text.height)

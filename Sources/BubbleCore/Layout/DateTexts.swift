@@ -145,8 +145,9 @@ public final class DateTexts: @unchecked Sendable {
         guard let locale else { return day == today ? "Today" : "Yesterday" }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let style = Date.AnchoredRelativeFormatStyle(anchor: Self.noon(day), allowedFields: [.day], presentation: .named,
-                                                     unitsStyle: .wide, locale: locale, calendar: calendar)
+        let style = Date.AnchoredRelativeFormatStyle(
+            anchor: Self.noon(day), allowedFields: [.day], presentation: .named,
+            unitsStyle: .wide, locale: locale, calendar: calendar)
         let word = style.format(Self.noon(today))
         return word.prefix(1).uppercased(with: locale) + word.dropFirst()
     }
@@ -154,8 +155,10 @@ public final class DateTexts: @unchecked Sendable {
     // MARK: The fixed defaults
 
     static let weekdays = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"]
-    static let months = ["January", "February", "March", "April", "May", "June", "July", "August",
-                         "September", "October", "November", "December"]
+    static let months = [
+        "January", "February", "March", "April", "May", "June", "July", "August",
+        "September", "October", "November", "December"
+    ]
 
     /// "Tuesday, 14 November 2023". Before the Gregorian reform (and far outside any chat)
     /// Foundation's calendar is the reference, as it is for day boundaries.

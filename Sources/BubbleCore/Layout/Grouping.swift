@@ -37,7 +37,8 @@ extension LayoutStyle {
         guard let p = previous else { return RowJoining(separator: true, newDay: true, continues: false) }
         let newDay = p.day != message.day
         let pause = timeInDaySeparator && message.date.timeIntervalSince(p.date) > timeSeparatorGap
-        let continues = !(newDay || pause) && message.kind == .message && p.kind == .message
+        let continues =
+            !(newDay || pause) && message.kind == .message && p.kind == .message
             && p.sender == message.sender && p.direction == message.direction
             && message.date >= p.date && message.date.timeIntervalSince(p.date) <= groupingInterval
         return RowJoining(separator: newDay || pause, newDay: newDay, continues: continues)

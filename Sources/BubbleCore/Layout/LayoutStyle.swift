@@ -135,31 +135,36 @@ public struct LayoutStyle: Hashable, Sendable {
 
     /// A style; every parameter is the property of the same name. The defaults are seed 001's:
     /// 16-point text, padding (4, 22, 7, 16) incoming and (4, 16, 7, 22) outgoing.
-    public init(text: TextStyle = TextStyle(size: 16),
-                incomingPadding: EdgeInsets = EdgeInsets(top: 4, left: 22, bottom: 7, right: 16),
-                outgoingPadding: EdgeInsets? = nil,
-                minimumBubbleSize: Size = Size(width: 42, height: 30),
-                maxWidthShare: Double = 0.7,
-                maxBubbleWidth: Double? = nil,
-                sideMargin: Double = 10,
-                widthMode: WidthMode = .fit,
-                imageInset: EdgeInsets = EdgeInsets(top: 4, left: 10, bottom: 4, right: 10),
-                imageTextSpacing: Double = 4,
-                maxImageHeight: Double = 240,
-                placeholderImageSize: Size = Size(width: 120, height: 90),
-                rowSpacing: Double = 10,
-                groupedSpacing: Double = 2,
-                groupingInterval: Double = 300,
-                separatorText: TextStyle = TextStyle(size: 12, weight: .bold),
-                separatorPadding: Double = 8,
-                systemText: TextStyle = TextStyle(size: 12),
-                showsTimeAboveGroup: Bool = false,
-                timeLabelText: TextStyle = TextStyle(size: 11),
-                timeLabelSpacing: Double = 2) {
+    public init(
+        text: TextStyle = TextStyle(size: 16),
+        incomingPadding: EdgeInsets = EdgeInsets(top: 4, left: 22, bottom: 7, right: 16),
+        outgoingPadding: EdgeInsets? = nil,
+        minimumBubbleSize: Size = Size(width: 42, height: 30),
+        maxWidthShare: Double = 0.7,
+        maxBubbleWidth: Double? = nil,
+        sideMargin: Double = 10,
+        widthMode: WidthMode = .fit,
+        imageInset: EdgeInsets = EdgeInsets(top: 4, left: 10, bottom: 4, right: 10),
+        imageTextSpacing: Double = 4,
+        maxImageHeight: Double = 240,
+        placeholderImageSize: Size = Size(width: 120, height: 90),
+        rowSpacing: Double = 10,
+        groupedSpacing: Double = 2,
+        groupingInterval: Double = 300,
+        separatorText: TextStyle = TextStyle(size: 12, weight: .bold),
+        separatorPadding: Double = 8,
+        systemText: TextStyle = TextStyle(size: 12),
+        showsTimeAboveGroup: Bool = false,
+        timeLabelText: TextStyle = TextStyle(size: 11),
+        timeLabelSpacing: Double = 2
+    ) {
         self.text = text
         self.incomingPadding = incomingPadding
-        self.outgoingPadding = outgoingPadding ?? EdgeInsets(top: incomingPadding.top, left: incomingPadding.right,
-                                                             bottom: incomingPadding.bottom, right: incomingPadding.left)
+        self.outgoingPadding =
+            outgoingPadding
+            ?? EdgeInsets(
+                top: incomingPadding.top, left: incomingPadding.right,
+                bottom: incomingPadding.bottom, right: incomingPadding.left)
         self.minimumBubbleSize = minimumBubbleSize
         self.maxWidthShare = maxWidthShare
         self.maxBubbleWidth = maxBubbleWidth

@@ -51,11 +51,16 @@ final class RowPipeline: @unchecked Sendable {
     /// The rows are lent in place: `stitch` may move what it keeps out of them. `base`: the index
     /// of `messages[0]` in the conversation (`stitch` gets conversation indices), `previous`: the
     /// message before it.
-    static func forEachMessage(_ messages: [Message], layouter: ConversationLayouter, width: Double,
-                               names: [String: String], isGroup: Bool, base: Int = 0, previous: ConversationLayout.LastMessage? = nil,
-                               _ stitch: (Int, UnsafeMutablePointer<ConversationLayouter.MessageRows>?) throws(LayoutError) -> Void) throws(LayoutError) {
-        guard let pipeline = start(messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
-                                   base: base, previous: previous) else {
+    static func forEachMessage(
+        _ messages: [Message], layouter: ConversationLayouter, width: Double,
+        names: [String: String], isGroup: Bool, base: Int = 0, previous: ConversationLayout.LastMessage? = nil,
+        _ stitch: (Int, UnsafeMutablePointer<ConversationLayouter.MessageRows>?) throws(LayoutError) -> Void
+    ) throws(LayoutError) {
+        guard
+            let pipeline = start(
+                messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
+                base: base, previous: previous)
+        else {
             for k in messages.indices { try stitch(base + k, nil) }
             return
         }
@@ -64,16 +69,21 @@ final class RowPipeline: @unchecked Sendable {
     }
 
     /// Nil when the engine prepares on one thread, there is one core, or too few messages.
-    private static func start(_ messages: [Message], layouter: ConversationLayouter, width: Double,
-                              names: [String: String], isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?) -> RowPipeline? {
+    private static func start(
+        _ messages: [Message], layouter: ConversationLayouter, width: Double,
+        names: [String: String], isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?
+    ) -> RowPipeline? {
         let cores = UsableCores.count
         guard layouter.measurer.fastPath?.preparesConcurrently == true, cores > 1, messages.count >= minimumMessages else { return nil }
-        return RowPipeline(messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
-                           base: base, previous: previous, workers: min(7, cores - 1))
+        return RowPipeline(
+            messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
+            base: base, previous: previous, workers: min(7, cores - 1))
     }
 
-    private init(_ messages: [Message], layouter: ConversationLayouter, width: Double, names: [String: String],
-                 isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?, workers: Int) {
+    private init(
+        _ messages: [Message], layouter: ConversationLayouter, width: Double, names: [String: String],
+        isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?, workers: Int
+    ) {
         self.messages = messages
         self.base = base
         self.previous = previous
@@ -130,11 +140,13 @@ final class RowPipeline: @unchecked Sendable {
             for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
                 // Made in place (the slot is empty: the walker has stitched what it held).
                 do {
-                    try (ring + i % ringSize).initialize(to: layouter.rows(for: messages[i], index: base + i, memo: nil,
-                                                                          after: i == 0 ? previous : Self.last(before: i, messages, layouter),
-                                                                          width: width, names: names, isGroup: isGroup))
+                    try (ring + i % ringSize).initialize(
+                        to: layouter.rows(
+                            for: messages[i], index: base + i, memo: nil,
+                            after: i == 0 ? previous : Self.last(before: i, messages, layouter),
+                            width: width, names: names, isGroup: isGroup))
                     filled[i % ringSize] = true
-                } catch {}   // left empty: the walker measures it again and meets the error
+                } catch {}  // left empty: the walker measures it again and meets the error
             }
         }
         condition.lock()
@@ -144,13 +156,16 @@ final class RowPipeline: @unchecked Sendable {
     }
 
     /// What `joining` needs of the message before `i` (its row is not known here, nor needed).
-    private static func last(before i: Int, _ messages: UnsafeBufferPointer<Message>,
-                             _ layouter: ConversationLayouter) -> ConversationLayout.LastMessage? {
+    private static func last(
+        before i: Int, _ messages: UnsafeBufferPointer<Message>,
+        _ layouter: ConversationLayouter
+    ) -> ConversationLayout.LastMessage? {
         guard i > 0 else { return nil }
         let date = messages[i - 1].date
-        return ConversationLayout.LastMessage(sender: messages[i - 1].sender, direction: messages[i - 1].direction,
-                                              kind: messages[i - 1].kind, date: date,
-                                              day: layouter.dateTexts.localDay(date), row: -1)
+        return ConversationLayout.LastMessage(
+            sender: messages[i - 1].sender, direction: messages[i - 1].direction,
+            kind: messages[i - 1].kind, date: date,
+            day: layouter.dateTexts.localDay(date), row: -1)
     }
 
     /// Hands every message's rows to `stitch` in order (nil: measure that message there; it was
@@ -160,7 +175,7 @@ final class RowPipeline: @unchecked Sendable {
         for c in 0..<chunks {
             condition.lock()
             walking = c
-            condition.broadcast()   // room for workers waiting to go ahead
+            condition.broadcast()  // room for workers waiting to go ahead
             while state[c] != 2 {
                 if next < chunks, next < c + Self.ahead {
                     let d = claim()

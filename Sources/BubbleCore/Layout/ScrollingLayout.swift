@@ -110,7 +110,8 @@ public struct ScrollingLayout: Sendable {
     /// they differ or either layout is not compact.
     public mutating func shareBreaks(with other: ScrollingLayout) -> Bool {
         guard let mine = compacted, let theirs = other.compacted, mine.count == theirs.count,
-              mine.offsets == theirs.offsets, mine.packed == theirs.packed else { return false }
+            mine.offsets == theirs.offsets, mine.packed == theirs.packed
+        else { return false }
         compacted!.offsets = theirs.offsets
         compacted!.packed = theirs.packed
         return true
@@ -223,10 +224,10 @@ struct PlannedRow: Sendable {
     /// The message's index (a separator: of the message after it); typing: index in `typing`.
     var index: Int32 { Int32(bits >> 6) }
 
-    static let grouped: UInt8 = 1        // continues the group above (grouped spacing, no name)
-    static let tailRemoved: UInt8 = 2    // the next message continues the group
+    static let grouped: UInt8 = 1  // continues the group above (grouped spacing, no name)
+    static let tailRemoved: UInt8 = 2  // the next message continues the group
     static let statusRemoved: UInt8 = 4  // a later outgoing message shows the status now
-    static let newDay: UInt8 = 8         // a separator for a new day (not for a pause)
+    static let newDay: UInt8 = 8  // a separator for a new day (not for a pause)
 
     func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
 }
@@ -251,44 +252,116 @@ struct QuickBubble: Sendable {
 
     /// Every label (and the reply snippet) is one line at its natural width: at a width where
     /// they all still fit, the row height changes only with the main text and the photos.
-    var known: Bool { get { bit(0) && !bit(13) } set { set(0, newValue) } }
+    var known: Bool {
+        get { bit(0) && !bit(13) }
+        set { set(0, newValue) }
+    }
     /// The height formula applies: a text bubble, maybe with one photo; no reply, not
     /// emoji-only; its heights are exact as kept.
-    var usable: Bool { get { bit(1) && !bit(12) } set { set(1, newValue) } }
-    var hasStatus: Bool { get { bit(2) } set { set(2, newValue) } }
-    var failed: Bool { get { bit(3) } set { set(3, newValue) } }
-    var avatar: Bool { get { bit(4) } set { set(4, newValue) } }
-    var beside: Bool { get { bit(5) } set { set(5, newValue) } }
-    var inside: Bool { get { bit(6) } set { set(6, newValue) } }
-    var emojiOnly: Bool { get { bit(7) } set { set(7, newValue) } }
-    var textRightToLeft: Bool { get { bit(8) } set { set(8, newValue) } }
+    var usable: Bool {
+        get { bit(1) && !bit(12) }
+        set { set(1, newValue) }
+    }
+    var hasStatus: Bool {
+        get { bit(2) }
+        set { set(2, newValue) }
+    }
+    var failed: Bool {
+        get { bit(3) }
+        set { set(3, newValue) }
+    }
+    var avatar: Bool {
+        get { bit(4) }
+        set { set(4, newValue) }
+    }
+    var beside: Bool {
+        get { bit(5) }
+        set { set(5, newValue) }
+    }
+    var inside: Bool {
+        get { bit(6) }
+        set { set(6, newValue) }
+    }
+    var emojiOnly: Bool {
+        get { bit(7) }
+        set { set(7, newValue) }
+    }
+    var textRightToLeft: Bool {
+        get { bit(8) }
+        set { set(8, newValue) }
+    }
     /// The message's direction and whether it has photos (so a re-layout need not read it).
-    var incoming: Bool { get { bit(9) } set { set(9, newValue) } }
-    var hasImages: Bool { get { bit(10) } set { set(10, newValue) } }
+    var incoming: Bool {
+        get { bit(9) }
+        set { set(9, newValue) }
+    }
+    var hasImages: Bool {
+        get { bit(10) }
+        set { set(10, newValue) }
+    }
     /// The message shows a text (a compact layout finds its packed breaks; none: measure in full).
-    var hasText: Bool { get { bit(11) } set { set(11, newValue) } }
+    var hasText: Bool {
+        get { bit(11) }
+        set { set(11, newValue) }
+    }
 
     /// Widest one-line label whose room comes from the row (time above or below, reactions,
     /// status, time beside); the sender's name (room: the widest bubble); the reply snippet;
     /// the separator row before the message (or a system message's own line).
-    var needRow: Double { get { Double(needs.row) } set { needs.row = Self.up(newValue) } }
-    var needBubble: Double { get { Double(needs.bubble) } set { needs.bubble = Self.up(newValue) } }
-    var needReply: Double { get { Double(needs.reply) } set { needs.reply = Self.up(newValue) } }
-    var separatorNeed: Double { get { Double(needs.separator) } set { needs.separator = Self.up(newValue) } }
-    var systemNeed: Double { get { Double(needs.system) } set { needs.system = Self.up(newValue) } }
+    var needRow: Double {
+        get { Double(needs.row) }
+        set { needs.row = Self.up(newValue) }
+    }
+    var needBubble: Double {
+        get { Double(needs.bubble) }
+        set { needs.bubble = Self.up(newValue) }
+    }
+    var needReply: Double {
+        get { Double(needs.reply) }
+        set { needs.reply = Self.up(newValue) }
+    }
+    var separatorNeed: Double {
+        get { Double(needs.separator) }
+        set { needs.separator = Self.up(newValue) }
+    }
+    var systemNeed: Double {
+        get { Double(needs.system) }
+        set { needs.system = Self.up(newValue) }
+    }
 
     /// The main text's natural width when it is one line (infinite when it wraps; 0 without
     /// text), and the time inside's: exact, they decide where that time goes (not exact as a
     /// Float: nothing is known).
-    var textWidth: Double { get { Double(widths.text) } set { widths.text = exact(newValue, else: 13) } }
-    var insideWidth: Double { get { Double(widths.inside) } set { widths.inside = exact(newValue, else: 13) } }
+    var textWidth: Double {
+        get { Double(widths.text) }
+        set { widths.text = exact(newValue, else: 13) }
+    }
+    var insideWidth: Double {
+        get { Double(widths.inside) }
+        set { widths.inside = exact(newValue, else: 13) }
+    }
 
     /// The bubble's top, the lowest edge above it, the heights of the labels after it.
-    var top: Double { get { Double(heights.top) } set { heights.top = exact(newValue) } }
-    var aboveMaxY: Double { get { Double(heights.aboveMaxY) } set { heights.aboveMaxY = exact(newValue) } }
-    var statusHeight: Double { get { Double(heights.status) } set { heights.status = exact(newValue) } }
-    var besideHeight: Double { get { Double(heights.beside) } set { heights.beside = exact(newValue) } }
-    var insideHeight: Double { get { Double(heights.inside) } set { heights.inside = exact(newValue) } }
+    var top: Double {
+        get { Double(heights.top) }
+        set { heights.top = exact(newValue) }
+    }
+    var aboveMaxY: Double {
+        get { Double(heights.aboveMaxY) }
+        set { heights.aboveMaxY = exact(newValue) }
+    }
+    var statusHeight: Double {
+        get { Double(heights.status) }
+        set { heights.status = exact(newValue) }
+    }
+    var besideHeight: Double {
+        get { Double(heights.beside) }
+        set { heights.beside = exact(newValue) }
+    }
+    var insideHeight: Double {
+        get { Double(heights.inside) }
+        set { heights.inside = exact(newValue) }
+    }
 
     /// `x` as a Float; when that is not exactly `x`, `flag` is set (12: the formula is off; 13:
     /// nothing is known).
@@ -333,19 +406,24 @@ extension ConversationLayouter {
     /// `conversation` laid out at `width` for a scrolling list; with `previous` (the same
     /// conversation — same messages, typing and participants — at any width, by this
     /// layouter) a re-layout that measures in full only what its height formula cannot tell.
-    public func scrollingLayout(_ conversation: Conversation, width: Double,
-                                reusing previous: ScrollingLayout? = nil) throws(LayoutError) -> ScrollingLayout {
+    public func scrollingLayout(
+        _ conversation: Conversation, width: Double,
+        reusing previous: ScrollingLayout? = nil
+    ) throws(LayoutError) -> ScrollingLayout {
         try BubbleMeasurer.validate(rowWidth: width, style: measurer.style)
         if let previous, !previous.isCompact, previous.conversation.messages.count == conversation.messages.count,
-           previous.conversation.typing == conversation.typing, previous.conversation.participants == conversation.participants {
+            previous.conversation.typing == conversation.typing, previous.conversation.participants == conversation.participants
+        {
             return try finish(previous, try relayout(previous, width: width), messages: [:])
         }
         var list = ScrollingLayout(width: width, conversation: conversation)
         list.spacings = (measurer.style.rowSpacing, measurer.style.groupedSpacing)
         list.reserveCapacity(conversation.messages.count)
         // As the full first layout: the other cores measure ahead, this walk stitches.
-        try RowPipeline.forEachMessage(conversation.messages, layouter: self, width: width,
-                                       names: list.names, isGroup: list.isGroup) { (k, made) throws(LayoutError) in
+        try RowPipeline.forEachMessage(
+            conversation.messages, layouter: self, width: width,
+            names: list.names, isGroup: list.isGroup
+        ) { (k, made) throws(LayoutError) in
             if let made {
                 try stitch(&made.pointee, of: conversation.messages[k], into: &list)
             } else {
@@ -383,8 +461,10 @@ extension ConversationLayouter {
         }
         let base = list.messageCount
         if list.compacted != nil { list.compacted!.count += messages.count } else { list.conversation.messages += messages }
-        try RowPipeline.forEachMessage(messages, layouter: self, width: list.width, names: list.names, isGroup: list.isGroup,
-                                       base: base, previous: list.last) { (k, made) throws(LayoutError) in
+        try RowPipeline.forEachMessage(
+            messages, layouter: self, width: list.width, names: list.names, isGroup: list.isGroup,
+            base: base, previous: list.last
+        ) { (k, made) throws(LayoutError) in
             if let made {
                 try stitch(&made.pointee, of: messages[k - base], into: &list)
             } else {
@@ -449,11 +529,16 @@ extension ConversationLayouter {
         case .separator:
             var handle = list.memos.items.isEmpty ? nil : list.memos.items[k].separator
             let string = separatorString(try message(k, of: list, messages), newDay: planned.has(PlannedRow.newDay))
-            content = .daySeparator(try centredLabel(string, kind: .daySeparator, style: measurer.style.separatorText,
-                                                     width: list.width, reusing: &handle))
+            content = .daySeparator(
+                try centredLabel(
+                    string, kind: .daySeparator, style: measurer.style.separatorText,
+                    width: list.width, reusing: &handle))
         case .system:
-            content = .system(index: k, try centredLabel(try message(k, of: list, messages).text ?? "", kind: .system,
-                                                         style: measurer.style.systemText, width: list.width))
+            content = .system(
+                index: k,
+                try centredLabel(
+                    try message(k, of: list, messages).text ?? "", kind: .system,
+                    style: measurer.style.systemText, width: list.width))
         case .message:
             var bubble = try measuredBubble(k, planned, of: list, messages).0
             if planned.has(PlannedRow.statusRemoved) { bubble.labels.removeAll { $0.kind == .status } }
@@ -471,23 +556,27 @@ extension ConversationLayouter {
 
     /// Message `k`'s bubble at `width` measured in full, as it was before later messages took
     /// its tail or status away, and its memo.
-    private func measuredBubble(_ k: Int, _ planned: PlannedRow, of list: ScrollingLayout,
-                                _ given: [Int: Message]) throws(LayoutError) -> (BubbleLayout, BubbleMemo?) {
+    private func measuredBubble(
+        _ k: Int, _ planned: PlannedRow, of list: ScrollingLayout,
+        _ given: [Int: Message]
+    ) throws(LayoutError) -> (BubbleLayout, BubbleMemo?) {
         let message = try self.message(k, of: list, given)
         let continues = planned.has(PlannedRow.grouped)
         var memo = list.memos.items.isEmpty ? nil : list.memos.items[k].bubble
-        let bubble = try measurer.layout(message, rowWidth: list.width, hasTail: true, time: bubbleTime(message),
-                                         startsGroup: !continues,
-                                         context: context(for: message, continues: continues, names: list.names, isGroup: list.isGroup),
-                                         memo: &memo)
+        let bubble = try measurer.layout(
+            message, rowWidth: list.width, hasTail: true, time: bubbleTime(message),
+            startsGroup: !continues,
+            context: context(for: message, continues: continues, names: list.names, isGroup: list.isGroup),
+            memo: &memo)
         return (bubble, memo)
     }
 
     // MARK: building
 
     private func add(_ message: Message, index k: Int, to list: inout ScrollingLayout) throws(LayoutError) {
-        var made = try rows(for: message, index: k, memo: nil, after: list.last, width: list.width,
-                            names: list.names, isGroup: list.isGroup)
+        var made = try rows(
+            for: message, index: k, memo: nil, after: list.last, width: list.width,
+            names: list.names, isGroup: list.isGroup)
         try stitch(&made, of: message, into: &list)
     }
 
@@ -503,8 +592,9 @@ extension ConversationLayouter {
         let previous = list.last
         if let label = made.separator {
             quick.separatorNeed = QuickBubble.natural(label.text)
-            list.appendRow(PlannedRow(kind: .separator, flags: made.newDay ? PlannedRow.newDay : 0, index: Int32(k)),
-                           height: label.frame.maxY + style.separatorPadding)
+            list.appendRow(
+                PlannedRow(kind: .separator, flags: made.newDay ? PlannedRow.newDay : 0, index: Int32(k)),
+                height: label.frame.maxY + style.separatorPadding)
         }
         switch made.content {
         case let .system(_, label):
@@ -517,14 +607,16 @@ extension ConversationLayouter {
                 list.statusRow = nil
             }
             record(bubble, of: message, memo: made.memo.bubble, into: &quick)
-            list.appendRow(PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)),
-                           height: made.height)
+            list.appendRow(
+                PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)),
+                height: made.height)
             if made.showsStatus { list.statusRow = list.plan.count - 1 }
         case .daySeparator, .typing:
             preconditionFailure("rows(for:) makes system lines and bubbles")
         }
-        list.last = ConversationLayout.LastMessage(sender: message.sender, direction: message.direction, kind: message.kind,
-                                                   date: message.date, day: made.day, row: list.plan.count - 1)
+        list.last = ConversationLayout.LastMessage(
+            sender: message.sender, direction: message.direction, kind: message.kind,
+            date: message.date, day: made.day, row: list.plan.count - 1)
         let memo = made.takeMemo()
         if list.compacted == nil {
             list.storages.append(memo.bubble?.storage.map { StorageRef(object: Unmanaged.passUnretained($0)) })
@@ -625,7 +717,8 @@ extension ConversationLayouter {
             }
         }
         q.known = q.needRow.isFinite && q.needBubble.isFinite && q.needReply.isFinite && q.insideWidth.isFinite
-        q.usable = q.known && !bubble.emojiOnly && message.reply == nil && message.images.count <= 1
+        q.usable =
+            q.known && !bubble.emojiOnly && message.reply == nil && message.images.count <= 1
             && (hasText ? memo?.hasPrepared == true : message.images.count == 1 && !q.inside)
     }
 
@@ -693,8 +786,10 @@ extension ConversationLayouter {
 
     /// The heights of rows `range` at `width` that need no full measure, into `out` (NaN for
     /// the others). Reads only; safe to run on several threads for disjoint ranges.
-    private func knownHeights(_ range: Range<Int>, of previous: ScrollingLayout, width: Double,
-                              into out: UnsafeMutableBufferPointer<Double>) -> Int {
+    private func knownHeights(
+        _ range: Range<Int>, of previous: ScrollingLayout, width: Double,
+        into out: UnsafeMutableBufferPointer<Double>
+    ) -> Int {
         var byFormula = 0
         let style = measurer.style
         // Day separators and system lines: their room now; in a compact layout, whose facts are
@@ -709,36 +804,37 @@ extension ConversationLayouter {
         let packed = previous.compacted?.packed ?? [], offsets = previous.compacted?.offsets ?? []
         previous.quick.withUnsafeBufferPointer { quick in
             previous.storages.withUnsafeBufferPointer { storages in
-            packed.withUnsafeBufferPointer { packed in
-            offsets.withUnsafeBufferPointer { offsets in
-                for i in range {
-                    // The prepared text a few rows ahead is requested now (a cache miss each,
-                    // else: prepared texts lie all over the heap).
-                    if i + Self.prefetchDistance < range.upperBound {
-                        let ahead = previous.plan[i + Self.prefetchDistance]
-                        if ahead.kind == .message, !storages.isEmpty, let storage = storages[Int(ahead.index)] {
-                            measurer.fastPath?.prefetch(storage: UnsafeRawPointer(storage.object.toOpaque()))
+                packed.withUnsafeBufferPointer { packed in
+                    offsets.withUnsafeBufferPointer { offsets in
+                        for i in range {
+                            // The prepared text a few rows ahead is requested now (a cache miss each,
+                            // else: prepared texts lie all over the heap).
+                            if i + Self.prefetchDistance < range.upperBound {
+                                let ahead = previous.plan[i + Self.prefetchDistance]
+                                if ahead.kind == .message, !storages.isEmpty, let storage = storages[Int(ahead.index)] {
+                                    measurer.fastPath?.prefetch(storage: UnsafeRawPointer(storage.object.toOpaque()))
+                                }
+                            }
+                            let planned = previous.plan[i]
+                            let k = Int(planned.index)
+                            var h: Double?
+                            switch planned.kind {
+                            case .separator:
+                                if quick[k].separatorNeed <= min(labelRoom, wasLabelRoom) { h = previous.heights[i] }  // one line that still fits
+                            case .system:
+                                if quick[k].systemNeed <= min(labelRoom, wasLabelRoom) { h = previous.heights[i] }
+                            case .message:
+                                let words = offsets.isEmpty ? nil : UnsafeBufferPointer(rebasing: packed[Int(offsets[k])..<Int(offsets[k + 1])])
+                                h = messageHeight(
+                                    quick.baseAddress! + k, k, of: previous, storage: storages.isEmpty ? nil : storages[k]?.object, words: words, planned,
+                                    previous: previous.heights[i], was: was, now: now, byFormula: &byFormula)
+                            case .typing:
+                                break
+                            }
+                            (out.baseAddress! + i).initialize(to: h ?? .nan)
                         }
                     }
-                    let planned = previous.plan[i]
-                    let k = Int(planned.index)
-                    var h: Double?
-                    switch planned.kind {
-                    case .separator:
-                        if quick[k].separatorNeed <= min(labelRoom, wasLabelRoom) { h = previous.heights[i] }   // one line that still fits
-                    case .system:
-                        if quick[k].systemNeed <= min(labelRoom, wasLabelRoom) { h = previous.heights[i] }
-                    case .message:
-                        let words = offsets.isEmpty ? nil : UnsafeBufferPointer(rebasing: packed[Int(offsets[k])..<Int(offsets[k + 1])])
-                        h = messageHeight(quick.baseAddress! + k, k, of: previous, storage: storages.isEmpty ? nil : storages[k]?.object, words: words, planned,
-                                          previous: previous.heights[i], was: was, now: now, byFormula: &byFormula)
-                    case .typing:
-                        break
-                    }
-                    (out.baseAddress! + i).initialize(to: h ?? .nan)
                 }
-            }
-            }
             }
         }
         return byFormula
@@ -750,10 +846,12 @@ extension ConversationLayouter {
     /// previous height when its texts keep their lines and its photos their size (what a
     /// vertical layout depends on), else the formula when it applies.
     /// `words`: a compact list's packed breaks of the message's text (nil: not compact).
-    private func messageHeight(_ q: UnsafePointer<QuickBubble>, _ k: Int, of list: ScrollingLayout, storage: Unmanaged<AnyObject>?,
-                               words: UnsafeBufferPointer<UInt32>?,
-                               _ planned: PlannedRow, previous: Double, was: RowRooms, now: RowRooms,
-                               byFormula: inout Int) -> Double? {
+    private func messageHeight(
+        _ q: UnsafePointer<QuickBubble>, _ k: Int, of list: ScrollingLayout, storage: Unmanaged<AnyObject>?,
+        words: UnsafeBufferPointer<UInt32>?,
+        _ planned: PlannedRow, previous: Double, was: RowRooms, now: RowRooms,
+        byFormula: inout Int
+    ) -> Double? {
         guard q.pointee.known else { return nil }
         let style = measurer.style
         let direction: Direction = q.pointee.incoming ? .incoming : .outgoing
@@ -771,20 +869,25 @@ extension ConversationLayouter {
         let wasText = max(1, was.bubble(direction) - padding.horizontal)
         // A time inside goes after the last line when it fits there: the same choice as before?
         func timeFitsAfter(_ room: Double) -> Bool {
-            measurer.timeFitsAfter(lastLine: q.pointee.textWidth, rightToLeft: q.pointee.textRightToLeft,
-                                   time: q.pointee.insideWidth, room: room)
+            measurer.timeFitsAfter(
+                lastLine: q.pointee.textWidth, rightToLeft: q.pointee.textRightToLeft,
+                time: q.pointee.insideWidth, room: room)
         }
         // One line before and now (the memo may be from another width than the previous one).
         // A compact layout's facts are from the width the message was added at: they also had
         // to hold at the previous width (else that height came from a full measure of another
         // case).
         if q.pointee.textWidth <= maxText, q.pointee.textWidth <= wasText, !q.pointee.inside || timeFitsAfter(wasText) == timeFitsAfter(maxText),
-           !list.isCompact || labelsFit(was),
-           !q.pointee.hasImages || photosKeepTheirSize(list.images(of: k), was: was.bubble(direction), now: maxBubble) {
+            !list.isCompact || labelsFit(was),
+            !q.pointee.hasImages || photosKeepTheirSize(list.images(of: k), was: was.bubble(direction), now: maxBubble)
+        {
             return previous
         }
-        guard q.pointee.usable, let height = quickHeight(q, q.pointee.hasImages ? list.images(of: k) : [], storage: storage, words: words, planned,
-                                                         maxBubble: maxBubble) else { return nil }
+        guard q.pointee.usable,
+            let height = quickHeight(
+                q, q.pointee.hasImages ? list.images(of: k) : [], storage: storage, words: words, planned,
+                maxBubble: maxBubble)
+        else { return nil }
         byFormula += 1
         return height
     }
@@ -834,24 +937,29 @@ extension ConversationLayouter {
     /// A message's row height in a bubble at most `maxBubble` wide by the formula (a bubble
     /// `record` found `usable`, whose labels fit): the same arithmetic, in the same order, as
     /// `BubbleMeasurer.layout` and `BubbleLayout.maxY`, with the text's summary for its lines.
-    private func quickHeight(_ quick: UnsafePointer<QuickBubble>, _ images: [ImageAttachment], storage: Unmanaged<AnyObject>?,
-                             words: UnsafeBufferPointer<UInt32>?,
-                             _ planned: PlannedRow, maxBubble: Double) -> Double? {
+    private func quickHeight(
+        _ quick: UnsafePointer<QuickBubble>, _ images: [ImageAttachment], storage: Unmanaged<AnyObject>?,
+        words: UnsafeBufferPointer<UInt32>?,
+        _ planned: PlannedRow, maxBubble: Double
+    ) -> Double? {
         let style = measurer.style
-        let q = quick.pointee   // no references: a copy is free
+        let q = quick.pointee  // no references: a copy is free
         let padding = style.padding(for: q.incoming ? .incoming : .outgoing)
         let maxText = max(1, maxBubble - padding.horizontal)
         var text = TextLayout.empty.summary
         if let storage {
             // Not retained: the layout's memo holds it (`ScrollingLayout.storages`).
-            guard let summary = storage._withUnsafeGuaranteedRef({ object in
-                measurer.measureSummary(storage: object, maxWidth: maxText, balanced: style.widthMode == .balanced)
-            }) else { return nil }
+            guard
+                let summary = storage._withUnsafeGuaranteedRef({ object in
+                    measurer.measureSummary(storage: object, maxWidth: maxText, balanced: style.widthMode == .balanced)
+                })
+            else { return nil }
             text = summary
         } else if let words, q.hasText {
             // A compact list: the packed breaks stand for the prepared text.
             guard !words.isEmpty,
-                  let summary = measurer.measureSummary(packed: words, maxWidth: maxText, balanced: style.widthMode == .balanced) else { return nil }
+                let summary = measurer.measureSummary(packed: words, maxWidth: maxText, balanced: style.widthMode == .balanced)
+            else { return nil }
             text = summary
         }
         var imageSize: Size?
@@ -861,12 +969,16 @@ extension ConversationLayouter {
         let hasText = text.lineCount > 0
         var insideOwnLine = false
         if q.inside {
-            let fitsAfter = hasText && measurer.timeFitsAfter(lastLine: text.lastLineWidth, rightToLeft: text.lastLineIsRightToLeft,
-                                                              time: q.insideWidth, room: maxText)
+            let fitsAfter =
+                hasText
+                && measurer.timeFitsAfter(
+                    lastLine: text.lastLineWidth, rightToLeft: text.lastLineIsRightToLeft,
+                    time: q.insideWidth, room: maxText)
             insideOwnLine = !fitsAfter && hasText
         }
-        let height = measurer.contentHeight(photo: imageSize?.height, text: hasText ? text.height : nil,
-                                            ownLineTime: insideOwnLine ? q.insideHeight : nil, padding: padding)
+        let height = measurer.contentHeight(
+            photo: imageSize?.height, text: hasText ? text.height : nil,
+            ownLineTime: insideOwnLine ? q.insideHeight : nil, padding: padding)
         let bubble = Rect(x: 0, y: q.top, width: 0, height: max(height, style.minimumBubbleSize.height))
         var maxY = max(bubble.maxY, q.aboveMaxY)
         if q.inside, hasText {

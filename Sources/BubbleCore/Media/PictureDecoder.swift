@@ -12,8 +12,10 @@ public protocol PictureDecoder: Sendable {
     /// A theme's bubble art for `direction` at `outputScale` (the @2x or @3x file when there is
     /// one) as PNG, mirrored left to right when asked, with the slices of the art as loaded
     /// (cap insets, legacy caps or 9-patch). Nil when the theme's bubble is not art.
-    func themeArt(_ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
-                  mirrored: Bool) throws(RenderError) -> (art: NineSliceArt, png: [UInt8])?
+    func themeArt(
+        _ direction: Direction, theme: Theme, themeFolder: String, outputScale: Double,
+        mirrored: Bool
+    ) throws(RenderError) -> (art: NineSliceArt, png: [UInt8])?
     /// The picture turned by its orientation and made to fit `maxSide` pixels either way (never
     /// larger than it is): JPEG, or PNG when it is transparent. Throws
     /// `RenderError.unreadableImage` naming the file.

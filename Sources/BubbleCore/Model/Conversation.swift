@@ -270,14 +270,18 @@ public struct MediaAttachment: Hashable, Sendable, Codable {
     }
 
     /// An attachment of `kind`; every other parameter is the property of the same name.
-    public init(kind: Kind, label: String? = nil, fileName: String? = nil, path: String? = nil,
-                mimeType: String? = nil, byteSize: Int? = nil, duration: Double? = nil, width: Double? = nil,
-                height: Double? = nil, poster: String? = nil, pageCount: Int? = nil, title: String? = nil,
-                latitude: Double? = nil, longitude: Double? = nil, problem: String? = nil) {
-        storage = Storage(Fields(kind: kind, label: label, fileName: fileName, path: path, mimeType: mimeType,
-                                 byteSize: byteSize, duration: duration, width: width, height: height, poster: poster,
-                                 pageCount: pageCount, title: title, latitude: latitude, longitude: longitude,
-                                 problem: problem))
+    public init(
+        kind: Kind, label: String? = nil, fileName: String? = nil, path: String? = nil,
+        mimeType: String? = nil, byteSize: Int? = nil, duration: Double? = nil, width: Double? = nil,
+        height: Double? = nil, poster: String? = nil, pageCount: Int? = nil, title: String? = nil,
+        latitude: Double? = nil, longitude: Double? = nil, problem: String? = nil
+    ) {
+        storage = Storage(
+            Fields(
+                kind: kind, label: label, fileName: fileName, path: path, mimeType: mimeType,
+                byteSize: byteSize, duration: duration, width: width, height: height, poster: poster,
+                pageCount: pageCount, title: title, latitude: latitude, longitude: longitude,
+                problem: problem))
     }
 
     public static func == (a: MediaAttachment, b: MediaAttachment) -> Bool { a.storage === b.storage || a.storage.fields == b.storage.fields }
@@ -534,12 +538,14 @@ public struct Message: Hashable, Sendable, Codable {
     }
 
     /// A message; every parameter is the property of the same name.
-    public init(kind: Kind = .message, sender: String?, direction: Direction, date: Date,
-                text: String? = nil, image: ImageAttachment? = nil, images: [ImageAttachment] = [],
-                id: String? = nil, reactions: [Reaction] = [], reply: ReplyReference? = nil,
-                status: MessageStatus? = nil, statusDate: Date? = nil, wallTime: WallTime? = nil,
-                attachment: MediaAttachment? = nil, spans: [TextSpan] = [], forwardedFrom: String? = nil,
-                edited: Date? = nil) {
+    public init(
+        kind: Kind = .message, sender: String?, direction: Direction, date: Date,
+        text: String? = nil, image: ImageAttachment? = nil, images: [ImageAttachment] = [],
+        id: String? = nil, reactions: [Reaction] = [], reply: ReplyReference? = nil,
+        status: MessageStatus? = nil, statusDate: Date? = nil, wallTime: WallTime? = nil,
+        attachment: MediaAttachment? = nil, spans: [TextSpan] = [], forwardedFrom: String? = nil,
+        edited: Date? = nil
+    ) {
         self.kind = kind; self.sender = sender; self.direction = direction; self.date = date
         self.spans = spans; self.attachment = attachment
         self.text = text; self.images = (image.map { [$0] } ?? []) + images
@@ -635,22 +641,23 @@ extension Message {
     /// and forwards existed decode as before).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(kind: try c.decodeIfPresent(Kind.self, forKey: .kind) ?? .message,
-                  sender: try c.decodeIfPresent(String.self, forKey: .sender),
-                  direction: try c.decode(Direction.self, forKey: .direction),
-                  date: try c.decode(Date.self, forKey: .date),
-                  text: try c.decodeIfPresent(String.self, forKey: .text),
-                  images: try c.decodeIfPresent([ImageAttachment].self, forKey: .images) ?? [],
-                  id: try c.decodeIfPresent(String.self, forKey: .id),
-                  reactions: try c.decodeIfPresent([Reaction].self, forKey: .reactions) ?? [],
-                  reply: try c.decodeIfPresent(ReplyReference.self, forKey: .reply),
-                  status: try c.decodeIfPresent(MessageStatus.self, forKey: .status),
-                  statusDate: try c.decodeIfPresent(Date.self, forKey: .statusDate),
-                  wallTime: try c.decodeIfPresent(WallTime.self, forKey: .wallTime),
-                  attachment: try c.decodeIfPresent(MediaAttachment.self, forKey: .attachment),
-                  spans: try c.decodeIfPresent([TextSpan].self, forKey: .spans) ?? [],
-                  forwardedFrom: try c.decodeIfPresent(String.self, forKey: .forwardedFrom),
-                  edited: try c.decodeIfPresent(Date.self, forKey: .edited))
+        self.init(
+            kind: try c.decodeIfPresent(Kind.self, forKey: .kind) ?? .message,
+            sender: try c.decodeIfPresent(String.self, forKey: .sender),
+            direction: try c.decode(Direction.self, forKey: .direction),
+            date: try c.decode(Date.self, forKey: .date),
+            text: try c.decodeIfPresent(String.self, forKey: .text),
+            images: try c.decodeIfPresent([ImageAttachment].self, forKey: .images) ?? [],
+            id: try c.decodeIfPresent(String.self, forKey: .id),
+            reactions: try c.decodeIfPresent([Reaction].self, forKey: .reactions) ?? [],
+            reply: try c.decodeIfPresent(ReplyReference.self, forKey: .reply),
+            status: try c.decodeIfPresent(MessageStatus.self, forKey: .status),
+            statusDate: try c.decodeIfPresent(Date.self, forKey: .statusDate),
+            wallTime: try c.decodeIfPresent(WallTime.self, forKey: .wallTime),
+            attachment: try c.decodeIfPresent(MediaAttachment.self, forKey: .attachment),
+            spans: try c.decodeIfPresent([TextSpan].self, forKey: .spans) ?? [],
+            forwardedFrom: try c.decodeIfPresent(String.self, forKey: .forwardedFrom),
+            edited: try c.decodeIfPresent(Date.self, forKey: .edited))
         app = try c.decodeIfPresent(String.self, forKey: .app)
     }
 }

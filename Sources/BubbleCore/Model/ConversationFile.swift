@@ -65,8 +65,10 @@ public enum ConversationFile {
     /// the file's `me`; messages with neither are incoming. Dates without an offset are wall-clock
     /// times (`Message.wallTime`), read in `timeZone`. Errors name the file, the line and column
     /// (malformed JSON) or the JSON path (wrong values).
-    public static func decode(_ data: Data, path: String, me: String? = nil,
-                              timeZone: TimeZone = .current) throws(ConversationFileError) -> (Conversation, Hints) {
+    public static func decode(
+        _ data: Data, path: String, me: String? = nil,
+        timeZone: TimeZone = .current
+    ) throws(ConversationFileError) -> (Conversation, Hints) {
         let file: FileV1
         do {
             file = try JSONDecoder().decode(FileV1.self, from: data)
@@ -88,8 +90,9 @@ public enum ConversationFile {
             throw ConversationFileError(path: path, location: "format", reason: "is \"\(format)\"; expected \"\(formatName)\"")
         }
         if let version = file.version, !readableVersions.contains(version) {
-            throw ConversationFileError(path: path, location: "version",
-                                        reason: "is \(version); this BubbleKit reads versions \(readableVersions.lowerBound) to \(readableVersions.upperBound)")
+            throw ConversationFileError(
+                path: path, location: "version",
+                reason: "is \(version); this BubbleKit reads versions \(readableVersions.lowerBound) to \(readableVersions.upperBound)")
         }
         let participants = file.participants ?? []
         var ids = Set<String>()
@@ -105,8 +108,9 @@ public enum ConversationFile {
         for (i, m) in file.messages.enumerated() {
             let wallTime = WallTime(iso: m.date)
             guard let date = wallTime.map({ $0.instant(in: timeZone) }) ?? parseDate(m.date) else {
-                throw ConversationFileError(path: path, location: "messages[\(i)].date",
-                                            reason: "\"\(m.date)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z (an instant) or 2026-11-22T09:41:00 (a wall-clock time)")
+                throw ConversationFileError(
+                    path: path, location: "messages[\(i)].date",
+                    reason: "\"\(m.date)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z (an instant) or 2026-11-22T09:41:00 (a wall-clock time)")
             }
             let kind = m.type ?? .message
             let images = (m.image.map { [$0] } ?? []) + (m.images ?? [])
@@ -116,19 +120,22 @@ public enum ConversationFile {
             for (j, image) in images.enumerated()
             where !(image.width.isFinite && image.height.isFinite) || image.width < 0 || image.height < 0 {
                 let field = m.image != nil && j == 0 ? "image" : "images[\(m.image != nil ? j - 1 : j)]"
-                throw ConversationFileError(path: path, location: "messages[\(i)].\(field)",
-                                            reason: "size \(image.width)×\(image.height) is not usable; expected sizes ≥ 0 (0 = read from the file)")
+                throw ConversationFileError(
+                    path: path, location: "messages[\(i)].\(field)",
+                    reason: "size \(image.width)×\(image.height) is not usable; expected sizes ≥ 0 (0 = read from the file)")
             }
             for (j, r) in (m.reactions ?? []).enumerated() where r.emoji.isEmpty || r.count < 1 {
-                throw ConversationFileError(path: path, location: "messages[\(i)].reactions[\(j)]",
-                                            reason: "needs a non-empty emoji and a count ≥ 1")
+                throw ConversationFileError(
+                    path: path, location: "messages[\(i)].reactions[\(j)]",
+                    reason: "needs a non-empty emoji and a count ≥ 1")
             }
             // An optional instant: read, or an error naming the field.
             func instant(_ s: String?, _ field: String) throws(ConversationFileError) -> Date? {
                 guard let s else { return nil }
                 guard let d = parseDate(s) else {
-                    throw ConversationFileError(path: path, location: "messages[\(i)].\(field)",
-                                                reason: "\"\(s)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
+                    throw ConversationFileError(
+                        path: path, location: "messages[\(i)].\(field)",
+                        reason: "\"\(s)\" is not a date; expected ISO 8601, e.g. 2026-11-22T09:41:00Z")
                 }
                 return d
             }
@@ -138,27 +145,33 @@ public enum ConversationFile {
             }
             let edited = try instant(m.edited, "edited")
             if let from = m.from, !ids.isEmpty, !ids.contains(from) {
-                throw ConversationFileError(path: path, location: "messages[\(i)].from",
-                                            reason: "\"\(from)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
+                throw ConversationFileError(
+                    path: path, location: "messages[\(i)].from",
+                    reason: "\"\(from)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
             }
-            let direction: Direction = if let overrideID, let from = m.from { from == overrideID ? .outgoing : .incoming }
-                else if let d = m.direction { d }
-                else if let meID, let from = m.from { from == meID ? .outgoing : .incoming }
-                else { .incoming }
-            messages.append(Message(kind: kind, sender: kind == .system ? nil : m.from, direction: direction,
-                                    date: date, text: m.text, images: images, id: m.id,
-                                    reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate,
-                                    wallTime: wallTime, attachment: m.attachment,
-                                    spans: (m.spans ?? []).sorted { $0.range.lowerBound < $1.range.lowerBound },
-                                    forwardedFrom: m.forwardedFrom, edited: edited))
+            let direction: Direction =
+                if let overrideID, let from = m.from { from == overrideID ? .outgoing : .incoming } else if let d = m.direction {
+                    d
+                } else if let meID, let from = m.from { from == meID ? .outgoing : .incoming } else { .incoming }
+            messages.append(
+                Message(
+                    kind: kind, sender: kind == .system ? nil : m.from, direction: direction,
+                    date: date, text: m.text, images: images, id: m.id,
+                    reactions: m.reactions ?? [], reply: m.reply, status: m.status, statusDate: statusDate,
+                    wallTime: wallTime, attachment: m.attachment,
+                    spans: (m.spans ?? []).sorted { $0.range.lowerBound < $1.range.lowerBound },
+                    forwardedFrom: m.forwardedFrom, edited: edited))
             messages[messages.count - 1].app = m.app
         }
         for (i, id) in (file.typing ?? []).enumerated() where !ids.isEmpty && !ids.contains(id) {
-            throw ConversationFileError(path: path, location: "typing[\(i)]",
-                                        reason: "\"\(id)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
+            throw ConversationFileError(
+                path: path, location: "typing[\(i)]",
+                reason: "\"\(id)\" is not a participant id; expected one of \(ids.sorted().joined(separator: ", "))")
         }
-        return (Conversation(title: file.title, participants: participants, messages: messages, typing: file.typing ?? []),
-                Hints(me: meID, theme: file.theme))
+        return (
+            Conversation(title: file.title, participants: participants, messages: messages, typing: file.typing ?? []),
+            Hints(me: meID, theme: file.theme)
+        )
     }
 
     /// A key a native file holds that BubbleKit does not read: where (`messages[3]`,
@@ -182,13 +195,17 @@ public enum ConversationFile {
 
     package static let fileKeys = ["format", "version", "title", "me", "theme", "participants", "messages", "typing"]
     package static let participantKeys = ["id", "name", "avatar"]
-    package static let messageKeys = ["type", "from", "direction", "date", "text", "attachment", "image", "images", "id", "reactions", "reply",
-                              "status", "statusDate", "spans", "edited", "forwardedFrom", "app"]
+    package static let messageKeys = [
+        "type", "from", "direction", "date", "text", "attachment", "image", "images", "id", "reactions", "reply",
+        "status", "statusDate", "spans", "edited", "forwardedFrom", "app"
+    ]
     /// What other formats call the keys of a message (a name one would write from habit).
-    static let synonyms = ["sender": "from", "author": "from", "user": "from", "sender_name": "from", "name": "from",
-                           "body": "text", "message": "text", "content": "text", "timestamp": "date", "time": "date",
-                           "datetime": "date", "timestamp_ms": "date", "photo": "image", "picture": "image", "photos": "images",
-                           "file": "attachment", "kind": "type", "replyTo": "reply", "reply_to": "reply", "edited_at": "edited"]
+    static let synonyms = [
+        "sender": "from", "author": "from", "user": "from", "sender_name": "from", "name": "from",
+        "body": "text", "message": "text", "content": "text", "timestamp": "date", "time": "date",
+        "datetime": "date", "timestamp_ms": "date", "photo": "image", "picture": "image", "photos": "images",
+        "file": "attachment", "kind": "type", "replyTo": "reply", "reply_to": "reply", "edited_at": "edited"
+    ]
 
     /// The keys of the file's top level, its participants and its messages that BubbleKit does
     /// not read (nested objects are checked by their decoders), one entry per key and kind.
@@ -201,8 +218,10 @@ public enum ConversationFile {
                 for key in keys.sorted() where !known.contains(key) {
                     if let at = seen[key] { found[at].count += 1; continue }
                     seen[key] = found.count
-                    found.append(UnknownKey(location: kind.map { "\($0)[\(i)]" }, key: key, count: 1,
-                                            nearest: nearest(key, in: known)))
+                    found.append(
+                        UnknownKey(
+                            location: kind.map { "\($0)[\(i)]" }, key: key, count: 1,
+                            nearest: nearest(key, in: known)))
                 }
             }
         }
@@ -284,11 +303,12 @@ public enum ConversationFile {
             throw ConversationFileError(path: "(message)", location: "date", reason: "\"\(m.date)\" is not a date")
         }
         let kind = m.type ?? .message
-        var message = Message(kind: kind, sender: kind == .system ? nil : m.from, direction: m.direction ?? .incoming, date: date,
-                       text: m.text, images: (m.image.map { [$0] } ?? []) + (m.images ?? []), id: m.id,
-                       reactions: m.reactions ?? [], reply: m.reply, status: m.status,
-                       statusDate: m.statusDate.flatMap(parseDate), wallTime: wallTime, attachment: m.attachment,
-                       spans: m.spans ?? [], forwardedFrom: m.forwardedFrom, edited: m.edited.flatMap(parseDate))
+        var message = Message(
+            kind: kind, sender: kind == .system ? nil : m.from, direction: m.direction ?? .incoming, date: date,
+            text: m.text, images: (m.image.map { [$0] } ?? []) + (m.images ?? []), id: m.id,
+            reactions: m.reactions ?? [], reply: m.reply, status: m.status,
+            statusDate: m.statusDate.flatMap(parseDate), wallTime: wallTime, attachment: m.attachment,
+            spans: m.spans ?? [], forwardedFrom: m.forwardedFrom, edited: m.edited.flatMap(parseDate))
         message.app = m.app
         return message
     }
@@ -335,7 +355,8 @@ public enum ConversationFile {
             // An enum's unknown value: say which values are allowed.
             let marker = " from invalid String value "
             if ctx.debugDescription.hasPrefix("Cannot initialize "), let r = ctx.debugDescription.range(of: marker),
-               let allowed = allowedValues[ctx.codingPath.last?.stringValue ?? ""] {
+                let allowed = allowedValues[ctx.codingPath.last?.stringValue ?? ""]
+            {
                 return "is \"\(ctx.debugDescription[r.upperBound...])\"; expected one of \(allowed)"
             }
             return ctx.debugDescription
@@ -358,7 +379,7 @@ public enum ConversationFile {
         "widthMode": "fit, balanced",
         "mode": "stretch, tile, repeat, round, space",
         "senderNames": "never, groups, always",
-        "avatars": "never, groups, always",
+        "avatars": "never, groups, always"
     ]
 
     static func typeName(_ type: Any.Type) -> String {
@@ -388,7 +409,8 @@ public enum ConversationFile {
         } catch {
             let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? ""
             guard let range = text.range(of: "character "),
-                  let offset = Int(text[range.upperBound...].prefix { $0.isNumber }) else { return nil }
+                let offset = Int(text[range.upperBound...].prefix { $0.isNumber })
+            else { return nil }
             var line = 1, column = 1, seen = 0
             // Foundation counts UTF-8 bytes.
             for byte in data {

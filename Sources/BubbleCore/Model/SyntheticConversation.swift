@@ -12,7 +12,7 @@ package enum SyntheticConversation {
         "😀", "👍", "❤️", "👨‍👩‍👧‍👦", "🇩🇪", "🎉",
         "今日は", "天気", "ですね", "好的", "明天见", "감사합니다",
         "مرحبا", "كيف", "حالك", "שלום", "מה", "נשמע",
-        "Andnormallyaddlinebreaksonlyinbetween", "https://example.com/a/long/path?with=query", "+49 170 1234567",
+        "Andnormallyaddlinebreaksonlyinbetween", "https://example.com/a/long/path?with=query", "+49 170 1234567"
     ]
 
     package static func make(count: Int, seed: UInt64, start: Date = Date(timeIntervalSince1970: 1_700_000_000)) -> Conversation {
@@ -20,8 +20,10 @@ package enum SyntheticConversation {
         var date = start
         var messages: [Message] = []
         messages.reserveCapacity(count)
-        let people = [Participant(id: "me", name: "Me"), Participant(id: "alice", name: "Alice"),
-                      Participant(id: "bob", name: "Bob")]
+        let people = [
+            Participant(id: "me", name: "Me"), Participant(id: "alice", name: "Alice"),
+            Participant(id: "bob", name: "Bob")
+        ]
         for i in 0..<count {
             // Mostly seconds to minutes apart, now and then hours or a day.
             date = date.addingTimeInterval(Double(rng.next() % 8 == 0 ? rng.next() % 90_000 : rng.next() % 240))
@@ -36,13 +38,17 @@ package enum SyntheticConversation {
             let text = (0..<n).map { _ in words[Int(rng.next() % UInt64(words.count))] }.joined(separator: " ")
             var image: ImageAttachment?
             if roll == 1 || roll == 2 {
-                image = i % 50 == 1 ? ImageAttachment(path: "photo-\(i).jpg", width: 0, height: 0)
+                image =
+                    i % 50 == 1
+                    ? ImageAttachment(path: "photo-\(i).jpg", width: 0, height: 0)
                     : ImageAttachment(path: "photo-\(i).jpg", width: Double(200 + rng.next() % 3000), height: Double(200 + rng.next() % 3000))
             }
             let outgoing = rng.next() % 2 == 0
             let sender = outgoing ? "me" : (rng.next() % 3 == 0 ? "bob" : "alice")
-            messages.append(Message(sender: sender, direction: outgoing ? .outgoing : .incoming, date: date,
-                                    text: image != nil && roll == 2 ? nil : text, image: image))
+            messages.append(
+                Message(
+                    sender: sender, direction: outgoing ? .outgoing : .incoming, date: date,
+                    text: image != nil && roll == 2 ? nil : text, image: image))
         }
         return Conversation(title: "Synthetic \(seed)", participants: people, messages: messages)
     }

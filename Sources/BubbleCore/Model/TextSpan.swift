@@ -56,8 +56,9 @@ extension TextSpan: Codable {
         style = try c.decode(Style.self, forKey: .style)
         let start = try c.decode(Int.self, forKey: .start), end = try c.decode(Int.self, forKey: .end)
         guard start >= 0, end >= start else {
-            throw DecodingError.dataCorruptedError(forKey: .end, in: c,
-                                                   debugDescription: "start \(start), end \(end): expected 0 ≤ start ≤ end")
+            throw DecodingError.dataCorruptedError(
+                forKey: .end, in: c,
+                debugDescription: "start \(start), end \(end): expected 0 ≤ start ≤ end")
         }
         range = start..<end
         url = try c.decodeIfPresent(String.self, forKey: .url)
@@ -189,7 +190,9 @@ extension TextSpan {
         for r in hidden {
             if let last = merged.last, r.lowerBound <= last.upperBound {
                 merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, r.upperBound)
-            } else { merged.append(r) }
+            } else {
+                merged.append(r)
+            }
         }
         var out = ""
         var k = 0

@@ -22,7 +22,8 @@ public struct WallTime: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// whose seconds would overflow).
     public init?(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) {
         guard (-100_000...100_000).contains(year), (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
+            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
         self.year = year; self.month = month; self.day = day
         self.hour = hour; self.minute = minute; self.second = second
     }
@@ -68,8 +69,9 @@ public struct WallTime: Hashable, Sendable, Comparable, CustomStringConvertible 
     public init?(iso text: String) {
         let b = Array(text.utf8)
         guard b.count == 16 || b.count == 19, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
-              b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "), b[13] == UInt8(ascii: ":"),
-              b.count == 16 || b[16] == UInt8(ascii: ":") else { return nil }
+            b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "), b[13] == UInt8(ascii: ":"),
+            b.count == 16 || b[16] == UInt8(ascii: ":")
+        else { return nil }
         func number(_ r: Range<Int>) -> Int? {
             var n = 0
             for i in r {
@@ -79,7 +81,8 @@ public struct WallTime: Hashable, Sendable, Comparable, CustomStringConvertible 
             return n
         }
         guard let y = number(0..<4), let mo = number(5..<7), let d = number(8..<10),
-              let h = number(11..<13), let mi = number(14..<16) else { return nil }
+            let h = number(11..<13), let mi = number(14..<16)
+        else { return nil }
         let s = b.count == 19 ? number(17..<19) : 0
         guard let s else { return nil }
         self.init(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
@@ -126,8 +129,10 @@ extension WallTime: Codable {
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let value = WallTime(iso: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "\"\(text)\" is not a wall-clock time; expected YYYY-MM-DDTHH:MM:SS"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "\"\(text)\" is not a wall-clock time; expected YYYY-MM-DDTHH:MM:SS"))
         }
         self = value
     }

@@ -59,14 +59,16 @@ public enum NinePatch {
         let contentX = xContent.first ?? firstX
         let contentY = yContent.first ?? firstY
         let iw = w - 2, ih = h - 2
-        let content = EdgeInsets(top: Double(contentY.lowerBound) / scale,
-                                 left: Double(contentX.lowerBound) / scale,
-                                 bottom: Double(ih - contentY.upperBound) / scale,
-                                 right: Double(iw - contentX.upperBound) / scale)
-        return try NineSliceArt(pixelWidth: iw, pixelHeight: ih, scale: scale,
-                                horizontal: segments(xStretch, total: iw),
-                                vertical: segments(yStretch, total: ih),
-                                contentInsets: content)
+        let content = EdgeInsets(
+            top: Double(contentY.lowerBound) / scale,
+            left: Double(contentX.lowerBound) / scale,
+            bottom: Double(ih - contentY.upperBound) / scale,
+            right: Double(iw - contentX.upperBound) / scale)
+        return try NineSliceArt(
+            pixelWidth: iw, pixelHeight: ih, scale: scale,
+            horizontal: segments(xStretch, total: iw),
+            vertical: segments(yStretch, total: ih),
+            contentInsets: content)
     }
 
     /// The art's own pixels: `image` without its 1-pixel marker border.

@@ -58,12 +58,14 @@ public struct NineSliceArt: Hashable, Sendable {
         }
         let (top, left, bottom, right) = (px[0], px[1], px[2], px[3])
         guard left + right < pixelWidth else {
-            throw .insetsExceedImage(axis: .horizontal, first: capInsets.left, second: capInsets.right,
-                                     available: Double(pixelWidth) / scale)
+            throw .insetsExceedImage(
+                axis: .horizontal, first: capInsets.left, second: capInsets.right,
+                available: Double(pixelWidth) / scale)
         }
         guard top + bottom < pixelHeight else {
-            throw .insetsExceedImage(axis: .vertical, first: capInsets.top, second: capInsets.bottom,
-                                     available: Double(pixelHeight) / scale)
+            throw .insetsExceedImage(
+                axis: .vertical, first: capInsets.top, second: capInsets.bottom,
+                available: Double(pixelHeight) / scale)
         }
         self.pixelWidth = pixelWidth
         self.pixelHeight = pixelHeight
@@ -74,9 +76,11 @@ public struct NineSliceArt: Hashable, Sendable {
     }
 
     /// Art cut by arbitrary runs (as a 9-patch's markers give them).
-    public init(pixelWidth: Int, pixelHeight: Int, scale: Double = 1,
-                horizontal: [SliceSegment], vertical: [SliceSegment],
-                contentInsets: EdgeInsets? = nil) throws(NineSliceError) {
+    public init(
+        pixelWidth: Int, pixelHeight: Int, scale: Double = 1,
+        horizontal: [SliceSegment], vertical: [SliceSegment],
+        contentInsets: EdgeInsets? = nil
+    ) throws(NineSliceError) {
         try Self.validate(pixelWidth: pixelWidth, pixelHeight: pixelHeight, scale: scale)
         self.pixelWidth = pixelWidth
         self.pixelHeight = pixelHeight
@@ -90,11 +94,13 @@ public struct NineSliceArt: Hashable, Sendable {
     /// nil for a 9-patch with several stretch regions. CSS `border-image-slice` takes these (in pixels).
     public var capInsets: EdgeInsets? {
         guard horizontal.count == 3, vertical.count == 3,
-              horizontal[1].stretches, vertical[1].stretches,
-              !horizontal[0].stretches, !horizontal[2].stretches,
-              !vertical[0].stretches, !vertical[2].stretches else { return nil }
-        return EdgeInsets(top: Double(vertical[0].length) / scale, left: Double(horizontal[0].length) / scale,
-                          bottom: Double(vertical[2].length) / scale, right: Double(horizontal[2].length) / scale)
+            horizontal[1].stretches, vertical[1].stretches,
+            !horizontal[0].stretches, !horizontal[2].stretches,
+            !vertical[0].stretches, !vertical[2].stretches
+        else { return nil }
+        return EdgeInsets(
+            top: Double(vertical[0].length) / scale, left: Double(horizontal[0].length) / scale,
+            bottom: Double(vertical[2].length) / scale, right: Double(horizontal[2].length) / scale)
     }
 
     private static func validate(pixelWidth: Int, pixelHeight: Int, scale: Double) throws(NineSliceError) {
@@ -104,9 +110,11 @@ public struct NineSliceArt: Hashable, Sendable {
 
     /// cap | interior | cap, leaving out zero-length caps.
     private static func threeRuns(first: Int, second: Int, total: Int) -> [SliceSegment] {
-        [SliceSegment(start: 0, length: first, stretches: false),
-         SliceSegment(start: first, length: total - first - second, stretches: true),
-         SliceSegment(start: total - second, length: second, stretches: false)]
+        [
+            SliceSegment(start: 0, length: first, stretches: false),
+            SliceSegment(start: first, length: total - first - second, stretches: true),
+            SliceSegment(start: total - second, length: second, stretches: false)
+        ]
     }
 }
 
@@ -117,8 +125,10 @@ extension EdgeInsets {
     ///
     ///     try EdgeInsets.legacy(leftCapWidth: 24, topCapHeight: 13, width: 42, height: 30)
     ///     // (top 13, left 24, bottom 16, right 17): seed 001's SMS bubble
-    public static func legacy(leftCapWidth: Double, topCapHeight: Double,
-                              width: Double, height: Double) throws(NineSliceError) -> EdgeInsets {
+    public static func legacy(
+        leftCapWidth: Double, topCapHeight: Double,
+        width: Double, height: Double
+    ) throws(NineSliceError) -> EdgeInsets {
         func farCap(_ cap: Double, _ length: Double, _ name: String) throws(NineSliceError) -> Double {
             guard cap.isFinite, cap >= 0, cap < length else {
                 throw .legacyCapOutOfRange(name: name, value: cap, imageLength: length)

@@ -41,7 +41,8 @@ public enum NineSliceError: Error, Equatable, Sendable, CustomStringConvertible 
             return "\(side) inset is \(v); expected a finite number"
         case let .insetsExceedImage(axis, a, b, avail):
             let names = axis == .horizontal ? ("left", "right", "width") : ("top", "bottom", "height")
-            return "\(names.0) + \(names.1) insets = \(a.short) + \(b.short) = \((a + b).short) points but the art's \(names.2) is \(avail.short) points (its pixels ÷ its scale); expected a sum below \(avail.short) so at least one pixel stretches"
+            return
+                "\(names.0) + \(names.1) insets = \(a.short) + \(b.short) = \((a + b).short) points but the art's \(names.2) is \(avail.short) points (its pixels ÷ its scale); expected a sum below \(avail.short) so at least one pixel stretches"
         case let .insetNotOnPixelGrid(side, v, s):
             return "\(side) inset \(v.short) × scale \(s.short) = \((v * s).short) pixels; expected a whole number of pixels"
         case let .invalidTargetSize(w, h):

@@ -115,11 +115,12 @@ extension NineSliceArt {
             for x in xs {
                 let interior = x.segment > 0 && x.segment < lastColumn && y.segment > 0 && y.segment < lastRow
                 if interior && !mode.fill { continue }
-                result.append(NineSlicePatch(
-                    source: PixelRect(x: x.sourceStart, y: y.sourceStart, width: x.sourceLength, height: y.sourceLength),
-                    destination: Rect(x: x.start, y: y.start, width: x.length, height: y.length),
-                    clip: Rect(x: x.visibleStart, y: y.visibleStart, width: x.visibleLength, height: y.visibleLength),
-                    column: x.segment, row: y.segment))
+                result.append(
+                    NineSlicePatch(
+                        source: PixelRect(x: x.sourceStart, y: y.sourceStart, width: x.sourceLength, height: y.sourceLength),
+                        destination: Rect(x: x.start, y: y.start, width: x.length, height: y.length),
+                        clip: Rect(x: x.visibleStart, y: y.visibleStart, width: x.visibleLength, height: y.visibleLength),
+                        column: x.segment, row: y.segment))
             }
         }
         return result
@@ -132,8 +133,10 @@ extension NineSliceArt {
     }
 
     /// Places every run of one axis, in order, from 0 to `target`.
-    static func place(_ segments: [SliceSegment], scale: Double, target: Double,
-                      capFactor: Double, rule: TileRule) -> [AxisSpan] {
+    static func place(
+        _ segments: [SliceSegment], scale: Double, target: Double,
+        capFactor: Double, rule: TileRule
+    ) -> [AxisSpan] {
         let fixed = segments.reduce(0.0) { $0 + ($1.stretches ? 0 : Double($1.length) / scale) }
         let stretchPixels = segments.reduce(0) { $0 + ($1.stretches ? $1.length : 0) }
         let extra = max(0, target - fixed * capFactor)
@@ -143,8 +146,10 @@ extension NineSliceArt {
             if !segment.stretches {
                 let length = Double(segment.length) / scale * capFactor
                 if length > 0 {
-                    spans.append(AxisSpan(segment: index, sourceStart: segment.start, sourceLength: segment.length,
-                                          start: cursor, length: length, visibleStart: cursor, visibleLength: length))
+                    spans.append(
+                        AxisSpan(
+                            segment: index, sourceStart: segment.start, sourceLength: segment.length,
+                            start: cursor, length: length, visibleStart: cursor, visibleLength: length))
                 }
                 cursor += length
                 continue
@@ -155,9 +160,11 @@ extension NineSliceArt {
                 for (start, length) in tiles(area: area, tile: tile, pixels: segment.length, rule: rule) {
                     let visibleStart = max(start, 0), visibleEnd = min(start + length, area)
                     guard visibleEnd > visibleStart else { continue }
-                    spans.append(AxisSpan(segment: index, sourceStart: segment.start, sourceLength: segment.length,
-                                          start: cursor + start, length: length,
-                                          visibleStart: cursor + visibleStart, visibleLength: visibleEnd - visibleStart))
+                    spans.append(
+                        AxisSpan(
+                            segment: index, sourceStart: segment.start, sourceLength: segment.length,
+                            start: cursor + start, length: length,
+                            visibleStart: cursor + visibleStart, visibleLength: visibleEnd - visibleStart))
                 }
             }
             cursor += area

@@ -28,31 +28,43 @@ public enum BubbleShape {
         let r = max(0, min(radius, body.width / 2, body.height / 2))
         let k = 0.5523 * r  // cubic Bézier handle for a quarter circle
         let (x0, y0, x1, y1) = (body.minX, body.minY, body.maxX, body.maxY)
-        var p: [PathElement] = [.move(Point(x: x0 + r, y: y0)), .line(Point(x: x1 - r, y: y0)),
-                                .curve(Point(x: x1 - r + k, y: y0), Point(x: x1, y: y0 + r - k), Point(x: x1, y: y0 + r))]
+        var p: [PathElement] = [
+            .move(Point(x: x0 + r, y: y0)), .line(Point(x: x1 - r, y: y0)),
+            .curve(Point(x: x1 - r + k, y: y0), Point(x: x1, y: y0 + r - k), Point(x: x1, y: y0 + r))
+        ]
         let tail = drawsTail ? tailSide : nil
         if tail == .outgoing {
             // Right edge down into the tail, out to the rect's bottom-right, back along the bottom.
-            p += [.line(Point(x: x1, y: y1 - min(r, 10))),
-                  .curve(Point(x: x1, y: y1 - 3), Point(x: x1 + 2, y: y1 - 0.5), Point(x: rect.maxX, y: y1)),
-                  .curve(Point(x: x1 + 1, y: y1 + 0.5), Point(x: x1 - 3, y: y1), Point(x: x1 - min(r, 9), y: y1 - 1.2)),
-                  .curve(Point(x: x1 - r * 0.9, y: y1), Point(x: x1 - r, y: y1), Point(x: x1 - r - 0.01, y: y1))]
+            p += [
+                .line(Point(x: x1, y: y1 - min(r, 10))),
+                .curve(Point(x: x1, y: y1 - 3), Point(x: x1 + 2, y: y1 - 0.5), Point(x: rect.maxX, y: y1)),
+                .curve(Point(x: x1 + 1, y: y1 + 0.5), Point(x: x1 - 3, y: y1), Point(x: x1 - min(r, 9), y: y1 - 1.2)),
+                .curve(Point(x: x1 - r * 0.9, y: y1), Point(x: x1 - r, y: y1), Point(x: x1 - r - 0.01, y: y1))
+            ]
         } else {
-            p += [.line(Point(x: x1, y: y1 - r)),
-                  .curve(Point(x: x1, y: y1 - r + k), Point(x: x1 - r + k, y: y1), Point(x: x1 - r, y: y1))]
+            p += [
+                .line(Point(x: x1, y: y1 - r)),
+                .curve(Point(x: x1, y: y1 - r + k), Point(x: x1 - r + k, y: y1), Point(x: x1 - r, y: y1))
+            ]
         }
         if tail == .incoming {
-            p += [.line(Point(x: x0 + r + 0.01, y: y1)),
-                  .curve(Point(x: x0 + r * 0.9, y: y1), Point(x: x0 + min(r, 9) + 0.5, y: y1), Point(x: x0 + min(r, 9), y: y1 - 1.2)),
-                  .curve(Point(x: x0 + 3, y: y1), Point(x: x0 - 1, y: y1 + 0.5), Point(x: rect.minX, y: y1)),
-                  .curve(Point(x: x0 - 2, y: y1 - 0.5), Point(x: x0, y: y1 - 3), Point(x: x0, y: y1 - min(r, 10)))]
+            p += [
+                .line(Point(x: x0 + r + 0.01, y: y1)),
+                .curve(Point(x: x0 + r * 0.9, y: y1), Point(x: x0 + min(r, 9) + 0.5, y: y1), Point(x: x0 + min(r, 9), y: y1 - 1.2)),
+                .curve(Point(x: x0 + 3, y: y1), Point(x: x0 - 1, y: y1 + 0.5), Point(x: rect.minX, y: y1)),
+                .curve(Point(x: x0 - 2, y: y1 - 0.5), Point(x: x0, y: y1 - 3), Point(x: x0, y: y1 - min(r, 10)))
+            ]
         } else {
-            p += [.line(Point(x: x0 + r, y: y1)),
-                  .curve(Point(x: x0 + r - k, y: y1), Point(x: x0, y: y1 - r + k), Point(x: x0, y: y1 - r))]
+            p += [
+                .line(Point(x: x0 + r, y: y1)),
+                .curve(Point(x: x0 + r - k, y: y1), Point(x: x0, y: y1 - r + k), Point(x: x0, y: y1 - r))
+            ]
         }
-        p += [.line(Point(x: x0, y: y0 + r)),
-              .curve(Point(x: x0, y: y0 + r - k), Point(x: x0 + r - k, y: y0), Point(x: x0 + r, y: y0)),
-              .close]
+        p += [
+            .line(Point(x: x0, y: y0 + r)),
+            .curve(Point(x: x0, y: y0 + r - k), Point(x: x0 + r - k, y: y0), Point(x: x0 + r, y: y0)),
+            .close
+        ]
         return p
     }
 

@@ -12,8 +12,10 @@ package struct PageSlice: Hashable, Sendable {
 package enum Paginator {
     /// `pageHeight`: the content height of every page; `firstPageHeight`: of the first page,
     /// when a header takes room there. Throws nothing; a non-positive height gives one page.
-    package static func paginate(_ layout: ConversationLayout, pageHeight: Double,
-                                firstPageHeight: Double? = nil) -> [PageSlice] {
+    package static func paginate(
+        _ layout: ConversationLayout, pageHeight: Double,
+        firstPageHeight: Double? = nil
+    ) -> [PageSlice] {
         let rows = layout.rows
         guard !rows.isEmpty, pageHeight > 0, pageHeight.isFinite else {
             return [PageSlice(top: 0, height: max(layout.height, 1), rows: 0..<rows.count)]

@@ -69,8 +69,10 @@ public struct SceneText: Hashable, Sendable {
     /// Empty unless the builder `measuresSpanAreas`.
     public var areas: [SpanArea] = []
 
-    package init(string: String, style: TextStyle, color: Color, origin: Point, wrapWidth: Double, boxWidth: Double,
-                 layout: TextLayout, maxLines: Int?, spans: [TextSpan] = [], areas: [SpanArea] = []) {
+    package init(
+        string: String, style: TextStyle, color: Color, origin: Point, wrapWidth: Double, boxWidth: Double,
+        layout: TextLayout, maxLines: Int?, spans: [TextSpan] = [], areas: [SpanArea] = []
+    ) {
         self.string = string
         self.style = style
         self.color = color
@@ -108,8 +110,10 @@ public struct PageSetup: Hashable, Sendable {
     public var pageNumbers: Bool
 
     /// A page `width` points wide (`height` nil: one page as tall as the conversation).
-    public init(width: Double, height: Double? = nil, margins: EdgeInsets = EdgeInsets(top: 10, left: 0, bottom: 10, right: 0),
-                header: Bool = false, pageNumbers: Bool = false) {
+    public init(
+        width: Double, height: Double? = nil, margins: EdgeInsets = EdgeInsets(top: 10, left: 0, bottom: 10, right: 0),
+        header: Bool = false, pageNumbers: Bool = false
+    ) {
         self.width = width; self.height = height; self.margins = margins
         self.header = header; self.pageNumbers = pageNumbers
     }
@@ -124,8 +128,9 @@ public struct PageSetup: Hashable, Sendable {
 
     /// A printable page: header on page 1, numbers on every page, 36 pt margins.
     public static func printed(_ size: Size) -> PageSetup {
-        PageSetup(width: size.width, height: size.height, margins: EdgeInsets(top: 36, left: 36, bottom: 36, right: 36),
-                  header: true, pageNumbers: true)
+        PageSetup(
+            width: size.width, height: size.height, margins: EdgeInsets(top: 36, left: 36, bottom: 36, right: 36),
+            header: true, pageNumbers: true)
     }
 }
 
@@ -154,8 +159,10 @@ package struct SceneBuilder {
     /// text without an engine (SVG). Cairo painters draw them from the layout themselves.
     package var measuresSpanAreas = false
 
-    package init(theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil, revealSpoilers: Bool = false,
-                measuresSpanAreas: Bool = false) {
+    package init(
+        theme: Theme, engine: any TextEngine, timeZone: TimeZone, locale: Locale? = nil, revealSpoilers: Bool = false,
+        measuresSpanAreas: Bool = false
+    ) {
         self.theme = theme
         self.revealSpoilers = revealSpoilers
         self.measuresSpanAreas = measuresSpanAreas
@@ -166,8 +173,10 @@ package struct SceneBuilder {
 
     static let footerHeight = 24.0
 
-    package func pages(for conversation: Conversation, layout: ConversationLayout,
-                      setup: PageSetup) throws(LayoutError) -> [ScenePage] {
+    package func pages(
+        for conversation: Conversation, layout: ConversationLayout,
+        setup: PageSetup
+    ) throws(LayoutError) -> [ScenePage] {
         try pages(of: plan(for: conversation, layout: layout, setup: setup))
     }
 
@@ -180,8 +189,10 @@ package struct SceneBuilder {
     }
 
     /// The pages decided — which rows go on which page, the header — but not filled.
-    package func plan(for conversation: Conversation, layout: ConversationLayout,
-                     setup: PageSetup) throws(LayoutError) -> ScenePlan {
+    package func plan(
+        for conversation: Conversation, layout: ConversationLayout,
+        setup: PageSetup
+    ) throws(LayoutError) -> ScenePlan {
         let m = setup.margins
         let footer = setup.pageNumbers ? Self.footerHeight : 0
         var headerItems: [SceneItem] = []
@@ -196,8 +207,9 @@ package struct SceneBuilder {
         } else {
             slices = [PageSlice(top: 0, height: layout.height, rows: 0..<layout.rows.count)]
         }
-        return ScenePlan(conversation: conversation, layout: layout, setup: setup, slices: slices,
-                         headerItems: headerItems, headerHeight: headerHeight)
+        return ScenePlan(
+            conversation: conversation, layout: layout, setup: setup, slices: slices,
+            headerItems: headerItems, headerHeight: headerHeight)
     }
 
     /// Page `index` of `plan` with its items. It only reads (the builder, the plan), so pages
@@ -221,9 +233,12 @@ package struct SceneBuilder {
         if setup.pageNumbers {
             let label = "\(index + 1) / \(plan.slices.count)"
             let (t, w) = try measurer.measure(label, style: theme.layoutStyle.systemText, maxWidth: setup.contentWidth)
-            items.append(.text(SceneText(string: label, style: theme.layoutStyle.systemText, color: theme.labels.system,
-                                         origin: Point(x: (setup.width - t.width) / 2, y: pageHeight - m.bottom - t.height),
-                                         wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
+            items.append(
+                .text(
+                    SceneText(
+                        string: label, style: theme.layoutStyle.systemText, color: theme.labels.system,
+                        origin: Point(x: (setup.width - t.width) / 2, y: pageHeight - m.bottom - t.height),
+                        wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
         }
         return ScenePage(size: size, items: items, number: index + 1)
     }
@@ -250,9 +265,12 @@ package struct SceneBuilder {
         var y = setup.margins.top
         for (string, style, color) in lines {
             let (t, w) = try measurer.measure(string, style: style, maxWidth: setup.contentWidth)
-            items.append(.text(SceneText(string: string, style: style, color: color,
-                                         origin: Point(x: setup.margins.left + theme.layout.sideMargin, y: y),
-                                         wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
+            items.append(
+                .text(
+                    SceneText(
+                        string: string, style: style, color: color,
+                        origin: Point(x: setup.margins.left + theme.layout.sideMargin, y: y),
+                        wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
             y += t.height + 2
         }
         return (items, y - setup.margins.top + 12)
@@ -261,8 +279,10 @@ package struct SceneBuilder {
     package func items(for row: LayoutRow, at origin: Point, conversation: Conversation) -> [SceneItem] {
         func moved(_ r: Rect) -> Rect { r.offsetBy(dx: origin.x, dy: origin.y) }
         func text(_ label: LabelLayout, style: TextStyle, color: Color) -> SceneItem {
-            .text(SceneText(string: label.string, style: style, color: color, origin: moved(label.frame).origin,
-                            wrapWidth: label.wrapWidth, boxWidth: label.frame.width, layout: label.text, maxLines: label.maxLines))
+            .text(
+                SceneText(
+                    string: label.string, style: style, color: color, origin: moved(label.frame).origin,
+                    wrapWidth: label.wrapWidth, boxWidth: label.frame.width, layout: label.text, maxLines: label.maxLines))
         }
         let text: (LabelLayout, TextStyle, Color) -> SceneItem = { text($0, style: $1, color: $2) }
         let style = theme.layoutStyle
@@ -288,17 +308,23 @@ package struct SceneBuilder {
         let look = theme.bubble(bubble.direction)
         switch look.shape {
         case let .vector(radius, tail, outline, width):
-            let path = BubbleShape.path(in: rect, radius: radius, tailSide: tail ? bubble.tailSide : nil,
-                                        drawsTail: tail && bubble.hasTail)
+            let path = BubbleShape.path(
+                in: rect, radius: radius, tailSide: tail ? bubble.tailSide : nil,
+                drawsTail: tail && bubble.hasTail)
             return [.path(path, fill: outline ? nil : look.fill, stroke: outline ? look.fill : nil, lineWidth: width)]
         case .art(let spec):
-            return [.art(direction: bubble.direction, rect, mirrored: (spec.mirror ?? false) != bubble.mirrored,
-                         tint: spec.tint == true ? look.fill : nil)]
+            return [
+                .art(
+                    direction: bubble.direction, rect, mirrored: (spec.mirror ?? false) != bubble.mirrored,
+                    tint: spec.tint == true ? look.fill : nil)
+            ]
         }
     }
 
-    func messageItems(_ message: Message, _ bubble: BubbleLayout, conversation: Conversation,
-                      moved: (Rect) -> Rect, text: (LabelLayout, TextStyle, Color) -> SceneItem) -> [SceneItem] {
+    func messageItems(
+        _ message: Message, _ bubble: BubbleLayout, conversation: Conversation,
+        moved: (Rect) -> Rect, text: (LabelLayout, TextStyle, Color) -> SceneItem
+    ) -> [SceneItem] {
         let style = theme.layoutStyle
         let look = theme.bubble(bubble.direction)
         var items: [SceneItem] = []
@@ -322,8 +348,10 @@ package struct SceneBuilder {
                 // A video without a poster: a dark frame.
                 items.append(.path(BubbleShape.roundedRect(moved(frame), radius: corner), fill: Self.videoFrameFill, stroke: nil, lineWidth: 1))
             } else {
-                items.append(.photo(path: usable && !(k == 0 && bubble.imageIsPlaceholder) ? image.path : nil, moved(frame),
-                                    cornerRadius: corner))
+                items.append(
+                    .photo(
+                        path: usable && !(k == 0 && bubble.imageIsPlaceholder) ? image.path : nil, moved(frame),
+                        cornerRadius: corner))
             }
             if image.videoFrame { items += Self.playSymbol(in: moved(frame)) }
         }
@@ -332,19 +360,26 @@ package struct SceneBuilder {
             // Revealed spoilers are plain text (their faces stay).
             if revealSpoilers { spans.removeAll { $0.style == .spoiler } }
             let textStyle = bubble.emojiOnly ? style.emojiText : style.text
-            items.append(.text(SceneText(string: string, style: textStyle, color: look.textColor,
-                                         origin: moved(frame).origin, wrapWidth: bubble.textWrapWidth,
-                                         boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil, spans: spans,
-                                         areas: measuresSpanAreas ? spanAreas(string, spans: spans, style: textStyle, bubble: bubble,
-                                                                              origin: moved(frame).origin) : [])))
+            items.append(
+                .text(
+                    SceneText(
+                        string: string, style: textStyle, color: look.textColor,
+                        origin: moved(frame).origin, wrapWidth: bubble.textWrapWidth,
+                        boxWidth: bubble.text.width, layout: bubble.text, maxLines: nil, spans: spans,
+                        areas: measuresSpanAreas
+                            ? spanAreas(
+                                string, spans: spans, style: textStyle, bubble: bubble,
+                                origin: moved(frame).origin) : [])))
         }
         for link in bubble.links {
             items.append(.link(url: link.url, rects: link.rects.map(moved), color: look.textColor))
         }
         if let reactions = bubble.reactions {
             let frame = moved(reactions.frame)
-            items.append(.path(BubbleShape.roundedRect(frame, radius: frame.height / 2), fill: theme.reactionFill,
-                               stroke: theme.reactionBorder, lineWidth: 1.5))
+            items.append(
+                .path(
+                    BubbleShape.roundedRect(frame, radius: frame.height / 2), fill: theme.reactionFill,
+                    stroke: theme.reactionBorder, lineWidth: 1.5))
             items.append(text(reactions.label, style.reactionText, theme.incoming.textColor))
         }
         for label in bubble.labels {
@@ -367,15 +402,18 @@ package struct SceneBuilder {
         let prepared = try? measurer.engine.prepare(string, style: textStyle, spans: spans)
         var widths: [(range: Range<Int>, width: Double)] = []
         return wanted.compactMap { span in
-            let areas = try? measurer.linkAreas(string, found: [DetectedLink(range: span.range, url: "")], prepared: prepared,
-                                                text: bubble.text, boxWidth: frame.width, origin: origin, rangeWidths: &widths)
+            let areas = try? measurer.linkAreas(
+                string, found: [DetectedLink(range: span.range, url: "")], prepared: prepared,
+                text: bubble.text, boxWidth: frame.width, origin: origin, rangeWidths: &widths)
             return areas?.first.map { SpanArea(style: span.style, range: span.range, rects: $0.rects) }
         }
     }
 
     /// Labels outside the bubble, the avatar and the failed badge.
-    func surroundings(_ bubble: BubbleLayout, sender: String?, conversation: Conversation,
-                      moved: (Rect) -> Rect, text: (LabelLayout, TextStyle, Color) -> SceneItem) -> [SceneItem] {
+    func surroundings(
+        _ bubble: BubbleLayout, sender: String?, conversation: Conversation,
+        moved: (Rect) -> Rect, text: (LabelLayout, TextStyle, Color) -> SceneItem
+    ) -> [SceneItem] {
         let style = theme.layoutStyle
         var items: [SceneItem] = []
         for label in bubble.labels {
@@ -392,14 +430,19 @@ package struct SceneBuilder {
             if let path = participant?.avatar {
                 items.append(.photo(path: path, frame, cornerRadius: frame.width / 2))
             } else {
-                items.append(.path(BubbleShape.roundedRect(frame, radius: frame.width / 2),
-                                   fill: Self.avatarColor(sender ?? ""), stroke: nil, lineWidth: 1))
+                items.append(
+                    .path(
+                        BubbleShape.roundedRect(frame, radius: frame.width / 2),
+                        fill: Self.avatarColor(sender ?? ""), stroke: nil, lineWidth: 1))
                 let initials = Self.initials(participant?.name ?? sender ?? "?")
                 let labelStyle = TextStyle(family: theme.font.family, size: (frame.width * 0.4).rounded(), weight: .bold)
                 if let (t, w) = try? measurer.measure(initials, style: labelStyle, maxWidth: frame.width * 2) {
-                    items.append(.text(SceneText(string: initials, style: labelStyle, color: Color(r8: 255, g8: 255, b8: 255),
-                                                 origin: Point(x: frame.midX - t.width / 2, y: frame.midY - t.height / 2),
-                                                 wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
+                    items.append(
+                        .text(
+                            SceneText(
+                                string: initials, style: labelStyle, color: Color(r8: 255, g8: 255, b8: 255),
+                                origin: Point(x: frame.midX - t.width / 2, y: frame.midY - t.height / 2),
+                                wrapWidth: w, boxWidth: t.width, layout: t, maxLines: nil)))
                 }
             }
         }
@@ -422,10 +465,14 @@ package struct SceneBuilder {
         let t = d * 0.38
         // The triangle's centroid on the disc's centre, pointing right.
         let left = frame.midX - t * 0.4, right = frame.midX + t * 0.6
-        let triangle: [PathElement] = [.move(Point(x: left, y: frame.midY - t / 2)), .line(Point(x: right, y: frame.midY)),
-                                       .line(Point(x: left, y: frame.midY + t / 2)), .close]
-        return [.path(BubbleShape.roundedRect(disc, radius: d / 2), fill: Color(r8: 0, g8: 0, b8: 0).withAlpha(0.55), stroke: nil, lineWidth: 1),
-                .path(triangle, fill: Color(r8: 255, g8: 255, b8: 255), stroke: nil, lineWidth: 1)]
+        let triangle: [PathElement] = [
+            .move(Point(x: left, y: frame.midY - t / 2)), .line(Point(x: right, y: frame.midY)),
+            .line(Point(x: left, y: frame.midY + t / 2)), .close
+        ]
+        return [
+            .path(BubbleShape.roundedRect(disc, radius: d / 2), fill: Color(r8: 0, g8: 0, b8: 0).withAlpha(0.55), stroke: nil, lineWidth: 1),
+            .path(triangle, fill: Color(r8: 255, g8: 255, b8: 255), stroke: nil, lineWidth: 1)
+        ]
     }
 
     /// Up to two initials: "Ada Lovelace" → "AL", "bob" → "B".
@@ -437,8 +484,10 @@ package struct SceneBuilder {
 
     /// A stable colour per participant id (iOS-like palette).
     package static func avatarColor(_ id: String) -> Color {
-        let palette: [(Int, Int, Int)] = [(0x5a, 0xc8, 0xfa), (0xff, 0x95, 0x00), (0x34, 0xc7, 0x59), (0xaf, 0x52, 0xde),
-                                          (0xff, 0x2d, 0x55), (0x58, 0x56, 0xd6), (0xa2, 0x84, 0x5e), (0x00, 0xc7, 0xbe)]
+        let palette: [(Int, Int, Int)] = [
+            (0x5a, 0xc8, 0xfa), (0xff, 0x95, 0x00), (0x34, 0xc7, 0x59), (0xaf, 0x52, 0xde),
+            (0xff, 0x2d, 0x55), (0x58, 0x56, 0xd6), (0xa2, 0x84, 0x5e), (0x00, 0xc7, 0xbe)
+        ]
         var h: UInt32 = 2166136261
         for b in id.utf8 { h = (h ^ UInt32(b)) &* 16777619 }
         let c = palette[Int(h % UInt32(palette.count))]
@@ -454,10 +503,16 @@ extension BubbleMeasurer {
     /// `string` laid out in `width` (at most `maxLines` lines), its box's top-left at `x`, `y`,
     /// aligned in `width` (0 left, 0.5 centre, 1 right): the scene item and its height. Pages
     /// that are not conversations (a book's, charts, contact sheets) place their texts with it.
-    package func placedText(_ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
-                           align: Double = 0, maxLines: Int? = nil) throws(LayoutError) -> (SceneItem, Double) {
+    package func placedText(
+        _ string: String, _ style: TextStyle, _ color: Color, x: Double, y: Double, width: Double,
+        align: Double = 0, maxLines: Int? = nil
+    ) throws(LayoutError) -> (SceneItem, Double) {
         let (t, w) = try measure(string, style: style, maxWidth: max(1, width), maxLines: maxLines)
-        return (.text(SceneText(string: string, style: style, color: color, origin: Point(x: x + (width - t.width) * align, y: y),
-                                wrapWidth: w, boxWidth: t.width, layout: t, maxLines: maxLines)), t.height)
+        return (
+            .text(
+                SceneText(
+                    string: string, style: style, color: color, origin: Point(x: x + (width - t.width) * align, y: y),
+                    wrapWidth: w, boxWidth: t.width, layout: t, maxLines: maxLines)), t.height
+        )
     }
 }

@@ -20,10 +20,10 @@ package enum ChatMarkup {
         let s = Array(text.unicodeScalars)
         var removed = [Bool](repeating: false, count: s.count)
         var protected = [Bool](repeating: false, count: s.count)
-        var spans: [(TextSpan.Style, Range<Int>)] = []   // scalar indices, markers excluded
+        var spans: [(TextSpan.Style, Range<Int>)] = []  // scalar indices, markers excluded
 
         // Web addresses: never formatted inside.
-        var scalarAt: [Int: Int] = [:]   // UTF-8 offset → scalar index
+        var scalarAt: [Int: Int] = [:]  // UTF-8 offset → scalar index
         var offset = 0
         for (i, c) in s.enumerated() { scalarAt[offset] = i; offset += String(c).utf8.count }
         scalarAt[offset] = s.count
@@ -90,13 +90,19 @@ package enum ChatMarkup {
             var next = -1
             nextCloser[s.count] = -1
             for j in stride(from: s.count - 1, through: 0, by: -1) {
-                if s[j] == "\n" { next = -1 } else if s[j] == marker, j > 0, !protected[j], !removed[j], !isSpace(j - 1),
-                                                        j + 1 == s.count || !isWordy(j + 1) { next = j }
+                if s[j] == "\n" {
+                    next = -1
+                } else if s[j] == marker, j > 0, !protected[j], !removed[j], !isSpace(j - 1),
+                    j + 1 == s.count || !isWordy(j + 1)
+                {
+                    next = j
+                }
                 nextCloser[j] = next
             }
             var i = 0
             while i < s.count {
-                let opens = s[i] == marker && !protected[i] && !removed[i] && i + 1 < s.count && !isSpace(i + 1)
+                let opens =
+                    s[i] == marker && !protected[i] && !removed[i] && i + 1 < s.count && !isSpace(i + 1)
                     && s[i + 1] != marker && (i == 0 || !isWordy(i - 1))
                 guard opens, i + 2 <= s.count else { i += 1; continue }
                 let j = nextCloser[i + 2]

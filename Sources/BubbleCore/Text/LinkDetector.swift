@@ -53,7 +53,7 @@ package enum LinkDetector {
         }
         while i < b.count {
             let atWordStart = i == 0 || !isWordByte(b[i - 1])
-            let first = b[i] | 0x20   // the prefixes below start with h or w (either case)
+            let first = b[i] | 0x20  // the prefixes below start with h or w (either case)
             if atWordStart, first == 0x68, hasPrefix("https://", at: i) || hasPrefix("http://", at: i) {
                 let scheme = hasPrefix("https://", at: i) ? 8 : 7
                 let e = urlEnd(i)
@@ -89,7 +89,7 @@ package enum LinkDetector {
             var digits = 0
             for i in 0..<b.count {
                 let c = b[i]
-                if c == 0x3A || c == 0x40 { return true }                       // : @
+                if c == 0x3A || c == 0x40 { return true }  // : @
                 if c >= 0x30 && c <= 0x39 { digits += 1; if digits >= 7 { return true }; continue }
                 if c == 0x2E, i >= 3, b[i - 1] | 0x20 == 0x77, b[i - 2] | 0x20 == 0x77, b[i - 3] | 0x20 == 0x77 { return true }  // www.
             }
@@ -126,7 +126,9 @@ package enum LinkDetector {
                 digits += 1; e += 1; lastDigitEnd = e; previousSeparator = false
             } else if c == 0x20 || c == 0x2D || c == 0x2E || c == 0x28 || c == 0x29, !(previousSeparator && c != 0x28) || e == k {
                 previousSeparator = c != 0x29; e += 1
-            } else { break }
+            } else {
+                break
+            }
         }
         // Not glued to letters or more digits.
         if lastDigitEnd < b.count {

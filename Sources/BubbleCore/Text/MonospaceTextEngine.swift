@@ -69,8 +69,10 @@ public final class MonospaceTextEngine: TextEngine, Sendable {
         var lines: [TextLine] = []
         func emit(_ start: Int, _ end: Int, _ width: Double) {
             let top = Double(lines.count) * lineHeight
-            lines.append(TextLine(range: start..<end, width: width, top: top, height: lineHeight,
-                                  baseline: top + 0.8 * lineHeight * 1 / prepared.style.lineHeight))
+            lines.append(
+                TextLine(
+                    range: start..<end, width: width, top: top, height: lineHeight,
+                    baseline: top + 0.8 * lineHeight * 1 / prepared.style.lineHeight))
         }
         for (p, words) in storage.paragraphs.enumerated() {
             var lineStart = storage.paragraphStarts[p], lineEnd = lineStart

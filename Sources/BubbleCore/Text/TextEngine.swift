@@ -31,8 +31,10 @@ public struct TextStyle: Hashable, Sendable {
     public var italic = false
 
     /// A style of `size` points in the project's pinned sans-serif unless `family` says otherwise.
-    public init(family: String = "BubbleKit Sans", size: Double, weight: FontWeight = .regular,
-                lineHeight: Double = 1, language: String? = nil, italic: Bool = false) {
+    public init(
+        family: String = "BubbleKit Sans", size: Double, weight: FontWeight = .regular,
+        lineHeight: Double = 1, language: String? = nil, italic: Bool = false
+    ) {
         self.family = family; self.size = size; self.weight = weight
         self.lineHeight = lineHeight; self.language = language; self.italic = italic
     }
@@ -97,9 +99,10 @@ public struct TextLayout: Hashable, Sendable {
 
     /// What a height needs of these lines (`TextEngine.summary`).
     public var summary: TextSummary {
-        TextSummary(lineCount: lines.count, width: width, height: height, lastLineWidth: lines.last?.width ?? 0,
-                    lastLineTop: lines.last?.top ?? 0, lastLineHeight: lines.last?.height ?? 0,
-                    lastLineIsRightToLeft: lines.last?.isRightToLeft ?? false, isTruncated: isTruncated)
+        TextSummary(
+            lineCount: lines.count, width: width, height: height, lastLineWidth: lines.last?.width ?? 0,
+            lastLineTop: lines.last?.top ?? 0, lastLineHeight: lines.last?.height ?? 0,
+            lastLineIsRightToLeft: lines.last?.isRightToLeft ?? false, isTruncated: isTruncated)
     }
 }
 
@@ -124,8 +127,10 @@ public struct TextSummary: Hashable, Sendable {
     public var isTruncated: Bool
 
     /// A summary; every parameter is the property of the same name.
-    public init(lineCount: Int, width: Double, height: Double, lastLineWidth: Double, lastLineTop: Double,
-                lastLineHeight: Double, lastLineIsRightToLeft: Bool, isTruncated: Bool = false) {
+    public init(
+        lineCount: Int, width: Double, height: Double, lastLineWidth: Double, lastLineTop: Double,
+        lastLineHeight: Double, lastLineIsRightToLeft: Bool, isTruncated: Bool = false
+    ) {
         self.lineCount = lineCount; self.width = width; self.height = height
         self.lastLineWidth = lastLineWidth; self.lastLineTop = lastLineTop; self.lastLineHeight = lastLineHeight
         self.lastLineIsRightToLeft = lastLineIsRightToLeft; self.isTruncated = isTruncated

@@ -113,8 +113,10 @@ public struct Theme: Hashable, Sendable, Codable {
                 self = .gradient(pair[0], pair[1]); return
             }
             if let image = try c.decodeIfPresent(String.self, forKey: .image) { self = .image(image); return }
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "expected one of \"color\", \"gradient\" or \"image\""))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "expected one of \"color\", \"gradient\" or \"image\""))
         }
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -335,8 +337,9 @@ public struct Theme: Hashable, Sendable, Codable {
         style.emojiText = TextStyle(family: font.family, size: (font.size * (f.emojiScale ?? 2.5)).rounded())
         style.reactionText = TextStyle(family: font.family, size: labelSize + 1)
         style.replyText = TextStyle(family: font.family, size: labelSize + 1)
-        style.typingBubbleSize = Size(width: max(style.minimumBubbleSize.width, padding.horizontal + 36),
-                                      height: max(style.minimumBubbleSize.height, padding.vertical + font.size))
+        style.typingBubbleSize = Size(
+            width: max(style.minimumBubbleSize.width, padding.horizontal + 36),
+            height: max(style.minimumBubbleSize.height, padding.vertical + font.size))
         style.detectsLinks = f.links ?? true
         return style
     }
@@ -415,8 +418,9 @@ extension Theme {
         do {
             theme = try JSONDecoder().decode(Theme.self, from: data)
         } catch let error as DecodingError {
-            throw ThemeError(path: path, location: ConversationFile.location(of: error, in: data),
-                             reason: ConversationFile.reason(of: error))
+            throw ThemeError(
+                path: path, location: ConversationFile.location(of: error, in: data),
+                reason: ConversationFile.reason(of: error))
         } catch {
             throw ThemeError(path: path, location: nil, reason: "\(error)")
         }
@@ -428,18 +432,22 @@ extension Theme {
         func check(_ ok: Bool, _ location: String, _ reason: String) throws(ThemeError) {
             if !ok { throw ThemeError(path: path, location: location, reason: reason) }
         }
-        try check(font.size.isFinite && font.size > 0 && font.size < 500, "font.size",
-                  "is \(font.size); expected a size in points between 0 and 500")
+        try check(
+            font.size.isFinite && font.size > 0 && font.size < 500, "font.size",
+            "is \(font.size); expected a size in points between 0 and 500")
         if let s = font.labelSize {
             try check(s.isFinite && s > 0 && s < 500, "font.labelSize", "is \(s); expected a size in points between 0 and 500")
         }
-        try check(layout.maxWidthShare > 0 && layout.maxWidthShare <= 1, "layout.maxWidthShare",
-                  "is \(layout.maxWidthShare); expected a share of the row between 0 and 1 (e.g. 0.7)")
+        try check(
+            layout.maxWidthShare > 0 && layout.maxWidthShare <= 1, "layout.maxWidthShare",
+            "is \(layout.maxWidthShare); expected a share of the row between 0 and 1 (e.g. 0.7)")
         try check(layout.sideMargin >= 0 && layout.sideMargin.isFinite, "layout.sideMargin", "is \(layout.sideMargin); expected ≥ 0")
         try check(layout.rowSpacing >= 0 && layout.groupedSpacing >= 0, "layout", "rowSpacing and groupedSpacing must be ≥ 0")
         if let m = layout.maxBubbleWidth { try check(m > 0 && m.isFinite, "layout.maxBubbleWidth", "is \(m); expected > 0") }
         if let s = features?.avatarSize { try check(s > 0 && s < 200, "features.avatarSize", "is \(s); expected a size in points between 0 and 200") }
-        if let e = features?.emojiScale { try check(e >= 1 && e <= 10, "features.emojiScale", "is \(e); expected a multiple of the font size between 1 and 10") }
+        if let e = features?.emojiScale {
+            try check(e >= 1 && e <= 10, "features.emojiScale", "is \(e); expected a multiple of the font size between 1 and 10")
+        }
         for (name, bubble) in [("incoming", incoming), ("outgoing", outgoing)] {
             if case let .vector(radius, _, _, width) = bubble.shape {
                 try check(radius >= 0 && radius.isFinite, "\(name).shape.vector.radius", "is \(radius); expected ≥ 0")

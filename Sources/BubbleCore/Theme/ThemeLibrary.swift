@@ -15,8 +15,9 @@ public enum ThemeLibrary {
         let path = isPath ? nameOrPath : BundledThemes.path(nameOrPath + ".json")
         guard FileManager.default.fileExists(atPath: path) else {
             if isPath { throw ThemeError(path: path, location: nil, reason: "no such file") }
-            throw ThemeError(path: nameOrPath, location: nil,
-                             reason: "is not a theme; expected one of \(bundledNames.joined(separator: ", ")) or a path to a theme .json file")
+            throw ThemeError(
+                path: nameOrPath, location: nil,
+                reason: "is not a theme; expected one of \(bundledNames.joined(separator: ", ")) or a path to a theme .json file")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ThemeError(path: path, location: nil, reason: "cannot be read")

@@ -69,7 +69,6 @@ struct ConversationBuilder {
         for i in messages.indices { body(&messages[i]) }
     }
 
-
     /// Turns the kept messages round (an export that lists them newest first). Only for messages
     /// without source ids (nothing looks them up by position yet).
     mutating func reverseMessages() {
@@ -82,8 +81,10 @@ struct ConversationBuilder {
 
     /// Appends `message` unless it falls outside `since`/`until`; returns whether it was kept.
     @discardableResult
-    mutating func append(_ message: Message, context: ImportContext, sourceID: Int64? = nil,
-                         replyTo target: Int64? = nil) -> Bool {
+    mutating func append(
+        _ message: Message, context: ImportContext, sourceID: Int64? = nil,
+        replyTo target: Int64? = nil
+    ) -> Bool {
         guard context.isWanted(message.date) else {
             excluded += 1
             return false
@@ -189,8 +190,9 @@ struct ConversationBuilder {
         for m in messages { if let s = m.sender { used.insert(s) } }
         if let keep { used.insert(keep) }
         let people = participants.filter { used.contains($0.id) }
-        return ImportResult(conversation: Conversation(title: title, participants: people, messages: messages),
-                            format: format, me: me, theme: nil, warnings: [], skipped: 0, excluded: excluded,
-                            attachmentsFolder: nil)
+        return ImportResult(
+            conversation: Conversation(title: title, participants: people, messages: messages),
+            format: format, me: me, theme: nil, warnings: [], skipped: 0, excluded: excluded,
+            attachmentsFolder: nil)
     }
 }

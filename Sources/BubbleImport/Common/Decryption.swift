@@ -92,7 +92,8 @@ enum KeyMaterial {
             if let array = javaByteArray(raw) {
                 if array.count == 32 { return .root(array) }
                 if array.count == 131 { return .direct(Array(array.suffix(32))) }
-                throw ImportError(path: path, reason: "holds a \(array.count)-byte key; expected WhatsApp's 131-byte crypt14 `key` or 32-byte `encrypted_backup.key`")
+                throw ImportError(
+                    path: path, reason: "holds a \(array.count)-byte key; expected WhatsApp's 131-byte crypt14 `key` or 32-byte `encrypted_backup.key`")
             }
             if let bytes = bytes(hex: String(decoding: raw, as: UTF8.self)) { return .root(bytes) }
             throw ImportError(path: path, reason: "is not a WhatsApp key file (a Java-serialised byte array) nor 64 hex digits")
@@ -147,8 +148,10 @@ enum WhatsAppBackup {
     static func decrypt(path: String, displayPath: String, key: DecryptionKey?, to output: String) throws(ImportError) {
         #if Decrypt
         guard let key else {
-            throw ImportError(path: displayPath, reason: "is an encrypted WhatsApp backup; give its key: --key with the 64-digit end-to-end backup key, "
-                                  + "or --key-file with the phone's `key` (crypt14) or `encrypted_backup.key` file")
+            throw ImportError(
+                path: displayPath,
+                reason: "is an encrypted WhatsApp backup; give its key: --key with the 64-digit end-to-end backup key, "
+                    + "or --key-file with the phone's `key` (crypt14) or `encrypted_backup.key` file")
         }
         let material = try KeyMaterial.whatsApp(key)
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
@@ -179,9 +182,10 @@ enum WhatsAppBackup {
         let tagEnd = base + (md5OK ? count - 16 : count)
         let plain: Data
         do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: header.iv),
-                                            ciphertext: data[(base + header.dataOffset)..<(tagEnd - 16)],
-                                            tag: data[(tagEnd - 16)..<tagEnd])
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: header.iv),
+                ciphertext: data[(base + header.dataOffset)..<(tagEnd - 16)],
+                tag: data[(tagEnd - 16)..<tagEnd])
             plain = try AES.GCM.open(box, using: SymmetricKey(data: aesKey))
         } catch {
             if md5OK {
@@ -218,7 +222,8 @@ enum WhatsAppBackup {
 }
 
 enum Decryption {
-    static let unavailable = "is encrypted, and this bubbles was built without decryption (the `Decrypt` trait; `make demo` builds it lean): build it with `swift build` or `make serve`"
+    static let unavailable =
+        "is encrypted, and this bubbles was built without decryption (the `Decrypt` trait; `make demo` builds it lean): build it with `swift build` or `make serve`"
 }
 
 /// zlib's inflate over a buffer, in chunks handed to `consume`; a damaged or cut stream is an error.
@@ -250,9 +255,11 @@ enum Inflater {
         }
         if let failure { throw failure }
         guard status == Z_STREAM_END else {
-            throw ImportError(path: displayPath, reason: status == Z_BUF_ERROR
-                              ? "is truncated: the compressed database ends early"
-                              : "is damaged: the compressed database cannot be inflated (zlib error \(status))")
+            throw ImportError(
+                path: displayPath,
+                reason: status == Z_BUF_ERROR
+                    ? "is truncated: the compressed database ends early"
+                    : "is damaged: the compressed database cannot be inflated (zlib error \(status))")
         }
     }
 }

@@ -10,7 +10,8 @@ enum EmbeddedPhotos {
         for (i, image) in images.enumerated() {
             guard let path = image.path, path.hasPrefix("data:") else { continue }
             guard let comma = path.firstIndex(of: ","), path[..<comma].hasSuffix(";base64"),
-                  let bytes = Data(base64Encoded: String(path[path.index(after: comma)...])) else {
+                let bytes = Data(base64Encoded: String(path[path.index(after: comma)...]))
+            else {
                 context.warn(nil, "embedded photo", "is not a base64 data: URL; left out", skipped: true)
                 out[i].path = nil
                 continue

@@ -111,7 +111,7 @@ enum ExportReaders {
     static let all: [any ExportReader.Type] = [
         IPhoneBackupImporter.self, SignalDesktopImporter.self, WhatsAppDatabaseImporter.self, IMessageImporter.self,
         SMSBackupImporter.self, SignalExportImporter.self, NativeImporter.self, DiscordImporter.self, MetaImporter.self,
-        TelegramImporter.self, WhatsAppImporter.self,
+        TelegramImporter.self, WhatsAppImporter.self
     ]
 
     private static let byFormat: [ImportFormat: any ExportReader.Type] = {

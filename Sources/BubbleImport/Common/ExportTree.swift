@@ -98,31 +98,37 @@ final class ExportTree {
     func media(_ relative: String, what: String, location: String, file: String, context: ImportContext) -> String? {
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
         if relative.isEmpty || relative.hasPrefix("/") || relative.contains("\\") || relative.contains("\u{0}")
-            || parts.contains(where: { $0 == ".." }) || relative.contains("://") {
-            context.warn(location, "\(what) \(relative)", relative.contains("://")
-                            ? "is a web address (not in the export, never fetched); shown as a placeholder"
-                            : "path leaves the export folder; shown as a placeholder",
-                         skipped: true, file: file, media: true)
+            || parts.contains(where: { $0 == ".." }) || relative.contains("://")
+        {
+            context.warn(
+                location, "\(what) \(relative)",
+                relative.contains("://")
+                    ? "is a web address (not in the export, never fetched); shown as a placeholder"
+                    : "path leaves the export folder; shown as a placeholder",
+                skipped: true, file: file, media: true)
             return nil
         }
         switch storage {
         case .folder(let root):
             let path = (root as NSString).appendingPathComponent(relative)
             guard FileManager.default.fileExists(atPath: path) else {
-                context.warn(location, "\(what) \(relative)", "no such file in the export (downloaded without media?); shown as a placeholder",
-                             skipped: true, file: file, media: true)
+                context.warn(
+                    location, "\(what) \(relative)", "no such file in the export (downloaded without media?); shown as a placeholder",
+                    skipped: true, file: file, media: true)
                 return nil
             }
             guard Self.isInside(path, root) else {
-                context.warn(location, "\(what) \(relative)", "is a link leading out of the export folder; shown as a placeholder",
-                             skipped: true, file: file, media: true)
+                context.warn(
+                    location, "\(what) \(relative)", "is a link leading out of the export folder; shown as a placeholder",
+                    skipped: true, file: file, media: true)
                 return nil
             }
             return URL(fileURLWithPath: path).standardizedFileURL.path
         case .zip(let zip):
             guard let entry = zip.entry(path: relative) else {
-                context.warn(location, "\(what) \(relative)", "not in the zip (downloaded without media?); shown as a placeholder",
-                             skipped: true, file: file, media: true)
+                context.warn(
+                    location, "\(what) \(relative)", "not in the zip (downloaded without media?); shown as a placeholder",
+                    skipped: true, file: file, media: true)
                 return nil
             }
             let name = (relative as NSString).lastPathComponent

@@ -34,27 +34,31 @@ enum FormatDetector {
         }
         if let likely { return ImportSource(path: likely.path ?? path, format: likely.format, displayPath: likely.path) }
         if probe.isFolder {
-            throw ImportError(path: path, reason: "is a folder without a chat export; expected _chat.txt or "
-                                  + "\"WhatsApp Chat with ….txt\" (WhatsApp), result.json (Telegram), chat.db (iMessage), messages/inbox/… "
-                                  + "(Messenger or Instagram download), DiscordChatExporter .json files, msgstore.db (WhatsApp), "
-                                  + "config.json with sql/db.sqlite (Signal Desktop), chat.md (signal-export) or an iPhone backup "
-                                  + "(Manifest.plist, Manifest.db)")
+            throw ImportError(
+                path: path,
+                reason: "is a folder without a chat export; expected _chat.txt or "
+                    + "\"WhatsApp Chat with ….txt\" (WhatsApp), result.json (Telegram), chat.db (iMessage), messages/inbox/… "
+                    + "(Messenger or Instagram download), DiscordChatExporter .json files, msgstore.db (WhatsApp), "
+                    + "config.json with sql/db.sqlite (Signal Desktop), chat.md (signal-export) or an iPhone backup "
+                    + "(Manifest.plist, Manifest.db)")
         }
         let line = probe.firstLine
         let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
-        throw ImportError(path: path, location: "line 1",
-                          reason: "\"\(shown)\" is not the start of a known export; expected SMS Backup & Restore XML, "
-                              + "a WhatsApp chat line (\"12/24/19, 11:23 - Name: text\" or \"[14/10/2021, 3:34:09 PM] Name: text\"), "
-                              + "Telegram result.json, an iMessage chat.db, a Messenger or Instagram download, DiscordChatExporter JSON, "
-                              + "a WhatsApp msgstore.db or .crypt14/.crypt15 backup, a Signal Desktop profile, signal-export's chat.md "
-                              + "or BubbleKit JSON (or pass the format)")
+        throw ImportError(
+            path: path, location: "line 1",
+            reason: "\"\(shown)\" is not the start of a known export; expected SMS Backup & Restore XML, "
+                + "a WhatsApp chat line (\"12/24/19, 11:23 - Name: text\" or \"[14/10/2021, 3:34:09 PM] Name: text\"), "
+                + "Telegram result.json, an iMessage chat.db, a Messenger or Instagram download, DiscordChatExporter JSON, "
+                + "a WhatsApp msgstore.db or .crypt14/.crypt15 backup, a Signal Desktop profile, signal-export's chat.md "
+                + "or BubbleKit JSON (or pass the format)")
     }
 
     /// `path` for a format the caller named: an export folder stands for the file inside it.
     static func source(path: String, format: ImportFormat) -> ImportSource {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue,
-              let inside = ExportReaders.reader(of: format).fileInFolder else {
+            let inside = ExportReaders.reader(of: format).fileInFolder
+        else {
             return ImportSource(path: path, format: format)
         }
         return ImportSource(path: (path as NSString).appendingPathComponent(inside), format: format)
@@ -130,8 +134,9 @@ enum NativeImporter: ExportReader {
         }
         let decoded: (Conversation, ConversationFile.Hints)
         do {
-            decoded = try ConversationFile.decode(data, path: source.displayPath, me: context.options.me,
-                                                  timeZone: context.options.timeZone)
+            decoded = try ConversationFile.decode(
+                data, path: source.displayPath, me: context.options.me,
+                timeZone: context.options.timeZone)
         } catch {
             throw ImportError(path: error.path, location: error.location, reason: error.reason)
         }
@@ -139,8 +144,9 @@ enum NativeImporter: ExportReader {
         // naming the key and the one meant, or with --strict the error.
         for unknown in ConversationFile.unknownKeys(data) {
             if context.options.strict {
-                throw ImportError(path: source.displayPath, location: unknown.location ?? "top level",
-                                  reason: unknown.reason + " (--strict refuses keys it does not read)")
+                throw ImportError(
+                    path: source.displayPath, location: unknown.location ?? "top level",
+                    reason: unknown.reason + " (--strict refuses keys it does not read)")
             }
             context.warn(unknown.location ?? "top level", "unknown key \"\(unknown.key)\"", unknown.reason)
         }
@@ -162,4 +168,3 @@ enum NativeImporter: ExportReader {
         return result
     }
 }
-

@@ -45,8 +45,10 @@ final class ImportContext {
     }
 
     /// Hands a finished conversation over (with `everyChat`; with this context's warnings so far).
-    func deliverConversation(_ result: ImportResult, key: String, of total: Int, owner: Int = -1,
-                             identity: String? = nil) throws(ImportError) {
+    func deliverConversation(
+        _ result: ImportResult, key: String, of total: Int, owner: Int = -1,
+        identity: String? = nil
+    ) throws(ImportError) {
         guard let chats = chatDelivery else { return }
         var r = result
         r.chatIdentity = identity
@@ -116,7 +118,8 @@ final class ImportContext {
         // Contact pictures written into the attachments folder: it goes with the result too
         // (a converter copies what is in it before it is removed).
         if result.attachmentsFolder == nil, let folder = options.attachmentsFolder,
-           result.conversation.participants.contains(where: { $0.avatar?.hasPrefix(folder + "/") == true }) {
+            result.conversation.participants.contains(where: { $0.avatar?.hasPrefix(folder + "/") == true })
+        {
             result.attachmentsFolder = folder
         }
         let owners = owner.map { Array(Set([$0, -1])) } ?? Array(missing.keys)
@@ -134,8 +137,11 @@ final class ImportContext {
 
     func finishedWarnings() -> [ImportWarning] {
         guard unlistedWarnings > 0 else { return warnings }
-        return warnings + [ImportWarning(path: path, location: nil, what: "\(unlistedWarnings) more warnings",
-                                         why: "not listed (limit \(options.limits.maxWarnings))")]
+        return warnings + [
+            ImportWarning(
+                path: path, location: nil, what: "\(unlistedWarnings) more warnings",
+                why: "not listed (limit \(options.limits.maxWarnings))")
+        ]
     }
 
     /// The folder photos are written to: `options.attachmentsFolder`, or a fresh temporary one.

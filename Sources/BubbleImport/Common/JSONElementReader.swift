@@ -162,7 +162,8 @@ struct JSONElementReader {
                 if digits < 18 { value = value * 10 + Int64(c - 0x30) } else { plain = false }
                 digits += 1
             } else if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E") || c == UInt8(ascii: "+")
-                        || c == UInt8(ascii: "-") {
+                || c == UInt8(ascii: "-")
+            {
                 plain = false
             } else {
                 break

@@ -15,8 +15,9 @@ extension JSONScanner {
                 case .notUTF8:
                     throw JSONScanner.Failure(kind: .notUTF8, offset: start + Int64(error.offset), path: pathString)
                 case .wrongType(let expected):
-                    throw ImportError(path: displayPath, location: JSONScanner.string(path + error.path),
-                                      reason: "has the wrong type; expected \(expected)")
+                    throw ImportError(
+                        path: displayPath, location: JSONScanner.string(path + error.path),
+                        reason: "has the wrong type; expected \(expected)")
                 }
             }
         }
@@ -29,22 +30,26 @@ extension JSONScanner {
     func describe(_ f: Failure, writer: String, element: String, export: String) -> ImportError {
         switch f.kind {
         case .truncated(let expected):
-            return ImportError(path: displayPath, location: position(ofOffset: f.offset),
-                               reason: "unexpected end of file (cut short?), expected \(expected)")
+            return ImportError(
+                path: displayPath, location: position(ofOffset: f.offset),
+                reason: "unexpected end of file (cut short?), expected \(expected)")
         case .syntax:
             return ImportError(path: displayPath, location: position(ofOffset: f.offset), reason: "is not valid JSON (damaged?)")
         case .wrongType(let expected):
             return ImportError(path: displayPath, location: f.path, reason: "has the wrong type; expected \(expected)")
         case .oversize(let limit):
-            return ImportError(path: displayPath, location: "\(f.path), \(position(ofOffset: f.offset)) (byte \(f.offset))",
-                               reason: "is longer than \(limit) bytes (ImportLimits.maxJSONValueBytes); expected \(element), "
-                                   + "which is a few hundred bytes (damaged file?)")
+            return ImportError(
+                path: displayPath, location: "\(f.path), \(position(ofOffset: f.offset)) (byte \(f.offset))",
+                reason: "is longer than \(limit) bytes (ImportLimits.maxJSONValueBytes); expected \(element), "
+                    + "which is a few hundred bytes (damaged file?)")
         case .tooDeep:
-            return ImportError(path: displayPath, location: "\(f.path), \(position(ofOffset: f.offset))",
-                               reason: "nests arrays and objects more than \(JSONScanner.maxDepth) deep; expected \(export)")
+            return ImportError(
+                path: displayPath, location: "\(f.path), \(position(ofOffset: f.offset))",
+                reason: "nests arrays and objects more than \(JSONScanner.maxDepth) deep; expected \(export)")
         case .notUTF8:
-            return ImportError(path: displayPath, location: "\(f.path), \(position(ofOffset: f.offset)) (byte \(f.offset))",
-                               reason: "has bytes that are not UTF-8; \(writer) writes UTF-8 (wrong encoding?)")
+            return ImportError(
+                path: displayPath, location: "\(f.path), \(position(ofOffset: f.offset)) (byte \(f.offset))",
+                reason: "has bytes that are not UTF-8; \(writer) writes UTF-8 (wrong encoding?)")
         case .unreadable(let why):
             return ImportError(path: displayPath, location: "byte \(f.offset)", reason: "cannot be read: \(why)")
         }
@@ -52,12 +57,15 @@ extension JSONScanner {
 
     /// Opens `path` and runs `body` over it, every failure turned into an `ImportError` (see
     /// `describe`); a UTF-16 file is refused up front, a UTF-8 byte-order mark skipped.
-    static func reading<T>(path: String, displayPath: String, writer: String, element: String, export: String,
-                           _ body: (JSONScanner) throws -> T) throws(ImportError) -> T {
+    static func reading<T>(
+        path: String, displayPath: String, writer: String, element: String, export: String,
+        _ body: (JSONScanner) throws -> T
+    ) throws(ImportError) -> T {
         let head = try FormatDetector.readHead(path, count: 4)
         if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF]) || (head.count >= 2 && head.prefix(2).contains(0)) {
-            throw ImportError(path: displayPath, location: "line 1, column 1",
-                              reason: "is UTF-16; \(writer) writes UTF-8 (convert the file to UTF-8)")
+            throw ImportError(
+                path: displayPath, location: "line 1, column 1",
+                reason: "is UTF-16; \(writer) writes UTF-8 (convert the file to UTF-8)")
         }
         let scanner = try JSONScanner(path: path, displayPath: displayPath)
         do {
@@ -153,8 +161,10 @@ extension JSONScanner {
     /// same order: the elements before a syntax error are read first. When `read` or `body`
     /// throws, the scanning thread is stopped before this returns (the scanner is then past the
     /// array only when it ended normally).
-    func elements<T>(limit: Int, read: (inout JSONElementReader) throws(JSONElementReader.Failure) -> T,
-                     _ body: (Int, T) throws -> Void) throws {
+    func elements<T>(
+        limit: Int, read: (inout JSONElementReader) throws(JSONElementReader.Failure) -> T,
+        _ body: (Int, T) throws -> Void
+    ) throws {
         let queue = BatchQueue()
         let box = ScannerBox(self)
         let basePath = path
@@ -209,8 +219,9 @@ extension JSONScanner {
                         case .notUTF8:
                             throw JSONScanner.Failure(kind: .notUTF8, offset: batch.offsets[k] + Int64(error.offset), path: JSONScanner.string(here))
                         case .wrongType(let expected):
-                            throw ImportError(path: displayPath, location: JSONScanner.string(here + error.path),
-                                              reason: "has the wrong type; expected \(expected)")
+                            throw ImportError(
+                                path: displayPath, location: JSONScanner.string(here + error.path),
+                                reason: "has the wrong type; expected \(expected)")
                         }
                     }
                     try body(index, value)

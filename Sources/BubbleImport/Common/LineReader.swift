@@ -76,16 +76,18 @@ final class LineReader {
     }
 
     private func lineTooLong() -> ImportError {
-        ImportError(path: displayPath, location: "line \(lineNumber + 1)",
-                    reason: "is longer than \(maxLineBytes >> 20) MB; expected a chat line "
-                        + "(is this a binary file, or a text without line breaks?)")
+        ImportError(
+            path: displayPath, location: "line \(lineNumber + 1)",
+            reason: "is longer than \(maxLineBytes >> 20) MB; expected a chat line "
+                + "(is this a binary file, or a text without line breaks?)")
     }
 
     private func find(_ byte: UInt8, from start: Int) -> Int? {
         guard start < buffer.count else { return nil }
         return buffer.withUnsafeBufferPointer { all -> Int? in
             guard let base = all.baseAddress,
-                  let hit = memchr(base + start, Int32(byte), all.count - start) else { return nil }
+                let hit = memchr(base + start, Int32(byte), all.count - start)
+            else { return nil }
             return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
         }
     }
@@ -100,8 +102,9 @@ final class LineReader {
         do {
             chunk = try handle.read(upToCount: Self.chunkSize) ?? Data()
         } catch {
-            throw ImportError(path: displayPath, location: "line \(lineNumber + 1)",
-                              reason: "cannot be read: \(error.localizedDescription)")
+            throw ImportError(
+                path: displayPath, location: "line \(lineNumber + 1)",
+                reason: "cannot be read: \(error.localizedDescription)")
         }
         var bytes = chunk[...]
         if !started {
@@ -223,6 +226,6 @@ enum TextDecoding {
         "\u{20AC}", nil, "\u{201A}", "\u{0192}", "\u{201E}", "\u{2026}", "\u{2020}", "\u{2021}",
         "\u{02C6}", "\u{2030}", "\u{0160}", "\u{2039}", "\u{0152}", nil, "\u{017D}", nil,
         nil, "\u{2018}", "\u{2019}", "\u{201C}", "\u{201D}", "\u{2022}", "\u{2013}", "\u{2014}",
-        "\u{02DC}", "\u{2122}", "\u{0161}", "\u{203A}", "\u{0153}", nil, "\u{017E}", "\u{0178}",
+        "\u{02DC}", "\u{2122}", "\u{0161}", "\u{203A}", "\u{0153}", nil, "\u{017E}", "\u{0178}"
     ]
 }

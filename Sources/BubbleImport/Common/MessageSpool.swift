@@ -45,7 +45,9 @@ final class MessageSpool {
     private func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { buffer.append(contentsOf: $0) } }
     private func put(_ s: String) {
         var s = s
-        s.withUTF8 { put(UInt32($0.count)); buffer.append(contentsOf: $0) }
+        s.withUTF8 {
+            put(UInt32($0.count)); buffer.append(contentsOf: $0)
+        }
     }
 
     func append(_ m: Message, sourceID: Int64?, replyTo: Int64?) {
@@ -61,10 +63,12 @@ final class MessageSpool {
         if m.wallTime != nil { flags |= 128 }
         if sourceID != nil { flags |= 256 }
         if replyTo != nil { flags |= 512 }
-        let rare = Rare(images: m.images.isEmpty ? nil : m.images, attachment: m.attachment,
-                        reactions: m.reactions.isEmpty ? nil : m.reactions, reply: m.reply, edited: m.edited,
-                        spans: m.spans.isEmpty ? nil : m.spans, forwardedFrom: m.forwardedFrom, app: m.app)
-        let hasRare = rare.images != nil || rare.attachment != nil || rare.reactions != nil || rare.reply != nil
+        let rare = Rare(
+            images: m.images.isEmpty ? nil : m.images, attachment: m.attachment,
+            reactions: m.reactions.isEmpty ? nil : m.reactions, reply: m.reply, edited: m.edited,
+            spans: m.spans.isEmpty ? nil : m.spans, forwardedFrom: m.forwardedFrom, app: m.app)
+        let hasRare =
+            rare.images != nil || rare.attachment != nil || rare.reactions != nil || rare.reply != nil
             || rare.edited != nil || rare.spans != nil || rare.forwardedFrom != nil || rare.app != nil
         if hasRare { flags |= 1024 }
         put(flags)
@@ -129,9 +133,10 @@ final class MessageSpool {
             }
             while at < raw.count {
                 guard let flags = take(UInt16.self), let bits = take(UInt64.self) else { return false }
-                var m = Message(kind: flags & 4 != 0 ? .system : .message, sender: nil,
-                                direction: flags & 2 != 0 ? .outgoing : .incoming,
-                                date: Date(timeIntervalSince1970: Double(bitPattern: bits)), text: nil)
+                var m = Message(
+                    kind: flags & 4 != 0 ? .system : .message, sender: nil,
+                    direction: flags & 2 != 0 ? .outgoing : .incoming,
+                    date: Date(timeIntervalSince1970: Double(bitPattern: bits)), text: nil)
                 if flags & 1 != 0 { guard let v = string() else { return false }; m.sender = v }
                 if flags & 8 != 0 { guard let v = string() else { return false }; m.text = v }
                 if flags & 16 != 0 {
@@ -149,7 +154,8 @@ final class MessageSpool {
                 if flags & 512 != 0 { guard let v = take(Int64.self) else { return false }; replyTo = v }
                 if flags & 1024 != 0 {
                     guard let n = take(UInt32.self), at + Int(n) <= raw.count,
-                          let rare = try? decoder.decode(Rare.self, from: Data(raw[at..<(at + Int(n))])) else { return false }
+                        let rare = try? decoder.decode(Rare.self, from: Data(raw[at..<(at + Int(n))]))
+                    else { return false }
                     at += Int(n)
                     m.images = rare.images ?? []
                     m.attachment = rare.attachment
@@ -196,7 +202,9 @@ struct SourceIDColumn {
     }
 
     mutating func appendNone(count: Int) {
-        if wide != nil { wide!.append(contentsOf: repeatElement(.min, count: count)) } else {
+        if wide != nil {
+            wide!.append(contentsOf: repeatElement(.min, count: count))
+        } else {
             offsets.append(contentsOf: repeatElement(Self.none, count: count))
         }
     }

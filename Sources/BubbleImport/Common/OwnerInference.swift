@@ -119,7 +119,8 @@ struct OwnerInference {
             return (hit.id, how)
         case .namedAfter(let title, let how):
             guard let title, !title.isEmpty,
-                  let (owner, named) = other(besides: { $0.names.contains { TextCleanup.sameContact($0, title) } }) else { return nil }
+                let (owner, named) = other(besides: { $0.names.contains { TextCleanup.sameContact($0, title) } })
+            else { return nil }
             return (owner.id, "the \(noun) who is not \"\(named.names.first ?? named.id)\", \(how)")
         case .chatID(let id, let how):
             guard let id, let (owner, named) = other(besides: { $0.ids.contains(id) }) else { return nil }

@@ -41,8 +41,9 @@ enum SQLCipher {
             throw ImportError(path: displayPath, reason: "is \(size) bytes, too short for an SQLCipher database (pages of \(pageSize) bytes)")
         }
         guard size % pageSize == 0 else {
-            throw ImportError(path: displayPath, location: "page \(size / pageSize + 1)",
-                              reason: "is truncated: \(size) bytes is not a whole number of \(pageSize)-byte pages")
+            throw ImportError(
+                path: displayPath, location: "page \(size / pageSize + 1)",
+                reason: "is truncated: \(size) bytes is not a whole number of \(pageSize)-byte pages")
         }
         let first = [UInt8]((try? handle.read(upToCount: pageSize)) ?? Data())
         let salt = Array(first[0..<16])
@@ -51,7 +52,8 @@ enum SQLCipher {
         defer { try? out.close() }
         // Page 1 first: a wrong key fails its HMAC, and says so.
         guard let page1 = cipher.decrypt(first, number: 1) else {
-            throw ImportError(path: displayPath, reason: "cannot be decrypted with this key (wrong key, or not an SQLCipher 4 database: page 1's HMAC does not match)")
+            throw ImportError(
+                path: displayPath, reason: "cannot be decrypted with this key (wrong key, or not an SQLCipher 4 database: page 1's HMAC does not match)")
         }
         var pages = [page1]
         let count = size / pageSize
@@ -103,7 +105,8 @@ enum SQLCipher {
             withUnsafeBytes(of: UInt32(number).littleEndian) { mac.update(data: Array($0)) }
             guard Array(mac.finalize()) == Array(page[(ivAt + 16)..<pageSize]) else { return nil }
             guard let iv = try? AES._CBC.IV(ivBytes: page[ivAt..<(ivAt + 16)]),
-                  let plain = try? AES._CBC.decrypt(page[start..<ivAt], using: key, iv: iv, noPadding: true) else { return nil }
+                let plain = try? AES._CBC.decrypt(page[start..<ivAt], using: key, iv: iv, noPadding: true)
+            else { return nil }
             var out: [UInt8] = []
             out.reserveCapacity(pageSize)
             if number == 1 { out += Array("SQLite format 3\u{0}".utf8) }
@@ -116,7 +119,9 @@ enum SQLCipher {
     /// Applies the frames of the WAL's current generation up to its last commit before the end or
     /// the first frame that does not decrypt (a write torn by a crash, or damage: as SQLite, the
     /// log is read up to there); returns how many were applied and that frame's number.
-    private static func applyWAL(_ wal: String, displayPath: String, cipher: PageCipher, into out: FileHandle) throws(ImportError) -> (applied: Int, damaged: Int?) {
+    private static func applyWAL(_ wal: String, displayPath: String, cipher: PageCipher, into out: FileHandle) throws(ImportError) -> (
+        applied: Int, damaged: Int?
+    ) {
         guard let data = FileManager.default.contents(atPath: wal), data.count >= 32 else { return (0, nil) }
         let b = [UInt8](data)
         func be32(_ at: Int) -> UInt32 { UInt32(b[at]) << 24 | UInt32(b[at + 1]) << 16 | UInt32(b[at + 2]) << 8 | UInt32(b[at + 3]) }
@@ -177,7 +182,8 @@ enum SignalAttachmentCipher {
         let body = file[0..<(file.count - 32)]
         guard Array(HMAC<SHA256>.authenticationCode(for: body, using: macKey)) == Array(file.suffix(32)) else { return nil }
         guard let iv = try? AES._CBC.IV(ivBytes: file[0..<16]),
-              let plain = try? AES._CBC.decrypt(file[16..<(file.count - 32)], using: SymmetricKey(data: localKey[0..<32]), iv: iv) else { return nil }
+            let plain = try? AES._CBC.decrypt(file[16..<(file.count - 32)], using: SymmetricKey(data: localKey[0..<32]), iv: iv)
+        else { return nil }
         let bytes = [UInt8](plain)
         if let size, size > 0, size <= bytes.count { return Array(bytes.prefix(size)) }
         return bytes

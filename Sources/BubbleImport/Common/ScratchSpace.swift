@@ -33,7 +33,8 @@ package enum ScratchSpace {
             // bubblekit-<purpose>-<pid>-<uuid>: the pid is the field before the UUID's five.
             let fields = name.split(separator: "-")
             guard fields.count >= 8, let pid = Int32(fields[fields.count - 6]), pid > 0,
-                  fields.suffix(5).map(\.count) == [8, 4, 4, 4, 12] else { continue }
+                fields.suffix(5).map(\.count) == [8, 4, 4, 4, 12]
+            else { continue }
             if pid == getpid() { continue }
             if kill(pid, 0) == 0 || errno == EPERM { continue }  // still running (or someone else's)
             try? FileManager.default.removeItem(atPath: (tmp as NSString).appendingPathComponent(name))

@@ -38,7 +38,9 @@ package struct StreamedFixup: Sendable {
         guard let id = m.id.flatMap({ Int64($0) }), targets.contains(id), quotes[id] == nil else { return }
         var sender: Int32 = -1
         if let s = m.sender {
-            if let k = senderIndex[s] { sender = k } else {
+            if let k = senderIndex[s] {
+                sender = k
+            } else {
                 sender = Int32(senders.count)
                 senders.append(s)
                 senderIndex[s] = sender

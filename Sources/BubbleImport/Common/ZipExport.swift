@@ -56,14 +56,16 @@ final class ZipExport {
             throw Refusal(reason: "\(declared) bytes uncompressed would pass the \(limits.maxZipTotalBytes)-byte limit for one archive (zip bomb?)")
         }
         if declared > 1 << 20, compressed > 0, Double(declared) / Double(compressed) > limits.maxZipRatio {
-            throw Refusal(reason: "compression ratio \(Int(Double(declared) / Double(compressed))):1 is over the "
-                              + "\(Int(limits.maxZipRatio)):1 limit (zip bomb?)")
+            throw Refusal(
+                reason: "compression ratio \(Int(Double(declared) / Double(compressed))):1 is over the "
+                    + "\(Int(limits.maxZipRatio)):1 limit (zip bomb?)")
         }
         if let problem = directory?.problem(with: entry.path(using: .isoLatin1), declaredSize: min(declared, cap)) {
             throw Refusal(reason: problem)
         }
         guard FileManager.default.createFile(atPath: destination, contents: nil),
-              let output = FileHandle(forWritingAtPath: destination) else {
+            let output = FileHandle(forWritingAtPath: destination)
+        else {
             throw Refusal(reason: "cannot write \(destination)")
         }
         var written: UInt64 = 0
@@ -123,9 +125,11 @@ struct ZipDirectory {
         // End of central directory: the last "PK\u{5}\u{6}" in the final 64 KiB + 22 bytes.
         let tailStart = max(0, file.size - 65_557)
         let tail = file.read(at: tailStart, count: file.size - tailStart)
-        guard tail.count >= 22, let eocd = stride(from: tail.count - 22, through: 0, by: -1).first(where: {
-            tail[$0] == 0x50 && tail[$0 + 1] == 0x4B && tail[$0 + 2] == 0x05 && tail[$0 + 3] == 0x06
-        }) else { return nil }
+        guard tail.count >= 22,
+            let eocd = stride(from: tail.count - 22, through: 0, by: -1).first(where: {
+                tail[$0] == 0x50 && tail[$0 + 1] == 0x4B && tail[$0 + 2] == 0x05 && tail[$0 + 3] == 0x06
+            })
+        else { return nil }
         func u16(_ b: [UInt8], _ i: Int) -> Int { i + 2 <= b.count ? Int(b[i]) | Int(b[i + 1]) << 8 : 0 }
         func u32(_ b: [UInt8], _ i: Int) -> UInt64 { i + 4 <= b.count ? UInt64(u16(b, i)) | UInt64(u16(b, i + 2)) << 16 : 0 }
         let count = u16(tail, eocd + 10)
@@ -136,14 +140,16 @@ struct ZipDirectory {
         var i = 0
         for _ in 0..<count {
             guard i + 46 <= directory.count, directory[i] == 0x50, directory[i + 1] == 0x4B, directory[i + 2] == 0x01,
-                  directory[i + 3] == 0x02 else { break }
+                directory[i + 3] == 0x02
+            else { break }
             let nameLength = u16(directory, i + 28), extra = u16(directory, i + 30), comment = u16(directory, i + 32)
             guard i + 46 + nameLength <= directory.count else { break }
             // Keyed by the name's raw bytes (as Latin-1, which maps every byte): names need not be
             // UTF-8, and ZIPFoundation decodes them as CP437 or UTF-8 by a flag.
             let name = String(bytes: directory[i + 46..<i + 46 + nameLength], encoding: .isoLatin1) ?? ""
-            records[name] = Record(method: UInt16(u16(directory, i + 10)), compressedSize: u32(directory, i + 20),
-                                   localHeader: u32(directory, i + 42))
+            records[name] = Record(
+                method: UInt16(u16(directory, i + 10)), compressedSize: u32(directory, i + 20),
+                localHeader: u32(directory, i + 42))
             i += 46 + nameLength + extra + comment
         }
     }
@@ -172,7 +178,8 @@ struct ZipDirectory {
         guard let inflated = ZipDirectory.inflatedSize(file, from: Int(dataStart), count: Int(length), limit: declaredSize) else {
             return "its compressed data is damaged or cut short (the deflate stream does not end where it should)"
         }
-        return inflated == declaredSize ? nil
+        return inflated == declaredSize
+            ? nil
             : "its compressed data is damaged: it inflates to \(inflated) bytes, the archive says \(declaredSize)"
     }
 

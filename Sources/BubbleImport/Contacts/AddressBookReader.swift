@@ -78,8 +78,10 @@ struct AddressBookReader {
             bytes = blob[...]
         }
         if bytes.count > maxPhotoBytes {
-            warnings.append(ImportWarning(path: path, location: "ZABCDRECORD Z_PK \(record)", what: "\"\(name)\"",
-                                          why: String(format: "picture is %.1f MB, more than %d MB; read without it", Double(bytes.count) / 1e6, maxPhotoBytes / 1_000_000)))
+            warnings.append(
+                ImportWarning(
+                    path: path, location: "ZABCDRECORD Z_PK \(record)", what: "\"\(name)\"",
+                    why: String(format: "picture is %.1f MB, more than %d MB; read without it", Double(bytes.count) / 1e6, maxPhotoBytes / 1_000_000)))
             return nil
         }
         let data = Data(bytes)

@@ -69,7 +69,8 @@ public enum ContactsReader {
             return result
         }
         if let header = CSVRows.parse(String(text.prefix(20_000).split(separator: "\n", maxSplits: 1).first ?? "")).first?.fields,
-           GoogleContactsReader.looksLikeHeader(header) {
+            GoogleContactsReader.looksLikeHeader(header)
+        {
             var reader = GoogleContactsReader(path: path)
             try reader.read(text)
             result.contacts = reader.contacts
@@ -97,8 +98,10 @@ public enum ContactsReader {
                 var hash = StableHash()
                 hash.add(photo)
                 let file = pictures + "/contact-" + String(hash.value, radix: 16) + "." + ext
-                if FileManager.default.fileExists(atPath: file) || ((try? FileManager.default.createDirectory(atPath: pictures, withIntermediateDirectories: true)) != nil
-                    && FileManager.default.createFile(atPath: file, contents: photo)) {
+                if FileManager.default.fileExists(atPath: file)
+                    || ((try? FileManager.default.createDirectory(atPath: pictures, withIntermediateDirectories: true)) != nil
+                        && FileManager.default.createFile(atPath: file, contents: photo))
+                {
                     avatar = file
                 }
             }

@@ -24,7 +24,8 @@ struct GoogleContactsReader {
     mutating func read(_ text: String) throws(ImportError) {
         let rows = CSVRows.parse(text)
         guard let header = rows.first?.fields, Self.looksLikeHeader(header) else {
-            throw ImportError(path: path, location: "line 1", reason: "is not a Google Contacts CSV header (expected columns such as \"First Name\" and \"Phone 1 - Value\")")
+            throw ImportError(
+                path: path, location: "line 1", reason: "is not a Google Contacts CSV header (expected columns such as \"First Name\" and \"Phone 1 - Value\")")
         }
         let column = Dictionary(header.enumerated().map { ($1.trimmingCharacters(in: .whitespaces), $0) }, uniquingKeysWith: { a, _ in a })
         let phoneColumns = header.indices.filter { header[$0].hasPrefix("Phone ") && header[$0].hasSuffix(" - Value") }
@@ -40,8 +41,10 @@ struct GoogleContactsReader {
                     return row.fields[i].components(separatedBy: ":::").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                 }
             }
-            let composed = [field("Name Prefix"), field("Given Name"), field("First Name"), field("Additional Name"), field("Middle Name"),
-                            field("Family Name"), field("Last Name"), field("Name Suffix")].filter { !$0.isEmpty }.joined(separator: " ")
+            let composed = [
+                field("Name Prefix"), field("Given Name"), field("First Name"), field("Additional Name"), field("Middle Name"),
+                field("Family Name"), field("Last Name"), field("Name Suffix")
+            ].filter { !$0.isEmpty }.joined(separator: " ")
             let candidates = [field("Name"), composed, field("File As"), field("Nickname"), field("Organization 1 - Name"), field("Organization Name")]
             let phones = values(phoneColumns), emails = values(emailColumns)
             guard let name = candidates.first(where: { !PeopleDirectory.isPlaceholder($0) }) else {
@@ -76,7 +79,9 @@ enum CSVRows {
                 if ch == "\"" {
                     if let next = chars.next() {
                         if next == "\"" { field.append("\"") } else { quoted = false; afterQuote = true; pending = next }
-                    } else { quoted = false }
+                    } else {
+                        quoted = false
+                    }
                 } else {
                     if ch == "\n" || ch == "\r\n" { line += 1 }
                     field.append(ch)

@@ -93,7 +93,8 @@ struct VCardReader {
         }
         let cleaned = value.filter { !$0.isWhitespace }
         guard let data = Data(base64Encoded: cleaned, options: .ignoreUnknownCharacters), !data.isEmpty,
-              cleaned.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/" || $0 == "=" || $0 == "-" || $0 == "_") }) else {
+            cleaned.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/" || $0 == "=" || $0 == "-" || $0 == "_") })
+        else {
             warn(card, "PHOTO (line \(p.line)) is not valid base64; card read without its photo")
             return nil
         }
@@ -110,13 +111,17 @@ struct VCardReader {
             if !card.phones.isEmpty || !card.emails.isEmpty { warn(card, "has no name (FN, N, NICKNAME or ORG); skipped") }
             return
         }
-        contacts.append(Contact(name: name, phones: card.phones, emails: card.emails, photo: card.photo,
-                                origin: "\(path): card \(card.number) (line \(card.line))"))
+        contacts.append(
+            Contact(
+                name: name, phones: card.phones, emails: card.emails, photo: card.photo,
+                origin: "\(path): card \(card.number) (line \(card.line))"))
     }
 
     private mutating func warn(_ card: Card, _ why: String) {
         let name = [card.fn, card.n, card.org].compactMap { $0 }.first
-        warnings.append(ImportWarning(path: path, location: "card \(card.number) (line \(card.line))",
-                                      what: name.map { "\"\($0)\"" } ?? "card", why: why))
+        warnings.append(
+            ImportWarning(
+                path: path, location: "card \(card.number) (line \(card.line))",
+                what: name.map { "\"\($0)\"" } ?? "card", why: why))
     }
 }

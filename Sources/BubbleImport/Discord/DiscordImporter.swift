@@ -32,7 +32,8 @@ enum DiscordImporter {
     static func part(of name: String) -> (stem: String, number: Int) {
         let stem = (name as NSString).deletingPathExtension
         guard stem.hasSuffix("]"), let open = stem.range(of: " [part ", options: .backwards),
-              let n = Int(stem[open.upperBound...].dropLast()), n >= 1 else { return (stem, 1) }
+            let n = Int(stem[open.upperBound...].dropLast()), n >= 1
+        else { return (stem, 1) }
         return (String(stem[..<open.lowerBound]), n)
     }
 
@@ -69,10 +70,12 @@ enum DiscordImporter {
 
     /// How an error names a file: as the user gave it.
     private static func display(_ file: String, source: ImportSource) -> String {
-        file == source.path ? source.displayPath
-            : (source.path.hasSuffix(".json") ? ((source.displayPath as NSString).deletingLastPathComponent as NSString)
-                .appendingPathComponent((file as NSString).lastPathComponent)
-               : (source.displayPath as NSString).appendingPathComponent((file as NSString).lastPathComponent))
+        file == source.path
+            ? source.displayPath
+            : (source.path.hasSuffix(".json")
+                ? ((source.displayPath as NSString).deletingLastPathComponent as NSString)
+                    .appendingPathComponent((file as NSString).lastPathComponent)
+                : (source.displayPath as NSString).appendingPathComponent((file as NSString).lastPathComponent))
     }
 
     private struct HeaderRead: Error {}
@@ -125,14 +128,18 @@ enum DiscordImporter {
         if let wanted = context.options.chat {
             let hits = all.filter { matches(wanted, $0) }
             guard hits.count == 1 else {
-                throw ImportError(path: source.displayPath, reason: (hits.isEmpty ? "has no channel \"\(wanted)\"" : "has \(hits.count) channels \"\(wanted)\"")
-                                      + "; its channels: " + listing())
+                throw ImportError(
+                    path: source.displayPath,
+                    reason: (hits.isEmpty ? "has no channel \"\(wanted)\"" : "has \(hits.count) channels \"\(wanted)\"")
+                        + "; its channels: " + listing())
             }
             return try read(hits[0], source: source, context: context)
         }
         guard all.count == 1 else {
-            throw ImportError(path: source.displayPath, reason: "holds \(all.count) channels; choose one with --chat NAME (a channel's name or id), "
-                                  + "or --all for every one: " + listing())
+            throw ImportError(
+                path: source.displayPath,
+                reason: "holds \(all.count) channels; choose one with --chat NAME (a channel's name or id), "
+                    + "or --all for every one: " + listing())
         }
         return try read(all[0], source: source, context: context)
     }
@@ -162,9 +169,12 @@ enum DiscordImporter {
                 try scanner.object { key in
                     guard key == "messages" else { try scanner.skipValue(); return }
                     sawMessages = true
-                    try scanner.elements(limit: limit, read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
-                        try d.discordMessage(known: known.ids)
-                    }) { i, m in
+                    try scanner.elements(
+                        limit: limit,
+                        read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
+                            try d.discordMessage(known: known.ids)
+                        }
+                    ) { i, m in
                         total += 1
                         let location = "messages[\(i)]"
                         let sender = m.author.id ?? m.author.name ?? "unknown"
@@ -175,8 +185,10 @@ enum DiscordImporter {
                             authors.handles[sender] = m.author.name
                             if let avatar = m.author.avatarURL, let path = localFile(avatar, in: folder) { authors.avatars[sender] = path }
                         }
-                        guard let message = message(from: m, sender: sender, name: authors.names[sender] ?? sender, location: location,
-                                                    folder: folder, file: shown, context: context)
+                        guard
+                            let message = message(
+                                from: m, sender: sender, name: authors.names[sender] ?? sender, location: location,
+                                folder: folder, file: shown, context: context)
                         else { return }
                         if message.kind == .message { builder.participant(id: sender, name: authors.names[sender] ?? sender) }
                         builder.append(message, context: context, sourceID: m.idNumber, replyTo: m.referenceID.flatMap { Int64($0) })
@@ -189,14 +201,16 @@ enum DiscordImporter {
         }
         if channel.files.count > 1 { context.note("\(channel.files.count) parts of the channel's export joined (\(TextCleanup.count(total, "message")))") }
         // In a direct message named after one of its two authors, the other one.
-        let owners = OwnerInference(authors: authors.order.map { id in
-            let name = authors.names[id] ?? id
-            let listed = authors.handles[id].map { $0 == name ? name : "\(name) (\($0))" } ?? name
-            return OwnerInference.Author(id: id, names: [name] + (authors.handles[id].map { [$0] } ?? []), listed: listed)
-        }, unsaid: "no `me` given and the export does not say whose it is")
+        let owners = OwnerInference(
+            authors: authors.order.map { id in
+                let name = authors.names[id] ?? id
+                let listed = authors.handles[id].map { $0 == name ? name : "\(name) (\($0))" } ?? name
+                return OwnerInference.Author(id: id, names: [name] + (authors.handles[id].map { [$0] } ?? []), listed: listed)
+            }, unsaid: "no `me` given and the export does not say whose it is")
         let direct = channel.header.type == "DirectTextChat" ? channel.header.name : nil
-        let me = owners.resolve(me: context.options.me, clues: [.namedAfter(direct, how: "whom the direct messages are named after")],
-                                context: context, file: source.displayPath)
+        let me = owners.resolve(
+            me: context.options.me, clues: [.namedAfter(direct, how: "whom the direct messages are named after")],
+            context: context, file: source.displayPath)
         if let me { builder.updateMessages { if $0.sender == me { $0.direction = .outgoing } } }
         builder.title = channel.title
         var result = try builder.finish(format: .discord, me: me, sortByDate: false, keep: me)
@@ -210,11 +224,15 @@ enum DiscordImporter {
 
     /// One message as BubbleKit shows it (incoming; `me`'s are turned at the end), or nil.
     /// `name`: its author's shown name (the message's own `author` may hold only the id).
-    static func message(from m: DiscordMessage, sender: String, name who: String, location: @autoclosure () -> String, folder: String,
-                        file: String, context: ImportContext) -> Message? {
+    static func message(
+        from m: DiscordMessage, sender: String, name who: String, location: @autoclosure () -> String, folder: String,
+        file: String, context: ImportContext
+    ) -> Message? {
         guard let date = m.timestamp else {
-            context.warn(location() + ".timestamp", "message \(m.id ?? "without id")", "has no readable time (expected ISO 8601, "
-                             + "\"2020-09-13T21:20:31.49+02:00\"); skipped", skipped: true, file: file)
+            context.warn(
+                location() + ".timestamp", "message \(m.id ?? "without id")",
+                "has no readable time (expected ISO 8601, "
+                    + "\"2020-09-13T21:20:31.49+02:00\"); skipped", skipped: true, file: file)
             return nil
         }
         let type = m.type ?? "Default"
@@ -239,8 +257,9 @@ enum DiscordImporter {
             case "GuildBoost", "GuildBoostTier1", "GuildBoostTier2", "GuildBoostTier3": line = who + " boosted the server"
             default:
                 line = who + ": " + type + (content.map { " — " + $0 } ?? "")
-                context.warn(location() + ".type", "message \(m.id ?? "without id")", "has type \"\(type)\", which this reader does not know; kept as a line",
-                             file: file)
+                context.warn(
+                    location() + ".type", "message \(m.id ?? "without id")", "has type \"\(type)\", which this reader does not know; kept as a line",
+                    file: file)
             }
             var message = Message.system(line, date: date)
             message.id = m.id
@@ -259,13 +278,15 @@ enum DiscordImporter {
             var path: String?
             if let url = a.url {
                 if url.contains("://") {
-                    context.warn(location() + ".attachments", "\(name)", "is a web address (exported without media; never fetched); shown as a placeholder",
-                                 skipped: true, file: file, media: true)
+                    context.warn(
+                        location() + ".attachments", "\(name)", "is a web address (exported without media; never fetched); shown as a placeholder",
+                        skipped: true, file: file, media: true)
                 } else if let local = localFile(url, in: folder) {
                     path = local
                 } else {
-                    context.warn(location() + ".attachments", "\(name)", "is not in the export folder (or leaves it); shown as a placeholder",
-                                 skipped: true, file: file, media: true)
+                    context.warn(
+                        location() + ".attachments", "\(name)", "is not in the export folder (or leaves it); shown as a placeholder",
+                        skipped: true, file: file, media: true)
                 }
             }
             if kind == .photo, let path {
@@ -308,12 +329,14 @@ enum DiscordImporter {
         }
         if !extra.isEmpty { text += (text.isEmpty ? "" : "\n") + extra.joined(separator: "\n") }
         guard !text.isEmpty || !images.isEmpty || attachment != nil else {
-            context.warn(location(), "message \(m.id ?? "without id")", "has no text, attachment, sticker or embed that can be shown; skipped",
-                         skipped: true, file: file)
+            context.warn(
+                location(), "message \(m.id ?? "without id")", "has no text, attachment, sticker or embed that can be shown; skipped",
+                skipped: true, file: file)
             return nil
         }
-        var message = Message(sender: sender, direction: .incoming, date: date, text: text.isEmpty ? nil : text, images: images,
-                              attachment: attachment, spans: text.isEmpty ? [] : spans.sorted { $0.range.lowerBound < $1.range.lowerBound })
+        var message = Message(
+            sender: sender, direction: .incoming, date: date, text: text.isEmpty ? nil : text, images: images,
+            attachment: attachment, spans: text.isEmpty ? [] : spans.sorted { $0.range.lowerBound < $1.range.lowerBound })
         if let edited = m.timestampEdited { message.edited = edited }
         for r in m.reactions {
             message.reactions.append(Reaction(emoji: r.emoji, count: max(r.count, r.users.count), senders: r.users))

@@ -110,8 +110,9 @@ enum DiscordMarkdown {
             while i < end {
                 let c = s[i]
                 switch c {
-                case "\\" where i + 1 < end && !s[i + 1].properties.isAlphabetic && !s[i + 1].properties.isWhitespace
-                                && s[i + 1].isASCII:
+                case "\\"
+                where i + 1 < end && !s[i + 1].properties.isAlphabetic && !s[i + 1].properties.isWhitespace
+                    && s[i + 1].isASCII:
                     out.append(s[i + 1])
                     i += 2
                     continue
@@ -120,8 +121,10 @@ enum DiscordMarkdown {
                         var bodyStart = i + 3
                         // A language name on the first line: left out.
                         var k = bodyStart
-                        while k < close, s[k] != "\n", s[k].isASCII, s[k].properties.isAlphabetic || s[k].properties.numericType != nil
-                                || s[k] == "+" || s[k] == "#" || s[k] == "-" { k += 1 }
+                        while k < close, s[k] != "\n", s[k].isASCII,
+                            s[k].properties.isAlphabetic || s[k].properties.numericType != nil
+                                || s[k] == "+" || s[k] == "#" || s[k] == "-"
+                        { k += 1 }
                         if k < close, s[k] == "\n" { bodyStart = k + 1 } else if bodyStart < close, s[bodyStart] == "\n" { bodyStart += 1 }
                         var bodyEnd = close
                         if bodyEnd > bodyStart, s[bodyEnd - 1] == "\n" { bodyEnd -= 1 }
@@ -162,7 +165,8 @@ enum DiscordMarkdown {
                     if starts("__", at: i, end: end) {
                         if wrap("__", .underline, at: &i, end: end) { continue }
                     } else if i == from || !isWordy(s[i - 1]), let close = closing("_", from: i + 1, end: end),
-                              close + 1 >= end || !isWordy(s[close + 1]) {
+                        close + 1 >= end || !isWordy(s[close + 1])
+                    {
                         let start = out.count
                         inline(i + 1, close)
                         spans.append((.italic, start..<out.count, nil))
@@ -228,7 +232,8 @@ enum DiscordMarkdown {
         /// `[text](https://…)`.
         func maskedLink(at i: Int, end: Int) -> (textEnd: Int, url: String, end: Int)? {
             guard let close = find("](", from: i + 1, end: end), close > i + 1,
-                  !s[(i + 1)..<close].contains("\n") else { return nil }
+                !s[(i + 1)..<close].contains("\n")
+            else { return nil }
             var k = close + 2
             var url = String.UnicodeScalarView()
             while k < end, s[k] != ")", !s[k].properties.isWhitespace { url.append(s[k]); k += 1 }

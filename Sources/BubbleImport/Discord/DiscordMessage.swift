@@ -68,61 +68,66 @@ extension JSONElementReader {
             case "content": m.content = try d.optionalString()
             case "author": m.author = try d.discordAuthor(known: known)
             case "attachments":
-                m.attachments = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in
-                    var a = DiscordMessage.Attachment()
-                    try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
-                        switch key {
-                        case "url": a.url = try d.optionalString()
-                        case "fileName": a.fileName = try d.optionalString()
-                        case "fileSizeBytes": a.size = try d.optionalNumber().flatMap { Int(exactly: $0.rounded()) }
-                        default: d.skip()
-                        }
-                    }
-                    return a
-                } ?? []
-            case "embeds":
-                m.embeds = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in
-                    var e = DiscordMessage.Embed()
-                    try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
-                        switch key {
-                        case "title": e.title = try d.optionalString()
-                        case "url": e.url = try d.optionalString()
-                        case "description": e.description = try d.optionalString()
-                        default: d.skip()
-                        }
-                    }
-                    return e
-                } ?? []
-            case "stickers":
-                m.stickers = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in
-                    var s = DiscordMessage.Sticker()
-                    try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
-                        switch key {
-                        case "name": s.name = try d.optionalString()
-                        case "sourceUrl": s.sourceURL = try d.optionalString()
-                        default: d.skip()
-                        }
-                    }
-                    return s
-                } ?? []
-            case "reactions":
-                m.reactions = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) -> DiscordMessage.Reaction? in
-                    var emoji: String?, count = 1, users: [String] = []
-                    try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
-                        switch key {
-                        case "emoji":
-                            try d.optionalObject { (d: inout JSONElementReader, key: Key) throws(Failure) in
-                                if key == "name" { emoji = try d.optionalString() } else { d.skip() }
+                m.attachments =
+                    try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in
+                        var a = DiscordMessage.Attachment()
+                        try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
+                            switch key {
+                            case "url": a.url = try d.optionalString()
+                            case "fileName": a.fileName = try d.optionalString()
+                            case "fileSizeBytes": a.size = try d.optionalNumber().flatMap { Int(exactly: $0.rounded()) }
+                            default: d.skip()
                             }
-                        case "count": count = try d.optionalNumber().flatMap { Int(exactly: $0.rounded()) } ?? 1
-                        case "users":
-                            users = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in try d.discordAuthor() }?
-                                .compactMap { $0.id ?? $0.name } ?? []
-                        default: d.skip()
                         }
-                    }
-                    return emoji.map { DiscordMessage.Reaction(emoji: $0, count: max(1, count), users: users) }
-                }?.compactMap { $0 } ?? []
+                        return a
+                    } ?? []
+            case "embeds":
+                m.embeds =
+                    try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in
+                        var e = DiscordMessage.Embed()
+                        try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
+                            switch key {
+                            case "title": e.title = try d.optionalString()
+                            case "url": e.url = try d.optionalString()
+                            case "description": e.description = try d.optionalString()
+                            default: d.skip()
+                            }
+                        }
+                        return e
+                    } ?? []
+            case "stickers":
+                m.stickers =
+                    try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in
+                        var s = DiscordMessage.Sticker()
+                        try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
+                            switch key {
+                            case "name": s.name = try d.optionalString()
+                            case "sourceUrl": s.sourceURL = try d.optionalString()
+                            default: d.skip()
+                            }
+                        }
+                        return s
+                    } ?? []
+            case "reactions":
+                m.reactions =
+                    try d.optionalArray { (d: inout JSONElementReader) throws(Failure) -> DiscordMessage.Reaction? in
+                        var emoji: String?, count = 1, users: [String] = []
+                        try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
+                            switch key {
+                            case "emoji":
+                                try d.optionalObject { (d: inout JSONElementReader, key: Key) throws(Failure) in
+                                    if key == "name" { emoji = try d.optionalString() } else { d.skip() }
+                                }
+                            case "count": count = try d.optionalNumber().flatMap { Int(exactly: $0.rounded()) } ?? 1
+                            case "users":
+                                users =
+                                    try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in try d.discordAuthor() }?
+                                    .compactMap { $0.id ?? $0.name } ?? []
+                            default: d.skip()
+                            }
+                        }
+                        return emoji.map { DiscordMessage.Reaction(emoji: $0, count: max(1, count), users: users) }
+                    }?.compactMap { $0 } ?? []
             case "mentions":
                 m.mentions = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) in try d.discordAuthor() } ?? []
             case "reference":
@@ -174,15 +179,17 @@ enum DiscordTime {
 
     static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> Date? {
         guard b.count >= 19, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "),
-              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":") else { return nil }
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":")
+        else { return nil }
         func number(_ r: Range<Int>) -> Int? {
             var v = 0
             for k in r { guard b[k] >= 0x30, b[k] <= 0x39 else { return nil }; v = v * 10 + Int(b[k] - 0x30) }
             return v
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
-              let minute = number(14..<16), let second = number(17..<19),
-              let wall = WallTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second) else { return nil }
+            let minute = number(14..<16), let second = number(17..<19),
+            let wall = WallTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        else { return nil }
         var i = 19
         var fraction = 0.0, scale = 0.1
         if i < b.count, b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: ",") {
@@ -194,7 +201,8 @@ enum DiscordTime {
             if b[i] == UInt8(ascii: "Z") {
                 i += 1
             } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-"), i + 6 <= b.count, b[i + 3] == UInt8(ascii: ":"),
-                      let h = number((i + 1)..<(i + 3)), let m = number((i + 4)..<(i + 6)) {
+                let h = number((i + 1)..<(i + 3)), let m = number((i + 4)..<(i + 6))
+            {
                 offset = (h * 3600 + m * 60) * (b[i] == UInt8(ascii: "-") ? -1 : 1)
                 i += 6
             } else {

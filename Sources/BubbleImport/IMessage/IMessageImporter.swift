@@ -68,18 +68,23 @@ enum IMessageImporter {
     private static func read(_ db: Database, source: ImportSource, context: ImportContext) throws -> ImportResult {
         for table in ["message", "handle", "chat", "chat_message_join"] {
             if try db.tableExists(table) { continue }
-            throw ImportError(path: source.displayPath, location: "table \(table)",
-                              reason: "is missing; expected an iMessage chat.db (message, handle, chat, chat_message_join)")
+            throw ImportError(
+                path: source.displayPath, location: "table \(table)",
+                reason: "is missing; expected an iMessage chat.db (message, handle, chat, chat_message_join)")
         }
-        let chats = try Row.fetchAll(db, sql: """
-            SELECT chat.ROWID AS id, chat.chat_identifier AS identifier, chat.display_name AS name,
-                   (SELECT COUNT(*) FROM chat_message_join j WHERE j.chat_id = chat.ROWID) AS n
-            FROM chat ORDER BY chat.ROWID
-            """).compactMap { row -> ChatRow? in
-                guard let id: Int64 = row.lenient("id") else { return nil }
-                return ChatRow(id: id, identifier: row.lenient("identifier") ?? "?", displayName: row.lenient("name"),
-                               messageCount: row.lenient("n") ?? 0)
-            }
+        let chats = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT chat.ROWID AS id, chat.chat_identifier AS identifier, chat.display_name AS name,
+                       (SELECT COUNT(*) FROM chat_message_join j WHERE j.chat_id = chat.ROWID) AS n
+                FROM chat ORDER BY chat.ROWID
+                """
+        ).compactMap { row -> ChatRow? in
+            guard let id: Int64 = row.lenient("id") else { return nil }
+            return ChatRow(
+                id: id, identifier: row.lenient("identifier") ?? "?", displayName: row.lenient("name"),
+                messageCount: row.lenient("n") ?? 0)
+        }
         if context.everyChat {
             // Every chat (or those `chats` names); chats of one identifier (iMessage and SMS with
             // the same person) are one conversation, as with `chat`.
@@ -118,18 +123,21 @@ enum IMessageImporter {
         if try db.tableExists("attachment"), try db.tableExists("message_attachment_join") {
             let attachmentColumns = Set(try db.columns(in: "attachment").map { $0.name.lowercased() })
             func a(_ name: String) -> String { attachmentColumns.contains(name) ? "a.\(name)" : "NULL" }
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT j.message_id AS message, a.filename AS filename, a.mime_type AS mime, a.transfer_name AS name,
-                       \(a("uti")) AS uti, \(a("total_bytes")) AS total
-                FROM message_attachment_join j JOIN attachment a ON a.ROWID = j.attachment_id
-                WHERE j.message_id IN (SELECT message_id FROM chat_message_join WHERE chat_id IN (\(idList)))
-                ORDER BY j.message_id, a.ROWID
-                """)
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT j.message_id AS message, a.filename AS filename, a.mime_type AS mime, a.transfer_name AS name,
+                           \(a("uti")) AS uti, \(a("total_bytes")) AS total
+                    FROM message_attachment_join j JOIN attachment a ON a.ROWID = j.attachment_id
+                    WHERE j.message_id IN (SELECT message_id FROM chat_message_join WHERE chat_id IN (\(idList)))
+                    ORDER BY j.message_id, a.ROWID
+                    """)
             while let row = try rows.next() {
                 guard let message: Int64 = row.lenient("message") else { continue }
                 attachments[message, default: []].append(
-                    AttachmentRow(filename: row.lenient("filename"), mimeType: row.lenient("mime"), transferName: row.lenient("name"),
-                                  uti: row.lenient("uti"), totalBytes: row.lenient("total")))
+                    AttachmentRow(
+                        filename: row.lenient("filename"), mimeType: row.lenient("mime"), transferName: row.lenient("name"),
+                        uti: row.lenient("uti"), totalBytes: row.lenient("total")))
             }
         }
 
@@ -149,44 +157,50 @@ enum IMessageImporter {
         // as they are read (`convert`, the store) and a tapback comes long after its message.
         var reactionsOf: [String: [Reaction]] = [:]
         if messageColumns.contains("associated_message_type"), messageColumns.contains("associated_message_guid") {
-            let taps = try Row.fetchCursor(db, sql: """
-                SELECT DISTINCT m.ROWID AS rowid, m.associated_message_type AS associated, m.associated_message_guid AS associatedGUID,
-                       \(column("is_from_me")) AS fromMe, h.id AS handle
-                FROM message m
-                JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
-                LEFT JOIN handle h ON h.ROWID = m.handle_id
-                WHERE m.associated_message_type BETWEEN 2000 AND 3999
-                \(order)
-                """)
+            let taps = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT DISTINCT m.ROWID AS rowid, m.associated_message_type AS associated, m.associated_message_guid AS associatedGUID,
+                           \(column("is_from_me")) AS fromMe, h.id AS handle
+                    FROM message m
+                    JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
+                    LEFT JOIN handle h ON h.ROWID = m.handle_id
+                    WHERE m.associated_message_type BETWEEN 2000 AND 3999
+                    \(order)
+                    """)
             while let row = try taps.next() {
                 // A tapback (2000–2005) or its removal (3000–3005) on the message named by
                 // associated_message_guid ("p:0/GUID", "bp:GUID").
                 guard let associated: Int64 = row.lenient("associated"), let emoji = Self.tapbackEmoji[Int(associated % 1000)],
-                      let target = (row.lenient("associatedGUID") as String?).map(Self.targetGUID) else {
-                    tapbacks += 1   // a kind we do not show
+                    let target = (row.lenient("associatedGUID") as String?).map(Self.targetGUID)
+                else {
+                    tapbacks += 1  // a kind we do not show
                     continue
                 }
                 let fromMe = (row.lenient("fromMe") as Int64? ?? 0) != 0
-                reactionsOf[target, default: []].apply(emoji: emoji, sender: fromMe ? "me" : (row.lenient("handle") ?? "unknown"),
-                                                       remove: associated >= 3000)
+                reactionsOf[target, default: []].apply(
+                    emoji: emoji, sender: fromMe ? "me" : (row.lenient("handle") ?? "unknown"),
+                    remove: associated >= 3000)
             }
         }
 
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT DISTINCT m.ROWID AS rowid, \(column("text")) AS text, \(column("attributedBody")) AS body,
-                   \(column("date")) AS date, \(column("is_from_me")) AS fromMe, h.id AS handle,
-                   \(column("item_type")) AS itemType, \(column("group_action_type")) AS action,
-                   \(column("group_title")) AS groupTitle, \(column("associated_message_type")) AS associated,
-                   oh.id AS otherHandle, \(column("guid")) AS guid, \(column("associated_message_guid")) AS associatedGUID,
-                   \(column("thread_originator_guid")) AS threadGUID, \(column("is_delivered")) AS delivered,
-                   \(column("is_read")) AS isRead, \(column("date_read")) AS dateRead, \(column("error")) AS error,
-                   \(column("is_sent")) AS isSent, \(column("date_edited")) AS dateEdited
-            FROM message m
-            JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
-            LEFT JOIN handle h ON h.ROWID = m.handle_id
-            LEFT JOIN handle oh ON oh.ROWID = \(column("other_handle"))
-            \(order)
-            """)
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT DISTINCT m.ROWID AS rowid, \(column("text")) AS text, \(column("attributedBody")) AS body,
+                       \(column("date")) AS date, \(column("is_from_me")) AS fromMe, h.id AS handle,
+                       \(column("item_type")) AS itemType, \(column("group_action_type")) AS action,
+                       \(column("group_title")) AS groupTitle, \(column("associated_message_type")) AS associated,
+                       oh.id AS otherHandle, \(column("guid")) AS guid, \(column("associated_message_guid")) AS associatedGUID,
+                       \(column("thread_originator_guid")) AS threadGUID, \(column("is_delivered")) AS delivered,
+                       \(column("is_read")) AS isRead, \(column("date_read")) AS dateRead, \(column("error")) AS error,
+                       \(column("is_sent")) AS isSent, \(column("date_edited")) AS dateEdited
+                FROM message m
+                JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
+                LEFT JOIN handle h ON h.ROWID = m.handle_id
+                LEFT JOIN handle oh ON oh.ROWID = \(column("other_handle"))
+                \(order)
+                """)
         while let row = try rows.next() {
             guard let rowID: Int64 = row.lenient("rowid") else {
                 context.warn("table message", "a row", "has a ROWID that is not a number; skipped", skipped: true)
@@ -206,12 +220,13 @@ enum IMessageImporter {
             if itemType != 0 {
                 let action: Int64 = row.lenient("action") ?? 0
                 let other: String = row.lenient("otherHandle") ?? "someone"
-                let line: String? = switch itemType {
-                case 1: action == 0 ? "\(actor) added \(other) to the conversation" : "\(actor) removed \(other) from the conversation"
-                case 2: "\(actor) named the conversation “\(row.lenient("groupTitle") as String? ?? "")”"
-                case 3: action == 0 ? "\(actor) left the conversation" : "\(actor) changed the group photo"
-                default: nil
-                }
+                let line: String? =
+                    switch itemType {
+                    case 1: action == 0 ? "\(actor) added \(other) to the conversation" : "\(actor) removed \(other) from the conversation"
+                    case 2: "\(actor) named the conversation “\(row.lenient("groupTitle") as String? ?? "")”"
+                    case 3: action == 0 ? "\(actor) left the conversation" : "\(actor) changed the group photo"
+                    default: nil
+                    }
                 if let line {
                     builder.append(.system(line, date: date), context: context)
                 } else {
@@ -256,8 +271,9 @@ enum IMessageImporter {
             }
             // Several photos make one grid message with the text as its caption.
             let images = parts.compactMap(\.image)
-            var message = Message(sender: sender, direction: direction, date: date,
-                                  text: parts.last?.text, images: images, attachment: fileAttachment)
+            var message = Message(
+                sender: sender, direction: direction, date: date,
+                text: parts.last?.text, images: images, attachment: fileAttachment)
             // Formatting (bold, italic, underline, strikethrough, links, mentions) from the archive;
             // the text ends the caption.
             if let text, let caption = message.text, caption.hasSuffix(text), let blob: Data = row.lenient("body") {
@@ -312,18 +328,20 @@ enum IMessageImporter {
             if byIdentifier[c.identifier] == nil { order.append(c.identifier) }
             byIdentifier[c.identifier, default: []].append(c)
         }
-        let listing = TextCleanup.list(order.map { identifier in
-            let group = byIdentifier[identifier]!
-            let count = TextCleanup.count(group.reduce(0) { $0 + $1.messageCount }, "message")
-            let label = group.first { $0.displayName?.isEmpty == false }?.label ?? identifier
-            return group.count > 1 ? "\(label) (\(count) in \(group.count) chats: iMessage and SMS)" : "\(label) (\(count))"
-        })
+        let listing = TextCleanup.list(
+            order.map { identifier in
+                let group = byIdentifier[identifier]!
+                let count = TextCleanup.count(group.reduce(0) { $0 + $1.messageCount }, "message")
+                let label = group.first { $0.displayName?.isEmpty == false }?.label ?? identifier
+                return group.count > 1 ? "\(label) (\(count) in \(group.count) chats: iMessage and SMS)" : "\(label) (\(count))"
+            })
         guard !chats.isEmpty else { throw ImportError(path: path, location: "table chat", reason: "has no chats") }
         guard let wanted else {
             if Set(chats.map(\.identifier)).count == 1 { return chats }
-            throw ImportError(path: path, location: "table chat",
-                              reason: "holds \(order.count < chats.count ? "\(order.count) conversations (\(chats.count) chats)" : "\(chats.count) chats"); "
-                                  + "pick one with `chat` (display name or chat identifier): \(listing)")
+            throw ImportError(
+                path: path, location: "table chat",
+                reason: "holds \(order.count < chats.count ? "\(order.count) conversations (\(chats.count) chats)" : "\(chats.count) chats"); "
+                    + "pick one with `chat` (display name or chat identifier): \(listing)")
         }
         var hits = chats.filter { $0.displayName?.caseInsensitiveCompare(wanted) == .orderedSame }
         if hits.isEmpty { hits = chats.filter { $0.identifier == wanted } }
@@ -332,9 +350,10 @@ enum IMessageImporter {
             throw ImportError(path: path, location: "table chat", reason: "has no chat \"\(wanted)\"; chats: \(listing)")
         }
         if Set(hits.map(\.identifier)).count > 1 {
-            throw ImportError(path: path, location: "table chat",
-                              reason: "has \(hits.count) chats matching \"\(wanted)\"; pick one by chat identifier: "
-                                  + TextCleanup.list(hits.map(\.label)))
+            throw ImportError(
+                path: path, location: "table chat",
+                reason: "has \(hits.count) chats matching \"\(wanted)\"; pick one by chat identifier: "
+                    + TextCleanup.list(hits.map(\.label)))
         }
         return hits
     }
@@ -352,8 +371,10 @@ enum IMessageImporter {
     /// An attachment row: a photo as an image; anything else (video, voice memo, audio, contact
     /// card, document) as a typed attachment with what the database and the file's headers say.
     /// A file that is missing is a placeholder naming it, with a warning.
-    private static func attachment(_ a: AttachmentRow, home: String, folder: String, location: String,
-                                   context: ImportContext) -> (ImageAttachment?, MediaAttachment?) {
+    private static func attachment(
+        _ a: AttachmentRow, home: String, folder: String, location: String,
+        context: ImportContext
+    ) -> (ImageAttachment?, MediaAttachment?) {
         let kind = kind(of: a)
         let missing = MediaAttachment(kind: kind, fileName: a.name, mimeType: a.mimeType, byteSize: a.totalBytes)
         let what = kind == .photo ? "photo" : kind.rawValue
@@ -390,7 +411,10 @@ enum IMessageImporter {
         let mime = a.mimeType?.lowercased() ?? "", uti = a.uti?.lowercased() ?? ""
         let ext = PathText.fileExtension(a.filename ?? a.name).lowercased()
         if mime.hasPrefix("image/") || uti.hasPrefix("public.jpeg") || uti.hasPrefix("public.png") || uti.hasPrefix("public.heic")
-            || TextCleanup.photoExtensions.contains(ext) { return .photo }
+            || TextCleanup.photoExtensions.contains(ext)
+        {
+            return .photo
+        }
         if mime.hasPrefix("video/") || uti.hasPrefix("com.apple.quicktime") || uti == "public.mpeg-4" { return .video }
         // Voice memos of Messages are Core Audio files.
         if uti == "com.apple.coreaudio-format" || ext == "caf" || ext == "amr" { return .voice }
@@ -407,7 +431,7 @@ enum IMessageImporter {
         let bytes = [UInt8](blob)
         let marker = Array("NSString".utf8)
         guard bytes.count > marker.count,
-              let start = (0...(bytes.count - marker.count)).first(where: { bytes[$0..<($0 + marker.count)].elementsEqual(marker) })
+            let start = (0...(bytes.count - marker.count)).first(where: { bytes[$0..<($0 + marker.count)].elementsEqual(marker) })
         else { return nil }
         var i = start + marker.count
         let searchEnd = min(bytes.count, i + 16)

@@ -41,7 +41,7 @@ struct TypedStream {
         guard bytes.count > 16, bytes[0] == 0x04, bytes[1] == 0x0B, Array(bytes[2..<13]) == Array("streamtyped".utf8) else { return nil }
         s.i = 13
         do {
-            _ = try s.integer()   // system version (1000)
+            _ = try s.integer()  // system version (1000)
             guard let type = try s.type() else { return nil }
             let values = try s.values(for: type)
             guard case .object(let root)? = values.first else { return nil }
@@ -122,7 +122,7 @@ struct TypedStream {
             let tag = try byte()
             if tag == Self.start {
                 let name = try sharedString()
-                _ = try integer()   // version
+                _ = try integer()  // version
                 objects.append(.classInfo(name: name))
                 if first == nil { first = name }
             } else if tag == Self.empty {
@@ -187,7 +187,7 @@ struct TypedStream {
             case UInt8(ascii: "f"): out.append(.real(try real(double: false)))
             case UInt8(ascii: "d"): out.append(.real(try real(double: true)))
             case UInt8(ascii: "c"), UInt8(ascii: "C"), UInt8(ascii: "s"), UInt8(ascii: "S"), UInt8(ascii: "i"), UInt8(ascii: "I"),
-                 UInt8(ascii: "l"), UInt8(ascii: "L"), UInt8(ascii: "q"), UInt8(ascii: "Q"), UInt8(ascii: "B"):
+                UInt8(ascii: "l"), UInt8(ascii: "L"), UInt8(ascii: "q"), UInt8(ascii: "Q"), UInt8(ascii: "B"):
                 out.append(.int(try integer()))
             case UInt8(ascii: "{"):
                 // A struct: its members' types follow the name and "=".
@@ -244,7 +244,8 @@ extension IMessageImporter {
     /// read.
     static func attributedBodySpans(_ blob: [UInt8], text: String) -> [TextSpan] {
         guard let (stream, root) = TypedStream.parse(blob), case .object(_, let groups)? = stream.entry(.object(root)),
-              let first = groups.first?.first, let string = stream.string(first) else { return [] }
+            let first = groups.first?.first, let string = stream.string(first)
+        else { return [] }
         // UTF-16 offsets → UTF-8 offsets of the archived string.
         var utf8At: [Int] = [0]
         var at = 0

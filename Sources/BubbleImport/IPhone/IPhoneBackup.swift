@@ -63,8 +63,9 @@ struct IPhoneBackup {
             throw ImportError(path: plistPath, reason: "is not a property list; expected an iPhone backup's Manifest.plist")
         }
         let lockdown = plist["Lockdown"] as? [String: Any] ?? [:]
-        device = Device(name: lockdown["DeviceName"] as? String ?? "iPhone", version: lockdown["ProductVersion"] as? String,
-                        date: plist["Date"] as? Date, phoneNumber: lockdown["PhoneNumber"] as? String)
+        device = Device(
+            name: lockdown["DeviceName"] as? String ?? "iPhone", version: lockdown["ProductVersion"] as? String,
+            date: plist["Date"] as? Date, phoneNumber: lockdown["PhoneNumber"] as? String)
         encrypted = plist["IsEncrypted"] as? Bool ?? false
         var manifestPath = folder + "/Manifest.db"
         #if Decrypt
@@ -95,7 +96,9 @@ struct IPhoneBackup {
         classKeys = keys
         #else
         if encrypted {
-            throw ImportError(path: folder, reason: "is an encrypted iPhone backup; this bubbles was built without decryption (the Decrypt trait): build it with `swift build`")
+            throw ImportError(
+                path: folder,
+                reason: "is an encrypted iPhone backup; this bubbles was built without decryption (the Decrypt trait): build it with `swift build`")
         }
         #endif
         var configuration = Configuration()
@@ -112,14 +115,17 @@ struct IPhoneBackup {
 
     /// The file `relativePath` of `domain`, when the backup holds it.
     func entry(_ domain: String, _ relativePath: String) throws(ImportError) -> Entry? {
-        try entries(sql: "SELECT fileID, domain, relativePath, file FROM Files WHERE domain = ? AND relativePath = ? AND flags = 1",
-                    arguments: [domain, relativePath]).first
+        try entries(
+            sql: "SELECT fileID, domain, relativePath, file FROM Files WHERE domain = ? AND relativePath = ? AND flags = 1",
+            arguments: [domain, relativePath]
+        ).first
     }
 
     /// Every file of `domain` under `prefix` (a folder's path, without the trailing `/`).
     func entries(_ domain: String, under prefix: String) throws(ImportError) -> [Entry] {
-        try entries(sql: "SELECT fileID, domain, relativePath, file FROM Files WHERE domain = ? AND substr(relativePath, 1, ?) = ? AND flags = 1 ORDER BY relativePath",
-                    arguments: [domain, prefix.utf8.count + 1, prefix + "/"])
+        try entries(
+            sql: "SELECT fileID, domain, relativePath, file FROM Files WHERE domain = ? AND substr(relativePath, 1, ?) = ? AND flags = 1 ORDER BY relativePath",
+            arguments: [domain, prefix.utf8.count + 1, prefix + "/"])
     }
 
     private func entries(sql: String, arguments: StatementArguments) throws(ImportError) -> [Entry] {
@@ -143,7 +149,8 @@ struct IPhoneBackup {
         let source = storedPath(entry)
         let shown = "\(entry.domain)/\(entry.relativePath)"
         guard Self.sha1Name(entry.domain, entry.relativePath).map({ $0 == entry.fileID.lowercased() }) ?? true,
-              entry.fileID.wholeMatch(of: #/[0-9a-fA-F]{40}/#) != nil else {
+            entry.fileID.wholeMatch(of: #/[0-9a-fA-F]{40}/#) != nil
+        else {
             throw ImportError(path: folder + "/Manifest.db", location: shown, reason: "its fileID \(entry.fileID) is not the SHA-1 of its domain and path")
         }
         guard let stored = FileManager.default.contents(atPath: source) else {
@@ -160,8 +167,9 @@ struct IPhoneBackup {
             #endif
         }
         do {
-            try FileManager.default.createDirectory(atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw ImportError(path: destination, reason: "cannot make its folder: \(error.localizedDescription)")
         }
@@ -184,9 +192,11 @@ struct IPhoneBackup {
     /// plist): the 44-byte data whose first four bytes, little-endian, are its `ProtectionClass`.
     static func fileKey(_ record: Data) -> (wrapped: [UInt8], size: Int?)? {
         guard let plist = (try? PropertyListSerialization.propertyList(from: record, options: [], format: nil)) as? [String: Any],
-              let objects = plist["$objects"] as? [Any] else { return nil }
+            let objects = plist["$objects"] as? [Any]
+        else { return nil }
         guard let file = objects.compactMap({ $0 as? [String: Any] }).first(where: { $0["ProtectionClass"] != nil }),
-              let protection = (file["ProtectionClass"] as? NSNumber)?.uint32Value else { return nil }
+            let protection = (file["ProtectionClass"] as? NSNumber)?.uint32Value
+        else { return nil }
         let size = (file["Size"] as? NSNumber)?.intValue
         for object in objects {
             let data = (object as? Data) ?? ((object as? [String: Any])?["NS.data"] as? Data)

@@ -64,14 +64,17 @@ enum IPhoneBackupImporter {
     /// One conversation (`chat`): the backup read with that one wanted.
     private static func one(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
         guard let chat = context.options.chat else {
-            throw ImportError(path: source.displayPath, reason: "is an iPhone backup: it holds every conversation of the phone; give `chat` (a name or number) for one, or --all for every one")
+            throw ImportError(
+                path: source.displayPath,
+                reason: "is an iPhone backup: it holds every conversation of the phone; give `chat` (a name or number) for one, or --all for every one")
         }
         var found: ImportResult?
         let one = ChatDelivery(chats: [chat]) { result in if found == nil { found = result } }
         defer { one.remove() }
         _ = try context.reading(with: .everyChat(one)) { () throws(ImportError) in try load(source, context: context) }
         guard var result = found else {
-            throw ImportError(path: source.displayPath, reason: "holds no conversation named \"\(chat)\" (Messages or WhatsApp); give a contact's name or number, or --all")
+            throw ImportError(
+                path: source.displayPath, reason: "holds no conversation named \"\(chat)\" (Messages or WhatsApp); give a contact's name or number, or --all")
         }
         result.chatKey = nil
         return result
@@ -100,8 +103,10 @@ enum IPhoneBackupImporter {
 
     /// The phone's address book as a directory (beside `given`, the `--contacts` ones, which come
     /// first), numbers read in the phone's region.
-    private static func contacts(_ backup: IPhoneBackup, scratch: String, media: String, given: PeopleDirectory?,
-                                 context: ImportContext) throws(ImportError) -> PeopleDirectory? {
+    private static func contacts(
+        _ backup: IPhoneBackup, scratch: String, media: String, given: PeopleDirectory?,
+        context: ImportContext
+    ) throws(ImportError) -> PeopleDirectory? {
         let region = backup.device.phoneNumber.flatMap(NumberingPlan.region(ofInternational:)) ?? given?.region ?? PhoneNumber.localeRegion
         guard let book = try backup.entry("HomeDomain", "Library/AddressBook/AddressBook.sqlitedb") else { return given }
         let path = scratch + "/AddressBook.sqlitedb"

@@ -55,10 +55,12 @@ struct Keybag {
         guard rounds > 0, iterations > 0 else { throw ImportError(path: path, location: "BackupKeyBag", reason: "has no rounds (DPIC or ITER is 0)") }
         let passcodeKey: SymmetricKey
         do {
-            let first = try KDF.Insecure.PBKDF2.deriveKey(from: Array(password.utf8), salt: attributes["DPSL"] ?? [], using: .sha256,
-                                                          outputByteCount: 32, unsafeUncheckedRounds: rounds)
-            passcodeKey = try KDF.Insecure.PBKDF2.deriveKey(from: first.withUnsafeBytes { Array($0) }, salt: attributes["SALT"] ?? [], using: .insecureSHA1,
-                                                            outputByteCount: 32, unsafeUncheckedRounds: iterations)
+            let first = try KDF.Insecure.PBKDF2.deriveKey(
+                from: Array(password.utf8), salt: attributes["DPSL"] ?? [], using: .sha256,
+                outputByteCount: 32, unsafeUncheckedRounds: rounds)
+            passcodeKey = try KDF.Insecure.PBKDF2.deriveKey(
+                from: first.withUnsafeBytes { Array($0) }, salt: attributes["SALT"] ?? [], using: .insecureSHA1,
+                outputByteCount: 32, unsafeUncheckedRounds: iterations)
         } catch {
             throw ImportError(path: path, reason: "the password's key cannot be derived: \(error)")
         }

@@ -40,18 +40,26 @@ struct WhatsAppIOSReader {
                 guard Self.isChatStorage(db) else {
                     throw ImportError(path: path, reason: "has no ZWACHATSESSION and ZWAMESSAGE tables; expected WhatsApp for iPhone's ChatStorage.sqlite")
                 }
-                let pushNames = Dictionary(try Row.fetchAll(db, sql: """
-                    SELECT ZJID, ZPUSHNAME FROM ZWAPROFILEPUSHNAME WHERE ZJID IS NOT NULL AND ZPUSHNAME IS NOT NULL
-                    """).map { ($0[0] as String, $0[1] as String) }) { a, _ in a }
+                let pushNames = Dictionary(
+                    try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT ZJID, ZPUSHNAME FROM ZWAPROFILEPUSHNAME WHERE ZJID IS NOT NULL AND ZPUSHNAME IS NOT NULL
+                            """
+                    ).map { ($0[0] as String, $0[1] as String) }
+                ) { a, _ in a }
                 // Status updates and broadcast lists are not conversations.
-                let chats = try Row.fetchAll(db, sql: """
-                    SELECT Z_PK, ZCONTACTJID, ZPARTNERNAME, ZSESSIONTYPE FROM ZWACHATSESSION
-                    WHERE ZCONTACTJID IS NOT NULL AND ZCONTACTJID NOT LIKE '%@status' AND ZCONTACTJID NOT LIKE '%@broadcast'
-                    ORDER BY Z_PK
-                    """).map { row -> Chat in
-                        let jid: String = row[1]
-                        return Chat(id: row[0], jid: jid, name: row[2] ?? "", isGroup: (row[3] as Int64? ?? 0) == 1 || jid.hasSuffix("@g.us"))
-                    }
+                let chats = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT Z_PK, ZCONTACTJID, ZPARTNERNAME, ZSESSIONTYPE FROM ZWACHATSESSION
+                        WHERE ZCONTACTJID IS NOT NULL AND ZCONTACTJID NOT LIKE '%@status' AND ZCONTACTJID NOT LIKE '%@broadcast'
+                        ORDER BY Z_PK
+                        """
+                ).map { row -> Chat in
+                    let jid: String = row[1]
+                    return Chat(id: row[0], jid: jid, name: row[2] ?? "", isGroup: (row[3] as Int64? ?? 0) == 1 || jid.hasSuffix("@g.us"))
+                }
                 let wanted = context.wanted(chats) { chat, name in
                     chat.name.caseInsensitiveCompare(name) == .orderedSame || chat.jid == name || TextCleanup.sameContact(Self.number(chat.jid), name)
                 }
@@ -87,12 +95,14 @@ struct WhatsAppIOSReader {
             let id = Self.number(chat.jid)
             builder.participant(id: id, name: chat.name.isEmpty ? pushNames[chat.jid] ?? id : chat.name)
         }
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT m.Z_PK, m.ZISFROMME, m.ZMESSAGEDATE, m.ZTEXT, m.ZMESSAGETYPE, m.ZGROUPMEMBER, m.ZFROMJID,
-                   i.ZMEDIALOCALPATH, i.ZTITLE, i.ZMOVIEDURATION, i.ZFILESIZE, i.ZLATITUDE, i.ZLONGITUDE, i.ZVCARDNAME
-            FROM ZWAMESSAGE m LEFT JOIN ZWAMEDIAITEM i ON i.Z_PK = m.ZMEDIAITEM
-            WHERE m.ZCHATSESSION = ? ORDER BY m.ZMESSAGEDATE, m.Z_PK
-            """, arguments: [chat.id])
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT m.Z_PK, m.ZISFROMME, m.ZMESSAGEDATE, m.ZTEXT, m.ZMESSAGETYPE, m.ZGROUPMEMBER, m.ZFROMJID,
+                       i.ZMEDIALOCALPATH, i.ZTITLE, i.ZMOVIEDURATION, i.ZFILESIZE, i.ZLATITUDE, i.ZLONGITUDE, i.ZVCARDNAME
+                FROM ZWAMESSAGE m LEFT JOIN ZWAMEDIAITEM i ON i.Z_PK = m.ZMEDIAITEM
+                WHERE m.ZCHATSESSION = ? ORDER BY m.ZMESSAGEDATE, m.Z_PK
+                """, arguments: [chat.id])
         let other = Self.number(chat.jid)
         while let row = try rows.next() {
             let pk: Int64 = row[0]
@@ -101,7 +111,8 @@ struct WhatsAppIOSReader {
             var text: String? = (row[3] as String?).flatMap { $0.isEmpty ? nil : $0 }
             let type: Int64 = row[4] ?? 0
             let location = "ZWAMESSAGE Z_PK \(pk)"
-            let sender = fromMe ? "me" : chat.isGroup ? ((row[5] as Int64?).flatMap { members[$0] } ?? (row[6] as String?).map(Self.number) ?? "unknown") : other
+            let sender =
+                fromMe ? "me" : chat.isGroup ? ((row[5] as Int64?).flatMap { members[$0] } ?? (row[6] as String?).map(Self.number) ?? "unknown") : other
             var message = Message(sender: sender, direction: fromMe ? .outgoing : .incoming, date: date)
             let caption = (row[8] as String?).flatMap { $0.isEmpty ? nil : $0 }
             switch type {
@@ -147,8 +158,10 @@ struct WhatsAppIOSReader {
 
     /// A photo (or sticker) as an image, anything else as an attachment; a file the backup does
     /// not hold is a placeholder with a warning.
-    private func attach(_ kind: MediaAttachment.Kind, path local: String?, title: String?, duration: Double?, size: Int64?,
-                        to message: inout Message, location: String, context: ImportContext) {
+    private func attach(
+        _ kind: MediaAttachment.Kind, path local: String?, title: String?, duration: Double?, size: Int64?,
+        to message: inout Message, location: String, context: ImportContext
+    ) {
         let name = local.map { ($0 as NSString).lastPathComponent }
         var found: String?
         if let local, let root = mediaRoot, !local.split(separator: "/").contains(".."), !local.hasPrefix("/") {
@@ -159,8 +172,9 @@ struct WhatsAppIOSReader {
             var a = MediaAttachment(kind: kind, fileName: name, byteSize: size.map(Int.init).flatMap { $0 > 0 ? $0 : nil })
             if let duration, duration > 0 { a.duration = duration }
             message.attachment = a
-            context.warn(location, "\(kind == .photo ? "photo" : kind.rawValue) \(local ?? "without a file")",
-                         "not in the backup; shown as a placeholder", skipped: false, media: true)
+            context.warn(
+                location, "\(kind == .photo ? "photo" : kind.rawValue) \(local ?? "without a file")",
+                "not in the backup; shown as a placeholder", skipped: false, media: true)
             return
         }
         if kind == .photo || kind == .sticker {

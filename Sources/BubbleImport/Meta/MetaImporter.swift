@@ -25,8 +25,10 @@ enum MetaImporter {
     }
 
     /// Files only Instagram's download has (Facebook's has `profile_information`).
-    static let instagramMarks = ["personal_information/personal_information.json",
-                                 "personal_information/personal_information/personal_information.json"]
+    static let instagramMarks = [
+        "personal_information/personal_information.json",
+        "personal_information/personal_information/personal_information.json"
+    ]
     static let activityFolders: Set<String> = ["your_activity_across_facebook", "your_facebook_activity", "your_instagram_activity"]
 
     /// `message_12.json` → 12 (`message.json`, the oldest downloads' name, → 1); nil for others.
@@ -52,8 +54,13 @@ enum MetaImporter {
             }
         }
         return tree.files.filter { $0.lowercased().hasSuffix(".json") && looksLikeThread(tree: tree, $0) }
-            .map { Thread(key: $0, files: [$0], rootPrefix: ($0 as NSString).deletingLastPathComponent.isEmpty ? ""
-                            : ($0 as NSString).deletingLastPathComponent + "/") }
+            .map {
+                Thread(
+                    key: $0, files: [$0],
+                    rootPrefix: ($0 as NSString).deletingLastPathComponent.isEmpty
+                        ? ""
+                        : ($0 as NSString).deletingLastPathComponent + "/")
+            }
     }
 
     /// The export's root above a thread folder: the part of the path before its `messages`
@@ -70,7 +77,8 @@ enum MetaImporter {
     /// with a sender's name, in its first 64 KiB.
     static func looksLikeThread(tree: ExportTree, _ relative: String) -> Bool {
         guard case .folder(let root) = tree.storage,
-              let head = try? FormatDetector.readHead((root as NSString).appendingPathComponent(relative), count: 64 << 10) else { return false }
+            let head = try? FormatDetector.readHead((root as NSString).appendingPathComponent(relative), count: 64 << 10)
+        else { return false }
         return looksLikeThread(String(decoding: head, as: UTF8.self))
     }
 
@@ -92,7 +100,7 @@ enum MetaImporter {
         let (tree, threads) = try open(source, context: context)
         let app = source.format == .instagram ? "Instagram" : "Messenger"
         let owner = profileOwner(tree)
-        var present: [String: Int] = [:]   // participant → threads they are in (for the owner)
+        var present: [String: Int] = [:]  // participant → threads they are in (for the owner)
 
         if context.everyChat {
             // Titles first (one small read a thread: the files' heads), so `chats` can pick.
@@ -105,8 +113,9 @@ enum MetaImporter {
             let chosen = context.wanted(headed) { pair, name in matches(name, thread: pair.0, header: pair.1) }
             let everywhere = threads.count > 1 ? present.filter { $0.value == threads.count }.map(\.key) : []
             for (thread, header) in chosen {
-                let result = try read(thread, header: header, tree: tree, format: source.format, owner: owner,
-                                      everywhere: everywhere, app: app, context: context)
+                let result = try read(
+                    thread, header: header, tree: tree, format: source.format, owner: owner,
+                    everywhere: everywhere, app: app, context: context)
                 try context.deliverConversation(result, key: header.title.map { "\($0) (\(thread.key))" } ?? thread.key, of: chosen.count)
             }
             return ImportResult(conversation: Conversation(), format: source.format)
@@ -122,26 +131,32 @@ enum MetaImporter {
         if let wanted = context.options.chat {
             let hits = threads.indices.filter { matches(wanted, thread: threads[$0], header: headers[$0]) }
             guard hits.count == 1 else {
-                throw ImportError(path: source.displayPath, reason: (hits.isEmpty ? "has no thread \"\(wanted)\"" : "has \(hits.count) threads \"\(wanted)\"")
-                                      + "; its threads: " + listing(threads, headers))
+                throw ImportError(
+                    path: source.displayPath,
+                    reason: (hits.isEmpty ? "has no thread \"\(wanted)\"" : "has \(hits.count) threads \"\(wanted)\"")
+                        + "; its threads: " + listing(threads, headers))
             }
             index = hits[0]
         } else {
             guard threads.count == 1 else {
-                throw ImportError(path: source.displayPath, reason: "holds \(threads.count) threads; choose one with --chat NAME "
-                                      + "(a title or a folder name), or --all for every one: " + listing(threads, headers))
+                throw ImportError(
+                    path: source.displayPath,
+                    reason: "holds \(threads.count) threads; choose one with --chat NAME "
+                        + "(a title or a folder name), or --all for every one: " + listing(threads, headers))
             }
             index = 0
         }
         let everywhere = threads.count > 1 ? present.filter { $0.value == threads.count }.map(\.key) : []
-        return try read(threads[index], header: headers[index], tree: tree, format: source.format, owner: owner,
-                        everywhere: everywhere, app: app, context: context)
+        return try read(
+            threads[index], header: headers[index], tree: tree, format: source.format, owner: owner,
+            everywhere: everywhere, app: app, context: context)
     }
 
     private static func listing(_ threads: [Thread], _ headers: [MetaThreadHeader]) -> String {
-        TextCleanup.list(zip(threads, headers).map { t, h in
-            h.title.map { "\($0) (\((t.key as NSString).lastPathComponent))" } ?? t.key
-        })
+        TextCleanup.list(
+            zip(threads, headers).map { t, h in
+                h.title.map { "\($0) (\((t.key as NSString).lastPathComponent))" } ?? t.key
+            })
     }
 
     /// Whether `wanted` names the thread: its title, its folder's name, or its key.
@@ -164,8 +179,10 @@ enum MetaImporter {
             let tree = try ExportTree(path: source.path, displayPath: source.displayPath, limits: context.options.limits, expected: expected)
             let found = threads(in: tree)
             guard !found.isEmpty else {
-                throw ImportError(path: source.displayPath, reason: "has no Messenger or Instagram thread; expected \(expected), "
-                                      + "or the flat JSON files of Messenger's encrypted chats download")
+                throw ImportError(
+                    path: source.displayPath,
+                    reason: "has no Messenger or Instagram thread; expected \(expected), "
+                        + "or the flat JSON files of Messenger's encrypted chats download")
             }
             return (tree, found)
         }
@@ -180,8 +197,9 @@ enum MetaImporter {
             if let last = parts.last, activityFolders.contains(last) { parts.removeLast() }
             root = "/" + parts.joined(separator: "/")
         }
-        let tree = try ExportTree(path: root, displayPath: root == folder ? (source.displayPath as NSString).deletingLastPathComponent : root,
-                                  limits: context.options.limits, expected: expected, listing: false)
+        let tree = try ExportTree(
+            path: root, displayPath: root == folder ? (source.displayPath as NSString).deletingLastPathComponent : root,
+            limits: context.options.limits, expected: expected, listing: false)
         let relativeFolder = folder == root ? "" : String(folder.dropFirst(root.count + (root.hasSuffix("/") ? 0 : 1)))
         func relative(_ n: String) -> String { relativeFolder.isEmpty ? n : relativeFolder + "/" + n }
         if fileNumber(name) != nil {
@@ -199,17 +217,20 @@ enum MetaImporter {
         let names = ["profile_information.json", "personal_information.json"]
         var candidates = tree.files.filter { names.contains(($0 as NSString).lastPathComponent) }
         if tree.files.isEmpty {
-            candidates = ["profile_information/profile_information.json", "personal_information/profile_information/profile_information.json",
-                          "personal_information/personal_information/personal_information.json",
-                          "personal_information/personal_information.json"]
+            candidates = [
+                "profile_information/profile_information.json", "personal_information/profile_information/profile_information.json",
+                "personal_information/personal_information/personal_information.json",
+                "personal_information/personal_information.json"
+            ]
         }
         for relative in candidates {
             guard let local = try? tree.localFile(relative) else { continue }
             defer { tree.done(with: local) }
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: local),
-                  (attributes[.size] as? Int ?? 0) < 16 << 20,
-                  let data = FileManager.default.contents(atPath: local),
-                  let json = try? JSONSerialization.jsonObject(with: data) else { continue }
+                (attributes[.size] as? Int ?? 0) < 16 << 20,
+                let data = FileManager.default.contents(atPath: local),
+                let json = try? JSONSerialization.jsonObject(with: data)
+            else { continue }
             if let name = ownerName(in: json) { return MetaText.undoMojibake(name) }
         }
         return nil
@@ -219,7 +240,10 @@ enum MetaImporter {
         guard let object = json as? [String: Any] else { return nil }
         for key in ["profile_v2", "profile"] {
             if let profile = object[key] as? [String: Any], let name = profile["name"] as? [String: Any],
-               let full = name["full_name"] as? String, !full.isEmpty { return full }
+                let full = name["full_name"] as? String, !full.isEmpty
+            {
+                return full
+            }
         }
         if let users = object["profile_user"] as? [[String: Any]], let map = users.first?["string_map_data"] as? [String: Any] {
             for key in ["Name", "Username"] {
@@ -238,8 +262,10 @@ enum MetaImporter {
         let local = try tree.localFile(first)
         defer { tree.done(with: local) }
         var header = MetaThreadHeader()
-        try JSONScanner.reading(path: local, displayPath: tree.displayName(first), writer: "Meta's download",
-                                element: "one message of a Messenger or Instagram thread", export: "a Messenger or Instagram download") { scanner in
+        try JSONScanner.reading(
+            path: local, displayPath: tree.displayName(first), writer: "Meta's download",
+            element: "one message of a Messenger or Instagram thread", export: "a Messenger or Instagram download"
+        ) { scanner in
             try scanner.object { key in
                 switch key {
                 case "participants":
@@ -258,8 +284,10 @@ enum MetaImporter {
         return header
     }
 
-    static func read(_ thread: Thread, header: MetaThreadHeader, tree: ExportTree, format: ImportFormat, owner: String?,
-                     everywhere: [String], app: String, context: ImportContext) throws(ImportError) -> ImportResult {
+    static func read(
+        _ thread: Thread, header: MetaThreadHeader, tree: ExportTree, format: ImportFormat, owner: String?,
+        everywhere: [String], app: String, context: ImportContext
+    ) throws(ImportError) -> ImportResult {
         var builder = ConversationBuilder()
         builder.title = header.title
         for p in header.participants { builder.participant(id: p, name: p) }
@@ -268,22 +296,27 @@ enum MetaImporter {
         // Reactions Instagram wrote as messages, waiting for the message they answer: read newest
         // first, that is the next one read (an older one) by someone else.
         var pending: [(emoji: String, reactor: String)] = []
-        var senders: [String: String] = [:]   // as written → as shown
+        var senders: [String: String] = [:]  // as written → as shown
         var reactionsByText = 0
         let limit = context.options.limits.maxJSONValueBytes
         for relative in thread.files {
             let local = try tree.localFile(relative)
             defer { tree.done(with: local) }
             let file = tree.displayName(relative)
-            try JSONScanner.reading(path: local, displayPath: file, writer: "Meta's download",
-                                    element: "one message of a Messenger or Instagram thread", export: "a Messenger or Instagram download") { scanner in
+            try JSONScanner.reading(
+                path: local, displayPath: file, writer: "Meta's download",
+                element: "one message of a Messenger or Instagram thread", export: "a Messenger or Instagram download"
+            ) { scanner in
                 var sawMessages = false
                 try scanner.object { key in
                     guard key == "messages" else { try scanner.skipValue(); return }
                     sawMessages = true
-                    try scanner.elements(limit: limit, read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
-                        try d.metaMessage()
-                    }) { i, m in
+                    try scanner.elements(
+                        limit: limit,
+                        read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
+                            try d.metaMessage()
+                        }
+                    ) { i, m in
                         let location = "messages[\(i)]"
                         guard let ms = m.timestampMS, ms.isFinite, abs(ms) < 1e15 else {
                             context.warn(location + ".timestamp_ms", "message", "has no readable time; skipped", skipped: true, file: file)
@@ -304,13 +337,17 @@ enum MetaImporter {
                         // (Instagram's phrasings; Messenger keeps reactions in `reactions`, so only a text
                         // that is exactly such a phrase, with no media, counts.)
                         if m.type == nil || m.type == "Generic", let sender, let content, m.photos.isEmpty, m.media.isEmpty,
-                           m.shareLink == nil, m.sticker == nil, let emoji = MetaText.reaction(in: content, sender: sender) {
+                            m.shareLink == nil, m.sticker == nil, let emoji = MetaText.reaction(in: content, sender: sender)
+                        {
                             reactionsByText += 1
                             pending.append((emoji, sender))
                             return
                         }
-                        guard var message = convert(m, content: content, sender: sender, date: date, thread: thread, tree: tree,
-                                                    location: location, file: file, context: context) else { return }
+                        guard
+                            var message = convert(
+                                m, content: content, sender: sender, date: date, thread: thread, tree: tree,
+                                location: location, file: file, context: context)
+                        else { return }
                         if !pending.isEmpty, message.kind == .message, let sender {
                             for p in pending.reversed() where p.reactor != sender { message.reactions.apply(emoji: p.emoji, sender: p.reactor, remove: false) }
                             pending.removeAll { $0.reactor != sender }
@@ -324,9 +361,10 @@ enum MetaImporter {
             }
         }
         if reactionsByText > 0 {
-            context.note("\(TextCleanup.count(reactionsByText, "reaction")) written as messages (\"Reacted ❤️ to your message\") "
-                             + "shown on the message before them by someone else"
-                             + (pending.isEmpty ? "" : "; \(pending.count) had none and were left out"))
+            context.note(
+                "\(TextCleanup.count(reactionsByText, "reaction")) written as messages (\"Reacted ❤️ to your message\") "
+                    + "shown on the message before them by someone else"
+                    + (pending.isEmpty ? "" : "; \(pending.count) had none and were left out"))
             if !pending.isEmpty { context.countSkipped(pending.count) }
         }
         // Read newest first: turned round, then ordered by time (equal times keep that order).
@@ -334,13 +372,16 @@ enum MetaImporter {
         // The profile in the download; else the one participant present in every thread; else,
         // in a two-person thread named after one of them, the other.
         let people = header.participants + authors.filter { !header.participants.contains($0) }
-        let owners = OwnerInference(authors: people.map { OwnerInference.Author(id: $0, names: [$0]) }, noun: "person", nouns: "people",
-                                    unsaid: "no `me` given and the download does not say whose it is")
-        let me = owners.resolve(me: context.options.me, clues: [
-            .profile(id: nil, name: owner, how: "who downloaded this \(app) data (its profile)"),
-            .everywhere(everywhere, how: "the one person in every thread of the download"),
-            .namedAfter(header.title, how: "whom the thread is named after"),
-        ], context: context, file: thread.key)
+        let owners = OwnerInference(
+            authors: people.map { OwnerInference.Author(id: $0, names: [$0]) }, noun: "person", nouns: "people",
+            unsaid: "no `me` given and the download does not say whose it is")
+        let me = owners.resolve(
+            me: context.options.me,
+            clues: [
+                .profile(id: nil, name: owner, how: "who downloaded this \(app) data (its profile)"),
+                .everywhere(everywhere, how: "the one person in every thread of the download"),
+                .namedAfter(header.title, how: "whom the thread is named after")
+            ], context: context, file: thread.key)
         if let me { builder.updateMessages { if $0.sender == me { $0.direction = .outgoing } } }
         if builder.title == nil {
             let others = header.participants.filter { $0 != me }
@@ -350,8 +391,10 @@ enum MetaImporter {
     }
 
     /// One message as BubbleKit shows it, or nil (skipped with a warning).
-    private static func convert(_ m: MetaMessage, content: String?, sender: String?, date: Date, thread: Thread, tree: ExportTree,
-                                location: String, file: String, context: ImportContext) -> Message? {
+    private static func convert(
+        _ m: MetaMessage, content: String?, sender: String?, date: Date, thread: Thread, tree: ExportTree,
+        location: String, file: String, context: ImportContext
+    ) -> Message? {
         let who = sender ?? "Someone"
         switch m.type {
         case "Call":
@@ -360,8 +403,12 @@ enum MetaImporter {
         case "Subscribe":
             return Message.system(content ?? (who + " added " + m.users.map(MetaText.undoMojibake).joined(separator: ", ")), date: date)
         case "Unsubscribe":
-            return Message.system(content ?? (m.users.isEmpty ? who + " left the group"
-                                                : who + " removed " + m.users.map(MetaText.undoMojibake).joined(separator: ", ")), date: date)
+            return Message.system(
+                content
+                    ?? (m.users.isEmpty
+                        ? who + " left the group"
+                        : who + " removed " + m.users.map(MetaText.undoMojibake).joined(separator: ", ")),
+                date: date)
         default: break
         }
         if m.isUnsent {
@@ -401,7 +448,9 @@ enum MetaImporter {
         attach(m.files, kind: .document, what: "file")
         for media in m.media {
             let ext = PathText.fileExtension(media.uri).lowercased()
-            let kind: MediaAttachment.Kind = TextCleanup.photoExtensions.contains(ext) ? (ext == "gif" ? .gif : .photo)
+            let kind: MediaAttachment.Kind =
+                TextCleanup.photoExtensions.contains(ext)
+                ? (ext == "gif" ? .gif : .photo)
                 : ["mp4", "mov", "webm", "m4v"].contains(ext) ? .video : ["aac", "m4a", "mp3", "ogg", "opus", "wav"].contains(ext) ? .voice : .document
             attach([media], kind: kind, what: kind == .photo ? "photo" : kind.rawValue)
         }
@@ -452,8 +501,10 @@ extension MetaImporter: ExportReader {
     static func recognizes(_ probe: ExportProbe) -> Recognition? {
         let path = probe.path
         if probe.isFolder {
-            let folders = ["messages", "your_activity_across_facebook/messages", "your_facebook_activity/messages",
-                           "your_instagram_activity/messages"].filter { probe.file($0) != nil }
+            let folders = [
+                "messages", "your_activity_across_facebook/messages", "your_facebook_activity/messages",
+                "your_instagram_activity/messages"
+            ].filter { probe.file($0) != nil }
             if !folders.isEmpty || probe.names.contains(where: { fileNumber($0) != nil }) {
                 let marks = folders + instagramMarks.filter { probe.file($0) != nil }
                 return .certain(FormatDetector.isInstagram(path, files: marks) ? .instagram : .messenger)
@@ -462,7 +513,8 @@ extension MetaImporter: ExportReader {
             return probe.jsonHeads.contains(where: looksLikeThread) ? .likely(.messenger) : nil
         }
         if let files = probe.zipFiles,
-           files.contains(where: { fileNumber(($0 as NSString).lastPathComponent) != nil && $0.contains("messages/") }) {
+            files.contains(where: { fileNumber(($0 as NSString).lastPathComponent) != nil && $0.contains("messages/") })
+        {
             return .certain(FormatDetector.isInstagram(path, files: files) ? .instagram : .messenger)
         }
         guard probe.first == UInt8(ascii: "{"), looksLikeThread(probe.text) else { return nil }

@@ -64,28 +64,30 @@ extension JSONElementReader {
                     }
                 }
             case "reactions":
-                m.reactions = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) -> (reaction: String, actor: String)? in
-                    var reaction: String?, actor: String?
-                    try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
-                        switch key {
-                        case "reaction": reaction = try d.optionalString()
-                        case "actor": actor = try d.optionalString()
-                        default: d.skip()
+                m.reactions =
+                    try d.optionalArray { (d: inout JSONElementReader) throws(Failure) -> (reaction: String, actor: String)? in
+                        var reaction: String?, actor: String?
+                        try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
+                            switch key {
+                            case "reaction": reaction = try d.optionalString()
+                            case "actor": actor = try d.optionalString()
+                            default: d.skip()
+                            }
                         }
-                    }
-                    guard let reaction, let actor else { return nil }
-                    return (reaction, actor)
-                }?.compactMap { $0 } ?? []
+                        guard let reaction, let actor else { return nil }
+                        return (reaction, actor)
+                    }?.compactMap { $0 } ?? []
             case "is_unsent", "isUnsent": m.isUnsent = try d.optionalBool() ?? false
             case "call_duration": m.callDuration = try d.optionalNumber()
             case "users":
-                m.users = try d.optionalArray { (d: inout JSONElementReader) throws(Failure) -> String? in
-                    var name: String?
-                    try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
-                        if key == "name" { name = try d.optionalString() } else { d.skip() }
-                    }
-                    return name
-                }?.compactMap { $0 } ?? []
+                m.users =
+                    try d.optionalArray { (d: inout JSONElementReader) throws(Failure) -> String? in
+                        var name: String?
+                        try d.object { (d: inout JSONElementReader, key: Key) throws(Failure) in
+                            if key == "name" { name = try d.optionalString() } else { d.skip() }
+                        }
+                        return name
+                    }?.compactMap { $0 } ?? []
             default: d.skip()
             }
         }
@@ -142,7 +144,7 @@ enum MetaText {
                     bytes.append((b & 0x03) << 6 | (utf8[i + 1] & 0x3F))
                     i += 2
                 } else {
-                    return nil   // a scalar above U+00FF: not Meta's escaping
+                    return nil  // a scalar above U+00FF: not Meta's escaping
                 }
             }
             return String(validating: bytes, as: UTF8.self)
@@ -163,7 +165,8 @@ enum MetaText {
         var words = ""
         for c in text {
             if c.unicodeScalars.contains(where: { $0.properties.isEmojiPresentation || ($0.properties.isEmoji && $0.value > 0xFF) })
-                || c.unicodeScalars.first?.value == 0x2764 {
+                || c.unicodeScalars.first?.value == 0x2764
+            {
                 emoji.append(c)
                 words.append(" ")
             } else {
@@ -209,22 +212,24 @@ enum MetaText {
         "ha reagito al tuo messaggio", "ha reagito con al tuo messaggio",
         "heeft gereageerd op je bericht", "heeft met gereageerd op je bericht",
         "zareagował(a) na twoją wiadomość", "zareagował(a) na twoją wiadomość:",
-        "mesajına tepki verdi", "bereaksi terhadap pesan anda", "memberikan reaksi ke pesan anda",
+        "mesajına tepki verdi", "bereaksi terhadap pesan anda", "memberikan reaksi ke pesan anda"
     ]
 
     static let likedPhrases: Set<String> = [
         "liked a message", "liked your message", "le gustó un mensaje", "le gustó tu mensaje",
         "curtiu uma mensagem", "curtiu sua mensagem", "a aimé un message", "a aimé votre message",
         "gefällt eine nachricht", "gefällt deine nachricht", "ha messo \"mi piace\" a un messaggio",
-        "vindt een bericht leuk", "polubił(a) wiadomość", "bir mesajı beğendi", "menyukai pesan",
+        "vindt een bericht leuk", "polubił(a) wiadomość", "bir mesajı beğendi", "menyukai pesan"
     ]
 
     /// English system texts Messenger puts in `content` beside media ("Ann sent a photo.",
     /// "You sent an attachment."): said again by the media themselves, so left out.
     static func isMediaCaption(_ content: String) -> Bool {
         guard content.count < 200, content.hasSuffix(".") else { return false }
-        for tail in [" sent a photo.", " sent an attachment.", " sent a video.", " sent a GIF.", " sent a sticker.",
-                     " sent a voice message.", " sent an audio clip.", " sent a file.", " sent a link."] where content.hasSuffix(tail) {
+        for tail in [
+            " sent a photo.", " sent an attachment.", " sent a video.", " sent a GIF.", " sent a sticker.",
+            " sent a voice message.", " sent an audio clip.", " sent a file.", " sent a link."
+        ] where content.hasSuffix(tail) {
             return true
         }
         if let range = content.range(of: " sent "), content.hasSuffix(" photos.") {

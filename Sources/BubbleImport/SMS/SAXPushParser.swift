@@ -126,7 +126,8 @@ final class SAXPushParser {
         }
         sax.serror = { _, error in
             guard let error, let ctx = error.pointee.ctxt, let me = SAXPushParser.owner(ctx),
-                  error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue, me.errorCode == nil else { return }
+                error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue, me.errorCode == nil
+            else { return }
             me.errorCode = Int(error.pointee.code)
             if !me.stopped { me.delegate?.parser(me, errorCode: Int(error.pointee.code)) }
         }

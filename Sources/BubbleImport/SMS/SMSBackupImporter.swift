@@ -34,8 +34,9 @@ enum SMSBackupImporter {
             throw ImportError(path: source.displayPath, reason: "is empty; expected an SMS Backup & Restore file")
         }
         if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF]) {
-            throw ImportError(path: source.displayPath, location: "line 1, column 1",
-                              reason: "is UTF-16; SMS Backup & Restore writes UTF-8 (convert the file to UTF-8)")
+            throw ImportError(
+                path: source.displayPath, location: "line 1, column 1",
+                reason: "is UTF-16; SMS Backup & Restore writes UTF-8 (convert the file to UTF-8)")
         }
         try? handle.seek(toOffset: 0)
 
@@ -46,8 +47,9 @@ enum SMSBackupImporter {
         do {
             outcome = try scanner.run()
         } catch {
-            throw ImportError(path: source.displayPath, location: error.line.map { "line \($0), column \(error.column ?? 1)" },
-                              reason: error.reason)
+            throw ImportError(
+                path: source.displayPath, location: error.line.map { "line \($0), column \(error.column ?? 1)" },
+                reason: error.reason)
         }
         if case .otherEncoding = outcome {
             // Before the root element: nothing was read into the reader yet.
@@ -90,8 +92,9 @@ enum SMSBackupImporter {
         if let failure = reader.failure { throw failure }
         if !ok {
             let code = parser.errorCode ?? 0
-            throw ImportError(path: source.displayPath, location: reader.location(parser),
-                              reason: SMSBackupReader.describe(libxml2Error: code, atEnd: stream.reachedEnd))
+            throw ImportError(
+                path: source.displayPath, location: reader.location(parser),
+                reason: SMSBackupReader.describe(libxml2Error: code, atEnd: stream.reachedEnd))
         }
         if !reader.sawRoot {
             throw ImportError(path: source.displayPath, reason: "has no <smses> element; expected an SMS Backup & Restore file")
@@ -225,8 +228,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
     }
 
     static func describe(_ what: String, atEnd: Bool) -> String {
-        atEnd ? "unexpected end of file (cut short?): \(what); expected the rest of the backup and </smses>"
-              : "is not well-formed XML: \(what)"
+        atEnd
+            ? "unexpected end of file (cut short?): \(what); expected the rest of the backup and </smses>"
+            : "is not well-formed XML: \(what)"
     }
 
     /// References replaced by U+FFFD, not yet matched to an element. `SMSBackupScanner` adds them
@@ -244,8 +248,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
         let end = replacements.firstIndex { $0.line > line } ?? replacements.count
         if kept {
             for r in replacements[..<end] {
-                context.warn("line \(r.line), column \(r.column)", "character reference \(r.reference)",
-                             "\(r.reason); replaced by U+FFFD")
+                context.warn(
+                    "line \(r.line), column \(r.column)", "character reference \(r.reference)",
+                    "\(r.reason); replaced by U+FFFD")
             }
         }
         replacements.removeFirst(end)
@@ -275,9 +280,10 @@ final class SMSBackupReader: SAXPushParserDelegate {
         if depth == 1 {
             guard kind == .smses else {
                 let name = String(decoding: name, as: UTF8.self)
-                fail(name == "calls"
-                     ? "is a call log backup (<calls>), not messages; expected <smses>"
-                     : "root element is <\(name)>; expected <smses> (SMS Backup & Restore)")
+                fail(
+                    name == "calls"
+                        ? "is a call log backup (<calls>), not messages; expected <smses>"
+                        : "root element is <\(name)>; expected <smses> (SMS Backup & Restore)")
                 return
             }
             sawRoot = true
@@ -330,9 +336,13 @@ final class SMSBackupReader: SAXPushParserDelegate {
     }
 
     private func value(_ a: SAXAttributes, _ name: SMSAttribute) -> String? {
-        guard let present = a.withBytes(name.rawValue, { b in
-            !b.isEmpty && !Self.same(b, "null") && !Self.same(b, "(Unknown)")
-        }), present else { return nil }
+        guard
+            let present = a.withBytes(
+                name.rawValue,
+                { b in
+                    !b.isEmpty && !Self.same(b, "null") && !Self.same(b, "(Unknown)")
+                }), present
+        else { return nil }
         return a.string(name.rawValue)
     }
 
@@ -401,8 +411,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
     /// Milliseconds since 1970; a few tools write seconds for MMS.
     private func date(_ a: SAXAttributes, line: Int, what: String) -> Date? {
         guard let t = a.int64(SMSAttribute.date.rawValue) else {
-            context.warn("line \(line)", what, "has no readable date (\"\(a.string(SMSAttribute.date.rawValue) ?? "")\"); skipped",
-                         skipped: true)
+            context.warn(
+                "line \(line)", what, "has no readable date (\"\(a.string(SMSAttribute.date.rawValue) ?? "")\"); skipped",
+                skipped: true)
             return nil
         }
         return Date(timeIntervalSince1970: t < 100_000_000_000 ? Double(t) : Double(t) / 1000)
@@ -461,23 +472,31 @@ final class SMSBackupReader: SAXPushParserDelegate {
         } else {
             let address = value(a, .address) ?? "Unknown"
             let name = value(a, .contactName)
-            threadNumber = thread(key: key(address), label: name.map { "\($0) (\(address))" } ?? address,
-                                  addresses: [address], name: name)
-            lastSender = SMSSender(addressBytes: a.withBytes(SMSAttribute.address.rawValue) { Array($0) },
-                                   nameBytes: a.withBytes(SMSAttribute.contactName.rawValue) { Array($0) },
-                                   address: address, name: name, thread: threadNumber)
+            threadNumber = thread(
+                key: key(address), label: name.map { "\($0) (\(address))" } ?? address,
+                addresses: [address], name: name)
+            lastSender = SMSSender(
+                addressBytes: a.withBytes(SMSAttribute.address.rawValue) { Array($0) },
+                nameBytes: a.withBytes(SMSAttribute.contactName.rawValue) { Array($0) },
+                address: address, name: name, thread: threadNumber)
         }
         guard threads[threadNumber].wanted, keeping else { return }  // another conversation: not even its problems matter
         guard let (direction, status) = direction(a, .type) else {
-            context.warn("line \(line)", "sms", "type \"\(a.string(SMSAttribute.type.rawValue) ?? "")\" is not 1–6 (received, sent, draft, outbox, failed, queued); skipped",
-                         skipped: true)
+            context.warn(
+                "line \(line)", "sms",
+                "type \"\(a.string(SMSAttribute.type.rawValue) ?? "")\" is not 1–6 (received, sent, draft, outbox, failed, queued); skipped",
+                skipped: true)
             return
         }
         guard let date = date(a, line: line, what: "sms") else { return }
         // "null" is the exporter's word for no body ("(Unknown)" is only used for names).
-        guard let body = a.withBytes(SMSAttribute.body.rawValue, { b -> String? in
-            b.isEmpty || Self.same(b, "null") ? nil : String(decoding: b, as: UTF8.self)
-        }) ?? nil else {
+        guard
+            let body = a.withBytes(
+                SMSAttribute.body.rawValue,
+                { b -> String? in
+                    b.isEmpty || Self.same(b, "null") ? nil : String(decoding: b, as: UTF8.self)
+                }) ?? nil
+        else {
             context.warn("line \(line)", "sms", "has no body; skipped", skipped: true)
             return
         }
@@ -491,8 +510,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
             sender = participantID(address: lastSender!.address, name: lastSender!.name)
             lastSender!.id = sender
         }
-        elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: body, status: status),
-                                     context: context)
+        elementKept = builder.append(
+            Message(sender: sender, direction: direction, date: date, text: body, status: status),
+            context: context)
     }
 
     private func readPart(_ a: SAXAttributes, line: Int) {
@@ -557,21 +577,27 @@ final class SMSBackupReader: SAXPushParserDelegate {
             let shown = part.name ?? part.mime
             guard let ext = TextCleanup.photoExtension(ofMIMEType: part.mime) else {
                 placeholders.append("[Photo: \(shown)]")
-                context.warn("line \(part.line)", "mms image \(shown)", "\(part.mime) is not a format the renderer reads; "
-                                 + "shown as a placeholder", skipped: true, media: true)
+                context.warn(
+                    "line \(part.line)", "mms image \(shown)",
+                    "\(part.mime) is not a format the renderer reads; "
+                        + "shown as a placeholder", skipped: true, media: true)
                 continue
             }
             if let cut = part.cutBytes {
                 placeholders.append("[Photo: \(shown)]")
-                context.warn("line \(part.line)", "mms image \(shown)", "its data is \(cut / 1_000_000) MB of base64, more than "
-                                 + "a photo may be here (limit 9 MB); shown as a placeholder", skipped: true, media: true)
+                context.warn(
+                    "line \(part.line)", "mms image \(shown)",
+                    "its data is \(cut / 1_000_000) MB of base64, more than "
+                        + "a photo may be here (limit 9 MB); shown as a placeholder", skipped: true, media: true)
                 continue
             }
             guard !part.data.isEmpty, let bytes = Data(base64Encoded: part.data, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
                 placeholders.append("[Photo: \(shown)]")
-                context.warn("line \(part.line)", "mms image \(shown)", part.data.isEmpty
-                                 ? "has no data (backed up without media?); shown as a placeholder"
-                                 : "data is not valid base64; shown as a placeholder", skipped: true, media: true)
+                context.warn(
+                    "line \(part.line)", "mms image \(shown)",
+                    part.data.isEmpty
+                        ? "has no data (backed up without media?); shown as a placeholder"
+                        : "data is not valid base64; shown as a placeholder", skipped: true, media: true)
                 continue
             }
             do {
@@ -584,8 +610,9 @@ final class SMSBackupReader: SAXPushParserDelegate {
                 images.append(ImageAttachment(path: full, width: 0, height: 0, name: part.name))
             } catch {
                 placeholders.append("[Photo: \(shown)]")
-                context.warn("line \(part.line)", "mms image \(shown)", "cannot be written (\(error)); shown as a placeholder",
-                             skipped: true, media: true)
+                context.warn(
+                    "line \(part.line)", "mms image \(shown)", "cannot be written (\(error)); shown as a placeholder",
+                    skipped: true, media: true)
             }
         }
         // The first other part is the message's typed attachment; a further one is named in its text.
@@ -600,47 +627,63 @@ final class SMSBackupReader: SAXPushParserDelegate {
             return
         }
         // All pictures in one message (a grid), the text as their caption.
-        elementKept = builder.append(Message(sender: sender, direction: direction, date: date, text: text.isEmpty ? nil : text,
-                                             images: images, status: status, attachment: attachment),
-                                     context: context)
+        elementKept = builder.append(
+            Message(
+                sender: sender, direction: direction, date: date, text: text.isEmpty ? nil : text,
+                images: images, status: status, attachment: attachment),
+            context: context)
     }
 
     /// An MMS part that is not a picture (`video/3gpp`, `audio/amr`, `text/x-vCard`…): written to
     /// the attachments folder under our own name and described from its headers; without its
     /// data (backed up without media, too large, not base64), a placeholder with a warning.
-    private func file(_ part: (data: String, mime: String, name: String?, line: Int, cutBytes: Int?), stamp: Int64,
-                      number: Int) -> MediaAttachment {
-        let kind: MediaAttachment.Kind = part.mime.hasPrefix("video/") ? .video
-            : part.mime == "audio/amr" || part.mime == "audio/3gpp" ? .voice
-            : part.mime.hasPrefix("audio/") ? .audio
-            : part.mime.contains("vcard") ? .contact
-            : .document
+    private func file(
+        _ part: (data: String, mime: String, name: String?, line: Int, cutBytes: Int?), stamp: Int64,
+        number: Int
+    ) -> MediaAttachment {
+        let kind: MediaAttachment.Kind =
+            part.mime.hasPrefix("video/")
+            ? .video
+            : part.mime == "audio/amr" || part.mime == "audio/3gpp"
+                ? .voice
+                : part.mime.hasPrefix("audio/")
+                    ? .audio
+                    : part.mime.contains("vcard")
+                        ? .contact
+                        : .document
         let shown = part.name ?? part.mime
-        let ext: String = switch part.mime {
-        case "video/3gpp": "3gp"
-        case "video/mp4": "mp4"
-        case "audio/amr": "amr"
-        case "audio/mpeg", "audio/mp3": "mp3"
-        case "audio/ogg": "ogg"
-        case "audio/mp4", "audio/aac": "m4a"
-        case "text/x-vcard", "text/vcard": "vcf"
-        default: PathText.fileExtension(part.name ?? "").lowercased().filter { $0.isLetter || $0.isNumber }
-        }
+        let ext: String =
+            switch part.mime {
+            case "video/3gpp": "3gp"
+            case "video/mp4": "mp4"
+            case "audio/amr": "amr"
+            case "audio/mpeg", "audio/mp3": "mp3"
+            case "audio/ogg": "ogg"
+            case "audio/mp4", "audio/aac": "m4a"
+            case "text/x-vcard", "text/vcard": "vcf"
+            default: PathText.fileExtension(part.name ?? "").lowercased().filter { $0.isLetter || $0.isNumber }
+            }
         var missing = MediaAttachment(kind: kind, fileName: part.name, mimeType: part.mime.isEmpty ? nil : part.mime)
         if missing.fileName == nil { missing.label = shown }
         guard part.cutBytes == nil, !part.data.isEmpty,
-              let bytes = Data(base64Encoded: part.data, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
-            context.warn("line \(part.line)", "mms part \(shown)", part.cutBytes != nil ? "its data is over the 9 MB limit; shown as a placeholder"
-                             : part.data.isEmpty ? "has no data (backed up without media?); shown as a placeholder"
-                             : "data is not valid base64; shown as a placeholder", skipped: true, media: true)
+            let bytes = Data(base64Encoded: part.data, options: .ignoreUnknownCharacters), !bytes.isEmpty
+        else {
+            context.warn(
+                "line \(part.line)", "mms part \(shown)",
+                part.cutBytes != nil
+                    ? "its data is over the 9 MB limit; shown as a placeholder"
+                    : part.data.isEmpty
+                        ? "has no data (backed up without media?); shown as a placeholder"
+                        : "data is not valid base64; shown as a placeholder", skipped: true, media: true)
             return missing
         }
         do {
             let folder = try context.attachmentsFolder()
             let full = (folder as NSString).appendingPathComponent(context.uniqueAttachmentName(stem: "mms-\(stamp)-\(number)", ext: ext))
             try bytes.write(to: URL(fileURLWithPath: full))
-            return MediaAttachment.described(kind: kind, fileName: part.name ?? (full as NSString).lastPathComponent, path: full,
-                                             mimeType: missing.mimeType)
+            return MediaAttachment.described(
+                kind: kind, fileName: part.name ?? (full as NSString).lastPathComponent, path: full,
+                mimeType: missing.mimeType)
         } catch {
             context.warn("line \(part.line)", "mms part \(shown)", "cannot be written (\(error)); shown as a placeholder", skipped: true, media: true)
             return missing
@@ -675,8 +718,10 @@ final class SMSBackupReader: SAXPushParserDelegate {
             }
             if picked.count == 1 { builder.title = threads[picked[0]].label }
         } else if threads.count > 1 {
-            throw ImportError(path: path, reason: "holds \(threads.count) conversations; pick one with `chat` "
-                                  + "(contact name or phone number): \(listing)")
+            throw ImportError(
+                path: path,
+                reason: "holds \(threads.count) conversations; pick one with `chat` "
+                    + "(contact name or phone number): \(listing)")
         } else if let only = threads.first {
             builder.title = only.label
         }

@@ -172,9 +172,9 @@ struct SMSBackupScanner {
             t[0x26] = 1  // &
             t[0x3C] = 1  // <
         }
-        special[0x22] = 1            // " ends a "…" value
-        special[256 + 0x27] = 1      // ' ends a '…' value
-        special[512 + 0x5D] = 1      // ] may start ]]> in text
+        special[0x22] = 1  // " ends a "…" value
+        special[256 + 0x27] = 1  // ' ends a '…' value
+        special[512 + 0x5D] = 1  // ] may start ]]> in text
         nameTable = .allocate(capacity: 256)
         for c in 0..<256 {
             let b = UInt8(c)
@@ -386,9 +386,19 @@ struct SMSBackupScanner {
         let name = buf + p + 1
         func eq(_ s: StaticString) -> Bool { n == s.utf8CodeUnitCount && memcmp(name, s.utf8Start, n) == 0 }
         let v: UInt32
-        if eq("lt") { v = 0x3C } else if eq("gt") { v = 0x3E } else if eq("amp") { v = 0x26 }
-        else if eq("quot") { v = 0x22 } else if eq("apos") { v = 0x27 }
-        else { throw failure(at: p, code: 26) }
+        if eq("lt") {
+            v = 0x3C
+        } else if eq("gt") {
+            v = 0x3E
+        } else if eq("amp") {
+            v = 0x26
+        } else if eq("quot") {
+            v = 0x22
+        } else if eq("apos") {
+            v = 0x27
+        } else {
+            throw failure(at: p, code: 26)
+        }
         return .character(v, length: n + 2)
     }
 
@@ -514,13 +524,16 @@ struct SMSBackupScanner {
             let value = String(decoding: UnsafeBufferPointer(start: buf + valueStart, count: p - valueStart), as: UTF8.self)
             p += 1
             switch (name, seen) {
-            case ("version", 0): seen = 1
+            case ("version", 0):
+                seen = 1
                 guard value.hasPrefix("1."), value.utf8.dropFirst(2).allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                     throw failure(at: valueStart, "the XML declaration is not well-formed (version \(value))")
                 }
-            case ("encoding", 1): seen = 2
+            case ("encoding", 1):
+                seen = 2
                 if !["utf-8", "utf8", "us-ascii", "ascii"].contains(value.lowercased()) { encoding = value }
-            case ("standalone", 1), ("standalone", 2): seen = 3
+            case ("standalone", 1), ("standalone", 2):
+                seen = 3
                 guard value == "yes" || value == "no" else { throw failure(at: valueStart, "the XML declaration is not well-formed") }
             default:
                 throw failure(at: nameStart, "the XML declaration is not well-formed")
@@ -549,8 +562,11 @@ struct SMSBackupScanner {
                 if c == 0x20 || c == 0x09 || c == 0x0D { p += 1; continue }
                 if c == 0x0A { newline(at: p); p += 1; continue }
                 if mode != .content {
-                    throw failure(at: p, mode == .prolog ? "text before the root element; expected <smses>"
-                                                         : SMSBackupReader.phrase(libxml2Error: 86))
+                    throw failure(
+                        at: p,
+                        mode == .prolog
+                            ? "text before the root element; expected <smses>"
+                            : SMSBackupReader.phrase(libxml2Error: 86))
                 }
                 if c == 0x26 {
                     let ref = try reference(at: p)
@@ -645,9 +661,10 @@ struct SMSBackupScanner {
             }
         }
         guard mode == .prolog else { throw failure(at: p, "a declaration (<!…>) inside the document; only comments and CDATA may start with <!") }
-        throw Failure(line: line, column: column(at: p),
-                      reason: "has a DOCTYPE (or other declaration) before the root element; SMS Backup & Restore never "
-                          + "writes one, and it is where entity expansion attacks live, so it is refused")
+        throw Failure(
+            line: line, column: column(at: p),
+            reason: "has a DOCTYPE (or other declaration) before the root element; SMS Backup & Restore never "
+                + "writes one, and it is where entity expansion attacks live, so it is refused")
     }
 
     /// `</name>` at `p`. False when more input is needed.
@@ -712,9 +729,7 @@ struct SMSBackupScanner {
                 var space = sawSpace
                 while p < end {
                     let c = buf[p]
-                    if c == 0x20 || c == 0x09 || c == 0x0D { space = true; p += 1 }
-                    else if c == 0x0A { newline(at: p); space = true; p += 1 }
-                    else { break }
+                    if c == 0x20 || c == 0x09 || c == 0x0D { space = true; p += 1 } else if c == 0x0A { newline(at: p); space = true; p += 1 } else { break }
                 }
                 if p == end {
                     if eof { throw truncated(77) }
@@ -822,7 +837,8 @@ struct SMSBackupScanner {
     /// are their own hash (no NUL in a name), so equal hashes are equal names.
     @inline(__always)
     private mutating func remember(_ p: Int, _ n: Int, _ w: UInt64) {
-        let h = n <= 8 ? w : (w &* 0x9E37_79B9_7F4A_7C15) ^ (UnsafeRawPointer(buf + p + n - 8).loadUnaligned(as: UInt64.self) &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(n)
+        let h =
+            n <= 8 ? w : (w &* 0x9E37_79B9_7F4A_7C15) ^ (UnsafeRawPointer(buf + p + n - 8).loadUnaligned(as: UInt64.self) &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(n)
         tagNameSpans.append((h, base + p, n))
         if suspect { return }
         if tagNameSpans.count > 96 {

@@ -146,9 +146,10 @@ struct XMLByteFilter {
                 i = next
             } else if b[i + 1] == UInt8(ascii: "!") {
                 let (l, c) = position(of: i, in: b)
-                throw Failure(line: l, column: c,
-                              reason: "has a DOCTYPE (or other declaration) before the root element; SMS Backup & Restore never "
-                                  + "writes one, and it is where entity expansion attacks live, so it is refused")
+                throw Failure(
+                    line: l, column: c,
+                    reason: "has a DOCTYPE (or other declaration) before the root element; SMS Backup & Restore never "
+                        + "writes one, and it is where entity expansion attacks live, so it is refused")
             } else {
                 return true
             }
@@ -237,8 +238,10 @@ struct XMLByteFilter {
     }
 
     /// Passes over (or cuts) the bytes of a `data` value from `i`; returns where it stopped.
-    private mutating func runData(_ b: UnsafeBufferPointer<UInt8>, from i: Int, copied: inout Int,
-                                  into output: inout [UInt8]) -> Int {
+    private mutating func runData(
+        _ b: UnsafeBufferPointer<UInt8>, from i: Int, copied: inout Int,
+        into output: inout [UInt8]
+    ) -> Int {
         let n = b.count
         var end = n
         if let hit = memchr(b.baseAddress! + i, 0x22, n - i) {

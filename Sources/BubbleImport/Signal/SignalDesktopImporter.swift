@@ -44,9 +44,10 @@ enum SignalDesktopImporter {
         let config = (root as NSString).appendingPathComponent("config.json")
         let attachments = mediaFolder ?? (root as NSString).appendingPathComponent("attachments.noindex")
         let stickers = (root as NSString).appendingPathComponent("stickers.noindex")
-        return Profile(database: database, config: fm.fileExists(atPath: config) ? config : nil,
-                       attachments: fm.fileExists(atPath: attachments) ? attachments : nil,
-                       stickers: fm.fileExists(atPath: stickers) ? stickers : nil)
+        return Profile(
+            database: database, config: fm.fileExists(atPath: config) ? config : nil,
+            attachments: fm.fileExists(atPath: attachments) ? attachments : nil,
+            stickers: fm.fileExists(atPath: stickers) ? stickers : nil)
     }
 
     /// Whether `path` looks like a Signal Desktop profile or its database.
@@ -66,7 +67,8 @@ enum SignalDesktopImporter {
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
         let profile = profile(source.path, mediaFolder: context.options.mediaFolder)
         guard FileManager.default.fileExists(atPath: profile.database) else {
-            throw ImportError(path: source.displayPath, reason: "has no sql/db.sqlite; expected a Signal Desktop profile folder (with config.json and sql/) or its db.sqlite")
+            throw ImportError(
+                path: source.displayPath, reason: "has no sql/db.sqlite; expected a Signal Desktop profile folder (with config.json and sql/) or its db.sqlite")
         }
         let key = try databaseKey(profile: profile, given: context.options.key, displayPath: source.displayPath)
         let scratch = try ScratchSpace.makeFolder("decrypted")
@@ -75,9 +77,11 @@ enum SignalDesktopImporter {
         let shown = source.displayPath == source.path ? profile.database : source.displayPath
         let decrypted = try SQLCipher.decrypt(path: profile.database, displayPath: shown, key: key, to: plain)
         if let frame = decrypted.walDamagedFrame {
-            context.warn("frame \(frame)", "the write-ahead log", "does not decrypt from there on (a write cut short, or damage); "
-                         + "\(decrypted.walFrames) frames before it were applied, the rest left out as Signal itself would",
-                         file: shown + "-wal")
+            context.warn(
+                "frame \(frame)", "the write-ahead log",
+                "does not decrypt from there on (a write cut short, or damage); "
+                    + "\(decrypted.walFrames) frames before it were applied, the rest left out as Signal itself would",
+                file: shown + "-wal")
         }
         var configuration = Configuration()
         configuration.readonly = true
@@ -91,8 +95,10 @@ enum SignalDesktopImporter {
                 for table in ["messages", "conversations"] where try !db.tableExists(table) {
                     throw ImportError(path: shown, location: "table \(table)", reason: "is missing; expected a Signal Desktop database")
                 }
-                return try SignalReader(db: db, source: source, shownPath: shown, context: context, attachments: profile.attachments,
-                                    stickers: profile.stickers).run()
+                return try SignalReader(
+                    db: db, source: source, shownPath: shown, context: context, attachments: profile.attachments,
+                    stickers: profile.stickers
+                ).run()
             }
         } catch let error as ImportError {
             throw error
@@ -115,7 +121,8 @@ enum SignalDesktopImporter {
         var config: [String: Any] = [:]
         if let path = profile.config {
             guard let data = FileManager.default.contents(atPath: path),
-                  let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+            else {
                 throw ImportError(path: path, reason: "is not JSON; expected Signal Desktop's config.json")
             }
             config = object
@@ -128,20 +135,25 @@ enum SignalDesktopImporter {
         }
         if let sealed = config["encryptedKey"] as? String {
             guard let password = givenText else {
-                throw ImportError(path: profile.config!, location: "encryptedKey",
-                                  reason: "the database key is sealed by the desktop keyring; give the keyring's \"Signal Safe Storage\" password "
-                                      + "with --key (on GNOME: `secret-tool lookup application Signal`), or the 64-digit database key itself")
+                throw ImportError(
+                    path: profile.config!, location: "encryptedKey",
+                    reason: "the database key is sealed by the desktop keyring; give the keyring's \"Signal Safe Storage\" password "
+                        + "with --key (on GNOME: `secret-tool lookup application Signal`), or the 64-digit database key itself")
             }
             if let key = unsealKey(sealed, password: password) { return key }
             throw ImportError(path: profile.config!, location: "encryptedKey", reason: "cannot be opened with the password given (--key)")
         }
         if let givenText {
-            throw ImportError(path: displayPath, reason: "--key \(givenText.count > 12 ? givenText.prefix(6) + "…" : givenText[...]): is not the database's key; "
-                              + "expected 64 hex digits" + (profile.config == nil ? " (the profile has no config.json)" : ""))
+            throw ImportError(
+                path: displayPath,
+                reason: "--key \(givenText.count > 12 ? givenText.prefix(6) + "…" : givenText[...]): is not the database's key; "
+                    + "expected 64 hex digits" + (profile.config == nil ? " (the profile has no config.json)" : ""))
         }
-        throw ImportError(path: displayPath, reason: profile.config == nil
-                          ? "needs its key: the profile has no config.json; give the database key with --key (64 hex digits)"
-                          : "needs its key: config.json has no \"key\"; give it with --key (64 hex digits)")
+        throw ImportError(
+            path: displayPath,
+            reason: profile.config == nil
+                ? "needs its key: the profile has no config.json; give the database key with --key (64 hex digits)"
+                : "needs its key: config.json has no \"key\"; give it with --key (64 hex digits)")
     }
 
     /// Chromium's "safe storage" sealing as Signal Desktop uses it on Linux ("v11", PBKDF2-SHA1
@@ -150,10 +162,12 @@ enum SignalDesktopImporter {
         #if Decrypt
         guard let bytes = KeyMaterial.decodeHex(hex), bytes.count > 3 else { return nil }
         let prefix = String(decoding: bytes.prefix(3), as: UTF8.self)
-        let t = KeyMaterial.pbkdf2(Insecure.SHA1.self, password: Array(password.utf8), salt: Array("saltysalt".utf8),
-                                   rounds: prefix == "v10" ? 1003 : 1, length: 16)
+        let t = KeyMaterial.pbkdf2(
+            Insecure.SHA1.self, password: Array(password.utf8), salt: Array("saltysalt".utf8),
+            rounds: prefix == "v10" ? 1003 : 1, length: 16)
         guard let iv = try? AES._CBC.IV(ivBytes: [UInt8](repeating: 0x20, count: 16)),
-              let plain = try? AES._CBC.decrypt(bytes[3...], using: SymmetricKey(data: t), iv: iv) else { return nil }
+            let plain = try? AES._CBC.decrypt(bytes[3...], using: SymmetricKey(data: t), iv: iv)
+        else { return nil }
         return KeyMaterial.bytes(hex: String(decoding: plain, as: UTF8.self))
         #else
         return nil

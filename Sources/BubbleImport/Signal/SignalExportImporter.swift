@@ -17,8 +17,10 @@ enum SignalExportImporter {
         let folder = fm.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue ? path : (path as NSString).deletingLastPathComponent
         let md = (folder as NSString).appendingPathComponent("chat.md"), js = (folder as NSString).appendingPathComponent("data.json")
         let given = isDir.boolValue ? nil : path
-        return (folder, given.map { $0.hasSuffix(".md") ? $0 : nil } ?? (fm.fileExists(atPath: md) ? md : nil),
-                given.map { $0.hasSuffix(".json") ? $0 : nil } ?? (fm.fileExists(atPath: js) ? js : nil))
+        return (
+            folder, given.map { $0.hasSuffix(".md") ? $0 : nil } ?? (fm.fileExists(atPath: md) ? md : nil),
+            given.map { $0.hasSuffix(".json") ? $0 : nil } ?? (fm.fileExists(atPath: js) ? js : nil)
+        )
     }
 
     /// Whether a line starts like signal-export's Markdown: "[YYYY-MM-DD HH:MM:SS] Name: ".
@@ -65,10 +67,15 @@ enum SignalExportImporter {
                         message.images.append(ImageAttachment(path: full, width: 0, height: 0, name: name))
                     } else if message.attachment == nil {
                         let ext = PathText.fileExtension(path).lowercased()
-                        let kind: MediaAttachment.Kind = TextCleanup.photoExtension(ofFileName: path) != nil ? .photo
-                            : ["mp4", "mov", "mkv", "webm"].contains(ext) ? .video
-                            : ["m4a", "aac", "mp3", "ogg", "opus", "wav", "flac"].contains(ext) ? .audio : .document
-                        message.attachment = exists ? .described(kind: kind, fileName: name, path: full)
+                        let kind: MediaAttachment.Kind =
+                            TextCleanup.photoExtension(ofFileName: path) != nil
+                            ? .photo
+                            : ["mp4", "mov", "mkv", "webm"].contains(ext)
+                                ? .video
+                                : ["m4a", "aac", "mp3", "ogg", "opus", "wav", "flac"].contains(ext) ? .audio : .document
+                        message.attachment =
+                            exists
+                            ? .described(kind: kind, fileName: name, path: full)
                             : MediaAttachment(kind: kind, fileName: name)
                         if !exists {
                             context.warn(e.location, "attachment \(path)", "no such file beside chat.md; shown as a placeholder", media: true)
@@ -126,8 +133,9 @@ enum SignalExportImporter {
         for (i, line) in try readLines(path).enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             let location = "line \(i + 1)"
             guard let o = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                  let date = o["date"] as? String, let sender = o["sender"] as? String,
-                  let wall = parseHeader("[\(date.prefix(19).replacingOccurrences(of: "T", with: " "))] x: ")?.0 else {
+                let date = o["date"] as? String, let sender = o["sender"] as? String,
+                let wall = parseHeader("[\(date.prefix(19).replacingOccurrences(of: "T", with: " "))] x: ")?.0
+            else {
                 throw ImportError(path: path, location: location, reason: "is not a signal-export message (a JSON object with date, sender and body)")
             }
             var e = Entry(location: location, wall: wall, sender: sender, body: o["body"] as? String ?? "")

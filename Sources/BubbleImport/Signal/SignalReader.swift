@@ -41,17 +41,20 @@ struct SignalReader {
         while let row = try rows.next() {
             guard let id: String = row.lenient(at: 0) else { continue }
             let json = (row.lenient(at: 1) as String?).flatMap(Self.object) ?? [:]
-            let profileFull = [json["profileName"] as? String, json["profileFamilyName"] as? String].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+            let profileFull = [json["profileName"] as? String, json["profileFamilyName"] as? String].compactMap { $0 }.filter { !$0.isEmpty }.joined(
+                separator: " ")
             let serviceId = (json["serviceId"] as? String) ?? (json["uuid"] as? String)
             let e164 = json["e164"] as? String
-            let name = [json["name"] as? String, json["profileFullName"] as? String, profileFull, e164, json["username"] as? String, serviceId]
+            let name =
+                [json["name"] as? String, json["profileFullName"] as? String, profileFull, e164, json["username"] as? String, serviceId]
                 .compactMap { $0 }.map(TextCleanup.cleanName).first { !$0.isEmpty } ?? "Unknown"
             people[id] = Person(id: id, name: name, type: json["type"] as? String ?? "private", serviceId: serviceId, e164: e164)
             if let serviceId { byServiceID[serviceId] = id }
             if let e164 { byNumber[e164] = id }
         }
         if try db.tableExists("items"), let json = try String.fetchOne(db, sql: "SELECT json FROM items WHERE id = 'uuid_id'").flatMap(Self.object),
-           let value = json["value"] as? String {
+            let value = json["value"] as? String
+        {
             let aci = String(value.prefix { $0 != "." })
             myConversation = byServiceID[aci]
         }
@@ -74,8 +77,10 @@ struct SignalReader {
         var chats: [Chat] = []
         for row in try Row.fetchAll(db, sql: "SELECT conversationId, COUNT(*) FROM messages \(storyFilter) GROUP BY conversationId ORDER BY MIN(rowid)") {
             guard let id: String = row.lenient(at: 0), let person = people[id] else { continue }
-            chats.append(Chat(id: id, title: id == myConversation ? "Note to Self" : person.name, count: row.lenient(at: 1) ?? 0,
-                              isGroup: person.type == "group"))
+            chats.append(
+                Chat(
+                    id: id, title: id == myConversation ? "Note to Self" : person.name, count: row.lenient(at: 1) ?? 0,
+                    isGroup: person.type == "group"))
         }
         if context.everyChat {
             let wanted = context.wanted(chats, matches: matches)
@@ -88,12 +93,16 @@ struct SignalReader {
         guard !chats.isEmpty else { throw ImportError(path: shownPath, location: "table messages", reason: "has no messages") }
         guard let wanted = context.options.chat else {
             if chats.count == 1 { return try read(chats[0]) }
-            throw ImportError(path: shownPath, reason: "holds \(chats.count) conversations; pick one with `chat` (name or number), or read them all with --all: \(listing)")
+            throw ImportError(
+                path: shownPath, reason: "holds \(chats.count) conversations; pick one with `chat` (name or number), or read them all with --all: \(listing)")
         }
         let hits = chats.filter { matches($0, wanted) }
         guard hits.count == 1 else {
-            throw ImportError(path: shownPath, reason: hits.isEmpty ? "has no conversation \"\(wanted)\"; conversations: \(listing)"
-                              : "has \(hits.count) conversations matching \"\(wanted)\": " + TextCleanup.list(hits.map(\.title)))
+            throw ImportError(
+                path: shownPath,
+                reason: hits.isEmpty
+                    ? "has no conversation \"\(wanted)\"; conversations: \(listing)"
+                    : "has \(hits.count) conversations matching \"\(wanted)\": " + TextCleanup.list(hits.map(\.title)))
         }
         return try read(hits[0])
     }
@@ -141,22 +150,27 @@ struct SignalReader {
             let cols = Set(try db.columns(in: "message_attachments").map(\.name))
             func c(_ n: String) -> String { cols.contains(n) ? n : "NULL" }
             let edit = cols.contains("editHistoryIndex") ? "AND (editHistoryIndex IS NULL OR editHistoryIndex = -1)" : ""
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT messageId, attachmentType, contentType, path, localKey, size, fileName, width, height, \(c("flags")), \(c("version"))
-                FROM message_attachments WHERE conversationId = ? \(edit) ORDER BY messageId, orderInMessage
-                """, arguments: [chat.id])
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT messageId, attachmentType, contentType, path, localKey, size, fileName, width, height, \(c("flags")), \(c("version"))
+                    FROM message_attachments WHERE conversationId = ? \(edit) ORDER BY messageId, orderInMessage
+                    """, arguments: [chat.id])
             while let row = try rows.next() {
                 guard let id: String = row.lenient(at: 0) else { continue }
-                table[id, default: []].append(AttachmentRow(type: row.lenient(at: 1) ?? "attachment", contentType: row.lenient(at: 2), path: row.lenient(at: 3),
-                                                            localKey: row.lenient(at: 4), size: row.lenient(at: 5), fileName: row.lenient(at: 6),
-                                                            width: row.lenient(at: 7), height: row.lenient(at: 8), flags: row.lenient(at: 9) ?? 0,
-                                                            version: row.lenient(at: 10)))
+                table[id, default: []].append(
+                    AttachmentRow(
+                        type: row.lenient(at: 1) ?? "attachment", contentType: row.lenient(at: 2), path: row.lenient(at: 3),
+                        localKey: row.lenient(at: 4), size: row.lenient(at: 5), fileName: row.lenient(at: 6),
+                        width: row.lenient(at: 7), height: row.lenient(at: 8), flags: row.lenient(at: 9) ?? 0,
+                        version: row.lenient(at: 10)))
             }
         }
         var rowOfSentAt: [Int64: Int64] = [:]
         var skippedKinds: [String: Int] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT rowid, json FROM messages WHERE conversationId = ? ORDER BY COALESCE(sent_at, received_at), rowid",
-                                       arguments: [chat.id])
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT rowid, json FROM messages WHERE conversationId = ? ORDER BY COALESCE(sent_at, received_at), rowid",
+            arguments: [chat.id])
         while let row = try rows.next() {
             guard let rowID: Int64 = row.lenient(at: 0) else { continue }
             let location = "messages rowid \(rowID)"
@@ -177,11 +191,15 @@ struct SignalReader {
                 continue
             case "timer-notification":
                 let update = json["expirationTimerUpdate"] as? [String: Any] ?? [:]
-                let who = (update["sourceServiceId"] as? String).flatMap { byServiceID[$0] }.map { name(participant($0)) }
+                let who =
+                    (update["sourceServiceId"] as? String).flatMap { byServiceID[$0] }.map { name(participant($0)) }
                     ?? (update["fromSync"] as? Bool == true ? meName : name(chat.isGroup ? "unknown" : chat.id))
                 let seconds = Self.int(update["expireTimer"]) ?? 0
-                builder.append(.system(seconds > 0 ? "\(who) set disappearing messages to \(Self.duration(seconds))"
-                                       : "\(who) turned off disappearing messages", date: date), context: context)
+                builder.append(
+                    .system(
+                        seconds > 0
+                            ? "\(who) set disappearing messages to \(Self.duration(seconds))"
+                            : "\(who) turned off disappearing messages", date: date), context: context)
                 continue
             case "group-v2-change":
                 if let line = groupChangeLine(json) { builder.append(.system(line, date: date), context: context) }
@@ -215,10 +233,11 @@ struct SignalReader {
             var files = table[messageID] ?? []
             if files.isEmpty, let list = json["attachments"] as? [[String: Any]] {
                 files = list.map { a in
-                    AttachmentRow(type: "attachment", contentType: a["contentType"] as? String, path: a["path"] as? String,
-                                  localKey: a["localKey"] as? String, size: Self.int(a["size"]).map(Int.init), fileName: a["fileName"] as? String,
-                                  width: (Self.int(a["width"])).map(Double.init), height: (Self.int(a["height"])).map(Double.init),
-                                  flags: Int(Self.int(a["flags"]) ?? 0), version: Self.int(a["version"]).map(Int.init))
+                    AttachmentRow(
+                        type: "attachment", contentType: a["contentType"] as? String, path: a["path"] as? String,
+                        localKey: a["localKey"] as? String, size: Self.int(a["size"]).map(Int.init), fileName: a["fileName"] as? String,
+                        width: (Self.int(a["width"])).map(Double.init), height: (Self.int(a["height"])).map(Double.init),
+                        flags: Int(Self.int(a["flags"]) ?? 0), version: Self.int(a["version"]).map(Int.init))
                 }
             }
             // A long text comes whole as a "long-message" file; the body holds its start.
@@ -234,9 +253,10 @@ struct SignalReader {
             }
             if let sticker = json["sticker"] as? [String: Any] {
                 let data = sticker["data"] as? [String: Any] ?? [:]
-                let row = AttachmentRow(type: "sticker", contentType: data["contentType"] as? String ?? "image/webp", path: data["path"] as? String,
-                                        localKey: data["localKey"] as? String, size: Self.int(data["size"]).map(Int.init), fileName: nil,
-                                        width: nil, height: nil, flags: 0, version: Self.int(data["version"]).map(Int.init))
+                let row = AttachmentRow(
+                    type: "sticker", contentType: data["contentType"] as? String ?? "image/webp", path: data["path"] as? String,
+                    localKey: data["localKey"] as? String, size: Self.int(data["size"]).map(Int.init), fileName: nil,
+                    width: nil, height: nil, flags: 0, version: Self.int(data["version"]).map(Int.init))
                 if let path = materialise(row, location: location) {
                     message.images = [ImageAttachment(path: path, width: 0, height: 0, sticker: true)]
                 } else {
@@ -271,14 +291,16 @@ struct SignalReader {
             }
             if let quote = json["quote"] as? [String: Any] {
                 // The quote as Signal keeps it (spoilers hidden), and the original's id when it is here.
-                let author = ((quote["authorAci"] as? String) ?? (quote["authorUuid"] as? String)).flatMap { byServiceID[$0] }
+                let author =
+                    ((quote["authorAci"] as? String) ?? (quote["authorUuid"] as? String)).flatMap { byServiceID[$0] }
                     ?? (quote["author"] as? String).flatMap { byNumber[$0] }
                 let text = (quote["text"] as? String).map { t in
                     let (plain, spans) = Self.applyRanges(t, ranges: quote["bodyRanges"] as? [[String: Any]] ?? [], name: mentionName)
                     return TextSpan.hidingSpoilers(plain, spans: spans)
                 }
-                message.reply = ReplyReference(id: Self.int(quote["id"]).flatMap { rowOfSentAt[$0] }.map(String.init),
-                                               sender: author.map(participant), text: text ?? "Attachment")
+                message.reply = ReplyReference(
+                    id: Self.int(quote["id"]).flatMap { rowOfSentAt[$0] }.map(String.init),
+                    sender: author.map(participant), text: text ?? "Attachment")
             }
             builder.append(message, context: context, sourceID: rowID)
             rowOfSentAt[sentAt] = rowID
@@ -286,9 +308,11 @@ struct SignalReader {
         if !skippedKinds.isEmpty {
             let total = skippedKinds.values.reduce(0, +)
             context.countSkipped(total)
-            context.warn(nil, TextCleanup.count(total, "notice"), "safety-number, profile and other notices are not shown ("
-                         + skippedKinds.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")",
-                         file: shownPath)
+            context.warn(
+                nil, TextCleanup.count(total, "notice"),
+                "safety-number, profile and other notices are not shown ("
+                    + skippedKinds.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")",
+                file: shownPath)
         }
         return try builder.finish(format: .signal, me: "me", sortByDate: false, keep: "me")
     }
@@ -363,9 +387,16 @@ struct SignalReader {
     /// A photo drawn in the bubble; anything else as a typed attachment.
     private func attach(_ file: AttachmentRow, to message: inout Message, location: String) {
         let mime = file.contentType?.lowercased() ?? ""
-        let kind: MediaAttachment.Kind = mime.hasPrefix("image/gif") ? .gif : mime.hasPrefix("image/") ? .photo
-            : mime.hasPrefix("video/") ? .video : mime.hasPrefix("audio/") ? (file.flags & 1 != 0 ? .voice : .audio)
-            : mime.contains("vcard") ? .contact : .document
+        let kind: MediaAttachment.Kind =
+            mime.hasPrefix("image/gif")
+            ? .gif
+            : mime.hasPrefix("image/")
+                ? .photo
+                : mime.hasPrefix("video/")
+                    ? .video
+                    : mime.hasPrefix("audio/")
+                        ? (file.flags & 1 != 0 ? .voice : .audio)
+                        : mime.contains("vcard") ? .contact : .document
         guard let path = materialise(file, location: location) else {
             let a = MediaAttachment(kind: kind, fileName: file.fileName, mimeType: file.contentType, byteSize: file.size)
             if message.attachment == nil { message.attachment = a }
@@ -384,7 +415,8 @@ struct SignalReader {
     /// attachments.noindex; nil without a path, without that folder, or for a path leaving it.
     private func storedPath(_ file: AttachmentRow) -> String? {
         guard let relative = file.path, !relative.isEmpty, !relative.split(separator: "/").contains(".."),
-              let root = file.type == "sticker" ? stickers : attachments else { return nil }
+            let root = file.type == "sticker" ? stickers : attachments
+        else { return nil }
         return (root as NSString).appendingPathComponent(relative)
     }
 
@@ -395,9 +427,12 @@ struct SignalReader {
             if !relative.isEmpty, relative.split(separator: "/").contains("..") {
                 context.warn(location, "attachment \(relative)", "path leaves the attachments folder; shown as a placeholder", media: true)
             } else {
-                context.warn(location, "attachment \(file.fileName ?? file.contentType ?? "")", relative.isEmpty ? "has no file; shown as a placeholder"
-                             : "no \(file.type == "sticker" ? "stickers.noindex" : "attachments.noindex") folder beside the database; shown as a placeholder",
-                             media: true)
+                context.warn(
+                    location, "attachment \(file.fileName ?? file.contentType ?? "")",
+                    relative.isEmpty
+                        ? "has no file; shown as a placeholder"
+                        : "no \(file.type == "sticker" ? "stickers.noindex" : "attachments.noindex") folder beside the database; shown as a placeholder",
+                    media: true)
             }
             return nil
         }
@@ -421,7 +456,8 @@ struct SignalReader {
         guard let bytes = fileBytes(file, location: location) else { return nil }
         do {
             let folder = try context.attachmentsFolder()
-            let ext = file.contentType.flatMap(TextCleanup.photoExtension(ofMIMEType:))
+            let ext =
+                file.contentType.flatMap(TextCleanup.photoExtension(ofMIMEType:))
                 ?? file.fileName.map { PathText.fileExtension($0).lowercased() } ?? "bin"
             let stem = file.fileName.map { ($0 as NSString).deletingPathExtension } ?? (file.path.map { ($0 as NSString).lastPathComponent } ?? "attachment")
             let target = (folder as NSString).appendingPathComponent(context.uniqueAttachmentName(stem: String(stem.prefix(60)), ext: ext))
@@ -448,19 +484,21 @@ struct SignalReader {
         var styles: [(Int, Int, TextSpan.Style)] = []
         for r in ranges {
             guard let start = int(r["start"]).map(Int.init), let length = int(r["length"]).map(Int.init),
-                  start >= 0, length >= 0, start + length <= utf16.count else { continue }
+                start >= 0, length >= 0, start + length <= utf16.count
+            else { continue }
             if let aci = (r["mentionAci"] as? String) ?? (r["mentionUuid"] as? String) {
                 let shown = name(aci) ?? (r["replacementText"] as? String) ?? "someone"
                 replacements.append(Replacement(start: start, length: length, text: "@" + shown, id: aci))
             } else if let style = int(r["style"]) {
-                let s: TextSpan.Style? = switch style {
-                case 1: .bold
-                case 2: .italic
-                case 3: .spoiler
-                case 4: .strike
-                case 5: .code
-                default: nil
-                }
+                let s: TextSpan.Style? =
+                    switch style {
+                    case 1: .bold
+                    case 2: .italic
+                    case 3: .spoiler
+                    case 4: .strike
+                    case 5: .code
+                    default: nil
+                    }
                 if let s { styles.append((start, length, s)) }
             }
         }

@@ -132,8 +132,10 @@ enum TelegramImporter {
     }
 
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
-        try JSONScanner.reading(path: source.path, displayPath: source.displayPath, writer: "Telegram Desktop",
-                                element: "one message of a Telegram export", export: "a Telegram export") { scanner in
+        try JSONScanner.reading(
+            path: source.path, displayPath: source.displayPath, writer: "Telegram Desktop",
+            element: "one message of a Telegram export", export: "a Telegram export"
+        ) { scanner in
             try read(scanner, source: source, context: context)
         }
     }
@@ -211,12 +213,14 @@ enum TelegramImporter {
         func conclude(_ sink: inout MessageSink, title: String?, chatType: String?, chatID: Int64?) throws -> ImportResult {
             // The account owner of a full export; else, in a one-to-one chat (whose `id` and `name`
             // are the other person's), the one author who is not them.
-            let owners = OwnerInference(authors: sink.authors.map { a in
-                OwnerInference.Author(id: a.id, also: a.id.hasPrefix("user") ? [String(a.id.dropFirst(4))] : [], names: [a.name],
-                                      listed: "\(a.name) (\(a.id))")
-            }, unsaid: "no `me` given and the export does not say who its owner is")
+            let owners = OwnerInference(
+                authors: sink.authors.map { a in
+                    OwnerInference.Author(
+                        id: a.id, also: a.id.hasPrefix("user") ? [String(a.id.dropFirst(4))] : [], names: [a.name],
+                        listed: "\(a.name) (\(a.id))")
+                }, unsaid: "no `me` given and the export does not say who its owner is")
             var clues: [OwnerInference.Clue] = [
-                .profile(id: ownerID.map { "user\($0)" }, name: nil, how: "the account owner of this export (personal_information.user_id)"),
+                .profile(id: ownerID.map { "user\($0)" }, name: nil, how: "the account owner of this export (personal_information.user_id)")
             ]
             if chatType == "personal_chat" {
                 clues += [.chatID(chatID.map { "user\($0)" }, how: "whose chat this is"), .namedAfter(title, how: "whom the chat is named after")]
@@ -256,8 +260,9 @@ enum TelegramImporter {
         let title: String?, chatType: String?, chatID: Int64?
         if sawChatList, context.stream != nil, let streamed = own?.count, streamed > 0 {
             // Streaming handed the top-level messages on already; they are not the chat chosen.
-            throw ImportError(path: source.displayPath, location: "messages",
-                              reason: "holds \(streamed) messages beside chats.list; expected one or the other (a single-chat or a full export)")
+            throw ImportError(
+                path: source.displayPath, location: "messages",
+                reason: "holds \(streamed) messages beside chats.list; expected one or the other (a single-chat or a full export)")
         }
         if sawChatList {
             let chosen = try choose(chats, wanted: wanted, path: source.displayPath)
@@ -279,36 +284,46 @@ enum TelegramImporter {
             chatID = chat.id
         } else if let taken = own.take() {
             if let wanted, !matches(wanted, name: name, id: id) {
-                throw ImportError(path: source.displayPath,
-                                  reason: "holds one chat, \"\(name ?? "?")\" (id \(id.map(String.init) ?? "?")), not \"\(wanted)\"")
+                throw ImportError(
+                    path: source.displayPath,
+                    reason: "holds one chat, \"\(name ?? "?")\" (id \(id.map(String.init) ?? "?")), not \"\(wanted)\"")
             }
             sink = taken
             title = name
             chatType = type
             chatID = id
         } else {
-            throw ImportError(path: source.displayPath, location: "(top level)",
-                              reason: "has neither \"messages\" nor \"chats.list\"; expected a Telegram Desktop result.json")
+            throw ImportError(
+                path: source.displayPath, location: "(top level)",
+                reason: "has neither \"messages\" nor \"chats.list\"; expected a Telegram Desktop result.json")
         }
 
         return try conclude(&sink, title: title, chatType: chatType, chatID: chatID)
     }
 
     /// Reads the `messages` array that starts here into `sink`, one element at a time.
-    private static func readMessages(_ scanner: JSONScanner, into sink: inout MessageSink, folder: String,
-                                     decoder: JSONDecoder, context: ImportContext) throws {
+    private static func readMessages(
+        _ scanner: JSONScanner, into sink: inout MessageSink, folder: String,
+        decoder: JSONDecoder, context: ImportContext
+    ) throws {
         let base = scanner.pathString
         let maxValue = context.options.limits.maxJSONValueBytes
-        try scanner.elements(limit: maxValue, read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
-            try d.telegramMessage()
-        }) { i, m in
+        try scanner.elements(
+            limit: maxValue,
+            read: { (d: inout JSONElementReader) throws(JSONElementReader.Failure) in
+                try d.telegramMessage()
+            }
+        ) { i, m in
             sink.count += 1
             if m.type ?? "message" == "message" {
                 let author = sender(of: m)
                 if sink.seenAuthors.insert(author).inserted { sink.authors.append((author, m.from ?? "Deleted Account")) }
             }
-            guard let message = message(from: m, location: "\(base)[\(i)]", folder: folder, clock: &sink.clock,
-                                        context: context) else { return }
+            guard
+                let message = message(
+                    from: m, location: "\(base)[\(i)]", folder: folder, clock: &sink.clock,
+                    context: context)
+            else { return }
             if let sender = message.sender { sink.builder.participant(id: sender, name: m.from ?? "Deleted Account") }
             sink.builder.append(message, context: context, sourceID: m.id ?? -Int64(i + 1), replyTo: m.replyToMessageID)
         }
@@ -316,8 +331,10 @@ enum TelegramImporter {
 
     /// One element of a `messages` array → the message it shows, or nil (skipped, with a warning).
     /// Every message is made incoming; the caller turns "me"'s outgoing once all authors are known.
-    static func message(from m: TGMessage, location: @autoclosure () -> String, folder: String, clock: inout WallClock,
-                        context: ImportContext) -> Message? {
+    static func message(
+        from m: TGMessage, location: @autoclosure () -> String, folder: String, clock: inout WallClock,
+        context: ImportContext
+    ) -> Message? {
         guard let date = date(of: m, clock: &clock) else {
             context.warn(location() + ".date", "message \(m.id.map(String.init) ?? "without id")", "has no readable date; skipped", skipped: true)
             return nil
@@ -352,8 +369,9 @@ enum TelegramImporter {
             }
             let text = m.text.map(\.value).flatMap { $0.isEmpty ? nil : $0 }
             if text == nil && image == nil && attachment == nil {
-                context.warn(location(), "message \(m.id.map(String.init) ?? "without id")", "has no text or media that can be shown; skipped",
-                             skipped: true)
+                context.warn(
+                    location(), "message \(m.id.map(String.init) ?? "without id")", "has no text or media that can be shown; skipped",
+                    skipped: true)
                 return nil
             }
             if var a = attachment, a.kind == .poll, let poll = m.poll {
@@ -361,23 +379,26 @@ enum TelegramImporter {
                 a.voters = poll.totalVoters
                 attachment = a
             }
-            var message = Message(sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall,
-                                  attachment: attachment)
+            var message = Message(
+                sender: sender, direction: .incoming, date: date, text: text, image: image, wallTime: wall,
+                attachment: attachment)
             if text != nil { message.spans = m.text?.spans ?? [] }
             if let forwarded = m.forwardedFrom { message.forwardedFrom = forwarded ?? "" }
             if let edited = m.editedUnixtime.flatMap({ Double($0.value) }) {
                 message.edited = Date(timeIntervalSince1970: edited)
             } else if let edited = m.edited {
-                message.edited = WallTime(iso: String(edited.prefix(19))).flatMap {
-                    clock.instant(year: $0.year, month: $0.month, day: $0.day, hour: $0.hour, minute: $0.minute, second: $0.second)
-                } ?? date
+                message.edited =
+                    WallTime(iso: String(edited.prefix(19))).flatMap {
+                        clock.instant(year: $0.year, month: $0.month, day: $0.day, hour: $0.hour, minute: $0.minute, second: $0.second)
+                    } ?? date
             }
             applyReactionsAndReply(m.reactions, to: &message)
             return message
         case let other:
             // A kind of message this reader does not know: kept as a labelled line, not dropped.
-            context.warn(location() + ".type", "message \(m.id.map(String.init) ?? "without id")",
-                         "has type \"\(other)\", which this reader does not know; kept as a labelled line")
+            context.warn(
+                location() + ".type", "message \(m.id.map(String.init) ?? "without id")",
+                "has type \"\(other)\", which this reader does not know; kept as a labelled line")
             var text = "Unsupported Telegram message (type “\(other)”)"
             if let from = m.from ?? m.actor { text = from + ": " + text }
             if let body = m.text?.value, !body.isEmpty { text += " — " + body }
@@ -395,8 +416,10 @@ enum TelegramImporter {
 
     /// Decodes one captured value; a wrong type or a missing field names its JSON path below the
     /// scanner's current one.
-    private static func decodeValue<T: Decodable>(_ type: T.Type, _ bytes: UnsafeBufferPointer<UInt8>, start: Int64,
-                                                  decoder: JSONDecoder, scanner: JSONScanner) throws -> T {
+    private static func decodeValue<T: Decodable>(
+        _ type: T.Type, _ bytes: UnsafeBufferPointer<UInt8>, start: Int64,
+        decoder: JSONDecoder, scanner: JSONScanner
+    ) throws -> T {
         do {
             return try decoder.decode(T.self, from: Data(buffer: bytes))
         } catch let error as DecodingError {
@@ -412,8 +435,9 @@ enum TelegramImporter {
             case .dataCorrupted(let ctx):
                 throw ImportError(path: scanner.displayPath, location: at(ctx.codingPath), reason: ctx.debugDescription)
             case .typeMismatch(let type, let ctx):
-                throw ImportError(path: scanner.displayPath, location: at(ctx.codingPath),
-                                  reason: "has the wrong type; expected \(JSONLocation.typeName(type))")
+                throw ImportError(
+                    path: scanner.displayPath, location: at(ctx.codingPath),
+                    reason: "has the wrong type; expected \(JSONLocation.typeName(type))")
             case .valueNotFound(let type, let ctx):
                 throw ImportError(path: scanner.displayPath, location: at(ctx.codingPath), reason: "is null; expected \(JSONLocation.typeName(type))")
             case .keyNotFound(let key, let ctx):
@@ -431,7 +455,8 @@ enum TelegramImporter {
             let b = bytes[i]
             let n = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0
             guard n > 0, i + n <= bytes.count,
-                  String(validating: UnsafeBufferPointer(rebasing: bytes[i..<(i + n)]), as: UTF8.self) != nil else { return i }
+                String(validating: UnsafeBufferPointer(rebasing: bytes[i..<(i + n)]), as: UTF8.self) != nil
+            else { return i }
             i += n
         }
         return nil
@@ -442,14 +467,16 @@ enum TelegramImporter {
         // A name two chats share is listed with each one's id, which picks it.
         var names: [String: Int] = [:]
         for c in chats { names[c.displayName, default: 0] += 1 }
-        let listing = TextCleanup.list(chats.map { c in
-            let id = names[c.displayName, default: 0] > 1 ? ", id \(c.id.map(String.init) ?? "?")" : ""
-            return "\(c.displayName) (\(c.type ?? "chat")\(id), \(TextCleanup.count(c.messageCount, "message")))"
-        })
+        let listing = TextCleanup.list(
+            chats.map { c in
+                let id = names[c.displayName, default: 0] > 1 ? ", id \(c.id.map(String.init) ?? "?")" : ""
+                return "\(c.displayName) (\(c.type ?? "chat")\(id), \(TextCleanup.count(c.messageCount, "message")))"
+            })
         guard let wanted else {
             if chats.count == 1 { return 0 }
-            throw ImportError(path: path, location: "chats.list",
-                              reason: "holds \(chats.count) chats; pick one with `chat` (name or id): \(listing)")
+            throw ImportError(
+                path: path, location: "chats.list",
+                reason: "holds \(chats.count) chats; pick one with `chat` (name or id): \(listing)")
         }
         let hits = chats.indices.filter { matches(wanted, name: chats[$0].name, id: chats[$0].id) }
         if hits.count == 1 { return hits[0] }
@@ -457,8 +484,9 @@ enum TelegramImporter {
             throw ImportError(path: path, location: "chats.list", reason: "has no chat named \"\(wanted)\"; chats: \(listing)")
         }
         let ids = hits.map { "\(chats[$0].displayName) (id \(chats[$0].id.map(String.init) ?? "?"))" }
-        throw ImportError(path: path, location: "chats.list",
-                          reason: "has \(hits.count) chats named \"\(wanted)\"; pick one by id: \(TextCleanup.list(ids))")
+        throw ImportError(
+            path: path, location: "chats.list",
+            reason: "has \(hits.count) chats named \"\(wanted)\"; pick one by id: \(TextCleanup.list(ids))")
     }
 
     private static func date(of m: TGMessage, clock: inout WallClock) -> Date? {
@@ -475,8 +503,10 @@ enum TelegramImporter {
     /// A file of the export: a photo (drawn), or a typed attachment with what the export and the
     /// file's headers say. One the export left out ("(File not included…)"), outside the export
     /// folder, or missing, is a placeholder, with a warning.
-    private static func attach(_ relative: String, kind: MediaAttachment.Kind, _ m: TGMessage, folder: String, location: String,
-                               context: ImportContext) -> (ImageAttachment?, MediaAttachment?) {
+    private static func attach(
+        _ relative: String, kind: MediaAttachment.Kind, _ m: TGMessage, folder: String, location: String,
+        context: ImportContext
+    ) -> (ImageAttachment?, MediaAttachment?) {
         let name = m.fileName ?? (relative.hasPrefix("(") ? nil : (relative as NSString).lastPathComponent)
         var missing = MediaAttachment(kind: kind, fileName: name, mimeType: m.mimeType)
         missing.duration = m.durationSeconds.map(Double.init)
@@ -560,7 +590,9 @@ enum TelegramImporter {
         case "migrate_to_supergroup", "migrate_from_group": line = "The group was upgraded to a supergroup"
         case "clear_history": line = "History was cleared"
         case "phone_call", "group_call":
-            if m.discardReason == "missed" { line = "Missed call from \(actor)" } else if let d = m.durationSeconds {
+            if m.discardReason == "missed" {
+                line = "Missed call from \(actor)"
+            } else if let d = m.durationSeconds {
                 line = "\(actor) called (\(d / 60):\(String(format: "%02d", d % 60)))"
             } else {
                 line = "\(actor) called"
@@ -606,8 +638,10 @@ extension TelegramImporter: ExportReader {
     static let delivery = MessageTiming.provisionally
     static let fileInFolder: String? = "result.json"
 
-    private static let marks = ["\"date_unixtime\"", "\"personal_information\"", "\"from_id\"", "\"personal_chat\"", "\"private_group\"",
-                                "\"private_supergroup\"", "\"public_supergroup\"", "\"saved_messages\"", "\"bot_chat\""]
+    private static let marks = [
+        "\"date_unixtime\"", "\"personal_information\"", "\"from_id\"", "\"personal_chat\"", "\"private_group\"",
+        "\"private_supergroup\"", "\"public_supergroup\"", "\"saved_messages\"", "\"bot_chat\""
+    ]
 
     /// Telegram Desktop's `result.json` (keys only it writes), or a folder holding it.
     static func recognizes(_ probe: ExportProbe) -> Recognition? {

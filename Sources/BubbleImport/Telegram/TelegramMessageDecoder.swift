@@ -151,7 +151,8 @@ extension JSONElementReader {
                     let start = out.utf8.count
                     out += piece
                     if let type, let (style, url) = TelegramImporter.spanStyle(type, text: piece, href: href, user: user),
-                       out.utf8.count > start {
+                        out.utf8.count > start
+                    {
                         spans.append(TextSpan(style, start..<out.utf8.count, url: url))
                     }
                 } else {

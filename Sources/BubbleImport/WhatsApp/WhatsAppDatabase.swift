@@ -98,10 +98,12 @@ enum WhatsAppDatabaseImporter {
                     let columns = Set(try db.columns(in: "wa_contacts").map(\.name))
                     func c(_ name: String) -> String { columns.contains(name) ? name : "NULL" }
                     let vnames = try db.tableExists("wa_vnames")
-                    let rows = try Row.fetchCursor(db, sql: """
-                        SELECT c.jid, \(c("display_name")), \(vnames ? "(SELECT verified_name FROM wa_vnames v WHERE v.jid = c.jid)" : "NULL"), \(c("wa_name"))
-                        FROM wa_contacts c
-                        """)
+                    let rows = try Row.fetchCursor(
+                        db,
+                        sql: """
+                            SELECT c.jid, \(c("display_name")), \(vnames ? "(SELECT verified_name FROM wa_vnames v WHERE v.jid = c.jid)" : "NULL"), \(c("wa_name"))
+                            FROM wa_contacts c
+                            """)
                     while let row = try rows.next() {
                         guard let jid: String = row.lenient(at: 0) else { continue }
                         let name = [row.lenient(at: 1) as String?, row.lenient(at: 2), row.lenient(at: 3)]
@@ -224,13 +226,17 @@ extension WhatsAppDatabaseImporter: ExportReader {
         // say that, not that its "line 1" starts no known export.
         let path = probe.path
         if let m = path.lowercased().firstMatch(of: #/\.crypt(\d+)$/#), let n = Int(m.1), n < 14 {
-            throw ImportError(path: path, reason: "is a WhatsApp .crypt\(n) backup; only crypt14 and crypt15 backups are read "
-                                  + "(give the phone's msgstore.db, or make a newer backup)")
+            throw ImportError(
+                path: path,
+                reason: "is a WhatsApp .crypt\(n) backup; only crypt14 and crypt15 backups are read "
+                    + "(give the phone's msgstore.db, or make a newer backup)")
         }
         if path.range(of: #"\.crypt1[0-9]$"#, options: [.regularExpression, .caseInsensitive]) != nil {
-            throw ImportError(path: path, location: "header", reason: "is not a whole WhatsApp crypt14/crypt15 backup header "
-                                  + "(\(Plural.count(probe.head.count, "byte")): a length byte, then the key type and IV); the file is cut short or damaged, "
-                                  + "copy it from the phone again")
+            throw ImportError(
+                path: path, location: "header",
+                reason: "is not a whole WhatsApp crypt14/crypt15 backup header "
+                    + "(\(Plural.count(probe.head.count, "byte")): a length byte, then the key type and IV); the file is cut short or damaged, "
+                    + "copy it from the phone again")
         }
         return nil
     }

@@ -68,8 +68,9 @@ extension WhatsAppDatabaseImporter {
             guard !chats.isEmpty else { throw ImportError(path: source.displayPath, location: "table chat", reason: "has no chats with messages") }
             guard let wanted = context.options.chat else {
                 if chats.count == 1 { return chats[0] }
-                throw ImportError(path: source.displayPath, location: "table chat",
-                                  reason: "holds \(chats.count) chats; pick one with `chat` (name, number or jid), or read them all with --all: \(listing)")
+                throw ImportError(
+                    path: source.displayPath, location: "table chat",
+                    reason: "holds \(chats.count) chats; pick one with `chat` (name, number or jid), or read them all with --all: \(listing)")
             }
             var hits = chats.filter { matches($0, wanted) }
             if hits.isEmpty {
@@ -78,42 +79,53 @@ extension WhatsAppDatabaseImporter {
             }
             if hits.count == 1 { return hits[0] }
             if hits.isEmpty { throw ImportError(path: source.displayPath, location: "table chat", reason: "has no chat \"\(wanted)\"; chats: \(listing)") }
-            throw ImportError(path: source.displayPath, location: "table chat",
-                              reason: "has \(hits.count) chats matching \"\(wanted)\"; pick one by jid: " + TextCleanup.list(hits.map { "\($0.title) [\($0.jid)]" }))
+            throw ImportError(
+                path: source.displayPath, location: "table chat",
+                reason: "has \(hits.count) chats matching \"\(wanted)\"; pick one by jid: " + TextCleanup.list(hits.map { "\($0.title) [\($0.jid)]" }))
         }
 
         /// Chats with messages, status updates and broadcast lists left out.
         func listChats() throws -> [Chat] {
             var out: [Chat] = []
             if legacy {
-                let subjects = try db.tableExists("chat_list")
-                    ? Dictionary(try Row.fetchAll(db, sql: "SELECT key_remote_jid, subject FROM chat_list").compactMap { row -> (String, String)? in
-                        guard let jid: String = row.lenient(at: 0), let s: String = row.lenient(at: 1), !s.isEmpty else { return nil }
-                        return (jid, s)
-                    }, uniquingKeysWith: { a, _ in a }) : [:]
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT key_remote_jid, COUNT(*), MIN(_id) FROM messages
-                    WHERE key_remote_jid <> '-1' AND key_remote_jid NOT LIKE '%@broadcast' GROUP BY key_remote_jid ORDER BY MIN(_id)
-                    """)
+                let subjects =
+                    try db.tableExists("chat_list")
+                    ? Dictionary(
+                        try Row.fetchAll(db, sql: "SELECT key_remote_jid, subject FROM chat_list").compactMap { row -> (String, String)? in
+                            guard let jid: String = row.lenient(at: 0), let s: String = row.lenient(at: 1), !s.isEmpty else { return nil }
+                            return (jid, s)
+                        }, uniquingKeysWith: { a, _ in a }) : [:]
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT key_remote_jid, COUNT(*), MIN(_id) FROM messages
+                        WHERE key_remote_jid <> '-1' AND key_remote_jid NOT LIKE '%@broadcast' GROUP BY key_remote_jid ORDER BY MIN(_id)
+                        """)
                 for row in rows {
                     guard let jid: String = row.lenient(at: 0) else { continue }
                     let subject = subjects[jid]
-                    out.append(Chat(id: 0, jid: jid, jidRow: 0, subject: subject, count: row.lenient(at: 1) ?? 0,
-                                    title: subject ?? contacts.name(jid)))
+                    out.append(
+                        Chat(
+                            id: 0, jid: jid, jidRow: 0, subject: subject, count: row.lenient(at: 1) ?? 0,
+                            title: subject ?? contacts.name(jid)))
                 }
                 return out
             }
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT chat._id, chat.jid_row_id, chat.subject, (SELECT COUNT(*) FROM message m WHERE m.chat_row_id = chat._id)
-                FROM chat ORDER BY chat._id
-                """)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT chat._id, chat.jid_row_id, chat.subject, (SELECT COUNT(*) FROM message m WHERE m.chat_row_id = chat._id)
+                    FROM chat ORDER BY chat._id
+                    """)
             for row in rows {
                 guard let id: Int64 = row.lenient(at: 0), let jidRow: Int64 = row.lenient(at: 1), let jid = jids[jidRow] else { continue }
                 let count: Int = row.lenient(at: 3) ?? 0
                 if count == 0 || jid.hasSuffix("@broadcast") || jid == "0@s.whatsapp.net" { continue }
                 let subject: String? = (row.lenient(at: 2) as String?).flatMap { $0.isEmpty ? nil : $0 }
-                out.append(Chat(id: id, jid: jid, jidRow: jidRow, subject: subject, count: count,
-                                title: subject ?? contacts.name(jid)))
+                out.append(
+                    Chat(
+                        id: id, jid: jid, jidRow: jidRow, subject: subject, count: count,
+                        title: subject ?? contacts.name(jid)))
             }
             return out
         }
@@ -141,10 +153,12 @@ extension WhatsAppDatabaseImporter {
             guard !legacy, try db.tableExists("call_log") else { return [] }
             let columns = Set(try db.columns(in: "call_log").map(\.name))
             let hasGroup = columns.contains("group_jid_row_id")
-            let filter = chat.isGroup
+            let filter =
+                chat.isGroup
                 ? (hasGroup ? "group_jid_row_id = \(chat.jidRow)" : "0")
                 : "jid_row_id = \(chat.jidRow)" + (hasGroup ? " AND (group_jid_row_id IS NULL OR group_jid_row_id = 0)" : "")
-            let rows = try Row.fetchCursor(db, sql: "SELECT timestamp, from_me, video_call, duration, call_result FROM call_log WHERE \(filter) ORDER BY timestamp, _id")
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT timestamp, from_me, video_call, duration, call_result FROM call_log WHERE \(filter) ORDER BY timestamp, _id")
             var out: [Message] = []
             while let row = try rows.next() {
                 let date = Self.date(row.lenient(at: 0) ?? 0)
@@ -186,7 +200,9 @@ extension WhatsAppDatabaseImporter {
             func mm(_ c: String) -> String { mediaColumns.contains(c) ? "mm.\(c)" : "NULL" }
             let hasEdit = try db.tableExists("message_edit_info"), hasSystem = try db.tableExists("message_system")
             let hasLocation = try db.tableExists("message_location")
-            let quoteJoin = quoted.contains("key_id") ? """
+            let quoteJoin =
+                quoted.contains("key_id")
+                ? """
                 LEFT JOIN message_quoted q ON q.message_row_id = m._id
                 LEFT JOIN message o ON o.chat_row_id = m.chat_row_id AND o.key_id = q.key_id AND o.from_me = q.from_me
                 """ : ""
@@ -228,21 +244,25 @@ extension WhatsAppDatabaseImporter {
                 if type == 7 {
                     let action = row.int64(at: 22)
                     let targets = extras.participants[rowID, default: []].map { contacts.name($0) }
-                    if let line = Self.systemLine(action: action ?? -1, actor: actor, targets: targets,
-                                                  oldValue: extras.oldValues[rowID], newValue: nil, subject: chat.subject) {
+                    if let line = Self.systemLine(
+                        action: action ?? -1, actor: actor, targets: targets,
+                        oldValue: extras.oldValues[rowID], newValue: nil, subject: chat.subject)
+                    {
                         builder.append(.system(line, date: date), context: context)
                     } else {
-                        context.warn(location, "system event of action_type \(action.map(String.init) ?? "none")",
-                                     "not an event BubbleKit can show; skipped", skipped: true)
+                        context.warn(
+                            location, "system event of action_type \(action.map(String.init) ?? "none")",
+                            "not an event BubbleKit can show; skipped", skipped: true)
                     }
                     continue
                 }
                 var caption = text
                 var file = MediaRow()
                 if !row.hasNull(atIndex: 7) || !row.hasNull(atIndex: 8) || !row.hasNull(atIndex: 15) {
-                    file = MediaRow(path: row.text(at: 7), mime: row.text(at: 8), name: row.text(at: 9),
-                                    duration: row.int64(at: 10), pages: row.int64(at: 11), width: row.int64(at: 12),
-                                    height: row.int64(at: 13), size: row.int64(at: 14))
+                    file = MediaRow(
+                        path: row.text(at: 7), mime: row.text(at: 8), name: row.text(at: 9),
+                        duration: row.int64(at: 10), pages: row.int64(at: 11), width: row.int64(at: 12),
+                        height: row.int64(at: 13), size: row.int64(at: 14))
                     caption = caption ?? row.text(at: 15).flatMap { $0.isEmpty ? nil : $0 }
                 }
                 var message = Message(sender: senderJid, direction: fromMe ? .outgoing : .incoming, date: date)
@@ -304,8 +324,9 @@ extension WhatsAppDatabaseImporter {
                     let quotedFromMe = (row.int64(at: 18) ?? 0) != 0
                     let quotedSender = quotedFromMe ? "me" : (chat.isGroup ? row.int64(at: 19).flatMap { jids[$0] } ?? "unknown" : chat.jid)
                     let quotedText: String? = row.text(at: 17).map { ChatMarkup.parse($0).text }
-                    message.reply = ReplyReference(id: row.int64(at: 20).map(String.init), sender: quotedSender,
-                                                   text: quotedText ?? Self.quotedKind(row.int64(at: 27)))
+                    message.reply = ReplyReference(
+                        id: row.int64(at: 20).map(String.init), sender: quotedSender,
+                        text: quotedText ?? Self.quotedKind(row.int64(at: 27)))
                 }
                 builder.append(message, context: context, sourceID: rowID)
             }
@@ -344,7 +365,8 @@ extension WhatsAppDatabaseImporter {
             case 13: kind = .gif
             case 3: kind = .video
             case 2:
-                let voice = file.path?.contains("Voice Notes") == true || mime?.contains("opus") == true
+                let voice =
+                    file.path?.contains("Voice Notes") == true || mime?.contains("opus") == true
                     || (file.path.map { ($0 as NSString).lastPathComponent.hasPrefix("PTT-") } ?? false)
                 kind = voice ? .voice : .audio
             default: kind = .document
@@ -359,15 +381,19 @@ extension WhatsAppDatabaseImporter {
                 if let d = file.duration, d > 0 { a.duration = Double(d) }
                 if let p = file.pages, p > 0 { a.pageCount = Int(p) }
                 message.attachment = a
-                let why = media.root == nil
+                let why =
+                    media.root == nil
                     ? "no WhatsApp Media folder beside the database (give it with --media); shown as a placeholder"
                     : "not in the Media folder \(media.shown ?? ""); shown as a placeholder"
                 context.warn(location, "\(what) \(file.path ?? name ?? "without a file name")", why, skipped: false, media: true)
                 return
             }
             if kind == .photo || kind == .sticker {
-                message.images = [ImageAttachment(path: found, width: Double(file.width ?? 0), height: Double(file.height ?? 0),
-                                                  name: name, sticker: kind == .sticker)]
+                message.images = [
+                    ImageAttachment(
+                        path: found, width: Double(file.width ?? 0), height: Double(file.height ?? 0),
+                        name: name, sticker: kind == .sticker)
+                ]
                 return
             }
             var a = MediaAttachment.described(kind: kind, fileName: name, path: found, mimeType: file.mime)
@@ -432,8 +458,10 @@ extension WhatsAppDatabaseImporter {
                 if status == 6 {
                     // A group event: media_size holds its kind; data the new subject, remote_resource the person.
                     let action: Int64 = row.lenient(at: 13) ?? -1
-                    if let line = Self.systemLine(action: action, actor: chat.isGroup && remote != nil && !fromMe ? contacts.name(remote!) : actor,
-                                                  targets: [], oldValue: nil, newValue: data, subject: chat.subject) {
+                    if let line = Self.systemLine(
+                        action: action, actor: chat.isGroup && remote != nil && !fromMe ? contacts.name(remote!) : actor,
+                        targets: [], oldValue: nil, newValue: data, subject: chat.subject)
+                    {
                         builder.append(.system(line, date: date), context: context)
                     } else {
                         context.warn(location, "system event of kind \(action)", "not an event BubbleKit can show; skipped", skipped: true)
@@ -451,8 +479,9 @@ extension WhatsAppDatabaseImporter {
                     }
                 case 1, 2, 3, 9, 13, 20, 42, 43:
                     caption = (row.lenient(at: 9) as String?).flatMap { $0.isEmpty ? nil : $0 }
-                    let file = MediaRow(path: nil, mime: row.lenient(at: 7), name: row.lenient(at: 8), duration: row.lenient(at: 10),
-                                        pages: nil, width: nil, height: nil, size: row.lenient(at: 13))
+                    let file = MediaRow(
+                        path: nil, mime: row.lenient(at: 7), name: row.lenient(at: 8), duration: row.lenient(at: 10),
+                        pages: nil, width: nil, height: nil, size: row.lenient(at: 13))
                     media(type: type, file: file, caption: &caption, into: &message, location: location)
                 case 4:
                     var a = MediaAttachment(kind: .contact, mimeType: "text/vcard")
@@ -483,9 +512,10 @@ extension WhatsAppDatabaseImporter {
                 if let _: String = row.lenient(at: 14) {
                     let quotedFromMe = (row.lenient(at: 16) as Int64? ?? 0) != 0
                     let quotedRemote: String? = row.lenient(at: 17)
-                    message.reply = ReplyReference(id: (row.lenient(at: 18) as Int64?).map(String.init),
-                                                   sender: quotedFromMe ? "me" : (chat.isGroup ? quotedRemote ?? "unknown" : chat.jid),
-                                                   text: (row.lenient(at: 15) as String?).map { ChatMarkup.parse($0).text })
+                    message.reply = ReplyReference(
+                        id: (row.lenient(at: 18) as Int64?).map(String.init),
+                        sender: quotedFromMe ? "me" : (chat.isGroup ? quotedRemote ?? "unknown" : chat.jid),
+                        text: (row.lenient(at: 15) as String?).map { ChatMarkup.parse($0).text })
                 }
                 builder.append(message, context: context, sourceID: rowID)
             }
@@ -514,11 +544,13 @@ extension WhatsAppDatabaseImporter {
         init(db: Database, chat: Chat, reader: Reader) throws {
             let where_ = "IN (SELECT _id FROM message WHERE chat_row_id = \(chat.id))"
             if try db.tableExists("message_add_on"), try db.tableExists("message_add_on_reaction") {
-                let rows = try Row.fetchCursor(db, sql: """
-                    SELECT a.parent_message_row_id, a.from_me, a.sender_jid_row_id, r.reaction
-                    FROM message_add_on a JOIN message_add_on_reaction r ON r.message_add_on_row_id = a._id
-                    WHERE a.chat_row_id = \(chat.id) ORDER BY a.timestamp, a._id
-                    """)
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT a.parent_message_row_id, a.from_me, a.sender_jid_row_id, r.reaction
+                        FROM message_add_on a JOIN message_add_on_reaction r ON r.message_add_on_row_id = a._id
+                        WHERE a.chat_row_id = \(chat.id) ORDER BY a.timestamp, a._id
+                        """)
                 // The newest reaction of each person counts; an empty one takes theirs back.
                 var current: [Int64: [(sender: String, emoji: String)]] = [:]
                 while let row = try rows.next() {
@@ -536,7 +568,9 @@ extension WhatsAppDatabaseImporter {
                 }
             }
             if try db.tableExists("message_poll_option") {
-                for row in try Row.fetchAll(db, sql: "SELECT message_row_id, option_name, vote_total FROM message_poll_option WHERE message_row_id \(where_) ORDER BY _id") {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT message_row_id, option_name, vote_total FROM message_poll_option WHERE message_row_id \(where_) ORDER BY _id")
+                {
                     guard let id: Int64 = row.lenient(at: 0) else { continue }
                     polls[id, default: []].append(PollAnswer(text: row.lenient(at: 1) ?? "", votes: row.lenient(at: 2) ?? 0))
                 }
@@ -547,8 +581,12 @@ extension WhatsAppDatabaseImporter {
                 }
             }
             if try db.tableExists("message_system_chat_participant") {
-                for row in try Row.fetchAll(db, sql: "SELECT message_row_id, user_jid_row_id FROM message_system_chat_participant WHERE message_row_id \(where_)") {
-                    if let id: Int64 = row.lenient(at: 0), let j: Int64 = row.lenient(at: 1), let jid = reader.jids[j] { participants[id, default: []].append(jid) }
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT message_row_id, user_jid_row_id FROM message_system_chat_participant WHERE message_row_id \(where_)")
+                {
+                    if let id: Int64 = row.lenient(at: 0), let j: Int64 = row.lenient(at: 1), let jid = reader.jids[j] {
+                        participants[id, default: []].append(jid)
+                    }
                 }
             }
             if try db.tableExists("message_system_value_change") {

@@ -28,7 +28,8 @@ enum WhatsAppImporter {
     struct PackedStamp {
         var bits: UInt64
         init(_ s: WhatsAppLine) {
-            bits = UInt64(s.fields.0) | UInt64(s.fields.1) << 16 | UInt64(s.fields.2) << 24 | UInt64(s.hour24) << 40
+            bits =
+                UInt64(s.fields.0) | UInt64(s.fields.1) << 16 | UInt64(s.fields.2) << 24 | UInt64(s.hour24) << 40
                 | UInt64(s.minute) << 48 | UInt64(s.second) << 56 | (s.isoOrder ? 1 << 63 : 0)
         }
         private func field(_ shift: UInt64, _ width: UInt64) -> Int { Int((bits >> shift) & ((1 << width) - 1)) }
@@ -76,7 +77,8 @@ enum WhatsAppImporter {
         for prefix in titlePrefixes where stem.hasPrefix(prefix) {
             // A copy's suffix: "WhatsApp Chat with Ann (1)".
             var rest = String(stem.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
-            if rest.hasSuffix(")"), let open = rest.lastIndex(of: "("), rest[rest.index(after: open)..<rest.index(before: rest.endIndex)].allSatisfy(\.isNumber) {
+            if rest.hasSuffix(")"), let open = rest.lastIndex(of: "("), rest[rest.index(after: open)..<rest.index(before: rest.endIndex)].allSatisfy(\.isNumber)
+            {
                 rest = String(rest[..<open]).trimmingCharacters(in: .whitespaces)
             }
             return rest.isEmpty ? nil : rest
@@ -90,7 +92,7 @@ enum WhatsAppImporter {
         "Discussion WhatsApp avec ", "Conversa do WhatsApp com ", "Conversa no WhatsApp com ", "Chat WhatsApp con ",
         "WhatsApp-chat met ", "WhatsApp Chat met ", "Чат WhatsApp с ", "WhatsApp-чат с ", "Czat WhatsApp z ",
         "WhatsApp Sohbeti: ", "Chat WhatsApp dengan ", "WhatsApp-chatt med ", "WhatsApp-chat med ", "WhatsApp-keskustelu: ",
-        "Συνομιλία WhatsApp με ", "WhatsApp-beszélgetés: ", "Chat WhatsApp cu ", "WhatsApp Chat avec ",
+        "Συνομιλία WhatsApp με ", "WhatsApp-beszélgetés: ", "Chat WhatsApp cu ", "WhatsApp Chat avec "
     ]
 
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
@@ -113,11 +115,14 @@ enum WhatsAppImporter {
             let zip = try ZipExport(path: source.path, displayPath: source.displayPath, limits: context.options.limits)
             let texts = zip.filePaths.filter { $0.lowercased().hasSuffix(".txt") }
             guard let entryPath = texts.first(where: { isChatFileName(($0 as NSString).lastPathComponent) }) ?? texts.first,
-                  let entry = zip.entry(path: entryPath) else {
-                throw ImportError(path: source.displayPath, reason: "is a zip that holds no chat export; expected WhatsApp's \"Export chat\" .zip "
-                                      + "(_chat.txt or \"WhatsApp Chat with ….txt\" plus media) or a Messenger or Instagram download "
-                                      + "(messages/inbox/…/message_1.json); other exports are read unzipped: Telegram's result.json, "
-                                      + "DiscordChatExporter's .json, SMS Backup & Restore's .xml, signal-export's chat.md")
+                let entry = zip.entry(path: entryPath)
+            else {
+                throw ImportError(
+                    path: source.displayPath,
+                    reason: "is a zip that holds no chat export; expected WhatsApp's \"Export chat\" .zip "
+                        + "(_chat.txt or \"WhatsApp Chat with ….txt\" plus media) or a Messenger or Instagram download "
+                        + "(messages/inbox/…/message_1.json); other exports are read unzipped: Telegram's result.json, "
+                        + "DiscordChatExporter's .json, SMS Backup & Restore's .xml, signal-export's chat.md")
             }
             let folder = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-whatsapp-" + UUID().uuidString)
             do {
@@ -198,9 +203,11 @@ enum WhatsAppImporter {
                     deletedByMe.insert(author)
                 }
                 // Edited: the time is unknown, so it is the message's own (`Message.edited`).
-                messages.append(Message(sender: author, direction: .incoming, date: .distantPast, text: entry.text, image: entry.image,
-                                        attachment: entry.attachment, spans: entry.text == nil ? [] : spans,
-                                        edited: edited ? .distantPast : nil))
+                messages.append(
+                    Message(
+                        sender: author, direction: .incoming, date: .distantPast, text: entry.text, image: entry.image,
+                        attachment: entry.attachment, spans: entry.text == nil ? [] : spans,
+                        edited: edited ? .distantPast : nil))
             } else {
                 messages.append(.system(entry.text ?? "", date: .distantPast))
             }
@@ -223,25 +230,31 @@ enum WhatsAppImporter {
                 guard let previous = current else {
                     if TextCleanup.cleanName(line).isEmpty { continue }
                     if reader.lastLineUnterminated, WhatsAppLine.looksLikeHeader(utf8, cutShort: true) {
-                        throw ImportError(path: textName, location: "line \(reader.lineNumber)",
-                                          reason: "unexpected end of file (cut short?) inside the first message's date and time")
+                        throw ImportError(
+                            path: textName, location: "line \(reader.lineNumber)",
+                            reason: "unexpected end of file (cut short?) inside the first message's date and time")
                     }
-                    throw ImportError(path: textName, location: "line \(reader.lineNumber)",
-                                      reason: "not a WhatsApp export: \"\(shown)\" does not start with a date and time; expected "
-                                          + "\"12/24/19, 11:23 - Name: text\" (Android) or \"[14/10/2021, 3:34:09 PM] Name: text\" (iOS)")
+                    throw ImportError(
+                        path: textName, location: "line \(reader.lineNumber)",
+                        reason: "not a WhatsApp export: \"\(shown)\" does not start with a date and time; expected "
+                            + "\"12/24/19, 11:23 - Name: text\" (Android) or \"[14/10/2021, 3:34:09 PM] Name: text\" (iOS)")
                 }
                 // A line shaped like a header whose date or time cannot be read is never glued
                 // onto the message before it: it stays a line of its own, and is reported.
                 if WhatsAppLine.looksLikeHeader(utf8, cutShort: reader.lastLineUnterminated) {
-                    let why = reader.lastLineUnterminated
+                    let why =
+                        reader.lastLineUnterminated
                         ? "unexpected end of file (cut short?) inside a message's date and time"
                         : "looks like the start of a message but its date and time cannot be read"
                     if context.options.strict {
-                        throw ImportError(path: textName, location: "line \(reader.lineNumber)",
-                                          reason: "\"\(shown)\" \(why) (--strict); expected a header such as \"12/24/19, 11:23 - Name: text\"")
+                        throw ImportError(
+                            path: textName, location: "line \(reader.lineNumber)",
+                            reason: "\"\(shown)\" \(why) (--strict); expected a header such as \"12/24/19, 11:23 - Name: text\"")
                     }
-                    context.warn("line \(reader.lineNumber)", "\"\(shown)\"", why + "; kept as a line of its own at the time of the "
-                                     + "message before it, not added to that message", file: textName)
+                    context.warn(
+                        "line \(reader.lineNumber)", "\"\(shown)\"",
+                        why + "; kept as a line of its own at the time of the "
+                            + "message before it, not added to that message", file: textName)
                     try flush()
                     current = Entry(line: reader.lineNumber, stamp: previous.stamp, author: nil)
                     currentRest = [TextCleanup.stripBidi(line)]
@@ -265,8 +278,9 @@ enum WhatsAppImporter {
             context.warn(nil, "\(reader.invalidUTF16Units) invalid UTF-16 code units", "replaced by U+FFFD", file: textName)
         }
         if nonUTF8Lines > 0 {
-            context.warn("line \(firstNonUTF8Line)", "\(nonUTF8Lines) lines that are not UTF-8",
-                         "read as Windows-1252 (Latin-1); check accented letters", file: textName)
+            context.warn(
+                "line \(firstNonUTF8Line)", "\(nonUTF8Lines) lines that are not UTF-8",
+                "read as Windows-1252 (Latin-1); check accented letters", file: textName)
         }
         if messages.isEmpty && reader.lineNumber == 0 {
             throw ImportError(path: textName, reason: "is empty; expected WhatsApp chat lines")
@@ -278,16 +292,19 @@ enum WhatsAppImporter {
         if maxFirst > 12 {
             dayFirst = true
             if maxSecond > 12 {
-                context.warn(nil, "dates", "some have a first field over 12 and others a second field over 12; read as day/month",
-                             file: textName)
+                context.warn(
+                    nil, "dates", "some have a first field over 12 and others a second field over 12; read as day/month",
+                    file: textName)
             }
         } else if maxSecond > 12 {
             dayFirst = false
         } else {
             dayFirst = true
             if stamps.contains(where: { !$0.isoOrder && $0.fields.0 != $0.fields.1 }) {
-                context.warn(nil, "dates", "no day is over 12, so day/month order cannot be told; read as day/month "
-                                 + "(e.g. 03/04 = 3 April)", file: textName)
+                context.warn(
+                    nil, "dates",
+                    "no day is over 12, so day/month order cannot be told; read as day/month "
+                        + "(e.g. 03/04 = 3 April)", file: textName)
             }
         }
 
@@ -295,10 +312,12 @@ enum WhatsAppImporter {
         // The owner: the one author of "You deleted this message" (any language, groups too), else
         // the author the export is not named after ("WhatsApp Chat with Ann": Ann is the other).
         let owners = OwnerInference(authors: authors.map { OwnerInference.Author(id: $0, names: [$0]) })
-        let meID = owners.resolve(me: context.options.me, clues: [
-            .soleAuthor(of: deletedByMe, how: "the author of \"You deleted this message\""),
-            .namedAfter(title, how: "whom the export is named after"),
-        ], context: context, file: textName)
+        let meID = owners.resolve(
+            me: context.options.me,
+            clues: [
+                .soleAuthor(of: deletedByMe, how: "the author of \"You deleted this message\""),
+                .namedAfter(title, how: "whom the export is named after")
+            ], context: context, file: textName)
         for author in authors { builder.participant(id: author, name: author) }
         // Dates and directions in place; messages outside since/until or with impossible dates are
         // compacted out as we go.
@@ -307,10 +326,15 @@ enum WhatsAppImporter {
         for i in messages.indices {
             let stamp = stamps[i]
             let ymd = stamp.date(dayFirst: dayFirst)
-            guard let date = clock.instant(year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
-                                           minute: stamp.minute, second: stamp.second) else {
-                context.warn("line \(lineNumbers[i])", "message", "\(ymd.year)-\(ymd.month)-\(ymd.day) is not a date "
-                                 + "(read \(dayFirst ? "day" : "month") first); skipped", skipped: true, file: textName)
+            guard
+                let date = clock.instant(
+                    year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
+                    minute: stamp.minute, second: stamp.second)
+            else {
+                context.warn(
+                    "line \(lineNumbers[i])", "message",
+                    "\(ymd.year)-\(ymd.month)-\(ymd.day) is not a date "
+                        + "(read \(dayFirst ? "day" : "month") first); skipped", skipped: true, file: textName)
                 continue
             }
             guard context.isWanted(date) else {
@@ -320,8 +344,9 @@ enum WhatsAppImporter {
             // In place: a message is not copied out and back (each copy retains all it holds).
             messages[i].date = date
             if messages[i].edited != nil { messages[i].edited = date }
-            messages[i].wallTime = WallTime(year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
-                                            minute: stamp.minute, second: stamp.second)
+            messages[i].wallTime = WallTime(
+                year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
+                minute: stamp.minute, second: stamp.second)
             if let meID, messages[i].sender == meID { messages[i].direction = .outgoing }
             if kept != i { messages.swapAt(kept, i) }
             kept += 1
@@ -355,7 +380,10 @@ enum WhatsAppImporter {
         // iOS marks media, deleted and system lines so; what is neither media nor a deletion is a
         // system line in whatever language the phone wrote it.
         if style == .ios && marked && attachmentName(in: body) == nil
-            && (isSystemText(body) || WhatsAppMarkers.placeholder(for: body) == nil) { return (nil, body) }
+            && (isSystemText(body) || WhatsAppMarkers.placeholder(for: body) == nil)
+        {
+            return (nil, body)
+        }
         return (author, body)
     }
 
@@ -383,14 +411,18 @@ enum WhatsAppImporter {
         }
     }
 
-    private static let systemVerbs = [" changed the subject", " changed the group", " changed this group", " added ",
-                                      " removed ", " created group", " joined using"].map { Array($0.utf8) }
+    private static let systemVerbs = [
+        " changed the subject", " changed the group", " changed this group", " added ",
+        " removed ", " created group", " joined using"
+    ].map { Array($0.utf8) }
 
-    private static let systemPhrases = ["end-to-end encrypted", "created group", " added ", " removed ", " left",
-                                        "joined using", "changed the subject", "changed this group", "changed the group",
-                                        "security code", "changed their phone number", "now an admin",
-                                        "deleted this group", "Disappearing messages", "business account",
-                                        "created this group", "changed to "]
+    private static let systemPhrases = [
+        "end-to-end encrypted", "created group", " added ", " removed ", " left",
+        "joined using", "changed the subject", "changed this group", "changed the group",
+        "security code", "changed their phone number", "now an admin",
+        "deleted this group", "Disappearing messages", "business account",
+        "created this group", "changed to "
+    ]
 
     static func isSystemText(_ text: String) -> Bool {
         systemPhrases.contains(where: text.contains)
@@ -402,13 +434,15 @@ enum WhatsAppImporter {
         // Cheap test first: this runs for every message.
         guard line.utf8.contains(where: { $0 == UInt8(ascii: ")") || $0 == UInt8(ascii: ">") }) else { return nil }
         let trimmed = TextCleanup.cleanName(line)
-        for suffix in [" (file attached)", " (Datei angehängt)", " (archivo adjunto)", " (fichier joint)",
-                       " (arquivo anexado)", " (file allegato)", " (bestand bijgevoegd)"] where trimmed.hasSuffix(suffix) {
+        for suffix in [
+            " (file attached)", " (Datei angehängt)", " (archivo adjunto)", " (fichier joint)",
+            " (arquivo anexado)", " (file allegato)", " (bestand bijgevoegd)"
+        ] where trimmed.hasSuffix(suffix) {
             let name = String(trimmed.dropLast(suffix.count))
             return name.isEmpty ? nil : name
         }
         for prefix in ["<attached: ", "<Anhang: ", "<adjunto: ", "<anexo: ", "<allegato: ", "<pièce jointe : ", "<bijlage: "]
-            where trimmed.hasPrefix(prefix) && trimmed.hasSuffix(">") {
+        where trimmed.hasPrefix(prefix) && trimmed.hasSuffix(">") {
             let name = String(trimmed.dropFirst(prefix.count).dropLast())
             return name.isEmpty ? nil : name
         }
@@ -419,8 +453,10 @@ enum WhatsAppImporter {
 
     /// Where the file `name` of the export is (in its folder, or taken out of the zip into the
     /// attachments folder), or nil — not there, unsafe, refused — with a warning.
-    private static func locate(_ name: String, line: Int, file: String, media: Media,
-                               context: ImportContext) throws(ImportError) -> String? {
+    private static func locate(
+        _ name: String, line: Int, file: String, media: Media,
+        context: ImportContext
+    ) throws(ImportError) -> String? {
         let location = "line \(line)"
         // Only a bare file name: WhatsApp never writes folders here, and "../../etc/passwd" or
         // "/etc/passwd" would read outside the export.
@@ -433,21 +469,24 @@ enum WhatsAppImporter {
         case .folder(let folder):
             let path = (folder as NSString).appendingPathComponent(name)
             guard FileManager.default.fileExists(atPath: path) else {
-                context.warn(location, "attachment \(name)", "not in the export folder (exported without media?); shown as a placeholder",
-                             skipped: true, file: file, media: true)
+                context.warn(
+                    location, "attachment \(name)", "not in the export folder (exported without media?); shown as a placeholder",
+                    skipped: true, file: file, media: true)
                 return nil
             }
             // A symlink inside the export must not lead outside it.
             guard ExportTree.isInside(path, folder) else {
-                context.warn(location, "attachment \(name)", "is a link leading out of the export folder; shown as a placeholder",
-                             skipped: true, file: file, media: true)
+                context.warn(
+                    location, "attachment \(name)", "is a link leading out of the export folder; shown as a placeholder",
+                    skipped: true, file: file, media: true)
                 return nil
             }
             return URL(fileURLWithPath: path).standardizedFileURL.path
         case .zip(let zip):
             guard let entry = zip.entry(named: name) else {
-                context.warn(location, "attachment \(name)", "not in the zip (exported without media?); shown as a placeholder",
-                             skipped: true, file: file, media: true)
+                context.warn(
+                    location, "attachment \(name)", "not in the zip (exported without media?); shown as a placeholder",
+                    skipped: true, file: file, media: true)
                 return nil
             }
             let folder = try context.attachmentsFolder()

@@ -59,7 +59,8 @@ struct WhatsAppLine: Equatable {
         guard let (f1, d1) = number(b, &i, maxDigits: 4) else { return nil }
         guard let separator = dateSeparator(b, &i) else { return nil }
         guard let (f2, _) = number(b, &i, maxDigits: 2), dateSeparator(b, &i) == separator,
-              let (f3, d3) = number(b, &i, maxDigits: 4) else { return nil }
+            let (f3, d3) = number(b, &i, maxDigits: 4)
+        else { return nil }
         let iso = d1 == 4 || (separator == .dotSpace && d3 <= 2)
         if iso ? d3 > 2 : (d1 > 2 || (d3 != 2 && d3 != 4)) { return nil }
         i = skipMarks(b, i)
@@ -68,8 +69,11 @@ struct WhatsAppLine: Equatable {
         // Between date and time: ",", "،" (Arabic comma), spaces, or a short word ("à").
         var sawSeparator = false
         i = skipMarks(b, i)
-        if i < b.count, b[i] == UInt8(ascii: ",") { i += 1; sawSeparator = true }
-        else if i + 1 < b.count, b[i] == 0xD8, b[i + 1] == 0x8C { i += 2; sawSeparator = true }
+        if i < b.count, b[i] == UInt8(ascii: ",") {
+            i += 1; sawSeparator = true
+        } else if i + 1 < b.count, b[i] == 0xD8, b[i + 1] == 0x8C {
+            i += 2; sawSeparator = true
+        }
         if skipSpaces(b, &i) { sawSeparator = true }
         if sawSeparator, let end = connectorWord(b, i) { i = end }
 
@@ -84,7 +88,8 @@ struct WhatsAppLine: Equatable {
         }
         guard sawSeparator else { return nil }
         guard let (hour, _) = number(b, &i, maxDigits: 2), i < b.count,
-              b[i] == UInt8(ascii: ":") || b[i] == UInt8(ascii: ".") else { return nil }
+            b[i] == UInt8(ascii: ":") || b[i] == UInt8(ascii: ".")
+        else { return nil }
         let timeSeparator = b[i]
         i += 1
         guard let (minute, dm) = number(b, &i, maxDigits: 2), dm == 2 else { return nil }
@@ -99,7 +104,8 @@ struct WhatsAppLine: Equatable {
             _ = skipSpaces(b, &afterTime)
             if let (m, end) = readMeridiem(b, afterTime)
                 ?? (afterTime < b.count && (b[afterTime] >= 0x80 || b[afterTime] | 0x20 == UInt8(ascii: "v") || b[afterTime] | 0x20 == UInt8(ascii: "n"))
-                    ? match(b, afterTime, meridiemsAfter, mustEnd: true) : nil) {
+                    ? match(b, afterTime, meridiemsAfter, mustEnd: true) : nil)
+            {
                 meridiem = m
                 i = end
             }
@@ -130,8 +136,9 @@ struct WhatsAppLine: Equatable {
                 i = skipMarks(b, i)
             }
         }
-        return WhatsAppLine(style: style, fields: (f1, f2, f3), isoOrder: iso, hour: hour, minute: minute,
-                            second: second, meridiem: meridiem, restStart: i)
+        return WhatsAppLine(
+            style: style, fields: (f1, f2, f3), isoOrder: iso, hour: hour, minute: minute,
+            second: second, meridiem: meridiem, restStart: i)
     }
 
     /// Whether a line that `parse` refused still looks like a message header — a date-like run
@@ -154,7 +161,8 @@ struct WhatsAppLine: Equatable {
             guard number(b, &k, maxDigits: 2) != nil, dateSeparator(b, &k) != nil else { return false }
             while k < b.count {
                 let c = b[k]
-                let allowed = c >= 0x80 || (c >= 0x30 && c <= 0x39) || c == 0x20 || c == 0x2C || c == 0x3A || c == 0x2E
+                let allowed =
+                    c >= 0x80 || (c >= 0x30 && c <= 0x39) || c == 0x20 || c == 0x2C || c == 0x3A || c == 0x2E
                     || c == 0x2D || c == 0x5B || c == 0x5D || "apmAPM".utf8.contains(c)
                 if !allowed { return false }
                 k += 1
@@ -329,20 +337,20 @@ struct WhatsAppLine: Equatable {
     /// Markers written before the time: Korean, Japanese, Chinese (with its flexible day periods).
     private static let meridiemsBefore: [([UInt8], Meridiem)] = markers([
         "오전": .am, "오후": .pm, "午前": .am, "午後": .pm,
-        "上午": .am, "下午": .pm, "凌晨": .am, "早上": .am, "中午": .pm, "晚上": .pm,
+        "上午": .am, "下午": .pm, "凌晨": .am, "早上": .am, "中午": .pm, "晚上": .pm
     ])
 
     /// Markers after the time other than the Latin a.m./p.m. family (lower case: ASCII letters
     /// match either case).
     private static let meridiemsAfter: [([UInt8], Meridiem)] = markers([
-        "ص": .am, "م": .pm,                        // Arabic
+        "ص": .am, "م": .pm,  // Arabic
         "ق.ظ.": .am, "ب.ظ.": .pm, "ق.ظ": .am, "ب.ظ": .pm,  // Persian
         "לפנה״צ": .am, "אחה״צ": .pm, "לפנה\"צ": .am, "אחה\"צ": .pm,  // Hebrew
         "öö": .am, "ös": .pm, "ÖÖ": .am, "ÖS": .pm,  // Turkish
-        "पूर्वाह्न": .am, "अपराह्न": .pm,                  // Hindi
-        "ก่อนเที่ยง": .am, "หลังเที่ยง": .pm,               // Thai
-        "vorm.": .am, "nachm.": .pm,                // German (older phones)
-        "午前": .am, "午後": .pm, "上午": .am, "下午": .pm, "오전": .am, "오후": .pm,
+        "पूर्वाह्न": .am, "अपराह्न": .pm,  // Hindi
+        "ก่อนเที่ยง": .am, "หลังเที่ยง": .pm,  // Thai
+        "vorm.": .am, "nachm.": .pm,  // German (older phones)
+        "午前": .am, "午後": .pm, "上午": .am, "下午": .pm, "오전": .am, "오후": .pm
     ])
 
     private static func markers(_ list: KeyValuePairs<String, Meridiem>) -> [([UInt8], Meridiem)] {

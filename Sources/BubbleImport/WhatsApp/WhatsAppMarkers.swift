@@ -30,22 +30,27 @@ enum WhatsAppMarkers {
         withBytes(label) { ownerDeletions.contains(key($0)) }
     }
 
-    private static let ownerDeletions: Set<[UInt8]> = Set([
-        "You deleted this message", "Du hast diese Nachricht gelöscht", "Eliminaste este mensaje", "Vous avez supprimé ce message",
-        "Você apagou esta mensagem", "Hai eliminato questo messaggio", "Je hebt dit bericht verwijderd", "Вы удалили данное сообщение",
-        "Bu mesajı sildiniz", "Usunięto tę wiadomość", "Anda menghapus pesan ini", "你删除了此消息", "你已刪除此訊息", "لقد حذفت هذه الرسالة",
-    ].map { withBytes($0, key) })
+    private static let ownerDeletions: Set<[UInt8]> = Set(
+        [
+            "You deleted this message", "Du hast diese Nachricht gelöscht", "Eliminaste este mensaje", "Vous avez supprimé ce message",
+            "Você apagou esta mensagem", "Hai eliminato questo messaggio", "Je hebt dit bericht verwijderd", "Вы удалили данное сообщение",
+            "Bu mesajı sildiniz", "Usunięto tę wiadomość", "Anda menghapus pesan ini", "你删除了此消息", "你已刪除此訊息", "لقد حذفت هذه الرسالة"
+        ].map { withBytes($0, key) })
 
     /// The kind a WhatsApp attachment file name says (`IMG-`, `VID-`, `PTT-`, `AUD-`, `STK-`,
     /// `DOC-`, iOS `-PHOTO-`, `-VIDEO-`, `-AUDIO-`, `-STICKER-`, `-GIF-`, `-CONTACT-`), else by
     /// its extension.
     static func kind(ofFileName name: String) -> MediaAttachment.Kind {
         let upper = name.uppercased()
-        let prefixes: [(String, MediaAttachment.Kind)] = [("IMG-", .photo), ("VID-", .video), ("PTT-", .voice), ("AUD-", .audio),
-                                                            ("STK-", .sticker), ("DOC-", .document)]
+        let prefixes: [(String, MediaAttachment.Kind)] = [
+            ("IMG-", .photo), ("VID-", .video), ("PTT-", .voice), ("AUD-", .audio),
+            ("STK-", .sticker), ("DOC-", .document)
+        ]
         for (prefix, kind) in prefixes where upper.hasPrefix(prefix) { return kind }
-        let parts: [(String, MediaAttachment.Kind)] = [("-PHOTO-", .photo), ("-VIDEO-", .video), ("-AUDIO-", .voice),
-                                                        ("-STICKER-", .sticker), ("-GIF-", .gif), ("-CONTACT-", .contact)]
+        let parts: [(String, MediaAttachment.Kind)] = [
+            ("-PHOTO-", .photo), ("-VIDEO-", .video), ("-AUDIO-", .voice),
+            ("-STICKER-", .sticker), ("-GIF-", .gif), ("-CONTACT-", .contact)
+        ]
         for (part, kind) in parts where upper.contains(part) { return kind }
         let ext = (name.split(separator: ".").last.map(String.init) ?? "").lowercased()
         switch ext {
@@ -200,7 +205,7 @@ enum WhatsAppMarkers {
         ("삭제된 메시지입니다", .deleted), ("このメッセージは削除されました", .deleted),
         ("此消息已删除", .deleted), ("你删除了此消息", .deleted), ("此訊息已刪除", .deleted), ("你已刪除此訊息", .deleted),
         ("تم حذف هذه الرسالة", .deleted), ("لقد حذفت هذه الرسالة", .deleted), ("این پیام حذف شد", .deleted),
-        ("הודעה זו נמחקה", .deleted), ("यह मैसेज हटा दिया गया था", .deleted), ("ข้อความนี้ถูกลบแล้ว", .deleted),
+        ("הודעה זו נמחקה", .deleted), ("यह मैसेज हटा दिया गया था", .deleted), ("ข้อความนี้ถูกลบแล้ว", .deleted)
     ]
 
     private static let table: [[UInt8]: MediaAttachment.Kind] = {

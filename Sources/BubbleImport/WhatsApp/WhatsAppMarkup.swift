@@ -16,6 +16,8 @@ enum WhatsAppMarkup {
 
     /// "edited" in the languages docs/IMPORT.md lists (English, German, Spanish, French,
     /// Portuguese, Italian, Dutch, Russian, Turkish, Polish, Indonesian).
-    static let editedWords = ["edited", "bearbeitet", "editado", "editó", "modifié", "modificato", "bewerkt",
-                              "изменено", "отредактировано", "düzenlendi", "edytowana", "diedit"]
+    static let editedWords = [
+        "edited", "bearbeitet", "editado", "editó", "modifié", "modificato", "bewerkt",
+        "изменено", "отредактировано", "düzenlendi", "edytowana", "diedit"
+    ]
 }

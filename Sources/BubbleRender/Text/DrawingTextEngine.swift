@@ -8,8 +8,9 @@ import Foundation
 public protocol DrawingTextEngine: TextEngine {
     /// Draws `prepared` as `layout(prepared, maxWidth:, maxLines:)` lays it out, the text box's
     /// top-left at `origin`. Right-to-left lines align to the right edge of `maxWidth`.
-    func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-              color: Color, on canvas: Canvas) throws(TextError)
+    func draw(
+        _ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+        color: Color, on canvas: Canvas) throws(TextError)
     /// True when `prepare` and `draw` may be called from several threads at once, each drawing
     /// on its own canvas (the PDF renderer then paints parts of the pages in parallel). False
     /// (the default): one thread at a time.
@@ -30,14 +31,18 @@ extension PangoTextEngine: DrawingTextEngine {
     ///
     /// To draw shrink-wrapped text (an RTL line right-aligned inside its bubble), pass the
     /// `TextLayout.width` the text was measured at as `maxWidth`: the lines stay the same.
-    public func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-                     color: Color, on canvas: Canvas) throws(TextError) {
+    public func draw(
+        _ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+        color: Color, on canvas: Canvas
+    ) throws(TextError) {
         try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context)
     }
 
     /// `draw` onto any cairo context (PDF and SVG surfaces in tests).
-    func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-              color: Color, cairo cr: OpaquePointer) throws(TextError) {
+    func draw(
+        _ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+        color: Color, cairo cr: OpaquePointer
+    ) throws(TextError) {
         try withDrawPlan(prepared, maxWidth: maxWidth, maxLines: maxLines) { plan, spans in
             cairo_save(cr)
             defer { cairo_restore(cr) }
@@ -91,8 +96,9 @@ struct StyledLinePainter {
                 pango_layout_iter_get_line_extents(iter, nil, &logical)
                 let baseline = pango_layout_iter_get_baseline(iter)
                 let line = pango_layout_iter_get_line_readonly(iter)!
-                drawLine(line, text: text, x: origin.x + PangoTextEngine.points(logical.x),
-                         baseline: origin.y + PangoTextEngine.points(baseline))
+                drawLine(
+                    line, text: text, x: origin.x + PangoTextEngine.points(logical.x),
+                    baseline: origin.y + PangoTextEngine.points(baseline))
             } while pango_layout_iter_next_line(iter) != 0
         case .lines(let lines):
             for entry in lines {
@@ -118,7 +124,8 @@ struct StyledLinePainter {
         while let node = run {
             run = node.pointee.next
             guard let glyphItem = node.pointee.data?.assumingMemoryBound(to: PangoGlyphItem.self),
-                  let item = glyphItem.pointee.item, let glyphs = glyphItem.pointee.glyphs else { continue }
+                let item = glyphItem.pointee.item, let glyphs = glyphItem.pointee.glyphs
+            else { continue }
             let width = PangoTextEngine.points(pango_glyph_string_get_width(glyphs))
             defer { x += width }
             let styles = styles(at: Int(item.pointee.offset))
@@ -203,10 +210,13 @@ extension FastTextEngine: DrawingTextEngine {
     /// context.
     public var supportsConcurrentDrawing: Bool { true }
 
-    public func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-                     color: Color, on canvas: Canvas) throws(TextError) {
-        try draw(prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context,
-                 fontCopy: canvas.fontCopy)
+    public func draw(
+        _ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+        color: Color, on canvas: Canvas
+    ) throws(TextError) {
+        try draw(
+            prepared, maxWidth: maxWidth, maxLines: maxLines, at: origin, color: color, cairo: canvas.context,
+            fontCopy: canvas.fontCopy)
     }
 
     /// The scaled font to draw `font` with for `Canvas.fontCopy` `copy`: the font itself for 0,
@@ -217,7 +227,9 @@ extension FastTextEngine: DrawingTextEngine {
         let orders = [CAIRO_SUBPIXEL_ORDER_RGB, CAIRO_SUBPIXEL_ORDER_BGR, CAIRO_SUBPIXEL_ORDER_VRGB, CAIRO_SUBPIXEL_ORDER_VBGR]
         guard copy > 0, copy <= orders.count else { return font }
         let copies: ScaledFontCopies
-        if let known = painterState { copies = unsafeDowncast(known, to: ScaledFontCopies.self) } else {
+        if let known = painterState {
+            copies = unsafeDowncast(known, to: ScaledFontCopies.self)
+        } else {
             copies = ScaledFontCopies()
             painterState = copies
         }
@@ -231,14 +243,17 @@ extension FastTextEngine: DrawingTextEngine {
         cairo_scaled_font_get_font_options(font, options)
         cairo_font_options_set_subpixel_order(options, orders[copy - 1])
         guard let made = cairo_scaled_font_create(cairo_scaled_font_get_font_face(font), &matrix, &ctm, options),
-              cairo_scaled_font_status(made) == CAIRO_STATUS_SUCCESS else { return font }
+            cairo_scaled_font_status(made) == CAIRO_STATUS_SUCCESS
+        else { return font }
         copies.fonts[key] = made
         return made
     }
 
     /// `draw` onto any cairo context: the engine's positioned glyphs, with `cairo_show_glyphs`.
-    func draw(_ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
-              color: Color, cairo cr: OpaquePointer, fontCopy copy: Int = 0) throws(TextError) {
+    func draw(
+        _ prepared: PreparedText, maxWidth: Double, maxLines: Int?, at origin: Point,
+        color: Color, cairo cr: OpaquePointer, fontCopy copy: Int = 0
+    ) throws(TextError) {
         if !prepared.spans.isEmpty {
             // Styled text: drawn by the reference engine with the same faces as attributes
             // (the lines agree with what this engine measured), run by run.
@@ -265,36 +280,41 @@ extension FastTextEngine: DrawingTextEngine {
         defer { cairo_restore(cr) }
         cairo_set_source_rgba(cr, color.red, color.green, color.blue, color.alpha)
         // `PositionedGlyph` is laid out as `cairo_glyph_t` (unsigned long, double, double).
-        glyphs.withUnsafeBufferPointer { positioned in positioned.withMemoryRebound(to: cairo_glyph_t.self) { all in
-            guard withText else {
-                var start = 0
-                for run in found.runs {
-                    cairo_set_scaled_font(cr, run.font)
-                    cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
-                    start = run.end
-                }
-                return
-            }
-            // `PositionedCluster` is laid out as `cairo_text_cluster_t` (int, int).
-            found.clusters.withUnsafeBufferPointer { c in c.withMemoryRebound(to: cairo_text_cluster_t.self) { clusters in
-                found.text.withUnsafeBufferPointer { text in
-                    var start = 0, clusterStart = 0, textStart = 0
+        glyphs.withUnsafeBufferPointer { positioned in
+            positioned.withMemoryRebound(to: cairo_glyph_t.self) { all in
+                guard withText else {
+                    var start = 0
                     for run in found.runs {
                         cairo_set_scaled_font(cr, run.font)
-                        let bytes = UnsafeBufferPointer(rebasing: text[textStart..<run.textEnd])
-                        if run.end - start == bytes.count, run.clusterEnd - clusterStart == bytes.count, !bytes.contains(where: { $0 >= 0x80 }) {
-                            // ASCII, a glyph per character: the font's own map back from glyphs to
-                            // characters is right, and Cairo writes such runs faster without clusters.
-                            cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
-                        } else {
-                            TextGlyphs.show(all.baseAddress! + start, count: run.end - start, text: bytes,
-                                            clusters: clusters.baseAddress! + clusterStart, clusterCount: run.clusterEnd - clusterStart, on: cr)
+                        cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
+                        start = run.end
+                    }
+                    return
+                }
+                // `PositionedCluster` is laid out as `cairo_text_cluster_t` (int, int).
+                found.clusters.withUnsafeBufferPointer { c in
+                    c.withMemoryRebound(to: cairo_text_cluster_t.self) { clusters in
+                        found.text.withUnsafeBufferPointer { text in
+                            var start = 0, clusterStart = 0, textStart = 0
+                            for run in found.runs {
+                                cairo_set_scaled_font(cr, run.font)
+                                let bytes = UnsafeBufferPointer(rebasing: text[textStart..<run.textEnd])
+                                if run.end - start == bytes.count, run.clusterEnd - clusterStart == bytes.count, !bytes.contains(where: { $0 >= 0x80 }) {
+                                    // ASCII, a glyph per character: the font's own map back from glyphs to
+                                    // characters is right, and Cairo writes such runs faster without clusters.
+                                    cairo_show_glyphs(cr, all.baseAddress! + start, Int32(run.end - start))
+                                } else {
+                                    TextGlyphs.show(
+                                        all.baseAddress! + start, count: run.end - start, text: bytes,
+                                        clusters: clusters.baseAddress! + clusterStart, clusterCount: run.clusterEnd - clusterStart, on: cr)
+                                }
+                                start = run.end; clusterStart = run.clusterEnd; textStart = run.textEnd
+                            }
                         }
-                        start = run.end; clusterStart = run.clusterEnd; textStart = run.textEnd
                     }
                 }
-            } }
-        } }
+            }
+        }
         TextGlyphs.showHidden(found.hidden, font: found.plainFont, size: prepared.style.size, on: cr)
     }
 }

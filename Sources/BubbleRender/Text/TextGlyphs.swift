@@ -23,15 +23,18 @@ enum TextGlyphs {
     /// cluster in glyph order (each cluster's bytes and glyph count).
     /// A run whose clusters hold no characters is a run of pictures (colour emoji: their text is
     /// shown apart, `showHidden`): drawn as images at print resolution (`GlyphPictures`).
-    static func show(_ glyphs: UnsafePointer<cairo_glyph_t>, count: Int, text: UnsafeBufferPointer<UInt8>,
-                     clusters: UnsafePointer<cairo_text_cluster_t>, clusterCount: Int, on cr: OpaquePointer) {
+    static func show(
+        _ glyphs: UnsafePointer<cairo_glyph_t>, count: Int, text: UnsafeBufferPointer<UInt8>,
+        clusters: UnsafePointer<cairo_text_cluster_t>, clusterCount: Int, on cr: OpaquePointer
+    ) {
         if text.isEmpty, let font = cairo_get_scaled_font(cr) {
             GlyphPictures.draw(UnsafeBufferPointer(start: glyphs, count: count), font: font, on: cr)
             return
         }
         text.withMemoryRebound(to: CChar.self) { utf8 in
-            cairo_show_text_glyphs(cr, utf8.baseAddress, Int32(utf8.count), glyphs, Int32(count),
-                                   clusters, Int32(clusterCount), cairo_text_cluster_flags_t(rawValue: 0))
+            cairo_show_text_glyphs(
+                cr, utf8.baseAddress, Int32(utf8.count), glyphs, Int32(count),
+                clusters, Int32(clusterCount), cairo_text_cluster_flags_t(rawValue: 0))
         }
     }
 
@@ -58,7 +61,8 @@ enum TextGlyphs {
         var found: UnsafeMutablePointer<cairo_glyph_t>?
         var count: Int32 = 0
         guard cairo_scaled_font_text_to_glyphs(font, 0, 0, " ", 1, &found, &count, nil, nil, nil) == CAIRO_STATUS_SUCCESS,
-              let first = found else { return }
+            let first = found
+        else { return }
         let space = first[0].index
         cairo_glyph_free(first)
         guard count == 1 else { return }
@@ -81,11 +85,14 @@ enum TextGlyphs {
     /// left edge at `x` on `baseline`, with its characters. False (nothing drawn) when the run
     /// holds a glyph for a character no font has: Pango draws those as boxes of hex digits, which
     /// `pango_cairo_show_glyph_item` should draw.
-    static func showPango(_ glyphItem: UnsafeMutablePointer<PangoGlyphItem>, text: UnsafePointer<CChar>,
-                          x: Double, baseline: Double, size: Double, on cr: OpaquePointer) -> Bool {
+    static func showPango(
+        _ glyphItem: UnsafeMutablePointer<PangoGlyphItem>, text: UnsafePointer<CChar>,
+        x: Double, baseline: Double, size: Double, on cr: OpaquePointer
+    ) -> Bool {
         guard let item = glyphItem.pointee.item, let string = glyphItem.pointee.glyphs,
-              let font = item.pointee.analysis.font, let infos = string.pointee.glyphs,
-              let logs = string.pointee.log_clusters else { return false }
+            let font = item.pointee.analysis.font, let infos = string.pointee.glyphs,
+            let logs = string.pointee.log_clusters
+        else { return false }
         let n = Int(string.pointee.num_glyphs)
         for i in 0..<n where infos[i].glyph & PANGO_GLYPH_UNKNOWN_FLAG != 0 { return false }
         guard let scaled = pango_cairo_font_get_scaled_font(OpaquePointer(font)) else { return false }
@@ -105,8 +112,10 @@ enum TextGlyphs {
             for k in i..<j {
                 let g = infos[k]
                 if g.glyph != PANGO_GLYPH_EMPTY {
-                    glyphs.append(cairo_glyph_t(index: UInt(g.glyph), x: x + Double(pen + Int64(g.geometry.x_offset)) / scale,
-                                                y: baseline + Double(g.geometry.y_offset) / scale))
+                    glyphs.append(
+                        cairo_glyph_t(
+                            index: UInt(g.glyph), x: x + Double(pen + Int64(g.geometry.x_offset)) / scale,
+                            y: baseline + Double(g.geometry.y_offset) / scale))
                 }
                 pen += Int64(g.geometry.width)
             }
@@ -119,8 +128,10 @@ enum TextGlyphs {
             let hi = rtl ? (first > 0 ? start + Int(logs[first - 1]) : end) : (j < n ? start + Int(logs[j]) : end)
             let piece = UnsafeRawBufferPointer(start: text + lo, count: max(0, hi - lo)).bindMemory(to: UInt8.self)
             if color {
-                hidden.append(HiddenText(x: x + Double(penBefore) / scale, y: baseline, width: Double(pen - penBefore) / scale,
-                                         text: Array(piece)))
+                hidden.append(
+                    HiddenText(
+                        x: x + Double(penBefore) / scale, y: baseline, width: Double(pen - penBefore) / scale,
+                        text: Array(piece)))
                 clusters.append(cairo_text_cluster_t(num_bytes: 0, num_glyphs: Int32(glyphs.count - before)))
             } else {
                 bytes.append(contentsOf: piece)
@@ -175,15 +186,16 @@ enum GlyphPictures {
     static func draw(_ glyphs: UnsafeBufferPointer<cairo_glyph_t>, font: OpaquePointer, on cr: OpaquePointer) {
         var dx = 1.0, dy = 0.0
         cairo_user_to_device_distance(cr, &dx, &dy)
-        let printed = max(0.01, (dx * dx + dy * dy).squareRoot())   // points per user unit
+        let printed = max(0.01, (dx * dx + dy * dy).squareRoot())  // points per user unit
         // Pixels per user unit, in steps of 1/8 so that slightly different scales share pictures.
         let k = ((printed * ppi / 72) * 8).rounded(.up) / 8
         for g in glyphs {
             guard let picture = picture(g.index, font: font, scale: k) else { continue }
             cairo_save(cr)
             cairo_translate(cr, g.x + picture.x, g.y + picture.y)
-            cairo_scale(cr, picture.width / Double(cairo_image_surface_get_width(picture.surface)),
-                        picture.height / Double(cairo_image_surface_get_height(picture.surface)))
+            cairo_scale(
+                cr, picture.width / Double(cairo_image_surface_get_width(picture.surface)),
+                picture.height / Double(cairo_image_surface_get_height(picture.surface)))
             cairo_set_source_surface(cr, picture.surface, 0, 0)
             cairo_rectangle(cr, 0, 0, Double(cairo_image_surface_get_width(picture.surface)), Double(cairo_image_surface_get_height(picture.surface)))
             cairo_fill(cr)

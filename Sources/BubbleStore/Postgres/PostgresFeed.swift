@@ -102,39 +102,41 @@ final class PostgresFeed: Sendable {
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
             do {
-                let n = connects.withLock { $0 += 1; return $0 }
+                let n = connects.withLock {
+                    $0 += 1; return $0
+                }
                 let c = try await db.connect(id: 1_000_000 + n)
                 do {
                     try await c.listen(on: PostgresStore.channel) { changes in
                         try await c.listen(on: PostgresStore.typingChannel) { typing in
                             try await c.listen(on: PostgresStore.accessChannel) { access in
-                              try await c.listen(on: PostgresStore.readsChannel) { reads in
-                                delay = .milliseconds(100)
-                                if n > 1 { post.yield(.reconnected) }
-                                try await withThrowingTaskGroup(of: Void.self) { group in
-                                    group.addTask {
-                                        for try await note in changes { self.hint(note.payload) }
-                                    }
-                                    group.addTask {
-                                        for try await note in typing { self.typing(note.payload) }
-                                    }
-                                    group.addTask {
-                                        // Read marks moved on any server (this one too).
-                                        for try await note in reads {
-                                            if let mark = ReadMark(payload: note.payload) { self.feed.emitRead(mark) }
+                                try await c.listen(on: PostgresStore.readsChannel) { reads in
+                                    delay = .milliseconds(100)
+                                    if n > 1 { post.yield(.reconnected) }
+                                    try await withThrowingTaskGroup(of: Void.self) { group in
+                                        group.addTask {
+                                            for try await note in changes { self.hint(note.payload) }
                                         }
-                                    }
-                                    group.addTask {
-                                        // Access changes of any server or command: told at once.
-                                        for try await note in access {
-                                            if let change = AccessChange(payload: note.payload) { self.feed.emitAccess(change) }
+                                        group.addTask {
+                                            for try await note in typing { self.typing(note.payload) }
                                         }
+                                        group.addTask {
+                                            // Read marks moved on any server (this one too).
+                                            for try await note in reads {
+                                                if let mark = ReadMark(payload: note.payload) { self.feed.emitRead(mark) }
+                                            }
+                                        }
+                                        group.addTask {
+                                            // Access changes of any server or command: told at once.
+                                            for try await note in access {
+                                                if let change = AccessChange(payload: note.payload) { self.feed.emitAccess(change) }
+                                            }
+                                        }
+                                        // Any ends when the connection does.
+                                        try await group.next()
+                                        group.cancelAll()
                                     }
-                                    // Any ends when the connection does.
-                                    try await group.next()
-                                    group.cancelAll()
                                 }
-                              }
                             }
                         }
                     }

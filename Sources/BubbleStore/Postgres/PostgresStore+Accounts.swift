@@ -9,9 +9,10 @@ extension PostgresStore: AccountStore {
 
     static func user(_ row: PostgresRow) throws -> StoredUser {
         let cells = Array(row)
-        return StoredUser(id: try cells[0].decode(Int64.self), name: try cells[1].decode(String.self), displayName: try cells[2].decode(String.self),
-                          role: UserRole(rawValue: try cells[3].decode(String.self)) ?? .member,
-                          created: Date(timeIntervalSince1970: try cells[4].decode(Double.self)), disabled: try cells[5].decode(Bool.self))
+        return StoredUser(
+            id: try cells[0].decode(Int64.self), name: try cells[1].decode(String.self), displayName: try cells[2].decode(String.self),
+            role: UserRole(rawValue: try cells[3].decode(String.self)) ?? .member,
+            created: Date(timeIntervalSince1970: try cells[4].decode(Double.self)), disabled: try cells[5].decode(Bool.self))
     }
 
     /// A statement that changes rows and ends in `RETURNING 1`, once the schema is ready; how
@@ -32,18 +33,25 @@ extension PostgresStore: AccountStore {
         try await read { [logger] c in try await Self.insertUser(c, logger, name: name, displayName: displayName, role: role, passwordHash: passwordHash) }
     }
 
-    static func insertUser(_ c: PostgresConnection, _ logger: Logger, name: String, displayName: String, role: UserRole,
-                           passwordHash: String) async throws -> StoredUser {
+    static func insertUser(
+        _ c: PostgresConnection, _ logger: Logger, name: String, displayName: String, role: UserRole,
+        passwordHash: String
+    ) async throws -> StoredUser {
         let now = Date().timeIntervalSince1970
-        guard let row = try await c.run("""
-            INSERT INTO account (name, name_key, display_name, role, password_hash, created)
-            VALUES (\(name), \(UserName.key(name)), \(displayName), \(role.rawValue), \(passwordHash), \(now))
-            ON CONFLICT (name_key) DO NOTHING RETURNING id
-            """, logger).first else {
+        guard
+            let row = try await c.run(
+                """
+                INSERT INTO account (name, name_key, display_name, role, password_hash, created)
+                VALUES (\(name), \(UserName.key(name)), \(displayName), \(role.rawValue), \(passwordHash), \(now))
+                ON CONFLICT (name_key) DO NOTHING RETURNING id
+                """, logger
+            ).first
+        else {
             throw LiveError(.conflict, "a user named \"\(name)\" exists already (names are the same in any case)")
         }
-        return StoredUser(id: try row.decode(Int64.self), name: name, displayName: displayName, role: role,
-                          created: Date(timeIntervalSince1970: now), disabled: false)
+        return StoredUser(
+            id: try row.decode(Int64.self), name: name, displayName: displayName, role: role,
+            created: Date(timeIntervalSince1970: now), disabled: false)
     }
 
     /// `NOTIFY bubbles_access, 'U[:C]'` inside the transaction of the change: every server of the
@@ -85,7 +93,8 @@ extension PostgresStore: AccountStore {
     static func insertSession(_ c: PostgresConnection, _ logger: Logger, hash: String, user: Int64, now: Date, policy: SessionPolicy) async throws {
         let t = now.timeIntervalSince1970
         try await c.run("DELETE FROM account_session WHERE expires < \(t) OR last_seen < \(t - policy.idle)", logger)
-        try await c.run("""
+        try await c.run(
+            """
             INSERT INTO account_session (hash, account_id, created, last_seen, expires) VALUES (\(hash), \(user), \(t), \(t), \(t + policy.lifetime))
             ON CONFLICT (hash) DO NOTHING
             """, logger)
@@ -93,10 +102,14 @@ extension PostgresStore: AccountStore {
 
     public func sessionUser(hash: String, now: Date, policy: SessionPolicy) async throws -> StoredUser? {
         let t = now.timeIntervalSince1970
-        guard let row = try await rows("""
-            SELECT \(unescaped: Self.userColumns), s.last_seen FROM account_session s JOIN account a ON a.id = s.account_id
-            WHERE s.hash = \(hash) AND s.expires > \(t) AND s.last_seen > \(t - policy.idle) AND NOT a.disabled
-            """).first else { return nil }
+        guard
+            let row = try await rows(
+                """
+                SELECT \(unescaped: Self.userColumns), s.last_seen FROM account_session s JOIN account a ON a.id = s.account_id
+                WHERE s.hash = \(hash) AND s.expires > \(t) AND s.last_seen > \(t - policy.idle) AND NOT a.disabled
+                """
+            ).first
+        else { return nil }
         if t - (try Array(row)[6].decode(Double.self)) > 60 {
             _ = try await change("UPDATE account_session SET last_seen = \(t) WHERE hash = \(hash) RETURNING 1")
         }
@@ -144,10 +157,14 @@ extension PostgresStore: AccountStore {
 
     public func tokenUser(hash: String, now: Date) async throws -> StoredUser? {
         let t = now.timeIntervalSince1970
-        guard let row = try await rows("""
-            SELECT \(unescaped: Self.userColumns), coalesce(k.last_used, 0) FROM account_token k JOIN account a ON a.id = k.account_id
-            WHERE k.hash = \(hash) AND NOT a.disabled
-            """).first else { return nil }
+        guard
+            let row = try await rows(
+                """
+                SELECT \(unescaped: Self.userColumns), coalesce(k.last_used, 0) FROM account_token k JOIN account a ON a.id = k.account_id
+                WHERE k.hash = \(hash) AND NOT a.disabled
+                """
+            ).first
+        else { return nil }
         if t - (try Array(row)[6].decode(Double.self)) > 60 {
             _ = try await change("UPDATE account_token SET last_used = \(t) WHERE hash = \(hash) RETURNING 1")
         }
@@ -155,13 +172,16 @@ extension PostgresStore: AccountStore {
     }
 
     public func members(of conversation: Int64) async throws -> [StoredMember] {
-        try await rows("""
+        try await rows(
+            """
             SELECT \(unescaped: Self.userColumns), m.access, m.added FROM member m JOIN account a ON a.id = m.account_id
             WHERE m.conversation_id = \(conversation) ORDER BY m.added, a.name_key
-            """).map {
+            """
+        ).map {
             let cells = Array($0)
-            return StoredMember(user: try Self.user($0), access: MemberAccess(rawValue: try cells[6].decode(String.self)) ?? .read,
-                                added: Date(timeIntervalSince1970: try cells[7].decode(Double.self)))
+            return StoredMember(
+                user: try Self.user($0), access: MemberAccess(rawValue: try cells[6].decode(String.self)) ?? .read,
+                added: Date(timeIntervalSince1970: try cells[7].decode(Double.self)))
         }
     }
 
@@ -177,13 +197,15 @@ extension PostgresStore: AccountStore {
         guard try await c.run("SELECT 1 FROM conversation WHERE id = \(conversation) FOR UPDATE", logger).first != nil else {
             throw LiveError(.notFound, "no conversation \(conversation)")
         }
-        try await c.run("""
+        try await c.run(
+            """
             INSERT INTO member (conversation_id, account_id, access, added) VALUES (\(conversation), \(user.id), \(access.rawValue), \(Date().timeIntervalSince1970))
             ON CONFLICT (conversation_id, account_id) DO UPDATE SET access = excluded.access
             """, logger)
         // A live conversation's writer speaks in it; an imported archive's people stay its own.
         if access.writes {
-            try await c.run("""
+            try await c.run(
+                """
                 INSERT INTO participant (conversation_id, id, position, name)
                 SELECT \(conversation), \(user.key), (SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(conversation)),
                        \(user.displayName)
@@ -208,11 +230,15 @@ extension PostgresStore: AccountStore {
     }
 
     static func access(_ c: PostgresConnection, _ logger: Logger, of user: StoredUser, to conversation: Int64) async throws -> MemberAccess? {
-        guard let row = try await c.run("""
-            SELECT (SELECT access FROM member WHERE conversation_id = c.id AND account_id = \(user.id)),
-                   NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
-            FROM conversation c WHERE c.id = \(conversation)
-            """, logger).first else { return nil }
+        guard
+            let row = try await c.run(
+                """
+                SELECT (SELECT access FROM member WHERE conversation_id = c.id AND account_id = \(user.id)),
+                       NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
+                FROM conversation c WHERE c.id = \(conversation)
+                """, logger
+            ).first
+        else { return nil }
         let (access, unowned) = try row.decode((String?, Bool).self)
         if let access { return MemberAccess(rawValue: access) }
         return user.isAdmin && unowned ? .owner : nil
@@ -223,12 +249,14 @@ extension PostgresStore: AccountStore {
         try await transaction(retry: true) { [logger] c in
             let last = try await c.run("SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = \(conversation)", logger).first!.decode(Int64.self)
             let r = min(max(read ?? 0, 0), last), d = min(max(delivered ?? 0, r), last)
-            let row = try await c.run("""
+            let row = try await c.run(
+                """
                 INSERT INTO read_mark (conversation_id, account_id, read_seq, delivered_seq) VALUES (\(conversation), \(user), \(r), \(d))
                 ON CONFLICT (conversation_id, account_id) DO UPDATE
                 SET read_seq = GREATEST(read_mark.read_seq, excluded.read_seq), delivered_seq = GREATEST(read_mark.delivered_seq, excluded.delivered_seq)
                 RETURNING read_seq, delivered_seq
-                """, logger).first!
+                """, logger
+            ).first!
             let (readSeq, deliveredSeq) = try row.decode((Int64, Int64).self)
             let mark = ReadMark(user: user, conversation: conversation, read: readSeq, delivered: deliveredSeq)
             // Told to every server (this one too) once committed.
@@ -257,7 +285,8 @@ extension PostgresStore: AccountStore {
 
     public func setSetting(_ name: String, to value: String?, of user: Int64) async throws {
         if let value {
-            _ = try await change("""
+            _ = try await change(
+                """
                 INSERT INTO account_setting (account_id, name, value) VALUES (\(user), \(name), \(value))
                 ON CONFLICT (account_id, name) DO UPDATE SET value = excluded.value RETURNING 1
                 """)
@@ -268,19 +297,22 @@ extension PostgresStore: AccountStore {
 
     public func unread(_ conversations: [Int64], user: Int64, own: String?) async throws -> [Int64: Int] {
         guard !conversations.isEmpty else { return [:] }
-        let query: PostgresQuery = own.map { own in """
-            SELECT m.conversation_id, count(*) FROM message m
-            LEFT JOIN read_mark r ON r.conversation_id = m.conversation_id AND r.account_id = \(user)
-            WHERE m.conversation_id = ANY(\(conversations)) AND m.rev IS NOT NULL AND NOT m.system AND coalesce(m.change, '') <> 'delete'
-              AND m.seq > coalesce(r.read_seq, 0) AND (m.sender IS NULL OR m.sender <> \(own))
-            GROUP BY m.conversation_id
-            """ } ?? """
-            SELECT m.conversation_id, count(*) FROM message m
-            LEFT JOIN read_mark r ON r.conversation_id = m.conversation_id AND r.account_id = \(user)
-            WHERE m.conversation_id = ANY(\(conversations)) AND m.rev IS NOT NULL AND NOT m.system AND coalesce(m.change, '') <> 'delete'
-              AND m.seq > coalesce(r.read_seq, 0) AND NOT m.outgoing
-            GROUP BY m.conversation_id
-            """
+        let query: PostgresQuery =
+            own.map { own in
+                """
+                SELECT m.conversation_id, count(*) FROM message m
+                LEFT JOIN read_mark r ON r.conversation_id = m.conversation_id AND r.account_id = \(user)
+                WHERE m.conversation_id = ANY(\(conversations)) AND m.rev IS NOT NULL AND NOT m.system AND coalesce(m.change, '') <> 'delete'
+                  AND m.seq > coalesce(r.read_seq, 0) AND (m.sender IS NULL OR m.sender <> \(own))
+                GROUP BY m.conversation_id
+                """
+            } ?? """
+                SELECT m.conversation_id, count(*) FROM message m
+                LEFT JOIN read_mark r ON r.conversation_id = m.conversation_id AND r.account_id = \(user)
+                WHERE m.conversation_id = ANY(\(conversations)) AND m.rev IS NOT NULL AND NOT m.system AND coalesce(m.change, '') <> 'delete'
+                  AND m.seq > coalesce(r.read_seq, 0) AND NOT m.outgoing
+                GROUP BY m.conversation_id
+                """
         var counts = Dictionary(uniqueKeysWithValues: conversations.map { ($0, 0) })
         for row in try await rows(query) {
             let (c, n) = try row.decode((Int64, Int64).self)
@@ -290,14 +322,18 @@ extension PostgresStore: AccountStore {
     }
 
     public func readableConversations(of user: StoredUser) async throws -> Set<Int64> {
-        Set(try await rows("""
-            SELECT conversation_id FROM member WHERE account_id = \(user.id)
-            UNION SELECT id FROM conversation c WHERE \(user.isAdmin) AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
-            """).map { try $0.decode(Int64.self) })
+        Set(
+            try await rows(
+                """
+                SELECT conversation_id FROM member WHERE account_id = \(user.id)
+                UNION SELECT id FROM conversation c WHERE \(user.isAdmin) AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
+                """
+            ).map { try $0.decode(Int64.self) })
     }
 
     public func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws {
-        _ = try await change("""
+        _ = try await change(
+            """
             INSERT INTO invite (hash, conversation_id, created_by, access, created, expires)
             VALUES (\(hash), \(conversation), \(user), \(access.rawValue), \(Date().timeIntervalSince1970), \(expires.timeIntervalSince1970))
             RETURNING 1
@@ -305,11 +341,15 @@ extension PostgresStore: AccountStore {
     }
 
     public func invitation(hash: String, now: Date) async throws -> PendingInvite? {
-        guard let row = try await rows("""
-            SELECT i.conversation_id, COALESCE(NULLIF(a.display_name, ''), a.name, ''), i.access, i.expires
-            FROM invite i LEFT JOIN account a ON a.id = i.created_by
-            WHERE i.hash = \(hash) AND i.used IS NULL AND i.expires > \(now.timeIntervalSince1970)
-            """).first else { return nil }
+        guard
+            let row = try await rows(
+                """
+                SELECT i.conversation_id, COALESCE(NULLIF(a.display_name, ''), a.name, ''), i.access, i.expires
+                FROM invite i LEFT JOIN account a ON a.id = i.created_by
+                WHERE i.hash = \(hash) AND i.used IS NULL AND i.expires > \(now.timeIntervalSince1970)
+                """
+            ).first
+        else { return nil }
         let (id, by, access, expires) = try row.decode((Int64, String, String, Double).self)
         return PendingInvite(conversation: id, invitedBy: by, access: MemberAccess(rawValue: access) ?? .read, expires: Date(timeIntervalSince1970: expires))
     }
@@ -319,10 +359,14 @@ extension PostgresStore: AccountStore {
         // One transaction: the invitation's row is locked by the UPDATE that takes it (a second
         // accept waits, then finds it used and takes nothing); a name taken rolls all back.
         return try await transaction(retry: true) { [logger] c in
-            guard let row = try await c.run("""
-                UPDATE invite SET used = \(t) WHERE hash = \(hash) AND used IS NULL AND expires > \(t)
-                RETURNING conversation_id, access
-                """, logger).first else { throw InviteText.invalid }
+            guard
+                let row = try await c.run(
+                    """
+                    UPDATE invite SET used = \(t) WHERE hash = \(hash) AND used IS NULL AND expires > \(t)
+                    RETURNING conversation_id, access
+                    """, logger
+                ).first
+            else { throw InviteText.invalid }
             let (conversation, raw) = try row.decode((Int64, String).self)
             let member: StoredUser
             switch joiner {
@@ -346,19 +390,22 @@ extension PostgresStore: AccountStore {
 
     static func recordMedia(_ c: PostgresConnection, _ files: some Collection<String>, in conversation: Int64, _ logger: Logger) async throws {
         guard !files.isEmpty else { return }
-        try await c.run("""
+        try await c.run(
+            """
             INSERT INTO conversation_media (conversation_id, file) SELECT \(conversation), unnest(\(Array(files))::text[])
             ON CONFLICT DO NOTHING
             """, logger)
     }
 
     public func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool {
-        try await rows("""
+        try await rows(
+            """
             SELECT 1 FROM conversation_media f WHERE f.file = \(file) AND (
                 EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = \(user.id))
                 OR (\(user.isAdmin) AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
             UNION ALL SELECT 1 FROM person p WHERE p.avatar = 'media/' || substr(\(file), 1, 2) || '/' || \(file)
             LIMIT 1
-            """).first != nil
+            """
+        ).first != nil
     }
 }

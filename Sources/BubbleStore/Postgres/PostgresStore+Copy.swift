@@ -13,8 +13,13 @@ extension PostgresStore: CopyableStore {
                     let (pid, name, avatar) = try $0.decode((String, String, String?).self)
                     return CopiedParticipant(id: pid, name: name, avatar: avatar)
                 }
-                all.append((id, CopiedConversation(title: title, sourceFormat: format, chatKey: key, added: added, owner: owner, lastRev: lastRev,
-                                                   participants: participants)))
+                all.append(
+                    (
+                        id,
+                        CopiedConversation(
+                            title: title, sourceFormat: format, chatKey: key, added: added, owner: owner, lastRev: lastRev,
+                            participants: participants)
+                    ))
             }
             return all
         }
@@ -22,17 +27,20 @@ extension PostgresStore: CopyableStore {
 
     package func copyMessages(of conversation: Int64, after seq: Int64, limit: Int) async throws -> [CopiedMessage] {
         try await read { c in
-            try await c.run("""
+            try await c.run(
+                """
                 SELECT seq, source_key, date, utc_offset, sender, outgoing, system, text, status, status_date, source_id, extra, edited,
                        client_id, rev, change
                 FROM message WHERE conversation_id = \(conversation) AND seq > \(seq) ORDER BY seq LIMIT \(Int64(limit))
-                """, logger).map { row in
+                """, logger
+            ).map { row in
                 let cells = Array(row)
                 func cell<T: PostgresDecodable>(_ i: Int, _: T.Type = T.self) throws -> T { try cells[i].decode(T.self) }
-                return CopiedMessage(seq: try cell(0), sourceKey: try cell(1), date: try cell(2), utcOffset: try cell(3), sender: try cell(4),
-                                     outgoing: try cell(5), system: try cell(6), text: try cell(7), status: try cell(8), statusDate: try cell(9),
-                                     sourceID: try cell(10), extra: try cell(11), edited: try cell(12), clientID: try cell(13), rev: try cell(14),
-                                     change: try cell(15))
+                return CopiedMessage(
+                    seq: try cell(0), sourceKey: try cell(1), date: try cell(2), utcOffset: try cell(3), sender: try cell(4),
+                    outgoing: try cell(5), system: try cell(6), text: try cell(7), status: try cell(8), statusDate: try cell(9),
+                    sourceID: try cell(10), extra: try cell(11), edited: try cell(12), clientID: try cell(13), rev: try cell(14),
+                    change: try cell(15))
             }
         }
     }
@@ -41,19 +49,24 @@ extension PostgresStore: CopyableStore {
         do {
             return try await transaction(retry: false) { c in
                 let id: Int64
-                if let known = try await c.run("SELECT id FROM conversation WHERE source_format = \(conv.sourceFormat) AND chat_key = \(conv.chatKey)",
-                                         logger).first?.decode(Int64.self) {
+                if let known = try await c.run(
+                    "SELECT id FROM conversation WHERE source_format = \(conv.sourceFormat) AND chat_key = \(conv.chatKey)",
+                    logger
+                ).first?.decode(Int64.self) {
                     id = known
                 } else {
-                    id = try await c.run("""
+                    id = try await c.run(
+                        """
                         INSERT INTO conversation (title, source_format, chat_key, added, owner)
                         VALUES (\(conv.title), \(conv.sourceFormat), \(conv.chatKey), \(conv.added), \(conv.owner)) RETURNING id
-                        """, logger).first!.decode(Int64.self)
+                        """, logger
+                    ).first!.decode(Int64.self)
                 }
                 var position = try await c.run("SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(id)", logger)
                     .first!.decode(Int64.self)
                 for p in conv.participants {
-                    let n = try await c.changed("""
+                    let n = try await c.changed(
+                        """
                         INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (\(id), \(p.id), \(position), \(p.name), \(p.avatar))
                         ON CONFLICT DO NOTHING RETURNING 1
                         """, logger)
@@ -80,13 +93,17 @@ extension PostgresStore: CopyableStore {
                         _ = copy.endRow()
                     }
                     let chunk = copy.take()
-                    try await c.copyFrom(table: "message", columns: [
-                        "conversation_id", "seq", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
-                        "source_id", "extra", "edited", "client_id", "rev", "change", "body", "cjk",
-                    ], logger: logger) { writer in try await writer.write(chunk) }
+                    try await c.copyFrom(
+                        table: "message",
+                        columns: [
+                            "conversation_id", "seq", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
+                            "source_id", "extra", "edited", "client_id", "rev", "change", "body", "cjk"
+                        ], logger: logger
+                    ) { writer in try await writer.write(chunk) }
                 }
                 try await Self.recordMedia(c, MediaNames.files(in: rows), in: conversation, logger)
-                try await c.run("""
+                try await c.run(
+                    """
                     UPDATE conversation SET last_rev = greatest(last_rev, \(conv.lastRev)), owner = coalesce(owner, \(conv.owner)),
                            last_seq = greatest(last_seq, (SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = \(conversation)))
                     WHERE id = \(conversation)

@@ -10,11 +10,15 @@ import PostgresNIO
 /// `INSERT … SELECT` into `message` in the same transaction: all of an export or nothing, and a
 /// newer export of a stored conversation adds only what it lacks.
 extension PostgresStore {
-    static let stagingColumns = ["n", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
-                                 "source_id", "extra", "edited", "body", "cjk"]
+    static let stagingColumns = [
+        "n", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
+        "source_id", "extra", "edited", "body", "cjk"
+    ]
 
-    public func importStream(sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
-                             read: @escaping StoreImportReader) async throws -> StoreImportSummary {
+    public func importStream(
+        sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
+        read: @escaping StoreImportReader
+    ) async throws -> StoreImportSummary {
         try await prepare()
         // First the export is read, off Swift's cooperative threads (parsing and copying files
         // block): rows go to a spool file in COPY's format, pictures into the store's media.
@@ -30,7 +34,8 @@ extension PostgresStore {
                 // GIN indexes take new entries into a pending list first; a bigger list for a bulk
                 // load means fewer, larger merges into the index.
                 try await c.run("SET LOCAL gin_pending_list_limit = '64MB'", logger)
-                try await c.run("""
+                try await c.run(
+                    """
                     CREATE TEMPORARY TABLE import_message (
                         n BIGINT, source_key BIGINT, date DOUBLE PRECISION, utc_offset BIGINT, sender TEXT, outgoing BOOLEAN,
                         system BOOLEAN, text TEXT, status TEXT, status_date DOUBLE PRECISION, source_id TEXT, extra TEXT,
@@ -40,25 +45,31 @@ extension PostgresStore {
 
                 let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
                 let target: Int64, last: Int64
-                if let row = try await c.run("SELECT id, last_seq FROM conversation WHERE source_format = \(sourceFormat) AND chat_key = \(chatKey) FOR UPDATE",
-                                             logger).first {
+                if let row = try await c.run(
+                    "SELECT id, last_seq FROM conversation WHERE source_format = \(sourceFormat) AND chat_key = \(chatKey) FOR UPDATE",
+                    logger
+                ).first {
                     (target, last) = try row.decode((Int64, Int64).self)
                     if let title { try await c.run("UPDATE conversation SET title = \(title) WHERE id = \(target)", logger) }
                     // What the stored conversation has already.
-                    summary.messagesSkipped = try await c.changed("""
+                    summary.messagesSkipped = try await c.changed(
+                        """
                         DELETE FROM import_message i USING message m WHERE m.conversation_id = \(target) AND m.source_key = i.source_key RETURNING 1
                         """, logger)
                 } else {
-                    target = try await c.run("""
+                    target = try await c.run(
+                        """
                         INSERT INTO conversation (title, source_format, chat_key, added)
                         VALUES (\(shownTitle.isEmpty ? "Conversation" : shownTitle), \(sourceFormat), \(chatKey), \(Date().timeIntervalSince1970))
                         RETURNING id
-                        """, logger).first!.decode(Int64.self)
+                        """, logger
+                    ).first!.decode(Int64.self)
                     last = 0
                     summary.conversationsAdded = 1
                 }
                 let order = sortByDate ? "date, n" : "n"
-                let added = try await c.changed("""
+                let added = try await c.changed(
+                    """
                     INSERT INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text, status,
                                          status_date, source_id, extra, edited, body, cjk)
                     SELECT \(target), \(last) + row_number() OVER (ORDER BY \(unescaped: order)), source_key, date, utc_offset, sender, outgoing,
@@ -73,7 +84,8 @@ extension PostgresStore {
                 var position = try await c.run("SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(target)", logger)
                     .first!.decode(Int64.self)
                 for (p, avatar) in zip(header.participants, avatars) {
-                    let inserted = try await c.changed("""
+                    let inserted = try await c.changed(
+                        """
                         INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (\(target), \(p.id), \(position), \(p.name), \(avatar))
                         ON CONFLICT (conversation_id, id) DO NOTHING RETURNING 1
                         """, logger)
@@ -170,7 +182,6 @@ extension PostgresStore {
     }
 }
 
-
 /// Rows in COPY's text format (tab-separated, `\N` for null, backslash escapes), gathered a
 /// megabyte at a time.
 struct CopyRows {
@@ -218,7 +229,7 @@ extension CopyRows {
                 case 0x09: buffer.writeStaticString("\\t")
                 case 0x0A: buffer.writeStaticString("\\n")
                 case 0x0D: buffer.writeStaticString("\\r")
-                default: buffer.writeStaticString("\u{FFFD}")   // PostgreSQL text holds no NUL
+                default: buffer.writeStaticString("\u{FFFD}")  // PostgreSQL text holds no NUL
                 }
                 start = i + 1
             }

@@ -17,10 +17,12 @@ extension PostgresStore {
 
     public func createConversation(title: String, participants: [Participant]) async throws -> StoredConversation {
         let id: Int64 = try await writeLive(retry: false) { [self] c in
-            let id = try await c.run("""
+            let id = try await c.run(
+                """
                 INSERT INTO conversation (title, source_format, chat_key, added, owner)
                 VALUES (\(title), 'live', \("live:" + UUID().uuidString), \(Date().timeIntervalSince1970), \(participants.first?.id)) RETURNING id
-                """, logger).first!.decode(Int64.self)
+                """, logger
+            ).first!.decode(Int64.self)
             for (i, p) in participants.enumerated() {
                 try await c.run("INSERT INTO participant (conversation_id, id, position, name) VALUES (\(id), \(p.id), \(Int64(i)), \(p.name))", logger)
             }
@@ -37,16 +39,22 @@ extension PostgresStore {
     public func add(_ new: NewMessage, to conversation: Int64) async throws -> AddedMessage {
         try await writeLive(transaction: false) { [self] c -> (AddedMessage, [StoredChange]) in
             let existing = { [self] () async throws -> AddedMessage? in
-                try await c.run("SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND client_id = \(new.clientID)",
-                          logger).first.map { AddedMessage(change: try change($0, conversation: conversation), existed: true) }
+                try await c.run(
+                    "SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND client_id = \(new.clientID)",
+                    logger
+                ).first.map { AddedMessage(change: try change($0, conversation: conversation), existed: true) }
             }
             if let found = try await existing() { return (found, []) }
             let (owner, senders) = try await people(c, conversation, lock: false)
             guard senders.contains(new.sender) else { throw StoreCodec.badSender(new.sender, conversation, senders) }
             var answered: (Int64, Message)?
             if let target = new.replyTo {
-                guard let row = try await c.run("SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq = \(target)",
-                                          logger).first else {
+                guard
+                    let row = try await c.run(
+                        "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq = \(target)",
+                        logger
+                    ).first
+                else {
                     throw LiveError(.invalid, "replyTo \(target): conversation \(conversation) has no message \(target)")
                 }
                 answered = (target, try message(row, decoder: JSONDecoder()).message)
@@ -56,19 +64,23 @@ extension PostgresStore {
             let body = Self.searchBody(StoreCodec.indexBody(text: new.text, spans: new.spans, attachment: nil))
             let numbers: (Int64, Int64)
             do {
-                guard let row = try await c.run("""
-                    WITH next AS (
-                        UPDATE conversation SET last_seq = last_seq + 1, last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_seq, last_rev
-                    ), added AS (
-                        INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
-                                             client_id, rev, change, body, cjk)
-                        SELECT \(conversation), next.last_seq, \(StoreCodec.stableHash(["live", new.clientID])), \(new.date.timeIntervalSince1970),
-                               \(new.sender), \(m.direction == .outgoing), false, \(new.text), \(m.status?.rawValue), \(new.clientID), \(extra),
-                               \(new.clientID), next.last_rev, 'message', \(body), \(body.map(SearchText.mayHaveCJK) ?? false)
-                        FROM next RETURNING seq, rev
-                    )
-                    SELECT seq, rev, pg_notify(\(Self.channel), \(String(conversation)) || ':' || rev::text) FROM added
-                    """, logger).first else {
+                guard
+                    let row = try await c.run(
+                        """
+                        WITH next AS (
+                            UPDATE conversation SET last_seq = last_seq + 1, last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_seq, last_rev
+                        ), added AS (
+                            INSERT INTO message (conversation_id, seq, source_key, date, sender, outgoing, system, text, status, source_id, extra,
+                                                 client_id, rev, change, body, cjk)
+                            SELECT \(conversation), next.last_seq, \(StoreCodec.stableHash(["live", new.clientID])), \(new.date.timeIntervalSince1970),
+                                   \(new.sender), \(m.direction == .outgoing), false, \(new.text), \(m.status?.rawValue), \(new.clientID), \(extra),
+                                   \(new.clientID), next.last_rev, 'message', \(body), \(body.map(SearchText.mayHaveCJK) ?? false)
+                            FROM next RETURNING seq, rev
+                        )
+                        SELECT seq, rev, pg_notify(\(Self.channel), \(String(conversation)) || ':' || rev::text) FROM added
+                        """, logger
+                    ).first
+                else {
                     throw LiveError(.notFound, "no conversation \(conversation)")
                 }
                 let (seq, rev, _) = try row.decode((Int64, Int64, String?).self)
@@ -78,8 +90,9 @@ extension PostgresStore {
                 if let found = try await existing() { return (found, []) }
                 throw e
             }
-            let added = StoredChange(conversation: conversation, rev: numbers.1, kind: .message,
-                                     message: StoredMessage(seq: numbers.0, message: resolvingImages(m)), clientID: new.clientID)
+            let added = StoredChange(
+                conversation: conversation, rev: numbers.1, kind: .message,
+                message: StoredMessage(seq: numbers.0, message: resolvingImages(m)), clientID: new.clientID)
             return (AddedMessage(change: added, existed: false), [added])
         }
     }
@@ -101,9 +114,11 @@ extension PostgresStore {
     public func changes(in conversation: Int64, since rev: Int64, limit: Int) async throws -> [StoredChange] {
         try await read { c in
             let decoder = JSONDecoder()
-            return try await c.run("""
+            return try await c.run(
+                """
                 SELECT \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND rev > \(rev) ORDER BY rev LIMIT \(Int64(max(1, limit)))
-                """, logger).map { try change($0, conversation: conversation, decoder: decoder) }
+                """, logger
+            ).map { try change($0, conversation: conversation, decoder: decoder) }
         }
     }
 
@@ -128,8 +143,10 @@ extension PostgresStore {
     /// Runs `body` in a transaction of its own; the change it made goes to the feed after the
     /// commit. `retry`: run it again on a new connection when the database went away (safe for
     /// changes that find what they already did: a message by its client id).
-    func writeLive<T: Sendable>(retry: Bool = true, transaction: Bool = true,
-                                _ body: (PostgresConnection) async throws -> (T, [StoredChange])) async throws -> T {
+    func writeLive<T: Sendable>(
+        retry: Bool = true, transaction: Bool = true,
+        _ body: (PostgresConnection) async throws -> (T, [StoredChange])
+    ) async throws -> T {
         try await prepare()
         do {
             let (result, changes) = transaction ? try await db.transaction(retry: retry, body) : try await db.with(retry: retry, body)
@@ -138,12 +155,18 @@ extension PostgresStore {
         } catch { throw self.error(error) }
     }
 
-    private func modify(_ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
-                        _ apply: @escaping @Sendable (inout Message) throws -> Void) async throws -> StoredChange {
+    private func modify(
+        _ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
+        _ apply: @escaping @Sendable (inout Message) throws -> Void
+    ) async throws -> StoredChange {
         try await writeLive { [self] c -> (StoredChange, [StoredChange]) in
             let (_, senders) = try await lockPeople(c, conversation)
-            guard let row = try await c.run("SELECT id, \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND seq = \(seq)",
-                                      logger).first else {
+            guard
+                let row = try await c.run(
+                    "SELECT id, \(unescaped: Self.changeColumns) FROM message WHERE conversation_id = \(conversation) AND seq = \(seq)",
+                    logger
+                ).first
+            else {
                 throw LiveError(.notFound, "conversation \(conversation) has no message \(seq)")
             }
             let rowID = try row.decode(Int64.self)
@@ -154,20 +177,25 @@ extension PostgresStore {
             try apply(&m)
             if m == original {
                 // Nothing to do (a reaction already there): no revision, nothing broadcast.
-                return (StoredChange(conversation: conversation, rev: before.rev, kind: kind, message: StoredMessage(seq: seq, message: m),
-                                     clientID: before.clientID), [])
+                return (
+                    StoredChange(
+                        conversation: conversation, rev: before.rev, kind: kind, message: StoredMessage(seq: seq, message: m),
+                        clientID: before.clientID), []
+                )
             }
             let rev = try await c.run("UPDATE conversation SET last_rev = last_rev + 1 WHERE id = \(conversation) RETURNING last_rev", logger)
                 .first!.decode(Int64.self)
             let extra = try StoreCodec.encode(MessageExtra(m) { relative($0) }, with: StoreCodec.extraEncoder())
             let body = Self.searchBody(StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment))
-            try await c.run("""
+            try await c.run(
+                """
                 UPDATE message SET text = \(m.text), extra = \(extra), edited = \(m.edited?.timeIntervalSince1970), rev = \(rev),
                        change = \(kind.rawValue), body = \(body), cjk = \(body.map(SearchText.mayHaveCJK) ?? false)
                 WHERE id = \(rowID)
                 """, logger)
-            let changed = StoredChange(conversation: conversation, rev: rev, kind: kind, message: StoredMessage(seq: seq, message: m),
-                                       clientID: before.clientID)
+            let changed = StoredChange(
+                conversation: conversation, rev: rev, kind: kind, message: StoredMessage(seq: seq, message: m),
+                clientID: before.clientID)
             // A deleted message leaves the replies that quoted it too (each a change of its own).
             let quotes = kind == .delete ? try await forgetQuotes(of: StoreCodec.quoteID(of: original, seq: seq), after: seq, in: conversation, c) : []
             try await notify(c, conversation, quotes.last?.rev ?? rev)
@@ -178,7 +206,8 @@ extension PostgresStore {
     /// The replies after `seq` that quote the message `id`: their quote's text replaced
     /// (`StoreCodec.deletedQuote`), each with the next revision.
     private func forgetQuotes(of id: String, after seq: Int64, in conversation: Int64, _ c: PostgresConnection) async throws -> [StoredChange] {
-        let rows = try await c.run("""
+        let rows = try await c.run(
+            """
             SELECT id, \(unescaped: Self.changeColumns) FROM message
             WHERE conversation_id = \(conversation) AND seq > \(seq) AND extra LIKE '%"reply"%' AND (extra::jsonb -> 'reply' ->> 'id') = \(id)
             ORDER BY seq
@@ -208,10 +237,13 @@ extension PostgresStore {
         guard let row = try await c.run("SELECT owner FROM conversation WHERE id = \(conversation) \(unescaped: lock ? "FOR UPDATE" : "")", logger).first else {
             throw LiveError(.notFound, "no conversation \(conversation)")
         }
-        let ids = try await c.run("SELECT id FROM participant WHERE conversation_id = \(conversation) ORDER BY position", logger).map { try $0.decode(String.self) }
+        let ids = try await c.run("SELECT id FROM participant WHERE conversation_id = \(conversation) ORDER BY position", logger).map {
+            try $0.decode(String.self)
+        }
         var owner = try row.decode(String?.self)
         if owner == nil {
-            owner = try await c.run("SELECT sender FROM message WHERE conversation_id = \(conversation) AND outgoing AND sender IS NOT NULL LIMIT 1", logger)
+            owner =
+                try await c.run("SELECT sender FROM message WHERE conversation_id = \(conversation) AND outgoing AND sender IS NOT NULL LIMIT 1", logger)
                 .first?.decode(String?.self) ?? nil
         }
         return (owner ?? ids.first, Set(ids))

@@ -21,7 +21,8 @@ extension PostgresStore {
 
     /// Raises the people revision (in the writing transaction): cached directories are stale.
     func peopleChanged(_ c: PostgresConnection) async throws {
-        try await c.run("""
+        try await c.run(
+            """
             INSERT INTO store_setting (name, value) VALUES ('people_rev', '1')
             ON CONFLICT (name) DO UPDATE SET value = (store_setting.value::bigint + 1)::text
             """, logger)
@@ -46,7 +47,8 @@ extension PostgresStore {
             var summary = ContactsImportSummary()
             try await peopleChanged(c)
             if let region {
-                try await c.run("INSERT INTO store_setting (name, value) VALUES ('region', \(region)) ON CONFLICT (name) DO UPDATE SET value = excluded.value", logger)
+                try await c.run(
+                    "INSERT INTO store_setting (name, value) VALUES ('region', \(region)) ON CONFLICT (name) DO UPDATE SET value = excluded.value", logger)
             }
             for card in cards {
                 let id: Int64
@@ -67,7 +69,8 @@ extension PostgresStore {
                     summary.added += 1
                 }
                 for key in card.identities {
-                    try await c.run("""
+                    try await c.run(
+                        """
                         INSERT INTO person_identity (key, person_id, origin) VALUES (\(key), \(id), 'card')
                         ON CONFLICT (key) DO UPDATE SET person_id = excluded.person_id WHERE person_identity.origin = 'card'
                         """, logger)
@@ -88,7 +91,8 @@ extension PostgresStore {
         try await transaction(retry: true) { [logger] c in
             try await peopleChanged(c)
             for key in keys {
-                try await c.run("""
+                try await c.run(
+                    """
                     INSERT INTO person_identity (key, person_id, origin) VALUES (\(key), \(person), 'hand')
                     ON CONFLICT (key) DO UPDATE SET person_id = excluded.person_id, origin = 'hand'
                     """, logger)

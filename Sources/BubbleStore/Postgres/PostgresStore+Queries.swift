@@ -8,27 +8,37 @@ import PostgresNIO
 extension PostgresStore {
     public func messages(in conversation: Int64, after seq: Int64, limit: Int) async throws -> [StoredMessage] {
         try await read { c in
-            try await messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq > \(seq) ORDER BY seq LIMIT \(Int64(max(0, limit)))")
+            try await messages(
+                c,
+                "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq > \(seq) ORDER BY seq LIMIT \(Int64(max(0, limit)))"
+            )
         }
     }
 
     public func messages(in conversation: Int64, before seq: Int64, limit: Int) async throws -> [StoredMessage] {
         try await read { c in
-            Array(try await messages(c, "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq < \(seq) ORDER BY seq DESC LIMIT \(Int64(max(0, limit)))").reversed())
+            Array(
+                try await messages(
+                    c,
+                    "SELECT \(unescaped: Self.columns) FROM message WHERE conversation_id = \(conversation) AND seq < \(seq) ORDER BY seq DESC LIMIT \(Int64(max(0, limit)))"
+                ).reversed())
         }
     }
 
     public func seq(in conversation: Int64, atOrAfter date: Date) async throws -> Int64? {
         try await read { c in
-            try await c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) AND date >= \(date.timeIntervalSince1970) ORDER BY date, seq LIMIT 1",
-                      logger).first?.decode(Int64.self)
+            try await c.run(
+                "SELECT seq FROM message WHERE conversation_id = \(conversation) AND date >= \(date.timeIntervalSince1970) ORDER BY date, seq LIMIT 1",
+                logger
+            ).first?.decode(Int64.self)
         }
     }
 
     public func bounds(of conversation: Int64) async throws -> (first: Int64, last: Int64)? {
         try await read { c in
             let a = try await c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq LIMIT 1", logger).first?.decode(Int64.self)
-            let z = try await c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq DESC LIMIT 1", logger).first?.decode(Int64.self)
+            let z = try await c.run("SELECT seq FROM message WHERE conversation_id = \(conversation) ORDER BY seq DESC LIMIT 1", logger).first?.decode(
+                Int64.self)
             guard let a, let z else { return nil }
             return (a, z)
         }
@@ -52,9 +62,11 @@ extension PostgresStore {
             // Days counted in the database by UTC hour (zone offsets change on the hour at most),
             // then folded into the asked zone's days here: 24 rows a day instead of every date.
             var counts: [Int: Int] = [:]
-            for row in try await c.run("""
+            for row in try await c.run(
+                """
                 SELECT floor(date / 3600)::bigint AS hour, count(*) FROM message WHERE conversation_id = \(conversation) GROUP BY 1 ORDER BY 1
-                """, logger) {
+                """, logger)
+            {
                 let (hour, n) = try row.decode((Int64, Int64).self)
                 let t = Double(hour) * 3600
                 let offset = Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: t)))
@@ -84,11 +96,14 @@ extension PostgresStore {
     func conversation(_ c: PostgresConnection, id: Int64, people: PeopleDirectory? = nil) async throws -> StoredConversation? {
         guard let row = try await c.run("SELECT title, source_format FROM conversation WHERE id = \(id)", logger).first else { return nil }
         let (storedTitle, format) = try row.decode((String, String).self)
-        var named = Conversation(title: storedTitle, participants: try await c.run(
-            "SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger).map {
-            let (pid, name, avatar) = try $0.decode((String, String, String?).self)
-            return Participant(id: pid, name: name, avatar: avatar.map(mediaPath))
-        })
+        var named = Conversation(
+            title: storedTitle,
+            participants: try await c.run(
+                "SELECT id, name, avatar FROM participant WHERE conversation_id = \(id) ORDER BY position", logger
+            ).map {
+                let (pid, name, avatar) = try $0.decode((String, String, String?).self)
+                return Participant(id: pid, name: name, avatar: avatar.map(mediaPath))
+            })
         var directory = people
         if directory == nil, format != "live" { directory = try await peopleDirectory(c) }
         // Live conversations are between accounts, named by the server: not renamed.
@@ -100,8 +115,9 @@ extension PostgresStore {
         let participants = named.participants, title = named.title ?? storedTitle
         let first = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date LIMIT 1", logger).first?.decode(Double.self)
         let last = try await c.run("SELECT date FROM message WHERE conversation_id = \(id) ORDER BY date DESC LIMIT 1", logger).first?.decode(Double.self)
-        return StoredConversation(id: id, title: title, sourceFormat: format, participants: participants, messageCount: try await count(c, id),
-                                  first: first.map(Date.init(timeIntervalSince1970:)), last: last.map(Date.init(timeIntervalSince1970:)))
+        return StoredConversation(
+            id: id, title: title, sourceFormat: format, participants: participants, messageCount: try await count(c, id),
+            first: first.map(Date.init(timeIntervalSince1970:)), last: last.map(Date.init(timeIntervalSince1970:)))
     }
 
     public func load(_ conversation: Int64) async throws -> Conversation {
@@ -146,8 +162,10 @@ extension PostgresStore {
         } catch {
             throw StoreError(path: path, reason: "search \"\(search.query)\": \(PostgresDB.describe(error))")
         }
-        return try await namingSenders(SearchText.hits(rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5, extra: $0.6) },
-                               query: query, limit: limit))
+        return try await namingSenders(
+            SearchText.hits(
+                rows.map { (conversation: $0.0, seq: $0.1, date: $0.2, sender: $0.3, text: $0.4 ?? "", senderName: $0.5, extra: $0.6) },
+                query: query, limit: limit))
     }
 
     /// A search's conditions on `m` (the message), their binds and its rank expression; nil when
@@ -161,7 +179,9 @@ extension PostgresStore {
             // A CJK term of three characters or more: a substring, through the trigram index;
             // shorter ones are the bigram tokens of `body` (a lone character a prefix), as in SQLite.
             if term.text.unicodeScalars.contains(where: { SearchText.isCJK($0.value) }) && term.text.unicodeScalars.count >= 3 {
-                let pattern = "%" + term.text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+                let pattern =
+                    "%"
+                    + term.text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
                     .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
                 conditions.append((term.excluded ? "NOT " : "") + "(m.cjk AND lower(m.text) LIKE \(bind(pattern)))")
             } else if let t = Self.tsquery(term) {
@@ -182,8 +202,9 @@ extension PostgresStore {
         }
         if let s = search.sender {
             let v = bind(s)
-            conditions.append("(m.sender = \(v) OR m.sender IN (SELECT id FROM participant WHERE lower(name) = lower(\(v))"
-                + (search.conversation != nil ? " AND conversation_id = m.conversation_id" : "") + "))")
+            conditions.append(
+                "(m.sender = \(v) OR m.sender IN (SELECT id FROM participant WHERE lower(name) = lower(\(v))"
+                    + (search.conversation != nil ? " AND conversation_id = m.conversation_id" : "") + "))")
         }
         if let d = search.since { conditions.append("m.date >= \(bind(d.timeIntervalSince1970))") }
         if let d = search.until { conditions.append("m.date < \(bind(d.timeIntervalSince1970))") }
@@ -221,7 +242,7 @@ extension PostgresStore {
         guard !words.isEmpty else { return nil }
         let quoted = words.map { "'" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'" }
         var out = quoted.joined(separator: " <-> ")
-        if term.prefix || lone { out += ":*" }   // binds to the last word
+        if term.prefix || lone { out += ":*" }  // binds to the last word
         return quoted.count > 1 ? "(" + out + ")" : out
     }
 }

@@ -45,7 +45,8 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
         location = try PostgresLocation(url: url)
         let env = ProcessInfo.processInfo.environment
         let home = env["HOME"] ?? NSHomeDirectory()
-        self.mediaFolder = mediaFolder ?? env["BUBBLES_MEDIA"].flatMap { $0.isEmpty ? nil : $0 }
+        self.mediaFolder =
+            mediaFolder ?? env["BUBBLES_MEDIA"].flatMap { $0.isEmpty ? nil : $0 }
             ?? home + "/.local/share/bubblekit/\(location.database)-media"
         db = PostgresDB(location: location)
         listener = PostgresFeed(db: db, feed: feed)
@@ -134,7 +135,9 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
     /// The migrations, in order; each runs once, in a transaction, under an advisory lock (two
     /// servers starting together do not both run it). `bubbles_schema` lists those applied.
     static let migrations: [(id: String, sql: String)] = [
-        ("v1", """
+        (
+            "v1",
+            """
             CREATE EXTENSION IF NOT EXISTS unaccent;
             CREATE EXTENSION IF NOT EXISTS pg_trgm;
             CREATE TEXT SEARCH CONFIGURATION bubbles_search (COPY = simple);
@@ -190,10 +193,13 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
             CREATE INDEX message_rev ON message (conversation_id, rev) WHERE rev IS NOT NULL;
             CREATE INDEX message_words ON message USING gin (words);
             CREATE INDEX message_cjk ON message USING gin (lower(text) gin_trgm_ops) WHERE cjk;
-            """),
+            """
+        ),
         // Accounts, as in the SQLite store's `v3-accounts` (media names filled from what the
         // conversations already hold).
-        ("v3-accounts", """
+        (
+            "v3-accounts",
+            """
             CREATE TABLE account (
                 id BIGSERIAL PRIMARY KEY,
                 name TEXT NOT NULL,
@@ -249,8 +255,11 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
             FROM message WHERE extra LIKE '%media%'
             UNION SELECT conversation_id, regexp_replace(avatar, '^.*/', '') FROM participant WHERE avatar LIKE 'media/%'
             ON CONFLICT DO NOTHING;
-            """),
-        ("v4-people", """
+            """
+        ),
+        (
+            "v4-people",
+            """
             CREATE TABLE person (
                 id BIGSERIAL PRIMARY KEY,
                 name TEXT NOT NULL,
@@ -269,10 +278,13 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                 name TEXT PRIMARY KEY,
                 value TEXT NOT NULL
             );
-            """),
+            """
+        ),
         // Read marks (issue 63): per user and conversation, the newest message read and the
         // newest delivered to one of their devices; user 0 is the owner of a server without accounts.
-        ("v6-read-marks", """
+        (
+            "v6-read-marks",
+            """
             CREATE TABLE read_mark (
                 conversation_id BIGINT NOT NULL REFERENCES conversation(id) ON DELETE CASCADE,
                 account_id BIGINT NOT NULL,
@@ -280,16 +292,20 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                 delivered_seq BIGINT NOT NULL DEFAULT 0,
                 PRIMARY KEY (conversation_id, account_id)
             );
-            """),
+            """
+        ),
         // Each user's settings in the web app (its theme, light or dark); user 0 is the owner.
-        ("v7-settings", """
+        (
+            "v7-settings",
+            """
             CREATE TABLE account_setting (
                 account_id BIGINT NOT NULL,
                 name TEXT NOT NULL,
                 value TEXT NOT NULL,
                 PRIMARY KEY (account_id, name)
             );
-            """),
+            """
+        )
     ]
 
     func migrate() async throws {
@@ -302,15 +318,22 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                 let known = Set(Self.migrations.map(\.id))
                 let newer = applied.subtracting(known).sorted()
                 if !newer.isEmpty {
-                    throw StoreError(path: path, reason: "was written by a newer BubbleKit (schema \(newer.joined(separator: ", ")) is unknown here); upgrade BubbleKit to open it — it is never downgraded")
+                    throw StoreError(
+                        path: path,
+                        reason:
+                            "was written by a newer BubbleKit (schema \(newer.joined(separator: ", ")) is unknown here); upgrade BubbleKit to open it — it is never downgraded"
+                    )
                 }
                 if applied.isEmpty {
-                    let others = try await c.run("""
+                    let others = try await c.run(
+                        """
                         SELECT count(*) FROM information_schema.tables
                         WHERE table_schema = current_schema() AND table_name IN ('conversation', 'participant', 'message')
-                        """, logger).first!.decode(Int64.self)
+                        """, logger
+                    ).first!.decode(Int64.self)
                     if others > 0 {
-                        throw StoreError(path: path, reason: "is not a BubbleKit database (it holds tables named conversation, participant or message of its own)")
+                        throw StoreError(
+                            path: path, reason: "is not a BubbleKit database (it holds tables named conversation, participant or message of its own)")
                     }
                 }
                 for m in Self.migrations where !applied.contains(m.id) {
@@ -331,7 +354,7 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
         for s in body.unicodeScalars {
             switch s.properties.generalCategory {
             case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .decimalNumber, .letterNumber,
-                 .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark:
+                .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark:
                 out.append(s)
             default:
                 out.append(" ")
@@ -349,10 +372,12 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
     func message(_ row: PostgresRow, decoder: JSONDecoder, skip: Int = 0) throws -> StoredMessage {
         let cells = Array(row)
         func cell<T: PostgresDecodable>(_ i: Int, _: T.Type = T.self) throws -> T { try cells[skip + i].decode(T.self) }
-        return try StoreCodec.message(MessageRow(seq: cell(0), date: cell(1), utcOffset: (cell(2) as Int64?).map(Int.init), sender: cell(3),
-                                                 outgoing: cell(4), system: cell(5), text: cell(6), status: cell(7), statusDate: cell(8),
-                                                 sourceID: cell(9), extra: cell(10), edited: cell(11)),
-                                      decoder: decoder, absolute: mediaPath)
+        return try StoreCodec.message(
+            MessageRow(
+                seq: cell(0), date: cell(1), utcOffset: (cell(2) as Int64?).map(Int.init), sender: cell(3),
+                outgoing: cell(4), system: cell(5), text: cell(6), status: cell(7), statusDate: cell(8),
+                sourceID: cell(9), extra: cell(10), edited: cell(11)),
+            decoder: decoder, absolute: mediaPath)
     }
 
     func messages(_ c: PostgresConnection, _ query: PostgresQuery) async throws -> [StoredMessage] {

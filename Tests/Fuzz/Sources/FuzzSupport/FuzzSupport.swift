@@ -53,7 +53,6 @@ public enum FuzzReader {
     }
 }
 
-
 /// One libFuzzer input through the contacts readers (vCard, Google CSV, a Mac's address book):
 /// every input ends in cards and warnings or an `ImportError`.
 public enum FuzzContacts {
@@ -91,6 +90,8 @@ public enum FuzzContacts {
 
 /// libFuzzer's entry for programs with their own `main` (libclang_rt.fuzzer_no_main).
 @_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>,
-                         _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt

@@ -3,7 +3,8 @@ import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
-    FuzzReader.run(data, count, format: .whatsappDatabase, fileName: "msgstore.db.crypt15", key: .text("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"))
+    FuzzReader.run(
+        data, count, format: .whatsappDatabase, fileName: "msgstore.db.crypt15", key: .text("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"))
 }
 
 FuzzReader.drive(format: .whatsappDatabase, fileName: "msgstore.db.crypt15", key: .text("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"))
