@@ -96,21 +96,51 @@ enum WhatsAppImporter {
     ]
 
     static func load(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ImportResult {
+        let file = try open(source, context: context)
+        defer { if let scratch = file.scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+        let reader = try LineReader(path: file.path, displayPath: file.name, maxLineBytes: context.options.limits.maxLineBytes)
+        var chat = try read(reader, textName: file.name, media: file.media, context: context)
+        if chat.messages.isEmpty && reader.lineNumber == 0 {
+            throw ImportError(path: file.name, reason: "is empty; expected WhatsApp chat lines")
+        }
+        let dayFirst = dayFirst(chat, context: context, textName: file.name)
+        var builder = ConversationBuilder()
+        builder.title = file.title
+        // The owner: the one author of "You deleted this message" (any language, groups too), else
+        // the author the export is not named after ("WhatsApp Chat with Ann": Ann is the other).
+        let owners = OwnerInference(authors: chat.authors.map { OwnerInference.Author(id: $0, names: [$0]) })
+        let meID = owners.resolve(
+            me: context.options.me,
+            clues: [
+                .soleAuthor(of: chat.deletedByMe, how: "the author of \"You deleted this message\""),
+                .namedAfter(file.title, how: "whom the export is named after")
+            ], context: context, file: file.name)
+        for author in chat.authors { builder.participant(id: author, name: author) }
+        let excluded = settleDates(&chat, dayFirst: dayFirst, me: meID, context: context, textName: file.name)
+        builder.adopt(chat.messages, excluded: excluded)
+        return try builder.finish(format: .whatsapp, me: meID, sortByDate: false)
+    }
+
+    /// The chat's text file and where its media are: a folder's `.txt`, a zip's (unpacked into
+    /// `scratch`, removed by the caller), or the file itself.
+    private struct ChatFile {
+        var path: String
+        var name: String
+        var media: Media
+        var title: String?
+        var scratch: String? = nil
+    }
+
+    private static func open(_ source: ImportSource, context: ImportContext) throws(ImportError) -> ChatFile {
         var isFolder: ObjCBool = false
         _ = FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder)
-        let textPath: String, textName: String, media: Media
-        var title: String?
-        var scratch: String?
-        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
-
         if isFolder.boolValue {
             guard let chat = chatFile(inFolder: source.path) else {
                 throw ImportError(path: source.displayPath, reason: "has no _chat.txt or \"WhatsApp Chat with ….txt\"; expected a WhatsApp export folder")
             }
-            textPath = chat
-            textName = (source.displayPath as NSString).appendingPathComponent((chat as NSString).lastPathComponent)
-            media = .folder(source.path)
-            title = self.title(fromFileName: chat) ?? self.title(fromFileName: source.path)
+            return ChatFile(
+                path: chat, name: (source.displayPath as NSString).appendingPathComponent((chat as NSString).lastPathComponent),
+                media: .folder(source.path), title: title(fromFileName: chat) ?? title(fromFileName: source.path))
         } else if FormatDetector.isZip(source.path) {
             let zip = try ZipExport(path: source.path, displayPath: source.displayPath, limits: context.options.limits)
             let texts = zip.filePaths.filter { $0.lowercased().hasSuffix(".txt") }
@@ -130,50 +160,45 @@ enum WhatsAppImporter {
             } catch {
                 throw ImportError(path: folder, reason: "cannot create a scratch folder: \(error.localizedDescription)")
             }
-            scratch = folder
-            textPath = (folder as NSString).appendingPathComponent("chat.txt")
-            textName = source.displayPath + "/" + entryPath
+            let textPath = (folder as NSString).appendingPathComponent("chat.txt")
+            let textName = source.displayPath + "/" + entryPath
             do {
                 try zip.extract(entry, to: textPath)
             } catch {
+                try? FileManager.default.removeItem(atPath: folder)
                 throw ImportError(path: textName, reason: "refused: \(error.reason)")
             }
-            media = .zip(zip)
-            title = self.title(fromFileName: entryPath) ?? self.title(fromFileName: source.path)
-        } else {
-            textPath = source.path
-            textName = source.displayPath
-            media = .folder((source.path as NSString).deletingLastPathComponent)
-            title = self.title(fromFileName: source.path)
+            return ChatFile(
+                path: textPath, name: textName, media: .zip(zip), title: title(fromFileName: entryPath) ?? title(fromFileName: source.path),
+                scratch: folder)
         }
+        return ChatFile(
+            path: source.path, name: source.displayPath, media: .folder((source.path as NSString).deletingLastPathComponent),
+            title: title(fromFileName: source.path))
+    }
 
-        let reader = try LineReader(path: textPath, displayPath: textName, maxLineBytes: context.options.limits.maxLineBytes)
-        // Final messages (dates filled in at the end), their stamps and line numbers: the only
-        // per-message memory besides the model itself.
+    /// What the lines hold, message by message (dates filled in once the day/month order is
+    /// known): the only per-message memory besides the model itself.
+    private struct ChatLines {
         var messages: [Message] = []
         var stamps: [PackedStamp] = []
         var lineNumbers: [Int32] = []
         var authors: [String] = []
         var seenAuthors = Set<String>()
-        var builder = ConversationBuilder()
-        // Authors of "You deleted this message" (in any language): the phone's owner.
+        /// Authors of "You deleted this message" (in any language): the phone's owner.
         var deletedByMe = Set<String>()
-        var current: Entry?
-        var currentRest: [String] = []
         var maxFirst = 0, maxSecond = 0
-        var nonUTF8Lines = 0, firstNonUTF8Line = 0
 
-        func flush() throws(ImportError) {
-            guard var entry = current.take() else { return }
-            var lines = currentRest
-            currentRest = []
+        /// One message's header and lines, finished: its attachment, markup and edit mark read.
+        mutating func flush(_ read: (Entry, [String])?, textName: String, media: Media, context: ImportContext) throws(ImportError) {
+            guard var (entry, lines) = read else { return }
             if entry.author != nil, let first = lines.first {
-                if let name = attachmentName(in: first) {
+                if let name = WhatsAppImporter.attachmentName(in: first) {
                     // A photo or sticker in the export is drawn; any other file is a typed
                     // attachment (what its headers say read now); one the export lacks is a
                     // placeholder naming it.
                     let kind = WhatsAppMarkers.kind(ofFileName: name)
-                    let path = try locate(name, line: entry.line, file: textName, media: media, context: context)
+                    let path = try WhatsAppImporter.locate(name, line: entry.line, file: textName, media: media, context: context)
                     if let path, kind == .photo || kind == .sticker, TextCleanup.photoExtension(ofFileName: name) != nil {
                         entry.image = ImageAttachment(path: path, width: 0, height: 0, name: name, sticker: kind == .sticker)
                     } else {
@@ -214,7 +239,14 @@ enum WhatsAppImporter {
             stamps.append(PackedStamp(entry.stamp))
             lineNumbers.append(Int32(clamping: entry.line))
         }
+    }
 
+    /// Every line of the chat into messages; a line that does not start a message continues the
+    /// one before (or, shaped like a header it cannot read, stands alone and is reported).
+    private static func read(_ reader: LineReader, textName: String, media: Media, context: ImportContext) throws(ImportError) -> ChatLines {
+        var chat = ChatLines()
+        var current: (Entry, [String])?
+        var nonUTF8Lines = 0, firstNonUTF8Line = 0
         while let bytes = try reader.nextLine() {
             // The whole line as a String only when it is needed (continuation lines, errors).
             let isUTF8 = TextDecoding.isUTF8(bytes)
@@ -255,24 +287,22 @@ enum WhatsAppImporter {
                         "line \(reader.lineNumber)", "\"\(shown)\"",
                         why + "; kept as a line of its own at the time of the "
                             + "message before it, not added to that message", file: textName)
-                    try flush()
-                    current = Entry(line: reader.lineNumber, stamp: previous.stamp, author: nil)
-                    currentRest = [TextCleanup.stripBidi(line)]
+                    try chat.flush(current.take(), textName: textName, media: media, context: context)
+                    current = (Entry(line: reader.lineNumber, stamp: previous.0.stamp, author: nil), [TextCleanup.stripBidi(line)])
                     continue
                 }
-                currentRest.append(line)
+                current?.1.append(line)
                 continue
             }
-            try flush()
+            try chat.flush(current.take(), textName: textName, media: media, context: context)
             if !stamp.isoOrder {
-                maxFirst = max(maxFirst, stamp.fields.0)
-                maxSecond = max(maxSecond, stamp.fields.1)
+                chat.maxFirst = max(chat.maxFirst, stamp.fields.0)
+                chat.maxSecond = max(chat.maxSecond, stamp.fields.1)
             }
             let (author, body) = split(utf8, from: stamp.restStart, style: stamp.style)
-            current = Entry(line: reader.lineNumber, stamp: stamp, author: author)
-            currentRest = [body]
+            current = (Entry(line: reader.lineNumber, stamp: stamp, author: author), [body])
         }
-        try flush()
+        try chat.flush(current.take(), textName: textName, media: media, context: context)
 
         if reader.encoding != .utf8 && reader.invalidUTF16Units > 0 {
             context.warn(nil, "\(reader.invalidUTF16Units) invalid UTF-16 code units", "replaced by U+FFFD", file: textName)
@@ -282,49 +312,37 @@ enum WhatsAppImporter {
                 "line \(firstNonUTF8Line)", "\(nonUTF8Lines) lines that are not UTF-8",
                 "read as Windows-1252 (Latin-1); check accented letters", file: textName)
         }
-        if messages.isEmpty && reader.lineNumber == 0 {
-            throw ImportError(path: textName, reason: "is empty; expected WhatsApp chat lines")
-        }
+        return chat
+    }
 
+    private static func dayFirst(_ chat: ChatLines, context: ImportContext, textName: String) -> Bool {
         // Day/month order from the whole file: a first field over 12 can only be a day, a second
         // field over 12 only a day too (so the first is the month).
-        let dayFirst: Bool
-        if maxFirst > 12 {
-            dayFirst = true
-            if maxSecond > 12 {
+        if chat.maxFirst > 12 {
+            if chat.maxSecond > 12 {
                 context.warn(
                     nil, "dates", "some have a first field over 12 and others a second field over 12; read as day/month",
                     file: textName)
             }
-        } else if maxSecond > 12 {
-            dayFirst = false
-        } else {
-            dayFirst = true
-            if stamps.contains(where: { !$0.isoOrder && $0.fields.0 != $0.fields.1 }) {
-                context.warn(
-                    nil, "dates",
-                    "no day is over 12, so day/month order cannot be told; read as day/month "
-                        + "(e.g. 03/04 = 3 April)", file: textName)
-            }
+            return true
+        } else if chat.maxSecond > 12 {
+            return false
+        } else if chat.stamps.contains(where: { !$0.isoOrder && $0.fields.0 != $0.fields.1 }) {
+            context.warn(
+                nil, "dates",
+                "no day is over 12, so day/month order cannot be told; read as day/month "
+                    + "(e.g. 03/04 = 3 April)", file: textName)
         }
+        return true
+    }
 
-        builder.title = title
-        // The owner: the one author of "You deleted this message" (any language, groups too), else
-        // the author the export is not named after ("WhatsApp Chat with Ann": Ann is the other).
-        let owners = OwnerInference(authors: authors.map { OwnerInference.Author(id: $0, names: [$0]) })
-        let meID = owners.resolve(
-            me: context.options.me,
-            clues: [
-                .soleAuthor(of: deletedByMe, how: "the author of \"You deleted this message\""),
-                .namedAfter(title, how: "whom the export is named after")
-            ], context: context, file: textName)
-        for author in authors { builder.participant(id: author, name: author) }
-        // Dates and directions in place; messages outside since/until or with impossible dates are
-        // compacted out as we go.
+    /// Dates and directions in place; messages outside since/until or with impossible dates are
+    /// compacted out as they go. Returns how many were left out on purpose (since/until).
+    private static func settleDates(_ chat: inout ChatLines, dayFirst: Bool, me meID: String?, context: ImportContext, textName: String) -> Int {
         var clock = WallClock(timeZone: context.options.timeZone)
         var kept = 0, excluded = 0
-        for i in messages.indices {
-            let stamp = stamps[i]
+        for i in chat.messages.indices {
+            let stamp = chat.stamps[i]
             let ymd = stamp.date(dayFirst: dayFirst)
             guard
                 let date = clock.instant(
@@ -332,7 +350,7 @@ enum WhatsAppImporter {
                     minute: stamp.minute, second: stamp.second)
             else {
                 context.warn(
-                    "line \(lineNumbers[i])", "message",
+                    "line \(chat.lineNumbers[i])", "message",
                     "\(ymd.year)-\(ymd.month)-\(ymd.day) is not a date "
                         + "(read \(dayFirst ? "day" : "month") first); skipped", skipped: true, file: textName)
                 continue
@@ -342,20 +360,19 @@ enum WhatsAppImporter {
                 continue
             }
             // In place: a message is not copied out and back (each copy retains all it holds).
-            messages[i].date = date
-            if messages[i].edited != nil { messages[i].edited = date }
-            messages[i].wallTime = WallTime(
+            chat.messages[i].date = date
+            if chat.messages[i].edited != nil { chat.messages[i].edited = date }
+            chat.messages[i].wallTime = WallTime(
                 year: ymd.year, month: ymd.month, day: ymd.day, hour: stamp.hour,
                 minute: stamp.minute, second: stamp.second)
-            if let meID, messages[i].sender == meID { messages[i].direction = .outgoing }
-            if kept != i { messages.swapAt(kept, i) }
+            if let meID, chat.messages[i].sender == meID { chat.messages[i].direction = .outgoing }
+            if kept != i { chat.messages.swapAt(kept, i) }
             kept += 1
         }
-        messages.removeLast(messages.count - kept)
-        stamps = []
-        lineNumbers = []
-        builder.adopt(messages, excluded: excluded)
-        return try builder.finish(format: .whatsapp, me: meID, sortByDate: false)
+        chat.messages.removeLast(chat.messages.count - kept)
+        chat.stamps = []
+        chat.lineNumbers = []
+        return excluded
     }
 
     // MARK: Lines
