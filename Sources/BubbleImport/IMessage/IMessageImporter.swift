@@ -119,33 +119,12 @@ enum IMessageImporter {
         let messageColumns = Set(try db.columns(in: "message").map { $0.name.lowercased() })
         func column(_ name: String) -> String { messageColumns.contains(name.lowercased()) ? "m.\(name)" : "NULL" }
 
-        var attachments: [Int64: [AttachmentRow]] = [:]
-        if try db.tableExists("attachment"), try db.tableExists("message_attachment_join") {
-            let attachmentColumns = Set(try db.columns(in: "attachment").map { $0.name.lowercased() })
-            func a(_ name: String) -> String { attachmentColumns.contains(name) ? "a.\(name)" : "NULL" }
-            let rows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT j.message_id AS message, a.filename AS filename, a.mime_type AS mime, a.transfer_name AS name,
-                           \(a("uti")) AS uti, \(a("total_bytes")) AS total
-                    FROM message_attachment_join j JOIN attachment a ON a.ROWID = j.attachment_id
-                    WHERE j.message_id IN (SELECT message_id FROM chat_message_join WHERE chat_id IN (\(idList)))
-                    ORDER BY j.message_id, a.ROWID
-                    """)
-            while let row = try rows.next() {
-                guard let message: Int64 = row.lenient("message") else { continue }
-                attachments[message, default: []].append(
-                    AttachmentRow(
-                        filename: row.lenient("filename"), mimeType: row.lenient("mime"), transferName: row.lenient("name"),
-                        uti: row.lenient("uti"), totalBytes: row.lenient("total")))
-            }
-        }
+        let attachments = try Self.attachments(db, chats: idList)
 
         var builder = ConversationBuilder()
         builder.title = chosen.first.map { ($0.displayName?.isEmpty == false ? $0.displayName : nil) ?? $0.identifier }
         let meName = context.options.me ?? "Me"
         builder.participant(id: "me", name: meName)
-        var tapbacks = 0
         /// guid → ROWID of the messages read so far (replies name their original by guid).
         var rowOfGUID: [String: Int64] = [:]
         let folder = (source.path as NSString).deletingLastPathComponent
@@ -155,34 +134,7 @@ enum IMessageImporter {
         // Tapbacks first (a small share of the rows), gathered by the guid of the message they
         // react to: a message then leaves with its reactions, also when the messages stream out
         // as they are read (`convert`, the store) and a tapback comes long after its message.
-        var reactionsOf: [String: [Reaction]] = [:]
-        if messageColumns.contains("associated_message_type"), messageColumns.contains("associated_message_guid") {
-            let taps = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT DISTINCT m.ROWID AS rowid, m.associated_message_type AS associated, m.associated_message_guid AS associatedGUID,
-                           \(column("is_from_me")) AS fromMe, h.id AS handle
-                    FROM message m
-                    JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
-                    LEFT JOIN handle h ON h.ROWID = m.handle_id
-                    WHERE m.associated_message_type BETWEEN 2000 AND 3999
-                    \(order)
-                    """)
-            while let row = try taps.next() {
-                // A tapback (2000–2005) or its removal (3000–3005) on the message named by
-                // associated_message_guid ("p:0/GUID", "bp:GUID").
-                guard let associated: Int64 = row.lenient("associated"), let emoji = Self.tapbackEmoji[Int(associated % 1000)],
-                    let target = (row.lenient("associatedGUID") as String?).map(Self.targetGUID)
-                else {
-                    tapbacks += 1  // a kind we do not show
-                    continue
-                }
-                let fromMe = (row.lenient("fromMe") as Int64? ?? 0) != 0
-                reactionsOf[target, default: []].apply(
-                    emoji: emoji, sender: fromMe ? "me" : (row.lenient("handle") ?? "unknown"),
-                    remove: associated >= 3000)
-            }
-        }
+        var (reactionsOf, tapbacks) = try Self.tapbacks(db, chats: idList, columns: messageColumns, order: order)
 
         let rows = try Row.fetchCursor(
             db,
@@ -235,55 +187,12 @@ enum IMessageImporter {
                 continue
             }
 
-            var text: String? = row.lenient("text")
-            if text == nil || text?.isEmpty == true, let blob: Data = row.lenient("body") {
-                text = attributedBodyText(blob)
-                if text == nil {
-                    context.warn(location, "attributedBody", "could not be decoded; the message's text is missing")
-                }
-            }
-            // U+FFFC marks where attachments sit in the text.
-            text = text.map { $0.replacingOccurrences(of: "\u{FFFC}", with: "").trimmingCharacters(in: .whitespacesAndNewlines) }
-            if text?.isEmpty == true { text = nil }
-
             if !fromMe { builder.participant(id: handle, name: handle) }
-            let direction: Direction = fromMe ? .outgoing : .incoming
-            var parts: [(text: String?, image: ImageAttachment?)] = []
-            var placeholders: [String] = []
-            var fileAttachment: MediaAttachment?
-            for a in attachments[rowID] ?? [] {
-                let (image, other) = attachment(a, home: home, folder: folder, location: location, context: context)
-                if let image { parts.append((nil, image)) }
-                if let other {
-                    // One typed attachment a message; a further one is named in its text.
-                    if fileAttachment == nil { fileAttachment = other } else { placeholders.append(other.displayText) }
-                }
-            }
-            let caption = (placeholders + [text].compactMap { $0 }).joined(separator: "\n")
-            if parts.isEmpty {
-                parts.append((caption.isEmpty ? nil : caption, nil))
-            } else if !caption.isEmpty {
-                parts[parts.count - 1].text = caption  // the text under the last photo
-            }
-            if parts.count == 1 && parts[0].text == nil && parts[0].image == nil && fileAttachment == nil {
-                context.warn(location, "message", "has no text and no attachment; skipped", skipped: true)
-                continue
-            }
-            // Several photos make one grid message with the text as its caption.
-            let images = parts.compactMap(\.image)
-            var message = Message(
-                sender: sender, direction: direction, date: date,
-                text: parts.last?.text, images: images, attachment: fileAttachment)
-            // Formatting (bold, italic, underline, strikethrough, links, mentions) from the archive;
-            // the text ends the caption.
-            if let text, let caption = message.text, caption.hasSuffix(text), let blob: Data = row.lenient("body") {
-                let offset = caption.utf8.count - text.utf8.count
-                message.spans = Self.attributedBodySpans([UInt8](blob), text: text).map {
-                    TextSpan($0.style, ($0.range.lowerBound + offset)..<($0.range.upperBound + offset), url: $0.url)
-                }
-            }
-            if let edited: Int64 = row.lenient("dateEdited"), edited != 0 { message.edited = Self.date(appleTime: edited) }
-            if fromMe { (message.status, message.statusDate) = Self.status(row) }
+            guard
+                var message = Self.message(
+                    row, sender: sender, fromMe: fromMe, date: date, attachments: attachments[rowID] ?? [],
+                    home: home, folder: folder, location: location, context: context)
+            else { continue }
             if let guid, let reactions = reactionsOf.removeValue(forKey: guid) { message.reactions = reactions }
             let replyTo = (row.lenient("threadGUID") as String?).flatMap { rowOfGUID[$0] }
             builder.append(message, context: context, sourceID: rowID, replyTo: replyTo)
@@ -295,6 +204,124 @@ enum IMessageImporter {
             context.warn(nil, TextCleanup.count(tapbacks, "tapback reaction"), "reactions to messages outside the conversation are not shown")
         }
         return try builder.finish(format: .imessage, me: "me", sortByDate: false, keep: "me")
+    }
+
+    /// Each message's attachments (the chats' messages only), by message ROWID.
+    private static func attachments(_ db: Database, chats idList: String) throws -> [Int64: [AttachmentRow]] {
+        var attachments: [Int64: [AttachmentRow]] = [:]
+        if try db.tableExists("attachment"), try db.tableExists("message_attachment_join") {
+            let attachmentColumns = Set(try db.columns(in: "attachment").map { $0.name.lowercased() })
+            func a(_ name: String) -> String { attachmentColumns.contains(name) ? "a.\(name)" : "NULL" }
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT j.message_id AS message, a.filename AS filename, a.mime_type AS mime, a.transfer_name AS name,
+                           \(a("uti")) AS uti, \(a("total_bytes")) AS total
+                    FROM message_attachment_join j JOIN attachment a ON a.ROWID = j.attachment_id
+                    WHERE j.message_id IN (SELECT message_id FROM chat_message_join WHERE chat_id IN (\(idList)))
+                    ORDER BY j.message_id, a.ROWID
+                    """)
+            while let row = try rows.next() {
+                guard let message: Int64 = row.lenient("message") else { continue }
+                attachments[message, default: []].append(
+                    AttachmentRow(
+                        filename: row.lenient("filename"), mimeType: row.lenient("mime"), transferName: row.lenient("name"),
+                        uti: row.lenient("uti"), totalBytes: row.lenient("total")))
+            }
+        }
+        return attachments
+    }
+
+    /// The chats' tapbacks (2000–2005) and their removals (3000–3005) by the guid of the message
+    /// they react to, and how many are of kinds not shown.
+    private static func tapbacks(_ db: Database, chats idList: String, columns: Set<String>, order: String) throws -> ([String: [Reaction]], Int) {
+        var tapbacks = 0
+        var reactionsOf: [String: [Reaction]] = [:]
+        if columns.contains("associated_message_type"), columns.contains("associated_message_guid") {
+            let taps = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT DISTINCT m.ROWID AS rowid, m.associated_message_type AS associated, m.associated_message_guid AS associatedGUID,
+                           \(columns.contains("is_from_me") ? "m.is_from_me" : "NULL") AS fromMe, h.id AS handle
+                    FROM message m
+                    JOIN chat_message_join j ON j.message_id = m.ROWID AND j.chat_id IN (\(idList))
+                    LEFT JOIN handle h ON h.ROWID = m.handle_id
+                    WHERE m.associated_message_type BETWEEN 2000 AND 3999
+                    \(order)
+                    """)
+            while let row = try taps.next() {
+                // A tapback (2000–2005) or its removal (3000–3005) on the message named by
+                // associated_message_guid ("p:0/GUID", "bp:GUID").
+                guard let associated: Int64 = row.lenient("associated"), let emoji = Self.tapbackEmoji[Int(associated % 1000)],
+                    let target = (row.lenient("associatedGUID") as String?).map(Self.targetGUID)
+                else {
+                    tapbacks += 1  // a kind we do not show
+                    continue
+                }
+                let fromMe = (row.lenient("fromMe") as Int64? ?? 0) != 0
+                reactionsOf[target, default: []].apply(
+                    emoji: emoji, sender: fromMe ? "me" : (row.lenient("handle") ?? "unknown"),
+                    remove: associated >= 3000)
+            }
+        }
+        return (reactionsOf, tapbacks)
+    }
+
+    /// A row as a message: its text (or attributedBody's), photos as a grid with the text under
+    /// the last, one typed attachment (others named in the text), formatting, edit time and
+    /// delivery status; nil (with a warning) when nothing can be shown.
+    private static func message(
+        _ row: Row, sender: String, fromMe: Bool, date: Date, attachments: [AttachmentRow], home: String,
+        folder: String, location: String, context: ImportContext
+    ) -> Message? {
+        var text: String? = row.lenient("text")
+        if text == nil || text?.isEmpty == true, let blob: Data = row.lenient("body") {
+            text = attributedBodyText(blob)
+            if text == nil {
+                context.warn(location, "attributedBody", "could not be decoded; the message's text is missing")
+            }
+        }
+        // U+FFFC marks where attachments sit in the text.
+        text = text.map { $0.replacingOccurrences(of: "\u{FFFC}", with: "").trimmingCharacters(in: .whitespacesAndNewlines) }
+        if text?.isEmpty == true { text = nil }
+
+        var parts: [(text: String?, image: ImageAttachment?)] = []
+        var placeholders: [String] = []
+        var fileAttachment: MediaAttachment?
+        for a in attachments {
+            let (image, other) = attachment(a, home: home, folder: folder, location: location, context: context)
+            if let image { parts.append((nil, image)) }
+            if let other {
+                // One typed attachment a message; a further one is named in its text.
+                if fileAttachment == nil { fileAttachment = other } else { placeholders.append(other.displayText) }
+            }
+        }
+        let caption = (placeholders + [text].compactMap { $0 }).joined(separator: "\n")
+        if parts.isEmpty {
+            parts.append((caption.isEmpty ? nil : caption, nil))
+        } else if !caption.isEmpty {
+            parts[parts.count - 1].text = caption  // the text under the last photo
+        }
+        if parts.count == 1 && parts[0].text == nil && parts[0].image == nil && fileAttachment == nil {
+            context.warn(location, "message", "has no text and no attachment; skipped", skipped: true)
+            return nil
+        }
+        // Several photos make one grid message with the text as its caption.
+        let images = parts.compactMap(\.image)
+        var message = Message(
+            sender: sender, direction: fromMe ? .outgoing : .incoming, date: date,
+            text: parts.last?.text, images: images, attachment: fileAttachment)
+        // Formatting (bold, italic, underline, strikethrough, links, mentions) from the archive;
+        // the text ends the caption.
+        if let text, let caption = message.text, caption.hasSuffix(text), let blob: Data = row.lenient("body") {
+            let offset = caption.utf8.count - text.utf8.count
+            message.spans = Self.attributedBodySpans([UInt8](blob), text: text).map {
+                TextSpan($0.style, ($0.range.lowerBound + offset)..<($0.range.upperBound + offset), url: $0.url)
+            }
+        }
+        if let edited: Int64 = row.lenient("dateEdited"), edited != 0 { message.edited = Self.date(appleTime: edited) }
+        if fromMe { (message.status, message.statusDate) = Self.status(row) }
+        return message
     }
 
     /// Tapback kinds (associated_message_type mod 1000) as emoji.
