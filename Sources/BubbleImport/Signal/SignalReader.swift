@@ -145,27 +145,7 @@ struct SignalReader {
         builder.title = chat.title
         builder.participant(id: "me", name: meName)
         if !chat.isGroup, chat.id != myConversation { builder.participant(id: chat.id, name: name(chat.id)) }
-        var table: [String: [AttachmentRow]] = [:]
-        if try db.tableExists("message_attachments") {
-            let cols = Set(try db.columns(in: "message_attachments").map(\.name))
-            func c(_ n: String) -> String { cols.contains(n) ? n : "NULL" }
-            let edit = cols.contains("editHistoryIndex") ? "AND (editHistoryIndex IS NULL OR editHistoryIndex = -1)" : ""
-            let rows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT messageId, attachmentType, contentType, path, localKey, size, fileName, width, height, \(c("flags")), \(c("version"))
-                    FROM message_attachments WHERE conversationId = ? \(edit) ORDER BY messageId, orderInMessage
-                    """, arguments: [chat.id])
-            while let row = try rows.next() {
-                guard let id: String = row.lenient(at: 0) else { continue }
-                table[id, default: []].append(
-                    AttachmentRow(
-                        type: row.lenient(at: 1) ?? "attachment", contentType: row.lenient(at: 2), path: row.lenient(at: 3),
-                        localKey: row.lenient(at: 4), size: row.lenient(at: 5), fileName: row.lenient(at: 6),
-                        width: row.lenient(at: 7), height: row.lenient(at: 8), flags: row.lenient(at: 9) ?? 0,
-                        version: row.lenient(at: 10)))
-            }
-        }
+        let table = try attachmentTable(of: chat)
         var rowOfSentAt: [Int64: Int64] = [:]
         var skippedKinds: [String: Int] = [:]
         let rows = try Row.fetchCursor(
@@ -227,81 +207,12 @@ struct SignalReader {
                 rowOfSentAt[sentAt] = rowID
                 continue
             }
-            var body = json["body"] as? String ?? ""
-            let ranges = json["bodyRanges"] as? [[String: Any]] ?? []
-            // Files: the table (current Signal) or the JSON (older profiles).
-            var files = table[messageID] ?? []
-            if files.isEmpty, let list = json["attachments"] as? [[String: Any]] {
-                files = list.map { a in
-                    AttachmentRow(
-                        type: "attachment", contentType: a["contentType"] as? String, path: a["path"] as? String,
-                        localKey: a["localKey"] as? String, size: Self.int(a["size"]).map(Int.init), fileName: a["fileName"] as? String,
-                        width: (Self.int(a["width"])).map(Double.init), height: (Self.int(a["height"])).map(Double.init),
-                        flags: Int(Self.int(a["flags"]) ?? 0), version: Self.int(a["version"]).map(Int.init))
-                }
-            }
-            // A long text comes whole as a "long-message" file; the body holds its start.
-            if let long = files.first(where: { $0.type == "long-message" }), let data = fileBytes(long, location: location) {
-                body = String(decoding: data, as: UTF8.self)
-            }
-            if (json["isViewOnce"] as? Bool) == true {
-                message.attachment = MediaAttachment(kind: .viewOnce)
-                files = []
-            }
-            for file in files where file.type == "attachment" {
-                attach(file, to: &message, location: location)
-            }
-            if let sticker = json["sticker"] as? [String: Any] {
-                let data = sticker["data"] as? [String: Any] ?? [:]
-                let row = AttachmentRow(
-                    type: "sticker", contentType: data["contentType"] as? String ?? "image/webp", path: data["path"] as? String,
-                    localKey: data["localKey"] as? String, size: Self.int(data["size"]).map(Int.init), fileName: nil,
-                    width: nil, height: nil, flags: 0, version: Self.int(data["version"]).map(Int.init))
-                if let path = materialise(row, location: location) {
-                    message.images = [ImageAttachment(path: path, width: 0, height: 0, sticker: true)]
-                } else {
-                    var a = MediaAttachment(kind: .sticker)
-                    a.title = sticker["emoji"] as? String
-                    message.attachment = a
-                }
-            }
-            if !body.isEmpty {
-                let (text, spans) = Self.applyRanges(body, ranges: ranges, name: mentionName)
-                message.text = text
-                message.spans = spans
-            }
+            fill(&message, json: json, files: table[messageID] ?? [], location: location)
             if message.text == nil, message.images.isEmpty, message.attachment == nil {
                 context.warn(location, "message", "has no text and no attachment; skipped", skipped: true)
                 continue
             }
-            if let history = json["editHistory"] as? [[String: Any]], history.count > 1 {
-                let edited = Self.int(json["editMessageTimestamp"]) ?? Self.int(history.first?["timestamp"])
-                message.edited = edited.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? date
-            }
-            if outgoing { message.status = Self.status(json) }
-            if let reactions = json["reactions"] as? [[String: Any]] {
-                var list: [Reaction] = []
-                for r in reactions {
-                    guard let emoji = r["emoji"] as? String, !emoji.isEmpty else { continue }
-                    let from = participant(r["fromId"] as? String)
-                    if from != "me" { builder.participant(id: from, name: name(from)) }
-                    list.apply(emoji: emoji, sender: from, remove: false)
-                }
-                message.reactions = list
-            }
-            if let quote = json["quote"] as? [String: Any] {
-                // The quote as Signal keeps it (spoilers hidden), and the original's id when it is here.
-                let author =
-                    ((quote["authorAci"] as? String) ?? (quote["authorUuid"] as? String)).flatMap { byServiceID[$0] }
-                    ?? (quote["author"] as? String).flatMap { byNumber[$0] }
-                let text = (quote["text"] as? String).map { t in
-                    let (plain, spans) = Self.applyRanges(t, ranges: quote["bodyRanges"] as? [[String: Any]] ?? [], name: mentionName)
-                    return TextSpan.hidingSpoilers(plain, spans: spans)
-                }
-                message.reply = ReplyReference(
-                    id: Self.int(quote["id"]).flatMap { rowOfSentAt[$0] }.map(String.init),
-                    sender: author.map(participant), text: text ?? "Attachment")
-            }
+            annotate(&message, json: json, date: date, outgoing: outgoing, builder: &builder, rowOfSentAt: rowOfSentAt)
             builder.append(message, context: context, sourceID: rowID)
             rowOfSentAt[sentAt] = rowID
         }
@@ -315,6 +226,115 @@ struct SignalReader {
                 file: shownPath)
         }
         return try builder.finish(format: .signal, me: "me", sortByDate: false, keep: "me")
+    }
+
+    /// A chat's files in `message_attachments` (current Signal), by message id, their last edit's.
+    private func attachmentTable(of chat: Chat) throws -> [String: [AttachmentRow]] {
+        var table: [String: [AttachmentRow]] = [:]
+        if try db.tableExists("message_attachments") {
+            let cols = Set(try db.columns(in: "message_attachments").map(\.name))
+            func c(_ n: String) -> String { cols.contains(n) ? n : "NULL" }
+            let edit = cols.contains("editHistoryIndex") ? "AND (editHistoryIndex IS NULL OR editHistoryIndex = -1)" : ""
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT messageId, attachmentType, contentType, path, localKey, size, fileName, width, height, \(c("flags")), \(c("version"))
+                    FROM message_attachments WHERE conversationId = ? \(edit) ORDER BY messageId, orderInMessage
+                    """, arguments: [chat.id])
+            while let row = try rows.next() {
+                guard let id: String = row.lenient(at: 0) else { continue }
+                table[id, default: []].append(
+                    AttachmentRow(
+                        type: row.lenient(at: 1) ?? "attachment", contentType: row.lenient(at: 2), path: row.lenient(at: 3),
+                        localKey: row.lenient(at: 4), size: row.lenient(at: 5), fileName: row.lenient(at: 6),
+                        width: row.lenient(at: 7), height: row.lenient(at: 8), flags: row.lenient(at: 9) ?? 0,
+                        version: row.lenient(at: 10)))
+            }
+        }
+        return table
+    }
+
+    /// A message's text (a long one from its file), formatting, files and sticker.
+    private func fill(_ message: inout Message, json: [String: Any], files: [AttachmentRow], location: String) {
+        var body = json["body"] as? String ?? ""
+        let ranges = json["bodyRanges"] as? [[String: Any]] ?? []
+        // Files: the table (current Signal) or the JSON (older profiles).
+        var files = files
+        if files.isEmpty, let list = json["attachments"] as? [[String: Any]] {
+            files = list.map { a in
+                AttachmentRow(
+                    type: "attachment", contentType: a["contentType"] as? String, path: a["path"] as? String,
+                    localKey: a["localKey"] as? String, size: Self.int(a["size"]).map(Int.init), fileName: a["fileName"] as? String,
+                    width: (Self.int(a["width"])).map(Double.init), height: (Self.int(a["height"])).map(Double.init),
+                    flags: Int(Self.int(a["flags"]) ?? 0), version: Self.int(a["version"]).map(Int.init))
+            }
+        }
+        // A long text comes whole as a "long-message" file; the body holds its start.
+        if let long = files.first(where: { $0.type == "long-message" }), let data = fileBytes(long, location: location) {
+            body = String(decoding: data, as: UTF8.self)
+        }
+        if (json["isViewOnce"] as? Bool) == true {
+            message.attachment = MediaAttachment(kind: .viewOnce)
+            files = []
+        }
+        for file in files where file.type == "attachment" {
+            attach(file, to: &message, location: location)
+        }
+        if let sticker = json["sticker"] as? [String: Any] {
+            let data = sticker["data"] as? [String: Any] ?? [:]
+            let row = AttachmentRow(
+                type: "sticker", contentType: data["contentType"] as? String ?? "image/webp", path: data["path"] as? String,
+                localKey: data["localKey"] as? String, size: Self.int(data["size"]).map(Int.init), fileName: nil,
+                width: nil, height: nil, flags: 0, version: Self.int(data["version"]).map(Int.init))
+            if let path = materialise(row, location: location) {
+                message.images = [ImageAttachment(path: path, width: 0, height: 0, sticker: true)]
+            } else {
+                var a = MediaAttachment(kind: .sticker)
+                a.title = sticker["emoji"] as? String
+                message.attachment = a
+            }
+        }
+        if !body.isEmpty {
+            let (text, spans) = Self.applyRanges(body, ranges: ranges, name: mentionName)
+            message.text = text
+            message.spans = spans
+        }
+    }
+
+    /// What happened to a message: its edit time, delivery status, reactions and the quote it
+    /// replies with (the original's row when it is here).
+    private func annotate(
+        _ message: inout Message, json: [String: Any], date: Date, outgoing: Bool, builder: inout ConversationBuilder,
+        rowOfSentAt: [Int64: Int64]
+    ) {
+        if let history = json["editHistory"] as? [[String: Any]], history.count > 1 {
+            let edited = Self.int(json["editMessageTimestamp"]) ?? Self.int(history.first?["timestamp"])
+            message.edited = edited.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? date
+        }
+        if outgoing { message.status = Self.status(json) }
+        if let reactions = json["reactions"] as? [[String: Any]] {
+            var list: [Reaction] = []
+            for r in reactions {
+                guard let emoji = r["emoji"] as? String, !emoji.isEmpty else { continue }
+                let from = participant(r["fromId"] as? String)
+                if from != "me" { builder.participant(id: from, name: name(from)) }
+                list.apply(emoji: emoji, sender: from, remove: false)
+            }
+            message.reactions = list
+        }
+        if let quote = json["quote"] as? [String: Any] {
+            // The quote as Signal keeps it (spoilers hidden), and the original's id when it is here.
+            let author =
+                ((quote["authorAci"] as? String) ?? (quote["authorUuid"] as? String)).flatMap { byServiceID[$0] }
+                ?? (quote["author"] as? String).flatMap { byNumber[$0] }
+            let text = (quote["text"] as? String).map { t in
+                let (plain, spans) = Self.applyRanges(t, ranges: quote["bodyRanges"] as? [[String: Any]] ?? [], name: mentionName)
+                return TextSpan.hidingSpoilers(plain, spans: spans)
+            }
+            message.reply = ReplyReference(
+                id: Self.int(quote["id"]).flatMap { rowOfSentAt[$0] }.map(String.init),
+                sender: author.map(participant), text: text ?? "Attachment")
+        }
     }
 
     static func int(_ value: Any?) -> Int64? {
