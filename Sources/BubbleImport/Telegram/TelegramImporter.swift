@@ -144,13 +144,91 @@ enum TelegramImporter {
         let folder = (source.path as NSString).deletingLastPathComponent
         let wanted = context.options.chat
         let decoder = JSONDecoder()
-        let maxValue = context.options.limits.maxJSONValueBytes
+        var pass = try firstPass(scanner, folder: folder, decoder: decoder, context: context)
+
+        if context.everyChat {
+            // Every chat (or those `chats` names), one at a time: each read from its offset.
+            if pass.sawChatList {
+                let chosen = context.wanted(pass.chats) { chat, wanted in matches(wanted, name: chat.name, id: chat.id) }
+                let total = chosen.count
+                for chat in chosen {
+                    var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
+                    if let offset = chat.messagesOffset {
+                        try scanner.seek(to: offset, path: chat.messagesPath)
+                        try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
+                    }
+                    let result = try conclude(&sink, title: chat.displayName, chatType: chat.type, chatID: chat.id, ownerID: pass.ownerID, context: context)
+                    try context.deliverConversation(result, key: chat.id.map { "\(chat.displayName) (\($0))" } ?? chat.displayName, of: total)
+                }
+            } else if var sink = pass.own.take(),
+                !context.wanted([(pass.name, pass.id)], matches: { chat, wanted in matches(wanted, name: chat.0, id: chat.1) }).isEmpty
+            {
+                let result = try conclude(&sink, title: pass.name, chatType: pass.type, chatID: pass.id, ownerID: pass.ownerID, context: context)
+                try context.deliverConversation(result, key: pass.name ?? "Telegram chat", of: 1)
+            }
+            return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .telegram)
+        }
+
+        var sink: MessageSink
+        let title: String?, chatType: String?, chatID: Int64?
+        if pass.sawChatList, context.stream != nil, let streamed = pass.own?.count, streamed > 0 {
+            // Streaming handed the top-level messages on already; they are not the chat chosen.
+            throw ImportError(
+                path: source.displayPath, location: "messages",
+                reason: "holds \(streamed) messages beside chats.list; expected one or the other (a single-chat or a full export)")
+        }
+        if pass.sawChatList {
+            let chosen = try choose(pass.chats, wanted: wanted, path: source.displayPath)
+            let chat = pass.chats[chosen]
+            // Taken, not copied: a second holder of the messages would make the first change to
+            // them (the directions below) copy them all.
+            if pass.early?.index == chosen, let taken = pass.early.take() {
+                sink = taken.sink
+            } else {
+                // Second pass: only the chosen chat's messages.
+                sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
+                if let offset = chat.messagesOffset {
+                    try scanner.seek(to: offset, path: chat.messagesPath)
+                    try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
+                }
+            }
+            title = chat.displayName
+            chatType = chat.type
+            chatID = chat.id
+        } else if let taken = pass.own.take() {
+            if let wanted, !matches(wanted, name: pass.name, id: pass.id) {
+                throw ImportError(
+                    path: source.displayPath,
+                    reason: "holds one chat, \"\(pass.name ?? "?")\" (id \(pass.id.map(String.init) ?? "?")), not \"\(wanted)\"")
+            }
+            sink = taken
+            title = pass.name
+            chatType = pass.type
+            chatID = pass.id
+        } else {
+            throw ImportError(
+                path: source.displayPath, location: "(top level)",
+                reason: "has neither \"messages\" nor \"chats.list\"; expected a Telegram Desktop result.json")
+        }
+
+        return try conclude(&sink, title: title, chatType: chatType, chatID: chatID, ownerID: pass.ownerID, context: context)
+    }
+
+    /// What one pass over result.json finds: a single chat's name, type, id and messages, or a
+    /// full export's chat list (each chat's messages skipped, their offset kept) and its owner.
+    private struct FirstPass {
         var name: String?, type: String?, id: Int64?, ownerID: Int64?
         var own: MessageSink?
         var chats: [ChatInfo] = []
         var sawChatList = false
         /// A chat whose messages were read in the first pass because it matched `chat` early.
         var early: (index: Int, sink: MessageSink)?
+    }
+
+    private static func firstPass(_ scanner: JSONScanner, folder: String, decoder: JSONDecoder, context: ImportContext) throws -> FirstPass {
+        let wanted = context.options.chat
+        let maxValue = context.options.limits.maxJSONValueBytes
+        var pass = FirstPass()
 
         func small<T: Decodable>(_ type: T.Type) throws -> T {
             try scanner.withCaptured(limit: maxValue) { bytes, start in
@@ -168,11 +246,11 @@ enum TelegramImporter {
                 case "messages":
                     info.messagesOffset = scanner.offset
                     info.messagesPath = scanner.path
-                    if let wanted, early == nil, matches(wanted, name: info.name, id: info.id) {
+                    if let wanted, pass.early == nil, matches(wanted, name: info.name, id: info.id) {
                         var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
                         try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
                         info.messageCount = sink.count
-                        early = (chats.count, sink)
+                        pass.early = (pass.chats.count, sink)
                     } else {
                         try scanner.array { _ in
                             try scanner.skipValue()
@@ -182,23 +260,23 @@ enum TelegramImporter {
                 default: try scanner.skipValue()
                 }
             }
-            chats.append(info)
+            pass.chats.append(info)
         }
 
         try scanner.object { key in
             switch key {
-            case "name": name = try small(String?.self)
-            case "type": type = try small(String?.self)
-            case "id": id = try small(Int64?.self)
-            case "personal_information": ownerID = try small(PersonalInformation?.self)?.userID
+            case "name": pass.name = try small(String?.self)
+            case "type": pass.type = try small(String?.self)
+            case "id": pass.id = try small(Int64?.self)
+            case "personal_information": pass.ownerID = try small(PersonalInformation?.self)?.userID
             case "messages":
                 var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
                 try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
-                own = sink
+                pass.own = sink
             case "chats", "left_chats":
                 try scanner.object { key in
                     if key == "list" {
-                        sawChatList = true
+                        pass.sawChatList = true
                         try scanner.array { _ in try readChat() }
                     } else {
                         try scanner.skipValue()
@@ -208,97 +286,36 @@ enum TelegramImporter {
             }
         }
         guard try scanner.atEndOfDocument() else { throw scanner.failure(.syntax(expected: "the end of the file after the JSON")) }
+        return pass
+    }
 
-        /// A chat's messages read: its "me", directions, title, the conversation.
-        func conclude(_ sink: inout MessageSink, title: String?, chatType: String?, chatID: Int64?) throws -> ImportResult {
-            // The account owner of a full export; else, in a one-to-one chat (whose `id` and `name`
-            // are the other person's), the one author who is not them.
-            let owners = OwnerInference(
-                authors: sink.authors.map { a in
-                    OwnerInference.Author(
-                        id: a.id, also: a.id.hasPrefix("user") ? [String(a.id.dropFirst(4))] : [], names: [a.name],
-                        listed: "\(a.name) (\(a.id))")
-                }, unsaid: "no `me` given and the export does not say who its owner is")
-            var clues: [OwnerInference.Clue] = [
-                .profile(id: ownerID.map { "user\($0)" }, name: nil, how: "the account owner of this export (personal_information.user_id)")
-            ]
-            if chatType == "personal_chat" {
-                clues += [.chatID(chatID.map { "user\($0)" }, how: "whose chat this is"), .namedAfter(title, how: "whom the chat is named after")]
-            }
-            let meID = owners.resolve(me: context.options.me, clues: clues, context: context)
-            if let meID {
-                sink.builder.updateMessages { m in
-                    if m.sender == meID { m.direction = .outgoing }
-                }
-            }
-            sink.builder.title = title
-            return try sink.builder.finish(format: .telegram, me: meID, sortByDate: false)
+    /// A chat's messages read: its "me", directions, title, the conversation.
+    private static func conclude(
+        _ sink: inout MessageSink, title: String?, chatType: String?, chatID: Int64?, ownerID: Int64?,
+        context: ImportContext
+    ) throws -> ImportResult {
+        // The account owner of a full export; else, in a one-to-one chat (whose `id` and `name`
+        // are the other person's), the one author who is not them.
+        let owners = OwnerInference(
+            authors: sink.authors.map { a in
+                OwnerInference.Author(
+                    id: a.id, also: a.id.hasPrefix("user") ? [String(a.id.dropFirst(4))] : [], names: [a.name],
+                    listed: "\(a.name) (\(a.id))")
+            }, unsaid: "no `me` given and the export does not say who its owner is")
+        var clues: [OwnerInference.Clue] = [
+            .profile(id: ownerID.map { "user\($0)" }, name: nil, how: "the account owner of this export (personal_information.user_id)")
+        ]
+        if chatType == "personal_chat" {
+            clues += [.chatID(chatID.map { "user\($0)" }, how: "whose chat this is"), .namedAfter(title, how: "whom the chat is named after")]
         }
-
-        if context.everyChat {
-            // Every chat (or those `chats` names), one at a time: each read from its offset.
-            if sawChatList {
-                let chosen = context.wanted(chats) { chat, wanted in matches(wanted, name: chat.name, id: chat.id) }
-                let total = chosen.count
-                for chat in chosen {
-                    var sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
-                    if let offset = chat.messagesOffset {
-                        try scanner.seek(to: offset, path: chat.messagesPath)
-                        try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
-                    }
-                    let result = try conclude(&sink, title: chat.displayName, chatType: chat.type, chatID: chat.id)
-                    try context.deliverConversation(result, key: chat.id.map { "\(chat.displayName) (\($0))" } ?? chat.displayName, of: total)
-                }
-            } else if var sink = own.take(), !context.wanted([(name, id)], matches: { chat, wanted in matches(wanted, name: chat.0, id: chat.1) }).isEmpty {
-                let result = try conclude(&sink, title: name, chatType: type, chatID: id)
-                try context.deliverConversation(result, key: name ?? "Telegram chat", of: 1)
+        let meID = owners.resolve(me: context.options.me, clues: clues, context: context)
+        if let meID {
+            sink.builder.updateMessages { m in
+                if m.sender == meID { m.direction = .outgoing }
             }
-            return ImportResult(conversation: Conversation(title: nil, participants: [], messages: []), format: .telegram)
         }
-
-        var sink: MessageSink
-        let title: String?, chatType: String?, chatID: Int64?
-        if sawChatList, context.stream != nil, let streamed = own?.count, streamed > 0 {
-            // Streaming handed the top-level messages on already; they are not the chat chosen.
-            throw ImportError(
-                path: source.displayPath, location: "messages",
-                reason: "holds \(streamed) messages beside chats.list; expected one or the other (a single-chat or a full export)")
-        }
-        if sawChatList {
-            let chosen = try choose(chats, wanted: wanted, path: source.displayPath)
-            let chat = chats[chosen]
-            // Taken, not copied: a second holder of the messages would make the first change to
-            // them (the directions below) copy them all.
-            if early?.index == chosen, let taken = early.take() {
-                sink = taken.sink
-            } else {
-                // Second pass: only the chosen chat's messages.
-                sink = MessageSink(clock: WallClock(timeZone: context.options.timeZone))
-                if let offset = chat.messagesOffset {
-                    try scanner.seek(to: offset, path: chat.messagesPath)
-                    try readMessages(scanner, into: &sink, folder: folder, decoder: decoder, context: context)
-                }
-            }
-            title = chat.displayName
-            chatType = chat.type
-            chatID = chat.id
-        } else if let taken = own.take() {
-            if let wanted, !matches(wanted, name: name, id: id) {
-                throw ImportError(
-                    path: source.displayPath,
-                    reason: "holds one chat, \"\(name ?? "?")\" (id \(id.map(String.init) ?? "?")), not \"\(wanted)\"")
-            }
-            sink = taken
-            title = name
-            chatType = type
-            chatID = id
-        } else {
-            throw ImportError(
-                path: source.displayPath, location: "(top level)",
-                reason: "has neither \"messages\" nor \"chats.list\"; expected a Telegram Desktop result.json")
-        }
-
-        return try conclude(&sink, title: title, chatType: chatType, chatID: chatID)
+        sink.builder.title = title
+        return try sink.builder.finish(format: .telegram, me: meID, sortByDate: false)
     }
 
     /// Reads the `messages` array that starts here into `sink`, one element at a time.
