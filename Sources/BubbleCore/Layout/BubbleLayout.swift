@@ -308,20 +308,7 @@ public struct BubbleMeasurer {
 
         // Photos: one fits the widest the bubble allows and the maximum height, never enlarged;
         // several make a grid of square cells.
-        var imageSize: Size?
-        var cells: [Rect] = []
-        var placeholder = false
-        let maxImageWidth = max(1, maxBubble - style.imageInset.horizontal)
-        if sticker, let image = message.image {
-            (imageSize, placeholder) = stickerSize(image, maxWidth: maxBubble)
-            cells = [Rect(origin: .zero, size: imageSize!)]
-        } else if message.images.count == 1, let image = message.image {
-            (imageSize, placeholder) = photoSize(image, maxWidth: maxImageWidth)
-            cells = [Rect(origin: .zero, size: imageSize!)]
-        } else if message.images.count > 1 {
-            (imageSize, cells) = gridLayout(count: message.images.count, maxWidth: maxImageWidth)
-            placeholder = !(message.images[0].width > 0 && message.images[0].height > 0)
-        }
+        let (imageSize, cells, placeholder) = photos(of: message, sticker: sticker, maxBubble: maxBubble)
 
         // Bubble size: the wider of photo and text, plus insets; never below the art's minimum.
         var contentWidth = 0.0
@@ -363,9 +350,58 @@ public struct BubbleMeasurer {
         let x = incoming ? style.sideMargin + indent : rowWidth - style.sideMargin - bubbleSize.width
 
         // Above the bubble, top to bottom: time, sender name, reply snippet, reaction rise.
+        var (labels, top, reply, reactions) = try labelsAbove(
+            message, time: startsGroup ? time : nil, bubbleX: x, bubbleWidth: bubbleSize.width, maxBubble: maxBubble, padding: padding,
+            bare: bare, rowWidth: rowWidth, senderName: startsGroup ? context.senderName : nil, replyAuthor: context.replyAuthor,
+            memo: &memo!)
+
+        let bubble = Rect(origin: Point(x: x, y: top), size: bubbleSize)
+        let (imageFrames, textFrame) = contentFrames(
+            bubble, imageSize: imageSize, cells: cells, sticker: sticker, textHeight: hasText ? text.height : nil, padding: padding,
+            ownLineTime: inside.flatMap { $0.ownLine ? $0.text.height : nil })
+        if let inside, let time {
+            labels.append(
+                timeInside(
+                    time, inside.text, wrap: inside.wrap, ownLine: inside.ownLine, text: text, textFrame: textFrame,
+                    textBoxWidth: textBoxWidth, bubble: bubble, photo: imageFrames.first.map { _ in imageSize! }, photoX: imageFrames.first?.minX))
+        }
+
+        // Below the bubble: an emoji-only message's time (no bubble to hold it), the status.
+        labels += try labelsBelow(
+            bubble, time: bare && style.timeInsideBubble ? time : nil, incoming: incoming, rowWidth: rowWidth,
+            context: context, memo: &memo!)
+
+        // Beside the bubble, on its open side: the failed badge, then the time; the avatar.
+        let (failedBadge, besideTime, avatarFrame) = try besides(bubble, time: time, incoming: incoming, rowWidth: rowWidth, context: context)
+        if let besideTime { labels.append(besideTime) }
+
+        var links: [LinkLayout] = []
+        if style.detectsLinks, !emojiOnly, let string = message.shownText, let textFrame, hasText, !facts.links.isEmpty {
+            links = try linkAreas(
+                string, found: facts.links, prepared: preparedText, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
+                rangeWidths: &memo!.rangeWidths)
+        }
+
+        var layout = BubbleLayout(
+            direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
+            textWrapWidth: wrapWidth, imageFrames: imageFrames, imageIsPlaceholder: placeholder,
+            hasTail: hasTail && !bare, labels: labels, emojiOnly: bare, avatarFrame: avatarFrame,
+            failedBadge: failedBadge, reactions: reactions, reply: reply, links: links)
+        if style.mirrored { layout = layout.mirroredLayout(rowWidth: rowWidth) }
+        return layout
+    }
+
+    /// The labels over a bubble, top to bottom — the group's time (`time`), the sender's name,
+    /// the reply snippet — the reactions' badge rising into the bubble's top, and where the
+    /// bubble's top is.
+    private func labelsAbove(
+        _ message: Message, time: String?, bubbleX: Double, bubbleWidth: Double, maxBubble: Double, padding: EdgeInsets, bare: Bool,
+        rowWidth: Double, senderName: String?, replyAuthor: String?, memo: inout BubbleMemo
+    ) throws(LayoutError) -> ([LabelLayout], Double, BadgeLayout?, BadgeLayout?) {
+        let incoming = message.direction == .incoming
         var labels: [LabelLayout] = []
         var top = 0.0
-        if style.showsTimeAboveGroup, startsGroup, let time {
+        if style.showsTimeAboveGroup, let time {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth - 2 * style.sideMargin)
             labels.append(
                 LabelLayout(
@@ -374,9 +410,9 @@ public struct BubbleMeasurer {
                     text: t, wrapWidth: w))
             top = t.height + style.timeLabelSpacing
         }
-        if let name = context.senderName, incoming, startsGroup {
-            let (t, w) = try measureLabel(name, .sender, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1, memo: &memo!)
-            let nx = x + (bare ? 0 : min(style.senderNameInset, padding.left))
+        if let name = senderName, incoming {
+            let (t, w) = try measureLabel(name, .sender, style: style.senderNameText, maxWidth: max(1, maxBubble), maxLines: 1, memo: &memo)
+            let nx = bubbleX + (bare ? 0 : min(style.senderNameInset, padding.left))
             labels.append(
                 LabelLayout(
                     kind: .sender, string: name, frame: Rect(x: nx, y: top, width: t.width, height: t.height),
@@ -385,13 +421,13 @@ public struct BubbleMeasurer {
         }
         var reply: BadgeLayout?
         if let ref = message.reply {
-            let string = Self.replyString(ref, author: context.replyAuthor)
+            let string = Self.replyString(ref, author: replyAuthor)
             let p = style.replyPadding
             let (t, w) = try measureLabel(
                 string, .reply, style: style.replyText, maxWidth: max(1, maxBubble - p.horizontal),
-                maxLines: style.replyMaxLines, memo: &memo!)
+                maxLines: style.replyMaxLines, memo: &memo)
             let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
-            let rx = incoming ? x : x + bubbleSize.width - size.width
+            let rx = incoming ? bubbleX : bubbleX + bubbleWidth - size.width
             let frame = Rect(x: max(0, rx), y: top, width: size.width, height: size.height)
             reply = BadgeLayout(
                 frame: frame,
@@ -405,11 +441,11 @@ public struct BubbleMeasurer {
         if !message.reactions.isEmpty {
             let string = Self.reactionString(message.reactions)
             let p = style.reactionPadding
-            let (t, w) = try measureLabel(string, .reactions, style: style.reactionText, maxWidth: max(1, rowWidth / 2), maxLines: 1, memo: &memo!)
+            let (t, w) = try measureLabel(string, .reactions, style: style.reactionText, maxWidth: max(1, rowWidth / 2), maxLines: 1, memo: &memo)
             let size = Size(width: t.width + p.horizontal, height: t.height + p.vertical)
             top += (size.height * style.reactionRise).rounded(.up)
             // The outer top corner: right of an incoming bubble, left of an outgoing one.
-            var rx = incoming ? x + bubbleSize.width - size.width * 0.7 : x - size.width * 0.3
+            var rx = incoming ? bubbleX + bubbleWidth - size.width * 0.7 : bubbleX - size.width * 0.3
             rx = min(max(rx, 1), rowWidth - size.width - 1)
             let frame = Rect(x: rx, y: top - (size.height * style.reactionRise).rounded(.up), width: size.width, height: size.height)
             reactions = BadgeLayout(
@@ -419,48 +455,81 @@ public struct BubbleMeasurer {
                     frame: Rect(x: frame.minX + p.left, y: frame.minY + p.top, width: t.width, height: t.height),
                     text: t, wrapWidth: w, maxLines: 1))
         }
+        return (labels, top, reply, reactions)
+    }
 
-        let bubble = Rect(origin: Point(x: x, y: top), size: bubbleSize)
+    /// Where the photos and the text box sit in `bubble` (the text box taller by a time on a
+    /// line of its own).
+    private func contentFrames(
+        _ bubble: Rect, imageSize: Size?, cells: [Rect], sticker: Bool, textHeight: Double?, padding: EdgeInsets,
+        ownLineTime: Double?
+    ) -> ([Rect], Rect?) {
         var imageFrames: [Rect] = []
         if sticker {
             imageFrames = cells.map { $0.offsetBy(dx: bubble.minX, dy: bubble.minY) }
         } else if let imageSize {
             let origin = Point(
-                x: bubble.minX + style.imageInset.left + (bubbleSize.width - style.imageInset.horizontal - imageSize.width) / 2,
+                x: bubble.minX + style.imageInset.left + (bubble.width - style.imageInset.horizontal - imageSize.width) / 2,
                 y: bubble.minY + style.imageInset.top)
             imageFrames = cells.map { $0.offsetBy(dx: origin.x, dy: origin.y) }
         }
         let imageBottom = imageSize.map { bubble.minY + style.imageInset.top + $0.height }
         var textFrame: Rect?
-        if hasText {
+        if let textHeight {
             let textTop = imageBottom.map { $0 + style.imageTextSpacing } ?? bubble.minY + padding.top
             textFrame = Rect(
                 x: bubble.minX + padding.left, y: textTop,
-                width: max(0, bubbleSize.width - padding.horizontal), height: text.height)
-            if let inside, inside.ownLine { textFrame!.size.height += inside.text.height }
+                width: max(0, bubble.width - padding.horizontal), height: textHeight)
+            if let ownLineTime { textFrame!.size.height += ownLineTime }
         }
-        if let inside, let time {
-            let t = inside.text
-            let frame: Rect
-            if let textFrame, let last = text.lines.last {
-                let bottom = inside.ownLine ? textFrame.minY + text.height + t.height : textFrame.minY + last.top + last.height
-                frame = Rect(x: textFrame.minX + textBoxWidth - t.width, y: bottom - t.height, width: t.width, height: t.height)
-            } else {
-                // Photo only: over the photo's bottom-right corner.
-                let box =
-                    imageFrames.isEmpty
-                    ? bubble
-                    : Rect(
-                        x: imageFrames[0].minX, y: bubble.minY + style.imageInset.top,
-                        width: imageSize!.width, height: imageSize!.height)
-                frame = Rect(x: box.maxX - t.width - 6, y: box.maxY - t.height - 4, width: t.width, height: t.height)
-            }
-            labels.append(LabelLayout(kind: .timeInside, string: time, frame: frame, text: t, wrapWidth: inside.wrap))
-        }
+        return (imageFrames, textFrame)
+    }
 
-        // Below the bubble: an emoji-only message's time (no bubble to hold it), the status.
+    /// A time inside the bubble: after the last line, on a line of its own under it, or over
+    /// the photo's bottom-right corner when there is no text.
+    private func timeInside(
+        _ time: String, _ timeText: TextLayout, wrap: Double, ownLine: Bool, text: TextLayout, textFrame: Rect?,
+        textBoxWidth: Double, bubble: Rect, photo: Size?, photoX: Double?
+    ) -> LabelLayout {
+        let t = timeText
+        let frame: Rect
+        if let textFrame, let last = text.lines.last {
+            let bottom = ownLine ? textFrame.minY + text.height + t.height : textFrame.minY + last.top + last.height
+            frame = Rect(x: textFrame.minX + textBoxWidth - t.width, y: bottom - t.height, width: t.width, height: t.height)
+        } else {
+            // Photo only: over the photo's bottom-right corner.
+            var box = bubble
+            if let photo, let photoX { box = Rect(x: photoX, y: bubble.minY + style.imageInset.top, width: photo.width, height: photo.height) }
+            frame = Rect(x: box.maxX - t.width - 6, y: box.maxY - t.height - 4, width: t.width, height: t.height)
+        }
+        return LabelLayout(kind: .timeInside, string: time, frame: frame, text: t, wrapWidth: wrap)
+    }
+
+    /// A message's photos: one fits the widest the bubble allows and the maximum height, never
+    /// enlarged; several make a grid of square cells; a sticker keeps its own size.
+    private func photos(of message: Message, sticker: Bool, maxBubble: Double) -> (Size?, [Rect], Bool) {
+        let maxImageWidth = max(1, maxBubble - style.imageInset.horizontal)
+        if sticker, let image = message.image {
+            let (size, placeholder) = stickerSize(image, maxWidth: maxBubble)
+            return (size, [Rect(origin: .zero, size: size)], placeholder)
+        } else if message.images.count == 1, let image = message.image {
+            let (size, placeholder) = photoSize(image, maxWidth: maxImageWidth)
+            return (size, [Rect(origin: .zero, size: size)], placeholder)
+        } else if message.images.count > 1 {
+            let (size, cells) = gridLayout(count: message.images.count, maxWidth: maxImageWidth)
+            return (size, cells, !(message.images[0].width > 0 && message.images[0].height > 0))
+        }
+        return (nil, [], false)
+    }
+
+    /// The labels under a bubble, top to bottom: a bare message's time (`time`), "Edited", the status.
+    private func labelsBelow(
+        _ bubble: Rect, time: String?, incoming: Bool, rowWidth: Double, context: BubbleContext,
+        memo: inout BubbleMemo
+    ) throws(LayoutError) -> [LabelLayout] {
+        var labels: [LabelLayout] = []
         var bottom = bubble.maxY
-        if style.timeInsideBubble, bare, let time {
+        if let time {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth)
             let tx = incoming ? bubble.minX : bubble.maxX - t.width
             labels.append(
@@ -482,7 +551,7 @@ public struct BubbleMeasurer {
         if let status = context.status {
             let (t, w) = try measureLabel(
                 status, .status, style: style.statusText, maxWidth: rowWidth - 2 * style.sideMargin, maxLines: 1,
-                memo: &memo!)
+                memo: &memo)
             let sx = incoming ? bubble.minX : bubble.maxX - t.width
             labels.append(
                 LabelLayout(
@@ -490,8 +559,15 @@ public struct BubbleMeasurer {
                     frame: Rect(x: sx, y: bottom + style.statusSpacing, width: t.width, height: t.height),
                     text: t, wrapWidth: w, maxLines: 1))
         }
+        return labels
+    }
 
-        // Beside the bubble, on its open side: the failed badge, then the time.
+    /// Beside a bubble, on its open side: the failed badge, then the time; the avatar of an
+    /// incoming message in a column of its own.
+    private func besides(_ bubble: Rect, time: String?, incoming: Bool, rowWidth: Double, context: BubbleContext)
+        throws(LayoutError) -> (failed: Rect?, time: LabelLayout?, avatar: Rect?)
+    {
+        var label: LabelLayout?
         var besideEdge = incoming ? bubble.maxX : bubble.minX
         var failedBadge: Rect?
         if context.failed {
@@ -503,31 +579,16 @@ public struct BubbleMeasurer {
         if style.timeBeside, let time {
             let (t, w) = try measure(time, style: style.timeLabelText, maxWidth: rowWidth)
             let tx = incoming ? besideEdge + style.besideGap : besideEdge - style.besideGap - t.width
-            labels.append(
-                LabelLayout(
-                    kind: .timeBeside, string: time, frame: Rect(x: tx, y: bubble.maxY - t.height, width: t.width, height: t.height),
-                    text: t, wrapWidth: w))
+            label = LabelLayout(
+                kind: .timeBeside, string: time, frame: Rect(x: tx, y: bubble.maxY - t.height, width: t.width, height: t.height),
+                text: t, wrapWidth: w)
         }
         var avatarFrame: Rect?
         if incoming, context.avatarColumn, context.showsAvatar {
             let s = style.avatarSize
             avatarFrame = Rect(x: style.sideMargin, y: max(0, bubble.maxY - s), width: s, height: s)
         }
-
-        var links: [LinkLayout] = []
-        if style.detectsLinks, !emojiOnly, let string = message.shownText, let textFrame, hasText, !facts.links.isEmpty {
-            links = try linkAreas(
-                string, found: facts.links, prepared: preparedText, text: text, boxWidth: textFrame.width, origin: textFrame.origin,
-                rangeWidths: &memo!.rangeWidths)
-        }
-
-        var layout = BubbleLayout(
-            direction: message.direction, bubble: bubble, textFrame: textFrame, text: text,
-            textWrapWidth: wrapWidth, imageFrames: imageFrames, imageIsPlaceholder: placeholder,
-            hasTail: hasTail && !bare, labels: labels, emojiOnly: bare, avatarFrame: avatarFrame,
-            failedBadge: failedBadge, reactions: reactions, reply: reply, links: links)
-        if style.mirrored { layout = layout.mirroredLayout(rowWidth: rowWidth) }
-        return layout
+        return (failedBadge, label, avatarFrame)
     }
 
     /// A bubble's height from what it holds, before the style's minimum: a photo (its height),
