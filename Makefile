@@ -53,20 +53,22 @@ IN_PROCESS_TESTS = BubbleCoreTests|BubbleTextTests|BubbleHTMLTests|BubbleRenderT
 # The web app's JavaScript is checked first (syntax, types, its unit tests: seconds), so a slip
 # in a module fails before anything is built or a browser starts.
 test: bootstrap
-	scripts/check-web.sh
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
-	scripts/check-function-length.py
-	scripts/check-boundaries.sh
-	scripts/check-doc-snippets.py
-	$(SWIFT) build --product bubbles --disable-default-traits --scratch-path $(LEAN_SCRATCH)
-	$(SWIFT) build --build-tests
-	scripts/check-doc-commands.py --bubbles "$$($(SWIFT) build --show-bin-path)/bubbles"
-	scripts/run-tests.sh --filter 'BubbleStoreTests|BubbleServerTests'; status=$$?; \
-	  scripts/run-tests.sh --filter '$(IN_PROCESS_TESTS)' || status=1; \
-	  scripts/run-tests.sh --skip 'BubbleStoreTests|BubbleServerTests|$(IN_PROCESS_TESTS)' || status=1; \
+	@rm -f .build-times
+	scripts/timed.sh "web checks" scripts/check-web.sh
+	scripts/timed.sh "swift format lint" $(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	scripts/timed.sh "function length" scripts/check-function-length.py
+	scripts/timed.sh "module boundaries" scripts/check-boundaries.sh
+	scripts/timed.sh "doc snippets" scripts/check-doc-snippets.py
+	scripts/timed.sh "lean build" $(SWIFT) build --product bubbles --disable-default-traits --scratch-path $(LEAN_SCRATCH)
+	scripts/timed.sh "full debug build" $(SWIFT) build --build-tests
+	scripts/timed.sh "doc commands" scripts/check-doc-commands.py --bubbles "$$($(SWIFT) build --show-bin-path)/bubbles"
+	scripts/timed.sh "store and server tests" scripts/run-tests.sh --filter 'BubbleStoreTests|BubbleServerTests'; status=$$?; \
+	  scripts/timed.sh "in-process tests" scripts/run-tests.sh --filter '$(IN_PROCESS_TESTS)' || status=1; \
+	  scripts/timed.sh "command-line and browser tests" scripts/run-tests.sh --skip 'BubbleStoreTests|BubbleServerTests|$(IN_PROCESS_TESTS)' || status=1; \
 	  scripts/test-postgres-cleanup.sh; \
-	  EXAMPLES_SCRATCH=$(EXAMPLES_SCRATCH) scripts/run-examples.sh || status=1; \
-	  scripts/api-check.sh || status=1; exit $$status
+	  EXAMPLES_SCRATCH=$(EXAMPLES_SCRATCH) scripts/timed.sh "examples" scripts/run-examples.sh || status=1; \
+	  scripts/timed.sh "API check" scripts/api-check.sh || status=1; \
+	  scripts/timed.sh --report; exit $$status
 
 # `swift format` (the toolchain's) with the checked-in .swift-format: 4 spaces, 160 columns,
 # layout only (no rule renames or restructures code). `make test` fails on any difference.
