@@ -160,7 +160,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
             ]),
-        .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats"]),
+        .testTarget(name: "BubbleCoreTests", dependencies: ["BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleTestSupport"]),
         .testTarget(
             name: "BubbleStoreTests",
             dependencies: [

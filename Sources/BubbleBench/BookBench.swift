@@ -1,6 +1,7 @@
 import BubbleCore
 import BubbleRender
 import BubbleStats
+import BubbleTestSupport
 import Foundation
 
 // MARK: Book (issue 45)

@@ -2,6 +2,7 @@ import BubbleCore
 import BubbleText
 import BubbleHTML
 import BubbleRender
+import BubbleTestSupport
 import Foundation
 
 // MARK: HTML export

@@ -2,6 +2,7 @@ import BubbleCore
 import BubbleImport
 import BubbleStats
 import BubbleStore
+import BubbleTestSupport
 import Foundation
 import GRDB
 

@@ -1,5 +1,6 @@
 import BubbleCore
 import BubbleText
+import BubbleTestSupport
 import Foundation
 
 // Styled text (bold, italic, code, strike, spoilers…) against the same texts plain: the first

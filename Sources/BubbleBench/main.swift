@@ -9,6 +9,7 @@
 import BubbleCore
 import BubbleText
 import BubbleRender
+import BubbleTestSupport
 import Foundation
 
 struct Figures: Codable {

@@ -281,27 +281,7 @@ package final class HTMLRowWriter {
             }
         }
         body.append(">")
-        if m.images.count > 1 {
-            // The Cairo layout's rows (BubbleMeasurer.gridRows) on a 6-column grid: a wide cell
-            // spans 6, a pair's cells 3, a row of three's cells 2.
-            // Sized as the engine sizes it at this width (the CSS keeps it within the bubble).
-            let indent = showsAvatars && m.direction == .incoming ? layout.avatarSize + layout.besideGap : 0
-            let grid = layout.photoGrid(count: m.images.count, rowWidth: rowWidth, indent: indent)
-            let cell = grid.cells.first { $0.width < grid.size.width - 0.5 }?.height ?? grid.size.height
-            body.append("<div class=\"gr\" style=\"width:"); body.append(raw: HTMLStyleSheet.px(grid.size.width))
-            body.append(";--wa:"); body.append(raw: HTMLStyleSheet.num(grid.size.width)); body.append("/")
-            body.append(raw: HTMLStyleSheet.num(cell)); body.append("\">")
-            var k = 0
-            for n in BubbleMeasurer.gridRows(m.images.count) {
-                for _ in 0..<n where k < m.images.count {
-                    try appendPhoto(m.images[k], index: i, to: &body, gridCell: n == 1 ? "w" : n == 3 ? "t" : nil)
-                    k += 1
-                }
-            }
-            body.append("</div>")
-        } else if let image = m.image {
-            try appendPhoto(image, index: i, to: &body)
-        }
+        try appendPhotos(of: m, index: i, to: &body)
         if hasText, let text = shown {
             if m.image != nil { body.append("<div class=\"x\">") }
             let spans = emojiOnly ? [] : m.shownSpans
@@ -319,6 +299,45 @@ package final class HTMLRowWriter {
             }
             if m.image != nil { body.append("</div>") }
         }
+        appendTimes(of: m, local: local, inside: timeInside, to: &body, regular: &regular)
+        if !m.reactions.isEmpty {
+            body.append("<span class=\"rx\">")
+            body.appendText(BubbleMeasurer.reactionString(m.reactions), links: false, coverage: fonts.coverage, faces: &regular)
+            body.append("</span>")
+        }
+        if m.direction == .outgoing, m.status == .failed { body.append("<span class=\"fb\" title=\"Failed\">!</span>") }
+        if m.direction == .incoming, showsAvatars, tail { try appendAvatar(m.sender, to: &body, faces: &regular) }
+        body.append("</div>\n")
+        appendLinesBelow(m, index: i, lastOutgoing: lastOutgoing, timeInside: timeInside, to: &body, regular: &regular)
+    }
+
+    /// A message's photo, or its photos on the Cairo layout's grid (`BubbleMeasurer.gridRows`)
+    /// of 6 columns: a wide cell spans 6, a pair's cells 3, a row of three's cells 2; sized as
+    /// the engine sizes it at this width (the CSS keeps it within the bubble).
+    func appendPhotos(of m: Message, index i: Int, to body: inout HTMLBuffer) throws {
+        if m.images.count > 1 {
+            let indent = showsAvatars && m.direction == .incoming ? layout.avatarSize + layout.besideGap : 0
+            let grid = layout.photoGrid(count: m.images.count, rowWidth: rowWidth, indent: indent)
+            let cell = grid.cells.first { $0.width < grid.size.width - 0.5 }?.height ?? grid.size.height
+            body.append("<div class=\"gr\" style=\"width:"); body.append(raw: HTMLStyleSheet.px(grid.size.width))
+            body.append(";--wa:"); body.append(raw: HTMLStyleSheet.num(grid.size.width)); body.append("/")
+            body.append(raw: HTMLStyleSheet.num(cell)); body.append("\">")
+            var k = 0
+            for n in BubbleMeasurer.gridRows(m.images.count) {
+                for _ in 0..<n where k < m.images.count {
+                    try appendPhoto(m.images[k], index: i, to: &body, gridCell: n == 1 ? "w" : n == 3 ? "t" : nil)
+                    k += 1
+                }
+            }
+            body.append("</div>")
+        } else if let image = m.image {
+            try appendPhoto(image, index: i, to: &body)
+        }
+    }
+
+    /// A message's time: inside the bubble, beside it, or (where the theme shows none) one shown
+    /// on hover and focus (theme.css, `.tt`); "edited" before it when the message was edited.
+    func appendTimes(of m: Message, local: HTMLClock.Local, inside timeInside: Bool, to body: inout HTMLBuffer, regular: inout UInt32) {
         if timeInside {
             body.append("<time")
             appendDatetime(m.date, to: &body)
@@ -341,14 +360,11 @@ package final class HTMLRowWriter {
             body.append("</time>")
             regular |= fonts.coverage.asciiFaces
         }
-        if !m.reactions.isEmpty {
-            body.append("<span class=\"rx\">")
-            body.appendText(BubbleMeasurer.reactionString(m.reactions), links: false, coverage: fonts.coverage, faces: &regular)
-            body.append("</span>")
-        }
-        if m.direction == .outgoing, m.status == .failed { body.append("<span class=\"fb\" title=\"Failed\">!</span>") }
-        if m.direction == .incoming, showsAvatars, tail { try appendAvatar(m.sender, to: &body, faces: &regular) }
-        body.append("</div>\n")
+    }
+
+    /// Under a bubble: "Edited" where no time on the bubble says it, and an outgoing message's
+    /// status (the last one's, or a failure).
+    func appendLinesBelow(_ m: Message, index i: Int, lastOutgoing: Int?, timeInside: Bool, to body: inout HTMLBuffer, regular: inout UInt32) {
         if m.edited != nil {
             // Where the time is on the bubble it says "edited 12:30"; elsewhere "Edited" under it.
             if !(timeInside || layout.timeBeside) {

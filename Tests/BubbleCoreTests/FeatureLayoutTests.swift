@@ -1,3 +1,4 @@
+import BubbleTestSupport
 import Foundation
 import Testing
 @testable import BubbleCore

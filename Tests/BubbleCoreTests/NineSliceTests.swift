@@ -1,5 +1,6 @@
 import Testing
 @testable import BubbleCore
+import BubbleTestSupport
 
 /// Destination rectangles of the patches, in order, as [x, y, w, h] rounded to 1e-6.
 private func destinations(_ patches: [NineSlicePatch]) -> [[Double]] {

@@ -1,3 +1,4 @@
+import BubbleCore
 import Foundation
 
 /// Deterministic synthetic conversations for benchmarks and property tests: two to four
