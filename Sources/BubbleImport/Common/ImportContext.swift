@@ -68,7 +68,9 @@ final class ImportContext {
 
     /// A spool for a builder's messages while every chat is read (files removed by `Importer.loadEach`).
     func makeSpool() throws(ImportError) -> MessageSpool {
-        guard let chats = chatDelivery else { preconditionFailure("a spool is only made while every chat is read") }
+        guard let chats = chatDelivery else {
+            throw ImportError(path: path, reason: "cannot keep conversations apart on disk unless every chat is read (an importer's mistake)")
+        }
         return try chats.makeSpool()
     }
 
