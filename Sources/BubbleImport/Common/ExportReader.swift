@@ -86,7 +86,7 @@ final class ExportProbe {
     /// The first content byte (after a BOM and white space).
     var first: UInt8? { head[safe: start] }
     var isSQLite: Bool { head.starts(with: Array("SQLite format 3\u{0}".utf8)) }
-    var isZip: Bool { head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) }
+    var isZip: Bool { FormatDetector.isZip(head: head) }
 
     /// A zip's file paths (read once; nil when it is not a zip that opens).
     private(set) lazy var zipFiles: [String]? = isZip ? (try? ZipExport(path: path, displayPath: path, limits: ImportLimits()))?.filePaths : nil

@@ -92,7 +92,12 @@ enum FormatDetector {
     /// Whether the file at `path` starts like a zip archive.
     static func isZip(_ path: String) -> Bool {
         guard let head = try? readHead(path, count: 4) else { return false }
-        return head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06])
+        return isZip(head: head)
+    }
+
+    /// Whether bytes start like a zip archive (a local file header, or an empty archive's end record).
+    static func isZip(head: [UInt8]) -> Bool {
+        head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06])
     }
 
     static func readHead(_ path: String, count: Int) throws(ImportError) -> [UInt8] {
