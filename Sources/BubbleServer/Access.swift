@@ -54,7 +54,7 @@ struct DecidedConversation: Sendable, Hashable {
 
 /// One decision of who reaches a conversation, for the HTTP routes and the WebSocket alike.
 struct AccessPolicy: Sendable {
-    let accounts: any AccountStore
+    let accounts: any MembershipStore
 
     /// The decided conversation, or a 404 (not a member — the same answer as for one that does
     /// not exist) or 403 (a member who only reads asking to write).

@@ -85,7 +85,7 @@ public struct AccountSettings: Sendable {
 /// middleware. Everything is checked here against the store (no session is cached: one signed
 /// out on another server is gone on this one at its next request).
 final class AccountGate: Sendable {
-    let store: any AccountStore
+    let store: any UserStore & MembershipStore
     let settings: AccountSettings
     let limiter: SignInLimiter
     /// A bcrypt hash of nothing anyone knows: an unknown name is checked against it, so it takes
@@ -96,7 +96,7 @@ final class AccountGate: Sendable {
 
     static let cookie = "bk_session"
 
-    init(store: any AccountStore, settings: AccountSettings) {
+    init(store: any UserStore & MembershipStore, settings: AccountSettings) {
         self.store = store
         self.settings = settings
         limiter = SignInLimiter(limit: settings.failedSignInsPerMinute)

@@ -36,8 +36,6 @@ public protocol ConversationExporting: Sendable {
 /// Uploads, attachments and exports: files in and out of the store.
 struct Files: Sendable {
     let store: any ConversationStore
-    /// The store handed to the exporter (whose process opens it by its location).
-    let exportStore: any ConversationStore
     let accounts: any AccountStore
     let importer: (any ExportImporting)?
     let exporter: (any ConversationExporting)?
@@ -254,7 +252,7 @@ struct Files: Sendable {
         let range = [query["since"].map(String.init), query["until"].map(String.init)]
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-export-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let exportStore = self.exportStore
+        let exportStore = store
         let file: String
         do {
             // The renderers run in a child process, waited for off Swift's cooperative threads.

@@ -96,7 +96,7 @@ actor Geometries {
 
     enum State { case building(done: Int, total: Int), ready(ViewGeometry) }
 
-    let store: any ConversationStore
+    let store: any ConversationReading & LiveStore
     let pictures: any PictureDecoder
     let capacity: Int
     /// Conversations of at least this many messages are laid out compactly
@@ -119,7 +119,7 @@ actor Geometries {
     let revisions = Revisions()
 
     init(
-        store: any ConversationStore, pictures: any PictureDecoder, capacity: Int = 3_000_000, compactFrom: Int = relayoutAtOnce,
+        store: any ConversationReading & LiveStore, pictures: any PictureDecoder, capacity: Int = 3_000_000, compactFrom: Int = relayoutAtOnce,
         metrics: ServerMetrics? = nil
     ) {
         self.store = store
@@ -404,7 +404,7 @@ actor Geometries {
 
     /// Reads the conversation in chunks and lays it out.
     static func build(
-        _ key: Key, store: any ConversationStore, layouter: Layouter, resolver: Resolver, width: Double,
+        _ key: Key, store: any ConversationReading & LiveStore, layouter: Layouter, resolver: Resolver, width: Double,
         compactFrom: Int, progress: @Sendable (Int) async -> Void
     ) async throws -> ViewGeometry {
         let id = key.conversation

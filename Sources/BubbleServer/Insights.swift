@@ -42,11 +42,11 @@ struct GalleryJSON: ResponseEncodable, Sendable {
 /// lookup. Reading a conversation for them waits on the store, never a thread.
 actor Insights {
     struct Revision: Hashable { var lastSeq: Int64; var lastRev: Int64 }
-    let store: any ConversationStore
+    let store: any ConversationReading & LiveStore
     private var stats: [String: (Revision, ConversationStats)] = [:]
     private var galleries: [Int64: (Revision, [GalleryItemJSON])] = [:]
 
-    init(store: any ConversationStore) { self.store = store }
+    init(store: any ConversationReading & LiveStore) { self.store = store }
 
     func revision(_ id: Int64) async throws -> Revision {
         Revision(lastSeq: try await store.bounds(of: id)?.last ?? 0, lastRev: try await store.lastRev(of: id) ?? 0)

@@ -22,7 +22,7 @@ final class LiveHub: Sendable {
     /// from the store when it catches up).
     static let buffer = 4_096
 
-    let store: any ConversationStore
+    let store: any ConversationReading & LiveStore
     /// Read marks: told to the watchers as they move (nil: no receipts).
     let reads: ReadMarks?
     private struct State {
@@ -40,7 +40,7 @@ final class LiveHub: Sendable {
     }
     private let state = Mutex(State())
 
-    init(store: any ConversationStore, reads: ReadMarks? = nil) {
+    init(store: any ConversationReading & LiveStore, reads: ReadMarks? = nil) {
         self.store = store
         self.reads = reads
         store.feed.listenReads { [weak self] mark in

@@ -39,7 +39,7 @@ struct ReadRoutes {
 /// Read marks for the routes, the feed and the live hub: who a mark's user is, and each user's
 /// unread counts.
 struct ReadMarks: Sendable {
-    let store: any ConversationStore
+    let store: any ConversationReading & LiveStore
     let accounts: any AccountStore
     let names: UserKeys
 
@@ -90,7 +90,7 @@ final class UserKeys: Sendable {
 /// The signed-in users' list feeds (`/api/v1/feed`): each user's connections, told of new
 /// messages in the conversations they read and of their own reads on any device.
 final class UserFeed: Sendable {
-    let store: any ConversationStore
+    let store: any ConversationReading & LiveStore
     let accounts: any AccountStore
     private struct Reader: Sendable {
         var user: StoredUser?
@@ -102,7 +102,7 @@ final class UserFeed: Sendable {
     }
     private let state = Mutex(State())
 
-    init(store: any ConversationStore, accounts: any AccountStore) {
+    init(store: any ConversationReading & LiveStore, accounts: any AccountStore) {
         self.store = store
         self.accounts = accounts
         store.feed.listen { [weak self] change in

@@ -63,9 +63,9 @@ public struct ServerConfiguration: Sendable {
 /// conversation, search) in the store's theme with a strict Content-Security-Policy, live
 /// sockets, `/metrics`. docs/SERVER.md describes its services and how a request flows.
 public struct BubbleServer: Sendable {
-    /// The store as the routes use it: every call timed (`/metrics`).
+    /// The store the routes use; its database rounds are timed for `/metrics` (`StoreTiming`).
     public let store: any ConversationStore
-    /// Users, sessions, members: the store itself, untimed.
+    /// Users, sessions, members: the same store, by its account roles.
     let accounts: any AccountStore
     let gate: AccountGate
     /// How the server runs.
@@ -91,22 +91,21 @@ public struct BubbleServer: Sendable {
         // per reader in them.
         _ = bk_heap_limit_arenas(2)
         let metrics = ServerMetrics(registry: registry)
-        let timed = TimedStore(store, metrics: metrics)
-        self.store = timed
+        metrics.observe(store)
+        self.store = store
         accounts = store
         gate = AccountGate(store: store, settings: configuration.accounts)
         self.configuration = configuration
         self.metrics = metrics
         pages = try Pages(
-            store: timed, accounts: store, theme: configuration.theme, pictures: pictures, live: configuration.live, metrics: metrics,
+            store: store, accounts: store, theme: configuration.theme, pictures: pictures, live: configuration.live, metrics: metrics,
             compactFrom: configuration.compactFrom)
-        // Exports hand the store itself to the renderers' process (its location, not the timing).
         files = Files(
-            store: timed, exportStore: store, accounts: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload,
+            store: store, accounts: store, importer: importer, exporter: exporter, maxUpload: configuration.maxUpload,
             geometries: pages.geometries)
-        reads = ReadMarks(store: timed, accounts: store, names: UserKeys(accounts: store))
-        live = LiveAPI(store: timed, accounts: store, hub: LiveHub(store: timed, reads: reads), limits: configuration.live, pictures: pictures)
-        userFeed = UserFeed(store: timed, accounts: store)
+        reads = ReadMarks(store: store, accounts: store, names: UserKeys(accounts: store))
+        live = LiveAPI(store: store, accounts: store, hub: LiveHub(store: store, reads: reads), limits: configuration.live, pictures: pictures)
+        userFeed = UserFeed(store: store, accounts: store)
     }
 
     /// Every request passes, in order: its query read as forms send it (`+` is a space), metrics (count and latency per route), the access log

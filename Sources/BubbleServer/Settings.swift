@@ -10,7 +10,7 @@ import Hummingbird
 ///   server, or "" for the server's; `light`, `dark`, or `system` for the system's choice —
 ///   and answers the settings as they are then.
 struct SettingsRoutes {
-    let accounts: any AccountStore
+    let accounts: any ReadStateStore
     /// The themes one can pick.
     let themes: Set<String>
 

@@ -107,7 +107,7 @@ public struct PeopleError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { reason }
 }
 
-extension ConversationStore {
+extension PeopleStore where Self: ConversationReading {
     /// Keeps `contacts` as persons (each card's picture copied into the store); a card read
     /// before (same name and first number or email) is updated, not doubled. Names change
     /// everywhere at once: reads resolve them.
@@ -297,7 +297,7 @@ public struct RawParticipants: Hashable, Sendable {
     public var participants: [Participant]
 }
 
-extension ConversationStore {
+extension ConversationReading {
     /// Search hits with their senders named as their conversations name them (contacts
     /// resolved); one read per conversation among the hits.
     func namingSenders(_ hits: [StoreHit]) async throws -> [StoreHit] {
@@ -335,7 +335,7 @@ public enum SourceApp {
     }
 }
 
-extension ConversationStore {
+extension PeopleStore where Self: ConversationReading {
     /// One timeline of every one-to-one conversation with the person `name` (a name or an
     /// identity), from every app, in time order: what Messages does for SMS and iMessage. Each
     /// message is marked with its app (`Message.app`), and a line names the app where it changes.

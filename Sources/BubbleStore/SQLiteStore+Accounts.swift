@@ -36,14 +36,16 @@ extension SQLiteStore: AccountStore {
     /// A write that changes who reaches what: the changes it names are kept in `access_event` in
     /// the same transaction (other processes' stores read them: `watchAccessEvents`) and told to
     /// this process's listeners once it is committed.
-    func writeRevoking<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> (T, [AccessChange])) async throws -> T {
+    func writeRevoking<T: Sendable>(
+        call function: String = #function, _ body: @escaping @Sendable (Database) throws -> (T, [AccessChange])
+    ) async throws -> T {
         // The ids are marked before the commit (the watcher cannot see the rows earlier), and
         // unmarked when the write fails (a rolled-back id may be another process's next).
         let written = Mutex<[Int64]>([])
         let own = ownAccessEvents
         let (value, changes): (T, [AccessChange])
         do {
-            (value, changes) = try await write { db in
+            (value, changes) = try await write(call: function) { db in
                 let (value, changes) = try body(db)
                 let now = Date().timeIntervalSince1970
                 if !changes.isEmpty { try db.execute(sql: "DELETE FROM access_event WHERE at < ?", arguments: [now - 86_400]) }
@@ -258,20 +260,8 @@ extension SQLiteStore: AccountStore {
     }
 
     static func access(_ db: Database, of user: StoredUser, to conversation: Int64) throws -> MemberAccess? {
-        if let a = try String.fetchOne(
-            db, sql: "SELECT access FROM member WHERE conversation_id = ? AND account_id = ?",
-            arguments: [conversation, user.id])
-        {
-            return MemberAccess(rawValue: a)
-        }
-        guard user.isAdmin else { return nil }
-        let unowned =
-            try Bool.fetchOne(
-                db,
-                sql: """
-                    SELECT 1 FROM conversation c WHERE c.id = ? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
-                    """, arguments: [conversation]) == true
-        return unowned ? .owner : nil
+        guard let row = try Row.fetchOne(db, AccessRule.membership(of: user.id, in: conversation)) else { return nil }
+        return AccessRule.access(member: (row[0] as String?).flatMap(MemberAccess.init(rawValue:)), isAdmin: user.isAdmin, unowned: row[1])
     }
 
     @discardableResult
@@ -342,14 +332,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func readableConversations(of user: StoredUser) async throws -> Set<Int64> {
-        try await read { db in
-            var ids = Set(try Int64.fetchAll(db, sql: "SELECT conversation_id FROM member WHERE account_id = ?", arguments: [user.id]))
-            if user.isAdmin {
-                ids.formUnion(
-                    try Int64.fetchAll(db, sql: "SELECT id FROM conversation c WHERE NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)"))
-            }
-            return ids
-        }
+        try await read { db in Set(try Int64.fetchAll(db, AccessRule.readable(by: user))) }
     }
 
     public func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws {
@@ -418,17 +401,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool {
-        try await read { db in
-            try Bool.fetchOne(
-                db,
-                sql: """
-                    SELECT 1 FROM conversation_media f WHERE f.file = ? AND (
-                        EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = ?)
-                        OR (? AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
-                    UNION ALL SELECT 1 FROM person p WHERE p.avatar = 'media/' || substr(?, 1, 2) || '/' || ?
-                    LIMIT 1
-                    """, arguments: [file, user.id, user.isAdmin, file, file]) == true
-        }
+        try await read { db in try Row.fetchOne(db, AccessRule.mediaReadable(file, by: user)) != nil }
     }
 }
 
@@ -451,5 +424,33 @@ final class OwnAccessEvents: Sendable {
     /// Whether `id` was told already (and forgets it).
     func takeToldAlready(_ id: Int64) -> Bool {
         state.withLock { $0.ids.remove(id) != nil }
+    }
+}
+
+extension Row {
+    /// The first row `statement` (the SQL both backends share) gives, if any.
+    static func fetchOne(_ db: Database, _ statement: SharedStatement) throws -> Row? {
+        try fetchOne(db, sql: statement.sql, arguments: statement.grdbArguments)
+    }
+}
+
+extension DatabaseValueConvertible where Self: StatementColumnConvertible {
+    /// The values of the first column of the rows `statement` gives.
+    static func fetchAll(_ db: Database, _ statement: SharedStatement) throws -> [Self] {
+        try fetchAll(db, sql: statement.sql, arguments: statement.grdbArguments)
+    }
+}
+
+extension SharedStatement {
+    /// The arguments as GRDB binds them (a Boolean as 0 or 1).
+    var grdbArguments: StatementArguments {
+        StatementArguments(
+            arguments.map { a -> (any DatabaseValueConvertible)? in
+                switch a {
+                case .int(let v): v
+                case .text(let v): v
+                case .bool(let v): v
+                }
+            })
     }
 }

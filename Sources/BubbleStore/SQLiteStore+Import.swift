@@ -22,150 +22,152 @@ extension SQLiteStore {
     ) async throws -> StoreImportSummary {
         let created = CreatedFiles()
         do {
-            return try await pool.write { [mediaFolder, handed = Handed(read)] db in
-                let read = handed.value
-                var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
-                media.created = created
-                var summary = StoreImportSummary(conversationID: 0)
-                let importing = "\u{0}importing \(UUID().uuidString)"
-                try db.execute(
-                    sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('', ?, ?, ?)",
-                    arguments: [sourceFormat, importing, Date().timeIntervalSince1970])
-                let provisional = db.lastInsertedRowID
-                let insert = try db.makeStatement(
-                    sql: """
-                        INSERT OR IGNORE INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
-                                                       status, status_date, source_id, extra, edited)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """)
-                let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
-                let encoder = StoreCodec.extraEncoder()
-                var seq: Int64 = 0
-                var inOrder = true
-                var lastDate = -Double.infinity
-                var duplicates = 0
-
-                let (header, chatKey) = try read { m in
-                    let extra = try MessageExtra(m) { try media.store($0, summary: &summary) }
-                    let extraJSON = try StoreCodec.encode(extra, with: encoder)
-                    let offset = StoreCodec.utcOffset(m)
-                    let date = m.date.timeIntervalSince1970
-                    // The identity: the export's id (a repeated id is the same message), else the
-                    // content, numbered per occurrence (two identical "ok" stay two).
-                    let byID = m.id.map { !$0.isEmpty } ?? false
-                    var key = byID ? StoreCodec.stableHash(["id", sourceFormat, m.id!]) : StoreCodec.contentKey(m, format: sourceFormat)
-                    let content = key
-                    var occurrence = 0
-                    while true {
-                        insert.setUncheckedArguments([
-                            provisional, seq + 1, key, date, offset, m.sender, m.direction == .outgoing,
-                            m.kind == .system, m.text, m.status?.rawValue,
-                            m.statusDate?.timeIntervalSince1970, m.id, extraJSON, m.edited?.timeIntervalSince1970
-                        ])
-                        try insert.execute()
-                        if db.changesCount > 0 { break }
-                        if byID { duplicates += 1; return }
-                        occurrence += 1
-                        key = StoreCodec.stableHash(["n", String(content), String(occurrence)])
-                    }
-                    seq += 1
-                    if date < lastDate { inOrder = false }
-                    lastDate = date
-                    if let body = StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment) {
-                        index.setUncheckedArguments([db.lastInsertedRowID, body])
-                        try index.execute()
-                    }
-                }
-                if sortByDate && !inOrder {
-                    // By date, the export's order among equal dates (sequence numbers made negative
-                    // first: they are unique).
-                    try db.execute(sql: "UPDATE message SET seq = -seq WHERE conversation_id = ?", arguments: [provisional])
+            return try await timing.time(#function) {
+                try await pool.write { [mediaFolder, handed = Handed(read)] db in
+                    let read = handed.value
+                    var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
+                    media.created = created
+                    var summary = StoreImportSummary(conversationID: 0)
+                    let importing = "\u{0}importing \(UUID().uuidString)"
                     try db.execute(
+                        sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('', ?, ?, ?)",
+                        arguments: [sourceFormat, importing, Date().timeIntervalSince1970])
+                    let provisional = db.lastInsertedRowID
+                    let insert = try db.makeStatement(
                         sql: """
-                            UPDATE message SET seq = ranked.r
-                            FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY date, -seq) AS r FROM message WHERE conversation_id = ?) AS ranked
-                            WHERE message.id = ranked.id
-                            """, arguments: [provisional])
-                }
+                            INSERT OR IGNORE INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
+                                                           status, status_date, source_id, extra, edited)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            """)
+                    let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
+                    let encoder = StoreCodec.extraEncoder()
+                    var seq: Int64 = 0
+                    var inOrder = true
+                    var lastDate = -Double.infinity
+                    var duplicates = 0
 
-                let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
-                let target: Int64
-                // Not the conversation being filled itself (whose placeholder key an empty chat key
-                // would otherwise match: a file without title or participants was "already present").
-                if let known = try Int64.fetchOne(
-                    db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ? AND id <> ?",
-                    arguments: [sourceFormat, chatKey, provisional])
-                {
-                    target = known
-                    if let title { try db.execute(sql: "UPDATE conversation SET title = ? WHERE id = ?", arguments: [title, known]) }
-                    let last =
-                        try Int64.fetchOne(
-                            db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?",
-                            arguments: [known]) ?? 0
-                    // Drop what the stored conversation has (and its index entries), move the rest.
-                    let present = try Row.fetchCursor(
-                        db,
-                        sql: """
-                            SELECT p.id, p.text, p.extra FROM message p
-                            WHERE p.conversation_id = ? AND EXISTS (SELECT 1 FROM message e WHERE e.conversation_id = ? AND e.source_key = p.source_key)
-                            """, arguments: [provisional, known])
-                    var dropped: [Int64] = []
-                    let decoder = JSONDecoder()
-                    let unindex = try db.makeStatement(sql: "INSERT INTO message_fts (message_fts, rowid, body) VALUES ('delete', ?, ?)")
-                    while let row = try present.next() {
-                        let id: Int64 = row["id"]
-                        let extra = try (row["extra"] as String?).flatMap { try decoder.decode(MessageExtra.self, from: Data($0.utf8)) }
-                        if let body = StoreCodec.indexBody(text: row["text"], spans: extra?.spans ?? [], attachment: extra?.attachment) {
-                            unindex.setUncheckedArguments([id, body])
-                            try unindex.execute()
+                    let (header, chatKey) = try read { m in
+                        let extra = try MessageExtra(m) { try media.store($0, summary: &summary) }
+                        let extraJSON = try StoreCodec.encode(extra, with: encoder)
+                        let offset = StoreCodec.utcOffset(m)
+                        let date = m.date.timeIntervalSince1970
+                        // The identity: the export's id (a repeated id is the same message), else the
+                        // content, numbered per occurrence (two identical "ok" stay two).
+                        let byID = m.id.map { !$0.isEmpty } ?? false
+                        var key = byID ? StoreCodec.stableHash(["id", sourceFormat, m.id!]) : StoreCodec.contentKey(m, format: sourceFormat)
+                        let content = key
+                        var occurrence = 0
+                        while true {
+                            insert.setUncheckedArguments([
+                                provisional, seq + 1, key, date, offset, m.sender, m.direction == .outgoing,
+                                m.kind == .system, m.text, m.status?.rawValue,
+                                m.statusDate?.timeIntervalSince1970, m.id, extraJSON, m.edited?.timeIntervalSince1970
+                            ])
+                            try insert.execute()
+                            if db.changesCount > 0 { break }
+                            if byID { duplicates += 1; return }
+                            occurrence += 1
+                            key = StoreCodec.stableHash(["n", String(content), String(occurrence)])
                         }
-                        dropped.append(id)
-                        if dropped.count == 10_000 {
+                        seq += 1
+                        if date < lastDate { inOrder = false }
+                        lastDate = date
+                        if let body = StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment) {
+                            index.setUncheckedArguments([db.lastInsertedRowID, body])
+                            try index.execute()
+                        }
+                    }
+                    if sortByDate && !inOrder {
+                        // By date, the export's order among equal dates (sequence numbers made negative
+                        // first: they are unique).
+                        try db.execute(sql: "UPDATE message SET seq = -seq WHERE conversation_id = ?", arguments: [provisional])
+                        try db.execute(
+                            sql: """
+                                UPDATE message SET seq = ranked.r
+                                FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY date, -seq) AS r FROM message WHERE conversation_id = ?) AS ranked
+                                WHERE message.id = ranked.id
+                                """, arguments: [provisional])
+                    }
+
+                    let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
+                    let target: Int64
+                    // Not the conversation being filled itself (whose placeholder key an empty chat key
+                    // would otherwise match: a file without title or participants was "already present").
+                    if let known = try Int64.fetchOne(
+                        db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ? AND id <> ?",
+                        arguments: [sourceFormat, chatKey, provisional])
+                    {
+                        target = known
+                        if let title { try db.execute(sql: "UPDATE conversation SET title = ? WHERE id = ?", arguments: [title, known]) }
+                        let last =
+                            try Int64.fetchOne(
+                                db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?",
+                                arguments: [known]) ?? 0
+                        // Drop what the stored conversation has (and its index entries), move the rest.
+                        let present = try Row.fetchCursor(
+                            db,
+                            sql: """
+                                SELECT p.id, p.text, p.extra FROM message p
+                                WHERE p.conversation_id = ? AND EXISTS (SELECT 1 FROM message e WHERE e.conversation_id = ? AND e.source_key = p.source_key)
+                                """, arguments: [provisional, known])
+                        var dropped: [Int64] = []
+                        let decoder = JSONDecoder()
+                        let unindex = try db.makeStatement(sql: "INSERT INTO message_fts (message_fts, rowid, body) VALUES ('delete', ?, ?)")
+                        while let row = try present.next() {
+                            let id: Int64 = row["id"]
+                            let extra = try (row["extra"] as String?).flatMap { try decoder.decode(MessageExtra.self, from: Data($0.utf8)) }
+                            if let body = StoreCodec.indexBody(text: row["text"], spans: extra?.spans ?? [], attachment: extra?.attachment) {
+                                unindex.setUncheckedArguments([id, body])
+                                try unindex.execute()
+                            }
+                            dropped.append(id)
+                            if dropped.count == 10_000 {
+                                try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
+                                dropped.removeAll(keepingCapacity: true)
+                            }
+                        }
+                        if !dropped.isEmpty {
                             try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
-                            dropped.removeAll(keepingCapacity: true)
                         }
+                        summary.messagesSkipped =
+                            Int(seq)
+                            - (try Int.fetchOne(
+                                db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?",
+                                arguments: [provisional]) ?? 0)
+                        try db.execute(
+                            sql: """
+                                UPDATE message SET conversation_id = ?, seq = ? + ranked.r
+                                FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY seq) AS r FROM message WHERE conversation_id = ?) AS ranked
+                                WHERE message.id = ranked.id
+                                """, arguments: [known, last, provisional])
+                        try db.execute(sql: "DELETE FROM conversation WHERE id = ?", arguments: [provisional])
+                    } else {
+                        target = provisional
+                        try db.execute(
+                            sql: "UPDATE conversation SET title = ?, chat_key = ? WHERE id = ?",
+                            arguments: [shownTitle.isEmpty ? "Conversation" : shownTitle, chatKey, provisional])
+                        summary.conversationsAdded = 1
                     }
-                    if !dropped.isEmpty {
-                        try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
+                    summary.conversationID = target
+                    summary.messagesAdded = Int(seq) - summary.messagesSkipped
+                    summary.messagesSkipped += duplicates
+                    // Participants: new ones after the known ones; names and avatars kept.
+                    var position =
+                        try Int.fetchOne(
+                            db, sql: "SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?",
+                            arguments: [target]) ?? 0
+                    for p in header.participants {
+                        let avatar = try p.avatar.flatMap { try media.store($0, summary: &summary) }
+                        try db.execute(
+                            sql: """
+                                INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (?, ?, ?, ?, ?)
+                                ON CONFLICT (conversation_id, id) DO NOTHING
+                                """, arguments: [target, p.id, position, p.name, avatar])
+                        if db.changesCount > 0 { position += 1 }
                     }
-                    summary.messagesSkipped =
-                        Int(seq)
-                        - (try Int.fetchOne(
-                            db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?",
-                            arguments: [provisional]) ?? 0)
-                    try db.execute(
-                        sql: """
-                            UPDATE message SET conversation_id = ?, seq = ? + ranked.r
-                            FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY seq) AS r FROM message WHERE conversation_id = ?) AS ranked
-                            WHERE message.id = ranked.id
-                            """, arguments: [known, last, provisional])
-                    try db.execute(sql: "DELETE FROM conversation WHERE id = ?", arguments: [provisional])
-                } else {
-                    target = provisional
-                    try db.execute(
-                        sql: "UPDATE conversation SET title = ?, chat_key = ? WHERE id = ?",
-                        arguments: [shownTitle.isEmpty ? "Conversation" : shownTitle, chatKey, provisional])
-                    summary.conversationsAdded = 1
+                    try Self.recordMedia(db, media.files, in: target)
+                    return summary
                 }
-                summary.conversationID = target
-                summary.messagesAdded = Int(seq) - summary.messagesSkipped
-                summary.messagesSkipped += duplicates
-                // Participants: new ones after the known ones; names and avatars kept.
-                var position =
-                    try Int.fetchOne(
-                        db, sql: "SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?",
-                        arguments: [target]) ?? 0
-                for p in header.participants {
-                    let avatar = try p.avatar.flatMap { try media.store($0, summary: &summary) }
-                    try db.execute(
-                        sql: """
-                            INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (?, ?, ?, ?, ?)
-                            ON CONFLICT (conversation_id, id) DO NOTHING
-                            """, arguments: [target, p.id, position, p.name, avatar])
-                    if db.changesCount > 0 { position += 1 }
-                }
-                try Self.recordMedia(db, media.files, in: target)
-                return summary
             }
         } catch {
             await removeUnnamed(created.paths)

@@ -133,16 +133,20 @@ extension SQLiteStore {
 
     /// Runs `body` in its own transaction on the writer, then hands the change it made (if any)
     /// to `feed` while still on the writer: changes reach the feed in revision order.
-    func writeLive<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> (T, [StoredChange])) async throws -> T {
+    func writeLive<T: Sendable>(
+        call function: String = #function, _ body: @escaping @Sendable (Database) throws -> (T, [StoredChange])
+    ) async throws -> T {
         do {
-            return try await pool.writeWithoutTransaction { db -> T in
-                var result: (T, [StoredChange])?
-                try db.inTransaction {
-                    result = try body(db)
-                    return .commit
+            return try await timing.time(function) {
+                try await pool.writeWithoutTransaction { db -> T in
+                    var result: (T, [StoredChange])?
+                    try db.inTransaction {
+                        result = try body(db)
+                        return .commit
+                    }
+                    for change in result!.1 { self.feed.emit(change) }
+                    return result!.0
                 }
-                for change in result!.1 { self.feed.emit(change) }
-                return result!.0
             }
         } catch let e as StoreError { throw e } catch let e as LiveError { throw e } catch let e as DatabaseError {
             throw Self.storeError(path, e)
@@ -150,10 +154,10 @@ extension SQLiteStore {
     }
 
     private func modify(
-        _ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
+        call function: String = #function, _ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
         _ change: @escaping @Sendable (inout Message) throws -> Void
     ) async throws -> StoredChange {
-        try await writeLive { [self] db -> (StoredChange, [StoredChange]) in
+        try await writeLive(call: function) { [self] db -> (StoredChange, [StoredChange]) in
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT id, \(Self.columns), client_id, rev FROM message WHERE conversation_id = ? AND seq = ?",

@@ -28,6 +28,7 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
     let people = PeopleCache()
     /// Every live change, right after its commit, in revision order (`SQLiteStore+Live`).
     public let feed = ChangeFeed()
+    public let timing = StoreTiming()
 
     /// The default database: `BUBBLES_DB`, else `~/.local/share/bubblekit/bubbles.sqlite`.
     public static var defaultPath: String {
@@ -122,15 +123,18 @@ public final class SQLiteStore: ConversationStore, @unchecked Sendable {
 
     /// Runs `body` in a read on one of GRDB's reader threads (the task suspends meanwhile),
     /// turning SQLite's errors into `StoreError`s naming the file.
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do { return try await pool.read(body) } catch let e as StoreError { throw e } catch {
+    /// Timed as one round of the store call `function` (`StoreTiming`).
+    func read<T: Sendable>(call function: String = #function, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do { return try await timing.time(function) { try await pool.read(body) } } catch let e as StoreError { throw e } catch {
             throw Self.storeError(path, error)
         }
     }
 
     /// Runs `body` in a write transaction on GRDB's writer (the task suspends meanwhile).
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do { return try await pool.write(body) } catch let e as StoreError { throw e } catch let e as LiveError { throw e } catch {
+    func write<T: Sendable>(call function: String = #function, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await timing.time(function) { try await pool.write(body) }
+        } catch let e as StoreError { throw e } catch let e as LiveError { throw e } catch {
             throw Self.storeError(path, error)
         }
     }

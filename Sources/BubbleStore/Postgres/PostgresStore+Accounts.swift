@@ -17,12 +17,12 @@ extension PostgresStore: AccountStore {
 
     /// A statement that changes rows and ends in `RETURNING 1`, once the schema is ready; how
     /// many it changed.
-    func change(_ query: PostgresQuery) async throws -> Int {
-        try await read { [logger] c in try await c.changed(query, logger) }
+    func change(_ query: PostgresQuery, call function: String = #function) async throws -> Int {
+        try await read(call: function) { [logger] c in try await c.changed(query, logger) }
     }
 
-    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await read { [logger] c in try await c.run(query, logger) }
+    func rows(_ query: PostgresQuery, call function: String = #function) async throws -> [PostgresRow] {
+        try await read(call: function) { [logger] c in try await c.run(query, logger) }
     }
 
     public func userCount() async throws -> Int {
@@ -230,18 +230,9 @@ extension PostgresStore: AccountStore {
     }
 
     static func access(_ c: PostgresConnection, _ logger: Logger, of user: StoredUser, to conversation: Int64) async throws -> MemberAccess? {
-        guard
-            let row = try await c.run(
-                """
-                SELECT (SELECT access FROM member WHERE conversation_id = c.id AND account_id = \(user.id)),
-                       NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
-                FROM conversation c WHERE c.id = \(conversation)
-                """, logger
-            ).first
-        else { return nil }
+        guard let row = try await c.run(AccessRule.membership(of: user.id, in: conversation).postgres, logger).first else { return nil }
         let (access, unowned) = try row.decode((String?, Bool).self)
-        if let access { return MemberAccess(rawValue: access) }
-        return user.isAdmin && unowned ? .owner : nil
+        return AccessRule.access(member: access.flatMap(MemberAccess.init(rawValue:)), isAdmin: user.isAdmin, unowned: unowned)
     }
 
     @discardableResult
@@ -322,13 +313,7 @@ extension PostgresStore: AccountStore {
     }
 
     public func readableConversations(of user: StoredUser) async throws -> Set<Int64> {
-        Set(
-            try await rows(
-                """
-                SELECT conversation_id FROM member WHERE account_id = \(user.id)
-                UNION SELECT id FROM conversation c WHERE \(user.isAdmin) AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = c.id)
-                """
-            ).map { try $0.decode(Int64.self) })
+        Set(try await rows(AccessRule.readable(by: user).postgres).map { try $0.decode(Int64.self) })
     }
 
     public func createInvite(hash: String, conversation: Int64, by user: Int64, access: MemberAccess, expires: Date) async throws {
@@ -398,14 +383,21 @@ extension PostgresStore: AccountStore {
     }
 
     public func mediaReadable(_ file: String, by user: StoredUser) async throws -> Bool {
-        try await rows(
-            """
-            SELECT 1 FROM conversation_media f WHERE f.file = \(file) AND (
-                EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id AND m.account_id = \(user.id))
-                OR (\(user.isAdmin) AND NOT EXISTS (SELECT 1 FROM member m WHERE m.conversation_id = f.conversation_id)))
-            UNION ALL SELECT 1 FROM person p WHERE p.avatar = 'media/' || substr(\(file), 1, 2) || '/' || \(file)
-            LIMIT 1
-            """
-        ).first != nil
+        try await rows(AccessRule.mediaReadable(file, by: user).postgres).first != nil
+    }
+}
+
+extension SharedStatement {
+    /// The statement as postgres-nio sends it: `$1`, `$2`, … bound to the same values.
+    var postgres: PostgresQuery {
+        var binds = PostgresBindings(capacity: arguments.count)
+        for a in arguments {
+            switch a {
+            case .int(let v): binds.append(v)
+            case .text(let v): binds.append(v)
+            case .bool(let v): binds.append(v)
+            }
+        }
+        return PostgresQuery(unsafeSQL: numbered, binds: binds)
     }
 }

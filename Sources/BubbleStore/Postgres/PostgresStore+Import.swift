@@ -29,70 +29,72 @@ extension PostgresStore {
         let header = spooled.header, chatKey = spooled.chatKey, avatars = spooled.avatars
         do {
             // Then one transaction: the spool into a staging table, and from it into `message`.
-            let done = try await db.transaction(retry: false) { c in
-                var summary = spooled.summary
-                // GIN indexes take new entries into a pending list first; a bigger list for a bulk
-                // load means fewer, larger merges into the index.
-                try await c.run("SET LOCAL gin_pending_list_limit = '64MB'", logger)
-                try await c.run(
-                    """
-                    CREATE TEMPORARY TABLE import_message (
-                        n BIGINT, source_key BIGINT, date DOUBLE PRECISION, utc_offset BIGINT, sender TEXT, outgoing BOOLEAN,
-                        system BOOLEAN, text TEXT, status TEXT, status_date DOUBLE PRECISION, source_id TEXT, extra TEXT,
-                        edited DOUBLE PRECISION, body TEXT, cjk BOOLEAN) ON COMMIT DROP
-                    """, logger)
-                try await Self.copy(spool: spooled.file, into: "import_message", columns: Self.stagingColumns, on: c, logger)
+            let done = try await timing.time(#function) {
+                try await db.transaction(retry: false) { c in
+                    var summary = spooled.summary
+                    // GIN indexes take new entries into a pending list first; a bigger list for a bulk
+                    // load means fewer, larger merges into the index.
+                    try await c.run("SET LOCAL gin_pending_list_limit = '64MB'", logger)
+                    try await c.run(
+                        """
+                        CREATE TEMPORARY TABLE import_message (
+                            n BIGINT, source_key BIGINT, date DOUBLE PRECISION, utc_offset BIGINT, sender TEXT, outgoing BOOLEAN,
+                            system BOOLEAN, text TEXT, status TEXT, status_date DOUBLE PRECISION, source_id TEXT, extra TEXT,
+                            edited DOUBLE PRECISION, body TEXT, cjk BOOLEAN) ON COMMIT DROP
+                        """, logger)
+                    try await Self.copy(spool: spooled.file, into: "import_message", columns: Self.stagingColumns, on: c, logger)
 
-                let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
-                let target: Int64, last: Int64
-                if let row = try await c.run(
-                    "SELECT id, last_seq FROM conversation WHERE source_format = \(sourceFormat) AND chat_key = \(chatKey) FOR UPDATE",
-                    logger
-                ).first {
-                    (target, last) = try row.decode((Int64, Int64).self)
-                    if let title { try await c.run("UPDATE conversation SET title = \(title) WHERE id = \(target)", logger) }
-                    // What the stored conversation has already.
-                    summary.messagesSkipped = try await c.changed(
+                    let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
+                    let target: Int64, last: Int64
+                    if let row = try await c.run(
+                        "SELECT id, last_seq FROM conversation WHERE source_format = \(sourceFormat) AND chat_key = \(chatKey) FOR UPDATE",
+                        logger
+                    ).first {
+                        (target, last) = try row.decode((Int64, Int64).self)
+                        if let title { try await c.run("UPDATE conversation SET title = \(title) WHERE id = \(target)", logger) }
+                        // What the stored conversation has already.
+                        summary.messagesSkipped = try await c.changed(
+                            """
+                            DELETE FROM import_message i USING message m WHERE m.conversation_id = \(target) AND m.source_key = i.source_key RETURNING 1
+                            """, logger)
+                    } else {
+                        target = try await c.run(
+                            """
+                            INSERT INTO conversation (title, source_format, chat_key, added)
+                            VALUES (\(shownTitle.isEmpty ? "Conversation" : shownTitle), \(sourceFormat), \(chatKey), \(Date().timeIntervalSince1970))
+                            RETURNING id
+                            """, logger
+                        ).first!.decode(Int64.self)
+                        last = 0
+                        summary.conversationsAdded = 1
+                    }
+                    let order = sortByDate ? "date, n" : "n"
+                    let added = try await c.changed(
                         """
-                        DELETE FROM import_message i USING message m WHERE m.conversation_id = \(target) AND m.source_key = i.source_key RETURNING 1
+                        INSERT INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text, status,
+                                             status_date, source_id, extra, edited, body, cjk)
+                        SELECT \(target), \(last) + row_number() OVER (ORDER BY \(unescaped: order)), source_key, date, utc_offset, sender, outgoing,
+                               system, text, status, status_date, source_id, extra, edited, body, cjk
+                        FROM import_message RETURNING 1
                         """, logger)
-                } else {
-                    target = try await c.run(
-                        """
-                        INSERT INTO conversation (title, source_format, chat_key, added)
-                        VALUES (\(shownTitle.isEmpty ? "Conversation" : shownTitle), \(sourceFormat), \(chatKey), \(Date().timeIntervalSince1970))
-                        RETURNING id
-                        """, logger
-                    ).first!.decode(Int64.self)
-                    last = 0
-                    summary.conversationsAdded = 1
+                    try await c.run("UPDATE conversation SET last_seq = \(last + Int64(added)) WHERE id = \(target)", logger)
+                    summary.conversationID = target
+                    summary.messagesAdded = added
+                    summary.messagesSkipped += spooled.duplicates
+                    // Participants: new ones after the known ones; names and avatars kept.
+                    var position = try await c.run("SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(target)", logger)
+                        .first!.decode(Int64.self)
+                    for (p, avatar) in zip(header.participants, avatars) {
+                        let inserted = try await c.changed(
+                            """
+                            INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (\(target), \(p.id), \(position), \(p.name), \(avatar))
+                            ON CONFLICT (conversation_id, id) DO NOTHING RETURNING 1
+                            """, logger)
+                        if inserted > 0 { position += 1 }
+                    }
+                    try await Self.recordMedia(c, spooled.files, in: target, logger)
+                    return summary
                 }
-                let order = sortByDate ? "date, n" : "n"
-                let added = try await c.changed(
-                    """
-                    INSERT INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text, status,
-                                         status_date, source_id, extra, edited, body, cjk)
-                    SELECT \(target), \(last) + row_number() OVER (ORDER BY \(unescaped: order)), source_key, date, utc_offset, sender, outgoing,
-                           system, text, status, status_date, source_id, extra, edited, body, cjk
-                    FROM import_message RETURNING 1
-                    """, logger)
-                try await c.run("UPDATE conversation SET last_seq = \(last + Int64(added)) WHERE id = \(target)", logger)
-                summary.conversationID = target
-                summary.messagesAdded = added
-                summary.messagesSkipped += spooled.duplicates
-                // Participants: new ones after the known ones; names and avatars kept.
-                var position = try await c.run("SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(target)", logger)
-                    .first!.decode(Int64.self)
-                for (p, avatar) in zip(header.participants, avatars) {
-                    let inserted = try await c.changed(
-                        """
-                        INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (\(target), \(p.id), \(position), \(p.name), \(avatar))
-                        ON CONFLICT (conversation_id, id) DO NOTHING RETURNING 1
-                        """, logger)
-                    if inserted > 0 { position += 1 }
-                }
-                try await Self.recordMedia(c, spooled.files, in: target, logger)
-                return summary
             }
             // A big import changes the table's statistics at once (autovacuum would see it later):
             // the planner needs them to pick the search indexes; and the GIN indexes' pending

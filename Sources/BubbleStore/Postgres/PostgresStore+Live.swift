@@ -135,7 +135,9 @@ extension PostgresStore {
     public func broadcastTyping(_ conversation: Int64, sender: String, after rev: Int64) async {
         let payload = "\(conversation):\(nodeID):\(rev):\(sender)"
         guard payload.utf8.count < 7_000 else { return }
-        _ = try? await db.with(retry: false) { c in try await c.run("SELECT pg_notify(\(Self.typingChannel), \(payload))", logger) }
+        _ = try? await timing.time(#function) {
+            try await db.with(retry: false) { c in try await c.run("SELECT pg_notify(\(Self.typingChannel), \(payload))", logger) }
+        }
     }
 
     // MARK: -
@@ -144,22 +146,24 @@ extension PostgresStore {
     /// commit. `retry`: run it again on a new connection when the database went away (safe for
     /// changes that find what they already did: a message by its client id).
     func writeLive<T: Sendable>(
-        retry: Bool = true, transaction: Bool = true,
+        call function: String = #function, retry: Bool = true, transaction: Bool = true,
         _ body: (PostgresConnection) async throws -> (T, [StoredChange])
     ) async throws -> T {
         try await prepare()
         do {
-            let (result, changes) = transaction ? try await db.transaction(retry: retry, body) : try await db.with(retry: retry, body)
+            let (result, changes) = try await timing.time(function) {
+                transaction ? try await db.transaction(retry: retry, body) : try await db.with(retry: retry, body)
+            }
             for change in changes { listener.committed(change) }
             return result
         } catch { throw self.error(error) }
     }
 
     private func modify(
-        _ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
+        call function: String = #function, _ seq: Int64, in conversation: Int64, by author: String?, reactor: String? = nil, kind: ChangeKind,
         _ apply: @escaping @Sendable (inout Message) throws -> Void
     ) async throws -> StoredChange {
-        try await writeLive { [self] c -> (StoredChange, [StoredChange]) in
+        try await writeLive(call: function) { [self] c -> (StoredChange, [StoredChange]) in
             let (_, senders) = try await lockPeople(c, conversation)
             guard
                 let row = try await c.run(

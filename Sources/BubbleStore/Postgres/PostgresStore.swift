@@ -25,6 +25,7 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
     public var path: String { location.redacted }
     public let mediaFolder: String
     public let feed = ChangeFeed()
+    public let timing = StoreTiming()
     let db: PostgresDB
     let counted = CountCache()
     let people = PeopleCache()
@@ -119,15 +120,16 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
     }
 
     /// `db.with` once the schema is ready, errors as `StoreError`s naming the database.
-    func read<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// Timed as one round of the store call `function` (`StoreTiming`).
+    func read<T: Sendable>(call function: String = #function, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         try await prepare()
-        do { return try await db.with(body) } catch { throw self.error(error) }
+        do { return try await timing.time(function) { try await db.with(body) } } catch { throw self.error(error) }
     }
 
     /// `db.transaction` once the schema is ready, errors as `StoreError`s naming the database.
-    func transaction<T: Sendable>(retry: Bool, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(call function: String = #function, retry: Bool, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         try await prepare()
-        do { return try await db.transaction(retry: retry, body) } catch { throw self.error(error) }
+        do { return try await timing.time(function) { try await db.transaction(retry: retry, body) } } catch { throw self.error(error) }
     }
 
     // MARK: schema
