@@ -24,7 +24,6 @@ extension SQLiteStore {
         do {
             return try await timing.time(#function) {
                 try await pool.write { [mediaFolder, handed = Handed(read)] db in
-                    let read = handed.value
                     var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
                     media.created = created
                     var summary = StoreImportSummary(conversationID: 0)
@@ -33,138 +32,32 @@ extension SQLiteStore {
                         sql: "INSERT INTO conversation (title, source_format, chat_key, added) VALUES ('', ?, ?, ?)",
                         arguments: [sourceFormat, importing, Date().timeIntervalSince1970])
                     let provisional = db.lastInsertedRowID
-                    let insert = try db.makeStatement(
-                        sql: """
-                            INSERT OR IGNORE INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
-                                                           status, status_date, source_id, extra, edited)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                            """)
-                    let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
-                    let encoder = StoreCodec.extraEncoder()
-                    var seq: Int64 = 0
-                    var inOrder = true
-                    var lastDate = -Double.infinity
-                    var duplicates = 0
+                    let read = try Self.insertMessages(db, into: provisional, format: sourceFormat, read: handed.value, media: &media, summary: &summary)
+                    if sortByDate && !read.inOrder { try Self.sortByDate(db, provisional) }
 
-                    let (header, chatKey) = try read { m in
-                        let extra = try MessageExtra(m) { try media.store($0, summary: &summary) }
-                        let extraJSON = try StoreCodec.encode(extra, with: encoder)
-                        let offset = StoreCodec.utcOffset(m)
-                        let date = m.date.timeIntervalSince1970
-                        // The identity: the export's id (a repeated id is the same message), else the
-                        // content, numbered per occurrence (two identical "ok" stay two).
-                        let byID = m.id.map { !$0.isEmpty } ?? false
-                        var key = byID ? StoreCodec.stableHash(["id", sourceFormat, m.id!]) : StoreCodec.contentKey(m, format: sourceFormat)
-                        let content = key
-                        var occurrence = 0
-                        while true {
-                            insert.setUncheckedArguments([
-                                provisional, seq + 1, key, date, offset, m.sender, m.direction == .outgoing,
-                                m.kind == .system, m.text, m.status?.rawValue,
-                                m.statusDate?.timeIntervalSince1970, m.id, extraJSON, m.edited?.timeIntervalSince1970
-                            ])
-                            try insert.execute()
-                            if db.changesCount > 0 { break }
-                            if byID { duplicates += 1; return }
-                            occurrence += 1
-                            key = StoreCodec.stableHash(["n", String(content), String(occurrence)])
-                        }
-                        seq += 1
-                        if date < lastDate { inOrder = false }
-                        lastDate = date
-                        if let body = StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment) {
-                            index.setUncheckedArguments([db.lastInsertedRowID, body])
-                            try index.execute()
-                        }
-                    }
-                    if sortByDate && !inOrder {
-                        // By date, the export's order among equal dates (sequence numbers made negative
-                        // first: they are unique).
-                        try db.execute(sql: "UPDATE message SET seq = -seq WHERE conversation_id = ?", arguments: [provisional])
-                        try db.execute(
-                            sql: """
-                                UPDATE message SET seq = ranked.r
-                                FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY date, -seq) AS r FROM message WHERE conversation_id = ?) AS ranked
-                                WHERE message.id = ranked.id
-                                """, arguments: [provisional])
-                    }
-
+                    let header = read.header
                     let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
                     let target: Int64
                     // Not the conversation being filled itself (whose placeholder key an empty chat key
                     // would otherwise match: a file without title or participants was "already present").
                     if let known = try Int64.fetchOne(
                         db, sql: "SELECT id FROM conversation WHERE source_format = ? AND chat_key = ? AND id <> ?",
-                        arguments: [sourceFormat, chatKey, provisional])
+                        arguments: [sourceFormat, read.chatKey, provisional])
                     {
                         target = known
                         if let title { try db.execute(sql: "UPDATE conversation SET title = ? WHERE id = ?", arguments: [title, known]) }
-                        let last =
-                            try Int64.fetchOne(
-                                db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?",
-                                arguments: [known]) ?? 0
-                        // Drop what the stored conversation has (and its index entries), move the rest.
-                        let present = try Row.fetchCursor(
-                            db,
-                            sql: """
-                                SELECT p.id, p.text, p.extra FROM message p
-                                WHERE p.conversation_id = ? AND EXISTS (SELECT 1 FROM message e WHERE e.conversation_id = ? AND e.source_key = p.source_key)
-                                """, arguments: [provisional, known])
-                        var dropped: [Int64] = []
-                        let decoder = JSONDecoder()
-                        let unindex = try db.makeStatement(sql: "INSERT INTO message_fts (message_fts, rowid, body) VALUES ('delete', ?, ?)")
-                        while let row = try present.next() {
-                            let id: Int64 = row["id"]
-                            let extra = try (row["extra"] as String?).flatMap { try decoder.decode(MessageExtra.self, from: Data($0.utf8)) }
-                            if let body = StoreCodec.indexBody(text: row["text"], spans: extra?.spans ?? [], attachment: extra?.attachment) {
-                                unindex.setUncheckedArguments([id, body])
-                                try unindex.execute()
-                            }
-                            dropped.append(id)
-                            if dropped.count == 10_000 {
-                                try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
-                                dropped.removeAll(keepingCapacity: true)
-                            }
-                        }
-                        if !dropped.isEmpty {
-                            try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
-                        }
-                        summary.messagesSkipped =
-                            Int(seq)
-                            - (try Int.fetchOne(
-                                db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?",
-                                arguments: [provisional]) ?? 0)
-                        try db.execute(
-                            sql: """
-                                UPDATE message SET conversation_id = ?, seq = ? + ranked.r
-                                FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY seq) AS r FROM message WHERE conversation_id = ?) AS ranked
-                                WHERE message.id = ranked.id
-                                """, arguments: [known, last, provisional])
-                        try db.execute(sql: "DELETE FROM conversation WHERE id = ?", arguments: [provisional])
+                        summary.messagesSkipped = try Self.moveNew(db, from: provisional, into: known, read: read.count)
                     } else {
                         target = provisional
                         try db.execute(
                             sql: "UPDATE conversation SET title = ?, chat_key = ? WHERE id = ?",
-                            arguments: [shownTitle.isEmpty ? "Conversation" : shownTitle, chatKey, provisional])
+                            arguments: [shownTitle.isEmpty ? "Conversation" : shownTitle, read.chatKey, provisional])
                         summary.conversationsAdded = 1
                     }
                     summary.conversationID = target
-                    summary.messagesAdded = Int(seq) - summary.messagesSkipped
-                    summary.messagesSkipped += duplicates
-                    // Participants: new ones after the known ones; names and avatars kept.
-                    var position =
-                        try Int.fetchOne(
-                            db, sql: "SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?",
-                            arguments: [target]) ?? 0
-                    for p in header.participants {
-                        let avatar = try p.avatar.flatMap { try media.store($0, summary: &summary) }
-                        try db.execute(
-                            sql: """
-                                INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (?, ?, ?, ?, ?)
-                                ON CONFLICT (conversation_id, id) DO NOTHING
-                                """, arguments: [target, p.id, position, p.name, avatar])
-                        if db.changesCount > 0 { position += 1 }
-                    }
+                    summary.messagesAdded = Int(read.count) - summary.messagesSkipped
+                    summary.messagesSkipped += read.duplicates
+                    try Self.addParticipants(db, header.participants, to: target, media: &media, summary: &summary)
                     try Self.recordMedia(db, media.files, in: target)
                     return summary
                 }
@@ -173,6 +66,140 @@ extension SQLiteStore {
             await removeUnnamed(created.paths)
             if let e = error as? DatabaseError { throw Self.storeError(path, e) }
             throw error
+        }
+    }
+
+    /// What reading an export into the provisional conversation gave.
+    private struct ReadMessages {
+        var header: Conversation
+        var chatKey: String
+        /// Rows inserted (the highest sequence number).
+        var count: Int64
+        /// Whether their dates never went back.
+        var inOrder: Bool
+        /// Messages whose export id was seen before in the same export (not stored again).
+        var duplicates: Int
+    }
+
+    /// Runs `read`, inserting each message it hands over into `provisional` (sequence numbers
+    /// from 1, in the export's order) with its search entry; pictures copied by `media`.
+    private static func insertMessages(
+        _ db: Database, into provisional: Int64, format sourceFormat: String, read: StoreImportReader,
+        media: inout MediaCopier, summary: inout StoreImportSummary
+    ) throws -> ReadMessages {
+        let insert = try db.makeStatement(
+            sql: """
+                INSERT OR IGNORE INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text,
+                                               status, status_date, source_id, extra, edited)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        let index = try db.makeStatement(sql: "INSERT INTO message_fts (rowid, body) VALUES (?, ?)")
+        let encoder = StoreCodec.extraEncoder()
+        var seq: Int64 = 0
+        var inOrder = true
+        var lastDate = -Double.infinity
+        var duplicates = 0
+        let (header, chatKey) = try read { m in
+            let extra = try MessageExtra(m) { try media.store($0, summary: &summary) }
+            let extraJSON = try StoreCodec.encode(extra, with: encoder)
+            let offset = StoreCodec.utcOffset(m)
+            let date = m.date.timeIntervalSince1970
+            // The identity: the export's id (a repeated id is the same message), else the
+            // content, numbered per occurrence (two identical "ok" stay two).
+            let byID = m.id.map { !$0.isEmpty } ?? false
+            var key = byID ? StoreCodec.stableHash(["id", sourceFormat, m.id!]) : StoreCodec.contentKey(m, format: sourceFormat)
+            let content = key
+            var occurrence = 0
+            while true {
+                insert.setUncheckedArguments([
+                    provisional, seq + 1, key, date, offset, m.sender, m.direction == .outgoing,
+                    m.kind == .system, m.text, m.status?.rawValue,
+                    m.statusDate?.timeIntervalSince1970, m.id, extraJSON, m.edited?.timeIntervalSince1970
+                ])
+                try insert.execute()
+                if db.changesCount > 0 { break }
+                if byID { duplicates += 1; return }
+                occurrence += 1
+                key = StoreCodec.stableHash(["n", String(content), String(occurrence)])
+            }
+            seq += 1
+            if date < lastDate { inOrder = false }
+            lastDate = date
+            if let body = StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment) {
+                index.setUncheckedArguments([db.lastInsertedRowID, body])
+                try index.execute()
+            }
+        }
+        return ReadMessages(header: header, chatKey: chatKey, count: seq, inOrder: inOrder, duplicates: duplicates)
+    }
+
+    /// Renumbers `conversation` by date, the export's order among equal dates (sequence numbers
+    /// made negative first: they are unique).
+    private static func sortByDate(_ db: Database, _ conversation: Int64) throws {
+        try db.execute(sql: "UPDATE message SET seq = -seq WHERE conversation_id = ?", arguments: [conversation])
+        try db.execute(
+            sql: """
+                UPDATE message SET seq = ranked.r
+                FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY date, -seq) AS r FROM message WHERE conversation_id = ?) AS ranked
+                WHERE message.id = ranked.id
+                """, arguments: [conversation])
+    }
+
+    /// A newer export of a stored conversation: drops from `provisional` what `known` has (and
+    /// its search entries), appends the rest after `known`'s last sequence number, and removes
+    /// `provisional`. Gives how many of its `read` messages were there already.
+    private static func moveNew(_ db: Database, from provisional: Int64, into known: Int64, read: Int64) throws -> Int {
+        let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM message WHERE conversation_id = ?", arguments: [known]) ?? 0
+        let present = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT p.id, p.text, p.extra FROM message p
+                WHERE p.conversation_id = ? AND EXISTS (SELECT 1 FROM message e WHERE e.conversation_id = ? AND e.source_key = p.source_key)
+                """, arguments: [provisional, known])
+        var dropped: [Int64] = []
+        let decoder = JSONDecoder()
+        let unindex = try db.makeStatement(sql: "INSERT INTO message_fts (message_fts, rowid, body) VALUES ('delete', ?, ?)")
+        func deleteDropped() throws {
+            guard !dropped.isEmpty else { return }
+            try db.execute(sql: "DELETE FROM message WHERE id IN (\(dropped.map(String.init).joined(separator: ",")))")
+            dropped.removeAll(keepingCapacity: true)
+        }
+        while let row = try present.next() {
+            let id: Int64 = row["id"]
+            let extra = try (row["extra"] as String?).flatMap { try decoder.decode(MessageExtra.self, from: Data($0.utf8)) }
+            if let body = StoreCodec.indexBody(text: row["text"], spans: extra?.spans ?? [], attachment: extra?.attachment) {
+                unindex.setUncheckedArguments([id, body])
+                try unindex.execute()
+            }
+            dropped.append(id)
+            if dropped.count == 10_000 { try deleteDropped() }
+        }
+        try deleteDropped()
+        let skipped = Int(read) - (try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE conversation_id = ?", arguments: [provisional]) ?? 0)
+        try db.execute(
+            sql: """
+                UPDATE message SET conversation_id = ?, seq = ? + ranked.r
+                FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY seq) AS r FROM message WHERE conversation_id = ?) AS ranked
+                WHERE message.id = ranked.id
+                """, arguments: [known, last, provisional])
+        try db.execute(sql: "DELETE FROM conversation WHERE id = ?", arguments: [provisional])
+        return skipped
+    }
+
+    /// New participants after the known ones; names and avatars of known ones kept.
+    private static func addParticipants(
+        _ db: Database, _ participants: [Participant], to target: Int64, media: inout MediaCopier, summary: inout StoreImportSummary
+    ) throws {
+        var position =
+            try Int.fetchOne(db, sql: "SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = ?", arguments: [target]) ?? 0
+        for p in participants {
+            let avatar = try p.avatar.flatMap { try media.store($0, summary: &summary) }
+            try db.execute(
+                sql: """
+                    INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (conversation_id, id) DO NOTHING
+                    """, arguments: [target, p.id, position, p.name, avatar])
+            if db.changesCount > 0 { position += 1 }
         }
     }
 

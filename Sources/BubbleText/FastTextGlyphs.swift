@@ -48,63 +48,13 @@ extension FastTextEngine {
             }
             for (var line, measured) in zip(arrangement.lines, arrangement.layout.lines) {
                 // Trailing whitespace is not drawn (it hangs; in an RTL line it would sit at the left).
-                line.contentEnd = storage.withText { bytes in
-                    var e = min(line.contentEnd, bytes.count)
-                    while e > line.start {
-                        let b = bytes[e - 1]
-                        if b == 0x20 || b == 0x09 { e -= 1; continue }
-                        if e - line.start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
-                        break
-                    }
-                    return e
-                }
-                // A run's glyphs, and the bytes of the text its clusters count from (`base`) and end at.
-                var runs: [(font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>, base: Int, end: Int)] = []
-                // The last segment starting at or before the line (binary search: long texts).
-                var lo = 0, hi = starts.count
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2
-                    if starts[mid] <= line.start { lo = mid } else { hi = mid }
-                }
-                var k = lo
-                while k < starts.count, starts[k] < line.contentEnd {
-                    let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl, paragraphStart: ends[k].paragraph)
-                    let base = starts[k]
-                    // A segment inside the line's content keeps all its glyphs (no copy); one the
-                    // line cuts (a word broken across lines) only those whose clusters are inside.
-                    let whole = base >= line.start && ends[k].shaped <= line.contentEnd
-                    for piece in shape.pieces {
-                        let end = min(base + Int(piece.end), line.contentEnd)
-                        if whole {
-                            if !piece.glyphs.isEmpty { runs.append((piece.font, piece.level, piece.glyphs[...], base, end)) }
-                            continue
-                        }
-                        let kept = piece.glyphs.filter { base + Int($0.cluster) >= line.start && base + Int($0.cluster) < line.contentEnd }
-                        if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...], base, end)) }
-                    }
-                    k += 1
-                }
+                line.contentEnd = storage.withText { Self.contentEnd(of: line, in: $0) }
+                var runs = lineRuns(storage, line, starts: starts, ends: ends)
                 let paragraphLevel: UInt8 = line.rightToLeft ? 1 : 0
                 if line.ellipsis, let e = ellipsis, let piece = e.pieces.first {
                     runs.append((piece.font, paragraphLevel, piece.glyphs[...], -1, -1))
                 }
-                // UAX #9 L2: from the highest level down to the lowest odd one, reverse every run of
-                // pieces at that level or higher.
-                if let highest = runs.map(\.level).max(), highest > 0 {
-                    let lowestOdd = max(1, (runs.map(\.level).min() ?? 0) | 1)
-                    var level = highest
-                    while level >= lowestOdd {
-                        var i = 0
-                        while i < runs.count {
-                            guard runs[i].level >= level else { i += 1; continue }
-                            var j = i
-                            while j < runs.count, runs[j].level >= level { j += 1 }
-                            runs[i..<j].reverse()
-                            i = j
-                        }
-                        level -= 1
-                    }
-                }
+                Self.reorderByLevels(&runs)
                 var pen: Int64 = line.rightToLeft && width > 0 ? Int64(width) - Int64(line.width) : 0
                 let baseline = origin.y + measured.baseline
                 for run in runs {
@@ -113,60 +63,9 @@ extension FastTextEngine {
                         continue
                     }
                     let first = result.glyphs.count
-                    // The text of a colour glyph (an emoji), which a PDF holds as a picture, goes
-                    // to `hidden`, for the painter to show invisibly.
-                    let hideText = clusters && shaper.fonts[Int(run.font)].isColor
-                    var i = run.glyphs.startIndex
-                    while i < run.glyphs.endIndex {
-                        // A cluster: the glyphs of one cluster value (one or more characters).
-                        var j = i + 1
-                        while j < run.glyphs.endIndex, run.glyphs[j].cluster == run.glyphs[i].cluster { j += 1 }
-                        let before = result.glyphs.count, penBefore = pen
-                        for g in run.glyphs[i..<j] {
-                            if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
-                                result.glyphs.append(
-                                    PositionedGlyph(
-                                        index: UInt(g.glyph),
-                                        x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
-                                        y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
-                            }
-                            pen += Int64(g.advance)
-                        }
-                        if clusters, result.glyphs.count > before {
-                            // The cluster's characters go straight into `text` (no array of its own).
-                            let textStart = result.text.count
-                            if run.base < 0 {
-                                if i == run.glyphs.startIndex { result.text.append(contentsOf: "\u{2026}".utf8) }
-                            } else {
-                                // Its characters run to the next cluster in logical order: after it
-                                // left to right, before it right to left; the last to the run's end.
-                                let rtl = run.level & 1 == 1
-                                let next =
-                                    rtl
-                                    ? (i > run.glyphs.startIndex ? run.base + Int(run.glyphs[i - 1].cluster) : run.end)
-                                    : (j < run.glyphs.endIndex ? run.base + Int(run.glyphs[j].cluster) : run.end)
-                                let from = max(line.start, run.base + Int(run.glyphs[i].cluster)), to = min(next, line.contentEnd)
-                                if from < to {
-                                    let lo = FastTextEngine.characterStart(textBytes, from), hi = FastTextEngine.characterStart(textBytes, to)
-                                    if lo < hi { result.text.append(contentsOf: textBytes[lo..<hi]) }
-                                }
-                            }
-                            if hideText {
-                                // A picture's text is shown apart (`hidden`), not by its glyphs.
-                                result.hidden.append(
-                                    HiddenText(
-                                        x: origin.x + Double(penBefore) / Double(PANGO_SCALE), y: baseline,
-                                        width: Double(pen - penBefore) / Double(PANGO_SCALE),
-                                        text: Array(result.text[textStart...])))
-                                result.text.removeSubrange(textStart...)
-                            }
-                            result.clusters.append(
-                                PositionedCluster(
-                                    bytes: Int32(result.text.count - textStart),
-                                    glyphs: Int32(result.glyphs.count - before)))
-                        }
-                        i = j
-                    }
+                    appendGlyphs(
+                        of: run, line: line, origin: origin, baseline: baseline, clusters: clusters, textBytes: textBytes, pen: &pen,
+                        into: &result)
                     guard result.glyphs.count > first else { continue }
                     // One run for consecutive glyphs of one font, across lines too (positions are
                     // absolute): fewer text objects in PDF and SVG.
@@ -182,6 +81,135 @@ extension FastTextEngine {
             }
         }
         return result
+    }
+
+    /// A glyph run's glyphs and the bytes of the text its clusters count from (`base`) and end at.
+    typealias LineRun = (font: Int32, level: UInt8, glyphs: ArraySlice<FastGlyph>, base: Int, end: Int)
+
+    /// Where `line`'s drawn content ends: before its trailing spaces, tabs and ideographic spaces.
+    static func contentEnd(of line: FastLine, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var e = min(line.contentEnd, bytes.count)
+        while e > line.start {
+            let b = bytes[e - 1]
+            if b == 0x20 || b == 0x09 { e -= 1; continue }
+            if e - line.start >= 3, b == 0x80, bytes[e - 2] == 0x80, bytes[e - 3] == 0xE3 { e -= 3; continue }
+            break
+        }
+        return e
+    }
+
+    /// The glyph runs of the segments under `line`, in logical order (called under the lock).
+    private func lineRuns(
+        _ storage: FastStorage, _ line: FastLine, starts: [Int], ends: [(end: Int, shaped: Int, rtl: Bool, paragraph: Int)]
+    ) -> [LineRun] {
+        var runs: [LineRun] = []
+        // The last segment starting at or before the line (binary search: long texts).
+        var lo = 0, hi = starts.count
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2
+            if starts[mid] <= line.start { lo = mid } else { hi = mid }
+        }
+        var k = lo
+        while k < starts.count, starts[k] < line.contentEnd {
+            let shape = segmentShape(storage, starts[k], ends[k].shaped, rtl: ends[k].rtl, paragraphStart: ends[k].paragraph)
+            let base = starts[k]
+            // A segment inside the line's content keeps all its glyphs (no copy); one the
+            // line cuts (a word broken across lines) only those whose clusters are inside.
+            let whole = base >= line.start && ends[k].shaped <= line.contentEnd
+            for piece in shape.pieces {
+                let end = min(base + Int(piece.end), line.contentEnd)
+                if whole {
+                    if !piece.glyphs.isEmpty { runs.append((piece.font, piece.level, piece.glyphs[...], base, end)) }
+                    continue
+                }
+                let kept = piece.glyphs.filter { base + Int($0.cluster) >= line.start && base + Int($0.cluster) < line.contentEnd }
+                if !kept.isEmpty { runs.append((piece.font, piece.level, kept[...], base, end)) }
+            }
+            k += 1
+        }
+        return runs
+    }
+
+    /// UAX #9 L2: from the highest level down to the lowest odd one, reverses every run of
+    /// pieces at that level or higher.
+    static func reorderByLevels(_ runs: inout [LineRun]) {
+        guard let highest = runs.map(\.level).max(), highest > 0 else { return }
+        let lowestOdd = max(1, (runs.map(\.level).min() ?? 0) | 1)
+        var level = highest
+        while level >= lowestOdd {
+            var i = 0
+            while i < runs.count {
+                guard runs[i].level >= level else { i += 1; continue }
+                var j = i
+                while j < runs.count, runs[j].level >= level { j += 1 }
+                runs[i..<j].reverse()
+                i = j
+            }
+            level -= 1
+        }
+    }
+
+    /// Positions `run`'s glyphs from `pen` on the line at `baseline` into `result` (and, with
+    /// `clusters`, the text each cluster shows; a colour glyph's text into `hidden`). Called
+    /// under the lock.
+    private func appendGlyphs(
+        of run: LineRun, line: FastLine, origin: Point, baseline: Double, clusters: Bool, textBytes: [UInt8],
+        pen: inout Int64, into result: inout PositionedGlyphs
+    ) {
+        // The text of a colour glyph (an emoji), which a PDF holds as a picture, goes
+        // to `hidden`, for the painter to show invisibly.
+        let hideText = clusters && shaper.fonts[Int(run.font)].isColor
+        var i = run.glyphs.startIndex
+        while i < run.glyphs.endIndex {
+            // A cluster: the glyphs of one cluster value (one or more characters).
+            var j = i + 1
+            while j < run.glyphs.endIndex, run.glyphs[j].cluster == run.glyphs[i].cluster { j += 1 }
+            let before = result.glyphs.count, penBefore = pen
+            for g in run.glyphs[i..<j] {
+                if g.glyph & PANGO_GLYPH_UNKNOWN_FLAG == 0 && g.glyph != PANGO_GLYPH_EMPTY {
+                    result.glyphs.append(
+                        PositionedGlyph(
+                            index: UInt(g.glyph),
+                            x: origin.x + Double(pen + Int64(g.dx)) / Double(PANGO_SCALE),
+                            y: baseline + Double(g.dy) / Double(PANGO_SCALE)))
+                }
+                pen += Int64(g.advance)
+            }
+            if clusters, result.glyphs.count > before {
+                // The cluster's characters go straight into `text` (no array of its own).
+                let textStart = result.text.count
+                if run.base < 0 {
+                    if i == run.glyphs.startIndex { result.text.append(contentsOf: "\u{2026}".utf8) }
+                } else {
+                    // Its characters run to the next cluster in logical order: after it
+                    // left to right, before it right to left; the last to the run's end.
+                    let rtl = run.level & 1 == 1
+                    let next =
+                        rtl
+                        ? (i > run.glyphs.startIndex ? run.base + Int(run.glyphs[i - 1].cluster) : run.end)
+                        : (j < run.glyphs.endIndex ? run.base + Int(run.glyphs[j].cluster) : run.end)
+                    let from = max(line.start, run.base + Int(run.glyphs[i].cluster)), to = min(next, line.contentEnd)
+                    if from < to {
+                        let lo = FastTextEngine.characterStart(textBytes, from), hi = FastTextEngine.characterStart(textBytes, to)
+                        if lo < hi { result.text.append(contentsOf: textBytes[lo..<hi]) }
+                    }
+                }
+                if hideText {
+                    // A picture's text is shown apart (`hidden`), not by its glyphs.
+                    result.hidden.append(
+                        HiddenText(
+                            x: origin.x + Double(penBefore) / Double(PANGO_SCALE), y: baseline,
+                            width: Double(pen - penBefore) / Double(PANGO_SCALE),
+                            text: Array(result.text[textStart...])))
+                    result.text.removeSubrange(textStart...)
+                }
+                result.clusters.append(
+                    PositionedCluster(
+                        bytes: Int32(result.text.count - textStart),
+                        glyphs: Int32(result.glyphs.count - before)))
+            }
+            i = j
+        }
     }
 }
 

@@ -69,17 +69,7 @@ struct BatchOptions: ParsableArguments {
     )
         throws -> Bool
     {
-        guard output != "-" else { throw ValidationError("--all writes a folder; give -o a folder, not -") }
-        let dir = URL(fileURLWithPath: output).standardizedFileURL.path
-        var isDir: ObjCBool = false
-        let made = !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir)
-        if !made {
-            guard isDir.boolValue else { throw CLIError("\(output): is a file; with --all, -o names a folder (made when missing)") }
-        } else {
-            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
-                throw CLIError("\(output): cannot create the folder: \(error.localizedDescription)")
-            }
-        }
+        let (dir, made) = try Self.outputFolder(output)
         let manifestPath = dir + "/" + Self.manifestName
         let previous: Manifest? = FileManager.default.contents(atPath: manifestPath).flatMap {
             let d = JSONDecoder(); d.dateDecodingStrategy = .secondsSince1970
@@ -151,25 +141,8 @@ struct BatchOptions: ParsableArguments {
         bar.finish()
         said.tell(messageCount: state.entries.reduce(0) { $0 + $1.messages })
 
-        // Conversations of an earlier run with the same options that this one did not touch
-        // (another --chat) stay listed while their files are there.
-        var entries = state.entries
-        if previous?.signature == signature {
-            let seen = Set(entries.map(\.key))
-            entries += (previous?.conversations ?? []).filter {
-                !seen.contains($0.key) && $0.failure == nil && FileManager.default.fileExists(atPath: dir + "/" + $0.file)
-            }
-        }
-        // --update with other options (another format, theme…): the earlier run's files that
-        // this one did not write again are its outputs of the old kind; they go.
-        var replaced = 0
-        if update, let previous, previous.signature != signature {
-            let current = Set(entries.flatMap { [$0.file] + $0.files })
-            for name in Set(previous.conversations.flatMap { [$0.file] + $0.files })
-            where !current.contains(name) && !name.contains("/") && name != "index.html" && name != Self.manifestName {
-                if (try? FileManager.default.removeItem(atPath: dir + "/" + name)) != nil { replaced += 1 }
-            }
-        }
+        let entries = Self.keepingEarlier(state.entries, previous: previous, signature: signature, dir: dir)
+        let replaced = update ? Self.removeReplaced(previous, keeping: entries, signature: signature, dir: dir) : 0
         try OutputFile.write(dir + "/index.html") { sink in try sink(Array(Self.index(entries, zone: zone, ext: ext).utf8)) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -178,9 +151,55 @@ struct BatchOptions: ParsableArguments {
         try OutputFile.write(manifestPath) { sink in try sink([UInt8](manifest)) }
 
         let failed = state.entries.filter { $0.failure != nil }
+        Self.report(state, failed: failed, listed: entries.count, replaced: replaced, unmatched: loaded.batch?.unmatched ?? [], output: output)
+        // A range that leaves nothing to write is a failure too.
+        return !failed.isEmpty || (state.entries.isEmpty && state.outOfRange > 0)
+    }
+
+    /// The folder `--all` writes into (`output`, made when missing), and whether this run made it.
+    static func outputFolder(_ output: String) throws -> (dir: String, made: Bool) {
+        guard output != "-" else { throw ValidationError("--all writes a folder; give -o a folder, not -") }
+        let dir = URL(fileURLWithPath: output).standardizedFileURL.path
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) {
+            guard isDir.boolValue else { throw CLIError("\(output): is a file; with --all, -o names a folder (made when missing)") }
+            return (dir, false)
+        }
+        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+            throw CLIError("\(output): cannot create the folder: \(error.localizedDescription)")
+        }
+        return (dir, true)
+    }
+
+    /// `entries`, and the conversations of an earlier run with the same options that this one
+    /// did not touch (another --chat), while their files are there.
+    static func keepingEarlier(_ entries: [Entry], previous: Manifest?, signature: String, dir: String) -> [Entry] {
+        guard let previous, previous.signature == signature else { return entries }
+        let seen = Set(entries.map(\.key))
+        return entries
+            + previous.conversations.filter {
+                !seen.contains($0.key) && $0.failure == nil && FileManager.default.fileExists(atPath: dir + "/" + $0.file)
+            }
+    }
+
+    /// --update with other options (another format, theme…): the earlier run's files that this
+    /// one did not write again are its outputs of the old kind; they go. How many went.
+    static func removeReplaced(_ previous: Manifest?, keeping entries: [Entry], signature: String, dir: String) -> Int {
+        guard let previous, previous.signature != signature else { return 0 }
+        var replaced = 0
+        let current = Set(entries.flatMap { [$0.file] + $0.files })
+        for name in Set(previous.conversations.flatMap { [$0.file] + $0.files })
+        where !current.contains(name) && !name.contains("/") && name != "index.html" && name != Self.manifestName {
+            if (try? FileManager.default.removeItem(atPath: dir + "/" + name)) != nil { replaced += 1 }
+        }
+        return replaced
+    }
+
+    /// What the run did, on standard error: warnings, failures, and a line of counts.
+    static func report(_ state: BatchState, failed: [Entry], listed: Int, replaced: Int, unmatched: [String], output: String) {
         var lines = state.notes.map { "warning: \($0)" }
         for e in failed { lines.append("error: \(e.title): \(e.failure!)") }
-        for name in loaded.batch?.unmatched ?? [] { lines.append("warning: --chat \(name): matches no conversation") }
+        for name in unmatched { lines.append("warning: --chat \(name): matches no conversation") }
         let written = state.entries.count - failed.count - state.unchanged
         if replaced > 0 { lines.append("note: removed \(Plural.count(replaced, "file")) of the earlier run's other options (--update)") }
         if state.outOfRange > 0 {
@@ -191,10 +210,8 @@ struct BatchOptions: ParsableArguments {
         lines.append(
             "\(output): \(Plural.count(written, "conversation")) written"
                 + (state.unchanged > 0 ? ", \(state.unchanged) unchanged" : "")
-                + (failed.isEmpty ? "" : ", \(failed.count) failed") + "; index.html lists \(entries.count)")
+                + (failed.isEmpty ? "" : ", \(failed.count) failed") + "; index.html lists \(listed)")
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-        // A range that leaves nothing to write is a failure too.
-        return !failed.isEmpty || (state.entries.isEmpty && state.outOfRange > 0)
     }
 
     /// What decides a conversation's output: its messages, people, title and the options.

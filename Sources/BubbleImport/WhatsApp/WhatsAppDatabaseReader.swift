@@ -195,34 +195,7 @@ extension WhatsAppDatabaseImporter {
         // MARK: Normalised schema
 
         private func readNormalised(_ chat: Chat, into builder: inout ConversationBuilder, calls: inout CallQueue) throws {
-            let mediaColumns = try columns("message_media")
-            let quoted = try columns("message_quoted")
-            func mm(_ c: String) -> String { mediaColumns.contains(c) ? "mm.\(c)" : "NULL" }
-            let hasEdit = try db.tableExists("message_edit_info"), hasSystem = try db.tableExists("message_system")
-            let hasLocation = try db.tableExists("message_location")
-            let quoteJoin =
-                quoted.contains("key_id")
-                ? """
-                LEFT JOIN message_quoted q ON q.message_row_id = m._id
-                LEFT JOIN message o ON o.chat_row_id = m.chat_row_id AND o.key_id = q.key_id AND o.from_me = q.from_me
-                """ : ""
-            let sql = """
-                SELECT m._id, m.from_me, m.sender_jid_row_id, m.status, m.timestamp, m.message_type, m.text_data,
-                       \(mm("file_path")), \(mm("mime_type")), \(mm("media_name")), \(mm("media_duration")), \(mm("page_count")),
-                       \(mm("width")), \(mm("height")), \(mm("file_size")), \(mm("media_caption")),
-                       \(quoteJoin.isEmpty ? "NULL, NULL, NULL, NULL" : "q.key_id, q.text_data, q.from_me, q.sender_jid_row_id"),
-                       \(quoteJoin.isEmpty ? "NULL" : "o._id"),
-                       \(hasEdit ? "(SELECT edited_timestamp FROM message_edit_info e WHERE e.message_row_id = m._id)" : "NULL"),
-                       \(hasSystem ? "(SELECT action_type FROM message_system s WHERE s.message_row_id = m._id)" : "NULL"),
-                       \(hasLocation ? "l.latitude, l.longitude, l.place_name, l.place_address" : "NULL, NULL, NULL, NULL"),
-                       \(quoteJoin.isEmpty ? "NULL" : "q.message_type")
-                FROM message m
-                \(mediaColumns.isEmpty ? "" : "LEFT JOIN message_media mm ON mm.message_row_id = m._id")
-                \(quoteJoin)
-                \(hasLocation ? "LEFT JOIN message_location l ON l.message_row_id = m._id" : "")
-                WHERE m.chat_row_id = \(chat.id)
-                ORDER BY \(try columns("message").contains("sort_id") ? "m.sort_id" : "m.timestamp"), m._id
-                """
+            let sql = try normalisedSQL(chat)
             let extras = try Extras(db: db, chat: chat, reader: self)
             let rows = try Row.fetchCursor(db, sql: sql)
             var lastSender = ""
@@ -266,50 +239,9 @@ extension WhatsAppDatabaseImporter {
                     caption = caption ?? row.text(at: 15).flatMap { $0.isEmpty ? nil : $0 }
                 }
                 var message = Message(sender: senderJid, direction: fromMe ? .outgoing : .incoming, date: date)
-                switch type {
-                case 0, 11:
-                    guard caption != nil else {
-                        context.warn(location, "message", "has no text; skipped", skipped: true)
-                        continue
-                    }
-                case 1, 20, 13, 3, 2, 9, 42, 43:
-                    media(type: type, file: file, caption: &caption, into: &message, location: location)
-                case 4:
-                    var a = MediaAttachment(kind: .contact, mimeType: "text/vcard")
-                    a.title = caption ?? extras.vcards[rowID].flatMap(VCardText.name(ofCard:))
-                    message.attachment = a
-                    caption = nil
-                case 5, 16:
-                    var a = MediaAttachment(kind: .location)
-                    a.latitude = row.lenient(at: 23); a.longitude = row.lenient(at: 24)
-                    a.title = [row.lenient(at: 25) as String?, row.lenient(at: 26) as String?].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ", ")
-                    if a.title?.isEmpty == true { a.title = type == 16 ? "Live location" : nil }
-                    message.attachment = a
-                    caption = nil
-                case 15:
-                    message.attachment = MediaAttachment(kind: .deleted)
-                    caption = nil
-                case 64, 66:
-                    var a = MediaAttachment(kind: .poll)
-                    a.title = caption
-                    a.answers = extras.polls[rowID] ?? []
-                    message.attachment = a
-                    caption = nil
-                case 10:
-                    builder.append(.system(fromMe ? "Unanswered voice call" : "Missed voice call", date: date), context: context)
-                    continue
-                case 90:
-                    builder.append(.system("Video call", date: date), context: context)
-                    continue
-                case 36:
-                    builder.append(.system("\(actor) changed the disappearing messages setting", date: date), context: context)
-                    continue
-                default:
-                    guard caption != nil else {
-                        context.warn(location, "message of message_type \(type)", "not a kind BubbleKit can show; skipped", skipped: true)
-                        continue
-                    }
-                }
+                let kind = MessageKind(
+                    type: type, row: row, rowID: rowID, date: date, fromMe: fromMe, actor: actor, file: file, extras: extras, location: location)
+                guard try fill(&message, kind, caption: &caption, into: &builder) else { continue }
                 if let caption {
                     let (plain, spans) = ChatMarkup.parse(caption)
                     message.text = plain
@@ -318,18 +250,115 @@ extension WhatsAppDatabaseImporter {
                 if fromMe { message.status = Self.status(row.int64(at: 3)) }
                 if let edited = row.int64(at: 21), edited > 0 { message.edited = Self.date(edited) }
                 if let reactions = extras.reactions[rowID] { message.reactions = reactions }
-                if !row.hasNull(atIndex: 16) {
-                    // The quote as WhatsApp keeps it (so a streamed message carries it whole), and
-                    // the original's id when it is still in the chat.
-                    let quotedFromMe = (row.int64(at: 18) ?? 0) != 0
-                    let quotedSender = quotedFromMe ? "me" : (chat.isGroup ? row.int64(at: 19).flatMap { jids[$0] } ?? "unknown" : chat.jid)
-                    let quotedText: String? = row.text(at: 17).map { ChatMarkup.parse($0).text }
-                    message.reply = ReplyReference(
-                        id: row.int64(at: 20).map(String.init), sender: quotedSender,
-                        text: quotedText ?? Self.quotedKind(row.int64(at: 27)))
-                }
+                if !row.hasNull(atIndex: 16) { message.reply = quote(row, in: chat) }
                 builder.append(message, context: context, sourceID: rowID)
             }
+        }
+
+        /// A message row's kind and what deciding it needs.
+        private struct MessageKind {
+            let type: Int64
+            let row: Row
+            let rowID: Int64
+            let date: Date
+            let fromMe: Bool
+            let actor: String
+            let file: MediaRow
+            let extras: Extras
+            let location: String
+        }
+
+        /// Fills `message` by its kind (media, a contact, a place, a poll…); false when the row
+        /// became a system line or was skipped (warned) instead.
+        private func fill(_ message: inout Message, _ kind: MessageKind, caption: inout String?, into builder: inout ConversationBuilder) throws -> Bool {
+            switch kind.type {
+            case 0, 11:
+                guard caption != nil else {
+                    context.warn(kind.location, "message", "has no text; skipped", skipped: true)
+                    return false
+                }
+            case 1, 20, 13, 3, 2, 9, 42, 43:
+                media(type: kind.type, file: kind.file, caption: &caption, into: &message, location: kind.location)
+            case 4:
+                var a = MediaAttachment(kind: .contact, mimeType: "text/vcard")
+                a.title = caption ?? kind.extras.vcards[kind.rowID].flatMap(VCardText.name(ofCard:))
+                message.attachment = a
+                caption = nil
+            case 5, 16:
+                var a = MediaAttachment(kind: .location)
+                a.latitude = kind.row.lenient(at: 23); a.longitude = kind.row.lenient(at: 24)
+                a.title = [kind.row.lenient(at: 25) as String?, kind.row.lenient(at: 26) as String?].compactMap { $0 }.filter { !$0.isEmpty }.joined(
+                    separator: ", ")
+                if a.title?.isEmpty == true { a.title = kind.type == 16 ? "Live location" : nil }
+                message.attachment = a
+                caption = nil
+            case 15:
+                message.attachment = MediaAttachment(kind: .deleted)
+                caption = nil
+            case 64, 66:
+                var a = MediaAttachment(kind: .poll)
+                a.title = caption
+                a.answers = kind.extras.polls[kind.rowID] ?? []
+                message.attachment = a
+                caption = nil
+            case 10:
+                builder.append(.system(kind.fromMe ? "Unanswered voice call" : "Missed voice call", date: kind.date), context: context)
+                return false
+            case 90:
+                builder.append(.system("Video call", date: kind.date), context: context)
+                return false
+            case 36:
+                builder.append(.system("\(kind.actor) changed the disappearing messages setting", date: kind.date), context: context)
+                return false
+            default:
+                guard caption != nil else {
+                    context.warn(kind.location, "message of message_type \(kind.type)", "not a kind BubbleKit can show; skipped", skipped: true)
+                    return false
+                }
+            }
+            return true
+        }
+
+        /// The quote as WhatsApp keeps it (so a streamed message carries it whole), and the
+        /// original's id when it is still in the chat.
+        private func quote(_ row: Row, in chat: Chat) -> ReplyReference {
+            let quotedFromMe = (row.int64(at: 18) ?? 0) != 0
+            let quotedSender = quotedFromMe ? "me" : (chat.isGroup ? row.int64(at: 19).flatMap { jids[$0] } ?? "unknown" : chat.jid)
+            let quotedText: String? = row.text(at: 17).map { ChatMarkup.parse($0).text }
+            return ReplyReference(id: row.int64(at: 20).map(String.init), sender: quotedSender, text: quotedText ?? Self.quotedKind(row.int64(at: 27)))
+        }
+
+        /// The query of a chat's messages in the normalised schema, with the columns and tables
+        /// this database has (older ones lack some).
+        private func normalisedSQL(_ chat: Chat) throws -> String {
+            let mediaColumns = try columns("message_media")
+            let quoted = try columns("message_quoted")
+            func mm(_ c: String) -> String { mediaColumns.contains(c) ? "mm.\(c)" : "NULL" }
+            let hasEdit = try db.tableExists("message_edit_info"), hasSystem = try db.tableExists("message_system")
+            let hasLocation = try db.tableExists("message_location")
+            let quoteJoin =
+                quoted.contains("key_id")
+                ? """
+                LEFT JOIN message_quoted q ON q.message_row_id = m._id
+                LEFT JOIN message o ON o.chat_row_id = m.chat_row_id AND o.key_id = q.key_id AND o.from_me = q.from_me
+                """ : ""
+            return """
+                SELECT m._id, m.from_me, m.sender_jid_row_id, m.status, m.timestamp, m.message_type, m.text_data,
+                       \(mm("file_path")), \(mm("mime_type")), \(mm("media_name")), \(mm("media_duration")), \(mm("page_count")),
+                       \(mm("width")), \(mm("height")), \(mm("file_size")), \(mm("media_caption")),
+                       \(quoteJoin.isEmpty ? "NULL, NULL, NULL, NULL" : "q.key_id, q.text_data, q.from_me, q.sender_jid_row_id"),
+                       \(quoteJoin.isEmpty ? "NULL" : "o._id"),
+                       \(hasEdit ? "(SELECT edited_timestamp FROM message_edit_info e WHERE e.message_row_id = m._id)" : "NULL"),
+                       \(hasSystem ? "(SELECT action_type FROM message_system s WHERE s.message_row_id = m._id)" : "NULL"),
+                       \(hasLocation ? "l.latitude, l.longitude, l.place_name, l.place_address" : "NULL, NULL, NULL, NULL"),
+                       \(quoteJoin.isEmpty ? "NULL" : "q.message_type")
+                FROM message m
+                \(mediaColumns.isEmpty ? "" : "LEFT JOIN message_media mm ON mm.message_row_id = m._id")
+                \(quoteJoin)
+                \(hasLocation ? "LEFT JOIN message_location l ON l.message_row_id = m._id" : "")
+                WHERE m.chat_row_id = \(chat.id)
+                ORDER BY \(try columns("message").contains("sort_id") ? "m.sort_id" : "m.timestamp"), m._id
+                """
         }
 
         /// What a quote without text stands for ("Photo", "Voice message").
