@@ -28,7 +28,6 @@ func serveCase() async throws -> Figures {
         guard r.status == 200 else { throw BenchError("\(path): \(r.status) \(r.text.prefix(200))") }
         return r
     }
-    func ms(_ body: () throws -> Void) rethrows -> Double { let t = now(); try body(); return (now() - t) * 1000 }
 
     // The engine's first layout of the whole conversation (once per conversation and theme).
     figures["first layout ms"] = try ms { _ = try get("/c/1/view?width=720&wait=1") }
@@ -36,14 +35,54 @@ func serveCase() async throws -> Figures {
     let total = first["height"] as? Double ?? 0
     notes["layout height px"] = String(format: "%.0f", total)
 
-    // Cold open in Chromium: a new tab → the first rows painted (the browser's first contentful
-    // paint; the rows are the server's HTML). Five tabs, the median.
+    try browserFigures(port: server.port, figures: &figures, notes: &notes)
+
+    try staticExportFigures(size, figures: &figures, notes: &notes)
+
+    // 50 clients fetching windows at random places; and the framework's ceiling: Hummingbird
+    // answering a fixed response of the same size.
+    let bytes = try get("/c/1/view?width=720&y=\(Int(total / 2))&h=2400").body.count
+    notes["window bytes"] = String(bytes)
+    var rng = TextMaker()
+    let paths = (0..<4_000).map { _ in "/c/1/view?width=720&y=\(Int(Double(rng.next() % 1_000_000) / 1_000_000 * total))&h=2400" }
+    let ours = try load(port: server.port, paths: paths, clients: 50)
+    figures["window p50 ms"] = ours.p50; figures["window p99 ms"] = ours.p99; figures["window req/s"] = ours.rate
+    let ceiling = try BenchServer.start(["--baseline-server", String(bytes)], binary: CommandLine.arguments[0])
+    defer { ceiling.stop() }
+    let bare = try load(port: ceiling.port, paths: Array(repeating: "/fixed", count: 4_000), clients: 50)
+    figures["ceiling p50 ms"] = bare.p50; figures["ceiling p99 ms"] = bare.p99; figures["ceiling req/s"] = bare.rate
+
+    // Jumps (a day, the last message) and search, end to end on loopback.
+    var jumps: [Double] = [], lasts: [Double] = []
+    for _ in 0..<200 {
+        let day = 1_700_000_000 + Int(rng.next() % 30_000_000)
+        let date = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(day)))
+        jumps.append(try ms { _ = try get("/c/1/view?width=720&date=\(date)") })
+        lasts.append(try ms { _ = try get("/c/1/view?width=720") })
+    }
+    let j = percentiles(jumps), l = percentiles(lasts)
+    figures["date jump p50 ms"] = j.p50; figures["date jump p99 ms"] = j.p99
+    figures["last message p50 ms"] = l.p50; figures["last message p99 ms"] = l.p99
+    for (label, word) in [("rare", "zeppelin"), ("common", "the")] {
+        let s = percentiles(try (0..<50).map { _ in try ms { _ = try get("/api/v1/search?q=\(word)&conversation=1") } })
+        figures["search \(label) p50 ms"] = s.p50; figures["search \(label) p99 ms"] = s.p99
+    }
+
+    try memoryFigures(server, get: get, figures: &figures)
+    return Figures(name: "serve-1m", messages: size, microsPerMessage: figures, peakMemoryMB: peakMemoryMB(), notes: notes)
+}
+
+/// Chromium on the server's page: cold opens (first contentful paint, five tabs) and bubbles in
+/// view wherever the reader is.
+private func browserFigures(port: Int, figures: inout [String: Double], notes: inout [String: String]) throws {
     let browser = try WebDriver(width: 1000, height: 800)
     defer { browser.quit() }
+    // Cold open in Chromium: a new tab → the first rows painted (the browser's first contentful
+    // paint; the rows are the server's HTML). Five tabs, the median.
     var opens: [Double] = []
     for _ in 0..<5 {
         try browser.open("about:blank")
-        try browser.open("http://127.0.0.1:\(server.port)/c/1")
+        try browser.open("http://127.0.0.1:\(port)/c/1")
         let fcp =
             try browser.wait(
                 for: "the first paint", timeout: 30,
@@ -81,8 +120,10 @@ func serveCase() async throws -> Figures {
     }
     notes["bubbles in view"] = inView.joined(separator: ", ")
     try browser.resize(width: 1000, height: 800)
+}
 
-    // Baseline: the same Chromium opening our static single-file HTML export of the conversation.
+/// The baseline: the same Chromium opening the static single-file HTML export of the conversation.
+private func staticExportFigures(_ size: Int, figures: inout [String: Double], notes: inout [String: String]) throws {
     let html = (NSTemporaryDirectory() as NSString).appendingPathComponent("bubblekit-bench-serve-1m.html")
     if !FileManager.default.fileExists(atPath: html) {
         let exported = try BenchServer.run(["render", "--conversation", "1", "--db", storeDB(size), "-o", html, "--split", "none", "--tz", "UTC"])
@@ -105,37 +146,12 @@ func serveCase() async throws -> Figures {
     } catch {
         notes["static export"] = "no first paint: Chromium still loading it when WebDriver gave up (60 s)"
     }
+}
 
-    // 50 clients fetching windows at random places; and the framework's ceiling: Hummingbird
-    // answering a fixed response of the same size.
-    let bytes = try get("/c/1/view?width=720&y=\(Int(total / 2))&h=2400").body.count
-    notes["window bytes"] = String(bytes)
-    var rng = TextMaker()
-    let paths = (0..<4_000).map { _ in "/c/1/view?width=720&y=\(Int(Double(rng.next() % 1_000_000) / 1_000_000 * total))&h=2400" }
-    let ours = try load(port: server.port, paths: paths, clients: 50)
-    figures["window p50 ms"] = ours.p50; figures["window p99 ms"] = ours.p99; figures["window req/s"] = ours.rate
-    let ceiling = try BenchServer.start(["--baseline-server", String(bytes)], binary: CommandLine.arguments[0])
-    defer { ceiling.stop() }
-    let bare = try load(port: ceiling.port, paths: Array(repeating: "/fixed", count: 4_000), clients: 50)
-    figures["ceiling p50 ms"] = bare.p50; figures["ceiling p99 ms"] = bare.p99; figures["ceiling req/s"] = bare.rate
-
-    // Jumps (a day, the last message) and search, end to end on loopback.
-    var jumps: [Double] = [], lasts: [Double] = []
-    for _ in 0..<200 {
-        let day = 1_700_000_000 + Int(rng.next() % 30_000_000)
-        let date = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(day)))
-        jumps.append(try ms { _ = try get("/c/1/view?width=720&date=\(date)") })
-        lasts.append(try ms { _ = try get("/c/1/view?width=720") })
-    }
-    let j = percentiles(jumps), l = percentiles(lasts)
-    figures["date jump p50 ms"] = j.p50; figures["date jump p99 ms"] = j.p99
-    figures["last message p50 ms"] = l.p50; figures["last message p99 ms"] = l.p99
-    for (label, word) in [("rare", "zeppelin"), ("common", "the")] {
-        let s = percentiles(try (0..<50).map { _ in try ms { _ = try get("/api/v1/search?q=\(word)&conversation=1") } })
-        figures["search \(label) p50 ms"] = s.p50; figures["search \(label) p99 ms"] = s.p99
-    }
-
-    func memory() {
+/// The server's memory with the conversation open, at another width, and with a second reader
+/// (the other side).
+private func memoryFigures(_ server: BenchServer, get: (String) throws -> HTTP.Reply, figures: inout [String: Double]) throws {
+    func memory(_ figures: inout [String: Double]) {
         let status = (try? String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8)) ?? ""
         for (key, label) in [("VmRSS", "server RSS MB"), ("VmHWM", "server peak RSS MB")] {
             if let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
@@ -145,13 +161,13 @@ func serveCase() async throws -> Figures {
             }
         }
     }
-    memory()
+    memory(&figures)
     let open = figures["server RSS MB"] ?? 0
     // A resize: the whole conversation laid out at the new width from what the layout kept (a
     // reader at another width: a layout of its own beside the first).
     figures["re-layout 500 ms"] = try ms { _ = try get("/c/1/view?width=500&y=0&h=2400") }
     figures["re-layout 720 ms"] = try ms { _ = try get("/c/1/view?width=720&y=0&h=2400") }
-    memory()
+    memory(&figures)
     figures["another width MB"] = (figures["server RSS MB"] ?? 0) - open
     // A second reader: the same conversation seen from the other side (its own layout).
     let one = figures["server RSS MB"] ?? 0
@@ -159,11 +175,17 @@ func serveCase() async throws -> Figures {
         .compactMap({ $0["id"] as? String }).first(where: { $0 != "me" })
     {
         _ = try get("/c/1/view?width=720&as=\(other)&wait=1")
-        memory()
+        memory(&figures)
         figures["second reader MB"] = (figures["server RSS MB"] ?? 0) - one
         figures["server RSS MB"] = open
     }
-    return Figures(name: "serve-1m", messages: size, microsPerMessage: figures, peakMemoryMB: peakMemoryMB(), notes: notes)
+}
+
+/// How long `body` took, in milliseconds.
+private func ms(_ body: () throws -> Void) rethrows -> Double {
+    let t = now()
+    try body()
+    return (now() - t) * 1000
 }
 
 func settleViewer(_ b: WebDriver) throws {

@@ -154,6 +154,32 @@ struct PartSummary {
     let kids: [Int]
 
     init(_ input: PDFInput) throws {
+        minorVersion = try Self.minorVersion(input)
+        xrefOffset = try Self.startXref(input)
+        let table = try Self.crossReferences(input, at: xrefOffset)
+        (offsets, size, catalog, infoNumber) = (table.offsets, table.size, table.catalog, table.info)
+        let offsets = self.offsets
+        func offset(_ n: Int, _ what: String) throws -> Int {
+            guard n > 0, n < offsets.count, offsets[n] > 0 else { throw MergeFailure("the \(what) (object \(n)) is not in the cross-reference table") }
+            return offsets[n]
+        }
+        pages = try Self.pagesNode(input, catalog: catalog, at: offset(catalog, "catalog"))
+        kids = try Self.kids(input, pages: pages, at: offset(pages, "pages node"), size: size)
+        if let infoNumber {
+            let value = try input.object(infoNumber, at: offset(infoNumber, "info dictionary"))
+            guard case .dictionary = value, !value.hasReferences else {
+                throw MergeFailure("the info dictionary is not a dictionary of plain values")
+            }
+            var bytes: [UInt8] = []
+            value.serialize(into: &bytes)
+            info = bytes
+        } else {
+            info = nil
+        }
+    }
+
+    /// x of the `%PDF-1.x` header.
+    private static func minorVersion(_ input: PDFInput) throws -> Int {
         let head = try input.bytes(at: 0, count: 16)
         let prefix = Array("%PDF-1.".utf8)
         guard head.count > prefix.count, Array(head[0..<prefix.count]) == prefix,
@@ -161,8 +187,11 @@ struct PartSummary {
         else {
             throw MergeFailure("not a PDF file (no %PDF-1.x header)")
         }
-        minorVersion = Int(digit - 0x30)
-        // startxref near the end.
+        return Int(digit - 0x30)
+    }
+
+    /// The offset `startxref` near the end gives.
+    private static func startXref(_ input: PDFInput) throws -> Int {
         let tailStart = max(0, input.size - 1024)
         let tail = try input.bytes(at: tailStart, count: input.size - tailStart)
         let marker = Array("startxref".utf8)
@@ -175,12 +204,18 @@ struct PartSummary {
         guard let x, x.kind == .integer, x.value > 0, x.value < input.size else {
             throw MergeFailure("startxref is not followed by an offset inside the file")
         }
-        xrefOffset = x.value
-        // The cross-reference table and the trailer.
+        return x.value
+    }
+
+    /// The cross-reference table at `xrefOffset` and its trailer: each object's offset, the
+    /// trailer's /Size, /Root and /Info.
+    private static func crossReferences(_ input: PDFInput, at xrefOffset: Int) throws -> (offsets: [Int], size: Int, catalog: Int, info: Int?) {
         let table = try input.read(at: xrefOffset, count: input.size - xrefOffset)
         defer { withExtendedLifetime(table) {} }
         var xref = PDFLexer(table.view, atEnd: true)
         var offsets: [Int] = []
+        var catalog = 0
+        var info: Int?
         do {
             guard let first = try xref.next(), xref.is(first, "xref") else {
                 throw MergeFailure("no cross-reference table at \(xrefOffset) (cross-reference streams are not supported)")
@@ -217,23 +252,21 @@ struct PartSummary {
             guard case let .integer(size)? = trailer.first(where: { $0.key == "Size" })?.value, size >= offsets.count, size > 1 else {
                 throw MergeFailure("the trailer's /Size is missing or smaller than the table")
             }
-            self.size = size
             if offsets.count < size { offsets += [Int](repeating: -1, count: size - offsets.count) }
             guard case let .reference(root, _)? = trailer.first(where: { $0.key == "Root" })?.value else {
                 throw MergeFailure("the trailer has no /Root")
             }
             catalog = root
-            if case let .reference(n, _)? = trailer.first(where: { $0.key == "Info" })?.value { infoNumber = n } else { infoNumber = nil }
+            if case let .reference(n, _)? = trailer.first(where: { $0.key == "Info" })?.value { info = n }
+            return (offsets, size, catalog, info)
         } catch is Incomplete {
             throw MergeFailure("the file ends inside the cross-reference table or trailer")
         }
-        self.offsets = offsets
-        func offset(_ n: Int, _ what: String) throws -> Int {
-            guard n > 0, n < offsets.count, offsets[n] > 0 else { throw MergeFailure("the \(what) (object \(n)) is not in the cross-reference table") }
-            return offsets[n]
-        }
-        // The catalog: nothing but /Type and /Pages (anything else would be lost).
-        guard case let .dictionary(cat) = try input.object(catalog, at: offset(catalog, "catalog")) else {
+    }
+
+    /// The catalog holds nothing but /Type and /Pages (anything else would be lost): its pages node.
+    private static func pagesNode(_ input: PDFInput, catalog: Int, at position: Int) throws -> Int {
+        guard case let .dictionary(cat) = try input.object(catalog, at: position) else {
             throw MergeFailure("the catalog is not a dictionary")
         }
         for (key, value) in cat {
@@ -246,8 +279,12 @@ struct PartSummary {
         guard case let .reference(pagesNumber, _)? = cat.first(where: { $0.key == "Pages" })?.value else {
             throw MergeFailure("the catalog has no /Pages")
         }
-        pages = pagesNumber
-        guard case let .dictionary(node) = try input.object(pages, at: offset(pages, "pages node")) else {
+        return pagesNumber
+    }
+
+    /// The pages node's kids (plain page references, each once, as many as its /Count).
+    private static func kids(_ input: PDFInput, pages: Int, at position: Int, size: Int) throws -> [Int] {
+        guard case let .dictionary(node) = try input.object(pages, at: position) else {
             throw MergeFailure("the pages node is not a dictionary")
         }
         var kids: [Int] = []
@@ -270,18 +307,7 @@ struct PartSummary {
             throw MergeFailure("the pages node's /Count (\(count)) is not its number of kids (\(kids.count))")
         }
         guard Set(kids).count == kids.count else { throw MergeFailure("the pages node lists a page twice") }
-        self.kids = kids
-        if let infoNumber {
-            let value = try input.object(infoNumber, at: offset(infoNumber, "info dictionary"))
-            guard case .dictionary = value, !value.hasReferences else {
-                throw MergeFailure("the info dictionary is not a dictionary of plain values")
-            }
-            var bytes: [UInt8] = []
-            value.serialize(into: &bytes)
-            info = bytes
-        } else {
-            info = nil
-        }
+        return kids
     }
 }
 

@@ -56,41 +56,74 @@ package struct StatsChart {
 
     /// The charts of `stats` on one page.
     package func page(_ stats: ConversationStats) throws(LayoutError) -> ScenePage {
-        let margin = 32.0
-        let inner = width - 2 * margin
-        var items: [SceneItem] = []
-        var y = margin
-        @discardableResult
-        func put(_ made: (SceneItem, Double)) -> Double { items.append(made.0); return made.1 }
-        func heading(_ string: String) throws(LayoutError) {
-            y += 18
-            y += try put(text(string, style(15, bold: true), palette.ink, x: margin, y: y, width: inner)) + 10
-        }
-        let number = NumberFormatter()
-        number.numberStyle = .decimal
-        number.locale = locale
-        func n(_ v: Int) -> String { number.string(from: NSNumber(value: v)) ?? String(v) }
-
+        var c = Canvas(margin: 32, inner: width - 64, locale: locale)
         // Title and the span.
-        y += try put(text(stats.title ?? "Conversation", style(22, bold: true), palette.ink, x: margin, y: y, width: inner)) + 4
-        var span = "\(n(stats.messages)) messages"
+        c.y += try c.put(text(stats.title ?? "Conversation", style(22, bold: true), palette.ink, x: c.margin, y: c.y, width: c.inner)) + 4
+        var span = "\(c.n(stats.messages)) messages"
         if let first = stats.firstDate, let last = stats.lastDate {
             span += " · \(dayLabel(String(first.prefix(10)))) – \(dayLabel(String(last.prefix(10))))"
         }
-        y += try put(text(span, style(12), palette.muted, x: margin, y: y, width: inner))
+        c.y += try c.put(text(span, style(12), palette.muted, x: c.margin, y: c.y, width: c.inner))
+        try heading("Messages per month", &c)
+        try monthBars(stats, &c)
+        try heading("Who writes", &c)
+        try shares(stats, &c)
+        try heading("When (\(stats.timeZone))", &c)
+        try weekHours(stats, &c)
+        try heading("At a glance", &c)
+        for f in facts(stats, c) { c.y += try c.put(text(f, style(12), palette.ink, x: c.margin, y: c.y, width: c.inner)) + 4 }
+        if !stats.topWords.isEmpty {
+            try heading("Words", &c)
+            try topWords(stats, &c)
+        }
+        let size = Size(width: width, height: ceil(c.y + c.margin))
+        return ScenePage(size: size, items: [.fill(Rect(origin: .zero, size: size), palette.background)] + c.items, number: 1)
+    }
 
-        // Messages per month: bars, a few gridlines, month labels where they fit.
-        try heading("Messages per month")
+    /// What a page is being drawn into: its items so far, where the next goes, and numbers in the locale.
+    private struct Canvas {
+        let margin: Double
+        /// The width inside the margins.
+        let inner: Double
+        var items: [SceneItem] = []
+        var y: Double
+        let number = NumberFormatter()
+
+        init(margin: Double, inner: Double, locale: Locale) {
+            self.margin = margin
+            self.inner = inner
+            y = margin
+            number.numberStyle = .decimal
+            number.locale = locale
+        }
+
+        /// Keeps a placed item; its height.
+        @discardableResult
+        mutating func put(_ made: (SceneItem, Double)) -> Double {
+            items.append(made.0)
+            return made.1
+        }
+
+        func n(_ v: Int) -> String { number.string(from: NSNumber(value: v)) ?? String(v) }
+    }
+
+    private func heading(_ string: String, _ c: inout Canvas) throws(LayoutError) {
+        c.y += 18
+        c.y += try c.put(text(string, style(15, bold: true), palette.ink, x: c.margin, y: c.y, width: c.inner)) + 10
+    }
+
+    /// Messages per month: bars, a few gridlines, month labels where they fit.
+    private func monthBars(_ stats: ConversationStats, _ c: inout Canvas) throws(LayoutError) {
         let chartHeight = 150.0, axis = 40.0
-        let plot = Rect(x: margin + axis, y: y, width: inner - axis, height: chartHeight)
+        let plot = Rect(x: c.margin + axis, y: c.y, width: c.inner - axis, height: chartHeight)
         let peak = max(1, stats.months.map(\.messages).max() ?? 1)
         let step = Self.niceStep(Double(peak) / 4)
         let top = ceil(Double(peak) / step) * step
         var tick = 0.0
         while tick <= top {
             let ty = plot.maxY - plot.height * tick / top
-            items.append(.fill(Rect(x: plot.minX, y: ty - 0.25, width: plot.width, height: 0.5), palette.grid))
-            put(try text(n(Int(tick)), style(9), palette.muted, x: margin, y: ty - 6, width: axis - 6, align: 1))
+            c.items.append(.fill(Rect(x: plot.minX, y: ty - 0.25, width: plot.width, height: 0.5), palette.grid))
+            c.put(try text(c.n(Int(tick)), style(9), palette.muted, x: c.margin, y: ty - 6, width: axis - 6, align: 1))
             tick += step
         }
         if !stats.months.isEmpty {
@@ -99,68 +132,74 @@ package struct StatsChart {
             let labelEvery = max(1, Int(ceil(34 / slot)))
             for (k, month) in stats.months.enumerated() {
                 let h = plot.height * Double(month.messages) / top
-                items.append(.fill(Rect(x: plot.minX + Double(k) * slot + (slot - barWidth) / 2, y: plot.maxY - h, width: barWidth, height: h), palette.bar))
+                c.items.append(.fill(Rect(x: plot.minX + Double(k) * slot + (slot - barWidth) / 2, y: plot.maxY - h, width: barWidth, height: h), palette.bar))
                 if k % labelEvery == 0 {
-                    put(
+                    c.put(
                         try text(
                             monthLabel(month.month, withYear: k == 0 || month.month.hasSuffix("-01")), style(9), palette.muted,
                             x: plot.minX + Double(k) * slot - 30 + slot / 2, y: plot.maxY + 4, width: 60, align: 0.5))
                 }
             }
         }
-        y = plot.maxY + 20
+        c.y = plot.maxY + 20
+    }
 
-        // Who writes: a share bar per person.
-        try heading("Who writes")
+    /// Who writes: a share bar per person.
+    private func shares(_ stats: ConversationStats, _ c: inout Canvas) throws(LayoutError) {
         let shown = Array(stats.people.prefix(8))
         let nameWidth = 150.0, countWidth = 110.0
         for (k, person) in shown.enumerated() {
             let share = stats.messages > 0 ? Double(person.messages) / Double(stats.messages) : 0
-            let rowHeight = try put(text(person.name, style(12), palette.ink, x: margin, y: y, width: nameWidth - 8))
-            let barMax = inner - nameWidth - countWidth
-            items.append(.fill(Rect(x: margin + nameWidth, y: y + 2, width: max(1, barMax * share), height: 12), palette.people[k % palette.people.count]))
+            let rowHeight = try c.put(text(person.name, style(12), palette.ink, x: c.margin, y: c.y, width: nameWidth - 8))
+            let barMax = c.inner - nameWidth - countWidth
+            c.items.append(
+                .fill(Rect(x: c.margin + nameWidth, y: c.y + 2, width: max(1, barMax * share), height: 12), palette.people[k % palette.people.count]))
             let percent = share.formatted(.percent.precision(.fractionLength(0)).locale(locale))
-            put(try text("\(n(person.messages)) · \(percent)", style(11), palette.muted, x: width - margin - countWidth, y: y, width: countWidth, align: 1))
-            y += max(rowHeight, 16) + 4
+            c.put(
+                try text(
+                    "\(c.n(person.messages)) · \(percent)", style(11), palette.muted, x: width - c.margin - countWidth, y: c.y, width: countWidth, align: 1))
+            c.y += max(rowHeight, 16) + 4
         }
+    }
 
-        // Weekday × hour.
-        try heading("When (\(stats.timeZone))")
+    /// Weekday × hour: a heatmap.
+    private func weekHours(_ stats: ConversationStats, _ c: inout Canvas) throws(LayoutError) {
         let labelWidth = 44.0
-        let cellWidth = (inner - labelWidth) / 24, cellHeight = 16.0
+        let cellWidth = (c.inner - labelWidth) / 24, cellHeight = 16.0
         let busiest = max(1, stats.hours.flatMap { $0 }.max() ?? 1)
         let weekdays = Self.weekdayNames(locale)
         for (row, counts) in stats.hours.enumerated() {
-            put(try text(weekdays[row], style(10), palette.muted, x: margin, y: y + Double(row) * cellHeight + 2, width: labelWidth - 4))
+            c.put(try text(weekdays[row], style(10), palette.muted, x: c.margin, y: c.y + Double(row) * cellHeight + 2, width: labelWidth - 4))
             for (hour, count) in counts.enumerated() {
-                var c = palette.cell
-                c.alpha = count == 0 ? 0.06 : 0.15 + 0.85 * Double(count) / Double(busiest)
-                items.append(
+                var shade = palette.cell
+                shade.alpha = count == 0 ? 0.06 : 0.15 + 0.85 * Double(count) / Double(busiest)
+                c.items.append(
                     .fill(
                         Rect(
-                            x: margin + labelWidth + Double(hour) * cellWidth + 1, y: y + Double(row) * cellHeight + 1,
-                            width: cellWidth - 2, height: cellHeight - 2), c))
+                            x: c.margin + labelWidth + Double(hour) * cellWidth + 1, y: c.y + Double(row) * cellHeight + 1,
+                            width: cellWidth - 2, height: cellHeight - 2), shade))
             }
         }
         for hour in stride(from: 0, to: 24, by: 3) {
-            put(
+            c.put(
                 try text(
-                    String(hour), style(9), palette.muted, x: margin + labelWidth + Double(hour) * cellWidth, y: y + 7 * cellHeight + 3,
+                    String(hour), style(9), palette.muted, x: c.margin + labelWidth + Double(hour) * cellWidth, y: c.y + 7 * cellHeight + 3,
                     width: cellWidth, align: 0.5))
         }
-        y += 7 * cellHeight + 20
+        c.y += 7 * cellHeight + 20
+    }
 
-        // The numbers.
-        try heading("At a glance")
+    /// The numbers: streak, active days, the busiest day, reply times, media, emoji.
+    private func facts(_ stats: ConversationStats, _ c: Canvas) -> [String] {
         var facts: [String] = []
         if stats.longestStreakDays > 0, let from = stats.longestStreak.from, let to = stats.longestStreak.to {
-            facts.append("Longest streak: \(n(stats.longestStreakDays)) \(Plural.noun(stats.longestStreakDays, "day")) (\(dayLabel(from)) – \(dayLabel(to)))")
+            facts.append("Longest streak: \(c.n(stats.longestStreakDays)) \(Plural.noun(stats.longestStreakDays, "day")) (\(dayLabel(from)) – \(dayLabel(to)))")
         }
-        facts.append("Days with messages: \(n(stats.activeDays))")
-        if let day = stats.busiestDays.first { facts.append("Busiest day: \(dayLabel(day.date)) (\(n(day.messages)) messages)") }
+        facts.append("Days with messages: \(c.n(stats.activeDays))")
+        if let day = stats.busiestDays.first { facts.append("Busiest day: \(dayLabel(day.date)) (\(c.n(day.messages)) messages)") }
         for p in stats.people.prefix(8) {
             if let average = p.averageReplySeconds {
-                facts.append("\(p.name) answers in \(Self.duration(p.medianReplySeconds ?? average)) (median; \(n(p.replies)) replies)")
+                facts.append("\(p.name) answers in \(Self.duration(p.medianReplySeconds ?? average)) (median; \(c.n(p.replies)) replies)")
             }
         }
         let m = stats.media
@@ -169,24 +208,21 @@ package struct StatsChart {
             (m.voice, "voice notes"), (m.audio, "audio"), (m.documents, "documents"),
             (m.locations, "locations"), (m.links, "links"), (m.deleted, "deleted")
         ]
-        let mediaLine = mediaParts.filter { $0.0 > 0 }.map { "\(n($0.0)) \($0.1)" }.joined(separator: " · ")
+        let mediaLine = mediaParts.filter { $0.0 > 0 }.map { "\(c.n($0.0)) \($0.1)" }.joined(separator: " · ")
         if !mediaLine.isEmpty { facts.append("Media: " + mediaLine) }
         if !stats.topEmoji.isEmpty {
-            facts.append("Top emoji: " + stats.topEmoji.prefix(10).map { "\($0.value) \(n($0.count))" }.joined(separator: "  "))
+            facts.append("Top emoji: " + stats.topEmoji.prefix(10).map { "\($0.value) \(c.n($0.count))" }.joined(separator: "  "))
         }
-        for f in facts { y += try put(text(f, style(12), palette.ink, x: margin, y: y, width: inner)) + 4 }
+        return facts
+    }
 
-        // Words per person.
-        if !stats.topWords.isEmpty {
-            try heading("Words")
-            for p in stats.topWords.prefix(8) {
-                y += try put(text(p.name, style(12, bold: true), palette.ink, x: margin, y: y, width: inner)) + 2
-                let words = p.words.prefix(12).map { "\($0.value) \(n($0.count))" }.joined(separator: " · ")
-                y += try put(text(words, style(11), palette.muted, x: margin, y: y, width: inner)) + 8
-            }
+    /// Words per person.
+    private func topWords(_ stats: ConversationStats, _ c: inout Canvas) throws(LayoutError) {
+        for p in stats.topWords.prefix(8) {
+            c.y += try c.put(text(p.name, style(12, bold: true), palette.ink, x: c.margin, y: c.y, width: c.inner)) + 2
+            let words = p.words.prefix(12).map { "\($0.value) \(c.n($0.count))" }.joined(separator: " · ")
+            c.y += try c.put(text(words, style(11), palette.muted, x: c.margin, y: c.y, width: c.inner)) + 8
         }
-        let size = Size(width: width, height: ceil(y + margin))
-        return ScenePage(size: size, items: [.fill(Rect(origin: .zero, size: size), palette.background)] + items, number: 1)
     }
 
     /// 1, 2 or 5 × a power of ten, at least `raw`.
