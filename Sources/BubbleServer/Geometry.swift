@@ -110,6 +110,8 @@ actor Geometries {
     private var used: [Key: UInt64] = [:]
     private var clock: UInt64 = 0
     private var failures: [Key: String] = [:]
+    /// Readers waiting for a layout being built (`waitForBuild`), resumed when it is ready or fails.
+    private var builds: [Key: [CheckedContinuation<Void, Never>]] = [:]
 
     let metrics: ServerMetrics?
 
@@ -244,13 +246,20 @@ actor Geometries {
     /// Whether the conversation is laid out (or being laid out) in that theme.
     func has(_ key: Key) -> Bool { states[key] != nil }
 
+    /// Waits (`wait=1`) for the layout being built: woken by `finish` or `fail`, no polling. A
+    /// build always ends in one of them, so a waiter whose client went away waits for it too.
     private func waitForBuild(_ key: Key, width: Double, theme: Theme) async throws -> Result<ViewGeometry, Progress> {
         while true {
             if let reason = failures.removeValue(forKey: key) { throw StoreError(path: store.path, reason: reason) }
             if case .ready = states[key] { return try await geometry(key, width: width, theme: theme) }
             if states[key] == nil { throw StoreError(path: store.path, reason: "the conversation's layout was dropped") }
-            try await Task.sleep(nanoseconds: 20_000_000)
+            await withCheckedContinuation { builds[key, default: []].append($0) }
         }
+    }
+
+    /// Resumes the readers waiting for `key`'s build.
+    private func wake(_ key: Key) {
+        for waiter in builds.removeValue(forKey: key) ?? [] { waiter.resume() }
     }
 
     private func progress(_ key: Key, done: Int, total: Int) {
@@ -267,6 +276,7 @@ actor Geometries {
             if g.list.shareBreaks(with: other.list) { break }
         }
         states[key] = .ready(g)
+        wake(key)
         // What the reader's own copies took goes back to the system.
         if g.list.isCompact { _ = bk_heap_trim() }
         // The least recently used go first once the messages laid out pass the capacity.
@@ -295,6 +305,7 @@ actor Geometries {
     private func fail(_ key: Key, _ error: Error) {
         states[key] = nil
         failures[key] = (error as? StoreError)?.reason ?? "\(error)"
+        wake(key)
     }
 
     /// Conversations up to this many messages are laid out again at once when a message in them

@@ -35,7 +35,8 @@ final class InProcessServer: @unchecked Sendable {
         return logger
     }
 
-    init(_ backend: Backend, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// `metrics`: the process's Prometheus registry behind `/metrics` (else the route is a 404).
+    init(_ backend: Backend, metrics: Bool = false, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         TestFonts.pin()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("bk-server-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -52,7 +53,8 @@ final class InProcessServer: @unchecked Sendable {
         }
         var configuration = ServerConfiguration(port: 0)
         configure(&configuration)
-        server = try BubbleServer(store: store, configuration: configuration, pictures: PhotoDecoder())
+        server = try BubbleServer(
+            store: store, configuration: configuration, pictures: PhotoDecoder(), metrics: metrics ? ServerMetrics.bootstrap() : nil)
         (router, rules) = server.routerAndRules()
         responder = router.buildResponder()
     }

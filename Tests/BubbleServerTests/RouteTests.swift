@@ -216,4 +216,36 @@ struct RouteTests {
         #expect(try await ben.get("/metrics").status == 403)
         #expect(try await server.request(.get, "/metrics").status == 401)
     }
+
+    @Test("readers who wait for a layout being built are all answered when it is ready (no polling), with the same geometry")
+    func waitersWoken() async throws {
+        let (server, ann, c) = try await Self.server()
+        defer { server.stop() }
+        let replies = try await withThrowingTaskGroup(of: InProcessServer.Reply.self) { group in
+            for _ in 0..<6 { group.addTask { try await ann.get("/c/\(c)/view?width=640&wait=1") } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(replies.count == 6)
+        let heights = Set(replies.map { $0.json["height"] as? Double ?? -1 })
+        #expect(replies.allSatisfy { $0.status == 200 }, "\(replies.map(\.status))")
+        #expect(heights.count == 1 && (heights.first ?? 0) > 30 * 10, "\(heights)")
+        // A conversation that does not exist: a 404 at once, nobody left waiting.
+        #expect(try await ann.get("/c/\(c + 999)/view?width=640&wait=1").status == 404)
+    }
+
+    @Test("/metrics times the store's database rounds by call, accounts' calls too (the store's own timing, no wrapper)")
+    func storeCallMetrics() async throws {
+        let server = try InProcessServer(.sqlite, metrics: true)
+        defer { server.stop() }
+        try await server.addUser("ann", admin: true)
+        let ann = try await server.signIn("ann")
+        let c = try await server.conversation(by: ann)
+        #expect(try await ann.call(.post, "/api/v1/conversations/\(c)/messages", ["text": "hi", "clientId": UUID().uuidString]).status == 201)
+        _ = try await ann.get("/api/v1/conversations/\(c)/messages")
+        let text = try await ann.get("/metrics").text
+        for call in ["sessionUser", "access", "add", "messages"] {
+            #expect(text.contains("bubbles_store_call_duration_count{call=\"\(call)\"}"), "\(call) in \(text.prefix(400))")
+        }
+        #expect(!text.contains("call=\"read\"") && !text.contains("call=\"write\"") && !text.contains("("), "labels are the store's calls")
+    }
 }
