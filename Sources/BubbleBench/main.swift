@@ -507,6 +507,16 @@ if let bytes = option("--baseline-server").flatMap(Int.init) {
     exit(0)
 }
 
+if let db = option("--same-work-server") {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { try await runSameWorkServer(db: db) } catch { FileHandle.standardError.write(Data("same-work server: \(error)\n".utf8)) }
+        done.signal()
+    }
+    done.wait()
+    exit(0)
+}
+
 if arguments.contains("--baseline-ws-server") {
     let done = DispatchSemaphore(value: 0)
     Task.detached {
@@ -739,3 +749,4 @@ printBackup(results)
 printImport(results)
 printBook(results)
 printStats(results)
+printGoals(results)
