@@ -63,6 +63,6 @@ func printGoals(_ results: [String: Figures]) {
     }
     print("")
     print("Issue 67's goals in this run (ratios computed from this run's figures)")
-    print(pad("goal", 34) + pad("figure", 34) + pad("wanted", 20) + "verdict")
-    for r in rows { print(pad(r.goal, 34) + pad(r.figure, 34) + pad(r.wanted, 20) + r.met) }
+    print(pad("goal", 38) + pad("figure", 36) + pad("wanted", 20) + "verdict")
+    for r in rows { print(pad(r.goal, 38) + pad(r.figure, 36) + pad(r.wanted, 20) + r.met) }
 }
