@@ -1,3 +1,4 @@
+import BubbleHTML
 import Foundation
 import GRDB
 import Hummingbird
@@ -29,9 +30,9 @@ func runSameWorkServer(db path: String) async throws {
         for (k, row) in rows.enumerated() {
             window.tops.append(Double(k) * 48)
             window.html += "<div class=\"r \(row.outgoing ? "out" : "in")\" data-n=\"\(row.seq)\"><div class=\"b\"><span class=\"who\">"
-            window.html += escapeHTML(row.sender)
+            window.html += HTMLEscape.text(row.sender)
             window.html += "</span><p>"
-            window.html += escapeHTML(row.text)
+            window.html += HTMLEscape.text(row.text)
             window.html += "</p><time>\(Int(row.date))</time></div></div>"
         }
         let body = try JSONEncoder().encode(window)
@@ -60,30 +61,5 @@ private struct SameWorkWindow: Encodable {
     var html: String
 }
 
-/// `<`, `>`, `&`, `"` and `'` as entities: what any HTML writer must do to text.
-private func escapeHTML(_ s: String) -> String {
-    var out = ""
-    out.reserveCapacity(s.utf8.count + 8)
-    for ch in s.unicodeScalars {
-        switch ch {
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "&": out += "&amp;"
-        case "\"": out += "&quot;"
-        case "'": out += "&#39;"
-        default: out.unicodeScalars.append(ch)
-        }
-    }
-    return out
-}
-
 /// The CPU time (user + system, seconds) process `pid` has used so far, from `/proc/PID/stat`.
-func processCPUSeconds(_ pid: Int32) -> Double {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return .nan }
-    // After the command's ")": state is field 3; utime and stime are fields 14 and 15.
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-}
+func processCPUSeconds(_ pid: Int32) -> Double { processStat(pid)?.cpuSeconds ?? .nan }

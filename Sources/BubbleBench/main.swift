@@ -316,21 +316,28 @@ func chromiumCase() throws -> Figures {
         ])
 }
 
+/// Process `pid`'s parent and CPU time so far (utime + stime, seconds), from `/proc/PID/stat`;
+/// nil when it is gone.
+func processStat(_ pid: Int32) -> (parent: Int32?, cpuSeconds: Double?)? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+    // Fields after the ")" closing the command name: state ppid … (utime and stime are the
+    // 12th and 13th of these).
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    let parent = fields.count > 1 ? Int32(fields[1]) : nil
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return (parent, nil) }
+    return (parent, (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))))
+}
+
 /// `root` and all its descendants, from /proc: the sum of their resident sizes (VmRSS), and
 /// each one's CPU time so far (utime + stime).
 func processTree(root: Int32) -> (residentMB: Double, cpuSeconds: [Int32: Double]) {
     guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return (0, [:]) }
-    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
     var parent: [Int32: Int32] = [:]
     var cpu: [Int32: Double] = [:]
     for e in entries {
-        guard let pid = Int32(e), let stat = try? String(contentsOfFile: "/proc/\(e)/stat", encoding: .utf8) else { continue }
-        // Fields after the ")" closing the command name: state ppid … (utime and stime are the
-        // 12th and 13th of these).
-        guard let close = stat.lastIndex(of: ")") else { continue }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        if fields.count > 1, let ppid = Int32(fields[1]) { parent[pid] = ppid }
-        if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) { cpu[pid] = (user + system) / ticks }
+        guard let pid = Int32(e), let stat = processStat(pid) else { continue }
+        if let ppid = stat.parent { parent[pid] = ppid }
+        if let seconds = stat.cpuSeconds { cpu[pid] = seconds }
     }
     func descends(_ pid: Int32) -> Bool {
         var p = pid

@@ -252,12 +252,11 @@ struct Files: Sendable {
         let range = [query["since"].map(String.init), query["until"].map(String.init)]
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bubbles-export-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let exportStore = store
         let file: String
         do {
             // The renderers run in a child process, waited for off Swift's cooperative threads.
-            file = try await NIOThreadPool.singleton.runIfActive { [range] in
-                try exporter.export(conversation: id, from: exportStore, format: format, theme: theme, since: range[0], until: range[1], into: folder)
+            file = try await NIOThreadPool.singleton.runIfActive { [range, store] in
+                try exporter.export(conversation: id, from: store, format: format, theme: theme, since: range[0], until: range[1], into: folder)
             }
         } catch {
             try? FileManager.default.removeItem(atPath: folder)

@@ -27,14 +27,6 @@ public final class StoreTiming: Sendable {
         return try await body()
     }
 
-    /// As `time`, for a round that blocks its thread (a synchronous read).
-    func timeBlocking<T>(_ function: String, _ body: () throws -> T) rethrows -> T {
-        guard let report = reporter.withLock({ $0 }) else { return try body() }
-        let start = ContinuousClock.now
-        defer { report(Self.label(function), ContinuousClock.now - start) }
-        return try body()
-    }
-
     /// `messages(in:after:limit:)` → `messages`.
     static func label(_ function: String) -> String {
         String(function.prefix { $0 != "(" })
