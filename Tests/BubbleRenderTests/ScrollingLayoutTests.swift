@@ -166,6 +166,37 @@ import Testing
         }
     }
 
+    @Test("appending after a re-layout at another width: the status row shrinks by what its label adds at the new width")
+    func appendsAfterResize() throws {
+        let engine = FastTextEngine()
+        var whole = Self.corpus(400, seed: 31)
+        whole.typing = []
+        // Every outgoing message shows a status, so each append takes one off the row before.
+        for i in whole.messages.indices where whole.messages[i].direction == .outgoing { whole.messages[i].status = .delivered }
+        // The head's last message: outgoing, plain, wrapping to more lines at 260 than at 375.
+        whole.messages[149].kind = .message
+        whole.messages[149].direction = .outgoing
+        whole.messages[149].images = []
+        whole.messages[149].status = .delivered
+        whole.messages[149].text = String(repeating: "a longer line that wraps ", count: 6)
+        let all = Self.byIndex(whole)
+        for (name, style) in try Self.styles().prefix(4) {
+            let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
+            for compact in [false, true] {
+                var head = whole
+                head.messages = Array(whole.messages.prefix(150))
+                var list = try layouter.scrollingLayout(head, width: 375)
+                if compact { layouter.compact(&list) }
+                // The last status row was stitched at 375; at 260 its label may wrap differently.
+                list = try layouter.finish(list, try layouter.relayout(list, width: 260), messages: all)
+                for m in whole.messages.dropFirst(150) { try layouter.append(m, to: &list) }
+                try expectSame(
+                    list, try layouter.layout(whole, width: 260), layouter: layouter, tolerance: 1e-9,
+                    "\(name), compact \(compact), resized then appended", messages: compact ? all : [:])
+            }
+        }
+    }
+
     @Test("laid out chunk by chunk (extend: every core, compact after the first chunk) gives the layout of the whole conversation")
     func extendInChunks() throws {
         let engine = FastTextEngine()

@@ -52,6 +52,9 @@ public struct ScrollingLayout: Sendable {
     var isGroup = false
     var last: ConversationLayout.LastMessage?
     var statusRow: Int?
+    /// The status row's height without its status label, at the width it was stitched at:
+    /// what the next outgoing message makes it (none: measured again).
+    var statusRowShorter: (row: Int, width: Double, height: Double)?
     /// Set by `ConversationLayouter.compact(_:)`: the messages and their prepared texts let go.
     var compacted: Compacted?
 
@@ -610,7 +613,12 @@ extension ConversationLayouter {
             list.appendRow(
                 PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)),
                 height: made.height)
-            if made.showsStatus { list.statusRow = list.plan.count - 1 }
+            if made.showsStatus {
+                list.statusRow = list.plan.count - 1
+                var shorter = bubble
+                shorter.labels.removeAll { $0.kind == .status }
+                list.statusRowShorter = (list.plan.count - 1, list.width, shorter.maxY)
+            }
         case .daySeparator, .typing:
             preconditionFailure("rows(for:) makes system lines and bubbles")
         }
@@ -655,7 +663,14 @@ extension ConversationLayouter {
     /// label added, and the rows after it move up by as much.
     private func removeStatus(ofRow i: Int, in list: inout ScrollingLayout) throws(LayoutError) {
         list.plan[i].flags |= PlannedRow.statusRemoved
-        let height = try rowHeight(i, of: &list)
+        let height: Double
+        if let shorter = list.statusRowShorter, shorter.row == i, shorter.width == list.width {
+            // Known from when it was stitched: the bubble is measured as then (`rowHeight`).
+            height = shorter.height
+        } else {
+            height = try rowHeight(i, of: &list)
+        }
+        list.statusRowShorter = nil
         let delta = list.heights[i] - height
         guard delta > 0 else { return }
         list.heights[i] = height
