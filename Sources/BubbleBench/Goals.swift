@@ -38,7 +38,7 @@ func printGoals(_ results: [String: Figures]) {
             rows.append(
                 ("first layout of 1M messages", String(format: "%.2f s", ms / 1000), "≤ \(firstLayoutGoalMs / 1000) s", verdict(ms <= firstLayoutGoalMs)))
         }
-        if let peak = f["server peak RSS MB"] {
+        if let peak = f["first layout peak RSS MB"] {
             rows.append(
                 (
                     "server peak RSS (first layout)", String(format: "%.0f MB", peak), "≤ \(Int(firstLayoutPeakGoalMB)) MB",

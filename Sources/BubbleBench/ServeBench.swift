@@ -31,6 +31,9 @@ func serveCase() async throws -> Figures {
 
     // The engine's first layout of the whole conversation (once per conversation and theme).
     figures["first layout ms"] = try ms { _ = try get("/c/1/view?width=720&wait=1") }
+    // The server's peak so far: its start and this first layout (the goal's figure; the peak of
+    // the whole case, after the browser's resizes and the 50 clients, is `server peak RSS MB`).
+    figures["first layout peak RSS MB"] = serverMemoryMB(server.pid).peak
     guard let first = try get("/c/1/view?width=720").json() as? [String: Any] else { throw BenchError("no geometry") }
     let total = first["height"] as? Double ?? 0
     notes["layout height px"] = String(format: "%.0f", total)
@@ -143,18 +146,23 @@ private func staticExportFigures(_ size: Int, figures: inout [String: Double], n
     }
 }
 
+/// A process's resident memory now and at its peak (VmRSS, VmHWM), in MB; nil when unread.
+func serverMemoryMB(_ pid: Int32) -> (rss: Double?, peak: Double?) {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    func field(_ key: String) -> Double? {
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }) else { return nil }
+        return Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "").map { $0 / 1024 }
+    }
+    return (field("VmRSS"), field("VmHWM"))
+}
+
 /// The server's memory with the conversation open, at another width, and with a second reader
 /// (the other side).
 private func memoryFigures(_ server: BenchServer, get: (String) throws -> HTTP.Reply, figures: inout [String: Double]) throws {
     func memory(_ figures: inout [String: Double]) {
-        let status = (try? String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8)) ?? ""
-        for (key, label) in [("VmRSS", "server RSS MB"), ("VmHWM", "server peak RSS MB")] {
-            if let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
-                let kb = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-            {
-                figures[label] = kb / 1024
-            }
-        }
+        let m = serverMemoryMB(server.pid)
+        figures["server RSS MB"] = m.rss
+        figures["server peak RSS MB"] = m.peak
     }
     memory(&figures)
     let open = figures["server RSS MB"] ?? 0
@@ -370,6 +378,7 @@ func printServe(_ results: [String: Figures]) {
         pad("search common word p50 / p99", 34) + lpad(v("search common p50 ms") + "/" + v("search common p99 ms"), 10) + lpad("", 12) + lpad("", 9)
             + lpad("≤ \(Int(searchEndToEndGoalMs))", 12))
     print(pad("first layout of the conversation", 34) + lpad(v("first layout ms"), 10) + "  (once per conversation and theme, in the background)")
+    print(pad("server peak RSS by then, MB", 34) + lpad(v("first layout peak RSS MB"), 10) + "  (its start and the first layout)")
     print(
         pad("resize re-layout 720→500 / →720", 34) + lpad(v("re-layout 500 ms") + "/" + v("re-layout 720 ms"), 10) + lpad("", 12) + lpad("", 9)
             + lpad("≤ \(Int(relayoutGoalMs))", 12))

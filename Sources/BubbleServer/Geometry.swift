@@ -413,6 +413,9 @@ actor Geometries {
         }
     }
 
+    /// How many messages a first layout reads at a time.
+    static let chunkSize = 20_000
+
     /// Reads the conversation in chunks and lays it out.
     static func build(
         _ key: Key, store: any ConversationReading & LiveStore, layouter: Layouter, resolver: Resolver, width: Double,
@@ -429,13 +432,18 @@ actor Geometries {
         var seqs: [Int64] = []
         seqs.reserveCapacity(c.messageCount)
         var laid: ScrollingLayout?
-        var after: Int64 = 0
+        // The next chunk is read (and its media resolved) while this one is laid out.
+        @Sendable func read(after: Int64) async throws -> (messages: [Message], seqs: [Int64]) {
+            let chunk = try await store.messages(in: id, after: after, limit: Self.chunkSize)
+            return (Self.seen(chunk.map(\.message), by: key.perspective, resolver: resolver.value), chunk.map(\.seq))
+        }
+        var next = Task { try await read(after: 0) }
+        defer { next.cancel() }
         while true {
-            let chunk = try await store.messages(in: id, after: after, limit: 20_000)
-            guard let last = chunk.last else { break }
-            let messages = Self.seen(chunk.map(\.message), by: key.perspective, resolver: resolver.value)
-            seqs += chunk.map(\.seq)
-            after = last.seq
+            let (messages, chunkSeqs) = try await next.value
+            guard let last = chunkSeqs.last else { break }
+            next = Task { try await read(after: last) }
+            seqs += chunkSeqs
             if compact {
                 if laid == nil {
                     var list = try layouter.value.scrollingLayout(

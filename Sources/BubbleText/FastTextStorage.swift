@@ -296,14 +296,17 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
 enum LineBreaker {
     /// Break opportunities of `text` after offset 0 as UTF-8 byte offsets, each with whether it
     /// is mandatory. The end of the text is always the last.
-    static func breaks(_ text: String) -> [(offset: Int, hard: Bool)] {
+    /// `icuOnly`: always through ICU, not the plain-prose shortcut (what it is tested against).
+    static func breaks(_ text: String, icuOnly: Bool = false) -> [(offset: Int, hard: Bool)] {
         var copy = text
         return copy.withUTF8 { bytes in
             guard bytes.count > 0 else { return [] }
             var out = [Int32](repeating: 0, count: bytes.count + 1)
             var hard = [UInt8](repeating: 0, count: bytes.count + 1)
             let n = bytes.withMemoryRebound(to: CChar.self) { raw in
-                clb_line_breaks(raw.baseAddress, Int32(raw.count), &out, &hard, Int32(out.count))
+                icuOnly
+                    ? clb_line_breaks_icu(raw.baseAddress, Int32(raw.count), &out, &hard, Int32(out.count))
+                    : clb_line_breaks(raw.baseAddress, Int32(raw.count), &out, &hard, Int32(out.count))
             }
             return (0..<max(0, Int(n))).map { (Int(out[$0]), hard[$0] != 0) }
         }

@@ -105,7 +105,51 @@ static int32_t breaks(UBreakIteratorType type, const char *utf8, int32_t length,
     return count;
 }
 
+static int is_word_byte(uint8_t c) {
+    uint8_t lower = c | 0x20;
+    return (lower >= 'a' && lower <= 'z') || (c >= '0' && c <= '9') || c == '\'';
+}
+static int is_end_mark(uint8_t c) { return c == '.' || c == ',' || c == '!' || c == '?'; }
+
+/// Line breaks of plain ASCII prose, without ICU: words of letters, digits and apostrophes
+/// (AL, NU, QU: no break between them, LB19/LB23/LB28) separated by spaces, with . , ! ? only
+/// at a word's end — after a word or another mark, before a space, the end or another mark
+/// (IS, EX: no break before them, LB13). UAX #14 then breaks only after each run of spaces
+/// (LB7: none before a space; LB18: one after) and at the end. -1 for any other text (ICU
+/// decides), -2 when `capacity` is too small.
+static int32_t prose_line_breaks(const uint8_t *b, int32_t length, int32_t *out, uint8_t *hard, int32_t capacity) {
+    int32_t count = 0;
+    for (int32_t i = 0; i < length; i++) {
+        uint8_t c = b[i];
+        if (is_word_byte(c)) continue;
+        if (c == ' ') {
+            if (i + 1 < length && b[i + 1] != ' ') {
+                if (count >= capacity) return -2;
+                out[count] = i + 1;
+                if (hard) hard[count] = 0;
+                count++;
+            }
+            continue;
+        }
+        if (!is_end_mark(c) || i == 0 || b[i - 1] == ' ') return -1;
+        if (i + 1 < length && b[i + 1] != ' ' && !is_end_mark(b[i + 1])) return -1;
+    }
+    if (count >= capacity) return -2;
+    out[count] = length;
+    if (hard) hard[count] = 0;
+    return count + 1;
+}
+
 int32_t clb_line_breaks(const char *utf8, int32_t length, int32_t *out, uint8_t *hard, int32_t capacity) {
+    if (length > 0) {
+        int32_t n = prose_line_breaks((const uint8_t *)utf8, length, out, hard, capacity);
+        if (n >= 0) return n;
+        if (n == -2) return -1;
+    }
+    return breaks(UBRK_LINE, utf8, length, out, hard, capacity);
+}
+
+int32_t clb_line_breaks_icu(const char *utf8, int32_t length, int32_t *out, uint8_t *hard, int32_t capacity) {
     return breaks(UBRK_LINE, utf8, length, out, hard, capacity);
 }
 

@@ -82,6 +82,30 @@ import Testing
         #expect(mixed.map(\.hard) == [false, false, false, false, true, false])
     }
 
+    @Test("plain prose is broken without ICU exactly where ICU breaks it (drawn texts, hostile neighbours of every mark)")
+    func proseShortcutAgreesWithICU() {
+        // The shortcut's alphabet and what must send a text back to ICU: marks before letters
+        // or digits, marks after a space or at the start, hyphens, quotes, brackets, tabs,
+        // newlines, accented letters, emoji, CJK, bytes of a broken sequence repaired.
+        let prose = ["a", "Z", "q", "7", "0", "'", " ", " ", "  ", ".", ",", "!", "?", "...", "?!", "hello", "3pm", "don't"]
+        let ascii = prose + ["-", "\"", "(", ")", "/", ":", ";", "\t", "\n", "\r\n", "$", "%", "e.g", "1,000", "#", "@", "&", "*"]
+        let all = ascii + ["é", "😀", "日", "\u{2028}", "\u{FFFD}", "\u{00A0}", "\u{200B}"]
+        var rng = SplitMix64(seed: 0x1B2E)
+        for n in 0..<30_000 {
+            let count = Int(rng.next() % 12)
+            // A third of the texts in the shortcut's alphabet (so that it is taken often), a
+            // third with the ASCII it must refuse, a third with anything.
+            let alphabet = [prose, ascii, all][n % 3]
+            let text = (0..<count).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }.joined()
+            let fast = LineBreaker.breaks(text), icu = LineBreaker.breaks(text, icuOnly: true)
+            #expect(fast.map(\.offset) == icu.map(\.offset) && fast.map(\.hard) == icu.map(\.hard), "\(text.debugDescription)")
+        }
+        // Texts that only the shortcut's rules cover, spelled out: breaks after each run of spaces.
+        #expect(LineBreaker.breaks("Hi there,  it's 3pm!! ok?").map(\.offset) == [3, 11, 16, 22, 25])
+        #expect(LineBreaker.breaks("  lead").map(\.offset) == [2, 6])
+        #expect(LineBreaker.breaks("trail  ").map(\.offset) == [7])
+    }
+
     @Test func icuPassesLineBreakTestApartFromTailorings() throws {
         guard FileManager.default.fileExists(atPath: Self.file) else {
             Issue.record("\(Self.file) is missing: install Debian's unicode-data (scripts/bootstrap.sh does)")

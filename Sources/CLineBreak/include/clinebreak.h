@@ -9,7 +9,12 @@
 /// the byte offset after each segment (the last one is `length`) to `breaks`, and 1 to `hard`
 /// where the break is mandatory (after \n, U+2028, U+2029…), else 0. Returns how many were
 /// written, at most `capacity`; -1 when ICU fails or `capacity` is too small.
+/// Plain ASCII prose (words, spaces, . , ! ? at words' ends) is broken without ICU, by the
+/// same rules.
 int32_t clb_line_breaks(const char *utf8, int32_t length, int32_t *breaks, uint8_t *hard, int32_t capacity);
+
+/// `clb_line_breaks` always through ICU (what the prose shortcut is tested against).
+int32_t clb_line_breaks_icu(const char *utf8, int32_t length, int32_t *breaks, uint8_t *hard, int32_t capacity);
 
 /// Grapheme-cluster boundaries (UAX #29) after offset 0, like `clb_line_breaks`.
 int32_t clb_grapheme_breaks(const char *utf8, int32_t length, int32_t *breaks, int32_t capacity);
