@@ -8,20 +8,20 @@ import Synchronization
 public final class StoreTiming: Sendable {
     /// A database round's duration, with the store call that made it.
     public typealias Reporter = @Sendable (_ call: String, _ duration: Duration) -> Void
-    private let reporter = Mutex<Reporter?>(nil)
+    private let reporter = ClosureSlot<Reporter>()
 
     /// Timing that reports nowhere until `report(to:)`.
     public init() {}
 
     /// Hands every later round's duration to `reporter` (replacing an earlier one).
     public func report(to reporter: @escaping Reporter) {
-        self.reporter.withLock { $0 = reporter }
+        self.reporter.set(reporter)
     }
 
     /// Runs `body`, one database round of the store call `function` (`#function` of the
     /// caller: its name before the parenthesis is the label).
     func time<T>(_ function: String, _ body: () async throws -> T) async rethrows -> T {
-        guard let report = reporter.withLock({ $0 }) else { return try await body() }
+        guard let report = reporter.value else { return try await body() }
         let start = ContinuousClock.now
         defer { report(Self.label(function), ContinuousClock.now - start) }
         return try await body()
@@ -31,4 +31,22 @@ public final class StoreTiming: Sendable {
     static func label(_ function: String) -> String {
         String(function.prefix { $0 != "(" })
     }
+}
+
+/// A closure shared between threads, set and read under a lock. Kept directly in a generic lock
+/// (`Mutex<F?>`) and read through `withLock`'s inout, a closure is written back re-abstracted:
+/// each read wrapped it in two more thunks, so every call went deeper than the one before (a
+/// server's store timing a million rounds: slower by the hour, then a stack overflow). Here
+/// the lock holds a box, which only hands the closure out.
+final class ClosureSlot<F: Sendable>: Sendable {
+    private final class Box: Sendable {
+        let value: F
+        init(_ value: F) { self.value = value }
+    }
+    private let box = Mutex<Box?>(nil)
+
+    init() {}
+
+    func set(_ value: F?) { box.withLock { $0 = value.map(Box.init) } }
+    var value: F? { box.withLock { $0 }?.value }
 }

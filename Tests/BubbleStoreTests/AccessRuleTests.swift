@@ -116,6 +116,36 @@ struct AccessRuleTests {
         }
         #expect(!calls.contains { $0.contains("(") || $0 == "importStream" }, "labels are call names; the import came before the reporter: \(calls)")
     }
+
+    /// A reporter read for every round must stay the closure it was: kept in a generic lock and
+    /// read back through its inout, a closure was written back re-abstracted, two thunks deeper
+    /// at every round — after a million windows a call went a million frames down (a server
+    /// getting slower by the hour, then a stack overflow). The stack under the reporter is as
+    /// deep at the 3,000th round as at the first.
+    @Test("the reporter is called as deep in the stack at the 3,000th round as at the first")
+    func reporterDoesNotDeepen() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Backend.sqlite.make(dir)
+        let depths = Mutex<[Int]>([])
+        store.timing.report { _, _ in
+            let depth = Thread.callStackReturnAddresses.count
+            depths.withLock { $0.append(depth) }
+        }
+        for _ in 0..<3_000 { _ = try await store.conversations() }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count >= 3_000)
+        #expect((seen.max() ?? 0) - (seen.min() ?? 0) < 16, "stack depth under the reporter from \(seen.min() ?? 0) to \(seen.max() ?? 0) frames")
+        // The PostgreSQL feed's change reader (read at every poll) sits in the same slot.
+        let slot = ClosureSlot<@Sendable (_ conversation: Int64, _ after: Int64) async throws -> [StoredChange]>()
+        slot.set { _, _ in
+            #expect(Thread.callStackReturnAddresses.count < 64)
+            return []
+        }
+        for k in 0..<3_000 { _ = try await slot.value?(Int64(k), 0) }
+        slot.set(nil)
+        #expect(slot.value == nil)
+    }
 }
 
 extension StoredUser {

@@ -35,7 +35,7 @@ final class PostgresFeed: Sendable {
     let nodeID = UUID().uuidString.prefix(8).lowercased()
     /// Reads a conversation's changes after a revision (the store's `changes`; set by the store,
     /// which it holds weakly: the store owns the feed).
-    let reader = Mutex<(@Sendable (_ conversation: Int64, _ after: Int64) async throws -> [StoredChange])?>(nil)
+    let reader = ClosureSlot<@Sendable (_ conversation: Int64, _ after: Int64) async throws -> [StoredChange]>()
 
     init(db: PostgresDB, feed: ChangeFeed) {
         self.db = db
@@ -87,7 +87,7 @@ final class PostgresFeed: Sendable {
     private func read(_ conversation: Int64, after rev: Int64) async -> Int64 {
         var last = rev
         while !Task.isCancelled {
-            guard let reader = reader.withLock({ $0 }), let changes = try? await reader(conversation, last) else { return last }
+            guard let reader = reader.value, let changes = try? await reader(conversation, last) else { return last }
             for change in changes {
                 feed.emit(change)
                 last = change.rev

@@ -51,7 +51,7 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
             ?? home + "/.local/share/bubblekit/\(location.database)-media"
         db = PostgresDB(location: location)
         listener = PostgresFeed(db: db, feed: feed)
-        listener.reader.withLock { $0 = { [weak self] conversation, rev in try await self?.changes(in: conversation, since: rev, limit: 1_000) ?? [] } }
+        listener.reader.set { [weak self] conversation, rev in try await self?.changes(in: conversation, since: rev, limit: 1_000) ?? [] }
     }
 
     deinit { started.withLock { $0?.cancel() } }
