@@ -111,8 +111,20 @@ static int is_word_byte(uint8_t c) {
 }
 static int is_end_mark(uint8_t c) { return c == '.' || c == ',' || c == '!' || c == '?'; }
 
-/// Line breaks of plain ASCII prose, without ICU: words of letters, digits and apostrophes
-/// (AL, NU, QU: no break between them, LB19/LB23/LB28) separated by spaces, with . , ! ? only
+/// 2 when `b[i]` starts a two-byte letter of line-break class AL like an ASCII letter's: Latin-1's
+/// letters (U+00C0–U+00FF but × and ÷), Latin Extended-A and -B (to U+024F), Cyrillic's
+/// U+0400–U+045F; else 0.
+static int two_byte_letter(const uint8_t *b, int32_t i, int32_t length) {
+    if (i + 1 >= length || (b[i + 1] & 0xC0) != 0x80) return 0;
+    uint32_t c = ((uint32_t)(b[i] & 0x1F) << 6) | (b[i + 1] & 0x3F);
+    if (c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7) return 2;
+    if (c >= 0x400 && c <= 0x45F) return 2;
+    return 0;
+}
+
+/// Line breaks of plain prose, without ICU: words of letters (ASCII, accented Latin, Cyrillic),
+/// digits and apostrophes (AL, NU, QU: no break between them, LB19/LB23/LB28) separated by
+/// spaces, with . , ! ? only
 /// at a word's end — after a word or another mark, before a space, the end or another mark
 /// (IS, EX: no break before them, LB13). UAX #14 then breaks only after each run of spaces
 /// (LB7: none before a space; LB18: one after) and at the end. -1 for any other text (ICU
@@ -122,6 +134,12 @@ static int32_t prose_line_breaks(const uint8_t *b, int32_t length, int32_t *out,
     for (int32_t i = 0; i < length; i++) {
         uint8_t c = b[i];
         if (is_word_byte(c)) continue;
+        if (c >= 0xC3 && c <= 0xD1) {
+            int n = two_byte_letter(b, i, length);
+            if (n == 0) return -1;
+            i += n - 1;
+            continue;
+        }
         if (c == ' ') {
             if (i + 1 < length && b[i + 1] != ' ') {
                 if (count >= capacity) return -2;

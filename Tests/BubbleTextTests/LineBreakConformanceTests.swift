@@ -87,9 +87,18 @@ import Testing
         // The shortcut's alphabet and what must send a text back to ICU: marks before letters
         // or digits, marks after a space or at the start, hyphens, quotes, brackets, tabs,
         // newlines, accented letters, emoji, CJK, bytes of a broken sequence repaired.
-        let prose = ["a", "Z", "q", "7", "0", "'", " ", " ", "  ", ".", ",", "!", "?", "...", "?!", "hello", "3pm", "don't"]
-        let ascii = prose + ["-", "\"", "(", ")", "/", ":", ";", "\t", "\n", "\r\n", "$", "%", "e.g", "1,000", "#", "@", "&", "*"]
-        let all = ascii + ["é", "😀", "日", "\u{2028}", "\u{FFFD}", "\u{00A0}", "\u{200B}"]
+        let prose = [
+            "a", "Z", "q", "7", "0", "'", " ", " ", "  ", ".", ",", "!", "?", "...", "?!", "hello", "3pm", "don't", "é", "Ü", "ß",
+            "ÿ", "ő", "ɏ", "Ā", "д", "Ж", "ѐ", "џ", "café", "über"
+        ]
+        // What the shortcut must refuse: ASCII punctuation and controls, and the two-byte
+        // characters beside its letters that are not letters of class AL (×, ÷, combining
+        // marks, Greek, Cyrillic beyond U+045F, the no-break space, the soft hyphen, «»).
+        let ascii = prose + [
+            "-", "\"", "(", ")", "/", ":", ";", "\t", "\n", "\r\n", "$", "%", "e.g", "1,000", "#", "@", "&", "*", "×", "÷",
+            "e\u{0301}", "\u{0300}", "α", ";", "Ѡ", "\u{0483}", "\u{00A0}", "\u{00AD}", "«", "»", "¿", "¡", "°", "ʼ", "ˆ"
+        ]
+        let all = ascii + ["😀", "日", "\u{2028}", "\u{FFFD}", "\u{200B}", "ا", "\u{2019}"]
         var rng = SplitMix64(seed: 0x1B2E)
         for n in 0..<30_000 {
             let count = Int(rng.next() % 12)
@@ -104,6 +113,7 @@ import Testing
         #expect(LineBreaker.breaks("Hi there,  it's 3pm!! ok?").map(\.offset) == [3, 11, 16, 22, 25])
         #expect(LineBreaker.breaks("  lead").map(\.offset) == [2, 6])
         #expect(LineBreaker.breaks("trail  ").map(\.offset) == [7])
+        #expect(LineBreaker.breaks("naïve café, über").map(\.offset) == [7, 14, 19])
     }
 
     @Test func icuPassesLineBreakTestApartFromTailorings() throws {

@@ -9,8 +9,8 @@
 /// the byte offset after each segment (the last one is `length`) to `breaks`, and 1 to `hard`
 /// where the break is mandatory (after \n, U+2028, U+2029…), else 0. Returns how many were
 /// written, at most `capacity`; -1 when ICU fails or `capacity` is too small.
-/// Plain ASCII prose (words, spaces, . , ! ? at words' ends) is broken without ICU, by the
-/// same rules.
+/// Plain prose (words of ASCII, accented Latin or Cyrillic letters, spaces, . , ! ? at words'
+/// ends) is broken without ICU, by the same rules.
 int32_t clb_line_breaks(const char *utf8, int32_t length, int32_t *breaks, uint8_t *hard, int32_t capacity);
 
 /// `clb_line_breaks` always through ICU (what the prose shortcut is tested against).
