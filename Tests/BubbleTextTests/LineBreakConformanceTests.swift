@@ -94,10 +94,11 @@ import Testing
         // What the shortcut must refuse: ASCII punctuation and controls, and the two-byte
         // characters beside its letters that are not letters of class AL (×, ÷, combining
         // marks, Greek, Cyrillic beyond U+045F, the no-break space, the soft hyphen, «»).
-        let ascii = prose + [
-            "-", "\"", "(", ")", "/", ":", ";", "\t", "\n", "\r\n", "$", "%", "e.g", "1,000", "#", "@", "&", "*", "×", "÷",
-            "e\u{0301}", "\u{0300}", "α", ";", "Ѡ", "\u{0483}", "\u{00A0}", "\u{00AD}", "«", "»", "¿", "¡", "°", "ʼ", "ˆ"
-        ]
+        let ascii =
+            prose + [
+                "-", "\"", "(", ")", "/", ":", ";", "\t", "\n", "\r\n", "$", "%", "e.g", "1,000", "#", "@", "&", "*", "×", "÷",
+                "e\u{0301}", "\u{0300}", "α", ";", "Ѡ", "\u{0483}", "\u{00A0}", "\u{00AD}", "«", "»", "¿", "¡", "°", "ʼ", "ˆ"
+            ]
         let all = ascii + ["😀", "日", "\u{2028}", "\u{FFFD}", "\u{200B}", "ا", "\u{2019}"]
         var rng = SplitMix64(seed: 0x1B2E)
         for n in 0..<30_000 {
