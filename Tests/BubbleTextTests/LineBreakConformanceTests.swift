@@ -94,18 +94,18 @@ import Testing
         // What the shortcut must refuse: ASCII punctuation and controls, and the two-byte
         // characters beside its letters that are not letters of class AL (×, ÷, combining
         // marks, Greek, Cyrillic beyond U+045F, the no-break space, the soft hyphen, «»).
-        let ascii =
+        let beside =
             prose + [
                 "-", "\"", "(", ")", "/", ":", ";", "\t", "\n", "\r\n", "$", "%", "e.g", "1,000", "#", "@", "&", "*", "×", "÷",
                 "e\u{0301}", "\u{0300}", "α", ";", "Ѡ", "\u{0483}", "\u{00A0}", "\u{00AD}", "«", "»", "¿", "¡", "°", "ʼ", "ˆ"
             ]
-        let all = ascii + ["😀", "日", "\u{2028}", "\u{FFFD}", "\u{200B}", "ا", "\u{2019}"]
+        let all = beside + ["😀", "日", "\u{2028}", "\u{FFFD}", "\u{200B}", "ا", "\u{2019}"]
         var rng = SplitMix64(seed: 0x1B2E)
         for n in 0..<30_000 {
             let count = Int(rng.next() % 12)
             // A third of the texts in the shortcut's alphabet (so that it is taken often), a
             // third with the ASCII it must refuse, a third with anything.
-            let alphabet = [prose, ascii, all][n % 3]
+            let alphabet = [prose, beside, all][n % 3]
             let text = (0..<count).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }.joined()
             let fast = LineBreaker.breaks(text), icu = LineBreaker.breaks(text, icuOnly: true)
             #expect(fast.map(\.offset) == icu.map(\.offset) && fast.map(\.hard) == icu.map(\.hard), "\(text.debugDescription)")
