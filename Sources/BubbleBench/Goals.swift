@@ -55,7 +55,7 @@ func printGoals(_ results: [String: Figures]) {
     if let f = results["postgres"]?.microsPerMessage, let pg = f["postgres import msg/s"], let lite = f["sqlite import msg/s"] {
         rows.append(
             (
-                "PostgreSQL import vs SQLite", String(format: "%.2f× (%.0f vs %.0f msg/s)", pg / lite, pg, lite), "≥ \(postgresImportShareGoal)×",
+                "PostgreSQL import vs SQLite", String(format: "%.3f× (%.0f vs %.0f msg/s)", pg / lite, pg, lite), "≥ \(postgresImportShareGoal)×",
                 verdict(pg / lite >= postgresImportShareGoal)
             ))
     } else {

@@ -777,11 +777,13 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         return nil
     }
 
-    /// Alphabetic (has a script of its own), with the common CJK and Hangul blocks answered
-    /// without a property look-up.
+    /// Alphabetic (has a script of its own), with accented Latin, basic Cyrillic and the common
+    /// CJK and Hangul blocks answered without a property look-up.
     @inline(__always)
     static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value
+        if v >= 0xC0 && v <= 0x24F { return v != 0xD7 && v != 0xF7 }
+        if v >= 0x400 && v <= 0x45F { return true }
         if (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0xAC00...0xD7A3).contains(v)
             || (0x3041...0x3096).contains(v) || (0x30A1...0x30FA).contains(v)
         {
