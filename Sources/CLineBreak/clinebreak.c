@@ -124,11 +124,10 @@ static int two_byte_letter(const uint8_t *b, int32_t i, int32_t length) {
 
 /// Line breaks of plain prose, without ICU: words of letters (ASCII, accented Latin, Cyrillic),
 /// digits and apostrophes (AL, NU, QU: no break between them, LB19/LB23/LB28) separated by
-/// spaces, with . , ! ? only
-/// at a word's end — after a word or another mark, before a space, the end or another mark
-/// (IS, EX: no break before them, LB13). UAX #14 then breaks only after each run of spaces
-/// (LB7: none before a space; LB18: one after) and at the end. -1 for any other text (ICU
-/// decides), -2 when `capacity` is too small.
+/// spaces, with . , ! ? only at a word's end — after a word or another mark, before a space,
+/// the end or another mark (IS, EX: no break before them, LB13). UAX #14 then breaks only after
+/// each run of spaces (LB7: none before a space; LB18: one after) and at the end. -1 for any
+/// other text (ICU decides), -2 when `capacity` is too small.
 static int32_t prose_line_breaks(const uint8_t *b, int32_t length, int32_t *out, uint8_t *hard, int32_t capacity) {
     int32_t count = 0;
     for (int32_t i = 0; i < length; i++) {
