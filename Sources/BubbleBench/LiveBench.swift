@@ -48,12 +48,7 @@ func liveCase() throws -> Figures {
             notes["stored \(round.clients)"] = String(stored["messageCount"] as? Int ?? -1)
         }
     }
-    let status = (try? String(contentsOfFile: "/proc/\(ours.pid)/status", encoding: .utf8)) ?? ""
-    if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-        let kb = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-    {
-        figures["server peak RSS MB"] = kb / 1024
-    }
+    if let peak = processMemoryMB(ours.pid).peak { figures["server peak RSS MB"] = peak }
     return Figures(
         name: "live-ws", messages: liveRounds.reduce(0) { $0 + $1.clients * $1.each }, microsPerMessage: figures,
         peakMemoryMB: peakMemoryMB(), notes: notes)

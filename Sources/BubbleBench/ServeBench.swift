@@ -33,7 +33,7 @@ func serveCase() async throws -> Figures {
     figures["first layout ms"] = try ms { _ = try get("/c/1/view?width=720&wait=1") }
     // The server's peak so far: its start and this first layout (the goal's figure; the peak of
     // the whole case, after the browser's resizes and the 50 clients, is `server peak RSS MB`).
-    figures["first layout peak RSS MB"] = serverMemoryMB(server.pid).peak
+    figures["first layout peak RSS MB"] = processMemoryMB(server.pid).peak
     guard let first = try get("/c/1/view?width=720").json() as? [String: Any] else { throw BenchError("no geometry") }
     let total = first["height"] as? Double ?? 0
     notes["layout height px"] = String(format: "%.0f", total)
@@ -146,21 +146,11 @@ private func staticExportFigures(_ size: Int, figures: inout [String: Double], n
     }
 }
 
-/// A process's resident memory now and at its peak (VmRSS, VmHWM), in MB; nil when unread.
-func serverMemoryMB(_ pid: Int32) -> (rss: Double?, peak: Double?) {
-    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-    func field(_ key: String) -> Double? {
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }) else { return nil }
-        return Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "").map { $0 / 1024 }
-    }
-    return (field("VmRSS"), field("VmHWM"))
-}
-
 /// The server's memory with the conversation open, at another width, and with a second reader
 /// (the other side).
 private func memoryFigures(_ server: BenchServer, get: (String) throws -> HTTP.Reply, figures: inout [String: Double]) throws {
     func memory(_ figures: inout [String: Double]) {
-        let m = serverMemoryMB(server.pid)
+        let m = processMemoryMB(server.pid)
         figures["server RSS MB"] = m.rss
         figures["server peak RSS MB"] = m.peak
     }

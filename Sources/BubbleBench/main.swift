@@ -328,6 +328,16 @@ func processStat(_ pid: Int32) -> (parent: Int32?, cpuSeconds: Double?)? {
     return (parent, (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))))
 }
 
+/// A process's resident memory now and at its peak (VmRSS, VmHWM), in MB; nil when unread.
+func processMemoryMB(_ pid: Int32) -> (rss: Double?, peak: Double?) {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    func field(_ key: String) -> Double? {
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }) else { return nil }
+        return Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "").map { $0 / 1024 }
+    }
+    return (field("VmRSS"), field("VmHWM"))
+}
+
 /// `root` and all its descendants, from /proc: the sum of their resident sizes (VmRSS), and
 /// each one's CPU time so far (utime + stime).
 func processTree(root: Int32) -> (residentMB: Double, cpuSeconds: [Int32: Double]) {
@@ -352,12 +362,7 @@ func processTree(root: Int32) -> (residentMB: Double, cpuSeconds: [Int32: Double
     var tree: [Int32: Double] = [:]
     for pid in parent.keys where descends(pid) {
         tree[pid] = cpu[pid] ?? 0
-        if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kb = Double(line.split(separator: " ").dropFirst().first ?? "")
-        {
-            resident += kb / 1024
-        }
+        resident += processMemoryMB(pid).rss ?? 0
     }
     return (resident, tree)
 }
