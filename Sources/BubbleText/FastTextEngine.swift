@@ -782,8 +782,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     @inline(__always)
     static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value
-        if v >= 0xC0 && v <= 0x24F { return v != 0xD7 && v != 0xF7 }
-        if v >= 0x400 && v <= 0x45F { return true }
+        if clb_is_plain_letter(v) != 0 { return true }
         if (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) || (0xAC00...0xD7A3).contains(v)
             || (0x3041...0x3096).contains(v) || (0x30A1...0x30FA).contains(v)
         {

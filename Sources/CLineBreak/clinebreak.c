@@ -111,15 +111,12 @@ static int is_word_byte(uint8_t c) {
 }
 static int is_end_mark(uint8_t c) { return c == '.' || c == ',' || c == '!' || c == '?'; }
 
-/// 2 when `b[i]` starts a two-byte letter of line-break class AL like an ASCII letter's: Latin-1's
-/// letters (U+00C0–U+00FF but × and ÷), Latin Extended-A and -B (to U+024F), Cyrillic's
-/// U+0400–U+045F; else 0.
+/// 2 when `b[i]` starts a two-byte letter of line-break class AL like an ASCII letter's
+/// (`clb_is_plain_letter`); else 0.
 static int two_byte_letter(const uint8_t *b, int32_t i, int32_t length) {
     if (i + 1 >= length || (b[i + 1] & 0xC0) != 0x80) return 0;
     uint32_t c = ((uint32_t)(b[i] & 0x1F) << 6) | (b[i + 1] & 0x3F);
-    if (c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7) return 2;
-    if (c >= 0x400 && c <= 0x45F) return 2;
-    return 0;
+    return clb_is_plain_letter(c) ? 2 : 0;
 }
 
 /// Line breaks of plain prose, without ICU: words of letters (ASCII, accented Latin, Cyrillic),

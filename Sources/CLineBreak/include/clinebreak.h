@@ -26,6 +26,13 @@ int32_t clb_first_strong_direction(const char *utf8, int32_t length);
 /// 1 when `utf8` holds a character of bidi class R, AL or AN (text that may need reordering).
 int32_t clb_has_rtl(const char *utf8, int32_t length);
 
+/// 1 for the letters both the line-break shortcut and the text engine's letter check answer
+/// without ICU or a property look-up: accented Latin (U+00C0–U+024F but × and ÷) and basic
+/// Cyrillic (U+0400–U+045F) — alphabetic, and of line-break class AL like an ASCII letter.
+static inline int clb_is_plain_letter(uint32_t c) {
+    return (c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7) || (c >= 0x400 && c <= 0x45F);
+}
+
 /// A hint that the 192 bytes at `p` will be read soon (a prepared text's header and first
 /// segments): the cache lines are requested now, without waiting for them.
 static inline void clb_prefetch(const void *p) {
