@@ -52,9 +52,9 @@ public struct ScrollingLayout: Sendable {
     var isGroup = false
     var last: ConversationLayout.LastMessage?
     var statusRow: Int?
-    /// The status row's height without its status label, at the width it was stitched at:
-    /// what the next outgoing message makes it (none: measured again).
-    var statusRowShorter: (row: Int, width: Double, height: Double)?
+    /// `statusRow`'s height without its status label, at the width it was stitched at: what
+    /// the next outgoing message makes it (none: measured again).
+    var statusRowShorter: (width: Double, height: Double)?
     /// Set by `ConversationLayouter.compact(_:)`: the messages and their prepared texts let go.
     var compacted: Compacted?
 
@@ -617,7 +617,7 @@ extension ConversationLayouter {
                 list.statusRow = list.plan.count - 1
                 var shorter = bubble
                 shorter.labels.removeAll { $0.kind == .status }
-                list.statusRowShorter = (list.plan.count - 1, list.width, shorter.maxY)
+                list.statusRowShorter = (list.width, shorter.maxY)
             }
         case .daySeparator, .typing:
             preconditionFailure("rows(for:) makes system lines and bubbles")
@@ -664,7 +664,7 @@ extension ConversationLayouter {
     private func removeStatus(ofRow i: Int, in list: inout ScrollingLayout) throws(LayoutError) {
         list.plan[i].flags |= PlannedRow.statusRemoved
         let height: Double
-        if let shorter = list.statusRowShorter, shorter.row == i, shorter.width == list.width {
+        if let shorter = list.statusRowShorter, i == list.statusRow, shorter.width == list.width {
             // Known from when it was stitched: the bubble is measured as then (`rowHeight`).
             height = shorter.height
         } else {
