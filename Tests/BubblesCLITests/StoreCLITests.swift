@@ -103,10 +103,20 @@ struct StoreCLITests {
         // …and each is known as a conversation's (attachments are served to those who reach one).
         let recorded = try pg.psql(name, "SELECT count(DISTINCT file) FROM conversation_media").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(Int(recorded) == files(copyMedia).count, "\(recorded) of \(files(copyMedia).count) copied files recorded")
+        // A copied message whose source key the target holds under another number (no index
+        // keeps source keys unique): refused by name, not stored twice.
+        let key = try pg.psql(name, "SELECT source_key FROM message WHERE conversation_id = 3 AND seq = 6").trimmingCharacters(in: .whitespacesAndNewlines)
+        try pg.psql(name, "DELETE FROM message WHERE conversation_id = 3 AND seq > 5")
+        try pg.psql(name, "UPDATE message SET source_key = \(key) WHERE conversation_id = 3 AND seq = 1")
+        let clash = try Tool.run(["db", "copy", "--from", sqlite, "--to", target, "--to-media", copyMedia])
+        #expect(clash.status != 0 && clash.stderr.contains("holds message 1 already as message 6"), "\(clash.stderr)")
+        let stored = try pg.psql(name, "SELECT count(*) FROM message WHERE conversation_id = 3 AND source_key = \(key)")
+        #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
         // A target that holds other messages under the same chat is not silently merged.
         try pg.psql(name, "UPDATE message SET text = 'changed' WHERE conversation_id = 1 AND seq = 1")
         let differs = try Tool.run(["db", "copy", "--from", sqlite, "--to", target, "--to-media", copyMedia])
         #expect(differs.status != 0 && differs.stderr.contains("differs after the copy"), "\(differs.stderr)")
+        #expect(try pg.psql(name, "SELECT indexdef FROM pg_indexes WHERE indexname = 'message_source'").contains("USING hash (source_key)"))
         // A mistyped source is an error, and no empty database appears in its place.
         let none = dir.appendingPathComponent("none.sqlite").path
         let missing = try Tool.run(["db", "copy", "--from", none, "--to", dir.appendingPathComponent("x.sqlite").path])

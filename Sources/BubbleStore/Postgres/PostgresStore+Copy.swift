@@ -100,6 +100,23 @@ extension PostgresStore: CopyableStore {
                             "source_id", "extra", "edited", "client_id", "rev", "change", "body", "cjk"
                         ], logger: logger
                     ) { writer in try await writer.write(chunk) }
+                    // A source key the conversation holds already (under another number): a
+                    // target holding other messages, not merged (the store's writers keep a
+                    // conversation's source keys unique; no index does).
+                    if let clash = try await c.run(
+                        """
+                        SELECT n.seq, o.seq FROM message n JOIN message o
+                            ON o.conversation_id = n.conversation_id AND o.source_key = n.source_key AND o.seq <> n.seq
+                        WHERE n.conversation_id = \(conversation) AND n.seq BETWEEN \(rows.first!.seq) AND \(rows.last!.seq) LIMIT 1
+                        """, logger
+                    ).first {
+                        let (copied, held) = try clash.decode((Int64, Int64).self)
+                        throw StoreError(
+                            path: path,
+                            reason:
+                                "conversation \"\(conv.title)\" holds message \(held) already as message \(copied) of the copy (the same source key): it holds other messages under the same chat"
+                        )
+                    }
                 }
                 try await Self.recordMedia(c, MediaNames.files(in: rows), in: conversation, logger)
                 try await c.run(

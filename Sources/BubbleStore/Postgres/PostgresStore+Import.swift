@@ -5,94 +5,75 @@ import NIOFoundationCompat
 import NIOFileSystem
 import NIOPosix
 import PostgresNIO
+import Synchronization
 
-/// Imports through `COPY … FROM STDIN` into a temporary table (no indexes, no WAL), then one
-/// `INSERT … SELECT` into `message` in the same transaction: all of an export or nothing, and a
-/// newer export of a stored conversation adds only what it lacks.
+/// Imports an export in one transaction: all of it or nothing, and a newer export of a stored
+/// conversation adds only what it lacks.
+///
+/// A new conversation whose messages come in order (by date, when sorted by date) goes straight
+/// into `message` by `COPY` while the export is still being read: the reading and PostgreSQL's
+/// work (the search vector, the indexes) run on two cores at once. Otherwise (the conversation
+/// is stored already, or a message comes out of order) that is rolled back to a savepoint and
+/// the rows read meanwhile into a spool file go through a staging table: `COPY` into it, then one
+/// `INSERT … SELECT` that skips what is stored and numbers the rest.
 extension PostgresStore {
-    static let stagingColumns = [
-        "n", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
+    /// The spool's columns (COPY's text format); `n` is the message's number in the export.
+    static let spoolColumns = [
+        "conversation_id", "n", "source_key", "date", "utc_offset", "sender", "outgoing", "system", "text", "status", "status_date",
         "source_id", "extra", "edited", "body", "cjk"
     ]
+    /// The same rows straight into `message`: a new conversation's messages are numbered as read.
+    static let directColumns = spoolColumns.map { $0 == "n" ? "seq" : $0 }
 
     public func importStream(
         sourceFormat: String, title: String?, mediaFolder exportFolder: String, sortByDate: Bool,
         read: @escaping StoreImportReader
     ) async throws -> StoreImportSummary {
         try await prepare()
-        // First the export is read, off Swift's cooperative threads (parsing and copying files
-        // block): rows go to a spool file in COPY's format, pictures into the store's media.
-        let spooled = try await NIOThreadPool.singleton.runIfActive { [mediaFolder, handed = Handed(read)] in
-            try Self.spool(sourceFormat: sourceFormat, mediaFolder: mediaFolder, exportFolder: exportFolder, read: handed.value)
-        }
-        defer { try? FileManager.default.removeItem(atPath: spooled.file) }
-        let header = spooled.header, chatKey = spooled.chatKey, avatars = spooled.avatars
+        let handed = Handed(read)
         do {
-            // Then one transaction: the spool into a staging table, and from it into `message`.
             let done = try await timing.time(#function) {
                 try await db.transaction(retry: false) { c in
-                    var summary = spooled.summary
                     // GIN indexes take new entries into a pending list first; a bigger list for a bulk
                     // load means fewer, larger merges into the index.
                     try await c.run("SET LOCAL gin_pending_list_limit = '64MB'", logger)
-                    try await c.run(
+                    try await c.run("SAVEPOINT direct", logger)
+                    let placeholder = try await c.run(
                         """
-                        CREATE TEMPORARY TABLE import_message (
-                            n BIGINT, source_key BIGINT, date DOUBLE PRECISION, utc_offset BIGINT, sender TEXT, outgoing BOOLEAN,
-                            system BOOLEAN, text TEXT, status TEXT, status_date DOUBLE PRECISION, source_id TEXT, extra TEXT,
-                            edited DOUBLE PRECISION, body TEXT, cjk BOOLEAN) ON COMMIT DROP
-                        """, logger)
-                    try await Self.copy(spool: spooled.file, into: "import_message", columns: Self.stagingColumns, on: c, logger)
-
-                    let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
-                    let target: Int64, last: Int64
-                    if let row = try await c.run(
-                        "SELECT id, last_seq FROM conversation WHERE source_format = \(sourceFormat) AND chat_key = \(chatKey) FOR UPDATE",
-                        logger
-                    ).first {
-                        (target, last) = try row.decode((Int64, Int64).self)
-                        if let title { try await c.run("UPDATE conversation SET title = \(title) WHERE id = \(target)", logger) }
-                        // What the stored conversation has already.
-                        summary.messagesSkipped = try await c.changed(
-                            """
-                            DELETE FROM import_message i USING message m WHERE m.conversation_id = \(target) AND m.source_key = i.source_key RETURNING 1
-                            """, logger)
-                    } else {
-                        target = try await c.run(
-                            """
-                            INSERT INTO conversation (title, source_format, chat_key, added)
-                            VALUES (\(shownTitle.isEmpty ? "Conversation" : shownTitle), \(sourceFormat), \(chatKey), \(Date().timeIntervalSince1970))
-                            RETURNING id
-                            """, logger
-                        ).first!.decode(Int64.self)
-                        last = 0
+                        INSERT INTO conversation (title, source_format, chat_key, added)
+                        VALUES ('', \(sourceFormat), \("importing " + UUID().uuidString), \(Date().timeIntervalSince1970)) RETURNING id
+                        """, logger
+                    ).first!.decode(Int64.self)
+                    // The export is read off Swift's cooperative threads (parsing and copying files
+                    // block): rows to the spool file and, while they come in order, to `feed`;
+                    // pictures into the store's media.
+                    let feed = RowFeed()
+                    async let reading = NIOThreadPool.singleton.runIfActive { [mediaFolder] in
+                        defer { feed.finish() }
+                        return try Self.spool(
+                            sourceFormat: sourceFormat, mediaFolder: mediaFolder, exportFolder: exportFolder, conversation: placeholder,
+                            sortByDate: sortByDate, feed: feed, read: handed.value)
+                    }
+                    let direct: Bool
+                    do { direct = try await Self.copyWhileReading(feed, sourceFormat: sourceFormat, on: c, logger) } catch {
+                        feed.stop(abandon: true)
+                        throw error
+                    }
+                    let spooled = try await reading
+                    defer { try? FileManager.default.removeItem(atPath: spooled.file) }
+                    var summary = spooled.summary
+                    if direct, let added = try await finishDirect(spooled, into: placeholder, title: title, on: c) {
+                        summary.conversationID = placeholder
                         summary.conversationsAdded = 1
+                        summary.messagesAdded = added
+                    } else {
+                        try await c.run("ROLLBACK TO SAVEPOINT direct", logger)
+                        (summary.conversationID, summary.messagesAdded, summary.messagesSkipped, summary.conversationsAdded) =
+                            try await staged(spooled, sourceFormat: sourceFormat, title: title, sortByDate: sortByDate, on: c)
                     }
-                    let order = sortByDate ? "date, n" : "n"
-                    let added = try await c.changed(
-                        """
-                        INSERT INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text, status,
-                                             status_date, source_id, extra, edited, body, cjk)
-                        SELECT \(target), \(last) + row_number() OVER (ORDER BY \(unescaped: order)), source_key, date, utc_offset, sender, outgoing,
-                               system, text, status, status_date, source_id, extra, edited, body, cjk
-                        FROM import_message RETURNING 1
-                        """, logger)
-                    try await c.run("UPDATE conversation SET last_seq = \(last + Int64(added)) WHERE id = \(target)", logger)
-                    summary.conversationID = target
-                    summary.messagesAdded = added
                     summary.messagesSkipped += spooled.duplicates
-                    // Participants: new ones after the known ones; names and avatars kept.
-                    var position = try await c.run("SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(target)", logger)
-                        .first!.decode(Int64.self)
-                    for (p, avatar) in zip(header.participants, avatars) {
-                        let inserted = try await c.changed(
-                            """
-                            INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (\(target), \(p.id), \(position), \(p.name), \(avatar))
-                            ON CONFLICT (conversation_id, id) DO NOTHING RETURNING 1
-                            """, logger)
-                        if inserted > 0 { position += 1 }
-                    }
-                    try await Self.recordMedia(c, spooled.files, in: target, logger)
+                    try await Self.addParticipants(spooled, to: summary.conversationID, on: c, logger)
+                    try await Self.recordMedia(c, spooled.files, in: summary.conversationID, logger)
                     return summary
                 }
             }
@@ -109,6 +90,133 @@ extension PostgresStore {
         } catch { throw self.error(error) }
     }
 
+    /// `COPY` into `message` of the rows `feed` hands over as the export is read. False (nothing
+    /// of it kept: the caller rolls back) when they cannot go in directly: the export's first
+    /// message is stored already in a conversation of that format (a newer export of it: the
+    /// staging path skips what is stored), or a message came out of order.
+    static func copyWhileReading(_ feed: RowFeed, sourceFormat: String, on c: PostgresConnection, _ logger: Logger) async throws -> Bool {
+        var pieces = feed.pieces.makeAsyncIterator()
+        guard let first = await pieces.next(isolation: #isolation) else { return true }
+        feed.taken()
+        guard case .rows(let rows, let firstKey) = first,
+            try await c.run(
+                """
+                SELECT EXISTS (SELECT 1 FROM message m JOIN conversation v ON v.id = m.conversation_id
+                               WHERE m.source_key = \(firstKey) AND v.source_format = \(sourceFormat))
+                """, logger
+            ).first!.decode(Bool.self) == false
+        else {
+            feed.stop(abandon: false)
+            return false
+        }
+        do {
+            try await c.copyFrom(table: "message", columns: directColumns, logger: logger) { writer in
+                try await writer.write(rows)
+                while let piece = await pieces.next(isolation: #isolation) {
+                    feed.taken()
+                    guard case .rows(let more, _) = piece else { throw OutOfOrder() }
+                    try await writer.write(more)
+                }
+            }
+            return true
+        } catch is OutOfOrder {
+            feed.stop(abandon: false)
+            return false
+        }
+    }
+
+    private struct OutOfOrder: Error {}
+
+    /// The placeholder conversation the rows went into becomes the export's; nil when the export
+    /// turns out to be of a stored conversation (its chat key known here only now, or taken by
+    /// an import committed meanwhile): the caller rolls back and takes the staging path.
+    private func finishDirect(_ spooled: Spooled, into id: Int64, title: String?, on c: PostgresConnection) async throws -> Int? {
+        let header = spooled.header
+        guard
+            try await c.run(
+                "SELECT 1 FROM conversation WHERE source_format = (SELECT source_format FROM conversation WHERE id = \(id)) AND chat_key = \(spooled.chatKey)",
+                logger
+            ).isEmpty
+        else { return nil }
+        let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
+        do {
+            try await c.run(
+                """
+                UPDATE conversation SET title = \(shownTitle.isEmpty ? "Conversation" : shownTitle), chat_key = \(spooled.chatKey),
+                       last_seq = \(spooled.count) WHERE id = \(id)
+                """, logger)
+        } catch let e as PSQLError where e.serverInfo?[.sqlState] == "23505" {
+            return nil
+        }
+        return spooled.count
+    }
+
+    /// The staging path: the spool into a temporary table, what the stored conversation has
+    /// already skipped, the rest numbered after its last message. (conversation, added,
+    /// skipped, conversations added).
+    private func staged(
+        _ spooled: Spooled, sourceFormat: String, title: String?, sortByDate: Bool, on c: PostgresConnection
+    ) async throws -> (Int64, Int, Int, Int) {
+        let header = spooled.header, chatKey = spooled.chatKey
+        try await c.run(
+            """
+            CREATE TEMPORARY TABLE import_message (
+                conversation_id BIGINT, n BIGINT, source_key BIGINT, date DOUBLE PRECISION, utc_offset BIGINT, sender TEXT, outgoing BOOLEAN,
+                system BOOLEAN, text TEXT, status TEXT, status_date DOUBLE PRECISION, source_id TEXT, extra TEXT,
+                edited DOUBLE PRECISION, body TEXT, cjk BOOLEAN) ON COMMIT DROP
+            """, logger)
+        try await Self.copy(spool: spooled.file, into: "import_message", columns: Self.spoolColumns, on: c, logger)
+        let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
+        let target: Int64, last: Int64
+        var skipped = 0, added = 0
+        if let row = try await c.run(
+            "SELECT id, last_seq FROM conversation WHERE source_format = \(sourceFormat) AND chat_key = \(chatKey) FOR UPDATE",
+            logger
+        ).first {
+            (target, last) = try row.decode((Int64, Int64).self)
+            if let title { try await c.run("UPDATE conversation SET title = \(title) WHERE id = \(target)", logger) }
+            // What the stored conversation has already.
+            skipped = try await c.changed(
+                "DELETE FROM import_message i USING message m WHERE m.conversation_id = \(target) AND m.source_key = i.source_key RETURNING 1",
+                logger)
+        } else {
+            target = try await c.run(
+                """
+                INSERT INTO conversation (title, source_format, chat_key, added)
+                VALUES (\(shownTitle.isEmpty ? "Conversation" : shownTitle), \(sourceFormat), \(chatKey), \(Date().timeIntervalSince1970))
+                RETURNING id
+                """, logger
+            ).first!.decode(Int64.self)
+            last = 0
+            added = 1
+        }
+        let order = sortByDate ? "date, n" : "n"
+        let inserted = try await c.changed(
+            """
+            INSERT INTO message (conversation_id, seq, source_key, date, utc_offset, sender, outgoing, system, text, status,
+                                 status_date, source_id, extra, edited, body, cjk)
+            SELECT \(target), \(last) + row_number() OVER (ORDER BY \(unescaped: order)), source_key, date, utc_offset, sender, outgoing,
+                   system, text, status, status_date, source_id, extra, edited, body, cjk
+            FROM import_message RETURNING 1
+            """, logger)
+        try await c.run("UPDATE conversation SET last_seq = \(last + Int64(inserted)) WHERE id = \(target)", logger)
+        return (target, inserted, skipped, added)
+    }
+
+    /// Participants: new ones after the known ones; names and avatars kept.
+    static func addParticipants(_ spooled: Spooled, to target: Int64, on c: PostgresConnection, _ logger: Logger) async throws {
+        var position = try await c.run("SELECT coalesce(max(position), -1) + 1 FROM participant WHERE conversation_id = \(target)", logger)
+            .first!.decode(Int64.self)
+        for (p, avatar) in zip(spooled.header.participants, spooled.avatars) {
+            let inserted = try await c.changed(
+                """
+                INSERT INTO participant (conversation_id, id, position, name, avatar) VALUES (\(target), \(p.id), \(position), \(p.name), \(avatar))
+                ON CONFLICT (conversation_id, id) DO NOTHING RETURNING 1
+                """, logger)
+            if inserted > 0 { position += 1 }
+        }
+    }
+
     /// What reading an export left: its rows in a spool file, what it said of itself, the
     /// pictures and files it brought (already in the store's media).
     struct Spooled: Sendable {
@@ -121,11 +229,18 @@ extension PostgresStore {
         var files: Set<String>
         var summary: StoreImportSummary
         var duplicates: Int
+        /// Messages spooled (numbered 1…count).
+        var count: Int
     }
 
-    /// Reads the export (`read`), writing its rows in COPY's text format to a temporary file
-    /// (nothing is kept in memory but a megabyte of rows) and its files into the media folder.
-    static func spool(sourceFormat: String, mediaFolder: String, exportFolder: String, read: StoreImportReader) throws -> Spooled {
+    /// Reads the export (`read`), writing its rows in COPY's text format (as conversation
+    /// `conversation`'s) to a temporary file, a megabyte at a time, and its files into the media
+    /// folder. Each megabyte also goes to `feed` while the messages come in order (by date when
+    /// `sortByDate`; a message dated before the one above ends that with `outOfOrder`).
+    static func spool(
+        sourceFormat: String, mediaFolder: String, exportFolder: String, conversation: Int64, sortByDate: Bool, feed: RowFeed,
+        read: StoreImportReader
+    ) throws -> Spooled {
         var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
         var summary = StoreImportSummary(conversationID: 0)
         let file = NSTemporaryDirectory() + "/bubbles-import-\(UUID().uuidString).copy"
@@ -138,6 +253,8 @@ extension PostgresStore {
             var used = Set<Int64>()
             var n: Int64 = 0
             var duplicates = 0
+            var firstKey: Int64?
+            var lastDate = -Double.infinity
             let encoder = StoreCodec.extraEncoder()
             let (header, chatKey) = try read { m in
                 // The identity, as the SQLite store makes it: the export's id, else the content
@@ -154,17 +271,29 @@ extension PostgresStore {
                 used.insert(key)
                 let extra = try MessageExtra(m) { try media.store($0, summary: &summary) }
                 n += 1
+                let date = m.date.timeIntervalSince1970
+                if sortByDate, date < lastDate { feed.outOfOrder() }
+                lastDate = date
+                firstKey = firstKey ?? key
                 let body = Self.searchBody(StoreCodec.indexBody(text: m.text, spans: m.spans, attachment: m.attachment))
-                rows.int(n); rows.int(key); rows.double(m.date.timeIntervalSince1970); rows.int(StoreCodec.utcOffset(m).map(Int64.init))
+                rows.int(conversation); rows.int(n); rows.int(key); rows.double(date); rows.int(StoreCodec.utcOffset(m).map(Int64.init))
                 rows.text(m.sender); rows.bool(m.direction == .outgoing); rows.bool(m.kind == .system); rows.text(m.text)
                 rows.text(m.status?.rawValue); rows.double(m.statusDate?.timeIntervalSince1970); rows.text(m.id)
                 rows.text(try StoreCodec.encode(extra, with: encoder)); rows.double(m.edited?.timeIntervalSince1970)
                 rows.text(body); rows.bool(body.map(SearchText.mayHaveCJK) ?? false)
-                if rows.endRow() { try out.write(contentsOf: Data(buffer: rows.take())) }
+                if rows.endRow() {
+                    let chunk = rows.take()
+                    try out.write(contentsOf: Data(buffer: chunk))
+                    try feed.send(chunk, firstKey: firstKey!)
+                }
             }
-            try out.write(contentsOf: Data(buffer: rows.take()))
+            let chunk = rows.take()
+            try out.write(contentsOf: Data(buffer: chunk))
+            if let firstKey, chunk.readableBytes > 0 { try feed.send(chunk, firstKey: firstKey) }
             let avatars = try header.participants.map { p in try p.avatar.flatMap { try media.store($0, summary: &summary) } }
-            return Spooled(file: file, header: header, chatKey: chatKey, avatars: avatars, files: media.files, summary: summary, duplicates: duplicates)
+            return Spooled(
+                file: file, header: header, chatKey: chatKey, avatars: avatars, files: media.files, summary: summary, duplicates: duplicates,
+                count: Int(n))
         } catch {
             try? FileManager.default.removeItem(atPath: file)
             throw error
@@ -244,5 +373,66 @@ extension CopyRows {
         buffer.writeInteger(UInt8(ascii: "\n"))
         rowStarted = false
         return buffer.readableBytes >= 1 << 20
+    }
+}
+
+/// Rows handed from the thread reading an export to the `COPY` that writes them, a megabyte a
+/// piece, at most `room` pieces waiting (the reader blocks meanwhile: memory stays bounded when
+/// PostgreSQL is the slower). The reader goes on spooling after `stop`; after `stop(abandon:
+/// true)` (the transaction failed) its next `send` throws.
+final class RowFeed: Sendable {
+    enum Piece: Sendable {
+        /// Rows in COPY's text format; the export's first message's source key.
+        case rows(ByteBuffer, firstKey: Int64)
+        case outOfOrder
+    }
+    private enum Mode { case sending, spoolOnly, abandoned }
+
+    let pieces: AsyncStream<Piece>
+    private let continuation: AsyncStream<Piece>.Continuation
+    private let room: DispatchSemaphore
+    private let mode = Mutex(Mode.sending)
+
+    init(room: Int = 8) {
+        (pieces, continuation) = AsyncStream.makeStream()
+        self.room = DispatchSemaphore(value: room)
+    }
+
+    /// The reader's: hands `rows` over, waiting while `room` pieces wait (none once stopped).
+    func send(_ rows: ByteBuffer, firstKey: Int64) throws {
+        guard try sending() else { return }
+        room.wait()
+        guard try sending() else { return }
+        continuation.yield(.rows(rows, firstKey: firstKey))
+    }
+
+    private func sending() throws -> Bool {
+        switch mode.withLock({ $0 }) {
+        case .sending: return true
+        case .spoolOnly: return false
+        case .abandoned: throw CancellationError()
+        }
+    }
+
+    /// The reader's: a message came out of order; no more rows are handed over.
+    func outOfOrder() {
+        let wasSending = mode.withLock { m in
+            defer { if m == .sending { m = .spoolOnly } }
+            return m == .sending
+        }
+        if wasSending { continuation.yield(.outOfOrder) }
+    }
+
+    /// The reader's, when it is done (or failed): the pieces end.
+    func finish() { continuation.finish() }
+
+    /// The writer's, for each piece it took: room for another.
+    func taken() { room.signal() }
+
+    /// The writer's: no more pieces wanted; the reader only spools (`abandon`: it stops, its
+    /// work is thrown away).
+    func stop(abandon: Bool) {
+        mode.withLock { m in if abandon { m = .abandoned } else if m == .sending { m = .spoolOnly } }
+        room.signal()
     }
 }

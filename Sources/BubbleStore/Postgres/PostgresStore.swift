@@ -307,6 +307,18 @@ public final class PostgresStore: ConversationStore, @unchecked Sendable {
                 PRIMARY KEY (account_id, name)
             );
             """
+        ),
+        // Messages by source key through a hash index, not a unique b-tree: source keys are
+        // hashes, so each b-tree insert went to a random page of a growing index (a quarter of
+        // a million-message import). Each conversation's source keys stay unique by the writers:
+        // an import numbers what it lacks under the conversation's row lock, live messages have
+        // their own key per client id, and a store copy refuses a key the conversation has.
+        (
+            "v8-source-hash",
+            """
+            DROP INDEX message_source;
+            CREATE INDEX message_source ON message USING hash (source_key);
+            """
         )
     ]
 
