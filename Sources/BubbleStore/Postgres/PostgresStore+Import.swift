@@ -45,9 +45,9 @@ extension PostgresStore {
                         """, logger
                     ).first!.decode(Int64.self)
                     // The export is read off Swift's cooperative threads (parsing and copying files
-                    // block): rows to the spool file and, while they come in order, to `feed`;
-                    // pictures into the store's media.
-                    let feed = RowFeed()
+                    // block): rows to the spool file, how far it is written to `feed`; pictures
+                    // into the store's media.
+                    let feed = SpoolFeed(file: NSTemporaryDirectory() + "/bubbles-import-\(UUID().uuidString).copy")
                     async let reading = NIOThreadPool.singleton.runIfActive { [mediaFolder] in
                         defer { feed.finish() }
                         return try Self.spool(
@@ -56,7 +56,12 @@ extension PostgresStore {
                     }
                     let direct: Bool
                     do { direct = try await Self.copyWhileReading(feed, sourceFormat: sourceFormat, on: c, logger) } catch {
-                        feed.stop(abandon: true)
+                        // The reading's own error first: the spool file it removed is not the cause.
+                        feed.abandon()
+                        do {
+                            let spooled = try await reading
+                            try? FileManager.default.removeItem(atPath: spooled.file)
+                        } catch  where !(error is CancellationError) { throw error }
                         throw error
                     }
                     let spooled = try await reading
@@ -90,37 +95,41 @@ extension PostgresStore {
         } catch { throw self.error(error) }
     }
 
-    /// `COPY` into `message` of the rows `feed` hands over as the export is read. False (nothing
-    /// of it kept: the caller rolls back) when they cannot go in directly: the export's first
-    /// message is stored already in a conversation of that format (a newer export of it: the
-    /// staging path skips what is stored), or a message came out of order.
-    static func copyWhileReading(_ feed: RowFeed, sourceFormat: String, on c: PostgresConnection, _ logger: Logger) async throws -> Bool {
-        var pieces = feed.pieces.makeAsyncIterator()
-        guard let first = await pieces.next(isolation: #isolation) else { return true }
-        feed.taken()
-        guard case .rows(let rows, let firstKey) = first,
-            try await c.run(
-                """
-                SELECT EXISTS (SELECT 1 FROM message m JOIN conversation v ON v.id = m.conversation_id
-                               WHERE m.source_key = \(firstKey) AND v.source_format = \(sourceFormat))
-                """, logger
-            ).first!.decode(Bool.self) == false
-        else {
-            feed.stop(abandon: false)
-            return false
-        }
+    /// `COPY` into `message` of the spool file's rows as they are written (`feed` says how far).
+    /// False (nothing of it kept: the caller rolls back) when they cannot go in directly: the
+    /// export's first message is stored already in a conversation of that format (a newer export
+    /// of it: the staging path skips what is stored), or a message came out of order.
+    static func copyWhileReading(_ feed: SpoolFeed, sourceFormat: String, on c: PostgresConnection, _ logger: Logger) async throws -> Bool {
+        var updates = feed.updates.makeAsyncIterator()
+        var now = feed.state
+        while now.firstKey == nil, !now.done, await updates.next(isolation: #isolation) != nil { now = feed.state }
+        guard let firstKey = now.firstKey else { return true }
+        let known = try await c.run(
+            """
+            SELECT EXISTS (SELECT 1 FROM message m JOIN conversation v ON v.id = m.conversation_id
+                           WHERE m.source_key = \(firstKey) AND v.source_format = \(sourceFormat))
+            """, logger
+        ).first!.decode(Bool.self)
+        if known { return false }
         do {
-            try await c.copyFrom(table: "message", columns: directColumns, logger: logger) { writer in
-                try await writer.write(rows)
-                while let piece = await pieces.next(isolation: #isolation) {
-                    feed.taken()
-                    guard case .rows(let more, _) = piece else { throw OutOfOrder() }
-                    try await writer.write(more)
+            try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(feed.file)) { handle in
+                try await c.copyFrom(table: "message", columns: directColumns, logger: logger) { writer in
+                    var offset: Int64 = 0
+                    while true {
+                        now = feed.state
+                        if now.outOfOrder { throw OutOfOrder() }
+                        while offset < now.written {
+                            let chunk = try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(min(1 << 20, now.written - offset)))
+                            offset += Int64(chunk.readableBytes)
+                            try await writer.write(chunk)
+                        }
+                        if now.done { break }
+                        _ = await updates.next(isolation: #isolation)
+                    }
                 }
             }
             return true
         } catch is OutOfOrder {
-            feed.stop(abandon: false)
             return false
         }
     }
@@ -235,15 +244,15 @@ extension PostgresStore {
 
     /// Reads the export (`read`), writing its rows in COPY's text format (as conversation
     /// `conversation`'s) to a temporary file, a megabyte at a time, and its files into the media
-    /// folder. Each megabyte also goes to `feed` while the messages come in order (by date when
-    /// `sortByDate`; a message dated before the one above ends that with `outOfOrder`).
+    /// folder; `feed` learns how far it is written and whether the messages come in order (by
+    /// date when `sortByDate`).
     static func spool(
-        sourceFormat: String, mediaFolder: String, exportFolder: String, conversation: Int64, sortByDate: Bool, feed: RowFeed,
+        sourceFormat: String, mediaFolder: String, exportFolder: String, conversation: Int64, sortByDate: Bool, feed: SpoolFeed,
         read: StoreImportReader
     ) throws -> Spooled {
         var media = MediaCopier(mediaFolder: mediaFolder, exportFolder: exportFolder)
         var summary = StoreImportSummary(conversationID: 0)
-        let file = NSTemporaryDirectory() + "/bubbles-import-\(UUID().uuidString).copy"
+        let file = feed.file
         guard FileManager.default.createFile(atPath: file, contents: nil), let out = FileHandle(forWritingAtPath: file) else {
             throw StoreError(path: file, reason: "cannot be written (the import's spool file)")
         }
@@ -284,12 +293,12 @@ extension PostgresStore {
                 if rows.endRow() {
                     let chunk = rows.take()
                     try out.write(contentsOf: Data(buffer: chunk))
-                    try feed.send(chunk, firstKey: firstKey!)
+                    try feed.wrote(chunk.readableBytes, firstKey: firstKey!)
                 }
             }
             let chunk = rows.take()
             try out.write(contentsOf: Data(buffer: chunk))
-            if let firstKey, chunk.readableBytes > 0 { try feed.send(chunk, firstKey: firstKey) }
+            if let firstKey { try feed.wrote(chunk.readableBytes, firstKey: firstKey) }
             let avatars = try header.participants.map { p in try p.avatar.flatMap { try media.store($0, summary: &summary) } }
             return Spooled(
                 file: file, header: header, chatKey: chatKey, avatars: avatars, files: media.files, summary: summary, duplicates: duplicates,
@@ -376,63 +385,56 @@ extension CopyRows {
     }
 }
 
-/// Rows handed from the thread reading an export to the `COPY` that writes them, a megabyte a
-/// piece, at most `room` pieces waiting (the reader blocks meanwhile: memory stays bounded when
-/// PostgreSQL is the slower). The reader goes on spooling after `stop`; after `stop(abandon:
-/// true)` (the transaction failed) its next `send` throws.
-final class RowFeed: Sendable {
-    enum Piece: Sendable {
-        /// Rows in COPY's text format; the export's first message's source key.
-        case rows(ByteBuffer, firstKey: Int64)
-        case outOfOrder
-    }
-    private enum Mode { case sending, spoolOnly, abandoned }
-
-    let pieces: AsyncStream<Piece>
-    private let continuation: AsyncStream<Piece>.Continuation
-    private let room: DispatchSemaphore
-    private let mode = Mutex(Mode.sending)
-
-    init(room: Int = 8) {
-        (pieces, continuation) = AsyncStream.makeStream()
-        self.room = DispatchSemaphore(value: room)
+/// How far the thread reading an export has written its spool file, for the `COPY` that follows
+/// it: bytes written (whole rows), the export's first message's source key, whether a message
+/// came out of order, whether the reading is done. `abandon` (the transaction failed): the
+/// reader's next `wrote` throws and it stops.
+final class SpoolFeed: Sendable {
+    struct State: Sendable {
+        var written: Int64 = 0
+        var firstKey: Int64?
+        var outOfOrder = false
+        var done = false
+        var abandoned = false
     }
 
-    /// The reader's: hands `rows` over, waiting while `room` pieces wait (none once stopped).
-    func send(_ rows: ByteBuffer, firstKey: Int64) throws {
-        guard try sending() else { return }
-        room.wait()
-        guard try sending() else { return }
-        continuation.yield(.rows(rows, firstKey: firstKey))
+    let file: String
+    /// One element after each change (the newest only: a reader behind takes them together).
+    let updates: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+    private let current = Mutex(State())
+
+    init(file: String) {
+        self.file = file
+        (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    private func sending() throws -> Bool {
-        switch mode.withLock({ $0 }) {
-        case .sending: return true
-        case .spoolOnly: return false
-        case .abandoned: throw CancellationError()
+    var state: State { current.withLock { $0 } }
+
+    private func change(_ body: (inout State) -> Void) {
+        current.withLock { body(&$0) }
+        continuation.yield()
+    }
+
+    /// The reader's: `bytes` more written and flushed.
+    func wrote(_ bytes: Int, firstKey: Int64) throws {
+        if current.withLock({ $0.abandoned }) { throw CancellationError() }
+        change {
+            $0.written += Int64(bytes); $0.firstKey = firstKey
         }
     }
 
-    /// The reader's: a message came out of order; no more rows are handed over.
+    /// The reader's: a message dated before the one above.
     func outOfOrder() {
-        let wasSending = mode.withLock { m in
-            defer { if m == .sending { m = .spoolOnly } }
-            return m == .sending
-        }
-        if wasSending { continuation.yield(.outOfOrder) }
+        if !current.withLock({ $0.outOfOrder }) { change { $0.outOfOrder = true } }
     }
 
-    /// The reader's, when it is done (or failed): the pieces end.
-    func finish() { continuation.finish() }
-
-    /// The writer's, for each piece it took: room for another.
-    func taken() { room.signal() }
-
-    /// The writer's: no more pieces wanted; the reader only spools (`abandon`: it stops, its
-    /// work is thrown away).
-    func stop(abandon: Bool) {
-        mode.withLock { m in if abandon { m = .abandoned } else if m == .sending { m = .spoolOnly } }
-        room.signal()
+    /// The reader's, when it is done (or failed).
+    func finish() {
+        change { $0.done = true }
+        continuation.finish()
     }
+
+    /// The writer's: the transaction failed; the reader stops.
+    func abandon() { current.withLock { $0.abandoned = true } }
 }
