@@ -30,5 +30,5 @@ echo "after 10 s of windows:        $(rss)"
 curl -s -o /dev/null "$url/c/1/view?width=500&y=0&h=2400"
 echo "a reader at 500 px:           $(rss)"
 other=$(curl -s "$url/api/v1/conversations/1" | python3 -c 'import json,sys; print([p["id"] for p in json.load(sys.stdin)["participants"] if p["id"]!="me"][0])')
-curl -s -o /dev/null "$url/c/1/view?width=720&as=$other&wait=1"
+curl -s -o /dev/null "$url/c/1/view?width=720&as=${other//+/%2B}&wait=1"
 echo "a reader from the other side: $(rss)"

@@ -109,18 +109,14 @@ public struct ScrollingLayout: Sendable {
 
     /// Makes this compact layout keep `other`'s packed breaks instead of its own when they are
     /// the same (the same messages in the same text style: another reader's layout of the
-    /// conversation, from the other side or at another width), and its per-message figures
-    /// for re-layouts too when they are byte for byte the same (a reader from the other side
-    /// of a chat without status labels): one copy for both (a later append to either copies
-    /// it). False when the breaks differ or either layout is not compact.
+    /// conversation, from the other side or at another width): one copy for both. False when
+    /// they differ or either layout is not compact.
     public mutating func shareBreaks(with other: ScrollingLayout) -> Bool {
         guard let mine = compacted, let theirs = other.compacted, mine.count == theirs.count,
             mine.offsets == theirs.offsets, mine.packed == theirs.packed
         else { return false }
         compacted!.offsets = theirs.offsets
         compacted!.packed = theirs.packed
-        let same = quick.count == other.quick.count && quick.withUnsafeBytes { a in other.quick.withUnsafeBytes { b in a.elementsEqual(b) } }
-        if same { quick = other.quick }
         return true
     }
 
