@@ -140,18 +140,17 @@ extension PostgresStore {
     /// turns out to be of a stored conversation (its chat key known here only now, or taken by
     /// an import committed meanwhile): the caller rolls back and takes the staging path.
     private func finishDirect(_ spooled: Spooled, into id: Int64, title: String?, on c: PostgresConnection) async throws -> Int? {
-        let header = spooled.header
         guard
             try await c.run(
                 "SELECT 1 FROM conversation WHERE source_format = (SELECT source_format FROM conversation WHERE id = \(id)) AND chat_key = \(spooled.chatKey)",
                 logger
             ).isEmpty
         else { return nil }
-        let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
+        let shownTitle = spooled.shownTitle(title)
         do {
             try await c.run(
                 """
-                UPDATE conversation SET title = \(shownTitle.isEmpty ? "Conversation" : shownTitle), chat_key = \(spooled.chatKey),
+                UPDATE conversation SET title = \(shownTitle), chat_key = \(spooled.chatKey),
                        last_seq = \(spooled.count) WHERE id = \(id)
                 """, logger)
         } catch let e as PSQLError where e.serverInfo?[.sqlState] == "23505" {
@@ -166,7 +165,7 @@ extension PostgresStore {
     private func staged(
         _ spooled: Spooled, sourceFormat: String, title: String?, sortByDate: Bool, on c: PostgresConnection
     ) async throws -> (Int64, Int, Int, Int) {
-        let header = spooled.header, chatKey = spooled.chatKey
+        let chatKey = spooled.chatKey
         try await c.run(
             """
             CREATE TEMPORARY TABLE import_message (
@@ -175,7 +174,7 @@ extension PostgresStore {
                 edited DOUBLE PRECISION, body TEXT, cjk BOOLEAN) ON COMMIT DROP
             """, logger)
         try await Self.copy(spool: spooled.file, into: "import_message", columns: Self.spoolColumns, on: c, logger)
-        let shownTitle = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
+        let shownTitle = spooled.shownTitle(title)
         let target: Int64, last: Int64
         var skipped = 0, added = 0
         if let row = try await c.run(
@@ -192,7 +191,7 @@ extension PostgresStore {
             target = try await c.run(
                 """
                 INSERT INTO conversation (title, source_format, chat_key, added)
-                VALUES (\(shownTitle.isEmpty ? "Conversation" : shownTitle), \(sourceFormat), \(chatKey), \(Date().timeIntervalSince1970))
+                VALUES (\(shownTitle), \(sourceFormat), \(chatKey), \(Date().timeIntervalSince1970))
                 RETURNING id
                 """, logger
             ).first!.decode(Int64.self)
@@ -240,6 +239,13 @@ extension PostgresStore {
         var duplicates: Int
         /// Messages spooled (numbered 1…count).
         var count: Int
+
+        /// The title a new conversation gets: `title`, else the export's, else its participants'
+        /// names, else "Conversation".
+        func shownTitle(_ title: String?) -> String {
+            let shown = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
+            return shown.isEmpty ? "Conversation" : shown
+        }
     }
 
     /// Reads the export (`read`), writing its rows in COPY's text format (as conversation
