@@ -200,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "BubbleServerTests",
             dependencies: [
-                "BubbleServer", "BubbleStore", "BubbleCore", "BubbleStats", "BubbleRender", "BubbleTestSupport",
+                "BubbleServer", "BubbleStore", "BubbleCore", "BubbleStats", "BubbleRender", "BubbleTestSupport", "CHeap",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
