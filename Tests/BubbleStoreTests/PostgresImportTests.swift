@@ -4,8 +4,8 @@ import Testing
 import BubbleTestSupport
 @testable import BubbleStore
 
-/// Messages `range` of a generated chat: a minute apart, each with ~100 characters of text (20,000
-/// of them are ~4 MB of COPY rows: several pieces go to PostgreSQL while the export is read).
+/// Messages `range` of a generated chat: a minute apart, each with ~100 characters of text (12,000
+/// of them are ~2.4 MB of COPY rows: several pieces go to PostgreSQL while the export is read).
 private func generated(_ range: Range<Int>, prefix: String = "message") -> [Message] {
     range.map { i in
         Message(
@@ -19,7 +19,7 @@ private let header = Conversation(
     title: "Ana", participants: [Participant(id: "me", name: "Me"), Participant(id: "ana", name: "Ana")], messages: [])
 
 private struct Broken: Error, CustomStringConvertible {
-    var description: String { "export.xml: line 15002: a record without a date" }
+    var description: String { "export.xml: line 9002: a record without a date" }
 }
 
 /// `messages` imported as an SMS export of chat `key` (numbered by date); `failAt`: the reader
@@ -53,18 +53,18 @@ struct PostgresImportTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let pg = try Backend.postgres.make(dir)
         let lite = try Backend.sqlite.make(dir)
-        let inOrder = generated(0..<20_000)
-        // The last message dated before all others: found after ~4 MB of rows were sent.
-        var late = generated(20_000..<40_000)
+        let inOrder = generated(0..<12_000)
+        // The last message dated before all others: found after ~2.4 MB of rows were sent.
+        var late = generated(20_000..<32_000)
         late[late.count - 1].date = t0.addingTimeInterval(-60)
         // A chat whose stored part is its second half: its first message is new, its key is not.
         let halves = generated(40_000..<40_200)
         let cases: [(name: String, messages: [Message], key: String, added: Int, skipped: Int)] = [
-            ("in order", inOrder, "+1", 20_000, 0),
-            ("out of order", late, "+2", 20_000, 0),
+            ("in order", inOrder, "+1", 12_000, 0),
+            ("out of order", late, "+2", 12_000, 0),
             ("second half", Array(halves[100...]), "+3", 100, 0),
             ("whole, first half new", halves, "+3", 100, 100),
-            ("newer export", inOrder + generated(50_000..<50_100), "+1", 100, 20_000)
+            ("newer export", inOrder + generated(50_000..<50_100), "+1", 100, 12_000)
         ]
         var ids: [String: Int64] = [:]
         for c in cases {
@@ -100,15 +100,15 @@ struct PostgresImportTests {
             }
         }
         await #expect {
-            _ = try await importing(generated(0..<20_000, prefix: marker), key: "+1", into: pg, failAt: 15_000, dir: dir)
-        } throws: { "\($0)".contains("line 15002") }
+            _ = try await importing(generated(0..<12_000, prefix: marker), key: "+1", into: pg, failAt: 9_000, dir: dir)
+        } throws: { "\($0)".contains("line 9002") }
         #expect(try await pg.conversations().isEmpty)
         #expect(try await pg.search(StoreSearch(marker, limit: 10)).isEmpty)
         #expect(try spooled().isEmpty)
         // The same export, whole: in.
-        let ok = try await importing(generated(0..<20_000), key: "+1", into: pg, dir: dir)
-        #expect(ok.messagesAdded == 20_000 && ok.conversationsAdded == 1)
-        #expect(try await pg.count(of: ok.conversationID) == 20_000)
+        let ok = try await importing(generated(0..<12_000), key: "+1", into: pg, dir: dir)
+        #expect(ok.messagesAdded == 12_000 && ok.conversationsAdded == 1)
+        #expect(try await pg.count(of: ok.conversationID) == 12_000)
     }
 
     @Test("two imports of the same new chat at once: one conversation, each message once")
@@ -116,16 +116,16 @@ struct PostgresImportTests {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let pg = try Backend.postgres.make(dir)
-        let messages = generated(0..<20_000)
+        let messages = generated(0..<12_000)
         async let a = importing(messages, key: "+1", into: pg, dir: dir)
         async let b = importing(messages, key: "+1", into: pg, dir: dir)
         let (x, y) = try await (a, b)
         #expect(x.conversationID == y.conversationID)
-        #expect(x.messagesAdded + y.messagesAdded == 20_000 && x.messagesSkipped + y.messagesSkipped == 20_000, "\(x) \(y)")
+        #expect(x.messagesAdded + y.messagesAdded == 12_000 && x.messagesSkipped + y.messagesSkipped == 12_000, "\(x) \(y)")
         #expect(x.conversationsAdded + y.conversationsAdded == 1)
         #expect(try await pg.conversations().count == 1)
-        #expect(try await pg.count(of: x.conversationID) == 20_000)
+        #expect(try await pg.count(of: x.conversationID) == 12_000)
         let seqs = try await pg.messages(in: x.conversationID, after: 0, limit: 100_000).map(\.seq)
-        #expect(seqs == Array(1...20_000))
+        #expect(seqs == Array(1...12_000))
     }
 }

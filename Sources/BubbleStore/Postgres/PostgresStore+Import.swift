@@ -48,12 +48,9 @@ extension PostgresStore {
                     // block): rows to the spool file, how far it is written to `feed`; pictures
                     // into the store's media.
                     let feed = SpoolFeed(file: NSTemporaryDirectory() + "/bubbles-import-\(UUID().uuidString).copy")
-                    async let reading = NIOThreadPool.singleton.runIfActive { [mediaFolder] in
-                        defer { feed.finish() }
-                        return try Self.spool(
-                            sourceFormat: sourceFormat, mediaFolder: mediaFolder, exportFolder: exportFolder, conversation: placeholder,
-                            sortByDate: sortByDate, feed: feed, read: handed.value)
-                    }
+                    async let reading = Self.spoolOffThread(
+                        sourceFormat: sourceFormat, mediaFolder: mediaFolder, exportFolder: exportFolder, conversation: placeholder,
+                        sortByDate: sortByDate, feed: feed, read: handed)
                     let direct: Bool
                     do { direct = try await Self.copyWhileReading(feed, sourceFormat: sourceFormat, on: c, logger) } catch {
                         // The reading's own error first: the spool file it removed is not the cause.
@@ -67,7 +64,7 @@ extension PostgresStore {
                     let spooled = try await reading
                     defer { try? FileManager.default.removeItem(atPath: spooled.file) }
                     var summary = spooled.summary
-                    if direct, let added = try await finishDirect(spooled, into: placeholder, title: title, on: c) {
+                    if direct, let added = try await finishDirect(spooled, into: placeholder, sourceFormat: sourceFormat, title: title, on: c) {
                         summary.conversationID = placeholder
                         summary.conversationsAdded = 1
                         summary.messagesAdded = added
@@ -139,12 +136,12 @@ extension PostgresStore {
     /// The placeholder conversation the rows went into becomes the export's; nil when the export
     /// turns out to be of a stored conversation (its chat key known here only now, or taken by
     /// an import committed meanwhile): the caller rolls back and takes the staging path.
-    private func finishDirect(_ spooled: Spooled, into id: Int64, title: String?, on c: PostgresConnection) async throws -> Int? {
+    private func finishDirect(
+        _ spooled: Spooled, into id: Int64, sourceFormat: String, title: String?, on c: PostgresConnection
+    ) async throws -> Int? {
         guard
-            try await c.run(
-                "SELECT 1 FROM conversation WHERE source_format = (SELECT source_format FROM conversation WHERE id = \(id)) AND chat_key = \(spooled.chatKey)",
-                logger
-            ).isEmpty
+            try await c.run("SELECT 1 FROM conversation WHERE source_format = \(sourceFormat) AND chat_key = \(spooled.chatKey)", logger)
+                .isEmpty
         else { return nil }
         let shownTitle = spooled.shownTitle(title)
         do {
@@ -245,6 +242,20 @@ extension PostgresStore {
         func shownTitle(_ title: String?) -> String {
             let shown = title ?? header.title ?? header.participants.map(\.name).filter { !$0.isEmpty }.joined(separator: ", ")
             return shown.isEmpty ? "Conversation" : shown
+        }
+    }
+
+    /// `spool` on NIO's thread pool (parsing and copying files block); `feed` finishes however it
+    /// ends, even when the pool does not run it.
+    static func spoolOffThread(
+        sourceFormat: String, mediaFolder: String, exportFolder: String, conversation: Int64, sortByDate: Bool, feed: SpoolFeed,
+        read: Handed<StoreImportReader>
+    ) async throws -> Spooled {
+        defer { feed.finish() }
+        return try await NIOThreadPool.singleton.runIfActive {
+            try Self.spool(
+                sourceFormat: sourceFormat, mediaFolder: mediaFolder, exportFolder: exportFolder, conversation: conversation,
+                sortByDate: sortByDate, feed: feed, read: read.value)
         }
     }
 
