@@ -48,7 +48,7 @@ extension PostgresStore {
                     // block): rows to the spool file, how far it is written to `feed`; pictures
                     // into the store's media.
                     let feed = SpoolFeed(file: NSTemporaryDirectory() + "/bubbles-import-\(UUID().uuidString).copy")
-                    async let reading = Self.spoolOffThread(
+                    async let reading = Self.spoolInPool(
                         sourceFormat: sourceFormat, mediaFolder: mediaFolder, exportFolder: exportFolder, conversation: placeholder,
                         sortByDate: sortByDate, feed: feed, read: handed)
                     let direct: Bool
@@ -247,7 +247,7 @@ extension PostgresStore {
 
     /// `spool` on NIO's thread pool (parsing and copying files block); `feed` finishes however it
     /// ends, even when the pool does not run it.
-    static func spoolOffThread(
+    static func spoolInPool(
         sourceFormat: String, mediaFolder: String, exportFolder: String, conversation: Int64, sortByDate: Bool, feed: SpoolFeed,
         read: Handed<StoreImportReader>
     ) async throws -> Spooled {
