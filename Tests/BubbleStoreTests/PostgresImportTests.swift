@@ -64,7 +64,8 @@ struct PostgresImportTests {
             ("out of order", late, "+2", 12_000, 0),
             ("second half", Array(halves[100...]), "+3", 100, 0),
             ("whole, first half new", halves, "+3", 100, 100),
-            ("newer export", inOrder + generated(50_000..<50_100), "+1", 100, 12_000)
+            ("newer export", inOrder + generated(50_000..<50_100), "+1", 100, 12_000),
+            ("no messages", [], "+4", 0, 0)
         ]
         var ids: [String: Int64] = [:]
         for c in cases {
@@ -82,7 +83,7 @@ struct PostgresImportTests {
         // sequence): the first chat went straight in (conversation 1), the second was rolled back
         // and staged (3, after its placeholder 2).
         #expect(ids["+1"] == 1 && ids["+2"] == 3, "\(ids)")
-        #expect(try await pg.conversations().count == 3)
+        #expect(try await pg.conversations().count == 4)
     }
 
     @Test("a reader failing after megabytes went in leaves nothing: no conversation, no rows, no spool file")
