@@ -59,13 +59,19 @@ struct PostgresImportTests {
         late[late.count - 1].date = t0.addingTimeInterval(-60)
         // A chat whose stored part is its second half: its first message is new, its key is not.
         let halves = generated(40_000..<40_200)
+        // What COPY's text format must escape, straight in as anywhere else.
+        var escapes = generated(60_000..<60_009)
+        for (i, text) in ["tab\there", "line\nnext", "cr\rlf", "back\\slash", "\\N", "\\.", "\\", "end\\", "\n\\.\n"].enumerated() {
+            escapes[i].text = text
+        }
         let cases: [(name: String, messages: [Message], key: String, added: Int, skipped: Int)] = [
             ("in order", inOrder, "+1", 12_000, 0),
             ("out of order", late, "+2", 12_000, 0),
             ("second half", Array(halves[100...]), "+3", 100, 0),
             ("whole, first half new", halves, "+3", 100, 100),
             ("newer export", inOrder + generated(50_000..<50_100), "+1", 100, 12_000),
-            ("no messages", [], "+4", 0, 0)
+            ("no messages", [], "+4", 0, 0),
+            ("escapes", escapes, "+5", 9, 0)
         ]
         var ids: [String: Int64] = [:]
         for c in cases {
@@ -83,7 +89,13 @@ struct PostgresImportTests {
         // sequence): the first chat went straight in (conversation 1), the second was rolled back
         // and staged (3, after its placeholder 2).
         #expect(ids["+1"] == 1 && ids["+2"] == 3, "\(ids)")
-        #expect(try await pg.conversations().count == 4)
+        #expect(try await pg.conversations().count == 5)
+        #expect(try await pg.messages(in: ids["+5"]!, after: 0, limit: 9).map { $0.message.text } == escapes.map(\.text))
+        // PostgreSQL's text holds no NUL: it becomes U+FFFD.
+        var nul = generated(70_000..<70_001)
+        nul[0].text = "a\u{0}b"
+        let n = try await importing(nul, key: "+6", into: pg, dir: dir)
+        #expect(try await pg.messages(in: n.conversationID, after: 0, limit: 1).first?.message.text == "a\u{FFFD}b")
     }
 
     @Test("a reader failing after megabytes went in leaves nothing: no conversation, no rows, no spool file")
