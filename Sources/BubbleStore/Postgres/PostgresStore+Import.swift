@@ -157,11 +157,10 @@ extension PostgresStore {
     }
 
     /// The staging path: the spool into a temporary table, what the stored conversation has
-    /// already skipped, the rest numbered after its last message. (conversation, added,
-    /// skipped, conversations added).
+    /// already skipped, the rest numbered after its last message.
     private func staged(
         _ spooled: Spooled, sourceFormat: String, title: String?, sortByDate: Bool, on c: PostgresConnection
-    ) async throws -> (Int64, Int, Int, Int) {
+    ) async throws -> (conversation: Int64, added: Int, skipped: Int, conversationsAdded: Int) {
         let chatKey = spooled.chatKey
         try await c.run(
             """
@@ -173,7 +172,7 @@ extension PostgresStore {
         try await Self.copy(spool: spooled.file, into: "import_message", columns: Self.spoolColumns, on: c, logger)
         let shownTitle = spooled.shownTitle(title)
         let target: Int64, last: Int64
-        var skipped = 0, added = 0
+        var skipped = 0, conversationsAdded = 0
         if let row = try await c.run(
             "SELECT id, last_seq FROM conversation WHERE source_format = \(sourceFormat) AND chat_key = \(chatKey) FOR UPDATE",
             logger
@@ -193,7 +192,7 @@ extension PostgresStore {
                 """, logger
             ).first!.decode(Int64.self)
             last = 0
-            added = 1
+            conversationsAdded = 1
         }
         let order = sortByDate ? "date, n" : "n"
         let inserted = try await c.changed(
@@ -205,7 +204,7 @@ extension PostgresStore {
             FROM import_message RETURNING 1
             """, logger)
         try await c.run("UPDATE conversation SET last_seq = \(last + Int64(inserted)) WHERE id = \(target)", logger)
-        return (target, inserted, skipped, added)
+        return (target, inserted, skipped, conversationsAdded)
     }
 
     /// Participants: new ones after the known ones; names and avatars kept.
