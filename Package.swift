@@ -57,6 +57,8 @@ let package = Package(
         .target(name: "BubblePeople", dependencies: ["BubbleCore"]),
         .target(name: "BubbleMedia", dependencies: ["BubbleCore", "BubblePeople"]),
         .target(name: "BubbleStats", dependencies: ["BubbleCore"]),
+        // Chat markup (`*bold*`, `_italic_`…) read into spans: the WhatsApp importer, the live composer.
+        .target(name: "BubbleMarkup", dependencies: ["BubbleCore"]),
         // Pango, HarfBuzz and fontconfig, without Cairo's API (text measurement, HTML font lookup).
         .systemLibrary(name: "CPango", pkgConfig: "pangocairo", providers: [.apt(["libpango1.0-dev"])]),
         // The one C file that makes Pango's Cairo font map for measuring (so measured = drawn).
@@ -98,7 +100,7 @@ let package = Package(
         .target(
             name: "BubbleImport",
             dependencies: [
-                "BubbleCore", "BubblePeople", "BubbleMedia", "CLibXML2", "CZlibInflate",
+                "BubbleCore", "BubblePeople", "BubbleMarkup", "BubbleMedia", "CLibXML2", "CZlibInflate",
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Decrypt"])),
                 .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Decrypt"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -110,7 +112,7 @@ let package = Package(
         .target(
             name: "BubbleStore",
             dependencies: [
-                "BubbleCore", "BubblePeople", .product(name: "GRDB", package: "GRDB.swift"),
+                "BubbleCore", "BubblePeople", "BubbleMarkup", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -124,7 +126,8 @@ let package = Package(
         .target(
             name: "BubbleServer",
             dependencies: [
-                "BubbleCore", "BubblePeople", "BubbleMedia", "BubbleStats", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap", "CZlibInflate",
+                "BubbleCore", "BubblePeople", "BubbleMarkup", "BubbleMedia", "BubbleStats", "BubbleStore", "BubbleText", "BubbleHTML", "CHeap",
+                "CZlibInflate",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -189,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "BubbleImportTests",
             dependencies: [
-                "BubbleImport", "BubbleCore", "BubblePeople", "BubbleMedia", "CZlibInflate", "BubbleTestSupport",
+                "BubbleImport", "BubbleCore", "BubbleMarkup", "BubblePeople", "BubbleMedia", "CZlibInflate", "BubbleTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation")
             ],

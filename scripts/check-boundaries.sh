@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Module boundaries (issue 19) and the async store and server (issue 38), checked on every `make test`: data flows one way,
 #   BubbleCore → BubbleText → BubbleHTML, BubbleCore → BubbleText → BubbleRender,
-#   BubbleCore → BubblePeople → BubbleMedia, BubbleCore → BubbleStats (issue 65: the core keeps the
+#   BubbleCore → BubblePeople → BubbleMedia, BubbleCore → BubbleStats, BubbleCore → BubbleMarkup (issue 65: the core keeps the
 #   model, layout, themes, nine-slice and the text protocol; features live beside it),
 # and nothing that measures text or writes HTML reaches the painting stack (Cairo, gdk-pixbuf, libpng).
 # Prints each import that crosses a boundary, with its file and line, and exits 1 if there is one.
@@ -21,18 +21,19 @@ forbid() {
 }
 
 painting='CCairo|CGdkPixbuf|CPNGShim'
-features='BubblePeople|BubbleMedia|BubbleStats'
+features='BubblePeople|BubbleMedia|BubbleStats|BubbleMarkup'
 above='BubbleText|BubbleHTML|BubbleRender|BubbleImport|BubbleStore|BubbleServer'
 native="$painting|CPango|CPangoMeasure|CLineBreak|CLibXML2|CZlibInflate"
 forbid BubbleCore "$native|$features|$above" "pure Swift: model, layout, themes, nine-slice, the text protocol"
 forbid BubblePeople "$native|BubbleMedia|BubbleStats|$above" "pure Swift: phone numbering, vCards, persons (BubbleCore only)"
 forbid BubbleMedia "$native|BubbleStats|$above" "pure Swift: probing media files, finding a message's files (BubbleCore, BubblePeople)"
-forbid BubbleStats "$native|BubblePeople|BubbleMedia|$above" "pure Swift: statistics, charts and the book's plan as scenes (BubbleCore only)"
+forbid BubbleStats "$native|BubblePeople|BubbleMedia|BubbleMarkup|$above" "pure Swift: statistics, charts and the book's plan as scenes (BubbleCore only)"
+forbid BubbleMarkup "$native|BubblePeople|BubbleMedia|BubbleStats|$above" "pure Swift: chat markup read into spans (BubbleCore only)"
 forbid BubbleText "$painting|$features|BubbleHTML|BubbleRender|BubbleImport" "measures text; drawing is BubbleRender's"
 forbid BubbleHTML "$painting|BubbleRender|BubbleImport" "writes HTML; pictures come through PictureDecoder"
 forbid BubbleRender "BubbleHTML|BubbleImport" "paints; HTML and importers are beside it, not under it"
 forbid BubbleImport "$painting|CPango|BubbleText|BubbleHTML|BubbleRender|BubbleStore" "reads exports into the model"
-forbid BubbleStore "$painting|CPango|CLibXML2|BubbleMedia|BubbleStats|BubbleText|BubbleHTML|BubbleRender|BubbleImport" "keeps conversations: BubbleCore and BubblePeople with GRDB (SQLite) and postgres-nio (PostgreSQL) only"
+forbid BubbleStore "$painting|CPango|CLibXML2|BubbleMedia|BubbleStats|BubbleText|BubbleHTML|BubbleRender|BubbleImport" "keeps conversations: BubbleCore, BubblePeople and BubbleMarkup with GRDB (SQLite) and postgres-nio (PostgreSQL) only"
 forbid BubbleServer "$painting|BubbleRender|BubbleImport" "serves the store; pictures come through PictureDecoder"
 forbid BubbleKit "BubbleHTML|BubbleImport|BubbleStore|BubbleServer" "the BubbleKit product is BubbleCore, BubbleText and BubbleRender: the others are products of their own"
 

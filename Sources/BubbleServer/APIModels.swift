@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMarkup
 import BubbleStore
 import Foundation
 import Hummingbird

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMarkup
 import BubbleMedia
 import BubbleStore
 import Foundation

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMarkup
 import Foundation
 
 /// What a live change did to a message.

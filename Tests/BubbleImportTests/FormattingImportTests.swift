@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMarkup
 import Foundation
 import GRDB
 import Testing

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMarkup
 import BubblePeople
 import Foundation
 import GRDB

@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMarkup
 import Foundation
 
 /// WhatsApp "Export chat": the .txt alone, the folder it was unpacked into, or the .zip itself.

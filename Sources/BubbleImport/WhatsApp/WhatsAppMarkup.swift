@@ -1,4 +1,5 @@
 import BubbleCore
+import BubbleMarkup
 
 /// WhatsApp's own words in an export: "<This message was edited>" (and its translations) at the
 /// end of a message (removed; the message is marked edited). Formatting: `ChatMarkup`.

@@ -1,3 +1,5 @@
+import BubbleCore
+
 /// Chat markup — WhatsApp's formatting, as the app applies it — read into spans with the markers
 /// removed. The WhatsApp importer reads exports with it, and `bubbles serve`'s composer reads
 /// what people type (so `*bold*` typed in the page shows bold, as in the app):
