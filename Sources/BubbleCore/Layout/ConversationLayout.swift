@@ -210,10 +210,10 @@ public struct ConversationLayouter {
         } else {
             // A long first layout: the other cores measure messages ahead of this walk, which
             // stitches them in order (and measures those nobody took).
-            try RowPipeline.forEachMessage(
-                conversation.messages, layouter: self, width: width,
-                names: layout.names, isGroup: layout.isGroup
-            ) { (k, made) throws(LayoutError) in
+            let messages = conversation.messages, names = layout.names, isGroup = layout.isGroup
+            try RowPipeline.forEachMessage(messages, layouter: self) { (i, after, _) throws(LayoutError) in
+                try rows(for: messages[i], index: i, memo: nil, after: after, width: width, names: names, isGroup: isGroup)
+            } _: { (k, made, _) throws(LayoutError) in
                 if let made {
                     stitch(&made.pointee, of: conversation.messages[k], into: &layout)
                 } else {

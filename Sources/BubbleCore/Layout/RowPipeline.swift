@@ -13,17 +13,19 @@ import Foundation
 ///
 /// Used only with an engine that prepares on several threads at once
 /// (`TextEngine.preparesConcurrently`), for conversations long enough to pay for the threads.
-final class RowPipeline: @unchecked Sendable {
+final class RowPipeline<Made>: @unchecked Sendable {
     /// Fewest messages worth starting workers for.
-    static let minimumMessages = 2_048
-    static let chunk = 32
-    static let ahead = 64
+    static var minimumMessages: Int { 2_048 }
+    static var chunk: Int { 32 }
+    static var ahead: Int { 64 }
+
+    /// Makes message `i`'s rows (`i`: its index in `messages`), given what the message before it
+    /// was; may append to its chunk's `words` (the rows say where theirs are).
+    typealias Make = (_ i: Int, _ after: ConversationLayout.LastMessage?, _ words: inout [UInt32]) throws(LayoutError) -> Made
 
     private let messages: [Message]
     private let layouter: ConversationLayouter
-    private let width: Double
-    private let names: [String: String]
-    private let isGroup: Bool
+    private let produce: Make
     /// The index of `messages[0]` in the conversation, and what the message before it was (the
     /// messages continue a layout: `ConversationLayouter.extend`).
     private let base: Int
@@ -31,8 +33,10 @@ final class RowPipeline: @unchecked Sendable {
     private let chunks: Int
     /// Results by message, in a ring of `ahead` chunks: a slot holds rows (is initialised) when
     /// its `filled` flag says so; not until made, nor when measuring failed.
-    private let ring: UnsafeMutablePointer<ConversationLayouter.MessageRows>
+    private let ring: UnsafeMutablePointer<Made>
     private let filled: UnsafeMutablePointer<Bool>
+    /// Per chunk in the ring: what its rows put in `words` (emptied when the chunk is made again).
+    private let words: UnsafeMutablePointer<[UInt32]>
     private let ringSize = RowPipeline.chunk * RowPipeline.ahead
     /// Per chunk: 0 unclaimed, 1 being measured, 2 measured.
     private let state: UnsafeMutablePointer<UInt8>
@@ -46,22 +50,19 @@ final class RowPipeline: @unchecked Sendable {
     private let group = DispatchGroup()
 
     /// Hands every message of `messages` to `stitch` in order, with its rows when the other
-    /// cores measured them (`walk`), nil for the caller to measure: all of them when the
-    /// pipeline does not start (one core, an engine that prepares on one thread, a short chat).
-    /// The rows are lent in place: `stitch` may move what it keeps out of them. `base`: the index
-    /// of `messages[0]` in the conversation (`stitch` gets conversation indices), `previous`: the
-    /// message before it.
+    /// cores made them by `make` (`walk`) and its chunk's words, nil for the caller to make: all
+    /// of them when the pipeline does not start (one core, an engine that prepares on one
+    /// thread, a short chat). The rows are lent in place: `stitch` may move what it keeps out of
+    /// them, and they are let go on the thread that made them when it can (`make` may leave only
+    /// what `stitch` needs). `base`: the index of `messages[0]` in the conversation (`stitch`
+    /// gets conversation indices), `previous`: the message before it.
     static func forEachMessage(
-        _ messages: [Message], layouter: ConversationLayouter, width: Double,
-        names: [String: String], isGroup: Bool, base: Int = 0, previous: ConversationLayout.LastMessage? = nil,
-        _ stitch: (Int, UnsafeMutablePointer<ConversationLayouter.MessageRows>?) throws(LayoutError) -> Void
+        _ messages: [Message], layouter: ConversationLayouter, base: Int = 0, previous: ConversationLayout.LastMessage? = nil,
+        make: @escaping Make,
+        _ stitch: (Int, UnsafeMutablePointer<Made>?, borrowing [UInt32]) throws(LayoutError) -> Void
     ) throws(LayoutError) {
-        guard
-            let pipeline = start(
-                messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
-                base: base, previous: previous)
-        else {
-            for k in messages.indices { try stitch(base + k, nil) }
+        guard let pipeline = start(messages, layouter: layouter, base: base, previous: previous, make: make) else {
+            for k in messages.indices { try stitch(base + k, nil, []) }
             return
         }
         defer { pipeline.finish() }
@@ -70,31 +71,29 @@ final class RowPipeline: @unchecked Sendable {
 
     /// Nil when the engine prepares on one thread, there is one core, or too few messages.
     private static func start(
-        _ messages: [Message], layouter: ConversationLayouter, width: Double,
-        names: [String: String], isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?
+        _ messages: [Message], layouter: ConversationLayouter, base: Int, previous: ConversationLayout.LastMessage?,
+        make: @escaping Make
     ) -> RowPipeline? {
         let cores = UsableCores.count
         guard layouter.measurer.fastPath?.preparesConcurrently == true, cores > 1, messages.count >= minimumMessages else { return nil }
-        return RowPipeline(
-            messages, layouter: layouter, width: width, names: names, isGroup: isGroup,
-            base: base, previous: previous, workers: min(7, cores - 1))
+        return RowPipeline(messages, layouter: layouter, base: base, previous: previous, make: make, workers: min(7, cores - 1))
     }
 
     private init(
-        _ messages: [Message], layouter: ConversationLayouter, width: Double, names: [String: String],
-        isGroup: Bool, base: Int, previous: ConversationLayout.LastMessage?, workers: Int
+        _ messages: [Message], layouter: ConversationLayouter, base: Int, previous: ConversationLayout.LastMessage?,
+        make: @escaping Make, workers: Int
     ) {
         self.messages = messages
         self.base = base
         self.previous = previous
         self.layouter = layouter
-        self.width = width
-        self.names = names
-        self.isGroup = isGroup
+        self.produce = make
         chunks = (messages.count + Self.chunk - 1) / Self.chunk
         ring = .allocate(capacity: ringSize)
         filled = .allocate(capacity: ringSize)
         filled.initialize(repeating: false, count: ringSize)
+        words = .allocate(capacity: Self.ahead)
+        words.initialize(repeating: [], count: Self.ahead)
         state = .allocate(capacity: chunks)
         state.initialize(repeating: 0, count: chunks)
         for _ in 0..<workers {
@@ -107,6 +106,8 @@ final class RowPipeline: @unchecked Sendable {
         for k in 0..<ringSize where filled[k] { (ring + k).deinitialize(count: 1) }
         ring.deallocate()
         filled.deallocate()
+        words.deinitialize(count: Self.ahead)
+        words.deallocate()
         state.deallocate()
     }
 
@@ -134,17 +135,15 @@ final class RowPipeline: @unchecked Sendable {
     private func make(_ c: Int) {
         // Locals, borrowed by every call below (the properties would be retained and released
         // per message, on objects the other threads touch too).
-        let layouter = layouter, names = names, width = width, isGroup = isGroup, ring = ring, filled = filled, ringSize = ringSize
-        let base = base, previous = previous
+        let layouter = layouter, produce = produce, ring = ring, filled = filled, ringSize = ringSize
+        let previous = previous, words = words + c % Self.ahead
+        words.pointee.removeAll(keepingCapacity: true)
         messages.withUnsafeBufferPointer { messages in
             for i in c * Self.chunk..<min(messages.count, (c + 1) * Self.chunk) {
                 // Made in place (the slot is empty: the walker has stitched what it held).
                 do {
                     try (ring + i % ringSize).initialize(
-                        to: layouter.rows(
-                            for: messages[i], index: base + i, memo: nil,
-                            after: i == 0 ? previous : Self.last(before: i, messages, layouter),
-                            width: width, names: names, isGroup: isGroup))
+                        to: produce(i, i == 0 ? previous : Self.last(before: i, messages, layouter), &words.pointee))
                     filled[i % ringSize] = true
                 } catch {}  // left empty: the walker measures it again and meets the error
             }
@@ -171,7 +170,7 @@ final class RowPipeline: @unchecked Sendable {
     /// Hands every message's rows to `stitch` in order (nil: measure that message there; it was
     /// not measured, or measuring it failed). While the chunk to stitch next is still being
     /// measured by a worker, this thread measures a later one instead of waiting.
-    private func walk(_ stitch: (Int, UnsafeMutablePointer<ConversationLayouter.MessageRows>?) throws(LayoutError) -> Void) throws(LayoutError) {
+    private func walk(_ stitch: (Int, UnsafeMutablePointer<Made>?, borrowing [UInt32]) throws(LayoutError) -> Void) throws(LayoutError) {
         for c in 0..<chunks {
             condition.lock()
             walking = c
@@ -191,9 +190,9 @@ final class RowPipeline: @unchecked Sendable {
                 // Lent in place (`stitch` moves out what it keeps: no copy, no retain and release
                 // of everything the rows hold), then emptied for the next chunk in this slot.
                 let k = i % ringSize
-                guard filled[k] else { try stitch(base + i, nil); continue }
+                guard filled[k] else { try stitch(base + i, nil, []); continue }
                 defer { (ring + k).deinitialize(count: 1); filled[k] = false }
-                try stitch(base + i, ring + k)
+                try stitch(base + i, ring + k, words[c % Self.ahead])
             }
         }
     }

@@ -235,6 +235,24 @@ struct PlannedRow: Sendable {
     func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
 }
 
+/// A message's rows as `ConversationLayouter.place` adds them to a scrolling layout
+/// (`placed(_:of:packing:into:)`): small, so that the thread that measured the bubble lets it go.
+struct PlacedRows {
+    var index: Int
+    var newDay, continues, showsStatus: Bool
+    /// The separator row's height (nil: none before the message).
+    var separator: Double?
+    /// The row's height, and without the status label.
+    var height, shorter: Double
+    var quick: QuickBubble
+    /// Where its text's packed breaks are in its chunk's words.
+    var words: Range<Int>
+    /// The message as the next one joins it (its row set when placed).
+    var last: ConversationLayout.LastMessage
+    /// Kept by a layout that is not compact (moved out of the rows).
+    var memo: MessageMemos.Memo?
+}
+
 /// What a message's row height at another width needs, read off a full layout of its bubble:
 /// the natural widths of its one-line texts (a text keeps its layout, and so its height, in any
 /// room at least that wide), and for the height formula the bubble's top, the lowest edge above
@@ -423,16 +441,7 @@ extension ConversationLayouter {
         list.spacings = (measurer.style.rowSpacing, measurer.style.groupedSpacing)
         list.reserveCapacity(conversation.messages.count)
         // As the full first layout: the other cores measure ahead, this walk stitches.
-        try RowPipeline.forEachMessage(
-            conversation.messages, layouter: self, width: width,
-            names: list.names, isGroup: list.isGroup
-        ) { (k, made) throws(LayoutError) in
-            if let made {
-                try stitch(&made.pointee, of: conversation.messages[k], into: &list)
-            } else {
-                try add(conversation.messages[k], index: k, to: &list)
-            }
-        }
+        try placeAll(conversation.messages, base: 0, into: &list)
         for (t, sender) in conversation.typing.enumerated() { try addTyping(sender, index: t, to: &list) }
         return list
     }
@@ -464,15 +473,20 @@ extension ConversationLayouter {
         }
         let base = list.messageCount
         if list.compacted != nil { list.compacted!.count += messages.count } else { list.conversation.messages += messages }
-        try RowPipeline.forEachMessage(
-            messages, layouter: self, width: list.width, names: list.names, isGroup: list.isGroup,
-            base: base, previous: list.last
-        ) { (k, made) throws(LayoutError) in
-            if let made {
-                try stitch(&made.pointee, of: messages[k - base], into: &list)
-            } else {
-                try add(messages[k - base], index: k, to: &list)
-            }
+        try placeAll(messages, base: base, into: &list)
+    }
+
+    /// Adds `messages` (from index `base` on) to `list`, measured on every core (`RowPipeline`):
+    /// the workers keep only what `place` needs of each bubble (a compact list: its packed
+    /// breaks, no memo) and let the rest go on the thread that made it.
+    private func placeAll(_ messages: [Message], base: Int, into list: inout ScrollingLayout) throws(LayoutError) {
+        let width = list.width, names = list.names, isGroup = list.isGroup, packing = list.compacted != nil
+        try RowPipeline.forEachMessage(messages, layouter: self, base: base, previous: list.last) { (i, after, words) throws(LayoutError) in
+            var made = try rows(for: messages[i], index: base + i, memo: nil, after: after, width: width, names: names, isGroup: isGroup)
+            return placed(&made, of: messages[i], packing: packing, into: &words)
+        } _: { (k, made, words) throws(LayoutError) in
+            guard let made else { return try add(messages[k - base], index: k, to: &list) }
+            try place(&made.pointee, words: words[made.pointee.words], into: &list) { messages[k - base] }
         }
     }
 
@@ -583,58 +597,89 @@ extension ConversationLayouter {
         try stitch(&made, of: message, into: &list)
     }
 
-    /// Adds `made`, the rows of `message` (`rows(for:…)`, as the full layout's `stitch` takes
-    /// them), at the end of `list`: its plan, frames and height memos; the previous bubble of
-    /// its group loses its tail, and the previous outgoing one its status. The memo is moved out
-    /// of `made`.
-    func stitch(_ made: inout MessageRows, of message: Message, into list: inout ScrollingLayout) throws(LayoutError) {
-        let style = measurer.style
-        let k = made.index
-        guard k < PlannedRow.indexLimit else { throw .tooManyMessages(limit: PlannedRow.indexLimit - 1) }
-        var quick = QuickBubble()
-        let previous = list.last
+    /// What `place` needs of `made`, the rows of `message` (`rows(for:…)`), on the thread that
+    /// made them: the bubble's height facts, its height without the status label, and its text's
+    /// packed breaks appended to `words` (`PlacedRows.words` says where) or, not `packing`, its memo.
+    func placed(_ made: inout MessageRows, of message: Message, packing: Bool = true, into words: inout [UInt32]) -> PlacedRows {
+        var p = PlacedRows(
+            index: made.index, newDay: made.newDay, continues: made.continues, showsStatus: made.showsStatus,
+            separator: nil, height: made.height, shorter: made.height, quick: QuickBubble(), words: words.count..<words.count,
+            last: ConversationLayout.LastMessage(
+                sender: message.sender, direction: message.direction, kind: message.kind, date: message.date, day: made.day, row: -1))
         if let label = made.separator {
-            quick.separatorNeed = QuickBubble.natural(label.text)
-            list.appendRow(
-                PlannedRow(kind: .separator, flags: made.newDay ? PlannedRow.newDay : 0, index: Int32(k)),
-                height: label.frame.maxY + style.separatorPadding)
+            p.quick.separatorNeed = QuickBubble.natural(label.text)
+            p.separator = label.frame.maxY + measurer.style.separatorPadding
         }
         switch made.content {
         case let .system(_, label):
-            quick.systemNeed = QuickBubble.natural(label.text)
-            list.appendRow(PlannedRow(kind: .system, index: Int32(k)), height: made.height)
+            p.quick.systemNeed = QuickBubble.natural(label.text)
         case let .message(_, bubble):
-            if made.continues, let previous { list.plan[previous.row].flags |= PlannedRow.tailRemoved }
-            if message.direction == .outgoing, let row = list.statusRow {
-                try removeStatus(ofRow: row, in: &list)
-                list.statusRow = nil
-            }
-            record(bubble, of: message, memo: made.memo.bubble, into: &quick)
-            list.appendRow(
-                PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)),
-                height: made.height)
+            record(bubble, of: message, memo: made.memo.bubble, into: &p.quick)
             if made.showsStatus {
-                list.statusRow = list.plan.count - 1
                 var shorter = bubble
                 shorter.labels.removeAll { $0.kind == .status }
-                list.statusRowShorter = (list.width, shorter.maxY)
+                p.shorter = shorter.maxY
             }
         case .daySeparator, .typing:
             preconditionFailure("rows(for:) makes system lines and bubbles")
         }
-        list.last = ConversationLayout.LastMessage(
-            sender: message.sender, direction: message.direction, kind: message.kind,
-            date: message.date, day: made.day, row: list.plan.count - 1)
-        let memo = made.takeMemo()
-        if list.compacted == nil {
+        if !packing {
+            p.memo = made.takeMemo()
+        } else if let memo = made.memo.bubble, memo.hasPrepared, let storage = memo.storage {
+            _ = measurer.fastPath?.packBreaks(ofStorage: storage, into: &words)
+            p.words = p.words.lowerBound..<words.count
+        }
+        return p
+    }
+
+    /// Adds `made`, the rows of `message` (`rows(for:…)`, as the full layout's `stitch` takes
+    /// them), at the end of `list` (`place`).
+    func stitch(_ made: inout MessageRows, of message: Message, into list: inout ScrollingLayout) throws(LayoutError) {
+        var words: [UInt32] = []
+        var p = placed(&made, of: message, packing: list.compacted != nil, into: &words)
+        try place(&p, words: words[...], into: &list) { message }
+    }
+
+    /// Adds a message's rows at the end of `list`: its plan, frames and height facts; the
+    /// previous bubble of its group loses its tail, and the previous outgoing one its status. A
+    /// compact list keeps `words` (its packed breaks), its photos and, when it shows the status,
+    /// the message (`message` is asked only for those); another its memo (moved out of `made`).
+    func place(_ made: inout PlacedRows, words: ArraySlice<UInt32>, into list: inout ScrollingLayout, _ message: () -> Message) throws(LayoutError) {
+        let k = made.index
+        guard k < PlannedRow.indexLimit else { throw .tooManyMessages(limit: PlannedRow.indexLimit - 1) }
+        let previous = list.last
+        if let height = made.separator {
+            list.appendRow(PlannedRow(kind: .separator, flags: made.newDay ? PlannedRow.newDay : 0, index: Int32(k)), height: height)
+        }
+        if made.last.kind == .system {
+            list.appendRow(PlannedRow(kind: .system, index: Int32(k)), height: made.height)
+        } else {
+            if made.continues, let previous { list.plan[previous.row].flags |= PlannedRow.tailRemoved }
+            if made.last.direction == .outgoing, let row = list.statusRow {
+                try removeStatus(ofRow: row, in: &list)
+                list.statusRow = nil
+            }
+            list.appendRow(PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)), height: made.height)
+            if made.showsStatus {
+                list.statusRow = list.plan.count - 1
+                list.statusRowShorter = (list.width, made.shorter)
+            }
+        }
+        list.last = made.last
+        list.last!.row = list.plan.count - 1
+        if let memo = made.memo.take() {
             list.storages.append(memo.bubble?.storage.map { StorageRef(object: Unmanaged.passUnretained($0)) })
             list.memos.items.append(memo)
-        } else {
-            // Packed at once, the prepared text let go (`compact(_:)`).
-            keep(memo.bubble, of: message, at: k, in: &list.compacted!)
-            if made.showsStatus { list.compacted!.statusMessage = message }
+        } else if list.compacted != nil {
+            list.compacted!.packed += words
+            list.compacted!.offsets.append(UInt32(list.compacted!.packed.count))
+            if made.quick.hasImages || made.showsStatus {
+                let message = message()
+                if !message.images.isEmpty { list.compacted!.images[Int32(k)] = message.images }
+                if made.showsStatus { list.compacted!.statusMessage = message }
+            }
         }
-        list.quick.append(quick)
+        list.quick.append(made.quick)
     }
 
     /// What a compact layout keeps of message `k` (the next one): its text's packed breaks (none
