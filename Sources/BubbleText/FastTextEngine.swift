@@ -80,6 +80,22 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     // MARK: TextEngine
 
     public func prepare(_ text: String, style: TextStyle) throws(TextError) -> PreparedText {
+        try prepare(text, style: style, keep: true)
+    }
+
+    public func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
+        try prepare(text, style: style, spans: spans, keep: true)
+    }
+
+    /// `prepare` without looking the text up in the prepared texts nor keeping it there: a text
+    /// prepared once (a compact first layout measures each message once and keeps its packed
+    /// breaks, not the prepared text).
+    package func prepareOnce(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
+        try prepare(text, style: style, spans: spans, keep: false)
+    }
+
+    /// `prepare`; `keep`: through the prepared texts (looked up, kept when made).
+    private func prepare(_ text: String, style: TextStyle, keep: Bool) throws(TextError) -> PreparedText {
         try PangoTextEngine.validate(style)
         // Cached by the sanitised text (what the ranges count): the same for "a\r\nb" and "a\nb".
         // Sanitising, hashing, segmenting and packing need no lock; the thread's own state (its
@@ -104,7 +120,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
             Result { () throws(TextError) in
                 try prepare(
                     text, sanitized: sanitized, textHash: textHash, style: style,
-                    context: context, scratch: mine.scratch)
+                    context: context, scratch: mine.scratch, keep: keep)
             }
         }
         return try result.get()
@@ -117,10 +133,10 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     /// filled by the same arithmetic; drawing such a text goes through the reference engine with
     /// the same attributes (`draw`). Styled texts are kept in the prepared-text cache too, under a
     /// key that holds their face runs.
-    public func prepare(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
+    private func prepare(_ text: String, style: TextStyle, spans: [TextSpan], keep: Bool) throws(TextError) -> PreparedText {
         // Spans that set no face (strike, spoilers, links…) measure as plain text.
         func plain() throws(TextError) -> PreparedText {
-            PreparedText(text: text, style: style, spans: spans, storage: try prepare(text, style: style).storage)
+            PreparedText(text: text, style: style, spans: spans, storage: try prepare(text, style: style, keep: keep).storage)
         }
         guard spans.contains(where: { $0.style.changesFace }) else { return try plain() }
         var sanitized = Self.isClean(text, style: style) ? text : PangoTextEngine.pangoText(text, style: style)
@@ -138,7 +154,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         }
         key = (key | 1) &* 0x9E37_79B9_7F4A_7C15
         let shard = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)]
-        if preparedCapacity > 0, let hit = shard.find(key, context: base, text: sanitized), hit.faces?.same(faceRuns) == true {
+        if keep, preparedCapacity > 0, let hit = shard.find(key, context: base, text: sanitized), hit.faces?.same(faceRuns) == true {
             return PreparedText(text: text, style: style, spans: spans, storage: hit)
         }
         let faces = FastFaces(faceRuns)
@@ -161,7 +177,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         let storage = try makeStorage(
             text, sanitized: sanitized, style: style, context: base, plan: plan, scratch: scratch,
             spans: spans, faces: faces)
-        if preparedCapacity > 0, storage.faces != nil { shard.insert(key, storage) }
+        if keep, preparedCapacity > 0, storage.faces != nil { shard.insert(key, storage) }
         return PreparedText(text: text, style: style, spans: spans, storage: storage)
     }
 
@@ -287,11 +303,11 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     /// `prepare` once the text is sanitised and hashed and its style's context found.
     private func prepare(
         _ text: String, sanitized: String, textHash: UInt64, style: TextStyle,
-        context: FastStyleContext, scratch mine: PrepareScratch
+        context: FastStyleContext, scratch mine: PrepareScratch, keep: Bool
     ) throws(TextError) -> PreparedText {
         let key = (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15
         let shard = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)]
-        if preparedCapacity > 0, let hit = shard.find(key, context: context, text: sanitized) {
+        if keep, preparedCapacity > 0, let hit = shard.find(key, context: context, text: sanitized) {
             return PreparedText(text: text, style: style, storage: hit)
         }
         // A prepare inside a prepare on this thread (none today) would get buffers of its own.
@@ -301,7 +317,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         let storage = try makeStorage(
             text, sanitized: sanitized, style: style, context: context,
             plan: segment(sanitized, styleID: context.id, into: scratch), scratch: scratch)
-        if preparedCapacity > 0 { shard.insert(key, storage) }
+        if keep, preparedCapacity > 0 { shard.insert(key, storage) }
         return PreparedText(text: text, style: style, storage: storage)
     }
 

@@ -503,9 +503,17 @@ final class PreparedShard: @unchecked Sendable {
     }
 
     func insert(_ key: UInt64, _ storage: FastStorage) {
-        lock.lockSpinning(); defer { lock.unlock() }
-        if texts.count >= capacity { texts.removeAll(keepingCapacity: true) }
+        // The texts let go when the shard is full are freed after the lock, not while other
+        // threads wait for it.
+        var dropped: [UInt64: FastStorage] = [:]
+        lock.lockSpinning()
+        if texts.count >= capacity {
+            swap(&dropped, &texts)
+            texts.reserveCapacity(capacity)
+        }
         texts[key] = storage
+        lock.unlock()
+        _ = consume dropped
     }
 
     func forget() {

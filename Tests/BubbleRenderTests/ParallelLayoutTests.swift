@@ -36,6 +36,10 @@ import Testing
             try base.summary(ofStorage: storage, maxWidth: maxWidth)
         }
         var preparesConcurrently: Bool { concurrent }
+        func prepareOnce(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
+            if failing.contains(text) { throw .unknownFont(text) }
+            return try base.prepareOnce(text, style: style, spans: spans)
+        }
         func prefetch(storage: UnsafeRawPointer) { base.prefetch(storage: storage) }
         func packBreaks(ofStorage storage: AnyObject, into words: inout [UInt32]) -> Bool { base.packBreaks(ofStorage: storage, into: &words) }
         func summary(ofPacked words: UnsafeBufferPointer<UInt32>, maxWidth: Double) throws(TextError) -> TextSummary? {

@@ -197,6 +197,43 @@ import Testing
         }
     }
 
+    @Test("a compact layout's plain bubbles whose labels it met before take the formula: every row, frame and height as measured, in every style")
+    func compactTemplates() throws {
+        let engine = FastTextEngine()
+        var whole = Self.corpus(3_200, seed: 41)
+        whole.typing = []
+        var rng = SplitMix64(seed: 41)
+        for i in whole.messages.indices where whole.messages[i].kind == .message {
+            let roll = rng.next() % 16
+            // Read at a time ("Read 09:41": a label of its own), edited, no sender name known.
+            if whole.messages[i].status == .read, roll < 8 { whole.messages[i].statusDate = whole.messages[i].date.addingTimeInterval(90) }
+            if roll == 9 { whole.messages[i].edited = whole.messages[i].date }
+            if roll == 10, whole.messages[i].direction == .incoming { whole.messages[i].sender = "carol" }
+            if roll == 11 { whole.messages[i].text = "اين انت؟ " + (whole.messages[i].text ?? "") }
+        }
+        let all = Self.byIndex(whole)
+        for (name, style) in try Self.styles() {
+            let layouter = ConversationLayouter(style: style, engine: engine, timeZone: Self.utc)
+            var list = try layouter.scrollingLayout(Conversation(participants: whole.participants, messages: Array(whole.messages.prefix(300))), width: 375)
+            layouter.compact(&list)
+            // On every core (a pipeline: more than 2,048), then one by one.
+            try layouter.extend(&list, with: Array(whole.messages[300..<2_700]))
+            for m in whole.messages[2_700...] { try layouter.append(m, to: &list) }
+            #expect(list.rowsByFormula + list.rowsMeasuredInFull == list.rowCount)
+            // Most where times show in day separators (about half the rows here); a time in
+            // every bubble makes most keys new (2–3 %).
+            let share = name == "imessage" ? 0.4 : 0.01
+            #expect(Double(list.rowsByFormula) > share * Double(list.rowCount), "\(name): \(list.rowsByFormula) of \(list.rowCount) rows by the formula")
+            // Heights exactly; tops to 1e-9 (a status label taken off a row much later: the full
+            // layout moves the rows below by a subtraction, a scrolling one sums their heights).
+            try expectSame(list, try layouter.layout(whole, width: 375), layouter: layouter, tolerance: 1e-9, "\(name), compact", messages: all)
+            // The facts the formula recorded carry a re-layout as those of a full measure do.
+            let narrower = try layouter.finish(list, try layouter.relayout(list, width: 320), messages: all)
+            try expectSame(
+                narrower, try layouter.layout(whole, width: 320), layouter: layouter, tolerance: 1e-9, "\(name), compact at 320", messages: all)
+        }
+    }
+
     @Test("laid out chunk by chunk (extend: every core, compact after the first chunk) gives the layout of the whole conversation")
     func extendInChunks() throws {
         let engine = FastTextEngine()

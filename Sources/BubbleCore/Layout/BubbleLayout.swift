@@ -230,8 +230,9 @@ public struct BubbleMeasurer {
     }
 
     /// What of `message`'s bubble does not depend on the row width: whether it is emoji-only,
-    /// its text prepared by the engine, the links in it.
-    func memo(for message: Message) throws(LayoutError) -> BubbleMemo {
+    /// its text prepared by the engine, the links in it. Not `keeping` (a compact layout's
+    /// formula, which keeps neither): no links, the text prepared once (`prepareOnce`).
+    func memo(for message: Message, keeping: Bool = true) throws(LayoutError) -> BubbleMemo {
         let emojiOnly =
             message.images.isEmpty && message.reply == nil
             && message.attachment == nil
@@ -239,18 +240,20 @@ public struct BubbleMeasurer {
         var memo = BubbleMemo(emojiOnly: emojiOnly)
         if let string = message.shownText, !string.isEmpty {
             // Kept only when the engine's prepared texts are small (a Pango layout is not).
-            if fastPath?.preparedTextsAreCompact == true {
+            if let fastPath, fastPath.preparedTextsAreCompact {
+                let textStyle = emojiOnly ? style.emojiText : style.text, spans = emojiOnly ? [] : message.shownSpans
                 do {
-                    memo.storage = try engine.prepare(
-                        string, style: emojiOnly ? style.emojiText : style.text,
-                        spans: emojiOnly ? [] : message.shownSpans
-                    ).storage
+                    let prepared =
+                        keeping
+                        ? try engine.prepare(string, style: textStyle, spans: spans)
+                        : try fastPath.prepareOnce(string, style: textStyle, spans: spans)
+                    memo.storage = prepared.storage
                 } catch { throw .text(error) }
                 memo.hasPrepared = true
             }
             // A placeholder names files ("VID-20211014-WA0003.mp4"): nothing in it is a link.
-            if style.detectsLinks, !emojiOnly, message.attachment == nil { memo.links = LinkDetector.links(in: string) }
-            if style.detectsLinks, !emojiOnly, message.spans.contains(where: { $0.style == .link }) {
+            if keeping, style.detectsLinks, !emojiOnly, message.attachment == nil { memo.links = LinkDetector.links(in: string) }
+            if keeping, style.detectsLinks, !emojiOnly, message.spans.contains(where: { $0.style == .link }) {
                 memo.links = Self.links(message.shownSpans, in: string, detected: memo.links)
             }
         }

@@ -211,7 +211,7 @@ public struct ConversationLayouter {
             // A long first layout: the other cores measure messages ahead of this walk, which
             // stitches them in order (and measures those nobody took).
             let messages = conversation.messages, names = layout.names, isGroup = layout.isGroup
-            try RowPipeline.forEachMessage(messages, layouter: self) { (i, after, _) throws(LayoutError) in
+            try RowPipeline.forEachMessage(messages, layouter: self) { (i, after, _, _) throws(LayoutError) in
                 try rows(for: messages[i], index: i, memo: nil, after: after, width: width, names: names, isGroup: isGroup)
             } _: { (k, made, _) throws(LayoutError) in
                 if let made {

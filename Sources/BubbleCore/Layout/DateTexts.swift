@@ -33,11 +33,16 @@ public final class DateTexts: @unchecked Sendable {
     private let timeFormatter: DateFormatter?
     private let shortFormatter: DateFormatter?
     private let monthFormatter: DateFormatter?
+    /// The offset of a zone that has only one (UTC, a fixed offset): no look-up in the zone's
+    /// rules (which takes a lock every thread laying out waits on) for every date.
+    private let fixedOffset: Int?
+    private static let fixedZones: Set<String> = ["UTC", "GMT", "Etc/UTC", "Etc/GMT", "Etc/Universal", "Etc/Zulu", "Universal", "Zulu"]
 
     /// Texts in `timeZone`, in `locale`'s words and clock (nil: fixed English, 24-hour), with
     /// "Today" and "Yesterday" relative to `now` when it is given.
     public init(timeZone: TimeZone, locale: Locale? = nil, now: Date? = nil) {
         self.timeZone = timeZone
+        fixedOffset = Self.fixedZones.contains(timeZone.identifier) ? timeZone.secondsFromGMT() : nil
         let locale = locale?.identifier == "en_US_POSIX" ? nil : locale
         self.locale = locale
         self.now = now
@@ -99,7 +104,7 @@ public final class DateTexts: @unchecked Sendable {
     private func localSeconds(_ date: Date) -> Int {
         let t = date.timeIntervalSince1970
         guard t.isFinite, abs(t) < 1e14 else { return 0 }
-        return Int((t + Double(timeZone.secondsFromGMT(for: date))).rounded(.down))
+        return Int((t + Double(fixedOffset ?? timeZone.secondsFromGMT(for: date))).rounded(.down))
     }
 
     // MARK: Local days and times

@@ -1,5 +1,11 @@
 import Foundation
 
+/// The threads a pipeline makes rows on, by number: at most `count - 1` workers, and the walker.
+enum RowPipelineSlots {
+    static let count = 8
+    static let walker = count - 1
+}
+
 /// Measures a conversation's messages on the other cores, ahead of a first layout that walks
 /// them in order on the calling thread and stitches their rows together
 /// (`ConversationLayouter.rows(for:…)` needs only the message before, so any thread can make
@@ -20,16 +26,15 @@ final class RowPipeline<Made>: @unchecked Sendable {
     static var ahead: Int { 64 }
 
     /// Makes message `i`'s rows (`i`: its index in `messages`), given what the message before it
-    /// was; may append to its chunk's `words` (the rows say where theirs are).
-    typealias Make = (_ i: Int, _ after: ConversationLayout.LastMessage?, _ words: inout [UInt32]) throws(LayoutError) -> Made
+    /// was; may append to its chunk's `words` (the rows say where theirs are). `slot`: the thread
+    /// making them, one of `RowPipelineSlots.count` (no two threads of a pipeline share one; the
+    /// walker's and the caller's without a pipeline is the last).
+    typealias Make = (_ i: Int, _ after: ConversationLayout.LastMessage?, _ words: inout [UInt32], _ slot: Int) throws(LayoutError) -> Made
 
-    private let messages: [Message]
-    private let layouter: ConversationLayouter
-    private let produce: Make
+    private let messages: [Message], layouter: ConversationLayouter, produce: Make
     /// The index of `messages[0]` in the conversation, and what the message before it was (the
     /// messages continue a layout: `ConversationLayouter.extend`).
-    private let base: Int
-    private let previous: ConversationLayout.LastMessage?
+    private let base: Int, previous: ConversationLayout.LastMessage?
     private let chunks: Int
     /// Results by message, in a ring of `ahead` chunks: a slot holds rows (is initialised) when
     /// its `filled` flag says so; not until made, nor when measuring failed.
@@ -58,8 +63,7 @@ final class RowPipeline<Made>: @unchecked Sendable {
     /// gets conversation indices), `previous`: the message before it.
     static func forEachMessage(
         _ messages: [Message], layouter: ConversationLayouter, base: Int = 0, previous: ConversationLayout.LastMessage? = nil,
-        make: @escaping Make,
-        _ stitch: (Int, UnsafeMutablePointer<Made>?, borrowing [UInt32]) throws(LayoutError) -> Void
+        make: @escaping Make, _ stitch: (Int, UnsafeMutablePointer<Made>?, borrowing [UInt32]) throws(LayoutError) -> Void
     ) throws(LayoutError) {
         guard let pipeline = start(messages, layouter: layouter, base: base, previous: previous, make: make) else {
             for k in messages.indices { try stitch(base + k, nil, []) }
@@ -76,7 +80,8 @@ final class RowPipeline<Made>: @unchecked Sendable {
     ) -> RowPipeline? {
         let cores = UsableCores.count
         guard layouter.measurer.fastPath?.preparesConcurrently == true, cores > 1, messages.count >= minimumMessages else { return nil }
-        return RowPipeline(messages, layouter: layouter, base: base, previous: previous, make: make, workers: min(7, cores - 1))
+        return RowPipeline(
+            messages, layouter: layouter, base: base, previous: previous, make: make, workers: min(RowPipelineSlots.count - 1, cores - 1))
     }
 
     private init(
@@ -96,8 +101,8 @@ final class RowPipeline<Made>: @unchecked Sendable {
         words.initialize(repeating: [], count: Self.ahead)
         state = .allocate(capacity: chunks)
         state.initialize(repeating: 0, count: chunks)
-        for _ in 0..<workers {
-            DispatchQueue.global(qos: .userInitiated).async(group: group) { [self] in work() }
+        for slot in 0..<workers {
+            DispatchQueue.global(qos: .userInitiated).async(group: group) { [self] in work(slot) }
         }
     }
 
@@ -111,14 +116,14 @@ final class RowPipeline<Made>: @unchecked Sendable {
         state.deallocate()
     }
 
-    private func work() {
+    private func work(_ slot: Int) {
         while true {
             condition.lock()
             while !stopped, next < chunks, next >= walking + Self.ahead { condition.wait() }
             guard !stopped, next < chunks else { condition.unlock(); return }
             let c = claim()
             condition.unlock()
-            make(c)
+            make(c, slot: slot)
         }
     }
 
@@ -132,7 +137,7 @@ final class RowPipeline<Made>: @unchecked Sendable {
     }
 
     /// Measures the messages of chunk `c` into the ring, then marks it made.
-    private func make(_ c: Int) {
+    private func make(_ c: Int, slot: Int) {
         // Locals, borrowed by every call below (the properties would be retained and released
         // per message, on objects the other threads touch too).
         let layouter = layouter, produce = produce, ring = ring, filled = filled, ringSize = ringSize
@@ -143,7 +148,7 @@ final class RowPipeline<Made>: @unchecked Sendable {
                 // Made in place (the slot is empty: the walker has stitched what it held).
                 do {
                     try (ring + i % ringSize).initialize(
-                        to: produce(i, i == 0 ? previous : Self.last(before: i, messages, layouter), &words.pointee))
+                        to: produce(i, i == 0 ? previous : Self.last(before: i, messages, layouter), &words.pointee, slot))
                     filled[i % ringSize] = true
                 } catch {}  // left empty: the walker measures it again and meets the error
             }
@@ -179,7 +184,7 @@ final class RowPipeline<Made>: @unchecked Sendable {
                 if next < chunks, next < c + Self.ahead {
                     let d = claim()
                     condition.unlock()
-                    make(d)
+                    make(d, slot: RowPipelineSlots.walker)
                     condition.lock()
                 } else {
                     condition.wait()

@@ -15,9 +15,9 @@ import Foundation
 ///     list = try layouter.scrollingLayout(list, width: 414)
 ///     let visible = try layouter.rows(in: Rect(x: 0, y: scrollY, width: 414, height: 800), of: list)
 ///
-/// Its rows are those `layout(_:width:)` makes. Built by appending (the first layout) the
-/// frames are equal; after a re-layout they agree to 1e-9 pt (when a status label moves to a
-/// later message, the full layout shifts the rows in between by a subtraction, this one sums).
+/// Its rows are those `layout(_:width:)` makes, their heights equal. Their tops agree to 1e-9 pt
+/// (when a status label moves to a later message, the full layout shifts the rows in between
+/// by a subtraction, this one sums): equal too when no status label moved.
 public struct ScrollingLayout: Sendable {
     /// The row width the conversation is laid out in (points).
     public internal(set) var width: Double
@@ -26,10 +26,11 @@ public struct ScrollingLayout: Sendable {
     /// The conversation laid out (appends add to it).
     public internal(set) var conversation: Conversation
     /// Rows measured in full since the last re-layout began (the others took the height
-    /// formula or kept their height); a first layout and appends measure every row they add.
+    /// formula or kept their height); a first layout and appends measure every row they add
+    /// but, in a compact layout, the plain bubbles whose labels an earlier one had.
     public internal(set) var rowsMeasuredInFull = 0
     /// Rows the last re-layout found by the height formula (the rest of those not measured in
-    /// full kept their height).
+    /// full kept their height), and those a compact layout added by it since.
     public internal(set) var rowsByFormula = 0
     /// The top of every 64th row (`markShift`): the others are summed from there as the layout
     /// summed them (bottom = top + height, top = bottom + spacing), so they are the same numbers
@@ -57,6 +58,20 @@ public struct ScrollingLayout: Sendable {
     var statusRowShorter: (width: Double, height: Double)?
     /// Set by `ConversationLayouter.compact(_:)`: the messages and their prepared texts let go.
     var compacted: Compacted?
+    /// A compact layout's plain bubbles by their labels, at its width (`BubbleTemplates`);
+    /// shared by its copies (a cache: never part of its value).
+    private var bubbleTemplates: BubbleTemplates?
+
+    /// The templates a compact (`packing`) layout adds messages with (made, or made again after
+    /// a re-layout, for its width); nil when it is not compact.
+    mutating func templates(_ packing: Bool, _ layouter: ConversationLayouter) -> BubbleTemplates? {
+        guard packing else { return nil }
+        if bubbleTemplates?.width != width {
+            let avatars = layouter.shows(layouter.style.avatars, group: isGroup)
+            bubbleTemplates = BubbleTemplates(width: width, rooms: RowRooms(width: width, measurer: layouter.measurer, avatarColumn: avatars))
+        }
+        return bubbleTemplates
+    }
 
     /// What a compact layout keeps instead of the messages: their count, each text's breaks as
     /// `TextEngine.packBreaks` packs them (message `k`'s words are `packed[offsets[k]..<offsets[k + 1]]`,
@@ -251,6 +266,8 @@ struct PlacedRows {
     var last: ConversationLayout.LastMessage
     /// Kept by a layout that is not compact (moved out of the rows).
     var memo: MessageMemos.Memo?
+    /// The height is the formula's (`BubbleTemplates`), not a full measure's.
+    var byFormula = false
 }
 
 /// What a message's row height at another width needs, read off a full layout of its bubble:
@@ -481,9 +498,11 @@ extension ConversationLayouter {
     /// breaks, no memo) and let the rest go on the thread that made it.
     private func placeAll(_ messages: [Message], base: Int, into list: inout ScrollingLayout) throws(LayoutError) {
         let width = list.width, names = list.names, isGroup = list.isGroup, packing = list.compacted != nil
-        try RowPipeline.forEachMessage(messages, layouter: self, base: base, previous: list.last) { (i, after, words) throws(LayoutError) in
-            var made = try rows(for: messages[i], index: base + i, memo: nil, after: after, width: width, names: names, isGroup: isGroup)
-            return placed(&made, of: messages[i], packing: packing, into: &words)
+        let templates = list.templates(packing, self)
+        try RowPipeline.forEachMessage(messages, layouter: self, base: base, previous: list.last) { (i, after, words, slot) throws(LayoutError) in
+            try placedRows(
+                messages[i], index: base + i, after: after, width: width, names: names, isGroup: isGroup,
+                packing: packing, templates: templates, slot: slot, into: &words)
         } _: { (k, made, words) throws(LayoutError) in
             guard let made else { return try add(messages[k - base], index: k, to: &list) }
             try place(&made.pointee, words: words[made.pointee.words], into: &list) { messages[k - base] }
@@ -505,7 +524,15 @@ extension ConversationLayouter {
         offsets.append(0)
         let status = list.statusRow.map { list.conversation.messages[Int(list.plan[$0].index)] }
         var compacted = ScrollingLayout.Compacted(count: count, packed: packed, offsets: offsets, images: [:], statusMessage: status)
-        for k in 0..<count { keep(list.memos.items[k].bubble, of: list.conversation.messages[k], at: k, in: &compacted) }
+        // Each text's packed breaks (none when the engine packs none: its rows are then measured
+        // in full) and photos.
+        for (k, message) in list.conversation.messages.enumerated() {
+            if let memo = list.memos.items[k].bubble, memo.hasPrepared, let storage = memo.storage {
+                _ = measurer.fastPath?.packBreaks(ofStorage: storage, into: &compacted.packed)
+            }
+            compacted.offsets.append(UInt32(compacted.packed.count))
+            if !message.images.isEmpty { compacted.images[Int32(k)] = message.images }
+        }
         list.compacted = compacted
         list.conversation.messages = []
         list.memos.items = []
@@ -591,10 +618,12 @@ extension ConversationLayouter {
     // MARK: building
 
     private func add(_ message: Message, index k: Int, to list: inout ScrollingLayout) throws(LayoutError) {
-        var made = try rows(
-            for: message, index: k, memo: nil, after: list.last, width: list.width,
-            names: list.names, isGroup: list.isGroup)
-        try stitch(&made, of: message, into: &list)
+        var words: [UInt32] = []
+        let packing = list.compacted != nil
+        var made = try placedRows(
+            message, index: k, after: list.last, width: list.width, names: list.names, isGroup: list.isGroup,
+            packing: packing, templates: list.templates(packing, self), slot: RowPipelineSlots.walker, into: &words)
+        try place(&made, words: words[...], into: &list) { message }
     }
 
     /// What `place` needs of `made`, the rows of `message` (`rows(for:…)`), on the thread that
@@ -632,14 +661,6 @@ extension ConversationLayouter {
         return p
     }
 
-    /// Adds `made`, the rows of `message` (`rows(for:…)`, as the full layout's `stitch` takes
-    /// them), at the end of `list` (`place`).
-    func stitch(_ made: inout MessageRows, of message: Message, into list: inout ScrollingLayout) throws(LayoutError) {
-        var words: [UInt32] = []
-        var p = placed(&made, of: message, packing: list.compacted != nil, into: &words)
-        try place(&p, words: words[...], into: &list) { message }
-    }
-
     /// Adds a message's rows at the end of `list`: its plan, frames and height facts; the
     /// previous bubble of its group loses its tail, and the previous outgoing one its status. A
     /// compact list keeps `words` (its packed breaks), its photos and, when it shows the status,
@@ -660,6 +681,7 @@ extension ConversationLayouter {
                 list.statusRow = nil
             }
             list.appendRow(PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)), height: made.height)
+            if made.byFormula { (list.rowsMeasuredInFull, list.rowsByFormula) = (list.rowsMeasuredInFull - 1, list.rowsByFormula + 1) }
             if made.showsStatus {
                 list.statusRow = list.plan.count - 1
                 list.statusRowShorter = (list.width, made.shorter)
@@ -680,16 +702,6 @@ extension ConversationLayouter {
             }
         }
         list.quick.append(made.quick)
-    }
-
-    /// What a compact layout keeps of message `k` (the next one): its text's packed breaks (none
-    /// when the engine packs none: its rows are then measured in full) and its photos.
-    private func keep(_ memo: BubbleMemo?, of message: Message, at k: Int, in compacted: inout ScrollingLayout.Compacted) {
-        if let memo, memo.hasPrepared, let storage = memo.storage {
-            _ = measurer.fastPath?.packBreaks(ofStorage: storage, into: &compacted.packed)
-        }
-        compacted.offsets.append(UInt32(compacted.packed.count))
-        if !message.images.isEmpty { compacted.images[Int32(k)] = message.images }
     }
 
     /// A typing indicator for `sender` at the end, as `appendTyping(_:to:)` on a full layout.
@@ -997,7 +1009,7 @@ extension ConversationLayouter {
     /// A message's row height in a bubble at most `maxBubble` wide by the formula (a bubble
     /// `record` found `usable`, whose labels fit): the same arithmetic, in the same order, as
     /// `BubbleMeasurer.layout` and `BubbleLayout.maxY`, with the text's summary for its lines.
-    private func quickHeight(
+    func quickHeight(
         _ quick: UnsafePointer<QuickBubble>, _ images: [ImageAttachment], storage: Unmanaged<AnyObject>?,
         words: UnsafeBufferPointer<UInt32>?,
         _ planned: PlannedRow, maxBubble: Double
@@ -1022,6 +1034,17 @@ extension ConversationLayouter {
             else { return nil }
             text = summary
         }
+        return quickHeight(quick, images, text: text, planned, maxBubble: maxBubble)
+    }
+
+    /// `quickHeight` with the text's summary at the bubble's widest (empty without text).
+    func quickHeight(
+        _ quick: UnsafePointer<QuickBubble>, _ images: [ImageAttachment], text: TextSummary, _ planned: PlannedRow, maxBubble: Double
+    ) -> Double {
+        let style = measurer.style
+        let q = quick.pointee  // no references: a copy is free
+        let padding = style.padding(for: q.incoming ? .incoming : .outgoing)
+        let maxText = max(1, maxBubble - padding.horizontal)
         var imageSize: Size?
         if q.hasImages, images.count == 1 {
             imageSize = measurer.photoSize(images[0], maxWidth: max(1, maxBubble - style.imageInset.horizontal)).size

@@ -116,6 +116,10 @@ public final class CachingTextEngine: FastPathTextEngine {
     /// One thread at a time (the cache is not locked).
     package var preparesConcurrently: Bool { false }
 
+    package func prepareOnce(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText {
+        try prepare(text, style: style, spans: spans)
+    }
+
     /// Number of layouts held.
     public var count: Int { young.count + old.count }
 

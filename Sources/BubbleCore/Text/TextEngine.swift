@@ -242,6 +242,9 @@ package protocol FastPathTextEngine: TextEngine {
     /// prepares its texts on the other cores too (`ConversationLayouter`). False: one thread
     /// prepares.
     var preparesConcurrently: Bool { get }
+    /// `prepare(_:style:spans:)` of a text prepared once: not looked up in, nor kept by, what
+    /// the engine keeps of the texts it prepared.
+    func prepareOnce(_ text: String, style: TextStyle, spans: [TextSpan]) throws(TextError) -> PreparedText
 }
 
 extension TextEngine {
