@@ -192,6 +192,29 @@ enum AgreementCorpus {
         #expect(!(PangoTextEngine() as AnyObject is any FastPathTextEngine))
     }
 
+    /// A text prepared once measures as one prepared the usual way (plain, styled, tabbed, not
+    /// UTF-8 clean) and leaves nothing in the prepared texts; a full shard starts again.
+    @Test func preparedOnceIsTheSameAndNotKept() throws {
+        let fast = FastTextEngine(preparedCapacity: 64)
+        let texts: [(String, [TextSpan])] = [
+            ("see you at the station at eight 🎉", []), ("bold words then plain ones", [TextSpan(.bold, 0..<10)]),
+            ("a\ttab", []), ("مرحبا كيف حالك", [TextSpan(.italic, 0..<5)]), ("broken \u{FFFD} bytes\r\nand a CR", [])
+        ]
+        for (text, spans) in texts {
+            let once = try fast.prepareOnce(text, style: body, spans: spans)
+            #expect(fast.preparedIndexStatistics.texts == 0, "\(text): kept")
+            let kept = try fast.prepare(text, style: body, spans: spans)
+            for width in [40.0, 120, 400] {
+                #expect(try fast.layout(once, maxWidth: width, maxLines: nil) == fast.layout(kept, maxWidth: width, maxLines: nil), "\(text) at \(width)")
+            }
+            fast.forgetPreparedTexts()
+        }
+        // 16 shards of 4: a shard that fills up lets its texts go and keeps the new one.
+        for i in 0..<2_000 { _ = try fast.prepare("message \(i)", style: body) }
+        let (count, _) = fast.preparedIndexStatistics
+        #expect(count > 0 && count <= 64, "\(count) texts kept")
+    }
+
     /// maxLines cuts with a tail ellipsis that fits the width; the shown characters are a prefix.
     @Test func cutsAfterMaxLinesWithAnEllipsis() throws {
         let fast = FastTextEngine(), pango = PangoTextEngine()
