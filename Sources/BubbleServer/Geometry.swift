@@ -446,16 +446,15 @@ actor Geometries {
             seqs += chunkSeqs
             if compact {
                 if laid == nil {
+                    // Compact from the first message: every chunk is added as the later ones are.
                     var list = try layouter.value.scrollingLayout(
-                        Conversation(title: c.title, participants: c.participants, messages: messages),
-                        width: width)
+                        Conversation(title: c.title, participants: c.participants, messages: []), width: width)
                     layouter.value.compact(&list)
                     // Room for the whole conversation: the arrays grow once, not by doubling.
                     list.reserveCapacity(c.messageCount + 1_024)
                     laid = list
-                } else {
-                    try layouter.value.extend(&laid!, with: messages)
                 }
+                try layouter.value.extend(&laid!, with: messages)
             } else {
                 held += messages
             }

@@ -142,6 +142,23 @@ struct FeatureLayoutTests {
         #expect(EmojiText.isEmojiOnly("1️⃣"))
     }
 
+    @Test("emoji-only texts: the byte screen (letters, U+00C0–U+07FF, U+4000–U+EFFF) agrees with the grapheme rule on drawn texts")
+    func emojiOnlyScreen() {
+        // Emoji near the screened ranges (©️ ®️ ™️ 〰️ ㊗️, keycaps, a tag flag, skin tones), and
+        // characters in and next to them.
+        let pieces = [
+            "©️", "®️", "©", "®", "™️", "‼️", "〰️", "㊗️", "#️⃣", "1️⃣", "🏴󠁧󠁢󠁥󠁮󠁧󠁿", "👍🏽", "🇩🇪", "👨‍👩‍👧‍👦", "😀", " ",
+            "¡", "é", "ß", "п", "م", "ש", "߿", "ࠀ", "中", "한", "", "ﬀ", "〜", "a", "1", "#"
+        ]
+        var rng = SplitMix64(seed: 67)
+        for _ in 0..<3_000 {
+            let text = (0..<(1 + Int(rng.next() % 4))).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined()
+            let marks = text.filter { $0 != " " }
+            let expected = !marks.isEmpty && marks.count <= 3 && marks.allSatisfy(EmojiText.isEmoji)
+            #expect(EmojiText.isEmojiOnly(text) == expected, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+    }
+
     @Test("three photos: one wide over two square ones, no empty cell; the caption goes under them")
     func grid() throws {
         let m = BubbleMeasurer(style: LayoutStyle(), engine: engine)

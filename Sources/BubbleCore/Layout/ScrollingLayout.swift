@@ -255,13 +255,10 @@ struct PlannedRow: Sendable {
 struct PlacedRows {
     var index: Int
     var newDay, continues, showsStatus: Bool
-    /// The separator row's height (nil: none before the message).
-    var separator: Double?
-    /// The row's height, and without the status label.
-    var height, shorter: Double
+    var separator: Double?  // the separator row's height (nil: none before the message)
+    var height, shorter: Double  // the row's height, and without the status label
     var quick: QuickBubble
-    /// Where its text's packed breaks are in its chunk's words.
-    var words: Range<Int>
+    var words: Range<Int>  // where its text's packed breaks are in its chunk's words
     /// The message as the next one joins it (its row set when placed).
     var last: ConversationLayout.LastMessage
     /// Kept by a layout that is not compact (moved out of the rows).

@@ -4,13 +4,17 @@ package enum EmojiText {
     /// An emoji is a grapheme with an emoji-presentation scalar, or an emoji scalar followed by
     /// a variation selector, keycap or ZWJ sequence ("1" and "#" alone are not emoji).
     package static func isEmojiOnly(_ text: String, maximum: Int = 3) -> Bool {
-        // An ASCII letter is never part of an emoji (digits, # and * can start keycaps).
+        // Never in an emoji: an ASCII letter (digits, # and * start keycaps), a scalar in U+00C0–U+07FF
+        // (only © and ® below U+0800 are emoji) or in U+4000–U+EFFF (CJK, Hangul, private use).
         var copy = text
-        let hasLetter = copy.withUTF8 { bytes in
-            for b in bytes where (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A { return true }
-            return false
+        let cannot = copy.withUTF8 { bytes in
+            bytes.indices.contains { i in
+                let b = bytes[i]
+                return (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A || (0xC3...0xDF).contains(b) || (0xE4...0xEE).contains(b)
+                    || (b == 0xC2 && i + 1 < bytes.count && bytes[i + 1] != 0xA9 && bytes[i + 1] != 0xAE)
+            }
         }
-        if hasLetter { return false }
+        if cannot { return false }
         var count = 0
         for ch in text {
             if ch == " " { continue }
