@@ -91,7 +91,8 @@ actor Geometries {
     /// given their frames, as every renderer does before laying out (only messages with media
     /// are rewritten).
     static func seen(_ messages: [Message], by perspective: String?, resolver: MediaResolver) -> [Message] {
-        resolver.resolve(Conversation(messages: messages.map { seen($0, by: perspective) })).0.messages
+        // No perspective: the messages as they are (not copied one by one).
+        resolver.resolve(Conversation(messages: perspective == nil ? messages : messages.map { seen($0, by: perspective) })).0.messages
     }
 
     enum State { case building(done: Int, total: Int), ready(ViewGeometry) }

@@ -101,9 +101,10 @@ enum StoreCodec {
             m.wallTime = WallTime(Date(timeIntervalSince1970: (date.timeIntervalSince1970.rounded(.down)) + Double(offset)), in: .gmt)
         }
         m.status = r.status.flatMap(MessageStatus.init(rawValue:))
-        m.statusDate = r.statusDate.map(Date.init(timeIntervalSince1970:))
         m.id = r.sourceID
-        m.edited = r.edited.map(Date.init(timeIntervalSince1970:))
+        // Set only when there is one (each is kept apart, with the message's rarer fields).
+        if let statusDate = r.statusDate { m.statusDate = Date(timeIntervalSince1970: statusDate) }
+        if let edited = r.edited { m.edited = Date(timeIntervalSince1970: edited) }
         if let json = r.extra {
             let extra = try decoder.decode(MessageExtra.self, from: Data(json.utf8))
             m.images = (extra.images ?? []).map {

@@ -548,7 +548,7 @@ public struct Message: Hashable, Sendable, Codable {
     ) {
         self.kind = kind; self.sender = sender; self.direction = direction; self.date = date
         self.spans = spans; self.attachment = attachment
-        self.text = text; self.images = (image.map { [$0] } ?? []) + images
+        self.text = text; self.images = image.map { [$0] + images } ?? images
         self.id = id; self.reactions = reactions; self.status = status
         let fields = MessageRarities.Fields(wallTime: wallTime, reply: reply, statusDate: statusDate, edited: edited, forwardedFrom: forwardedFrom)
         rare = fields == MessageRarities.Fields() ? nil : MessageRarities(fields)
