@@ -101,7 +101,7 @@ extension ConversationLayouter {
         guard let text = measurer.measureSummary(storage: storage, maxWidth: maxText, balanced: style.widthMode == .balanced) else { return nil }
         // As `record` reads them off the bubble's text.
         var quick = facts
-        quick.textWidth = text.lineCount == 1 && !text.isTruncated ? text.width : .infinity
+        quick.textWidth = QuickBubble.natural(text)
         quick.textRightToLeft = text.lastLineIsRightToLeft
         if !quick.known { quick.usable = false }
         let height = quickHeight(&quick, [], text: text, PlannedRow(kind: .message, index: Int32(index)), maxBubble: maxBubble)

@@ -207,13 +207,13 @@ public struct ScrollingLayout: Sendable {
     }
 
     /// Adds a row below the others, its spacing by `spacing(before:)` (the rule its top is
-    /// summed by later).
-    mutating func appendRow(_ row: PlannedRow, height rowHeight: Double) {
+    /// summed by later), counted as measured in full or (`byFormula`) by the height formula.
+    mutating func appendRow(_ row: PlannedRow, height rowHeight: Double, byFormula: Bool = false) {
         plan.append(row)
         let i = plan.count - 1
         let top = i == 0 ? 0 : height + spacing(before: i)
         if i & ((1 << Self.markShift) - 1) == 0 { marks.append(top) }
-        rowsMeasuredInFull += 1
+        if byFormula { rowsByFormula += 1 } else { rowsMeasuredInFull += 1 }
         heights.append(rowHeight)
         height = top + rowHeight
     }
@@ -412,10 +412,9 @@ struct QuickBubble: Sendable {
         return Double(f) >= x ? f : f.nextUp
     }
 
-    /// Natural width of a one-line label (infinite when it wrapped or was cut).
-    static func natural(_ text: TextLayout) -> Double {
-        text.lines.count == 1 && !text.isTruncated ? text.width : .infinity
-    }
+    /// Natural width of a one-line label or text (infinite when it wrapped or was cut).
+    static func natural(_ text: TextLayout) -> Double { natural(text.summary) }
+    static func natural(_ text: TextSummary) -> Double { text.lineCount == 1 && !text.isTruncated ? text.width : .infinity }
 }
 
 /// The widths a row's texts get at one row width (`BubbleMeasurer.layout`'s arithmetic).
@@ -626,7 +625,7 @@ extension ConversationLayouter {
     /// What `place` needs of `made`, the rows of `message` (`rows(for:…)`), on the thread that
     /// made them: the bubble's height facts, its height without the status label, and its text's
     /// packed breaks appended to `words` (`PlacedRows.words` says where) or, not `packing`, its memo.
-    func placed(_ made: inout MessageRows, of message: Message, packing: Bool = true, into words: inout [UInt32]) -> PlacedRows {
+    func placed(_ made: inout MessageRows, of message: Message, packing: Bool, into words: inout [UInt32]) -> PlacedRows {
         var p = PlacedRows(
             index: made.index, newDay: made.newDay, continues: made.continues, showsStatus: made.showsStatus,
             separator: nil, height: made.height, shorter: made.height, quick: QuickBubble(), words: words.count..<words.count,
@@ -677,8 +676,9 @@ extension ConversationLayouter {
                 try removeStatus(ofRow: row, in: &list)
                 list.statusRow = nil
             }
-            list.appendRow(PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)), height: made.height)
-            if made.byFormula { (list.rowsMeasuredInFull, list.rowsByFormula) = (list.rowsMeasuredInFull - 1, list.rowsByFormula + 1) }
+            list.appendRow(
+                PlannedRow(kind: .message, flags: made.continues ? PlannedRow.grouped : 0, index: Int32(k)), height: made.height,
+                byFormula: made.byFormula)
             if made.showsStatus {
                 list.statusRow = list.plan.count - 1
                 list.statusRowShorter = (list.width, made.shorter)
