@@ -435,8 +435,14 @@ actor Geometries {
         var laid: ScrollingLayout?
         // The next chunk is read (and its media resolved) while this one is laid out.
         @Sendable func read(after: Int64) async throws -> (messages: [Message], seqs: [Int64]) {
-            let chunk = try await store.messages(in: id, after: after, limit: Self.chunkSize)
-            return (Self.seen(chunk.map(\.message), by: key.perspective, resolver: resolver.value), chunk.map(\.seq))
+            var chunk = try await store.messages(in: id, after: after, limit: Self.chunkSize)
+            let seqs = chunk.map(\.seq)
+            // Moved out from the end, not copied (a copy takes a reference on each of a message's strings).
+            var messages: [Message] = []
+            messages.reserveCapacity(chunk.count)
+            while let stored = chunk.popLast() { messages.append(stored.message) }
+            messages.reverse()
+            return (Self.seen(messages, by: key.perspective, resolver: resolver.value), seqs)
         }
         var next = Task { try await read(after: 0) }
         defer { next.cancel() }

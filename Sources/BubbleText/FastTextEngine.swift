@@ -306,8 +306,9 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         context: FastStyleContext, scratch mine: PrepareScratch, keep: Bool
     ) throws(TextError) -> PreparedText {
         let key = (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15
-        let shard = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)]
-        if keep, preparedCapacity > 0, let hit = shard.find(key, context: context, text: sanitized) {
+        // The shard only when the text is kept (a `prepareOnce` takes no reference to it).
+        let cached = keep && preparedCapacity > 0
+        if cached, let hit = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)].find(key, context: context, text: sanitized) {
             return PreparedText(text: text, style: style, storage: hit)
         }
         // A prepare inside a prepare on this thread (none today) would get buffers of its own.
@@ -317,7 +318,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         let storage = try makeStorage(
             text, sanitized: sanitized, style: style, context: context,
             plan: segment(sanitized, styleID: context.id, into: scratch), scratch: scratch)
-        if keep, preparedCapacity > 0 { shard.insert(key, storage) }
+        if cached { shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)].insert(key, storage) }
         return PreparedText(text: text, style: style, storage: storage)
     }
 
