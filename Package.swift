@@ -113,6 +113,8 @@ let package = Package(
             name: "BubbleStore",
             dependencies: [
                 "BubbleCore", "BubblePeople", "BubbleMarkup", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the first layout's bulk read (`MessageRow(statement:)`).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

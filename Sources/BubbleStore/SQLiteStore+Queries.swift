@@ -2,6 +2,7 @@ import BubbleCore
 import BubblePeople
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The viewer's queries, each answered from an index in O(log n): `message_seq` for windows,
 /// bounds and counts, `message_date` for date jumps and day counts, the FTS index for search.
@@ -23,8 +24,15 @@ extension SQLiteStore {
 
     func messages(_ db: Database, sql: String, arguments: StatementArguments) throws -> [StoredMessage] {
         let decoder = JSONDecoder()
-        // A cursor over a cached statement: each row read in place, not copied first.
-        return try Array(Row.fetchCursor(try db.cachedStatement(sql: sql), arguments: arguments).map { try self.message($0, decoder: decoder) })
+        // A cursor over a cached statement: each row read in place, its columns straight from
+        // SQLite (`MessageRow(statement:)`: a first layout reads a million rows this way).
+        let statement = try db.cachedStatement(sql: sql)
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        var out: [StoredMessage] = []
+        while try cursor.next() != nil {
+            out.append(try StoreCodec.message(MessageRow(statement: statement.sqliteStatement), decoder: decoder, absolute: mediaPath))
+        }
+        return out
     }
 
     public func messages(in conversation: Int64, after seq: Int64, limit: Int) async throws -> [StoredMessage] {
@@ -236,5 +244,24 @@ extension SQLiteStore {
             }
             return out.mapValues { $0.sorted() }
         }
+    }
+}
+
+extension MessageRow {
+    /// The columns of `SQLiteStore.columns` of the row `statement` stands on, read with SQLite's
+    /// C API: what `message(_:at:decoder:)` reads through GRDB's `Row`, without its checks and
+    /// conversions per column. Texts that are not UTF-8 are repaired as GRDB repairs them.
+    init(statement s: SQLiteStatement) {
+        func text(_ i: Int32) -> String? {
+            guard let p = sqlite3_column_text(s, i) else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(s, i))), as: UTF8.self)
+        }
+        func isNull(_ i: Int32) -> Bool { sqlite3_column_type(s, i) == SQLITE_NULL }
+        self.init(
+            seq: sqlite3_column_int64(s, 0), date: sqlite3_column_double(s, 1),
+            utcOffset: isNull(2) ? nil : Int(sqlite3_column_int64(s, 2)), sender: text(3),
+            outgoing: sqlite3_column_int64(s, 4) != 0, system: sqlite3_column_int64(s, 5) != 0, text: text(6), status: text(7),
+            statusDate: isNull(8) ? nil : sqlite3_column_double(s, 8), sourceID: text(9), extra: text(10),
+            edited: isNull(11) ? nil : sqlite3_column_double(s, 11))
     }
 }

@@ -270,6 +270,39 @@ struct StoreTests {
         await #expect(throws: StoreError.self) { try await store.search(StoreSearch("   ")) }
     }
 
+    @Test("the bulk read takes each column as stored, as the row read does: NULLs absent, bytes that are not UTF-8 repaired")
+    func bulkReadMatchesRowRead() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var messages = (0..<6).map { message($0, id: $0 == 2 ? nil : "source-id-\($0)-long-enough-for-the-heap") }
+        messages[1].wallTime = WallTime(year: 2023, month: 11, day: 15, hour: 1, minute: 14, second: 20)
+        messages[1].edited = t0.addingTimeInterval(3_601.5)
+        messages[2].status = .read
+        messages[2].statusDate = t0.addingTimeInterval(999.25)
+        messages[3] = .system("Ana changed the group name", date: t0.addingTimeInterval(180))
+        messages[4].reactions = [Reaction(emoji: "❤️", count: 1, senders: ["ana"])]
+        messages[5].text = nil
+        messages[5].sender = nil
+        let store = try SQLiteStore(path: dir + "/db.sqlite")
+        let id = try await store.add(chat(messages), sourceFormat: "native", chatKey: "b", title: nil, mediaFolder: dir).conversationID
+        // A text another writer left that is not UTF-8 ("a", 0xFF, "b"; a lone continuation byte).
+        try await store.pool.write { db in
+            try db.execute(sql: "UPDATE message SET text = CAST(X'61FF62' AS TEXT) WHERE seq = 1")
+            try db.execute(sql: "UPDATE message SET text = CAST(X'80' AS TEXT) WHERE seq = 5")
+        }
+        let bulk = try await store.messages(in: id, after: 0, limit: 100)
+        let byRow = try await store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(SQLiteStore.columns) FROM message WHERE conversation_id = ? ORDER BY seq", arguments: [id])
+                .map { try store.message($0, decoder: JSONDecoder()) }
+        }
+        #expect(bulk.map(\.seq) == Array(1...6))
+        #expect(bulk == byRow)
+        #expect(bulk[0].message.text == "a\u{FFFD}b" && bulk[4].message.text == "\u{FFFD}")
+        for k in 1..<4 { #expect(bulk[k].message == messages[k], "message \(k + 1)") }
+        #expect(bulk[5].message.text == nil && bulk[5].message.sender == nil && bulk[5].message.id == "source-id-5-long-enough-for-the-heap")
+        #expect(bulk[4].message.reactions == messages[4].reactions)
+    }
+
     @Test("windows, date jumps, bounds and day counts", arguments: Backend.allCases)
     func viewerQueries(backend: Backend) async throws {
         let dir = try folder()
