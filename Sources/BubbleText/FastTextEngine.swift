@@ -888,7 +888,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
     /// one more than `maxLines` (which tells the text was cut).
     /// Needs no lock: the storage is immutable, and the line-metrics classes it names were
     /// written before it was made (`FastShaper.metricTable`).
-    func fill<Sink: FastLineSink>(_ storage: FastStorage, width: Int32, maxLines: Int?, sink lines: inout Sink) {
+    @inline(__always) func fill<Sink: FastLineSink>(_ storage: FastStorage, width: Int32, maxLines: Int?, sink lines: inout Sink) {
         guard storage.count > 0 else { return }
         storage.withSegments { segs in
             _ = fill(segs, primary: storage.context.primaryMetric, text: storage, width: width, maxLines: maxLines, sink: &lines)

@@ -218,13 +218,13 @@ final class FastStorage: ManagedBuffer<FastStorageHeader, UInt32> {
     }
 
     /// The segments decoded (with absolute ends), in a temporary buffer.
-    func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
+    @inline(__always) func withSegments<R>(_ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
         let n = count
         return withUnsafeMutablePointerToElements { words in FastStorage.withSegments(UnsafePointer(words), count: n, body) }
     }
 
     /// `count` segments packed at `words` decoded (with absolute ends), in a temporary buffer.
-    static func withSegments<R>(_ words: UnsafePointer<UInt32>, count n: Int, _ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
+    @inline(__always) static func withSegments<R>(_ words: UnsafePointer<UInt32>, count n: Int, _ body: (UnsafeBufferPointer<FastSegment>) -> R) -> R {
         withUnsafeTemporaryAllocation(of: FastSegment.self, capacity: max(1, n)) { buffer in
             var k = 0
             forEachSegment(words, count: n) { s in
