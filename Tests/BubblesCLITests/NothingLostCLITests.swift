@@ -371,16 +371,20 @@ struct NothingLostCLITests {
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
-        // Killed once some conversations are in (and more are coming).
+        // Killed once some conversations are in (and more are coming). The import is held still
+        // (SIGSTOP) while `list` counts them: it cannot run on to its end between the count and
+        // the kill, however long `list` takes on a loaded machine (it once did, in CI).
         let deadline = Date().addingTimeInterval(120)
         var stored = 0
         while p.isRunning && Date() < deadline {
+            kill(p.processIdentifier, SIGSTOP)
             if let r = try? Tool.run(["list", "--db", db, "--json"]), r.status == 0,
                 let list = try? JSONSerialization.jsonObject(with: r.stdout) as? [Any]
             {
                 stored = list.count
             }
             if stored >= 10 { break }
+            kill(p.processIdentifier, SIGCONT)
             usleep(50_000)
         }
         #expect(p.isRunning, "the import ended before it could be killed (\(stored) stored)")
