@@ -250,11 +250,14 @@ extension SQLiteStore {
 extension MessageRow {
     /// The columns of `SQLiteStore.columns` of the row `statement` stands on, read with SQLite's
     /// C API: what `message(_:at:decoder:)` reads through GRDB's `Row`, without its checks and
-    /// conversions per column. Texts that are not UTF-8 are repaired as GRDB repairs them.
+    /// conversions per column. Texts that are not UTF-8 are repaired, and end at a NUL byte, as
+    /// GRDB reads them (a C string): the same message whichever path reads it.
     init(statement s: SQLiteStatement) {
         func text(_ i: Int32) -> String? {
             guard let p = sqlite3_column_text(s, i) else { return nil }
-            return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(s, i))), as: UTF8.self)
+            let bytes = Int(sqlite3_column_bytes(s, i))
+            let end = memchr(p, 0, bytes).map { UnsafeRawPointer($0) - UnsafeRawPointer(p) } ?? bytes
+            return String(decoding: UnsafeRawBufferPointer(start: p, count: end), as: UTF8.self)
         }
         func isNull(_ i: Int32) -> Bool { sqlite3_column_type(s, i) == SQLITE_NULL }
         self.init(

@@ -270,7 +270,7 @@ struct StoreTests {
         await #expect(throws: StoreError.self) { try await store.search(StoreSearch("   ")) }
     }
 
-    @Test("the bulk read takes each column as stored, as the row read does: NULLs absent, bytes that are not UTF-8 repaired")
+    @Test("the bulk read takes each column as stored, as the row read does: NULLs absent, bytes that are not UTF-8 repaired, a NUL ends a text")
     func bulkReadMatchesRowRead() async throws {
         let dir = try folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -285,10 +285,12 @@ struct StoreTests {
         messages[5].sender = nil
         let store = try SQLiteStore(path: dir + "/db.sqlite")
         let id = try await store.add(chat(messages), sourceFormat: "native", chatKey: "b", title: nil, mediaFolder: dir).conversationID
-        // A text another writer left that is not UTF-8 ("a", 0xFF, "b"; a lone continuation byte).
+        // Texts another writer left: not UTF-8 ("a", 0xFF, "b"; a lone continuation byte), and
+        // one with a NUL byte inside.
         try await store.pool.write { db in
             try db.execute(sql: "UPDATE message SET text = CAST(X'61FF62' AS TEXT) WHERE seq = 1")
             try db.execute(sql: "UPDATE message SET text = CAST(X'80' AS TEXT) WHERE seq = 5")
+            try db.execute(sql: "UPDATE message SET sender = CAST(X'6D65006D65' AS TEXT) WHERE seq = 3")
         }
         let bulk = try await store.messages(in: id, after: 0, limit: 100)
         let byRow = try await store.pool.read { db in
@@ -298,6 +300,7 @@ struct StoreTests {
         #expect(bulk.map(\.seq) == Array(1...6))
         #expect(bulk == byRow)
         #expect(bulk[0].message.text == "a\u{FFFD}b" && bulk[4].message.text == "\u{FFFD}")
+        #expect(bulk[2].message.sender == "me")
         for k in 1..<4 { #expect(bulk[k].message == messages[k], "message \(k + 1)") }
         #expect(bulk[5].message.text == nil && bulk[5].message.sender == nil && bulk[5].message.id == "source-id-5-long-enough-for-the-heap")
         #expect(bulk[4].message.reactions == messages[4].reactions)
