@@ -153,7 +153,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
             key = (key ^ UInt64(run.range.lowerBound) << 20 ^ UInt64(run.range.upperBound) << 40 ^ UInt64(run.context.id)) &* 0xBF58_476D_1CE4_E5B9
         }
         key = (key | 1) &* 0x9E37_79B9_7F4A_7C15
-        let shard = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)]
+        let shard = shard(key)
         if keep, preparedCapacity > 0, let hit = shard.find(key, context: base, text: sanitized), hit.faces?.same(faceRuns) == true {
             return PreparedText(text: text, style: style, spans: spans, storage: hit)
         }
@@ -308,7 +308,7 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         let key = (textHash ^ UInt64(context.id)) &* 0x9E37_79B9_7F4A_7C15
         // The shard only when the text is kept (a `prepareOnce` takes no reference to it).
         let cached = keep && preparedCapacity > 0
-        if cached, let hit = shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)].find(key, context: context, text: sanitized) {
+        if cached, let hit = shard(key).find(key, context: context, text: sanitized) {
             return PreparedText(text: text, style: style, storage: hit)
         }
         // A prepare inside a prepare on this thread (none today) would get buffers of its own.
@@ -318,9 +318,12 @@ public final class FastTextEngine: FastPathTextEngine, @unchecked Sendable {
         let storage = try makeStorage(
             text, sanitized: sanitized, style: style, context: context,
             plan: segment(sanitized, styleID: context.id, into: scratch), scratch: scratch)
-        if cached { shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)].insert(key, storage) }
+        if cached { shard(key).insert(key, storage) }
         return PreparedText(text: text, style: style, storage: storage)
     }
+
+    /// The prepared-text shard that holds texts of cache key `key` (by its top bits).
+    private func shard(_ key: UInt64) -> PreparedShard { shards[Int(truncatingIfNeeded: key >> 60) & (PreparedShard.count - 1)] }
 
     /// The context of `style` (its family checked first).
     private func styleContext(_ style: TextStyle) throws(TextError) -> FastStyleContext {
